@@ -1,0 +1,116 @@
+// Reads what the dynamic loader reads from an ELF file (dynamic section, .dynsym, symbol versions,
+// dynamic relocations) and, for tracing, the static .symtab of shared objects, .o files and the
+// members of .a archives. Only this folder includes libelf; its types never leave it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace mlc::elf {
+
+enum class SymbolType : uint8_t { NoType, Object, Func, Section, File, Common, Tls, GnuIfunc, Other };
+enum class Binding : uint8_t { Local, Global, Weak, GnuUnique, Other };
+enum class Visibility : uint8_t { Default, Internal, Hidden, Protected };
+
+inline constexpr uint16_t kShnUndef = 0;
+inline constexpr uint16_t kShnAbs = 0xfff1;
+inline constexpr uint16_t kShnCommon = 0xfff2;
+// Version indexes with a meaning of their own (gABI): 0 local, 1 global/base.
+inline constexpr uint16_t kVerNdxLocal = 0;
+inline constexpr uint16_t kVerNdxGlobal = 1;
+
+struct Symbol {
+  std::string_view name;  // points into the owning object's mapped string table
+  uint64_t value = 0;
+  uint64_t size = 0;
+  uint16_t shndx = 0;
+  SymbolType type = SymbolType::NoType;
+  Binding binding = Binding::Global;
+  Visibility visibility = Visibility::Default;
+  uint16_t version_index = kVerNdxGlobal;  // .gnu.version entry & 0x7fff (1 when there is no versym)
+  bool version_hidden = false;             // .gnu.version entry & 0x8000
+  bool relocated = false;                  // named by at least one dynamic relocation
+  bool is_undefined() const { return shndx == kShnUndef; }
+};
+
+// One Verdef entry: the versions this object provides.
+struct VersionDefinition {
+  uint16_t index = 0;
+  bool is_base = false;  // VER_FLG_BASE: the file's own name, not a real version
+  std::string_view name;
+};
+
+// One Vernaux entry, flattened with its Verneed file: "this object needs version NAME of FILE".
+struct VersionRequirement {
+  uint16_t index = 0;
+  std::string_view file;
+  std::string_view name;
+  bool weak = false;    // VER_FLG_WEAK: a missing node is only a warning
+  bool hidden = false;  // vna_other & 0x8000
+};
+
+enum class ObjectKind : uint8_t { Relocatable, Executable, SharedObject, Core, Other };
+
+struct ElfObject {
+  std::string path;           // as given / as found (never canonicalised: $ORIGIN depends on it)
+  std::string archive_member;  // set for members of a static archive
+  bool is_64 = true;
+  bool big_endian = false;
+  uint16_t machine = 0;
+  uint8_t osabi = 0;
+  ObjectKind kind = ObjectKind::Other;
+
+  std::string soname;
+  std::vector<std::string> needed;
+  std::optional<std::string> rpath;    // DT_RPATH (already dropped when DT_RUNPATH is present, as glibc does)
+  std::optional<std::string> runpath;  // DT_RUNPATH
+  uint64_t dt_flags = 0;
+  uint64_t dt_flags_1 = 0;
+
+  std::vector<Symbol> dynamic_symbols;  // index 0 (the null symbol) included, so indexes match the file
+  std::vector<Symbol> static_symbols;   // .symtab, only when asked for
+  std::vector<VersionDefinition> version_definitions;
+  std::vector<VersionRequirement> version_requirements;
+  bool has_versym = false;
+  bool has_verdef = false;
+  bool has_relocation_info = false;  // false: relocations could not be read; every undefined symbol counts
+
+  std::shared_ptr<const void> keep_alive;  // owns the mapping the string_views point into
+
+  bool nodeflib() const { return (dt_flags_1 & 0x800) != 0; }  // DF_1_NODEFLIB
+  const VersionDefinition* definition(uint16_t index) const;
+  const VersionRequirement* requirement(uint16_t index) const;
+};
+
+struct ReadOptions {
+  bool static_symbols = false;  // also read .symtab
+  bool relocations = true;      // mark symbols named by dynamic relocations
+};
+
+// The ELF identification of a file: enough for the loader to accept or skip a candidate
+// (glibc's open_verify: class, byte order, machine, ET_DYN).
+struct ElfIdent {
+  bool is_64 = true;
+  bool big_endian = false;
+  uint16_t machine = 0;
+  uint8_t osabi = 0;
+  ObjectKind kind = ObjectKind::Other;
+};
+
+// Cheap check on the first bytes only; an error when the file is not an ELF file at all.
+Result<ElfIdent> read_ident(const std::string& path);
+
+Result<ElfObject> read_object(const std::string& path, const ReadOptions& options = {});
+
+// Every ELF member of a static archive (.a), with its .symtab.
+Result<std::vector<ElfObject>> read_archive(const std::string& path);
+
+bool is_archive(const std::string& path);
+
+}  // namespace mlc::elf

@@ -1,0 +1,50 @@
+// The binding phase of glibc's ld.so with LD_BIND_NOW (what `ldd -r` reports): every symbol a
+// dynamic relocation names is looked up in the global scope, in load order, with glibc's matching
+// rules (dl-lookup.c check_match / do_lookup_x), and every version requirement is checked
+// (dl-version.c). The result is the raw evidence; classification happens later.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loader/loader.h"
+
+namespace mlc::loader {
+
+// Why no definition matched, as far as the loader can tell.
+enum class Miss {
+  NoDefinition,      // no object in scope has a usable definition of that name
+  WrongVersion,      // a definition exists, but not of the required version
+  HiddenVersion,     // only hidden (non-default, '@') versions exist for an unversioned reference
+  HiddenVisibility,  // only STV_HIDDEN/STV_INTERNAL or local definitions exist
+  LibraryMissing,    // the required version's file was not found at all
+};
+
+struct UnresolvedRef {
+  int object = -1;          // the referencing object (index into Process::objects)
+  size_t symbol_index = 0;  // its .dynsym index
+  std::string_view name;
+  std::string_view version;       // required version, empty when unversioned
+  std::string_view version_file;  // the file the version is required from
+  Miss miss = Miss::NoDefinition;
+  std::vector<int> near_definitions;  // objects holding a definition that did not match (wrong version...)
+};
+
+struct MissingVersion {
+  int object = -1;  // the requiring object
+  std::string version;
+  std::string file;
+  int provider = -1;  // the loaded object that lacks it
+  bool weak = false;  // VER_FLG_WEAK: glibc only warns
+};
+
+struct BindOutcome {
+  std::vector<UnresolvedRef> unresolved;
+  std::vector<MissingVersion> missing_versions;
+};
+
+// Checks the given objects (indexes into process.objects) against the whole global scope.
+BindOutcome bind(const Process& process, const std::vector<int>& checked);
+
+}  // namespace mlc::loader

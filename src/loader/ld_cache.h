@@ -1,0 +1,33 @@
+// The loader's system-wide knowledge: the binary /etc/ld.so.cache that ldconfig writes (both the
+// "ld.so-1.7.0" and the "glibc-ld.so.cache1.1" layouts) and, where no cache exists (a bare sysroot),
+// the ld.so.conf directory list with its include directives, from which ldconfig would build one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace mlc::loader {
+
+struct CacheEntry {
+  std::string soname;
+  std::string path;
+  int32_t flags = 0;    // FLAG_ELF_LIBC6 | architecture bits
+  uint64_t hwcap = 0;   // non-zero for glibc-hwcaps subdirectory entries
+};
+
+Result<std::vector<CacheEntry>> read_ld_cache(const std::string& file);
+
+// The cache flags the loader accepts for an object of this machine and class (glibc's
+// _dl_cache_check_flags); 0 means "any libc6 entry".
+int32_t cache_flags_for(uint16_t machine, bool is_64);
+bool cache_flags_match(int32_t entry_flags, uint16_t machine, bool is_64);
+
+// Directories named by ld.so.conf, in order, following "include" globs (relative to the including
+// file's directory). Paths are returned as written (absolute, without sysroot); the files themselves
+// are read inside `sysroot`.
+Result<std::vector<std::string>> read_ld_conf(const std::string& file, const std::string& sysroot);
+
+}  // namespace mlc::loader

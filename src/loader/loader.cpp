@@ -1,0 +1,453 @@
+// The mapping phase of glibc's ld.so, emulated on files: breadth-first over DT_NEEDED in load order,
+// each name searched as _dl_map_object does (RPATH chain, LD_LIBRARY_PATH, RUNPATH, ld.so.cache,
+// system dirs), objects de-duplicated by name, soname and device+inode.
+#include "loader/loader.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+
+#include "loader/ld_cache.h"
+
+namespace mlc::loader {
+
+const char* to_string(FoundHow how) {
+  switch (how) {
+    case FoundHow::Direct: return "direct";
+    case FoundHow::Rpath: return "rpath";
+    case FoundHow::LdLibraryPath: return "ld_library_path";
+    case FoundHow::Runpath: return "runpath";
+    case FoundHow::LdSoCache: return "ld.so.cache";
+    case FoundHow::LdSoConf: return "ld.so.conf";
+    case FoundHow::Default: return "default";
+    case FoundHow::With: return "with";
+    case FoundHow::AlreadyLoaded: return "loaded";
+  }
+  return "direct";
+}
+
+std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64) {
+  // Debian's glibc: slibdir and libdir are the multiarch directories, then the generic ones.
+  std::string triplet;
+  switch (machine) {
+    case 62: triplet = is_64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32"; break;
+    case 3: triplet = "i386-linux-gnu"; break;
+    case 183: triplet = "aarch64-linux-gnu"; break;
+    case 40: triplet = "arm-linux-gnueabihf"; break;
+    case 21: triplet = "powerpc64le-linux-gnu"; break;
+    case 22: triplet = "s390x-linux-gnu"; break;
+    case 243: triplet = "riscv64-linux-gnu"; break;
+    default: break;
+  }
+  if (triplet.empty()) return {"/lib", "/usr/lib"};
+  return {"/lib/" + triplet, "/usr/lib/" + triplet, "/lib", "/usr/lib"};
+}
+
+std::string lib_token_for(uint16_t machine, bool is_64) {
+  auto dirs = default_dirs_for(machine, is_64);
+  return dirs.size() > 2 ? dirs[0].substr(1) : "lib";  // Debian: $LIB = lib/<triplet>
+}
+
+std::string platform_token_for(uint16_t machine, bool is_64) {
+  switch (machine) {
+    case 62: return is_64 ? "x86_64" : "i686";
+    case 3: return "i686";
+    case 183: return "aarch64";
+    case 21: return "power8";
+    default: return "";
+  }
+}
+
+std::optional<std::string> expand_dst(const std::string& element, const std::string& origin, const std::string& lib,
+                                      const std::string& platform) {
+  std::string out;
+  for (size_t i = 0; i < element.size();) {
+    if (element[i] != '$') {
+      out += element[i++];
+      continue;
+    }
+    // glibc's is_dst: $NAME or ${NAME}, NAME ending at a non-identifier character.
+    bool braced = i + 1 < element.size() && element[i + 1] == '{';
+    size_t start = i + (braced ? 2 : 1);
+    size_t end = start;
+    while (end < element.size() && (isalnum(static_cast<unsigned char>(element[end])) || element[end] == '_')) ++end;
+    std::string token = element.substr(start, end - start);
+    if (braced) {
+      if (end >= element.size() || element[end] != '}') return std::nullopt;
+      ++end;
+    }
+    if (token == "ORIGIN") {
+      out += origin;
+    } else if (token == "LIB") {
+      out += lib;
+    } else if (token == "PLATFORM") {
+      if (platform.empty()) return std::nullopt;
+      out += platform;
+    } else {
+      return std::nullopt;  // unknown DST: glibc drops the whole element
+    }
+    i = end;
+  }
+  return out;
+}
+
+namespace {
+
+std::string dirname_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+std::vector<std::string> split_path_list(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t colon = list.find_first_of(":;", start);
+    out.push_back(list.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
+class Emulator {
+ public:
+  Emulator(const LoaderEnv& env) : env_(env) {}
+
+  Result<Process> run(const std::string& target) {
+    for (const auto& with : env_.with) {
+      int index = load_root(with, FoundHow::With);
+      if (index >= 0) {
+        process_.objects[index].is_with = true;
+        walk_needed(index, true);
+      }
+    }
+    auto ident = elf::read_ident(target);
+    if (!ident) return ident.error();
+    int index = load_root(target, FoundHow::Direct);
+    if (index < 0) return process_.errors.back();
+    process_.objects[index].is_target = true;
+    process_.target = index;
+    walk_needed(index, false);
+    return std::move(process_);
+  }
+
+ private:
+  // Platform facts follow the first object loaded (what the loader of that class/machine would be).
+  void set_platform(const elf::ElfObject& o) {
+    if (platform_set_) return;
+    platform_set_ = true;
+    machine_ = o.machine;
+    is_64_ = o.is_64;
+    default_dirs_ = env_.default_dirs.empty() ? default_dirs_for(o.machine, o.is_64) : env_.default_dirs;
+    lib_ = env_.lib_token.empty() ? lib_token_for(o.machine, o.is_64) : env_.lib_token;
+    platform_ = env_.platform_token.empty() ? platform_token_for(o.machine, o.is_64) : env_.platform_token;
+  }
+
+  int load_root(const std::string& path, FoundHow how) {
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0) {
+      if (int existing = find_by_inode(st); existing >= 0) return existing;
+    }
+    auto obj = elf::read_object(path);
+    if (!obj) {
+      process_.errors.push_back(obj.error());
+      return -1;
+    }
+    set_platform(*obj);
+    return add_object(std::move(obj).value(), path, how, -1, path.substr(path.rfind('/') + 1), st);
+  }
+
+  int add_object(elf::ElfObject obj, const std::string& path, FoundHow how, int loader, const std::string& name,
+                 const struct stat& st) {
+    LoadedObject lo;
+    lo.path = path;
+    lo.how = how;
+    lo.loader = loader;
+    lo.dev = st.st_dev;
+    lo.ino = st.st_ino;
+    lo.names.push_back(name);
+    if (!obj.soname.empty() && obj.soname != name) lo.names.push_back(obj.soname);
+    lo.elf = std::move(obj);
+    process_.objects.push_back(std::move(lo));
+    return static_cast<int>(process_.objects.size()) - 1;
+  }
+
+  int find_by_inode(const struct stat& st) const {
+    for (size_t i = 0; i < process_.objects.size(); ++i) {
+      if (process_.objects[i].dev == st.st_dev && process_.objects[i].ino == st.st_ino) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  // glibc's _dl_name_match_p plus the soname comparison of _dl_map_object.
+  int find_by_name(const std::string& name) const {
+    for (size_t i = 0; i < process_.objects.size(); ++i) {
+      for (const auto& n : process_.objects[i].names)
+        if (n == name) return static_cast<int>(i);
+      if (process_.objects[i].elf.soname == name) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  void walk_needed(int root, bool with) {
+    std::deque<int> queue{root};
+    while (!queue.empty()) {
+      int current = queue.front();
+      queue.pop_front();
+      std::vector<std::string> names = process_.objects[current].elf.needed;
+      for (const auto& name : names) {
+        size_t before = process_.objects.size();
+        NeededEntry entry = map_needed(name, current);
+        process_.objects[current].needed.push_back(entry);
+        for (size_t i = before; i < process_.objects.size(); ++i) {
+          process_.objects[i].is_with = with;
+          queue.push_back(static_cast<int>(i));
+        }
+      }
+    }
+  }
+
+  std::string origin_of(int index) const { return dirname_of(process_.objects[index].path); }
+
+  // Search path elements of one DT_RPATH/DT_RUNPATH string, DSTs expanded, sysroot applied to the
+  // absolute ones that did not come from $ORIGIN (which is already a path on disk).
+  std::vector<std::string> search_dirs(const std::string& list, const std::string& origin) const {
+    std::vector<std::string> dirs;
+    for (const auto& element : split_path_list(list)) {
+      auto expanded = expand_dst(element, origin, lib_, platform_);
+      if (!expanded) continue;
+      std::string dir = expanded->empty() ? "." : *expanded;
+      bool from_origin = element.find("ORIGIN") != std::string::npos;
+      if (!from_origin && dir[0] == '/' && !env_.sysroot.empty()) dir = env_.sysroot + dir;
+      dirs.push_back(dir);
+    }
+    return dirs;
+  }
+
+  enum class Probe { Missing, Skipped, Accepted, Broken };
+
+  // glibc's open_verify: a file of another ELF class or machine is skipped silently and the search goes
+  // on; anything else that is not a loadable ELF object ends the search with an error.
+  Probe probe(const std::string& path, std::string& outcome) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      outcome = "not found";
+      return Probe::Missing;
+    }
+    auto ident = elf::read_ident(path);
+    if (!ident) {
+      outcome = ident.error().message;
+      process_.errors.push_back(ident.error());
+      return Probe::Broken;
+    }
+    if (platform_set_ && ident->is_64 != is_64_) {
+      outcome = "skipped: wrong ELF class";
+      return Probe::Skipped;
+    }
+    if (platform_set_ && ident->machine != machine_) {
+      outcome = "skipped: wrong machine";
+      return Probe::Skipped;
+    }
+    outcome = "found";
+    return Probe::Accepted;
+  }
+
+  // Tries `dir/name`; on success the NeededEntry is filled and true returned.
+  bool try_dir(const std::string& dir, const std::string& name, FoundHow how, int requester, NeededEntry& entry,
+               bool& stop) {
+    return try_path(join(dir, name), name, how, requester, entry, stop);
+  }
+
+  bool try_path(const std::string& path, const std::string& name, FoundHow how, int requester, NeededEntry& entry,
+                bool& stop) {
+    std::string outcome;
+    Probe p = probe(path, outcome);
+    entry.searched.push_back({path, how, outcome});
+    if (p == Probe::Broken) stop = true;
+    if (p != Probe::Accepted) return false;
+    struct stat st;
+    stat(path.c_str(), &st);
+    if (int existing = find_by_inode(st); existing >= 0) {
+      // glibc: same device and inode as a loaded object -> that object, now also known by this name.
+      process_.objects[existing].names.push_back(name);
+      entry.object = existing;
+      entry.how = how;
+      return true;
+    }
+    auto obj = elf::read_object(path);
+    if (!obj) {
+      process_.errors.push_back(obj.error());
+      entry.searched.back().outcome = obj.error().message;
+      stop = true;
+      return false;
+    }
+    entry.object = add_object(std::move(obj).value(), path, how, requester, name, st);
+    entry.how = how;
+    return true;
+  }
+
+  NeededEntry map_needed(const std::string& name, int requester) {
+    NeededEntry entry;
+    entry.name = name;
+    if (int loaded = find_by_name(name); loaded >= 0) {
+      entry.object = loaded;
+      entry.how = FoundHow::AlreadyLoaded;
+      return entry;
+    }
+    if (auto missing = missing_.find(name); missing != missing_.end()) {
+      // glibc (trace mode) keeps a stand-in map for a library that was not found; later requests
+      // for the same name match it and fail the same way.
+      entry.searched = missing->second;
+      return entry;
+    }
+    bool stop = false;
+    if (name.find('/') != std::string::npos) {
+      auto expanded = expand_dst(name, origin_of(requester), lib_, platform_);
+      if (expanded) try_path(*expanded, name, FoundHow::Direct, requester, entry, stop);
+    } else {
+      search(name, requester, entry, stop);
+    }
+    if (entry.object < 0) missing_[name] = entry.searched;
+    return entry;
+  }
+
+  // Copies what it needs of the requester first: loading a library grows process_.objects.
+  void search(const std::string& name, int requester, NeededEntry& entry, bool& stop) {
+    const std::optional<std::string> runpath = process_.objects[requester].elf.runpath;
+    const bool nodeflib = process_.objects[requester].elf.nodeflib();
+    auto attempt = [&](const std::vector<std::string>& dirs, FoundHow how) {
+      for (const auto& dir : dirs) {
+        if (stop) return true;
+        if (try_dir(dir, name, how, requester, entry, stop)) return true;
+      }
+      return stop;
+    };
+    // 1. DT_RPATH of the requester, then of the objects that loaded it, then of the main object -
+    //    only when the requester has no DT_RUNPATH (glibc: "When the object has the RUNPATH
+    //    information we don't use any RPATHs").
+    if (!runpath) {
+      bool did_main = false;
+      for (int l = requester; l >= 0; l = process_.objects[l].loader) {
+        const std::optional<std::string> rpath = process_.objects[l].elf.rpath;
+        if (!rpath) continue;
+        if (attempt(search_dirs(*rpath, origin_of(l)), FoundHow::Rpath)) return;
+        did_main |= l == process_.target;
+      }
+      int main = process_.target;
+      if (!did_main && main >= 0 && main != requester && process_.objects[main].elf.rpath) {
+        const std::string rpath = *process_.objects[main].elf.rpath;
+        if (attempt(search_dirs(rpath, origin_of(main)), FoundHow::Rpath)) return;
+      }
+    }
+    // 2. LD_LIBRARY_PATH; its $ORIGIN is the main program's.
+    if (!env_.library_path.empty()) {
+      std::string joined;
+      for (const auto& p : env_.library_path) joined += (joined.empty() ? "" : ":") + p;
+      std::string origin = process_.target >= 0 ? origin_of(process_.target) : origin_of(requester);
+      if (attempt(search_dirs(joined, origin), FoundHow::LdLibraryPath)) return;
+    }
+    // 3. The requester's own DT_RUNPATH (never inherited).
+    if (runpath) {
+      if (attempt(search_dirs(*runpath, origin_of(requester)), FoundHow::Runpath)) return;
+    }
+    // 4. ld.so.cache; with DF_1_NODEFLIB, entries in the system directories do not count.
+    const auto& cache = system_cache();
+    std::string cache_label = env_.sysroot + (cache_from_conf_ ? env_.ld_so_conf : env_.ld_so_cache);
+    FoundHow cache_how = cache_from_conf_ ? FoundHow::LdSoConf : FoundHow::LdSoCache;
+    bool in_cache = false;
+    for (const auto& e : cache) {
+      if (e.soname != name || e.hwcap != 0 || !cache_flags_match(e.flags, machine_, is_64_)) continue;
+      in_cache = true;
+      if (nodeflib && in_system_dir(e.path)) {
+        entry.searched.push_back({env_.sysroot + e.path, cache_how, "skipped: in a system directory (NODEFLIB)"});
+        break;
+      }
+      if (try_path(env_.sysroot + e.path, name, cache_how, requester, entry, stop)) return;
+      break;  // the loader uses the first matching entry only
+    }
+    if (stop) return;
+    if (!in_cache) entry.searched.push_back({cache_label, cache_how, "no entry"});
+    // 5. The system directories, unless DF_1_NODEFLIB.
+    if (nodeflib) {
+      entry.searched.push_back({"(system directories)", FoundHow::Default, "skipped: NODEFLIB"});
+      return;
+    }
+    std::vector<std::string> dirs;
+    for (const auto& d : default_dirs_) dirs.push_back(env_.sysroot + d);
+    attempt(dirs, FoundHow::Default);
+  }
+
+  bool in_system_dir(const std::string& path) const {
+    for (const auto& d : default_dirs_) {
+      if (path.compare(0, d.size(), d) == 0 && path.size() > d.size() && path[d.size()] == '/') return true;
+    }
+    return false;
+  }
+
+  const std::vector<CacheEntry>& system_cache() {
+    if (cache_loaded_) return cache_;
+    cache_loaded_ = true;
+    auto cache = read_ld_cache(env_.sysroot + env_.ld_so_cache);
+    if (cache) {
+      cache_ = std::move(cache).value();
+      return cache_;
+    }
+    // No cache (a bare sysroot): what ldconfig would write from ld.so.conf, by soname, first wins.
+    auto dirs = read_ld_conf(env_.ld_so_conf, env_.sysroot);
+    if (!dirs) return cache_;
+    cache_from_conf_ = true;
+    std::vector<std::string> all = dirs.value();
+    all.insert(all.end(), default_dirs_.begin(), default_dirs_.end());
+    std::map<std::string, bool> seen;
+    for (const auto& dir : all) {
+      std::unique_ptr<DIR, int (*)(DIR*)> d(opendir((env_.sysroot + dir).c_str()), closedir);
+      if (!d) continue;
+      std::vector<std::string> files;
+      while (dirent* de = readdir(d.get())) {
+        std::string f = de->d_name;
+        if (f.rfind("lib", 0) == 0 && f.find(".so") != std::string::npos) files.push_back(f);
+      }
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) {
+        auto obj = elf::read_object(env_.sysroot + join(dir, f), elf::ReadOptions{false, false});
+        if (!obj || obj->kind != elf::ObjectKind::SharedObject) continue;
+        std::string soname = obj->soname.empty() ? f : obj->soname;
+        if (seen.emplace(soname, true).second) {
+          cache_.push_back({soname, join(dir, soname), cache_flags_for(obj->machine, obj->is_64), 0});
+        }
+      }
+    }
+    return cache_;
+  }
+
+  const LoaderEnv& env_;
+  Process process_;
+  std::map<std::string, std::vector<SearchAttempt>> missing_;
+  bool platform_set_ = false;
+  uint16_t machine_ = 62;
+  bool is_64_ = true;
+  std::vector<std::string> default_dirs_;
+  std::string lib_;
+  std::string platform_;
+  bool cache_loaded_ = false;
+  bool cache_from_conf_ = false;
+  std::vector<CacheEntry> cache_;
+};
+
+}  // namespace
+
+Result<Process> load_process(const std::string& target, const LoaderEnv& env) { return Emulator(env).run(target); }
+
+}  // namespace mlc::loader

@@ -1,0 +1,82 @@
+// Static emulation of glibc's ld.so mapping phase (dl-load.c, dl-deps.c): which file each DT_NEEDED
+// name resolves to, why, and every path considered when none does. Nothing is executed or mapped
+// for execution; files are only read.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "elf/elf_object.h"
+
+namespace mlc::loader {
+
+// Everything the loader would take from its environment, passed in as a value (the core reads no
+// environment variables itself).
+struct LoaderEnv {
+  std::vector<std::string> library_path;  // LD_LIBRARY_PATH entries, then --library-path entries
+  std::vector<std::string> with;          // libraries already loaded before the target, in load order
+  std::string sysroot;                    // "" for the running system
+  std::string ld_so_cache = "/etc/ld.so.cache";  // inside sysroot
+  std::string ld_so_conf = "/etc/ld.so.conf";    // inside sysroot; used only when there is no cache
+  // Platform facts; empty means "Debian's values for the target's machine".
+  std::vector<std::string> default_dirs;
+  std::string lib_token;       // what $LIB expands to
+  std::string platform_token;  // what $PLATFORM expands to
+};
+
+enum class FoundHow { Direct, Rpath, LdLibraryPath, Runpath, LdSoCache, LdSoConf, Default, With, AlreadyLoaded };
+const char* to_string(FoundHow how);
+
+struct SearchAttempt {
+  std::string path;
+  FoundHow how;
+  std::string outcome;  // "not found", "wrong ELF class", "wrong machine", "excluded by NODEFLIB"...
+};
+
+struct NeededEntry {
+  std::string name;
+  int object = -1;  // index into Process::objects, -1 when not found
+  FoundHow how = FoundHow::Direct;
+  std::vector<SearchAttempt> searched;  // every path considered, in order (filled when not found)
+};
+
+struct LoadedObject {
+  elf::ElfObject elf;
+  std::string path;  // the path the loader opened (not canonicalised)
+  FoundHow how = FoundHow::Direct;
+  int loader = -1;   // the object whose DT_NEEDED first brought this one in (glibc's l_loader)
+  std::vector<std::string> names;  // names it answers to (requested names and its soname)
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool is_target = false;  // named by the user (the main map of the emulated process)
+  bool is_with = false;    // brought in by --with (or a dependency of one)
+  std::vector<NeededEntry> needed;
+};
+
+struct Process {
+  std::vector<LoadedObject> objects;  // in load order, which is also the global scope's order
+  int target = -1;
+  std::vector<InputError> errors;     // unusable files met along the way (the rest is still analysed)
+};
+
+struct ReadContext;
+
+// Loads `target` as the main object of a process whose global scope already holds env.with.
+// Fails only when the target itself cannot be read.
+Result<Process> load_process(const std::string& target, const LoaderEnv& env);
+
+// Expands $ORIGIN, $LIB and $PLATFORM (also in the ${...} form) in one search path element;
+// nullopt when the element uses an unknown token (glibc drops such elements).
+std::optional<std::string> expand_dst(const std::string& element, const std::string& origin,
+                                      const std::string& lib, const std::string& platform);
+
+// Debian's system search path for the machine (glibc's SYSTEM_DIRS), and its $LIB / $PLATFORM values.
+std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64);
+std::string lib_token_for(uint16_t machine, bool is_64);
+std::string platform_token_for(uint16_t machine, bool is_64);
+
+}  // namespace mlc::loader

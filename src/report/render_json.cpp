@@ -1,0 +1,93 @@
+// The "musa-linkcheck/1" JSON report of docs/contract.md: unknown values are null, lists are [].
+#include <nlohmann/json.hpp>
+
+#include "report/render.h"
+
+namespace mlc {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json to_json(const UnresolvedSymbol& u) {
+  json refs = json::array();
+  for (const auto& r : u.referenced_by) {
+    refs.push_back({{"library", r.library}, {"function", opt(r.function)}, {"file", opt(r.file)}, {"line", opt(r.line)}});
+  }
+  json sugg = json::array();
+  for (const auto& s : u.suggestions) {
+    sugg.push_back({{"symbol", s.symbol}, {"demangled", s.demangled}, {"library", s.library}, {"reason", s.reason}});
+  }
+  json origin = nullptr;
+  if (u.origin) {
+    origin = {{"file", u.origin->file}, {"line", opt(u.origin->line)}, {"kind", u.origin->kind},
+              {"library", opt(u.origin->library)}, {"ported_from", opt(u.origin->ported_from)}};
+  }
+  json counterpart = nullptr;
+  if (u.counterpart) counterpart = {{"name", u.counterpart->name}, {"library", opt(u.counterpart->library)}};
+  json fix = nullptr;
+  if (u.fix) {
+    fix = {{"kind", u.fix->kind},   {"cmake_file", opt(u.fix->cmake_file)}, {"list", opt(u.fix->list)},
+           {"entry", opt(u.fix->entry)}, {"library", opt(u.fix->library)}, {"detail", u.fix->detail}};
+  }
+  return {{"symbol", u.symbol},
+          {"demangled", u.demangled},
+          {"version", opt(u.version)},
+          {"type", u.type},
+          {"binding", u.binding},
+          {"referenced_by", refs},
+          {"classification", to_string(u.classification)},
+          {"reason", u.reason},
+          {"origin", origin},
+          {"counterpart", counterpart},
+          {"suggestions", sugg},
+          {"fix", fix}};
+}
+
+}  // namespace
+
+std::string render_json(const Report& report, const std::string& tool_version) {
+  json libs = json::array();
+  for (const auto& lib : report.libraries) {
+    json needed = json::array();
+    for (const auto& n : lib.needed) {
+      if (n.path) {
+        needed.push_back({{"name", n.name}, {"path", *n.path}, {"how", n.how}});
+      } else {
+        json search = json::array();
+        for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", s.how}, {"outcome", s.outcome}});
+        needed.push_back({{"name", n.name}, {"path", nullptr}, {"searched", n.searched}, {"search", search}});
+      }
+    }
+    json versions = json::array();
+    for (const auto& v : lib.missing_versions) {
+      versions.push_back({{"version", v.version}, {"file", v.file}, {"provider", opt(v.provider)}});
+    }
+    json unresolved = json::array();
+    for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));
+    libs.push_back({{"path", lib.path},
+                    {"soname", lib.soname.empty() ? json(nullptr) : json(lib.soname)},
+                    {"needed", needed},
+                    {"missing_versions", versions},
+                    {"unresolved", unresolved}});
+  }
+  json errors = json::array();
+  for (const auto& e : report.errors) errors.push_back({{"file", e.path}, {"message", e.message}});
+  json doc = {{"schema", "musa-linkcheck/1"},
+              {"tool_version", tool_version},
+              {"libraries", libs},
+              {"errors", errors},
+              {"summary",
+               {{"libraries", report.libraries.size()},
+                {"unresolved", report.unresolved_count()},
+                {"missing_libraries", report.missing_library_count()},
+                {"missing_versions", report.missing_version_count()},
+                {"by_classification", report.by_classification()}}}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace mlc

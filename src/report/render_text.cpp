@@ -1,0 +1,72 @@
+// lld's diagnostic shape: "error: undefined symbol: <demangled>" then ">>>" lines with the
+// evidence; locations capped at three, then ">>> referenced N more times".
+#include <fmt/format.h>
+
+#include "report/render.h"
+
+namespace mlc {
+namespace {
+
+constexpr size_t kMaxLocations = 3;
+
+std::string error_prefix(const TextStyle& style) {
+  return style.color ? "\x1b[1;31merror:\x1b[0m " : "error: ";
+}
+
+}  // namespace
+
+std::string render_text(const Report& report, const TextStyle& style) {
+  std::string out;
+  const std::string err = error_prefix(style);
+  for (const auto& lib : report.libraries) {
+    for (const auto& need : lib.needed) {
+      if (need.path) continue;
+      out += fmt::format("{}library not found: {}\n", err, need.name);
+      if (style.quiet) continue;
+      out += fmt::format(">>> needed by {}\n", lib.path);
+      for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, step.how, step.outcome);
+    }
+    for (const auto& mv : lib.missing_versions) {
+      out += fmt::format("{}version `{}' not found in {} (required by {})\n", err, mv.version, mv.file, lib.path);
+      if (!style.quiet && mv.provider) out += fmt::format(">>> {} was loaded from {}\n", mv.file, *mv.provider);
+    }
+    for (const auto& u : lib.unresolved) {
+      std::string name = u.demangled + (u.version ? "@" + *u.version : "");
+      out += fmt::format("{}undefined symbol: {}\n", err, name);
+      if (style.quiet) continue;
+      for (size_t i = 0; i < u.referenced_by.size() && i < kMaxLocations; ++i) {
+        const auto& r = u.referenced_by[i];
+        std::string where = r.file ? fmt::format("{}:{}", *r.file, r.line.value_or(0)) : std::string();
+        if (r.function) where = where.empty() ? *r.function : fmt::format("{} ({})", where, *r.function);
+        out += where.empty() ? fmt::format(">>> referenced by {}\n", r.library)
+                             : fmt::format(">>> referenced by {}\n>>>               {}\n", where, r.library);
+      }
+      if (u.referenced_by.size() > kMaxLocations) {
+        out += fmt::format(">>> referenced {} more times\n", u.referenced_by.size() - kMaxLocations);
+      }
+      if (u.symbol != u.demangled) out += fmt::format(">>> mangled: {}\n", u.symbol);
+      out += fmt::format(">>> {}: {}\n", to_string(u.classification), u.reason);
+      if (u.origin) {
+        std::string at = u.origin->line ? fmt::format("{}:{}", u.origin->file, *u.origin->line) : u.origin->file;
+        out += fmt::format(">>> defined in: {}\n", at);
+        if (u.origin->ported_from) out += fmt::format(">>> ported from: {}\n", *u.origin->ported_from);
+      }
+      if (u.counterpart) {
+        out += fmt::format(">>> counterpart: {}{}\n", u.counterpart->name,
+                           u.counterpart->library ? " in " + *u.counterpart->library : std::string());
+      }
+      for (const auto& s : u.suggestions) out += fmt::format(">>> did you mean: {} ({}, {})\n", s.demangled, s.reason, s.library);
+      if (u.fix && !u.fix->detail.empty()) out += fmt::format(">>> fix: {}\n", u.fix->detail);
+    }
+  }
+  for (const auto& e : report.errors) out += fmt::format("{}{}\n", err, e.to_line());
+  if (!style.quiet) {
+    size_t u = report.unresolved_count(), m = report.missing_library_count(), v = report.missing_version_count();
+    out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{} in {} librar{}\n", u,
+                       u == 1 ? "" : "s", m, m == 1 ? "y" : "ies", v, v == 1 ? "" : "s", report.libraries.size(),
+                       report.libraries.size() == 1 ? "y" : "ies");
+  }
+  return out;
+}
+
+}  // namespace mlc
