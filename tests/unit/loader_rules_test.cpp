@@ -1,0 +1,249 @@
+// One test per loader rule, each on a fixture world built from fixtures/loader: which symbols are
+// unresolved, why, and where each needed library was found (or every path that was considered).
+#include <gtest/gtest.h>
+
+#include "pipeline/linkcheck.h"
+
+namespace mlc {
+namespace {
+
+const std::string kFix = MLC_LOADER_FIXTURES;
+
+Report check(const std::string& rel, LinkcheckOptions options = {}) {
+  return run_linkcheck({kFix + "/" + rel}, options);
+}
+
+LinkcheckOptions closure() {
+  LinkcheckOptions o;
+  o.closure = true;
+  return o;
+}
+
+const LibraryReport& lib(const Report& r, const std::string& rel) {
+  for (const auto& l : r.libraries)
+    if (l.path == kFix + "/" + rel) return l;
+  ADD_FAILURE() << "no report for " << rel;
+  static LibraryReport none;
+  return none;
+}
+
+const NeededLibrary& needed(const LibraryReport& l, const std::string& name) {
+  for (const auto& n : l.needed)
+    if (n.name == name) return n;
+  ADD_FAILURE() << l.path << " does not need " << name;
+  static NeededLibrary none;
+  return none;
+}
+
+std::vector<std::string> names(const LibraryReport& l) {
+  std::vector<std::string> out;
+  for (const auto& u : l.unresolved) out.push_back(u.symbol + (u.version ? "@" + *u.version : ""));
+  return out;
+}
+
+using Names = std::vector<std::string>;
+
+TEST(LoaderRules, rpath_is_searched_up_the_loader_chain) {
+  Report r = check("chain/rpath/libchain_a.so", closure());
+  EXPECT_TRUE(r.errors.empty());
+  // glibc keeps the path as the search path spelled it ("../" included); so do we.
+  const auto& b = lib(r, "chain/rpath/../b/libchain_b.so");
+  // libchain_b.so has no search path of its own: libchain_a.so's DT_RPATH finds its dependency.
+  EXPECT_EQ(needed(b, "libchain_c.so").path, kFix + "/chain/rpath/../c/libchain_c.so");
+  EXPECT_EQ(needed(b, "libchain_c.so").how, "rpath");
+  EXPECT_EQ(r.unresolved_count(), 0u);
+}
+
+TEST(LoaderRules, runpath_is_not_inherited_by_dependencies) {
+  Report r = check("chain/runpath/libchain_a.so", closure());
+  const auto& a = lib(r, "chain/runpath/libchain_a.so");
+  EXPECT_EQ(needed(a, "libchain_b.so").how, "runpath");
+  const auto& b = lib(r, "chain/runpath/../b/libchain_b.so");
+  const auto& c = needed(b, "libchain_c.so");
+  EXPECT_FALSE(c.path.has_value());
+  for (const auto& dir : c.searched) EXPECT_EQ(dir.find("/chain/c"), std::string::npos) << dir;
+  ASSERT_EQ(names(b), Names{"chain_c"});
+  EXPECT_EQ(b.unresolved[0].classification, Classification::MissingLibrary);
+}
+
+TEST(LoaderRules, rpath_comes_before_ld_library_path) {
+  LinkcheckOptions o;
+  o.env.library_path = {kFix + "/prec/llp"};
+  Report r = check("prec/libprec_user_rpath.so", o);
+  const auto& u = lib(r, "prec/libprec_user_rpath.so");
+  EXPECT_EQ(needed(u, "libprec.so").path, kFix + "/prec/rp/libprec.so");
+  EXPECT_EQ(needed(u, "libprec.so").how, "rpath");
+  EXPECT_TRUE(u.unresolved.empty());
+}
+
+TEST(LoaderRules, ld_library_path_comes_before_runpath) {
+  LinkcheckOptions o;
+  o.env.library_path = {kFix + "/prec/llp"};
+  Report r = check("prec/libprec_user_runpath.so", o);
+  const auto& u = lib(r, "prec/libprec_user_runpath.so");
+  EXPECT_EQ(needed(u, "libprec.so").path, kFix + "/prec/llp/libprec.so");
+  EXPECT_EQ(needed(u, "libprec.so").how, "ld_library_path");
+  // The copy found first lacks the symbol the user was linked against.
+  EXPECT_EQ(names(u), Names{"prec_from_rpath_dir"});
+  // Without LD_LIBRARY_PATH the RUNPATH copy is used and everything resolves.
+  Report plain = check("prec/libprec_user_runpath.so");
+  EXPECT_EQ(needed(lib(plain, "prec/libprec_user_runpath.so"), "libprec.so").how, "runpath");
+  EXPECT_EQ(plain.unresolved_count(), 0u);
+}
+
+TEST(LoaderRules, origin_is_relative_to_symlink_location_not_realpath) {
+  Report via_link = check("origin/linked/liborigin_user.so");
+  const auto& l = lib(via_link, "origin/linked/liborigin_user.so");
+  EXPECT_EQ(needed(l, "liborigin_dep.so").path, kFix + "/origin/linked/deps/liborigin_dep.so");
+  EXPECT_EQ(via_link.unresolved_count(), 0u);
+
+  Report via_real = check("origin/real/liborigin_user.so");
+  const auto& r = lib(via_real, "origin/real/liborigin_user.so");
+  EXPECT_FALSE(needed(r, "liborigin_dep.so").path.has_value());
+  EXPECT_EQ(needed(r, "liborigin_dep.so").search.front().path, kFix + "/origin/real/deps/liborigin_dep.so");
+  EXPECT_EQ(names(r), Names{"origin_dep"});
+}
+
+TEST(LoaderRules, ld_library_path_is_searched) {
+  Report without = check("llp/libllp_user.so");
+  EXPECT_FALSE(needed(lib(without, "llp/libllp_user.so"), "libllp_dep.so").path.has_value());
+  EXPECT_EQ(names(lib(without, "llp/libllp_user.so")), Names{"llp_dep"});
+
+  LinkcheckOptions o;
+  o.env.library_path = {kFix + "/llp/elsewhere"};
+  Report with = check("llp/libllp_user.so", o);
+  const auto& n = needed(lib(with, "llp/libllp_user.so"), "libllp_dep.so");
+  EXPECT_EQ(n.path, kFix + "/llp/elsewhere/libllp_dep.so");
+  EXPECT_EQ(n.how, "ld_library_path");
+  EXPECT_EQ(with.unresolved_count(), 0u);
+}
+
+TEST(LoaderRules, nodeflib_skips_system_cache_entries_and_default_dirs) {
+  Report plain = check("nodeflib/libdeflib_user.so");
+  const auto& m = needed(lib(plain, "nodeflib/libdeflib_user.so"), "libm.so.6");
+  ASSERT_TRUE(m.path.has_value());
+  EXPECT_EQ(m.how, "ld.so.cache");
+
+  Report nodef = check("nodeflib/libnodeflib_user.so");
+  const auto& n = needed(lib(nodef, "nodeflib/libnodeflib_user.so"), "libm.so.6");
+  EXPECT_FALSE(n.path.has_value());
+  ASSERT_EQ(n.search.size(), 2u);
+  EXPECT_EQ(n.search[0].how, "ld.so.cache");
+  EXPECT_EQ(n.search[0].outcome, "skipped: in a system directory (NODEFLIB)");
+  EXPECT_EQ(n.search[1].outcome, "skipped: NODEFLIB");
+}
+
+TEST(LoaderRules, loaded_soname_satisfies_a_later_needed_entry) {
+  Report r = check("soname/libdup_top.so", closure());
+  const auto& second = lib(r, "soname/libdup_second.so");
+  // libdup_second.so's RUNPATH would find two/libdup.so.1, but one/libdup.so.1 is already loaded
+  // under that soname, and it lacks dup_two.
+  EXPECT_EQ(needed(second, "libdup.so.1").path, kFix + "/soname/one/libdup.so.1");
+  EXPECT_EQ(names(second), Names{"dup_two"});
+  EXPECT_TRUE(lib(r, "soname/libdup_top.so").unresolved.empty());
+}
+
+TEST(LoaderRules, versioned_reference_binds_only_to_its_version) {
+  Report r = check("ver/libver_user.so");
+  const auto& u = lib(r, "ver/libver_user.so");
+  // ver_moved@VER_2 is now only in VER_1; ver_hid has only a hidden version.
+  EXPECT_EQ(names(u), (Names{"ver_hid", "ver_moved@VER_2"}));
+  ASSERT_EQ(u.unresolved.size(), 2u);
+  EXPECT_EQ(u.unresolved[1].classification, Classification::VersionMismatch);
+  EXPECT_EQ(u.unresolved[1].reason, "defined in " + kFix + "/ver/run/libver.so.1, but not with version VER_2");
+  EXPECT_TRUE(u.missing_versions.empty());
+}
+
+TEST(LoaderRules, hidden_version_is_invisible_to_unversioned_reference) {
+  Report r = check("ver/libver_user.so");
+  const auto& u = lib(r, "ver/libver_user.so");
+  ASSERT_FALSE(u.unresolved.empty());
+  EXPECT_EQ(u.unresolved[0].symbol, "ver_hid");
+  EXPECT_FALSE(u.unresolved[0].version.has_value());
+  EXPECT_EQ(u.unresolved[0].classification, Classification::Hidden);
+}
+
+TEST(LoaderRules, missing_version_node_is_reported_as_such) {
+  Report r = check("ver/libver_user3.so");
+  const auto& u = lib(r, "ver/libver_user3.so");
+  ASSERT_EQ(u.missing_versions.size(), 1u);
+  EXPECT_EQ(u.missing_versions[0].version, "VER_2");
+  EXPECT_EQ(u.missing_versions[0].file, "libver.so.1");
+  EXPECT_EQ(u.missing_versions[0].provider, kFix + "/ver/run3/libver.so.1");
+  EXPECT_EQ(names(u), Names{"ver_new@VER_2"});
+}
+
+TEST(LoaderRules, weak_undefined_reference_is_never_an_error) {
+  Report r = check("weak/libweak_user.so");
+  EXPECT_EQ(names(lib(r, "weak/libweak_user.so")), Names{"strong_missing"});
+  EXPECT_EQ(lib(r, "weak/libweak_user.so").unresolved[0].classification, Classification::Unknown);
+}
+
+TEST(LoaderRules, hidden_definition_does_not_satisfy_a_reference) {
+  Report r = check("hid/libhid_user.so");
+  const auto& u = lib(r, "hid/libhid_user.so");
+  ASSERT_EQ(names(u), Names{"hid_func"});
+  EXPECT_EQ(u.unresolved[0].classification, Classification::Hidden);
+  ASSERT_TRUE(u.unresolved[0].origin.has_value());
+  EXPECT_EQ(u.unresolved[0].origin->file, kFix + "/hid/run/libhid.so");
+  EXPECT_EQ(u.unresolved[0].fix->kind, "export-symbol");
+}
+
+TEST(LoaderRules, missing_library_lists_every_path_considered_in_order) {
+  LinkcheckOptions o;
+  o.env.library_path = {kFix + "/miss/third"};
+  Report r = check("miss/libmiss_user.so", o);
+  const auto& u = lib(r, "miss/libmiss_user.so");
+  const auto& n = needed(u, "libnothere.so.1");
+  EXPECT_FALSE(n.path.has_value());
+  std::vector<std::string> got;
+  for (const auto& s : n.search) got.push_back(s.path + " [" + s.how + "] " + s.outcome);
+  std::vector<std::string> want = {
+      kFix + "/miss/first/libnothere.so.1 [rpath] not found",
+      kFix + "/miss/second/libnothere.so.1 [rpath] not found",
+      kFix + "/miss/third/libnothere.so.1 [ld_library_path] not found",
+      "/etc/ld.so.cache [ld.so.cache] no entry",
+      "/lib/x86_64-linux-gnu/libnothere.so.1 [default] not found",
+      "/usr/lib/x86_64-linux-gnu/libnothere.so.1 [default] not found",
+      "/lib/libnothere.so.1 [default] not found",
+      "/usr/lib/libnothere.so.1 [default] not found",
+  };
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(n.searched.front(), kFix + "/miss/first");
+  EXPECT_EQ(names(u), Names{"nothere_func"});
+  EXPECT_EQ(u.unresolved[0].classification, Classification::MissingLibrary);
+}
+
+TEST(LoaderRules, library_loaded_with_satisfies_references) {
+  Report alone = check("with/libkernels.so");
+  EXPECT_EQ(names(lib(alone, "with/libkernels.so")), Names{"torchlike_op"});
+
+  LinkcheckOptions o;
+  o.env.with = {kFix + "/with/libtorchlike.so"};
+  Report with = check("with/libkernels.so", o);
+  EXPECT_EQ(with.unresolved_count(), 0u);
+  EXPECT_TRUE(with.errors.empty());
+}
+
+TEST(LoaderRules, platform_token_expands_in_runpath) {
+  LinkcheckOptions o;
+  o.env.platform_token = "x86_64";
+  Report r = check("dst/libdst_user.so", o);
+  const auto& n = needed(lib(r, "dst/libdst_user.so"), "libdst_dep.so");
+  EXPECT_EQ(n.path, kFix + "/dst/x86_64/libdst_dep.so");
+  EXPECT_EQ(n.how, "runpath");
+}
+
+TEST(LoaderRules, sysroot_uses_its_ld_so_conf_when_it_has_no_cache) {
+  std::remove((kFix + "/sysroot/etc/ld.so.cache").c_str());
+  LinkcheckOptions o;
+  o.env.sysroot = kFix + "/sysroot";
+  Report r = check("sysroot_user/libsysroot_user.so", o);
+  const auto& n = needed(lib(r, "sysroot_user/libsysroot_user.so"), "libvendor.so.2");
+  EXPECT_EQ(n.path, kFix + "/sysroot/opt/vendor/lib/libvendor.so.2");
+  EXPECT_EQ(n.how, "ld.so.conf");
+  EXPECT_EQ(r.unresolved_count(), 0u);
+}
+
+}  // namespace
+}  // namespace mlc
