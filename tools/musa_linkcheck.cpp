@@ -99,10 +99,8 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "musa-linkcheck: error: %s: cannot write the report\n", output.c_str());
     return 2;
   }
-  // Bad inputs are also named on stderr, one line each, whatever the format.
-  if (format != "text" || !output.empty()) {
-    for (const auto& e : report.errors) std::fprintf(stderr, "musa-linkcheck: error: %s\n", e.to_line().c_str());
-  }
+  // Bad inputs are named on stderr, one line each, whatever the format (JSON also lists them).
+  for (const auto& e : report.errors) std::fprintf(stderr, "musa-linkcheck: error: %s\n", e.to_line().c_str());
   if (!report.errors.empty()) return 2;
   bool findings = report.unresolved_count() + report.missing_library_count() + report.missing_version_count() > 0;
   return findings && fail_on == "any" ? 1 : 0;

@@ -223,6 +223,20 @@ Result<ElfObject> read_elf(Elf* elf, const std::string& path, const ReadOptions&
   obj.osabi = ehdr.e_ident[EI_OSABI];
   obj.kind = kind_of(ehdr.e_type);
 
+  size_t file_size = 0;
+  elf_rawfile(elf, &file_size);
+  // libelf quietly yields no sections when the table lies past the end; the loader would see a
+  // truncated file, and so do we.
+  uint64_t table_end = ehdr.e_shoff + uint64_t{ehdr.e_shnum} * ehdr.e_shentsize;
+  if (ehdr.e_shoff != 0 && (table_end > file_size || table_end < ehdr.e_shoff)) {
+    return InputError{path, "truncated ELF: the section header table ends at byte " + std::to_string(table_end) +
+                                " of a " + std::to_string(file_size) + "-byte file"};
+  }
+  uint64_t phdr_end = ehdr.e_phoff + uint64_t{ehdr.e_phnum} * ehdr.e_phentsize;
+  if (ehdr.e_phoff != 0 && (phdr_end > file_size || phdr_end < ehdr.e_phoff)) {
+    return InputError{path, "truncated ELF: the program header table ends at byte " + std::to_string(phdr_end) +
+                                " of a " + std::to_string(file_size) + "-byte file"};
+  }
   size_t shnum = 0;
   if (elf_getshdrnum(elf, &shnum) != 0) return InputError{path, "malformed section header table: " + elf_error()};
   Sections sec;
@@ -232,8 +246,6 @@ Result<ElfObject> read_elf(Elf* elf, const std::string& path, const ReadOptions&
     if (shdr.sh_type != SHT_NOBITS && shdr.sh_size > 0 && shdr.sh_type != SHT_NULL) {
       // libelf checks this lazily in elf_getdata; checking here gives one clear message.
       GElf_Off end = shdr.sh_offset + shdr.sh_size;
-      size_t file_size = 0;
-      elf_rawfile(elf, &file_size);
       if (end < shdr.sh_offset || end > file_size) {
         return InputError{path, "section " + std::to_string(elf_ndxscn(scn)) + " extends past the end of the file (truncated or corrupt ELF)"};
       }

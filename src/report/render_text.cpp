@@ -59,7 +59,6 @@ std::string render_text(const Report& report, const TextStyle& style) {
       if (u.fix && !u.fix->detail.empty()) out += fmt::format(">>> fix: {}\n", u.fix->detail);
     }
   }
-  for (const auto& e : report.errors) out += fmt::format("{}{}\n", err, e.to_line());
   if (!style.quiet) {
     size_t u = report.unresolved_count(), m = report.missing_library_count(), v = report.missing_version_count();
     out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{} in {} librar{}\n", u,

@@ -1,0 +1,127 @@
+// musa-linkcheck as a user runs it: exact diagnostic lines, JSON shape, exit statuses, and bad
+// input that is named in one line while the other inputs are still reported.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+using test::quote;
+using test::run;
+
+const std::string kBin = MLC_LINKCHECK_BIN;
+const std::string kFix = MLC_LOADER_FIXTURES;
+
+std::string linkcheck(const std::string& args) { return kBin + " " + args; }
+
+TEST(Cli, text_report_has_lld_style_lines_and_exit_1) {
+  auto r = run(linkcheck("--color never " + quote(kFix + "/ver/libver_user.so")));
+  EXPECT_EQ(r.status, 1);
+  std::string path = kFix + "/ver/libver_user.so";
+  std::string want =
+      "error: undefined symbol: ver_hid\n"
+      ">>> referenced by " + path + "\n"
+      ">>> hidden: defined in " + kFix + "/ver/run/libver.so.1 only under a hidden (non-default) version, "
+      "invisible to an unversioned reference\n"
+      ">>> fix: make the version the default (@@) in the provider's version script\n"
+      "error: undefined symbol: ver_moved@VER_2\n"
+      ">>> referenced by " + path + "\n"
+      ">>> version-mismatch: defined in " + kFix + "/ver/run/libver.so.1, but not with version VER_2\n"
+      ">>> fix: rebuild against the library that is loaded at run time, or load the one it was linked against\n"
+      "2 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n";
+  EXPECT_EQ(r.out, want);
+}
+
+TEST(Cli, clean_library_exits_0) {
+  auto r = run(linkcheck(quote(kFix + "/chain/rpath/libchain_a.so")));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+}
+
+TEST(Cli, fail_on_none_reports_but_exits_0) {
+  auto r = run(linkcheck("--fail-on none " + quote(kFix + "/weak/libweak_user.so")));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("error: undefined symbol: strong_missing\n"), std::string::npos);
+}
+
+TEST(Cli, missing_library_text_lists_the_search) {
+  auto r = run(linkcheck("-q " + quote(kFix + "/miss/libmiss_user.so")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "error: library not found: libnothere.so.1\nerror: undefined symbol: nothere_func\n");
+}
+
+TEST(Cli, json_report_follows_the_contract) {
+  auto r = run(linkcheck("--format json " + quote(kFix + "/ver/libver_user3.so")));
+  EXPECT_EQ(r.status, 1);
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["schema"], "musa-linkcheck/1");
+  ASSERT_EQ(doc["libraries"].size(), 1u);
+  const auto& lib = doc["libraries"][0];
+  EXPECT_EQ(lib["path"], kFix + "/ver/libver_user3.so");
+  EXPECT_TRUE(lib["soname"].is_null());
+  EXPECT_EQ(lib["missing_versions"][0]["version"], "VER_2");
+  EXPECT_EQ(lib["missing_versions"][0]["provider"], kFix + "/ver/run3/libver.so.1");
+  const auto& u = lib["unresolved"][0];
+  EXPECT_EQ(u["symbol"], "ver_new");
+  EXPECT_EQ(u["version"], "VER_2");
+  EXPECT_EQ(u["type"], "func");
+  EXPECT_EQ(u["binding"], "global");
+  EXPECT_EQ(u["classification"], "version-mismatch");
+  EXPECT_EQ(u["referenced_by"][0]["library"], kFix + "/ver/libver_user3.so");
+  for (const char* key : {"origin", "counterpart", "fix"}) EXPECT_TRUE(u.contains(key)) << key;
+  EXPECT_TRUE(u["suggestions"].is_array());
+  EXPECT_EQ(doc["summary"]["unresolved"], 1);
+  EXPECT_EQ(doc["summary"]["by_classification"]["version-mismatch"], 1);
+  bool found_runpath = false;
+  for (const auto& n : lib["needed"]) found_runpath |= n["name"] == "libver.so.1" && n["how"] == "runpath";
+  EXPECT_TRUE(found_runpath);
+}
+
+TEST(Cli, json_output_file_is_written_atomically) {
+  std::string dir = test::scratch_dir("cli-out");
+  auto r = run(linkcheck("--format json -o " + quote(dir + "/report.json") + " " + quote(kFix + "/weak/libweak_user.so")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(r.out.empty());
+  auto doc = nlohmann::json::parse(test::read_file(dir + "/report.json"));
+  EXPECT_EQ(doc["libraries"][0]["unresolved"][0]["symbol"], "strong_missing");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);  // no temp file left over
+}
+
+TEST(Cli, directory_means_every_elf_file_below_it) {
+  auto r = run(linkcheck("-q " + quote(kFix + "/with")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "error: undefined symbol: torchlike_op\n");
+}
+
+TEST(Cli, with_option_loads_libraries_first) {
+  auto r = run(linkcheck("--with " + quote(kFix + "/with/libtorchlike.so") + " " + quote(kFix + "/with/libkernels.so")));
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
+TEST(Cli, ld_library_path_from_the_environment_is_honoured) {
+  auto r = run("LD_LIBRARY_PATH=" + quote(kFix + "/llp/elsewhere") + " " + linkcheck(quote(kFix + "/llp/libllp_user.so")));
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
+TEST(Cli, usage_error_exits_2) {
+  auto r = run(linkcheck("--format nonsense x.so"));
+  EXPECT_EQ(r.status, 2);
+  auto none = run(linkcheck(""));
+  EXPECT_EQ(none.status, 2);
+}
+
+TEST(Cli, version_and_help_follow_gnu_style) {
+  auto v = run(linkcheck("--version"));
+  EXPECT_EQ(v.status, 0);
+  EXPECT_EQ(v.out.rfind("musa-linkcheck ", 0), 0u);
+  auto h = run(linkcheck("--help"));
+  EXPECT_EQ(h.status, 0);
+  EXPECT_NE(h.out.find("--closure"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mlc

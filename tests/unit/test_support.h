@@ -1,0 +1,63 @@
+// Helpers shared by the test suites: running a command and capturing its output, scratch dirs.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace mlc::test {
+
+struct CommandResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// A fresh directory under the build tree's temp area, removed and recreated.
+inline std::string scratch_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("mlc-test-" + std::to_string(getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+// Runs `command` through /bin/sh; stdout and stderr captured separately.
+inline CommandResult run(const std::string& command) {
+  std::string err_file = scratch_dir("stderr-capture") + "/err";
+  CommandResult r;
+  FILE* pipe = popen((command + " 2>" + err_file).c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 65536> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = read_file(err_file);
+  return r;
+}
+
+inline std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace mlc::test
