@@ -1,5 +1,5 @@
 # Locates the Debian-packaged dependencies: elfutils (libelf, libdw), libiberty (static),
-# nlohmann-json, CLI11 and fmt. Each becomes an imported target named mlc::<dep>.
+# nlohmann-json, CLI11, fmt and oneTBB. Each becomes an imported target named mlc::<dep>.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
 pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
@@ -17,3 +17,4 @@ find_package(nlohmann_json 3.10 REQUIRED CONFIG)
 find_package(CLI11 REQUIRED CONFIG)
 find_package(fmt REQUIRED CONFIG)
 find_package(Threads REQUIRED)
+find_package(TBB REQUIRED CONFIG)

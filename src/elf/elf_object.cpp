@@ -211,6 +211,9 @@ bool read_relocations(Elf* elf, const std::vector<Elf_Scn*>& scns, bool is_64, s
   return true;
 }
 
+Result<Sections> scan_sections(Elf* elf, const std::string& path, ElfObject& obj);
+std::optional<InputError> read_tables(Elf* elf, const Sections& sec, const ReadOptions& options, ElfObject& obj);
+
 Result<ElfObject> read_elf(Elf* elf, const std::string& path, const ReadOptions& options) {
   if (elf_kind(elf) != ELF_K_ELF) return InputError{path, "not an ELF file"};
   GElf_Ehdr ehdr;
@@ -237,35 +240,9 @@ Result<ElfObject> read_elf(Elf* elf, const std::string& path, const ReadOptions&
     return InputError{path, "truncated ELF: the program header table ends at byte " + std::to_string(phdr_end) +
                                 " of a " + std::to_string(file_size) + "-byte file"};
   }
-  size_t shnum = 0;
-  if (elf_getshdrnum(elf, &shnum) != 0) return InputError{path, "malformed section header table: " + elf_error()};
-  Sections sec;
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr)) return InputError{path, "malformed section header: " + elf_error()};
-    if (shdr.sh_type != SHT_NOBITS && shdr.sh_size > 0 && shdr.sh_type != SHT_NULL) {
-      // libelf checks this lazily in elf_getdata; checking here gives one clear message.
-      GElf_Off end = shdr.sh_offset + shdr.sh_size;
-      if (end < shdr.sh_offset || end > file_size) {
-        return InputError{path, "section " + std::to_string(elf_ndxscn(scn)) + " extends past the end of the file (truncated or corrupt ELF)"};
-      }
-    }
-    if (shdr.sh_link >= shnum && shdr.sh_type != SHT_NULL &&
-        (shdr.sh_type == SHT_DYNSYM || shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNAMIC)) {
-      return InputError{path, "section " + std::to_string(elf_ndxscn(scn)) + " links to a section that does not exist"};
-    }
-    switch (shdr.sh_type) {
-      case SHT_DYNSYM: sec.dynsym = scn; sec.dynsym_index = elf_ndxscn(scn); break;
-      case SHT_SYMTAB: sec.symtab = scn; break;
-      case SHT_DYNAMIC: sec.dynamic = scn; break;
-      case SHT_GNU_versym: sec.versym = scn; break;
-      case SHT_GNU_verdef: sec.verdef = scn; break;
-      case SHT_GNU_verneed: sec.verneed = scn; break;
-      case SHT_RELA:
-      case SHT_REL: sec.relocations.push_back(scn); break;
-      default: break;
-    }
-  }
+  auto scanned = scan_sections(elf, path, obj);
+  if (!scanned) return scanned.error();
+  const Sections& sec = scanned.value();
 
   if (sec.dynamic) {
     GElf_Shdr shdr;
@@ -291,7 +268,51 @@ Result<ElfObject> read_elf(Elf* elf, const std::string& path, const ReadOptions&
     // glibc (get-dynamic-info.h): when both are present, DT_RPATH is ignored.
     if (obj.runpath) obj.rpath.reset();
   }
+  if (options.symbols) {
+    if (auto err = read_tables(elf, sec, options, obj)) return *err;
+  }
+  obj.handle = elf;
+  return obj;
+}
 
+Result<Sections> scan_sections(Elf* elf, const std::string& path, ElfObject& obj) {
+  size_t file_size = 0;
+  elf_rawfile(elf, &file_size);
+  size_t shnum = 0;
+  if (elf_getshdrnum(elf, &shnum) != 0) return InputError{path, "malformed section header table: " + elf_error()};
+  Sections sec;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) return InputError{path, "malformed section header: " + elf_error()};
+    if (shdr.sh_type != SHT_NOBITS && shdr.sh_size > 0 && shdr.sh_type != SHT_NULL) {
+      // libelf checks this lazily in elf_getdata; checking here gives one clear message.
+      GElf_Off end = shdr.sh_offset + shdr.sh_size;
+      if (end < shdr.sh_offset || end > file_size) {
+        return InputError{path, "section " + std::to_string(elf_ndxscn(scn)) + " extends past the end of the file (truncated or corrupt ELF)"};
+      }
+    }
+    if (shdr.sh_link >= shnum && shdr.sh_type != SHT_NULL &&
+        (shdr.sh_type == SHT_DYNSYM || shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNAMIC)) {
+      return InputError{path, "section " + std::to_string(elf_ndxscn(scn)) + " links to a section that does not exist"};
+    }
+    switch (shdr.sh_type) {
+      case SHT_DYNSYM: sec.dynsym = scn; sec.dynsym_index = elf_ndxscn(scn); break;
+      case SHT_SYMTAB: sec.symtab = scn; obj.has_static_symtab = true; break;
+      case SHT_DYNAMIC: sec.dynamic = scn; break;
+      case SHT_GNU_versym: sec.versym = scn; break;
+      case SHT_GNU_verdef: sec.verdef = scn; break;
+      case SHT_GNU_verneed: sec.verneed = scn; break;
+      case SHT_RELA:
+      case SHT_REL: sec.relocations.push_back(scn); break;
+      default: break;
+    }
+  }
+
+  return sec;
+}
+
+std::optional<InputError> read_tables(Elf* elf, const Sections& sec, const ReadOptions& options, ElfObject& obj) {
+  const std::string& path = obj.path;
   if (sec.dynsym) {
     auto syms = read_symbols(elf, sec.dynsym, path);
     if (!syms) return syms.error();
@@ -328,7 +349,7 @@ Result<ElfObject> read_elf(Elf* elf, const std::string& path, const ReadOptions&
     if (!syms) return syms.error();
     obj.static_symbols = std::move(syms).value();
   }
-  return obj;
+  return std::nullopt;
 }
 
 Result<std::shared_ptr<Mapping>> open_mapping(const std::string& path) {
@@ -396,6 +417,14 @@ Result<ElfObject> read_object(const std::string& path, const ReadOptions& option
   if (!obj) return obj.error();
   obj->keep_alive = std::move(map).value();
   return obj;
+}
+
+std::optional<InputError> read_symbols(ElfObject& object, const ReadOptions& options) {
+  Elf* elf = static_cast<Elf*>(object.handle);
+  if (!elf) return InputError{object.path, "internal: object has no open ELF handle"};
+  auto sec = scan_sections(elf, object.path, object);
+  if (!sec) return sec.error();
+  return read_tables(elf, sec.value(), options, object);
 }
 
 Result<std::vector<ElfObject>> read_archive(const std::string& path) {

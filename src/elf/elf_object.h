@@ -80,8 +80,10 @@ struct ElfObject {
   bool has_versym = false;
   bool has_verdef = false;
   bool has_relocation_info = false;  // false: relocations could not be read; every undefined symbol counts
+  bool has_static_symtab = false;    // a .symtab exists (read only when ReadOptions::static_symbols)
 
   std::shared_ptr<const void> keep_alive;  // owns the mapping the string_views point into
+  void* handle = nullptr;                  // the open libelf handle (opaque outside src/elf)
 
   bool nodeflib() const { return (dt_flags_1 & 0x800) != 0; }  // DF_1_NODEFLIB
   const VersionDefinition* definition(uint16_t index) const;
@@ -91,6 +93,7 @@ struct ElfObject {
 struct ReadOptions {
   bool static_symbols = false;  // also read .symtab
   bool relocations = true;      // mark symbols named by dynamic relocations
+  bool symbols = true;          // false: headers and dynamic section only; read_symbols() completes later
 };
 
 // The ELF identification of a file: enough for the loader to accept or skip a candidate
@@ -107,6 +110,10 @@ struct ElfIdent {
 Result<ElfIdent> read_ident(const std::string& path);
 
 Result<ElfObject> read_object(const std::string& path, const ReadOptions& options = {});
+
+// Completes an object read with `symbols = false`: symbol tables, versions, relocations. Objects are
+// independent, so several may be completed on different threads at once.
+std::optional<InputError> read_symbols(ElfObject& object, const ReadOptions& options = {});
 
 // Every ELF member of a static archive (.a), with its .symtab.
 Result<std::vector<ElfObject>> read_archive(const std::string& path);

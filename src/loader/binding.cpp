@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <tbb/parallel_for.h>
+
 namespace mlc::loader {
 namespace {
 
@@ -126,16 +128,21 @@ BindOutcome bind(const Process& p, const std::vector<int>& checked) {
     }
   }
 
-  // Definitions of the wanted names, in global-scope (load) order.
-  std::unordered_map<std::string_view, std::vector<Def>> defs;
-  defs.reserve(wanted.size());
-  for (size_t i = 0; i < p.objects.size(); ++i) {
+  // Definitions of the wanted names, in global-scope (load) order. Scanning every .dynsym is the
+  // bulk of the work; objects are scanned in parallel and the hits merged in load order.
+  std::vector<std::vector<std::pair<std::string_view, Def>>> hits(p.objects.size());
+  tbb::parallel_for(size_t{0}, p.objects.size(), [&](size_t i) {
     const auto& syms = p.objects[i].elf.dynamic_symbols;
     for (size_t s = 1; s < syms.size(); ++s) {
-      if (syms[s].is_undefined()) continue;
-      if (wanted.count(syms[s].name)) defs[syms[s].name].push_back({static_cast<int>(i), static_cast<uint32_t>(s)});
+      if (!syms[s].is_undefined() && wanted.count(syms[s].name)) {
+        hits[i].push_back({syms[s].name, {static_cast<int>(i), static_cast<uint32_t>(s)}});
+      }
     }
-  }
+  });
+  std::unordered_map<std::string_view, std::vector<Def>> defs;
+  defs.reserve(wanted.size());
+  for (const auto& object_hits : hits)
+    for (const auto& [name, def] : object_hits) defs[name].push_back(def);
 
   for (int i : checked) {
     const auto& o = p.objects[i].elf;

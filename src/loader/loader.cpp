@@ -11,6 +11,8 @@
 #include <map>
 #include <memory>
 
+#include <tbb/parallel_for.h>
+
 #include "loader/ld_cache.h"
 
 namespace mlc::loader {
@@ -97,6 +99,8 @@ std::optional<std::string> expand_dst(const std::string& element, const std::str
 
 namespace {
 
+constexpr elf::ReadOptions kHeadersOnly{false, false, false};
+
 std::string dirname_of(const std::string& path) {
   auto slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -140,7 +144,23 @@ class Emulator {
     process_.objects[index].is_target = true;
     process_.target = index;
     walk_needed(index, false);
+    if (auto err = complete_objects()) return *err;
     return std::move(process_);
+  }
+
+  // The mapping phase read headers only; symbol tables, versions and relocations of all objects are
+  // read now, in parallel (objects are independent). A bad target fails the load; a bad dependency
+  // is an error beside the report.
+  std::optional<InputError> complete_objects() {
+    auto& objs = process_.objects;
+    std::vector<std::optional<InputError>> errors(objs.size());
+    tbb::parallel_for(size_t{0}, objs.size(), [&](size_t i) { errors[i] = elf::read_symbols(objs[i].elf); });
+    for (size_t i = 0; i < objs.size(); ++i) {
+      if (!errors[i]) continue;
+      if (static_cast<int>(i) == process_.target) return errors[i];
+      process_.errors.push_back(*errors[i]);
+    }
+    return std::nullopt;
   }
 
  private:
@@ -160,7 +180,7 @@ class Emulator {
     if (stat(path.c_str(), &st) == 0) {
       if (int existing = find_by_inode(st); existing >= 0) return existing;
     }
-    auto obj = elf::read_object(path);
+    auto obj = elf::read_object(path, kHeadersOnly);
     if (!obj) {
       process_.errors.push_back(obj.error());
       return -1;
@@ -286,7 +306,7 @@ class Emulator {
       entry.how = how;
       return true;
     }
-    auto obj = elf::read_object(path);
+    auto obj = elf::read_object(path, kHeadersOnly);
     if (!obj) {
       process_.errors.push_back(obj.error());
       entry.searched.back().outcome = obj.error().message;
@@ -421,7 +441,7 @@ class Emulator {
       }
       std::sort(files.begin(), files.end());
       for (const auto& f : files) {
-        auto obj = elf::read_object(env_.sysroot + join(dir, f), elf::ReadOptions{false, false});
+        auto obj = elf::read_object(env_.sysroot + join(dir, f), kHeadersOnly);
         if (!obj || obj->kind != elf::ObjectKind::SharedObject) continue;
         std::string soname = obj->soname.empty() ? f : obj->soname;
         if (seen.emplace(soname, true).second) {

@@ -103,6 +103,7 @@ void find_unexported(const loader::Process& p, std::vector<std::pair<const loade
     if (o.first->miss == loader::Miss::NoDefinition) unknown.push_back(o);
   if (unknown.empty()) return;
   for (const auto& obj : p.objects) {
+    if (!obj.elf.has_static_symtab) continue;  // stripped: nothing more to learn
     auto full = elf::read_object(obj.path, elf::ReadOptions{true, false});
     if (!full || full->static_symbols.empty()) continue;
     std::set<std::string_view> local;
@@ -128,7 +129,7 @@ LibraryReport report_object(const loader::Process& p, int index) {
     NeededLibrary n;
     n.name = need.name;
     if (need.object >= 0) {
-      n.path = p.objects[need.object].path;
+      n.path.emplace(p.objects[need.object].path);
       n.how = need.how == loader::FoundHow::AlreadyLoaded ? loader::to_string(p.objects[need.object].how)
                                                             : loader::to_string(need.how);
     } else {
@@ -210,10 +211,8 @@ Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOpti
       libs[mv.object].missing_versions.push_back({mv.version, mv.file, p.objects[mv.provider].path, mv.weak});
     }
     // Pointers into libs are stable from here on (no more insertions).
-    size_t k = 0;
     std::map<int, size_t> next;
     for (const auto& ref : binding.unresolved) open.push_back({&ref, &libs[ref.object].unresolved[next[ref.object]++]});
-    (void)k;
     find_unexported(p, open);
 
     // Pass 6: report, in load order, symbols sorted by mangled name.
