@@ -126,23 +126,21 @@ LibraryReport report_object(const loader::Process& p, int index) {
   lib.path = o.path;
   lib.soname = o.elf.soname;
   for (const auto& need : o.needed) {
-    NeededLibrary n;
-    n.name = need.name;
     if (need.object >= 0) {
-      n.path.emplace(p.objects[need.object].path);
-      n.how = need.how == loader::FoundHow::AlreadyLoaded ? loader::to_string(p.objects[need.object].how)
-                                                            : loader::to_string(need.how);
-    } else {
-      n.how = "not-found";
-      for (const auto& step : need.searched) {
-        std::string where = step.path;
-        if (step.how != loader::FoundHow::LdSoCache && step.how != loader::FoundHow::LdSoConf &&
-            step.path.front() != '(') {
-          where = step.path.substr(0, step.path.rfind('/'));
-        }
-        n.searched.push_back(where);
-        n.search.push_back({step.path, loader::to_string(step.how), step.outcome});
+      const auto& found = p.objects[need.object];
+      // A name satisfied by an already-loaded object reports how that object was found.
+      std::string how = loader::to_string(need.how == loader::FoundHow::AlreadyLoaded ? found.how : need.how);
+      lib.needed.push_back(NeededLibrary{need.name, found.path, how, {}, {}});
+      continue;
+    }
+    NeededLibrary n{need.name, std::nullopt, "not-found", {}, {}};
+    for (const auto& step : need.searched) {
+      std::string where = step.path;
+      if (step.how != loader::FoundHow::LdSoCache && step.how != loader::FoundHow::LdSoConf && step.path.front() != '(') {
+        where = step.path.substr(0, step.path.rfind('/'));
       }
+      n.searched.push_back(where);
+      n.search.push_back({step.path, loader::to_string(step.how), step.outcome});
     }
     lib.needed.push_back(std::move(n));
   }

@@ -139,11 +139,13 @@ TEST(Oracle, ld_so_cache_reader_agrees_with_ldconfig_p) {
 
 TEST(Oracle, sysroot_cache_written_by_ldconfig_is_read) {
   if (geteuid() != 0) GTEST_SKIP() << "ldconfig -r needs root (chroot)";
-  std::string root = kFix + "/sysroot";
+  // A private copy: the fixture sysroot itself stays without a cache for the ld.so.conf test.
+  std::string root = test::scratch_dir("sysroot");
+  std::filesystem::copy(kFix + "/sysroot", root, std::filesystem::copy_options::recursive);
   auto ldc = run("ldconfig -r " + quote(root));
   ASSERT_EQ(ldc.status, 0) << ldc.err;
+  ASSERT_TRUE(std::filesystem::exists(root + "/etc/ld.so.cache"));
   auto r = run(kBin + " --format json --sysroot " + quote(root) + " " + quote(kFix + "/sysroot_user/libsysroot_user.so"));
-  std::filesystem::remove(root + "/etc/ld.so.cache");
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   auto doc = nlohmann::json::parse(r.out);
   const auto& n = doc["libraries"][0]["needed"][0];

@@ -125,3 +125,28 @@ TEST(Cli, version_and_help_follow_gnu_style) {
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+TEST(Cli, bundled_example_reports_its_three_faults) {
+  const std::string ex = MLC_EXAMPLE_DIR;
+  auto r = test::run(kBin + " --format json --with " + test::quote(ex + "/libc10.so") + " " +
+                     test::quote(ex + "/libmusa_kernels.so"));
+  EXPECT_EQ(r.status, 1);
+  auto doc = nlohmann::json::parse(r.out);
+  std::vector<std::string> got;
+  for (const auto& u : doc["libraries"][0]["unresolved"]) got.push_back(u["symbol"]);
+  EXPECT_EQ(got, (std::vector<std::string>{"_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l",
+                                           "_ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll",
+                                           "musaMallocAsync"}));
+  EXPECT_EQ(doc["libraries"][0]["unresolved"][0]["demangled"],
+            "void at::musa::cub::exclusive_sum_in_common_type<int, int>(int const*, int*, long)");
+  EXPECT_EQ(doc["libraries"][0]["needed"][0]["how"], "runpath");
+  // Without --with, c10::warn is missing too.
+  auto alone = test::run(kBin + " -q " + test::quote(ex + "/libmusa_kernels.so"));
+  EXPECT_NE(alone.out.find("error: undefined symbol: c10::warn(char const*)\n"), std::string::npos) << alone.out;
+}
+
+}  // namespace
+}  // namespace mlc

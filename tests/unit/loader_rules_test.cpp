@@ -2,6 +2,8 @@
 // unresolved, why, and where each needed library was found (or every path that was considered).
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "pipeline/linkcheck.h"
 
 namespace mlc {
@@ -235,7 +237,7 @@ TEST(LoaderRules, platform_token_expands_in_runpath) {
 }
 
 TEST(LoaderRules, sysroot_uses_its_ld_so_conf_when_it_has_no_cache) {
-  std::remove((kFix + "/sysroot/etc/ld.so.cache").c_str());
+  ASSERT_FALSE(std::ifstream(kFix + "/sysroot/etc/ld.so.cache").good()) << "the fixture sysroot must have no cache";
   LinkcheckOptions o;
   o.env.sysroot = kFix + "/sysroot";
   Report r = check("sysroot_user/libsysroot_user.so", o);

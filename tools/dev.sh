@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Set-up and entry points on a fresh Debian bookworm machine (as root, or with sudo):
+#   bash tools/dev.sh example   install what the build needs, build, run musa-linkcheck on the bundled example
+#   bash tools/dev.sh test      install what the tests need (libtorch1.13 included), build with -Werror, run CTest
+#   bash tools/dev.sh bench     build and run the benchmark against ldd -r
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+
+BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlohmann-json3-dev libcli11-dev
+                libfmt-dev libtbb-dev libgtest-dev)
+# Oracles and real data for the tests: c++filt (binutils), ldd/ldconfig (libc-bin), Debian's libtorch.
+TEST_PACKAGES=(binutils libc-bin libtorch1.13)
+
+install_packages() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+configure_and_build() {
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$BUILD_DIR" -j "$(nproc)"
+}
+
+case "${1:-}" in
+  example)
+    install_packages "${BUILD_PACKAGES[@]}"
+    configure_and_build -DMLC_BUILD_TESTS=ON
+    ex="$BUILD_DIR/fixtures/example"
+    echo
+    echo "\$ musa-linkcheck --with $ex/libc10.so $ex/libmusa_kernels.so"
+    status=0
+    "$BUILD_DIR/tools/musa-linkcheck" --with "$ex/libc10.so" "$ex/libmusa_kernels.so" || status=$?
+    echo "(exit status $status: 1 means unresolved symbols were found, as the example is built to have)"
+    [ "$status" -le 1 ]
+    ;;
+  test)
+    install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+    configure_and_build -DMLC_BUILD_TESTS=ON -DMLC_WERROR=ON
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+    ;;
+  bench)
+    install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+    configure_and_build -DMLC_BUILD_TESTS=ON
+    cmake --build "$BUILD_DIR" --target bench
+    ;;
+  *)
+    echo "usage: bash tools/dev.sh example|test|bench" >&2
+    exit 2
+    ;;
+esac
