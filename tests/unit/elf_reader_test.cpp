@@ -1,0 +1,128 @@
+// The ELF reader on every class and byte order (i386, s390x, powerpc fixtures assembled at test time),
+// on static archives and on relocatable objects.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "elf/elf_object.h"
+#include "pipeline/linkcheck.h"
+
+namespace mlc {
+namespace {
+
+const std::string kCross = MLC_CROSS_FIXTURES;
+const std::string kFix = MLC_LOADER_FIXTURES;
+
+const elf::Symbol* find(const std::vector<elf::Symbol>& syms, std::string_view name, bool defined = true) {
+  for (const auto& s : syms)
+    if (s.name == name && s.is_undefined() != defined) return &s;
+  return nullptr;
+}
+
+struct Arch {
+  const char* name;
+  bool is_64;
+  bool big_endian;
+  uint16_t machine;
+};
+
+class CrossArch : public ::testing::TestWithParam<Arch> {
+ protected:
+  std::string dir() const { return kCross + "/" + GetParam().name; }
+  void SetUp() override {
+    if (!std::filesystem::exists(dir() + "/libxuser.so")) {
+      GTEST_SKIP() << "no " << GetParam().name << " fixture: install binutils-" << GetParam().name
+                   << "-linux-gnu (the README's test command does)";
+    }
+  }
+};
+
+TEST_P(CrossArch, reads_class_byte_order_versions_and_relocations) {
+  auto prov = elf::read_object(dir() + "/libxprov.so");
+  ASSERT_TRUE(prov.ok()) << prov.error().to_line();
+  EXPECT_EQ(prov->is_64, GetParam().is_64);
+  EXPECT_EQ(prov->big_endian, GetParam().big_endian);
+  EXPECT_EQ(prov->machine, GetParam().machine);
+  EXPECT_EQ(prov->soname, "libxprov.so");
+  const auto* data = find(prov->dynamic_symbols, "xprov_data");
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(data->type, elf::SymbolType::Object);
+  EXPECT_EQ(data->size, 4u);
+  EXPECT_EQ(find(prov->dynamic_symbols, "xprov_other")->size, 8u);
+  ASSERT_NE(prov->definition(data->version_index), nullptr);
+  EXPECT_EQ(prov->definition(data->version_index)->name, "XPROV_1");
+  EXPECT_FALSE(data->version_hidden);
+
+  auto user = elf::read_object(dir() + "/libxuser.so");
+  ASSERT_TRUE(user.ok()) << user.error().to_line();
+  EXPECT_EQ(user->needed, std::vector<std::string>{"libxprov.so"});
+  EXPECT_EQ(user->runpath, "$ORIGIN");
+  ASSERT_EQ(user->version_requirements.size(), 1u);
+  EXPECT_EQ(user->version_requirements[0].file, "libxprov.so");
+  EXPECT_EQ(user->version_requirements[0].name, "XPROV_1");
+  EXPECT_TRUE(user->has_relocation_info);
+  for (const char* name : {"xprov_data", "xprov_other", "xmissing"}) {
+    const auto* ref = find(user->dynamic_symbols, name, false);
+    ASSERT_NE(ref, nullptr) << name;
+    EXPECT_TRUE(ref->relocated) << name;
+  }
+  EXPECT_EQ(user->requirement(find(user->dynamic_symbols, "xprov_data", false)->version_index)->name, "XPROV_1");
+}
+
+TEST_P(CrossArch, loader_and_binding_work_on_foreign_objects) {
+  Report r = run_linkcheck({dir() + "/libxuser.so"}, {});
+  ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_line();
+  ASSERT_EQ(r.libraries.size(), 1u);
+  ASSERT_EQ(r.libraries[0].needed.size(), 1u);
+  EXPECT_EQ(r.libraries[0].needed[0].path, dir() + "/libxprov.so");
+  EXPECT_EQ(r.libraries[0].needed[0].how, "runpath");
+  ASSERT_EQ(r.libraries[0].unresolved.size(), 1u);
+  EXPECT_EQ(r.libraries[0].unresolved[0].symbol, "xmissing");
+  EXPECT_EQ(r.libraries[0].unresolved[0].type, "notype");
+}
+
+INSTANTIATE_TEST_SUITE_P(ElfReader, CrossArch,
+                         ::testing::Values(Arch{"i386", false, false, 3}, Arch{"s390x", true, true, 22},
+                                           Arch{"powerpc", false, true, 20}),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(ElfReader, static_archive_members_and_their_symbol_tables) {
+  auto members = elf::read_archive(kFix + "/static/libfx_static.a");
+  ASSERT_TRUE(members.ok()) << members.error().to_line();
+  ASSERT_EQ(members->size(), 2u);
+  EXPECT_EQ((*members)[0].archive_member, "static_a.c.o");
+  EXPECT_EQ((*members)[1].archive_member, "static_b.c.o");
+  const auto& a = (*members)[0];
+  EXPECT_EQ(a.kind, elf::ObjectKind::Relocatable);
+  EXPECT_NE(find(a.static_symbols, "sa_func"), nullptr);
+  EXPECT_NE(find(a.static_symbols, "sb_func", false), nullptr);
+  const auto* helper = find(a.static_symbols, "sa_helper");
+  ASSERT_NE(helper, nullptr);
+  EXPECT_EQ(helper->binding, elf::Binding::Local);
+  const auto* data = find((*members)[1].static_symbols, "sb_data");
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(data->type, elf::SymbolType::Object);
+  EXPECT_EQ(data->size, 4u);
+  EXPECT_TRUE(elf::is_archive(kFix + "/static/libfx_static.a"));
+  EXPECT_FALSE(elf::is_archive(kFix + "/weak/libweak_user.so"));
+}
+
+TEST(ElfReader, relocatable_object_symtab) {
+  if (!std::filesystem::exists(kCross + "/i386/user.o")) GTEST_SKIP() << "no i386 fixture";
+  auto obj = elf::read_object(kCross + "/i386/user.o", elf::ReadOptions{true, false});
+  ASSERT_TRUE(obj.ok()) << obj.error().to_line();
+  EXPECT_EQ(obj->kind, elf::ObjectKind::Relocatable);
+  EXPECT_TRUE(obj->dynamic_symbols.empty());
+  EXPECT_NE(find(obj->static_symbols, "user_table"), nullptr);
+  EXPECT_NE(find(obj->static_symbols, "xmissing", false), nullptr);
+}
+
+TEST(ElfReader, archive_is_not_an_elf_object) {
+  auto obj = elf::read_object(kFix + "/static/libfx_static.a");
+  ASSERT_FALSE(obj.ok());
+  EXPECT_EQ(obj.error().message, "not an ELF file");
+}
+
+}  // namespace
+}  // namespace mlc
