@@ -145,6 +145,33 @@ TEST(LoaderRules, loaded_soname_satisfies_a_later_needed_entry) {
   EXPECT_TRUE(lib(r, "soname/libdup_top.so").unresolved.empty());
 }
 
+TEST(LoaderRules, same_device_and_inode_is_one_object) {
+  Report r = check("inode/libinode_user.so", closure());
+  const auto& u = lib(r, "inode/libinode_user.so");
+  // Two DT_NEEDED names, one file: the second name finds the object loaded under the first.
+  EXPECT_EQ(needed(u, "libnoso.so").path, kFix + "/inode/lib/libnoso.so");
+  EXPECT_EQ(needed(u, "libnoso_alias.so").path, kFix + "/inode/lib/libnoso.so");
+  size_t copies = 0;
+  for (const auto& l : r.libraries) copies += l.path.find("/inode/lib/") != std::string::npos;
+  EXPECT_EQ(copies, 1u);
+  EXPECT_EQ(r.unresolved_count(), 0u);
+}
+
+TEST(LoaderRules, dynamic_string_tokens_expand_like_glibc) {
+  using loader::expand_dst;
+  EXPECT_EQ(expand_dst("$ORIGIN/../lib", "/opt/x/bin", "lib/x86_64-linux-gnu", "x86_64"), "/opt/x/bin/../lib");
+  EXPECT_EQ(expand_dst("${ORIGIN}/$LIB", "/o", "lib/x86_64-linux-gnu", "x86_64"), "/o/lib/x86_64-linux-gnu");
+  EXPECT_EQ(expand_dst("/p/$PLATFORM/sub", "/o", "lib", "x86_64"), "/p/x86_64/sub");
+  EXPECT_EQ(expand_dst("/p/${PLATFORM}x", "/o", "lib", "x86_64"), "/p/x86_64x");
+  // An unknown token drops the element; so does an unterminated brace.
+  EXPECT_EQ(expand_dst("/p/$UNKNOWN", "/o", "lib", "x86_64"), std::nullopt);
+  EXPECT_EQ(expand_dst("/p/${ORIGIN", "/o", "lib", "x86_64"), std::nullopt);
+  EXPECT_EQ(expand_dst("/plain/dir", "/o", "lib", "x86_64"), "/plain/dir");
+  EXPECT_EQ(loader::lib_token_for(62, true), "lib/x86_64-linux-gnu");
+  EXPECT_EQ(loader::default_dirs_for(62, true),
+            (std::vector<std::string>{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"}));
+}
+
 TEST(LoaderRules, versioned_reference_binds_only_to_its_version) {
   Report r = check("ver/libver_user.so");
   const auto& u = lib(r, "ver/libver_user.so");
