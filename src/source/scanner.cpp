@@ -1,0 +1,958 @@
+// Lexer plus a statement-level parser. Function bodies, initialisers and enum bodies are skipped by
+// brace matching, which is what makes a 134 MB source tree scan in about a second. Every loop
+// consumes at least one token, so malformed code ends the scan instead of hanging it.
+#include "source/scanner.h"
+
+#include <cctype>
+#include <unordered_map>
+
+namespace mlc::source {
+namespace {
+
+enum class Tok : uint8_t { Ident, Punct, String, Number };
+
+struct Token {
+  Tok kind;
+  std::string_view text;
+  uint32_t line;
+};
+
+bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+
+std::vector<Token> lex(std::string_view s) {
+  std::vector<Token> out;
+  out.reserve(s.size() / 6);
+  uint32_t line = 1;
+  bool line_start = true;
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    char c = s[i];
+    if (c == '\n') {
+      ++line;
+      line_start = true;
+      ++i;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      ++i;
+      continue;
+    }
+    if (c == '#' && line_start) {  // preprocessor directive, with continuations
+      while (i < n && s[i] != '\n') {
+        if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') {
+          ++line;
+          i += 2;
+          continue;
+        }
+        if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') break;  // a comment starts; lex it normally
+        ++i;
+      }
+      continue;
+    }
+    line_start = false;
+    if (c == '/' && i + 1 < n && s[i + 1] == '/') {
+      while (i < n && s[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+      i += 2;
+      while (i < n && !(s[i] == '*' && i + 1 < n && s[i + 1] == '/')) {
+        if (s[i] == '\n') ++line;
+        ++i;
+      }
+      i = std::min(n, i + 2);
+      continue;
+    }
+    if (c == 'R' && i + 1 < n && s[i + 1] == '"') {  // raw string R"delim( ... )delim"
+      size_t open = s.find('(', i + 2);
+      if (open != std::string_view::npos && open - i < 20) {
+        std::string close = ")" + std::string(s.substr(i + 2, open - i - 2)) + "\"";
+        size_t end = s.find(close, open);
+        end = end == std::string_view::npos ? n : end + close.size();
+        for (size_t k = i; k < end; ++k) line += s[k] == '\n';
+        out.push_back({Tok::String, s.substr(i, end - i), line});
+        i = end;
+        continue;
+      }
+    }
+    if (ident_start(c)) {
+      size_t start = i;
+      while (i < n && ident_char(s[i])) ++i;
+      // String literal prefixes (u8"", L"", u"") belong to the string.
+      if (i < n && (s[i] == '"' || s[i] == '\'') && i - start <= 2) {
+        std::string_view p = s.substr(start, i - start);
+        if (p == "u8" || p == "u" || p == "U" || p == "L") continue;
+      }
+      out.push_back({Tok::Ident, s.substr(start, i - start), line});
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t start = i;
+      while (i < n && (ident_char(s[i]) || s[i] == '.' || s[i] == '\'' ||
+                       ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E' || s[i - 1] == 'p')))) {
+        ++i;
+      }
+      out.push_back({Tok::Number, s.substr(start, i - start), line});
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      size_t start = i++;
+      while (i < n && s[i] != c && s[i] != '\n') i += s[i] == '\\' ? 2 : 1;
+      i = std::min(n, i + 1);
+      out.push_back({Tok::String, s.substr(start, i - start), line});
+      continue;
+    }
+    static constexpr std::string_view kMulti[] = {"::", "->", "...", "&&"};
+    bool multi = false;
+    for (auto m : kMulti) {
+      if (s.substr(i, m.size()) == m) {
+        out.push_back({Tok::Punct, s.substr(i, m.size()), line});
+        i += m.size();
+        multi = true;
+        break;
+      }
+    }
+    if (!multi) out.push_back({Tok::Punct, s.substr(i++, 1), line});
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Type normalisation
+
+const std::unordered_map<std::string_view, std::string_view>& fixed_width_typedefs() {
+  static const std::unordered_map<std::string_view, std::string_view> m = {
+      {"int64_t", "long"},          {"uint64_t", "unsigned long"}, {"int32_t", "int"},
+      {"uint32_t", "unsigned int"}, {"int16_t", "short"},          {"uint16_t", "unsigned short"},
+      {"int8_t", "signed char"},    {"uint8_t", "unsigned char"},  {"size_t", "unsigned long"},
+      {"ssize_t", "long"},          {"ptrdiff_t", "long"},         {"intptr_t", "long"},
+      {"uintptr_t", "unsigned long"}, {"off_t", "long"},           {"__int64", "long"},
+  };
+  return m;
+}
+
+bool is_builtin_word(std::string_view w) {
+  static constexpr std::string_view kWords[] = {"void",  "bool",   "char",     "short",    "int",     "long",
+                                                "float", "double", "unsigned", "signed",   "wchar_t", "char16_t",
+                                                "char32_t", "char8_t", "auto", "__int128", "__half", "half"};
+  for (auto k : kWords)
+    if (w == k) return true;
+  return false;
+}
+
+bool is_cv(std::string_view w) { return w == "const" || w == "volatile" || w == "__restrict__" || w == "__restrict"; }
+
+// Words that are noise in a type: elaborated-type keywords and CUDA/visibility decorations.
+bool is_type_noise(std::string_view w) {
+  return w == "struct" || w == "class" || w == "union" || w == "enum" || w == "typename" || w == "__restrict__" ||
+         w == "__restrict" || w == "restrict" || w == "register" || w == "mutable";
+}
+
+std::string compact_join(const std::vector<std::string>& toks) {
+  std::string out;
+  for (const auto& t : toks) {
+    if (!out.empty() && ident_char(out.back()) && !t.empty() && ident_char(t[0])) out += ' ';
+    out += t;
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(EntityKind kind) {
+  switch (kind) {
+    case EntityKind::FunctionDefinition: return "definition";
+    case EntityKind::FunctionDeclaration: return "declaration";
+    case EntityKind::ExplicitInstantiation: return "explicit-instantiation";
+    case EntityKind::VariableDefinition: return "definition";
+    case EntityKind::VariableDeclaration: return "declaration";
+    case EntityKind::ClassDefinition: return "class";
+    case EntityKind::ClassInstantiation: return "explicit-instantiation";
+    case EntityKind::Alias: return "alias";
+  }
+  return "declaration";
+}
+
+std::string_view Entity::name() const {
+  std::string_view q = qualified;
+  // The last "::" outside brackets (operator names may contain ':' only as part of "::").
+  int depth = 0;
+  size_t cut = 0;
+  for (size_t i = 0; i + 1 < q.size(); ++i) {
+    if (q[i] == '<' || q[i] == '(') ++depth;
+    if ((q[i] == '>' || q[i] == ')') && depth > 0) --depth;
+    if (depth == 0 && q[i] == ':' && q[i + 1] == ':') cut = i + 2;
+  }
+  return q.substr(cut);
+}
+
+std::vector<std::string> split_list(std::string_view joined) {
+  std::vector<std::string> out;
+  if (joined.empty()) return out;
+  size_t start = 0;
+  while (true) {
+    size_t sep = joined.find(kListSep, start);
+    out.emplace_back(joined.substr(start, sep == std::string_view::npos ? std::string_view::npos : sep - start));
+    if (sep == std::string_view::npos) break;
+    start = sep + 1;
+  }
+  return out;
+}
+
+std::string join_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += kListSep;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string normalize_type(std::string_view type, bool is_parameter) {
+  auto toks = lex(type);
+  std::vector<std::string> words;
+  int depth = 0;
+  for (const auto& t : toks) {
+    if (t.kind == Tok::Punct && (t.text == "(" || t.text == "<" || t.text == "[")) ++depth;
+    if (t.kind == Tok::Punct && (t.text == ")" || t.text == ">" || t.text == "]") && depth > 0) --depth;
+    if (is_parameter && depth == 0 && t.kind == Tok::Punct && t.text == "=") break;  // default argument
+    words.emplace_back(t.text);
+  }
+  // Arrays decay to pointers in parameters (the name comes off first, then the '*' goes on).
+  bool array_param = false;
+  if (is_parameter && words.size() >= 2 && words.back() == "]") {
+    while (!words.empty() && words.back() != "[") words.pop_back();
+    if (!words.empty()) words.pop_back();
+    array_param = true;
+  }
+  // Drop the parameter name: a trailing identifier after something that already names a type.
+  if (is_parameter && words.size() >= 2) {
+    const std::string& last = words.back();
+    const std::string& prev = words[words.size() - 2];
+    bool last_is_name = ident_start(last[0]) && !is_builtin_word(last) && !is_cv(last) && prev != "::" &&
+                        !(prev == "unsigned" || prev == "signed" || prev == "struct" || prev == "class" ||
+                          prev == "enum" || prev == "typename" || prev == "union");
+    if (last_is_name) words.pop_back();
+  }
+  if (array_param) words.push_back("*");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (is_type_noise(w)) continue;
+    // Reduce qualified names to their last component: "at::Tensor" and "Tensor" compare equal.
+    if (i + 1 < words.size() && words[i + 1] == "::") {
+      ++i;
+      continue;
+    }
+    if (w == "::") continue;
+    if (auto it = fixed_width_typedefs().find(w); it != fixed_width_typedefs().end()) {
+      for (const auto& part : split_list(std::string(it->second) == "unsigned long" ? "unsigned\x1flong" : it->second))
+        out.push_back(part);
+      continue;
+    }
+    out.push_back(w);
+  }
+  // Integer spellings: "long int" -> "long", "unsigned" alone -> "unsigned int", "short int" -> "short".
+  for (size_t i = 0; i + 1 < out.size(); ++i) {
+    if ((out[i] == "long" || out[i] == "short") && out[i + 1] == "int") out.erase(out.begin() + i + 1);
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    bool next_is_int_word = i + 1 < out.size() && (out[i + 1] == "int" || out[i + 1] == "long" ||
+                                                   out[i + 1] == "short" || out[i + 1] == "char");
+    if (out[i] == "unsigned" && !next_is_int_word) out.insert(out.begin() + i + 1, "int");
+    if (out[i] == "signed" && i + 1 < out.size() && out[i + 1] == "int") out.erase(out.begin() + i);
+  }
+  // cv-qualifiers after what they qualify: move a leading "const" past the first type unit.
+  while (!out.empty() && is_cv(out.front())) {
+    std::string cv = out.front();
+    out.erase(out.begin());
+    size_t unit = 0;
+    int d = 0;
+    while (unit < out.size()) {
+      const std::string& w = out[unit];
+      if (w == "<" || w == "(") ++d;
+      if ((w == ">" || w == ")") && d > 0) --d;
+      ++unit;
+      if (d == 0 && !(unit < out.size() && (is_builtin_word(out[unit]) && is_builtin_word(out[unit - 1])))) {
+        if (!(unit < out.size() && out[unit] == "<")) break;
+      }
+    }
+    out.insert(out.begin() + unit, cv);
+    if (unit == 0) break;
+  }
+  // A top-level const on a by-value parameter is not part of the signature.
+  if (is_parameter) {
+    while (!out.empty() && is_cv(out.back())) out.pop_back();
+  }
+  return compact_join(out);
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Parser
+
+struct Scope {
+  enum Kind { Namespace, Class, Linkage } kind;  // Linkage: extern "C" { } or extern "C++" { }
+  std::string name;
+  std::vector<std::string> template_params;
+  size_t class_entity = SIZE_MAX;  // the ClassDefinition entity, for the key function
+  bool key_found = false;
+  bool c_linkage = false;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> toks) : t_(std::move(toks)) {}
+
+  std::vector<Entity> run() {
+    while (i_ < t_.size()) {
+      size_t before = i_;
+      declaration();
+      if (i_ == before) ++i_;  // never stall on a token nothing understood
+    }
+    return std::move(out_);
+  }
+
+ private:
+  bool at(std::string_view text, size_t k = 0) const { return i_ + k < t_.size() && t_[i_ + k].text == text; }
+  bool is(size_t k, std::string_view text) const { return k < t_.size() && t_[k].text == text; }
+  bool ident(size_t k) const { return k < t_.size() && t_[k].kind == Tok::Ident; }
+
+  // Index just past the bracket group starting at k (t_[k] is the opener).
+  size_t skip_group(size_t k) const {
+    std::string_view open = t_[k].text;
+    std::string_view close = open == "(" ? ")" : open == "[" ? "]" : open == "{" ? "}" : ">";
+    int depth = 0;
+    for (; k < t_.size(); ++k) {
+      if (t_[k].kind != Tok::Punct) continue;
+      if (t_[k].text == open) ++depth;
+      if (t_[k].text == close && --depth == 0) return k + 1;
+      // A '<' group cannot contain these: it was a less-than after all.
+      if (open == "<" && (t_[k].text == ";" || t_[k].text == "{" || t_[k].text == "}")) return k;
+    }
+    return t_.size();
+  }
+
+  std::string prefix() const {
+    std::string p;
+    for (const auto& s : scopes_)
+      if (s.kind != Scope::Linkage) p += s.name + "::";
+    return p;
+  }
+  bool in_extern_c() const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      if (it->kind == Scope::Linkage) return it->c_linkage;
+    return false;
+  }
+  Scope* current_class() {
+    return !scopes_.empty() && scopes_.back().kind == Scope::Class ? &scopes_.back() : nullptr;
+  }
+  std::vector<std::string> scope_template_params() const {
+    std::vector<std::string> all;
+    for (const auto& s : scopes_) all.insert(all.end(), s.template_params.begin(), s.template_params.end());
+    return all;
+  }
+
+  std::string text(size_t from, size_t to) const {
+    std::string out;
+    for (size_t k = from; k < to && k < t_.size(); ++k) {
+      if (!out.empty() && ident_char(out.back()) && ident_char(t_[k].text[0])) out += ' ';
+      out += t_[k].text;
+    }
+    return out;
+  }
+
+  void skip_statement() {
+    while (i_ < t_.size()) {
+      const auto& tk = t_[i_];
+      if (tk.kind == Tok::Punct && (tk.text == "(" || tk.text == "[" || tk.text == "{")) {
+        bool brace = tk.text == "{";
+        i_ = skip_group(i_);
+        if (brace && !at(";") && !at(",") && !at("=")) return;  // a body ends the statement
+        continue;
+      }
+      if (tk.text == ";" ) {
+        ++i_;
+        return;
+      }
+      if (tk.text == "}") return;  // leave the scope's closer to the caller
+      ++i_;
+    }
+  }
+
+  std::vector<std::string> template_parameter_names(size_t open, size_t close) const {
+    std::vector<std::string> names;
+    size_t start = open + 1;
+    int depth = 0;
+    for (size_t k = open + 1; k <= close && k < t_.size(); ++k) {
+      const auto& tx = t_[k].text;
+      if (tx == "<" || tx == "(") ++depth;
+      if ((tx == ">" || tx == ")") && depth > 0 && k != close) --depth;
+      if ((depth == 0 && tx == ",") || k == close) {
+        size_t end = k;
+        for (size_t m = start; m < k; ++m)
+          if (t_[m].text == "=") {
+            end = m;
+            break;
+          }
+        for (size_t m = end; m-- > start;) {
+          if (t_[m].kind == Tok::Ident && t_[m].text != "typename" && t_[m].text != "class") {
+            names.emplace_back(t_[m].text);
+            break;
+          }
+          if (t_[m].text != "...") break;
+        }
+        start = k + 1;
+      }
+    }
+    return names;
+  }
+
+  void declaration() {
+    const Token& tk = t_[i_];
+    if (tk.text == ";") {
+      ++i_;
+      return;
+    }
+    if (tk.text == "}") {
+      ++i_;
+      if (!scopes_.empty()) scopes_.pop_back();
+      return;
+    }
+    if (tk.kind == Tok::Ident) {
+      if (tk.text == "namespace") return namespace_decl();
+      if (tk.text == "inline" && at("namespace", 1)) {
+        ++i_;
+        return namespace_decl();
+      }
+      if (tk.text == "extern" && i_ + 1 < t_.size() && t_[i_ + 1].kind == Tok::String &&
+          (t_[i_ + 1].text == "\"C\"" || t_[i_ + 1].text == "\"C++\"")) {
+        bool c = t_[i_ + 1].text == "\"C\"";
+        i_ += 2;
+        if (at("{")) {
+          ++i_;
+          Scope linkage{Scope::Linkage, "", {}};
+          linkage.c_linkage = c;
+          scopes_.push_back(std::move(linkage));
+          return;
+        }
+        pending_extern_c_ = c;
+        return;
+      }
+      if ((tk.text == "public" || tk.text == "private" || tk.text == "protected") && at(":", 1)) {
+        i_ += 2;
+        return;
+      }
+      if (tk.text == "template") return template_decl();
+      if (tk.text == "using") return using_decl();
+      if (tk.text == "typedef") return typedef_decl();
+      if (tk.text == "static_assert" || tk.text == "friend" || tk.text == "asm" || tk.text == "__asm__") {
+        skip_statement();
+        return;
+      }
+      if (tk.text == "enum") {
+        skip_statement();
+        return;
+      }
+      if ((tk.text == "class" || tk.text == "struct" || tk.text == "union") && class_decl()) return;
+    }
+    statement();
+  }
+
+  void namespace_decl() {
+    ++i_;  // "namespace"
+    std::vector<std::string> names;
+    while (ident(i_)) {
+      if (t_[i_].text == "inline") {
+        ++i_;
+        continue;
+      }
+      names.emplace_back(t_[i_].text);
+      ++i_;
+      if (at("::")) ++i_;
+    }
+    while (i_ < t_.size() && t_[i_].text == "__attribute__") i_ = skip_group(i_ + 1);
+    if (!at("{")) {  // namespace alias or garbage
+      skip_statement();
+      return;
+    }
+    ++i_;
+    if (names.empty()) names.push_back("(anonymous namespace)");
+    // "namespace a::b {" opens two scopes that one "}" closes: merge them into one scope name.
+    std::string joined;
+    for (size_t k = 0; k < names.size(); ++k) joined += (k ? "::" : "") + names[k];
+    scopes_.push_back({Scope::Namespace, joined, {}});
+  }
+
+  void template_decl() {
+    ++i_;  // "template"
+    if (at("<")) {
+      size_t close = skip_group(i_);
+      pending_template_ = template_parameter_names(i_, close - 1);
+      pending_is_template_ = !pending_template_.empty();
+      pending_specialization_ = pending_template_.empty();
+      i_ = close;
+      // template <...> class X ...; or a function
+      if (i_ < t_.size() && (t_[i_].text == "class" || t_[i_].text == "struct" || t_[i_].text == "union")) {
+        if (class_decl()) return;
+      }
+      if (at("using") || at("typedef")) {
+        skip_statement();
+        clear_pending();
+        return;
+      }
+      statement();
+      return;
+    }
+    // Explicit instantiation: "template void f<int>(...);", "template class X<float>;"
+    if (i_ < t_.size() && (t_[i_].text == "class" || t_[i_].text == "struct")) {
+      size_t start = i_ + 1;
+      size_t k = start;
+      while (k < t_.size() && t_[k].text != ";" && t_[k].text != "{") ++k;
+      if (k < t_.size() && t_[k].text == ";") {
+        Entity e;
+        e.kind = EntityKind::ClassInstantiation;
+        e.line = t_[i_].line;
+        std::string name = text(start, k);
+        auto lt = name.find('<');
+        e.qualified = prefix() + name.substr(0, lt);
+        if (lt != std::string::npos) e.template_args = normalize_args(name.substr(lt + 1, name.size() - lt - 2));
+        out_.push_back(std::move(e));
+        i_ = k + 1;
+        return;
+      }
+    }
+    pending_instantiation_ = true;
+    statement();
+  }
+
+  std::string normalize_args(const std::string& inside) {
+    std::vector<std::string> args;
+    int depth = 0;
+    size_t start = 0;
+    for (size_t k = 0; k <= inside.size(); ++k) {
+      char c = k < inside.size() ? inside[k] : ',';
+      if (c == '<' || c == '(') ++depth;
+      if ((c == '>' || c == ')') && depth > 0) --depth;
+      if (depth == 0 && c == ',') {
+        args.push_back(normalize_type(std::string_view(inside).substr(start, k - start), false));
+        start = k + 1;
+      }
+    }
+    return join_list(args);
+  }
+
+  void clear_pending() {
+    pending_template_.clear();
+    pending_is_template_ = false;
+    pending_specialization_ = false;
+    pending_instantiation_ = false;
+    pending_extern_c_ = false;
+  }
+
+  void using_decl() {
+    size_t start = i_;
+    if (ident(i_ + 1) && at("=", 2)) {
+      Entity e;
+      e.kind = EntityKind::Alias;
+      e.line = t_[i_].line;
+      e.qualified = prefix() + std::string(t_[i_ + 1].text);
+      size_t k = i_ + 3;
+      size_t end = k;
+      while (end < t_.size() && t_[end].text != ";") ++end;
+      e.extra = normalize_type(text(k, end), false);
+      out_.push_back(std::move(e));
+      i_ = std::min(t_.size(), end + 1);
+      clear_pending();
+      return;
+    }
+    i_ = start;
+    skip_statement();
+    clear_pending();
+  }
+
+  void typedef_decl() {
+    size_t start = ++i_;
+    size_t end = start;
+    while (end < t_.size() && t_[end].text != ";" && t_[end].text != "{") ++end;
+    if (end < t_.size() && t_[end].text == ";" && end - start >= 2 && ident(end - 1) && t_[end - 2].text != "(") {
+      Entity e;
+      e.kind = EntityKind::Alias;
+      e.line = t_[start].line;
+      e.qualified = prefix() + std::string(t_[end - 1].text);
+      e.extra = normalize_type(text(start, end - 1), false);
+      out_.push_back(std::move(e));
+      i_ = end + 1;
+      return;
+    }
+    i_ = start;
+    skip_statement();
+  }
+
+  // class/struct/union head. Returns false when it is not a definition or forward declaration
+  // (e.g. "struct stat st;"), leaving the statement to the general path.
+  bool class_decl() {
+    size_t k = i_ + 1;
+    while (k < t_.size() && (t_[k].text == "__attribute__" || t_[k].text == "alignas" || t_[k].text == "[")) {
+      k = t_[k].text == "[" ? skip_group(k) : skip_group(k + 1);
+    }
+    // Export macros before the name: "class TORCH_API Foo".
+    while (ident(k) && ident(k + 1) && t_[k + 1].text != "final") ++k;
+    if (!ident(k)) {
+      if (is(k, "{")) {  // anonymous struct/union: skip as a statement
+        return false;
+      }
+      return false;
+    }
+    std::string name(t_[k].text);
+    size_t after = k + 1;
+    while (is(after, "::") && ident(after + 1)) {  // out-of-line nested class definition
+      name += "::" + std::string(t_[after + 1].text);
+      after += 2;
+    }
+    if (is(after, "<")) after = skip_group(after);  // specialisation arguments
+    if (is(after, "final")) ++after;
+    if (is(after, ";")) {  // forward declaration
+      i_ = after + 1;
+      clear_pending();
+      return true;
+    }
+    if (is(after, ":")) {
+      while (after < t_.size() && t_[after].text != "{" && t_[after].text != ";") {
+        after = t_[after].text == "<" ? skip_group(after) : after + 1;
+      }
+    }
+    if (!is(after, "{")) return false;
+    Entity e;
+    e.kind = EntityKind::ClassDefinition;
+    e.line = t_[k].line;
+    e.qualified = prefix() + name;
+    e.is_template = pending_is_template_;
+    e.template_params = join_list(pending_template_);
+    out_.push_back(std::move(e));
+    Scope s{Scope::Class, name, pending_template_};
+    s.class_entity = out_.size() - 1;
+    scopes_.push_back(std::move(s));
+    i_ = after + 1;
+    clear_pending();
+    return true;
+  }
+
+  // The general statement: a function or variable declaration/definition, or something to skip.
+  void statement() {
+    size_t start = i_;
+    bool extern_c = pending_extern_c_ || in_extern_c();
+    std::vector<std::string> tparams = pending_template_;
+    bool is_template = pending_is_template_ || current_template_scope();
+    bool instantiation = pending_instantiation_;
+    clear_pending();
+
+    // Find the end: ';' or a body '{' at depth 0, and the first top-level '(' before any '='.
+    size_t k = start, paren = SIZE_MAX, eq = SIZE_MAX;
+    int angle = 0;
+    while (k < t_.size()) {
+      const auto& tx = t_[k].text;
+      if (t_[k].kind == Tok::Punct) {
+        if (tx == ";" || tx == "}") break;
+        if (tx == "{") break;
+        if (tx == "=" && eq == SIZE_MAX && paren == SIZE_MAX && angle == 0) eq = k;
+        if (tx == "<" && paren == SIZE_MAX && eq == SIZE_MAX && k > start && ident(k - 1) &&
+            t_[k - 1].text != "operator") {
+          ++angle;
+        } else if (tx == ">" && angle > 0 && paren == SIZE_MAX) {
+          --angle;
+        }
+        if (tx == "(") {
+          if (paren == SIZE_MAX && eq == SIZE_MAX && angle == 0) {
+            // "operator()" names the function; its parameter list is the next group.
+            if (k > start && t_[k - 1].text == "operator" && is(k + 1, ")")) {
+              k += 2;
+              continue;
+            }
+            paren = k;
+          }
+          k = skip_group(k);
+          continue;
+        }
+        if (tx == "[") {
+          k = skip_group(k);
+          continue;
+        }
+      }
+      ++k;
+    }
+    if (paren != SIZE_MAX) {
+      function_statement(start, paren, extern_c, tparams, is_template, instantiation);
+    } else {
+      variable_statement(start, k, eq, extern_c);
+    }
+  }
+
+  bool current_template_scope() const {
+    for (const auto& s : scopes_)
+      if (!s.template_params.empty()) return true;
+    return false;
+  }
+
+  static bool is_decl_keyword(std::string_view w) {
+    return w == "static" || w == "inline" || w == "constexpr" || w == "virtual" || w == "explicit" ||
+           w == "extern" || w == "__global__" || w == "__device__" || w == "__host__" ||
+           w == "__forceinline__" || w == "__inline__" || w == "consteval" || w == "thread_local" ||
+           w == "__noinline__";
+  }
+
+  void function_statement(size_t start, size_t paren, bool extern_c, std::vector<std::string> tparams,
+                          bool is_template, bool instantiation) {
+    // Declarator: walk back from '(' over "name", "operator ...", "~name", "<args>" and "A::".
+    size_t d = paren;
+    std::string name;
+    std::string targs;
+    size_t op = SIZE_MAX;
+    for (size_t m = start; m < paren; ++m)
+      if (t_[m].text == "operator") op = m;
+    if (op != SIZE_MAX) {
+      name = "operator" + text(op + 1, paren);
+      if (name.size() > 8 && ident_char(name[8])) name.insert(8, " ");  // conversion: "operator bool"
+      d = op;
+    } else {
+      if (d > start && t_[d - 1].text == ">") {  // f<int>(...)
+        int depth = 0;
+        size_t m = d;
+        while (m-- > start) {
+          if (t_[m].text == ">") ++depth;
+          if (t_[m].text == "<" && --depth == 0) break;
+        }
+        if (m > start && m < d && ident(m - 1)) {
+          targs = normalize_args(text(m + 1, d - 1));
+          d = m;
+        }
+      }
+      if (d == start || !ident(d - 1)) {
+        skip_rest(paren);
+        return;
+      }
+      name = std::string(t_[d - 1].text);
+      --d;
+      if (d > start && t_[d - 1].text == "~") {
+        name = "~" + name;
+        --d;
+      }
+    }
+    // Qualifiers "A::B<T>::"
+    std::vector<std::string> quals;
+    while (d >= start + 2 && t_[d - 1].text == "::") {
+      size_t m = d - 1;
+      if (m > start && t_[m - 1].text == ">") {
+        int depth = 0;
+        while (m-- > start) {
+          if (t_[m].text == ">") ++depth;
+          if (t_[m].text == "<" && --depth == 0) break;
+        }
+      }
+      if (m == start || !ident(m - 1)) break;
+      quals.insert(quals.begin(), std::string(t_[m - 1].text));
+      d = m - 1;
+    }
+    if (d == start && quals.size() == 1 && start > 0 && t_[start - 1].text == "::") {
+      // leading global "::name" - fine
+    }
+    // What precedes the declarator: return type and specifiers.
+    bool has_type = false, is_inline = false, is_virtual = false, is_extern = false;
+    for (size_t m = start; m < d; ++m) {
+      std::string_view w = t_[m].text;
+      if (w == "inline" || w == "constexpr" || w == "__forceinline__" || w == "__inline__") is_inline = true;
+      else if (w == "virtual") is_virtual = true;
+      else if (w == "extern") is_extern = true;
+      if (!is_decl_keyword(w)) has_type = true;
+    }
+    Scope* cls = current_class();
+    bool ctor_like = name[0] == '~' || name.rfind("operator", 0) == 0 ||
+                     (cls && quals.empty() && name == cls->name) || (!quals.empty() && quals.back() == name);
+    if (!has_type && !ctor_like) {  // a macro invocation such as REGISTER_DISPATCH(...)
+      skip_rest(paren);
+      return;
+    }
+    if (d > start && t_[d - 1].text == "(") {  // "void (*fp)(int)": a variable of function type
+      skip_rest(paren);
+      return;
+    }
+    (void)is_extern;
+    size_t close = skip_group(paren);
+    std::vector<std::string> params;
+    {
+      size_t ps = paren + 1;
+      int depth = 0;
+      for (size_t m = paren + 1; m < close; ++m) {
+        const auto& tx = t_[m].text;
+        if (tx == "(" || tx == "<" || tx == "[" || tx == "{") ++depth;
+        if ((tx == ")" || tx == ">" || tx == "]" || tx == "}") && depth > 0 && m + 1 != close) --depth;
+        if ((depth == 0 && tx == ",") || m + 1 == close) {
+          size_t pe = m + 1 == close ? m : m;
+          std::string p = normalize_type(text(ps, pe), true);
+          if (!p.empty() && p != "void") params.push_back(p);
+          ps = m + 1;
+        }
+      }
+    }
+    // After the parameters: qualifiers, "= 0", a body, a ctor initializer list.
+    size_t k = close;
+    bool const_method = false, pure = false, body = false, defaulted = false;
+    while (k < t_.size()) {
+      const auto& tx = t_[k].text;
+      if (tx == ";") {
+        ++k;
+        break;
+      }
+      if (tx == "{") {
+        body = true;
+        k = skip_group(k);
+        break;
+      }
+      if (tx == "}") break;
+      if (tx == "const") const_method = true;
+      if (tx == "=" && is(k + 1, "0")) pure = true;
+      if (tx == "=" && (is(k + 1, "default") || is(k + 1, "delete"))) defaulted = true;
+      if (tx == "(" || tx == "[") {
+        k = skip_group(k);
+        continue;
+      }
+      if (tx == ":" && !body) {  // constructor initializer list
+        ++k;
+        while (k < t_.size()) {
+          if (t_[k].text == "(" ) {
+            k = skip_group(k);
+            continue;
+          }
+          if (t_[k].text == "{") {
+            bool brace_init = k > 0 && (ident(k - 1) || t_[k - 1].text == ">");
+            if (brace_init) {
+              k = skip_group(k);
+              continue;
+            }
+            break;
+          }
+          if (t_[k].text == ";" || t_[k].text == "}") break;
+          ++k;
+        }
+        continue;
+      }
+      ++k;
+    }
+    i_ = k;
+    if (defaulted) return;
+
+    Entity e;
+    e.line = t_[paren].line;
+    std::string qual;
+    for (const auto& q : quals) qual += q + "::";
+    e.qualified = prefix() + qual + name;
+    e.params = join_list(params);
+    e.const_method = const_method;
+    e.extern_c = extern_c;
+    std::vector<std::string> all_tparams = scope_template_params();
+    all_tparams.insert(all_tparams.end(), tparams.begin(), tparams.end());
+    e.template_params = join_list(all_tparams);
+    e.is_template = is_template && !instantiation;
+    e.template_args = targs;
+    e.is_inline = is_inline || (body && cls != nullptr);
+    if (instantiation) {
+      e.kind = EntityKind::ExplicitInstantiation;
+    } else if (body) {
+      e.kind = EntityKind::FunctionDefinition;
+    } else {
+      e.kind = EntityKind::FunctionDeclaration;
+    }
+    // The key function (Itanium ABI): the first non-pure, non-inline virtual function declared,
+    // not defined, in the class body. Its definition's file emits the vtable.
+    if (cls && !cls->key_found && is_virtual && !pure && !body && !is_inline && cls->class_entity < out_.size()) {
+      out_[cls->class_entity].extra = name + "(" + e.params + ")";
+      cls->key_found = true;
+    }
+    out_.push_back(std::move(e));
+  }
+
+  void skip_rest(size_t from) {
+    i_ = from;
+    skip_statement();
+  }
+
+  void variable_statement(size_t start, size_t end, size_t eq, bool extern_c) {
+    // end: ';', '{' or '}' (t_[end]); eq: first top-level '='.
+    size_t name_end = eq != SIZE_MAX ? eq : end;
+    bool brace_init = end < t_.size() && t_[end].text == "{" && eq == SIZE_MAX;
+    size_t last = name_end;
+    while (last > start && t_[last - 1].text == "]") {
+      size_t m = last - 1;
+      int depth = 0;
+      while (m-- > start) {
+        if (t_[m].text == "]") ++depth;
+        if (t_[m].text == "[" && depth-- == 0) break;
+      }
+      last = m;
+    }
+    bool ok = last > start + 1 && ident(last - 1);
+    std::string name = ok ? std::string(t_[last - 1].text) : "";
+    std::vector<std::string> quals;
+    size_t d = last - (ok ? 1 : 0);
+    while (ok && d >= start + 2 && t_[d - 1].text == "::" && ident(d - 2)) {
+      quals.insert(quals.begin(), std::string(t_[d - 2].text));
+      d -= 2;
+    }
+    bool is_extern = false, is_static = false, has_type = false, is_inline = false;
+    for (size_t m = start; m < d; ++m) {
+      auto w = t_[m].text;
+      if (w == "extern") is_extern = true;
+      if (w == "static") is_static = true;
+      if (w == "inline" || w == "constexpr") is_inline = true;
+      if (!is_decl_keyword(w) && w != "const" && w != "mutable") has_type = true;
+    }
+    // Skip to the end of the statement (initialisers may contain braces).
+    i_ = end;
+    if (i_ < t_.size() && t_[i_].text == "{") {
+      i_ = skip_group(i_);
+      while (i_ < t_.size() && t_[i_].text != ";" && t_[i_].text != "}") ++i_;
+      if (at(";")) ++i_;
+    } else if (at(";")) {
+      ++i_;
+    }
+    if (!ok || !has_type || name == "operator") return;
+    if (ident_start(name[0]) && std::isupper(static_cast<unsigned char>(name[0])) && d == start + 1 &&
+        !brace_init && eq == SIZE_MAX) {
+      // "FOO BAR;" is as likely a macro as a variable; keep it, it only costs an index entry.
+    }
+    Entity e;
+    e.line = t_[last - 1].line;
+    std::string qual;
+    for (const auto& q : quals) qual += q + "::";
+    e.qualified = prefix() + qual + name;
+    e.extern_c = extern_c;
+    e.is_inline = is_inline;
+    Scope* cls = current_class();
+    bool declaration = is_extern && eq == SIZE_MAX && !brace_init;
+    if (cls && is_static && !is_inline) declaration = true;  // static data member declared in the class
+    if (cls && !is_static) return;                          // non-static data members have no symbol
+    e.kind = declaration ? EntityKind::VariableDeclaration : EntityKind::VariableDefinition;
+    std::vector<std::string> tp = scope_template_params();
+    e.template_params = join_list(tp);
+    e.is_template = !tp.empty();
+    out_.push_back(std::move(e));
+  }
+
+  std::vector<Token> t_;
+  size_t i_ = 0;
+  std::vector<Scope> scopes_;
+  std::vector<Entity> out_;
+  std::vector<std::string> pending_template_;
+  bool pending_is_template_ = false;
+  bool pending_specialization_ = false;
+  bool pending_instantiation_ = false;
+  bool pending_extern_c_ = false;
+};
+
+}  // namespace
+
+std::vector<Entity> scan_source(std::string_view text) { return Parser(lex(text)).run(); }
+
+}  // namespace mlc::source

@@ -1,0 +1,56 @@
+// A tolerant declaration scanner for C, C++, CUDA and MUSA sources. It tracks namespace and class
+// scopes and extern "C", skips function bodies, and records what an undefined symbol could have come
+// from: function definitions and declarations, explicit instantiations, variables and static data
+// members, classes (with their key function, for vtables), and type aliases. Code it cannot parse
+// is skipped, never fatal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlc::source {
+
+enum class EntityKind : uint8_t {
+  FunctionDefinition,
+  FunctionDeclaration,
+  ExplicitInstantiation,
+  VariableDefinition,
+  VariableDeclaration,
+  ClassDefinition,
+  ClassInstantiation,
+  Alias,
+};
+const char* to_string(EntityKind kind);
+
+// Lists inside an Entity are joined with this separator (keeps the index compact).
+inline constexpr char kListSep = '\x1f';
+
+struct Entity {
+  EntityKind kind = EntityKind::FunctionDeclaration;
+  uint32_t line = 0;
+  bool is_template = false;  // a template, not an instantiation of one
+  bool is_inline = false;    // defined in a class body, or declared inline/constexpr
+  bool extern_c = false;
+  bool const_method = false;
+  std::string qualified;        // "at::musa::cub::exclusive_sum_in_common_type"
+  std::string params;           // normalized parameter types, kListSep-joined
+  std::string template_params;  // template parameter names in scope, kListSep-joined
+  std::string template_args;    // explicit instantiation/specialisation arguments, normalized
+  std::string extra;            // ClassDefinition: key function "name(params)"; Alias: normalized target
+  std::string_view name() const;  // last component of `qualified`
+};
+
+std::vector<Entity> scan_source(std::string_view text);
+
+// The canonical, compact spelling of a type used for comparisons: typedefs of fixed-width integers
+// resolved (int64_t -> long, size_t -> unsigned long), cv-qualifiers after what they qualify, names
+// reduced to their last component, no spaces except between two words. For a parameter, the
+// parameter name, a default value and a top-level const are dropped.
+std::string normalize_type(std::string_view type, bool is_parameter);
+
+std::vector<std::string> split_list(std::string_view joined);
+std::string join_list(const std::vector<std::string>& items);
+
+}  // namespace mlc::source

@@ -1,0 +1,184 @@
+// The declaration scanner on PyTorch-shaped code, and the demangled-name splitter on real symbols.
+#include <gtest/gtest.h>
+
+#include "demangle/symbol_name.h"
+#include "source/scanner.h"
+
+namespace mlc {
+namespace {
+
+using source::EntityKind;
+using source::scan_source;
+
+const source::Entity* find(const std::vector<source::Entity>& es, const std::string& qualified, EntityKind kind) {
+  for (const auto& e : es)
+    if (e.qualified == qualified && e.kind == kind) return &e;
+  return nullptr;
+}
+
+TEST(Scanner, namespaces_templates_and_explicit_instantiations) {
+  const char* code = R"(
+#include <cub/cub.cuh>
+#define AT_INSTANTIATE(T) \
+  template void f<T>(T);
+namespace at { namespace cuda { namespace cub {
+template <typename input_t, typename output_t>
+void exclusive_sum_in_common_type(const input_t *input, output_t *output, int64_t num_items) {
+  auto x = [&](int a) { return a < 2; };
+  if (x(1)) { output[0] = input[0]; }
+}
+template void exclusive_sum_in_common_type(const int32_t *input, int32_t *output, int64_t num_items);
+template void exclusive_sum_in_common_type<int64_t, int64_t>(const int64_t*, int64_t*, int64_t);
+}}}  // namespace at::cuda::cub
+)";
+  auto es = scan_source(code);
+  const auto* def = find(es, "at::cuda::cub::exclusive_sum_in_common_type", EntityKind::FunctionDefinition);
+  ASSERT_NE(def, nullptr);
+  EXPECT_TRUE(def->is_template);
+  EXPECT_EQ(def->line, 7u);
+  EXPECT_EQ(source::split_list(def->params), (std::vector<std::string>{"input_t const*", "output_t*", "long"}));
+  EXPECT_EQ(source::split_list(def->template_params), (std::vector<std::string>{"input_t", "output_t"}));
+  int inst = 0;
+  for (const auto& e : es) {
+    if (e.kind != EntityKind::ExplicitInstantiation) continue;
+    ++inst;
+    EXPECT_FALSE(e.is_template);
+    if (e.line == 11) {
+      EXPECT_EQ(source::split_list(e.params), (std::vector<std::string>{"int const*", "int*", "long"}));
+    }
+    if (e.line == 12) {
+      EXPECT_EQ(source::split_list(e.template_args), (std::vector<std::string>{"long", "long"}));
+    }
+  }
+  EXPECT_EQ(inst, 2);
+}
+
+TEST(Scanner, classes_members_ctors_operators_and_key_functions) {
+  const char* code = R"(
+namespace c10 {
+namespace impl { inline namespace v1 {
+class TORCH_API Widget : public Base<int> {
+ public:
+  Widget(int a, std::string name = "x") : a_(a), b_{2} {}
+  ~Widget() override;
+  virtual void run() const;
+  virtual void pure() = 0;
+  bool operator()(const Widget& other) const;
+  operator bool() const { return true; }
+  static int counter;
+  static constexpr int kMax = 3;
+ private:
+  int a_;
+};
+}}
+int impl::Widget::counter = 0;
+void impl::Widget::run() const {}
+impl::Widget::~Widget() {}
+REGISTER_DISPATCH(add_stub, &add_kernel);
+extern "C" {
+int c_function(void* p, size_t n);
+}
+extern "C" int single_c(void);
+namespace {
+void hidden_helper(long x) {}
+}
+using IntArrayRef = ArrayRef<int64_t>;
+typedef unsigned long long u64;
+}  // namespace c10
+)";
+  auto es = scan_source(code);
+  const auto* cls = find(es, "c10::impl::v1::Widget", EntityKind::ClassDefinition);
+  ASSERT_NE(cls, nullptr);
+  EXPECT_EQ(cls->extra, "run()");  // the key function: ~Widget is also virtual but declared first? no: override
+  const auto* ctor = find(es, "c10::impl::v1::Widget::Widget", EntityKind::FunctionDefinition);
+  ASSERT_NE(ctor, nullptr);
+  EXPECT_TRUE(ctor->is_inline);
+  EXPECT_EQ(source::split_list(ctor->params), (std::vector<std::string>{"int", "string"}));
+  EXPECT_NE(find(es, "c10::impl::v1::Widget::~Widget", EntityKind::FunctionDeclaration), nullptr);
+  const auto* call = find(es, "c10::impl::v1::Widget::operator()", EntityKind::FunctionDeclaration);
+  ASSERT_NE(call, nullptr);
+  EXPECT_TRUE(call->const_method);
+  EXPECT_EQ(call->params, "Widget const&");
+  EXPECT_NE(find(es, "c10::impl::v1::Widget::operator bool", EntityKind::FunctionDefinition), nullptr);
+  EXPECT_NE(find(es, "c10::impl::v1::Widget::counter", EntityKind::VariableDeclaration), nullptr);
+  const auto* counter_def = find(es, "c10::impl::Widget::counter", EntityKind::VariableDefinition);
+  ASSERT_NE(counter_def, nullptr);
+  EXPECT_EQ(counter_def->line, 18u);
+  EXPECT_NE(find(es, "c10::impl::Widget::run", EntityKind::FunctionDefinition), nullptr);
+  EXPECT_NE(find(es, "c10::impl::Widget::~Widget", EntityKind::FunctionDefinition), nullptr);
+  EXPECT_EQ(find(es, "c10::REGISTER_DISPATCH", EntityKind::FunctionDeclaration), nullptr);  // a macro call
+  const auto* cf = find(es, "c10::c_function", EntityKind::FunctionDeclaration);
+  ASSERT_NE(cf, nullptr);
+  EXPECT_TRUE(cf->extern_c);
+  EXPECT_EQ(cf->params, std::string("void*") + source::kListSep + "unsigned long");
+  EXPECT_TRUE(find(es, "c10::single_c", EntityKind::FunctionDeclaration)->extern_c);
+  EXPECT_NE(find(es, "c10::(anonymous namespace)::hidden_helper", EntityKind::FunctionDefinition), nullptr);
+  EXPECT_EQ(find(es, "c10::IntArrayRef", EntityKind::Alias)->extra, "ArrayRef<long>");
+  EXPECT_EQ(find(es, "c10::u64", EntityKind::Alias)->extra, "unsigned long long");
+}
+
+TEST(Scanner, broken_code_is_skipped_not_fatal) {
+  const char* code = "namespace a { void f( { ) } } } } class { ; template < void g(int); \"unterminated\n"
+                     "int ok_after(int x);\n/* never closed";
+  auto es = scan_source(code);  // must return
+  (void)es;
+  SUCCEED();
+}
+
+TEST(Scanner, normalize_type_matches_libiberty_spelling) {
+  using source::normalize_type;
+  EXPECT_EQ(normalize_type("const at::TensorIteratorBase& iter", true), "TensorIteratorBase const&");
+  EXPECT_EQ(normalize_type("int64_t gI_stride", true), "long");
+  EXPECT_EQ(normalize_type("const int64_t n", true), "long");
+  EXPECT_EQ(normalize_type("size_t", true), "unsigned long");
+  EXPECT_EQ(normalize_type("unsigned", true), "unsigned int");
+  EXPECT_EQ(normalize_type("long int x = 3", true), "long");
+  EXPECT_EQ(normalize_type("char const * const * argv", true), "char const*const*");  // compact: spaces only between words
+  EXPECT_EQ(normalize_type("float data[]", true), "float*");
+  EXPECT_EQ(normalize_type("std::function<void(int)> cb", true), "function<void(int)>");
+  // The demangled side goes through the same function.
+  EXPECT_EQ(normalize_type("at::TensorIteratorBase const&", true), "TensorIteratorBase const&");
+  EXPECT_EQ(normalize_type("c10::ArrayRef<long>", true), "ArrayRef<long>");
+}
+
+TEST(SymbolName, splits_functions_templates_and_specials) {
+  auto s = demangle::parse_symbol("_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l");
+  EXPECT_EQ(s.kind, demangle::NameKind::Function);
+  EXPECT_EQ(s.qualified(), "at::musa::cub::exclusive_sum_in_common_type");
+  EXPECT_EQ(s.template_args, (std::vector<std::string>{"int", "int"}));
+  EXPECT_EQ(s.return_type, "void");
+  EXPECT_EQ(s.params, (std::vector<std::string>{"int const*", "int*", "long"}));
+
+  auto g = demangle::parse_symbol("_ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll");
+  EXPECT_EQ(g.qualified(), "at::native::launch_glu_backward_kernel");
+  EXPECT_FALSE(g.return_type.has_value());
+  EXPECT_EQ(g.params, (std::vector<std::string>{"at::TensorIteratorBase const&", "long", "long"}));
+
+  auto ctor = demangle::parse_symbol("_ZN2at18_GeneratorRegisterC1ESt8functionIFNS_9GeneratorEvEE");
+  EXPECT_TRUE(ctor.is_constructor);
+  EXPECT_EQ(ctor.qualified(), "at::_GeneratorRegister::_GeneratorRegister");
+  EXPECT_EQ(ctor.params, (std::vector<std::string>{"std::function<at::Generator ()>"}));
+
+  auto vt = demangle::parse_symbol("_ZTVN3c1015VariableVersion14VersionCounterE");
+  EXPECT_EQ(vt.kind, demangle::NameKind::VTable);
+  EXPECT_EQ(vt.qualified(), "c10::VariableVersion::VersionCounter");
+
+  auto method = demangle::parse_symbol("_ZNK3c1010TensorImpl4sizeEl");
+  EXPECT_EQ(method.method_qualifiers, " const");
+  EXPECT_EQ(method.qualified(), "c10::TensorImpl::size");
+
+  auto op = demangle::parse_symbol("_ZN3c10lsERSoRKNS_6ScalarE");
+  EXPECT_EQ(op.name, "operator<<");
+  EXPECT_EQ(op.scopes, (std::vector<std::string>{"c10"}));
+
+  auto c = demangle::parse_symbol("musaMallocAsync");
+  EXPECT_EQ(c.kind, demangle::NameKind::CName);
+  EXPECT_EQ(c.name, "musaMallocAsync");
+
+  auto data = demangle::parse_symbol("_ZN3c106detail12kDefaultNameE");
+  EXPECT_EQ(data.kind, demangle::NameKind::Data);
+  EXPECT_EQ(data.qualified(), "c10::detail::kDefaultName");
+}
+
+}  // namespace
+}  // namespace mlc
