@@ -263,23 +263,30 @@ std::string normalize_type(std::string_view type, bool is_parameter) {
     if (out[i] == "unsigned" && !next_is_int_word) out.insert(out.begin() + i + 1, "int");
     if (out[i] == "signed" && i + 1 < out.size() && out[i + 1] == "int") out.erase(out.begin() + i);
   }
-  // cv-qualifiers after what they qualify: move a leading "const" past the first type unit.
-  while (!out.empty() && is_cv(out.front())) {
-    std::string cv = out.front();
-    out.erase(out.begin());
+  // cv-qualifiers after what they qualify: leading "const volatile" move past the first type unit
+  // (a run of builtin words such as "unsigned long", or a name with its template arguments).
+  size_t lead = 0;
+  while (lead < out.size() && is_cv(out[lead])) ++lead;
+  if (lead > 0 && lead < out.size()) {
+    std::vector<std::string> cvs(out.begin(), out.begin() + static_cast<long>(lead));
+    out.erase(out.begin(), out.begin() + static_cast<long>(lead));
     size_t unit = 0;
-    int d = 0;
-    while (unit < out.size()) {
-      const std::string& w = out[unit];
-      if (w == "<" || w == "(") ++d;
-      if ((w == ">" || w == ")") && d > 0) --d;
-      ++unit;
-      if (d == 0 && !(unit < out.size() && (is_builtin_word(out[unit]) && is_builtin_word(out[unit - 1])))) {
-        if (!(unit < out.size() && out[unit] == "<")) break;
+    if (is_builtin_word(out[0])) {
+      while (unit < out.size() && is_builtin_word(out[unit])) ++unit;
+    } else {
+      unit = 1;
+      if (unit < out.size() && out[unit] == "<") {
+        int d = 0;
+        for (; unit < out.size(); ++unit) {
+          if (out[unit] == "<") ++d;
+          if (out[unit] == ">" && --d == 0) {
+            ++unit;
+            break;
+          }
+        }
       }
     }
-    out.insert(out.begin() + unit, cv);
-    if (unit == 0) break;
+    out.insert(out.begin() + static_cast<long>(unit), cvs.begin(), cvs.end());
   }
   // A top-level const on a by-value parameter is not part of the signature.
   if (is_parameter) {

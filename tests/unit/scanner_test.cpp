@@ -136,6 +136,10 @@ TEST(Scanner, normalize_type_matches_libiberty_spelling) {
   EXPECT_EQ(normalize_type("char const * const * argv", true), "char const*const*");  // compact: spaces only between words
   EXPECT_EQ(normalize_type("float data[]", true), "float*");
   EXPECT_EQ(normalize_type("std::function<void(int)> cb", true), "function<void(int)>");
+  // Several leading cv-qualifiers move together (this once looped forever on PyTorch's sources).
+  EXPECT_EQ(normalize_type("const volatile int", false), "int const volatile");
+  EXPECT_EQ(normalize_type("const volatile std::vector<int>& v", true), "vector<int>const volatile&");
+  EXPECT_EQ(normalize_type("volatile const unsigned long long x", true), "unsigned long long");
   // The demangled side goes through the same function.
   EXPECT_EQ(normalize_type("at::TensorIteratorBase const&", true), "TensorIteratorBase const&");
   EXPECT_EQ(normalize_type("c10::ArrayRef<long>", true), "ArrayRef<long>");

@@ -1,0 +1,401 @@
+// Reads the build tree and the CMake sources. compile_commands.json and the File API say what was
+// compiled; the CMake reader says where each list lives, so a missing file can be put in the right one.
+#include "build/build_info.h"
+
+#include <dirent.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace mlc::build {
+namespace {
+
+std::optional<std::string> slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+std::string join(const std::string& dir, const std::string& rel) {
+  if (rel.empty()) return dir;
+  if (rel[0] == '/') return normalize_path(rel);
+  return normalize_path(dir + "/" + rel);
+}
+
+// ${VAR} expansion (nested references expanded inside-out); unknown variables become empty, as in CMake.
+std::string expand(const std::string& text, const std::map<std::string, std::string>& vars) {
+  std::string out = text;
+  for (int guard = 0; guard < 32; ++guard) {
+    size_t close = out.find('}');
+    size_t open = close == std::string::npos ? std::string::npos : out.rfind("${", close);
+    if (open == std::string::npos) break;
+    std::string name = out.substr(open + 2, close - open - 2);
+    auto it = vars.find(name);
+    out.replace(open, close - open + 1, it == vars.end() ? "" : it->second);
+  }
+  return out;
+}
+
+std::vector<std::string> split_semicolons(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ';') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+void walk(const std::string& dir, const std::function<void(const std::string&)>& on_file, int depth = 0) {
+  if (depth > 64) return;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> names;
+  while (dirent* de = readdir(d)) {
+    std::string n = de->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    std::string p = dir + "/" + n;
+    struct stat st;
+    if (stat(p.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) walk(p, on_file, depth + 1);
+    else if (S_ISREG(st.st_mode)) on_file(p);
+  }
+}
+
+std::vector<std::string> evaluate_glob(const std::string& pattern, bool recurse) {
+  std::vector<std::string> out;
+  if (!recurse) {
+    glob_t g{};
+    if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i)
+        if (!is_dir(g.gl_pathv[i])) out.push_back(normalize_path(g.gl_pathv[i]));
+    }
+    globfree(&g);
+    return out;
+  }
+  // GLOB_RECURSE "dir/*.mu": every matching file in dir and below.
+  size_t wild = pattern.find_first_of("*?[");
+  size_t slash = pattern.rfind('/', wild);
+  std::string base = slash == std::string::npos ? "." : pattern.substr(0, slash);
+  std::string rest = slash == std::string::npos ? pattern : pattern.substr(slash + 1);
+  walk(base, [&](const std::string& f) {
+    std::string rel = f.substr(base.size() + 1);
+    std::string name = rel.substr(rel.rfind('/') + 1);
+    if (fnmatch(rest.c_str(), rel.c_str(), 0) == 0 || fnmatch(rest.c_str(), name.c_str(), 0) == 0) {
+      out.push_back(normalize_path(f));
+    }
+  });
+  return out;
+}
+
+ListEntry make_entry(const CMakeArg& arg, const std::map<std::string, std::string>& vars, const std::string& cur_dir,
+                     bool glob_command, bool recurse) {
+  ListEntry e;
+  e.raw = arg.value;
+  e.line = arg.line;
+  e.begin = arg.begin;
+  e.end = arg.end;
+  for (const auto& piece : split_semicolons(expand(arg.value, vars))) {
+    std::string path = join(cur_dir, piece);
+    if (glob_command && has_wildcard(piece)) {
+      e.is_glob = true;
+      auto files = evaluate_glob(path, recurse);
+      e.files.insert(e.files.end(), files.begin(), files.end());
+    } else if (exists(path)) {
+      e.files.push_back(path);
+    } else if (!glob_command) {
+      e.files.push_back(path);  // add_library names it even if absent: CMake would fail at configure
+    }
+    // In file(GLOB), an explicit path that does not exist silently names nothing.
+  }
+  return e;
+}
+
+bool is_keyword(const std::string& a) {
+  static const std::set<std::string> kw = {"PRIVATE", "PUBLIC", "INTERFACE", "STATIC", "SHARED", "MODULE", "OBJECT",
+                                           "EXCLUDE_FROM_ALL", "CONFIGURE_DEPENDS", "LIST_DIRECTORIES",
+                                           "FOLLOW_SYMLINKS", "RELATIVE", "ALIAS", "IMPORTED", "GLOBAL", "PARENT_SCOPE",
+                                           "CACHE", "FORCE", "FILE_SET", "BASE_DIRS", "FILES", "TYPE", "HEADERS"};
+  return kw.count(a) > 0;
+}
+
+}  // namespace
+
+std::string normalize_path(const std::string& path) {
+  if (path.empty()) return path;
+  bool absolute = path[0] == '/';
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  std::string part;
+  while (std::getline(ss, part, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == ".." && !parts.empty() && parts.back() != "..") {
+      parts.pop_back();
+    } else if (!(part == ".." && absolute)) {
+      parts.push_back(part);
+    }
+  }
+  std::string out = absolute ? "/" : "";
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+  return out.empty() ? "." : out;
+}
+
+std::map<std::string, std::string> read_cmake_cache(const std::string& path, std::optional<InputError>& error) {
+  std::map<std::string, std::string> vars;
+  auto text = slurp(path);
+  if (!text) {
+    error = InputError{path, "cannot open CMakeCache.txt"};
+    return vars;
+  }
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#' || line.rfind("//", 0) == 0) continue;
+    size_t colon = line.find(':');
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    size_t name_end = colon != std::string::npos && colon < eq ? colon : eq;
+    std::string name = line.substr(0, name_end);
+    if (!name.empty() && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+    std::string value = line.substr(eq + 1);
+    if (!value.empty() && value.back() == '\r') value.pop_back();
+    vars[name] = value;
+  }
+  return vars;
+}
+
+std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& commands, const std::string& cmake_file,
+                                          std::map<std::string, std::string>& vars) {
+  std::vector<SourceList> lists;
+  std::string cur_dir = cmake_file.substr(0, cmake_file.rfind('/'));
+  vars["CMAKE_CURRENT_SOURCE_DIR"] = cur_dir;
+  vars["CMAKE_CURRENT_LIST_DIR"] = cur_dir;
+  for (const auto& cmd : commands) {
+    const auto& a = cmd.args;
+    SourceList list;
+    list.cmake_file = cmake_file;
+    list.command = cmd.name;
+    list.current_dir = cur_dir;
+    list.line = cmd.line;
+    list.close_paren = cmd.close_paren;
+    size_t first = 0;
+    bool glob_cmd = false, recurse = false;
+    if (cmd.name == "set" && a.size() >= 1) {
+      list.variable = a[0].value;
+      first = 1;
+      std::string value;
+      for (size_t k = 1; k < a.size(); ++k) {
+        if (a[k].value == "CACHE" || a[k].value == "PARENT_SCOPE") break;
+        value += (value.empty() ? "" : ";") + expand(a[k].value, vars);
+      }
+      vars[list.variable] = value;
+    } else if (cmd.name == "list" && a.size() >= 2 && (a[0].value == "APPEND" || a[0].value == "PREPEND")) {
+      list.variable = a[1].value;
+      first = 2;
+      std::string value = vars[list.variable];
+      for (size_t k = 2; k < a.size(); ++k) value += (value.empty() ? "" : ";") + expand(a[k].value, vars);
+      vars[list.variable] = value;
+    } else if (cmd.name == "file" && a.size() >= 2 && (a[0].value == "GLOB" || a[0].value == "GLOB_RECURSE")) {
+      list.variable = a[1].value;
+      first = 2;
+      glob_cmd = true;
+      recurse = a[0].value == "GLOB_RECURSE";
+    } else if ((cmd.name == "add_library" || cmd.name == "musa_add_library" || cmd.name == "cuda_add_library" ||
+                cmd.name == "add_executable" || cmd.name == "target_sources") &&
+               !a.empty()) {
+      list.variable = a[0].value;
+      first = 1;
+    } else {
+      continue;
+    }
+    std::set<std::string> seen;
+    for (size_t k = first; k < a.size(); ++k) {
+      if (is_keyword(a[k].value)) {
+        if (a[k].value == "RELATIVE" || a[k].value == "LIST_DIRECTORIES") ++k;  // skip its value
+        continue;
+      }
+      if (list.command == "set" && (a[k].value == "CACHE" || a[k].value == "PARENT_SCOPE")) break;
+      ListEntry e = make_entry(a[k], vars, cur_dir, glob_cmd, recurse);
+      if (!seen.insert(e.raw).second) list.duplicates.push_back(e.raw);
+      list.entries.push_back(std::move(e));
+    }
+    if (glob_cmd) {
+      std::string value;
+      for (const auto& e : list.entries)
+        for (const auto& f : e.files) value += (value.empty() ? "" : ";") + f;
+      vars[list.variable] = value;
+    }
+    lists.push_back(std::move(list));
+  }
+  return lists;
+}
+
+bool BuildInfo::is_compiled(const std::string& abs_path) const { return compiled.count(normalize_path(abs_path)) > 0; }
+
+const TargetInfo* BuildInfo::target_for_artifact(const std::string& path) const {
+  std::string base = path.substr(path.rfind('/') + 1);
+  for (const auto& t : targets) {
+    for (const auto& a : t.artifacts) {
+      if (a == path || a.substr(a.rfind('/') + 1) == base) return &t;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+void read_compile_database(BuildInfo& info) {
+  std::string path = info.build_dir + "/compile_commands.json";
+  auto text = slurp(path);
+  if (!text) return;
+  auto doc = nlohmann::json::parse(*text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_array()) {
+    info.errors.push_back({path, "invalid JSON (expected an array of compile commands)"});
+    return;
+  }
+  info.has_compile_database = true;
+  for (const auto& entry : doc) {
+    if (!entry.is_object() || !entry.contains("file") || !entry["file"].is_string()) continue;
+    std::string dir = entry.value("directory", info.build_dir);
+    info.compiled.insert(join(dir, entry["file"].get<std::string>()));
+  }
+}
+
+// CMake File API (cmake-file-api(7)): reply/index-*.json -> codemodel-v2 -> one file per target.
+void read_file_api(BuildInfo& info) {
+  std::string reply = info.build_dir + "/.cmake/api/v1/reply";
+  std::string index;
+  if (DIR* d = opendir(reply.c_str())) {
+    while (dirent* de = readdir(d)) {
+      std::string n = de->d_name;
+      if (n.rfind("index-", 0) == 0 && n > index) index = n;  // the newest sorts last
+    }
+    closedir(d);
+  }
+  if (index.empty()) return;
+  auto parse = [&](const std::string& file) -> nlohmann::json {
+    auto text = slurp(reply + "/" + file);
+    if (!text) return nullptr;
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded()) {
+      info.errors.push_back({reply + "/" + file, "invalid JSON in the CMake File API reply"});
+      return nullptr;
+    }
+    return j;
+  };
+  auto idx = parse(index);
+  if (!idx.is_object()) return;
+  std::string codemodel;
+  for (const auto& obj : idx.value("objects", nlohmann::json::array()))
+    if (obj.value("kind", "") == "codemodel") codemodel = obj.value("jsonFile", "");
+  if (codemodel.empty()) return;
+  auto cm = parse(codemodel);
+  if (!cm.is_object() || !cm.contains("configurations") || cm["configurations"].empty()) return;
+  std::string top = cm.value("paths", nlohmann::json::object()).value("source", info.source_dir);
+  if (info.source_dir.empty()) info.source_dir = top;
+  for (const auto& t : cm["configurations"][0].value("targets", nlohmann::json::array())) {
+    auto tj = parse(t.value("jsonFile", ""));
+    if (!tj.is_object()) continue;
+    TargetInfo target;
+    target.name = tj.value("name", "");
+    target.type = tj.value("type", "");
+    for (const auto& a : tj.value("artifacts", nlohmann::json::array())) {
+      target.artifacts.push_back(join(info.build_dir, a.value("path", "")));
+    }
+    for (const auto& s : tj.value("sources", nlohmann::json::array())) {
+      std::string p = join(top, s.value("path", ""));
+      target.sources.push_back(p);
+      if (s.contains("compileGroupIndex")) info.compiled.insert(p);
+    }
+    if (tj.contains("link")) {
+      for (const auto& f : tj["link"].value("commandFragments", nlohmann::json::array())) {
+        target.link_fragments.push_back(f.value("fragment", ""));
+      }
+    }
+    if (tj.contains("backtraceGraph") && tj.contains("backtrace")) {
+      const auto& g = tj["backtraceGraph"];
+      size_t node = tj["backtrace"].get<size_t>();
+      if (node < g["nodes"].size()) {
+        const auto& n = g["nodes"][node];
+        size_t file = n.value("file", size_t{0});
+        if (file < g["files"].size()) target.cmake_file = join(top, g["files"][file].get<std::string>());
+        target.line = n.value("line", 0u);
+      }
+    }
+    info.targets.push_back(std::move(target));
+  }
+}
+
+}  // namespace
+
+BuildInfo read_build(const BuildOptions& options) {
+  BuildInfo info;
+  info.build_dir = options.build_dir.empty() ? "" : normalize_path(options.build_dir);
+  if (!info.build_dir.empty()) {
+    std::optional<InputError> err;
+    info.cache = read_cmake_cache(info.build_dir + "/CMakeCache.txt", err);
+    if (err) info.errors.push_back(*err);
+    if (auto it = info.cache.find("CMAKE_HOME_DIRECTORY"); it != info.cache.end()) info.source_dir = it->second;
+    read_compile_database(info);
+    read_file_api(info);
+  }
+  std::vector<std::string> files = options.cmake_lists;
+  if (files.empty() && !info.source_dir.empty()) {
+    walk(info.source_dir, [&](const std::string& f) {
+      if (f.size() >= 14 && f.compare(f.size() - 14, 14, "CMakeLists.txt") == 0 &&
+          (info.build_dir.empty() || f.rfind(info.build_dir + "/", 0) != 0)) {
+        files.push_back(f);
+      }
+    });
+  }
+  std::map<std::string, std::string> vars = info.cache;
+  vars["CMAKE_SOURCE_DIR"] = info.source_dir;
+  vars["PROJECT_SOURCE_DIR"] = info.source_dir;
+  vars["CMAKE_BINARY_DIR"] = info.build_dir;
+  vars["PROJECT_BINARY_DIR"] = info.build_dir;
+  for (const auto& f : files) {
+    std::string path = normalize_path(f);
+    auto text = slurp(path);
+    if (!text) {
+      info.errors.push_back({path, "cannot open"});
+      continue;
+    }
+    auto commands = parse_cmake(*text, path);
+    if (!commands) {
+      info.errors.push_back(commands.error());
+      continue;
+    }
+    info.cmake_files.push_back(path);
+    auto lists = find_source_lists(commands.value(), path, vars);
+    info.lists.insert(info.lists.end(), lists.begin(), lists.end());
+  }
+  return info;
+}
+
+}  // namespace mlc::build

@@ -1,0 +1,78 @@
+// What the build knows: CMakeCache.txt variables, the files compile_commands.json compiles, the
+// CMake File API's targets (sources, artifacts, link fragments), and the source lists written in
+// CMakeLists.txt files (set, list(APPEND), file(GLOB|GLOB_RECURSE), add_library,
+// musa_add_library, target_sources), each entry with its exact position for patching.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "build/cmake_lang.h"
+#include "common/result.h"
+
+namespace mlc::build {
+
+struct ListEntry {
+  std::string raw;                 // as written
+  std::vector<std::string> files;  // what it names on disk (globs evaluated; a missing explicit path names nothing)
+  bool is_glob = false;
+  uint32_t line = 0;
+  size_t begin = 0, end = 0;       // byte range in the CMake file
+};
+
+struct SourceList {
+  std::string variable;     // MU_SRCS, or the target name for add_library/target_sources
+  std::string cmake_file;   // absolute path
+  std::string command;      // set | list | file | add_library | musa_add_library | target_sources
+  std::string current_dir;  // CMAKE_CURRENT_SOURCE_DIR of that file
+  uint32_t line = 0;
+  std::vector<ListEntry> entries;
+  size_t close_paren = 0;   // where the command ends (an insertion point)
+  std::vector<std::string> duplicates;  // entries written twice (raw spelling)
+};
+
+struct TargetInfo {
+  std::string name;
+  std::string type;                   // SHARED_LIBRARY, ...
+  std::vector<std::string> artifacts;  // absolute paths
+  std::vector<std::string> sources;    // absolute paths
+  std::vector<std::string> link_fragments;
+  std::string cmake_file;             // where add_library()/musa_add_library() is written, when known
+  uint32_t line = 0;
+};
+
+struct BuildInfo {
+  std::string build_dir;
+  std::string source_dir;  // CMAKE_HOME_DIRECTORY
+  std::map<std::string, std::string> cache;
+  std::set<std::string> compiled;            // from compile_commands.json and the File API
+  bool has_compile_database = false;
+  std::vector<TargetInfo> targets;
+  std::vector<SourceList> lists;
+  std::vector<std::string> cmake_files;      // the CMakeLists.txt files read
+  std::vector<InputError> errors;            // unreadable or broken inputs (the rest is still used)
+
+  bool is_compiled(const std::string& abs_path) const;
+  const TargetInfo* target_for_artifact(const std::string& path) const;
+};
+
+struct BuildOptions {
+  std::string build_dir;                 // may be empty
+  std::vector<std::string> cmake_lists;  // explicit CMakeLists.txt files; default: all under the source dir
+};
+
+BuildInfo read_build(const BuildOptions& options);
+
+std::map<std::string, std::string> read_cmake_cache(const std::string& path, std::optional<InputError>& error);
+
+// Source lists of one CMake file, with ${VAR} expanded from `vars` (updated by set()/list()).
+std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& commands, const std::string& cmake_file,
+                                          std::map<std::string, std::string>& vars);
+
+// Lexical path normalisation ("a/./b/../c" -> "a/c"), no symlink resolution.
+std::string normalize_path(const std::string& path);
+
+}  // namespace mlc::build

@@ -1,0 +1,41 @@
+// torch_musa's porting rules: the flat JSON maps (CUDA name -> MUSA name) that the porting script
+// applies at identifier boundaries, their inverse (MUSA -> CUDA), and the path rules that turn an
+// original PyTorch file into its ported counterpart (native/cuda/X.cu -> native/musa/X.mu).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/result.h"
+
+namespace mlc::porting {
+
+struct PortingMap {
+  std::unordered_map<std::string, std::string> to_musa;   // identifiers: general, extra, dnn-naming
+  std::unordered_map<std::string, std::string> to_cuda;   // the inverse (general.json is one-to-one)
+  std::unordered_map<std::string, std::string> headers;   // include.json, dnn-header.json
+  std::vector<std::string> files;                         // the JSON files read
+  size_t entries() const { return to_musa.size() + headers.size(); }
+};
+
+// A directory of *.json (include*.json and *header*.json are header maps) or one file.
+// Errors (unreadable file, invalid JSON, a value that is not a string) name the file.
+Result<PortingMap> load_mapping(const std::string& path);
+
+// Replaces whole identifiers found in `map` (the porting script's text rule).
+std::string map_identifiers(std::string_view text, const std::unordered_map<std::string, std::string>& map);
+
+// MUSA spelling -> CUDA spelling of a qualified C++ name or a C name: inverse identifier map, then
+// "musa" scope components back to "cuda" (the `namespace cuda {` -> `namespace musa {` rule).
+std::string to_cuda_name(std::string_view musa_name, const PortingMap& map);
+
+// aten/src/ATen/native/cuda/SparseCUDATensor.cu -> aten/src/ATen/native/musa/SparseMUSATensor.mu
+std::string ported_path(std::string_view original);
+
+// Whether `ported` (relative) could have come from `original` (relative) by the path rules.
+bool is_port_of(std::string_view ported, std::string_view original);
+
+}  // namespace mlc::porting

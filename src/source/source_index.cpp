@@ -1,0 +1,278 @@
+// Index construction: walk the roots, reuse cached entities of unchanged files, scan the rest in
+// parallel (oneTBB), write the cache atomically. The cache is a private binary format versioned by
+// its first line; anything unexpected in it means "no cache", never an error.
+#include "source/source_index.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <tbb/parallel_for.h>
+
+namespace mlc::source {
+namespace {
+
+constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 2\n";
+
+bool has_suffix(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void walk(const std::string& dir, std::vector<SourceFile>& out, uint16_t root, int depth) {
+  if (depth > 64) return;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> names;
+  while (dirent* de = readdir(d)) {
+    if (de->d_name[0] == '.') continue;  // ., .., .git and other hidden entries
+    names.emplace_back(de->d_name);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    std::string p = dir + "/" + n;
+    struct stat st;
+    if (stat(p.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      walk(p, out, root, depth + 1);
+    } else if (S_ISREG(st.st_mode) && is_source_file(n)) {
+      out.push_back({p, static_cast<uint64_t>(st.st_size), st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, root});
+    }
+  }
+}
+
+bool read_whole(const std::string& path, std::string& out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return false;
+  }
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = read(fd, out.data() + got, out.size() - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);
+  close(fd);
+  return true;
+}
+
+// --- cache serialisation -------------------------------------------------------------------------
+
+void put_u64(std::string& b, uint64_t v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); }
+void put_str(std::string& b, const std::string& s) {
+  put_u64(b, s.size());
+  b += s;
+}
+
+struct Cursor {
+  const std::string& b;
+  size_t pos = 0;
+  bool ok = true;
+  uint64_t u64() {
+    if (pos + 8 > b.size()) return ok = false, 0;
+    uint64_t v;
+    std::memcpy(&v, b.data() + pos, 8);
+    pos += 8;
+    return v;
+  }
+  std::string str() {
+    uint64_t n = u64();
+    if (!ok || n > b.size() - pos) return ok = false, std::string();
+    std::string s = b.substr(pos, n);
+    pos += n;
+    return s;
+  }
+};
+
+struct CachedFile {
+  uint64_t size;
+  int64_t mtime_ns;
+  std::vector<Entity> entities;
+};
+
+std::map<std::string, CachedFile> load_cache(const std::string& file, const std::vector<std::string>& roots) {
+  std::map<std::string, CachedFile> cache;
+  std::string buf;
+  if (file.empty() || !read_whole(file, buf) || buf.compare(0, sizeof kCacheMagic - 1, kCacheMagic) != 0) return cache;
+  Cursor c{buf, sizeof kCacheMagic - 1};
+  uint64_t nroots = c.u64();
+  if (!c.ok || nroots != roots.size()) return {};
+  for (const auto& r : roots)
+    if (c.str() != r || !c.ok) return {};  // built for other roots
+  uint64_t nfiles = c.u64();
+  for (uint64_t f = 0; c.ok && f < nfiles; ++f) {
+    std::string path = c.str();
+    CachedFile cf;
+    cf.size = c.u64();
+    cf.mtime_ns = static_cast<int64_t>(c.u64());
+    uint64_t n = c.u64();
+    if (!c.ok || n > buf.size()) return {};
+    cf.entities.resize(n);
+    for (auto& e : cf.entities) {
+      uint64_t packed = c.u64();
+      e.kind = static_cast<EntityKind>(packed & 0xff);
+      e.line = static_cast<uint32_t>(packed >> 32);
+      e.is_template = packed & 0x100;
+      e.is_inline = packed & 0x200;
+      e.extern_c = packed & 0x400;
+      e.const_method = packed & 0x800;
+      e.qualified = c.str();
+      e.params = c.str();
+      e.template_params = c.str();
+      e.template_args = c.str();
+      e.extra = c.str();
+    }
+    if (c.ok) cache.emplace(std::move(path), std::move(cf));
+  }
+  if (!c.ok) return {};
+  return cache;
+}
+
+bool save_cache(const std::string& file, const std::vector<std::string>& roots, const std::vector<SourceFile>& files,
+                const std::vector<std::vector<Entity>>& per_file) {
+  std::string b = kCacheMagic;
+  put_u64(b, roots.size());
+  for (const auto& r : roots) put_str(b, r);
+  put_u64(b, files.size());
+  for (size_t f = 0; f < files.size(); ++f) {
+    put_str(b, files[f].path);
+    put_u64(b, files[f].size);
+    put_u64(b, static_cast<uint64_t>(files[f].mtime_ns));
+    put_u64(b, per_file[f].size());
+    for (const auto& e : per_file[f]) {
+      uint64_t packed = static_cast<uint64_t>(e.kind) | (e.is_template ? 0x100 : 0) | (e.is_inline ? 0x200 : 0) |
+                        (e.extern_c ? 0x400 : 0) | (e.const_method ? 0x800 : 0) | (static_cast<uint64_t>(e.line) << 32);
+      put_u64(b, packed);
+      put_str(b, e.qualified);
+      put_str(b, e.params);
+      put_str(b, e.template_params);
+      put_str(b, e.template_args);
+      put_str(b, e.extra);
+    }
+  }
+  // Atomic: write a temporary file next to it, then rename.
+  std::string dir = file.substr(0, file.rfind('/'));
+  mkdir(dir.c_str(), 0755);
+  std::string tmp = file + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!(out << b)) return false;
+  }
+  return std::rename(tmp.c_str(), file.c_str()) == 0;
+}
+
+}  // namespace
+
+bool is_source_file(std::string_view path) {
+  for (std::string_view ext : {".c", ".cc", ".cpp", ".cxx", ".cu", ".mu", ".h", ".hh", ".hpp", ".cuh", ".muh", ".inl"})
+    if (has_suffix(path, ext)) return true;
+  return false;
+}
+
+bool is_compiled_source(std::string_view path) {
+  for (std::string_view ext : {".c", ".cc", ".cpp", ".cxx", ".cu", ".mu"})
+    if (has_suffix(path, ext)) return true;
+  return false;
+}
+
+SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats) {
+  SourceIndex idx;
+  idx.roots_ = options.roots;
+  std::vector<SourceFile> found;
+  for (size_t r = 0; r < options.roots.size(); ++r) {
+    struct stat st;
+    const std::string& root = options.roots[r];
+    if (stat(root.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      walk(root, found, static_cast<uint16_t>(r), 0);
+    } else if (S_ISREG(st.st_mode)) {
+      found.push_back({root, static_cast<uint64_t>(st.st_size), st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+                       static_cast<uint16_t>(r)});
+    }
+  }
+  // A file under two roots is indexed once (the first root wins).
+  std::vector<SourceFile> files;
+  {
+    std::map<std::string, bool> seen;
+    for (auto& f : found)
+      if (seen.emplace(f.path, true).second) files.push_back(std::move(f));
+  }
+  auto cache = load_cache(options.cache_file, options.roots);
+  std::vector<std::vector<Entity>> per_file(files.size());
+  std::vector<char> reused(files.size(), 0);
+  for (size_t f = 0; f < files.size(); ++f) {
+    auto it = cache.find(files[f].path);
+    if (it != cache.end() && it->second.size == files[f].size && it->second.mtime_ns == files[f].mtime_ns) {
+      per_file[f] = std::move(it->second.entities);
+      reused[f] = 1;
+    }
+  }
+  std::atomic<size_t> bytes{0};
+  tbb::parallel_for(size_t{0}, files.size(), [&](size_t f) {
+    if (reused[f]) return;
+    std::string text;
+    if (!read_whole(files[f].path, text)) return;  // unreadable: indexed as empty
+    bytes += text.size();
+    per_file[f] = scan_source(text);
+  });
+  size_t n_reused = static_cast<size_t>(std::count(reused.begin(), reused.end(), 1));
+  bool changed = n_reused != files.size() || cache.size() != files.size();
+  bool written = false;
+  if (!options.cache_file.empty() && changed) written = save_cache(options.cache_file, options.roots, files, per_file);
+
+  size_t total = 0;
+  for (const auto& v : per_file) total += v.size();
+  idx.entities_.reserve(total);
+  for (size_t f = 0; f < files.size(); ++f) {
+    for (auto& e : per_file[f]) {
+      IndexedEntity ie;
+      static_cast<Entity&>(ie) = std::move(e);
+      ie.file = static_cast<uint32_t>(f);
+      idx.entities_.push_back(std::move(ie));
+    }
+  }
+  idx.files_ = std::move(files);
+  idx.build_lookup();
+  if (stats) {
+    stats->files = idx.files_.size();
+    stats->reused = n_reused;
+    stats->scanned = idx.files_.size() - n_reused;
+    stats->bytes_scanned = bytes;
+    stats->cache_loaded = !cache.empty();
+    stats->cache_written = written;
+  }
+  return idx;
+}
+
+void SourceIndex::build_lookup() {
+  by_name_.reserve(entities_.size());
+  for (size_t i = 0; i < entities_.size(); ++i) by_name_[entities_[i].name()].push_back(static_cast<uint32_t>(i));
+}
+
+std::vector<const IndexedEntity*> SourceIndex::lookup(std::string_view name) const {
+  std::vector<const IndexedEntity*> out;
+  if (auto it = by_name_.find(name); it != by_name_.end())
+    for (uint32_t i : it->second) out.push_back(&entities_[i]);
+  return out;
+}
+
+std::string SourceIndex::alias(std::string_view name) const {
+  if (auto it = by_name_.find(name); it != by_name_.end())
+    for (uint32_t i : it->second)
+      if (entities_[i].kind == EntityKind::Alias) return entities_[i].extra;
+  return {};
+}
+
+}  // namespace mlc::source

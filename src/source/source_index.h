@@ -1,0 +1,65 @@
+// An index of every declaration in the porting tree and the source roots, looked up by name. It is
+// built in parallel and kept in a cache file; on the next run only files whose size or mtime
+// changed are scanned again.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "source/scanner.h"
+
+namespace mlc::source {
+
+struct SourceFile {
+  std::string path;  // absolute
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint16_t root = 0;  // index into IndexOptions::roots
+};
+
+struct IndexedEntity : Entity {
+  uint32_t file = 0;
+};
+
+struct IndexOptions {
+  std::vector<std::string> roots;  // directories (or single files) to index
+  std::string cache_file;          // empty: no persistent cache
+};
+
+struct IndexStats {
+  size_t files = 0;
+  size_t scanned = 0;  // read and scanned in this run
+  size_t reused = 0;   // taken from the cache
+  size_t bytes_scanned = 0;
+  bool cache_loaded = false;
+  bool cache_written = false;
+};
+
+bool is_source_file(std::string_view path);    // .c .cc .cpp .cxx .cu .mu .h .hh .hpp .cuh .muh .inl
+bool is_compiled_source(std::string_view path);  // a translation unit, not a header
+
+class SourceIndex {
+ public:
+  static SourceIndex build(const IndexOptions& options, IndexStats* stats = nullptr);
+
+  const std::vector<SourceFile>& files() const { return files_; }
+  const std::vector<IndexedEntity>& entities() const { return entities_; }
+  const std::vector<std::string>& roots() const { return roots_; }
+  // Entities whose last name component is `name`.
+  std::vector<const IndexedEntity*> lookup(std::string_view name) const;
+  // Normalized target of a typedef/using with this last component, or empty.
+  std::string alias(std::string_view name) const;
+  const SourceFile& file_of(const IndexedEntity& e) const { return files_[e.file]; }
+
+ private:
+  void build_lookup();
+  std::vector<std::string> roots_;
+  std::vector<SourceFile> files_;
+  std::vector<IndexedEntity> entities_;
+  std::unordered_map<std::string_view, std::vector<uint32_t>> by_name_;
+};
+
+}  // namespace mlc::source
