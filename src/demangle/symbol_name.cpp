@@ -3,7 +3,9 @@
 // a template's return type ends at the last top-level space, operator names are recognised first.
 #include "demangle/symbol_name.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <utility>
 
 #include "demangle/demangle.h"
@@ -189,9 +191,24 @@ std::string SymbolName::qualified() const {
 }
 
 SymbolName parse_symbol(std::string_view mangled) {
-  SymbolName s;
-  s.demangled = demangle(mangled);
   if (!is_mangled(mangled)) {
+    SymbolName s;
+    s.kind = NameKind::CName;
+    s.demangled = std::string(mangled);
+    s.name = s.demangled;
+    return s;
+  }
+  SymbolName s = parse_demangled(demangle(mangled));
+  return s;
+}
+
+SymbolName parse_demangled(std::string_view text) {
+  SymbolName s;
+  s.demangled = std::string(text);
+  bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
+  });
+  if (plain) {
     s.kind = NameKind::CName;
     s.name = s.demangled;
     return s;

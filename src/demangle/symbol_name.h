@@ -42,6 +42,10 @@ struct SymbolName {
 // as NameKind::Other with only `demangled` set.
 SymbolName parse_symbol(std::string_view mangled);
 
+// The same for a name a person typed in demangled form ("at::native::f(long)", "vtable for X").
+// A plain identifier is taken as a C name.
+SymbolName parse_demangled(std::string_view demangled);
+
 // Splits "a, b<c, d>, e" at top-level commas; also used for parameter lists written in sources.
 std::vector<std::string> split_top_level(std::string_view list, char separator = ',');
 

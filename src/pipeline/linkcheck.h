@@ -10,10 +10,26 @@
 
 namespace mlc {
 
+// Where origin tracing looks. Everything is optional; missing context means fewer conclusions.
+struct TraceOptions {
+  std::string build_dir;                  // CMakeCache.txt, compile_commands.json, File API reply
+  std::string porting_dir;                // default: GENERATED_PORTING_DIR from the cache
+  std::vector<std::string> source_roots;  // original PyTorch tree, the project's sources
+  std::vector<std::string> cmake_lists;   // default: every CMakeLists.txt under the build's source dir
+  std::string sdk_home;                   // vendor SDK (lib/, lib64/, include/)
+  std::string cuda_home;                  // reference CUDA install
+  std::string mapping;                    // porting map file or directory
+  std::string cache_dir;                  // where indexes are cached ("" for none)
+};
+
 struct LinkcheckOptions {
   loader::LoaderEnv env;
   bool closure = false;  // check every loaded object, as `ldd -r` does; default: only the named files
+  TraceOptions trace;
 };
+
+// One symbol, traced without a library (musa-linkcheck explain SYMBOL).
+Report explain_symbol(const std::string& symbol, const std::vector<std::string>& inputs, const LinkcheckOptions& options);
 
 // Files and directories as the user named them (directories: every ELF file below them).
 // Relative paths are taken as they are; the tool makes them absolute before calling.

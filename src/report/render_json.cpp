@@ -81,6 +81,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
               {"tool_version", tool_version},
               {"libraries", libs},
               {"errors", errors},
+              {"warnings", report.warnings},
               {"summary",
                {{"libraries", report.libraries.size()},
                 {"unresolved", report.unresolved_count()},

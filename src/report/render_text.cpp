@@ -48,7 +48,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
       out += fmt::format(">>> {}: {}\n", to_string(u.classification), u.reason);
       if (u.origin) {
         std::string at = u.origin->line ? fmt::format("{}:{}", u.origin->file, *u.origin->line) : u.origin->file;
-        out += fmt::format(">>> defined in: {}\n", at);
+        out += fmt::format(">>> {} in: {}\n", u.origin->kind == "declaration" ? "declared" : "defined", at);
         if (u.origin->ported_from) out += fmt::format(">>> ported from: {}\n", *u.origin->ported_from);
       }
       if (u.counterpart) {
@@ -59,6 +59,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
       if (u.fix && !u.fix->detail.empty()) out += fmt::format(">>> fix: {}\n", u.fix->detail);
     }
   }
+  for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
   if (!style.quiet) {
     size_t u = report.unresolved_count(), m = report.missing_library_count(), v = report.missing_version_count();
     out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{} in {} librar{}\n", u,

@@ -110,6 +110,7 @@ struct LibraryReport {
 struct Report {
   std::vector<LibraryReport> libraries;
   std::vector<InputError> errors;  // unusable inputs; the other inputs are still reported
+  std::vector<std::string> warnings;  // worth knowing, not failing (e.g. a source listed twice)
   size_t unresolved_count() const;
   size_t missing_library_count() const;
   size_t missing_version_count() const;

@@ -1,0 +1,504 @@
+// The decision tree, in the order that settles each question with the strongest evidence first:
+// a library that defines the symbol (shadowed, unlinked), a source that defines it (missing
+// source), an SDK header that only declares it, a CUDA library that has its counterpart.
+#include "trace/trace.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "demangle/demangle.h"
+#include "demangle/symbol_name.h"
+
+namespace mlc::trace {
+namespace {
+
+using demangle::NameKind;
+using demangle::SymbolName;
+using source::EntityKind;
+using source::IndexedEntity;
+
+bool file_exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+bool under(const std::string& path, const std::string& dir) {
+  return !dir.empty() && path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+}
+
+std::string relative_to(const std::string& path, const std::string& dir) { return path.substr(dir.size() + 1); }
+
+std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
+
+bool is_function_kind(EntityKind k) {
+  return k == EntityKind::FunctionDefinition || k == EntityKind::FunctionDeclaration ||
+         k == EntityKind::ExplicitInstantiation;
+}
+bool is_variable_kind(EntityKind k) { return k == EntityKind::VariableDefinition || k == EntityKind::VariableDeclaration; }
+
+// The spec's ranking: a (non-template) definition in a compiled source, then an explicit
+// instantiation, then a template or inline definition, then a declaration.
+int kind_rank(const IndexedEntity& e, const std::string& path) {
+  switch (e.kind) {
+    case EntityKind::FunctionDefinition:
+    case EntityKind::VariableDefinition:
+      return (!e.is_template && !e.is_inline && source::is_compiled_source(path)) ? 3 : 1;
+    case EntityKind::ExplicitInstantiation: return 2;
+    default: return 0;
+  }
+}
+
+const char* origin_kind(const IndexedEntity& e) {
+  if (e.kind == EntityKind::ExplicitInstantiation) return "explicit-instantiation";
+  if (e.kind == EntityKind::FunctionDefinition || e.kind == EntityKind::VariableDefinition) return "definition";
+  return "declaration";
+}
+
+std::vector<std::string> normalized(const std::vector<std::string>& types,
+                                    const std::unordered_map<std::string, std::string>* rename) {
+  std::vector<std::string> out;
+  for (const auto& t : types) out.push_back(source::normalize_type(rename ? porting::map_identifiers(t, *rename) : t, false));
+  return out;
+}
+
+struct Candidate {
+  const IndexedEntity* entity = nullptr;
+  bool exact = false;  // parameters (and const) agree
+  int rank = 0;
+  bool in_porting_tree = false;
+};
+
+class Tracer {
+ public:
+  Tracer(const loader::Process* p, int referencing, const TraceContext& ctx, UnresolvedSymbol& u)
+      : p_(p),
+        ref_(referencing),
+        ctx_(ctx),
+        u_(u),
+        sym_(demangle::is_mangled(u.symbol) ? demangle::parse_symbol(u.symbol) : demangle::parse_demangled(u.symbol)) {}
+
+  void run() {
+    if (check_libraries()) return;
+    if (check_sources()) return;
+    if (check_sdk_headers()) return;
+    if (check_cuda()) return;
+    if (declared_only_) {
+      u_.reason = "declared in " + declared_only_->file + (declared_only_->line ? ":" + std::to_string(*declared_only_->line) : "") +
+                  " but defined in no source, SDK library or CUDA library that was searched";
+      u_.origin = declared_only_;
+      u_.fix = Fix{"stub", {}, {}, {}, {}, "write a stub for it (musa-stubgen), or find the source that should define it"};
+    }
+  }
+
+ private:
+  // --- libraries: shadowed copies and libraries that are not linked --------------------------------
+  bool check_libraries() {
+    for (const sdk::SdkIndex* index : {ctx_.sdk, ctx_.search_path}) {
+      if (!index) continue;
+      auto it = index->exports.find(u_.symbol);
+      if (it == index->exports.end()) continue;
+      for (const auto& ex : it->second) {
+        const sdk::SdkLibrary& lib = index->libraries[ex.library];
+        int loaded = loaded_with_soname(lib.soname);
+        if (loaded >= 0 && !same_file(p_->objects[loaded].path, lib.path)) {
+          const auto& o = p_->objects[loaded];
+          u_.classification = Classification::Shadowed;
+          u_.reason = "the loader takes " + o.path + " [" + loader::to_string(o.how) + "] for " + lib.soname +
+                      ", which lacks it; " + lib.path + " defines it";
+          u_.origin = Origin{lib.path, std::nullopt, "library", lib.path, std::nullopt};
+          u_.fix = Fix{"use-library", {}, {}, {}, lib.path,
+                       "load " + lib.path + " instead of " + o.path + ": put its directory first in the search path "
+                       "(RUNPATH or LD_LIBRARY_PATH) or remove the stale copy"};
+          return true;
+        }
+        if (loaded >= 0) continue;  // that very file is loaded: the symbol must be hidden or versioned
+        u_.classification = Classification::UnlinkedLibrary;
+        u_.reason = "defined in " + lib.path + ", which the library does not link";
+        u_.origin = Origin{lib.path, std::nullopt, "library", lib.path, std::nullopt};
+        Fix fix{"link-library", {}, {}, lib.link_name, lib.path, ""};
+        std::string target = target_name();
+        if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
+        fix.detail = "link " + lib.soname + ": target_link_libraries(" + (target.empty() ? "<target>" : target) +
+                     " PRIVATE " + lib.link_name + ")";
+        u_.fix = fix;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  int loaded_with_soname(const std::string& soname) const {
+    if (!p_ || soname.empty()) return -1;
+    for (size_t i = 0; i < p_->objects.size(); ++i) {
+      const auto& o = p_->objects[i];
+      if (o.elf.soname == soname || std::find(o.names.begin(), o.names.end(), soname) != o.names.end()) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+
+  static bool same_file(const std::string& a, const std::string& b) {
+    struct stat sa, sb;
+    return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  }
+
+  std::string target_name() const {
+    if (!p_ || ref_ < 0) return "";
+    const std::string& path = p_->objects[ref_].path;
+    if (ctx_.build)
+      if (const auto* t = ctx_.build->target_for_artifact(path)) return t->name;
+    std::string base = base_name(path);
+    if (base.rfind("lib", 0) == 0) base = base.substr(3);
+    return base.substr(0, base.find(".so"));
+  }
+
+  std::optional<std::string> target_cmake_file(const std::string& target) const {
+    if (!ctx_.build || target.empty()) return std::nullopt;
+    for (const auto& t : ctx_.build->targets)
+      if (t.name == target && !t.cmake_file.empty()) return t.cmake_file;
+    for (const auto& l : ctx_.build->lists)
+      if (l.variable == target && (l.command == "add_library" || l.command == "musa_add_library")) return l.cmake_file;
+    return std::nullopt;
+  }
+
+  // --- sources ------------------------------------------------------------------------------------
+  std::vector<std::string> lookup_names() const {
+    if (sym_.kind == NameKind::VTable || sym_.kind == NameKind::TypeInfo) return {sym_.name};
+    return {sym_.name};
+  }
+
+  bool qualified_matches(const IndexedEntity& e, bool in_porting_tree) const {
+    std::string want = sym_.qualified();
+    if (sym_.kind == NameKind::CName) return e.name() == sym_.name && (e.extern_c || !e.qualified.empty());
+    if (e.qualified == want) return true;
+    if (!in_porting_tree && ctx_.mapping) return e.qualified == porting::to_cuda_name(want, *ctx_.mapping);
+    return false;
+  }
+
+  bool params_match(const IndexedEntity& e, bool in_porting_tree) const {
+    if (sym_.kind == NameKind::CName || sym_.kind == NameKind::Data) return true;
+    const auto* rename = (!in_porting_tree && ctx_.mapping) ? &ctx_.mapping->to_cuda : nullptr;
+    std::vector<std::string> want = normalized(sym_.params, rename);
+    if (want.size() == 1 && want[0] == "void") want.clear();
+    std::vector<std::string> have = source::split_list(e.params);
+    if (have.size() != want.size()) return false;
+    // Template parameters take the symbol's template arguments, in order.
+    std::unordered_map<std::string, std::string> subst;
+    auto tparams = source::split_list(e.template_params);
+    auto targs = normalized(sym_.template_args, rename);
+    auto explicit_args = source::split_list(e.template_args);
+    if (!explicit_args.empty() && explicit_args != targs) return false;
+    size_t offset = tparams.size() > targs.size() ? tparams.size() - targs.size() : 0;
+    for (size_t k = 0; k + offset < tparams.size() && k < targs.size(); ++k) subst[tparams[k + offset]] = targs[k];
+    for (size_t k = 0; k < have.size(); ++k) {
+      std::string h = subst.empty() ? have[k] : source::normalize_type(porting::map_identifiers(have[k], subst), false);
+      if (h == want[k]) continue;
+      std::string alias = ctx_.sources->alias(h);  // a typedef spelled by name in the source
+      if (!alias.empty() && alias == want[k]) continue;
+      return false;
+    }
+    bool want_const = sym_.method_qualifiers.find("const") != std::string::npos;
+    return want_const == e.const_method;
+  }
+
+  std::vector<Candidate> candidates(const std::string& name, bool functions) const {
+    std::vector<Candidate> out;
+    if (!ctx_.sources) return out;
+    for (const IndexedEntity* e : ctx_.sources->lookup(name)) {
+      if (functions ? !is_function_kind(e->kind) : !(is_variable_kind(e->kind) || is_function_kind(e->kind))) continue;
+      const std::string& path = ctx_.sources->file_of(*e).path;
+      bool ported = under(path, ctx_.porting_dir);
+      if (!qualified_matches(*e, ported)) continue;
+      Candidate c{e, params_match(*e, ported), kind_rank(*e, path), ported};
+      out.push_back(c);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.exact != b.exact) return a.exact;
+      if (a.rank != b.rank) return a.rank > b.rank;
+      return a.in_porting_tree && !b.in_porting_tree;
+    });
+    return out;
+  }
+
+  // The ported counterpart of a file in a source root, and the original of a ported file.
+  std::pair<std::string, std::optional<std::string>> ported_and_original(const std::string& path) const {
+    if (under(path, ctx_.porting_dir)) {
+      if (!ctx_.original_of) {
+        ctx_.original_of.emplace();
+        for (const auto& f : ctx_.sources->files()) {
+          for (const auto& root : ctx_.source_roots) {
+            if (!under(f.path, root)) continue;
+            std::string orel = relative_to(f.path, root);
+            ctx_.original_of->emplace(porting::ported_path(orel), orel);
+            break;
+          }
+        }
+      }
+      auto it = ctx_.original_of->find(relative_to(path, ctx_.porting_dir));
+      if (it != ctx_.original_of->end()) return {path, it->second};
+      return {path, std::nullopt};
+    }
+    for (const auto& root : ctx_.source_roots) {
+      if (!under(path, root)) continue;
+      std::string rel = relative_to(path, root);
+      if (ctx_.porting_dir.empty()) return {path, std::nullopt};
+      return {ctx_.porting_dir + "/" + porting::ported_path(rel), rel};
+    }
+    return {path, std::nullopt};
+  }
+
+  bool in_build(const std::string& path) const {
+    if (!ctx_.build) return false;
+    if (ctx_.build->has_compile_database || !ctx_.build->compiled.empty()) return ctx_.build->is_compiled(path);
+    for (const auto& l : ctx_.build->lists)
+      for (const auto& e : l.entries)
+        if (std::find(e.files.begin(), e.files.end(), path) != e.files.end()) return true;
+    return false;
+  }
+
+  // The same entity in the ported file, for its line there.
+  const IndexedEntity* in_file(const std::string& path, const IndexedEntity& like) const {
+    for (const IndexedEntity* e : ctx_.sources->lookup(like.name())) {
+      if (ctx_.sources->file_of(*e).path == path && e->kind == like.kind && e->params == like.params) return e;
+    }
+    for (const IndexedEntity* e : ctx_.sources->lookup(like.name())) {
+      if (ctx_.sources->file_of(*e).path == path && e->kind == like.kind) return e;
+    }
+    return nullptr;
+  }
+
+  bool check_sources() {
+    if (!ctx_.sources) return false;
+    std::vector<Candidate> found;
+    std::string about;
+    if (sym_.kind == NameKind::VTable || sym_.kind == NameKind::TypeInfo) {
+      // The vtable (and typeinfo) of a class with a key function are emitted where that function is defined.
+      for (const IndexedEntity* cls : ctx_.sources->lookup(sym_.name)) {
+        if (cls->kind != EntityKind::ClassDefinition || cls->extra.empty()) continue;
+        bool ported = under(ctx_.sources->file_of(*cls).path, ctx_.porting_dir);
+        if (!qualified_matches(*cls, ported)) continue;
+        std::string key = cls->extra.substr(0, cls->extra.find('('));
+        std::string key_params = cls->extra.substr(key.size() + 1, cls->extra.size() - key.size() - 2);
+        for (const IndexedEntity* e : ctx_.sources->lookup(key)) {
+          if (e->kind != EntityKind::FunctionDefinition || e->params != key_params) continue;
+          if (e->qualified != cls->qualified + "::" + key) continue;
+          const std::string& path = ctx_.sources->file_of(*e).path;
+          found.push_back({e, true, kind_rank(*e, path), under(path, ctx_.porting_dir)});
+          about = " (the key function " + cls->qualified + "::" + key + "(" + key_params + ") is defined there)";
+        }
+      }
+    } else if (sym_.kind == NameKind::Function || sym_.kind == NameKind::Data || sym_.kind == NameKind::CName ||
+               sym_.kind == NameKind::Thunk) {
+      for (const auto& name : lookup_names()) {
+        auto c = candidates(name, sym_.kind == NameKind::Function || sym_.kind == NameKind::Thunk);
+        found.insert(found.end(), c.begin(), c.end());
+      }
+    }
+    if (found.empty()) return false;
+    const Candidate& best = found.front();
+    const std::string& path = ctx_.sources->file_of(*best.entity).path;
+    if (!best.exact) {
+      // Same name, other parameters: the code calls a signature nobody defines.
+      note_signature_mismatch(found);
+      return false;
+    }
+    if (best.rank == 0) {  // declarations only: remember, keep looking in the SDK and CUDA
+      declared_only_ = Origin{path, static_cast<int>(best.entity->line), "declaration", std::nullopt,
+                              ported_and_original(path).second};
+      return false;
+    }
+    auto [ported, original] = ported_and_original(path);
+    const IndexedEntity* at = best.entity;
+    std::string origin_file = path;
+    if (ported != path && file_exists(ported)) {
+      origin_file = ported;
+      if (const IndexedEntity* e = in_file(ported, *best.entity)) at = e;
+    }
+    Origin origin{origin_file, static_cast<int>(at->line), origin_kind(*at), std::nullopt, original};
+    u_.origin = origin;
+    std::string where = origin_file + ":" + std::to_string(at->line);
+    bool translation_unit = source::is_compiled_source(origin_file);
+    if (!translation_unit || best.rank == 1) {
+      u_.classification = Classification::Unknown;
+      u_.reason = std::string(best.rank == 1 ? "a template or inline definition" : "defined") + " in " + where +
+                  about + ", which no compiled translation unit instantiates for these arguments";
+      u_.fix = Fix{"none", {}, {}, {}, {}, "add an explicit instantiation to a compiled source, or include " +
+                                               origin_file + " where it is used"};
+      return true;
+    }
+    if (in_build(origin_file)) {
+      u_.classification = Classification::Unknown;
+      u_.reason = "defined in " + where + about + ", which is compiled, yet the symbol is missing: check #if guards "
+                  "and the library it is compiled into";
+      u_.fix = Fix{"none", {}, {}, {}, {}, "check that " + origin_file + " is compiled into this library"};
+      return true;
+    }
+    u_.classification = Classification::MissingSource;
+    if (origin_file != ported && !ctx_.porting_dir.empty() && original) {
+      u_.reason = "defined in " + where + about + "; its ported counterpart " + ported + " does not exist";
+      u_.fix = Fix{"add-source", {}, {}, {}, {}, "port " + *original + " (it is missing from the porting tree)"};
+      return true;
+    }
+    u_.reason = "defined in " + where + about + ", which the build does not compile";
+    Fix fix{"add-source", {}, {}, {}, {}, ""};
+    if (ctx_.build) {
+      if (auto choice = choose_list(*ctx_.build, origin_file, ctx_.porting_dir)) {
+        fix.cmake_file = choice->cmake_file;
+        fix.list = choice->list;
+        fix.entry = choice->entry;
+        fix.detail = "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file;
+      }
+    }
+    if (fix.detail.empty()) fix.detail = "compile " + origin_file + " into the library";
+    if (original && original->size() > 4 && original->compare(original->size() - 4, 4, ".cpp") == 0 &&
+        fix.list.value_or("") != "PORTING_CPP_CSRCS") {
+      fix.detail += " (PyTorch defines it in a .cpp: add the ported .cpp to PORTING_CPP_CSRCS, or report a bug)";
+    }
+    u_.fix = fix;
+    return true;
+  }
+
+  void note_signature_mismatch(const std::vector<Candidate>& found) {
+    for (const auto& c : found) {
+      const std::string& path = ctx_.sources->file_of(*c.entity).path;
+      if (c.rank == 0) continue;
+      std::string params = c.entity->params;
+      std::replace(params.begin(), params.end(), source::kListSep, ',');
+      u_.suggestions.push_back({"", c.entity->qualified + "(" + params + ")", path + ":" + std::to_string(c.entity->line),
+                                "signature"});
+      if (u_.suggestions.size() >= 3) break;
+    }
+  }
+
+  // --- SDK headers ---------------------------------------------------------------------------------
+  bool check_sdk_headers() {
+    if (!ctx_.sdk) return false;
+    for (const IndexedEntity* e : ctx_.sdk->headers.lookup(sym_.name)) {
+      if (!(is_function_kind(e->kind) || is_variable_kind(e->kind))) continue;
+      if (sym_.kind != NameKind::CName && e->qualified != sym_.qualified()) continue;
+      const std::string& path = ctx_.sdk->headers.file_of(*e).path;
+      u_.classification = Classification::SdkDeclaredOnly;
+      u_.origin = Origin{path, static_cast<int>(e->line), "declaration", std::nullopt, std::nullopt};
+      u_.reason = "declared in " + path + ":" + std::to_string(e->line) + ", but no library of the SDK (" +
+                  ctx_.sdk->home + ") defines it";
+      u_.fix = Fix{"stub", {}, {}, {}, {}, "stub it in unimplemented_functions.cpp (musa-stubgen) if the code never "
+                                           "really calls it; otherwise request it from the SDK team"};
+      counterpart();
+      return true;
+    }
+    return false;
+  }
+
+  // --- CUDA ---------------------------------------------------------------------------------------
+  std::string cuda_name() const {
+    if (!ctx_.mapping) return "";
+    std::string name = sym_.kind == NameKind::CName ? sym_.name : "";
+    if (name.empty()) return "";
+    std::string mapped = porting::to_cuda_name(name, *ctx_.mapping);
+    return mapped == name ? "" : mapped;
+  }
+
+  void counterpart() {
+    std::string name = cuda_name();
+    if (name.empty()) return;
+    std::optional<std::string> lib;
+    if (ctx_.cuda)
+      if (const auto* l = ctx_.cuda->first_exporter(name)) lib = l->path;
+    u_.counterpart = Counterpart{name, lib};
+  }
+
+  bool check_cuda() {
+    std::string name = cuda_name();
+    if (name.empty() || !ctx_.cuda) return false;
+    const auto* lib = ctx_.cuda->first_exporter(name);
+    const IndexedEntity* decl = nullptr;
+    for (const IndexedEntity* e : ctx_.cuda->headers.lookup(name))
+      if (is_function_kind(e->kind) || is_variable_kind(e->kind)) decl = e;
+    if (!lib && !decl) return false;
+    u_.classification = Classification::CudaOnly;
+    u_.counterpart = Counterpart{name, lib ? std::optional<std::string>(lib->path) : std::nullopt};
+    u_.reason = "the MUSA SDK lacks it; CUDA has " + name +
+                (lib ? " in " + lib->path : " (declared in " + ctx_.cuda->headers.file_of(*decl).path + ")");
+    if (declared_only_) u_.origin = declared_only_;
+    u_.fix = Fix{"stub", {}, {}, {}, {}, "stub it (musa-stubgen) and request the MUSA equivalent of " + name};
+    return true;
+  }
+
+  const loader::Process* p_;
+  int ref_;
+  const TraceContext& ctx_;
+  UnresolvedSymbol& u_;
+  SymbolName sym_;
+  std::optional<Origin> declared_only_;
+};
+
+std::string extension_of(const std::string& path) {
+  auto dot = path.rfind('.');
+  auto slash = path.rfind('/');
+  return dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot);
+}
+
+size_t common_prefix_dirs(const std::string& a, const std::string& b) {
+  size_t n = 0, i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) {
+    if (a[i] == '/') n = i;
+    ++i;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::optional<ListChoice> choose_list(const build::BuildInfo& build, const std::string& file,
+                                      const std::string& porting_dir) {
+  const build::SourceList* best = nullptr;
+  long best_score = -1;
+  std::string ext = extension_of(file);
+  for (const auto& l : build.lists) {
+    if (l.entries.empty()) continue;
+    bool variable_list = l.command == "set" || l.command == "list" || l.command == "file";
+    long same_ext = 0;
+    size_t prefix = 0;
+    for (const auto& e : l.entries) {
+      if (extension_of(e.raw) == ext || (e.is_glob && e.raw.size() >= ext.size() &&
+                                         e.raw.compare(e.raw.size() - ext.size(), ext.size(), ext) == 0)) {
+        ++same_ext;
+      }
+      for (const auto& f : e.files) prefix = std::max(prefix, common_prefix_dirs(f, file));
+      if (e.files.empty()) {
+        // An entry naming nothing on disk still tells where its kind of file goes.
+        prefix = std::max(prefix, common_prefix_dirs(e.raw, file));
+      }
+    }
+    if (same_ext == 0) continue;
+    long score = (variable_list ? 1000000 : 0) + same_ext * 1000 + static_cast<long>(prefix);
+    if (score > best_score) {
+      best_score = score;
+      best = &l;
+    }
+  }
+  if (!best) return std::nullopt;
+  ListChoice c;
+  c.cmake_file = best->cmake_file;
+  c.list = best->variable;
+  c.line = best->line;
+  bool uses_porting_var = false;
+  for (const auto& e : best->entries) uses_porting_var |= e.raw.find("${GENERATED_PORTING_DIR}") != std::string::npos;
+  if (uses_porting_var && under(file, porting_dir)) {
+    c.entry = "${GENERATED_PORTING_DIR}/" + relative_to(file, porting_dir);
+  } else if (under(file, best->current_dir)) {
+    c.entry = relative_to(file, best->current_dir);
+  } else {
+    c.entry = file;
+  }
+  return c;
+}
+
+void trace_symbol(const loader::Process* process, int referencing, const TraceContext& ctx, UnresolvedSymbol& u) {
+  Tracer(process, referencing, ctx, u).run();
+}
+
+}  // namespace mlc::trace

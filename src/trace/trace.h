@@ -1,0 +1,50 @@
+// Origin tracing: torch_musa's FAQ decision tree, automated. For each symbol the loader could not
+// bind, find where it should come from - a source in the porting tree or a source root (and whether
+// the build compiles it), a library that defines it but is not linked or is shadowed by another copy,
+// an SDK header that declares it while no SDK library defines it, a CUDA counterpart - and say what
+// to change.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "build/build_info.h"
+#include "loader/loader.h"
+#include "porting/porting_map.h"
+#include "report/report.h"
+#include "sdk/sdk_index.h"
+#include "source/source_index.h"
+
+namespace mlc::trace {
+
+struct TraceContext {
+  const source::SourceIndex* sources = nullptr;  // porting dir + source roots
+  std::string porting_dir;                       // absolute, may be empty
+  std::vector<std::string> source_roots;         // absolute
+  const sdk::SdkIndex* sdk = nullptr;            // the vendor SDK
+  const sdk::SdkIndex* search_path = nullptr;    // other libraries on the loader's search path
+  const sdk::SdkIndex* cuda = nullptr;           // the reference CUDA toolkit
+  const porting::PortingMap* mapping = nullptr;
+  const build::BuildInfo* build = nullptr;
+  // Ported path (relative) -> original path (relative), filled on first use.
+  mutable std::optional<std::unordered_map<std::string, std::string>> original_of;
+};
+
+// Refines an unresolved symbol that the loader left `unknown` (or `missing-library` without a
+// versioned reference): classification, origin, counterpart and fix. `process` may be null (explain
+// without a library); `referencing` is the index of the object that references the symbol.
+void trace_symbol(const loader::Process* process, int referencing, const TraceContext& ctx, UnresolvedSymbol& u);
+
+// Which CMake list should hold `file`, and how to write its entry there.
+struct ListChoice {
+  std::string cmake_file;
+  std::string list;
+  std::string entry;
+  uint32_t line = 0;
+};
+std::optional<ListChoice> choose_list(const build::BuildInfo& build, const std::string& file,
+                                      const std::string& porting_dir);
+
+}  // namespace mlc::trace
