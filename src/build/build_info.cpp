@@ -339,13 +339,26 @@ void read_file_api(BuildInfo& info) {
       }
     }
     if (tj.contains("backtraceGraph") && tj.contains("backtrace")) {
+      // The command that created the target may sit inside a helper function (musa_add_library);
+      // the place a person edits is the outermost call in a CMakeLists.txt.
       const auto& g = tj["backtraceGraph"];
+      const auto& nodes = g.value("nodes", nlohmann::json::array());
+      const auto& files = g.value("files", nlohmann::json::array());
       size_t node = tj["backtrace"].get<size_t>();
-      if (node < g["nodes"].size()) {
-        const auto& n = g["nodes"][node];
-        size_t file = n.value("file", size_t{0});
-        if (file < g["files"].size()) target.cmake_file = join(top, g["files"][file].get<std::string>());
-        target.line = n.value("line", 0u);
+      for (int guard = 0; node < nodes.size() && guard < 64; ++guard) {
+        const auto& n = nodes[node];
+        size_t file = n.value("file", files.size());
+        if (file < files.size()) {
+          std::string path = join(top, files[file].get<std::string>());
+          bool lists_file = path.size() >= 14 && path.compare(path.size() - 14, 14, "CMakeLists.txt") == 0;
+          if (target.cmake_file.empty() || lists_file) {
+            target.cmake_file = path;
+            target.line = n.value("line", 0u);
+          }
+          if (lists_file) break;
+        }
+        if (!n.contains("parent")) break;
+        node = n["parent"].get<size_t>();
       }
     }
     info.targets.push_back(std::move(target));

@@ -13,10 +13,13 @@
 namespace mlc::porting {
 namespace {
 
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool is_identifier(std::string_view s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  if (s.empty() || is_digit(s[0])) return false;
   return std::all_of(s.begin(), s.end(), ident_char);
 }
 
@@ -58,19 +61,170 @@ struct FlatObject : nlohmann::json_sax<nlohmann::json> {
   }
 };
 
+// The fast path for the common case, a flat object of strings: one pass, no DOM, no callbacks.
+// Anything it does not accept goes to nlohmann's parser, whose verdict (and message) stands.
+class FlatReader {
+ public:
+  FlatReader(std::string_view s, std::deque<std::string>& decoded) : s_(s), decoded_(decoded) {}
+
+  bool read(std::vector<std::pair<std::string_view, std::string_view>>& out) {
+    ws();
+    if (!eat('{')) return false;
+    ws();
+    if (eat('}')) return end();
+    while (true) {
+      std::string_view k, v;
+      ws();
+      if (!str(k)) return false;
+      ws();
+      if (!eat(':')) return false;
+      ws();
+      if (!str(v)) return false;
+      out.emplace_back(std::move(k), std::move(v));
+      ws();
+      if (eat(',')) continue;
+      if (eat('}')) return end();
+      return false;
+    }
+  }
+
+ private:
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
+  }
+  bool eat(char c) {
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  bool end() {
+    ws();
+    return i_ == s_.size();
+  }
+  static int hex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+  bool u4(uint32_t& cp) {
+    if (i_ + 4 > s_.size()) return false;
+    cp = 0;
+    for (int k = 0; k < 4; ++k) {
+      int h = hex(s_[i_++]);
+      if (h < 0) return false;
+      cp = cp << 4 | static_cast<uint32_t>(h);
+    }
+    return true;
+  }
+  static void utf8(uint32_t cp, std::string& out) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xc0 | cp >> 6);
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xe0 | cp >> 12);
+      out += static_cast<char>(0x80 | (cp >> 6 & 0x3f));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else {
+      out += static_cast<char>(0xf0 | cp >> 18);
+      out += static_cast<char>(0x80 | (cp >> 12 & 0x3f));
+      out += static_cast<char>(0x80 | (cp >> 6 & 0x3f));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    }
+  }
+  bool str(std::string_view& view) {
+    if (!eat('"')) return false;
+    size_t start = i_;
+    while (i_ < s_.size() && s_[i_] != '"' && s_[i_] != '\\' && static_cast<unsigned char>(s_[i_]) >= 0x20) ++i_;
+    if (i_ < s_.size() && s_[i_] == '"') {  // no escapes: a view into the text
+      view = s_.substr(start, i_ - start);
+      ++i_;
+      return true;
+    }
+    std::string out(s_.substr(start, i_ - start));
+    if (!decode(out)) return false;
+    decoded_.push_back(std::move(out));
+    view = decoded_.back();
+    return true;
+  }
+  bool decode(std::string& out) {
+    while (i_ < s_.size()) {
+      char c = s_[i_++];
+      if (c == '"') return true;
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (i_ >= s_.size()) return false;
+      char e = s_[i_++];
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          uint32_t cp;
+          if (!u4(cp)) return false;
+          if (cp >= 0xd800 && cp < 0xdc00) {
+            uint32_t lo;
+            if (!eat('\\') || !eat('u') || !u4(lo) || lo < 0xdc00 || lo >= 0xe000) return false;
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          } else if (cp >= 0xdc00 && cp < 0xe000) {
+            return false;
+          }
+          utf8(cp, out);
+          break;
+        }
+        default: return false;
+      }
+    }
+    return false;
+  }
+
+  std::string_view s_;
+  std::deque<std::string>& decoded_;
+  size_t i_ = 0;
+};
+
 std::optional<InputError> load_file(const std::string& file, bool header_map, PortingMap& map) {
-  std::ifstream in(file, std::ios::binary);
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) return InputError{file, "cannot open porting map"};
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  FlatObject sax;
-  bool ok = nlohmann::json::sax_parse(text, &sax);
-  if (!ok || !sax.error.empty()) return InputError{file, sax.error.empty() ? "invalid JSON" : sax.error};
-  for (auto& [k, v] : sax.pairs) {
+  std::string& text = map.storage.emplace_back(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  if (!in.read(text.data(), static_cast<std::streamsize>(text.size()))) return InputError{file, "cannot read porting map"};
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
+  pairs.reserve(text.size() / 48);
+  if (!FlatReader(text, map.storage).read(pairs)) {
+    FlatObject sax;
+    bool ok = nlohmann::json::sax_parse(text, &sax);
+    if (!ok || !sax.error.empty()) return InputError{file, sax.error.empty() ? "invalid JSON" : sax.error};
+    pairs.clear();
+    for (auto& [k, v] : sax.pairs) {
+      map.storage.push_back(std::move(k));
+      std::string_view kv = map.storage.back();
+      map.storage.push_back(std::move(v));
+      pairs.emplace_back(kv, map.storage.back());
+    }
+  }
+  if (!header_map) {
+    map.to_musa.reserve(map.to_musa.size() + pairs.size());
+    map.to_cuda.reserve(map.to_cuda.size() + pairs.size());
+  }
+  for (const auto& [k, v] : pairs) {
     if (header_map) {
-      map.headers.emplace(std::move(k), std::move(v));
+      map.headers.emplace(k, v);
     } else if (is_identifier(k) && is_identifier(v)) {
       map.to_cuda.emplace(v, k);
-      map.to_musa.emplace(std::move(k), std::move(v));
+      map.to_musa.emplace(k, v);
     }
   }
   map.files.push_back(file);
@@ -108,15 +262,15 @@ Result<PortingMap> load_mapping(const std::string& path) {
   return map;
 }
 
-std::string map_identifiers(std::string_view text, const std::unordered_map<std::string, std::string>& map) {
+std::string map_identifiers(std::string_view text, const NameMap& map) {
   std::string out;
   out.reserve(text.size());
   size_t i = 0;
   while (i < text.size()) {
-    if (ident_char(text[i]) && !std::isdigit(static_cast<unsigned char>(text[i]))) {
+    if (ident_char(text[i]) && !is_digit(text[i])) {
       size_t start = i;
       while (i < text.size() && ident_char(text[i])) ++i;
-      std::string word(text.substr(start, i - start));
+      std::string_view word = text.substr(start, i - start);
       auto it = map.find(word);
       out += it == map.end() ? word : it->second;
     } else if (ident_char(text[i])) {  // a number: copy it whole

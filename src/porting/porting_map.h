@@ -3,6 +3,7 @@
 // original PyTorch file into its ported counterpart (native/cuda/X.cu -> native/musa/X.mu).
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,11 +14,15 @@
 
 namespace mlc::porting {
 
+// Views into texts the map owns: loading copies no string that needs no unescaping.
+using NameMap = std::unordered_map<std::string_view, std::string_view>;
+
 struct PortingMap {
-  std::unordered_map<std::string, std::string> to_musa;   // identifiers: general, extra, dnn-naming
-  std::unordered_map<std::string, std::string> to_cuda;   // the inverse (general.json is one-to-one)
-  std::unordered_map<std::string, std::string> headers;   // include.json, dnn-header.json
-  std::vector<std::string> files;                         // the JSON files read
+  NameMap to_musa;                  // identifiers: general, extra, dnn-naming
+  NameMap to_cuda;                  // the inverse (general.json is one-to-one)
+  NameMap headers;                  // include.json, dnn-header.json
+  std::vector<std::string> files;   // the JSON files read
+  std::deque<std::string> storage;  // the texts and decoded strings the views point into
   size_t entries() const { return to_musa.size() + headers.size(); }
 };
 
@@ -26,7 +31,7 @@ struct PortingMap {
 Result<PortingMap> load_mapping(const std::string& path);
 
 // Replaces whole identifiers found in `map` (the porting script's text rule).
-std::string map_identifiers(std::string_view text, const std::unordered_map<std::string, std::string>& map);
+std::string map_identifiers(std::string_view text, const NameMap& map);
 
 // MUSA spelling -> CUDA spelling of a qualified C++ name or a C name: inverse identifier map, then
 // "musa" scope components back to "cuda" (the `namespace cuda {` -> `namespace musa {` rule).

@@ -59,8 +59,8 @@ std::string render_text(const Report& report, const TextStyle& style) {
       if (u.fix && !u.fix->detail.empty()) out += fmt::format(">>> fix: {}\n", u.fix->detail);
     }
   }
-  for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
   if (!style.quiet) {
+    for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
     size_t u = report.unresolved_count(), m = report.missing_library_count(), v = report.missing_version_count();
     out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{} in {} librar{}\n", u,
                        u == 1 ? "" : "s", m, m == 1 ? "y" : "ies", v, v == 1 ? "" : "s", report.libraries.size(),

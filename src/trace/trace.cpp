@@ -56,8 +56,7 @@ const char* origin_kind(const IndexedEntity& e) {
   return "declaration";
 }
 
-std::vector<std::string> normalized(const std::vector<std::string>& types,
-                                    const std::unordered_map<std::string, std::string>* rename) {
+std::vector<std::string> normalized(const std::vector<std::string>& types, const porting::NameMap* rename) {
   std::vector<std::string> out;
   for (const auto& t : types) out.push_back(source::normalize_type(rename ? porting::map_identifiers(t, *rename) : t, false));
   return out;
@@ -186,7 +185,7 @@ class Tracer {
     std::vector<std::string> have = source::split_list(e.params);
     if (have.size() != want.size()) return false;
     // Template parameters take the symbol's template arguments, in order.
-    std::unordered_map<std::string, std::string> subst;
+    porting::NameMap subst;  // views into tparams and targs, which outlive it
     auto tparams = source::split_list(e.template_params);
     auto targs = normalized(sym_.template_args, rename);
     auto explicit_args = source::split_list(e.template_args);

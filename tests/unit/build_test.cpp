@@ -1,0 +1,191 @@
+// The CMake reader, source-list discovery, list choice, porting rules and maps, and the source
+// index cache.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "build/build_info.h"
+#include "porting/porting_map.h"
+#include "source/source_index.h"
+#include "test_support.h"
+#include "trace/trace.h"
+
+namespace mlc {
+namespace {
+
+using build::CMakeArg;
+
+TEST(CMakeReader, arguments_comments_and_exact_ranges) {
+  std::string text =
+      "# a comment ( with parens\n"
+      "set(A \"quoted ${X} \\\" arg\" unquoted;list [==[bracket ]] arg]==])  #[[ bracket\n comment ]]\n"
+      "FILE(GLOB  S\n"
+      "  a/*.cpp   # trailing\n"
+      "  b.cu\n"
+      ")\n"
+      "if((A AND B))\nendif()\n";
+  auto cmds = build::parse_cmake(text, "CMakeLists.txt");
+  ASSERT_TRUE(cmds.ok()) << cmds.error().to_line();
+  ASSERT_EQ(cmds->size(), 4u);
+  const auto& set = (*cmds)[0];
+  EXPECT_EQ(set.name, "set");
+  ASSERT_EQ(set.args.size(), 4u);
+  EXPECT_EQ(set.args[1].kind, CMakeArg::Kind::Quoted);
+  EXPECT_EQ(set.args[1].value, "quoted ${X} \\\" arg");
+  EXPECT_EQ(text.substr(set.args[1].begin, set.args[1].end - set.args[1].begin), "\"quoted ${X} \\\" arg\"");
+  EXPECT_EQ(set.args[3].kind, CMakeArg::Kind::Bracket);
+  EXPECT_EQ(set.args[3].value, "bracket ]] arg");
+  const auto& file = (*cmds)[1];
+  EXPECT_EQ(file.name, "file");  // command names are case-insensitive
+  EXPECT_EQ(file.line, 4u);  // the bracket comment above spans two lines
+  ASSERT_EQ(file.args.size(), 4u);
+  EXPECT_EQ(file.args[2].value, "a/*.cpp");
+  EXPECT_EQ(file.args[2].line, 5u);
+  EXPECT_EQ(file.args[3].line, 6u);
+  EXPECT_EQ(text[file.close_paren], ')');
+  EXPECT_EQ((*cmds)[2].args.size(), 3u);  // if((A AND B)): nested parentheses are not arguments
+}
+
+TEST(CMakeReader, broken_file_is_an_error_naming_file_and_line) {
+  auto unterminated = build::parse_cmake("set(A \"open\n\nfoo(", "/x/CMakeLists.txt");
+  ASSERT_FALSE(unterminated.ok());
+  EXPECT_EQ(unterminated.error().to_line(), "/x/CMakeLists.txt: broken CMake file: unterminated quoted argument at line 1");
+  auto missing_paren = build::parse_cmake("add_library(x\n  a.cpp\n", "/x/CMakeLists.txt");
+  ASSERT_FALSE(missing_paren.ok());
+  EXPECT_EQ(missing_paren.error().message, "broken CMake file: unterminated command add_library (missing ')') at line 3");
+  auto bracket = build::parse_cmake("#[[ never closed\nset(A)", "f.cmake");
+  EXPECT_FALSE(bracket.ok());
+}
+
+TEST(SourceLists, glob_entries_expand_on_disk_and_missing_explicit_paths_vanish) {
+  std::string dir = test::scratch_dir("lists");
+  std::filesystem::create_directories(dir + "/ops/sub");
+  test::write_file(dir + "/ops/a.cpp", "");
+  test::write_file(dir + "/ops/sub/b.mu", "");
+  test::write_file(dir + "/gen.mu", "");
+  std::string text =
+      "file(GLOB CPP ops/*.cpp ${GEN}/missing.cpp)\n"
+      "file(GLOB_RECURSE MU ${GEN}/gen.mu ${GEN}/gen.mu ops/*.mu)\n"
+      "set(EXTRA x.cpp)\nlist(APPEND EXTRA y.cpp)\n";
+  auto cmds = build::parse_cmake(text, dir + "/CMakeLists.txt");
+  ASSERT_TRUE(cmds.ok());
+  std::map<std::string, std::string> vars = {{"GEN", dir}};
+  auto lists = build::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  ASSERT_EQ(lists.size(), 4u);
+  EXPECT_EQ(lists[0].variable, "CPP");
+  EXPECT_EQ(lists[0].entries[0].files, std::vector<std::string>{dir + "/ops/a.cpp"});
+  EXPECT_TRUE(lists[0].entries[1].files.empty());  // an explicit path inside file(GLOB) that does not exist
+  EXPECT_EQ(lists[1].entries[2].files, std::vector<std::string>{dir + "/ops/sub/b.mu"});
+  EXPECT_EQ(lists[1].duplicates, std::vector<std::string>{"${GEN}/gen.mu"});
+  EXPECT_EQ(vars["EXTRA"], "x.cpp;y.cpp");
+  EXPECT_EQ(lists[3].command, "list");
+}
+
+TEST(SourceLists, missing_file_goes_to_the_list_of_its_kind_spelled_like_its_neighbours) {
+  std::string dir = test::scratch_dir("choose");
+  std::string gen = dir + "/build/generated";
+  std::filesystem::create_directories(gen + "/aten/musa");
+  test::write_file(gen + "/aten/musa/Loss.mu", "");
+  test::write_file(gen + "/aten/musa/Act.cpp", "");
+  std::string text =
+      "file(GLOB PORTING_CPP_CSRCS ${GENERATED_PORTING_DIR}/aten/musa/Act.cpp)\n"
+      "file(GLOB_RECURSE MU_SRCS ${GENERATED_PORTING_DIR}/aten/musa/Loss.mu)\n";
+  build::BuildInfo info;
+  auto cmds = build::parse_cmake(text, dir + "/CMakeLists.txt");
+  std::map<std::string, std::string> vars = {{"GENERATED_PORTING_DIR", gen}};
+  info.lists = build::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  auto mu = trace::choose_list(info, gen + "/aten/musa/cub.mu", gen);
+  ASSERT_TRUE(mu.has_value());
+  EXPECT_EQ(mu->list, "MU_SRCS");
+  EXPECT_EQ(mu->entry, "${GENERATED_PORTING_DIR}/aten/musa/cub.mu");
+  auto cpp = trace::choose_list(info, gen + "/aten/musa/Resize.cpp", gen);
+  EXPECT_EQ(cpp->list, "PORTING_CPP_CSRCS");
+  EXPECT_FALSE(trace::choose_list(info, gen + "/x.py", gen).has_value());
+}
+
+TEST(Porting, path_rules_follow_torch_musa) {
+  using porting::ported_path;
+  EXPECT_EQ(ported_path("aten/src/ATen/native/cuda/SparseCUDATensor.cu"), "aten/src/ATen/native/musa/SparseMUSATensor.mu");
+  EXPECT_EQ(ported_path("aten/src/ATen/native/sparse/cuda/SoftMax.cu"), "aten/src/ATen/native/sparse/musa/SoftMax.mu");
+  EXPECT_EQ(ported_path("aten/src/ATen/cuda/CUDAContext.h"), "aten/src/ATen/musa/MUSAContext.h");
+  EXPECT_EQ(ported_path("aten/src/ATen/cuda/cub.cuh"), "aten/src/ATen/musa/cub.muh");
+  EXPECT_EQ(ported_path("aten/src/ATen/cuda/EmptyTensor.cpp"), "aten/src/ATen/musa/EmptyTensor.cpp");
+  EXPECT_TRUE(porting::is_port_of("c10/musa/MUSAStream.cpp", "c10/cuda/CUDAStream.cpp"));
+}
+
+TEST(Porting, fixture_map_inverts_names_and_scopes) {
+  auto map = porting::load_mapping(std::string(MLC_SOURCE_DIR) + "/fixtures/torch_musa/mapping");
+  ASSERT_TRUE(map.ok()) << map.error().to_line();
+  EXPECT_EQ(map->to_cuda.at("musaMallocAsync"), "cudaMallocAsync");
+  EXPECT_EQ(map->headers.at("cuda_runtime_api.h"), "musa_runtime_api.h");
+  EXPECT_EQ(map->to_musa.count("#ifdef CUDART_VERSION"), 0u);  // not an identifier: not a rename
+  EXPECT_EQ(porting::to_cuda_name("at::musa::getCurrentMUSAStream", *map), "at::cuda::getCurrentCUDAStream");
+  EXPECT_EQ(porting::map_identifiers("musaError_t f(musaStream_t s, int musaX)", map->to_cuda),
+            "cudaError_t f(cudaStream_t s, int musaX)");
+}
+
+TEST(Porting, invalid_map_is_an_error_naming_the_file) {
+  std::string dir = test::scratch_dir("badmap");
+  test::write_file(dir + "/general.json", "{\"cudaMalloc\": \"musaMalloc\",,}");
+  auto bad = porting::load_mapping(dir);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().path, dir + "/general.json");
+  EXPECT_EQ(bad.error().message.rfind("invalid JSON at byte", 0), 0u) << bad.error().message;
+  test::write_file(dir + "/general.json", "{\"cudaMalloc\": 3}");
+  EXPECT_EQ(porting::load_mapping(dir).error().message, "a value is a number, not a string");
+  EXPECT_FALSE(porting::load_mapping(dir + "/absent").ok());
+}
+
+TEST(Porting, real_torch_musa_maps_load_and_invert) {
+  std::string dir = MLC_MAPPING_DIR;
+  if (!std::filesystem::exists(dir + "/general.json")) GTEST_SKIP() << dir << " is absent (shared/data not beside the repo)";
+  auto start = std::chrono::steady_clock::now();
+  auto map = porting::load_mapping(dir);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(map.ok()) << map.error().to_line();
+  auto general = porting::load_mapping(dir + "/general.json");
+  ASSERT_TRUE(general.ok());
+  EXPECT_EQ(general->to_musa.size() + 0, 23519u - 0) << "general.json has 23,519 identifier entries";
+  EXPECT_EQ(general->to_cuda.size(), general->to_musa.size()) << "general.json is one-to-one";
+  EXPECT_EQ(map->to_cuda.at("musaMalloc"), "cudaMalloc");
+  EXPECT_EQ(map->to_cuda.at("mublasSgemm_v2"), "cublasSgemm_v2");
+  EXPECT_EQ(map->to_cuda.at("MUSAStream"), "CUDAStream");
+  EXPECT_EQ(map->headers.at("cublas_v2.h"), "mublas.h");
+  EXPECT_EQ(map->headers.size(), 111u);  // include.json's 110 and dnn-header.json's 4, three of them shared
+  RecordProperty("load_ms", std::to_string(ms));
+  std::printf("real maps: %zu identifiers, %zu headers, loaded in %.1f ms\n", map->to_musa.size(), map->headers.size(), ms);
+}
+
+TEST(SourceIndexCache, unchanged_files_come_from_the_cache_and_changed_ones_are_rescanned) {
+  std::string dir = test::scratch_dir("index");
+  test::write_file(dir + "/a.cpp", "namespace n { void f(int); void f(int) {} }\n");
+  test::write_file(dir + "/b.h", "struct S { virtual void k(); };\n");
+  source::IndexOptions o{{dir}, dir + "/cache/sources.idx"};
+  source::IndexStats s1, s2, s3;
+  auto first = source::SourceIndex::build(o, &s1);
+  EXPECT_EQ(s1.scanned, 2u);
+  EXPECT_TRUE(s1.cache_written);
+  auto second = source::SourceIndex::build(o, &s2);
+  EXPECT_EQ(s2.reused, 2u);
+  EXPECT_EQ(s2.scanned, 0u);
+  EXPECT_FALSE(s2.cache_written);
+  EXPECT_EQ(second.lookup("f").size(), 2u);
+  EXPECT_EQ(second.lookup("S").front()->extra, "k()");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  test::write_file(dir + "/a.cpp", "namespace n { void g(long); }\n// grown\n");
+  auto third = source::SourceIndex::build(o, &s3);
+  EXPECT_EQ(s3.scanned, 1u);
+  EXPECT_EQ(s3.reused, 1u);
+  EXPECT_TRUE(third.lookup("f").empty());
+  EXPECT_EQ(third.lookup("g").front()->qualified, "n::g");
+  // A damaged cache is no cache, never an error.
+  test::write_file(dir + "/cache/sources.idx", "MLC-SOURCE-INDEX 2\ngarbage");
+  source::IndexStats s4;
+  auto fourth = source::SourceIndex::build(o, &s4);
+  EXPECT_EQ(s4.scanned, 2u);
+}
+
+}  // namespace
+}  // namespace mlc

@@ -1,0 +1,202 @@
+// Origin tracing on the torch_musa-like world (fixtures/torch_musa, built by the setup test): one
+// test per classification, each asserting the class, the origin file and line, and the fix.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "pipeline/linkcheck.h"
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+const std::string kWorld = MLC_WORLD_DIR;
+const std::string kSrc = kWorld + "/src";
+const std::string kBuild = kWorld + "/build";
+const std::string kGen = kBuild + "/generated_cuda_compatible";
+const std::string kKernels = kBuild + "/torch_musa/csrc/libmusa_kernels.so";
+const std::string kCsrcLists = kSrc + "/torch_musa/csrc/CMakeLists.txt";
+
+LinkcheckOptions world_options() {
+  LinkcheckOptions o;
+  o.env.with = {kBuild + "/libc10.so"};
+  o.trace.build_dir = kBuild;
+  o.trace.source_roots = {kSrc + "/pytorch"};
+  o.trace.sdk_home = kBuild + "/musa_sdk";
+  o.trace.cuda_home = kBuild + "/cuda_home";
+  o.trace.mapping = kSrc + "/mapping";
+  o.trace.cache_dir = test::scratch_dir("trace-cache");
+  return o;
+}
+
+const Report& world_report() {
+  static const Report report = run_linkcheck({kKernels}, world_options());
+  return report;
+}
+
+const UnresolvedSymbol& symbol(const std::string& name) {
+  for (const auto& lib : world_report().libraries)
+    for (const auto& u : lib.unresolved)
+      if (u.symbol == name) return u;
+  ADD_FAILURE() << name << " is not reported";
+  static UnresolvedSymbol none;
+  return none;
+}
+
+TEST(Trace, reports_exactly_the_eight_unresolved_symbols_with_c10_loaded_first) {
+  const Report& r = world_report();
+  EXPECT_TRUE(r.errors.empty()) << r.errors[0].to_line();
+  ASSERT_EQ(r.libraries.size(), 1u);
+  std::vector<std::string> names;
+  for (const auto& u : r.libraries[0].unresolved) names.push_back(u.symbol);
+  EXPECT_EQ(names, (std::vector<std::string>{"PVRSRVGetDevInfo",
+                                             "_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l",
+                                             "_ZN2at6native19resize_output_checkEl",
+                                             "_ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll",
+                                             "mublasSgemm_v2", "musaGetErrorString", "musaLaunchHostFunc",
+                                             "musaMallocAsync"}));
+}
+
+TEST(Trace, explicit_instantiation_in_an_unlisted_mu_is_missing_source) {
+  const auto& u = symbol("_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l");
+  EXPECT_EQ(u.classification, Classification::MissingSource);
+  ASSERT_TRUE(u.origin.has_value());
+  EXPECT_EQ(u.origin->file, kGen + "/aten/src/ATen/musa/cub.mu");
+  EXPECT_EQ(u.origin->line, 17);  // "template void exclusive_sum_in_common_type(const int32_t *...)"
+  EXPECT_EQ(u.origin->kind, "explicit-instantiation");
+  EXPECT_EQ(u.origin->ported_from, "aten/src/ATen/cuda/cub.cu");
+  ASSERT_TRUE(u.fix.has_value());
+  EXPECT_EQ(u.fix->kind, "add-source");
+  EXPECT_EQ(u.fix->cmake_file, kCsrcLists);
+  EXPECT_EQ(u.fix->list, "MU_SRCS");
+  EXPECT_EQ(u.fix->entry, "${GENERATED_PORTING_DIR}/aten/src/ATen/musa/cub.mu");
+}
+
+TEST(Trace, kernel_launcher_in_an_unlisted_mu_is_missing_source) {
+  const auto& u = symbol("_ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll");
+  EXPECT_EQ(u.classification, Classification::MissingSource);
+  EXPECT_EQ(u.origin->file, kGen + "/aten/src/ATen/native/musa/ActivationGluKernel.mu");
+  EXPECT_EQ(u.origin->line, 6);
+  EXPECT_EQ(u.origin->kind, "definition");
+  EXPECT_EQ(u.origin->ported_from, "aten/src/ATen/native/cuda/ActivationGluKernel.cu");
+  EXPECT_EQ(u.fix->list, "MU_SRCS");
+  EXPECT_EQ(u.fix->entry, "${GENERATED_PORTING_DIR}/aten/src/ATen/native/musa/ActivationGluKernel.mu");
+}
+
+TEST(Trace, ported_cpp_missing_from_porting_cpp_csrcs_is_missing_source) {
+  const auto& u = symbol("_ZN2at6native19resize_output_checkEl");
+  EXPECT_EQ(u.classification, Classification::MissingSource);
+  EXPECT_EQ(u.origin->file, kGen + "/aten/src/ATen/native/musa/Resize.cpp");
+  EXPECT_EQ(u.origin->line, 7);
+  EXPECT_EQ(u.fix->list, "PORTING_CPP_CSRCS");
+  EXPECT_EQ(u.fix->cmake_file, kCsrcLists);
+  EXPECT_EQ(u.fix->entry, "${GENERATED_PORTING_DIR}/aten/src/ATen/native/musa/Resize.cpp");
+}
+
+TEST(Trace, sdk_library_not_linked_is_unlinked_library) {
+  const auto& u = symbol("mublasSgemm_v2");
+  EXPECT_EQ(u.classification, Classification::UnlinkedLibrary);
+  EXPECT_EQ(u.origin->file, kBuild + "/musa_sdk/lib/libmublas.so.1.0.0");
+  EXPECT_EQ(u.origin->kind, "library");
+  EXPECT_EQ(u.fix->kind, "link-library");
+  EXPECT_EQ(u.fix->entry, "mublas");
+  EXPECT_EQ(u.fix->cmake_file, kCsrcLists);  // where musa_add_library(musa_kernels ...) is written
+  EXPECT_EQ(u.fix->detail, "link libmublas.so.1: target_link_libraries(musa_kernels PRIVATE mublas)");
+}
+
+TEST(Trace, declared_in_sdk_header_but_defined_by_no_sdk_library_is_sdk_declared_only) {
+  const auto& u = symbol("musaMallocAsync");
+  EXPECT_EQ(u.classification, Classification::SdkDeclaredOnly);
+  EXPECT_EQ(u.origin->file, kBuild + "/musa_sdk/include/musa_runtime_api.h");
+  EXPECT_EQ(u.origin->line, 15);
+  EXPECT_EQ(u.origin->kind, "declaration");
+  EXPECT_EQ(u.fix->kind, "stub");
+  ASSERT_TRUE(u.counterpart.has_value());
+  EXPECT_EQ(u.counterpart->name, "cudaMallocAsync");
+  EXPECT_EQ(u.counterpart->library, kBuild + "/cuda_home/lib64/libcudart.so.12.0.0");
+}
+
+TEST(Trace, only_cuda_provides_it_is_cuda_only) {
+  const auto& u = symbol("musaLaunchHostFunc");
+  EXPECT_EQ(u.classification, Classification::CudaOnly);
+  ASSERT_TRUE(u.counterpart.has_value());
+  EXPECT_EQ(u.counterpart->name, "cudaLaunchHostFunc");
+  EXPECT_EQ(u.counterpart->library, kBuild + "/cuda_home/lib64/libcudart.so.12.0.0");
+  EXPECT_EQ(u.origin->file, kGen + "/aten/src/ATen/musa/detail/HostFunc.h");  // where the port declares it
+  EXPECT_EQ(u.origin->line, 8);
+  EXPECT_EQ(u.fix->kind, "stub");
+}
+
+TEST(Trace, stale_copy_first_on_the_search_path_is_shadowed) {
+  const auto& u = symbol("musaGetErrorString");
+  EXPECT_EQ(u.classification, Classification::Shadowed);
+  EXPECT_EQ(u.origin->file, kBuild + "/musa_sdk/lib/libmusart.so.4.0.0");
+  EXPECT_EQ(u.fix->kind, "use-library");
+  EXPECT_NE(u.reason.find(kBuild + "/stale_sdk/lib/libmusart.so.4 [runpath]"), std::string::npos) << u.reason;
+}
+
+TEST(Trace, defined_nowhere_is_unknown) {
+  const auto& u = symbol("PVRSRVGetDevInfo");
+  EXPECT_EQ(u.classification, Classification::Unknown);
+  EXPECT_FALSE(u.origin.has_value());
+}
+
+TEST(Trace, duplicated_list_entry_is_warned_about) {
+  ASSERT_EQ(world_report().warnings.size(), 1u);
+  EXPECT_EQ(world_report().warnings[0],
+            "${GENERATED_PORTING_DIR}/aten/src/ATen/native/musa/Loss.mu is listed twice in MU_SRCS (" + kCsrcLists + ":9)");
+}
+
+TEST(Trace, text_shows_the_origin_the_way_lld_does) {
+  auto o = world_options();
+  std::string args = " --build-dir " + test::quote(kBuild) + " --source-root " + test::quote(kSrc + "/pytorch") +
+                     " --sdk-home " + test::quote(o.trace.sdk_home) + " --cuda-home " + test::quote(o.trace.cuda_home) +
+                     " --mapping " + test::quote(o.trace.mapping) + " --with " + test::quote(o.env.with[0]) +
+                     " --cache-dir " + test::quote(test::scratch_dir("cli-cache"));
+  auto r = test::run(std::string(MLC_LINKCHECK_BIN) + " --color never" + args + " " + test::quote(kKernels));
+  EXPECT_EQ(r.status, 1);
+  std::string block =
+      "error: undefined symbol: at::native::launch_glu_backward_kernel(at::TensorIteratorBase const&, long, long)\n"
+      ">>> referenced by " + kKernels + "\n"
+      ">>> mangled: _ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll\n"
+      ">>> missing-source: defined in " + kGen + "/aten/src/ATen/native/musa/ActivationGluKernel.mu:6, which the build "
+      "does not compile\n"
+      ">>> defined in: " + kGen + "/aten/src/ATen/native/musa/ActivationGluKernel.mu:6\n"
+      ">>> ported from: aten/src/ATen/native/cuda/ActivationGluKernel.cu\n"
+      ">>> fix: add ${GENERATED_PORTING_DIR}/aten/src/ATen/native/musa/ActivationGluKernel.mu to MU_SRCS in " +
+      kCsrcLists + "\n";
+  EXPECT_NE(r.out.find(block), std::string::npos) << r.out;
+
+  // explain: the same triage for one symbol, by its demangled name, without the library.
+  auto e = test::run(std::string(MLC_LINKCHECK_BIN) + " explain --format json" + args +
+                     " 'at::native::launch_glu_backward_kernel(at::TensorIteratorBase const&, long, long)'");
+  EXPECT_EQ(e.status, 1) << e.err;
+  auto doc = nlohmann::json::parse(e.out);
+  const auto& u = doc["libraries"][0]["unresolved"][0];
+  EXPECT_EQ(u["classification"], "missing-source");
+  EXPECT_EQ(u["origin"]["file"], kGen + "/aten/src/ATen/native/musa/ActivationGluKernel.mu");
+  EXPECT_EQ(u["fix"]["list"], "MU_SRCS");
+
+  auto m = test::run(std::string(MLC_LINKCHECK_BIN) + " explain musaMallocAsync" + args + " -q");
+  EXPECT_EQ(m.out, "error: undefined symbol: musaMallocAsync\n");
+}
+
+TEST(Trace, index_cache_is_reused_when_nothing_changed) {
+  LinkcheckOptions o = world_options();
+  o.trace.cache_dir = test::scratch_dir("cache-reuse");
+  Report first = run_linkcheck({kKernels}, o);
+  Report second = run_linkcheck({kKernels}, o);
+  ASSERT_EQ(first.libraries.size(), 1u);
+  ASSERT_EQ(second.libraries.size(), 1u);
+  ASSERT_EQ(first.libraries[0].unresolved.size(), second.libraries[0].unresolved.size());
+  for (size_t i = 0; i < first.libraries[0].unresolved.size(); ++i) {
+    EXPECT_EQ(first.libraries[0].unresolved[i].classification, second.libraries[0].unresolved[i].classification);
+    EXPECT_EQ(first.libraries[0].unresolved[i].reason, second.libraries[0].unresolved[i].reason);
+  }
+  size_t cache_files = std::distance(std::filesystem::directory_iterator(o.trace.cache_dir), {});
+  EXPECT_GE(cache_files, 2u);  // the source index and the SDK header index
+}
+
+}  // namespace
+}  // namespace mlc
