@@ -355,18 +355,24 @@ Report explain_symbol(const std::string& symbol, const std::vector<std::string>&
     return full;
   }
   // Without: the symbol alone, traced from scratch.
+  return explain_symbols({symbol}, options);
+}
+
+Report explain_symbols(const std::vector<std::string>& symbols, const LinkcheckOptions& options) {
   Report report;
   TraceResources resources(options.trace, report);
-  UnresolvedSymbol u;
-  u.symbol = symbol;
-  u.demangled = demangle::is_mangled(symbol) ? demangle::demangle(symbol) : symbol;
-  u.type = "notype";
-  u.binding = "global";
-  u.reason = "not found in the sources, the SDK or CUDA";
-  trace::trace_symbol(nullptr, -1, resources.context(nullptr), u);
   LibraryReport lib;
   lib.path = "(explain)";
-  lib.unresolved.push_back(std::move(u));
+  for (const auto& symbol : symbols) {
+    UnresolvedSymbol u;
+    u.symbol = symbol;
+    u.demangled = demangle::is_mangled(symbol) ? demangle::demangle(symbol) : symbol;
+    u.type = "notype";
+    u.binding = "global";
+    u.reason = "not found in the sources, the SDK or CUDA";
+    trace::trace_symbol(nullptr, -1, resources.context(nullptr), u);
+    lib.unresolved.push_back(std::move(u));
+  }
   report.libraries.push_back(std::move(lib));
   return report;
 }

@@ -31,6 +31,9 @@ struct LinkcheckOptions {
 // One symbol, traced without a library (musa-linkcheck explain SYMBOL).
 Report explain_symbol(const std::string& symbol, const std::vector<std::string>& inputs, const LinkcheckOptions& options);
 
+// Several symbols traced with one set of indexes (what explain does, in bulk).
+Report explain_symbols(const std::vector<std::string>& symbols, const LinkcheckOptions& options);
+
 // Files and directories as the user named them (directories: every ELF file below them).
 // Relative paths are taken as they are; the tool makes them absolute before calling.
 Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options);

@@ -22,6 +22,7 @@ struct Sample {
 };
 
 Sample run_once(const std::vector<std::string>& argv) {
+  std::fflush(stdout);
   auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid == 0) {
