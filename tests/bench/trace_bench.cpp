@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     std::string params = e.params;
     for (auto& c : params)
       if (c == mlc::source::kListSep) c = ',';
-    symbols.push_back(e.qualified + "(" + params + ")");
+    symbols.push_back(e.qualified + "(" + params + ")" + (e.const_method ? " const" : ""));
     names.emplace_back(e.name());
   }
   std::printf("tree: %s (%zu source files indexed), %zu symbols\n", tree.c_str(), picker.files().size(), symbols.size());
