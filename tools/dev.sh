@@ -30,6 +30,28 @@ configure_and_build() {
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }
 
+# PyTorch 1.13.1's sources from Debian's source package, for the tracing benchmark. Needs a deb-src
+# entry for bookworm; one is added (in its own file) when none exists.
+fetch_pytorch_sources() {
+  local data="$BUILD_DIR/bench-data"
+  [ -d "$data/pytorch-1.13.1" ] && return 0
+  mkdir -p "$data"
+  if ! grep -rqs "deb-src" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
+      $sudo tee /etc/apt/sources.list.d/musa-linkcheck-deb-src.sources >/dev/null
+    $sudo apt-get update -qq
+  fi
+  # Only the upstream tarball is needed; a missing Debian diff does not matter.
+  (cd "$data" && apt-get source --download-only pytorch >/dev/null 2>&1) || true
+  local orig
+  orig=$(ls "$data"/pytorch_1.13.1*.orig.tar.* 2>/dev/null | head -n 1)
+  [ -n "$orig" ] || return 1
+  tar -C "$data" -xf "$orig"
+  [ -d "$data/pytorch-1.13.1" ]
+}
+
 case "${1:-}" in
   example)
     install_packages "${BUILD_PACKAGES[@]}"
@@ -48,8 +70,9 @@ case "${1:-}" in
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
     ;;
   bench)
-    install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+    install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" xz-utils
     configure_and_build -DMLC_BUILD_TESTS=ON
+    fetch_pytorch_sources || echo "PyTorch sources unavailable: the benchmark generates a tree of the same size"
     cmake --build "$BUILD_DIR" --target bench
     ;;
   *)
