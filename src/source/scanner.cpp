@@ -3,6 +3,7 @@
 // consumes at least one token, so malformed code ends the scan instead of hanging it.
 #include "source/scanner.h"
 
+#include <algorithm>
 #include <cctype>
 #include <unordered_map>
 
@@ -459,10 +460,7 @@ class Parser {
         skip_statement();
         return;
       }
-      if (tk.text == "enum") {
-        skip_statement();
-        return;
-      }
+      if (tk.text == "enum") return enum_decl();
       if ((tk.text == "class" || tk.text == "struct" || tk.text == "union") && class_decl()) return;
     }
     statement();
@@ -583,18 +581,51 @@ class Parser {
   void typedef_decl() {
     size_t start = ++i_;
     size_t end = start;
-    while (end < t_.size() && t_[end].text != ";" && t_[end].text != "{") ++end;
-    if (end < t_.size() && t_[end].text == ";" && end - start >= 2 && ident(end - 1) && t_[end - 2].text != "(") {
-      Entity e;
-      e.kind = EntityKind::Alias;
-      e.line = t_[start].line;
-      e.qualified = prefix() + std::string(t_[end - 1].text);
-      e.extra = normalize_type(text(start, end - 1), false);
-      out_.push_back(std::move(e));
-      i_ = end + 1;
+    while (end < t_.size() && t_[end].text != ";") {
+      // "typedef enum X { ... } name;" and "typedef struct { ... } name;": skip the body.
+      end = t_[end].text == "{" ? skip_group(end) : end + 1;
+    }
+    if (end >= t_.size()) {
+      i_ = t_.size();
       return;
     }
-    i_ = start;
+    Entity e;
+    e.kind = EntityKind::Alias;
+    e.line = t_[start].line;
+    // "typedef void (*name)(void*);": the name is inside the first parentheses.
+    for (size_t k = start; k + 2 < end; ++k) {
+      if (t_[k].text == "(" && t_[k + 1].text == "*" && ident(k + 2)) {
+        e.qualified = prefix() + std::string(t_[k + 2].text);
+        e.extra = "(*)";
+        break;
+      }
+    }
+    if (e.qualified.empty() && end - start >= 2 && ident(end - 1)) {
+      e.qualified = prefix() + std::string(t_[end - 1].text);
+      size_t body = start;
+      while (body < end - 1 && t_[body].text != "{") ++body;
+      e.extra = body < end - 1 ? std::string(t_[start + 1].text) : normalize_type(text(start, end - 1), false);
+    }
+    if (!e.qualified.empty()) out_.push_back(std::move(e));
+    i_ = end + 1;
+  }
+
+  // "enum [class] X [: T] { ... };": the type is known; its body is skipped.
+  void enum_decl() {
+    size_t k = i_ + 1;
+    if (is(k, "class") || is(k, "struct")) ++k;
+    if (ident(k)) {
+      size_t after = k + 1;
+      if (is(after, ":"))
+        while (after < t_.size() && t_[after].text != "{" && t_[after].text != ";") ++after;
+      if (is(after, "{")) {
+        Entity e;
+        e.kind = EntityKind::ClassDefinition;
+        e.line = t_[k].line;
+        e.qualified = prefix() + std::string(t_[k].text);
+        out_.push_back(std::move(e));
+      }
+    }
     skip_statement();
   }
 
@@ -961,5 +992,143 @@ class Parser {
 }  // namespace
 
 std::vector<Entity> scan_source(std::string_view text) { return Parser(lex(text)).run(); }
+
+namespace {
+
+bool is_api_macro(std::string_view w) {
+  if (w == "extern" || w == "static" || w == "inline" || w == "__inline__" || w == "__forceinline__" ||
+      w == "__cudart_builtin__" || w == "CUDARTAPI_CDECL" || w == "MUSARTAPI_CDECL" || w == "virtual" ||
+      w == "explicit" || w == "friend") {
+    return true;
+  }
+  bool caps = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  auto ends = [&](std::string_view suffix) {
+    return w.size() >= suffix.size() && w.compare(w.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return caps && (ends("API") || ends("_API") || ends("_EXPORT") || ends("_IMPORT") || ends("APIENTRY"));
+}
+
+// Canonical spacing for declaration text: "void** p", "const char* s", "std::vector<int> v".
+std::string join_tokens(const std::vector<Token>& toks, size_t from, size_t to) {
+  std::string out;
+  for (size_t k = from; k < to; ++k) {
+    std::string_view t = toks[k].text;
+    std::string_view prev = k > from ? toks[k - 1].text : std::string_view();
+    bool space = !out.empty();
+    if (t == "," || t == ")" || t == "]" || t == "*" || t == "&" || t == "&&" || t == "::" || t == ">" || t == "<" ||
+        t == "(" || t == "[") {
+      space = false;
+      if ((t == "*" || t == "&" || t == "&&") && prev == ",") space = true;
+    }
+    if (prev == "(" || prev == "[" || prev == "::" || prev == "<") space = false;
+    if ((t == "(") && (prev == "*" || prev == ")")) space = false;
+    if (t == "(" && !out.empty() && (ident_char(out.back()))) space = false;
+    if (space) out += ' ';
+    out += t;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<RawDeclaration> raw_declaration(std::string_view text, uint32_t line, std::string_view name) {
+  std::vector<Token> t = lex(text);
+  size_t at = SIZE_MAX;
+  for (size_t k = 0; k + 1 < t.size(); ++k) {
+    if (t[k].kind == Tok::Ident && t[k].text == name && t[k + 1].text == "(" && t[k].line == line) {
+      at = k;
+      break;
+    }
+  }
+  if (at == SIZE_MAX) return std::nullopt;
+  size_t start = at;
+  while (start > 0) {
+    std::string_view p = t[start - 1].text;
+    if (p == ";" || p == "{" || p == "}" || (p == ":" && start >= 2 && t[start - 2].kind == Tok::Ident)) break;
+    --start;
+  }
+  RawDeclaration d;
+  d.name = std::string(name);
+  // extern "C" on the declaration itself or on an enclosing block.
+  std::vector<Token> prefix;
+  for (size_t k = start; k < at; ++k) {
+    if (t[k].text == "extern" && k + 1 < at && t[k + 1].kind == Tok::String) {
+      d.extern_c = t[k + 1].text == "\"C\"";
+      ++k;
+      continue;
+    }
+    if (t[k].text == "__attribute__" && k + 1 < at && t[k + 1].text == "(") {
+      int depth = 0;
+      size_t m = k + 1;
+      for (; m < at; ++m) {
+        if (t[m].text == "(") ++depth;
+        if (t[m].text == ")" && --depth == 0) break;
+      }
+      k = m;
+      continue;
+    }
+    if (is_api_macro(t[k].text)) continue;
+    prefix.push_back(t[k]);
+  }
+  int braces = 0;
+  for (size_t k = start; k-- > 0;) {  // an enclosing extern "C" { block
+    if (t[k].text == "}") ++braces;
+    if (t[k].text == "{") {
+      if (braces == 0 && k >= 2 && t[k - 2].text == "extern" && t[k - 1].text == "\"C\"") d.extern_c = true;
+      if (braces > 0) --braces;
+    }
+  }
+  d.return_type = join_tokens(prefix, 0, prefix.size());
+  // Parameters: split at top-level commas; drop default arguments and CUDA's __dv(x).
+  size_t open = at + 1, close = open;
+  int depth = 0;
+  for (; close < t.size(); ++close) {
+    if (t[close].text == "(" || t[close].text == "<" || t[close].text == "[") ++depth;
+    if ((t[close].text == ")" || t[close].text == ">" || t[close].text == "]") && --depth == 0) break;
+  }
+  if (close >= t.size()) return std::nullopt;
+  std::vector<Token> param;
+  auto flush = [&] {
+    size_t n = param.size();
+    for (size_t k = 0; k < param.size(); ++k) {
+      if (param[k].text == "=" || param[k].text == "__dv") {
+        n = k;
+        break;
+      }
+    }
+    std::string p = join_tokens(param, 0, n);
+    if (!p.empty() && p != "void") {
+      d.params.push_back(p);
+      bool named = n >= 2 && param[n - 1].kind == Tok::Ident && !is_builtin_word(param[n - 1].text) &&
+                   !is_cv(param[n - 1].text) && param[n - 2].text != "::";
+      d.param_names.push_back(named ? std::string(param[n - 1].text) : "");
+    }
+    param.clear();
+  };
+  depth = 0;
+  for (size_t k = open + 1; k < close; ++k) {
+    std::string_view x = t[k].text;
+    if (x == "(" || x == "<" || x == "[") ++depth;
+    if (x == ")" || x == ">" || x == "]") --depth;
+    if (depth == 0 && x == ",") {
+      flush();
+      continue;
+    }
+    param.push_back(t[k]);
+  }
+  flush();
+  size_t k = close + 1;
+  std::vector<Token> trailing;
+  while (k < t.size() && t[k].text != ";" && t[k].text != "{" && t[k].text != "=") {
+    if (t[k].text == "const" || t[k].text == "noexcept" || t[k].text == "volatile" || t[k].text == "&" || t[k].text == "&&")
+      trailing.push_back(t[k]);
+    ++k;
+  }
+  std::string tr = join_tokens(trailing, 0, trailing.size());
+  d.trailing = tr.empty() ? "" : " " + tr;
+  return d;
+}
 
 }  // namespace mlc::source
