@@ -151,98 +151,86 @@ LibraryReport report_object(const loader::Process& p, int index) {
   return lib;
 }
 
-// Everything tracing needs, built on first use and shared by all inputs of a run.
-class TraceResources {
- public:
-  TraceResources(const TraceOptions& o, Report& report) : o_(o), errors_(report.errors), warnings_(report.warnings) {}
-
-  const trace::TraceContext& context(const loader::Process* p) {
-    if (!ready_) prepare();
-    search_path_.reset();
-    if (p) {
-      // Other copies of loaded libraries and unlinked candidates: the directories the process used,
-      // except the system directories (their libraries are in ld.so.cache's world, not the SDK's).
-      std::set<std::string> dirs;
-      for (const auto& obj : p->objects) {
-        std::string dir = obj.path.substr(0, obj.path.rfind('/'));
-        if (dir.rfind("/lib", 0) == 0 || dir.rfind("/usr/lib", 0) == 0) continue;
-        dirs.insert(dir);
-      }
-      search_path_.emplace(sdk::index_libraries({dirs.begin(), dirs.end()}));
-      ctx_.search_path = &*search_path_;
-    }
-    return ctx_;
-  }
-
- private:
-  std::string cache_file(const std::string& kind, const std::vector<std::string>& roots) const {
-    if (o_.cache_dir.empty()) return "";
-    std::string key;
-    for (const auto& r : roots) key += r + "\n";
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
-    return o_.cache_dir + "/" + kind + "-" + hex + ".idx";
-  }
-
-  void prepare() {
-    ready_ = true;
-    if (!o_.build_dir.empty() || !o_.cmake_lists.empty()) {
-      build_.emplace(build::read_build({o_.build_dir, o_.cmake_lists}));
-      for (const auto& e : build_->errors) errors_.push_back(e);
-      for (const auto& l : build_->lists)
-        for (const auto& d : l.duplicates)
-          warnings_.push_back(d + " is listed twice in " + l.variable + " (" + l.cmake_file + ":" + std::to_string(l.line) + ")");
-      ctx_.build = &*build_;
-    }
-    ctx_.porting_dir = o_.porting_dir;
-    if (ctx_.porting_dir.empty() && build_) {
-      if (auto it = build_->cache.find("GENERATED_PORTING_DIR"); it != build_->cache.end()) ctx_.porting_dir = it->second;
-    }
-    ctx_.porting_dir = ctx_.porting_dir.empty() ? "" : build::normalize_path(ctx_.porting_dir);
-    for (const auto& r : o_.source_roots) ctx_.source_roots.push_back(build::normalize_path(r));
-    std::vector<std::string> roots;
-    if (!ctx_.porting_dir.empty()) roots.push_back(ctx_.porting_dir);
-    roots.insert(roots.end(), ctx_.source_roots.begin(), ctx_.source_roots.end());
-    if (!roots.empty()) {
-      sources_.emplace(source::SourceIndex::build({roots, cache_file("sources", roots)}));
-      ctx_.sources = &*sources_;
-    }
-    if (!o_.mapping.empty()) {
-      auto m = porting::load_mapping(o_.mapping);
-      if (m) {
-        mapping_.emplace(std::move(m).value());
-        ctx_.mapping = &*mapping_;
-      } else {
-        errors_.push_back(m.error());
-      }
-    }
-    if (!o_.sdk_home.empty()) {
-      sdk_.emplace(sdk::index_sdk({o_.sdk_home, cache_file("sdk-headers", {o_.sdk_home})}));
-      ctx_.sdk = &*sdk_;
-    }
-    if (!o_.cuda_home.empty()) {
-      cuda_.emplace(sdk::index_sdk({o_.cuda_home, cache_file("cuda-headers", {o_.cuda_home})}));
-      ctx_.cuda = &*cuda_;
-    }
-  }
-
-  const TraceOptions& o_;
-  std::vector<InputError>& errors_;
-  std::vector<std::string>& warnings_;
-  bool ready_ = false;
-  trace::TraceContext ctx_;
-  std::optional<build::BuildInfo> build_;
-  std::optional<source::SourceIndex> sources_;
-  std::optional<porting::PortingMap> mapping_;
-  std::optional<sdk::SdkIndex> sdk_, cuda_, search_path_;
-};
-
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {
   return u.classification == Classification::Unknown ||
          (u.classification == Classification::MissingLibrary && ref.miss == loader::Miss::NoDefinition);
 }
 
 }  // namespace
+
+TraceResources::TraceResources(const TraceOptions& o, Report& report)
+    : o_(o), errors_(report.errors), warnings_(report.warnings) {}
+TraceResources::~TraceResources() = default;
+
+const trace::TraceContext& TraceResources::context(const loader::Process* p) {
+  if (!ready_) prepare();
+  search_path_.reset();
+  ctx_.search_path = nullptr;
+  if (p) {
+    // Other copies of loaded libraries and unlinked candidates: the directories the process used,
+    // except the system directories (their libraries are in ld.so.cache's world, not the SDK's).
+    std::set<std::string> dirs;
+    for (const auto& obj : p->objects) {
+      std::string dir = obj.path.substr(0, obj.path.rfind('/'));
+      if (dir.rfind("/lib", 0) == 0 || dir.rfind("/usr/lib", 0) == 0) continue;
+      dirs.insert(dir);
+    }
+    search_path_.emplace(sdk::index_libraries({dirs.begin(), dirs.end()}));
+    ctx_.search_path = &*search_path_;
+  }
+  return ctx_;
+}
+
+std::string TraceResources::cache_file(const std::string& kind, const std::vector<std::string>& roots) const {
+  if (o_.cache_dir.empty()) return "";
+  std::string key;
+  for (const auto& r : roots) key += r + "\n";
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
+  return o_.cache_dir + "/" + kind + "-" + hex + ".idx";
+}
+
+void TraceResources::prepare() {
+  ready_ = true;
+  if (!o_.build_dir.empty() || !o_.cmake_lists.empty()) {
+    build_.emplace(build::read_build({o_.build_dir, o_.cmake_lists}));
+    for (const auto& e : build_->errors) errors_.push_back(e);
+    for (const auto& l : build_->lists)
+      for (const auto& d : l.duplicates)
+        warnings_.push_back(d + " is listed twice in " + l.variable + " (" + l.cmake_file + ":" + std::to_string(l.line) + ")");
+    ctx_.build = &*build_;
+  }
+  ctx_.porting_dir = o_.porting_dir;
+  if (ctx_.porting_dir.empty() && build_) {
+    if (auto it = build_->cache.find("GENERATED_PORTING_DIR"); it != build_->cache.end()) ctx_.porting_dir = it->second;
+  }
+  ctx_.porting_dir = ctx_.porting_dir.empty() ? "" : build::normalize_path(ctx_.porting_dir);
+  for (const auto& r : o_.source_roots) ctx_.source_roots.push_back(build::normalize_path(r));
+  std::vector<std::string> roots;
+  if (!ctx_.porting_dir.empty()) roots.push_back(ctx_.porting_dir);
+  roots.insert(roots.end(), ctx_.source_roots.begin(), ctx_.source_roots.end());
+  if (!roots.empty()) {
+    sources_.emplace(source::SourceIndex::build({roots, cache_file("sources", roots)}));
+    ctx_.sources = &*sources_;
+  }
+  if (!o_.mapping.empty()) {
+    auto m = porting::load_mapping(o_.mapping);
+    if (m) {
+      mapping_.emplace(std::move(m).value());
+      ctx_.mapping = &*mapping_;
+    } else {
+      errors_.push_back(m.error());
+    }
+  }
+  if (!o_.sdk_home.empty()) {
+    sdk_.emplace(sdk::index_sdk({o_.sdk_home, cache_file("sdk-headers", {o_.sdk_home})}));
+    ctx_.sdk = &*sdk_;
+  }
+  if (!o_.cuda_home.empty()) {
+    cuda_.emplace(sdk::index_sdk({o_.cuda_home, cache_file("cuda-headers", {o_.cuda_home})}));
+    ctx_.cuda = &*cuda_;
+  }
+}
 
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, std::vector<InputError>& errors) {
   std::vector<std::string> files;
@@ -263,8 +251,14 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
 
 Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options) {
   Report report;
-  std::set<std::string> reported;
   TraceResources resources(options.trace, report);
+  run_linkcheck(inputs, options, resources, report);
+  return report;
+}
+
+void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options, TraceResources& resources,
+                   Report& report) {
+  std::set<std::string> reported;
   for (const auto& file : expand_inputs(inputs, report.errors)) {
     // Pass 1+2: read the ELF file and emulate the loader's mapping phase.
     auto process = loader::load_process(file, options.env);
@@ -334,7 +328,6 @@ Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOpti
       report.libraries.push_back(std::move(lib));
     }
   }
-  return report;
 }
 
 Report explain_symbol(const std::string& symbol, const std::vector<std::string>& inputs, const LinkcheckOptions& options) {

@@ -5,8 +5,11 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "loader/loader.h"
 #include "report/report.h"
+#include "trace/trace.h"
 
 namespace mlc {
 
@@ -34,9 +37,37 @@ Report explain_symbol(const std::string& symbol, const std::vector<std::string>&
 // Several symbols traced with one set of indexes (what explain does, in bulk).
 Report explain_symbols(const std::vector<std::string>& symbols, const LinkcheckOptions& options);
 
+// The indexes and build knowledge tracing needs, built on first use and shared by all inputs of a
+// run (and by musa-stubgen, which plans its stubs from the same context). Problems reading them are
+// added to the report's errors and warnings.
+class TraceResources {
+ public:
+  TraceResources(const TraceOptions& options, Report& report);
+  ~TraceResources();
+  TraceResources(const TraceResources&) = delete;
+  TraceResources& operator=(const TraceResources&) = delete;
+  // The context for one process (null: no loaded libraries, as for explain).
+  const trace::TraceContext& context(const loader::Process* process);
+
+ private:
+  std::string cache_file(const std::string& kind, const std::vector<std::string>& roots) const;
+  void prepare();
+  const TraceOptions& o_;
+  std::vector<InputError>& errors_;
+  std::vector<std::string>& warnings_;
+  bool ready_ = false;
+  trace::TraceContext ctx_;
+  std::optional<build::BuildInfo> build_;
+  std::optional<source::SourceIndex> sources_;
+  std::optional<porting::PortingMap> mapping_;
+  std::optional<sdk::SdkIndex> sdk_, cuda_, search_path_;
+};
+
 // Files and directories as the user named them (directories: every ELF file below them).
 // Relative paths are taken as they are; the tool makes them absolute before calling.
 Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options);
+void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options, TraceResources& resources,
+                   Report& report);
 
 // The ELF files a list of inputs names; errors for missing paths and for directories without any.
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, std::vector<InputError>& errors);

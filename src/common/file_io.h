@@ -1,0 +1,17 @@
+// Reading and writing whole text files. Every file the tools write goes through write_atomic: a
+// temporary file beside the target, then rename(2), so a reader (or a crash) never sees half a file.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+
+namespace mlc {
+
+std::optional<std::string> read_text(const std::string& path);
+
+// Keeps the permissions of a file it replaces; creates missing parent directories.
+std::optional<InputError> write_atomic(const std::string& path, const std::string& text);
+
+}  // namespace mlc

@@ -1,0 +1,904 @@
+// Plans stubs and CMake patches. Signatures come, in order, from the SDK header's declaration, the
+// CUDA counterpart's declaration mapped to MUSA names, the demangled name, and last an assembler
+// label that binds the mangled name whatever the signature. Files are merged: generated stubs live
+// between markers, each with a hash of its body so an edited stub is recognised and kept.
+#include "stubgen/stubgen.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "build/build_info.h"
+#include "build/cmake_lang.h"
+#include "common/file_io.h"
+#include "demangle/demangle.h"
+#include "demangle/symbol_name.h"
+#include "porting/porting_map.h"
+#include "source/scanner.h"
+#include "stubgen/diff.h"
+
+namespace mlc::stubgen {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kCppBegin[] = "// musa-stubgen: begin generated stubs";
+constexpr char kCppEnd[] = "// musa-stubgen: end generated stubs";
+constexpr char kHdrBegin[] = "// musa-stubgen: begin generated declarations";
+constexpr char kHdrEnd[] = "// musa-stubgen: end generated declarations";
+constexpr char kStubMark[] = "// musa-stubgen: stub ";
+constexpr char kEndMark[] = "// musa-stubgen: end ";
+
+std::string hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+std::vector<std::string> identifiers(std::string_view text) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < text.size();) {
+    if (ident_char(text[i]) && !std::isdigit(static_cast<unsigned char>(text[i]))) {
+      size_t s = i;
+      while (i < text.size() && ident_char(text[i])) ++i;
+      out.emplace_back(text.substr(s, i - s));
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+bool is_builtin_word(const std::string& w) {
+  static const std::set<std::string> words = {
+      "void",     "bool",      "char",     "short",     "int",      "long",     "float",    "double",
+      "unsigned", "signed",    "const",    "volatile",  "struct",   "enum",     "union",    "size_t",
+      "ssize_t",  "ptrdiff_t", "int8_t",   "int16_t",   "int32_t",  "int64_t",  "uint8_t",  "uint16_t",
+      "uint32_t", "uint64_t",  "intptr_t", "uintptr_t", "__host__", "__device__", "wchar_t", "restrict",
+      "__restrict__"};
+  return words.count(w) > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signatures
+
+struct Signature {
+  std::string source;  // sdk-header | cuda-header | demangled | asm-label
+  std::string return_type = "void";
+  std::string name;                      // C name, unqualified C++ name, or the asm-label function's name
+  std::vector<std::string> params;
+  std::vector<std::string> param_names;
+  std::string trailing;
+  bool c_linkage = false;
+  std::vector<std::string> scopes;       // namespaces of a C++ stub
+  std::vector<std::string> forward;      // forward declarations the C++ stub needs
+  std::set<std::string> includes;        // SDK headers (relative to include/)
+  std::string asm_label;                 // set for asm-label stubs
+  std::string origin;                    // "declared in musa_runtime_api.h:15"
+  bool declare_in_header = false;
+};
+
+std::string relative_include(const std::string& header, const std::string& home) {
+  std::string inc = home + "/include/";
+  return header.rfind(inc, 0) == 0 ? header.substr(inc.size()) : header.substr(header.rfind('/') + 1);
+}
+
+struct FoundDeclaration {
+  source::RawDeclaration raw;
+  std::string file;
+  uint32_t line = 0;
+};
+
+// Every declaration of `name` in the index, the likeliest stub model first: C linkage, host-side
+// (CUDA also declares device-side variants), non-template, a declaration rather than an inline body.
+std::vector<FoundDeclaration> declarations_in(const source::SourceIndex& index, const std::string& name) {
+  std::vector<std::pair<int, FoundDeclaration>> ranked;
+  for (const auto* e : index.lookup(name)) {
+    if (e->kind != source::EntityKind::FunctionDeclaration && e->kind != source::EntityKind::FunctionDefinition) continue;
+    const std::string& path = index.file_of(*e).path;
+    auto text = read_text(path);
+    if (!text) continue;
+    auto raw = source::raw_declaration(*text, e->line, name);
+    if (!raw) continue;
+    bool device_only = raw->return_type.find("__device__") != std::string::npos &&
+                       raw->return_type.find("__host__") == std::string::npos;
+    int score = (raw->extern_c ? 8 : 0) + (device_only ? 0 : 4) + (e->is_template ? 0 : 2) +
+                (e->kind == source::EntityKind::FunctionDeclaration ? 1 : 0);
+    ranked.push_back({score, {*raw, path, e->line}});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<FoundDeclaration> out;
+  for (auto& r : ranked) out.push_back(std::move(r.second));
+  return out;
+}
+
+class Planner {
+ public:
+  Planner(const trace::TraceContext& ctx, const StubOptions& o) : ctx_(ctx), o_(o) {}
+
+  // SDK header: the exact declaration.
+  std::optional<Signature> from_sdk_header(const demangle::SymbolName& sym) {
+    if (!ctx_.sdk || sym.kind != demangle::NameKind::CName) return std::nullopt;
+    auto found = declarations_in(ctx_.sdk->headers, sym.name);
+    if (found.empty()) return std::nullopt;
+    const auto& d = found.front();
+    Signature s = from_raw(d.raw, "sdk-header");
+    s.includes.insert(relative_include(d.file, ctx_.sdk->home));
+    s.origin = "declared in " + relative_include(d.file, ctx_.sdk->home) + ":" + std::to_string(d.line);
+    return s;
+  }
+
+  // CUDA counterpart: its declaration with CUDA names mapped to MUSA names; only when every type
+  // it names is known to the SDK's headers (or is a builtin).
+  std::optional<Signature> from_cuda_header(const demangle::SymbolName& sym) {
+    if (!ctx_.cuda || !ctx_.mapping || sym.kind != demangle::NameKind::CName) return std::nullopt;
+    std::string cuda_name = porting::to_cuda_name(sym.name, *ctx_.mapping);
+    if (cuda_name == sym.name) return std::nullopt;
+    const auto& to_musa = ctx_.mapping->to_musa;
+    for (auto d : declarations_in(ctx_.cuda->headers, cuda_name)) {
+      d.raw.return_type = porting::map_identifiers(d.raw.return_type, to_musa);
+      for (auto& p : d.raw.params) p = porting::map_identifiers(p, to_musa);
+      d.raw.name = sym.name;
+      Signature s = from_raw(d.raw, "cuda-header");
+      std::set<std::string> names(d.raw.param_names.begin(), d.raw.param_names.end());
+      std::string all = d.raw.return_type;
+      for (const auto& p : d.raw.params) all += " " + p;
+      bool known = true;
+      for (const auto& id : identifiers(all)) {
+        if (is_builtin_word(id) || names.count(id)) continue;
+        auto header = header_declaring_type(id);
+        if (!header) {  // e.g. musaHostFn_t: MUSA's headers do not have it
+          known = false;
+          break;
+        }
+        s.includes.insert(*header);
+      }
+      if (!known) continue;
+      s.origin = "CUDA's " + cuda_name + " (" + d.file.substr(d.file.rfind('/') + 1) + ":" + std::to_string(d.line) +
+                 "), names mapped to MUSA";
+      s.declare_in_header = true;
+      return s;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> header_declaring_type(const std::string& id) {
+    if (!ctx_.sdk) return std::nullopt;
+    for (const auto* e : ctx_.sdk->headers.lookup(id)) {
+      if (e->kind == source::EntityKind::Alias || e->kind == source::EntityKind::ClassDefinition) {
+        return relative_include(ctx_.sdk->headers.file_of(*e).path, ctx_.sdk->home);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The demangled name: a free function in namespaces whose parameter types are builtins or
+  // (forward-declarable) class types. Its return type is not in the mangled name unless it is a
+  // template; a stub never returns normally, so void is safe for the caller.
+  std::optional<Signature> from_demangled(const demangle::SymbolName& sym) {
+    if (sym.kind != demangle::NameKind::Function || sym.is_constructor || sym.is_destructor ||
+        !sym.template_args.empty() || !sym.method_qualifiers.empty() || sym.name.rfind("operator", 0) == 0 ||
+        sym.scopes.empty()) {
+      return std::nullopt;
+    }
+    for (const auto& scope : sym.scopes) {
+      if (scope.find_first_of("<({ ") != std::string::npos || !is_namespace(sym, scope)) return std::nullopt;
+    }
+    Signature s;
+    s.source = "demangled";
+    s.name = sym.name;
+    s.scopes = sym.scopes;
+    std::set<std::string> forward;
+    for (size_t k = 0; k < sym.params.size(); ++k) {
+      const std::string& p = sym.params[k];
+      if (p.find_first_of("<(") != std::string::npos || p.rfind("std::", 0) == 0) return std::nullopt;
+      // "at::TensorIteratorBase const&": the class needs a forward declaration in its namespace.
+      std::string base = p;
+      for (const char* q : {" const", " volatile", "&&", "&", "*"}) {
+        for (size_t pos = base.find(q); pos != std::string::npos; pos = base.find(q)) base.erase(pos, std::strlen(q));
+      }
+      while (!base.empty() && base.back() == ' ') base.pop_back();
+      if (!is_builtin_type(base)) {
+        auto colon = base.rfind("::");
+        if (colon == std::string::npos) return std::nullopt;
+        std::string ns = base.substr(0, colon), cls = base.substr(colon + 2);
+        std::string decl = "namespace " + ns + " {\nclass " + cls + ";\n}  // namespace " + ns;
+        forward.insert(decl);
+      }
+      s.params.push_back(p);
+      s.param_names.push_back("");
+    }
+    s.forward.assign(forward.begin(), forward.end());
+    s.origin = "signature from the mangled name";
+    return s;
+  }
+
+  static bool is_builtin_type(const std::string& t) {
+    std::istringstream words(t);
+    std::string w;
+    bool any = false;
+    while (words >> w) {
+      if (!is_builtin_word(w)) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  bool is_namespace(const demangle::SymbolName& sym, const std::string& scope) const {
+    if (!ctx_.sources) return std::islower(static_cast<unsigned char>(scope[0])) != 0;
+    // A class of that qualified name in the sources makes it a method, not a namespace member.
+    std::string qualified;
+    for (const auto& s : sym.scopes) {
+      qualified += (qualified.empty() ? "" : "::") + s;
+      if (s == scope) break;
+    }
+    for (const auto* e : ctx_.sources->lookup(scope)) {
+      if (e->kind == source::EntityKind::ClassDefinition && e->qualified == qualified) return false;
+    }
+    return true;
+  }
+
+  Signature asm_label(const UnresolvedSymbol& u) {
+    Signature s;
+    s.source = "asm-label";
+    s.name = "musa_stub_" + hex64(fnv1a(u.symbol)).substr(0, 12);
+    s.asm_label = u.symbol;
+    s.c_linkage = true;
+    s.origin = "signature unknown: bound by its assembler name, which links whatever the signature";
+    return s;
+  }
+
+  static Signature from_raw(const source::RawDeclaration& raw, const std::string& source) {
+    Signature s;
+    s.source = source;
+    s.return_type = raw.return_type.empty() ? "void" : raw.return_type;
+    s.name = raw.name;
+    s.params = raw.params;
+    s.param_names = raw.param_names;
+    s.trailing = raw.trailing;
+    s.c_linkage = true;
+    return s;
+  }
+
+  // The "not supported" value of the SDK's error enum (musaError_t -> musaErrorNotSupported), when
+  // an SDK header defines it.
+  std::optional<std::string> error_value(const Signature& s) {
+    std::string rt = s.return_type;
+    auto pos = rt.find("Error_t");
+    if (pos == std::string::npos) return std::nullopt;
+    size_t start = pos;
+    while (start > 0 && ident_char(rt[start - 1])) --start;
+    std::string value = rt.substr(start, pos - start) + "ErrorNotSupported";
+    if (!ctx_.sdk) return std::nullopt;
+    for (const auto& f : ctx_.sdk->headers.files()) {
+      auto text = read_text(f.path);
+      if (!text) continue;
+      for (size_t p = text->find(value); p != std::string::npos; p = text->find(value, p + 1)) {
+        bool start_ok = p == 0 || !ident_char((*text)[p - 1]);
+        bool end_ok = p + value.size() >= text->size() || !ident_char((*text)[p + value.size()]);
+        if (start_ok && end_ok) return value;
+      }
+    }
+    return std::nullopt;
+  }
+
+  bool c10_available() const {
+    if (o_.c10) return *o_.c10;
+    if (!ctx_.sources) return false;
+    for (const auto& f : ctx_.sources->files()) {
+      const std::string& p = f.path;
+      if (p.size() > 22 && p.compare(p.size() - 22, 22, "c10/util/Exception.h") == 0) return true;
+    }
+    return false;
+  }
+
+  const trace::TraceContext& ctx_;
+  const StubOptions& o_;
+};
+
+std::string signature_text(const Signature& s, bool with_names) {
+  std::string head;
+  if (!s.asm_label.empty()) return "void " + s.name + "()";
+  head = s.return_type + " " + s.name + "(";
+  std::string params;
+  for (size_t k = 0; k < s.params.size(); ++k) params += (k ? ", " : "") + s.params[k];
+  (void)with_names;
+  std::string line = head + params + ")" + s.trailing;
+  if (line.size() <= 110) return line;
+  // clang-format's bin-packing would align continuation lines under the first parameter.
+  std::string out = head;
+  std::string indent(head.size(), ' ');
+  size_t col = head.size();
+  for (size_t k = 0; k < s.params.size(); ++k) {
+    std::string piece = s.params[k] + (k + 1 < s.params.size() ? "," : ")" + s.trailing);
+    if (k > 0 && col + 1 + piece.size() > 110) {
+      out += "\n" + indent;
+      col = indent.size();
+    } else if (k > 0) {
+      out += " ";
+      ++col;
+    }
+    out += piece;
+    col += piece.size();
+  }
+  return out;
+}
+
+std::string cpp_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string stub_block(const UnresolvedSymbol& u, const Signature& s, const StubOptions& o, Planner& planner,
+                       bool c10) {
+  std::string display = s.asm_label.empty() ? (s.c_linkage ? s.name : demangle::parse_symbol(u.symbol).qualified())
+                                            : demangle::parse_symbol(u.symbol).qualified();
+  if (display.empty()) display = u.demangled;
+  std::string out = "// " + std::string(to_string(u.classification)) + ": " + s.origin + "\n";
+  std::string open_ns, close_ns;
+  for (const auto& f : s.forward) out += f + "\n";
+  std::string sig = signature_text(s, true);
+  if (!s.asm_label.empty()) {
+    out += "// " + u.demangled + "\n";
+    out += "extern \"C\" void " + s.name + "() __asm__(" + cpp_string(s.asm_label) + ");\n";
+    out += "extern \"C\" " + sig + " {\n";
+  } else if (s.c_linkage) {
+    out += "extern \"C\" " + sig + " {\n";
+  } else {
+    for (const auto& ns : s.scopes) open_ns += "namespace " + ns + " {\n";
+    for (auto it = s.scopes.rbegin(); it != s.scopes.rend(); ++it) close_ns += "}  // namespace " + *it + "\n";
+    out += open_ns + sig + " {\n";
+  }
+  for (const auto& n : s.param_names)
+    if (!n.empty()) out += "  (void)" + n + ";\n";
+  std::string names = cpp_string(u.demangled) + ", " + cpp_string(u.symbol);
+  auto err = s.asm_label.empty() ? planner.error_value(s) : std::nullopt;
+  bool is_void = s.return_type == "void" || !s.asm_label.empty();
+  std::string ret = is_void ? "" : "  return " + (err ? *err : std::string("{}")) + ";\n";
+  std::string message = cpp_string(display + " is not supported now!");
+  std::string raise = c10 ? "    C10_THROW_ERROR(NotImplementedError, " + message + ");\n"
+                          : "    throw std::runtime_error(" + message + ");\n";
+  Style style = o.style;
+  if (style == Style::ReturnError && !err) style = Style::Throw;  // only functions returning the error enum
+  switch (style) {
+    case Style::Abort: out += "  musa_stub_abort(" + names + ");\n"; break;
+    case Style::ReturnError: out += "  musa_stub_enter(" + names + ");\n" + ret; break;
+    case Style::Throw:
+      out += "  if (musa_stub_enter(" + names + ") == MUSA_STUB_THROW) {\n" + raise + "  }\n" + ret;
+      break;
+  }
+  out += "}\n" + close_ns;
+  if (o.version_guard) {
+    std::string guard = "#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < " + std::to_string(*o.version_guard) + ")\n";
+    out = guard + out + "#endif\n";
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Merging into a file with a generated region
+
+struct Region {
+  bool found = false;
+  size_t begin = 0, end = 0;  // [begin, end) covers the marker lines themselves
+  std::map<std::string, std::string> blocks;  // key -> whole block text, markers included
+  std::map<std::string, bool> edited;         // key -> body differs from its recorded hash
+  std::map<std::string, std::string> uses;    // key -> the SDK headers it needs (recorded in its marker)
+  std::string error;
+};
+
+Region parse_region(const std::string& text, const std::string& begin_marker, const std::string& end_marker) {
+  Region r;
+  size_t b = text.find(begin_marker);
+  if (b == std::string::npos) return r;
+  size_t e = text.find(end_marker, b);
+  if (e == std::string::npos) {
+    r.error = "the generated region opened by \"" + begin_marker + "\" is never closed";
+    return r;
+  }
+  r.found = true;
+  r.begin = b;
+  size_t e_line_end = text.find('\n', e);
+  r.end = e_line_end == std::string::npos ? text.size() : e_line_end + 1;
+  size_t pos = b;
+  while (true) {
+    size_t s = text.find(kStubMark, pos);
+    if (s == std::string::npos || s >= e) break;
+    size_t line_end = text.find('\n', s);
+    std::string header = text.substr(s + std::strlen(kStubMark), line_end - s - std::strlen(kStubMark));
+    std::istringstream fields(header);
+    std::string key, recorded, uses;
+    fields >> key >> recorded >> uses;
+    std::string end_line = std::string(kEndMark) + key + "\n";
+    size_t close = text.find(end_line, line_end);
+    if (close == std::string::npos || close > e) {
+      r.error = "stub " + key + " has no end marker";
+      return r;
+    }
+    std::string body = text.substr(line_end + 1, close - line_end - 1);
+    r.blocks[key] = text.substr(s, close + end_line.size() - s);
+    r.edited[key] = hex64(fnv1a(body)) != recorded;
+    r.uses[key] = uses;
+    pos = close + end_line.size();
+  }
+  return r;
+}
+
+// The marker records the body's hash (to recognise edits) and the SDK headers the stub needs.
+std::string wrap_block(const std::string& key, const std::string& body, const std::string& uses) {
+  return std::string(kStubMark) + key + " " + hex64(fnv1a(body)) + (uses.empty() ? "" : " " + uses) + "\n" + body +
+         kEndMark + key + "\n";
+}
+
+struct Block {
+  std::string body;
+  std::string uses;  // comma-separated SDK headers
+};
+
+struct MergeResult {
+  std::string text;
+  std::vector<std::string> warnings;
+  std::optional<std::string> error;
+  std::set<std::string> uses;  // the SDK headers the final set of stubs needs
+};
+
+// `wanted`: key -> body for the stubs this run needs. Existing blocks not wanted are kept unless
+// pruned; edited blocks are always kept.
+MergeResult merge(const std::optional<std::string>& existing, const std::string& fresh_preamble,
+                  const std::string& region_preamble, const std::map<std::string, Block>& wanted,
+                  const std::string& begin_marker, const std::string& end_marker, bool prune, const std::string& path) {
+  MergeResult m;
+  Region r = existing ? parse_region(*existing, begin_marker, end_marker) : Region{};
+  if (!r.error.empty()) {
+    m.error = r.error;
+    return m;
+  }
+  std::map<std::string, std::string> blocks;
+  auto note_uses = [&](const std::string& uses) {
+    std::istringstream in(uses);
+    for (std::string h; std::getline(in, h, ',');)
+      if (!h.empty()) m.uses.insert(h);
+  };
+  for (const auto& [key, block] : wanted) {
+    if (r.blocks.count(key) && r.edited[key]) {
+      blocks[key] = r.blocks[key];
+      note_uses(r.uses[key]);
+      m.warnings.push_back(path + ": kept the hand-edited stub " + key);
+    } else {
+      blocks[key] = wrap_block(key, block.body, block.uses);
+      note_uses(block.uses);
+    }
+  }
+  for (const auto& [key, block] : r.blocks) {
+    if (blocks.count(key)) continue;
+    if (!prune || r.edited[key]) {
+      blocks[key] = block;
+      note_uses(r.uses[key]);
+      if (prune) m.warnings.push_back(path + ": kept the hand-edited stub " + key + " although it is no longer needed");
+    }
+  }
+  std::string region = std::string(begin_marker) + "\n" + region_preamble;
+  for (const auto& [key, block] : blocks) region += "\n" + block;
+  region += "\n" + std::string(end_marker) + "\n";
+  if (!existing) {
+    m.text = fresh_preamble + region;
+  } else if (!r.found) {
+    m.text = *existing + (existing->empty() || existing->back() == '\n' ? "" : "\n") + "\n" + region;
+  } else {
+    m.text = existing->substr(0, r.begin) + region + existing->substr(r.end);
+  }
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CMake patches
+
+struct Insertion {
+  size_t offset;
+  std::string text;
+};
+
+std::string line_indent(const std::string& text, size_t offset, bool* first_on_line) {
+  size_t ls = text.rfind('\n', offset == 0 ? 0 : offset - 1);
+  ls = ls == std::string::npos ? 0 : ls + 1;
+  size_t k = ls;
+  while (k < offset && (text[k] == ' ' || text[k] == '\t')) ++k;
+  *first_on_line = k == offset;
+  return text.substr(ls, k - ls);
+}
+
+size_t common_prefix(const std::string& a, const std::string& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+// Where `entry` goes in `list`: next to the entry that shares the longest prefix with it, keeping
+// alphabetical order with that neighbour, on a line of its own with the neighbour's indentation.
+std::optional<Insertion> insertion_for(const std::string& text, const build::SourceList& list, const std::string& entry) {
+  if (list.entries.empty()) {
+    return Insertion{list.close_paren, "\n  " + entry + "\n"};
+  }
+  const build::ListEntry* best = nullptr;
+  size_t best_len = 0;
+  for (const auto& e : list.entries) {
+    size_t len = common_prefix(e.raw, entry);
+    if (!best || len >= best_len) {
+      best = &e;
+      best_len = len;
+    }
+  }
+  // Among entries with that prefix, the last one that sorts before the new entry.
+  const build::ListEntry* after = nullptr;
+  const build::ListEntry* before = nullptr;
+  auto lower = [](std::string x) {
+    std::transform(x.begin(), x.end(), x.begin(), [](unsigned char c) { return std::tolower(c); });
+    return x;
+  };
+  for (const auto& e : list.entries) {
+    if (common_prefix(e.raw, entry) < best_len) continue;
+    if (lower(e.raw) < lower(entry)) after = &e;
+    else if (!before) before = &e;
+  }
+  bool first = false;
+  if (after) {
+    std::string indent = line_indent(text, after->begin, &first);
+    if (!first) return Insertion{after->end, " " + entry};
+    size_t nl = text.find('\n', after->end);
+    if (nl == std::string::npos) nl = text.size();
+    if (nl > list.close_paren) nl = after->end;  // "a.cpp)" on one line: stay inside the command
+    return Insertion{nl, "\n" + indent + entry};
+  }
+  const build::ListEntry* next = before ? before : best;
+  std::string indent = line_indent(text, next->begin, &first);
+  if (!first) return Insertion{next->begin, entry + " "};
+  size_t ls = text.rfind('\n', next->begin);
+  ls = ls == std::string::npos ? 0 : ls + 1;
+  return Insertion{ls, indent + entry + "\n"};
+}
+
+std::string apply_insertions(std::string text, std::vector<Insertion> ins) {
+  // Back to front, so offsets stay valid; at one offset the entry that sorts last goes in first and
+  // so ends up last.
+  std::sort(ins.begin(), ins.end(), [](const Insertion& a, const Insertion& b) {
+    return a.offset != b.offset ? a.offset > b.offset : a.text > b.text;
+  });
+  for (const auto& i : ins) text.insert(i.offset, i.text);
+  return text;
+}
+
+// An imported target for the library in the SDK's CMake package (lib/cmake/*/*.cmake), if any.
+std::optional<std::string> imported_target(const trace::TraceContext& ctx, const std::string& link_name) {
+  if (!ctx.sdk || ctx.sdk->home.empty()) return std::nullopt;
+  std::error_code ec;
+  for (const char* lib : {"/lib/cmake", "/lib64/cmake"}) {
+    fs::path dir = ctx.sdk->home + lib;
+    if (!fs::exists(dir, ec)) continue;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec || !it->is_regular_file() || it->path().extension() != ".cmake") continue;
+      auto text = read_text(it->path().string());
+      if (!text) continue;
+      auto cmds = build::parse_cmake(*text, it->path().string());
+      if (!cmds) continue;
+      for (const auto& c : cmds.value()) {
+        if (c.name != "add_library" || c.args.size() < 2) continue;
+        bool imported = std::any_of(c.args.begin(), c.args.end(), [](const auto& a) { return a.value == "IMPORTED"; });
+        std::string name = c.args[0].value;
+        std::string tail = name.substr(name.rfind(':') == std::string::npos ? 0 : name.rfind(':') + 1);
+        std::string lower = tail;
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+        if (imported && lower == link_name) return name;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOptions& o) {
+  Plan p;
+  Planner planner(ctx, o);
+  bool c10 = planner.c10_available();
+  std::map<std::string, Block> cpp_blocks, hdr_blocks;
+  std::set<std::string> seen;
+
+  // Stubs: what the options ask for; the rest must be fixable by a CMake patch, or is refused.
+  struct ListAdd {
+    std::string file, list, entry;
+  };
+  std::vector<ListAdd> list_adds;
+  struct LinkAdd {
+    std::string file, target, entry;
+  };
+  std::vector<LinkAdd> link_adds;
+
+  for (const auto& lib : report.libraries) {
+    for (const auto& u : lib.unresolved) {
+      if (!seen.insert(u.symbol).second) continue;
+      std::string cls = to_string(u.classification);
+      if (o.classes.count(cls)) {
+        if (u.type == "object" || u.type == "tls") {
+          p.refused.push_back({u.demangled, "a data object of unknown size: neither the referencing library's DWARF nor a "
+                                            "counterpart definition gives it, and a guessed size would corrupt memory"});
+          continue;
+        }
+        demangle::SymbolName sym = demangle::parse_symbol(u.symbol);
+        std::optional<Signature> sig = planner.from_sdk_header(sym);
+        if (!sig) sig = planner.from_cuda_header(sym);
+        if (!sig) sig = planner.from_demangled(sym);
+        if (!sig) sig = planner.asm_label(u);
+        std::string uses;
+        for (const auto& inc : sig->includes) uses += (uses.empty() ? "" : ",") + inc;
+        cpp_blocks[u.symbol] = {stub_block(u, *sig, o, planner, c10), uses};
+        if (sig->declare_in_header) {
+          std::string decl = "// " + sig->origin + "\nextern \"C\" " + signature_text(*sig, true) + ";\n";
+          if (o.version_guard) {
+            decl = "#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < " + std::to_string(*o.version_guard) + ")\n" +
+                   decl + "#endif\n";
+          }
+          hdr_blocks[u.symbol] = {decl, ""};
+        }
+        p.stubs.push_back({u.symbol, sig->source, signature_text(*sig, true)});
+        continue;
+      }
+      if (u.classification == Classification::MissingSource && u.fix && u.fix->cmake_file && u.fix->list && u.fix->entry) {
+        list_adds.push_back({*u.fix->cmake_file, *u.fix->list, *u.fix->entry});
+        continue;
+      }
+      if (u.classification == Classification::UnlinkedLibrary && u.fix && u.fix->entry) {
+        std::string target;
+        if (ctx.build)
+          if (const auto* t = ctx.build->target_for_artifact(lib.path)) target = t->name;
+        if (target.empty()) {
+          std::string base = lib.path.substr(lib.path.rfind('/') + 1);
+          target = base.rfind("lib", 0) == 0 ? base.substr(3, base.find(".so") - 3) : base;
+        }
+        std::string file = u.fix->cmake_file.value_or("");
+        if (file.empty()) {
+          p.refused.push_back({u.demangled, "no CMake file found that defines the target " + target + "; " + u.fix->detail});
+          continue;
+        }
+        link_adds.push_back({file, target, imported_target(ctx, *u.fix->entry).value_or(*u.fix->entry)});
+        continue;
+      }
+      std::string why = u.reason.empty() ? cls : cls + ": " + u.reason;
+      if (u.classification == Classification::MissingSource) why += " (no CMake source list for it was found)";
+      else why += " - not something a stub or a CMake patch fixes" + std::string(o.classes.count(cls) ? "" : " (pass --stub " + cls + " to stub it anyway)");
+      p.refused.push_back({u.demangled, why});
+    }
+  }
+
+  // --- stub files ---
+  if (!cpp_blocks.empty() || fs::exists(o.out_cpp)) {
+    std::string header_name = fs::path(o.out_header).filename().string();
+    std::string cpp_pre = "#include \"" + header_name + "\"\n\n";
+    cpp_pre += c10 ? "#include <c10/util/Exception.h>\n" : "#include <stdexcept>\n";
+    cpp_pre += "\n#define MUSA_STUBS_IMPLEMENTATION\n#include \"musa_stubs.h\"\n";
+    std::string fresh_cpp =
+        "// Stubs for functions the SDK does not provide, so that the library links; calling one is reported by\n"
+        "// the stub runtime (musa_stubs.h). musa-stubgen rewrites the region between its markers and keeps any\n"
+        "// stub edited there; everything outside the markers is yours and is never touched.\n\n";
+    auto existing = read_text(o.out_cpp);
+    auto m = merge(existing, fresh_cpp, cpp_pre, cpp_blocks, kCppBegin, kCppEnd, o.prune, o.out_cpp);
+    if (m.error) {
+      p.errors.push_back({o.out_cpp, *m.error});
+    } else {
+      p.warnings.insert(p.warnings.end(), m.warnings.begin(), m.warnings.end());
+      p.stub_files.push_back({o.out_cpp, existing.value_or(""), m.text, !existing});
+    }
+
+    std::string hdr_pre;
+    for (const auto& inc : m.uses) hdr_pre += "#include <" + inc + ">\n";
+    hdr_pre += "\n#ifndef __host__\n#define __host__\n#endif\n";
+    std::string fresh_hdr =
+        "// Declarations of the stubs in " + fs::path(o.out_cpp).filename().string() +
+        " that no SDK header declares (musa-stubgen).\n#pragma once\n\n";
+    auto existing_h = read_text(o.out_header);
+    auto mh = merge(existing_h, fresh_hdr, hdr_pre, hdr_blocks, kHdrBegin, kHdrEnd, o.prune, o.out_header);
+    if (mh.error) {
+      p.errors.push_back({o.out_header, *mh.error});
+    } else {
+      p.stub_files.push_back({o.out_header, existing_h.value_or(""), mh.text, !existing_h});
+    }
+    if (!o.runtime_header.empty()) {
+      auto runtime = read_text(o.runtime_header);
+      std::string dest = (fs::path(o.out_cpp).parent_path() / "musa_stubs.h").string();
+      if (!runtime) {
+        p.errors.push_back({o.runtime_header, "cannot read the stub runtime header"});
+      } else {
+        auto existing_rt = read_text(dest);
+        p.stub_files.push_back({dest, existing_rt.value_or(""), *runtime, !existing_rt});
+      }
+    }
+  }
+
+  // --- CMake files ---
+  std::map<std::string, std::vector<Insertion>> inserts;
+  std::map<std::string, std::string> texts;
+  auto text_of = [&](const std::string& file) -> std::string* {
+    if (!texts.count(file)) {
+      auto t = read_text(file);
+      if (!t) {
+        p.errors.push_back({file, "cannot read"});
+        return nullptr;
+      }
+      texts[file] = *t;
+    }
+    return &texts[file];
+  };
+  std::map<std::string, std::string> vars;
+  if (ctx.build) {
+    vars = ctx.build->cache;
+    vars["CMAKE_SOURCE_DIR"] = ctx.build->source_dir;
+    vars["PROJECT_SOURCE_DIR"] = ctx.build->source_dir;
+    vars["CMAKE_BINARY_DIR"] = ctx.build->build_dir;
+  }
+  std::set<std::string> added;
+  for (const auto& add : list_adds) {
+    if (!added.insert(add.file + "\n" + add.list + "\n" + add.entry).second) continue;
+    std::string* text = text_of(add.file);
+    if (!text) continue;
+    auto cmds = build::parse_cmake(*text, add.file);
+    if (!cmds) {
+      p.errors.push_back(cmds.error());
+      continue;
+    }
+    auto local_vars = vars;
+    auto lists = build::find_source_lists(cmds.value(), add.file, local_vars);
+    const build::SourceList* list = nullptr;
+    for (const auto& l : lists)
+      if (l.variable == add.list && (l.command == "set" || l.command == "list" || l.command == "file")) list = &l;
+    if (!list) {
+      p.refused.push_back({add.entry, "the list " + add.list + " is not in " + add.file});
+      continue;
+    }
+    std::string expanded = add.entry;
+    bool present = false;
+    for (const auto& e : list->entries) {
+      present |= e.raw == add.entry;
+      for (const auto& f : e.files) present |= f == expanded;
+    }
+    if (present) {
+      p.warnings.push_back(add.entry + " is already in " + add.list + " (" + add.file + "): not added again");
+      continue;
+    }
+    if (auto ins = insertion_for(*text, *list, add.entry)) inserts[add.file].push_back(*ins);
+  }
+  for (const auto& add : link_adds) {
+    if (!added.insert(add.file + "\nlink\n" + add.target + "\n" + add.entry).second) continue;
+    std::string* text = text_of(add.file);
+    if (!text) continue;
+    auto cmds = build::parse_cmake(*text, add.file);
+    if (!cmds) {
+      p.errors.push_back(cmds.error());
+      continue;
+    }
+    const build::CMakeCommand* link = nullptr;
+    const build::CMakeCommand* creator = nullptr;
+    for (const auto& c : cmds.value()) {
+      if (c.args.empty() || c.args[0].value != add.target) continue;
+      if (c.name == "target_link_libraries") link = &c;
+      if (c.name == "add_library" || c.name == "musa_add_library" || c.name == "cuda_add_library") creator = &c;
+    }
+    if (link) {
+      bool present = std::any_of(link->args.begin(), link->args.end(), [&](const auto& a) { return a.value == add.entry; });
+      if (present) continue;
+      inserts[add.file].push_back({link->args.back().end, " " + add.entry});
+    } else if (creator) {
+      size_t nl = text->find('\n', creator->close_paren);
+      inserts[add.file].push_back({nl == std::string::npos ? text->size() : nl,
+                                   "\ntarget_link_libraries(" + add.target + " PRIVATE " + add.entry + ")"});
+    } else {
+      p.refused.push_back({add.entry, "no target_link_libraries() or add_library() for " + add.target + " in " + add.file});
+    }
+  }
+  for (auto& [file, ins] : inserts) {
+    p.cmake_files.push_back({file, texts[file], apply_insertions(texts[file], ins), false});
+  }
+  return p;
+}
+
+std::string diff_of(const Plan& plan, const StubOptions& o, bool include_stubs, bool include_cmake) {
+  std::string out;
+  auto rel = [&](const std::string& path) {
+    if (!o.relative_to.empty() && path.rfind(o.relative_to + "/", 0) == 0) return path.substr(o.relative_to.size() + 1);
+    return fs::path(path).is_absolute() ? path.substr(1) : path;
+  };
+  if (include_cmake)
+    for (const auto& f : plan.cmake_files) out += unified_diff(rel(f.path), f.before, f.after, f.created);
+  if (include_stubs)
+    for (const auto& f : plan.stub_files) out += unified_diff(rel(f.path), f.before, f.after, f.created);
+  return out;
+}
+
+std::vector<InputError> apply(const Plan& plan, bool include_stubs, bool include_cmake) {
+  std::vector<InputError> errors;
+  auto write = [&](const FileEdit& f) {
+    if (!f.changed()) return;
+    if (auto err = write_atomic(f.path, f.after)) errors.push_back(*err);
+  };
+  if (include_stubs)
+    for (const auto& f : plan.stub_files) write(f);
+  if (include_cmake)
+    for (const auto& f : plan.cmake_files) write(f);
+  return errors;
+}
+
+Result<Report> read_json_report(const std::string& path) {
+  auto text = read_text(path);
+  if (!text) return InputError{path, "cannot open the report"};
+  auto doc = nlohmann::json::parse(*text, nullptr, false);
+  if (doc.is_discarded()) return InputError{path, "invalid JSON"};
+  if (!doc.is_object() || doc.value("schema", "") != "musa-linkcheck/1") {
+    return InputError{path, "not a musa-linkcheck/1 report"};
+  }
+  auto opt = [](const nlohmann::json& j, const char* key) -> std::optional<std::string> {
+    return j.contains(key) && j[key].is_string() ? std::optional<std::string>(j[key].get<std::string>()) : std::nullopt;
+  };
+  Report r;
+  static const std::map<std::string, Classification> classes = {
+      {"missing-source", Classification::MissingSource},   {"unlinked-library", Classification::UnlinkedLibrary},
+      {"sdk-declared-only", Classification::SdkDeclaredOnly}, {"cuda-only", Classification::CudaOnly},
+      {"abi-mismatch", Classification::AbiMismatch},       {"version-mismatch", Classification::VersionMismatch},
+      {"hidden", Classification::Hidden},                  {"shadowed", Classification::Shadowed},
+      {"missing-library", Classification::MissingLibrary}, {"static-archive", Classification::StaticArchive},
+      {"unknown", Classification::Unknown}};
+  try {
+    for (const auto& lj : doc.at("libraries")) {
+      LibraryReport lib;
+      lib.path = lj.at("path").get<std::string>();
+      for (const auto& uj : lj.at("unresolved")) {
+        UnresolvedSymbol u;
+        u.symbol = uj.at("symbol").get<std::string>();
+        u.demangled = uj.value("demangled", u.symbol);
+        u.version = opt(uj, "version");
+        u.type = uj.value("type", "notype");
+        u.binding = uj.value("binding", "global");
+        u.reason = uj.value("reason", "");
+        auto cls = classes.find(uj.value("classification", "unknown"));
+        u.classification = cls == classes.end() ? Classification::Unknown : cls->second;
+        if (uj.contains("origin") && uj["origin"].is_object()) {
+          const auto& oj = uj["origin"];
+          u.origin = Origin{oj.value("file", ""), oj.contains("line") && oj["line"].is_number() ? std::optional<int>(oj["line"].get<int>()) : std::nullopt,
+                            oj.value("kind", ""), opt(oj, "library"), opt(oj, "ported_from")};
+        }
+        if (uj.contains("fix") && uj["fix"].is_object()) {
+          const auto& fj = uj["fix"];
+          u.fix = Fix{fj.value("kind", ""), opt(fj, "cmake_file"), opt(fj, "list"), opt(fj, "entry"), opt(fj, "library"),
+                      fj.value("detail", "")};
+        }
+        if (uj.contains("counterpart") && uj["counterpart"].is_object()) {
+          u.counterpart = Counterpart{uj["counterpart"].value("name", ""), opt(uj["counterpart"], "library")};
+        }
+        lib.unresolved.push_back(std::move(u));
+      }
+      r.libraries.push_back(std::move(lib));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return InputError{path, std::string("malformed report: ") + e.what()};
+  }
+  return r;
+}
+
+}  // namespace mlc::stubgen

@@ -1,0 +1,73 @@
+// musa-stubgen's core: from a linkcheck report, plan signature-accurate stubs (merged into
+// unimplemented_functions.cpp/.h without touching what a person wrote) and CMake patches (a source
+// list entry for each missing source, a link for each unlinked library). Planning reads and computes
+// only; the tool decides whether to print, write a diff, or apply.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "report/report.h"
+#include "trace/trace.h"
+
+namespace mlc::stubgen {
+
+enum class Style { Throw, Abort, ReturnError };
+
+struct StubOptions {
+  Style style = Style::Throw;
+  std::string out_cpp = "unimplemented_functions.cpp";
+  std::string out_header = "unimplemented_functions.h";
+  std::string runtime_header;  // the stub runtime's header to copy beside the stubs ("" to skip)
+  std::string ns;              // enclosing namespace for C++ stubs whose own namespace cannot be used
+  std::set<std::string> classes = {"sdk-declared-only", "cuda-only"};  // which classifications get stubs
+  std::optional<int> version_guard;  // wrap stubs in #if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < N)
+  bool prune = false;
+  std::optional<bool> c10;  // C10_THROW_ERROR available; default: c10/util/Exception.h in a source root
+  std::string relative_to;  // paths in diffs are relative to this directory (the project's source dir)
+};
+
+// One file's new content; `before` is empty with `created` for a new file.
+struct FileEdit {
+  std::string path;
+  std::string before;
+  std::string after;
+  bool created = false;
+  bool changed() const { return before != after || created; }
+};
+
+struct Refusal {
+  std::string symbol;     // demangled
+  std::string reason;
+};
+
+struct StubInfo {
+  std::string mangled;
+  std::string signature_source;  // sdk-header | cuda-header | demangled | asm-label
+  std::string declaration;       // as emitted
+};
+
+struct Plan {
+  std::vector<StubInfo> stubs;        // stubs this run needs
+  std::vector<FileEdit> stub_files;   // unimplemented_functions.cpp/.h (and the runtime header)
+  std::vector<FileEdit> cmake_files;  // patched CMakeLists.txt files
+  std::vector<Refusal> refused;       // neither stubbed nor patched, with the reason
+  std::vector<std::string> warnings;
+  std::vector<InputError> errors;     // e.g. a stub file whose generated region is broken
+};
+
+Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOptions& options);
+
+// A unified diff of all changed files, paths relative to options.relative_to.
+std::string diff_of(const Plan& plan, const StubOptions& options, bool include_stubs, bool include_cmake);
+
+// Writes every changed file atomically; the first error stops nothing else.
+std::vector<InputError> apply(const Plan& plan, bool include_stubs, bool include_cmake);
+
+// A musa-linkcheck JSON report read back (for --report).
+Result<Report> read_json_report(const std::string& path);
+
+}  // namespace mlc::stubgen

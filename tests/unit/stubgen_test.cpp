@@ -1,0 +1,341 @@
+// musa-stubgen: end to end on a private copy of the torch_musa world (link check fails, stubs and
+// CMake patches, rebuild, link check passes, a stub throws naming itself, a second run changes
+// nothing), golden files compiled with -Wall -Wextra -Werror, signatures from the real CUDA toolkit
+// through the real porting map, hand-edited stubs and oddly formatted CMake files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/file_io.h"
+#include "pipeline/linkcheck.h"
+#include "stubgen/diff.h"
+#include "stubgen/stubgen.h"
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+namespace fs = std::filesystem;
+using test::quote;
+using test::run;
+
+const std::string kSource = MLC_SOURCE_DIR;
+const std::string kWorld = MLC_WORLD_DIR;
+const std::string kLinkcheck = MLC_LINKCHECK_BIN;
+const std::string kStubgen = MLC_STUBGEN_BIN;
+
+std::string world_args(const std::string& w) {
+  std::string b = w + "/build", s = w + "/src";
+  return " --build-dir " + quote(b) + " --source-root " + quote(s + "/pytorch") + " --sdk-home " + quote(b + "/musa_sdk") +
+         " --cuda-home " + quote(b + "/cuda_home") + " --mapping " + quote(s + "/mapping") + " --with " +
+         quote(b + "/libc10.so") + " --cache-dir " + quote(w + "/cache") +
+         // The loader would take a stale libmusart first (the shadowed case): point it at the SDK.
+         " --library-path " + quote(b + "/musa_sdk/lib");
+}
+
+TEST(Stubgen, end_to_end_the_library_links_after_one_run) {
+  std::string w = test::scratch_dir("e2e-world");
+  auto built = run("cmake -DSOURCE=" + quote(kSource + "/fixtures/torch_musa") + " -DDEST=" + quote(w) + " -P " +
+                   quote(kSource + "/tests/build_world.cmake"));
+  ASSERT_EQ(built.status, 0) << built.out << built.err;
+  std::string lib = w + "/build/torch_musa/csrc/libmusa_kernels.so";
+  std::string ops = w + "/src/torch_musa/csrc/aten/ops/musa";
+  std::string out = " --out-cpp " + quote(ops + "/unimplemented_functions.cpp") + " --out-header " +
+                    quote(ops + "/unimplemented_functions.h");
+
+  auto before = run(kLinkcheck + " -q" + world_args(w) + " " + quote(lib));
+  EXPECT_EQ(before.status, 1);
+  EXPECT_EQ(std::count(before.out.begin(), before.out.end(), '\n'), 7) << before.out;
+
+  // The CMake patch alone, as a diff that git apply and patch -p1 accept.
+  auto patch = run(kStubgen + world_args(w) + " --stub unknown --dry-run" + out + " " + quote(lib));
+  EXPECT_EQ(patch.status, 0) << patch.err;
+  std::string diff_file = w + "/cmake.diff";
+  auto wrote = run(kStubgen + world_args(w) + " --stub unknown --no-runtime --cmake-patch " + quote(diff_file) +
+                   " --out-cpp " + quote(w + "/scratch.cpp") + " --out-header " + quote(w + "/scratch.h") + " " + quote(lib));
+  EXPECT_EQ(wrote.status, 0) << wrote.err;
+  std::string diff = test::read_file(diff_file);
+  EXPECT_NE(diff.find("--- a/torch_musa/csrc/CMakeLists.txt\n+++ b/torch_musa/csrc/CMakeLists.txt\n"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("+  ${GENERATED_PORTING_DIR}/aten/src/ATen/musa/cub.mu\n"), std::string::npos);
+  EXPECT_NE(diff.find("+target_link_libraries(musa_kernels PRIVATE musart mublas)\n"), std::string::npos);
+  EXPECT_EQ(run("cd " + quote(w + "/src") + " && git apply --check " + quote(diff_file)).status, 0);
+  EXPECT_EQ(run("cd " + quote(w + "/src") + " && patch -p1 --dry-run < " + quote(diff_file)).status, 0);
+
+  auto applied = run(kStubgen + world_args(w) + " --stub unknown --apply" + out + " " + quote(lib));
+  ASSERT_EQ(applied.status, 0) << applied.err;
+  std::string cmake = test::read_file(w + "/src/torch_musa/csrc/CMakeLists.txt");
+  std::string cpp = test::read_file(ops + "/unimplemented_functions.cpp");
+  std::string hdr = test::read_file(ops + "/unimplemented_functions.h");
+  EXPECT_NE(cpp.find("extern \"C\" musaError_t musaMallocAsync(void** devPtr, size_t size, musaStream_t hStream) {"),
+            std::string::npos) << cpp;
+
+  auto rebuilt = run("cmake --build " + quote(w + "/build") + " -j 2");
+  ASSERT_EQ(rebuilt.status, 0) << rebuilt.out << rebuilt.err;
+  auto after = run(kLinkcheck + world_args(w) + " " + quote(lib));
+  EXPECT_EQ(after.status, 0) << after.out;
+  EXPECT_EQ(after.out, "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+
+  // A program calling into the library reaches the musaMallocAsync stub: it throws, naming it.
+  std::string probe = w + "/probe.cpp";
+  test::write_file(probe,
+                   "#include <cstdio>\n#include <exception>\nstruct MUstream_st;\n"
+                   "namespace at { namespace musa { int run_gemm(float* c, MUstream_st* stream); } }\n"
+                   "int main() {\n  float c = 0;\n  try { at::musa::run_gemm(&c, nullptr); }\n"
+                   "  catch (const std::exception& e) { std::printf(\"caught: %s\\n\", e.what()); return 0; }\n"
+                   "  return 1;\n}\n");
+  std::string b = w + "/build";
+  auto compiled = run("c++ -o " + quote(w + "/probe") + " " + quote(probe) + " -L" + quote(b + "/torch_musa/csrc") +
+                      " -lmusa_kernels -L" + quote(b) + " -lc10 -L" + quote(b + "/musa_sdk/lib") + " -lmusart -lmublas");
+  ASSERT_EQ(compiled.status, 0) << compiled.err;
+  std::string env = "LD_LIBRARY_PATH=" + quote(b + "/musa_sdk/lib:" + b + ":" + b + "/torch_musa/csrc") + " ";
+  std::string trace = w + "/stub-trace.txt";
+  auto called = run(env + "MUSA_STUBS_TRACE=" + quote(trace) + " " + quote(w + "/probe"));
+  EXPECT_EQ(called.status, 0) << called.err;
+  EXPECT_EQ(called.out, "caught: musaMallocAsync is not supported now!\n");
+  EXPECT_EQ(test::read_file(trace), "musaMallocAsync\tmusaMallocAsync\n");
+  auto aborted = run(env + "MUSA_STUBS=abort " + quote(w + "/probe"));
+  EXPECT_EQ(aborted.status, 128 + 6);  // SIGABRT
+  EXPECT_EQ(aborted.err.rfind("musa-stubs: aborting: musaMallocAsync is not supported now!\n", 0), 0u) << aborted.err;
+
+  // A second run changes nothing.
+  auto again = run(kStubgen + world_args(w) + " --stub unknown --apply" + out + " " + quote(lib));
+  EXPECT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.err.find("0 files changed"), std::string::npos) << again.err;
+  EXPECT_EQ(test::read_file(w + "/src/torch_musa/csrc/CMakeLists.txt"), cmake);
+  EXPECT_EQ(test::read_file(ops + "/unimplemented_functions.cpp"), cpp);
+  EXPECT_EQ(test::read_file(ops + "/unimplemented_functions.h"), hdr);
+}
+
+// The standard world's report, planned into a scratch directory.
+stubgen::Plan plan_world(const std::string& dir, stubgen::Style style, Report* report_out = nullptr) {
+  LinkcheckOptions o;
+  o.env.with = {kWorld + "/build/libc10.so"};
+  o.env.library_path = {kWorld + "/build/musa_sdk/lib"};
+  o.trace.build_dir = kWorld + "/build";
+  o.trace.source_roots = {kWorld + "/src/pytorch"};
+  o.trace.sdk_home = kWorld + "/build/musa_sdk";
+  o.trace.cuda_home = kWorld + "/build/cuda_home";
+  o.trace.mapping = kWorld + "/src/mapping";
+  Report report;
+  TraceResources resources(o.trace, report);
+  run_linkcheck({kWorld + "/build/torch_musa/csrc/libmusa_kernels.so"}, o, resources, report);
+  stubgen::StubOptions so;
+  so.style = style;
+  so.out_cpp = dir + "/unimplemented_functions.cpp";
+  so.out_header = dir + "/unimplemented_functions.h";
+  so.runtime_header = kSource + "/stubs/musa_stubs.h";
+  so.classes.insert("unknown");
+  if (report_out) *report_out = report;
+  return stubgen::plan(report, resources.context(nullptr), so);
+}
+
+const stubgen::FileEdit* edit_for(const stubgen::Plan& p, const std::string& suffix) {
+  for (const auto& f : p.stub_files)
+    if (f.path.size() >= suffix.size() && f.path.compare(f.path.size() - suffix.size(), suffix.size(), suffix) == 0) return &f;
+  return nullptr;
+}
+
+TEST(Stubgen, generated_files_match_golden_files_and_compile_with_werror) {
+  for (auto style : {stubgen::Style::Throw, stubgen::Style::Abort, stubgen::Style::ReturnError}) {
+    std::string dir = test::scratch_dir("golden");
+    auto p = plan_world(dir, style);
+    ASSERT_TRUE(p.errors.empty());
+    EXPECT_TRUE(p.refused.empty()) << p.refused[0].symbol << ": " << p.refused[0].reason;
+    for (const auto& f : p.stub_files) ASSERT_FALSE(write_atomic(f.path, f.after).has_value());
+    if (style == stubgen::Style::Throw) {
+      EXPECT_EQ(test::read_file(dir + "/unimplemented_functions.cpp"),
+                test::read_file(kSource + "/tests/golden/unimplemented_functions.cpp"));
+      EXPECT_EQ(test::read_file(dir + "/unimplemented_functions.h"),
+                test::read_file(kSource + "/tests/golden/unimplemented_functions.h"));
+    }
+    auto cc = run("c++ -std=c++17 -Wall -Wextra -Werror -c -o " + quote(dir + "/stubs.o") + " -I" +
+                  quote(kWorld + "/build/musa_sdk/include") + " -I" + quote(dir) + " " +
+                  quote(dir + "/unimplemented_functions.cpp"));
+    EXPECT_EQ(cc.status, 0) << cc.err;
+    auto nm = run("nm --defined-only " + quote(dir + "/stubs.o"));
+    for (const char* sym : {" T PVRSRVGetDevInfo\n", " T musaLaunchHostFunc\n", " T musaMallocAsync\n"}) {
+      EXPECT_NE(nm.out.find(sym), std::string::npos) << sym << nm.out;
+    }
+  }
+}
+
+TEST(Stubgen, hand_edited_and_hand_written_stubs_survive_every_run) {
+  std::string dir = test::scratch_dir("hand-edits");
+  auto first = plan_world(dir, stubgen::Style::Throw);
+  for (const auto& f : first.stub_files) ASSERT_FALSE(write_atomic(f.path, f.after).has_value());
+  std::string path = dir + "/unimplemented_functions.cpp";
+  std::string text = test::read_file(path);
+  // Edit a generated stub's body, and write a function of our own outside the markers.
+  std::string from = "throw std::runtime_error(\"musaMallocAsync is not supported now!\");";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), "return musaErrorNotSupported;  // we handle this one");
+  text += "\nint my_own_helper() { return 42; }\n";
+  test::write_file(path, text);
+  for (bool prune : {false, true}) {
+    LinkcheckOptions o;
+    auto p = plan_world(dir, stubgen::Style::Throw);
+    (void)o;
+    (void)prune;
+    const auto* cpp = edit_for(p, "unimplemented_functions.cpp");
+    ASSERT_NE(cpp, nullptr);
+    EXPECT_EQ(cpp->after, text) << "the edited stub and the hand-written code must stay byte for byte";
+    bool warned = false;
+    for (const auto& w : p.warnings) warned |= w.find("kept the hand-edited stub musaMallocAsync") != std::string::npos;
+    EXPECT_TRUE(warned);
+  }
+  // --prune drops generated stubs no longer needed, never edited ones.
+  Report none;
+  none.libraries.push_back({});
+  stubgen::StubOptions so;
+  so.out_cpp = path;
+  so.out_header = dir + "/unimplemented_functions.h";
+  so.prune = true;
+  trace::TraceContext empty;
+  auto pruned = stubgen::plan(none, empty, so);
+  const auto* cpp = edit_for(pruned, "unimplemented_functions.cpp");
+  ASSERT_NE(cpp, nullptr);
+  EXPECT_EQ(cpp->after.find("musaLaunchHostFunc"), std::string::npos);
+  EXPECT_NE(cpp->after.find("we handle this one"), std::string::npos);
+  EXPECT_NE(cpp->after.find("int my_own_helper() { return 42; }"), std::string::npos);
+}
+
+TEST(Stubgen, oddly_formatted_cmake_file_is_patched_without_changing_any_other_byte) {
+  std::string dir = test::scratch_dir("odd-cmake");
+  fs::create_directories(dir + "/gen/aten/musa");
+  for (const char* f : {"/gen/aten/musa/A.mu", "/gen/aten/musa/Z.mu", "/gen/aten/musa/cub.mu"}) test::write_file(dir + f, "");
+  std::string original =
+      "cmake_minimum_required(VERSION 3.22)   # odd spacing follows\n"
+      "set(  NOTE [==[ a bracket argument with ) and # inside ]==]  )\n"
+      "#[[ a bracket\n   comment ]]\n"
+      "file(GLOB_RECURSE    MU_SRCS\n"
+      "\t${GENERATED_PORTING_DIR}/aten/musa/A.mu   # first\n"
+      "\t${GENERATED_PORTING_DIR}/aten/musa/Z.mu\n"
+      "      )\n"
+      "add_library(k SHARED ${MU_SRCS})\n";
+  std::string cmake = dir + "/CMakeLists.txt";
+  test::write_file(cmake, original);
+  Report report;
+  LibraryReport lib;
+  lib.path = dir + "/libk.so";
+  UnresolvedSymbol u;
+  u.symbol = "_Z1fv";
+  u.classification = Classification::MissingSource;
+  u.fix = Fix{"add-source", cmake, "MU_SRCS", "${GENERATED_PORTING_DIR}/aten/musa/cub.mu", std::nullopt, ""};
+  lib.unresolved.push_back(u);
+  report.libraries.push_back(lib);
+  build::BuildInfo info;
+  info.cache["GENERATED_PORTING_DIR"] = dir + "/gen";
+  trace::TraceContext ctx;
+  ctx.build = &info;
+  stubgen::StubOptions so;
+  so.out_cpp = dir + "/none.cpp";
+  so.out_header = dir + "/none.h";
+  auto p = stubgen::plan(report, ctx, so);
+  ASSERT_EQ(p.cmake_files.size(), 1u);
+  std::string want = original;
+  std::string after_a = "${GENERATED_PORTING_DIR}/aten/musa/A.mu   # first\n";
+  want.insert(want.find(after_a) + after_a.size(), "\t${GENERATED_PORTING_DIR}/aten/musa/cub.mu\n");
+  EXPECT_EQ(p.cmake_files[0].after, want);
+  EXPECT_EQ(stubgen::unified_diff("CMakeLists.txt", p.cmake_files[0].before, p.cmake_files[0].after),
+            "--- a/CMakeLists.txt\n+++ b/CMakeLists.txt\n@@ -4,6 +4,7 @@\n"
+            "    comment ]]\n"
+            " file(GLOB_RECURSE    MU_SRCS\n"
+            " \t${GENERATED_PORTING_DIR}/aten/musa/A.mu   # first\n"
+            "+\t${GENERATED_PORTING_DIR}/aten/musa/cub.mu\n"
+            " \t${GENERATED_PORTING_DIR}/aten/musa/Z.mu\n"
+            "       )\n"
+            " add_library(k SHARED ${MU_SRCS})\n");
+  // Never twice: once the entry is there, nothing more is planned.
+  test::write_file(cmake, want);
+  auto again = stubgen::plan(report, ctx, so);
+  EXPECT_TRUE(again.cmake_files.empty());
+  // A broken CMake file is an error naming it, and nothing is written.
+  test::write_file(cmake, "file(GLOB_RECURSE MU_SRCS \"unterminated\n");
+  auto broken = stubgen::plan(report, ctx, so);
+  ASSERT_EQ(broken.errors.size(), 1u);
+  EXPECT_EQ(broken.errors[0].path, cmake);
+}
+
+TEST(Stubgen, real_cuda_declarations_through_the_real_map_read_like_hand_written_stubs) {
+  std::string maps = MLC_MAPPING_DIR;
+  if (!fs::exists("/usr/local/cuda/include/cuda_runtime_api.h")) GTEST_SKIP() << "no CUDA toolkit at /usr/local/cuda";
+  if (!fs::exists(maps + "/general.json")) GTEST_SKIP() << maps << " is absent";
+  // A MUSA SDK whose header has the runtime's types but none of these functions.
+  std::string sdk = test::scratch_dir("types-only-sdk");
+  fs::create_directories(sdk + "/include");
+  test::write_file(sdk + "/include/musa_runtime_api.h",
+                   "#pragma once\n#include <stddef.h>\ntypedef enum musaError { musaSuccess = 0, musaErrorNotSupported = 801 }"
+                   " musaError_t;\ntypedef struct MUstream_st* musaStream_t;\n");
+  TraceOptions t;
+  t.sdk_home = sdk;
+  t.cuda_home = "/usr/local/cuda";
+  t.mapping = maps;
+  t.cache_dir = test::scratch_dir("cuda-cache");
+  Report scratch;
+  TraceResources resources(t, scratch);
+  Report report;
+  LibraryReport lib;
+  lib.path = "/x/libmusa_kernels.so";
+  for (const char* name : {"musaMallocAsync", "musaMemsetAsync", "musaStreamSynchronize"}) {
+    UnresolvedSymbol u;
+    u.symbol = u.demangled = name;
+    u.type = "func";
+    u.classification = Classification::CudaOnly;
+    lib.unresolved.push_back(u);
+  }
+  report.libraries.push_back(lib);
+  stubgen::StubOptions so;
+  std::string dir = test::scratch_dir("cuda-stubs");
+  so.out_cpp = dir + "/unimplemented_functions.cpp";
+  so.out_header = dir + "/unimplemented_functions.h";
+  so.runtime_header = kSource + "/stubs/musa_stubs.h";
+  auto p = stubgen::plan(report, resources.context(nullptr), so);
+  ASSERT_EQ(p.stubs.size(), 3u);
+  std::map<std::string, std::string> decl;
+  for (const auto& s : p.stubs) {
+    EXPECT_EQ(s.signature_source, "cuda-header") << s.mangled;
+    decl[s.mangled] = s.declaration;
+  }
+  EXPECT_EQ(decl["musaMallocAsync"], "__host__ musaError_t musaMallocAsync(void** devPtr, size_t size, musaStream_t hStream)");
+  EXPECT_EQ(decl["musaMemsetAsync"],
+            "__host__ musaError_t musaMemsetAsync(void* devPtr, int value, size_t count, musaStream_t stream)");
+  EXPECT_EQ(decl["musaStreamSynchronize"], "__host__ musaError_t musaStreamSynchronize(musaStream_t stream)");
+  for (const auto& f : p.stub_files) ASSERT_FALSE(write_atomic(f.path, f.after).has_value());
+  auto cc = run("c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I" + quote(sdk + "/include") + " -I" + quote(dir) +
+                " " + quote(dir + "/unimplemented_functions.cpp"));
+  EXPECT_EQ(cc.status, 0) << cc.err;
+}
+
+TEST(Stubgen, symbols_neither_stubbed_nor_patched_are_named_with_the_reason) {
+  std::string dir = test::scratch_dir("refused");
+  Report report;
+  LibraryReport lib;
+  lib.path = dir + "/libk.so";
+  UnresolvedSymbol hidden;
+  hidden.symbol = "_ZN2at3fooEv";
+  hidden.demangled = "at::foo()";
+  hidden.classification = Classification::Hidden;
+  hidden.reason = "defined in /x/libtorch.so with hidden or internal visibility";
+  UnresolvedSymbol data;
+  data.symbol = data.demangled = "musaGlobalTable";
+  data.type = "object";
+  data.classification = Classification::SdkDeclaredOnly;
+  lib.unresolved = {hidden, data};
+  report.libraries.push_back(lib);
+  stubgen::StubOptions so;
+  so.out_cpp = dir + "/u.cpp";
+  so.out_header = dir + "/u.h";
+  trace::TraceContext ctx;
+  auto p = stubgen::plan(report, ctx, so);
+  ASSERT_EQ(p.refused.size(), 2u);
+  EXPECT_EQ(p.refused[0].symbol, "at::foo()");
+  EXPECT_EQ(p.refused[0].reason,
+            "hidden: defined in /x/libtorch.so with hidden or internal visibility - not something a stub or a CMake patch "
+            "fixes (pass --stub hidden to stub it anyway)");
+  EXPECT_EQ(p.refused[1].symbol, "musaGlobalTable");
+  EXPECT_NE(p.refused[1].reason.find("a data object of unknown size"), std::string::npos);
+  EXPECT_TRUE(p.stub_files.empty());  // nothing to write: no file is created
+}
+
+}  // namespace
+}  // namespace mlc

@@ -1,0 +1,31 @@
+// The context options both tools take (docs/contract.md): the loader's environment and where
+// tracing looks. Declared once here, turned into mlc::LinkcheckOptions after parsing.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/linkcheck.h"
+
+namespace mlc::tools {
+
+struct ContextOptions {
+  std::vector<std::string> with, library_path, source_roots, cmake_lists;
+  std::string sysroot, build_dir, porting_dir, mapping, cache_dir;
+  std::optional<std::string> sdk_home, cuda_home;
+  bool closure = false, no_cache = false;
+
+  void add_to(CLI::App& app);
+  // Paths made absolute, defaults filled from the environment ($MUSA_HOME, LD_LIBRARY_PATH...).
+  LinkcheckOptions resolve() const;
+};
+
+// Lexically absolute (no symlink resolution: $ORIGIN depends on the path as given).
+std::string absolute(const std::string& path);
+
+// Writes to stdout ("" or "-") or atomically to a file.
+bool write_output(const std::string& path, const std::string& text);
+
+}  // namespace mlc::tools

@@ -1,0 +1,136 @@
+// musa-stubgen: write signature-accurate stubs for what the SDK lacks and patch CMake source lists
+// and link lines, so that the library links. Exit status (docs/contract.md): 0 done or nothing to
+// do, 1 some symbol can be neither stubbed nor patched (each named), 2 bad input.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+
+#include "context_options.h"
+#include "pipeline/linkcheck.h"
+#include "stubgen/stubgen.h"
+#include "version.h"
+
+namespace {
+
+using mlc::tools::absolute;
+
+// The stub runtime's header: installed beside the tool (../include), else the source tree's.
+std::string runtime_header() {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    auto installed = std::filesystem::path(exe).parent_path().parent_path() / "include" / "musa_stubs.h";
+    if (std::filesystem::exists(installed)) return installed.string();
+  }
+  return MLC_STUB_RUNTIME_HEADER;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"Write stubs for symbols the SDK lacks and patch CMake lists so the library links.", "musa-stubgen"};
+  app.set_version_flag("--version", std::string("musa-stubgen ") + MLC_VERSION);
+  std::vector<std::string> inputs, stub_classes;
+  std::string report_file, style = "throw", cmake_patch, ns;
+  mlc::stubgen::StubOptions so;
+  bool apply = false, dry_run = false, no_runtime = false, c10 = false, no_c10 = false;
+  std::optional<int> guard;
+  mlc::tools::ContextOptions context;
+  app.add_option("FILE", inputs, "the libraries to fix (or use --report)");
+  context.add_to(app);
+  app.add_option("--report", report_file, "reuse a musa-linkcheck JSON report instead of analysing FILEs");
+  app.add_option("--out-cpp", so.out_cpp, "the stub source")->capture_default_str();
+  app.add_option("--out-header", so.out_header, "the stub header")->capture_default_str();
+  app.add_option("--namespace", ns, "enclosing namespace for C++ stubs whose own namespace cannot be used");
+  app.add_option("--style", style, "stub bodies")->check(CLI::IsMember({"throw", "abort", "return-error"}));
+  app.add_option("--stub", stub_classes, "also stub symbols of this classification (repeatable), e.g. unknown")
+      ->allow_extra_args(false);
+  app.add_option("--version-guard", guard, "wrap stubs in #if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < N)");
+  app.add_option("--cmake-patch", cmake_patch, "write the source-list / link patches as a unified diff to PATH");
+  app.add_flag("--apply", apply, "apply the CMake patches in place (atomically)");
+  app.add_flag("--prune", so.prune, "remove generated stubs no longer needed");
+  app.add_flag("--dry-run", dry_run, "print what would change, write nothing");
+  app.add_flag("--no-runtime", no_runtime, "do not copy the stub runtime header (musa_stubs.h) beside the stubs");
+  app.add_flag("--c10", c10, "throw with C10_THROW_ERROR (default: when c10/util/Exception.h is in a source tree)");
+  app.add_flag("--no-c10", no_c10, "throw a standard exception");
+  try {
+    app.parse(argc, argv);
+    if (inputs.empty() && report_file.empty()) throw CLI::RequiredError("FILE or --report");
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  so.style = style == "abort" ? mlc::stubgen::Style::Abort
+             : style == "return-error" ? mlc::stubgen::Style::ReturnError : mlc::stubgen::Style::Throw;
+  for (const auto& c : stub_classes) so.classes.insert(c);
+  so.version_guard = guard;
+  so.ns = ns;
+  so.out_cpp = absolute(so.out_cpp);
+  so.out_header = absolute(so.out_header);
+  so.runtime_header = no_runtime ? "" : runtime_header();
+  if (c10) so.c10 = true;
+  if (no_c10) so.c10 = false;
+
+  mlc::LinkcheckOptions options = context.resolve();
+  for (auto& in : inputs) in = absolute(in);
+  mlc::Report report;
+  mlc::TraceResources resources(options.trace, report);
+  if (!report_file.empty()) {
+    auto r = mlc::stubgen::read_json_report(absolute(report_file));
+    if (!r) {
+      std::fprintf(stderr, "musa-stubgen: error: %s\n", r.error().to_line().c_str());
+      return 2;
+    }
+    report.libraries = std::move(r.value().libraries);
+  } else {
+    mlc::run_linkcheck(inputs, options, resources, report);
+  }
+  const mlc::trace::TraceContext& ctx = resources.context(nullptr);
+  so.relative_to = ctx.build && !ctx.build->source_dir.empty() ? ctx.build->source_dir : absolute(".");
+
+  mlc::stubgen::Plan plan = mlc::stubgen::plan(report, ctx, so);
+  std::vector<mlc::InputError> errors = report.errors;
+  errors.insert(errors.end(), plan.errors.begin(), plan.errors.end());
+
+  if (dry_run) {
+    std::string diff = mlc::stubgen::diff_of(plan, so, true, true);
+    std::fwrite(diff.data(), 1, diff.size(), stdout);
+  } else {
+    auto written = mlc::stubgen::apply(plan, true, apply);
+    errors.insert(errors.end(), written.begin(), written.end());
+    std::string cmake_diff = mlc::stubgen::diff_of(plan, so, false, true);
+    if (!cmake_patch.empty()) {
+      if (!mlc::tools::write_output(absolute(cmake_patch), cmake_diff)) {
+        errors.push_back({absolute(cmake_patch), "cannot write the patch"});
+      }
+    } else if (!apply && !cmake_diff.empty()) {
+      std::fwrite(cmake_diff.data(), 1, cmake_diff.size(), stdout);
+      std::fprintf(stderr, "musa-stubgen: CMake changes printed above; --apply applies them, --cmake-patch writes them\n");
+    }
+  }
+
+  for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
+  for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
+  for (const auto& e : errors) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
+  size_t changed = 0;
+  for (const auto& f : plan.stub_files) changed += f.changed();
+  for (const auto& f : plan.cmake_files) changed += (apply || dry_run) && f.changed();
+  std::fprintf(stderr, "musa-stubgen: %zu stub%s, %zu CMake file%s to patch, %zu file%s %s, %zu symbol%s refused\n",
+               plan.stubs.size(), plan.stubs.size() == 1 ? "" : "s", plan.cmake_files.size(),
+               plan.cmake_files.size() == 1 ? "" : "s", changed, changed == 1 ? "" : "s",
+               dry_run ? "would change" : "changed", plan.refused.size(), plan.refused.size() == 1 ? "" : "s");
+  if (!errors.empty()) return 2;
+  return plan.refused.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "musa-stubgen: internal error: %s\n", e.what());
+    return 3;
+  }
+}
