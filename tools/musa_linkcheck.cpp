@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "pipeline/linkcheck.h"
+#include "report/baseline.h"
 #include "report/render.h"
 #include "context_options.h"
 #include "version.h"
@@ -33,7 +34,11 @@ int run(int argc, char** argv) {
   app.add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}));
   app.add_option("-o,--output", output, "write the report to FILE (atomically) instead of standard output");
   app.add_option("--color", color, "colour the text report")->check(CLI::IsMember({"auto", "always", "never"}));
-  app.add_option("--fail-on", fail_on, "which findings make the exit status 1")->check(CLI::IsMember({"any", "none"}));
+  std::string baseline, update_baseline;
+  app.add_option("--baseline", baseline, "findings listed in FILE are reported but do not fail");
+  app.add_option("--update-baseline", update_baseline, "write the current findings to FILE as a baseline");
+  app.add_option("--fail-on", fail_on, "which findings make the exit status 1 (new: not in the baseline)")
+      ->check(CLI::IsMember({"any", "new", "none"}));
   app.add_flag("-q,--quiet", quiet, "only the error lines");
   std::string symbol;
   CLI::App* explain = app.add_subcommand("explain", "trace one symbol (mangled or demangled); FILEs are optional");
@@ -53,6 +58,17 @@ int run(int argc, char** argv) {
 
   mlc::Report report = *explain ? mlc::explain_symbol(symbol, inputs, options) : mlc::run_linkcheck(inputs, options);
 
+  if (!baseline.empty()) {
+    auto b = mlc::read_baseline(absolute(baseline));
+    if (!b) {
+      report.errors.push_back(b.error());
+    } else {
+      mlc::apply_baseline(report, b.value());
+    }
+  }
+  if (!update_baseline.empty() && !mlc::tools::write_output(absolute(update_baseline), mlc::render_baseline(report))) {
+    report.errors.push_back({absolute(update_baseline), "cannot write the baseline"});
+  }
   std::string text;
   if (format == "json") {
     text = mlc::render_json(report, MLC_VERSION);
@@ -68,8 +84,8 @@ int run(int argc, char** argv) {
   // Bad inputs are named on stderr, one line each, whatever the format (JSON also lists them).
   for (const auto& e : report.errors) std::fprintf(stderr, "musa-linkcheck: error: %s\n", e.to_line().c_str());
   if (!report.errors.empty()) return 2;
-  bool findings = report.unresolved_count() + report.missing_library_count() + report.missing_version_count() > 0;
-  return findings && fail_on == "any" ? 1 : 0;
+  // Baselined findings never fail the run; "any" and "new" differ only in name once a baseline is given.
+  return mlc::new_findings(report) > 0 && fail_on != "none" ? 1 : 0;
 }
 
 }  // namespace

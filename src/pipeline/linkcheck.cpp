@@ -151,6 +151,20 @@ LibraryReport report_object(const loader::Process& p, int index) {
   return lib;
 }
 
+// What "defined nowhere" covered, so a reader knows which context was missing.
+std::string nowhere_reason(const trace::TraceContext& ctx) {
+  std::vector<std::string> searched;
+  if (ctx.sources) searched.push_back(std::to_string(ctx.sources->files().size()) + " indexed source files");
+  if (ctx.sdk) searched.push_back("the SDK's libraries and headers");
+  if (ctx.cuda) searched.push_back("CUDA's libraries and headers");
+  if (searched.empty()) return "no loaded object defines it (no sources, SDK or CUDA were given to trace it further)";
+  std::string list;
+  for (size_t i = 0; i < searched.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == searched.size() ? " or " : ", ") + searched[i];
+  }
+  return "no loaded object defines it, nor do the " + list;
+}
+
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {
   return u.classification == Classification::Unknown ||
          (u.classification == Classification::MissingLibrary && ref.miss == loader::Miss::NoDefinition);
@@ -311,10 +325,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       for (auto& [ref, u] : open) {
         if (!wants_tracing(*u, *ref)) continue;
         trace::trace_symbol(&p, ref->object, ctx, *u);
-        if (u->classification == Classification::Unknown && !u->origin) {
-          u->reason = "no loaded object defines it, and neither do the " + std::to_string(ctx.sources ? ctx.sources->files().size() : 0) +
-                      " indexed source files, the SDK libraries or the CUDA libraries";
-        }
+        if (u->classification == Classification::Unknown && !u->origin) u->reason = nowhere_reason(ctx);
       }
     }
 

@@ -45,7 +45,8 @@ json to_json(const UnresolvedSymbol& u) {
           {"origin", origin},
           {"counterpart", counterpart},
           {"suggestions", sugg},
-          {"fix", fix}};
+          {"fix", fix},
+          {"baselined", u.baselined}};
 }
 
 }  // namespace
@@ -60,12 +61,13 @@ std::string render_json(const Report& report, const std::string& tool_version) {
       } else {
         json search = json::array();
         for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", s.how}, {"outcome", s.outcome}});
-        needed.push_back({{"name", n.name}, {"path", nullptr}, {"searched", n.searched}, {"search", search}});
+        needed.push_back({{"name", n.name}, {"path", nullptr}, {"searched", n.searched}, {"search", search},
+                          {"baselined", n.baselined}});
       }
     }
     json versions = json::array();
     for (const auto& v : lib.missing_versions) {
-      versions.push_back({{"version", v.version}, {"file", v.file}, {"provider", opt(v.provider)}});
+      versions.push_back({{"version", v.version}, {"file", v.file}, {"provider", opt(v.provider)}, {"baselined", v.baselined}});
     }
     json unresolved = json::array();
     for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));

@@ -2,6 +2,7 @@
 // evidence; locations capped at three, then ">>> referenced N more times".
 #include <fmt/format.h>
 
+#include "report/baseline.h"
 #include "report/render.h"
 
 namespace mlc {
@@ -9,7 +10,8 @@ namespace {
 
 constexpr size_t kMaxLocations = 3;
 
-std::string error_prefix(const TextStyle& style) {
+std::string error_prefix(const TextStyle& style, bool baselined) {
+  if (baselined) return style.color ? "\x1b[1;36mbaselined:\x1b[0m " : "baselined: ";
   return style.color ? "\x1b[1;31merror:\x1b[0m " : "error: ";
 }
 
@@ -17,22 +19,23 @@ std::string error_prefix(const TextStyle& style) {
 
 std::string render_text(const Report& report, const TextStyle& style) {
   std::string out;
-  const std::string err = error_prefix(style);
+  auto err_for = [&](bool baselined) { return error_prefix(style, baselined); };
   for (const auto& lib : report.libraries) {
     for (const auto& need : lib.needed) {
       if (need.path) continue;
-      out += fmt::format("{}library not found: {}\n", err, need.name);
+      out += fmt::format("{}library not found: {}\n", err_for(need.baselined), need.name);
       if (style.quiet) continue;
       out += fmt::format(">>> needed by {}\n", lib.path);
       for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, step.how, step.outcome);
     }
     for (const auto& mv : lib.missing_versions) {
-      out += fmt::format("{}version `{}' not found in {} (required by {})\n", err, mv.version, mv.file, lib.path);
+      out += fmt::format("{}version `{}' not found in {} (required by {})\n", err_for(mv.baselined), mv.version, mv.file,
+                         lib.path);
       if (!style.quiet && mv.provider) out += fmt::format(">>> {} was loaded from {}\n", mv.file, *mv.provider);
     }
     for (const auto& u : lib.unresolved) {
       std::string name = u.demangled + (u.version ? "@" + *u.version : "");
-      out += fmt::format("{}undefined symbol: {}\n", err, name);
+      out += fmt::format("{}undefined symbol: {}\n", err_for(u.baselined), name);
       if (style.quiet) continue;
       for (size_t i = 0; i < u.referenced_by.size() && i < kMaxLocations; ++i) {
         const auto& r = u.referenced_by[i];
@@ -62,9 +65,11 @@ std::string render_text(const Report& report, const TextStyle& style) {
   if (!style.quiet) {
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
     size_t u = report.unresolved_count(), m = report.missing_library_count(), v = report.missing_version_count();
-    out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{} in {} librar{}\n", u,
+    size_t fresh = new_findings(report), total = u + m + v;
+    out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{} in {} librar{}{}\n", u,
                        u == 1 ? "" : "s", m, m == 1 ? "y" : "ies", v, v == 1 ? "" : "s", report.libraries.size(),
-                       report.libraries.size() == 1 ? "y" : "ies");
+                       report.libraries.size() == 1 ? "y" : "ies",
+                       fresh < total ? fmt::format(" ({} baselined)", total - fresh) : std::string());
   }
   return out;
 }

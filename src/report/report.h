@@ -75,6 +75,7 @@ struct UnresolvedSymbol {
   std::optional<Counterpart> counterpart;
   std::vector<Suggestion> suggestions;
   std::optional<Fix> fix;
+  bool baselined = false;  // listed in the --baseline file: reported, not failing
 };
 
 struct SearchStep {
@@ -89,6 +90,7 @@ struct NeededLibrary {
   std::string how;
   std::vector<std::string> searched;   // directories (or cache files) considered, in order
   std::vector<SearchStep> search;      // the same, with each candidate path and its outcome
+  bool baselined = false;
 };
 
 struct MissingVersionFinding {
@@ -96,6 +98,7 @@ struct MissingVersionFinding {
   std::string file;
   std::optional<std::string> provider;
   bool weak = false;
+  bool baselined = false;
 };
 
 struct LibraryReport {

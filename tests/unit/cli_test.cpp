@@ -154,3 +154,39 @@ TEST(Cli, bundled_example_reports_its_three_faults) {
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+TEST(Cli, baseline_accepts_known_findings_and_fails_on_new_ones) {
+  std::string dir = test::scratch_dir("baseline");
+  std::string lib = test::quote(kFix + "/ver/libver_user.so");
+  std::string base = dir + "/baseline.txt";
+  auto wrote = test::run(kBin + " -q --cuda-home '' --update-baseline " + test::quote(base) + " " + lib);
+  EXPECT_EQ(wrote.status, 1);
+  EXPECT_EQ(test::read_file(base),
+            "# musa-linkcheck baseline: findings accepted for now (musa-linkcheck --update-baseline).\n"
+            "libver_user.so undefined ver_hid\n"
+            "libver_user.so undefined ver_moved@VER_2\n");
+  auto known = test::run(kBin + " --color never --cuda-home '' --baseline " + test::quote(base) + " " + lib);
+  EXPECT_EQ(known.status, 0) << known.out;
+  EXPECT_NE(known.out.find("baselined: undefined symbol: ver_hid\n"), std::string::npos);
+  EXPECT_NE(known.out.find("2 undefined symbols, 0 missing libraries, 0 missing versions in 1 library (2 baselined)\n"),
+            std::string::npos) << known.out;
+  // One finding leaves the baseline: it is new, and fails the run.
+  test::write_file(base, "libver_user.so undefined ver_hid   # known, tracked elsewhere\n");
+  auto fresh = test::run(kBin + " -q --cuda-home '' --fail-on new --baseline " + test::quote(base) + " " + lib);
+  EXPECT_EQ(fresh.status, 1);
+  EXPECT_EQ(fresh.out, "baselined: undefined symbol: ver_hid\nerror: undefined symbol: ver_moved@VER_2\n");
+  auto json = test::run(kBin + " --format json --cuda-home '' --baseline " + test::quote(base) + " " + lib);
+  auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["libraries"][0]["unresolved"][0]["baselined"], true);
+  EXPECT_EQ(doc["libraries"][0]["unresolved"][1]["baselined"], false);
+  test::write_file(base, "libver_user.so nonsense ver_hid\n");
+  auto bad = test::run(kBin + " -q --baseline " + test::quote(base) + " " + lib);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find(base + ": line 1: expected"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace mlc
