@@ -64,14 +64,13 @@ static int musa_stubs_first_time(uintptr_t* table, const char* key) {
   return 1;
 }
 
-static void musa_stubs_put(int fd, const char* s) {
-  size_t n = strlen(s);
-  while (n > 0) {
-    ssize_t w = write(fd, s, n);
-    if (w <= 0) return;
-    s += w;
-    n -= (size_t)w;
-  }
+/* Appends s to buf (capacity cap, NUL-terminated), truncating. */
+static size_t musa_stubs_append(char* buf, size_t n, size_t cap, const char* s) {
+  size_t len = strlen(s);
+  if (len > cap - 1 - n) len = cap - 1 - n;
+  memcpy(buf + n, s, len);
+  buf[n + len] = '\0';
+  return n + len;
 }
 
 /* One line per stub, written with a single write(2) so concurrent appends do not interleave. */
@@ -95,11 +94,17 @@ static void musa_stubs_trace(const char* demangled, const char* mangled) {
   close(fd);
 }
 
+/* The whole message in one write(2): concurrent stubs never interleave their lines. */
 static void musa_stubs_say(const char* what, const char* demangled) {
-  musa_stubs_put(2, "musa-stubs: ");
-  musa_stubs_put(2, what);
-  musa_stubs_put(2, demangled);
-  musa_stubs_put(2, " is not supported now!\n");
+  char line[1024];
+  size_t n = 0;
+  n = musa_stubs_append(line, n, sizeof line - 1, "musa-stubs: ");
+  n = musa_stubs_append(line, n, sizeof line - 1, what);
+  n = musa_stubs_append(line, n, sizeof line - 1, demangled);
+  n = musa_stubs_append(line, n, sizeof line - 1, " is not supported now!");
+  line[n++] = '\n';
+  ssize_t ignored = write(2, line, n);
+  (void)ignored;
 }
 
 MUSA_STUBS_API void musa_stub_abort(const char* demangled, const char* mangled) {

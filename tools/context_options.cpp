@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "common/file_io.h"
+#include "version.h"
 
 namespace mlc::tools {
 namespace {
@@ -47,6 +48,12 @@ std::string absolute(const std::string& path) {
   std::string p = path;
   while (p.rfind("./", 0) == 0) p = p.substr(2);
   return std::string(buf) + "/" + p;
+}
+
+std::string version_text(const std::string& tool) {
+  return tool + " (MusaLinkcheck) " + MLC_VERSION +
+         "\nCopyright (C) 2026 the MusaLinkcheck developers.\n"
+         "Reads ELF files only: nothing it analyses is executed, loaded or dlopened.";
 }
 
 bool write_output(const std::string& path, const std::string& text) {

@@ -24,7 +24,11 @@ int run(int argc, char** argv) {
   CLI::App app{"Report the symbols the dynamic loader would fail to resolve, trace each to its origin, and say "
                "what to change - without running anything.",
                "musa-linkcheck"};
-  app.set_version_flag("--version", std::string("musa-linkcheck ") + MLC_VERSION);
+  app.set_version_flag("--version", mlc::tools::version_text("musa-linkcheck"));
+  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
+  app.footer("Exit status: 0 nothing unresolved (beyond the baseline), 1 unresolved symbols, missing libraries or\n"
+             "versions, 2 usage error or unusable input, 3 internal error.\n\n"
+             "Full documentation: man musa-linkcheck, and docs/ in the source tree.");
   std::vector<std::string> inputs;
   std::string format = "text", output, color = "auto", fail_on = "any";
   bool quiet = false;
@@ -33,6 +37,8 @@ int run(int argc, char** argv) {
   context.add_to(app);
   app.add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}));
   app.add_option("-o,--output", output, "write the report to FILE (atomically) instead of standard output");
+  std::string json_report;
+  app.add_option("--json-report", json_report, "also write the JSON report to FILE (as the CMake gate does)");
   app.add_option("--color", color, "colour the text report")->check(CLI::IsMember({"auto", "always", "never"}));
   std::string baseline, update_baseline;
   app.add_option("--baseline", baseline, "findings listed in FILE are reported but do not fail");
@@ -76,6 +82,11 @@ int run(int argc, char** argv) {
     bool use_color = color == "always" ||
                      (color == "auto" && output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
     text = mlc::render_text(report, {use_color, quiet});
+  }
+  if (!json_report.empty() &&
+      !mlc::tools::write_output(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {
+    std::fprintf(stderr, "musa-linkcheck: error: %s: cannot write the report\n", json_report.c_str());
+    return 2;
   }
   if (!mlc::tools::write_output(output, text)) {
     std::fprintf(stderr, "musa-linkcheck: error: %s: cannot write the report\n", output.c_str());

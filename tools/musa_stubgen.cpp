@@ -30,7 +30,10 @@ std::string runtime_header() {
 
 int run(int argc, char** argv) {
   CLI::App app{"Write stubs for symbols the SDK lacks and patch CMake lists so the library links.", "musa-stubgen"};
-  app.set_version_flag("--version", std::string("musa-stubgen ") + MLC_VERSION);
+  app.set_version_flag("--version", mlc::tools::version_text("musa-stubgen"));
+  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-stubgen [OPTION]... FILE...\n       musa-stubgen [OPTION]... --report REPORT.json"));
+  app.footer("Exit status: 0 done (or nothing to do), 1 some symbol can be neither stubbed nor patched, 2 bad input.\n\n"
+             "Full documentation: man musa-stubgen, and docs/ in the source tree.");
   std::vector<std::string> inputs, stub_classes;
   std::string report_file, style = "throw", cmake_patch, ns;
   mlc::stubgen::StubOptions so;
@@ -83,6 +86,12 @@ int run(int argc, char** argv) {
       return 2;
     }
     report.libraries = std::move(r.value().libraries);
+    // The report may have been made with less context (a post-build gate without --sdk-home):
+    // what it left unknown is traced again with this run's context.
+    const mlc::trace::TraceContext& ctx = resources.context(nullptr);
+    for (auto& lib : report.libraries)
+      for (auto& u : lib.unresolved)
+        if (u.classification == mlc::Classification::Unknown) mlc::trace::trace_symbol(nullptr, -1, ctx, u);
   } else {
     mlc::run_linkcheck(inputs, options, resources, report);
   }

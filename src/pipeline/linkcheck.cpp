@@ -155,14 +155,14 @@ LibraryReport report_object(const loader::Process& p, int index) {
 std::string nowhere_reason(const trace::TraceContext& ctx) {
   std::vector<std::string> searched;
   if (ctx.sources) searched.push_back(std::to_string(ctx.sources->files().size()) + " indexed source files");
-  if (ctx.sdk) searched.push_back("the SDK's libraries and headers");
-  if (ctx.cuda) searched.push_back("CUDA's libraries and headers");
+  if (ctx.sdk) searched.push_back("the SDK (" + ctx.sdk->home + ")");
+  if (ctx.cuda) searched.push_back("CUDA (" + ctx.cuda->home + ")");
   if (searched.empty()) return "no loaded object defines it (no sources, SDK or CUDA were given to trace it further)";
   std::string list;
   for (size_t i = 0; i < searched.size(); ++i) {
     list += (i == 0 ? "" : i + 1 == searched.size() ? " or " : ", ") + searched[i];
   }
-  return "no loaded object defines it, nor do the " + list;
+  return "no loaded object defines it, and neither do " + list;
 }
 
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {

@@ -1,0 +1,138 @@
+// The toolkit as a project uses it: installed into a prefix and found with find_package(), or added
+// with add_subdirectory(); a separate example project (fixtures/cmake_example) gates its build with
+// musa_linkcheck(), passes with musa_stubgen() or a baseline, and its test program's stub trace lists
+// exactly the stubs it called. And the .deb that CPack builds installs with dpkg -i.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+namespace fs = std::filesystem;
+using test::quote;
+using test::run;
+
+const std::string kSource = MLC_SOURCE_DIR;
+const std::string kBinary = MLC_BINARY_DIR;
+
+const std::string& prefix() {
+  static const std::string p = [] {
+    std::string dir = test::scratch_dir("prefix");
+    auto r = run("cmake --install " + quote(kBinary) + " --prefix " + quote(dir));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    return dir;
+  }();
+  return p;
+}
+
+std::string copy_example(const std::string& name) {
+  std::string dir = test::scratch_dir(name);
+  fs::copy(kSource + "/fixtures/cmake_example", dir + "/src", fs::copy_options::recursive);
+  return dir;
+}
+
+test::CommandResult configure(const std::string& dir, const std::string& args) {
+  return run("cmake -S " + quote(dir + "/src") + " -B " + quote(dir + "/build") + " " + args + " 2>&1");
+}
+test::CommandResult build(const std::string& dir) {
+  return run("cmake --build " + quote(dir + "/build") + " -j 2 2>&1");
+}
+
+// The gate fails the first build with the diagnosis; with musa_stubgen() the next build passes; the
+// test program reaches exactly one of the two stubs.
+void gate_then_stubs(const std::string& dir, const std::string& how) {
+  auto c = configure(dir, how);
+  ASSERT_EQ(c.status, 0) << c.out;
+  auto first = build(dir);
+  EXPECT_NE(first.status, 0) << first.out;
+  EXPECT_NE(first.out.find("error: undefined symbol: musaMallocAsync\n"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("error: undefined symbol: musaMemPoolTrimTo\n"), std::string::npos);
+  EXPECT_NE(first.out.find("2 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"),
+            std::string::npos);
+
+  ASSERT_EQ(configure(dir, how + " -DEXAMPLE_USE_STUBGEN=ON").status, 0);
+  auto second = build(dir);
+  ASSERT_EQ(second.status, 0) << second.out;
+  EXPECT_NE(second.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"),
+            std::string::npos) << second.out;
+  std::string cpp = test::read_file(dir + "/src/stubs/unimplemented_functions.cpp");
+  EXPECT_NE(cpp.find("extern \"C\" musaError_t musaMemPoolTrimTo(musaMemPool_t memPool, size_t minBytesToKeep) {"),
+            std::string::npos) << cpp;
+
+  std::string trace = dir + "/stub-trace.txt";
+  auto ran = run("MUSA_STUBS_TRACE=" + quote(trace) + " " + quote(dir + "/build/kernels_test"));
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(ran.out, "caught: musaMallocAsync is not supported now!\n");
+  EXPECT_EQ(test::read_file(trace), "musaMallocAsync\tmusaMallocAsync\n");
+
+  // Nothing changes on a rebuild: the stubs are stable and the gate stays green.
+  auto third = build(dir);
+  EXPECT_EQ(third.status, 0) << third.out;
+  EXPECT_EQ(test::read_file(dir + "/src/stubs/unimplemented_functions.cpp"), cpp);
+}
+
+TEST(Package, installed_package_gates_the_example_build_and_stubs_make_it_pass) {
+  std::string dir = copy_example("example-installed");
+  gate_then_stubs(dir, "-DCMAKE_PREFIX_PATH=" + quote(prefix()));
+  for (const char* f : {"/bin/musa-linkcheck", "/bin/musa-stubgen", "/include/musa_stubs.h", "/lib/libmusa_stubs.a",
+                        "/lib/cmake/MusaLinkcheck/MusaLinkcheckConfig.cmake", "/share/man/man1/musa-linkcheck.1",
+                        "/share/man/man1/musa-stubgen.1"}) {
+    EXPECT_TRUE(fs::exists(prefix() + f)) << f;
+  }
+}
+
+TEST(Package, baseline_lets_the_example_build_pass_without_stubs) {
+  std::string dir = copy_example("example-baseline");
+  ASSERT_EQ(configure(dir, "-DCMAKE_PREFIX_PATH=" + quote(prefix()) + " -DEXAMPLE_BASELINE=" +
+                               quote(dir + "/src/baseline.txt")).status, 0);
+  auto b = build(dir);
+  EXPECT_EQ(b.status, 0) << b.out;
+  EXPECT_NE(b.out.find("baselined: undefined symbol: musaMallocAsync\n"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("(2 baselined)"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir + "/src/stubs"));
+}
+
+TEST(Package, add_subdirectory_from_the_source_tree_works_the_same) {
+  std::string dir = copy_example("example-subdir");
+  gate_then_stubs(dir, "-DMUSA_LINKCHECK_SOURCE_DIR=" + quote(kSource));
+}
+
+TEST(Package, deb_installs_with_dpkg_and_its_tools_run) {
+  if (run("command -v dpkg && command -v cpack").status != 0) GTEST_SKIP() << "dpkg or cpack missing";
+  std::string dir = test::scratch_dir("deb");
+  auto packed = run("cd " + quote(kBinary) + " && cpack -G DEB -B " + quote(dir));
+  ASSERT_EQ(packed.status, 0) << packed.out << packed.err;
+  std::string deb = dir + "/musa-linkcheck_0.1.0_amd64.deb";
+  ASSERT_TRUE(fs::exists(deb));
+  auto listing = run("dpkg-deb -c " + quote(deb));
+  for (const char* f : {"./usr/bin/musa-linkcheck", "./usr/bin/musa-stubgen", "./usr/include/musa_stubs.h",
+                        "./usr/lib/cmake/MusaLinkcheck/MusaLinkcheckConfig.cmake", "./usr/share/man/man1/musa-linkcheck.1"}) {
+    EXPECT_NE(listing.out.find(f), std::string::npos) << f;
+  }
+  // Against this system's package database: every dependency is satisfied (nothing is changed).
+  auto dry = run("dpkg --dry-run -i " + quote(deb));
+  EXPECT_EQ(dry.status, 0) << dry.out << dry.err;
+  // A real dpkg -i into a private root, and the tools run from there.
+  std::string root = dir + "/root";
+  fs::create_directories(root + "/var/lib/dpkg/info");
+  fs::create_directories(root + "/var/lib/dpkg/updates");
+  test::write_file(root + "/var/lib/dpkg/status", "");
+  auto installed = run("dpkg --root=" + quote(root) + " --force-depends -i " + quote(deb));
+  ASSERT_EQ(installed.status, 0) << installed.out << installed.err;
+  auto version = run(quote(root + "/usr/bin/musa-linkcheck") + " --version");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_EQ(version.out.substr(0, version.out.find('\n')), "musa-linkcheck (MusaLinkcheck) 0.1.0");
+  auto check = run(quote(root + "/usr/bin/musa-linkcheck") + " -q --cuda-home '' " +
+                   quote(std::string(MLC_LOADER_FIXTURES) + "/weak/libweak_user.so"));
+  EXPECT_EQ(check.status, 1);
+  EXPECT_EQ(check.out, "error: undefined symbol: strong_missing\n");
+  auto help = run(quote(root + "/usr/bin/musa-stubgen") + " --help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("Usage: musa-stubgen [OPTION]... FILE..."), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mlc
