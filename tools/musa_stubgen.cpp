@@ -119,6 +119,7 @@ int run(int argc, char** argv) {
     }
   }
 
+  for (const auto& w : report.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
   for (const auto& e : errors) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());

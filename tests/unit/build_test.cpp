@@ -189,3 +189,31 @@ TEST(SourceIndexCache, unchanged_files_come_from_the_cache_and_changed_ones_are_
 
 }  // namespace
 }  // namespace mlc
+
+#include "pipeline/linkcheck.h"
+
+namespace mlc {
+namespace {
+
+TEST(TraceVtable, vtable_traces_to_the_definition_of_the_key_function) {
+  std::string dir = test::scratch_dir("vtable");
+  std::filesystem::create_directories(dir + "/gen/aten/musa");
+  test::write_file(dir + "/gen/aten/musa/Widget.h",
+                   "namespace at { namespace musa {\nclass Widget {\n public:\n  virtual ~Widget() = default;\n"
+                   "  virtual void run(int n);\n  virtual int size() const { return 0; }\n};\n}}\n");
+  test::write_file(dir + "/gen/aten/musa/Widget.mu",
+                   "#include \"Widget.h\"\nnamespace at {\nnamespace musa {\n\nvoid Widget::run(int n) { (void)n; }\n\n}\n}\n");
+  LinkcheckOptions o;
+  o.trace.porting_dir = dir + "/gen";
+  Report r = explain_symbols({"_ZTVN2at4musa6WidgetE", "_ZTIN2at4musa6WidgetE"}, o);
+  ASSERT_EQ(r.libraries[0].unresolved.size(), 2u);
+  for (const auto& u : r.libraries[0].unresolved) {
+    ASSERT_TRUE(u.origin.has_value()) << u.demangled << ": " << u.reason;
+    EXPECT_EQ(u.origin->file, dir + "/gen/aten/musa/Widget.mu");
+    EXPECT_EQ(u.origin->line, 5);
+    EXPECT_NE(u.reason.find("the key function at::musa::Widget::run(int)"), std::string::npos) << u.reason;
+  }
+}
+
+}  // namespace
+}  // namespace mlc

@@ -339,3 +339,74 @@ TEST(Stubgen, symbols_neither_stubbed_nor_patched_are_named_with_the_reason) {
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+TEST(Stubgen, version_guard_wraps_each_stub_and_declaration) {
+  std::string dir = test::scratch_dir("guard");
+  Report report;
+  LibraryReport lib;
+  lib.path = dir + "/libk.so";
+  UnresolvedSymbol u;
+  u.symbol = u.demangled = "musaMallocAsync";
+  u.type = "func";
+  u.classification = Classification::SdkDeclaredOnly;
+  lib.unresolved.push_back(u);
+  report.libraries.push_back(lib);
+  TraceOptions t;
+  t.sdk_home = kWorld + "/build/musa_sdk";
+  Report scratch;
+  TraceResources resources(t, scratch);
+  stubgen::StubOptions so;
+  so.out_cpp = dir + "/u.cpp";
+  so.out_header = dir + "/u.h";
+  so.version_guard = 4020;
+  so.style = stubgen::Style::ReturnError;
+  auto p = stubgen::plan(report, resources.context(nullptr), so);
+  const auto* cpp = edit_for(p, "u.cpp");
+  ASSERT_NE(cpp, nullptr);
+  std::string want_block =
+      "#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < 4020)\n"
+      "// sdk-declared-only: declared in musa_runtime_api.h:15\n"
+      "extern \"C\" musaError_t musaMallocAsync(void** devPtr, size_t size, musaStream_t hStream) {\n"
+      "  (void)devPtr;\n  (void)size;\n  (void)hStream;\n"
+      "  musa_stub_enter(\"musaMallocAsync\", \"musaMallocAsync\");\n"
+      "  return musaErrorNotSupported;\n"
+      "}\n#endif\n";
+  EXPECT_NE(cpp->after.find(want_block), std::string::npos) << cpp->after;
+}
+
+TEST(Stubgen, unlinked_library_uses_the_sdk_packages_imported_target) {
+  std::string dir = test::scratch_dir("imported");
+  std::string sdk = dir + "/sdk";
+  fs::create_directories(sdk + "/lib/cmake/MUSA");
+  test::write_file(sdk + "/lib/cmake/MUSA/MUSATargets.cmake",
+                   "add_library(MUSA::musart SHARED IMPORTED)\nadd_library(MUSA::mublas SHARED IMPORTED)\n"
+                   "set_target_properties(MUSA::mublas PROPERTIES IMPORTED_LOCATION \"${_IMPORT_PREFIX}/lib/libmublas.so.1\")\n");
+  std::string cmake = dir + "/CMakeLists.txt";
+  test::write_file(cmake, "add_library(k SHARED k.cpp)\n\ninstall(TARGETS k)\n");
+  Report report;
+  LibraryReport lib;
+  lib.path = dir + "/libk.so";
+  UnresolvedSymbol u;
+  u.symbol = u.demangled = "mublasSgemm_v2";
+  u.classification = Classification::UnlinkedLibrary;
+  u.fix = Fix{"link-library", cmake, std::nullopt, "mublas", sdk + "/lib/libmublas.so.1", ""};
+  lib.unresolved.push_back(u);
+  report.libraries.push_back(lib);
+  TraceOptions t;
+  t.sdk_home = sdk;
+  Report scratch;
+  TraceResources resources(t, scratch);
+  stubgen::StubOptions so;
+  so.out_cpp = dir + "/u.cpp";
+  so.out_header = dir + "/u.h";
+  auto p = stubgen::plan(report, resources.context(nullptr), so);
+  ASSERT_EQ(p.cmake_files.size(), 1u);
+  EXPECT_EQ(p.cmake_files[0].after,
+            "add_library(k SHARED k.cpp)\ntarget_link_libraries(k PRIVATE MUSA::mublas)\n\ninstall(TARGETS k)\n");
+}
+
+}  // namespace
+}  // namespace mlc
