@@ -12,6 +12,7 @@
 
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
+#include "dwarf/references.h"
 #include "loader/binding.h"
 #include "trace/trace.h"
 
@@ -316,6 +317,27 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     std::map<int, size_t> next;
     for (const auto& ref : binding.unresolved) open.push_back({&ref, &libs[ref.object].unresolved[next[ref.object]++]});
     find_unexported(p, open);
+
+    // Pass: where each symbol is referenced in the library's source (DWARF call sites), and which
+    // ones are variables.
+    for (auto& [index, lib] : libs) {
+      if (lib.unresolved.empty()) continue;
+      std::set<std::string> names;
+      for (const auto& u : lib.unresolved) names.insert(u.symbol);
+      auto refs = dwarf::references(p.objects[index].path, names);
+      for (auto& u : lib.unresolved) {
+        // An undefined reference carries no type in .dynsym; the library's DWARF knows a variable.
+        if (u.type == "notype" && refs.variables.count(u.symbol)) u.type = "object";
+        auto it = refs.calls.find(u.symbol);
+        if (it == refs.calls.end() || it->second.empty()) continue;
+        u.referenced_by.clear();
+        for (const auto& site : it->second) {
+          u.referenced_by.push_back({lib.path, site.function.empty() ? std::nullopt : std::optional<std::string>(site.function),
+                                     site.file.empty() ? std::nullopt : std::optional<std::string>(site.file),
+                                     site.line > 0 ? std::optional<int>(site.line) : std::nullopt});
+        }
+      }
+    }
 
     // Pass 6: trace what the loader could not explain to its origin, and plan the fix.
     bool any = false;

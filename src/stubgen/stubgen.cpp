@@ -18,6 +18,7 @@
 #include "common/file_io.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
+#include "dwarf/references.h"
 #include "porting/porting_map.h"
 #include "source/scanner.h"
 #include "stubgen/diff.h"
@@ -638,9 +639,30 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       if (!seen.insert(u.symbol).second) continue;
       std::string cls = to_string(u.classification);
       if (o.classes.count(cls)) {
-        if (u.type == "object" || u.type == "tls") {
-          p.refused.push_back({u.demangled, "a data object of unknown size: neither the referencing library's DWARF nor a "
-                                            "counterpart definition gives it, and a guessed size would corrupt memory"});
+        if (u.type == "tls") {
+          p.refused.push_back({u.demangled, "thread-local data cannot be stubbed safely"});
+          continue;
+        }
+        if (u.type == "object" || dwarf::declared_size(lib.path, u.symbol)) {
+          // Storage of exactly the declared size, bound to the symbol by its assembler name.
+          std::optional<uint64_t> size = dwarf::declared_size(lib.path, u.symbol);
+          if (!size) {
+            p.refused.push_back({u.demangled, "a data object of unknown size: the referencing library's DWARF does not "
+                                              "declare it, and a guessed size would corrupt memory"});
+            continue;
+          }
+          std::string name = "musa_stub_data_" + hex64(fnv1a(u.symbol)).substr(0, 12);
+          std::string block = "// " + std::string(to_string(u.classification)) + ": " + u.demangled + ", " +
+                              std::to_string(*size) + " bytes as " + fs::path(lib.path).filename().string() +
+                              "'s DWARF declares it (zero-filled; a data stub cannot report its use)\n" +
+                              "alignas(16) unsigned char " + name + "[" + std::to_string(*size) + "] __asm__(" +
+                              cpp_string(u.symbol) + ") = {};\n";
+          if (o.version_guard) {
+            block = "#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < " + std::to_string(*o.version_guard) + ")\n" +
+                    block + "#endif\n";
+          }
+          cpp_blocks[u.symbol] = {block, ""};
+          p.stubs.push_back({u.symbol, "dwarf-size", "unsigned char " + name + "[" + std::to_string(*size) + "]"});
           continue;
         }
         demangle::SymbolName sym = demangle::parse_symbol(u.symbol);

@@ -21,6 +21,11 @@ extern "C" void musa_stub_7618b016ec9f() {
 }
 // musa-stubgen: end PVRSRVGetDevInfo
 
+// musa-stubgen: stub musaDeviceTable d14315c3cc01baa0
+// sdk-declared-only: musaDeviceTable, 64 bytes as libmusa_kernels.so's DWARF declares it (zero-filled; a data stub cannot report its use)
+alignas(16) unsigned char musa_stub_data_49704e3232bf[64] __asm__("musaDeviceTable") = {};
+// musa-stubgen: end musaDeviceTable
+
 // musa-stubgen: stub musaLaunchHostFunc 4a89ffd4cde032d9
 // cuda-only: signature unknown: bound by its assembler name, which links whatever the signature
 // musaLaunchHostFunc

@@ -22,14 +22,17 @@ TEST(Cli, text_report_has_lld_style_lines_and_exit_1) {
   auto r = run(linkcheck("--color never " + quote(kFix + "/ver/libver_user.so")));
   EXPECT_EQ(r.status, 1);
   std::string path = kFix + "/ver/libver_user.so";
+  const std::string fixture_c = std::string(MLC_SOURCE_DIR) + "/fixtures/loader/src/fixture.c:8";
   std::string want =
       "error: undefined symbol: ver_hid\n"
-      ">>> referenced by " + path + "\n"
+      ">>> referenced by " + fixture_c + " (use_ver_hid)\n"
+      ">>>               " + path + "\n"
       ">>> hidden: defined in " + kFix + "/ver/run/libver.so.1 only under a hidden (non-default) version, "
       "invisible to an unversioned reference\n"
       ">>> fix: make the version the default (@@) in the provider's version script\n"
       "error: undefined symbol: ver_moved@VER_2\n"
-      ">>> referenced by " + path + "\n"
+      ">>> referenced by " + fixture_c + " (use_ver_moved)\n"
+      ">>>               " + path + "\n"
       ">>> version-mismatch: defined in " + kFix + "/ver/run/libver.so.1, but not with version VER_2\n"
       ">>> fix: rebuild against the library that is loaded at run time, or load the one it was linked against\n"
       "2 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n";

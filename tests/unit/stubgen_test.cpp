@@ -45,7 +45,7 @@ TEST(Stubgen, end_to_end_the_library_links_after_one_run) {
 
   auto before = run(kLinkcheck + " -q" + world_args(w) + " " + quote(lib));
   EXPECT_EQ(before.status, 1);
-  EXPECT_EQ(std::count(before.out.begin(), before.out.end(), '\n'), 7) << before.out;
+  EXPECT_EQ(std::count(before.out.begin(), before.out.end(), '\n'), 8) << before.out;
 
   // The CMake patch alone, as a diff that git apply and patch -p1 accept.
   auto patch = run(kStubgen + world_args(w) + " --stub unknown --dry-run" + out + " " + quote(lib));
@@ -153,7 +153,8 @@ TEST(Stubgen, generated_files_match_golden_files_and_compile_with_werror) {
                   quote(dir + "/unimplemented_functions.cpp"));
     EXPECT_EQ(cc.status, 0) << cc.err;
     auto nm = run("nm --defined-only " + quote(dir + "/stubs.o"));
-    for (const char* sym : {" T PVRSRVGetDevInfo\n", " T musaLaunchHostFunc\n", " T musaMallocAsync\n"}) {
+    for (const char* sym : {" T PVRSRVGetDevInfo\n", " T musaLaunchHostFunc\n", " T musaMallocAsync\n",
+                            " B musaDeviceTable\n"}) {
       EXPECT_NE(nm.out.find(sym), std::string::npos) << sym << nm.out;
     }
   }

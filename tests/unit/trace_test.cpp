@@ -44,7 +44,7 @@ const UnresolvedSymbol& symbol(const std::string& name) {
   return none;
 }
 
-TEST(Trace, reports_exactly_the_eight_unresolved_symbols_with_c10_loaded_first) {
+TEST(Trace, reports_exactly_the_nine_unresolved_symbols_with_c10_loaded_first) {
   const Report& r = world_report();
   EXPECT_TRUE(r.errors.empty()) << r.errors[0].to_line();
   ASSERT_EQ(r.libraries.size(), 1u);
@@ -54,8 +54,8 @@ TEST(Trace, reports_exactly_the_eight_unresolved_symbols_with_c10_loaded_first) 
                                              "_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l",
                                              "_ZN2at6native19resize_output_checkEl",
                                              "_ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll",
-                                             "mublasSgemm_v2", "musaGetErrorString", "musaLaunchHostFunc",
-                                             "musaMallocAsync"}));
+                                             "mublasSgemm_v2", "musaDeviceTable", "musaGetErrorString",
+                                             "musaLaunchHostFunc", "musaMallocAsync"}));
 }
 
 TEST(Trace, explicit_instantiation_in_an_unlisted_mu_is_missing_source) {
@@ -117,6 +117,28 @@ TEST(Trace, declared_in_sdk_header_but_defined_by_no_sdk_library_is_sdk_declared
   EXPECT_EQ(u.counterpart->library, kBuild + "/cuda_home/lib64/libcudart.so.12.0.0");
 }
 
+TEST(Trace, data_object_declared_only_by_the_sdk_is_sdk_declared_only) {
+  const auto& u = symbol("musaDeviceTable");
+  EXPECT_EQ(u.classification, Classification::SdkDeclaredOnly);
+  EXPECT_EQ(u.type, "object");
+  EXPECT_EQ(u.origin->file, kBuild + "/musa_sdk/include/musa_runtime_api.h");
+  EXPECT_EQ(u.origin->line, 16);
+}
+
+TEST(Trace, references_are_located_by_dwarf_call_sites) {
+  const auto& u = symbol("musaMallocAsync");
+  ASSERT_EQ(u.referenced_by.size(), 1u);
+  EXPECT_EQ(u.referenced_by[0].library, kKernels);
+  EXPECT_EQ(u.referenced_by[0].file, kSrc + "/torch_musa/csrc/aten/ops/musa/Blas.cpp");
+  EXPECT_EQ(u.referenced_by[0].line, 21);
+  EXPECT_EQ(u.referenced_by[0].function, "at::musa::run_gemm(float*, MUstream_st*)");
+  const auto& glu = symbol("_ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll");
+  ASSERT_EQ(glu.referenced_by.size(), 1u);
+  EXPECT_EQ(glu.referenced_by[0].file, kGen + "/aten/src/ATen/native/musa/Activation.cpp");
+  EXPECT_EQ(glu.referenced_by[0].line, 4);
+  EXPECT_EQ(glu.referenced_by[0].function, "at::native::glu_backward_musa(at::TensorIteratorBase const&)");
+}
+
 TEST(Trace, only_cuda_provides_it_is_cuda_only) {
   const auto& u = symbol("musaLaunchHostFunc");
   EXPECT_EQ(u.classification, Classification::CudaOnly);
@@ -158,7 +180,9 @@ TEST(Trace, text_shows_the_origin_the_way_lld_does) {
   EXPECT_EQ(r.status, 1);
   std::string block =
       "error: undefined symbol: at::native::launch_glu_backward_kernel(at::TensorIteratorBase const&, long, long)\n"
-      ">>> referenced by " + kKernels + "\n"
+      ">>> referenced by " + kGen + "/aten/src/ATen/native/musa/Activation.cpp:4 "
+      "(at::native::glu_backward_musa(at::TensorIteratorBase const&))\n"
+      ">>>               " + kKernels + "\n"
       ">>> mangled: _ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll\n"
       ">>> missing-source: defined in " + kGen + "/aten/src/ATen/native/musa/ActivationGluKernel.mu:6, which the build "
       "does not compile\n"

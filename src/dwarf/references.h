@@ -1,0 +1,35 @@
+// Where, in the source of a library, undefined symbols are referenced - the lines lld prints as
+// ">>> referenced by file:line (function)" - and the declared size of variables, read from the
+// library's own DWARF. Only this folder includes libdw; its types never leave it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace mlc::dwarf {
+
+struct CallSite {
+  std::string function;  // the calling function, demangled
+  std::string file;
+  int line = 0;
+};
+
+struct References {
+  // For each wanted symbol (mangled, or a C name), the call sites DWARF records for it (DWARF 5
+  // DW_TAG_call_site or GNU call sites: GCC and Clang emit them when optimising with -g).
+  std::map<std::string, std::vector<CallSite>> calls;
+  // Wanted symbols the library declares as variables, with their declared size (0 when unknown).
+  std::map<std::string, uint64_t> variables;
+};
+
+// Empty when the library has no debug information.
+References references(const std::string& path, const std::set<std::string>& wanted);
+
+// The byte size of the variable `name` (mangled or C name) as the library declares it.
+std::optional<uint64_t> declared_size(const std::string& path, const std::string& name);
+
+}  // namespace mlc::dwarf
