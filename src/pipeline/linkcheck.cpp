@@ -156,8 +156,8 @@ LibraryReport report_object(const loader::Process& p, int index) {
 std::string nowhere_reason(const trace::TraceContext& ctx) {
   std::vector<std::string> searched;
   if (ctx.sources) searched.push_back(std::to_string(ctx.sources->files().size()) + " indexed source files");
-  if (ctx.sdk) searched.push_back("the SDK (" + ctx.sdk->home + ")");
-  if (ctx.cuda) searched.push_back("CUDA (" + ctx.cuda->home + ")");
+  if (!ctx.sdk_home.empty()) searched.push_back("the SDK (" + ctx.sdk_home + ")");
+  if (!ctx.cuda_home.empty()) searched.push_back("CUDA (" + ctx.cuda_home + ")");
   if (searched.empty()) return "no loaded object defines it (no sources, SDK or CUDA were given to trace it further)";
   std::string list;
   for (size_t i = 0; i < searched.size(); ++i) {
@@ -237,13 +237,19 @@ void TraceResources::prepare() {
       errors_.push_back(m.error());
     }
   }
+  ctx_.sdk_home = o_.sdk_home;
+  ctx_.cuda_home = o_.cuda_home;
   if (!o_.sdk_home.empty()) {
-    sdk_.emplace(sdk::index_sdk({o_.sdk_home, cache_file("sdk-headers", {o_.sdk_home})}));
-    ctx_.sdk = &*sdk_;
+    ctx_.load_sdk = [this] {
+      sdk_.emplace(sdk::index_sdk({o_.sdk_home, cache_file("sdk-headers", {o_.sdk_home})}));
+      return &*sdk_;
+    };
   }
   if (!o_.cuda_home.empty()) {
-    cuda_.emplace(sdk::index_sdk({o_.cuda_home, cache_file("cuda-headers", {o_.cuda_home})}));
-    ctx_.cuda = &*cuda_;
+    ctx_.load_cuda = [this] {
+      cuda_.emplace(sdk::index_sdk({o_.cuda_home, cache_file("cuda-headers", {o_.cuda_home})}));
+      return &*cuda_;
+    };
   }
 }
 

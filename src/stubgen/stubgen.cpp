@@ -135,24 +135,24 @@ class Planner {
 
   // SDK header: the exact declaration.
   std::optional<Signature> from_sdk_header(const demangle::SymbolName& sym) {
-    if (!ctx_.sdk || sym.kind != demangle::NameKind::CName) return std::nullopt;
-    auto found = declarations_in(ctx_.sdk->headers, sym.name);
+    if (!ctx_.sdk() || sym.kind != demangle::NameKind::CName) return std::nullopt;
+    auto found = declarations_in(ctx_.sdk()->headers, sym.name);
     if (found.empty()) return std::nullopt;
     const auto& d = found.front();
     Signature s = from_raw(d.raw, "sdk-header");
-    s.includes.insert(relative_include(d.file, ctx_.sdk->home));
-    s.origin = "declared in " + relative_include(d.file, ctx_.sdk->home) + ":" + std::to_string(d.line);
+    s.includes.insert(relative_include(d.file, ctx_.sdk()->home));
+    s.origin = "declared in " + relative_include(d.file, ctx_.sdk()->home) + ":" + std::to_string(d.line);
     return s;
   }
 
   // CUDA counterpart: its declaration with CUDA names mapped to MUSA names; only when every type
   // it names is known to the SDK's headers (or is a builtin).
   std::optional<Signature> from_cuda_header(const demangle::SymbolName& sym) {
-    if (!ctx_.cuda || !ctx_.mapping || sym.kind != demangle::NameKind::CName) return std::nullopt;
+    if (!ctx_.cuda() || !ctx_.mapping || sym.kind != demangle::NameKind::CName) return std::nullopt;
     std::string cuda_name = porting::to_cuda_name(sym.name, *ctx_.mapping);
     if (cuda_name == sym.name) return std::nullopt;
     const auto& to_musa = ctx_.mapping->to_musa;
-    for (auto d : declarations_in(ctx_.cuda->headers, cuda_name)) {
+    for (auto d : declarations_in(ctx_.cuda()->headers, cuda_name)) {
       d.raw.return_type = porting::map_identifiers(d.raw.return_type, to_musa);
       for (auto& p : d.raw.params) p = porting::map_identifiers(p, to_musa);
       d.raw.name = sym.name;
@@ -180,10 +180,10 @@ class Planner {
   }
 
   std::optional<std::string> header_declaring_type(const std::string& id) {
-    if (!ctx_.sdk) return std::nullopt;
-    for (const auto* e : ctx_.sdk->headers.lookup(id)) {
+    if (!ctx_.sdk()) return std::nullopt;
+    for (const auto* e : ctx_.sdk()->headers.lookup(id)) {
       if (e->kind == source::EntityKind::Alias || e->kind == source::EntityKind::ClassDefinition) {
-        return relative_include(ctx_.sdk->headers.file_of(*e).path, ctx_.sdk->home);
+        return relative_include(ctx_.sdk()->headers.file_of(*e).path, ctx_.sdk()->home);
       }
     }
     return std::nullopt;
@@ -286,8 +286,8 @@ class Planner {
     size_t start = pos;
     while (start > 0 && ident_char(rt[start - 1])) --start;
     std::string value = rt.substr(start, pos - start) + "ErrorNotSupported";
-    if (!ctx_.sdk) return std::nullopt;
-    for (const auto& f : ctx_.sdk->headers.files()) {
+    if (!ctx_.sdk()) return std::nullopt;
+    for (const auto& f : ctx_.sdk()->headers.files()) {
       auto text = read_text(f.path);
       if (!text) continue;
       for (size_t p = text->find(value); p != std::string::npos; p = text->find(value, p + 1)) {
@@ -590,10 +590,10 @@ std::string apply_insertions(std::string text, std::vector<Insertion> ins) {
 
 // An imported target for the library in the SDK's CMake package (lib/cmake/*/*.cmake), if any.
 std::optional<std::string> imported_target(const trace::TraceContext& ctx, const std::string& link_name) {
-  if (!ctx.sdk || ctx.sdk->home.empty()) return std::nullopt;
+  if (!ctx.sdk() || ctx.sdk()->home.empty()) return std::nullopt;
   std::error_code ec;
   for (const char* lib : {"/lib/cmake", "/lib64/cmake"}) {
-    fs::path dir = ctx.sdk->home + lib;
+    fs::path dir = ctx.sdk()->home + lib;
     if (!fs::exists(dir, ec)) continue;
     for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (ec || !it->is_regular_file() || it->path().extension() != ".cmake") continue;

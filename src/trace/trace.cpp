@@ -94,7 +94,7 @@ class Tracer {
  private:
   // --- libraries: shadowed copies and libraries that are not linked --------------------------------
   bool check_libraries() {
-    for (const sdk::SdkIndex* index : {ctx_.sdk, ctx_.search_path}) {
+    for (const sdk::SdkIndex* index : {ctx_.sdk(), ctx_.search_path}) {
       if (!index) continue;
       auto it = index->exports.find(u_.symbol);
       if (it == index->exports.end()) continue;
@@ -374,15 +374,15 @@ class Tracer {
 
   // --- SDK headers ---------------------------------------------------------------------------------
   bool check_sdk_headers() {
-    if (!ctx_.sdk) return false;
-    for (const IndexedEntity* e : ctx_.sdk->headers.lookup(sym_.name)) {
+    if (!ctx_.sdk()) return false;
+    for (const IndexedEntity* e : ctx_.sdk()->headers.lookup(sym_.name)) {
       if (!(is_function_kind(e->kind) || is_variable_kind(e->kind))) continue;
       if (sym_.kind != NameKind::CName && e->qualified != sym_.qualified()) continue;
-      const std::string& path = ctx_.sdk->headers.file_of(*e).path;
+      const std::string& path = ctx_.sdk()->headers.file_of(*e).path;
       u_.classification = Classification::SdkDeclaredOnly;
       u_.origin = Origin{path, static_cast<int>(e->line), "declaration", std::nullopt, std::nullopt};
       u_.reason = "declared in " + path + ":" + std::to_string(e->line) + ", but no library of the SDK (" +
-                  ctx_.sdk->home + ") defines it";
+                  ctx_.sdk()->home + ") defines it";
       u_.fix = Fix{"stub", {}, {}, {}, {}, "stub it in unimplemented_functions.cpp (musa-stubgen) if the code never "
                                            "really calls it; otherwise request it from the SDK team"};
       counterpart();
@@ -404,23 +404,23 @@ class Tracer {
     std::string name = cuda_name();
     if (name.empty()) return;
     std::optional<std::string> lib;
-    if (ctx_.cuda)
-      if (const auto* l = ctx_.cuda->first_exporter(name)) lib = l->path;
+    if (ctx_.cuda())
+      if (const auto* l = ctx_.cuda()->first_exporter(name)) lib = l->path;
     u_.counterpart = Counterpart{name, lib};
   }
 
   bool check_cuda() {
     std::string name = cuda_name();
-    if (name.empty() || !ctx_.cuda) return false;
-    const auto* lib = ctx_.cuda->first_exporter(name);
+    if (name.empty() || !ctx_.cuda()) return false;
+    const auto* lib = ctx_.cuda()->first_exporter(name);
     const IndexedEntity* decl = nullptr;
-    for (const IndexedEntity* e : ctx_.cuda->headers.lookup(name))
+    for (const IndexedEntity* e : ctx_.cuda()->headers.lookup(name))
       if (is_function_kind(e->kind) || is_variable_kind(e->kind)) decl = e;
     if (!lib && !decl) return false;
     u_.classification = Classification::CudaOnly;
     u_.counterpart = Counterpart{name, lib ? std::optional<std::string>(lib->path) : std::nullopt};
     u_.reason = "the MUSA SDK lacks it; CUDA has " + name +
-                (lib ? " in " + lib->path : " (declared in " + ctx_.cuda->headers.file_of(*decl).path + ")");
+                (lib ? " in " + lib->path : " (declared in " + ctx_.cuda()->headers.file_of(*decl).path + ")");
     if (declared_only_) u_.origin = declared_only_;
     u_.fix = Fix{"stub", {}, {}, {}, {}, "stub it (musa-stubgen) and request the MUSA equivalent of " + name};
     return true;

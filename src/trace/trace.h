@@ -5,6 +5,7 @@
 // to change.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -23,13 +24,25 @@ struct TraceContext {
   const source::SourceIndex* sources = nullptr;  // porting dir + source roots
   std::string porting_dir;                       // absolute, may be empty
   std::vector<std::string> source_roots;         // absolute
-  const sdk::SdkIndex* sdk = nullptr;            // the vendor SDK
   const sdk::SdkIndex* search_path = nullptr;    // other libraries on the loader's search path
-  const sdk::SdkIndex* cuda = nullptr;           // the reference CUDA toolkit
+  // The vendor SDK and the reference CUDA toolkit, indexed on first use: a run whose symbols are
+  // all settled earlier never reads a multi-gigabyte toolkit.
+  std::function<const sdk::SdkIndex*()> load_sdk, load_cuda;
+  const sdk::SdkIndex* sdk() const { return lazy(load_sdk, sdk_); }
+  const sdk::SdkIndex* cuda() const { return lazy(load_cuda, cuda_); }
+  std::string sdk_home, cuda_home;               // what load_sdk / load_cuda would read
   const porting::PortingMap* mapping = nullptr;
   const build::BuildInfo* build = nullptr;
   // Ported path (relative) -> original path (relative), filled on first use.
   mutable std::optional<std::unordered_map<std::string, std::string>> original_of;
+
+ private:
+  static const sdk::SdkIndex* lazy(const std::function<const sdk::SdkIndex*()>& load,
+                                   std::optional<const sdk::SdkIndex*>& cached) {
+    if (!cached) cached = load ? load() : nullptr;
+    return *cached;
+  }
+  mutable std::optional<const sdk::SdkIndex*> sdk_, cuda_;
 };
 
 // Refines an unresolved symbol that the loader left `unknown` (or `missing-library` without a
