@@ -27,30 +27,41 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// A synthetic tree with PyTorch's shape: namespaces, templates, kernels, long files.
+// A synthetic tree with the shape measured on PyTorch 1.13.1's sources: 10,935 files, 134 MB; 5,973
+// of them C/C++/CUDA (55 MB, about 13 declarations each), the rest Python and data (79 MB).
 void generate_tree(const std::string& root) {
   std::mt19937 rng(1131);
   const char* dirs[] = {"aten/src/ATen/native/cuda", "aten/src/ATen/native/cpu", "aten/src/ATen/cuda", "c10/core",
                         "torch/csrc/autograd", "torch/csrc/jit/passes", "aten/src/ATen/native/sparse/cuda"};
-  const char* exts[] = {".cpp", ".cu", ".h", ".cuh", ".cpp", ".h", ".py"};
+  const char* exts[] = {".cpp", ".cpp", ".cpp", ".cpp", ".cu", ".cu", ".h", ".h", ".h", ".cuh"};
   size_t total = 0;
   for (int f = 0; f < 10935; ++f) {
     std::string dir = root + "/" + dirs[f % 7] + "/sub" + std::to_string(f % 41);
     fs::create_directories(dir);
-    std::ofstream out(dir + "/file" + std::to_string(f) + exts[rng() % 7]);
-    std::string body = "#include <ATen/ATen.h>\n// generated\nnamespace at {\nnamespace native {\n";
-    for (int k = 0; k < 60; ++k) {
-      std::string fn = "op" + std::to_string(f) + "_" + std::to_string(k);
-      body += "template <typename scalar_t>\n__global__ void " + fn + "_kernel(const scalar_t* in, scalar_t* out, int64_t n) {\n";
-      body += "  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) { out[i] = in[i] * scalar_t(2); }\n}\n";
-      body += "Tensor& " + fn + "_out(const Tensor& self, int64_t dim, Tensor& result) {\n  // a comment long enough\n";
-      body += "  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), \"" + fn + "\", [&] { result.fill_(dim); });\n  return result;\n}\n";
+    bool source = f < 5973;
+    std::string name = dir + "/file" + std::to_string(f) + (source ? exts[rng() % 10] : ".py");
+    std::string body;
+    if (source) {
+      body = "#include <ATen/ATen.h>\n// generated\nnamespace at {\nnamespace native {\n";
+      for (int k = 0; k < 6; ++k) {
+        std::string fn = "op" + std::to_string(f) + "_" + std::to_string(k);
+        body += "template <typename scalar_t>\n__global__ void " + fn + "_kernel(const scalar_t* in, scalar_t* out, int64_t n) {\n";
+        for (int line = 0; line < 8; ++line) {
+          body += "  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) { out[i] = in[i] * scalar_t(" +
+                  std::to_string(line) + "); }  // keeps the body as long as PyTorch's\n";
+        }
+        body += "}\nTensor& " + fn + "_out(const Tensor& self, int64_t dim, Tensor& result);\n";
+        body += "Tensor& " + fn + "_out(const Tensor& self, int64_t dim, Tensor& result) {\n";
+        body += "  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), \"" + fn + "\", [&] { result.fill_(dim); });\n  return result;\n}\n";
+      }
+      body += "}  // namespace native\n}  // namespace at\n";
+    } else {
+      for (int line = 0; line < 360; ++line) body += "def helper_" + std::to_string(line) + "(x):  # generated python\n    return x\n";
     }
-    body += "}  // namespace native\n}  // namespace at\n";
     total += body.size();
-    out << body;
+    std::ofstream(name) << body;
   }
-  std::printf("generated %s: 10935 files, %.0f MB\n", root.c_str(), total / 1e6);
+  std::printf("generated %s: 10935 files (5973 C/C++/CUDA), %.0f MB\n", root.c_str(), total / 1e6);
 }
 
 double run_grep(const std::string& name, const std::string& tree) {
