@@ -14,6 +14,7 @@
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
 #include "loader/binding.h"
+#include "trace/suggest.h"
 #include "trace/trace.h"
 
 namespace mlc {
@@ -350,11 +351,17 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     for (auto& [ref, u] : open) any |= wants_tracing(*u, *ref);
     if (any) {
       const trace::TraceContext& ctx = resources.context(&p);
+      std::vector<UnresolvedSymbol*> unknown;
       for (auto& [ref, u] : open) {
         if (!wants_tracing(*u, *ref)) continue;
         trace::trace_symbol(&p, ref->object, ctx, *u);
-        if (u->classification == Classification::Unknown && !u->origin) u->reason = nowhere_reason(ctx);
+        if (u->classification == Classification::Unknown && !u->origin) {
+          u->reason = nowhere_reason(ctx);
+          unknown.push_back(u);
+        }
       }
+      // Pass: near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
+      trace::suggest(p, unknown);
     }
 
     // Pass 7: report, in load order, symbols sorted by mangled name.

@@ -276,3 +276,53 @@ TEST(LoaderRules, sysroot_uses_its_ld_so_conf_when_it_has_no_cache) {
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+const UnresolvedSymbol* find_symbol(const LibraryReport& l, const std::string& name) {
+  for (const auto& u : l.unresolved)
+    if (u.symbol == name) return &u;
+  return nullptr;
+}
+
+TEST(Suggestions, abi_drift_extern_c_and_namespace_moves_are_suggested) {
+  LinkcheckOptions o;
+  o.trace.cuda_home = "";
+  Report r = check("abi/libabi_user.so", o);
+  const auto& u = lib(r, "abi/libabi_user.so");
+  ASSERT_EQ(u.unresolved.size(), 5u);
+  const std::string provider = kFix + "/abi/libabi_provider.so";
+
+  const auto* take = find_symbol(u, "_ZN2ns4takeENS_6WidgetE");
+  ASSERT_NE(take, nullptr);
+  EXPECT_EQ(take->classification, Classification::AbiMismatch);
+  ASSERT_EQ(take->suggestions.size(), 1u);
+  EXPECT_EQ(take->suggestions[0].symbol, "_ZN2ns4takeERKNS_6WidgetE");
+  EXPECT_EQ(take->suggestions[0].demangled, "ns::take(ns::Widget const&)");
+  EXPECT_EQ(take->suggestions[0].reason, "signature");
+  EXPECT_EQ(take->suggestions[0].library, provider);
+  EXPECT_EQ(take->fix->kind, "rebuild-abi");
+
+  const auto* label = find_symbol(u, "_ZN2ns5labelEi");
+  ASSERT_NE(label, nullptr);
+  EXPECT_EQ(label->classification, Classification::AbiMismatch);
+  EXPECT_EQ(label->suggestions.at(0).symbol, "_ZN2ns5labelB5cxx11Ei");
+  EXPECT_EQ(label->suggestions.at(0).reason, "cxx11-abi");
+
+  const auto* legacy = find_symbol(u, "legacy_init");
+  ASSERT_NE(legacy, nullptr);
+  EXPECT_EQ(legacy->suggestions.at(0).symbol, "_Z11legacy_initv");
+  EXPECT_EQ(legacy->suggestions.at(0).reason, "extern-c");
+  const auto* modern = find_symbol(u, "_Z11modern_initv");
+  ASSERT_NE(modern, nullptr);
+  EXPECT_EQ(modern->suggestions.at(0).symbol, "modern_init");
+  EXPECT_EQ(modern->suggestions.at(0).reason, "extern-c");
+  const auto* moved = find_symbol(u, "_ZN5oldns5movedEi");
+  ASSERT_NE(moved, nullptr);
+  EXPECT_EQ(moved->suggestions.at(0).demangled, "newns::moved(int)");
+  EXPECT_EQ(moved->suggestions.at(0).reason, "namespace");
+}
+
+}  // namespace
+}  // namespace mlc
