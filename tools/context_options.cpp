@@ -13,20 +13,6 @@
 namespace mlc::tools {
 namespace {
 
-std::vector<std::string> split_env_path(const char* value) {
-  std::vector<std::string> out;
-  if (!value || !*value) return out;
-  std::string s = value;
-  size_t start = 0;
-  while (true) {
-    size_t sep = s.find_first_of(":;", start);
-    out.push_back(s.substr(start, sep == std::string::npos ? std::string::npos : sep - start));
-    if (sep == std::string::npos) break;
-    start = sep + 1;
-  }
-  return out;
-}
-
 bool is_dir(const std::string& p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -89,7 +75,9 @@ LinkcheckOptions ContextOptions::resolve() const {
   options.closure = closure;
   options.env.sysroot = sysroot;
   for (const auto& d : library_path) options.env.library_path.push_back(absolute(d));
-  for (const auto& d : split_env_path(std::getenv("LD_LIBRARY_PATH"))) options.env.library_path.push_back(d);
+  if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && *llp) {
+    for (const auto& d : loader::split_search_path(llp)) options.env.library_path.push_back(d);
+  }
   for (const auto& w : with) options.env.with.push_back(absolute(w));
   auto& t = options.trace;
   t.build_dir = build_dir.empty() ? "" : absolute(build_dir);

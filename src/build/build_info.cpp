@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/walk.h"
+
 namespace mlc::build {
 namespace {
 
@@ -38,8 +40,9 @@ std::string join(const std::string& dir, const std::string& rel) {
   return normalize_path(dir + "/" + rel);
 }
 
-// ${VAR} expansion (nested references expanded inside-out); unknown variables become empty, as in CMake.
-std::string expand(const std::string& text, const std::map<std::string, std::string>& vars) {
+}  // namespace
+
+std::string expand_variables(const std::string& text, const std::map<std::string, std::string>& vars) {
   std::string out = text;
   for (int guard = 0; guard < 32; ++guard) {
     size_t close = out.find('}');
@@ -50,6 +53,12 @@ std::string expand(const std::string& text, const std::map<std::string, std::str
     out.replace(open, close - open + 1, it == vars.end() ? "" : it->second);
   }
   return out;
+}
+
+namespace {
+
+std::string expand(const std::string& text, const std::map<std::string, std::string>& vars) {
+  return expand_variables(text, vars);
 }
 
 std::vector<std::string> split_semicolons(const std::string& s) {
@@ -69,26 +78,6 @@ std::vector<std::string> split_semicolons(const std::string& s) {
 
 bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
-void walk(const std::string& dir, const std::function<void(const std::string&)>& on_file, int depth = 0) {
-  if (depth > 64) return;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return;
-  std::vector<std::string> names;
-  while (dirent* de = readdir(d)) {
-    std::string n = de->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
-    std::string p = dir + "/" + n;
-    struct stat st;
-    if (stat(p.c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) walk(p, on_file, depth + 1);
-    else if (S_ISREG(st.st_mode)) on_file(p);
-  }
-}
-
 std::vector<std::string> evaluate_glob(const std::string& pattern, bool recurse) {
   std::vector<std::string> out;
   if (!recurse) {
@@ -105,7 +94,7 @@ std::vector<std::string> evaluate_glob(const std::string& pattern, bool recurse)
   size_t slash = pattern.rfind('/', wild);
   std::string base = slash == std::string::npos ? "." : pattern.substr(0, slash);
   std::string rest = slash == std::string::npos ? pattern : pattern.substr(slash + 1);
-  walk(base, [&](const std::string& f) {
+  walk_tree(base, [&](const std::string& f, const struct stat&) {
     std::string rel = f.substr(base.size() + 1);
     std::string name = rel.substr(rel.rfind('/') + 1);
     if (fnmatch(rest.c_str(), rel.c_str(), 0) == 0 || fnmatch(rest.c_str(), name.c_str(), 0) == 0) {
@@ -256,6 +245,15 @@ std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& comma
   return lists;
 }
 
+std::map<std::string, std::string> BuildInfo::variables() const {
+  std::map<std::string, std::string> vars = cache;
+  vars["CMAKE_SOURCE_DIR"] = source_dir;
+  vars["PROJECT_SOURCE_DIR"] = source_dir;
+  vars["CMAKE_BINARY_DIR"] = build_dir;
+  vars["PROJECT_BINARY_DIR"] = build_dir;
+  return vars;
+}
+
 bool BuildInfo::is_compiled(const std::string& abs_path) const { return compiled.count(normalize_path(abs_path)) > 0; }
 
 const TargetInfo* BuildInfo::target_for_artifact(const std::string& path) const {
@@ -380,18 +378,14 @@ BuildInfo read_build(const BuildOptions& options) {
   }
   std::vector<std::string> files = options.cmake_lists;
   if (files.empty() && !info.source_dir.empty()) {
-    walk(info.source_dir, [&](const std::string& f) {
+    walk_tree(info.source_dir, [&](const std::string& f, const struct stat&) {
       if (f.size() >= 14 && f.compare(f.size() - 14, 14, "CMakeLists.txt") == 0 &&
           (info.build_dir.empty() || f.rfind(info.build_dir + "/", 0) != 0)) {
         files.push_back(f);
       }
     });
   }
-  std::map<std::string, std::string> vars = info.cache;
-  vars["CMAKE_SOURCE_DIR"] = info.source_dir;
-  vars["PROJECT_SOURCE_DIR"] = info.source_dir;
-  vars["CMAKE_BINARY_DIR"] = info.build_dir;
-  vars["PROJECT_BINARY_DIR"] = info.build_dir;
+  std::map<std::string, std::string> vars = info.variables();
   for (const auto& f : files) {
     std::string path = normalize_path(f);
     auto text = slurp(path);

@@ -56,6 +56,8 @@ struct BuildInfo {
   std::vector<InputError> errors;            // unreadable or broken inputs (the rest is still used)
 
   bool is_compiled(const std::string& abs_path) const;
+  // The cache's variables plus CMAKE_SOURCE_DIR, PROJECT_SOURCE_DIR, CMAKE_BINARY_DIR, PROJECT_BINARY_DIR.
+  std::map<std::string, std::string> variables() const;
   const TargetInfo* target_for_artifact(const std::string& path) const;
 };
 
@@ -71,6 +73,9 @@ std::map<std::string, std::string> read_cmake_cache(const std::string& path, std
 // Source lists of one CMake file, with ${VAR} expanded from `vars` (updated by set()/list()).
 std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& commands, const std::string& cmake_file,
                                           std::map<std::string, std::string>& vars);
+
+// ${VAR} expansion (nested references inside-out); unknown variables expand to nothing, as in CMake.
+std::string expand_variables(const std::string& text, const std::map<std::string, std::string>& vars);
 
 // Lexical path normalisation ("a/./b/../c" -> "a/c"), no symlink resolution.
 std::string normalize_path(const std::string& path);

@@ -113,7 +113,9 @@ std::string join(const std::string& dir, const std::string& name) {
   return dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
-std::vector<std::string> split_path_list(const std::string& list) {
+}  // namespace
+
+std::vector<std::string> split_search_path(const std::string& list) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
@@ -124,6 +126,8 @@ std::vector<std::string> split_path_list(const std::string& list) {
   }
   return out;
 }
+
+namespace {
 
 class Emulator {
  public:
@@ -245,7 +249,7 @@ class Emulator {
   // absolute ones that did not come from $ORIGIN (which is already a path on disk).
   std::vector<std::string> search_dirs(const std::string& list, const std::string& origin) const {
     std::vector<std::string> dirs;
-    for (const auto& element : split_path_list(list)) {
+    for (const auto& element : split_search_path(list)) {
       auto expanded = expand_dst(element, origin, lib_, platform_);
       if (!expanded) continue;
       std::string dir = expanded->empty() ? "." : *expanded;

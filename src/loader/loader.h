@@ -74,6 +74,10 @@ Result<Process> load_process(const std::string& target, const LoaderEnv& env);
 std::optional<std::string> expand_dst(const std::string& element, const std::string& origin,
                                       const std::string& lib, const std::string& platform);
 
+// A search path list split as ld.so splits LD_LIBRARY_PATH and DT_RUNPATH: at ':' and ';', empty
+// elements kept (they mean the current directory).
+std::vector<std::string> split_search_path(const std::string& list);
+
 // Debian's system search path for the machine (glibc's SYSTEM_DIRS), and its $LIB / $PLATFORM values.
 std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64);
 std::string lib_token_for(uint16_t machine, bool is_64);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "common/walk.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
@@ -20,30 +21,15 @@
 namespace mlc {
 namespace {
 
-void collect_dir(const std::string& dir, std::vector<std::string>& out, int depth) {
-  if (depth > 64) return;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return;
-  std::vector<std::string> names;
-  while (dirent* de = readdir(d)) {
-    if (std::strcmp(de->d_name, ".") && std::strcmp(de->d_name, "..")) names.push_back(de->d_name);
-  }
-  closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
-    std::string path = dir + (dir.back() == '/' ? "" : "/") + n;
-    struct stat st;
-    if (lstat(path.c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) {
-      collect_dir(path, out, depth + 1);
-    } else if (S_ISREG(st.st_mode)) {
-      // Symlinks (libfoo.so -> libfoo.so.1) are skipped: the file they name is listed itself.
-      auto ident = elf::read_ident(path);
-      if (ident && (ident->kind == elf::ObjectKind::SharedObject || ident->kind == elf::ObjectKind::Executable)) {
-        out.push_back(path);
-      }
+// Every ELF shared object or executable below dir. Symlinks (libfoo.so -> libfoo.so.1) are skipped:
+// the file they name is listed itself.
+void collect_dir(const std::string& dir, std::vector<std::string>& out) {
+  walk_tree(dir, [&](const std::string& path, const struct stat&) {
+    auto ident = elf::read_ident(path);
+    if (ident && (ident->kind == elf::ObjectKind::SharedObject || ident->kind == elf::ObjectKind::Executable)) {
+      out.push_back(path);
     }
-  }
+  }, WalkOptions{false, false});
 }
 
 const char* type_name(elf::SymbolType t) {
@@ -262,7 +248,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
       errors.push_back({in, std::string("cannot open: ") + std::strerror(errno)});
     } else if (S_ISDIR(st.st_mode)) {
       size_t before = files.size();
-      collect_dir(in, files, 0);
+      collect_dir(in, files);
       if (files.size() == before) errors.push_back({in, "no ELF shared object or executable in this directory"});
     } else {
       files.push_back(in);

@@ -16,6 +16,8 @@
 #include <map>
 #include <tbb/parallel_for.h>
 
+#include "common/walk.h"
+
 namespace mlc::source {
 namespace {
 
@@ -23,29 +25,6 @@ constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 2\n";
 
 bool has_suffix(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-void walk(const std::string& dir, std::vector<SourceFile>& out, uint16_t root, int depth) {
-  if (depth > 64) return;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return;
-  std::vector<std::string> names;
-  while (dirent* de = readdir(d)) {
-    if (de->d_name[0] == '.') continue;  // ., .., .git and other hidden entries
-    names.emplace_back(de->d_name);
-  }
-  closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
-    std::string p = dir + "/" + n;
-    struct stat st;
-    if (stat(p.c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) {
-      walk(p, out, root, depth + 1);
-    } else if (S_ISREG(st.st_mode) && is_source_file(n)) {
-      out.push_back({p, static_cast<uint64_t>(st.st_size), st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, root});
-    }
-  }
 }
 
 bool read_whole(const std::string& path, std::string& out) {
@@ -196,7 +175,11 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats) {
     const std::string& root = options.roots[r];
     if (stat(root.c_str(), &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
-      walk(root, found, static_cast<uint16_t>(r), 0);
+      walk_tree(root, [&](const std::string& path, const struct stat& fst) {
+        if (!is_source_file(path)) return;
+        found.push_back({path, static_cast<uint64_t>(fst.st_size), fst.st_mtim.tv_sec * 1000000000LL + fst.st_mtim.tv_nsec,
+                         static_cast<uint16_t>(r)});
+      }, WalkOptions{true, true});
     } else if (S_ISREG(st.st_mode)) {
       found.push_back({root, static_cast<uint64_t>(st.st_size), st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
                        static_cast<uint16_t>(r)});

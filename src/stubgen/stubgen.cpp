@@ -757,37 +757,37 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
 
   // --- CMake files ---
   std::map<std::string, std::vector<Insertion>> inserts;
-  std::map<std::string, std::string> texts;
-  auto text_of = [&](const std::string& file) -> std::string* {
-    if (!texts.count(file)) {
+  // Each CMake file is read and parsed once; a file that cannot be is an error, once.
+  struct Parsed {
+    std::string text;
+    std::vector<build::CMakeCommand> commands;
+  };
+  std::map<std::string, std::optional<Parsed>> parsed;
+  auto parsed_of = [&](const std::string& file) -> const Parsed* {
+    if (!parsed.count(file)) {
+      auto& slot = parsed[file];
       auto t = read_text(file);
       if (!t) {
         p.errors.push_back({file, "cannot read"});
         return nullptr;
       }
-      texts[file] = *t;
+      auto cmds = build::parse_cmake(*t, file);
+      if (!cmds) {
+        p.errors.push_back(cmds.error());
+        return nullptr;
+      }
+      slot = Parsed{std::move(*t), std::move(cmds).value()};
     }
-    return &texts[file];
+    return parsed[file] ? &*parsed[file] : nullptr;
   };
-  std::map<std::string, std::string> vars;
-  if (ctx.build) {
-    vars = ctx.build->cache;
-    vars["CMAKE_SOURCE_DIR"] = ctx.build->source_dir;
-    vars["PROJECT_SOURCE_DIR"] = ctx.build->source_dir;
-    vars["CMAKE_BINARY_DIR"] = ctx.build->build_dir;
-  }
+  std::map<std::string, std::string> vars = ctx.build ? ctx.build->variables() : std::map<std::string, std::string>{};
   std::set<std::string> added;
   for (const auto& add : list_adds) {
     if (!added.insert(add.file + "\n" + add.list + "\n" + add.entry).second) continue;
-    std::string* text = text_of(add.file);
-    if (!text) continue;
-    auto cmds = build::parse_cmake(*text, add.file);
-    if (!cmds) {
-      p.errors.push_back(cmds.error());
-      continue;
-    }
+    const Parsed* file = parsed_of(add.file);
+    if (!file) continue;
     auto local_vars = vars;
-    auto lists = build::find_source_lists(cmds.value(), add.file, local_vars);
+    auto lists = build::find_source_lists(file->commands, add.file, local_vars);
     const build::SourceList* list = nullptr;
     for (const auto& l : lists)
       if (l.variable == add.list && (l.command == "set" || l.command == "list" || l.command == "file")) list = &l;
@@ -795,7 +795,9 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       p.refused.push_back({add.entry, "the list " + add.list + " is not in " + add.file});
       continue;
     }
-    std::string expanded = add.entry;
+    // Present by spelling, or by the file the entry names once its variables are expanded.
+    std::string expanded = build::expand_variables(add.entry, local_vars);
+    expanded = build::normalize_path(expanded[0] == '/' ? expanded : list->current_dir + "/" + expanded);
     bool present = false;
     for (const auto& e : list->entries) {
       present |= e.raw == add.entry;
@@ -805,20 +807,16 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       p.warnings.push_back(add.entry + " is already in " + add.list + " (" + add.file + "): not added again");
       continue;
     }
-    if (auto ins = insertion_for(*text, *list, add.entry)) inserts[add.file].push_back(*ins);
+    if (auto ins = insertion_for(file->text, *list, add.entry)) inserts[add.file].push_back(*ins);
   }
   for (const auto& add : link_adds) {
     if (!added.insert(add.file + "\nlink\n" + add.target + "\n" + add.entry).second) continue;
-    std::string* text = text_of(add.file);
-    if (!text) continue;
-    auto cmds = build::parse_cmake(*text, add.file);
-    if (!cmds) {
-      p.errors.push_back(cmds.error());
-      continue;
-    }
+    const Parsed* file = parsed_of(add.file);
+    if (!file) continue;
+    const std::string* text = &file->text;
     const build::CMakeCommand* link = nullptr;
     const build::CMakeCommand* creator = nullptr;
-    for (const auto& c : cmds.value()) {
+    for (const auto& c : file->commands) {
       if (c.args.empty() || c.args[0].value != add.target) continue;
       if (c.name == "target_link_libraries") link = &c;
       if (c.name == "add_library" || c.name == "musa_add_library" || c.name == "cuda_add_library") creator = &c;
@@ -836,7 +834,8 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     }
   }
   for (auto& [file, ins] : inserts) {
-    p.cmake_files.push_back({file, texts[file], apply_insertions(texts[file], ins), false});
+    const std::string& text = parsed[file]->text;
+    p.cmake_files.push_back({file, text, apply_insertions(text, ins), false});
   }
   return p;
 }

@@ -250,6 +250,15 @@ TEST(Stubgen, oddly_formatted_cmake_file_is_patched_without_changing_any_other_b
   test::write_file(cmake, want);
   auto again = stubgen::plan(report, ctx, so);
   EXPECT_TRUE(again.cmake_files.empty());
+  // Nor when the list already names the same file in another spelling.
+  std::string other = original;
+  other.insert(other.find(after_a) + after_a.size(), "\t" + dir + "/gen/aten/musa/cub.mu\n");
+  test::write_file(cmake, other);
+  auto spelled = stubgen::plan(report, ctx, so);
+  EXPECT_TRUE(spelled.cmake_files.empty());
+  ASSERT_EQ(spelled.warnings.size(), 1u);
+  EXPECT_EQ(spelled.warnings[0], "${GENERATED_PORTING_DIR}/aten/musa/cub.mu is already in MU_SRCS (" + cmake +
+                                     "): not added again");
   // A broken CMake file is an error naming it, and nothing is written.
   test::write_file(cmake, "file(GLOB_RECURSE MU_SRCS \"unterminated\n");
   auto broken = stubgen::plan(report, ctx, so);
