@@ -90,6 +90,36 @@ SdkIndex index_libraries(const std::vector<std::string>& dirs) {
   return index_files(std::move(files));
 }
 
+// Global definitions in the members of the static archives in `dir` (sorted, so the first is stable).
+void index_archives(const std::string& dir, SdkIndex& idx) {
+  std::vector<std::string> archives;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* de = readdir(d)) {
+      std::string n = de->d_name;
+      if (n.size() > 2 && n.compare(n.size() - 2, 2, ".a") == 0) archives.push_back(dir + "/" + n);
+    }
+    closedir(d);
+  }
+  std::sort(archives.begin(), archives.end());
+  for (const auto& path : archives) {
+    auto members = elf::read_archive(path);
+    if (!members) {
+      idx.errors.push_back(members.error());
+      continue;
+    }
+    for (const auto& m : members.value()) {
+      for (const auto& sym : m.static_symbols) {
+        if (sym.is_undefined() || sym.name.empty() || sym.type == elf::SymbolType::Section ||
+            sym.type == elf::SymbolType::File ||
+            (sym.binding != elf::Binding::Global && sym.binding != elf::Binding::Weak)) {
+          continue;
+        }
+        idx.archive_definitions.emplace(std::string(sym.name), ArchiveDefinition{path, m.archive_member});
+      }
+    }
+  }
+}
+
 SdkIndex index_sdk(const SdkOptions& options) {
   struct stat st;
   if (options.home.empty() || stat(options.home.c_str(), &st) != 0) {
@@ -99,6 +129,12 @@ SdkIndex index_sdk(const SdkOptions& options) {
   }
   SdkIndex idx = index_libraries({options.home + "/lib", options.home + "/lib64"});
   idx.home = options.home;
+  index_archives(options.home + "/lib", idx);
+  if (stat((options.home + "/lib64").c_str(), &st) == 0) {
+    struct stat lib;
+    bool same = stat((options.home + "/lib").c_str(), &lib) == 0 && lib.st_ino == st.st_ino && lib.st_dev == st.st_dev;
+    if (!same) index_archives(options.home + "/lib64", idx);
+  }
   source::IndexOptions io;
   io.roots = {options.home + "/include"};
   io.cache_file = options.header_cache;

@@ -23,10 +23,17 @@ struct Export {
   std::string version;  // default version name, empty when unversioned
 };
 
+// A definition in a member of a static archive (libfoo_static.a): linkable only into the library itself.
+struct ArchiveDefinition {
+  std::string archive;
+  std::string member;
+};
+
 struct SdkIndex {
   std::string home;
   std::vector<SdkLibrary> libraries;
   std::unordered_map<std::string, std::vector<Export>> exports;
+  std::unordered_map<std::string, ArchiveDefinition> archive_definitions;  // first archive wins
   source::SourceIndex headers;
   std::vector<InputError> errors;
 

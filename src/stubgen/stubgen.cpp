@@ -688,7 +688,8 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         list_adds.push_back({*u.fix->cmake_file, *u.fix->list, *u.fix->entry});
         continue;
       }
-      if (u.classification == Classification::UnlinkedLibrary && u.fix && u.fix->entry) {
+      if ((u.classification == Classification::UnlinkedLibrary || u.classification == Classification::StaticArchive) &&
+          u.fix && u.fix->entry) {
         std::string target;
         if (ctx.build)
           if (const auto* t = ctx.build->target_for_artifact(lib.path)) target = t->name;

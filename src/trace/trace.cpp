@@ -80,6 +80,7 @@ class Tracer {
 
   void run() {
     if (check_libraries()) return;
+    if (check_archives()) return;
     if (check_sources()) return;
     if (check_sdk_headers()) return;
     if (check_cuda()) return;
@@ -126,6 +127,25 @@ class Tracer {
       }
     }
     return false;
+  }
+
+  // Only a static archive of the SDK defines it: it can be linked into the library, not loaded.
+  bool check_archives() {
+    const sdk::SdkIndex* sdk = ctx_.sdk();
+    if (!sdk) return false;
+    auto it = sdk->archive_definitions.find(u_.symbol);
+    if (it == sdk->archive_definitions.end()) return false;
+    const auto& def = it->second;
+    u_.classification = Classification::StaticArchive;
+    u_.reason = "defined only in " + def.archive + "(" + def.member + "), a static archive: no shared library provides it";
+    u_.origin = Origin{def.archive, std::nullopt, "library", def.archive + "(" + def.member + ")", std::nullopt};
+    Fix fix{"link-library", {}, {}, def.archive, def.archive, ""};
+    std::string target = target_name();
+    if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
+    fix.detail = "link the archive into the library: target_link_libraries(" + (target.empty() ? "<target>" : target) +
+                 " PRIVATE " + def.archive + ") (its objects must be position-independent)";
+    u_.fix = fix;
+    return true;
   }
 
   int loaded_with_soname(const std::string& soname) const {

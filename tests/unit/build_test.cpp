@@ -217,3 +217,31 @@ TEST(TraceVtable, vtable_traces_to_the_definition_of_the_key_function) {
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+TEST(TraceArchive, symbol_only_in_an_sdk_static_archive_is_static_archive) {
+  std::string dir = test::scratch_dir("archive-sdk");
+  std::filesystem::create_directories(dir + "/sdk/lib");
+  std::filesystem::create_directories(dir + "/sdk/include");
+  std::string archive = dir + "/sdk/lib/libmusa_extras_static.a";
+  std::filesystem::copy_file(std::string(MLC_LOADER_FIXTURES) + "/static/libfx_static.a", archive);
+  LinkcheckOptions o;
+  o.trace.sdk_home = dir + "/sdk";
+  Report r = explain_symbols({"sb_func", "sb_data"}, o);
+  ASSERT_EQ(r.libraries[0].unresolved.size(), 2u);
+  for (const auto& u : r.libraries[0].unresolved) {
+    EXPECT_EQ(u.classification, Classification::StaticArchive) << u.symbol << ": " << u.reason;
+    ASSERT_TRUE(u.origin.has_value());
+    EXPECT_EQ(u.origin->file, archive);
+    EXPECT_EQ(u.origin->library, archive + "(static_b.c.o)");
+    EXPECT_EQ(u.fix->kind, "link-library");
+    EXPECT_EQ(u.fix->entry, archive);
+  }
+  EXPECT_EQ(r.libraries[0].unresolved[0].reason,
+            "defined only in " + archive + "(static_b.c.o), a static archive: no shared library provides it");
+}
+
+}  // namespace
+}  // namespace mlc
