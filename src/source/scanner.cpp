@@ -921,12 +921,25 @@ class Parser {
     size_t name_end = eq != SIZE_MAX ? eq : end;
     bool brace_init = end < t_.size() && t_[end].text == "{" && eq == SIZE_MAX;
     size_t last = name_end;
-    while (last > start && t_[last - 1].text == "]") {
+    while (last > start && t_[last - 1].text == "]") {  // "T name[N][M]": step back over the extents
       size_t m = last - 1;
       int depth = 0;
-      while (m-- > start) {
-        if (t_[m].text == "]") ++depth;
-        if (t_[m].text == "[" && depth-- == 0) break;
+      bool matched = false;
+      while (m > start) {
+        --m;
+        if (t_[m].text == "]") {
+          ++depth;
+        } else if (t_[m].text == "[") {
+          if (depth == 0) {
+            matched = true;
+            break;
+          }
+          --depth;
+        }
+      }
+      if (!matched) {  // unbalanced: not a declaration we can read
+        last = start;
+        break;
       }
       last = m;
     }
