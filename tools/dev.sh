@@ -58,9 +58,9 @@ case "${1:-}" in
     configure_and_build -DMLC_BUILD_TESTS=ON
     ex="$BUILD_DIR/fixtures/example"
     echo
-    echo "\$ musa-linkcheck --with $ex/libc10.so $ex/libmusa_kernels.so"
+    echo "\$ musa-linkcheck --sdk-home $ex/sdk --with $ex/libc10.so $ex/libmusa_kernels.so"
     status=0
-    "$BUILD_DIR/tools/musa-linkcheck" --with "$ex/libc10.so" "$ex/libmusa_kernels.so" || status=$?
+    "$BUILD_DIR/tools/musa-linkcheck" --sdk-home "$ex/sdk" --with "$ex/libc10.so" "$ex/libmusa_kernels.so" || status=$?
     echo "(exit status $status: 1 means unresolved symbols were found, as the example is built to have)"
     [ "$status" -le 1 ]
     ;;

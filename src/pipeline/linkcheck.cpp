@@ -150,7 +150,7 @@ std::string nowhere_reason(const trace::TraceContext& ctx) {
   for (size_t i = 0; i < searched.size(); ++i) {
     list += (i == 0 ? "" : i + 1 == searched.size() ? " or " : ", ") + searched[i];
   }
-  return "no loaded object defines it, and neither do " + list;
+  return "no loaded object defines it, nor was it found in " + list;
 }
 
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {
