@@ -1,13 +1,10 @@
 // musa-linkcheck: report what the dynamic loader would fail to resolve in ELF shared objects,
 // without running them. Exit status (docs/contract.md): 0 clean, 1 findings, 2 bad input, 3 internal.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iostream>
 #include <optional>
 
 #include "pipeline/linkcheck.h"

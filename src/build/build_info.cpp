@@ -57,10 +57,6 @@ std::string expand_variables(const std::string& text, const std::map<std::string
 
 namespace {
 
-std::string expand(const std::string& text, const std::map<std::string, std::string>& vars) {
-  return expand_variables(text, vars);
-}
-
 std::vector<std::string> split_semicolons(const std::string& s) {
   std::vector<std::string> out;
   std::string cur;
@@ -111,7 +107,7 @@ ListEntry make_entry(const CMakeArg& arg, const std::map<std::string, std::strin
   e.line = arg.line;
   e.begin = arg.begin;
   e.end = arg.end;
-  for (const auto& piece : split_semicolons(expand(arg.value, vars))) {
+  for (const auto& piece : split_semicolons(expand_variables(arg.value, vars))) {
     std::string path = join(cur_dir, piece);
     if (glob_command && has_wildcard(piece)) {
       e.is_glob = true;
@@ -201,14 +197,14 @@ std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& comma
       std::string value;
       for (size_t k = 1; k < a.size(); ++k) {
         if (a[k].value == "CACHE" || a[k].value == "PARENT_SCOPE") break;
-        value += (value.empty() ? "" : ";") + expand(a[k].value, vars);
+        value += (value.empty() ? "" : ";") + expand_variables(a[k].value, vars);
       }
       vars[list.variable] = value;
     } else if (cmd.name == "list" && a.size() >= 2 && (a[0].value == "APPEND" || a[0].value == "PREPEND")) {
       list.variable = a[1].value;
       first = 2;
       std::string value = vars[list.variable];
-      for (size_t k = 2; k < a.size(); ++k) value += (value.empty() ? "" : ";") + expand(a[k].value, vars);
+      for (size_t k = 2; k < a.size(); ++k) value += (value.empty() ? "" : ";") + expand_variables(a[k].value, vars);
       vars[list.variable] = value;
     } else if (cmd.name == "file" && a.size() >= 2 && (a[0].value == "GLOB" || a[0].value == "GLOB_RECURSE")) {
       list.variable = a[1].value;

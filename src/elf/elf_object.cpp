@@ -195,7 +195,7 @@ void mark_relocated(Elf_Data* data, std::vector<Symbol>& symbols) {
   }
 }
 
-bool read_relocations(Elf* elf, const std::vector<Elf_Scn*>& scns, bool is_64, std::vector<Symbol>& symbols) {
+bool read_relocations(const std::vector<Elf_Scn*>& scns, bool is_64, std::vector<Symbol>& symbols) {
   for (Elf_Scn* scn : scns) {
     GElf_Shdr shdr;
     Elf_Data* data = elf_getdata(scn, nullptr);
@@ -207,7 +207,6 @@ bool read_relocations(Elf* elf, const std::vector<Elf_Scn*>& scns, bool is_64, s
       is_64 ? mark_relocated<Elf64_Rel, true>(data, symbols) : mark_relocated<Elf32_Rel, false>(data, symbols);
     }
   }
-  (void)elf;
   return true;
 }
 
@@ -341,7 +340,7 @@ std::optional<InputError> read_tables(Elf* elf, const Sections& sec, const ReadO
         }
       }
       obj.has_relocation_info = !dynamic_relocs.empty() &&
-                                read_relocations(elf, dynamic_relocs, obj.is_64, obj.dynamic_symbols);
+                                read_relocations(dynamic_relocs, obj.is_64, obj.dynamic_symbols);
     }
   }
   if (options.static_symbols && sec.symtab) {

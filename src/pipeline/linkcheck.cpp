@@ -304,7 +304,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     }
     for (const auto& mv : binding.missing_versions) {
       if (mv.weak) continue;  // glibc: a weak version reference only warns
-      libs[mv.object].missing_versions.push_back({mv.version, mv.file, p.objects[mv.provider].path, mv.weak});
+      libs[mv.object].missing_versions.push_back({mv.version, mv.file, p.objects[mv.provider].path});
     }
     // Pointers into libs are stable from here on (no more insertions).
     std::map<int, size_t> next;

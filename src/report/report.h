@@ -97,7 +97,6 @@ struct MissingVersionFinding {
   std::string version;
   std::string file;
   std::optional<std::string> provider;
-  bool weak = false;
   bool baselined = false;
 };
 

@@ -30,7 +30,6 @@ void collect_libraries(const std::string& dir, std::vector<std::string>& files, 
     if (n.find(".so") != std::string::npos) names.push_back(n);
   }
   closedir(d);
-  std::sort(names.begin(), names.end());
   // Prefer the fully versioned name (libfoo.so.1.2.3) for the path: sort longest name first per inode.
   std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
     return a.size() != b.size() ? a.size() > b.size() : a < b;

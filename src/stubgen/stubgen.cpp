@@ -313,13 +313,12 @@ class Planner {
   const StubOptions& o_;
 };
 
-std::string signature_text(const Signature& s, bool with_names) {
+std::string signature_text(const Signature& s) {
   std::string head;
   if (!s.asm_label.empty()) return "void " + s.name + "()";
   head = s.return_type + " " + s.name + "(";
   std::string params;
   for (size_t k = 0; k < s.params.size(); ++k) params += (k ? ", " : "") + s.params[k];
-  (void)with_names;
   std::string line = head + params + ")" + s.trailing;
   if (line.size() <= 110) return line;
   // clang-format's bin-packing would align continuation lines under the first parameter.
@@ -358,9 +357,14 @@ std::string stub_block(const UnresolvedSymbol& u, const Signature& s, const Stub
   std::string out = "// " + std::string(to_string(u.classification)) + ": " + s.origin + "\n";
   std::string open_ns, close_ns;
   for (const auto& f : s.forward) out += f + "\n";
-  std::string sig = signature_text(s, true);
+  std::string sig = signature_text(s);
   if (!s.asm_label.empty()) {
-    out += "// " + u.demangled + "\n";
+    // Its own scope cannot be reproduced; the helper's name goes in --namespace, if one is given.
+    if (!o.ns.empty()) {
+      open_ns = "namespace " + o.ns + " {\n";
+      close_ns = "}  // namespace " + o.ns + "\n";
+    }
+    out += "// " + u.demangled + "\n" + open_ns;
     out += "extern \"C\" void " + s.name + "() __asm__(" + cpp_string(s.asm_label) + ");\n";
     out += "extern \"C\" " + sig + " {\n";
   } else if (s.c_linkage) {
@@ -674,14 +678,14 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         for (const auto& inc : sig->includes) uses += (uses.empty() ? "" : ",") + inc;
         cpp_blocks[u.symbol] = {stub_block(u, *sig, o, planner, c10), uses};
         if (sig->declare_in_header) {
-          std::string decl = "// " + sig->origin + "\nextern \"C\" " + signature_text(*sig, true) + ";\n";
+          std::string decl = "// " + sig->origin + "\nextern \"C\" " + signature_text(*sig) + ";\n";
           if (o.version_guard) {
             decl = "#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < " + std::to_string(*o.version_guard) + ")\n" +
                    decl + "#endif\n";
           }
           hdr_blocks[u.symbol] = {decl, ""};
         }
-        p.stubs.push_back({u.symbol, sig->source, signature_text(*sig, true)});
+        p.stubs.push_back({u.symbol, sig->source, signature_text(*sig)});
         continue;
       }
       if (u.classification == Classification::MissingSource && u.fix && u.fix->cmake_file && u.fix->list && u.fix->entry) {

@@ -184,11 +184,6 @@ class Tracer {
   }
 
   // --- sources ------------------------------------------------------------------------------------
-  std::vector<std::string> lookup_names() const {
-    if (sym_.kind == NameKind::VTable || sym_.kind == NameKind::TypeInfo) return {sym_.name};
-    return {sym_.name};
-  }
-
   bool qualified_matches(const IndexedEntity& e, bool in_porting_tree) const {
     std::string want = sym_.qualified();
     if (sym_.kind == NameKind::CName) return e.name() == sym_.name && (e.extern_c || !e.qualified.empty());
@@ -311,10 +306,7 @@ class Tracer {
       }
     } else if (sym_.kind == NameKind::Function || sym_.kind == NameKind::Data || sym_.kind == NameKind::CName ||
                sym_.kind == NameKind::Thunk) {
-      for (const auto& name : lookup_names()) {
-        auto c = candidates(name, sym_.kind == NameKind::Function || sym_.kind == NameKind::Thunk);
-        found.insert(found.end(), c.begin(), c.end());
-      }
+      found = candidates(sym_.name, sym_.kind == NameKind::Function || sym_.kind == NameKind::Thunk);
     }
     if (found.empty()) return false;
     const Candidate& best = found.front();

@@ -420,3 +420,38 @@ TEST(Stubgen, unlinked_library_uses_the_sdk_packages_imported_target) {
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+TEST(Stubgen, namespace_option_encloses_stubs_whose_own_scope_cannot_be_used) {
+  std::string dir = test::scratch_dir("namespace");
+  Report report;
+  LibraryReport lib;
+  lib.path = dir + "/libk.so";
+  UnresolvedSymbol u;
+  u.symbol = "_ZNK2at6Tensor4sizeEl";  // a const method: its class cannot be reopened here
+  u.demangled = "at::Tensor::size(long) const";
+  u.type = "func";
+  u.classification = Classification::Unknown;
+  lib.unresolved.push_back(u);
+  report.libraries.push_back(lib);
+  stubgen::StubOptions so;
+  so.out_cpp = dir + "/u.cpp";
+  so.out_header = dir + "/u.h";
+  so.classes.insert("unknown");
+  so.ns = "c10::musa";
+  trace::TraceContext ctx;
+  auto p = stubgen::plan(report, ctx, so);
+  ASSERT_EQ(p.stubs.size(), 1u);
+  EXPECT_EQ(p.stubs[0].signature_source, "asm-label");
+  const auto* cpp = edit_for(p, "u.cpp");
+  ASSERT_NE(cpp, nullptr);
+  EXPECT_NE(cpp->after.find("// at::Tensor::size(long) const\nnamespace c10::musa {\n"
+                            "extern \"C\" void musa_stub_"),
+            std::string::npos) << cpp->after;
+  EXPECT_NE(cpp->after.find("}\n}  // namespace c10::musa\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mlc
