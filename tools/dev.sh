@@ -57,11 +57,17 @@ case "${1:-}" in
     install_packages "${BUILD_PACKAGES[@]}"
     configure_and_build -DMLC_BUILD_TESTS=ON
     ex="$BUILD_DIR/fixtures/example"
+    src=fixtures/example
+    # The context a torch_musa developer passes: the build tree, the ported tree, the CMake file of
+    # the kernel library, the porting map and the SDK; libc10 is what Python loaded before.
+    args=(--build-dir "$BUILD_DIR" --porting-dir "$src/generated_cuda_compatible" --cmake-lists "$src/csrc/CMakeLists.txt"
+          --mapping "$src/mapping" --sdk-home "$ex/sdk" --with "$ex/libc10.so" "$ex/libmusa_kernels.so")
     echo
-    echo "\$ musa-linkcheck --sdk-home $ex/sdk --with $ex/libc10.so $ex/libmusa_kernels.so"
+    echo "\$ musa-linkcheck ${args[*]}"
     status=0
-    "$BUILD_DIR/tools/musa-linkcheck" --sdk-home "$ex/sdk" --with "$ex/libc10.so" "$ex/libmusa_kernels.so" || status=$?
-    echo "(exit status $status: 1 means unresolved symbols were found, as the example is built to have)"
+    "$BUILD_DIR/tools/musa-linkcheck" "${args[@]}" || status=$?
+    echo "(exit status $status: 1 means unresolved symbols were found, as the example is built to have;"
+    echo " 'musa-stubgen --dry-run' with the same arguments shows the stub and the CMake patch it would write)"
     [ "$status" -le 1 ]
     ;;
   test)

@@ -72,6 +72,32 @@ void for_each_unit(Dwarf* dw, Fn&& fn) {
   }
 }
 
+// Line tables may name files relative to the unit's DW_AT_comp_dir (ccache's base_dir rewriting, or
+// compilers run with relative paths); reports promise absolute paths, so join and normalise lexically.
+std::string absolute_source(const std::string& file, Dwarf_Die* cudie) {
+  if (file.empty() || file.front() == '/') return file;
+  Dwarf_Attribute attr;
+  const char* comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+  if (!comp_dir || comp_dir[0] != '/') return file;
+  std::vector<std::string> parts;
+  std::string joined = std::string(comp_dir) + "/" + file;
+  size_t i = 0;
+  while (i <= joined.size()) {
+    size_t j = joined.find('/', i);
+    if (j == std::string::npos) j = joined.size();
+    std::string part = joined.substr(i, j - i);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    i = j + 1;
+  }
+  std::string out;
+  for (const auto& part : parts) out += "/" + part;
+  return out.empty() ? "/" : out;
+}
+
 }  // namespace
 
 References references(const std::string& path, const std::set<std::string>& wanted) {
@@ -115,7 +141,7 @@ References references(const std::string& path, const std::set<std::string>& want
           const char* file = dwarf_linesrc(line, nullptr, nullptr);
           int lineno = 0;
           dwarf_lineno(line, &lineno);
-          site.file = file ? file : "";
+          site.file = absolute_source(file ? file : "", cudie);
           site.line = lineno;
         }
       }

@@ -150,6 +150,31 @@ TEST(Cli, bundled_example_reports_its_three_faults) {
     runtime_by_runpath |= n["name"] == "libmusart.so.4" && n["how"] == "runpath" &&
                           n["path"] == ex + "/sdk/lib/libmusart.so.4";
   EXPECT_TRUE(runtime_by_runpath) << doc["libraries"][0]["needed"].dump();
+  // With the context the README's example job passes, every symbol is traced and has a fix.
+  const std::string src = std::string(MLC_SOURCE_DIR) + "/fixtures/example";
+  auto traced = test::run(kBin + " --format json --no-cache --build-dir " + test::quote(MLC_BINARY_DIR) +
+                          " --porting-dir " + test::quote(src + "/generated_cuda_compatible") + " --cmake-lists " +
+                          test::quote(src + "/csrc/CMakeLists.txt") + " --mapping " + test::quote(src + "/mapping") +
+                          " --sdk-home " + test::quote(ex + "/sdk") + " --with " + test::quote(ex + "/libc10.so") + " " +
+                          test::quote(ex + "/libmusa_kernels.so"));
+  EXPECT_EQ(traced.status, 1) << traced.err;
+  auto tdoc = nlohmann::json::parse(traced.out);
+  const auto& us = tdoc["libraries"][0]["unresolved"];
+  ASSERT_EQ(us.size(), 3u);
+  const std::string ported = src + "/generated_cuda_compatible/aten/src/ATen";
+  EXPECT_EQ(us[0]["classification"], "missing-source");
+  EXPECT_EQ(us[0]["origin"]["file"], ported + "/musa/cub.mu");
+  EXPECT_EQ(us[0]["origin"]["kind"], "explicit-instantiation");
+  EXPECT_EQ(us[0]["fix"]["list"], "MU_SRCS");
+  EXPECT_EQ(us[0]["fix"]["entry"], "${GENERATED_PORTING_DIR}/aten/src/ATen/musa/cub.mu");
+  EXPECT_EQ(us[0]["referenced_by"][0]["file"], ported + "/native/musa/ScanKernels.mu");
+  EXPECT_EQ(us[1]["classification"], "missing-source");
+  EXPECT_EQ(us[1]["origin"]["file"], ported + "/native/musa/ActivationGluKernel.mu");
+  EXPECT_EQ(us[1]["fix"]["entry"], "${GENERATED_PORTING_DIR}/aten/src/ATen/native/musa/ActivationGluKernel.mu");
+  EXPECT_EQ(us[1]["fix"]["cmake_file"], src + "/csrc/CMakeLists.txt");
+  EXPECT_EQ(us[2]["classification"], "sdk-declared-only");
+  EXPECT_EQ(us[2]["fix"]["kind"], "stub");
+  EXPECT_EQ(us[2]["counterpart"]["name"], "cudaMallocAsync");
   // Without --with, c10::warn is missing too.
   auto alone = test::run(kBin + " -q " + test::quote(ex + "/libmusa_kernels.so"));
   EXPECT_NE(alone.out.find("error: undefined symbol: c10::warn(char const*)\n"), std::string::npos) << alone.out;
