@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -94,34 +95,93 @@ struct Sections {
   Elf_Scn* versym = nullptr;
   Elf_Scn* verdef = nullptr;
   Elf_Scn* verneed = nullptr;
+  Elf_Scn* gnu_hash = nullptr;
   size_t dynsym_index = 0;
+  size_t gnu_hash_link = 0;
   std::vector<Elf_Scn*> relocations;
 };
 
-Result<std::vector<Symbol>> read_symbols(Elf* elf, Elf_Scn* scn, const std::string& path) {
+// The bytes of a string table section ("" when unreadable): names are cut at their NUL within it.
+std::string_view string_table(Elf* elf, size_t index) {
+  Elf_Data* data = elf_getdata(elf_getscn(elf, index), nullptr);
+  if (!data || !data->d_buf) return {};
+  return {static_cast<const char*>(data->d_buf), data->d_size};
+}
+
+std::string_view name_in(std::string_view strings, uint64_t offset) {
+  if (offset >= strings.size()) return {};
+  const char* start = strings.data() + offset;
+  size_t len = strnlen(start, strings.size() - offset);
+  return offset + len < strings.size() ? std::string_view(start, len) : std::string_view();
+}
+
+// The memory representation elf_getdata returns is the native Elf32_Sym/Elf64_Sym in host order, so
+// entries are read in place rather than copied one by one through gelf_getsym.
+template <typename Sym, bool kIs64>
+void decode_symbols(const Elf_Data* data, std::string_view strings, bool defined_names, std::vector<Symbol>& out) {
+  size_t count = data->d_size / sizeof(Sym);
+  const auto* raw = static_cast<const Sym*>(data->d_buf);
+  out.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const Sym& sym = raw[i];
+    Symbol& s = out[i];
+    s.name_offset = sym.st_name;
+    s.value = sym.st_value;
+    s.size = sym.st_size;
+    s.shndx = sym.st_shndx;
+    unsigned info = sym.st_info;
+    s.type = type_of(kIs64 ? ELF64_ST_TYPE(info) : ELF32_ST_TYPE(info));
+    s.binding = binding_of(kIs64 ? ELF64_ST_BIND(info) : ELF32_ST_BIND(info));
+    s.visibility = visibility_of(sym.st_other);
+    if (defined_names || s.shndx == kShnUndef) s.name = name_in(strings, sym.st_name);
+  }
+}
+
+Result<std::vector<Symbol>> read_symbols(Elf* elf, Elf_Scn* scn, const std::string& path, bool defined_names = true) {
   GElf_Shdr shdr;
   if (!gelf_getshdr(scn, &shdr)) return InputError{path, "bad symbol table header: " + elf_error()};
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (!data) return InputError{path, "unreadable symbol table: " + elf_error()};
-  size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-  if (entsize == 0) return InputError{path, "bad symbol entry size"};
-  size_t count = data->d_size / entsize;
+  if (!data->d_buf && data->d_size) return InputError{path, "unreadable symbol table"};
+  std::string_view strings = string_table(elf, shdr.sh_link);
   std::vector<Symbol> symbols;
-  symbols.reserve(count);
-  for (size_t i = 0; i < count; ++i) {
-    GElf_Sym sym;
-    if (!gelf_getsym(data, static_cast<int>(i), &sym)) return InputError{path, "unreadable symbol: " + elf_error()};
-    Symbol s;
-    s.name = string_at(elf, shdr.sh_link, sym.st_name);
-    s.value = sym.st_value;
-    s.size = sym.st_size;
-    s.shndx = sym.st_shndx;
-    s.type = type_of(GELF_ST_TYPE(sym.st_info));
-    s.binding = binding_of(GELF_ST_BIND(sym.st_info));
-    s.visibility = visibility_of(sym.st_other);
-    symbols.push_back(s);
+  if (data->d_size == 0) return symbols;
+  if (gelf_getclass(elf) == ELFCLASS64) {
+    if (reinterpret_cast<uintptr_t>(data->d_buf) % alignof(Elf64_Sym)) return InputError{path, "misaligned symbol table"};
+    decode_symbols<Elf64_Sym, true>(data, strings, defined_names, symbols);
+  } else {
+    if (reinterpret_cast<uintptr_t>(data->d_buf) % alignof(Elf32_Sym)) return InputError{path, "misaligned symbol table"};
+    decode_symbols<Elf32_Sym, false>(data, strings, defined_names, symbols);
   }
   return symbols;
+}
+
+// .gnu.hash, validated: a table whose counts do not fit its section is ignored (lookups then scan).
+GnuHashTable read_gnu_hash(Elf* elf, Elf_Scn* scn, size_t symbol_count) {
+  GnuHashTable t;
+  Elf_Data* data = scn ? elf_getdata(scn, nullptr) : nullptr;
+  if (!data || !data->d_buf || data->d_size < 16) return t;
+  const auto* words = static_cast<const uint32_t*>(data->d_buf);
+  if (reinterpret_cast<uintptr_t>(words) % 8) return t;
+  uint32_t nbuckets = words[0], symoffset = words[1], bloom_size = words[2], bloom_shift = words[3];
+  size_t word_bytes = gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
+  uint64_t header = 16 + uint64_t{bloom_size} * word_bytes + uint64_t{nbuckets} * 4;
+  if (nbuckets == 0 || bloom_size == 0 || header > data->d_size || symoffset > symbol_count) return t;
+  size_t nchains = (data->d_size - header) / 4;
+  if (symbol_count - symoffset > nchains) return t;
+  const char* base = static_cast<const char*>(data->d_buf);
+  if (word_bytes == 8) {
+    t.bloom64 = reinterpret_cast<const uint64_t*>(base + 16);
+  } else {
+    t.bloom32 = reinterpret_cast<const uint32_t*>(base + 16);
+  }
+  t.buckets = reinterpret_cast<const uint32_t*>(base + 16 + uint64_t{bloom_size} * word_bytes);
+  t.chains = t.buckets + nbuckets;
+  t.nbuckets = nbuckets;
+  t.symoffset = symoffset;
+  t.bloom_size = bloom_size;
+  t.bloom_shift = bloom_shift;
+  return t;
 }
 
 void read_versym(Elf_Scn* scn, std::vector<Symbol>& symbols) {
@@ -184,27 +244,36 @@ Result<std::vector<VersionRequirement>> read_verneed(Elf* elf, Elf_Scn* scn, con
 }
 
 // Marks every dynamic symbol named by a relocation: only those can make the loader fail.
-// The memory representation from elf_getdata is already in host byte order.
+// The memory representation from elf_getdata is already in host byte order. The first `skip`
+// entries are DT_RELACOUNT/DT_RELCOUNT's relative relocations, which ld.so applies without any
+// symbol (elf_machine_rela_relative), so their pages are never touched.
 template <typename Rel, bool kIs64>
-void mark_relocated(Elf_Data* data, std::vector<Symbol>& symbols) {
+void mark_relocated(Elf_Data* data, size_t skip, std::vector<uint8_t>& named) {
   const auto* rel = static_cast<const Rel*>(data->d_buf);
   size_t count = data->d_size / sizeof(Rel);
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = std::min(skip, count); i < count; ++i) {
     uint64_t sym = kIs64 ? (static_cast<uint64_t>(rel[i].r_info) >> 32) : (static_cast<uint64_t>(rel[i].r_info) >> 8);
-    if (sym != 0 && sym < symbols.size()) symbols[sym].relocated = true;
+    if (sym != 0 && sym < named.size()) named[sym] = 1;
   }
 }
 
-bool read_relocations(const std::vector<Elf_Scn*>& scns, bool is_64, std::vector<Symbol>& symbols) {
+// Which .dynsym entries the dynamic relocations name (one flag per entry); false when a relocation
+// section cannot be read.
+bool read_relocations(const std::vector<Elf_Scn*>& scns, const ElfObject& obj, std::vector<uint8_t>& named) {
   for (Elf_Scn* scn : scns) {
     GElf_Shdr shdr;
     Elf_Data* data = elf_getdata(scn, nullptr);
     if (!gelf_getshdr(scn, &shdr) || !data || (!data->d_buf && data->d_size)) return false;
     if (data->d_size == 0) continue;
-    if (shdr.sh_type == SHT_RELA) {
-      is_64 ? mark_relocated<Elf64_Rela, true>(data, symbols) : mark_relocated<Elf32_Rela, false>(data, symbols);
+    bool rela = shdr.sh_type == SHT_RELA;
+    size_t skip = 0;
+    if (shdr.sh_addr != 0 && shdr.sh_addr == (rela ? obj.rela_table : obj.rel_table)) {
+      skip = rela ? obj.relative_rela_count : obj.relative_rel_count;
+    }
+    if (rela) {
+      obj.is_64 ? mark_relocated<Elf64_Rela, true>(data, skip, named) : mark_relocated<Elf32_Rela, false>(data, skip, named);
     } else {
-      is_64 ? mark_relocated<Elf64_Rel, true>(data, symbols) : mark_relocated<Elf32_Rel, false>(data, symbols);
+      obj.is_64 ? mark_relocated<Elf64_Rel, true>(data, skip, named) : mark_relocated<Elf32_Rel, false>(data, skip, named);
     }
   }
   return true;
@@ -261,6 +330,10 @@ Result<ElfObject> read_elf(Elf* elf, const std::string& path, const ReadOptions&
         case DT_RUNPATH: obj.runpath = str(); break;
         case DT_FLAGS: obj.dt_flags = dyn.d_un.d_val; break;
         case DT_FLAGS_1: obj.dt_flags_1 = dyn.d_un.d_val; break;
+        case DT_RELA: obj.rela_table = dyn.d_un.d_ptr; break;
+        case DT_REL: obj.rel_table = dyn.d_un.d_ptr; break;
+        case DT_RELACOUNT: obj.relative_rela_count = dyn.d_un.d_val; break;
+        case DT_RELCOUNT: obj.relative_rel_count = dyn.d_un.d_val; break;
         default: break;
       }
     }
@@ -301,6 +374,10 @@ Result<Sections> scan_sections(Elf* elf, const std::string& path, ElfObject& obj
       case SHT_GNU_versym: sec.versym = scn; break;
       case SHT_GNU_verdef: sec.verdef = scn; break;
       case SHT_GNU_verneed: sec.verneed = scn; break;
+      case SHT_GNU_HASH:
+        sec.gnu_hash = scn;
+        sec.gnu_hash_link = shdr.sh_link;
+        break;
       case SHT_RELA:
       case SHT_REL: sec.relocations.push_back(scn); break;
       default: break;
@@ -310,16 +387,34 @@ Result<Sections> scan_sections(Elf* elf, const std::string& path, ElfObject& obj
   return sec;
 }
 
+// The raw .dynsym and .gnu.version in host order, for decoding single entries on demand.
+std::optional<InputError> read_dynsym_views(Elf* elf, const Sections& sec, ElfObject& obj) {
+  Elf_Data* data = elf_getdata(sec.dynsym, nullptr);
+  if (!data || (!data->d_buf && data->d_size)) return InputError{obj.path, "unreadable symbol table: " + elf_error()};
+  size_t entsize = obj.is_64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+  if (data->d_size && reinterpret_cast<uintptr_t>(data->d_buf) % (obj.is_64 ? alignof(Elf64_Sym) : alignof(Elf32_Sym))) {
+    return InputError{obj.path, "misaligned symbol table"};
+  }
+  obj.dynsym_data = data->d_buf;
+  obj.dynsym_count = data->d_size / entsize;
+  GElf_Shdr dynsym_header;
+  if (gelf_getshdr(sec.dynsym, &dynsym_header)) obj.dynamic_strings = string_table(elf, dynsym_header.sh_link);
+  if (sec.versym) {
+    Elf_Data* v = elf_getdata(sec.versym, nullptr);
+    if (v && v->d_buf && reinterpret_cast<uintptr_t>(v->d_buf) % 2 == 0) {
+      obj.versym_data = static_cast<const uint16_t*>(v->d_buf);
+      obj.versym_count = std::min(v->d_size / 2, obj.dynsym_count);
+    }
+    obj.has_versym = true;
+  }
+  if (sec.gnu_hash && sec.gnu_hash_link == sec.dynsym_index) obj.gnu_hash = read_gnu_hash(elf, sec.gnu_hash, obj.dynsym_count);
+  return std::nullopt;
+}
+
 std::optional<InputError> read_tables(Elf* elf, const Sections& sec, const ReadOptions& options, ElfObject& obj) {
   const std::string& path = obj.path;
   if (sec.dynsym) {
-    auto syms = read_symbols(elf, sec.dynsym, path);
-    if (!syms) return syms.error();
-    obj.dynamic_symbols = std::move(syms).value();
-    if (sec.versym) {
-      read_versym(sec.versym, obj.dynamic_symbols);
-      obj.has_versym = true;
-    }
+    if (auto err = read_dynsym_views(elf, sec, obj)) return err;
     if (sec.verdef) {
       auto defs = read_verdef(elf, sec.verdef, path);
       if (!defs) return defs.error();
@@ -331,17 +426,29 @@ std::optional<InputError> read_tables(Elf* elf, const Sections& sec, const ReadO
       if (!reqs) return reqs.error();
       obj.version_requirements = std::move(reqs).value();
     }
-    if (options.relocations) {
-      std::vector<Elf_Scn*> dynamic_relocs;
-      for (Elf_Scn* scn : sec.relocations) {
-        GElf_Shdr shdr;
-        if (gelf_getshdr(scn, &shdr) && shdr.sh_link == sec.dynsym_index && (shdr.sh_flags & SHF_ALLOC)) {
-          dynamic_relocs.push_back(scn);
-        }
+  }
+  if (sec.dynsym && options.relocations) {
+    std::vector<Elf_Scn*> dynamic_relocs;
+    for (Elf_Scn* scn : sec.relocations) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) && shdr.sh_link == sec.dynsym_index && (shdr.sh_flags & SHF_ALLOC)) {
+        dynamic_relocs.push_back(scn);
       }
-      obj.has_relocation_info = !dynamic_relocs.empty() &&
-                                read_relocations(dynamic_relocs, obj.is_64, obj.dynamic_symbols);
     }
+    std::vector<uint8_t> named(obj.dynsym_count, 0);
+    obj.has_relocation_info = !dynamic_relocs.empty() && read_relocations(dynamic_relocs, obj, named);
+    obj.relocated_symbols.clear();
+    if (obj.has_relocation_info) {
+      for (uint32_t i = 1; i < named.size(); ++i)
+        if (named[i]) obj.relocated_symbols.push_back(i);
+    }
+  }
+  if (sec.dynsym && !options.lookup_only) {
+    auto syms = read_symbols(elf, sec.dynsym, path, options.defined_names);
+    if (!syms) return syms.error();
+    obj.dynamic_symbols = std::move(syms).value();
+    if (sec.versym) read_versym(sec.versym, obj.dynamic_symbols);
+    for (uint32_t i : obj.relocated_symbols) obj.dynamic_symbols[i].relocated = true;
   }
   if (options.static_symbols && sec.symtab) {
     auto syms = read_symbols(elf, sec.symtab, path);
@@ -349,6 +456,26 @@ std::optional<InputError> read_tables(Elf* elf, const Sections& sec, const ReadO
     obj.static_symbols = std::move(syms).value();
   }
   return std::nullopt;
+}
+
+// One .dynsym entry decoded from the raw table (no name: callers that need it take it lazily).
+template <typename Sym, bool kIs64>
+Symbol decode_one(const ElfObject& o, size_t i) {
+  const Sym& sym = static_cast<const Sym*>(o.dynsym_data)[i];
+  Symbol s;
+  s.name_offset = sym.st_name;
+  s.value = sym.st_value;
+  s.size = sym.st_size;
+  s.shndx = sym.st_shndx;
+  unsigned info = sym.st_info;
+  s.type = type_of(kIs64 ? ELF64_ST_TYPE(info) : ELF32_ST_TYPE(info));
+  s.binding = binding_of(kIs64 ? ELF64_ST_BIND(info) : ELF32_ST_BIND(info));
+  s.visibility = visibility_of(sym.st_other);
+  if (o.versym_data && i < o.versym_count) {
+    s.version_index = o.versym_data[i] & 0x7fff;
+    s.version_hidden = (o.versym_data[i] & 0x8000) != 0;
+  }
+  return s;
 }
 
 Result<std::shared_ptr<Mapping>> open_mapping(const std::string& path) {
@@ -375,6 +502,67 @@ const VersionRequirement* ElfObject::requirement(uint16_t index) const {
   for (const auto& r : version_requirements)
     if (r.index == index) return &r;
   return nullptr;
+}
+
+uint32_t gnu_hash(std::string_view name) {
+  uint32_t h = 5381;
+  for (unsigned char c : name) h = h * 33 + c;
+  return h;
+}
+
+std::string_view ElfObject::name_of(const Symbol& s) const {
+  if (!s.name.empty() || s.name_offset == 0) return s.name;
+  return name_in(dynamic_strings, s.name_offset);
+}
+
+size_t ElfObject::dynamic_symbol_count() const {
+  return dynamic_symbols.empty() ? dynsym_count : dynamic_symbols.size();
+}
+
+Symbol ElfObject::dynamic_symbol(size_t i) const {
+  if (i < dynamic_symbols.size()) return dynamic_symbols[i];
+  if (i >= dynsym_count) return Symbol{};
+  return is_64 ? decode_one<Elf64_Sym, true>(*this, i) : decode_one<Elf32_Sym, false>(*this, i);
+}
+
+void ElfObject::find_defined(std::string_view name, uint32_t hash, std::vector<uint32_t>& out) const {
+  const size_t n = dynamic_symbol_count();
+  const GnuHashTable& t = gnu_hash;
+  auto defined_here = [&](uint32_t i) {
+    uint16_t shndx = 0;
+    uint32_t st_name = 0;
+    if (i < dynamic_symbols.size()) {
+      shndx = dynamic_symbols[i].shndx;
+      st_name = dynamic_symbols[i].name_offset;
+    } else if (is_64) {
+      shndx = static_cast<const Elf64_Sym*>(dynsym_data)[i].st_shndx;
+      st_name = static_cast<const Elf64_Sym*>(dynsym_data)[i].st_name;
+    } else {
+      shndx = static_cast<const Elf32_Sym*>(dynsym_data)[i].st_shndx;
+      st_name = static_cast<const Elf32_Sym*>(dynsym_data)[i].st_name;
+    }
+    // Compared in place: the name must match and end right there (no strlen over long names).
+    if (shndx == kShnUndef || st_name >= dynamic_strings.size() ||
+        dynamic_strings.size() - st_name <= name.size()) {
+      return;
+    }
+    const char* at = dynamic_strings.data() + st_name;
+    if (at[name.size()] == '\0' && std::memcmp(at, name.data(), name.size()) == 0) out.push_back(i);
+  };
+  if (!t.present()) {
+    for (uint32_t i = 1; i < n; ++i) defined_here(i);
+    return;
+  }
+  // dl-lookup.c do_lookup_x: two bits of the bloom filter, then the bucket's chain, whose entries
+  // hold the hash with the low bit marking the chain's end.
+  if (!t.may_define(hash)) return;
+  uint32_t i = t.buckets[hash % t.nbuckets];
+  if (i == 0 || i < t.symoffset) return;
+  for (; i < n; ++i) {
+    uint32_t entry = t.chains[i - t.symoffset];
+    if (((entry ^ hash) >> 1) == 0) defined_here(i);
+    if (entry & 1) break;
+  }
 }
 
 Result<ElfIdent> read_ident(const std::string& path) {

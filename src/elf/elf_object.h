@@ -26,7 +26,9 @@ inline constexpr uint16_t kVerNdxLocal = 0;
 inline constexpr uint16_t kVerNdxGlobal = 1;
 
 struct Symbol {
-  std::string_view name;  // points into the owning object's mapped string table
+  std::string_view name;  // points into the owning object's mapped string table; empty for a defined
+                          // .dynsym entry read with ReadOptions::defined_names = false (ElfObject::name_of)
+  uint32_t name_offset = 0;  // st_name: where the name starts in the linked string table
   uint64_t value = 0;
   uint64_t size = 0;
   uint16_t shndx = 0;
@@ -57,6 +59,27 @@ struct VersionRequirement {
 
 enum class ObjectKind : uint8_t { Relocatable, Executable, SharedObject, Core, Other };
 
+// The GNU hash of a symbol name (dl_new_hash: h = h * 33 + c from 5381), computed once per lookup.
+uint32_t gnu_hash(std::string_view name);
+
+// A view of .gnu.hash in host byte order (what ld.so looks names up through). Every count and index
+// was checked against the section and the symbol table when it was read.
+struct GnuHashTable {
+  const uint32_t* buckets = nullptr;
+  const uint32_t* chains = nullptr;  // chains[i - symoffset] for symbol i
+  const uint64_t* bloom64 = nullptr;  // ELFCLASS64: 64-bit bloom words
+  const uint32_t* bloom32 = nullptr;  // ELFCLASS32
+  uint32_t nbuckets = 0, symoffset = 0, bloom_size = 0, bloom_shift = 0;
+  bool present() const { return buckets != nullptr; }
+  // The bloom filter's verdict (dl-lookup.c): false means the object certainly lacks the name.
+  bool may_define(uint32_t hash) const {
+    if (!buckets) return true;
+    const unsigned bits = bloom64 ? 64 : 32;
+    uint64_t word = bloom64 ? bloom64[(hash / bits) & (bloom_size - 1)] : bloom32[(hash / bits) & (bloom_size - 1)];
+    return ((word >> (hash % bits)) & (word >> ((hash >> bloom_shift) % bits)) & 1) != 0;
+  }
+};
+
 struct ElfObject {
   std::string path;           // as given / as found (never canonicalised: $ORIGIN depends on it)
   std::string archive_member;  // set for members of a static archive
@@ -72,6 +95,8 @@ struct ElfObject {
   std::optional<std::string> runpath;  // DT_RUNPATH
   uint64_t dt_flags = 0;
   uint64_t dt_flags_1 = 0;
+  uint64_t rela_table = 0, rel_table = 0;                    // DT_RELA, DT_REL
+  uint64_t relative_rela_count = 0, relative_rel_count = 0;  // DT_RELACOUNT, DT_RELCOUNT
 
   std::vector<Symbol> dynamic_symbols;  // index 0 (the null symbol) included, so indexes match the file
   std::vector<Symbol> static_symbols;   // .symtab, only when asked for
@@ -80,7 +105,15 @@ struct ElfObject {
   bool has_versym = false;
   bool has_verdef = false;
   bool has_relocation_info = false;  // false: relocations could not be read; every undefined symbol counts
+  std::vector<uint32_t> relocated_symbols;  // sorted .dynsym indexes the dynamic relocations name
   bool has_static_symtab = false;    // a .symtab exists (read only when ReadOptions::static_symbols)
+
+  std::string_view dynamic_strings;  // the .dynsym's string table (names not materialised are read from it)
+  const void* dynsym_data = nullptr;  // the raw .dynsym (Elf32_Sym/Elf64_Sym, host order) in the mapping
+  size_t dynsym_count = 0;
+  const uint16_t* versym_data = nullptr;  // the raw .gnu.version
+  size_t versym_count = 0;
+  GnuHashTable gnu_hash;             // empty when absent or malformed: lookups then scan .dynsym
 
   std::shared_ptr<const void> keep_alive;  // owns the mapping the string_views point into
   void* handle = nullptr;                  // the open libelf handle (opaque outside src/elf)
@@ -88,12 +121,27 @@ struct ElfObject {
   bool nodeflib() const { return (dt_flags_1 & 0x800) != 0; }  // DF_1_NODEFLIB
   const VersionDefinition* definition(uint16_t index) const;
   const VersionRequirement* requirement(uint16_t index) const;
+  // .dynsym entries, whether or not dynamic_symbols was materialised (ReadOptions::lookup_only);
+  // an entry decoded on demand has no name (name_of) and no `relocated` flag (relocated_symbols).
+  size_t dynamic_symbol_count() const;
+  Symbol dynamic_symbol(size_t index) const;
+  // A .dynsym entry's name, also when it was not materialised at read time.
+  std::string_view name_of(const Symbol& s) const;
+  // Appends the indexes of the defined .dynsym entries named `name` (hash = gnu_hash(name)), as
+  // ld.so's do_lookup_x finds them: bloom filter, bucket, chain; a scan when there is no .gnu.hash.
+  void find_defined(std::string_view name, uint32_t hash, std::vector<uint32_t>& out) const;
 };
 
 struct ReadOptions {
   bool static_symbols = false;  // also read .symtab
   bool relocations = true;      // mark symbols named by dynamic relocations
   bool symbols = true;          // false: headers and dynamic section only; read_symbols() completes later
+  // false: names of defined .dynsym entries are left empty (read on demand through name_of and
+  // find_defined): the loader looks definitions up by hash and never needs most of them.
+  bool defined_names = true;
+  // true: only what lookups need (raw .dynsym, .gnu.version, .dynstr, .gnu.hash, version tables, and
+  // with `relocations` the indexes relocations name); dynamic_symbols stays empty.
+  bool lookup_only = false;
 };
 
 // The ELF identification of a file: enough for the loader to accept or skip a candidate

@@ -1,11 +1,13 @@
-// Symbol lookup as glibc's dl-lookup.c does it. Only the names the checked objects need are indexed,
-// so a 284-library closure costs one pass over each .dynsym plus one hash probe per reference.
+// Symbol lookup as glibc's dl-lookup.c does it: each relocated reference of the checked objects is
+// hashed once and looked up through every object's own .gnu.hash in load order, so the cost follows
+// the references, not the (far more numerous) definitions of a 284-library closure.
 #include "loader/binding.h"
 
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 namespace mlc::loader {
@@ -75,7 +77,7 @@ void match_in_object(const elf::ElfObject& def_obj, const std::vector<Def>& defs
                      const elf::VersionRequirement* version, Lookup& out) {
   int versioned_count = 0;
   for (size_t k = begin; k < end; ++k) {
-    const Symbol& d = def_obj.dynamic_symbols[defs[k].index];
+    const Symbol d = def_obj.dynamic_symbol(defs[k].index);
     Usable u = usable(d);
     if (u == Usable::Local) out.hidden_visibility = true;
     if (u != Usable::Yes) continue;
@@ -116,82 +118,197 @@ void match_in_object(const elf::ElfObject& def_obj, const std::vector<Def>& defs
   if (versioned_count > 1) out.wrong_version = true;
 }
 
+// What one look-up needs: the name, its GNU hash (computed once, as ld.so does), the version
+// the reference requires, and the outcome so far.
+struct Job {
+  std::string_view name;
+  uint32_t hash = 0;
+  const elf::VersionRequirement* version = nullptr;
+  uint32_t next_same_name = UINT32_MAX;  // other jobs for the same name (other versions)
+  Lookup look;
+};
+
+// _dl_lookup_symbol_x for one look-up: the objects in load order, stopping at the first with a
+// matching definition; objects passed over with a near miss (wrong or hidden version, hidden
+// visibility) are remembered. Only `candidates` - the objects whose hash tables hold the name's
+// hash, in load order - can define it, so only they are probed.
+void look_up(const Process& p, Job& job, const uint32_t* candidates, size_t count, std::vector<uint32_t>& scratch,
+             std::vector<Def>& defs) {
+  for (size_t c = 0; c < count && !job.look.found; ++c) {
+    const int obj = candidates[c];
+    const elf::ElfObject& o = p.objects[obj].elf;
+    scratch.clear();
+    if (o.gnu_hash.may_define(job.hash)) o.find_defined(job.name, job.hash, scratch);
+    if (scratch.empty()) continue;
+    defs.clear();
+    for (uint32_t index : scratch) defs.push_back({obj, index});
+    Lookup here;
+    match_in_object(o, defs, 0, defs.size(), job.version, here);
+    if (!here.found && (here.wrong_version || here.hidden_version || here.hidden_visibility)) job.look.near.push_back(obj);
+    job.look.found = here.found;
+    job.look.wrong_version |= here.wrong_version;
+    job.look.hidden_version |= here.hidden_version;
+    job.look.hidden_visibility |= here.hidden_visibility;
+  }
+}
+
+// Which objects may define each wanted hash, in load order. A .gnu.hash chain stores the hash of
+// every defined symbol it covers (bit 0 marks a chain's end), so one pass over the chains - 4 bytes
+// per definition, no name read or hashed - finds them; objects without .gnu.hash have their defined
+// names hashed instead. Slots are an open-addressing table of the wanted hashes (bit 0 cleared).
+class CandidateIndex {
+ public:
+  explicit CandidateIndex(const std::vector<Job>& jobs) {
+    size_t cap = 64;
+    while (cap < jobs.size() * 2) cap *= 2;
+    keys_.assign(cap, kEmpty);
+    tail_.assign(cap, kNone);
+    head_.assign(cap, kNone);
+    for (const Job& j : jobs) insert(j.hash >> 1);
+  }
+
+  void add_object(const Process& p, uint32_t obj) {
+    const elf::ElfObject& o = p.objects[obj].elf;
+    const elf::GnuHashTable& t = o.gnu_hash;
+    if (t.present()) {
+      for (size_t i = t.symoffset; i < o.dynsym_count; ++i) note(t.chains[i - t.symoffset] >> 1, obj);
+      return;
+    }
+    for (size_t i = 1; i < o.dynamic_symbol_count(); ++i) {
+      elf::Symbol s = o.dynamic_symbol(i);
+      if (!s.is_undefined()) note(elf::gnu_hash(o.name_of(s)) >> 1, obj);
+    }
+  }
+
+  // The candidate objects for a hash, in load order.
+  void candidates(uint32_t hash, std::vector<uint32_t>& out) const {
+    out.clear();
+    uint32_t s = find(hash >> 1);
+    for (uint32_t e = s == kNone ? kNone : head_[s]; e != kNone; e = next_[e]) out.push_back(object_[e]);
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;  // no 31-bit key equals it
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  uint32_t find(uint32_t key) const {
+    size_t mask = keys_.size() - 1;
+    for (size_t i = (key * 2654435761u) & mask;; i = (i + 1) & mask) {
+      if (keys_[i] == key) return static_cast<uint32_t>(i);
+      if (keys_[i] == kEmpty) return kNone;
+    }
+  }
+
+  void insert(uint32_t key) {
+    size_t mask = keys_.size() - 1;
+    size_t i = (key * 2654435761u) & mask;
+    while (keys_[i] != key && keys_[i] != kEmpty) i = (i + 1) & mask;
+    keys_[i] = key;
+  }
+
+  void note(uint32_t key, uint32_t obj) {
+    uint32_t s = find(key);
+    if (s == kNone) return;
+    if (tail_[s] != kNone && object_[tail_[s]] == obj) return;  // several symbols, one object
+    uint32_t e = static_cast<uint32_t>(object_.size());
+    object_.push_back(obj);
+    next_.push_back(kNone);
+    (tail_[s] == kNone ? head_[s] : next_[tail_[s]]) = e;
+    tail_[s] = e;
+  }
+
+  std::vector<uint32_t> keys_, head_, tail_, next_;
+  std::vector<uint32_t> object_;
+};
+
 }  // namespace
 
 BindOutcome bind(const Process& p, const std::vector<int>& checked) {
   BindOutcome result;
-  std::unordered_set<std::string_view> wanted;
+  // Every relocated reference of the checked objects (ld.so looks up only what relocations name;
+  // the relative ones name nothing). No defined name of any object is read or hashed unless the
+  // reference's GNU hash leads to it.
+  struct Ref {
+    int object;
+    uint32_t symbol;
+    uint32_t job;  // references with the same name and version requirement share one look-up
+  };
+  std::vector<Ref> refs;
+  std::vector<Job> jobs;
+  std::unordered_map<std::string_view, uint32_t> first_job;  // by name
+  auto same_requirement = [](const elf::VersionRequirement* a, const elf::VersionRequirement* b) {
+    if (!a || !b) return a == b;
+    return a->name == b->name && a->file == b->file && a->hidden == b->hidden;
+  };
+  size_t expected = 0;
+  for (int i : checked) expected += p.objects[i].elf.relocated_symbols.size();
+  refs.reserve(expected / 2);
+  jobs.reserve(expected / 4);
+  first_job.reserve(expected / 4);
   for (int i : checked) {
     const auto& o = p.objects[i].elf;
-    for (size_t s = 1; s < o.dynamic_symbols.size(); ++s) {
-      if (counts_as_reference(o, o.dynamic_symbols[s])) wanted.insert(o.dynamic_symbols[s].name);
-    }
-  }
-
-  // Definitions of the wanted names, in global-scope (load) order. Scanning every .dynsym is the
-  // bulk of the work; objects are scanned in parallel and the hits merged in load order.
-  std::vector<std::vector<std::pair<std::string_view, Def>>> hits(p.objects.size());
-  tbb::parallel_for(size_t{0}, p.objects.size(), [&](size_t i) {
-    const auto& syms = p.objects[i].elf.dynamic_symbols;
-    for (size_t s = 1; s < syms.size(); ++s) {
-      if (!syms[s].is_undefined() && wanted.count(syms[s].name)) {
-        hits[i].push_back({syms[s].name, {static_cast<int>(i), static_cast<uint32_t>(s)}});
-      }
-    }
-  });
-  std::unordered_map<std::string_view, std::vector<Def>> defs;
-  defs.reserve(wanted.size());
-  for (const auto& object_hits : hits)
-    for (const auto& [name, def] : object_hits) defs[name].push_back(def);
-
-  for (int i : checked) {
-    const auto& o = p.objects[i].elf;
-    for (size_t s = 1; s < o.dynamic_symbols.size(); ++s) {
-      const Symbol& ref = o.dynamic_symbols[s];
-      if (!counts_as_reference(o, ref)) continue;
+    auto consider = [&](uint32_t s, bool relocated) {
+      Symbol sym = o.dynamic_symbol(s);
+      if (!sym.is_undefined()) return;  // most relocations name definitions (interposable calls)
+      sym.relocated = relocated;
+      sym.name = o.name_of(sym);
+      if (!counts_as_reference(o, sym)) return;
       const elf::VersionRequirement* version = nullptr;
-      if (o.has_versym && ref.version_index >= 2) version = o.requirement(ref.version_index);
-
-      Lookup look;
-      if (auto it = defs.find(ref.name); it != defs.end()) {
-        const auto& list = it->second;
-        for (size_t begin = 0; begin < list.size() && !look.found;) {
-          size_t end = begin;
-          while (end < list.size() && list[end].object == list[begin].object) ++end;
-          Lookup here;
-          match_in_object(p.objects[list[begin].object].elf, list, begin, end, version, here);
-          if (!here.found && (here.wrong_version || here.hidden_version || here.hidden_visibility)) {
-            look.near.push_back(list[begin].object);
-          }
-          look.found = here.found;
-          look.wrong_version |= here.wrong_version;
-          look.hidden_version |= here.hidden_version;
-          look.hidden_visibility |= here.hidden_visibility;
-          begin = end;
+      if (o.has_versym && sym.version_index >= 2) version = o.requirement(sym.version_index);
+      auto [it, fresh] = first_job.try_emplace(sym.name, static_cast<uint32_t>(jobs.size()));
+      uint32_t job = it->second;
+      if (!fresh) {
+        uint32_t last = job;
+        for (; job != UINT32_MAX && !same_requirement(jobs[job].version, version); job = jobs[job].next_same_name) last = job;
+        if (job == UINT32_MAX) {
+          job = static_cast<uint32_t>(jobs.size());
+          jobs[last].next_same_name = job;
         }
       }
-      if (look.found) continue;
-
-      UnresolvedRef u;
-      u.object = i;
-      u.symbol_index = s;
-      u.name = ref.name;
-      if (version) {
-        u.version = version->name;
-        u.version_file = version->file;
-      }
-      if (version && find_loaded(p, version->file) < 0) {
-        u.miss = Miss::LibraryMissing;
-      } else if (look.wrong_version) {
-        u.miss = Miss::WrongVersion;
-      } else if (look.hidden_version) {
-        u.miss = Miss::HiddenVersion;
-      } else if (look.hidden_visibility) {
-        u.miss = Miss::HiddenVisibility;
-      }
-      u.near_definitions = std::move(look.near);
-      result.unresolved.push_back(std::move(u));
+      if (job == jobs.size()) jobs.push_back({sym.name, elf::gnu_hash(sym.name), version, UINT32_MAX, {}});
+      refs.push_back({i, s, job});
+    };
+    if (o.has_relocation_info) {
+      for (uint32_t s : o.relocated_symbols) consider(s, true);
+    } else {
+      for (uint32_t s = 1; s < o.dynamic_symbol_count(); ++s) consider(s, false);
     }
+  }
+  // Candidates from the hash tables (load order), then the look-ups, in parallel.
+  CandidateIndex index(jobs);
+  for (size_t obj = 0; obj < p.objects.size(); ++obj) index.add_object(p, static_cast<uint32_t>(obj));
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, jobs.size(), 512), [&](const tbb::blocked_range<size_t>& range) {
+    std::vector<uint32_t> candidates;
+    std::vector<uint32_t> scratch;
+    std::vector<Def> defs;
+    for (size_t j = range.begin(); j != range.end(); ++j) {
+      index.candidates(jobs[j].hash, candidates);
+      look_up(p, jobs[j], candidates.data(), candidates.size(), scratch, defs);
+    }
+  });
+  for (const Ref& r : refs) {
+    const Lookup& look = jobs[r.job].look;
+    if (look.found) continue;
+    const Job& job = jobs[r.job];
+    UnresolvedRef u;
+    u.object = r.object;
+    u.symbol_index = r.symbol;
+    u.name = job.name;
+    if (job.version) {
+      u.version = job.version->name;
+      u.version_file = job.version->file;
+    }
+    if (job.version && find_loaded(p, job.version->file) < 0) {
+      u.miss = Miss::LibraryMissing;
+    } else if (look.wrong_version) {
+      u.miss = Miss::WrongVersion;
+    } else if (look.hidden_version) {
+      u.miss = Miss::HiddenVersion;
+    } else if (look.hidden_visibility) {
+      u.miss = Miss::HiddenVisibility;
+    }
+    u.near_definitions = look.near;
+    result.unresolved.push_back(std::move(u));
   }
 
   // dl-version.c: every Vernaux must name a Verdef of the loaded file it is required from.

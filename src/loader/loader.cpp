@@ -158,7 +158,9 @@ class Emulator {
   std::optional<InputError> complete_objects() {
     auto& objs = process_.objects;
     std::vector<std::optional<InputError>> errors(objs.size());
-    tbb::parallel_for(size_t{0}, objs.size(), [&](size_t i) { errors[i] = elf::read_symbols(objs[i].elf); });
+    tbb::parallel_for(size_t{0}, objs.size(), [&](size_t i) {
+      errors[i] = elf::read_symbols(objs[i].elf, elf::ReadOptions{.relocations = false, .lookup_only = true});
+    });
     for (size_t i = 0; i < objs.size(); ++i) {
       if (!errors[i]) continue;
       if (static_cast<int>(i) == process_.target) return errors[i];
@@ -473,5 +475,15 @@ class Emulator {
 }  // namespace
 
 Result<Process> load_process(const std::string& target, const LoaderEnv& env) { return Emulator(env).run(target); }
+
+void read_symbol_tables(Process& process, const std::vector<int>& objects) {
+  std::vector<std::optional<InputError>> errors(objects.size());
+  tbb::parallel_for(size_t{0}, objects.size(), [&](size_t k) {
+    auto& elf = process.objects[objects[k]].elf;
+    errors[k] = elf::read_symbols(elf, elf::ReadOptions{.relocations = true, .lookup_only = true});
+  });
+  for (auto& e : errors)
+    if (e) process.errors.push_back(*e);
+}
 
 }  // namespace mlc::loader

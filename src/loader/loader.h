@@ -67,7 +67,12 @@ struct ReadContext;
 
 // Loads `target` as the main object of a process whose global scope already holds env.with.
 // Fails only when the target itself cannot be read.
+// Symbol tables are left unmaterialised (lookups go through each object's hash table).
 Result<Process> load_process(const std::string& target, const LoaderEnv& env);
+
+// Reads which symbols the dynamic relocations of the objects to be checked name: those are the
+// references ld.so looks up. Errors join process.errors.
+void read_symbol_tables(Process& process, const std::vector<int>& objects);
 
 // Expands $ORIGIN, $LIB and $PLATFORM (also in the ${...} form) in one search path element;
 // nullopt when the element uses an unknown token (glibc drops such elements).

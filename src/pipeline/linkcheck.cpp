@@ -274,15 +274,18 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       report.errors.push_back(process.error());
       continue;
     }
+    std::vector<int> checked;
+    if (options.closure) {
+      for (size_t i = 0; i < process.value().objects.size(); ++i) checked.push_back(static_cast<int>(i));
+    } else {
+      checked.push_back(process.value().target);
+    }
+    // The checked objects' relocations say which names ld.so would look up; every object is looked
+    // up through its own hash table.
+    loader::read_symbol_tables(process.value(), checked);
     const loader::Process& p = process.value();
     for (const auto& e : p.errors) report.errors.push_back(e);
 
-    std::vector<int> checked;
-    if (options.closure) {
-      for (size_t i = 0; i < p.objects.size(); ++i) checked.push_back(static_cast<int>(i));
-    } else {
-      checked.push_back(p.target);
-    }
     // Pass 3: bind every relocated reference in the global scope; check version requirements.
     loader::BindOutcome binding = loader::bind(p, checked);
 
@@ -291,7 +294,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     for (int i : checked) libs.emplace(i, report_object(p, i));
     std::vector<std::pair<const loader::UnresolvedRef*, UnresolvedSymbol*>> open;
     for (const auto& ref : binding.unresolved) {
-      const auto& sym = p.objects[ref.object].elf.dynamic_symbols[ref.symbol_index];
+      const auto sym = p.objects[ref.object].elf.dynamic_symbol(ref.symbol_index);
       UnresolvedSymbol u;
       u.symbol = std::string(ref.name);
       u.demangled = demangle::demangle(ref.name);

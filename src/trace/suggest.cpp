@@ -17,7 +17,7 @@ namespace mlc::trace {
 namespace {
 
 bool exported(const elf::Symbol& s) {
-  return !s.is_undefined() && !s.name.empty() &&
+  return !s.is_undefined() && (s.name_offset != 0 || !s.name.empty()) &&
          (s.binding == elf::Binding::Global || s.binding == elf::Binding::Weak || s.binding == elf::Binding::GnuUnique) &&
          s.visibility != elf::Visibility::Hidden && s.visibility != elf::Visibility::Internal;
 }
@@ -116,10 +116,10 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
     u->suggestions.push_back({std::string(name), demangled, lib, why});
   };
   for (const auto& obj : process.objects) {
-    for (size_t i = 1; i < obj.elf.dynamic_symbols.size(); ++i) {
-      const auto& def = obj.elf.dynamic_symbols[i];
+    for (size_t i = 1; i < obj.elf.dynamic_symbol_count(); ++i) {
+      const auto def = obj.elf.dynamic_symbol(i);
       if (!exported(def)) continue;
-      std::string_view name = def.name;
+      std::string_view name = obj.elf.name_of(def);
       if (!demangle::is_mangled(name)) {
         if (auto it = by_c_name.find(name); it != by_c_name.end()) {
           for (auto* u : it->second) add(u, name, std::string(name), obj.path, "extern-c");

@@ -1,7 +1,12 @@
-// Side-by-side benchmark (not a test): runs musa-linkcheck --closure and its peer `ldd -r` on the
-// same library, alternating, N times each, and prints the median wall times, their ratio and the
-// peak RSS of each (from wait4's rusage). Usage: linkcheck_bench LINKCHECK LIBRARY [RUNS] [LD_LIBRARY_PATH]
+// Side-by-side benchmark (not a test): runs musa-linkcheck and its peer `ldd -r` on the same input,
+// alternating, N times each, and prints the median wall times, their ratio and the peak RSS of each
+// (from wait4's rusage).
+//   linkcheck_bench LINKCHECK LIBRARY [RUNS] [LD_LIBRARY_PATH]   --closure on one library vs ldd -r
+//   linkcheck_bench --tree LINKCHECK DIR [RUNS]                  a whole-directory scan vs an ldd -r loop
+//                                                                over the same ELF files
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,6 +47,36 @@ Sample run_once(const std::vector<std::string>& argv) {
   return {secs, usage.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
 }
 
+// The files musa-linkcheck takes from a directory: ELF shared objects and executables below it,
+// symlinks skipped (the file they name is listed itself).
+void elf_files(const std::string& dir, std::vector<std::string>& out) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> names;
+  while (dirent* de = readdir(d)) {
+    std::string n = de->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    std::string path = dir + "/" + n;
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
+    if (S_ISDIR(st.st_mode)) {
+      elf_files(path, out);
+      continue;
+    }
+    unsigned char h[18] = {};
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    bool elf = read(fd, h, sizeof h) == sizeof h && h[0] == 0x7f && h[1] == 'E' && h[2] == 'L' && h[3] == 'F' &&
+               (h[16] == 2 || h[16] == 3);  // ET_EXEC, ET_DYN (little-endian e_type)
+    close(fd);
+    if (elf) out.push_back(path);
+  }
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
@@ -49,7 +84,45 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+int tree_main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s --tree MUSA_LINKCHECK DIR [RUNS]\n", argv[0]);
+    return 2;
+  }
+  std::string tool = argv[2], dir = argv[3];
+  int runs = argc > 4 ? std::atoi(argv[4]) : 3;
+  std::vector<std::string> files;
+  elf_files(dir, files);
+  if (files.empty()) {
+    std::printf("benchmark skipped: no ELF files below %s\n", dir.c_str());
+    return 0;
+  }
+  // The tool traces nothing here (no SDK, no CUDA): the loader's work only, as ldd -r does.
+  std::vector<std::string> ours = {tool, "-q", "--cuda-home", "", "--sdk-home", "", dir};
+  std::string loop = "for f in \"$@\"; do ldd -r \"$f\"; done";
+  std::vector<std::string> peer = {"sh", "-c", loop, "sh"};
+  peer.insert(peer.end(), files.begin(), files.end());
+  run_once(ours);
+  run_once(peer);
+  std::vector<double> t_ours, t_peer;
+  long rss_ours = 0, rss_peer = 0;
+  for (int i = 0; i < runs; ++i) {
+    Sample a = run_once(ours), b = run_once(peer);
+    t_ours.push_back(a.seconds);
+    t_peer.push_back(b.seconds);
+    rss_ours = std::max(rss_ours, a.max_rss_kb);
+    rss_peer = std::max(rss_peer, b.max_rss_kb);
+  }
+  double mo = median(t_ours), mp = median(t_peer);
+  std::printf("tree: %s, %zu ELF files (%d runs each, alternating)\n", dir.c_str(), files.size(), runs);
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB\n", "musa-linkcheck DIR", mo * 1e3, rss_ours / 1024.0);
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB\n", "ldd -r, once per file", mp * 1e3, rss_peer / 1024.0);
+  std::printf("ratio (ldd -r loop / musa-linkcheck): %.1fx faster\n", mp / mo);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--tree") return tree_main(argc, argv);
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s MUSA_LINKCHECK LIBRARY [RUNS] [LD_LIBRARY_PATH]\n", argv[0]);
     return 2;
