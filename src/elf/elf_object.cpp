@@ -600,6 +600,12 @@ Result<ElfObject> read_object(const std::string& path, const ReadOptions& option
   if (!map) return map.error();
   map.value()->elf = elf_begin(map.value()->fd, ELF_C_READ_MMAP, nullptr);
   if (!map.value()->elf) return InputError{path, "cannot read ELF: " + elf_error()};
+  // Everything is read through the mapping from here on: the descriptor is given back at once, so a
+  // scan of thousands of libraries never runs out of them.
+  if (elf_cntl(map.value()->elf, ELF_C_FDDONE) == 0) {
+    close(map.value()->fd);
+    map.value()->fd = -1;
+  }
   auto obj = read_elf(map.value()->elf, path, options);
   if (!obj) return obj.error();
   obj->keep_alive = std::move(map).value();

@@ -131,7 +131,7 @@ namespace {
 
 class Emulator {
  public:
-  Emulator(const LoaderEnv& env) : env_(env) {}
+  Emulator(const LoaderEnv& env, ObjectCache* cache) : env_(env), cache_objects_(cache) {}
 
   Result<Process> run(const std::string& target) {
     for (const auto& with : env_.with) {
@@ -158,9 +158,15 @@ class Emulator {
   std::optional<InputError> complete_objects() {
     auto& objs = process_.objects;
     std::vector<std::optional<InputError>> errors(objs.size());
+    from_cache_.resize(objs.size());
     tbb::parallel_for(size_t{0}, objs.size(), [&](size_t i) {
+      if (from_cache_[i]) return;
       errors[i] = elf::read_symbols(objs[i].elf, elf::ReadOptions{.relocations = false, .lookup_only = true});
     });
+    if (cache_objects_) {
+      for (size_t i = 0; i < objs.size(); ++i)
+        if (!from_cache_[i] && !errors[i]) cache_objects_->add(objs[i].dev, objs[i].ino, objs[i].elf);
+    }
     for (size_t i = 0; i < objs.size(); ++i) {
       if (!errors[i]) continue;
       if (static_cast<int>(i) == process_.target) return errors[i];
@@ -186,7 +192,7 @@ class Emulator {
     if (stat(path.c_str(), &st) == 0) {
       if (int existing = find_by_inode(st); existing >= 0) return existing;
     }
-    auto obj = elf::read_object(path, kHeadersOnly);
+    auto obj = read_headers(path, st);
     if (!obj) {
       process_.errors.push_back(obj.error());
       return -1;
@@ -312,7 +318,7 @@ class Emulator {
       entry.how = how;
       return true;
     }
-    auto obj = elf::read_object(path, kHeadersOnly);
+    auto obj = read_headers(path, st);
     if (!obj) {
       process_.errors.push_back(obj.error());
       entry.searched.back().outcome = obj.error().message;
@@ -459,6 +465,20 @@ class Emulator {
   }
 
   const LoaderEnv& env_;
+  ObjectCache* cache_objects_;  // may be null
+  std::vector<bool> from_cache_;  // per object: already complete
+
+  // An object read before in this run (complete), else read from the file (headers only).
+  Result<elf::ElfObject> read_headers(const std::string& path, const struct stat& st) {
+    if (cache_objects_) {
+      if (const elf::ElfObject* known = cache_objects_->find(st.st_dev, st.st_ino)) {
+        from_cache_.resize(process_.objects.size() + 1);
+        from_cache_[process_.objects.size()] = true;
+        return *known;
+      }
+    }
+    return elf::read_object(path, kHeadersOnly);
+  }
   Process process_;
   std::map<std::string, std::vector<SearchAttempt>> missing_;
   bool platform_set_ = false;
@@ -474,7 +494,16 @@ class Emulator {
 
 }  // namespace
 
-Result<Process> load_process(const std::string& target, const LoaderEnv& env) { return Emulator(env).run(target); }
+Result<Process> load_process(const std::string& target, const LoaderEnv& env, ObjectCache* cache) {
+  return Emulator(env, cache).run(target);
+}
+
+const elf::ElfObject* ObjectCache::find(dev_t dev, ino_t ino) const {
+  auto it = objects_.find({dev, ino});
+  return it == objects_.end() ? nullptr : &it->second;
+}
+
+void ObjectCache::add(dev_t dev, ino_t ino, const elf::ElfObject& object) { objects_.emplace(std::make_pair(dev, ino), object); }
 
 void read_symbol_tables(Process& process, const std::vector<int>& objects) {
   std::vector<std::optional<InputError>> errors(objects.size());

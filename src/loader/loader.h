@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,10 +66,21 @@ struct Process {
 
 struct ReadContext;
 
+// Objects already read in this run, by device and inode, with their look-up tables: scanning a
+// directory of libraries reads each shared dependency once instead of once per library.
+class ObjectCache {
+ public:
+  const elf::ElfObject* find(dev_t dev, ino_t ino) const;
+  void add(dev_t dev, ino_t ino, const elf::ElfObject& object);
+
+ private:
+  std::map<std::pair<dev_t, ino_t>, elf::ElfObject> objects_;
+};
+
 // Loads `target` as the main object of a process whose global scope already holds env.with.
 // Fails only when the target itself cannot be read.
 // Symbol tables are left unmaterialised (lookups go through each object's hash table).
-Result<Process> load_process(const std::string& target, const LoaderEnv& env);
+Result<Process> load_process(const std::string& target, const LoaderEnv& env, ObjectCache* cache = nullptr);
 
 // Reads which symbols the dynamic relocations of the objects to be checked name: those are the
 // references ld.so looks up. Errors join process.errors.

@@ -267,9 +267,10 @@ Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOpti
 void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options, TraceResources& resources,
                    Report& report) {
   std::set<std::string> reported;
+  loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   for (const auto& file : expand_inputs(inputs, report.errors)) {
     // Pass 1+2: read the ELF file and emulate the loader's mapping phase.
-    auto process = loader::load_process(file, options.env);
+    auto process = loader::load_process(file, options.env, &objects);
     if (!process) {
       report.errors.push_back(process.error());
       continue;
