@@ -39,7 +39,8 @@ struct Project {
 
 // Together: std::string/std::ostream in signatures and operators (jsoncpp, gflags), a namespace macro in a
 // CMake-generated header and explicit instantiations through a macro (gflags), a set() list nested two
-// add_subdirectory levels down (jsoncpp), target_sources (snappy), a plain add_library list (double-conversion).
+// add_subdirectory levels down (jsoncpp), target_sources (snappy), a plain add_library list (double-conversion),
+// set() lists in if()/elseif()/else() and explicit instantiations behind an export macro (fmt).
 const std::vector<Project>& panel() {
   static const std::vector<Project> projects = {
       {.name = "jsoncpp",
@@ -73,6 +74,13 @@ const std::vector<Project>& panel() {
        .library = "libsnappy.so",
        .cmake_file = "CMakeLists.txt",
        .remove = 2},
+      {.name = "fmt",
+       .package = "fmtlib",
+       .cmake_args = {"-DBUILD_SHARED_LIBS=ON", "-DFMT_TEST=OFF", "-DFMT_DOC=OFF", "-DFMT_INSTALL=OFF"},
+       .target = "fmt",
+       .library = "libfmt.so",
+       .cmake_file = "CMakeLists.txt",
+       .remove = 1},
   };
   return projects;
 }
@@ -167,7 +175,7 @@ std::vector<CompileCommand> read_compile_commands(const std::string& build_dir) 
 }
 
 // Removes every entry naming `rel` (a path relative to the CMake file's directory, or its tail) from
-// the CMake file; a line left empty goes. Returns how many entries went.
+// the CMake file, in every branch that lists it; a line left empty goes. Returns how many entries went.
 int remove_from_list(const std::string& cmake_file, const std::string& rel) {
   std::istringstream in(test::read_file(cmake_file));
   std::string line, out;
@@ -184,9 +192,12 @@ int remove_from_list(const std::string& cmake_file, const std::string& rel) {
     std::string w, kept;
     bool changed = false;
     while (words >> w) {
-      if (names_file(w)) {
+      // `set(FMT_SOURCES src/format.cc src/os.cc)`: the closing parenthesis stays.
+      const auto core_end = w.find_last_not_of(')') + 1;
+      if (core_end > 0 && names_file(w.substr(0, core_end))) {
         changed = true;
         ++removed;
+        kept += w.substr(core_end);
         continue;
       }
       kept += (kept.empty() ? "" : " ") + w;
@@ -277,6 +288,9 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   // test_support's captures go to TMPDIR: keep them in the build tree, not /tmp.
   fs::create_directories(kPanel + "/tmp");
   setenv("TMPDIR", (kPanel + "/tmp").c_str(), 1);
+  struct RemoveCaptures {
+    ~RemoveCaptures() { fs::remove_all(kPanel + "/tmp/mlc-test-" + std::to_string(getpid())); }
+  } remove_captures;
   std::string why;
   const std::string pristine = fetch_sources(p, why);
   if (pristine.empty()) GTEST_SKIP() << why;
@@ -389,22 +403,23 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   std::ostringstream misses;
   for (const auto& [symbol, file] : truth) {
     auto it = reported.find(symbol);
-    std::string got_class = "not reported", got_file = "-", reason = "-";
+    std::string got_class = "not reported", got_file = "-", reason = "-", fix = "-";
     if (it != reported.end()) {
       const auto& u = it->second;
       got_class = u.at("classification");
       if (u.contains("origin") && u.at("origin").is_object() && u.at("origin").at("file").is_string())
         got_file = u.at("origin").at("file");
+      if (u.contains("reason") && u.at("reason").is_string()) reason = u.at("reason");
       if (u.contains("fix") && u.at("fix").is_object() && u.at("fix").contains("detail") &&
           u.at("fix").at("detail").is_string())
-        reason = u.at("fix").at("detail");
+        fix = u.at("fix").at("kind").get<std::string>() + ": " + u.at("fix").at("detail").get<std::string>();
       if (got_class == "missing-source" && canonical(got_file) == file) {
         ++right;
         continue;
       }
     }
     misses << "  MISS " << demangle(symbol) << "\n    expected: " << file << "\n    got: " << got_class << " "
-           << got_file << "\n    reason: " << reason << "\n";
+           << got_file << "\n    reason: " << reason << "\n    fix: " << fix << "\n";
   }
   std::ostringstream extra;  // reported but not explained by a removed object
   for (const auto& [symbol, u] : reported)
