@@ -14,8 +14,8 @@ rm -rf "$results"
 ctest --test-dir "$BUILD_DIR" -R 'RealCode/Panel' -j 2 >/dev/null || true
 
 total=0 total_right=0
-printf '| %-18s | %7s | %5s | %6s | %-52s |\n' project symbols right '%' 'after one --apply'
-printf '|%s|%s|%s|%s|%s|\n' '--------------------' '---------' '-------' '--------' '------------------------------------------------------'
+printf '| %-18s | %7s | %5s | %6s | %-62s |\n' project symbols right '%' 'after one --apply'
+printf '|%s|%s|%s|%s|%s|\n' '--------------------' '---------' '-------' '--------' '----------------------------------------------------------------'
 for f in "$results"/*.txt; do
   [ -e "$f" ] || { echo "no results: did the panel skip? ctest --test-dir $BUILD_DIR -R RealCode -V" >&2; exit 1; }
   head=$(head -n 1 "$f")
@@ -24,12 +24,12 @@ for f in "$results"/*.txt; do
   n=$(sed -E 's/.*; ([0-9]+) symbols, .*/\1/' <<<"$head")
   r=$(sed -E 's/.* symbols, ([0-9]+) right .*/\1/' <<<"$head")
   p=$(sed -E 's/.* right \(([0-9.]+)%\).*/\1/' <<<"$head")
-  a=$(sed -E 's/.*; apply: stubgen exit ([0-9]+), rebuild ([A-Za-z]+), ([0-9]+) traced symbols left undefined, second apply (.*)/stubgen exit \1, rebuild \2, \3 left, 2nd: \4/' <<<"$head")
-  printf '| %-18s | %7s | %5s | %6s | %-52s |\n' "$name" "$n" "$r" "$p" "${a:0:52}"
+  a=$(sed -E 's/.*; apply: stubgen exit ([0-9]+), rebuild ([A-Za-z]+), ([0-9]+) traced symbols left undefined, second apply (.*)/stubgen exit \1, rebuild \2, \3 left, second apply \4/' <<<"$head")
+  printf '| %-18s | %7s | %5s | %6s | %-62s |\n' "$name" "$n" "$r" "$p" "${a:0:62}"
   total=$((total + n)) total_right=$((total_right + r))
 done
 if ((total > 0)); then
-  printf '| %-18s | %7s | %5s | %6s | %-52s |\n' total "$total" "$total_right" \
+  printf '| %-18s | %7s | %5s | %6s | %-62s |\n' total "$total" "$total_right" \
     "$(awk -v r="$total_right" -v n="$total" 'BEGIN { printf "%.1f", 100 * r / n }')" ''
 fi
 if [ "$verbose" = -v ]; then
