@@ -96,6 +96,8 @@ const std::vector<Project>& panel() {
   return projects;
 }
 
+void PrintTo(const Project& p, std::ostream* os) { *os << p.name; }
+
 std::string last_line(const std::string& text) {
   std::string t = text;
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
@@ -476,11 +478,21 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
                                 " --out-header " + quote(stubs + "/unimplemented_functions.h") + " --apply";
   auto sg = run(std::string(MLC_STUBGEN_BIN) + " " + quote(library) + stub_args);
   auto rb = run("cmake --build " + quote(build) + " --target " + quote(p.target) + " -j 2");
-  std::vector<std::string> left;
+  std::vector<std::string> left;  // by nm, the oracle, and by musa-linkcheck, which must agree
+  std::vector<std::string> still_reported;
   if (rb.status == 0) {
     const auto after = undefined_symbols(library);
     for (const auto& [symbol, file] : truth)
       if (after.contains(symbol)) left.push_back(symbol);
+    const std::string after_report = work + "/report-after-apply.json";
+    auto lc2 = run(std::string(MLC_LINKCHECK_BIN) + " " + quote(library) + context + " --format json -o " +
+                   quote(after_report));
+    ASSERT_LE(lc2.status, 1) << "musa-linkcheck after --apply failed: " << lc2.err;
+    const auto report_after = nlohmann::json::parse(test::read_file(after_report));
+    for (const auto& lib : report_after.at("libraries"))
+      for (const auto& u : lib.at("unresolved"))
+        if (auto name = u.at("symbol").get<std::string>(); truth.contains(name)) still_reported.push_back(name);
+    EXPECT_EQ(still_reported, left) << "musa-linkcheck and nm disagree on what --apply left undefined";
   }
   const auto before_second = tree_digest({tree, stubs});
   auto sg2 = run(std::string(MLC_STUBGEN_BIN) + " " + quote(library) + stub_args);
