@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -23,7 +24,16 @@ namespace fs = std::filesystem;
 using test::quote;
 using test::run;
 
-const std::string kPanel = std::string(MLC_BINARY_DIR) + "/realcode";
+// MLC_REALCODE_DIR and MLC_REALCODE_TOOLS (a directory with musa-linkcheck and musa-stubgen) let one
+// built panel measure the tools of another build tree, each in its own work directory.
+std::string from_env(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+const std::string kPanel = from_env("MLC_REALCODE_DIR", std::string(MLC_BINARY_DIR) + "/realcode");
+const std::string kTools = from_env("MLC_REALCODE_TOOLS", "");
+const std::string kLinkcheck = kTools.empty() ? std::string(MLC_LINKCHECK_BIN) : kTools + "/musa-linkcheck";
+const std::string kStubgen = kTools.empty() ? std::string(MLC_STUBGEN_BIN) : kTools + "/musa-stubgen";
 constexpr double kThreshold = 98.0;
 constexpr std::uint32_t kSeed = 20261122;  // fixed, so every run removes the same sources
 
@@ -428,7 +438,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   const std::string context = " --build-dir " + quote(build) + " --source-root " + quote(tree) + " --sdk-home " +
                               quote(no_sdk) + " --cuda-home '' --cache-dir " + quote(cache);
   const std::string report_file = work + "/report.json";
-  auto lc = run(std::string(MLC_LINKCHECK_BIN) + " " + quote(library) + context + " --format json -o " +
+  auto lc = run(kLinkcheck + " " + quote(library) + context + " --format json -o " +
                 quote(report_file));
   ASSERT_LE(lc.status, 1) << "musa-linkcheck failed: " << lc.err;
   const auto report = nlohmann::json::parse(test::read_file(report_file));
@@ -478,7 +488,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   //    second --apply must change no byte.
   const std::string stub_args = context + " --out-cpp " + quote(stubs + "/unimplemented_functions.cpp") +
                                 " --out-header " + quote(stubs + "/unimplemented_functions.h") + " --apply";
-  auto sg = run(std::string(MLC_STUBGEN_BIN) + " " + quote(library) + stub_args);
+  auto sg = run(kStubgen + " " + quote(library) + stub_args);
   auto rb = run("cmake --build " + quote(build) + " --target " + quote(p.target) + " -j 2");
   std::vector<std::string> left;  // by nm, the oracle, and by musa-linkcheck, which must agree
   std::vector<std::string> still_reported;
@@ -487,7 +497,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
     for (const auto& [symbol, files] : truth)
       if (after.contains(symbol)) left.push_back(symbol);
     const std::string after_report = work + "/report-after-apply.json";
-    auto lc2 = run(std::string(MLC_LINKCHECK_BIN) + " " + quote(library) + context + " --format json -o " +
+    auto lc2 = run(kLinkcheck + " " + quote(library) + context + " --format json -o " +
                    quote(after_report));
     ASSERT_LE(lc2.status, 1) << "musa-linkcheck after --apply failed: " << lc2.err;
     const auto report_after = nlohmann::json::parse(test::read_file(after_report));
@@ -497,7 +507,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
     EXPECT_EQ(still_reported, left) << "musa-linkcheck and nm disagree on what --apply left undefined";
   }
   const auto before_second = tree_digest({tree, stubs});
-  auto sg2 = run(std::string(MLC_STUBGEN_BIN) + " " + quote(library) + stub_args);
+  auto sg2 = run(kStubgen + " " + quote(library) + stub_args);
   const bool second_is_noop = tree_digest({tree, stubs}) == before_second;
   const bool restored = rb.status == 0 && left.empty();
   summary << "; apply: stubgen exit " << sg.status << ", rebuild " << (rb.status == 0 ? "ok" : "FAILED") << ", "
