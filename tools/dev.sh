@@ -9,8 +9,10 @@ BUILD_DIR=${BUILD_DIR:-build}
 
 BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlohmann-json3-dev libcli11-dev
                 libfmt-dev libtbb-dev libgtest-dev)
-# Oracles and real data for the tests: c++filt (binutils), ldd/ldconfig (libc-bin), Debian's libtorch.
-TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu)
+# Oracles and real data for the tests: c++filt (binutils), ldd/ldconfig (libc-bin), Debian's libtorch;
+# dpkg-dev unpacks the real-code panel's source packages (apt-get source).
+TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu
+               dpkg-dev)
 
 install_packages() {
   local missing=() p
@@ -30,12 +32,8 @@ configure_and_build() {
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }
 
-# PyTorch 1.13.1's sources from Debian's source package, for the tracing benchmark. Needs a deb-src
-# entry for bookworm; one is added (in its own file) when none exists.
-fetch_pytorch_sources() {
-  local data="$BUILD_DIR/bench-data"
-  [ -d "$data/pytorch-1.13.1" ] && return 0
-  mkdir -p "$data"
+# apt-get source needs a deb-src entry for bookworm; one is added (in its own file) when none exists.
+ensure_deb_src() {
   if ! grep -rqs "deb-src" /etc/apt/sources.list /etc/apt/sources.list.d/; then
     local sudo=""
     [ "$(id -u)" = 0 ] || sudo=sudo
@@ -43,6 +41,14 @@ fetch_pytorch_sources() {
       $sudo tee /etc/apt/sources.list.d/musa-linkcheck-deb-src.sources >/dev/null
     $sudo apt-get update -qq
   fi
+}
+
+# PyTorch 1.13.1's sources from Debian's source package, for the tracing benchmark.
+fetch_pytorch_sources() {
+  local data="$BUILD_DIR/bench-data"
+  [ -d "$data/pytorch-1.13.1" ] && return 0
+  mkdir -p "$data"
+  ensure_deb_src
   # Only the upstream tarball is needed; a missing Debian diff does not matter.
   (cd "$data" && apt-get source --download-only pytorch >/dev/null 2>&1) || true
   local orig
@@ -73,6 +79,8 @@ case "${1:-}" in
   test)
     install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
     configure_and_build -DMLC_BUILD_TESTS=ON -DMLC_WERROR=ON
+    # The real-code panel fetches Debian source packages itself; without deb-src it skips.
+    ensure_deb_src || echo "no deb-src entry could be added: the real-code panel will skip"
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
     ;;
   bench)

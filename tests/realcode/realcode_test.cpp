@@ -1,0 +1,539 @@
+// The real-code panel (issue 8): Debian source packages built with their own CMake files minus a few
+// library sources chosen by a fixed seed. The truth is the compiler's: the removed sources compiled with
+// the build's own flags, and the undefined symbols of the built library that their objects define.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "../unit/test_support.h"
+
+namespace mlc {
+namespace {
+
+namespace fs = std::filesystem;
+using test::quote;
+using test::run;
+
+// MLC_REALCODE_DIR and MLC_REALCODE_TOOLS (a directory with musa-linkcheck and musa-stubgen) let one
+// built panel measure the tools of another build tree, each in its own work directory.
+std::string from_env(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+const std::string kPanel = from_env("MLC_REALCODE_DIR", std::string(MLC_BINARY_DIR) + "/realcode");
+const std::string kTools = from_env("MLC_REALCODE_TOOLS", "");
+const std::string kLinkcheck = kTools.empty() ? std::string(MLC_LINKCHECK_BIN) : kTools + "/musa-linkcheck";
+const std::string kStubgen = kTools.empty() ? std::string(MLC_STUBGEN_BIN) : kTools + "/musa-stubgen";
+constexpr double kThreshold = 98.0;
+constexpr std::uint32_t kSeed = 20261122;  // fixed, so every run removes the same sources
+
+struct Project {
+  std::string name;                     // test name
+  std::string package;                  // Debian source package
+  std::vector<std::string> cmake_args;  // shared library on, tests and examples off
+  std::string target;                   // the library's CMake target
+  std::string library;                  // its file name in the build tree
+  std::string cmake_file;               // the CMake file (relative to the source root) listing its sources
+  int remove;                           // how many sources to remove
+  std::string glob_list = {};           // sources found by file(GLOB <this> ...): removed with list(REMOVE_ITEM)
+};
+
+// Together: std::string/std::ostream in signatures and operators (jsoncpp, gflags), a namespace macro in a
+// CMake-generated header and explicit instantiations through a macro (gflags), a set() list nested two
+// add_subdirectory levels down (jsoncpp), target_sources (snappy), a plain add_library list (double-conversion),
+// set() lists in if()/elseif()/else() and a namespace macro (fmt), target_sources of a file(GLOB) list that
+// list(REMOVE_ITEM) trims (yaml-cpp, many sources referencing each other).
+const std::vector<Project>& panel() {
+  static const std::vector<Project> projects = {
+      {.name = "jsoncpp",
+       .package = "libjsoncpp",
+       .cmake_args = {"-DBUILD_SHARED_LIBS=ON", "-DBUILD_STATIC_LIBS=OFF", "-DBUILD_OBJECT_LIBS=OFF",
+                      "-DJSONCPP_WITH_TESTS=OFF", "-DJSONCPP_WITH_POST_BUILD_UNITTEST=OFF",
+                      "-DJSONCPP_WITH_PKGCONFIG_SUPPORT=OFF", "-DJSONCPP_WITH_CMAKE_PACKAGE=OFF"},
+       .target = "jsoncpp_lib",
+       .library = "libjsoncpp.so",
+       .cmake_file = "src/lib_json/CMakeLists.txt",
+       .remove = 1},
+      {.name = "gflags",
+       .package = "gflags",
+       .cmake_args = {"-DBUILD_SHARED_LIBS=ON", "-DBUILD_STATIC_LIBS=OFF", "-DBUILD_gflags_nothreads_LIB=OFF",
+                      "-DBUILD_TESTING=OFF", "-DBUILD_PACKAGING=OFF"},
+       .target = "gflags_shared",
+       .library = "libgflags.so",
+       .cmake_file = "CMakeLists.txt",
+       .remove = 2},
+      {.name = "double_conversion",
+       .package = "double-conversion",
+       .cmake_args = {"-DBUILD_SHARED_LIBS=ON", "-DBUILD_TESTING=OFF"},
+       .target = "double-conversion",
+       .library = "libdouble-conversion.so",
+       .cmake_file = "CMakeLists.txt",
+       .remove = 3},
+      {.name = "snappy",
+       .package = "snappy",
+       .cmake_args = {"-DBUILD_SHARED_LIBS=ON", "-DSNAPPY_BUILD_TESTS=OFF", "-DSNAPPY_BUILD_BENCHMARKS=OFF"},
+       .target = "snappy",
+       .library = "libsnappy.so",
+       .cmake_file = "CMakeLists.txt",
+       .remove = 2},
+      {.name = "fmt",
+       .package = "fmtlib",
+       .cmake_args = {"-DBUILD_SHARED_LIBS=ON", "-DFMT_TEST=OFF", "-DFMT_DOC=OFF", "-DFMT_INSTALL=OFF"},
+       .target = "fmt",
+       .library = "libfmt.so",
+       .cmake_file = "CMakeLists.txt",
+       .remove = 1},
+      {.name = "yaml_cpp",
+       .package = "yaml-cpp",
+       .cmake_args = {"-DYAML_BUILD_SHARED_LIBS=ON", "-DYAML_CPP_BUILD_TESTS=OFF", "-DYAML_CPP_BUILD_TOOLS=OFF",
+                      "-DYAML_CPP_INSTALL=OFF"},
+       .target = "yaml-cpp",
+       .library = "libyaml-cpp.so",
+       .cmake_file = "CMakeLists.txt",
+       .remove = 4,
+       .glob_list = "yaml-cpp-sources"},
+  };
+  return projects;
+}
+
+void PrintTo(const Project& p, std::ostream* os) { *os << p.name; }
+
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  auto pos = t.rfind('\n');
+  return pos == std::string::npos ? t : t.substr(pos + 1);
+}
+
+std::string canonical(const std::string& path) {
+  std::error_code ec;
+  auto p = fs::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+// The unpacked source package, fetched once into the build tree and reused. Empty with `why` when it
+// cannot be had (no deb-src entry, no network).
+std::string fetch_sources(const Project& p, std::string& why) {
+  const std::string dir = kPanel + "/sources/" + p.package;
+  const std::string done = dir + "/.unpacked";
+  if (!fs::exists(done)) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    auto r = run("cd " + quote(dir) + " && apt-get source " + quote(p.package));
+    if (r.status != 0) {
+      why = "apt-get source " + p.package + " failed (" + last_line(r.err) +
+            "): add a deb-src entry for bookworm (bash tools/dev.sh test does) and dpkg-dev";
+      return "";
+    }
+    test::write_file(done, "");
+  }
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory()) return e.path().string();
+  why = "apt-get source " + p.package + " left no unpacked directory in " + dir;
+  return "";
+}
+
+// One compile_commands.json entry: directory, file and the command as words.
+struct CompileCommand {
+  std::string directory;
+  std::string file;
+  std::vector<std::string> arguments;
+  std::string output;
+};
+
+std::vector<std::string> split_command(const std::string& command) {
+  // CMake's Makefile generator writes space-separated words with backslash escapes and no quotes of ours.
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote_char = 0;
+  for (size_t i = 0; i < command.size(); ++i) {
+    char c = command[i];
+    if (quote_char) {
+      if (c == quote_char) quote_char = 0;
+      else if (c == '\\' && quote_char == '"' && i + 1 < command.size()) word += command[++i];
+      else word += c;
+    } else if (c == '"' || c == '\'') {
+      quote_char = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < command.size()) {
+      word += command[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t') {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+std::vector<CompileCommand> read_compile_commands(const std::string& build_dir) {
+  std::vector<CompileCommand> out;
+  auto j = nlohmann::json::parse(test::read_file(build_dir + "/compile_commands.json"));
+  for (const auto& e : j) {
+    CompileCommand c{.directory = e.at("directory"), .file = e.at("file"), .arguments = {}, .output = {}};
+    if (e.contains("arguments")) c.arguments = e.at("arguments").get<std::vector<std::string>>();
+    else c.arguments = split_command(e.at("command"));
+    for (size_t i = 0; i + 1 < c.arguments.size(); ++i)
+      if (c.arguments[i] == "-o") c.output = c.arguments[i + 1];
+    if (e.contains("output")) c.output = e.at("output");
+    out.push_back(c);
+  }
+  return out;
+}
+
+// Removes every entry naming `rel` (a path relative to the CMake file's directory, or its tail) from
+// the CMake file, in every branch that lists it; a line left empty goes. Returns how many entries went.
+int remove_from_list(const std::string& cmake_file, const std::string& rel) {
+  std::istringstream in(test::read_file(cmake_file));
+  std::string line, out;
+  int removed = 0;
+  auto names_file = [&](std::string token) {
+    if (token.size() >= 2 && token.front() == '"' && token.back() == '"') token = token.substr(1, token.size() - 2);
+    const std::string cur = "${CMAKE_CURRENT_SOURCE_DIR}/";
+    if (token.starts_with(cur)) token = token.substr(cur.size());
+    if (token.empty()) return false;
+    return token == rel || (rel.size() > token.size() && rel.ends_with("/" + token));
+  };
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string w, kept;
+    bool changed = false;
+    while (words >> w) {
+      // `set(FMT_SOURCES src/format.cc src/os.cc)`: the closing parenthesis stays.
+      const auto core_end = w.find_last_not_of(')') + 1;
+      if (core_end > 0 && names_file(w.substr(0, core_end))) {
+        changed = true;
+        ++removed;
+        kept += w.substr(core_end);
+        continue;
+      }
+      kept += (kept.empty() ? "" : " ") + w;
+    }
+    if (!changed) out += line + "\n";
+    else if (!kept.empty()) out += line.substr(0, line.find_first_not_of(" \t")) + kept + "\n";
+  }
+  test::write_file(cmake_file, out);
+  return removed;
+}
+
+// A glob cannot be edited entry by entry: `list(REMOVE_ITEM <var> <file>)` goes right after the
+// file(GLOB <var> ...) that fills it, the way projects exclude a platform's sources.
+bool remove_from_glob(const std::string& cmake_file, const std::string& var, const std::string& rel) {
+  std::istringstream in(test::read_file(cmake_file));
+  std::string line, out;
+  bool done = false;
+  while (std::getline(in, line)) {
+    out += line + "\n";
+    auto at = line.find("file(GLOB " + var + " ");
+    if (at == std::string::npos || done) continue;
+    out += line.substr(0, at) + "list(REMOVE_ITEM " + var + " ${CMAKE_CURRENT_SOURCE_DIR}/" + rel + ")\n";
+    done = true;
+  }
+  test::write_file(cmake_file, out);
+  return done;
+}
+
+// Global symbols a file defines (nm), by name.
+std::set<std::string> defined_symbols(const std::string& file, bool dynamic) {
+  std::set<std::string> out;
+  auto r = run("nm -g --defined-only " + std::string(dynamic ? "-D " : "") + quote(file));
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto pos = line.rfind(' ');
+    if (pos == std::string::npos) continue;
+    std::string name = line.substr(pos + 1);
+    if (auto at = name.find('@'); at != std::string::npos) name = name.substr(0, at);
+    out.insert(name);
+  }
+  return out;
+}
+
+// Strong undefined references of a library's dynamic table or an object's symbol table (weak ones
+// never fail the load).
+std::set<std::string> undefined_symbols(const std::string& file, bool dynamic = true) {
+  std::set<std::string> out;
+  auto r = run("nm --undefined-only " + std::string(dynamic ? "-D " : "") + quote(file));
+  std::istringstream in(r.out);
+  std::string type, name;
+  while (in >> type >> name) {
+    if (type != "U") continue;
+    if (auto at = name.find('@'); at != std::string::npos) name = name.substr(0, at);
+    out.insert(name);
+  }
+  return out;
+}
+
+// What the system libraries the library needs define (ldd on our own freshly built library).
+std::set<std::string> system_symbols(const std::string& library) {
+  std::set<std::string> out;
+  auto r = run("ldd " + quote(library));
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto arrow = line.find("=> /");
+    if (arrow == std::string::npos) continue;
+    std::string path = line.substr(arrow + 3);
+    path = path.substr(0, path.find(" ("));
+    auto defs = defined_symbols(path, true);
+    out.insert(defs.begin(), defs.end());
+  }
+  return out;
+}
+
+std::string find_file(const std::string& root, const std::string& name) {
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.path().filename() == name) return e.path().string();
+  return "";
+}
+
+std::string demangle(const std::string& symbol) {
+  auto r = run("c++filt " + quote(symbol));
+  std::string out = r.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out.empty() ? symbol : out;
+}
+
+// A digest of every file under the given roots, to show that a second --apply changes no byte.
+std::map<std::string, std::size_t> tree_digest(const std::vector<std::string>& roots) {
+  std::map<std::string, std::size_t> out;
+  for (const auto& root : roots) {
+    if (!fs::exists(root)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(root))
+      if (e.is_regular_file()) out[e.path().string()] = std::hash<std::string>{}(test::read_file(e.path().string()));
+  }
+  return out;
+}
+
+class Panel : public testing::TestWithParam<Project> {};
+
+TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
+  const Project& p = GetParam();
+  // test_support's captures go to TMPDIR: keep them in the build tree, not /tmp.
+  fs::create_directories(kPanel + "/tmp");
+  setenv("TMPDIR", (kPanel + "/tmp").c_str(), 1);
+  struct RemoveCaptures {
+    ~RemoveCaptures() { fs::remove_all(kPanel + "/tmp/mlc-test-" + std::to_string(getpid())); }
+  } remove_captures;
+  std::string why;
+  const std::string pristine = fetch_sources(p, why);
+  if (pristine.empty()) GTEST_SKIP() << why;
+
+  const std::string work = kPanel + "/" + p.name;
+  const std::string tree = work + "/src", full = work + "/full", build = work + "/build";
+  const std::string truth_dir = work + "/truth", stubs = work + "/stubs", cache = work + "/cache";
+  const std::string no_sdk = work + "/no-sdk";
+  fs::remove_all(work);
+  for (const auto& d : {truth_dir, stubs, cache, no_sdk}) fs::create_directories(d);
+  fs::copy(pristine, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  // quilt's backups of the files Debian's patches touched are no part of the project (debian/ stays:
+  // a CMake file the build never reads is real-world material).
+  fs::remove_all(tree + "/.pc");
+
+  std::string args;
+  for (const auto& a : p.cmake_args) args += " " + quote(a);
+  args += " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -G 'Unix Makefiles'";
+
+  // 1. A full configure of the untouched sources: the build's own flags for every source.
+  auto conf = run("cmake -S " + quote(pristine) + " -B " + quote(full) + args);
+  ASSERT_EQ(conf.status, 0) << "configuring " << pristine << " failed:\n" << conf.out << conf.err;
+  const auto commands = read_compile_commands(full);
+  std::vector<CompileCommand> library_sources;
+  const std::string marker = "CMakeFiles/" + p.target + ".dir/";
+  for (const auto& c : commands)
+    if (c.output.find(marker) != std::string::npos) library_sources.push_back(c);
+  std::sort(library_sources.begin(), library_sources.end(),
+            [](const auto& a, const auto& b) { return a.file < b.file; });
+  ASSERT_GT(library_sources.size(), static_cast<size_t>(p.remove)) << p.target << " has too few sources";
+
+  // 2. Every library source compiled with the full configure's own flags. Only a source that another
+  //    one references can leave a symbol undefined; the fixed seed draws among those, and the chosen
+  //    ones are removed from the list in a copy of the tree.
+  std::map<std::string, std::set<std::string>> defines, references;  // source -> global symbols
+  for (const auto& c : library_sources) {
+    auto words = c.arguments;
+    const std::string object = truth_dir + "/" + fs::relative(c.file, pristine).string() + ".o";
+    fs::create_directories(fs::path(object).parent_path());
+    for (size_t i = 0; i + 1 < words.size(); ++i)
+      if (words[i] == "-o") words[i + 1] = object;
+    std::string cmd = "cd " + quote(c.directory) + " &&";
+    for (const auto& w : words) cmd += " " + quote(w);
+    auto cc = run(cmd);
+    ASSERT_EQ(cc.status, 0) << "compiling " << c.file << " with its compile_commands.json flags failed:\n" << cc.err;
+    defines[c.file] = defined_symbols(object, false);
+    references[c.file] = undefined_symbols(object, false);
+  }
+  // weight = how many of its symbols the other sources reference: central sources are drawn more often.
+  std::vector<std::pair<CompileCommand, std::uint32_t>> pool;
+  for (const auto& c : library_sources) {
+    std::uint32_t weight = 0;
+    for (const auto& s : defines[c.file])
+      for (const auto& [other, refs] : references)
+        if (other != c.file && refs.contains(s)) {
+          ++weight;
+          break;
+        }
+    if (weight > 0) pool.emplace_back(c, weight);
+  }
+  ASSERT_GE(pool.size(), static_cast<size_t>(p.remove)) << p.target << " has too few sources others reference";
+  std::mt19937 rng(kSeed);  // its output sequence is fixed by the standard
+  std::vector<CompileCommand> removed;
+  for (int i = 0; i < p.remove; ++i) {
+    std::uint32_t total = 0;
+    for (const auto& entry : pool) total += entry.second;
+    std::uint32_t pick = rng() % total;
+    size_t at = 0;
+    while (pick >= pool[at].second) pick -= pool[at++].second;
+    removed.push_back(pool[at].first);
+    pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(at));
+  }
+  const fs::path cmake_file = fs::path(tree) / p.cmake_file;
+  std::map<std::string, std::string> tree_path;  // pristine file -> its copy in the tree
+  for (const auto& c : removed) {
+    const auto rel_to_root = fs::relative(c.file, pristine).string();
+    tree_path[c.file] = canonical(tree + "/" + rel_to_root);
+    const auto rel = fs::relative(fs::path(pristine) / rel_to_root, (fs::path(pristine) / p.cmake_file).parent_path());
+    if (p.glob_list.empty())
+      ASSERT_GE(remove_from_list(cmake_file.string(), rel.string()), 1)
+          << rel << " is not listed in " << cmake_file << ": the panel's project table is out of date";
+    else
+      ASSERT_TRUE(remove_from_glob(cmake_file.string(), p.glob_list, rel.string()))
+          << "no file(GLOB " << p.glob_list << " ...) in " << cmake_file << ": the panel's project table is out of date";
+  }
+
+  // 3. The library built from the copy without them.
+  auto build_cmd = "cmake -S " + quote(tree) + " -B " + quote(build) + args + " >/dev/null && cmake --build " +
+                   quote(build) + " --target " + quote(p.target) + " -j 2";
+  auto b = run(build_cmd);
+  ASSERT_EQ(b.status, 0) << "building " << p.name << " without the removed sources failed:\n" << b.out << b.err;
+  const std::string library = find_file(build, p.library);
+  ASSERT_FALSE(library.empty()) << p.library << " not found under " << build;
+
+  // 4. The truth: each undefined symbol of the built library that no system library defines belongs
+  //    to the removed source whose object defines it (any of them, for a weak definition several emit).
+  std::map<std::string, std::set<std::string>> truth;  // symbol -> files (in the tree)
+  const auto undefined = undefined_symbols(library);
+  const auto system = system_symbols(library);
+  for (const auto& c : removed)
+    for (const auto& s : defines[c.file])
+      if (undefined.contains(s) && !system.contains(s)) truth[s].insert(tree_path[c.file]);
+
+  // 5. The tool, with the build's context.
+  const std::string context = " --build-dir " + quote(build) + " --source-root " + quote(tree) + " --sdk-home " +
+                              quote(no_sdk) + " --cuda-home '' --cache-dir " + quote(cache);
+  const std::string report_file = work + "/report.json";
+  auto lc = run(kLinkcheck + " " + quote(library) + context + " --format json -o " +
+                quote(report_file));
+  ASSERT_LE(lc.status, 1) << "musa-linkcheck failed: " << lc.err;
+  const auto report = nlohmann::json::parse(test::read_file(report_file));
+  std::map<std::string, nlohmann::json> reported;
+  for (const auto& lib : report.at("libraries"))
+    for (const auto& u : lib.at("unresolved")) reported[u.at("symbol")] = u;
+
+  size_t right = 0;
+  std::ostringstream misses;
+  for (const auto& [symbol, files] : truth) {
+    auto it = reported.find(symbol);
+    std::string got_class = "not reported", got_file = "-", reason = "-", fix = "-";
+    if (it != reported.end()) {
+      const auto& u = it->second;
+      got_class = u.at("classification");
+      if (u.contains("origin") && u.at("origin").is_object() && u.at("origin").at("file").is_string())
+        got_file = u.at("origin").at("file");
+      if (u.contains("reason") && u.at("reason").is_string()) reason = u.at("reason");
+      if (u.contains("fix") && u.at("fix").is_object() && u.at("fix").contains("detail") &&
+          u.at("fix").at("detail").is_string())
+        fix = u.at("fix").at("kind").get<std::string>() + ": " + u.at("fix").at("detail").get<std::string>();
+      if (got_class == "missing-source" && files.contains(canonical(got_file))) {
+        ++right;
+        continue;
+      }
+    }
+    std::string expected;
+    for (const auto& f : files) expected += (expected.empty() ? "" : " or ") + f;
+    misses << "  MISS " << demangle(symbol) << "\n    expected: " << expected << "\n    got: " << got_class << " "
+           << got_file << "\n    reason: " << reason << "\n    fix: " << fix << "\n";
+  }
+  std::ostringstream extra;  // reported but not explained by a removed object
+  for (const auto& [symbol, u] : reported)
+    if (!truth.contains(symbol)) extra << "  EXTRA " << demangle(symbol) << " (" << u.at("classification").get<std::string>() << ")\n";
+
+  const double accuracy = truth.empty() ? 100.0 : 100.0 * static_cast<double>(right) / static_cast<double>(truth.size());
+  std::ostringstream pct;
+  pct << std::fixed;
+  pct.precision(1);
+  pct << accuracy;
+  std::ostringstream summary;
+  summary << p.name << ": removed";
+  for (const auto& c : removed) summary << " " << fs::relative(c.file, pristine).string();
+  summary << "; " << truth.size() << " symbols, " << right << " right (" << pct.str() << "%)";
+
+  // 6. One --apply, then the build again: none of the traced symbols may be left undefined, and a
+  //    second --apply must change no byte.
+  const std::string stub_args = context + " --out-cpp " + quote(stubs + "/unimplemented_functions.cpp") +
+                                " --out-header " + quote(stubs + "/unimplemented_functions.h") + " --apply";
+  auto sg = run(kStubgen + " " + quote(library) + stub_args);
+  auto rb = run("cmake --build " + quote(build) + " --target " + quote(p.target) + " -j 2");
+  std::vector<std::string> left;  // by nm, the oracle, and by musa-linkcheck, which must agree
+  std::vector<std::string> still_reported;
+  if (rb.status == 0) {
+    const auto after = undefined_symbols(library);
+    for (const auto& [symbol, files] : truth)
+      if (after.contains(symbol)) left.push_back(symbol);
+    const std::string after_report = work + "/report-after-apply.json";
+    auto lc2 = run(kLinkcheck + " " + quote(library) + context + " --format json -o " +
+                   quote(after_report));
+    ASSERT_LE(lc2.status, 1) << "musa-linkcheck after --apply failed: " << lc2.err;
+    const auto report_after = nlohmann::json::parse(test::read_file(after_report));
+    for (const auto& lib : report_after.at("libraries"))
+      for (const auto& u : lib.at("unresolved"))
+        if (auto name = u.at("symbol").get<std::string>(); truth.contains(name)) still_reported.push_back(name);
+    EXPECT_EQ(still_reported, left) << "musa-linkcheck and nm disagree on what --apply left undefined";
+  }
+  const auto before_second = tree_digest({tree, stubs});
+  auto sg2 = run(kStubgen + " " + quote(library) + stub_args);
+  const bool second_is_noop = tree_digest({tree, stubs}) == before_second;
+  const bool restored = rb.status == 0 && left.empty();
+  summary << "; apply: stubgen exit " << sg.status << ", rebuild " << (rb.status == 0 ? "ok" : "FAILED") << ", "
+          << left.size() << " traced symbols left undefined, second apply "
+          << (second_is_noop ? "changes nothing" : "CHANGES FILES");
+
+  const std::string table = summary.str() + "\n" + misses.str() + extra.str();
+  std::cout << table;
+  fs::create_directories(kPanel + "/results");
+  test::write_file(kPanel + "/results/" + p.name + ".txt", table);
+
+  // The panel must measure something; a seed that removes only unreferenced code proves nothing.
+  ASSERT_FALSE(truth.empty()) << "the removed sources leave no symbol undefined";
+  if (!MLC_REALCODE_STRICT && (accuracy < kThreshold || !restored || !second_is_noop)) {
+    GTEST_SKIP() << "accuracy " << pct.str() << "% below 98%" << (restored ? "" : ", build not restored")
+                 << (second_is_noop ? "" : ", second --apply not a no-op") << ": not yet strict";
+  }
+  EXPECT_GE(accuracy, kThreshold) << summary.str() << "\n" << misses.str();
+  EXPECT_EQ(rb.status, 0) << "rebuild after musa-stubgen --apply failed:\n" << rb.out << rb.err << sg.out << sg.err;
+  EXPECT_TRUE(left.empty()) << left.size() << " traced symbols still undefined after --apply, first: "
+                            << (left.empty() ? "" : demangle(left.front())) << "\n" << sg.out << sg.err;
+  EXPECT_TRUE(second_is_noop) << "a second musa-stubgen --apply changed files:\n" << sg2.out << sg2.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(RealCode, Panel, testing::ValuesIn(panel()),
+                         [](const testing::TestParamInfo<Project>& param_info) { return param_info.param.name; });
+
+}  // namespace
+}  // namespace mlc

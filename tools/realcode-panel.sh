@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs the real-code panel (tests/realcode: Debian source packages built minus seeded sources) and prints
+# its per-project table: symbols whose truth the compiler gave, how many the tracer got right, and
+# whether one musa-stubgen --apply restored the build. With -v, every miss as well; with --no-run, the
+# table of the last run.
+#   usage: bash tools/realcode-panel.sh [-v] [--no-run]      (BUILD_DIR defaults to build)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+verbose="" rerun=yes
+for arg in "$@"; do
+  case "$arg" in
+    -v) verbose=-v ;;
+    --no-run) rerun="" ;;
+    *) echo "usage: bash tools/realcode-panel.sh [-v] [--no-run]" >&2; exit 2 ;;
+  esac
+done
+
+results="$BUILD_DIR/realcode/results"
+if [ -n "$rerun" ]; then
+  cmake --build "$BUILD_DIR" --target realcode_test musa-linkcheck musa-stubgen -j "$(nproc)" >/dev/null
+  rm -rf "$results"
+  ctest --test-dir "$BUILD_DIR" -R 'RealCode/Panel' -j 2 >/dev/null || true
+fi
+
+total=0 total_right=0
+printf '| %-18s | %7s | %5s | %6s | %-62s |\n' project symbols right '%' 'after one --apply'
+printf '|%s|%s|%s|%s|%s|\n' '--------------------' '---------' '-------' '--------' '----------------------------------------------------------------'
+for f in "$results"/*.txt; do
+  [ -e "$f" ] || { echo "no results: did the panel skip? ctest --test-dir $BUILD_DIR -R RealCode -V" >&2; exit 1; }
+  head=$(head -n 1 "$f")
+  # "<name>: removed ...; N symbols, R right (P%); apply: ..."
+  name=${head%%:*}
+  n=$(sed -E 's/.*; ([0-9]+) symbols, .*/\1/' <<<"$head")
+  r=$(sed -E 's/.* symbols, ([0-9]+) right .*/\1/' <<<"$head")
+  p=$(sed -E 's/.* right \(([0-9.]+)%\).*/\1/' <<<"$head")
+  a=$(sed -E 's/.*; apply: stubgen exit ([0-9]+), rebuild ([A-Za-z]+), ([0-9]+) traced symbols left undefined, second apply (.*)/stubgen exit \1, rebuild \2, \3 left, 2nd apply: \4/' <<<"$head")
+  a=${a/changes nothing/no change}
+  printf '| %-18s | %7s | %5s | %6s | %-62s |\n' "$name" "$n" "$r" "$p" "${a:0:62}"
+  total=$((total + n)) total_right=$((total_right + r))
+done
+if ((total > 0)); then
+  printf '| %-18s | %7s | %5s | %6s | %-62s |\n' total "$total" "$total_right" \
+    "$(awk -v r="$total_right" -v n="$total" 'BEGIN { printf "%.1f", 100 * r / n }')" ''
+fi
+if [ "$verbose" = -v ]; then
+  for f in "$results"/*.txt; do echo; cat "$f"; done
+fi
