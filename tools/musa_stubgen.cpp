@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <set>
+#include <string>
 
 #include "context_options.h"
 #include "pipeline/linkcheck.h"
@@ -122,7 +124,9 @@ int run(int argc, char** argv) {
   for (const auto& w : report.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
-  for (const auto& e : errors) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
+  std::set<std::string> said;  // a broken CMake file is found by the build reader and the patcher: one line
+  for (const auto& e : errors)
+    if (said.insert(e.to_line()).second) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
   size_t changed = 0;
   for (const auto& f : plan.stub_files) changed += f.changed();
   for (const auto& f : plan.cmake_files) changed += (apply || dry_run) && f.changed();

@@ -107,6 +107,7 @@ ListEntry make_entry(const CMakeArg& arg, const std::map<std::string, std::strin
   e.line = arg.line;
   e.begin = arg.begin;
   e.end = arg.end;
+  if (arg.value.find("$<") != std::string::npos) return e;  // a generator expression: left as written, names nothing
   for (const auto& piece : split_semicolons(expand_variables(arg.value, vars))) {
     std::string path = join(cur_dir, piece);
     if (glob_command && has_wildcard(piece)) {
@@ -175,14 +176,45 @@ std::map<std::string, std::string> read_cmake_cache(const std::string& path, std
   return vars;
 }
 
-std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& commands, const std::string& cmake_file,
-                                          std::map<std::string, std::string>& vars) {
-  std::vector<SourceList> lists;
-  std::string cur_dir = cmake_file.substr(0, cmake_file.rfind('/'));
+namespace {
+
+// One directory scope of the CMake language: its variables, and for each variable the source lists
+// (indexes into the output) whose entries make it up, so add_library(T ${V}) can tie them to T.
+struct Scope {
+  std::map<std::string, std::string> vars;
+  std::map<std::string, std::set<size_t>> origins;
+};
+
+// The variables an argument references: "${A}/x${B}" -> A, B (nested references by their innermost name).
+std::vector<std::string> referenced(const std::string& raw) {
+  std::vector<std::string> out;
+  for (size_t open = raw.find("${"); open != std::string::npos; open = raw.find("${", open + 2)) {
+    size_t close = raw.find('}', open);
+    if (close == std::string::npos) break;
+    std::string name = raw.substr(open + 2, close - open - 2);
+    if (name.find("${") == std::string::npos) out.push_back(name);
+  }
+  return out;
+}
+
+bool creates_target(const std::string& name) {
+  return name == "add_library" || name == "musa_add_library" || name == "cuda_add_library" ||
+         name == "add_executable" || name == "cuda_add_executable" || name == "target_sources";
+}
+
+// Reads the source-list commands of one file into `lists`, updating `scope` (and `parent` for
+// set(... PARENT_SCOPE)) as CMake would; other commands go to `other` (add_subdirectory, include).
+void read_commands(const std::vector<CMakeCommand>& commands, const std::string& cmake_file, const std::string& cur_dir,
+                   Scope& scope, Scope* parent, std::vector<SourceList>& lists,
+                   const std::function<void(const CMakeCommand&)>& other) {
+  auto& vars = scope.vars;
   vars["CMAKE_CURRENT_SOURCE_DIR"] = cur_dir;
-  vars["CMAKE_CURRENT_LIST_DIR"] = cur_dir;
+  vars["CMAKE_CURRENT_LIST_DIR"] = cmake_file.substr(0, cmake_file.rfind('/'));
+  int conditional = 0;  // inside if()/foreach()/while(): branches are not evaluated, so each one counts
   for (const auto& cmd : commands) {
     const auto& a = cmd.args;
+    if (cmd.name == "if" || cmd.name == "foreach" || cmd.name == "while") ++conditional;
+    if ((cmd.name == "endif" || cmd.name == "endforeach" || cmd.name == "endwhile") && conditional > 0) --conditional;
     SourceList list;
     list.cmake_file = cmake_file;
     list.command = cmd.name;
@@ -191,41 +223,92 @@ std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& comma
     list.close_paren = cmd.close_paren;
     size_t first = 0;
     bool glob_cmd = false, recurse = false;
+    size_t index = lists.size();
+    std::set<size_t> sources;  // the lists this command's ${...} arguments draw on
+    auto draw = [&](size_t from) {
+      for (size_t k = from; k < a.size(); ++k)
+        for (const auto& v : referenced(a[k].value))
+          if (auto it = scope.origins.find(v); it != scope.origins.end()) sources.insert(it->second.begin(), it->second.end());
+    };
     if (cmd.name == "set" && a.size() >= 1) {
-      list.variable = a[0].value;
+      list.variable = expand_variables(a[0].value, vars);
       first = 1;
       std::string value;
+      bool up = false;
       for (size_t k = 1; k < a.size(); ++k) {
-        if (a[k].value == "CACHE" || a[k].value == "PARENT_SCOPE") break;
+        if (a[k].value == "CACHE") break;
+        if (a[k].value == "PARENT_SCOPE") {
+          up = true;
+          break;
+        }
         value += (value.empty() ? "" : ";") + expand_variables(a[k].value, vars);
       }
-      vars[list.variable] = value;
-    } else if (cmd.name == "list" && a.size() >= 2 && (a[0].value == "APPEND" || a[0].value == "PREPEND")) {
-      list.variable = a[1].value;
+      draw(1);
+      sources.insert(index);
+      Scope& into = up && parent ? *parent : scope;
+      if (!up || parent) {
+        // set() in one branch of an if() does not undo the other branch's: both lists may feed the target.
+        if (conditional > 0 && into.vars.count(list.variable)) {
+          std::string& old = into.vars[list.variable];
+          old += (old.empty() || value.empty() ? "" : ";") + value;
+          into.origins[list.variable].insert(sources.begin(), sources.end());
+        } else {
+          into.vars[list.variable] = value;
+          into.origins[list.variable] = sources;
+        }
+      }
+    } else if (cmd.name == "list" && a.size() >= 2 &&
+               (a[0].value == "APPEND" || a[0].value == "PREPEND" || a[0].value == "REMOVE_ITEM")) {
+      list.variable = expand_variables(a[1].value, vars);
       first = 2;
-      std::string value = vars[list.variable];
-      for (size_t k = 2; k < a.size(); ++k) value += (value.empty() ? "" : ";") + expand_variables(a[k].value, vars);
-      vars[list.variable] = value;
+      std::string& value = vars[list.variable];
+      if (a[0].value == "REMOVE_ITEM") {
+        list.removal = true;
+        std::set<std::string> gone;
+        for (size_t k = 2; k < a.size(); ++k)
+          for (const auto& piece : split_semicolons(expand_variables(a[k].value, vars))) gone.insert(piece);
+        std::string kept;
+        for (const auto& piece : split_semicolons(value))
+          if (!gone.count(piece)) kept += (kept.empty() ? "" : ";") + piece;
+        value = kept;
+      } else {
+        for (size_t k = 2; k < a.size(); ++k) value += (value.empty() ? "" : ";") + expand_variables(a[k].value, vars);
+        draw(2);
+        scope.origins[list.variable].insert(sources.begin(), sources.end());
+        scope.origins[list.variable].insert(index);
+      }
     } else if (cmd.name == "file" && a.size() >= 2 && (a[0].value == "GLOB" || a[0].value == "GLOB_RECURSE")) {
-      list.variable = a[1].value;
+      list.variable = expand_variables(a[1].value, vars);
       first = 2;
       glob_cmd = true;
       recurse = a[0].value == "GLOB_RECURSE";
-    } else if ((cmd.name == "add_library" || cmd.name == "musa_add_library" || cmd.name == "cuda_add_library" ||
-                cmd.name == "add_executable" || cmd.name == "target_sources") &&
-               !a.empty()) {
-      list.variable = a[0].value;
+      scope.origins[list.variable] = {index};
+    } else if (creates_target(cmd.name) && !a.empty()) {
+      bool alias = std::any_of(a.begin(), a.end(), [](const CMakeArg& x) {
+        return x.value == "ALIAS" || x.value == "IMPORTED";
+      });
+      if (alias) continue;
+      list.variable = expand_variables(a[0].value, vars);
       first = 1;
+      draw(1);
+      list.targets.insert(list.variable);
+      for (size_t k : sources) lists[k].targets.insert(list.variable);
     } else {
+      other(cmd);
       continue;
     }
     std::set<std::string> seen;
+    bool file_set = false;  // target_sources(T FILE_SET ...): headers of a file set, not sources
     for (size_t k = first; k < a.size(); ++k) {
-      if (is_keyword(a[k].value)) {
-        if (a[k].value == "RELATIVE" || a[k].value == "LIST_DIRECTORIES") ++k;  // skip its value
+      const std::string& v = a[k].value;
+      if (v == "PRIVATE" || v == "PUBLIC" || v == "INTERFACE") file_set = false;
+      if (v == "FILE_SET") file_set = true;
+      if (file_set) continue;
+      if (is_keyword(v)) {
+        if (v == "RELATIVE" || v == "LIST_DIRECTORIES") ++k;  // skip its value
         continue;
       }
-      if (list.command == "set" && (a[k].value == "CACHE" || a[k].value == "PARENT_SCOPE")) break;
+      if (list.command == "set" && (v == "CACHE" || v == "PARENT_SCOPE")) break;
       ListEntry e = make_entry(a[k], vars, cur_dir, glob_cmd, recurse);
       if (!seen.insert(e.raw).second) list.duplicates.push_back(e.raw);
       list.entries.push_back(std::move(e));
@@ -238,6 +321,17 @@ std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& comma
     }
     lists.push_back(std::move(list));
   }
+}
+
+}  // namespace
+
+std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& commands, const std::string& cmake_file,
+                                          std::map<std::string, std::string>& vars) {
+  std::vector<SourceList> lists;
+  Scope scope{.vars = vars, .origins = {}};
+  read_commands(commands, cmake_file, cmake_file.substr(0, cmake_file.rfind('/')), scope, nullptr, lists,
+                [](const CMakeCommand&) {});
+  vars = std::move(scope.vars);
   return lists;
 }
 
@@ -361,6 +455,75 @@ void read_file_api(BuildInfo& info) {
 
 }  // namespace
 
+namespace {
+
+// The CMake files the last configure read (CMakeFiles/Makefile.cmake lists them, absolute), so a
+// CMakeLists.txt under a switched-off add_subdirectory() or in packaging (debian/tests) is not taken
+// for part of the build. Empty when unknown (another generator): then every reached file counts.
+std::set<std::string> files_the_build_read(const std::string& build_dir) {
+  std::set<std::string> out;
+  std::string path = build_dir + "/CMakeFiles/Makefile.cmake";
+  auto text = slurp(path);
+  if (!text) return out;
+  auto cmds = parse_cmake(*text, path);
+  if (!cmds) return out;
+  for (const auto& c : cmds.value())
+    if (c.name == "set" && !c.args.empty() && c.args[0].value == "CMAKE_MAKEFILE_DEPENDS")
+      for (size_t k = 1; k < c.args.size(); ++k) out.insert(join(build_dir, c.args[k].value));
+  return out;
+}
+
+// Reads the project as CMake does: the top CMakeLists.txt, each add_subdirectory() in a child scope
+// and each include()d project file in the same scope, in order, so variables (and PARENT_SCOPE)
+// carry what CMake would carry.
+class TreeWalker {
+ public:
+  TreeWalker(BuildInfo& info, std::set<std::string> read) : info_(info), read_(std::move(read)) {}
+
+  void visit(const std::string& file, const std::string& cur_dir, Scope& scope, Scope* parent, int depth) {
+    if (depth > 64 || !visited_.insert(file + "\n" + cur_dir).second) return;
+    auto text = slurp(file);
+    if (!text) {
+      info_.errors.push_back({file, "cannot open"});
+      return;
+    }
+    auto commands = parse_cmake(*text, file);
+    if (!commands) {
+      info_.errors.push_back(commands.error());
+      return;
+    }
+    info_.cmake_files.push_back(file);
+    read_commands(commands.value(), file, cur_dir, scope, parent, info_.lists, [&](const CMakeCommand& c) {
+      if (c.args.empty()) return;
+      std::string arg = expand_variables(c.args[0].value, scope.vars);
+      if (c.name == "add_subdirectory") {
+        std::string dir = join(cur_dir, arg);
+        std::string child_file = dir + "/CMakeLists.txt";
+        if (!exists(child_file) || (!read_.empty() && !read_.count(child_file))) return;
+        Scope child = scope;
+        visit(child_file, dir, child, &scope, depth + 1);
+        scope.vars["CMAKE_CURRENT_SOURCE_DIR"] = cur_dir;
+        scope.vars["CMAKE_CURRENT_LIST_DIR"] = file.substr(0, file.rfind('/'));
+      } else if (c.name == "include") {
+        // Only the project's own files: a module name (include(GNUInstallDirs)) is CMake's.
+        std::string path = join(file.substr(0, file.rfind('/')), arg);
+        if (arg.find('/') == std::string::npos && arg.find(".cmake") == std::string::npos) return;
+        if (!exists(path) || is_dir(path) || (!info_.source_dir.empty() && path.rfind(info_.source_dir + "/", 0) != 0))
+          return;
+        visit(path, cur_dir, scope, parent, depth + 1);
+        scope.vars["CMAKE_CURRENT_LIST_DIR"] = file.substr(0, file.rfind('/'));
+      }
+    });
+  }
+
+ private:
+  BuildInfo& info_;
+  std::set<std::string> read_;
+  std::set<std::string> visited_;
+};
+
+}  // namespace
+
 BuildInfo read_build(const BuildOptions& options) {
   BuildInfo info;
   info.build_dir = options.build_dir.empty() ? "" : normalize_path(options.build_dir);
@@ -372,6 +535,13 @@ BuildInfo read_build(const BuildOptions& options) {
     read_compile_database(info);
     read_file_api(info);
   }
+  Scope scope{.vars = info.variables(), .origins = {}};
+  std::string top = info.source_dir.empty() ? "" : normalize_path(info.source_dir) + "/CMakeLists.txt";
+  if (options.cmake_lists.empty() && !top.empty() && exists(top)) {
+    TreeWalker(info, files_the_build_read(info.build_dir)).visit(top, normalize_path(info.source_dir), scope, nullptr, 0);
+    return info;
+  }
+  // Explicit files (or no top CMakeLists.txt): each read in turn in one scope.
   std::vector<std::string> files = options.cmake_lists;
   if (files.empty() && !info.source_dir.empty()) {
     walk_tree(info.source_dir, [&](const std::string& f, const struct stat&) {
@@ -381,7 +551,6 @@ BuildInfo read_build(const BuildOptions& options) {
       }
     });
   }
-  std::map<std::string, std::string> vars = info.variables();
   for (const auto& f : files) {
     std::string path = normalize_path(f);
     auto text = slurp(path);
@@ -395,8 +564,8 @@ BuildInfo read_build(const BuildOptions& options) {
       continue;
     }
     info.cmake_files.push_back(path);
-    auto lists = find_source_lists(commands.value(), path, vars);
-    info.lists.insert(info.lists.end(), lists.begin(), lists.end());
+    read_commands(commands.value(), path, path.substr(0, path.rfind('/')), scope, nullptr, info.lists,
+                  [](const CMakeCommand&) {});
   }
   return info;
 }

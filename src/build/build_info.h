@@ -32,6 +32,8 @@ struct SourceList {
   std::vector<ListEntry> entries;
   size_t close_paren = 0;   // where the command ends (an insertion point)
   std::vector<std::string> duplicates;  // entries written twice (raw spelling)
+  std::set<std::string> targets;  // the targets it feeds: add_library(T ${V}), target_sources(T PRIVATE ${V}), ...
+  bool removal = false;           // list(REMOVE_ITEM V ...): its entries are taken out of V
 };
 
 struct TargetInfo {
@@ -63,7 +65,8 @@ struct BuildInfo {
 
 struct BuildOptions {
   std::string build_dir;                 // may be empty
-  std::vector<std::string> cmake_lists;  // explicit CMakeLists.txt files; default: all under the source dir
+  std::vector<std::string> cmake_lists;  // explicit CMakeLists.txt files; default: the build's own, read from
+                                         // the top CMakeLists.txt through add_subdirectory() and include()
 };
 
 BuildInfo read_build(const BuildOptions& options);
@@ -73,6 +76,28 @@ std::map<std::string, std::string> read_cmake_cache(const std::string& path, std
 // Source lists of one CMake file, with ${VAR} expanded from `vars` (updated by set()/list()).
 std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& commands, const std::string& cmake_file,
                                           std::map<std::string, std::string>& vars);
+
+// Where a file that the build does not compile should be listed, and how to spell its entry there.
+// `target` (may be empty) is the target whose library references the file's symbols: a list that
+// feeds it wins. When a file(GLOB) of such a list already matches the file, or a list(REMOVE_ITEM)
+// takes it out, no entry is proposed and `note` says why.
+struct ListChoice {
+  std::string cmake_file;
+  std::string list;   // the variable, or the target for add_library()/target_sources()
+  std::string entry;  // its value as it should be written (quoted at insertion when its neighbours are)
+  uint32_t line = 0;
+  std::string note;   // set instead of cmake_file/list/entry when no entry is the fix
+};
+std::optional<ListChoice> choose_list(const BuildInfo& build, const std::string& file, const std::string& target,
+                                      const std::string& porting_dir);
+
+// How `file` is written in `list`, in the style of its nearest entry: the same variable prefix
+// (${CMAKE_CURRENT_SOURCE_DIR}/, ${GENERATED_PORTING_DIR}/...) or path relative to the list's directory.
+std::string entry_spelling(const SourceList& list, const std::string& file, const std::string& porting_dir);
+
+// True for an entry that is only a reference to other lists (${SRCS}) or a generator expression:
+// it names no file of its own and is never a neighbour for a new entry.
+bool is_indirect_entry(const std::string& raw);
 
 // ${VAR} expansion (nested references inside-out); unknown variables expand to nothing, as in CMake.
 std::string expand_variables(const std::string& text, const std::map<std::string, std::string>& vars);

@@ -538,48 +538,60 @@ size_t common_prefix(const std::string& a, const std::string& b) {
   return n;
 }
 
-// Where `entry` goes in `list`: next to the entry that shares the longest prefix with it, keeping
-// alphabetical order with that neighbour, on a line of its own with the neighbour's indentation.
+std::string lower(std::string x) {
+  std::transform(x.begin(), x.end(), x.begin(), [](unsigned char c) { return std::tolower(c); });
+  return x;
+}
+
+// Where `entry` goes in `list`, in the list's own style: quoted when its neighbour is, on a line of its
+// own with the neighbour's indentation (or beside it when entries share a line). A sorted list stays
+// sorted; otherwise the entry goes next to the one sharing the longest prefix with it, in alphabetical
+// order with that neighbour. References (${SRCS}) and generator expressions are never neighbours.
 std::optional<Insertion> insertion_for(const std::string& text, const build::SourceList& list, const std::string& entry) {
-  if (list.entries.empty()) {
-    return Insertion{list.close_paren, "\n  " + entry + "\n"};
+  std::vector<const build::ListEntry*> direct;
+  for (const auto& e : list.entries)
+    if (!build::is_indirect_entry(e.raw)) direct.push_back(&e);
+  if (direct.empty()) {
+    // add_library(T SHARED ${SRCS}) or an empty set(): after the last argument, on its line.
+    size_t at = list.entries.empty() ? list.close_paren : list.entries.back().end;
+    return Insertion{at, " " + entry};
   }
-  const build::ListEntry* best = nullptr;
-  size_t best_len = 0;
-  for (const auto& e : list.entries) {
-    size_t len = common_prefix(e.raw, entry);
-    if (!best || len >= best_len) {
-      best = &e;
-      best_len = len;
+  bool sorted = std::is_sorted(direct.begin(), direct.end(),
+                               [](const auto* a, const auto* b) { return lower(a->raw) < lower(b->raw); });
+  const build::ListEntry* after = nullptr;   // the entry the new one follows
+  const build::ListEntry* before = nullptr;  // or, when none, the one it precedes
+  if (sorted && direct.size() > 1) {
+    for (const auto* e : direct) {
+      if (lower(e->raw) < lower(entry)) after = e;
+      else if (!before) before = e;
+    }
+  } else {
+    size_t best_len = 0;
+    for (const auto* e : direct) best_len = std::max(best_len, common_prefix(e->raw, entry));
+    // Among entries with that prefix, the last one that sorts before the new entry.
+    for (const auto* e : direct) {
+      if (common_prefix(e->raw, entry) < best_len) continue;
+      if (lower(e->raw) < lower(entry)) after = e;
+      else if (!before) before = e;
     }
   }
-  // Among entries with that prefix, the last one that sorts before the new entry.
-  const build::ListEntry* after = nullptr;
-  const build::ListEntry* before = nullptr;
-  auto lower = [](std::string x) {
-    std::transform(x.begin(), x.end(), x.begin(), [](unsigned char c) { return std::tolower(c); });
-    return x;
-  };
-  for (const auto& e : list.entries) {
-    if (common_prefix(e.raw, entry) < best_len) continue;
-    if (lower(e.raw) < lower(entry)) after = &e;
-    else if (!before) before = &e;
-  }
+  const build::ListEntry* model = after ? after : before;
+  std::string written = text[model->begin] == '"' ? "\"" + entry + "\"" : entry;
   bool first = false;
   if (after) {
     std::string indent = line_indent(text, after->begin, &first);
-    if (!first) return Insertion{after->end, " " + entry};
     size_t nl = text.find('\n', after->end);
     if (nl == std::string::npos) nl = text.size();
-    if (nl > list.close_paren) nl = after->end;  // "a.cpp)" on one line: stay inside the command
-    return Insertion{nl, "\n" + indent + entry};
+    bool shares_line = std::any_of(list.entries.begin(), list.entries.end(),
+                                   [&](const auto& e) { return e.begin > after->end && e.begin < nl; });
+    if (!first || shares_line || nl > list.close_paren) return Insertion{after->end, " " + written};  // "a.cc b.cc)"
+    return Insertion{nl, "\n" + indent + written};
   }
-  const build::ListEntry* next = before ? before : best;
-  std::string indent = line_indent(text, next->begin, &first);
-  if (!first) return Insertion{next->begin, entry + " "};
-  size_t ls = text.rfind('\n', next->begin);
+  std::string indent = line_indent(text, before->begin, &first);
+  if (!first) return Insertion{before->begin, written + " "};
+  size_t ls = text.rfind('\n', before->begin);
   ls = ls == std::string::npos ? 0 : ls + 1;
-  return Insertion{ls, indent + entry + "\n"};
+  return Insertion{ls, indent + written + "\n"};
 }
 
 std::string apply_insertions(std::string text, std::vector<Insertion> ins) {
@@ -710,7 +722,8 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         continue;
       }
       std::string why = u.reason.empty() ? cls : cls + ": " + u.reason;
-      if (u.classification == Classification::MissingSource) why += " (no CMake source list for it was found)";
+      if (u.classification == Classification::MissingSource)
+        why += u.fix && !u.fix->detail.empty() ? "; " + u.fix->detail : " (no CMake source list for it was found)";
       else why += " - not something a stub or a CMake patch fixes" + std::string(o.classes.count(cls) ? "" : " (pass --stub " + cls + " to stub it anyway)");
       p.refused.push_back({u.demangled, why});
     }
@@ -791,27 +804,46 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     if (!added.insert(add.file + "\n" + add.list + "\n" + add.entry).second) continue;
     const Parsed* file = parsed_of(add.file);
     if (!file) continue;
+    // The lists as the build read them (its scopes' variables expanded); the file alone otherwise.
+    std::vector<build::SourceList> lists;
     auto local_vars = vars;
-    auto lists = build::find_source_lists(file->commands, add.file, local_vars);
-    const build::SourceList* list = nullptr;
+    if (ctx.build)
+      for (const auto& l : ctx.build->lists)
+        if (l.cmake_file == add.file) lists.push_back(l);
+    if (lists.empty()) lists = build::find_source_lists(file->commands, add.file, local_vars);
+    std::vector<const build::SourceList*> named;  // every command writing that list (set, list(APPEND), ...)
     for (const auto& l : lists)
-      if (l.variable == add.list && (l.command == "set" || l.command == "list" || l.command == "file")) list = &l;
-    if (!list) {
+      if (l.variable == add.list && !l.removal) named.push_back(&l);
+    if (named.empty()) {
       p.refused.push_back({add.entry, "the list " + add.list + " is not in " + add.file});
       continue;
     }
     // Present by spelling, or by the file the entry names once its variables are expanded.
+    const std::string& dir = named.front()->current_dir;
+    local_vars["CMAKE_CURRENT_SOURCE_DIR"] = dir;
+    local_vars["CMAKE_CURRENT_LIST_DIR"] = add.file.substr(0, add.file.rfind('/'));
     std::string expanded = build::expand_variables(add.entry, local_vars);
-    expanded = build::normalize_path(expanded[0] == '/' ? expanded : list->current_dir + "/" + expanded);
+    expanded = build::normalize_path(!expanded.empty() && expanded[0] == '/' ? expanded : dir + "/" + expanded);
     bool present = false;
-    for (const auto& e : list->entries) {
-      present |= e.raw == add.entry;
-      for (const auto& f : e.files) present |= f == expanded;
-    }
+    for (const auto* l : named)
+      for (const auto& e : l->entries) {
+        present |= e.raw == add.entry;
+        for (const auto& f : e.files) present |= f == expanded;
+      }
     if (present) {
       p.warnings.push_back(add.entry + " is already in " + add.list + " (" + add.file + "): not added again");
       continue;
     }
+    // Of several commands writing the list (if/else branches, list(APPEND)), the one holding the
+    // entry's nearest siblings.
+    const build::SourceList* list = named.back();
+    size_t best = 0;
+    for (const auto* l : named)
+      for (const auto& e : l->entries) {
+        if (build::is_indirect_entry(e.raw)) continue;
+        size_t len = common_prefix(e.raw, add.entry);
+        if (len > best) best = len, list = l;
+      }
     if (auto ins = insertion_for(file->text, *list, add.entry)) inserts[add.file].push_back(*ins);
   }
   for (const auto& add : link_adds) {
@@ -851,8 +883,17 @@ std::string diff_of(const Plan& plan, const StubOptions& o, bool include_stubs, 
     if (!o.relative_to.empty() && path.rfind(o.relative_to + "/", 0) == 0) return path.substr(o.relative_to.size() + 1);
     return fs::path(path).is_absolute() ? path.substr(1) : path;
   };
+  // A CMake patch is applied from the checkout: its paths are relative to the git work tree that
+  // holds the file (a .git directory or file above it), or else to the project's source dir.
+  auto repo_rel = [&](const std::string& path) {
+    for (fs::path dir = fs::path(path).parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+      std::error_code ec;
+      if (fs::exists(dir / ".git", ec)) return path.substr(dir.string().size() + 1);
+    }
+    return rel(path);
+  };
   if (include_cmake)
-    for (const auto& f : plan.cmake_files) out += unified_diff(rel(f.path), f.before, f.after, f.created);
+    for (const auto& f : plan.cmake_files) out += unified_diff(repo_rel(f.path), f.before, f.after, f.created);
   if (include_stubs)
     for (const auto& f : plan.stub_files) out += unified_diff(rel(f.path), f.before, f.after, f.created);
   return out;

@@ -356,11 +356,15 @@ class Tracer {
     u_.reason = "defined in " + where + about + ", which the build does not compile";
     Fix fix{"add-source", {}, {}, {}, {}, ""};
     if (ctx_.build) {
-      if (auto choice = choose_list(*ctx_.build, origin_file, ctx_.porting_dir)) {
-        fix.cmake_file = choice->cmake_file;
-        fix.list = choice->list;
-        fix.entry = choice->entry;
-        fix.detail = "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file;
+      if (auto choice = build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir); choice) {
+        if (!choice->note.empty()) {
+          fix.detail = choice->note;  // a glob already covers it: no entry is the fix
+        } else {
+          fix.cmake_file = choice->cmake_file;
+          fix.list = choice->list;
+          fix.entry = choice->entry;
+          fix.detail = "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file;
+        }
       }
     }
     if (fix.detail.empty()) fix.detail = "compile " + origin_file + " into the library";
@@ -446,66 +450,11 @@ class Tracer {
   std::optional<Origin> declared_only_;
 };
 
-std::string extension_of(const std::string& path) {
-  auto dot = path.rfind('.');
-  auto slash = path.rfind('/');
-  return dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot);
-}
-
-size_t common_prefix_dirs(const std::string& a, const std::string& b) {
-  size_t n = 0, i = 0;
-  while (i < a.size() && i < b.size() && a[i] == b[i]) {
-    if (a[i] == '/') n = i;
-    ++i;
-  }
-  return n;
-}
-
 }  // namespace
 
 std::optional<ListChoice> choose_list(const build::BuildInfo& build, const std::string& file,
-                                      const std::string& porting_dir) {
-  const build::SourceList* best = nullptr;
-  long best_score = -1;
-  std::string ext = extension_of(file);
-  for (const auto& l : build.lists) {
-    if (l.entries.empty()) continue;
-    bool variable_list = l.command == "set" || l.command == "list" || l.command == "file";
-    long same_ext = 0;
-    size_t prefix = 0;
-    for (const auto& e : l.entries) {
-      if (extension_of(e.raw) == ext || (e.is_glob && e.raw.size() >= ext.size() &&
-                                         e.raw.compare(e.raw.size() - ext.size(), ext.size(), ext) == 0)) {
-        ++same_ext;
-      }
-      for (const auto& f : e.files) prefix = std::max(prefix, common_prefix_dirs(f, file));
-      if (e.files.empty()) {
-        // An entry naming nothing on disk still tells where its kind of file goes.
-        prefix = std::max(prefix, common_prefix_dirs(e.raw, file));
-      }
-    }
-    if (same_ext == 0) continue;
-    long score = (variable_list ? 1000000 : 0) + same_ext * 1000 + static_cast<long>(prefix);
-    if (score > best_score) {
-      best_score = score;
-      best = &l;
-    }
-  }
-  if (!best) return std::nullopt;
-  ListChoice c;
-  c.cmake_file = best->cmake_file;
-  c.list = best->variable;
-  c.line = best->line;
-  bool uses_porting_var = false;
-  for (const auto& e : best->entries) uses_porting_var |= e.raw.find("${GENERATED_PORTING_DIR}") != std::string::npos;
-  if (uses_porting_var && under(file, porting_dir)) {
-    c.entry = "${GENERATED_PORTING_DIR}/" + relative_to(file, porting_dir);
-  } else if (under(file, best->current_dir)) {
-    c.entry = relative_to(file, best->current_dir);
-  } else {
-    c.entry = file;
-  }
-  return c;
+                                      const std::string& porting_dir, const std::string& target) {
+  return build::choose_list(build, file, target, porting_dir);
 }
 
 void trace_symbol(const loader::Process* process, int referencing, const TraceContext& ctx, UnresolvedSymbol& u) {

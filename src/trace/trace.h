@@ -50,14 +50,10 @@ struct TraceContext {
 // without a library); `referencing` is the index of the object that references the symbol.
 void trace_symbol(const loader::Process* process, int referencing, const TraceContext& ctx, UnresolvedSymbol& u);
 
-// Which CMake list should hold `file`, and how to write its entry there.
-struct ListChoice {
-  std::string cmake_file;
-  std::string list;
-  std::string entry;
-  uint32_t line = 0;
-};
+// Which CMake list should hold `file`, and how to write its entry there (build::choose_list; kept here
+// for callers of the trace pass). `target` is the CMake target of the library that references it.
+using ListChoice = build::ListChoice;
 std::optional<ListChoice> choose_list(const build::BuildInfo& build, const std::string& file,
-                                      const std::string& porting_dir);
+                                      const std::string& porting_dir, const std::string& target = "");
 
 }  // namespace mlc::trace
