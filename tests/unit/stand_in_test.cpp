@@ -326,6 +326,20 @@ TEST(StandIn, torch_musas_real_unimplemented_functions_are_rebuilt_from_the_real
   auto decls = stand_ins_of(*header);
   ASSERT_GE(decls.size(), 5u) << "the header declares torch_musa's stand-ins in c10::musa";
   rebuild(w, decls, "/usr/local/cuda/");
+  // Beyond the types: each parameter spelled and named as torch_musa's hand-written declaration has
+  // it (__host__ musaError_t; musaStream_t hStream, enum musaMemPoolAttr attr), taken from CUDA's declaration through the map.
+  std::string hdr = test::read_file(w.out + "/unimplemented_functions.h");
+  std::map<std::string, std::vector<std::string>> written_theirs, written_ours;
+  for (const auto& [text, out] : {std::pair{*header, &written_theirs}, std::pair{hdr, &written_ours}}) {
+    for (const auto& e : source::scan_source(text)) {
+      if (e.kind != source::EntityKind::FunctionDeclaration || e.qualified.rfind("c10::musa::", 0) != 0) continue;
+      if (auto raw = source::raw_declaration(text, e.line, e.name())) {
+        (*out)[raw->name] = raw->params;
+        (*out)[raw->name].insert((*out)[raw->name].begin(), raw->return_type);
+      }
+    }
+  }
+  EXPECT_EQ(written_ours, written_theirs);
 }
 
 }  // namespace
