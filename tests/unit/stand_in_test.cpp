@@ -63,11 +63,12 @@ musaError_t musaGetLastError(void);
 )";
 
 // A fake SDK: that header, and a libmusart.so.4 that defines only musaGetLastError.
-void make_sdk(const std::string& sdk) {
+void make_sdk(const std::string& sdk, const std::string& more_definitions = "") {
   fs::create_directories(sdk + "/include");
   fs::create_directories(sdk + "/lib");
   test::write_file(sdk + "/include/musa_runtime_api.h", kSdkHeader);
-  test::write_file(sdk + "/musart.cpp", "#include <musa_runtime_api.h>\nextern \"C\" musaError_t musaGetLastError(void) { return musaSuccess; }\n");
+  test::write_file(sdk + "/musart.cpp", "#include <musa_runtime_api.h>\nextern \"C\" musaError_t musaGetLastError(void) { return musaSuccess; }\n" +
+                                        more_definitions);
   auto cc = run("c++ -shared -fPIC -I" + quote(sdk + "/include") + " -Wl,-soname,libmusart.so.4 -o " +
                 quote(sdk + "/lib/libmusart.so.4") + " " + quote(sdk + "/musart.cpp") + " && ln -sf libmusart.so.4 " +
                 quote(sdk + "/lib/libmusart.so"));
@@ -237,14 +238,15 @@ void rebuild(const World& w, const std::vector<Declared>& decls, const std::stri
   EXPECT_EQ(again.status, 0) << again.out << again.err;
 }
 
-TEST(StandIn, namespaced_stand_in_for_a_missing_c_api_is_cuda_only_and_stubbed_in_its_namespace) {
-  Scratch s("fixture");
-  World w{.dir = s.dir, .sdk = s.dir + "/sdk", .cuda = s.dir + "/cuda", .maps = s.dir + "/maps",
-          .header_dir = s.dir + "/torch_musa", .header_file = "", .lib = s.dir + "/build/libmusa_kernels.so",
-          .out = s.dir + "/out", .c10 = s.dir + "/c10inc"};
+// The fixture: a fake SDK (with `sdk_definitions` added to its runtime library), a CUDA of our own,
+// a small map, and torch_musa's convention in a header of our own: stand-ins declared in c10::musa.
+World fixture_world(const std::string& dir, std::string& header, const std::string& sdk_definitions = "") {
+  World w{.dir = dir, .sdk = dir + "/sdk", .cuda = dir + "/cuda", .maps = dir + "/maps",
+          .header_dir = dir + "/torch_musa", .header_file = "", .lib = dir + "/build/libmusa_kernels.so",
+          .out = dir + "/out", .c10 = dir + "/c10inc"};
   w.header_file = w.header_dir + "/unimplemented_functions.h";
-  for (const auto& d : {w.maps, w.header_dir, w.out, s.dir + "/build", w.cuda + "/include", w.cuda + "/lib64"}) fs::create_directories(d);
-  make_sdk(w.sdk);
+  for (const auto& d : {w.maps, w.header_dir, w.out, dir + "/build", w.cuda + "/include", w.cuda + "/lib64"}) fs::create_directories(d);
+  make_sdk(w.sdk, sdk_definitions);
   make_c10(w.c10);
   // A CUDA of our own: the C API in its header and its runtime library.
   test::write_file(w.cuda + "/include/cuda_runtime_api.h",
@@ -256,17 +258,24 @@ TEST(StandIn, namespaced_stand_in_for_a_missing_c_api_is_cuda_only_and_stubbed_i
   test::write_file(w.cuda + "/cudart.c", "void* cudaMallocAsync(void) { return 0; }\nvoid* cudaFreeAsync(void) { return 0; }\n");
   auto cc = run("cc -shared -fPIC -Wl,-soname,libcudart.so.13 -o " + quote(w.cuda + "/lib64/libcudart.so.13") + " " +
                 quote(w.cuda + "/cudart.c"));
-  ASSERT_EQ(cc.status, 0) << cc.err;
+  EXPECT_EQ(cc.status, 0) << cc.err;
   test::write_file(w.maps + "/general.json",
                    "{\"cudaMallocAsync\": \"musaMallocAsync\", \"cudaFreeAsync\": \"musaFreeAsync\", \"cudaError_t\": "
                    "\"musaError_t\", \"cudaStream_t\": \"musaStream_t\", \"CUstream_st\": \"MUstream_st\"}\n");
   // torch_musa's convention, in a header of our own: stand-ins declared in c10::musa.
-  std::string header =
+  header =
       "#pragma once\n#include <musa_runtime_api.h>\nnamespace c10 {\nnamespace musa {\n"
       "__host__ musaError_t musaMallocAsync(void** devPtr, size_t size, musaStream_t hStream);\n"
       "__host__ musaError_t musaFreeAsync(void* devPtr, musaStream_t hStream);\n"
       "}  // namespace musa\n}  // namespace c10\n";
   test::write_file(w.header_file, header);
+  return w;
+}
+
+TEST(StandIn, namespaced_stand_in_for_a_missing_c_api_is_cuda_only_and_stubbed_in_its_namespace) {
+  Scratch s("fixture");
+  std::string header;
+  World w = fixture_world(s.dir, header);
   auto decls = stand_ins_of(header);
   ASSERT_EQ(decls.size(), 2u);
   rebuild(w, decls, w.cuda + "/lib64/");
@@ -293,6 +302,33 @@ TEST(StandIn, namespaced_stand_in_for_a_missing_c_api_is_cuda_only_and_stubbed_i
     ASSERT_TRUE(u.origin.has_value());
     EXPECT_EQ(u.origin->file, w.header_file);  // where the stand-in is declared
   }
+}
+
+TEST(StandIn, stand_in_that_hides_a_c_function_the_sdk_now_defines_is_not_stubbed) {
+  Scratch s("sdk-has-it");
+  std::string header;
+  World w = fixture_world(s.dir, header, "extern \"C\" musaError_t musaMallocAsync(void**, size_t, musaStream_t) { return musaSuccess; }\n");
+  test::write_file(w.dir + "/caller.cpp", calling_code(stand_ins_of(header)));
+  auto cc = run("c++ -shared -fPIC -I" + quote(w.sdk + "/include") + " -include " + quote(w.header_file) + " " +
+                quote(w.dir + "/caller.cpp") + " -o " + quote(w.lib) + " -L" + quote(w.sdk + "/lib") + " -lmusart");
+  ASSERT_EQ(cc.status, 0) << cc.err;
+  auto check = run(quote(kLinkcheck) + " " + quote(w.lib) + " --sdk-home " + quote(w.sdk) + " --cuda-home " + quote(w.cuda) +
+                   " --mapping " + quote(w.maps) + " --source-root " + quote(w.header_dir) + " --cache-dir " +
+                   quote(w.dir + "/cache") + " --library-path " + quote(w.sdk + "/lib") + " --format json -o " +
+                   quote(w.dir + "/report.json"));
+  ASSERT_EQ(check.status, 1) << check.err;
+  auto report = stubgen::read_json_report(w.dir + "/report.json");
+  ASSERT_TRUE(report.ok());
+  std::map<std::string, const UnresolvedSymbol*> by_name;
+  for (const auto& u : report->libraries[0].unresolved) by_name[u.demangled.substr(0, u.demangled.find('('))] = &u;
+  ASSERT_TRUE(by_name.count("c10::musa::musaMallocAsync"));
+  const UnresolvedSymbol& hidden = *by_name["c10::musa::musaMallocAsync"];
+  EXPECT_EQ(to_string(hidden.classification), std::string("unknown"));
+  ASSERT_TRUE(hidden.fix.has_value());
+  EXPECT_EQ(hidden.fix->kind, "none");
+  EXPECT_EQ(hidden.fix->detail, "remove the declaration of c10::musa::musaMallocAsync so the code calls libmusart.so.4's musaMallocAsync");
+  ASSERT_TRUE(by_name.count("c10::musa::musaFreeAsync"));  // the other is still missing from the SDK
+  EXPECT_EQ(to_string(by_name["c10::musa::musaFreeAsync"]->classification), std::string("cuda-only"));
 }
 
 // torch_musa's real unimplemented_functions.h, read from a checkout with `git show`.
