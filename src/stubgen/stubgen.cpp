@@ -22,6 +22,7 @@
 #include "porting/porting_map.h"
 #include "source/scanner.h"
 #include "stubgen/diff.h"
+#include "trace/stand_in.h"
 
 namespace mlc::stubgen {
 namespace {
@@ -93,6 +94,7 @@ struct Signature {
   std::string asm_label;                 // set for asm-label stubs
   std::string origin;                    // "declared in musa_runtime_api.h:15"
   bool declare_in_header = false;
+  std::string display;                   // the name the stub's message gives, when not the default
 };
 
 std::string relative_include(const std::string& header, const std::string& home) {
@@ -187,6 +189,111 @@ class Planner {
       }
     }
     return std::nullopt;
+  }
+
+  // A namespaced stand-in for a C API the SDK lacks (torch_musa's c10::musa::musaMallocAsync): the
+  // parameter types are the mangled name's, which the caller's reference fixes; the spelling of
+  // each (typedefs such as musaStream_t) and its name come from the SDK's or CUDA's declaration of
+  // the C function, where that parameter resolves to the same type through the SDK's typedefs.
+  std::optional<Signature> from_stand_in(const demangle::SymbolName& sym) {
+    if (!ctx_.mapping) return std::nullopt;
+    std::string cuda_name = trace::stand_in_cuda_name(sym, *ctx_.mapping);
+    if (cuda_name.empty()) return std::nullopt;
+    std::vector<std::string> want;
+    for (const auto& p : sym.params) want.push_back(source::normalize_type(p, true));
+    if (want.size() == 1 && want[0] == "void") want.clear();
+    struct Model {
+      FoundDeclaration d;
+      std::string from;
+    };
+    std::vector<Model> models;
+    if (ctx_.sdk())
+      for (auto& d : declarations_in(ctx_.sdk()->headers, sym.name)) models.push_back({std::move(d), "the SDK's"});
+    if (ctx_.cuda()) {
+      for (auto d : declarations_in(ctx_.cuda()->headers, cuda_name)) {
+        d.raw.return_type = porting::map_identifiers(d.raw.return_type, ctx_.mapping->to_musa);
+        for (auto& p : d.raw.params) p = porting::map_identifiers(p, ctx_.mapping->to_musa);
+        models.push_back({std::move(d), "CUDA's " + cuda_name + ","});
+      }
+    }
+    // The model whose parameters agree with the most of the mangled ones (the SDK's first on ties).
+    const Model* best = nullptr;
+    size_t best_agree = 0;
+    for (const auto& m : models) {
+      size_t agree = 0;
+      for (size_t k = 0; k < want.size() && k < m.d.raw.params.size(); ++k) agree += resolved_type(m.d.raw.params[k]) == want[k];
+      if (m.d.raw.params.size() == want.size()) agree += want.size() + 1;  // the same arity first
+      if (!best || agree > best_agree) {
+        best = &m;
+        best_agree = agree;
+      }
+    }
+    if (!best) return std::nullopt;
+    Signature s;
+    s.source = best->from == "the SDK's" ? "sdk-header" : "cuda-header";
+    s.name = sym.name;
+    s.scopes = sym.scopes;
+    s.display = sym.name;  // torch_musa's message: "musaMallocAsync is not supported now!"
+    s.declare_in_header = true;
+    s.return_type = best->d.raw.return_type.empty() ? "void" : best->d.raw.return_type;
+    std::set<std::string> names;
+    for (size_t k = 0; k < want.size(); ++k) {
+      const auto& raw = best->d.raw;
+      if (k < raw.params.size() && resolved_type(raw.params[k]) == want[k]) {
+        s.params.push_back(raw.params[k]);
+        s.param_names.push_back(k < raw.param_names.size() ? raw.param_names[k] : "");
+        names.insert(s.param_names.back());
+      } else {
+        s.params.push_back(sym.params[k]);  // the caller's exact type, spelled as c++filt does
+        s.param_names.push_back("");
+      }
+    }
+    std::set<std::string> forward;
+    auto needs = [&](const std::string& text, bool is_return) {
+      for (const auto& id : identifiers(text)) {
+        if (is_builtin_word(id) || names.count(id)) continue;
+        if (auto header = header_declaring_type(id)) {
+          s.includes.insert(*header);
+        } else if (is_return) {
+          return false;
+        } else {
+          forward.insert("struct " + id + ";");  // a class the SDK's headers only name in a typedef
+        }
+      }
+      return true;
+    };
+    if (!needs(s.return_type, true)) s.return_type = "void";  // not in the mangled name; a stub never returns
+    for (const auto& p : s.params) needs(p, false);
+    s.forward.assign(forward.begin(), forward.end());
+    s.origin = "stand-in for " + sym.name + ", which the SDK lacks: parameter types from the mangled name, spellings from " +
+               best->from + " " + best->d.file.substr(best->d.file.rfind('/') + 1) + ":" + std::to_string(best->d.line);
+    return s;
+  }
+
+  // A parameter as written, typedefs resolved through the SDK's headers, normalized as a mangled
+  // parameter type is: "musaStream_t hStream" -> "MUstream_st*".
+  std::string resolved_type(const std::string& written) const {
+    std::string t = source::normalize_type(written, true);
+    if (!ctx_.sdk()) return t;
+    for (int round = 0; round < 4; ++round) {  // typedefs of typedefs, a few levels deep
+      std::string out;
+      bool changed = false;
+      for (size_t i = 0; i < t.size();) {
+        if (ident_char(t[i]) && !std::isdigit(static_cast<unsigned char>(t[i]))) {
+          size_t b = i;
+          while (i < t.size() && ident_char(t[i])) ++i;
+          std::string id = t.substr(b, i - b);
+          std::string target = is_builtin_word(id) ? "" : ctx_.sdk()->headers.alias(id);
+          changed |= !target.empty() && target != id;
+          out += target.empty() ? id : target;
+        } else {
+          out += t[i++];
+        }
+      }
+      if (!changed) break;
+      t = source::normalize_type(out, false);
+    }
+    return t;
   }
 
   // The demangled name: a free function in namespaces whose parameter types are builtins or
@@ -340,6 +447,16 @@ std::string signature_text(const Signature& s) {
   return out;
 }
 
+// A C++ stub's declaration in its own namespaces, as torch_musa's unimplemented_functions.h has it.
+std::string namespaced_declaration(const Signature& s) {
+  std::string out;
+  for (const auto& f : s.forward) out += f + "\n";
+  for (const auto& ns : s.scopes) out += "namespace " + ns + " {\n";
+  out += signature_text(s) + ";\n";
+  for (auto it = s.scopes.rbegin(); it != s.scopes.rend(); ++it) out += "}  // namespace " + *it + "\n";
+  return out;
+}
+
 std::string cpp_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -354,6 +471,7 @@ std::string stub_block(const UnresolvedSymbol& u, const Signature& s, const Stub
   std::string display = s.asm_label.empty() ? (s.c_linkage ? s.name : demangle::parse_symbol(u.symbol).qualified())
                                             : demangle::parse_symbol(u.symbol).qualified();
   if (display.empty()) display = u.demangled;
+  if (!s.display.empty()) display = s.display;
   std::string out = "// " + std::string(to_string(u.classification)) + ": " + s.origin + "\n";
   std::string open_ns, close_ns;
   for (const auto& f : s.forward) out += f + "\n";
@@ -684,6 +802,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         demangle::SymbolName sym = demangle::parse_symbol(u.symbol);
         std::optional<Signature> sig = planner.from_sdk_header(sym);
         if (!sig) sig = planner.from_cuda_header(sym);
+        if (!sig) sig = planner.from_stand_in(sym);
         if (!sig) sig = planner.from_demangled(sym);
         if (!sig) sig = planner.asm_label(u);
         std::string uses;
@@ -691,6 +810,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         cpp_blocks[u.symbol] = {stub_block(u, *sig, o, planner, c10), uses};
         if (sig->declare_in_header) {
           std::string decl = "// " + sig->origin + "\nextern \"C\" " + signature_text(*sig) + ";\n";
+          if (!sig->c_linkage) decl = "// " + sig->origin + "\n" + namespaced_declaration(*sig);
           if (o.version_guard) {
             decl = "#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < " + std::to_string(*o.version_guard) + ")\n" +
                    decl + "#endif\n";

@@ -10,6 +10,7 @@
 
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
+#include "trace/stand_in.h"
 
 namespace mlc::trace {
 namespace {
@@ -83,6 +84,7 @@ class Tracer {
     if (check_archives()) return;
     if (check_sources()) return;
     if (check_sdk_headers()) return;
+    if (check_stand_in(sym_, ctx_, declared_only_, u_)) return;  // c10::musa::musaX, torch_musa's stand-ins
     if (check_cuda()) return;
     if (declared_only_) {
       u_.reason = "declared in " + declared_only_->file + (declared_only_->line ? ":" + std::to_string(*declared_only_->line) : "") +
