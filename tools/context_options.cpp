@@ -25,6 +25,28 @@ std::string default_cache_dir(const std::string& build_dir) {
   return "";
 }
 
+bool is_elf(const std::string& p) {
+  char magic[4] = {};
+  FILE* f = std::fopen(p.c_str(), "rb");
+  if (!f) return false;
+  size_t n = std::fread(magic, 1, 4, f);
+  std::fclose(f);
+  return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+// `command -v NAME`, skipping wrappers that are not ELF files (pyenv's and conda's shims are shell
+// scripts): the first ELF executable NAME in $PATH ("NAME" itself when there is none, so the
+// loader's one-line error names what was looked for).
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (!path) return name;
+  for (const auto& dir : loader::split_search_path(path)) {
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0 && !is_dir(candidate) && is_elf(candidate)) return absolute(candidate);
+  }
+  return name;
+}
+
 }  // namespace
 
 std::string absolute(const std::string& path) {
@@ -53,6 +75,10 @@ bool write_output(const std::string& path, const std::string& text) {
 void ContextOptions::add_to(CLI::App& app) {
   app.add_option("--with", with, "a library already loaded before FILE (repeatable, in load order)")
       ->allow_extra_args(false);
+  // A flag that takes its value only as --python=EXE, so that "--python lib.so" keeps lib.so an input.
+  python_option = app.add_flag("--python{python3}", python,
+                               "check as the Python interpreter loads it: --python=EXE, default python3 on PATH "
+                               "(loaded first, with its libpython if it links one, as by --with)");
   app.add_option("--library-path", library_path, "extra directory searched like LD_LIBRARY_PATH (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--sysroot", sysroot, "resolve absolute search paths and ld.so.cache inside DIR");
@@ -77,6 +103,10 @@ LinkcheckOptions ContextOptions::resolve() const {
   for (const auto& d : library_path) options.env.library_path.push_back(absolute(d));
   if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && *llp) {
     for (const auto& d : loader::split_search_path(llp)) options.env.library_path.push_back(d);
+  }
+  if (python_option && python_option->count() > 0) {
+    // The interpreter is the main program of an extension's process: loaded before everything else.
+    options.env.with.push_back(python.find('/') == std::string::npos ? find_on_path(python) : absolute(python));
   }
   for (const auto& w : with) options.env.with.push_back(absolute(w));
   auto& t = options.trace;

@@ -16,6 +16,9 @@ struct ContextOptions {
   std::string sysroot, build_dir, porting_dir, mapping, cache_dir;
   std::optional<std::string> sdk_home, cuda_home;
   bool closure = false, no_cache = false;
+  // --python [EXE]: the interpreter (and its libpython, a dependency) first in --with's load order.
+  std::string python;
+  CLI::Option* python_option = nullptr;
 
   void add_to(CLI::App& app);
   // Paths made absolute, defaults filled from the environment ($MUSA_HOME, LD_LIBRARY_PATH...).

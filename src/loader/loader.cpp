@@ -28,6 +28,7 @@ const char* to_string(FoundHow how) {
     case FoundHow::Default: return "default";
     case FoundHow::With: return "with";
     case FoundHow::AlreadyLoaded: return "loaded";
+    case FoundHow::Sdk: return "sdk";
   }
   return "direct";
 }
@@ -350,9 +351,63 @@ class Emulator {
       if (expanded) try_path(*expanded, name, FoundHow::Direct, requester, entry, stop);
     } else {
       search(name, requester, entry, stop);
+      if (entry.object >= 0) entry.candidates = other_candidates(name, requester, process_.objects[entry.object]);
     }
     if (entry.object < 0) missing_[name] = entry.searched;
     return entry;
+  }
+
+  // Every path the search for `name` would consider, in the loader's order (the same steps as
+  // search(), listed rather than tried), then the candidate directories.
+  std::vector<std::pair<std::string, FoundHow>> search_order(const std::string& name, int requester) {
+    std::vector<std::pair<std::string, FoundHow>> out;
+    const std::optional<std::string> runpath = process_.objects[requester].elf.runpath;
+    const bool nodeflib = process_.objects[requester].elf.nodeflib();
+    auto add = [&](const std::vector<std::string>& dirs, FoundHow how) {
+      for (const auto& d : dirs) out.push_back({join(d, name), how});
+    };
+    if (!runpath) {
+      for (int l = requester; l >= 0; l = process_.objects[l].loader) {
+        if (const auto& rpath = process_.objects[l].elf.rpath) add(search_dirs(*rpath, origin_of(l)), FoundHow::Rpath);
+      }
+      int main = process_.target;
+      if (main >= 0 && main != requester && process_.objects[main].elf.rpath)
+        add(search_dirs(*process_.objects[main].elf.rpath, origin_of(main)), FoundHow::Rpath);
+    }
+    if (!env_.library_path.empty()) {
+      std::string joined;
+      for (const auto& p : env_.library_path) joined += (joined.empty() ? "" : ":") + p;
+      add(search_dirs(joined, process_.target >= 0 ? origin_of(process_.target) : origin_of(requester)),
+          FoundHow::LdLibraryPath);
+    }
+    if (runpath) add(search_dirs(*runpath, origin_of(requester)), FoundHow::Runpath);
+    for (const auto& e : system_cache()) {
+      if (e.soname != name || e.hwcap != 0 || !cache_flags_match(e.flags, machine_, is_64_)) continue;
+      if (!(nodeflib && in_system_dir(e.path)))
+        out.push_back({env_.sysroot + e.path, cache_from_conf_ ? FoundHow::LdSoConf : FoundHow::LdSoCache});
+      break;
+    }
+    if (!nodeflib)
+      for (const auto& d : default_dirs_) out.push_back({join(env_.sysroot + d, name), FoundHow::Default});
+    add(env_.candidate_dirs, FoundHow::Sdk);
+    return out;
+  }
+
+  // The files other than `picked` that the search would accept: what the loader would have taken
+  // had the picked copy been absent. Side-effect free: nothing is loaded or reported.
+  std::vector<SearchAttempt> other_candidates(const std::string& name, int requester, const LoadedObject& picked) {
+    std::vector<SearchAttempt> out;
+    std::vector<std::pair<dev_t, ino_t>> seen{{picked.dev, picked.ino}};
+    for (const auto& [path, how] : search_order(name, requester)) {
+      struct stat st;
+      if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (std::find(seen.begin(), seen.end(), std::make_pair(st.st_dev, st.st_ino)) != seen.end()) continue;
+      seen.push_back({st.st_dev, st.st_ino});
+      auto ident = elf::read_ident(path);
+      if (!ident || ident->is_64 != is_64_ || ident->machine != machine_) continue;
+      out.push_back({path, how, "candidate"});
+    }
+    return out;
   }
 
   // Copies what it needs of the requester first: loading a library grows process_.objects.

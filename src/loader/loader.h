@@ -27,9 +27,12 @@ struct LoaderEnv {
   std::vector<std::string> default_dirs;
   std::string lib_token;       // what $LIB expands to
   std::string platform_token;  // what $PLATFORM expands to
+  // Directories off the search path whose copies of a needed library still count as candidates
+  // (the vendor SDK's lib/): where the right copy may sit when a stale one is picked.
+  std::vector<std::string> candidate_dirs;
 };
 
-enum class FoundHow { Direct, Rpath, LdLibraryPath, Runpath, LdSoCache, LdSoConf, Default, With, AlreadyLoaded };
+enum class FoundHow { Direct, Rpath, LdLibraryPath, Runpath, LdSoCache, LdSoConf, Default, With, AlreadyLoaded, Sdk };
 const char* to_string(FoundHow how);
 
 struct SearchAttempt {
@@ -43,6 +46,11 @@ struct NeededEntry {
   int object = -1;  // index into Process::objects, -1 when not found
   FoundHow how = FoundHow::Direct;
   std::vector<SearchAttempt> searched;  // every path considered, in order (filled when not found)
+  // The other files the search would have accepted, in search order, after (or instead of) the one
+  // picked: later LD_LIBRARY_PATH, RUNPATH or RPATH entries, the ld.so.cache entry, the system
+  // directories, LoaderEnv::candidate_dirs. Probed (class and machine), never loaded; other files
+  // than the picked one only (device and inode). Filled when a search picked a file.
+  std::vector<SearchAttempt> candidates;
 };
 
 struct LoadedObject {

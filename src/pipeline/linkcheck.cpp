@@ -15,6 +15,7 @@
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
 #include "loader/binding.h"
+#include "trace/causes.h"
 #include "trace/suggest.h"
 #include "trace/trace.h"
 
@@ -154,6 +155,7 @@ std::string nowhere_reason(const trace::TraceContext& ctx) {
 }
 
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {
+  if (u.cause) return false;  // a shared cause (a stale copy picked first) already explains it
   return u.classification == Classification::Unknown ||
          (u.classification == Classification::MissingLibrary && ref.miss == loader::Miss::NoDefinition);
 }
@@ -267,10 +269,14 @@ Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOpti
 void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options, TraceResources& resources,
                    Report& report) {
   std::set<std::string> reported;
+  // The SDK's copies of a library count as candidates when a stale copy is picked instead.
+  loader::LoaderEnv env = options.env;
+  if (!options.trace.sdk_home.empty())
+    for (const char* sub : {"/lib", "/lib64"}) env.candidate_dirs.push_back(options.trace.sdk_home + sub);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   for (const auto& file : expand_inputs(inputs, report.errors)) {
     // Pass 1+2: read the ELF file and emulate the loader's mapping phase.
-    auto process = loader::load_process(file, options.env, &objects);
+    auto process = loader::load_process(file, env, &objects);
     if (!process) {
       report.errors.push_back(process.error());
       continue;
@@ -315,6 +321,17 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     for (const auto& ref : binding.unresolved) open.push_back({&ref, &libs[ref.object].unresolved[next[ref.object]++]});
     find_unexported(p, open);
 
+    // Pass: stale copies - another candidate for a loaded soname has what the picked copy lacks.
+    std::vector<trace::OpenVersion> open_versions;
+    {
+      std::map<int, size_t> next_version;
+      for (const auto& mv : binding.missing_versions) {
+        if (mv.weak) continue;
+        open_versions.push_back({&mv, &libs[mv.object].missing_versions[next_version[mv.object]++]});
+      }
+    }
+    trace::find_shadowing(p, open, open_versions, report.causes);
+
     // Pass: where each symbol is referenced in the library's source (DWARF call sites), and which
     // ones are variables.
     for (auto& [index, lib] : libs) {
@@ -350,8 +367,11 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
           unknown.push_back(u);
         }
       }
+      // Pass: symbols the host program provides (the Python C API from the interpreter).
+      unknown = trace::find_host_symbols(unknown, report.causes);
       // Pass: near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
       trace::suggest(p, unknown);
+      trace::filter_suggestions(unknown);
     }
 
     // Pass 7: report, in load order, symbols sorted by mangled name.

@@ -46,7 +46,8 @@ json to_json(const UnresolvedSymbol& u) {
           {"counterpart", counterpart},
           {"suggestions", sugg},
           {"fix", fix},
-          {"baselined", u.baselined}};
+          {"baselined", u.baselined},
+          {"cause", opt(u.cause)}};
 }
 
 }  // namespace
@@ -67,7 +68,8 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     }
     json versions = json::array();
     for (const auto& v : lib.missing_versions) {
-      versions.push_back({{"version", v.version}, {"file", v.file}, {"provider", opt(v.provider)}, {"baselined", v.baselined}});
+      versions.push_back({{"version", v.version}, {"file", v.file}, {"provider", opt(v.provider)}, {"baselined", v.baselined},
+                          {"cause", opt(v.cause)}});
     }
     json unresolved = json::array();
     for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));
@@ -79,11 +81,19 @@ std::string render_json(const Report& report, const std::string& tool_version) {
   }
   json errors = json::array();
   for (const auto& e : report.errors) errors.push_back({{"file", e.path}, {"message", e.message}});
+  json causes = json::array();
+  for (const auto& c : report.causes) {
+    auto copy = [](const std::optional<LibraryCopy>& l) { return l ? json{{"path", l->path}, {"how", l->how}} : json(nullptr); };
+    causes.push_back({{"id", c.id}, {"kind", c.kind}, {"headline", c.headline}, {"library", c.library},
+                      {"picked", copy(c.picked)}, {"other", copy(c.other)}, {"missing_versions", c.missing_versions},
+                      {"symbols", c.symbols}, {"fix", c.fix}});
+  }
   json doc = {{"schema", "musa-linkcheck/1"},
               {"tool_version", tool_version},
               {"libraries", libs},
               {"errors", errors},
               {"warnings", report.warnings},
+              {"causes", causes},
               {"summary",
                {{"libraries", report.libraries.size()},
                 {"unresolved", report.unresolved_count()},

@@ -15,11 +15,42 @@ std::string error_prefix(const TextStyle& style, bool baselined) {
   return style.color ? "\x1b[1;31merror:\x1b[0m " : "error: ";
 }
 
+constexpr size_t kCauseSymbols = 5;
+
+// One headline per shared cause, then the first few symbols it explains (JSON lists them all).
+std::string render_causes(const Report& report, const TextStyle& style) {
+  std::string out;
+  for (const auto& c : report.causes) {
+    std::vector<const UnresolvedSymbol*> symbols;
+    bool all_baselined = true;
+    for (const auto& lib : report.libraries) {
+      for (const auto& u : lib.unresolved) {
+        if (u.cause != c.id) continue;
+        symbols.push_back(&u);
+        all_baselined &= u.baselined;
+      }
+      for (const auto& mv : lib.missing_versions)
+        if (mv.cause == c.id) all_baselined &= mv.baselined;
+    }
+    out += fmt::format("{}{}\n", error_prefix(style, all_baselined), c.headline);
+    if (style.quiet) continue;
+    for (size_t i = 0; i < symbols.size() && i < kCauseSymbols; ++i) {
+      const auto* u = symbols[i];
+      out += fmt::format(">>> {}: {}{}\n", to_string(u->classification), u->demangled, u->version ? "@" + *u->version : "");
+    }
+    if (symbols.size() > kCauseSymbols)
+      out += fmt::format(">>> and {} more (--format json lists them all)\n", symbols.size() - kCauseSymbols);
+    if (!c.fix.empty()) out += fmt::format(">>> fix: {}\n", c.fix);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_text(const Report& report, const TextStyle& style) {
   std::string out;
   auto err_for = [&](bool baselined) { return error_prefix(style, baselined); };
+  out += render_causes(report, style);
   for (const auto& lib : report.libraries) {
     for (const auto& need : lib.needed) {
       if (need.path) continue;
@@ -29,11 +60,13 @@ std::string render_text(const Report& report, const TextStyle& style) {
       for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, step.how, step.outcome);
     }
     for (const auto& mv : lib.missing_versions) {
+      if (mv.cause) continue;  // told once, under its cause's headline
       out += fmt::format("{}version `{}' not found in {} (required by {})\n", err_for(mv.baselined), mv.version, mv.file,
                          lib.path);
       if (!style.quiet && mv.provider) out += fmt::format(">>> {} was loaded from {}\n", mv.file, *mv.provider);
     }
     for (const auto& u : lib.unresolved) {
+      if (u.cause) continue;  // told once, under its cause's headline
       std::string name = u.demangled + (u.version ? "@" + *u.version : "");
       out += fmt::format("{}undefined symbol: {}\n", err_for(u.baselined), name);
       if (style.quiet) continue;

@@ -76,6 +76,7 @@ struct UnresolvedSymbol {
   std::vector<Suggestion> suggestions;
   std::optional<Fix> fix;
   bool baselined = false;  // listed in the --baseline file: reported, not failing
+  std::optional<std::string> cause = std::nullopt;  // id of the Report::causes entry that explains it
 };
 
 struct SearchStep {
@@ -98,6 +99,26 @@ struct MissingVersionFinding {
   std::string file;
   std::optional<std::string> provider;
   bool baselined = false;
+  std::optional<std::string> cause = std::nullopt;  // id of the Report::causes entry that explains it
+};
+
+// A copy of a library and how the loader (or the tool) found it.
+struct LibraryCopy {
+  std::string path;
+  std::string how;  // ld_library_path | runpath | ld.so.cache | default | sdk ...
+};
+
+// One cause shared by many findings, told once: a stale copy picked before the right one
+// (shadowed, version-mismatch), or symbols the host process provides (host).
+struct Cause {
+  std::string id;
+  std::string kind;      // shadowed | version-mismatch | host
+  std::string headline;  // one sentence naming the cause
+  std::string library;   // the soname concerned, or the host ("python3", "perl")
+  std::optional<LibraryCopy> picked, other;
+  std::vector<std::string> missing_versions;
+  size_t symbols = 0;  // unresolved symbols it explains
+  std::string fix;
 };
 
 struct LibraryReport {
@@ -113,6 +134,7 @@ struct Report {
   std::vector<LibraryReport> libraries;
   std::vector<InputError> errors;  // unusable inputs; the other inputs are still reported
   std::vector<std::string> warnings;  // worth knowing, not failing (e.g. a source listed twice)
+  std::vector<Cause> causes;          // shared causes, linked from findings by id
   size_t unresolved_count() const;
   size_t missing_library_count() const;
   size_t missing_version_count() const;

@@ -4,6 +4,8 @@
 //   linkcheck_bench LINKCHECK LIBRARY [RUNS] [LD_LIBRARY_PATH]   --closure on one library vs ldd -r
 //   linkcheck_bench --tree LINKCHECK DIR [RUNS]                  a whole-directory scan vs an ldd -r loop
 //                                                                over the same ELF files
+// The search path reaches ldd as LD_LIBRARY_PATH and musa-linkcheck as --library-path (the same
+// search path): a stale libstdc++.so.6 there must not be loaded into the C++ tool itself.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -26,7 +28,7 @@ struct Sample {
   int status;
 };
 
-Sample run_once(const std::vector<std::string>& argv) {
+Sample run_once(const std::vector<std::string>& argv, const std::string& ld_library_path = "") {
   std::fflush(stdout);
   auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
@@ -34,6 +36,7 @@ Sample run_once(const std::vector<std::string>& argv) {
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, STDOUT_FILENO);
     dup2(devnull, STDERR_FILENO);
+    if (!ld_library_path.empty()) setenv("LD_LIBRARY_PATH", ld_library_path.c_str(), 1);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -129,20 +132,21 @@ int main(int argc, char** argv) {
   }
   std::string tool = argv[1], lib = argv[2];
   int runs = argc > 3 ? std::atoi(argv[3]) : 7;
-  if (argc > 4) setenv("LD_LIBRARY_PATH", argv[4], 1);
+  std::string search_path = argc > 4 ? argv[4] : "";
   if (access(lib.c_str(), R_OK) != 0) {
     std::printf("benchmark skipped: %s is absent (apt-get install libtorch1.13)\n", lib.c_str());
     return 0;
   }
   std::vector<std::string> ours = {tool, "--closure", "-q", lib};
+  if (!search_path.empty()) ours.insert(ours.begin() + 1, {"--library-path", search_path});
   std::vector<std::string> peer = {"ldd", "-r", lib};
   run_once(ours);  // warm the page cache for both, equally
-  run_once(peer);
+  run_once(peer, search_path);
   std::vector<double> t_ours, t_peer;
   long rss_ours = 0, rss_peer = 0;
   int status_ours = 0, status_peer = 0;
   for (int i = 0; i < runs; ++i) {
-    Sample a = run_once(ours), b = run_once(peer);
+    Sample a = run_once(ours), b = run_once(peer, search_path);
     t_ours.push_back(a.seconds);
     t_peer.push_back(b.seconds);
     rss_ours = std::max(rss_ours, a.max_rss_kb);
@@ -151,7 +155,8 @@ int main(int argc, char** argv) {
     status_peer = b.status;
   }
   double mo = median(t_ours), mp = median(t_peer);
-  std::printf("library: %s (%d runs each, alternating)\n", lib.c_str(), runs);
+  std::printf("library: %s (%d runs each, alternating)%s%s\n", lib.c_str(), runs,
+              search_path.empty() ? "" : ", search path first: ", search_path.c_str());
   std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB  exit %d\n", "musa-linkcheck --closure", mo * 1e3,
               rss_ours / 1024.0, status_ours);
   std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB  exit %d\n", "ldd -r", mp * 1e3, rss_peer / 1024.0, status_peer);

@@ -88,6 +88,72 @@ TEST(Oracle, libtorch_with_empty_sleef_matches_ldd_r_exactly) {
   EXPECT_TRUE(saw);
 }
 
+// Every finding of a run with a stale copy first on the search path: linked to one cause that names
+// the copy the loader would otherwise take.
+void expect_all_caused(const nlohmann::json& doc, const std::string& picked, const std::string& other_soname,
+                       const std::set<std::string>& classes) {
+  ASSERT_EQ(doc["causes"].size(), 1u) << doc["causes"].dump(2);
+  const auto& c = doc["causes"][0];
+  EXPECT_EQ(c["picked"]["path"], picked);
+  EXPECT_EQ(c["picked"]["how"], "ld_library_path");
+  // The system's copy: what ld.so.cache gives for that soname.
+  std::string system;
+  auto cache = loader::read_ld_cache("/etc/ld.so.cache");
+  ASSERT_TRUE(cache.ok()) << cache.error().to_line();
+  for (const auto& e : cache.value())
+    if (e.soname == other_soname && e.hwcap == 0 && system.empty()) system = e.path;
+  EXPECT_EQ(c["other"]["path"], system);
+  EXPECT_EQ(c["other"]["how"], "ld.so.cache");
+  size_t n = 0;
+  for (const auto& lib : doc["libraries"]) {
+    for (const auto& u : lib["unresolved"]) {
+      ++n;
+      EXPECT_TRUE(classes.count(u["classification"].get<std::string>())) << u["symbol"] << " " << u["classification"];
+      EXPECT_EQ(u["cause"], c["id"]) << u["symbol"];
+      EXPECT_EQ(u["fix"]["library"], system) << u["symbol"];
+    }
+    for (const auto& mv : lib["missing_versions"]) EXPECT_EQ(mv["cause"], c["id"]) << mv["version"];
+  }
+  EXPECT_EQ(c["symbols"], n);
+}
+
+TEST(Oracle, libtorch_with_empty_sleef_every_finding_is_shadowed) {
+  REQUIRE_LIBTORCH();
+  std::string dir = kFix + "/oracle/empty";
+  auto r = run(kBin + " --closure --format json --library-path " + quote(dir) + " " + kTorch);
+  EXPECT_EQ(r.status, 1) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_GT(doc["summary"]["unresolved"].get<size_t>(), 0u);
+  expect_all_caused(doc, dir + "/libsleef.so.3", "libsleef.so.3", {"shadowed"});
+  EXPECT_EQ(doc["causes"][0]["kind"], "shadowed");
+}
+
+TEST(Oracle, libtorch_with_old_libstdcxx_first_matches_ldd_r_and_names_the_system_copy) {
+  REQUIRE_LIBTORCH();
+  // Our tool links libstdc++ itself, so the stand-in reaches it as --library-path; ldd (a shell
+  // script and ld.so, no C++) takes it as LD_LIBRARY_PATH. Both mean the same search path.
+  std::string dir = kFix + "/stdcxx/old";
+  auto ldd = run("LD_LIBRARY_PATH=" + quote(dir) + " ldd -r " + kTorch);
+  Pairs want = ldd_pairs(ldd.out + ldd.err);
+  ASSERT_GT(want.size(), 1000u) << "ldd -r did not pick up the old libstdc++.so.6 stand-in";
+
+  auto r = run(kBin + " --closure --format json --library-path " + quote(dir) + " " + kTorch);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(linkcheck_pairs(r.out), want);
+  auto doc = nlohmann::json::parse(r.out);
+  expect_all_caused(doc, dir + "/libstdc++.so.6", "libstdc++.so.6", {"shadowed", "version-mismatch"});
+  EXPECT_EQ(doc["causes"][0]["kind"], "version-mismatch");
+  // ldd's "version `X' not found" lines are the cause's missing version nodes.
+  std::set<std::string> ldd_versions, ours;
+  std::istringstream in(ldd.out + ldd.err);
+  for (std::string line; std::getline(in, line);) {
+    auto at = line.find("version `");
+    if (at != std::string::npos) ldd_versions.insert(line.substr(at + 9, line.find('\'', at + 9) - at - 9));
+  }
+  for (const auto& v : doc["causes"][0]["missing_versions"]) ours.insert(v.get<std::string>());
+  EXPECT_EQ(ours, ldd_versions);
+}
+
 TEST(Oracle, every_dynamic_symbol_of_libtorch_demangles_as_cxxfilt_does) {
   REQUIRE_LIBTORCH();
   auto obj = elf::read_object(kTorch, elf::ReadOptions{false, false});
@@ -153,6 +219,15 @@ TEST(Oracle, sysroot_cache_written_by_ldconfig_is_read) {
   EXPECT_EQ(n["path"], root + "/opt/vendor/lib/libvendor.so.2");
   EXPECT_EQ(n["how"], "ld.so.cache");
 }
+
+// test::run leaves its captures under the temp directory; take them away at the end.
+class RemoveScratch : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::filesystem::remove_all(std::filesystem::temp_directory_path() / ("mlc-test-" + std::to_string(getpid())));
+  }
+};
+const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new RemoveScratch);
 
 }  // namespace
 }  // namespace mlc

@@ -1,0 +1,317 @@
+// Shared causes. A stale copy found first on the search path (a conda libstdc++.so.6 on
+// LD_LIBRARY_PATH) leaves thousands of references unresolved for one reason; the loader's other
+// candidates for that soname show which copy would have satisfied them, so the reason is told once.
+#include "trace/causes.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include <tbb/parallel_for.h>
+
+#include "demangle/demangle.h"
+#include "demangle/symbol_name.h"
+
+namespace mlc::trace {
+namespace {
+
+std::string with_commas(size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// GLIBCXX_3.4.9 before GLIBCXX_3.4.30: numbers compare as numbers.
+bool version_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (isdigit(static_cast<unsigned char>(a[i])) && isdigit(static_cast<unsigned char>(b[j]))) {
+      size_t ei = i, ej = j;
+      while (ei < a.size() && isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+      while (ej < b.size() && isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+      unsigned long x = std::strtoul(a.substr(i, ei - i).c_str(), nullptr, 10),
+                    y = std::strtoul(b.substr(j, ej - j).c_str(), nullptr, 10);
+      if (x != y) return x < y;
+      i = ei;
+      j = ej;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+// A candidate copy, read for its exported definitions: name -> the version names it carries them
+// under ("" for the base version or an unversioned file).
+struct CandidateCopy {
+  loader::SearchAttempt where;
+  std::optional<elf::ElfObject> elf;
+  std::unordered_map<std::string_view, std::vector<std::string_view>> defs;
+  std::set<std::string_view> versions;
+};
+
+bool exported(const elf::Symbol& s) {
+  return !s.is_undefined() && !s.name.empty() &&
+         (s.binding == elf::Binding::Global || s.binding == elf::Binding::Weak || s.binding == elf::Binding::GnuUnique) &&
+         (s.visibility == elf::Visibility::Default || s.visibility == elf::Visibility::Protected) && !s.version_hidden;
+}
+
+void read_copy(CandidateCopy& c) {
+  auto obj = elf::read_object(c.where.path, elf::ReadOptions{.static_symbols = false, .relocations = false});
+  if (!obj) return;  // unreadable: simply not a candidate
+  c.elf.emplace(std::move(obj).value());
+  for (const auto& d : c.elf->version_definitions)
+    if (!d.is_base) c.versions.insert(d.name);
+  for (size_t i = 1; i < c.elf->dynamic_symbols.size(); ++i) {
+    const auto& s = c.elf->dynamic_symbols[i];
+    if (!exported(s)) continue;
+    const auto* d = c.elf->has_versym ? c.elf->definition(s.version_index) : nullptr;
+    c.defs[s.name].push_back(d && !d->is_base ? d->name : std::string_view());
+  }
+}
+
+bool satisfies(const CandidateCopy& c, std::string_view name, std::string_view version) {
+  auto it = c.defs.find(name);
+  if (it == c.defs.end()) return false;
+  if (version.empty()) return true;
+  return std::any_of(it->second.begin(), it->second.end(), [&](std::string_view v) { return v.empty() || v == version; });
+}
+
+bool has_version(const elf::ElfObject& o, std::string_view version) {
+  return std::any_of(o.version_definitions.begin(), o.version_definitions.end(),
+                     [&](const elf::VersionDefinition& d) { return !d.is_base && d.name == version; });
+}
+
+bool answers_to(const loader::LoadedObject& o, std::string_view name) {
+  return o.elf.soname == name || std::find(o.names.begin(), o.names.end(), name) != o.names.end();
+}
+
+std::string version_list(const std::vector<std::string>& versions) {
+  if (versions.size() <= 3) {
+    std::string out;
+    for (size_t i = 0; i < versions.size(); ++i) out += (i ? ", " : "") + versions[i];
+    return out;
+  }
+  return versions.front() + " ... " + versions.back() + " (" + std::to_string(versions.size()) + " version nodes)";
+}
+
+void write_headline(Cause& c) {
+  std::string lacks;
+  if (!c.missing_versions.empty()) lacks = version_list(c.missing_versions);
+  if (c.symbols > 0) {
+    lacks += (lacks.empty() ? "" : " and ") + with_commas(c.symbols) + " symbol" + (c.symbols == 1 ? "" : "s");
+  }
+  c.headline = c.library + " from " + c.picked->path + " (" + c.picked->how + ") lacks " + lacks + " that " +
+               c.other->path + " (" + c.other->how + ") has";
+  std::string where = c.picked->how == "ld_library_path" ? "LD_LIBRARY_PATH (or --library-path)"
+                      : c.picked->how == "runpath" || c.picked->how == "rpath" ? "the library's RUNPATH"
+                                                                               : "the search path";
+  bool system = c.other->how == "ld.so.cache" || c.other->how == "ld.so.conf" || c.other->how == "default";
+  c.fix = "remove the stale copy " + c.picked->path + ", or " +
+          (system ? "take " + dir_of(c.picked->path) + " out of " + where
+                  : "reorder " + where + " so that " + dir_of(c.other->path) + " comes before " + dir_of(c.picked->path) +
+                        ", or set RUNPATH to " + dir_of(c.other->path));
+}
+
+Cause& cause_for(std::vector<Cause>& causes, const std::string& soname, const loader::LoadedObject& picked,
+                 const loader::SearchAttempt& other) {
+  for (auto& c : causes) {
+    if (c.picked && c.other && c.picked->path == picked.path && c.other->path == other.path) return c;
+  }
+  Cause c;
+  c.id = "cause-" + std::to_string(causes.size() + 1);
+  c.kind = "shadowed";
+  c.library = soname;
+  c.picked = LibraryCopy{.path = picked.path, .how = loader::to_string(picked.how)};
+  c.other = LibraryCopy{.path = other.path, .how = loader::to_string(other.how)};
+  causes.push_back(std::move(c));
+  return causes.back();
+}
+
+}  // namespace
+
+void find_shadowing(const loader::Process& p, const std::vector<OpenSymbol>& symbols,
+                    const std::vector<OpenVersion>& versions, std::vector<Cause>& causes) {
+  if (symbols.empty() && versions.empty()) return;
+  // The candidates of each loaded object: those of the search that first loaded it.
+  std::map<int, std::vector<CandidateCopy>> copies;
+  for (const auto& o : p.objects) {
+    for (const auto& need : o.needed) {
+      if (need.object < 0 || need.how == loader::FoundHow::AlreadyLoaded || need.candidates.empty()) continue;
+      if (copies.count(need.object)) continue;
+      auto& list = copies[need.object];
+      for (const auto& c : need.candidates) {
+        list.emplace_back();
+        list.back().where = c;
+      }
+    }
+  }
+  if (copies.empty()) return;
+  std::vector<CandidateCopy*> all;
+  for (auto& [index, list] : copies)
+    for (auto& c : list) all.push_back(&c);
+  tbb::parallel_for(size_t{0}, all.size(), [&](size_t i) { read_copy(*all[i]); });
+
+  struct Hit {
+    int object;
+    const CandidateCopy* copy;
+  };
+  // The first candidate (in search order) of `object` with that version node or symbol.
+  auto first_copy = [&](int object, auto&& pred) -> const CandidateCopy* {
+    auto it = copies.find(object);
+    if (it == copies.end()) return nullptr;
+    for (const auto& c : it->second)
+      if (c.elf && pred(c)) return &c;
+    return nullptr;
+  };
+  auto link = [&](const Hit& hit) -> Cause& {
+    const auto& picked = p.objects[hit.object];
+    std::string soname = picked.elf.soname.empty() ? picked.names.front() : picked.elf.soname;
+    return cause_for(causes, soname, picked, hit.copy->where);
+  };
+
+  std::set<std::string> touched;  // ids: the vector may grow while findings are linked
+  for (const auto& [mv, finding] : versions) {
+    if (!mv || !finding || mv->provider < 0) continue;
+    const auto* copy = first_copy(mv->provider, [&](const CandidateCopy& c) { return c.versions.count(mv->version) > 0; });
+    if (!copy) continue;
+    Cause& c = link({mv->provider, copy});
+    c.kind = "version-mismatch";
+    if (std::find(c.missing_versions.begin(), c.missing_versions.end(), mv->version) == c.missing_versions.end())
+      c.missing_versions.push_back(mv->version);
+    finding->cause = c.id;
+    touched.insert(c.id);
+  }
+  for (const auto& [ref, u] : symbols) {
+    if (ref->miss != loader::Miss::NoDefinition && ref->miss != loader::Miss::WrongVersion) continue;
+    std::optional<Hit> hit;
+    if (!ref->version.empty()) {
+      // A versioned reference binds to the file it names (dl-lookup.c checks the version there).
+      for (const auto& [index, list] : copies) {
+        if (!answers_to(p.objects[index], ref->version_file)) continue;
+        if (const auto* c = first_copy(index, [&](const CandidateCopy& cc) { return satisfies(cc, ref->name, ref->version); }))
+          hit = Hit{index, c};
+        break;
+      }
+    } else {
+      for (const auto& [index, list] : copies) {
+        if (const auto* c = first_copy(index, [&](const CandidateCopy& cc) { return satisfies(cc, ref->name, {}); })) {
+          hit = Hit{index, c};
+          break;
+        }
+      }
+    }
+    if (!hit) continue;
+    Cause& c = link(*hit);
+    const auto& picked = p.objects[hit->object];
+    bool node_missing = !ref->version.empty() && !has_version(picked.elf, ref->version);
+    if (node_missing) {
+      c.kind = "version-mismatch";
+      std::string v(ref->version);
+      if (std::find(c.missing_versions.begin(), c.missing_versions.end(), v) == c.missing_versions.end())
+        c.missing_versions.push_back(v);
+    }
+    ++c.symbols;
+    touched.insert(c.id);
+    u->classification = node_missing ? Classification::VersionMismatch : Classification::Shadowed;
+    u->cause = c.id;
+    u->reason = "the loader takes " + picked.path + " [" + loader::to_string(picked.how) + "] for " + c.library +
+                ", which lacks " + (node_missing ? "version " + std::string(ref->version) : std::string("it")) + "; " +
+                hit->copy->where.path + " [" + loader::to_string(hit->copy->where.how) + "] has it";
+    u->origin = Origin{.file = hit->copy->where.path, .line = std::nullopt, .kind = "library",
+                       .library = hit->copy->where.path, .ported_from = std::nullopt};
+    u->suggestions.clear();
+  }
+  for (auto& c : causes) {
+    if (!touched.count(c.id)) continue;
+    std::sort(c.missing_versions.begin(), c.missing_versions.end(), version_less);
+    write_headline(c);
+  }
+  // Each finding's fix names the copy to load, in the cause's words.
+  for (const auto& [ref, u] : symbols) {
+    if (!u->cause) continue;
+    for (const auto& c : causes)
+      if (c.id == *u->cause) u->fix = Fix{.kind = "use-library", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+                     .library = c.other->path, .detail = c.fix};
+  }
+}
+
+const char* host_of(std::string_view s) {
+  auto upper_after = [&](size_t n) { return s.size() > n && ((s[n] >= 'A' && s[n] <= 'Z') || s[n] == '_'); };
+  if ((s.rfind("Py", 0) == 0 && upper_after(2)) || (s.rfind("_Py", 0) == 0 && upper_after(3))) return "python3";
+  if (s.rfind("Perl_", 0) == 0 || s.rfind("PL_", 0) == 0) return "perl";
+  return "";
+}
+
+std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSymbol*>& symbols,
+                                                 std::vector<Cause>& causes) {
+  std::vector<UnresolvedSymbol*> rest;
+  std::map<std::string, std::vector<UnresolvedSymbol*>> by_host;
+  for (UnresolvedSymbol* u : symbols) {
+    std::string host = host_of(u->symbol);
+    if (host.empty() || u->classification != Classification::Unknown || u->origin) {
+      rest.push_back(u);
+    } else {
+      by_host[host].push_back(u);
+    }
+  }
+  for (const auto& [host, list] : by_host) {
+    Cause* c = nullptr;
+    for (auto& existing : causes)
+      if (existing.kind == "host" && existing.library == host) c = &existing;
+    if (!c) {
+      Cause fresh;
+      fresh.id = "cause-" + std::to_string(causes.size() + 1);
+      fresh.kind = "host";
+      fresh.library = host;
+      causes.push_back(std::move(fresh));
+      c = &causes.back();
+    }
+    c->symbols += list.size();
+    bool python = host == "python3";
+    std::string api = python ? "the Python C API" : "Perl's XS API";
+    std::string option = python ? "--python (or --with $(command -v python3))" : "--with $(command -v perl)";
+    c->headline = with_commas(c->symbols) + " symbol" + (c->symbols == 1 ? "" : "s") + " of " + api + " come" +
+                  (c->symbols == 1 ? "s" : "") + " from the " + (python ? "Python interpreter" : "perl interpreter") +
+                  " that loads this extension (" + host + "), not from a library it links";
+    c->fix = "check it as the interpreter loads it: " + option;
+    for (UnresolvedSymbol* u : list) {
+      u->cause = c->id;
+      u->reason = "part of " + api + ": the " + host + " executable that imports the extension defines it";
+      u->fix = Fix{.kind = "none", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+                   .library = std::nullopt, .detail = c->fix};
+      u->suggestions.clear();
+    }
+  }
+  return rest;
+}
+
+void filter_suggestions(const std::vector<UnresolvedSymbol*>& symbols) {
+  auto top_namespace = [](const std::string& mangled) {
+    demangle::SymbolName n = demangle::parse_symbol(mangled);
+    const auto& scopes = n.scopes;
+    return scopes.empty() ? std::string() : scopes.front();
+  };
+  for (UnresolvedSymbol* u : symbols) {
+    if (u->cause) {
+      u->suggestions.clear();
+      continue;
+    }
+    if (u->suggestions.empty() || !demangle::is_mangled(u->symbol) || top_namespace(u->symbol) != "std") continue;
+    std::erase_if(u->suggestions, [&](const Suggestion& s) {
+      return !s.symbol.empty() && demangle::is_mangled(s.symbol) && top_namespace(s.symbol) != "std";
+    });
+  }
+}
+
+}  // namespace mlc::trace

@@ -1,0 +1,39 @@
+// Shared causes: one explanation for many findings, told once. A stale copy of a library picked
+// before the right one (shadowed, version-mismatch), symbols the host process provides (the Python
+// interpreter, perl), and the did-you-mean lines that such causes make noise of.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "loader/binding.h"
+#include "loader/loader.h"
+#include "report/report.h"
+
+namespace mlc::trace {
+
+using OpenSymbol = std::pair<const loader::UnresolvedRef*, UnresolvedSymbol*>;
+using OpenVersion = std::pair<const loader::MissingVersion*, MissingVersionFinding*>;
+
+// Pass (before origin tracing): for each unresolved reference and missing version node that another
+// candidate copy of a loaded library (loader::NeededEntry::candidates) would have satisfied,
+// classify it shadowed (the picked copy lacks the symbol) or version-mismatch (it lacks the version
+// node), link it to one Cause per (picked, other) pair in `causes`, and set its reason and fix.
+// Candidates are read (symbols and versions only) when a finding could concern them.
+void find_shadowing(const loader::Process& process, const std::vector<OpenSymbol>& symbols,
+                    const std::vector<OpenVersion>& versions, std::vector<Cause>& causes);
+
+// Pass (after origin tracing): symbols still unexplained that belong to a host program's API -
+// the Python C API (Py*, _Py*) from the interpreter, Perl's XS API (Perl_*, PL_*) from perl - get
+// one Cause per host. Returns the symbols it did not explain.
+std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSymbol*>& symbols,
+                                                 std::vector<Cause>& causes);
+
+// Which host provides `symbol` ("python3", "perl"), or "" for none.
+const char* host_of(std::string_view symbol);
+
+// Pass (after suggestions): drops implausible did-you-mean lines - for a name in namespace std, a
+// definition from another top-level namespace - and every suggestion on a finding a cause explains.
+void filter_suggestions(const std::vector<UnresolvedSymbol*>& symbols);
+
+}  // namespace mlc::trace
