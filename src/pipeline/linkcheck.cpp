@@ -344,10 +344,12 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
         if (u->classification == Classification::Unknown && !u->origin) {
           u->reason = nowhere_reason(ctx);
           unknown.push_back(u);
+        } else if (u->classification == Classification::Unknown) {
+          unknown.push_back(u);  // a template found in the sources: checked for a missing instantiation
         }
       }
       // Pass: near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
-      trace::suggest(p, unknown);
+      trace::suggest(p, unknown, ctx.sources);
     }
 
     // Pass 7: report, in load order, symbols sorted by mangled name.
