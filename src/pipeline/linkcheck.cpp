@@ -365,12 +365,14 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
         if (u->classification == Classification::Unknown && !u->origin) {
           u->reason = nowhere_reason(ctx);
           unknown.push_back(u);
+        } else if (u->classification == Classification::Unknown) {
+          unknown.push_back(u);  // a template found in the sources: checked for a missing instantiation
         }
       }
       // Pass: symbols the host program provides (the Python C API from the interpreter).
       unknown = trace::find_host_symbols(unknown, report.causes);
       // Pass: near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
-      trace::suggest(p, unknown);
+      trace::suggest(p, unknown, ctx.sources);
       trace::filter_suggestions(unknown);
     }
 

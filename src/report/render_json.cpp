@@ -1,6 +1,7 @@
 // The "musa-linkcheck/1" JSON report of docs/contract.md: unknown values are null, lists are [].
 #include <nlohmann/json.hpp>
 
+#include "report/escape.h"
 #include "report/render.h"
 
 namespace mlc {
@@ -48,6 +49,24 @@ json to_json(const UnresolvedSymbol& u) {
           {"fix", fix},
           {"baselined", u.baselined},
           {"cause", opt(u.cause)}};
+}
+
+// Every string (and key) made valid UTF-8 (report/escape.h), so that dump() cannot throw on the
+// bytes of a mutated library's symbol names.
+void escape_strings(json& j) {
+  if (j.is_string()) {
+    const auto& s = j.get_ref<const std::string&>();
+    if (!is_valid_utf8(s)) j = utf8_escaped(s);
+  } else if (j.is_array()) {
+    for (auto& x : j) escape_strings(x);
+  } else if (j.is_object()) {
+    json out = json::object();
+    for (auto& [k, v] : j.items()) {
+      escape_strings(v);
+      out[is_valid_utf8(k) ? k : utf8_escaped(k)] = std::move(v);
+    }
+    j = std::move(out);
+  }
 }
 
 }  // namespace
@@ -100,6 +119,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                 {"missing_libraries", report.missing_library_count()},
                 {"missing_versions", report.missing_version_count()},
                 {"by_classification", report.by_classification()}}}};
+  escape_strings(doc);
   return doc.dump(2) + "\n";
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "report/baseline.h"
+#include "report/escape.h"
 #include "report/render.h"
 
 namespace mlc {
@@ -104,7 +105,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
                        report.libraries.size() == 1 ? "y" : "ies",
                        fresh < total ? fmt::format(" ({} baselined)", total - fresh) : std::string());
   }
-  return out;
+  return utf8_escaped(out);  // names are bytes from the ELF files; the terminal gets valid UTF-8
 }
 
 }  // namespace mlc

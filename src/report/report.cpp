@@ -15,6 +15,7 @@ const char* to_string(Classification c) {
     case Classification::Shadowed: return "shadowed";
     case Classification::MissingLibrary: return "missing-library";
     case Classification::StaticArchive: return "static-archive";
+    case Classification::MissingInstantiation: return "missing-instantiation";
     case Classification::Unknown: return "unknown";
   }
   return "unknown";

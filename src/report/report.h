@@ -22,6 +22,7 @@ enum class Classification {
   Shadowed,
   MissingLibrary,
   StaticArchive,
+  MissingInstantiation,  // other instantiations of the template exist, not this one
   Unknown,
 };
 const char* to_string(Classification c);
@@ -50,11 +51,11 @@ struct Suggestion {
   std::string symbol;
   std::string demangled;
   std::string library;
-  std::string reason;  // cxx11-abi | signature | const | namespace | extern-c | spelling
+  std::string reason;  // cxx11-abi | by-value | const | signature | instantiation | namespace | extern-c | spelling
 };
 
 struct Fix {
-  std::string kind;  // add-source | link-library | stub | rebuild-abi | export-symbol | use-library | none
+  std::string kind;  // add-source | link-library | stub | rebuild-abi | add-instantiation | export-symbol | use-library | none
   std::optional<std::string> cmake_file;
   std::optional<std::string> list;
   std::optional<std::string> entry;

@@ -1050,7 +1050,7 @@ Result<Report> read_json_report(const std::string& path) {
       {"abi-mismatch", Classification::AbiMismatch},       {"version-mismatch", Classification::VersionMismatch},
       {"hidden", Classification::Hidden},                  {"shadowed", Classification::Shadowed},
       {"missing-library", Classification::MissingLibrary}, {"static-archive", Classification::StaticArchive},
-      {"unknown", Classification::Unknown}};
+      {"missing-instantiation", Classification::MissingInstantiation}, {"unknown", Classification::Unknown}};
   try {
     for (const auto& lj : doc.at("libraries")) {
       LibraryReport lib;

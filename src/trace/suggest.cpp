@@ -12,6 +12,7 @@
 
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
+#include "source/source_index.h"
 
 namespace mlc::trace {
 namespace {
@@ -33,18 +34,65 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
+void replace_all(std::string& s, std::string_view what, std::string_view with) {
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + with.size())) s.replace(p, what.size(), with);
+}
+
+// The name with the two std::string ABIs spelled alike: what is left differs only if the two
+// declarations differ in something else than _GLIBCXX_USE_CXX11_ABI.
+std::string cxx11_neutral(std::string s) {
+  for (const char* ch : {"char", "wchar_t", "char16_t", "char32_t", "char8_t"}) {
+    std::string c = ch;
+    std::string spelled = "basic_string<" + c + ", std::char_traits<" + c + ">, std::allocator<" + c + "> >";
+    std::string alias = c == "char" ? "std::string" : c == "wchar_t" ? "std::wstring" : "std::basic_string<" + c + ">";
+    replace_all(s, "std::__cxx11::" + spelled, alias);
+    replace_all(s, "std::" + spelled, alias);
+  }
+  replace_all(s, "std::__cxx11::", "std::");
+  replace_all(s, "[abi:cxx11]", "");
+  return s;
+}
+
+// The parameter passed by value where the other side takes a reference ("T" against "T const&").
+bool by_value_pair(const std::string& a, const std::string& b) {
+  auto referee = [](const std::string& t) -> std::string {
+    for (std::string_view suffix : {" const&", " const&&", "&&", "&"}) {
+      if (t.size() > suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        return t.substr(0, t.size() - suffix.size());
+      }
+    }
+    return {};
+  };
+  return referee(b) == a || referee(a) == b;
+}
+
 // Why `have` is a plausible meaning of `want`, or "" when it is not.
 std::string relation(const std::string& want_mangled, const demangle::SymbolName& want, const std::string& have_mangled,
                      const demangle::SymbolName& have) {
   if (without(want_mangled, "B5cxx11") == without(have_mangled, "B5cxx11")) return "cxx11-abi";
   if (want.kind != have.kind) return "";
+  if (want_mangled != have_mangled && want.kind != demangle::NameKind::Other &&
+      cxx11_neutral(want.demangled) == cxx11_neutral(have.demangled)) {
+    return "cxx11-abi";
+  }
   if (want.qualified() == have.qualified()) {
+    // Another instantiation of the same template (of the function, or of its class).
+    if ((!want.template_args.empty() && want.template_args != have.template_args) || want.scopes != have.scopes) {
+      return "instantiation";
+    }
     if (want.params == have.params && want.method_qualifiers != have.method_qualifiers) return "const";
     if (join(want.params) != join(have.params)) {
       auto strip = [](std::vector<std::string> ps) {
         for (auto& p : ps) p = without(without(p, " const"), "const ");
         return join(ps);
       };
+      if (want.params.size() == have.params.size() && want.method_qualifiers == have.method_qualifiers) {
+        bool by_value = true;
+        for (size_t i = 0; i < want.params.size() && by_value; ++i) {
+          by_value = want.params[i] == have.params[i] || by_value_pair(want.params[i], have.params[i]);
+        }
+        if (by_value) return "by-value";
+      }
       return strip(want.params) == strip(have.params) ? "const" : "signature";
     }
     return "";
@@ -53,6 +101,146 @@ std::string relation(const std::string& want_mangled, const demangle::SymbolName
     return "namespace";
   }
   return "";
+}
+
+struct Instance {
+  std::string symbol, demangled, where;  // where: the library, or file:line of an explicit instantiation
+};
+using Instances = std::vector<Instance>;
+
+std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// Does a mangled name carry the C++11 string ABI (std::__cxx11::..., or the [abi:cxx11] tag)?
+bool cxx11_abi(std::string_view mangled) {
+  return mangled.find("St7__cxx11") != std::string_view::npos || mangled.find("B5cxx11") != std::string_view::npos;
+}
+
+std::string abi_flag(bool cxx11) { return cxx11 ? "-D_GLIBCXX_USE_CXX11_ABI=1" : "-D_GLIBCXX_USE_CXX11_ABI=0"; }
+
+// The first position where the two parameter lists differ (or the method qualifiers, as -1).
+int first_difference(const demangle::SymbolName& want, const demangle::SymbolName& have) {
+  for (size_t i = 0; i < want.params.size() && i < have.params.size(); ++i) {
+    if (want.params[i] != have.params[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string trimmed(const std::string& s) {
+  size_t b = s.find_first_not_of(' ');
+  return b == std::string::npos ? std::string() : s.substr(b);
+}
+
+// abi-mismatch: the same function with another signature; the reason and fix name the drift.
+void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want, const Suggestion& s) {
+  const std::string lib = base_name(s.library);
+  u.classification = Classification::AbiMismatch;
+  u.origin = Origin{.file = s.library, .line = std::nullopt, .kind = "library", .library = s.library, .ported_from = std::nullopt};
+  std::string head = s.library + " defines " + s.demangled + " (" + s.reason + "): ";
+  std::string detail;
+  bool caller_new = cxx11_abi(u.symbol), lib_new = cxx11_abi(s.symbol);
+  if (s.reason == "cxx11-abi" && caller_new != lib_new) {
+    auto what = [](bool cxx11) {
+      return cxx11 ? std::string("the C++11 std::string ABI, std::__cxx11::basic_string / [abi:cxx11]")
+                   : std::string("the old std::string ABI, std::string mangled Ss");
+    };
+    u.reason = head + "the caller was built with " + abi_flag(caller_new) + " (" + what(caller_new) + "), " + lib +
+               " with " + abi_flag(lib_new) + " (" + what(lib_new) + ")";
+    detail = "rebuild the caller with " + abi_flag(lib_new) + " to match " + lib + " (or load a " + lib + " built with " +
+             abi_flag(caller_new) + "); for a PyTorch extension use torch's value: python -c 'import torch; "
+             "print(int(torch.compiled_with_cxx11_abi()))'";
+  } else if (s.reason == "by-value" || s.reason == "const") {
+    auto have = demangle::parse_symbol(s.symbol);
+    int i = first_difference(want, have);
+    std::string what, there, here;
+    if (i < 0) {
+      what = "the method";
+      there = have.method_qualifiers.empty() ? "non-const" : trimmed(have.method_qualifiers);
+      here = want.method_qualifiers.empty() ? "non-const" : trimmed(want.method_qualifiers);
+    } else {
+      what = "parameter " + std::to_string(i + 1);
+      there = have.params[i];
+      here = want.params[i];
+    }
+    u.reason = head + what + " is `" + there + "` there but `" + here + "` in the declaration the caller was compiled " +
+               "against" + (s.reason == "by-value" ? ": one side passes it by value, the other by reference" : "");
+    detail = "declare " + what + " as `" + there + "` where the caller sees it, as " + lib + " defines " + s.demangled +
+             ", and rebuild the caller (or rebuild " + lib + " from the caller's headers)";
+  } else {
+    u.reason = head + "the caller was compiled against other headers than the library that is loaded";
+    detail = "rebuild against the headers of the loaded " + lib + " (or load the version it was built against)";
+  }
+  u.fix = Fix{.kind = "rebuild-abi", .cmake_file = {}, .list = {}, .entry = {}, .library = s.library, .detail = detail};
+}
+
+// The explicit instantiation that provides `want`: the function template's own line, or its class.
+std::string instantiation_line(const UnresolvedSymbol& u, const demangle::SymbolName& want) {
+  if (want.template_args.empty()) {
+    std::string cls;
+    for (const auto& scope : want.scopes) {
+      cls += (cls.empty() ? "" : "::") + scope;
+      if (scope.find('<') != std::string::npos) return "template class " + cls + ";";
+    }
+  }
+  return "template " + u.demangled + ";";
+}
+
+// missing-instantiation: other instantiations of the same template exist (in the loaded libraries
+// or as explicit instantiations in the sources), this one does not. False when none is known.
+bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolName& want, Instances found,
+                                   const source::SourceIndex* sources) {
+  bool is_template = !want.template_args.empty() ||
+                     std::any_of(want.scopes.begin(), want.scopes.end(), [](const auto& s) { return s.find('<') != std::string::npos; });
+  if (!is_template) return false;
+  std::optional<Origin> definition;
+  if (u.origin && u.origin->kind == "definition") definition = u.origin;
+  if (sources) {
+    for (const auto* e : sources->lookup(want.name)) {
+      if (e->qualified != want.qualified()) continue;
+      const std::string& path = sources->file_of(*e).path;
+      if (e->kind == source::EntityKind::ExplicitInstantiation && !e->template_args.empty()) {
+        std::string args = e->template_args;
+        replace_all(args, std::string(1, source::kListSep), ", ");
+        found.push_back({.symbol = "", .demangled = e->qualified + "<" + args + ">", .where = path + ":" + std::to_string(e->line)});
+      } else if (e->kind == source::EntityKind::FunctionDefinition && e->is_template && !definition) {
+        definition = Origin{.file = path, .line = static_cast<int>(e->line), .kind = "definition", .library = std::nullopt,
+                            .ported_from = std::nullopt};
+      }
+    }
+  }
+  if (found.empty()) return false;
+  std::sort(found.begin(), found.end(), [](const Instance& a, const Instance& b) { return a.demangled < b.demangled; });
+  found.erase(std::unique(found.begin(), found.end(), [](const Instance& a, const Instance& b) { return a.demangled == b.demangled; }),
+              found.end());
+  std::optional<std::string> library;
+  for (const auto& f : found) {
+    if (!f.symbol.empty()) library = f.where;
+  }
+  std::string have, where;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (i == 8) {
+      have += ", ... (" + std::to_string(found.size() - 8) + " more)";
+      break;
+    }
+    have += (i ? ", " : "") + found[i].demangled;
+  }
+  where = library ? base_name(*library) : "the sources (explicit instantiations)";
+  std::string line = instantiation_line(u, want);
+  u.classification = Classification::MissingInstantiation;
+  u.reason = u.demangled + " is not instantiated: " + where + " has other instantiations of the same template (" + have + ")";
+  if (definition) u.reason += "; the template is defined in " + definition->file + (definition->line ? ":" + std::to_string(*definition->line) : "");
+  u.origin = definition ? *definition
+                        : Origin{.file = library.value_or(found.front().where), .line = std::nullopt, .kind = "library",
+                                 .library = library, .ported_from = std::nullopt};
+  if (definition) u.origin->library = library;
+  u.suggestions.clear();
+  for (const auto& f : found) {
+    if (u.suggestions.size() < 3) u.suggestions.push_back({f.symbol, f.demangled, f.where, "instantiation"});
+  }
+  u.fix = Fix{.kind = "add-instantiation", .cmake_file = {}, .list = {}, .entry = {}, .library = library,
+              .detail = "add the explicit instantiation `" + line + "` to " +
+                        (definition ? definition->file : std::string("the source that defines the template")) +
+                        (library ? " and rebuild " + base_name(*library) : std::string())};
+  return true;
 }
 
 }  // namespace
@@ -77,7 +265,8 @@ void for_each_source_name(std::string_view m, Fn&& fn) {
   }
 }
 
-void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*>& symbols) {
+void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*>& symbols,
+             const source::SourceIndex* sources) {
   // C++ symbols by the length-prefixed source name their definitions must contain; C symbols by
   // name (a C++ definition of that name means extern "C" was forgotten); C++ free functions in the
   // global namespace by plain name (a C definition means extern "C" where C++ was meant).
@@ -110,9 +299,10 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
     if (len < maybe.size() && digits < token.size()) maybe[len].set(static_cast<unsigned char>(token[digits]));
   }
   std::set<std::pair<UnresolvedSymbol*, std::string>> seen;
+  std::map<UnresolvedSymbol*, Instances> instances;
   auto add = [&](UnresolvedSymbol* u, std::string_view name, const std::string& demangled, const std::string& lib,
                  const std::string& why) {
-    if (u->suggestions.size() >= 3 || !seen.insert({u, std::string(name)}).second) return;
+    if (u->origin || u->suggestions.size() >= 3 || !seen.insert({u, std::string(name)}).second) return;
     u->suggestions.push_back({std::string(name), demangled, lib, why});
   };
   for (const auto& obj : process.objects) {
@@ -144,23 +334,28 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
           continue;
         }
         std::string why = relation(u->symbol, parsed[u], std::string(name), have);
-        if (!why.empty()) add(u, name, have.demangled, obj.path, why);
+        if (why == "instantiation") {
+          instances[u].push_back({.symbol = std::string(name), .demangled = have.demangled, .where = obj.path});
+        } else if (!why.empty() && !u->origin) {
+          add(u, name, have.demangled, obj.path, why);
+        }
       }
     }
   }
   for (auto* u : symbols) {
-    auto it = std::find_if(u->suggestions.begin(), u->suggestions.end(), [](const Suggestion& s) {
-      return s.reason == "signature" || s.reason == "const" || s.reason == "cxx11-abi";
-    });
-    if (it == u->suggestions.end() || u->classification != Classification::Unknown) continue;
-    // The same function, compiled against other headers: ABI drift between the two builds.
-    u->classification = Classification::AbiMismatch;
-    u->reason = it->library + " defines " + it->demangled + " (" + it->reason +
-                "): the caller was compiled against other headers than the library that is loaded";
-    u->origin = Origin{it->library, std::nullopt, "library", it->library, std::nullopt};
-    u->fix = Fix{"rebuild-abi", {}, {}, {}, it->library,
-                 "rebuild against the headers of the loaded " + it->library.substr(it->library.rfind('/') + 1) +
-                     " (or load the version it was built against)"};
+    if (u->classification != Classification::Unknown) continue;
+    if (auto it = instances.find(u); it != instances.end() || (sources && u->origin)) {
+      if (explain_missing_instantiation(*u, parsed[u], it == instances.end() ? Instances{} : it->second, sources)) continue;
+    }
+    if (u->origin) continue;
+    // Strongest evidence first: the string ABI names its flag; parameter and const drift name the parameter.
+    const Suggestion* best = nullptr;
+    for (const char* reason : {"cxx11-abi", "by-value", "const", "signature"}) {
+      for (const auto& s : u->suggestions) {
+        if (!best && s.reason == reason) best = &s;
+      }
+    }
+    if (best) explain_abi_mismatch(*u, parsed[u], *best);
   }
 }
 

@@ -8,11 +8,16 @@
 
 #include "loader/loader.h"
 #include "report/report.h"
+#include "source/source_index.h"
 
 namespace mlc::trace {
 
-// Adds suggestions to each symbol (and reclassifies as abi-mismatch when the same function is
-// defined with another signature). One pass over the loaded objects' exported symbols for all.
-void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*>& symbols);
+// Adds suggestions to each symbol and reclassifies: abi-mismatch when the same function is defined
+// with another signature (the reason names the drift: cxx11-abi, by-value, const, signature);
+// missing-instantiation when only other instantiations of the same template exist, in the loaded
+// objects or as explicit instantiations in `sources`. Symbols that tracing gave an origin are only
+// checked for missing instantiations. One pass over the loaded objects' exported symbols for all.
+void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*>& symbols,
+             const source::SourceIndex* sources = nullptr);
 
 }  // namespace mlc::trace

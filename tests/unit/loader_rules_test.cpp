@@ -300,7 +300,7 @@ TEST(Suggestions, abi_drift_extern_c_and_namespace_moves_are_suggested) {
   ASSERT_EQ(take->suggestions.size(), 1u);
   EXPECT_EQ(take->suggestions[0].symbol, "_ZN2ns4takeERKNS_6WidgetE");
   EXPECT_EQ(take->suggestions[0].demangled, "ns::take(ns::Widget const&)");
-  EXPECT_EQ(take->suggestions[0].reason, "signature");
+  EXPECT_EQ(take->suggestions[0].reason, "by-value");
   EXPECT_EQ(take->suggestions[0].library, provider);
   EXPECT_EQ(take->fix->kind, "rebuild-abi");
 

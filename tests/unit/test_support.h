@@ -31,9 +31,25 @@ inline void write_file(const std::string& path, const std::string& text) {
   out << text;
 }
 
-// A fresh directory under the build tree's temp area, removed and recreated.
+// This process's scratch area, under the build tree (never /tmp): <build>/test-tmp/mlc-test-<pid>.
+// It is removed when the test process exits, so a run of the suite leaves nothing behind; the
+// `test_tmp_is_clean` CTest check, run last, fails when something does.
+inline const std::filesystem::path& scratch_root() {
+  struct Root {
+    std::filesystem::path path =
+        std::filesystem::path(MLC_BINARY_DIR) / "test-tmp" / ("mlc-test-" + std::to_string(getpid()));
+    ~Root() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static Root root;
+  return root.path;
+}
+
+// A fresh directory in this process's scratch area, removed and recreated.
 inline std::string scratch_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("mlc-test-" + std::to_string(getpid())) / name;
+  auto dir = scratch_root() / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
