@@ -190,16 +190,22 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
                                    const source::SourceIndex* sources) {
   bool is_template = !want.template_args.empty() ||
                      std::any_of(want.scopes.begin(), want.scopes.end(), [](const auto& s) { return s.find('<') != std::string::npos; });
-  if (!is_template) return false;
+  // Tracing found this very instantiation in the sources: that is not a missing one.
+  if (!is_template || (u.origin && u.origin->kind == "explicit-instantiation")) return false;
+  std::string own_args;
+  for (const auto& a : want.template_args) own_args += (own_args.empty() ? "" : ", ") + a;
   std::optional<Origin> definition;
   if (u.origin && u.origin->kind == "definition") definition = u.origin;
   if (sources) {
+    // The loaded instantiations are the stronger evidence; the index's explicit ones stand in for them.
+    bool loaded = !found.empty();
     for (const auto* e : sources->lookup(want.name)) {
       if (e->qualified != want.qualified()) continue;
       const std::string& path = sources->file_of(*e).path;
-      if (e->kind == source::EntityKind::ExplicitInstantiation && !e->template_args.empty()) {
+      if (e->kind == source::EntityKind::ExplicitInstantiation && !e->template_args.empty() && !loaded) {
         std::string args = e->template_args;
         replace_all(args, std::string(1, source::kListSep), ", ");
+        if (args == own_args) continue;
         found.push_back({.symbol = "", .demangled = e->qualified + "<" + args + ">", .where = path + ":" + std::to_string(e->line)});
       } else if (e->kind == source::EntityKind::FunctionDefinition && e->is_template && !definition) {
         definition = Origin{.file = path, .line = static_cast<int>(e->line), .kind = "definition", .library = std::nullopt,
@@ -221,12 +227,13 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
       have += ", ... (" + std::to_string(found.size() - 8) + " more)";
       break;
     }
-    have += (i ? ", " : "") + found[i].demangled;
+    have += (i ? ", " : "") + found[i].demangled + (found[i].symbol.empty() ? " at " + found[i].where : "");
   }
-  where = library ? base_name(*library) : "the sources (explicit instantiations)";
+  where = library ? base_name(*library) + " has other instantiations of the same template"
+                  : "the sources instantiate the same template explicitly for other arguments only";
   std::string line = instantiation_line(u, want);
   u.classification = Classification::MissingInstantiation;
-  u.reason = u.demangled + " is not instantiated: " + where + " has other instantiations of the same template (" + have + ")";
+  u.reason = u.demangled + " is not instantiated: " + where + " (" + have + ")";
   if (definition) u.reason += "; the template is defined in " + definition->file + (definition->line ? ":" + std::to_string(*definition->line) : "");
   u.origin = definition ? *definition
                         : Origin{.file = library.value_or(found.front().where), .line = std::nullopt, .kind = "library",
@@ -238,7 +245,9 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
   }
   u.fix = Fix{.kind = "add-instantiation", .cmake_file = {}, .list = {}, .entry = {}, .library = library,
               .detail = "add the explicit instantiation `" + line + "` to " +
-                        (definition ? definition->file : std::string("the source that defines the template")) +
+                        (!definition ? std::string("the source that defines the template")
+                         : source::is_compiled_source(definition->file) ? definition->file
+                                                                        : "a compiled source that includes " + definition->file) +
                         (library ? " and rebuild " + base_name(*library) : std::string())};
   return true;
 }

@@ -186,8 +186,27 @@ TEST(AbiByName, missing_instantiation_names_the_template_file_the_index_knows) {
   EXPECT_EQ(c.symbol["reason"], "long k::twice<long>(long) is not instantiated: libprov.so has other instantiations of "
                                 "the same template (double k::twice<double>(double), int k::twice<int>(int)); the "
                                 "template is defined in " + inc + "/twice.h:2");
-  EXPECT_EQ(c.symbol["fix"]["detail"], "add the explicit instantiation `template long k::twice<long>(long);` to " + inc +
-                                           "/twice.h and rebuild libprov.so");
+  EXPECT_EQ(c.symbol["fix"]["detail"], "add the explicit instantiation `template long k::twice<long>(long);` to a compiled "
+                                       "source that includes " + inc + "/twice.h and rebuild libprov.so");
+}
+
+TEST(AbiByName, missing_instantiation_from_explicit_instantiations_in_the_sources) {
+  std::string src = test::scratch_dir("abi-twice-tree");
+  write_file(src + "/twice.h", kTemplate);
+  write_file(src + "/twice.cpp", "#include \"twice.h\"\ntemplate int k::twice<int>(int);\n");
+  std::string dir = build_pair("twice-sources", "int unrelated() { return 0; }\n", "",
+                               "namespace k { template <class T> T twice(T x); }\nlong use(long x) { return k::twice<long>(x); }\n", "");
+  auto c = check(dir, "--source-root " + quote(src));
+  EXPECT_EQ(c.status, 1);
+  EXPECT_EQ(c.symbol["classification"], "missing-instantiation");
+  EXPECT_EQ(c.symbol["reason"], "long k::twice<long>(long) is not instantiated: the sources instantiate the same template "
+                                "explicitly for other arguments only (k::twice<int> at " + src + "/twice.cpp:2); the "
+                                "template is defined in " + src + "/twice.h:2");
+  EXPECT_EQ(c.symbol["fix"]["kind"], "add-instantiation");
+  EXPECT_EQ(c.symbol["fix"]["library"], nullptr);
+  EXPECT_EQ(c.symbol["fix"]["detail"], "add the explicit instantiation `template long k::twice<long>(long);` to a compiled source that "
+                                       "includes " + src + "/twice.h");
+  EXPECT_EQ(c.symbol["suggestions"][0]["reason"], "instantiation");
 }
 
 // A library whose undefined symbol's name holds bytes that are not UTF-8: patched in a copy.
