@@ -403,6 +403,12 @@ Report explain_symbol(const std::string& symbol, const std::vector<std::string>&
     full.libraries.erase(std::remove_if(full.libraries.begin(), full.libraries.end(),
                                         [](const auto& l) { return l.unresolved.empty() && l.needed.empty(); }),
                          full.libraries.end());
+    // Only the causes of what is left (their headlines still count every symbol they explain).
+    std::set<std::string> used;
+    for (const auto& lib : full.libraries)
+      for (const auto& u : lib.unresolved)
+        if (u.cause) used.insert(*u.cause);
+    std::erase_if(full.causes, [&](const Cause& c) { return !used.count(c.id); });
     return full;
   }
   // Without: the symbol alone, traced from scratch.

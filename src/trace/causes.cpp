@@ -4,6 +4,7 @@
 #include "trace/causes.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -47,6 +48,11 @@ bool version_less(const std::string& a, const std::string& b) {
     }
   }
   return a.size() - i < b.size() - j;
+}
+
+std::string real_path(const std::string& path) {
+  char buf[PATH_MAX];
+  return realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
 
 std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
@@ -228,8 +234,10 @@ void find_shadowing(const loader::Process& p, const std::vector<OpenSymbol>& sym
     u->reason = "the loader takes " + picked.path + " [" + loader::to_string(picked.how) + "] for " + c.library +
                 ", which lacks " + (node_missing ? "version " + std::string(ref->version) : std::string("it")) + "; " +
                 hit->copy->where.path + " [" + loader::to_string(hit->copy->where.how) + "] has it";
-    u->origin = Origin{.file = hit->copy->where.path, .line = std::nullopt, .kind = "library",
-                       .library = hit->copy->where.path, .ported_from = std::nullopt};
+    // The origin is the file that defines it (a soname link resolved), as the SDK index names it.
+    std::string defining = real_path(hit->copy->where.path);
+    u->origin = Origin{.file = defining, .line = std::nullopt, .kind = "library", .library = defining,
+                       .ported_from = std::nullopt};
     u->suggestions.clear();
   }
   for (auto& c : causes) {
