@@ -10,7 +10,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlohmann-json3-dev libcli11-dev
                 libfmt-dev libtbb-dev libgtest-dev)
 # Oracles and real data for the tests: c++filt (binutils), ldd/ldconfig (libc-bin), Debian's libtorch.
-TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu)
+TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu python3-jsonschema libxml2-utils)
 
 install_packages() {
   local missing=() p
