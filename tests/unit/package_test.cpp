@@ -122,6 +122,23 @@ TEST(Package, installed_package_gates_the_example_build_and_stubs_make_it_pass) 
   want.push_back("link musa-linkcheck/probe/libkernels.so");
   std::sort(want.begin(), want.end());
   EXPECT_EQ(build_steps(log), want) << log;
+
+  // A new call to an SDK function that does not exist is stubbed within the same incremental build:
+  // kernels.cpp recompiles, the probe relinks, the stub file recompiles, the library relinks.
+  std::string header = stubbed + "/src/sdk/include/musa_runtime_api.h";
+  std::string h = test::read_file(header);
+  h.insert(h.find("musaError_t musaMallocAsync"), "musaError_t musaFreeAsync(void* devPtr, musaStream_t hStream);\n");
+  test::write_file(header, h);
+  test::write_file(stubbed + "/src/kernels.cpp", test::read_file(stubbed + "/src/kernels.cpp") +
+                                                     "int kernels_free(void* p) { return musaFreeAsync(p, nullptr); }\n");
+  auto grown = build(stubbed);
+  EXPECT_EQ(grown.status, 0) << grown.out;
+  EXPECT_NE(test::read_file(stubbed + "/src/stubs/unimplemented_functions.cpp")
+                .find("extern \"C\" musaError_t musaFreeAsync(void* devPtr, musaStream_t hStream) {"),
+            std::string::npos);
+  auto steps = build_steps(grown.out);
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), "compile unimplemented_functions.cpp"), 1) << grown.out;
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), "link musa-linkcheck/probe/libkernels.so"), 1) << grown.out;
   for (const char* f : {"/bin/musa-linkcheck", "/bin/musa-stubgen", "/include/musa_stubs.h", "/lib/libmusa_stubs.a",
                         "/lib/cmake/MusaLinkcheck/MusaLinkcheckConfig.cmake", "/share/man/man1/musa-linkcheck.1",
                         "/share/man/man1/musa-stubgen.1"}) {
