@@ -18,6 +18,7 @@ install(FILES ${PROJECT_BINARY_DIR}/MusaLinkcheckConfig.cmake ${PROJECT_BINARY_D
 install(FILES ${PROJECT_SOURCE_DIR}/docs/man/musa-linkcheck.1 ${PROJECT_SOURCE_DIR}/docs/man/musa-stubgen.1
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/user-guide.md
+              ${PROJECT_SOURCE_DIR}/docs/classifications.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # cpack -G DEB: a Debian package of the same tree, installed under /usr.

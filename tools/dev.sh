@@ -10,9 +10,10 @@ BUILD_DIR=${BUILD_DIR:-build}
 BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlohmann-json3-dev libcli11-dev
                 libfmt-dev libtbb-dev libgtest-dev)
 # Oracles and real data for the tests: c++filt (binutils), ldd/ldconfig (libc-bin), Debian's libtorch;
-# dpkg-dev unpacks the real-code panel's source packages (apt-get source).
+# dpkg-dev unpacks the real-code panel's source packages (apt-get source); the SARIF schema check
+# (python3-jsonschema) and the JUnit check (xmllint).
 TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu
-               dpkg-dev)
+               dpkg-dev python3-jsonschema libxml2-utils)
 
 install_packages() {
   local missing=() p

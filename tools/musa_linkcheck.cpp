@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include "pipeline/linkcheck.h"
@@ -16,6 +17,19 @@
 namespace {
 
 using mlc::tools::absolute;
+
+// The classifications page SARIF rules link to: the installed copy beside the tool, else the source tree's.
+std::string classifications_uri() {
+  std::string page = MLC_SOURCE_CLASSIFICATIONS;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    auto installed = std::filesystem::path(exe).parent_path().parent_path() / MLC_INSTALLED_DOCDIR / "classifications.md";
+    if (std::filesystem::exists(installed)) page = installed.string();
+  }
+  return "file://" + page;
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"Report the symbols the dynamic loader would fail to resolve, trace each to its origin, and say "
@@ -32,7 +46,9 @@ int run(int argc, char** argv) {
   mlc::tools::ContextOptions context;
   app.add_option("FILE_OR_DIR", inputs, "ELF shared objects or executables; a directory means every ELF file below it");
   context.add_to(app);
-  app.add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--format", format, "output format: text, json, or for CI sarif (code scanning), junit (test "
+                 "reports), github (Actions annotations)")
+      ->check(CLI::IsMember({"text", "json", "sarif", "junit", "github"}));
   app.add_option("-o,--output", output, "write the report to FILE (atomically) instead of standard output");
   std::string json_report;
   app.add_option("--json-report", json_report, "also write the JSON report to FILE (as the CMake gate does)");
@@ -75,6 +91,12 @@ int run(int argc, char** argv) {
   std::string text;
   if (format == "json") {
     text = mlc::render_json(report, MLC_VERSION);
+  } else if (format == "sarif") {
+    text = mlc::render_sarif(report, {.tool_version = MLC_VERSION, .help_uri = classifications_uri(), .fixes = {}});
+  } else if (format == "junit") {
+    text = mlc::render_junit(report);
+  } else if (format == "github") {
+    text = mlc::render_github(report);
   } else {
     bool use_color = color == "always" ||
                      (color == "auto" && output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));

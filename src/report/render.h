@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "report/report.h"
 
@@ -15,5 +16,36 @@ struct TextStyle {
 
 std::string render_text(const Report& report, const TextStyle& style);
 std::string render_json(const Report& report, const std::string& tool_version);
+
+// The CI formats (docs/user-guide.md, "Reports in CI"). Every name passes through as valid UTF-8 (stray
+// bytes written as "\xNN"), so a report never breaks its consumer.
+
+// A text edit that fixes one finding: replace lines [start_line, end_line) of `file` (1-based; equal
+// for a pure insertion before start_line) with `inserted`. The tool computes them (musa-stubgen's
+// plan); the SARIF renderer turns them into `fixes`.
+struct TextEdit {
+  std::string file;
+  int start_line = 1;
+  int end_line = 1;
+  std::string inserted;
+};
+struct SymbolFix {
+  std::string library;  // LibraryReport::path
+  std::string symbol;   // mangled
+  std::string description;
+  std::vector<TextEdit> edits;
+};
+
+struct SarifOptions {
+  std::string tool_version;
+  std::string help_uri;  // the classifications page; each rule's helpUri is help_uri + "#" + classification
+  std::vector<SymbolFix> fixes;
+};
+// SARIF 2.1.0: one rule per classification, one result per finding, located at the reference.
+std::string render_sarif(const Report& report, const SarifOptions& options);
+// JUnit XML as Jenkins and GitLab read it: a testsuite per library, a testcase per finding.
+std::string render_junit(const Report& report);
+// GitHub Actions workflow commands: one ::error (::notice when baselined) per finding.
+std::string render_github(const Report& report);
 
 }  // namespace mlc

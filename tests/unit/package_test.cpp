@@ -1,10 +1,12 @@
 // The toolkit as a project uses it: installed into a prefix and found with find_package(), or added
 // with add_subdirectory(); a separate example project (fixtures/cmake_example) gates its build with
-// musa_linkcheck(), passes with musa_stubgen() or a baseline, and its test program's stub trace lists
-// exactly the stubs it called. And the .deb that CPack builds installs with dpkg -i.
+// musa_linkcheck(), passes its first build with musa_stubgen() (one extra link, no extra compile) or
+// with a baseline, and its test program's stub trace lists exactly the stubs it called. And the .deb that CPack builds installs with dpkg -i.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "test_support.h"
 
@@ -41,23 +43,47 @@ test::CommandResult build(const std::string& dir) {
   return run("cmake --build " + quote(dir + "/build") + " -j 2 2>&1");
 }
 
-// The gate fails the first build with the diagnosis; with musa_stubgen() the next build passes; the
-// test program reaches exactly one of the two stubs.
-void gate_then_stubs(const std::string& dir, const std::string& how) {
-  auto c = configure(dir, how);
-  ASSERT_EQ(c.status, 0) << c.out;
+// What a Makefile build log says it did: "compile <source file>" and "link <output>" lines, in order.
+std::vector<std::string> build_steps(const std::string& log) {
+  std::vector<std::string> steps;
+  size_t pos = 0;
+  while (pos < log.size()) {
+    size_t nl = log.find('\n', pos);
+    if (nl == std::string::npos) nl = log.size();
+    std::string line = log.substr(pos, nl - pos);
+    pos = nl + 1;
+    size_t at = line.find("] Building ");
+    if (at != std::string::npos && line.find(" object ") != std::string::npos) {
+      std::string obj = line.substr(line.rfind('/') + 1);  // kernels.cpp.o
+      steps.push_back("compile " + obj.substr(0, obj.size() - 2));
+    } else if ((at = line.find("] Linking ")) != std::string::npos) {
+      steps.push_back("link " + line.substr(line.rfind(' ') + 1));
+    }
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+// Without musa_stubgen() the gate fails the build with the diagnosis in the log.
+void gate_fails(const std::string& dir, const std::string& how) {
+  ASSERT_EQ(configure(dir, how).status, 0);
   auto first = build(dir);
   EXPECT_NE(first.status, 0) << first.out;
   EXPECT_NE(first.out.find("error: undefined symbol: musaMallocAsync\n"), std::string::npos) << first.out;
   EXPECT_NE(first.out.find("error: undefined symbol: musaMemPoolTrimTo\n"), std::string::npos);
   EXPECT_NE(first.out.find("2 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"),
             std::string::npos);
+}
 
-  ASSERT_EQ(configure(dir, how + " -DEXAMPLE_USE_STUBGEN=ON").status, 0);
-  auto second = build(dir);
-  ASSERT_EQ(second.status, 0) << second.out;
-  EXPECT_NE(second.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"),
-            std::string::npos) << second.out;
+// With musa_stubgen() the FIRST build of a fresh tree passes; the test program reaches exactly one
+// of the two stubs; a rebuild changes nothing. Returns the first build's log.
+std::string stubs_in_one_build(const std::string& dir, const std::string& how) {
+  auto c = configure(dir, how + " -DEXAMPLE_USE_STUBGEN=ON");
+  EXPECT_EQ(c.status, 0) << c.out;
+  auto first = build(dir);
+  EXPECT_EQ(first.status, 0) << first.out;
+  EXPECT_NE(first.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"),
+            std::string::npos) << first.out;
   std::string cpp = test::read_file(dir + "/src/stubs/unimplemented_functions.cpp");
   EXPECT_NE(cpp.find("extern \"C\" musaError_t musaMemPoolTrimTo(musaMemPool_t memPool, size_t minBytesToKeep) {"),
             std::string::npos) << cpp;
@@ -68,20 +94,57 @@ void gate_then_stubs(const std::string& dir, const std::string& how) {
   EXPECT_EQ(ran.out, "caught: musaMallocAsync is not supported now!\n");
   EXPECT_EQ(test::read_file(trace), "musaMallocAsync\tmusaMallocAsync\n");
 
-  // Nothing changes on a rebuild: the stubs are stable and the gate stays green.
-  auto third = build(dir);
-  EXPECT_EQ(third.status, 0) << third.out;
+  // Nothing changes on a rebuild: the stubs are stable, nothing compiles or links again.
+  auto again = build(dir);
+  EXPECT_EQ(again.status, 0) << again.out;
+  EXPECT_EQ(build_steps(again.out), std::vector<std::string>{}) << again.out;
   EXPECT_EQ(test::read_file(dir + "/src/stubs/unimplemented_functions.cpp"), cpp);
+  return first.out;
 }
 
 TEST(Package, installed_package_gates_the_example_build_and_stubs_make_it_pass) {
   std::string dir = copy_example("example-installed");
-  gate_then_stubs(dir, "-DCMAKE_PREFIX_PATH=" + quote(prefix()));
+  gate_fails(dir, "-DCMAKE_PREFIX_PATH=" + quote(prefix()));
+  std::string stubbed = copy_example("example-installed-stubgen");
+  std::string log = stubs_in_one_build(stubbed, "-DCMAKE_PREFIX_PATH=" + quote(prefix()));
+
+  // The cost, read from the build logs against the same project built without stubs (baselined):
+  // every source compiled once, the stub file compiled once, and one extra link (the probe).
+  std::string plain = copy_example("example-installed-plain");
+  ASSERT_EQ(configure(plain, "-DCMAKE_PREFIX_PATH=" + quote(prefix()) + " -DEXAMPLE_BASELINE=" +
+                                 quote(plain + "/src/baseline.txt")).status, 0);
+  auto plain_build = build(plain);
+  ASSERT_EQ(plain_build.status, 0) << plain_build.out;
+  std::vector<std::string> want = build_steps(plain_build.out);
+  EXPECT_EQ(want, (std::vector<std::string>{"compile kernels.cpp", "compile musart.c", "compile test.cpp",
+                                            "link kernels_test", "link libkernels.so", "link libmusart.so"}));
+  want.push_back("compile unimplemented_functions.cpp");
+  want.push_back("link musa-linkcheck/probe/libkernels.so");
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(build_steps(log), want) << log;
+
+  // A new call to an SDK function that does not exist is stubbed within the same incremental build:
+  // kernels.cpp recompiles, the probe relinks, the stub file recompiles, the library relinks.
+  std::string header = stubbed + "/src/sdk/include/musa_runtime_api.h";
+  std::string h = test::read_file(header);
+  h.insert(h.find("musaError_t musaMallocAsync"), "musaError_t musaFreeAsync(void* devPtr, musaStream_t hStream);\n");
+  test::write_file(header, h);
+  test::write_file(stubbed + "/src/kernels.cpp", test::read_file(stubbed + "/src/kernels.cpp") +
+                                                     "int kernels_free(void* p) { return musaFreeAsync(p, nullptr); }\n");
+  auto grown = build(stubbed);
+  EXPECT_EQ(grown.status, 0) << grown.out;
+  EXPECT_NE(test::read_file(stubbed + "/src/stubs/unimplemented_functions.cpp")
+                .find("extern \"C\" musaError_t musaFreeAsync(void* devPtr, musaStream_t hStream) {"),
+            std::string::npos);
+  auto steps = build_steps(grown.out);
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), "compile unimplemented_functions.cpp"), 1) << grown.out;
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), "link musa-linkcheck/probe/libkernels.so"), 1) << grown.out;
   for (const char* f : {"/bin/musa-linkcheck", "/bin/musa-stubgen", "/include/musa_stubs.h", "/lib/libmusa_stubs.a",
                         "/lib/cmake/MusaLinkcheck/MusaLinkcheckConfig.cmake", "/share/man/man1/musa-linkcheck.1",
                         "/share/man/man1/musa-stubgen.1"}) {
     EXPECT_TRUE(fs::exists(prefix() + f)) << f;
   }
+  for (const auto& d : {dir, stubbed, plain}) fs::remove_all(d);
 }
 
 TEST(Package, baseline_lets_the_example_build_pass_without_stubs) {
@@ -97,7 +160,11 @@ TEST(Package, baseline_lets_the_example_build_pass_without_stubs) {
 
 TEST(Package, add_subdirectory_from_the_source_tree_works_the_same) {
   std::string dir = copy_example("example-subdir");
-  gate_then_stubs(dir, "-DMUSA_LINKCHECK_SOURCE_DIR=" + quote(kSource));
+  // The toolkit builds inside the example here, so one tree serves both (a fresh one would double a
+  // long build): the gate fails, then the same tree with musa_stubgen() passes.
+  gate_fails(dir, "-DMUSA_LINKCHECK_SOURCE_DIR=" + quote(kSource));
+  stubs_in_one_build(dir, "-DMUSA_LINKCHECK_SOURCE_DIR=" + quote(kSource));
+  fs::remove_all(dir);
 }
 
 TEST(Package, deb_installs_with_dpkg_and_its_tools_run) {

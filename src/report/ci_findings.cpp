@@ -1,0 +1,178 @@
+// Flattening a Report for the CI formats. The diagnosis of each finding is the text renderer's own
+// block for it, so SARIF, JUnit and GitHub annotations never drift from what the build log says.
+#include "report/ci_findings.h"
+
+#include <fmt/format.h>
+
+#include "report/render.h"
+
+namespace mlc::ci {
+namespace {
+
+// The text report of a library holding only this one finding, split into its error line and details.
+void diagnose(const LibraryReport& one, Finding& f) {
+  Report sub;
+  sub.libraries.push_back(one);
+  std::string text = render_text(sub, TextStyle{.color = false, .quiet = false});
+  size_t pos = 0;
+  bool first = true;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string_view line(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    if (first) {
+      size_t colon = line.find(": ");  // "error: " or "baselined: "
+      f.title = std::string(colon == std::string_view::npos ? line : line.substr(colon + 2));
+      first = false;
+    } else if (line.starts_with(">>> ")) {
+      line.remove_prefix(4);
+      // The text report aligns the library under "referenced by"; one line reads better here.
+      size_t lead = line.find_first_not_of(' ');
+      if (lead != std::string_view::npos && lead > 0 && !f.details.empty()) {
+        f.details.back() += " in " + std::string(line.substr(lead));
+        continue;
+      }
+      f.details.emplace_back(line);
+    }
+    // The summary line is not part of the finding.
+  }
+}
+
+Finding make(const LibraryReport& lib, const UnresolvedSymbol* u, std::string rule, std::string name, bool baselined) {
+  Finding f;
+  f.library = &lib;
+  f.symbol = u;
+  f.rule = std::move(rule);
+  f.name = std::move(name);
+  f.baselined = baselined;
+  return f;
+}
+
+LibraryReport empty_like(const LibraryReport& lib) {
+  return LibraryReport{.path = lib.path, .soname = lib.soname, .needed = {}, .missing_versions = {}, .unresolved = {}};
+}
+
+}  // namespace
+
+std::vector<Finding> findings(const Report& report) {
+  std::vector<Finding> out;
+  for (const auto& lib : report.libraries) {
+    for (const auto& need : lib.needed) {
+      if (need.path) continue;
+      Finding f = make(lib, nullptr, "missing-library", need.name, need.baselined);
+      LibraryReport one = empty_like(lib);
+      one.needed.push_back(need);
+      diagnose(one, f);
+      out.push_back(std::move(f));
+    }
+    for (const auto& mv : lib.missing_versions) {
+      Finding f = make(lib, nullptr, "version-mismatch", mv.version + " (" + mv.file + ")", mv.baselined);
+      LibraryReport one = empty_like(lib);
+      one.missing_versions.push_back(mv);
+      diagnose(one, f);
+      out.push_back(std::move(f));
+    }
+    for (const auto& u : lib.unresolved) {
+      Finding f = make(lib, &u, to_string(u.classification), u.demangled + (u.version ? "@" + *u.version : ""),
+                       u.baselined);
+      for (const auto& r : u.referenced_by) {
+        if (!r.file) continue;
+        f.file = r.file;
+        f.line = r.line;
+        break;
+      }
+      LibraryReport one = empty_like(lib);
+      one.unresolved.push_back(u);
+      diagnose(one, f);
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+std::string printable_utf8(std::string_view text, bool xml) {
+  std::string out;
+  out.reserve(text.size());
+  auto raw = [&](unsigned char c) { out += fmt::format("\\x{:02X}", c); };
+  size_t i = 0;
+  while (i < text.size()) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (xml && c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+        raw(c);
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // RFC 3629: lead byte decides the length; reject overlongs, surrogates and values past U+10FFFF.
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    bool ok = len != 0 && i + len <= text.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (ok && len >= 3) {
+      auto c1 = static_cast<unsigned char>(text[i + 1]);
+      if (c == 0xE0 && c1 < 0xA0) ok = false;  // overlong
+      if (c == 0xED && c1 >= 0xA0) ok = false;  // UTF-16 surrogate
+      if (c == 0xF0 && c1 < 0x90) ok = false;  // overlong
+      if (c == 0xF4 && c1 >= 0x90) ok = false;  // past U+10FFFF
+    }
+    if (!ok) {
+      raw(c);
+      ++i;
+      continue;
+    }
+    out.append(text.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+const std::vector<RuleText>& rules() {
+  static const std::vector<RuleText> table = {
+      {Classification::MissingSource, "MissingSource",
+       "The symbol is defined in a source file that is not compiled into the library.",
+       "A definition (or explicit instantiation) exists in the porting tree or the project's sources, but the "
+       "build does not compile that file into this library. Add the file to the CMake source list named in the "
+       "fix (musa-stubgen --apply does it)."},
+      {Classification::UnlinkedLibrary, "UnlinkedLibrary",
+       "The symbol is defined in a library the target does not link.",
+       "A library of the build or the SDK exports the symbol, but the target does not link it, so it is not "
+       "loaded. Add it with target_link_libraries(<target> PRIVATE <library>)."},
+      {Classification::SdkDeclaredOnly, "SdkDeclaredOnly",
+       "The SDK headers declare the symbol but no SDK library defines it.",
+       "The vendor SDK declares the function in its headers but ships no definition. Until the SDK provides it, "
+       "musa-stubgen writes a stub that fails loudly when called."},
+      {Classification::CudaOnly, "CudaOnly", "The symbol exists only in CUDA; the SDK has no counterpart.",
+       "The name comes from CUDA (found in the reference CUDA install) and the MUSA SDK has no equivalent. Port "
+       "the caller, or stub it with musa-stubgen."},
+      {Classification::AbiMismatch, "AbiMismatch",
+       "A definition exists with a different signature, constness or C++ ABI tag.",
+       "A loaded library exports a near-identical symbol (cxx11 ABI tag, const, parameter types). Rebuild both "
+       "sides with the same _GLIBCXX_USE_CXX11_ABI and the same declaration."},
+      {Classification::VersionMismatch, "VersionMismatch",
+       "The symbol or symbol version required is not in the library loaded at run time.",
+       "The library was linked against a provider that had this version; the one the loader finds does not. "
+       "Rebuild against the library loaded at run time, or load the one it was linked against."},
+      {Classification::Hidden, "Hidden", "A definition exists but is not exported.",
+       "The provider defines the symbol with hidden visibility, under a hidden (non-default) version, or only in "
+       ".symtab. Export it (visibility attribute or version script)."},
+      {Classification::Shadowed, "Shadowed",
+       "The library that should define the symbol is shadowed by another file of the same name.",
+       "The loader finds a different file under the provider's soname first (search order), and that file lacks "
+       "the symbol. Fix the search path or the RUNPATH so the right file is loaded."},
+      {Classification::MissingLibrary, "MissingLibrary", "A needed library is not found by the loader.",
+       "A DT_NEEDED entry is found on no search path (RPATH, LD_LIBRARY_PATH, RUNPATH, ld.so.cache, default "
+       "directories). Install it or add its directory to the RUNPATH."},
+      {Classification::StaticArchive, "StaticArchive", "Only a static archive of the SDK defines the symbol.",
+       "The symbol is defined in an SDK static archive (.a), not a shared library. Link the archive (its objects "
+       "must be position-independent) or use a shared build of it."},
+      {Classification::Unknown, "Unknown", "No definition or declaration of the symbol was found.",
+       "Nothing in the build, the sources, the SDK or CUDA defines or declares the symbol. Give more context "
+       "(--build-dir, --source-root, --sdk-home) or check the spelling."},
+  };
+  return table;
+}
+
+}  // namespace mlc::ci

@@ -1,0 +1,43 @@
+// The findings of a Report flattened for the CI formats (SARIF, JUnit, GitHub annotations): one entry
+// per unresolved symbol, missing library or missing version, carrying the text report's diagnosis so
+// every format says the same thing as the build log. Internal to src/report/.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/report.h"
+
+namespace mlc::ci {
+
+struct Finding {
+  const LibraryReport* library = nullptr;
+  const UnresolvedSymbol* symbol = nullptr;  // null for a missing library or version
+  std::string rule;                          // a classification; missing versions count as version-mismatch
+  std::string name;                          // what is missing: symbol (demangled, @version), library, version
+  std::string title;                         // the text report's error line without "error: "
+  std::vector<std::string> details;          // its ">>>" lines without the ">>> "
+  std::optional<std::string> file;           // where it is referenced from, when known
+  std::optional<int> line;
+  bool baselined = false;
+};
+
+std::vector<Finding> findings(const Report& report);
+
+// Valid UTF-8 passes unchanged; every byte of an invalid sequence becomes the four characters "\xNN"
+// (so a mangled name with stray bytes stays readable and round-trips to the bytes by eye).
+// With xml, C0 controls other than tab/newline/CR (not allowed in XML 1.0) are written the same way.
+std::string printable_utf8(std::string_view text, bool xml = false);
+
+// One-line description of each classification (SARIF rules, docs/classifications.md).
+struct RuleText {
+  Classification classification;
+  const char* name;   // CamelCase, as SARIF's reportingDescriptor.name
+  const char* short_description;
+  const char* help;
+};
+const std::vector<RuleText>& rules();
+
+}  // namespace mlc::ci

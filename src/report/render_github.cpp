@@ -1,0 +1,50 @@
+// GitHub Actions workflow commands: "::error file=F,line=L,title=T::MESSAGE" per finding, so each one
+// becomes an annotation on the run (and on the pull request's diff where the file is in the repository).
+// Escaping follows the runner's rules: in data % \r \n; in property values also : and ,.
+#include <fmt/format.h>
+
+#include "report/ci_findings.h"
+#include "report/render.h"
+
+namespace mlc {
+namespace {
+
+std::string escape(const std::string& s, bool property) {
+  std::string out;
+  for (char c : ci::printable_utf8(s)) {
+    switch (c) {
+      case '%': out += "%25"; break;
+      case '\r': out += "%0D"; break;
+      case '\n': out += "%0A"; break;
+      case ':': out += property ? "%3A" : ":"; break;
+      case ',': out += property ? "%2C" : ","; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_github(const Report& report) {
+  std::string out;
+  for (const auto& f : ci::findings(report)) {
+    std::string message = f.title;
+    for (const auto& d : f.details) message += "\n" + d;
+    std::string props;
+    if (f.file) {
+      props += "file=" + escape(*f.file, true);
+      if (f.line && *f.line > 0) props += fmt::format(",line={}", *f.line);
+      props += ",";
+    }
+    props += "title=" + escape(f.rule + ": " + f.title, true);
+    // Baselined findings stay visible without marking the run as failed.
+    out += fmt::format("::{} {}::{}\n", f.baselined ? "notice" : "error", props, escape(message, false));
+  }
+  for (const auto& e : report.errors) {
+    out += fmt::format("::error file={},title=unusable input::{}\n", escape(e.path, true), escape(e.to_line(), false));
+  }
+  return out;
+}
+
+}  // namespace mlc

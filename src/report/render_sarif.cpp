@@ -1,0 +1,143 @@
+// SARIF 2.1.0 (OASIS) for code-scanning services: one reportingDescriptor per classification with its
+// help, one result per finding located at the referencing source line (else at the library), and
+// `fixes` for findings whose fix is a text edit (a CMake source-list entry, a stub).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/ci_findings.h"
+#include "report/render.h"
+
+namespace mlc {
+namespace {
+
+using nlohmann::json;
+
+// RFC 8089 file URI: unreserved characters and '/' stay, every other byte is percent-encoded.
+std::string file_uri(const std::string& path) {
+  std::string out = "file://";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+json text(const std::string& s) { return {{"text", ci::printable_utf8(s)}}; }
+
+json rule_json(const std::string& id, const ci::RuleText* r, const std::string& help_uri) {
+  json rule = {{"id", id},
+               {"shortDescription", text(r ? r->short_description : "An undefined symbol of this classification.")},
+               {"defaultConfiguration", {{"level", "error"}}}};
+  if (r) {
+    rule["name"] = r->name;
+    rule["fullDescription"] = text(r->help);
+    rule["help"] = text(r->help);
+  }
+  if (!help_uri.empty()) rule["helpUri"] = help_uri + "#" + id;
+  return rule;
+}
+
+json fix_json(const SymbolFix& fix) {
+  json changes = json::array();
+  for (const auto& e : fix.edits) {
+    json region = {{"startLine", e.start_line}, {"startColumn", 1}};
+    if (e.end_line > e.start_line) {
+      region["endLine"] = e.end_line;  // the deleted lines end at column 1 of end_line
+    } else {
+      region["endLine"] = e.start_line;
+    }
+    region["endColumn"] = 1;
+    changes.push_back({{"artifactLocation", {{"uri", file_uri(e.file)}}},
+                       {"replacements", json::array({{{"deletedRegion", region},
+                                                      {"insertedContent", text(e.inserted)}}})}});
+  }
+  return {{"description", text(fix.description)}, {"artifactChanges", changes}};
+}
+
+}  // namespace
+
+std::string render_sarif(const Report& report, const SarifOptions& options) {
+  auto found = ci::findings(report);
+  // Every known classification is a rule, so rule indexes are stable across runs; a classification
+  // added later without a rule text still gets a rule of its own.
+  json rules = json::array();
+  std::vector<std::string> ids;
+  for (const auto& r : ci::rules()) {
+    ids.emplace_back(to_string(r.classification));
+    rules.push_back(rule_json(ids.back(), &r, options.help_uri));
+  }
+  auto index_of = [&](const std::string& id) {
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] == id) return i;
+    ids.push_back(id);
+    rules.push_back(rule_json(id, nullptr, options.help_uri));
+    return ids.size() - 1;
+  };
+
+  json results = json::array();
+  for (const auto& f : found) {
+    std::string message = f.title;
+    for (const auto& d : f.details) message += "\n" + d;
+    json location;
+    if (f.file) {
+      location["physicalLocation"] = {{"artifactLocation", {{"uri", file_uri(*f.file)}}}};
+      if (f.line && *f.line > 0) location["physicalLocation"]["region"] = {{"startLine", *f.line}};
+    } else {
+      location["physicalLocation"] = {{"artifactLocation", {{"uri", file_uri(f.library->path)}}}};
+    }
+    if (f.symbol) {
+      location["logicalLocations"] = json::array({{{"fullyQualifiedName", ci::printable_utf8(f.symbol->demangled)},
+                                                   {"decoratedName", ci::printable_utf8(f.symbol->symbol)},
+                                                   {"kind", f.symbol->type == "object" ? "variable" : "function"}}});
+    }
+    std::string library_name = f.library->soname.empty() ? f.library->path.substr(f.library->path.rfind('/') + 1)
+                                                          : f.library->soname;
+    json result = {{"ruleId", f.rule},
+                   {"ruleIndex", index_of(f.rule)},
+                   {"level", f.baselined ? "note" : "error"},
+                   {"message", text(message)},
+                   {"locations", json::array({location})},
+                   // Stable across rebuilds and checkouts: the library's name and what is missing.
+                   {"partialFingerprints",
+                    {{"musaLinkcheckFinding/v1", ci::printable_utf8(library_name + ":" +
+                                                                    (f.symbol ? f.symbol->symbol : f.name))}}},
+                   {"properties",
+                    {{"library", ci::printable_utf8(f.library->path)}, {"classification", f.rule},
+                     {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)}}}};
+    if (f.baselined) result["baselineState"] = "unchanged";
+    if (f.symbol) {
+      json fixes = json::array();
+      for (const auto& fix : options.fixes)
+        if (fix.library == f.library->path && fix.symbol == f.symbol->symbol && !fix.edits.empty())
+          fixes.push_back(fix_json(fix));
+      if (!fixes.empty()) result["fixes"] = fixes;
+    }
+    results.push_back(std::move(result));
+  }
+
+  json notifications = json::array();
+  for (const auto& e : report.errors) {
+    notifications.push_back({{"level", "error"},
+                             {"message", text(e.to_line())},
+                             {"locations", json::array({{{"physicalLocation",
+                                                          {{"artifactLocation", {{"uri", file_uri(e.path)}}}}}}})}});
+  }
+  json driver = {{"name", "musa-linkcheck"},
+                 {"version", options.tool_version},
+                 {"semanticVersion", options.tool_version},
+                 {"rules", rules}};
+  if (!options.help_uri.empty()) driver["informationUri"] = options.help_uri;
+  json doc = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+              {"version", "2.1.0"},
+              {"runs", json::array({{{"tool", {{"driver", driver}}},
+                                     {"invocations", json::array({{{"executionSuccessful", report.errors.empty()},
+                                                                   {"toolExecutionNotifications", notifications}}})},
+                                     {"results", results}}})}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace mlc
