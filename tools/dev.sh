@@ -3,6 +3,7 @@
 #   bash tools/dev.sh example   install what the build needs, build, run musa-linkcheck on the bundled example
 #   bash tools/dev.sh test      install what the tests need (libtorch1.13 included), build with -Werror, run CTest
 #   bash tools/dev.sh bench     build and run the benchmark against ldd -r
+#   bash tools/dev.sh fuzz [S]  the long fuzzing campaign: every libFuzzer target for S seconds (default 600)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -14,6 +15,8 @@ BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlo
 # (python3-jsonschema) and the JUnit check (xmllint).
 TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu
                dpkg-dev python3-jsonschema libxml2-utils)
+# The sanitizer build and the fuzz targets: clang with its ASan/UBSan/libFuzzer runtime.
+FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
 install_packages() {
   local missing=() p
@@ -31,6 +34,13 @@ install_packages() {
 configure_and_build() {
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   cmake --build "$BUILD_DIR" -j "$(nproc)"
+}
+
+# A second build tree, $BUILD_DIR-asan: clang, ASan+UBSan on our own targets, the fuzz targets.
+configure_sanitized() {
+  CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLC_BUILD_TESTS=ON \
+    -DMLC_FUZZ=ON "$@" >/dev/null
+  cmake --build "$BUILD_DIR-asan" -j "$(nproc)"
 }
 
 # apt-get source needs a deb-src entry for bookworm; one is added (in its own file) when none exists.
@@ -78,11 +88,21 @@ case "${1:-}" in
     [ "$status" -le 1 ]
     ;;
   test)
-    install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+    install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}"
     configure_and_build -DMLC_BUILD_TESTS=ON -DMLC_WERROR=ON
     # The real-code panel fetches Debian source packages itself; without deb-src it skips.
     ensure_deb_src || echo "no deb-src entry could be added: the real-code panel will skip"
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+    # The same suite built with clang under ASan+UBSan (our code only; fixtures stay plain), plus
+    # each libFuzzer target for a few seconds from the fixtures' and the system's files. The
+    # real-code panel is left to the plain build: it measures the tracer, not memory safety.
+    configure_sanitized
+    ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" -E '^RealCode'
+    ;;
+  fuzz)
+    install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}"
+    configure_sanitized -DMLC_FUZZ_SECONDS="${2:-600}"
+    ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -L fuzz
     ;;
   bench)
     install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" xz-utils

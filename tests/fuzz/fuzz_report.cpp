@@ -1,0 +1,39 @@
+// The report writers on arbitrary bytes in every name and path: whatever the input, the text
+// writer must not throw, and the JSON writer must produce a document that parses back.
+#include <nlohmann/json.hpp>
+
+#include "fuzz_support.h"
+#include "report/render.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace mlc;
+  auto f = fuzz::split_parts({reinterpret_cast<const char*>(data), size}, {"\0", 1}, 8);
+  f.resize(8);
+  auto s = [&](size_t i) { return std::string(f[i]); };
+  Report report;
+  LibraryReport lib;
+  lib.path = s(0);
+  lib.soname = s(1);
+  lib.needed.push_back(NeededLibrary{s(2), std::nullopt, "not-found", {s(3)}, {{s(3), "default", s(4)}}});
+  UnresolvedSymbol u;
+  u.symbol = s(5);
+  u.demangled = s(6);
+  u.version = s(7);
+  u.type = "func";
+  u.binding = "global";
+  u.reason = s(4);
+  u.referenced_by.push_back({s(0), s(6), s(3), 7});
+  u.origin = Origin{s(3), 1, "definition", std::nullopt, s(2)};
+  u.suggestions.push_back({s(5), s(6), s(0), "signature"});
+  u.fix = Fix{.kind = "add-source", .cmake_file = s(3), .list = s(7), .entry = s(2), .detail = s(4)};
+  lib.unresolved.push_back(u);
+  lib.missing_versions.push_back({s(7), s(1), s(0)});
+  report.libraries.push_back(lib);
+  report.errors.push_back({s(0), s(4)});
+  report.warnings.push_back(s(6));
+  (void)render_text(report, TextStyle{});
+  (void)render_text(report, TextStyle{true, false});
+  std::string json = render_json(report, "fuzz");
+  if (!nlohmann::json::accept(json)) __builtin_trap();  // the writer produced invalid JSON
+  return 0;
+}
