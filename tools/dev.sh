@@ -36,11 +36,17 @@ configure_and_build() {
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }
 
-# A second build tree, $BUILD_DIR-asan: clang, ASan+UBSan on our own targets, the fuzz targets.
+# Two more build trees. $BUILD_DIR-asan: the whole suite with ASan+UBSan on our own targets (g++,
+# as the plain build, so fixtures and their DWARF are the same). $BUILD_DIR-fuzz: clang (libFuzzer
+# needs it), only the fuzz targets and the fixtures they take seeds from.
 configure_sanitized() {
-  CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLC_BUILD_TESTS=ON \
-    -DMLC_FUZZ=ON "$@" >/dev/null
+  cmake -S . -B "$BUILD_DIR-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLC_BUILD_TESTS=ON -DMLC_SANITIZE=ON >/dev/null
   cmake --build "$BUILD_DIR-asan" -j "$(nproc)"
+}
+configure_fuzz() {
+  CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLC_BUILD_TESTS=ON \
+    -DMLC_FUZZ=ON "$@" >/dev/null
+  cmake --build "$BUILD_DIR-fuzz" -j "$(nproc)" --target fuzz_all
 }
 
 # apt-get source needs a deb-src entry for bookworm; one is added (in its own file) when none exists.
@@ -93,16 +99,18 @@ case "${1:-}" in
     # The real-code panel fetches Debian source packages itself; without deb-src it skips.
     ensure_deb_src || echo "no deb-src entry could be added: the real-code panel will skip"
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
-    # The same suite built with clang under ASan+UBSan (our code only; fixtures stay plain), plus
-    # each libFuzzer target for a few seconds from the fixtures' and the system's files. The
-    # real-code panel is left to the plain build: it measures the tracer, not memory safety.
+    # The same suite under ASan+UBSan (our code only; fixtures stay plain), then each libFuzzer
+    # target for a few seconds from the fixtures' and the system's files, and the crash
+    # regressions. The real-code panel is left to the plain build: it measures the tracer.
     configure_sanitized
     ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" -E '^RealCode'
+    configure_fuzz
+    ctest --test-dir "$BUILD_DIR-fuzz" --output-on-failure -j "$(nproc)" -L fuzz
     ;;
   fuzz)
     install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}"
-    configure_sanitized -DMLC_FUZZ_SECONDS="${2:-600}"
-    ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -L fuzz
+    configure_fuzz -DMLC_FUZZ_SECONDS="${2:-600}"
+    ctest --test-dir "$BUILD_DIR-fuzz" --output-on-failure -L fuzz
     ;;
   bench)
     install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" xz-utils
