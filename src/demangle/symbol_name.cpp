@@ -70,7 +70,15 @@ std::string strip_template_args(const std::string& segment) {
 }
 
 // Fills scopes/name/template_args from a qualified name such as "at::Foo<int>::bar<float>".
-void fill_qualified(std::string_view qualified, SymbolName& s) {
+void fill_qualified(std::string_view written, SymbolName& s) {
+  // ABI tags ("asString[abi:cxx11]") are not part of the name sources spell; `demangled` keeps them.
+  std::string untagged(written);
+  for (size_t p = untagged.find("[abi:"); p != std::string::npos; p = untagged.find("[abi:", p)) {
+    size_t close = untagged.find(']', p);
+    if (close == std::string::npos) break;
+    untagged.erase(p, close - p + 1);
+  }
+  std::string_view qualified = untagged;
   std::string_view head = qualified;
   std::string op;
   if (size_t p = find_operator(qualified); p != std::string_view::npos) {

@@ -214,7 +214,10 @@ void TraceResources::prepare() {
   if (!ctx_.porting_dir.empty()) roots.push_back(ctx_.porting_dir);
   roots.insert(roots.end(), ctx_.source_roots.begin(), ctx_.source_roots.end());
   if (!roots.empty()) {
-    sources_.emplace(source::SourceIndex::build({roots, cache_file("sources", roots)}));
+    // The build directory's generated headers (config.h, export headers) define namespace macros.
+    std::vector<std::string> macro_roots;
+    if (!o_.build_dir.empty()) macro_roots.push_back(build::normalize_path(o_.build_dir));
+    sources_.emplace(source::SourceIndex::build({roots, cache_file("sources", roots)}, nullptr, macro_roots));
     ctx_.sources = &*sources_;
   }
   if (!o_.mapping.empty()) {

@@ -21,7 +21,36 @@ struct Token {
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
 
-std::vector<Token> lex(std::string_view s) {
+// An object-like "#define NAME body" (body with comments and continuations as written).
+struct Define {
+  std::string_view name;
+  std::string body;
+};
+
+// Reads the directive starting at '#' (s[i]); records object-like #defines.
+void read_define(std::string_view s, size_t i, size_t end, std::vector<Define>* defines) {
+  if (!defines) return;
+  ++i;
+  while (i < end && (s[i] == ' ' || s[i] == '\t')) ++i;
+  if (s.compare(i, 6, "define") != 0) return;
+  i += 6;
+  while (i < end && (s[i] == ' ' || s[i] == '\t')) ++i;
+  size_t start = i;
+  while (i < end && ident_char(s[i])) ++i;
+  if (i == start || (i < end && s[i] == '(')) return;  // function-like: not followed here
+  Define d{s.substr(start, i - start), {}};
+  for (; i < end; ++i) {
+    if (s[i] == '/' && i + 1 < end && (s[i + 1] == '/' || s[i + 1] == '*')) break;
+    if (s[i] == '\\' || s[i] == '\n' || s[i] == '\r') {
+      d.body += ' ';
+      continue;
+    }
+    d.body += s[i];
+  }
+  defines->push_back(std::move(d));
+}
+
+std::vector<Token> lex(std::string_view s, std::vector<Define>* defines = nullptr) {
   std::vector<Token> out;
   out.reserve(s.size() / 6);
   uint32_t line = 1;
@@ -40,6 +69,7 @@ std::vector<Token> lex(std::string_view s) {
       continue;
     }
     if (c == '#' && line_start) {  // preprocessor directive, with continuations
+      size_t hash = i;
       while (i < n && s[i] != '\n') {
         if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') {
           ++line;
@@ -49,6 +79,7 @@ std::vector<Token> lex(std::string_view s) {
         if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') break;  // a comment starts; lex it normally
         ++i;
       }
+      read_define(s, hash, i, defines);
       continue;
     }
     line_start = false;
@@ -150,6 +181,61 @@ bool is_type_noise(std::string_view w) {
          w == "__restrict" || w == "restrict" || w == "register" || w == "mutable";
 }
 
+// Default template arguments the standard library adds ("vector<int,allocator<int>>") are dropped,
+// then the std typedefs replace the specialisations they name, so "std::string const&" and
+// "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&" agree.
+void canonical_std_names(std::string& t) {
+  static constexpr std::string_view kDefaults[] = {",allocator<", ",char_traits<", ",less<", ",default_delete<",
+                                                   ",hash<", ",equal_to<"};
+  for (auto d : kDefaults) {
+    for (size_t p = t.find(d); p != std::string::npos; p = t.find(d, p)) {
+      size_t k = p + d.size();
+      int depth = 1;
+      while (k < t.size() && depth > 0) {
+        if (t[k] == '<') ++depth;
+        if (t[k] == '>') --depth;
+        ++k;
+      }
+      if (k < t.size() && (t[k] == '>' || t[k] == ',')) {
+        t.erase(p, k - p);
+      } else {
+        p = k;
+      }
+    }
+  }
+  static constexpr std::pair<std::string_view, std::string_view> kTypedefs[] = {
+      {"basic_string<char>", "string"},
+      {"basic_string<wchar_t>", "wstring"},
+      {"basic_string<char16_t>", "u16string"},
+      {"basic_string<char32_t>", "u32string"},
+      {"basic_string_view<char>", "string_view"},
+      {"basic_ostream<char>", "ostream"},
+      {"basic_istream<char>", "istream"},
+      {"basic_iostream<char>", "iostream"},
+      {"basic_stringstream<char>", "stringstream"},
+      {"basic_ostringstream<char>", "ostringstream"},
+      {"basic_istringstream<char>", "istringstream"},
+      {"basic_ofstream<char>", "ofstream"},
+      {"basic_ifstream<char>", "ifstream"},
+      {"basic_fstream<char>", "fstream"},
+      {"basic_streambuf<char>", "streambuf"},
+      {"basic_ios<char>", "ios"},
+      {"basic_ostream<wchar_t>", "wostream"},
+      {"basic_istream<wchar_t>", "wistream"},
+  };
+  if (t.find("basic_") == std::string::npos) return;
+  for (auto [from, to] : kTypedefs) {
+    for (size_t p = t.find(from); p != std::string::npos; p = t.find(from, p)) {
+      bool word_start = p == 0 || !ident_char(t[p - 1]);
+      if (word_start) {
+        t.replace(p, from.size(), to);
+        if (p + to.size() < t.size() && ident_char(t[p + to.size()])) t.insert(p + to.size(), " ");  // "string const"
+      }
+      p += word_start ? to.size() : 1;
+    }
+  }
+}
+
 std::string compact_join(const std::vector<std::string>& toks) {
   std::string out;
   for (const auto& t : toks) {
@@ -171,6 +257,7 @@ const char* to_string(EntityKind kind) {
     case EntityKind::ClassDefinition: return "class";
     case EntityKind::ClassInstantiation: return "explicit-instantiation";
     case EntityKind::Alias: return "alias";
+    case EntityKind::Macro: return "macro";
   }
   return "declaration";
 }
@@ -186,6 +273,19 @@ std::string_view Entity::name() const {
     if (depth == 0 && q[i] == ':' && q[i + 1] == ':') cut = i + 2;
   }
   return q.substr(cut);
+}
+
+std::string canonical_operator_name(std::string_view name) {
+  if (name.rfind("operator", 0) != 0 || (name.size() > 8 && ident_char(name[8]))) return std::string(name);
+  std::string rest;
+  for (char c : name.substr(8))
+    if (c != ' ') rest += c;
+  std::string_view r = name.substr(8);
+  while (!r.empty() && r.front() == ' ') r.remove_prefix(1);
+  if (r.empty() || !ident_start(r.front())) return "operator" + rest;  // "operator*=", "operator\"\"_km"
+  for (std::string_view kw : {"new", "delete", "co_await"})
+    if (r.rfind(kw, 0) == 0 && (r.size() == kw.size() || !ident_char(r[kw.size()]))) return "operator " + rest;
+  return "operator " + normalize_type(r, false);  // conversion: "operator char const*"
 }
 
 std::vector<std::string> split_list(std::string_view joined) {
@@ -237,6 +337,12 @@ std::string normalize_type(std::string_view type, bool is_parameter) {
     if (last_is_name) words.pop_back();
   }
   if (array_param) words.push_back("*");
+  // A function pointer's name: "int (*fn)(int)" -> "int(*)(int)".
+  if (is_parameter)
+    for (size_t i = 0; i + 3 < words.size(); ++i)
+      if (words[i] == "(" && (words[i + 1] == "*" || words[i + 1] == "&") && ident_start(words[i + 2][0]) &&
+          words[i + 3] == ")")
+        words.erase(words.begin() + static_cast<long>(i) + 2);
   std::vector<std::string> out;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -265,17 +371,19 @@ std::string normalize_type(std::string_view type, bool is_parameter) {
     if (out[i] == "signed" && i + 1 < out.size() && out[i + 1] == "int") out.erase(out.begin() + i);
   }
   // cv-qualifiers after what they qualify: leading "const volatile" move past the first type unit
-  // (a run of builtin words such as "unsigned long", or a name with its template arguments).
-  size_t lead = 0;
-  while (lead < out.size() && is_cv(out[lead])) ++lead;
-  if (lead > 0 && lead < out.size()) {
-    std::vector<std::string> cvs(out.begin(), out.begin() + static_cast<long>(lead));
-    out.erase(out.begin(), out.begin() + static_cast<long>(lead));
-    size_t unit = 0;
-    if (is_builtin_word(out[0])) {
+  // (a run of builtin words such as "unsigned long", or a name with its template arguments), at the
+  // start of the type and of every template argument ("Vector<const char>" -> "Vector<char const>").
+  auto move_cv = [&out](size_t from) {
+    size_t lead = from;
+    while (lead < out.size() && is_cv(out[lead])) ++lead;
+    if (lead == from || lead >= out.size()) return;
+    std::vector<std::string> cvs(out.begin() + static_cast<long>(from), out.begin() + static_cast<long>(lead));
+    out.erase(out.begin() + static_cast<long>(from), out.begin() + static_cast<long>(lead));
+    size_t unit = from;
+    if (is_builtin_word(out[from])) {
       while (unit < out.size() && is_builtin_word(out[unit])) ++unit;
     } else {
-      unit = 1;
+      unit = from + 1;
       if (unit < out.size() && out[unit] == "<") {
         int d = 0;
         for (; unit < out.size(); ++unit) {
@@ -288,12 +396,17 @@ std::string normalize_type(std::string_view type, bool is_parameter) {
       }
     }
     out.insert(out.begin() + static_cast<long>(unit), cvs.begin(), cvs.end());
-  }
+  };
+  move_cv(0);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] == "<" || out[i] == ",") move_cv(i + 1);
   // A top-level const on a by-value parameter is not part of the signature.
   if (is_parameter) {
     while (!out.empty() && is_cv(out.back())) out.pop_back();
   }
-  return compact_join(out);
+  std::string joined = compact_join(out);
+  if (joined.find('<') != std::string::npos) canonical_std_names(joined);
+  return joined;
 }
 
 namespace {
@@ -308,11 +421,61 @@ struct Scope {
   size_t class_entity = SIZE_MAX;  // the ClassDefinition entity, for the key function
   bool key_found = false;
   bool c_linkage = false;
+  bool from_macro = false;  // opened by a FOO_NAMESPACE_BEGIN-style macro
 };
+
+// A name that is probably a macro: upper case, digits and '_' only.
+bool macro_like(std::string_view w) {
+  bool upper = false;
+  for (char c : w) {
+    if (c >= 'a' && c <= 'z') return false;
+    upper |= c >= 'A' && c <= 'Z';
+  }
+  return upper;
+}
+
+}  // namespace
+
+std::optional<std::string> macro_scope_value(std::string_view body) {
+  auto toks = lex(body);
+  if (toks.empty()) return std::string();
+  std::string out;
+  // "a::b" or "a": a namespace name.
+  bool plain = true;
+  for (size_t k = 0; k < toks.size(); ++k)
+    if (!(k % 2 == 0 ? toks[k].kind == Tok::Ident : toks[k].text == "::")) plain = false;
+  if (plain && toks.size() % 2 == 1) {
+    for (const auto& t : toks) out += t.text;
+    return out;
+  }
+  // "namespace a { inline namespace b {": the namespaces it opens.
+  for (size_t k = 0; k < toks.size();) {
+    if (toks[k].text == "inline") ++k;
+    if (k >= toks.size() || toks[k].text != "namespace") return std::nullopt;
+    ++k;
+    while (k < toks.size() && (toks[k].kind == Tok::Ident || toks[k].text == "::")) {
+      out += toks[k].text;
+      ++k;
+    }
+    if (k >= toks.size() || toks[k].text != "{") return std::nullopt;
+    ++k;
+    if (k < toks.size()) out += "::";
+  }
+  return out;
+}
+
+namespace {
 
 class Parser {
  public:
-  explicit Parser(std::vector<Token> toks) : t_(std::move(toks)) {}
+  explicit Parser(std::vector<Token> toks, const std::vector<Define>& defines) : t_(std::move(toks)) {
+    for (const auto& d : defines)
+      if (macro_like(d.name))
+        if (auto v = macro_scope_value(d.body)) {
+          local_macros_[d.name] = *v;
+          if (d.body.find("namespace") != std::string::npos) local_opens_[d.name] = true;
+        }
+  }
 
   std::vector<Entity> run() {
     while (i_ < t_.size()) {
@@ -462,6 +625,7 @@ class Parser {
       }
       if (tk.text == "enum") return enum_decl();
       if ((tk.text == "class" || tk.text == "struct" || tk.text == "union") && class_decl()) return;
+      if (macro_like(tk.text) && symbol_macro()) return;
     }
     statement();
   }
@@ -474,7 +638,7 @@ class Parser {
         ++i_;
         continue;
       }
-      names.emplace_back(t_[i_].text);
+      names.push_back(macro_like(t_[i_].text) ? macro_namespace(t_[i_].text) : std::string(t_[i_].text));
       ++i_;
       if (at("::")) ++i_;
     }
@@ -692,6 +856,17 @@ class Parser {
     int angle = 0;
     while (k < t_.size()) {
       const auto& tx = t_[k].text;
+      if (tx == "operator" && t_[k].kind == Tok::Ident && paren == SIZE_MAX && eq == SIZE_MAX && angle == 0) {
+        // The operator's own tokens ("=", "==", "<=", "()", "new[]") are its name, not an initializer.
+        size_t m = k + 1;
+        if (is(m, "(") && is(m + 1, ")")) m += 2;
+        while (m < t_.size() && t_[m].text != "(" && t_[m].text != ";" && t_[m].text != "{" && t_[m].text != "}") ++m;
+        if (is(m, "(")) {
+          paren = m;
+          k = skip_group(m);
+          continue;
+        }
+      }
       if (t_[k].kind == Tok::Punct) {
         if (tx == ";" || tx == "}") break;
         if (tx == "{") break;
@@ -751,8 +926,7 @@ class Parser {
     for (size_t m = start; m < paren; ++m)
       if (t_[m].text == "operator") op = m;
     if (op != SIZE_MAX) {
-      name = "operator" + text(op + 1, paren);
-      if (name.size() > 8 && ident_char(name[8])) name.insert(8, " ");  // conversion: "operator bool"
+      name = canonical_operator_name("operator " + text(op + 1, paren));
       d = op;
     } else {
       if (d > start && t_[d - 1].text == ">") {  // f<int>(...)
@@ -836,7 +1010,7 @@ class Parser {
     }
     // After the parameters: qualifiers, "= 0", a body, a ctor initializer list.
     size_t k = close;
-    bool const_method = false, pure = false, body = false, defaulted = false;
+    bool const_method = false, pure = false, body = false, defaulted = false, deleted = false;
     while (k < t_.size()) {
       const auto& tx = t_[k].text;
       if (tx == ";") {
@@ -851,7 +1025,8 @@ class Parser {
       if (tx == "}") break;
       if (tx == "const") const_method = true;
       if (tx == "=" && is(k + 1, "0")) pure = true;
-      if (tx == "=" && (is(k + 1, "default") || is(k + 1, "delete"))) defaulted = true;
+      if (tx == "=" && is(k + 1, "default")) defaulted = true;
+      if (tx == "=" && is(k + 1, "delete")) deleted = true;
       if (tx == "(" || tx == "[") {
         k = skip_group(k);
         continue;
@@ -879,7 +1054,9 @@ class Parser {
       ++k;
     }
     i_ = k;
-    if (defaulted) return;
+    // "A::~A() = default;" outside the class defines it there; inside the class it defines nothing.
+    if (deleted || (defaulted && quals.empty())) return;
+    if (defaulted) body = true;
 
     Entity e;
     e.line = t_[paren].line;
@@ -963,7 +1140,11 @@ class Parser {
     i_ = end;
     if (i_ < t_.size() && t_[i_].text == "{") {
       i_ = skip_group(i_);
-      while (i_ < t_.size() && t_[i_].text != ";" && t_[i_].text != "}") ++i_;
+      // "struct { ... } table = {{1}, {0}};": the initializer's braces are groups, not scope closers.
+      while (i_ < t_.size() && t_[i_].text != ";" && t_[i_].text != "}") {
+        const auto& tx = t_[i_].text;
+        i_ = (tx == "{" || tx == "(" || tx == "[") ? skip_group(i_) : i_ + 1;
+      }
       if (at(";")) ++i_;
     } else if (at(";")) {
       ++i_;
@@ -991,6 +1172,52 @@ class Parser {
     out_.push_back(std::move(e));
   }
 
+  // The namespace a macro name stands for: its value when this file defines it, else the name
+  // marked with kMacroMark for the index to resolve against every #define it saw.
+  std::string macro_namespace(std::string_view name) const {
+    if (auto it = local_macros_.find(name); it != local_macros_.end()) return it->second;
+    return std::string(1, kMacroMark) + std::string(name);
+  }
+
+  // Statement-level macros that open or close namespaces, or define symbols (PyTorch's DEFINE_DISPATCH,
+  // C10_DEFINE_REGISTRY). Returns true when it consumed the statement.
+  bool symbol_macro() {
+    std::string_view w = t_[i_].text;
+    auto ends = [&](std::string_view suf) { return w.size() > suf.size() && w.substr(w.size() - suf.size()) == suf; };
+    if (!at("(", 1)) {
+      auto local = local_macros_.find(w);
+      bool opens = ends("_BEGIN") || ends("BEGIN_NAMESPACE") || ends("NAMESPACE_BEGIN") ||
+                   ends("_NAMESPACE_START") || (local != local_macros_.end() && local_opens_.count(w));
+      if (opens) {
+        scopes_.push_back({Scope::Namespace, macro_namespace(w), {}});
+        scopes_.back().from_macro = true;
+        ++i_;
+        return true;
+      }
+      bool closes = ends("_END") || ends("END_NAMESPACE") || ends("NAMESPACE_END");
+      if (closes && !scopes_.empty() && scopes_.back().from_macro) {
+        scopes_.pop_back();
+        ++i_;
+        return true;
+      }
+      return false;
+    }
+    bool variable = w == "DEFINE_DISPATCH";
+    bool registry = w == "C10_DEFINE_REGISTRY" || w == "C10_DEFINE_SHARED_REGISTRY" ||
+                    w == "C10_DEFINE_TYPED_REGISTRY" || w == "C10_DEFINE_SHARED_REGISTRY_WITHOUT_WARNING" ||
+                    w == "C10_DEFINE_REGISTRY_WITHOUT_WARNING";
+    if (!(variable || registry) || !ident(i_ + 2)) return false;
+    Entity e;
+    e.kind = variable ? EntityKind::VariableDefinition : EntityKind::FunctionDefinition;
+    e.line = t_[i_].line;
+    e.qualified = prefix() + std::string(t_[i_ + 2].text);
+    out_.push_back(std::move(e));
+    skip_statement();
+    return true;
+  }
+
+  std::unordered_map<std::string_view, std::string> local_macros_;
+  std::unordered_map<std::string_view, bool> local_opens_;
   std::vector<Token> t_;
   size_t i_ = 0;
   std::vector<Scope> scopes_;
@@ -1004,7 +1231,25 @@ class Parser {
 
 }  // namespace
 
-std::vector<Entity> scan_source(std::string_view text) { return Parser(lex(text)).run(); }
+std::vector<Entity> scan_source(std::string_view text, bool mark_macro_scopes) {
+  std::vector<Define> defines;
+  auto toks = lex(text, &defines);
+  std::vector<Entity> out = Parser(std::move(toks), defines).run();
+  if (!mark_macro_scopes)
+    for (auto& e : out) std::erase(e.qualified, kMacroMark);
+  // Object-like macros that name namespaces, for the index to resolve other files' scopes with.
+  for (const auto& d : defines) {
+    if (!macro_like(d.name)) continue;
+    auto v = macro_scope_value(d.body);
+    if (!v) continue;
+    Entity e;
+    e.kind = EntityKind::Macro;
+    e.qualified = std::string(d.name);
+    e.extra = *v;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
 
 namespace {
 

@@ -22,6 +22,7 @@ enum class EntityKind : uint8_t {
   ClassDefinition,
   ClassInstantiation,
   Alias,
+  Macro,  // an object-like #define naming namespaces: qualified = macro, extra = "a::b" (may be empty)
 };
 const char* to_string(EntityKind kind);
 
@@ -43,7 +44,9 @@ struct Entity {
   std::string_view name() const;  // last component of `qualified`
 };
 
-std::vector<Entity> scan_source(std::string_view text);
+// mark_macro_scopes: keep kMacroMark on scope names that may be macros defined elsewhere (the index
+// resolves them); otherwise they are returned as written.
+std::vector<Entity> scan_source(std::string_view text, bool mark_macro_scopes = false);
 
 // A function declaration as written (comments and export macros dropped, spacing canonical:
 // "void** devPtr"), found by its name and the line scan_source reported for it.
@@ -62,6 +65,18 @@ std::optional<RawDeclaration> raw_declaration(std::string_view text, uint32_t li
 // reduced to their last component, no spaces except between two words. For a parameter, the
 // parameter name, a default value and a top-level const are dropped.
 std::string normalize_type(std::string_view type, bool is_parameter);
+
+// Marks a scope component that is a macro name ("\x01GFLAGS_NAMESPACE"); the index replaces it with
+// the macro's value when some indexed file (or generated header) defines it.
+inline constexpr char kMacroMark = '\x01';
+
+// The namespaces an object-like macro body names: "google" -> "google",
+// "namespace fmt { inline namespace v9 {" -> "fmt::v9", "" -> "". nullopt for anything else.
+std::optional<std::string> macro_scope_value(std::string_view body);
+
+// One spelling for an operator's name, shared by sources and demangled names: "operator*=",
+// "operator new[]", "operator\"\"_km", and a conversion's type normalized ("operator char const*").
+std::string canonical_operator_name(std::string_view name);
 
 std::vector<std::string> split_list(std::string_view joined);
 std::string join_list(const std::vector<std::string>& items);

@@ -21,7 +21,7 @@
 namespace mlc::source {
 namespace {
 
-constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 2\n";
+constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 3\n";
 
 bool has_suffix(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -166,17 +166,20 @@ bool is_compiled_source(std::string_view path) {
   return false;
 }
 
-SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats) {
+SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, const std::vector<std::string>& macro_roots) {
   SourceIndex idx;
   idx.roots_ = options.roots;
   std::vector<SourceFile> found;
-  for (size_t r = 0; r < options.roots.size(); ++r) {
+  std::vector<std::string> all_roots = options.roots;
+  all_roots.insert(all_roots.end(), macro_roots.begin(), macro_roots.end());
+  for (size_t r = 0; r < all_roots.size(); ++r) {
     struct stat st;
-    const std::string& root = options.roots[r];
+    const std::string& root = all_roots[r];
+    bool macros_only = r >= options.roots.size();
     if (stat(root.c_str(), &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
       walk_tree(root, [&](const std::string& path, const struct stat& fst) {
-        if (!is_source_file(path)) return;
+        if (!is_source_file(path) || (macros_only && is_compiled_source(path))) return;
         found.push_back({path, static_cast<uint64_t>(fst.st_size), fst.st_mtim.tv_sec * 1000000000LL + fst.st_mtim.tv_nsec,
                          static_cast<uint16_t>(r)});
       }, WalkOptions{true, true});
@@ -192,7 +195,7 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats) {
     for (auto& f : found)
       if (seen.emplace(f.path, true).second) files.push_back(std::move(f));
   }
-  auto cache = load_cache(options.cache_file, options.roots);
+  auto cache = load_cache(options.cache_file, all_roots);
   std::vector<std::vector<Entity>> per_file(files.size());
   std::vector<char> reused(files.size(), 0);
   for (size_t f = 0; f < files.size(); ++f) {
@@ -208,12 +211,14 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats) {
     std::string text;
     if (!read_whole(files[f].path, text)) return;  // unreadable: indexed as empty
     bytes += text.size();
-    per_file[f] = scan_source(text);
+    per_file[f] = scan_source(text, true);
+    if (files[f].root >= options.roots.size())  // a macro root: only its #defines count
+      std::erase_if(per_file[f], [](const Entity& e) { return e.kind != EntityKind::Macro; });
   });
   size_t n_reused = static_cast<size_t>(std::count(reused.begin(), reused.end(), 1));
   bool changed = n_reused != files.size() || cache.size() != files.size();
   bool written = false;
-  if (!options.cache_file.empty() && changed) written = save_cache(options.cache_file, options.roots, files, per_file);
+  if (!options.cache_file.empty() && changed) written = save_cache(options.cache_file, all_roots, files, per_file);
 
   size_t total = 0;
   for (const auto& v : per_file) total += v.size();
@@ -227,6 +232,7 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats) {
     }
   }
   idx.files_ = std::move(files);
+  idx.resolve_macro_scopes();
   idx.build_lookup();
   if (stats) {
     stats->files = idx.files_.size();
@@ -239,6 +245,36 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats) {
   return idx;
 }
 
+void SourceIndex::resolve_macro_scopes() {
+  std::unordered_map<std::string_view, std::string_view> value;
+  for (const auto& e : entities_)
+    if (e.kind == EntityKind::Macro) value.emplace(e.qualified, e.extra);
+  for (auto& e : entities_) {
+    if (e.qualified.find(kMacroMark) == std::string::npos) continue;
+    std::string out;
+    std::string_view q = e.qualified;
+    for (size_t p = 0; p < q.size();) {
+      if (q[p] != kMacroMark) {
+        out += q[p++];
+        continue;
+      }
+      size_t end = p + 1;
+      while (end < q.size() && q[end] != ':') ++end;
+      std::string_view name = q.substr(p + 1, end - p - 1);
+      auto it = value.find(name);
+      if (it == value.end()) {
+        out += name;  // no #define seen: a namespace spelled in capitals (namespace YAML)
+      } else if (!it->second.empty()) {
+        out += it->second;
+      } else if (end + 1 < q.size() && q[end] == ':') {
+        end += 2;  // an empty macro: the component goes away with its "::"
+      }
+      p = end;
+    }
+    e.qualified = std::move(out);
+  }
+}
+
 void SourceIndex::build_lookup() {
   by_name_.reserve(entities_.size());
   for (size_t i = 0; i < entities_.size(); ++i) by_name_[entities_[i].name()].push_back(static_cast<uint32_t>(i));
@@ -249,6 +285,25 @@ std::vector<const IndexedEntity*> SourceIndex::lookup(std::string_view name) con
   if (auto it = by_name_.find(name); it != by_name_.end())
     for (uint32_t i : it->second) out.push_back(&entities_[i]);
   return out;
+}
+
+std::string SourceIndex::alias(std::string_view name, std::string_view scope) const {
+  // The typedef visible from `scope`: the one in the innermost enclosing scope wins; with none
+  // visible, any typedef of that name (the scanner may not see every using-directive).
+  const IndexedEntity* best = nullptr;
+  const IndexedEntity* any = nullptr;
+  std::string within = std::string(scope) + "::";
+  if (auto it = by_name_.find(name); it != by_name_.end())
+    for (uint32_t i : it->second) {
+      const auto& e = entities_[i];
+      if (e.kind != EntityKind::Alias) continue;
+      if (!any) any = &e;
+      std::string_view encl = std::string_view(e.qualified).substr(0, e.qualified.size() - e.name().size());
+      if (!encl.empty() && within.rfind(encl, 0) != 0) continue;
+      if (!best || encl.size() > best->qualified.size() - best->name().size()) best = &e;
+    }
+  if (!best) best = any;
+  return best ? best->extra : std::string();
 }
 
 std::string SourceIndex::alias(std::string_view name) const {

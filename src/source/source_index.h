@@ -43,7 +43,10 @@ bool is_compiled_source(std::string_view path);  // a translation unit, not a he
 
 class SourceIndex {
  public:
-  static SourceIndex build(const IndexOptions& options, IndexStats* stats = nullptr);
+  // macro_roots: directories whose headers are read only for their #defines (a build directory's
+  // generated config/export headers): namespace macros used in the roots resolve against them.
+  static SourceIndex build(const IndexOptions& options, IndexStats* stats = nullptr,
+                           const std::vector<std::string>& macro_roots = {});
 
   const std::vector<SourceFile>& files() const { return files_; }
   const std::vector<IndexedEntity>& entities() const { return entities_; }
@@ -52,10 +55,13 @@ class SourceIndex {
   std::vector<const IndexedEntity*> lookup(std::string_view name) const;
   // Normalized target of a typedef/using with this last component, or empty.
   std::string alias(std::string_view name) const;
+  // The same, preferring the typedef declared in the innermost scope enclosing `scope` ("a::b").
+  std::string alias(std::string_view name, std::string_view scope) const;
   const SourceFile& file_of(const IndexedEntity& e) const { return files_[e.file]; }
 
  private:
   void build_lookup();
+  void resolve_macro_scopes();
   std::vector<std::string> roots_;
   std::vector<SourceFile> files_;
   std::vector<IndexedEntity> entities_;

@@ -66,6 +66,7 @@ std::vector<std::string> normalized(const std::vector<std::string>& types, const
 struct Candidate {
   const IndexedEntity* entity = nullptr;
   bool exact = false;  // parameters (and const) agree
+  bool same_arity = false;  // as many parameters as the symbol, types not matched
   int rank = 0;
   bool in_porting_tree = false;
 };
@@ -77,7 +78,9 @@ class Tracer {
         ref_(referencing),
         ctx_(ctx),
         u_(u),
-        sym_(demangle::is_mangled(u.symbol) ? demangle::parse_symbol(u.symbol) : demangle::parse_demangled(u.symbol)) {}
+        sym_(demangle::is_mangled(u.symbol) ? demangle::parse_symbol(u.symbol) : demangle::parse_demangled(u.symbol)) {
+    sym_.name = source::canonical_operator_name(sym_.name);  // spelled as the scanner spells it
+  }
 
   void run() {
     if (check_libraries()) return;
@@ -212,12 +215,21 @@ class Tracer {
     for (size_t k = 0; k < have.size(); ++k) {
       std::string h = subst.empty() ? have[k] : source::normalize_type(porting::map_identifiers(have[k], subst), false);
       if (h == want[k]) continue;
-      std::string alias = ctx_.sources->alias(h);  // a typedef spelled by name in the source
+      // A typedef spelled by name in the source, looked up from the function's own scope.
+      std::string_view scope = std::string_view(e.qualified).substr(0, e.qualified.size() - e.name().size());
+      if (scope.size() >= 2) scope.remove_suffix(2);
+      std::string alias = ctx_.sources->alias(h, scope);
       if (!alias.empty() && alias == want[k]) continue;
       return false;
     }
     bool want_const = sym_.method_qualifiers.find("const") != std::string::npos;
     return want_const == e.const_method;
+  }
+
+  bool same_arity(const IndexedEntity& e) const {
+    if (!is_function_kind(e.kind)) return false;
+    size_t want = sym_.params.size() == 1 && sym_.params[0] == "void" ? 0 : sym_.params.size();
+    return source::split_list(e.params).size() == want;
   }
 
   std::vector<Candidate> candidates(const std::string& name, bool functions) const {
@@ -228,11 +240,14 @@ class Tracer {
       const std::string& path = ctx_.sources->file_of(*e).path;
       bool ported = under(path, ctx_.porting_dir);
       if (!qualified_matches(*e, ported)) continue;
-      Candidate c{e, params_match(*e, ported), kind_rank(*e, path), ported};
+      Candidate c{.entity = e, .exact = params_match(*e, ported), .same_arity = false, .rank = kind_rank(*e, path),
+                  .in_porting_tree = ported};
+      c.same_arity = c.exact || same_arity(*e);
       out.push_back(c);
     }
     std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
       if (a.exact != b.exact) return a.exact;
+      if (a.same_arity != b.same_arity) return a.same_arity;
       if (a.rank != b.rank) return a.rank > b.rank;
       return a.in_porting_tree && !b.in_porting_tree;
     });
@@ -302,7 +317,8 @@ class Tracer {
           if (e->kind != EntityKind::FunctionDefinition || e->params != key_params) continue;
           if (e->qualified != cls->qualified + "::" + key) continue;
           const std::string& path = ctx_.sources->file_of(*e).path;
-          found.push_back({e, true, kind_rank(*e, path), under(path, ctx_.porting_dir)});
+          found.push_back({.entity = e, .exact = true, .same_arity = true, .rank = kind_rank(*e, path),
+                           .in_porting_tree = under(path, ctx_.porting_dir)});
           about = " (the key function " + cls->qualified + "::" + key + "(" + key_params + ") is defined there)";
         }
       }
@@ -311,13 +327,25 @@ class Tracer {
       found = candidates(sym_.name, sym_.kind == NameKind::Function || sym_.kind == NameKind::Thunk);
     }
     if (found.empty()) return false;
-    const Candidate& best = found.front();
-    const std::string& path = ctx_.sources->file_of(*best.entity).path;
+    Candidate best = found.front();
+    std::string inexact;
     if (!best.exact) {
-      // Same name, other parameters: the code calls a signature nobody defines.
-      note_signature_mismatch(found);
-      return false;
+      // A definition with the same qualified name and arity in a source the build does not compile is
+      // the missing source: only a binary defining another mangling is evidence of ABI drift.
+      auto near = std::find_if(found.begin(), found.end(), [&](const Candidate& c) {
+        return c.same_arity && c.rank == 3 && !in_build(ctx_.sources->file_of(*c.entity).path);
+      });
+      if (near == found.end()) {
+        note_signature_mismatch(found);  // same name, other parameters: a signature nobody defines
+        return false;
+      }
+      best = *near;
+      std::string params = best.entity->params;
+      std::replace(params.begin(), params.end(), source::kListSep, ',');
+      inexact = " (same name and arity; its parameter types (" + params + ") could not be matched exactly)";
+      about += inexact;
     }
+    const std::string& path = ctx_.sources->file_of(*best.entity).path;
     if (best.rank == 0) {  // declarations only: remember, keep looking in the SDK and CUDA
       declared_only_ = Origin{path, static_cast<int>(best.entity->line), "declaration", std::nullopt,
                               ported_and_original(path).second};
@@ -384,8 +412,9 @@ class Tracer {
       if (c.rank == 0) continue;
       std::string params = c.entity->params;
       std::replace(params.begin(), params.end(), source::kListSep, ',');
+      // "source-signature", not "signature": a source is no evidence of ABI drift (that needs a binary).
       u_.suggestions.push_back({"", c.entity->qualified + "(" + params + ")", path + ":" + std::to_string(c.entity->line),
-                                "signature"});
+                                "source-signature"});
       if (u_.suggestions.size() >= 3) break;
     }
   }
