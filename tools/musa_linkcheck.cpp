@@ -59,6 +59,10 @@ int run(int argc, char** argv) {
   app.add_option("--fail-on", fail_on, "which findings make the exit status 1 (new: not in the baseline)")
       ->check(CLI::IsMember({"any", "new", "none"}));
   app.add_flag("-q,--quiet", quiet, "only the error lines");
+  bool confirm = false;
+  double confirm_budget = 60;
+  app.add_flag("--confirm", confirm, "compile the candidate sources text matching could not settle, with the build's commands");
+  app.add_option("--confirm-budget", confirm_budget, "seconds of compiling --confirm may spend (default 60)");
   std::string symbol;
   CLI::App* explain = app.add_subcommand("explain", "trace one symbol (mangled or demangled); FILEs are optional");
   explain->add_option("SYMBOL", symbol, "the symbol")->required();
@@ -73,6 +77,8 @@ int run(int argc, char** argv) {
   }
 
   mlc::LinkcheckOptions options = context.resolve();
+  options.trace.confirm = confirm;
+  options.trace.confirm_budget = confirm_budget;
   for (auto& in : inputs) in = absolute(in);
 
   mlc::Report report = *explain ? mlc::explain_symbol(symbol, inputs, options) : mlc::run_linkcheck(inputs, options);

@@ -1,6 +1,7 @@
 // musa-stubgen: write signature-accurate stubs for what the SDK lacks and patch CMake source lists
 // and link lines, so that the library links. Exit status (docs/contract.md): 0 done or nothing to
 // do, 1 some symbol can be neither stubbed nor patched (each named), 2 bad input.
+#include <fstream>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "context_options.h"
+#include "confirm/confirm.h"
 #include "pipeline/linkcheck.h"
 #include "stubgen/stubgen.h"
 #include "version.h"
@@ -56,6 +58,10 @@ int run(int argc, char** argv) {
   app.add_flag("--apply", apply, "apply the CMake patches in place (atomically)");
   app.add_flag("--prune", so.prune, "remove generated stubs no longer needed");
   app.add_flag("--dry-run", dry_run, "print what would change, write nothing");
+  bool no_confirm = false;
+  double confirm_budget = 60;
+  app.add_flag("--no-confirm", no_confirm, "with --apply: do not compile the planned sources to prove the patch first");
+  app.add_option("--confirm-budget", confirm_budget, "seconds of compiling the proof may spend (default 60)");
   app.add_flag("--no-runtime", no_runtime, "do not copy the stub runtime header (musa_stubs.h) beside the stubs");
   app.add_flag("--c10", c10, "throw with C10_THROW_ERROR (default: when c10/util/Exception.h is in a source tree)");
   app.add_flag("--no-c10", no_c10, "throw a standard exception");
@@ -78,6 +84,11 @@ int run(int argc, char** argv) {
   if (no_c10) so.c10 = false;
 
   mlc::LinkcheckOptions options = context.resolve();
+  // With --apply the patch is proven by the real compiler whenever the build has compile commands.
+  bool confirm = apply && !no_confirm && !options.trace.build_dir.empty() &&
+                 std::ifstream(options.trace.build_dir + "/compile_commands.json").good();
+  options.trace.confirm = confirm;
+  options.trace.confirm_budget = confirm_budget;
   for (auto& in : inputs) in = absolute(in);
   mlc::Report report;
   mlc::TraceResources resources(options.trace, report);
@@ -104,6 +115,14 @@ int run(int argc, char** argv) {
   std::vector<mlc::InputError> errors = report.errors;
   errors.insert(errors.end(), plan.errors.begin(), plan.errors.end());
 
+  if (confirm) {
+    std::vector<std::string> stubbed;
+    for (const auto& st : plan.stubs) stubbed.push_back(st.mangled);
+    auto after = mlc::confirm::after_patch(report, stubbed, {.build_dir = options.trace.build_dir,
+                                           .cache_dir = options.trace.cache_dir, .budget_seconds = confirm_budget, .jobs = 0},
+                                           report.warnings);
+    std::fprintf(stderr, "musa-stubgen: after this patch: %zu of %zu still unresolved\n", after.still, after.total);
+  }
   if (dry_run) {
     std::string diff = mlc::stubgen::diff_of(plan, so, true, true);
     std::fwrite(diff.data(), 1, diff.size(), stdout);

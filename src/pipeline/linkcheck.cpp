@@ -11,6 +11,7 @@
 #include <set>
 
 #include "common/walk.h"
+#include "confirm/confirm.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
@@ -371,6 +372,14 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
         } else if (u->classification == Classification::Unknown) {
           unknown.push_back(u);  // a template found in the sources: checked for a missing instantiation
         }
+      }
+      // Pass (--confirm): what text matching left unsettled, the real compiler decides.
+      if (options.trace.confirm) {
+        std::vector<UnresolvedSymbol*> all;
+        for (auto& [ref, u] : open) all.push_back(u);
+        confirm::confirm_symbols(ctx, all, {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
+                                            .budget_seconds = options.trace.confirm_budget, .jobs = 0}, report.warnings);
+        std::erase_if(unknown, [](const UnresolvedSymbol* u) { return u->classification != Classification::Unknown; });
       }
       // Pass: symbols the host program provides (the Python C API from the interpreter).
       unknown = trace::find_host_symbols(unknown, report.causes);

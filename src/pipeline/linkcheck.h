@@ -23,6 +23,8 @@ struct TraceOptions {
   std::string cuda_home;                  // reference CUDA install
   std::string mapping;                    // porting map file or directory
   std::string cache_dir;                  // where indexes are cached ("" for none)
+  bool confirm = false;                   // compile unsettled candidates with the build's command (src/confirm)
+  double confirm_budget = 60;             // seconds of compiling allowed; the rest stays unconfirmed
 };
 
 struct LinkcheckOptions {

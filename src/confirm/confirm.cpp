@@ -1,0 +1,494 @@
+// Confirmation by the real compiler: runs the build's compile command for candidate sources the
+// tracer could not settle by text, reads the object's .symtab, and restates the classification.
+// Only the compiler runs; the analysed library is never executed.
+#include "confirm/confirm.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "build/build_info.h"
+#include "common/file_io.h"
+#include "demangle/demangle.h"
+#include "demangle/symbol_name.h"
+#include "elf/elf_object.h"
+#include "source/source_index.h"
+
+namespace mlc::confirm {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// compile_commands.json's "command" is a shell string; only quoting and backslashes matter here.
+std::vector<std::string> split_command(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool any = false;
+  char quote = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else if (c == '\\' && quote == '"' && i + 1 < s.size()) cur += s[++i];
+      else cur += c;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      any = true;
+    } else if (c == '\\' && i + 1 < s.size()) {
+      cur += s[++i];
+      any = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (any || !cur.empty()) out.push_back(cur);
+      cur.clear();
+      any = false;
+    } else {
+      cur += c;
+    }
+  }
+  if (any || !cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::string absolute_in(const std::string& dir, const std::string& path) {
+  if (path.empty() || path[0] == '/') return build::normalize_path(path);
+  return build::normalize_path(dir + "/" + path);
+}
+
+std::string extension(const std::string& path) {
+  auto slash = path.rfind('/');
+  auto dot = path.rfind('.');
+  return dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot);
+}
+
+std::string parent(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+// Length of the common leading directory part: the nearer sibling shares more of the path.
+size_t shared_prefix(const std::string& a, const std::string& b) {
+  size_t n = 0, last = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) {
+    if (a[n] == '/') last = n;
+    ++n;
+  }
+  return last;
+}
+
+// Output redirected to `object`: replaces -o X / -oX (and nvcc's --output-file), else appends -o.
+void redirect_output(std::vector<std::string>& argv, const std::string& object) {
+  bool has_c = false;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "-c") has_c = true;
+    if ((argv[i] == "-o" || argv[i] == "--output-file") && i + 1 < argv.size()) {
+      argv[i + 1] = object;
+      return;
+    }
+    if (argv[i].size() > 2 && argv[i].compare(0, 2, "-o") == 0) {
+      argv[i] = "-o" + object;
+      return;
+    }
+  }
+  if (!has_c) argv.push_back("-c");
+  argv.push_back("-o");
+  argv.push_back(object);
+}
+
+std::string hex_hash(const std::string& key) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
+  return hex;
+}
+
+std::string first_error_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, first;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (first.empty()) first = line;
+    if (line.find("error") != std::string::npos) return line;
+  }
+  return first;
+}
+
+struct RunResult {
+  bool started = false, exited_ok = false, timed_out = false;
+  std::string diagnostics;
+};
+
+// Runs argv in `dir` in its own process group (a timeout kills the driver and its cc1plus alike).
+RunResult run_compiler(const CompileCommand& cmd, const std::string& err_file, Clock::time_point deadline) {
+  RunResult r;
+  std::vector<char*> args;
+  for (const auto& a : cmd.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    r.diagnostics = "cannot start a process";
+    return r;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    int fd = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, 0);
+    if (!cmd.directory.empty() && chdir(cmd.directory.c_str()) != 0) _exit(126);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  r.started = true;
+  int status = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0) break;
+    if (Clock::now() >= deadline) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      r.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::ifstream err(err_file);
+  std::stringstream ss;
+  ss << err.rdbuf();
+  if (r.timed_out) {
+    r.diagnostics = "did not finish within the --confirm-budget";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    r.diagnostics = "compiler " + cmd.argv[0] + " not found";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    r.exited_ok = true;
+  } else {
+    r.diagnostics = first_error_line(ss.str());
+    if (r.diagnostics.empty()) r.diagnostics = "the compiler failed";
+  }
+  return r;
+}
+
+bool read_cache(const std::string& path, FileResult& r) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string status, line;
+  if (!std::getline(in, status) || !std::getline(in, line) || line.compare(0, 5, "from ") != 0) return false;
+  r.command_from = line.substr(5);
+  if (status == "ok") {
+    r.ok = true;
+  } else if (status.compare(0, 5, "fail ") == 0) {
+    r.warning = status.substr(5);
+  } else {
+    return false;
+  }
+  while (std::getline(in, line))
+    if (!line.empty()) r.defined.push_back(line);
+  r.from_cache = true;
+  return true;
+}
+
+void write_cache(const std::string& path, const FileResult& r) {
+  std::string text = (r.ok ? std::string("ok") : "fail " + r.warning) + "\nfrom " + r.command_from + "\n";
+  for (const auto& s : r.defined) text += s + "\n";
+  (void)write_atomic(path, text);
+}
+
+}  // namespace
+
+std::vector<CompileCommand> read_compile_commands(const std::string& build_dir) {
+  std::vector<CompileCommand> out;
+  if (build_dir.empty()) return out;
+  std::ifstream in(build_dir + "/compile_commands.json");
+  if (!in) return out;
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    if (!e.is_object() || !e.contains("file") || !e["file"].is_string()) continue;
+    CompileCommand c;
+    c.directory = e.value("directory", build_dir);
+    c.file = absolute_in(c.directory, e["file"].get<std::string>());
+    if (e.contains("arguments") && e["arguments"].is_array()) {
+      for (const auto& a : e["arguments"])
+        if (a.is_string()) c.argv.push_back(a.get<std::string>());
+    } else if (e.contains("command") && e["command"].is_string()) {
+      c.argv = split_command(e["command"].get<std::string>());
+    }
+    if (!c.argv.empty()) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+bool command_for(const std::vector<CompileCommand>& db, const std::string& file, const std::string& object,
+                 CompileCommand& out, std::string& from) {
+  const CompileCommand* best = nullptr;
+  for (const auto& c : db)
+    if (c.file == file) best = &c;
+  if (!best) {
+    // Nearest sibling: same directory and extension, then same extension, then the longest shared path.
+    auto score = [&](const CompileCommand& c) {
+      bool same_dir = parent(c.file) == parent(file), same_ext = extension(c.file) == extension(file);
+      return std::make_tuple(same_dir && same_ext, same_ext, same_dir, shared_prefix(c.file, file));
+    };
+    for (const auto& c : db)
+      if (!best || score(c) > score(*best)) best = &c;
+    if (!best) return false;
+  }
+  out = *best;
+  out.file = file;
+  from = best->file;
+  if (best->file != file) {
+    bool replaced = false;
+    for (size_t i = 1; i < out.argv.size(); ++i) {
+      if (absolute_in(out.directory, out.argv[i]) == best->file && out.argv[i - 1] != "-o") {
+        out.argv[i] = file;
+        replaced = true;
+      }
+    }
+    if (!replaced) out.argv.push_back(file);
+  }
+  redirect_output(out.argv, object);
+  return true;
+}
+
+ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const ConfirmOptions& options) {
+  ConfirmOutcome outcome;
+  std::vector<std::string> files(files_in);
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  outcome.stats.files = files.size();
+  if (files.empty()) return outcome;
+  auto db = read_compile_commands(options.build_dir);
+  if (db.empty()) {
+    outcome.warnings.push_back("--confirm: no compile_commands.json in " +
+                               (options.build_dir.empty() ? std::string("(no --build-dir)") : options.build_dir) +
+                               "; " + std::to_string(files.size()) + " candidate file(s) left unconfirmed");
+    outcome.stats.skipped = files.size();
+    for (const auto& f : files) {
+      FileResult& r = outcome.files[f];
+      r.file = f;
+      r.skipped = true;
+    }
+    return outcome;
+  }
+  // Scratch objects live in a private directory that is removed whatever happens.
+  std::string base = !options.cache_dir.empty() ? options.cache_dir : options.build_dir;
+  std::error_code ec;
+  fs::create_directories(base, ec);
+  std::string tmpl = base + "/confirm-tmp-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  std::string scratch = mkdtemp(buf.data()) ? std::string(buf.data()) : "";
+  if (scratch.empty()) {
+    outcome.warnings.push_back("--confirm: cannot create a scratch directory under " + base);
+    outcome.stats.skipped = files.size();
+    return outcome;
+  }
+
+  std::vector<FileResult> results(files.size());
+  std::atomic<size_t> next{0}, compiled{0};
+  auto start = Clock::now();
+  auto deadline = start + std::chrono::milliseconds(static_cast<long long>(options.budget_seconds * 1000));
+  auto worker = [&] {
+    for (size_t i; (i = next++) < files.size();) {
+      FileResult& r = results[i];
+      r.file = files[i];
+      std::string object = scratch + "/" + std::to_string(i) + ".o";
+      CompileCommand cmd;
+      if (!command_for(db, r.file, object, cmd, r.command_from)) {
+        r.skipped = true;
+        continue;
+      }
+      std::string content;
+      {
+        std::ifstream in(r.file, std::ios::binary);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        content = ss.str();
+      }
+      std::string key = content + '\0' + cmd.directory;
+      for (const auto& a : cmd.argv) key += '\0' + (a == object ? std::string("<object>") : a);
+      std::string cache = options.cache_dir.empty() ? "" : options.cache_dir + "/confirm-" + hex_hash(key) + ".syms";
+      if (!cache.empty() && read_cache(cache, r)) continue;
+      if (Clock::now() >= deadline) {
+        r.skipped = true;
+        continue;
+      }
+      ++compiled;
+      RunResult run = run_compiler(cmd, object + ".err", deadline);
+      if (run.exited_ok) {
+        elf::ReadOptions ro;
+        ro.static_symbols = true;
+        ro.relocations = false;
+        auto obj = elf::read_object(object, ro);
+        if (obj) {
+          r.ok = true;
+          for (const auto& s : obj.value().static_symbols) {
+            if (s.is_undefined() || s.name.empty() || s.binding == elf::Binding::Local) continue;
+            if (s.type == elf::SymbolType::Section || s.type == elf::SymbolType::File) continue;
+            r.defined.emplace_back(s.name);
+          }
+          std::sort(r.defined.begin(), r.defined.end());
+          r.defined.erase(std::unique(r.defined.begin(), r.defined.end()), r.defined.end());
+        } else {
+          r.warning = "the compiler's object could not be read: " + obj.error().message;
+        }
+      } else {
+        r.warning = run.diagnostics;
+        if (run.timed_out) r.skipped = true;
+      }
+      // A budget cut is not a property of the file: only settled outcomes are cached.
+      if (!cache.empty() && !run.timed_out && run.started) write_cache(cache, r);
+      fs::remove(object, ec);
+      fs::remove(object + ".err", ec);
+    }
+  };
+  unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(files.size()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < jobs; ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  fs::remove_all(scratch, ec);
+
+  outcome.stats.compiled = compiled;
+  outcome.stats.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  for (auto& r : results) {
+    if (r.from_cache) ++outcome.stats.cached;
+    if (r.skipped) {
+      ++outcome.stats.skipped;
+    } else if (!r.ok) {
+      ++outcome.stats.failed;
+    }
+    if (!r.warning.empty()) outcome.warnings.push_back("--confirm: compiling " + r.file + " failed: " + r.warning);
+    outcome.files[r.file] = std::move(r);
+  }
+  return outcome;
+}
+
+ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
+                             const ConfirmOptions& options, std::vector<std::string>& warnings) {
+  if (!ctx.sources || !ctx.build) return {};
+  struct Want {
+    UnresolvedSymbol* u;
+    demangle::SymbolName name;
+    std::vector<std::pair<std::string, uint32_t>> files;  // candidate file, line
+  };
+  std::vector<Want> wants;
+  std::vector<std::string> all;
+  for (UnresolvedSymbol* u : symbols) {
+    auto sym = demangle::parse_symbol(u->symbol);
+    if (sym.name.empty()) continue;
+    std::string qualified = sym.kind == demangle::NameKind::CName ? sym.name : sym.qualified();
+    std::vector<std::pair<std::string, uint32_t>> files;
+    for (const auto* e : ctx.sources->lookup(sym.name)) {
+      if (e->qualified != qualified) continue;
+      const std::string& path = ctx.sources->file_of(*e).path;
+      if (!source::is_compiled_source(path) || ctx.build->is_compiled(path)) continue;
+      if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.first == path; }))
+        files.emplace_back(path, e->line);
+    }
+    // Unsettled: unknown or declaration-only with a same-named entity in an uncompiled source, or
+    // defined in several uncompiled sources (text cannot see which #if the build takes).
+    bool unsettled = u->classification == Classification::Unknown ||
+                     (u->origin && u->origin->kind == "declaration") ||
+                     (u->classification == Classification::MissingSource && files.size() > 1);
+    if (!unsettled || files.empty()) continue;
+    for (const auto& f : files) all.push_back(f.first);
+    wants.push_back({u, sym, std::move(files)});
+  }
+  if (wants.empty()) return {};
+  ConfirmOutcome out = confirm_files(all, options);
+  for (auto& w : out.warnings) warnings.push_back(std::move(w));
+  for (auto& w : wants) {
+    UnresolvedSymbol& u = *w.u;
+    const std::pair<std::string, uint32_t>* defining = nullptr;
+    std::string other;  // a definition of the same entity under another mangling
+    for (const auto& f : w.files) {
+      const FileResult& r = out.files[f.first];
+      if (!r.ok) continue;
+      if (std::binary_search(r.defined.begin(), r.defined.end(), u.symbol)) {
+        defining = &f;
+        break;
+      }
+      for (const auto& d : r.defined) {
+        if (d.find(w.name.name) == std::string::npos) continue;
+        auto s = demangle::parse_symbol(d);
+        if (s.name == w.name.name && s.qualified() == w.name.qualified() && other.empty())
+          other = "compiling " + f.first + " defines it only under another mangling: " + demangle::demangle(d);
+      }
+    }
+    if (!defining) {
+      if (!other.empty()) u.reason += "; " + other;
+      continue;
+    }
+    const std::string& file = defining->first;
+    const FileResult& r = out.files[file];
+    std::optional<std::string> ported_from;
+    if (u.origin && u.origin->file == file) ported_from = u.origin->ported_from;
+    u.classification = Classification::MissingSource;
+    u.origin = Origin{.file = file, .line = static_cast<int>(defining->second), .kind = "definition",
+                      .library = std::nullopt, .ported_from = ported_from};
+    u.reason = "compiling " + file + " defines it";
+    if (r.command_from != file) u.reason += " (with the build's command for " + r.command_from + ")";
+    Fix fix;
+    fix.kind = "add-source";
+    if (auto choice = trace::choose_list(*ctx.build, file, ctx.porting_dir)) {
+      fix.cmake_file = choice->cmake_file;
+      fix.list = choice->list;
+      fix.entry = choice->entry;
+      fix.detail = "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file;
+    }
+    if (fix.detail.empty()) fix.detail = "compile " + file + " into the library";
+    u.fix = fix;
+  }
+  const ConfirmStats& s = out.stats;
+  warnings.push_back("--confirm: " + std::to_string(s.files) + " candidate file(s): " + std::to_string(s.compiled) +
+                     " compiled, " + std::to_string(s.cached) + " from cache, " + std::to_string(s.failed) +
+                     " failed, " + std::to_string(s.skipped) + " skipped (budget or no command)");
+  return s;
+}
+
+AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed, const ConfirmOptions& options,
+                       std::vector<std::string>& warnings) {
+  AfterPatch a;
+  std::set<std::string> stubs(stubbed.begin(), stubbed.end());
+  std::vector<std::string> files;
+  for (const auto& lib : report.libraries)
+    for (const auto& u : lib.unresolved)
+      if (u.fix && u.fix->kind == "add-source" && u.origin) files.push_back(u.origin->file);
+  ConfirmOutcome out = confirm_files(files, options);
+  for (auto& w : out.warnings) warnings.push_back(std::move(w));
+  a.stats = out.stats;
+  for (const auto& lib : report.libraries) {
+    for (const auto& u : lib.unresolved) {
+      ++a.total;
+      if (stubs.count(u.symbol)) continue;
+      if (u.fix && u.fix->kind == "add-source" && u.origin) {
+        auto it = out.files.find(u.origin->file);
+        if (it != out.files.end() && std::binary_search(it->second.defined.begin(), it->second.defined.end(), u.symbol))
+          continue;
+      }
+      ++a.still;
+    }
+  }
+  return a;
+}
+
+}  // namespace mlc::confirm

@@ -1,0 +1,80 @@
+// Confirmation by the real compiler (--confirm): candidate sources that text matching could not
+// settle are compiled with the build's own command (or a sibling's), and the object's .symtab says
+// which file really defines a symbol. Results are cached by file content + command.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+#include "trace/trace.h"
+
+namespace mlc::confirm {
+
+struct ConfirmOptions {
+  std::string build_dir;        // where compile_commands.json lives
+  std::string cache_dir;        // results cache and scratch objects ("" : a private dir under build_dir)
+  double budget_seconds = 60;   // wall-clock budget for all compiles; what it cuts off stays unconfirmed
+  unsigned jobs = 0;            // parallel compiles (0: one per core)
+};
+
+// What compiling one file showed.
+struct FileResult {
+  std::string file;
+  std::string command_from;          // the file whose build command was used (itself or a sibling)
+  bool ok = false;                   // compiled (now or in an earlier run)
+  bool from_cache = false;
+  bool skipped = false;              // no command, or the budget ran out
+  std::vector<std::string> defined;  // global/weak symbols the object defines, sorted
+  std::string warning;               // why it did not compile, one line
+};
+
+struct ConfirmStats {
+  size_t files = 0;
+  size_t compiled = 0;   // compiler runs this time
+  size_t cached = 0;     // answered from the cache
+  size_t failed = 0;     // compiler ran and failed, hung, or is missing
+  size_t skipped = 0;    // cut off by the budget or without any command
+  double compile_ms = 0;  // wall time spent compiling
+};
+
+struct ConfirmOutcome {
+  std::map<std::string, FileResult> files;
+  ConfirmStats stats;
+  std::vector<std::string> warnings;
+};
+
+// One compile command from compile_commands.json: working directory and argv.
+struct CompileCommand {
+  std::string directory;
+  std::vector<std::string> argv;
+  std::string file;  // absolute
+};
+std::vector<CompileCommand> read_compile_commands(const std::string& build_dir);
+
+// The command that compiles `file` into `object`: the build's own, else its nearest sibling's (same
+// directory and extension first) with the file substituted. `from` names the file whose command it was.
+bool command_for(const std::vector<CompileCommand>& db, const std::string& file, const std::string& object,
+                 CompileCommand& out, std::string& from);
+
+ConfirmOutcome confirm_files(const std::vector<std::string>& files, const ConfirmOptions& options);
+
+// The pass: picks the unsettled symbols among `symbols` (unknown, declaration-only, or defined in
+// several uncompiled sources), compiles their candidate files and restates the classification of
+// those the compiler settles. Warnings (failed compiles, budget) go to `warnings`.
+ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
+                             const ConfirmOptions& options, std::vector<std::string>& warnings);
+
+// What a patch would leave: of the `total` traced symbols, how many neither a planned stub
+// (`stubbed`, mangled names) nor the object of a planned add-source file (compiled now, or
+// answered from the cache) would define.
+struct AfterPatch {
+  size_t still = 0, total = 0;
+  ConfirmStats stats;
+};
+AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed, const ConfirmOptions& options,
+                       std::vector<std::string>& warnings);
+
+}  // namespace mlc::confirm

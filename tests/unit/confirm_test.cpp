@@ -1,0 +1,185 @@
+// --confirm (src/confirm): a CMake fixture, built at test time, where two uncompiled sources both
+// define ns::f(int) under #ifdef and only the build's -D flag says which one really does. The
+// real compiler settles it; the cache makes the second run compile nothing.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "confirm/confirm.h"
+#include "pipeline/linkcheck.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using mlc::test::quote;
+using mlc::test::read_file;
+using mlc::test::write_file;
+
+namespace {
+
+struct Fixture {
+  std::string root, src, build, cache;
+  bool ok = false;
+  std::string why;
+};
+
+// Runs a shell command, stdout+stderr together, nothing written to /tmp.
+int sh(const std::string& cmd, std::string* out = nullptr) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  std::array<char, 4096> buf;
+  size_t n;
+  std::string text;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) text.append(buf.data(), n);
+  int status = pclose(p);
+  if (out) *out = text;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+class ConfirmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    f_.root = std::string(MLC_BINARY_DIR) + "/confirm_fixture_" + std::to_string(getpid());
+    fs::remove_all(f_.root);
+    f_.src = f_.root + "/src";
+    f_.build = f_.root + "/build";
+    f_.cache = f_.root + "/cache";
+    fs::create_directories(f_.src);
+    write_file(f_.src + "/CMakeLists.txt",
+               "cmake_minimum_required(VERSION 3.16)\nproject(confirm_fixture CXX)\n"
+               "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\n"
+               "set(USER_SRCS user.cpp)\n"
+               "add_library(user SHARED ${USER_SRCS})\n"
+               "target_compile_definitions(user PRIVATE USE_Y)\n");
+    write_file(f_.src + "/f.h", "#pragma once\nnamespace ns { int f(int x); }\n");
+    write_file(f_.src + "/user.cpp", "#include \"f.h\"\nint use_it(int v) { return ns::f(v) + 1; }\n");
+    // Text sees two definitions of ns::f(int); the build's -DUSE_Y keeps only y.cpp's.
+    write_file(f_.src + "/x.cpp", "#include \"f.h\"\n#ifdef USE_X\nnamespace ns { int f(int x) { return x; } }\n#endif\n");
+    write_file(f_.src + "/y.cpp", "#include \"f.h\"\n#ifdef USE_Y\nnamespace ns { int f(int x) { return 2 * x; } }\n#endif\n");
+    std::string log;
+    if (sh("cmake -S " + quote(f_.src) + " -B " + quote(f_.build) + " >/dev/null && cmake --build " + quote(f_.build),
+           &log) != 0) {
+      f_.why = "cannot build the fixture project: " + log;
+      return;
+    }
+    f_.ok = true;
+  }
+  void TearDown() override { fs::remove_all(f_.root); }
+
+  mlc::LinkcheckOptions options(bool confirm) const {
+    mlc::LinkcheckOptions o;
+    o.trace.build_dir = f_.build;
+    o.trace.source_roots = {f_.src};
+    o.trace.cache_dir = f_.cache;
+    o.trace.cuda_home = "";
+    o.trace.confirm = confirm;
+    return o;
+  }
+  const mlc::UnresolvedSymbol* find(const mlc::Report& r, const std::string& sym) const {
+    for (const auto& l : r.libraries)
+      for (const auto& u : l.unresolved)
+        if (u.symbol == sym) return &u;
+    return nullptr;
+  }
+  std::string confirm_line(const mlc::Report& r) const {
+    for (const auto& w : r.warnings)
+      if (w.rfind("--confirm: ", 0) == 0 && w.find("candidate file") != std::string::npos) return w;
+    return "";
+  }
+  Fixture f_;
+};
+
+TEST_F(ConfirmTest, CompilerSettlesWhichSourceDefinesIt) {
+  if (!f_.ok) GTEST_SKIP() << f_.why;
+  std::string lib = f_.build + "/libuser.so";
+  mlc::Report r = mlc::run_linkcheck({lib}, options(true));
+  const auto* u = find(r, "_ZN2ns1fEi");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->classification, mlc::Classification::MissingSource);
+  ASSERT_TRUE(u->origin);
+  EXPECT_EQ(u->origin->file, f_.src + "/y.cpp");
+  EXPECT_EQ(u->origin->kind, "definition");
+  // y.cpp is not compiled by the build: its sibling user.cpp lent its command (with -DUSE_Y).
+  EXPECT_EQ(u->reason, "compiling " + f_.src + "/y.cpp defines it (with the build's command for " + f_.src +
+                           "/user.cpp)");
+  ASSERT_TRUE(u->fix);
+  EXPECT_EQ(u->fix->kind, "add-source");
+  EXPECT_EQ(u->fix->list.value_or(""), "USER_SRCS");
+  EXPECT_EQ(confirm_line(r), "--confirm: 2 candidate file(s): 2 compiled, 0 from cache, 0 failed, 0 skipped (budget or no command)");
+
+  // Second run: everything from the cache, no compiler started.
+  mlc::Report again = mlc::run_linkcheck({lib}, options(true));
+  EXPECT_EQ(confirm_line(again), "--confirm: 2 candidate file(s): 0 compiled, 2 from cache, 0 failed, 0 skipped (budget or no command)");
+  const auto* u2 = find(again, "_ZN2ns1fEi");
+  ASSERT_NE(u2, nullptr);
+  ASSERT_TRUE(u2->origin);
+  EXPECT_EQ(u2->origin->file, f_.src + "/y.cpp");
+
+  // Off by default: no compile, no confirm line.
+  mlc::Report plain = mlc::run_linkcheck({lib}, options(false));
+  EXPECT_EQ(confirm_line(plain), "");
+  // Nothing of the scratch objects is left in the cache dir.
+  for (const auto& e : fs::directory_iterator(f_.cache))
+    EXPECT_EQ(e.path().filename().string().rfind("confirm-tmp-", 0), std::string::npos) << e.path();
+}
+
+TEST_F(ConfirmTest, FailingCompileAndMissingCompilerAreWarnings) {
+  if (!f_.ok) GTEST_SKIP() << f_.why;
+  write_file(f_.src + "/broken.cpp", "namespace ns { int f(int x) { return x }\n");
+  mlc::confirm::ConfirmOptions o{.build_dir = f_.build, .cache_dir = f_.cache, .budget_seconds = 60, .jobs = 0};
+  auto out = mlc::confirm::confirm_files({f_.src + "/broken.cpp"}, o);
+  EXPECT_EQ(out.stats.failed, 1u);
+  EXPECT_FALSE(out.files[f_.src + "/broken.cpp"].ok);
+  ASSERT_FALSE(out.warnings.empty());
+  EXPECT_EQ(out.warnings[0].rfind("--confirm: compiling " + f_.src + "/broken.cpp failed: ", 0), 0u) << out.warnings[0];
+  EXPECT_NE(out.warnings[0].find("error"), std::string::npos) << out.warnings[0];
+
+  std::string other = f_.root + "/nocc";
+  fs::create_directories(other);
+  write_file(other + "/compile_commands.json",
+             "[{\"directory\": \"" + other + "\", \"file\": \"" + f_.src + "/user.cpp\", \"command\": "
+             "\"/nonexistent/mcc -c " + f_.src + "/user.cpp -o user.o\"}]");
+  mlc::confirm::ConfirmOptions o2{.build_dir = other, .cache_dir = f_.cache, .budget_seconds = 60, .jobs = 0};
+  auto out2 = mlc::confirm::confirm_files({f_.src + "/x.cpp"}, o2);
+  EXPECT_EQ(out2.stats.failed, 1u);
+  ASSERT_EQ(out2.warnings.size(), 1u);
+  EXPECT_EQ(out2.warnings[0], "--confirm: compiling " + f_.src + "/x.cpp failed: compiler /nonexistent/mcc not found");
+}
+
+TEST(ConfirmCommand, SiblingCommandSubstitutesFileAndOutput) {
+  std::vector<mlc::confirm::CompileCommand> db = {
+      {.directory = "/b", .argv = {"/usr/bin/mcc", "-DA", "-o", "k.o", "-c", "/s/k/a.mu"}, .file = "/s/k/a.mu"},
+      {.directory = "/b", .argv = {"/usr/bin/c++", "-DB", "-o", "c.o", "-c", "/s/k/c.cpp"}, .file = "/s/k/c.cpp"},
+      {.directory = "/b", .argv = {"/usr/bin/mcc", "-DC", "-o", "o.o", "-c", "/s/o/d.mu"}, .file = "/s/o/d.mu"},
+  };
+  mlc::confirm::CompileCommand cmd;
+  std::string from;
+  ASSERT_TRUE(mlc::confirm::command_for(db, "/s/k/new.mu", "/c/0.o", cmd, from));
+  EXPECT_EQ(from, "/s/k/a.mu");  // same directory and extension, and its compiler (mcc)
+  EXPECT_EQ(cmd.argv, (std::vector<std::string>{"/usr/bin/mcc", "-DA", "-o", "/c/0.o", "-c", "/s/k/new.mu"}));
+  ASSERT_TRUE(mlc::confirm::command_for(db, "/s/o/other.cpp", "/c/1.o", cmd, from));
+  EXPECT_EQ(from, "/s/k/c.cpp");  // the extension decides the compiler before the directory
+  ASSERT_TRUE(mlc::confirm::command_for(db, "/s/o/d.mu", "/c/2.o", cmd, from));
+  EXPECT_EQ(from, "/s/o/d.mu");  // its own command when the build compiles it
+  EXPECT_EQ(cmd.argv, (std::vector<std::string>{"/usr/bin/mcc", "-DC", "-o", "/c/2.o", "-c", "/s/o/d.mu"}));
+}
+
+TEST_F(ConfirmTest, StubgenProvesThePatch) {
+  if (!f_.ok) GTEST_SKIP() << f_.why;
+  std::string out;
+  int rc = sh(std::string(MLC_STUBGEN_BIN) + " --build-dir " + quote(f_.build) + " --source-root " + quote(f_.src) +
+                  " --cache-dir " + quote(f_.cache) + " --cuda-home '' --apply --out-cpp " + quote(f_.root + "/u.cpp") +
+                  " --out-header " + quote(f_.root + "/u.h") + " " + quote(f_.build + "/libuser.so"),
+              &out);
+  EXPECT_NE(out.find("musa-stubgen: after this patch: 0 of 1 still unresolved"), std::string::npos) << out;
+  EXPECT_EQ(rc, 0) << out;
+  // The proven patch adds y.cpp (not x.cpp) to the list.
+  std::string cmake = read_file(f_.src + "/CMakeLists.txt");
+  EXPECT_NE(cmake.find("y.cpp"), std::string::npos) << cmake;
+  EXPECT_EQ(cmake.find("x.cpp"), std::string::npos) << cmake;
+}
+
+}  // namespace
