@@ -38,6 +38,9 @@ TEST(Stubgen, end_to_end_the_library_links_after_one_run) {
   auto built = run("cmake -DSOURCE=" + quote(kSource + "/fixtures/torch_musa") + " -DDEST=" + quote(w) + " -P " +
                    quote(kSource + "/tests/build_world.cmake"));
   ASSERT_EQ(built.status, 0) << built.out << built.err;
+  // The world's sources are a checkout of their own, as torch_musa's are: a CMake patch is relative
+  // to the repository that holds the file (the scratch area itself lies inside this project's tree).
+  ASSERT_EQ(run("git init -q " + quote(w + "/src")).status, 0);
   std::string lib = w + "/build/torch_musa/csrc/libmusa_kernels.so";
   std::string ops = w + "/src/torch_musa/csrc/aten/ops/musa";
   std::string out = " --out-cpp " + quote(ops + "/unimplemented_functions.cpp") + " --out-header " +
