@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <unordered_map>
 
 #include "demangle/demangle.h"
@@ -363,6 +365,22 @@ class Tracer {
     std::string where = origin_file + ":" + std::to_string(at->line);
     bool translation_unit = source::is_compiled_source(origin_file);
     if (!translation_unit || best.rank == 1) {
+      // Only one translation unit can emit it: the uncompiled one that holds a template's body (no
+      // other unit sees it), or the uncompiled one that alone #includes the file holding a plain
+      // (non-inline) definition, as jsoncpp's .inl files and fmt's format-inl.h are included.
+      if (auto tu = emitting_unit(*best.entity, origin_file, translation_unit)) {
+        about += " (" + std::string(translation_unit ? "a template body" : "defined in " + where + ", which " +
+                                                                              tu->first + " includes") + ")";
+        if (!translation_unit) {
+          origin_file = tu->first;
+          u_.origin = Origin{origin_file, static_cast<int>(tu->second), "definition", std::nullopt,
+                             ported_and_original(origin_file).second};
+          where = origin_file + ":" + std::to_string(tu->second);
+          auto [tu_ported, tu_original] = ported_and_original(origin_file);
+          return missing_source(origin_file, where, about, tu_ported, tu_original);
+        }
+        return missing_source(origin_file, where, about, ported, original);
+      }
       u_.classification = Classification::Unknown;
       u_.reason = std::string(best.rank == 1 ? "a template or inline definition" : "defined") + " in " + where +
                   about + ", which no compiled translation unit instantiates for these arguments";
@@ -377,6 +395,55 @@ class Tracer {
       u_.fix = Fix{"none", {}, {}, {}, {}, "check that " + origin_file + " is compiled into this library"};
       return true;
     }
+    return missing_source(origin_file, where, about, ported, original);
+  }
+
+  // The translation unit that must be compiled for `e` (in `file`) to be emitted, with the line that
+  // makes it so; nullopt when that is not one uncompiled unit.
+  std::optional<std::pair<std::string, uint32_t>> emitting_unit(const IndexedEntity& e, const std::string& file,
+                                                                bool translation_unit) const {
+    if (translation_unit) {
+      if (e.is_template && !e.is_inline && !in_build(file)) return std::make_pair(file, e.line);
+      return std::nullopt;
+    }
+    if (e.is_template || e.is_inline || e.kind != EntityKind::FunctionDefinition) return std::nullopt;
+    if (!ctx_.includers) {
+      ctx_.includers.emplace();
+      for (const auto& f : ctx_.sources->files()) {
+        if (!source::is_compiled_source(f.path)) continue;
+        std::ifstream in(f.path);
+        std::string line;
+        uint32_t n = 0;
+        while (std::getline(in, line)) {
+          ++n;
+          size_t i = line.find_first_not_of(" \t");
+          if (i == std::string::npos || line[i] != '#') continue;
+          i = line.find_first_not_of(" \t", i + 1);
+          if (i == std::string::npos || line.compare(i, 7, "include") != 0) continue;
+          size_t open = line.find_first_of("\"<", i + 7);
+          if (open == std::string::npos) continue;
+          size_t close = line.find(line[open] == '"' ? '"' : '>', open + 1);
+          if (close == std::string::npos) continue;
+          (*ctx_.includers)[line.substr(open + 1, close - open - 1)].push_back({f.path, n});
+        }
+      }
+    }
+    std::optional<std::pair<std::string, uint32_t>> only;
+    for (const auto& [included, units] : *ctx_.includers) {
+      if (file.size() <= included.size() || file.compare(file.size() - included.size(), included.size(), included) != 0 ||
+          file[file.size() - included.size() - 1] != '/') {
+        continue;
+      }
+      for (const auto& u : units) {
+        if (in_build(u.tu) || (only && only->first != u.tu)) return std::nullopt;  // compiled, or not alone
+        only = std::make_pair(u.tu, u.line);
+      }
+    }
+    return only;
+  }
+
+  bool missing_source(const std::string& origin_file, const std::string& where, const std::string& about,
+                      const std::string& ported, const std::optional<std::string>& original) {
     u_.classification = Classification::MissingSource;
     if (origin_file != ported && !ctx_.porting_dir.empty() && original) {
       u_.reason = "defined in " + where + about + "; its ported counterpart " + ported + " does not exist";

@@ -35,6 +35,12 @@ struct TraceContext {
   const build::BuildInfo* build = nullptr;
   // Ported path (relative) -> original path (relative), filled on first use.
   mutable std::optional<std::unordered_map<std::string, std::string>> original_of;
+  // Translation units by what they #include ("fmt/format-inl.h" -> [{tu, line}]), filled on first use.
+  struct Includer {
+    std::string tu;
+    uint32_t line = 0;
+  };
+  mutable std::optional<std::unordered_map<std::string, std::vector<Includer>>> includers;
 
  private:
   static const sdk::SdkIndex* lazy(const std::function<const sdk::SdkIndex*()>& load,

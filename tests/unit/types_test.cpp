@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "demangle/demangle.h"
@@ -241,6 +242,62 @@ TEST(Scanner, operator_assignment_and_anonymous_struct_keep_the_namespace) {
   EXPECT_EQ(names("namespace s { namespace { struct { int a; } table = {{1}, {0, 0}}; int f(int x){return x;} } int g(int y){return y;} }"),
             "s::(anonymous namespace)::f(definition);s::g(definition);");
   EXPECT_EQ(names("namespace Y { Scanner::~Scanner() = default; }"), "Y::Scanner::~Scanner(definition);");
+}
+
+}  // namespace
+}  // namespace mlc
+
+namespace mlc {
+namespace {
+
+// Only one translation unit can emit these, and the tracer must name it: the uncompiled unit that
+// alone #includes an .inl holding plain definitions (jsoncpp's json_valueiterator.inl), and the
+// uncompiled unit holding a template body instantiated through a macro (gflags' FlagRegisterer).
+// g++'s objects of those units are the truth.
+TEST(TypeModel, definitions_only_one_uncompiled_unit_can_emit_trace_to_that_unit) {
+  Fixture f = make_fixture("emitting-unit");
+  std::string src = f.dir + "/tree/src";
+  test::write_file(src + "/counter.h", "namespace j { struct Counter { int n_ = 0; int next(); void reset(); }; }\n");
+  test::write_file(src + "/counter_impl.inl", "namespace j {\nint Counter::next() { return ++n_; }\nvoid Counter::reset() { n_ = 0; }\n}\n");
+  test::write_file(src + "/value.cpp", "#include \"counter.h\"\nnamespace j { int use(Counter& c) { return c.next(); } }\n"
+                                       "#include \"counter_impl.inl\"\n");
+  test::write_file(src + "/tmpl.cpp", "namespace j {\ntemplate <typename T> T twice(T x) { return x + x; }\n"
+                                      "#define INSTANTIATE_TWICE(T) template T twice<T>(T);\nINSTANTIATE_TWICE(int)\n"
+                                      "INSTANTIATE_TWICE(long)\n}\n");
+  test::write_file(src + "/other.cpp", "int other() { return 1; }\n");
+  test::write_file(f.lib, "int lib() { return 2; }\n");
+  std::map<std::string, std::string> truth;  // symbol -> the unit whose object defines it
+  for (const std::string unit : {"value.cpp", "tmpl.cpp"}) {
+    std::string object = f.dir + "/" + unit + ".o";
+    auto cc = test::run("g++ -std=c++17 -O0 -c " + test::quote(src + "/" + unit) + " -o " + test::quote(object));
+    ASSERT_EQ(cc.status, 0) << cc.err;
+    for (const auto& s : defined_symbols(object))
+      if (demangle::demangle(s).rfind("j::", 0) == 0 || demangle::demangle(s).find(" j::") != std::string::npos)
+        truth[s] = src + "/" + unit;
+  }
+  ASSERT_GE(truth.size(), 5u);  // j::use, Counter::next, Counter::reset, twice<int>, twice<long>
+  source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""});
+  build::BuildInfo build;
+  build.has_compile_database = true;  // the build compiles other.cpp only
+  build.compiled.insert(src + "/other.cpp");
+  trace::TraceContext ctx;
+  ctx.sources = &idx;
+  ctx.build = &build;
+  for (const auto& [symbol, unit] : truth) {
+    UnresolvedSymbol u;
+    u.symbol = symbol;
+    u.demangled = demangle::demangle(symbol);
+    trace::trace_symbol(nullptr, -1, ctx, u);
+    EXPECT_EQ(u.classification, Classification::MissingSource) << u.demangled << ": " << u.reason;
+    ASSERT_TRUE(u.origin) << u.demangled;
+    EXPECT_EQ(u.origin->file, unit) << u.demangled << ": " << u.reason;
+  }
+  UnresolvedSymbol next;
+  next.symbol = "_ZN1j7Counter4nextEv";
+  trace::trace_symbol(nullptr, -1, ctx, next);
+  EXPECT_EQ(next.reason, "defined in " + src + "/value.cpp:3 (defined in " + src + "/counter_impl.inl:2, which " + src +
+                             "/value.cpp includes), which the build does not compile");
+  fs::remove_all(f.dir);
 }
 
 }  // namespace
