@@ -187,7 +187,10 @@ void find_shadowing(const loader::Process& p, const std::vector<OpenSymbol>& sym
   };
 
   std::set<std::string> touched;  // ids: the vector may grow while findings are linked
-  for (const auto& [mv, finding] : versions) {
+  // Plain names, not structured bindings: the lambdas below capture them (clang 14 cannot).
+  for (const auto& version_finding : versions) {
+    const auto* mv = version_finding.first;
+    auto* finding = version_finding.second;
     if (!mv || !finding || mv->provider < 0) continue;
     const auto* copy = first_copy(mv->provider, [&](const CandidateCopy& c) { return c.versions.count(mv->version) > 0; });
     if (!copy) continue;
@@ -198,7 +201,9 @@ void find_shadowing(const loader::Process& p, const std::vector<OpenSymbol>& sym
     finding->cause = c.id;
     touched.insert(c.id);
   }
-  for (const auto& [ref, u] : symbols) {
+  for (const auto& symbol : symbols) {
+    const auto* ref = symbol.first;
+    auto* u = symbol.second;
     if (ref->miss != loader::Miss::NoDefinition && ref->miss != loader::Miss::WrongVersion) continue;
     std::optional<Hit> hit;
     if (!ref->version.empty()) {
