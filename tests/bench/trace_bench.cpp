@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -110,13 +111,25 @@ int main(int argc, char** argv) {
   mlc::LinkcheckOptions options;
   options.trace.source_roots = {tree};
   options.trace.cache_dir = cache;
-  fs::remove_all(cache);
-  auto t0 = std::chrono::steady_clock::now();
-  mlc::Report cold = mlc::explain_symbols(symbols, options);
-  double t_cold = seconds_since(t0);
-  t0 = std::chrono::steady_clock::now();
-  mlc::Report warm = mlc::explain_symbols(symbols, options);
-  double t_warm = seconds_since(t0);
+  // Medians of alternating runs: 3 cold (the cache removed before each), 5 warm.
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::vector<double> colds, warms;
+  mlc::Report warm;
+  for (int run = 0; run < 3; ++run) {
+    fs::remove_all(cache);
+    auto t0 = std::chrono::steady_clock::now();
+    mlc::Report cold = mlc::explain_symbols(symbols, options);
+    colds.push_back(seconds_since(t0));
+  }
+  for (int run = 0; run < 5; ++run) {
+    auto t0 = std::chrono::steady_clock::now();
+    warm = mlc::explain_symbols(symbols, options);
+    warms.push_back(seconds_since(t0));
+  }
+  double t_cold = median(colds), t_warm = median(warms);
   size_t traced = 0;
   for (const auto& u : warm.libraries[0].unresolved) traced += u.origin.has_value();
 
@@ -124,8 +137,8 @@ int main(int argc, char** argv) {
   for (const auto& name : names) t_grep += run_grep(name, tree);
 
   std::printf("(cold: no index cache; the OS page cache is warm for both tools alike)\n");
-  std::printf("%-44s %8.3f s\n", "musa-linkcheck index+trace, cold (no cache)", t_cold);
-  std::printf("%-44s %8.3f s\n", "musa-linkcheck index+trace, warm (cache)", t_warm);
+  std::printf("%-44s %8.3f s  (median of 3)\n", "musa-linkcheck index+trace, cold (no cache)", t_cold);
+  std::printf("%-44s %8.3f s  (median of 5)\n", "musa-linkcheck index+trace, warm (cache)", t_warm);
   std::printf("%-44s %8.3f s\n", "grep -rn -w NAME TREE, once per symbol", t_grep);
   std::printf("symbols traced to an origin: %zu of %zu\n", traced, symbols.size());
   std::printf("ratio grep/cold: %.1fx   grep/warm: %.1fx\n", t_grep / t_cold, t_grep / t_warm);
