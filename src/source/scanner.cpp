@@ -52,7 +52,8 @@ void read_define(std::string_view s, size_t i, size_t end, std::vector<Define>* 
 
 std::vector<Token> lex(std::string_view s, std::vector<Define>* defines = nullptr) {
   std::vector<Token> out;
-  out.reserve(s.size() / 6);
+  // About one token per four bytes of code; short texts (a parameter type) still get room for a few.
+  out.reserve(s.size() / 4 + 8);
   uint32_t line = 1;
   bool line_start = true;
   size_t i = 0, n = s.size();
