@@ -348,8 +348,13 @@ std::string normalize_type(std::string_view type, bool is_parameter) {
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
     if (is_type_noise(w)) continue;
-    // Reduce qualified names to their last component: "at::Tensor" and "Tensor" compare equal.
+    // Reduce qualified names to their last component: "at::Tensor" and "Tensor" compare equal. A
+    // member of a template specialisation keeps its "::" ("is_same<T,char>::value").
     if (i + 1 < words.size() && words[i + 1] == "::") {
+      if (w == ">") {
+        out.push_back(">");
+        out.push_back("::");
+      }
       ++i;
       continue;
     }
@@ -668,7 +673,8 @@ class Parser {
       if (i_ < t_.size() && (t_[i_].text == "class" || t_[i_].text == "struct" || t_[i_].text == "union")) {
         if (class_decl()) return;
       }
-      if (at("using") || at("typedef")) {
+      if (at("using")) return using_decl();  // an alias template: its parameters stay with it
+      if (at("typedef")) {
         skip_statement();
         clear_pending();
         return;
@@ -733,6 +739,10 @@ class Parser {
       size_t end = k;
       while (end < t_.size() && t_[end].text != ";") ++end;
       e.extra = normalize_type(text(k, end), false);
+      // "template <typename Char> using buffer_context = basic_format_context<..., Char>;": the
+      // parameters are substituted when a type names it with arguments.
+      e.template_params = join_list(pending_template_);
+      e.is_template = pending_is_template_;
       out_.push_back(std::move(e));
       i_ = std::min(t_.size(), end + 1);
       clear_pending();
@@ -898,10 +908,44 @@ class Parser {
       ++k;
     }
     if (paren != SIZE_MAX) {
+      if (size_t name_at = parenthesized_declarator(paren); name_at != SIZE_MAX) {
+        // "void (*exitfunc)(int) = &exit;", "int (*table)[4];": a variable of pointer type.
+        size_t eq_at = SIZE_MAX;
+        for (size_t m = skip_group(paren); m < k;) {
+          const auto& tx = t_[m].text;
+          if (tx == "=") {
+            eq_at = m;
+            break;
+          }
+          m = (tx == "(" || tx == "[") ? skip_group(m) : m + 1;
+        }
+        variable_statement(start, k, eq_at, extern_c, name_at, paren);
+        return;
+      }
       function_statement(start, paren, extern_c, tparams, is_template, instantiation);
     } else {
       variable_statement(start, k, eq, extern_c);
     }
+  }
+
+  // "(*name)", "(&name)", "(A::*name)", "(* const name[3])" followed by a parameter list or array
+  // extents: the declarator of a pointer variable, not a function's parameters. Returns the index of
+  // the name (the last identifier before ')'), or SIZE_MAX.
+  size_t parenthesized_declarator(size_t paren) const {
+    size_t m = paren + 1;
+    while (ident(m) && is(m + 1, "::")) m += 2;  // a pointer to member's class
+    if (!(is(m, "*") || is(m, "&") || is(m, "&&"))) return SIZE_MAX;
+    ++m;
+    while (ident(m) && is_cv(t_[m].text)) ++m;
+    if (!ident(m)) return SIZE_MAX;
+    size_t name = m++;
+    while (is(m, "::") && ident(m + 1)) {
+      name = m + 1;
+      m += 2;
+    }
+    while (is(m, "[")) m = skip_group(m);
+    if (!is(m, ")")) return SIZE_MAX;
+    return is(m + 1, "(") || is(m + 1, "[") ? name : SIZE_MAX;
   }
 
   bool current_template_scope() const {
@@ -1094,12 +1138,15 @@ class Parser {
     skip_statement();
   }
 
-  void variable_statement(size_t start, size_t end, size_t eq, bool extern_c) {
+  // name_at/specifiers_end: a parenthesized declarator ("void (*name)(int)") names the variable at
+  // name_at; the specifiers and type are the tokens before the '(' at specifiers_end.
+  void variable_statement(size_t start, size_t end, size_t eq, bool extern_c, size_t name_at = SIZE_MAX,
+                          size_t specifiers_end = SIZE_MAX) {
     // end: ';', '{' or '}' (t_[end]); eq: first top-level '='.
     size_t name_end = eq != SIZE_MAX ? eq : end;
     bool brace_init = end < t_.size() && t_[end].text == "{" && eq == SIZE_MAX;
-    size_t last = name_end;
-    while (last > start && t_[last - 1].text == "]") {  // "T name[N][M]": step back over the extents
+    size_t last = name_at != SIZE_MAX ? name_at + 1 : name_end;
+    while (name_at == SIZE_MAX && last > start && t_[last - 1].text == "]") {  // "T name[N][M]": step back over the extents
       size_t m = last - 1;
       int depth = 0;
       bool matched = false;
@@ -1130,7 +1177,7 @@ class Parser {
       d -= 2;
     }
     bool is_extern = false, is_static = false, has_type = false, is_inline = false;
-    for (size_t m = start; m < d; ++m) {
+    for (size_t m = start; m < (specifiers_end != SIZE_MAX ? specifiers_end : d); ++m) {
       auto w = t_[m].text;
       if (w == "extern") is_extern = true;
       if (w == "static") is_static = true;

@@ -10,10 +10,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <tbb/parallel_for.h>
 
 #include "common/walk.h"
@@ -21,7 +23,7 @@
 namespace mlc::source {
 namespace {
 
-constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 3\n";
+constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 4\n";
 
 bool has_suffix(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -288,6 +290,11 @@ std::vector<const IndexedEntity*> SourceIndex::lookup(std::string_view name) con
 }
 
 std::string SourceIndex::alias(std::string_view name, std::string_view scope) const {
+  const IndexedEntity* e = alias_entity(name, scope);
+  return e ? e->extra : std::string();
+}
+
+const IndexedEntity* SourceIndex::alias_entity(std::string_view name, std::string_view scope) const {
   // The typedef visible from `scope`: the one in the innermost enclosing scope wins; with none
   // visible, any typedef of that name (the scanner may not see every using-directive).
   const IndexedEntity* best = nullptr;
@@ -303,7 +310,7 @@ std::string SourceIndex::alias(std::string_view name, std::string_view scope) co
       if (!best || encl.size() > best->qualified.size() - best->name().size()) best = &e;
     }
   if (!best) best = any;
-  return best ? best->extra : std::string();
+  return best;
 }
 
 std::string SourceIndex::alias(std::string_view name) const {
@@ -311,6 +318,158 @@ std::string SourceIndex::alias(std::string_view name) const {
     for (uint32_t i : it->second)
       if (entities_[i].kind == EntityKind::Alias) return entities_[i].extra;
   return {};
+}
+
+namespace {
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+
+// The index just past the '>' matching the '<' at `open`, or npos.
+size_t matching_angle(std::string_view t, size_t open) {
+  int depth = 0;
+  for (size_t k = open; k < t.size(); ++k) {
+    if (t[k] == '<' || t[k] == '(') ++depth;
+    if ((t[k] == '>' || t[k] == ')') && --depth == 0) return k + 1;
+  }
+  return std::string_view::npos;
+}
+
+// Top-level, comma-separated arguments of "<...>" spanning [open, close).
+std::vector<std::string> angle_args(std::string_view t, size_t open, size_t close) {
+  std::vector<std::string> out;
+  int depth = 0;
+  size_t start = open + 1;
+  for (size_t k = open + 1; k + 1 < close; ++k) {
+    if (t[k] == '<' || t[k] == '(') ++depth;
+    if ((t[k] == '>' || t[k] == ')') && depth > 0) --depth;
+    if (depth == 0 && t[k] == ',') {
+      out.emplace_back(t.substr(start, k - start));
+      start = k + 1;
+    }
+  }
+  if (close > open + 1) out.emplace_back(t.substr(start, close - 1 - start));
+  return out;
+}
+
+// `text` with whole-word occurrences of names[i] replaced by values[i].
+std::string substitute(std::string_view text, const std::vector<std::string>& names, const std::vector<std::string>& values) {
+  std::string out;
+  for (size_t k = 0; k < text.size();) {
+    if (!word_char(text[k]) || (k > 0 && word_char(text[k - 1]))) {
+      out += text[k++];
+      continue;
+    }
+    size_t end = k;
+    while (end < text.size() && word_char(text[end])) ++end;
+    std::string_view w = text.substr(k, end - k);
+    auto it = std::find(names.begin(), names.end(), w);
+    out += it == names.end() ? std::string(w) : values[static_cast<size_t>(it - names.begin())];
+    k = end;
+  }
+  return out;
+}
+
+// "is_same<A,B>::value" / "is_same_v<A,B>" / "true" / "false" (normalized spellings): its value, or
+// nullopt when it is something else.
+std::optional<bool> evaluate_condition(std::string_view c) {
+  if (c == "true") return true;
+  if (c == "false") return false;
+  bool negate = !c.empty() && c[0] == '!';
+  if (negate) c.remove_prefix(1);
+  std::string_view head = c.substr(0, c.find('<'));
+  if (head != "is_same" && head != "is_same_v") return std::nullopt;
+  size_t close = matching_angle(c, head.size());
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view tail = c.substr(close);
+  if (!(head == "is_same" ? tail == "::value" : tail.empty())) return std::nullopt;
+  auto args = angle_args(c, head.size(), close);
+  if (args.size() != 2) return std::nullopt;
+  bool same = normalize_type(args[0], false) == normalize_type(args[1], false);
+  return same != negate;
+}
+
+// Replaces the first decidable "conditional_t<C,X,Y>" or "conditional<C,X,Y>::type" by X or Y.
+bool decide_one_conditional(std::string& t) {
+  for (size_t p = 0; p < t.size(); ++p) {
+    if (p > 0 && word_char(t[p - 1])) continue;
+    size_t open;
+    bool typed;  // conditional<...>::type
+    if (t.compare(p, 14, "conditional_t<") == 0) {
+      open = p + 13;
+      typed = false;
+    } else if (t.compare(p, 12, "conditional<") == 0) {
+      open = p + 11;
+      typed = true;
+    } else {
+      continue;
+    }
+    size_t close = matching_angle(t, open);
+    if (close == std::string::npos) return false;
+    size_t end = close;
+    if (typed) {
+      if (t.compare(close, 6, "::type") != 0 || (close + 6 < t.size() && word_char(t[close + 6]))) continue;
+      end = close + 6;
+    }
+    auto args = angle_args(t, open, close);
+    if (args.size() != 3) continue;
+    auto value = evaluate_condition(args[0]);
+    if (!value) continue;
+    t.replace(p, end - p, *value ? args[1] : args[2]);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string SourceIndex::expand_aliases(std::string_view type, std::string_view scope) const {
+  std::string t(type);
+  int budget = 64;  // alias chains are short; this only stops a cycle the scanner could not see
+  bool changed = true;
+  while (changed && budget > 0) {
+    changed = false;
+    for (size_t p = 0; p < t.size() && budget > 0;) {
+      // Not a name's start, a number, or the member in "A<T>::type": not an alias.
+      if (!word_char(t[p]) || (p > 0 && (word_char(t[p - 1]) || t[p - 1] == ':')) ||
+          std::isdigit(static_cast<unsigned char>(t[p]))) {
+        ++p;
+        continue;
+      }
+      size_t end = p;
+      while (end < t.size() && word_char(t[end])) ++end;
+      std::string name = t.substr(p, end - p);
+      const IndexedEntity* a = alias_entity(name, scope);
+      if (!a || a->extra.empty() || a->extra == name || a->extra == "(*)") {
+        p = end;
+        continue;
+      }
+      auto params = split_list(a->template_params);
+      bool has_args = end < t.size() && t[end] == '<';
+      if (params.empty() != !has_args) {  // "vector<int>" is no use of a plain alias "vector"
+        p = end;
+        continue;
+      }
+      std::string replacement = a->extra;
+      size_t span_end = end;
+      if (has_args) {
+        size_t close = matching_angle(t, end);
+        if (close == std::string::npos) break;
+        auto args = angle_args(t, end, close);
+        params.resize(std::min(params.size(), args.size()));
+        args.resize(params.size());
+        replacement = substitute(a->extra, params, args);
+        span_end = close;
+      }
+      t.replace(p, span_end - p, replacement);
+      --budget;
+      changed = true;  // the replacement may name aliases too: read it again from p
+    }
+    while (budget > 0 && decide_one_conditional(t)) {
+      --budget;
+      changed = true;
+    }
+  }
+  return normalize_type(t, false);
 }
 
 }  // namespace mlc::source

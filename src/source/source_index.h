@@ -57,9 +57,15 @@ class SourceIndex {
   std::string alias(std::string_view name) const;
   // The same, preferring the typedef declared in the innermost scope enclosing `scope` ("a::b").
   std::string alias(std::string_view name, std::string_view scope) const;
+  // A normalized type with every alias it names replaced by its target, as seen from `scope`:
+  // typedefs and using-aliases (class-scope ones included) inside compound types ("SelfType const&"),
+  // alias templates with their arguments substituted ("buffer_context<char>"), and
+  // conditional_t<is_same<A, B>::value, X, Y> decided. The result is normalized again.
+  std::string expand_aliases(std::string_view type, std::string_view scope) const;
   const SourceFile& file_of(const IndexedEntity& e) const { return files_[e.file]; }
 
  private:
+  const IndexedEntity* alias_entity(std::string_view name, std::string_view scope) const;
   void build_lookup();
   void resolve_macro_scopes();
   std::vector<std::string> roots_;

@@ -222,6 +222,8 @@ class Tracer {
       if (scope.size() >= 2) scope.remove_suffix(2);
       std::string alias = ctx_.sources->alias(h, scope);
       if (!alias.empty() && alias == want[k]) continue;
+      // Aliases inside a compound type ("SelfType const&"), alias templates, conditional_t.
+      if (ctx_.sources->expand_aliases(h, scope) == want[k]) continue;
       return false;
     }
     bool want_const = sym_.method_qualifiers.find("const") != std::string::npos;

@@ -129,6 +129,59 @@ TEST(Scanner, broken_code_is_skipped_not_fatal) {
   EXPECT_EQ(scan_source("]=1;\nint ok[3] = {1, 2, 3};\n").at(0).qualified, "ok");
 }
 
+// gflags' "void GFLAGS_DLL_DECL (*gflags_exitfunc)(int) = &exit;": a parenthesized declarator names a
+// variable (pointer to function, to array, to member), not a function called GFLAGS_DLL_DECL.
+TEST(Scanner, parenthesized_pointer_declarators_are_variables) {
+  const char* code = R"(
+namespace google {
+void GFLAGS_DLL_DECL (*gflags_exitfunc)(int) = &exit;
+extern void (*hook)(int);
+int (*table)[4] = nullptr;
+void (* const handlers[2])(int) = {nullptr, nullptr};
+int (Widget::*member)(int) const = &Widget::get;
+struct Holder { static void (*callback)(void*); void (*unnamed_member)(int); };
+void (*Holder::callback)(void*) = nullptr;
+int after(int x) { return x; }
+REGISTER_THING(&after);
+}
+)";
+  auto es = scan_source(code);
+  const auto* exitfunc = find(es, "google::gflags_exitfunc", EntityKind::VariableDefinition);
+  ASSERT_NE(exitfunc, nullptr);
+  EXPECT_EQ(exitfunc->line, 3u);
+  EXPECT_NE(find(es, "google::hook", EntityKind::VariableDeclaration), nullptr);
+  EXPECT_NE(find(es, "google::table", EntityKind::VariableDefinition), nullptr);
+  EXPECT_NE(find(es, "google::handlers", EntityKind::VariableDefinition), nullptr);
+  EXPECT_NE(find(es, "google::member", EntityKind::VariableDefinition), nullptr);
+  EXPECT_NE(find(es, "google::Holder::callback", EntityKind::VariableDeclaration), nullptr);
+  const auto* out_of_line = find(es, "google::Holder::callback", EntityKind::VariableDefinition);
+  ASSERT_NE(out_of_line, nullptr);
+  EXPECT_EQ(out_of_line->line, 9u);
+  EXPECT_NE(find(es, "google::after", EntityKind::FunctionDefinition), nullptr);
+  for (const auto& e : es) {
+    EXPECT_EQ(e.qualified.find("GFLAGS_DLL_DECL"), std::string::npos) << e.qualified;
+    EXPECT_EQ(e.qualified.find("unnamed_member"), std::string::npos) << e.qualified;  // no symbol
+    EXPECT_EQ(e.qualified.find("REGISTER_THING"), std::string::npos) << e.qualified;
+  }
+}
+
+// fmt's "template <typename Char> using buffer_context = basic_format_context<...>": alias templates
+// keep their parameters, class-scope aliases their class.
+TEST(Scanner, alias_templates_keep_their_parameters) {
+  auto es = scan_source(
+      "namespace fmt { template <typename Char> using buffer_context = basic_format_context<detail::buffer_appender<Char>, Char>;\n"
+      "class It { using SelfType = It; }; }\n");
+  const auto* bc = find(es, "fmt::buffer_context", EntityKind::Alias);
+  ASSERT_NE(bc, nullptr);
+  EXPECT_EQ(bc->extra, "basic_format_context<buffer_appender<Char>,Char>");
+  EXPECT_EQ(source::split_list(bc->template_params), std::vector<std::string>{"Char"});
+  EXPECT_TRUE(bc->is_template);
+  const auto* self = find(es, "fmt::It::SelfType", EntityKind::Alias);
+  ASSERT_NE(self, nullptr);
+  EXPECT_EQ(self->extra, "It");
+  EXPECT_TRUE(self->template_params.empty());
+}
+
 TEST(Scanner, normalize_type_matches_libiberty_spelling) {
   using source::normalize_type;
   EXPECT_EQ(normalize_type("const at::TensorIteratorBase& iter", true), "TensorIteratorBase const&");

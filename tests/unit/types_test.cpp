@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "demangle/demangle.h"
@@ -297,6 +298,128 @@ TEST(TypeModel, definitions_only_one_uncompiled_unit_can_emit_trace_to_that_unit
   trace::trace_symbol(nullptr, -1, ctx, next);
   EXPECT_EQ(next.reason, "defined in " + src + "/value.cpp:3 (defined in " + src + "/counter_impl.inl:2, which " + src +
                              "/value.cpp includes), which the build does not compile");
+  fs::remove_all(f.dir);
+}
+
+}  // namespace
+}  // namespace mlc
+
+namespace mlc {
+namespace {
+
+// The three shapes the real-code panel once missed, with g++'s objects as the truth: jsoncpp's
+// class-scope alias inside a compound parameter type ("const SelfType&", defined in an .inl that one
+// unit includes), gflags' function-pointer variable, and fmt's alias templates down to
+// conditional_t<std::is_same<Char, char>::value, appender, ...> (FMT_FUNC, trailing return type).
+TEST(TypeModel, class_scope_aliases_alias_templates_and_pointer_variables_trace_to_their_unit) {
+  Fixture f = make_fixture("aliases");
+  std::string src = f.dir + "/tree/src";
+  test::write_file(src + "/iter.h", R"(namespace j {
+class IterBase {
+ public:
+  using SelfType = IterBase;
+  bool isEqual(const SelfType& other) const;
+  int n_ = 0;
+};
+class Other {
+ public:
+  typedef Other SelfType;
+  bool isEqual(const SelfType& other) const;
+};
+}
+)");
+  test::write_file(src + "/iter_impl.inl", R"(namespace j {
+bool IterBase::isEqual(const SelfType& other) const { return n_ == other.n_; }
+bool Other::isEqual(const SelfType& other) const { return &other == this; }
+}
+)");
+  test::write_file(src + "/value.cpp", "#include \"iter.h\"\n#include \"iter_impl.inl\"\n");
+  test::write_file(src + "/flags.cc", R"(#include <cstdlib>
+#define EXPORT_DECL __attribute__((visibility("default")))
+namespace g {
+void EXPORT_DECL (*exitfunc)(int) = &exit;
+int (*table)[4] = nullptr;
+void (*handlers[2])(int) = {nullptr, nullptr};
+}
+)");
+  test::write_file(src + "/core.h", R"(#include <iterator>
+#include <type_traits>
+#define FMT_API __attribute__((visibility("default")))
+namespace f { inline namespace v9 {
+template <bool B, typename T, typename F> using conditional_t = typename std::conditional<B, T, F>::type;
+template <typename Char> struct basic_string_view { const Char* data; };
+using string_view = basic_string_view<char>;
+namespace detail { template <typename T> struct buffer { T* ptr; void push_back(T) {} using value_type = T; }; }
+class appender : public std::back_insert_iterator<detail::buffer<char>> {
+ public:
+  appender(std::back_insert_iterator<detail::buffer<char>> it) : std::back_insert_iterator<detail::buffer<char>>(it) {}
+};
+namespace detail {
+template <typename T>
+using buffer_appender = conditional_t<std::is_same<T, char>::value, appender,
+                                      std::back_insert_iterator<buffer<T>>>;
+}
+template <typename OutputIt, typename Char> class basic_format_context { OutputIt* out_; };
+template <typename Char>
+using buffer_context =
+    basic_format_context<detail::buffer_appender<Char>, Char>;
+using format_context = buffer_context<char>;
+using wformat_context = buffer_context<wchar_t>;
+template <typename Context> class basic_format_args { const Context* c_; };
+using format_args = basic_format_args<format_context>;
+using wformat_args = basic_format_args<wformat_context>;
+FMT_API auto vsystem_error(int error_code, string_view format_str, format_args args) -> int;
+FMT_API auto wvsystem_error(int error_code, wformat_args args) -> int;
+}}
+)");
+  test::write_file(src + "/format-inl.h", R"(#include "core.h"
+namespace f { inline namespace v9 {
+FMT_FUNC auto vsystem_error(int error_code, string_view format_str, format_args args) -> int {
+  return error_code + (format_str.data != nullptr) + sizeof(args);
+}
+FMT_FUNC int wvsystem_error(int error_code, wformat_args args) { return error_code + sizeof(args); }
+}}
+)");
+  test::write_file(src + "/format.cc", "#define FMT_FUNC\n#include \"format-inl.h\"\n");
+  std::map<std::string, std::string> truth;  // symbol -> the unit whose object defines it
+  for (const std::string unit : {"value.cpp", "flags.cc", "format.cc"}) {
+    std::string object = f.dir + "/" + unit + ".o";
+    auto cc = test::run("g++ -std=c++17 -O0 -c " + test::quote(src + "/" + unit) + " -o " + test::quote(object));
+    ASSERT_EQ(cc.status, 0) << cc.err;
+    for (const auto& s : defined_symbols(object)) {
+      std::string d = demangle::demangle(s);
+      if (d.rfind("j::", 0) == 0 || d.rfind("g::", 0) == 0 || d.rfind("f::v9::", 0) == 0) truth[s] = src + "/" + unit;
+    }
+  }
+  std::set<std::string> names;
+  for (const auto& [symbol, unit] : truth) names.insert(demangle::demangle(symbol));
+  for (const char* want : {"j::IterBase::isEqual(j::IterBase const&) const", "j::Other::isEqual(j::Other const&) const",
+                           "g::exitfunc", "g::table", "g::handlers",
+                           "f::v9::vsystem_error(int, f::v9::basic_string_view<char>, "
+                           "f::v9::basic_format_args<f::v9::basic_format_context<f::v9::appender, char> >)",
+                           "f::v9::wvsystem_error(int, f::v9::basic_format_args<f::v9::basic_format_context<"
+                           "std::back_insert_iterator<f::v9::detail::buffer<wchar_t> >, wchar_t> >)"})
+    EXPECT_TRUE(names.count(want)) << want << " is not among g++'s symbols";
+  source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""});
+  build::BuildInfo build;
+  build.has_compile_database = true;  // the build compiles lib.cpp only
+  build.compiled.insert(f.lib);
+  trace::TraceContext ctx;
+  ctx.sources = &idx;
+  ctx.build = &build;
+  for (const auto& [symbol, unit] : truth) {
+    UnresolvedSymbol u;
+    u.symbol = symbol;
+    u.demangled = demangle::demangle(symbol);
+    trace::trace_symbol(nullptr, -1, ctx, u);
+    EXPECT_EQ(u.classification, Classification::MissingSource) << u.demangled << ": " << u.reason;
+    ASSERT_TRUE(u.origin) << u.demangled;
+    EXPECT_EQ(u.origin->file, unit) << u.demangled << ": " << u.reason;
+    EXPECT_EQ(u.reason.find("could not be matched exactly"), std::string::npos) << u.demangled << ": " << u.reason;
+  }
+  EXPECT_EQ(idx.expand_aliases("SelfType const&", "j::Other"), "Other const&");
+  EXPECT_EQ(idx.expand_aliases("wformat_args", "f::v9"),
+            "basic_format_args<basic_format_context<back_insert_iterator<buffer<wchar_t>>,wchar_t>>");
   fs::remove_all(f.dir);
 }
 
