@@ -1250,6 +1250,7 @@ class Parser {
       }
       return false;
     }
+    if (dispatch_registration(w)) return true;
     bool variable = w == "DEFINE_DISPATCH";
     bool registry = w == "C10_DEFINE_REGISTRY" || w == "C10_DEFINE_SHARED_REGISTRY" ||
                     w == "C10_DEFINE_TYPED_REGISTRY" || w == "C10_DEFINE_SHARED_REGISTRY_WITHOUT_WARNING" ||
@@ -1261,6 +1262,65 @@ class Parser {
     e.qualified = prefix() + std::string(t_[i_ + 2].text);
     out_.push_back(std::move(e));
     skip_statement();
+    return true;
+  }
+
+  // PyTorch's CPU kernel registrations. REGISTER_ARCH_DISPATCH(name, arch, fn) expands to
+  // "template <> name::FnPtr TORCH_API DispatchStub<name::FnPtr, struct name>::arch = fn;", defining
+  // the static member at::native::DispatchStub<void (*)(...), at::native::name>::arch. The entity
+  // is that member, with the stub as its template_args (the FnPtr is the stub's own typedef).
+  // REGISTER_DISPATCH defines the arch the file is compiled for (CPU_CAPABILITY: each kernel file is
+  // compiled once per capability); in a CUDA unit it registers a static object instead, so its
+  // entities carry extra = "REGISTER_DISPATCH" for the index to drop them there.
+  bool dispatch_registration(std::string_view w) {
+    static constexpr std::string_view kAllArchs[] = {"DEFAULT", "AVX2", "AVX512", "VSX", "ZVECTOR"};
+    std::vector<std::string_view> archs;
+    if (w == "REGISTER_DISPATCH" || w == "REGISTER_ALL_CPU_DISPATCH" || w == "REGISTER_NO_CPU_DISPATCH") {
+      archs.assign(std::begin(kAllArchs), std::end(kAllArchs));
+    } else if (w == "REGISTER_ARCH_DISPATCH") {
+      // the arch is its second argument, read below
+    } else if (w == "REGISTER_AVX2_DISPATCH") {
+      archs = {"AVX2"};
+    } else if (w == "REGISTER_AVX512_DISPATCH" || w == "REGISTER_NO_AVX512_DISPATCH") {
+      archs = {"AVX512"};
+    } else if (w == "REGISTER_VSX_DISPATCH") {
+      archs = {"VSX"};
+    } else if (w == "REGISTER_ZVECTOR_DISPATCH") {
+      archs = {"ZVECTOR"};
+    } else {
+      return false;
+    }
+    // The arguments at top level: the stub (possibly qualified: cpublas::gemm_stub), then the rest.
+    size_t close = skip_group(i_ + 1);
+    std::vector<std::pair<size_t, size_t>> args;
+    size_t from = i_ + 2;
+    int depth = 0;
+    for (size_t k = i_ + 2; k < close; ++k) {
+      const auto& tx = t_[k].text;
+      if (tx == "(" || tx == "[" || tx == "{" || tx == "<") ++depth;
+      if ((tx == ")" || tx == "]" || tx == "}" || tx == ">") && depth > 0 && k + 1 != close) --depth;
+      if ((depth == 0 && tx == ",") || k + 1 == close) {
+        args.emplace_back(from, k);
+        from = k + 1;
+      }
+    }
+    if (args.empty() || args[0].first == args[0].second) return false;
+    if (w == "REGISTER_ARCH_DISPATCH") {
+      if (args.size() < 2 || args[1].second != args[1].first + 1 || !ident(args[1].first)) return false;
+      archs = {t_[args[1].first].text};
+    }
+    std::string stub = normalize_type(text(args[0].first, args[0].second), false);
+    for (auto arch : archs) {
+      Entity e;
+      e.kind = EntityKind::VariableDefinition;
+      e.line = t_[i_].line;
+      e.qualified = "at::native::DispatchStub::" + std::string(arch);
+      e.template_args = stub;
+      if (w == "REGISTER_DISPATCH") e.extra = "REGISTER_DISPATCH";
+      out_.push_back(std::move(e));
+    }
+    i_ = close;  // the ';' after it is optional (the macro may end in one)
+    if (at(";")) ++i_;
     return true;
   }
 

@@ -162,6 +162,14 @@ bool is_source_file(std::string_view path) {
   return false;
 }
 
+namespace {
+bool is_cuda_unit(std::string_view path) {
+  for (std::string_view ext : {".cu", ".mu", ".cuh", ".muh"})
+    if (has_suffix(path, ext)) return true;
+  return false;
+}
+}  // namespace
+
 bool is_compiled_source(std::string_view path) {
   for (std::string_view ext : {".c", ".cc", ".cpp", ".cxx", ".cu", ".mu"})
     if (has_suffix(path, ext)) return true;
@@ -214,6 +222,8 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
     if (!read_whole(files[f].path, text)) return;  // unreadable: indexed as empty
     bytes += text.size();
     per_file[f] = scan_source(text, true);
+    if (is_cuda_unit(files[f].path))  // REGISTER_DISPATCH registers a static object there, defines no stub member
+      std::erase_if(per_file[f], [](const Entity& e) { return e.extra == "REGISTER_DISPATCH"; });
     if (files[f].root >= options.roots.size())  // a macro root: only its #defines count
       std::erase_if(per_file[f], [](const Entity& e) { return e.kind != EntityKind::Macro; });
   });

@@ -200,7 +200,8 @@ class Tracer {
   }
 
   bool params_match(const IndexedEntity& e, bool in_porting_tree) const {
-    if (sym_.kind == NameKind::CName || sym_.kind == NameKind::Data) return true;
+    if (sym_.kind == NameKind::Data) return enclosing_args_match(e);
+    if (sym_.kind == NameKind::CName) return true;
     const auto* rename = (!in_porting_tree && ctx_.mapping) ? &ctx_.mapping->to_cuda : nullptr;
     std::vector<std::string> want = normalized(sym_.params, rename);
     if (want.size() == 1 && want[0] == "void") want.clear();
@@ -228,6 +229,22 @@ class Tracer {
     }
     bool want_const = sym_.method_qualifiers.find("const") != std::string::npos;
     return want_const == e.const_method;
+  }
+
+  // A static data member of a class template specialisation (REGISTER_DISPATCH's
+  // DispatchStub<void (*)(...), add_stub>::DEFAULT): the entity's template_args, when it has any,
+  // are the trailing arguments of the symbol's innermost scope (the stub; its FnPtr typedef the
+  // source does not spell).
+  bool enclosing_args_match(const IndexedEntity& e) const {
+    if (e.template_args.empty() || !is_variable_kind(e.kind)) return true;
+    if (sym_.scopes.empty()) return false;
+    std::string_view scope = sym_.scopes.back();
+    size_t lt = scope.find('<');
+    if (lt == std::string_view::npos || scope.back() != '>') return false;
+    std::vector<std::string> args = normalized(demangle::split_top_level(scope.substr(lt + 1, scope.size() - lt - 2)), nullptr);
+    std::vector<std::string> want = source::split_list(e.template_args);
+    if (want.size() > args.size()) return false;
+    return std::equal(want.begin(), want.end(), args.end() - static_cast<long>(want.size()));
   }
 
   bool same_arity(const IndexedEntity& e) const {

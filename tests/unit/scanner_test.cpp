@@ -182,6 +182,32 @@ TEST(Scanner, alias_templates_keep_their_parameters) {
   EXPECT_TRUE(self->template_params.empty());
 }
 
+// PyTorch's CPU kernel registrations define DispatchStub<FnPtr, stub>::<arch> static members.
+TEST(Scanner, register_dispatch_defines_the_stub_members) {
+  const char* code = R"(
+namespace at { namespace native {
+REGISTER_DISPATCH(cpublas::gemm_stub, &cpublas::cpublas_gemm_impl);
+REGISTER_ARCH_DISPATCH(lu_stub, DEFAULT, &lu_kernel)
+REGISTER_AVX512_DISPATCH(lu_stub, &lu_kernel);
+REGISTER_CUDA_DISPATCH(add_stub, &add_kernel);
+int after(int x) { return x; }
+}}
+)";
+  auto es = scan_source(code);
+  std::vector<std::string> members;
+  for (const auto& e : es)
+    if (e.kind == EntityKind::VariableDefinition)
+      members.push_back(e.qualified + "<" + e.template_args + ">:" + std::to_string(e.line));
+  EXPECT_EQ(members, (std::vector<std::string>{
+                         "at::native::DispatchStub::DEFAULT<gemm_stub>:3", "at::native::DispatchStub::AVX2<gemm_stub>:3",
+                         "at::native::DispatchStub::AVX512<gemm_stub>:3", "at::native::DispatchStub::VSX<gemm_stub>:3",
+                         "at::native::DispatchStub::ZVECTOR<gemm_stub>:3", "at::native::DispatchStub::DEFAULT<lu_stub>:4",
+                         "at::native::DispatchStub::AVX512<lu_stub>:5"}));
+  const auto* after = find(es, "at::native::after", EntityKind::FunctionDefinition);  // no statement swallowed
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->line, 7u);
+}
+
 TEST(Scanner, normalize_type_matches_libiberty_spelling) {
   using source::normalize_type;
   EXPECT_EQ(normalize_type("const at::TensorIteratorBase& iter", true), "TensorIteratorBase const&");

@@ -425,3 +425,69 @@ FMT_FUNC int wvsystem_error(int error_code, wformat_args args) { return error_co
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+// REGISTER_DISPATCH in a CPU kernel defines DispatchStub<void (*)(...), stub>::<CPU_CAPABILITY>; g++
+// compiles a copy of PyTorch's 1.13 macros with CPU_CAPABILITY=AVX2. Each member must trace to the
+// kernel that registers that stub (not to another compiled kernel registering another stub, nor to a
+// CUDA file whose REGISTER_DISPATCH registers a static object).
+TEST(TypeModel, register_dispatch_members_trace_to_the_kernel_registering_that_stub) {
+  Fixture f = make_fixture("dispatch");
+  std::string src = f.dir + "/tree/src";
+  test::write_file(src + "/DispatchStub.h", R"(#pragma once
+namespace at { namespace native {
+template <typename FnPtr, typename T> struct DispatchStub { static FnPtr DEFAULT; static FnPtr AVX2; };
+#define DECLARE_DISPATCH(fn, name) struct name : DispatchStub<fn, name> { using FnPtr = fn; }; extern struct name name
+#define REGISTER_ARCH_DISPATCH(name, arch, fn) \
+  template <> name::FnPtr DispatchStub<name::FnPtr, struct name>::arch = fn;
+#define REGISTER_DISPATCH(name, fn) REGISTER_ARCH_DISPATCH(name, CPU_CAPABILITY, fn)
+using add_fn = void (*)(int, double);
+DECLARE_DISPATCH(add_fn, add_stub);
+DECLARE_DISPATCH(void (*)(long), mul_stub);
+namespace cpublas { DECLARE_DISPATCH(void (*)(char, const float*), gemm_stub); }
+}}
+)");
+  test::write_file(src + "/kernel.cpp", R"(#include "DispatchStub.h"
+namespace at { namespace native {
+namespace { void add_impl(int, double) {} void gemm_impl(char, const float*) {} }
+REGISTER_DISPATCH(add_stub, &add_impl);
+REGISTER_DISPATCH(cpublas::gemm_stub, &gemm_impl);
+}}
+)");
+  test::write_file(src + "/mul_kernel.cpp", "#include \"DispatchStub.h\"\nnamespace at { namespace native {\n"
+                                            "namespace { void mul_impl(long) {} }\nREGISTER_DISPATCH(mul_stub, &mul_impl);\n}}\n");
+  test::write_file(src + "/add_kernel.cu", "#include \"DispatchStub.h\"\nnamespace at { namespace native {\n"
+                                           "REGISTER_DISPATCH(add_stub, &add_cuda);\n}}\n");
+  std::string object = f.dir + "/kernel.o";
+  auto cc = test::run("g++ -std=c++17 -O0 -DCPU_CAPABILITY=AVX2 -c " + test::quote(src + "/kernel.cpp") + " -o " +
+                      test::quote(object));
+  ASSERT_EQ(cc.status, 0) << cc.err;
+  std::vector<std::string> members;
+  for (const auto& s : defined_symbols(object))
+    if (demangle::demangle(s).find("DispatchStub") != std::string::npos) members.push_back(s);
+  ASSERT_EQ(members.size(), 2u);  // add_stub's and gemm_stub's AVX2
+  source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""});
+  build::BuildInfo build;
+  build.has_compile_database = true;
+  build.compiled.insert(src + "/mul_kernel.cpp");
+  trace::TraceContext ctx;
+  ctx.sources = &idx;
+  ctx.build = &build;
+  for (const auto& symbol : members) {
+    UnresolvedSymbol u;
+    u.symbol = symbol;
+    u.demangled = demangle::demangle(symbol);
+    trace::trace_symbol(nullptr, -1, ctx, u);
+    EXPECT_EQ(u.classification, Classification::MissingSource) << u.demangled << ": " << u.reason;
+    ASSERT_TRUE(u.origin) << u.demangled;
+    EXPECT_EQ(u.origin->file, src + "/kernel.cpp") << u.demangled << ": " << u.reason;
+    EXPECT_EQ(u.origin->line, u.demangled.find("gemm_stub") != std::string::npos ? 5 : 4) << u.demangled;
+    EXPECT_EQ(u.origin->kind, "definition");
+  }
+  fs::remove_all(f.dir);
+}
+
+}  // namespace
+}  // namespace mlc
