@@ -89,6 +89,8 @@ std::vector<std::string> evaluate_glob(const std::string& pattern, bool recurse)
   size_t wild = pattern.find_first_of("*?[");
   size_t slash = pattern.rfind('/', wild);
   std::string base = slash == std::string::npos ? "." : pattern.substr(0, slash);
+  // "/*.cpp" or "${UNSET}/*.cpp": CMake would walk the whole file system; no build means that.
+  if (base.empty() || base == "/") return out;
   std::string rest = slash == std::string::npos ? pattern : pattern.substr(slash + 1);
   walk_tree(base, [&](const std::string& f, const struct stat&) {
     std::string rel = f.substr(base.size() + 1);
@@ -109,6 +111,9 @@ ListEntry make_entry(const CMakeArg& arg, const std::map<std::string, std::strin
   e.end = arg.end;
   if (arg.value.find("$<") != std::string::npos) return e;  // a generator expression: left as written, names nothing
   for (const auto& piece : split_semicolons(expand_variables(arg.value, vars))) {
+    // No file name holds a NUL byte: the C library would read the path only up to it (a
+    // GLOB_RECURSE over "/\0..." would walk the whole file system).
+    if (piece.find('\0') != std::string::npos) continue;
     std::string path = join(cur_dir, piece);
     if (glob_command && has_wildcard(piece)) {
       e.is_glob = true;

@@ -10,7 +10,7 @@ namespace {
 
 void walk(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
           const WalkOptions& o, int depth) {
-  if (depth > 64) return;
+  if (depth > 64 || dir.find('\0') != std::string::npos) return;  // a NUL would cut the path short
   DIR* d = opendir(dir.c_str());
   if (!d) return;
   std::vector<std::string> names;

@@ -83,6 +83,25 @@ TEST(SourceLists, glob_entries_expand_on_disk_and_missing_explicit_paths_vanish)
   EXPECT_EQ(lists[3].command, "list");
 }
 
+// Found by fuzz_cmake: a pattern holding NUL bytes after an unset variable's "/" made the walk's base
+// read as "/", and the reader walked the whole file system. Neither that nor a recursive glob
+// rooted at "/" names anything now, and both return at once.
+TEST(SourceLists, recursive_glob_never_walks_the_whole_file_system) {
+  std::string dir = test::scratch_dir("rootglob");
+  test::write_file(dir + "/a.cpp", "");
+  using namespace std::string_literals;
+  std::string text = "file(GLOB_RECURSE SRCS ${UNSET}/\0\0usr/*.cpp ${UNSET}/*.h a.cpp)\n"s;
+  auto cmds = build::parse_cmake(text, dir + "/CMakeLists.txt");
+  ASSERT_TRUE(cmds.ok());
+  std::map<std::string, std::string> vars;
+  auto lists = build::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  ASSERT_EQ(lists.size(), 1u);
+  ASSERT_EQ(lists[0].entries.size(), 3u);
+  EXPECT_TRUE(lists[0].entries[0].files.empty());
+  EXPECT_TRUE(lists[0].entries[1].files.empty());
+  EXPECT_EQ(lists[0].entries[2].files, std::vector<std::string>{dir + "/a.cpp"});
+}
+
 TEST(SourceLists, missing_file_goes_to_the_list_of_its_kind_spelled_like_its_neighbours) {
   std::string dir = test::scratch_dir("choose");
   std::string gen = dir + "/build/generated";
