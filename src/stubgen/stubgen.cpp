@@ -760,11 +760,11 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
 
   // Stubs: what the options ask for; the rest must be fixable by a CMake patch, or is refused.
   struct ListAdd {
-    std::string file, list, entry;
+    std::string file, list, entry, symbol;
   };
   std::vector<ListAdd> list_adds;
   struct LinkAdd {
-    std::string file, target, entry;
+    std::string file, target, entry, symbol;
   };
   std::vector<LinkAdd> link_adds;
 
@@ -821,7 +821,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         continue;
       }
       if (u.classification == Classification::MissingSource && u.fix && u.fix->cmake_file && u.fix->list && u.fix->entry) {
-        list_adds.push_back({*u.fix->cmake_file, *u.fix->list, *u.fix->entry});
+        list_adds.push_back({*u.fix->cmake_file, *u.fix->list, *u.fix->entry, u.symbol});
         continue;
       }
       if ((u.classification == Classification::UnlinkedLibrary || u.classification == Classification::StaticArchive) &&
@@ -838,7 +838,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
           p.refused.push_back({u.demangled, "no CMake file found that defines the target " + target + "; " + u.fix->detail});
           continue;
         }
-        link_adds.push_back({file, target, imported_target(ctx, *u.fix->entry).value_or(*u.fix->entry)});
+        link_adds.push_back({file, target, imported_target(ctx, *u.fix->entry).value_or(*u.fix->entry), u.symbol});
         continue;
       }
       std::string why = u.reason.empty() ? cls : cls + ": " + u.reason;
@@ -865,7 +865,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       p.errors.push_back({o.out_cpp, *m.error});
     } else {
       p.warnings.insert(p.warnings.end(), m.warnings.begin(), m.warnings.end());
-      p.stub_files.push_back({o.out_cpp, existing.value_or(""), m.text, !existing});
+      p.stub_files.push_back({o.out_cpp, existing.value_or(""), m.text, !existing, {}, {}});
     }
 
     std::string hdr_pre;
@@ -879,7 +879,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     if (mh.error) {
       p.errors.push_back({o.out_header, *mh.error});
     } else {
-      p.stub_files.push_back({o.out_header, existing_h.value_or(""), mh.text, !existing_h});
+      p.stub_files.push_back({o.out_header, existing_h.value_or(""), mh.text, !existing_h, {}, {}});
     }
     if (!o.runtime_header.empty()) {
       auto runtime = read_text(o.runtime_header);
@@ -888,8 +888,12 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         p.errors.push_back({o.runtime_header, "cannot read the stub runtime header"});
       } else {
         auto existing_rt = read_text(dest);
-        p.stub_files.push_back({dest, existing_rt.value_or(""), *runtime, !existing_rt});
+        p.stub_files.push_back({dest, existing_rt.value_or(""), *runtime, !existing_rt, {}, {}});
       }
+    }
+    for (auto& f : p.stub_files) {
+      for (const auto& st : p.stubs) f.symbols.push_back(st.mangled);
+      f.changes.push_back(std::to_string(p.stubs.size()) + " stub" + (p.stubs.size() == 1 ? "" : "s"));
     }
   }
 
@@ -919,9 +923,21 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     return parsed[file] ? &*parsed[file] : nullptr;
   };
   std::map<std::string, std::string> vars = ctx.build ? ctx.build->variables() : std::map<std::string, std::string>{};
+  // The symbols each distinct addition fixes (several symbols often share one missing source), and
+  // per patched file, the symbols and what was added.
+  std::map<std::string, std::vector<std::string>> fixes_of_add;
+  for (const auto& add : list_adds) fixes_of_add[add.file + "\n" + add.list + "\n" + add.entry].push_back(add.symbol);
+  for (const auto& add : link_adds) fixes_of_add[add.file + "\nlink\n" + add.target + "\n" + add.entry].push_back(add.symbol);
+  std::map<std::string, std::vector<std::string>> fixed_in, changes_in;
+  auto record = [&](const std::string& file, const std::string& key, const std::string& change) {
+    const auto& syms = fixes_of_add[key];
+    fixed_in[file].insert(fixed_in[file].end(), syms.begin(), syms.end());
+    changes_in[file].push_back(change);
+  };
   std::set<std::string> added;
   for (const auto& add : list_adds) {
-    if (!added.insert(add.file + "\n" + add.list + "\n" + add.entry).second) continue;
+    std::string key = add.file + "\n" + add.list + "\n" + add.entry;
+    if (!added.insert(key).second) continue;
     const Parsed* file = parsed_of(add.file);
     if (!file) continue;
     // The lists as the build read them (its scopes' variables expanded); the file alone otherwise.
@@ -964,10 +980,14 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         size_t len = common_prefix(e.raw, add.entry);
         if (len > best) best = len, list = l;
       }
-    if (auto ins = insertion_for(file->text, *list, add.entry)) inserts[add.file].push_back(*ins);
+    if (auto ins = insertion_for(file->text, *list, add.entry)) {
+      inserts[add.file].push_back(*ins);
+      record(add.file, key, "add " + add.entry + " to " + add.list);
+    }
   }
   for (const auto& add : link_adds) {
-    if (!added.insert(add.file + "\nlink\n" + add.target + "\n" + add.entry).second) continue;
+    std::string key = add.file + "\nlink\n" + add.target + "\n" + add.entry;
+    if (!added.insert(key).second) continue;
     const Parsed* file = parsed_of(add.file);
     if (!file) continue;
     const std::string* text = &file->text;
@@ -982,17 +1002,19 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       bool present = std::any_of(link->args.begin(), link->args.end(), [&](const auto& a) { return a.value == add.entry; });
       if (present) continue;
       inserts[add.file].push_back({link->args.back().end, " " + add.entry});
+      record(add.file, key, "link " + add.target + " with " + add.entry);
     } else if (creator) {
       size_t nl = text->find('\n', creator->close_paren);
       inserts[add.file].push_back({nl == std::string::npos ? text->size() : nl,
                                    "\ntarget_link_libraries(" + add.target + " PRIVATE " + add.entry + ")"});
+      record(add.file, key, "link " + add.target + " with " + add.entry);
     } else {
       p.refused.push_back({add.entry, "no target_link_libraries() or add_library() for " + add.target + " in " + add.file});
     }
   }
   for (auto& [file, ins] : inserts) {
     const std::string& text = parsed[file]->text;
-    p.cmake_files.push_back({file, text, apply_insertions(text, ins), false});
+    p.cmake_files.push_back({file, text, apply_insertions(text, ins), false, fixed_in[file], changes_in[file]});
   }
   return p;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "report/render.h"
 #include "report/report.h"
 #include "trace/trace.h"
 
@@ -36,6 +37,8 @@ struct FileEdit {
   std::string before;
   std::string after;
   bool created = false;
+  std::vector<std::string> symbols;  // the (mangled) symbols whose fix this edit is, or part of
+  std::vector<std::string> changes;  // what it does, one phrase each ("add X to LIST", "link Y")
   bool changed() const { return before != after || created; }
 };
 
@@ -66,6 +69,12 @@ std::string diff_of(const Plan& plan, const StubOptions& options, bool include_s
 
 // Writes every changed file atomically; the first error stops nothing else.
 std::vector<InputError> apply(const Plan& plan, bool include_stubs, bool include_cmake);
+
+// The plan's file edits as SARIF fixes (musa-linkcheck --format sarif): one fix for the stub files
+// together, attached to every stubbed symbol, and one per patched CMake file, attached to the symbols
+// its additions fix; each is the set of line replacements that turns the files into what apply()
+// writes. A file whose text is not valid UTF-8 gets no fix (SARIF content is text).
+std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report);
 
 // A musa-linkcheck JSON report read back (for --report).
 Result<Report> read_json_report(const std::string& path);
