@@ -1,4 +1,5 @@
 // A plan's whole-file edits as line replacements, grouped into the fixes SARIF attaches to results.
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -37,49 +38,71 @@ std::vector<TextEdit> edits_of(const FileEdit& f) {
 }
 
 struct Group {
-  std::string description;
+  std::string files;                  // "create A, edit B"
+  std::vector<EditPurpose> purposes;  // what the edit does, each once
   std::vector<TextEdit> edits;
 };
+
+std::string capitalized(std::string s) {
+  if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+// What fixes `symbol` first, then the files, then what else the same edit does (a few named, the
+// rest counted: a run with a thousand stubs must not write a thousand names into each result).
+std::string describe(const Group& g, const std::string& symbol) {
+  std::string own, others;
+  size_t named = 0, more = 0;
+  for (const auto& p : g.purposes) {
+    bool mine = std::find(p.symbols.begin(), p.symbols.end(), symbol) != p.symbols.end();
+    if (mine) {
+      own += (own.empty() ? "" : "; ") + p.what;
+    } else if (named < 3) {
+      others += (others.empty() ? "" : "; ") + p.what;
+      ++named;
+    } else {
+      ++more;
+    }
+  }
+  std::string text = capitalized(own) + " (" + g.files;
+  if (!others.empty()) {
+    text += "; the same edit also does: " + others;
+    if (more) text += "; and " + std::to_string(more) + " more";
+  }
+  return text + "), as musa-stubgen --apply does";
+}
 
 }  // namespace
 
 std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report) {
   std::vector<Group> groups;
   std::map<std::string, std::vector<size_t>> groups_of;  // mangled symbol -> indexes into groups
-  auto add = [&](const std::vector<const FileEdit*>& files, const std::string& what) {
+  auto add = [&](const std::vector<const FileEdit*>& files) {
     Group g;
-    std::vector<std::string> symbols;
-    std::string how;
     for (const FileEdit* f : files) {
       if (!f->changed()) continue;
       if (!is_valid_utf8(f->before) || !is_valid_utf8(f->after)) return;
       auto edits = edits_of(*f);
       if (edits.empty()) continue;
       g.edits.insert(g.edits.end(), edits.begin(), edits.end());
-      how += std::string(how.empty() ? "" : ", ") + (f->created ? "create " : "edit ") + f->path;
-      symbols.insert(symbols.end(), f->symbols.begin(), f->symbols.end());
+      g.files += std::string(g.files.empty() ? "" : ", ") + (f->created ? "create " : "edit ") + f->path;
+      for (const auto& p : f->purposes)
+        if (std::none_of(g.purposes.begin(), g.purposes.end(), [&](const EditPurpose& q) { return q.what == p.what; }))
+          g.purposes.push_back(p);
     }
     if (g.edits.empty()) return;
-    g.description = what + " (as musa-stubgen --apply does): " + how;
-    for (const auto& s : symbols) {
-      auto& list = groups_of[s];
-      if (list.empty() || list.back() != groups.size()) list.push_back(groups.size());
-    }
+    for (const auto& p : g.purposes)
+      for (const auto& s : p.symbols) {
+        auto& list = groups_of[s];
+        if (list.empty() || list.back() != groups.size()) list.push_back(groups.size());
+      }
     groups.push_back(std::move(g));
   };
   // The stub files belong together: the source includes the header and the runtime header.
   std::vector<const FileEdit*> stub_files;
   for (const auto& f : plan.stub_files) stub_files.push_back(&f);
-  if (!plan.stubs.empty()) {
-    add(stub_files, "Add " + std::to_string(plan.stubs.size()) + " stub" + (plan.stubs.size() == 1 ? "" : "s") +
-                        " for what the SDK lacks");
-  }
-  for (const auto& f : plan.cmake_files) {
-    std::string what;
-    for (const auto& c : f.changes) what += (what.empty() ? "" : "; ") + c;
-    if (!what.empty()) what[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(what[0])));
-    add({&f}, what.empty() ? "Patch the CMake file" : what);
-  }
+  add(stub_files);
+  for (const auto& f : plan.cmake_files) add({&f});
 
   std::vector<SymbolFix> fixes;
   for (const auto& lib : report.libraries) {
@@ -87,7 +110,7 @@ std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report) {
       auto it = groups_of.find(u.symbol);
       if (it == groups_of.end()) continue;
       for (size_t g : it->second)
-        fixes.push_back({.library = lib.path, .symbol = u.symbol, .description = groups[g].description,
+        fixes.push_back({.library = lib.path, .symbol = u.symbol, .description = describe(groups[g], u.symbol),
                          .edits = groups[g].edits});
     }
   }

@@ -865,7 +865,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       p.errors.push_back({o.out_cpp, *m.error});
     } else {
       p.warnings.insert(p.warnings.end(), m.warnings.begin(), m.warnings.end());
-      p.stub_files.push_back({o.out_cpp, existing.value_or(""), m.text, !existing, {}, {}});
+      p.stub_files.push_back({o.out_cpp, existing.value_or(""), m.text, !existing, {}});
     }
 
     std::string hdr_pre;
@@ -879,7 +879,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     if (mh.error) {
       p.errors.push_back({o.out_header, *mh.error});
     } else {
-      p.stub_files.push_back({o.out_header, existing_h.value_or(""), mh.text, !existing_h, {}, {}});
+      p.stub_files.push_back({o.out_header, existing_h.value_or(""), mh.text, !existing_h, {}});
     }
     if (!o.runtime_header.empty()) {
       auto runtime = read_text(o.runtime_header);
@@ -888,13 +888,14 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         p.errors.push_back({o.runtime_header, "cannot read the stub runtime header"});
       } else {
         auto existing_rt = read_text(dest);
-        p.stub_files.push_back({dest, existing_rt.value_or(""), *runtime, !existing_rt, {}, {}});
+        p.stub_files.push_back({dest, existing_rt.value_or(""), *runtime, !existing_rt, {}});
       }
     }
-    for (auto& f : p.stub_files) {
-      for (const auto& st : p.stubs) f.symbols.push_back(st.mangled);
-      f.changes.push_back(std::to_string(p.stubs.size()) + " stub" + (p.stubs.size() == 1 ? "" : "s"));
-    }
+    std::map<std::string, std::string> demangled;
+    for (const auto& lib : report.libraries)
+      for (const auto& u : lib.unresolved) demangled.emplace(u.symbol, u.demangled);
+    for (auto& f : p.stub_files)
+      for (const auto& st : p.stubs) f.purposes.push_back({"add a stub for " + demangled[st.mangled], {st.mangled}});
   }
 
   // --- CMake files ---
@@ -924,15 +925,13 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
   };
   std::map<std::string, std::string> vars = ctx.build ? ctx.build->variables() : std::map<std::string, std::string>{};
   // The symbols each distinct addition fixes (several symbols often share one missing source), and
-  // per patched file, the symbols and what was added.
+  // per patched file, what was added for which symbols.
   std::map<std::string, std::vector<std::string>> fixes_of_add;
   for (const auto& add : list_adds) fixes_of_add[add.file + "\n" + add.list + "\n" + add.entry].push_back(add.symbol);
   for (const auto& add : link_adds) fixes_of_add[add.file + "\nlink\n" + add.target + "\n" + add.entry].push_back(add.symbol);
-  std::map<std::string, std::vector<std::string>> fixed_in, changes_in;
+  std::map<std::string, std::vector<EditPurpose>> purposes;
   auto record = [&](const std::string& file, const std::string& key, const std::string& change) {
-    const auto& syms = fixes_of_add[key];
-    fixed_in[file].insert(fixed_in[file].end(), syms.begin(), syms.end());
-    changes_in[file].push_back(change);
+    purposes[file].push_back({change, fixes_of_add[key]});
   };
   std::set<std::string> added;
   for (const auto& add : list_adds) {
@@ -1014,7 +1013,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
   }
   for (auto& [file, ins] : inserts) {
     const std::string& text = parsed[file]->text;
-    p.cmake_files.push_back({file, text, apply_insertions(text, ins), false, fixed_in[file], changes_in[file]});
+    p.cmake_files.push_back({file, text, apply_insertions(text, ins), false, purposes[file]});
   }
   return p;
 }

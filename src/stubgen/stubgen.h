@@ -31,14 +31,20 @@ struct StubOptions {
   std::string relative_to;  // paths in diffs are relative to this directory (the project's source dir)
 };
 
+// One thing an edit does ("add X to LIST", "link T with Y", "a stub for f") and the (mangled)
+// symbols it fixes.
+struct EditPurpose {
+  std::string what;
+  std::vector<std::string> symbols;
+};
+
 // One file's new content; `before` is empty with `created` for a new file.
 struct FileEdit {
   std::string path;
   std::string before;
   std::string after;
   bool created = false;
-  std::vector<std::string> symbols;  // the (mangled) symbols whose fix this edit is, or part of
-  std::vector<std::string> changes;  // what it does, one phrase each ("add X to LIST", "link Y")
+  std::vector<EditPurpose> purposes;  // the stub files share theirs: each needs the others
   bool changed() const { return before != after || created; }
 };
 
@@ -70,10 +76,11 @@ std::string diff_of(const Plan& plan, const StubOptions& options, bool include_s
 // Writes every changed file atomically; the first error stops nothing else.
 std::vector<InputError> apply(const Plan& plan, bool include_stubs, bool include_cmake);
 
-// The plan's file edits as SARIF fixes (musa-linkcheck --format sarif): one fix for the stub files
+// The plan's file edits as SARIF fixes (musa-linkcheck --format sarif): one edit for the stub files
 // together, attached to every stubbed symbol, and one per patched CMake file, attached to the symbols
 // its additions fix; each is the set of line replacements that turns the files into what apply()
-// writes. A file whose text is not valid UTF-8 gets no fix (SARIF content is text).
+// writes, and its description says first what in it fixes that symbol. A file whose text is not
+// valid UTF-8 gets no fix (SARIF content is text).
 std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report);
 
 // A musa-linkcheck JSON report read back (for --report).

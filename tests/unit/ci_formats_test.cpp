@@ -198,9 +198,10 @@ std::string path_of_uri(const std::string& uri) {
   return out;
 }
 
-// Every distinct fix of the run (results share one fix when one edit fixes several symbols), each
-// applied once to the files as `original` gives them (absent: a file the fix creates). Returns the
-// new contents by path; a file touched by two different fixes is a failure (they would conflict).
+// Every distinct fix of the run (results share one edit when it fixes several symbols; only the
+// description differs), each applied once to the files as `original` gives them (absent: a file the
+// fix creates). Returns the new contents by path; a file touched by two different edits is a
+// failure (they would conflict).
 std::map<std::string, std::string> apply_fixes(const nlohmann::json& sarif,
                                                const std::function<std::optional<std::string>(const std::string&)>& original) {
   std::map<std::string, std::string> files;
@@ -209,12 +210,12 @@ std::map<std::string, std::string> apply_fixes(const nlohmann::json& sarif,
   for (const auto& result : sarif["runs"][0]["results"]) {
     if (!result.contains("fixes")) continue;
     for (const auto& fix : result["fixes"]) {
-      std::string key = fix.dump();
+      std::string key = fix["artifactChanges"].dump();
       if (!done.insert(key).second) continue;
       for (const auto& change : fix["artifactChanges"]) {
         std::string path = path_of_uri(change["artifactLocation"]["uri"]);
         auto [it, fresh] = fix_of_file.emplace(path, key);
-        EXPECT_TRUE(fresh || it->second == key) << path << " is changed by two different fixes";
+        EXPECT_TRUE(fresh || it->second == key) << path << " is changed by two different edits";
         if (!files.count(path)) files[path] = original(path).value_or("");
         files[path] = apply_replacements(files[path], change["replacements"]);
       }
@@ -247,7 +248,7 @@ TEST(CiFormats, sarif_fix_replacements_rebuild_the_planned_files_byte_for_byte) 
   for (size_t i = 0; i < cases.size(); ++i) {
     std::string sym = "sym" + std::to_string(i);
     plan.cmake_files.push_back({dir + "/f" + std::to_string(i) + ".txt", cases[i].before, cases[i].after,
-                                cases[i].created, {sym}, {"add s" + std::to_string(i) + " to SRCS"}});
+                                cases[i].created, {{"add s" + std::to_string(i) + " to SRCS", {sym}}}});
     UnresolvedSymbol u;
     u.symbol = u.demangled = sym;
     u.type = "func";
@@ -317,23 +318,26 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
     EXPECT_EQ(r["fixes"].size(), 1u);
     fixed[r["properties"]["symbol"]] = path_of_uri(r["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"]);
   }
+  // Each result's fix says first what in the shared edit fixes its own symbol.
+  std::map<std::string, std::string> described;  // symbol -> its fix's description
+  for (const auto& r : sarif["runs"][0]["results"])
+    if (r.contains("fixes")) described[r["properties"]["symbol"]] = r["fixes"][0]["description"]["text"];
+  const std::string gen = "${GENERATED_PORTING_DIR}/aten/src/ATen/";
+  auto starts = [&](const std::string& symbol, const std::string& prefix) {
+    EXPECT_EQ(described[symbol].rfind(prefix, 0), 0u) << symbol << ": " << described[symbol];
+  };
   EXPECT_EQ(fixed["musaMallocAsync"], ops + "/unimplemented_functions.cpp");  // sdk-declared-only: a stub
-  bool missing_source = false, unlinked = false;
-  for (const auto& r : sarif["runs"][0]["results"]) {
-    if (!r.contains("fixes")) continue;
-    std::string all = r["fixes"][0].dump();
-    if (r["ruleId"] == "missing-source") {
-      missing_source = true;
-      EXPECT_EQ(fixed[r["properties"]["symbol"]], cmake);
-      EXPECT_NE(all.find("${GENERATED_PORTING_DIR}/aten/src/ATen/musa/cub.mu"), std::string::npos) << all;
-    }
-    if (r["ruleId"] == "unlinked-library") unlinked = true;
-    if (r["ruleId"] == "sdk-declared-only") {
-      EXPECT_NE(all.find("create " + ops + "/unimplemented_functions.cpp"), std::string::npos) << all;
-    }
-  }
-  EXPECT_TRUE(missing_source);
-  EXPECT_TRUE(unlinked);
+  starts("musaMallocAsync", "Add a stub for musaMallocAsync (create " + ops + "/unimplemented_functions.cpp, create " +
+                                ops + "/unimplemented_functions.h, create " + ops + "/musa_stubs.h; the same edit also "
+                                "does: add a stub for ");
+  EXPECT_EQ(fixed["musaLaunchHostFunc"], ops + "/unimplemented_functions.cpp");  // cuda-only: a stub too
+  EXPECT_EQ(fixed["_ZN2at6native19resize_output_checkEl"], cmake);  // missing-source: the source list
+  starts("_ZN2at6native19resize_output_checkEl",
+         "Add " + gen + "native/musa/Resize.cpp to PORTING_CPP_CSRCS (edit " + cmake + "; the same edit also does: ");
+  starts("_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l", "Add " + gen + "musa/cub.mu to MU_SRCS (edit ");
+  EXPECT_EQ(fixed["mublasSgemm_v2"], cmake);  // unlinked-library: the link line
+  starts("mublasSgemm_v2", "Link musa_kernels with mublas (edit " + cmake + "; ");
+  EXPECT_EQ(fixed.count("PVRSRVGetDevInfo"), 0u);  // unknown: neither stub nor patch fixes it
 
   // The fixes applied to the originals, before musa-stubgen writes over them.
   auto fixed_files = apply_fixes(sarif, [&](const std::string& path) -> std::optional<std::string> {
