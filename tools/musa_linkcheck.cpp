@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -44,8 +45,12 @@ std::vector<mlc::SymbolFix> stub_fixes(const mlc::Report& report, mlc::TraceReso
   so.out_header = absolute(so.out_header);
   so.runtime_header = mlc::tools::stub_runtime_header();
   mlc::stubgen::Plan plan = mlc::stubgen::plan(report, resources.context(nullptr), so);
-  for (const auto& e : plan.errors)
-    std::fprintf(stderr, "musa-linkcheck: warning: no fixes from %s\n", e.to_line().c_str());
+  for (const auto& e : plan.errors) {
+    // A CMake file the build reader could not parse either is already an error of the report.
+    bool said = std::any_of(report.errors.begin(), report.errors.end(),
+                            [&](const mlc::InputError& r) { return r.to_line() == e.to_line(); });
+    if (!said) std::fprintf(stderr, "musa-linkcheck: warning: no fixes from %s\n", e.to_line().c_str());
+  }
   return mlc::stubgen::sarif_fixes(plan, report);
 }
 

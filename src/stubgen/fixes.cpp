@@ -98,10 +98,11 @@ std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report) {
       }
     groups.push_back(std::move(g));
   };
-  // The stub files belong together: the source includes the header and the runtime header.
+  // The stub files belong together (the source includes the header and the runtime header): when one
+  // could not be planned, the others are no fix.
   std::vector<const FileEdit*> stub_files;
   for (const auto& f : plan.stub_files) stub_files.push_back(&f);
-  add(stub_files);
+  if (plan.stub_files_complete) add(stub_files);
   for (const auto& f : plan.cmake_files) add({&f});
 
   std::vector<SymbolFix> fixes;

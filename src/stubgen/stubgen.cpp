@@ -863,6 +863,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     auto m = merge(existing, fresh_cpp, cpp_pre, cpp_blocks, kCppBegin, kCppEnd, o.prune, o.out_cpp);
     if (m.error) {
       p.errors.push_back({o.out_cpp, *m.error});
+      p.stub_files_complete = false;
     } else {
       p.warnings.insert(p.warnings.end(), m.warnings.begin(), m.warnings.end());
       p.stub_files.push_back({o.out_cpp, existing.value_or(""), m.text, !existing, {}});
@@ -878,6 +879,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     auto mh = merge(existing_h, fresh_hdr, hdr_pre, hdr_blocks, kHdrBegin, kHdrEnd, o.prune, o.out_header);
     if (mh.error) {
       p.errors.push_back({o.out_header, *mh.error});
+      p.stub_files_complete = false;
     } else {
       p.stub_files.push_back({o.out_header, existing_h.value_or(""), mh.text, !existing_h, {}});
     }
@@ -886,6 +888,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       std::string dest = (fs::path(o.out_cpp).parent_path() / "musa_stubs.h").string();
       if (!runtime) {
         p.errors.push_back({o.runtime_header, "cannot read the stub runtime header"});
+        p.stub_files_complete = false;
       } else {
         auto existing_rt = read_text(dest);
         p.stub_files.push_back({dest, existing_rt.value_or(""), *runtime, !existing_rt, {}});

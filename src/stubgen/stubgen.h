@@ -66,6 +66,7 @@ struct Plan {
   std::vector<Refusal> refused;       // neither stubbed nor patched, with the reason
   std::vector<std::string> warnings;
   std::vector<InputError> errors;     // e.g. a stub file whose generated region is broken
+  bool stub_files_complete = true;    // false when one of them could not be planned (its error is above)
 };
 
 Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOptions& options);

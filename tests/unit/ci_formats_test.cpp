@@ -299,6 +299,25 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   ASSERT_EQ(cmake_text.back(), '\n');
   cmake_text.pop_back();
   test::write_file(cmake, cmake_text);
+  // A stub file musa-stubgen could not merge into costs the stub fixes only: a warning naming it,
+  // the same exit status, and the CMake fixes still there.
+  std::string broken = w + "/broken";
+  fs::create_directories(broken);
+  test::write_file(broken + "/unimplemented_functions.cpp", "// musa-stubgen: begin generated stubs\n");
+  auto b_run = run("cd " + quote(broken) + " && " + kBin + " --format sarif -o " + quote(broken + "/r.sarif") + args);
+  EXPECT_EQ(b_run.status, 1) << b_run.err;
+  EXPECT_NE(b_run.err.find("musa-linkcheck: warning: no fixes from " + broken + "/unimplemented_functions.cpp: "),
+            std::string::npos) << b_run.err;
+  validate_sarif(broken + "/r.sarif");
+  auto b_sarif = nlohmann::json::parse(test::read_file(broken + "/r.sarif"));
+  size_t with_fixes = 0;
+  for (const auto& r : b_sarif["runs"][0]["results"]) {
+    if (!r.contains("fixes")) continue;
+    ++with_fixes;
+    EXPECT_EQ(path_of_uri(r["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"]), cmake) << r["ruleId"];
+  }
+  EXPECT_EQ(with_fixes, 4u);  // three missing sources and the unlinked mublas
+
   // The stubs go where musa-stubgen puts them by default: the directory it runs in.
   std::string ops = src + "/torch_musa/csrc/aten/ops/musa";
   std::string in_ops = "cd " + quote(ops) + " && ";
