@@ -367,6 +367,14 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   auto applied = run(in_ops + kStubgen + " --apply --no-confirm" + args);
   EXPECT_NE(applied.err.find(std::to_string(fixed_files.size()) + " files changed"), std::string::npos) << applied.err;
   for (const auto& [path, text] : fixed_files) EXPECT_EQ(test::read_file(path), text) << path;
+
+  // Fixes are planned against the files as they are: once applied (the library not yet rebuilt, so
+  // the findings remain), nothing is left to change and no result carries a fix.
+  auto again = run(in_ops + kBin + " --format sarif -o " + quote(w + "/again.sarif") + args);
+  EXPECT_EQ(again.status, 1) << again.err;
+  auto again_sarif = nlohmann::json::parse(test::read_file(w + "/again.sarif"));
+  EXPECT_EQ(again_sarif["runs"][0]["results"].size(), sarif["runs"][0]["results"].size());
+  for (const auto& r : again_sarif["runs"][0]["results"]) EXPECT_FALSE(r.contains("fixes")) << r["fixes"];
   fs::remove_all(w);
 }
 
