@@ -74,7 +74,7 @@ std::string describe(const Group& g, const std::string& symbol) {
 
 }  // namespace
 
-std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report) {
+std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report, size_t repeat_budget) {
   std::vector<Group> groups;
   std::map<std::string, std::vector<size_t>> groups_of;  // mangled symbol -> indexes into groups
   auto add = [&](const std::vector<const FileEdit*>& files) {
@@ -105,14 +105,33 @@ std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report) {
   if (plan.stub_files_complete) add(stub_files);
   for (const auto& f : plan.cmake_files) add({&f});
 
+  // Each result carries its own copy of the edit. A large edit fixing many symbols (hundreds of
+  // stubs) would grow the report with the square of their number, past what code scanning accepts:
+  // beyond the budget, only the group's first result carries it and says so.
+  std::vector<size_t> results_of(groups.size(), 0), bytes(groups.size(), 0);
+  for (const auto& lib : report.libraries)
+    for (const auto& u : lib.unresolved)
+      if (auto it = groups_of.find(u.symbol); it != groups_of.end())
+        for (size_t g : it->second) ++results_of[g];
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (const auto& e : groups[g].edits) bytes[g] += e.inserted.size() + e.file.size() + 200;
+  std::vector<bool> given(groups.size(), false);
   std::vector<SymbolFix> fixes;
   for (const auto& lib : report.libraries) {
     for (const auto& u : lib.unresolved) {
       auto it = groups_of.find(u.symbol);
       if (it == groups_of.end()) continue;
-      for (size_t g : it->second)
-        fixes.push_back({.library = lib.path, .symbol = u.symbol, .description = describe(groups[g], u.symbol),
-                         .edits = groups[g].edits});
+      for (size_t g : it->second) {
+        bool once = results_of[g] > 1 && bytes[g] * results_of[g] > repeat_budget;
+        if (once && given[g]) continue;
+        std::string description = describe(groups[g], u.symbol);
+        if (once) {
+          description += "; given here once for all " + std::to_string(results_of[g]) +
+                         " results it fixes, to keep the report small";
+        }
+        fixes.push_back({.library = lib.path, .symbol = u.symbol, .description = description, .edits = groups[g].edits});
+        given[g] = true;
+      }
     }
   }
   return fixes;

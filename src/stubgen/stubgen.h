@@ -81,8 +81,9 @@ std::vector<InputError> apply(const Plan& plan, bool include_stubs, bool include
 // together, attached to every stubbed symbol, and one per patched CMake file, attached to the symbols
 // its additions fix; each is the set of line replacements that turns the files into what apply()
 // writes, and its description says first what in it fixes that symbol. A file whose text is not
-// valid UTF-8 gets no fix (SARIF content is text).
-std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report);
+// valid UTF-8 gets no fix (SARIF content is text). An edit whose copies in all its results would
+// pass `repeat_budget` bytes is given to its first result only.
+std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report, size_t repeat_budget = 8u << 20);
 
 // A musa-linkcheck JSON report read back (for --report).
 Result<Report> read_json_report(const std::string& path);

@@ -281,6 +281,35 @@ TEST(CiFormats, sarif_fix_replacements_rebuild_the_planned_files_byte_for_byte) 
   fs::remove_all(dir);
 }
 
+// One edit fixing several symbols is repeated in each of their results, unless the copies would pass
+// the budget (hundreds of stubs): then only the first result carries it, and says so.
+TEST(CiFormats, a_shared_fix_is_repeated_per_result_within_the_budget_only) {
+  stubgen::Plan plan;
+  plan.cmake_files.push_back({"/w/CMakeLists.txt", "set(S\n  a.cpp)\n", "set(S\n  a.cpp\n  b.cpp)\n", false,
+                              {{"add b.cpp to S", {"f1", "f2", "f3"}}}});
+  Report report;
+  report.libraries.push_back({});
+  report.libraries[0].path = "/w/libt.so";
+  for (const char* sym : {"f1", "f2", "f3", "other"}) {
+    UnresolvedSymbol u;
+    u.symbol = u.demangled = sym;
+    report.libraries[0].unresolved.push_back(u);
+  }
+  auto all = stubgen::sarif_fixes(plan, report);
+  ASSERT_EQ(all.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(all[i].symbol, "f" + std::to_string(i + 1));
+    EXPECT_EQ(all[i].edits.size(), 1u);
+    EXPECT_EQ(all[i].description, "Add b.cpp to S (edit /w/CMakeLists.txt), as musa-stubgen --apply does");
+  }
+  auto once = stubgen::sarif_fixes(plan, report, 100);
+  ASSERT_EQ(once.size(), 1u);
+  EXPECT_EQ(once[0].symbol, "f1");
+  EXPECT_EQ(once[0].edits[0].inserted, "  a.cpp\n  b.cpp)\n");  // line 2 replaced
+  EXPECT_EQ(once[0].description, "Add b.cpp to S (edit /w/CMakeLists.txt), as musa-stubgen --apply does; given "
+                                 "here once for all 3 results it fixes, to keep the report small");
+}
+
 // On the torch_musa world: musa-linkcheck's SARIF fixes, applied to the original files, give byte for
 // byte what `musa-stubgen --apply` writes (same directory, same defaults), and the output validates.
 TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
