@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "common/file_io.h"
 #include "version.h"
@@ -62,6 +63,17 @@ std::string version_text(const std::string& tool) {
   return tool + " (MusaLinkcheck) " + MLC_VERSION +
          "\nCopyright (C) 2026 the MusaLinkcheck developers.\n"
          "Reads ELF files only: nothing it analyses is executed, loaded or dlopened.";
+}
+
+std::string stub_runtime_header() {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    auto installed = std::filesystem::path(exe).parent_path().parent_path() / "include" / "musa_stubs.h";
+    if (std::filesystem::exists(installed)) return installed.string();
+  }
+  return MLC_STUB_RUNTIME_HEADER;
 }
 
 bool write_output(const std::string& path, const std::string& text) {

@@ -41,6 +41,10 @@ class GnuUsage : public CLI::Formatter {
 // GNU-style --version text: "<tool> (MusaLinkcheck) X.Y.Z" and a copyright line.
 std::string version_text(const std::string& tool);
 
+// The stub runtime's header (musa_stubs.h) that musa-stubgen copies beside the stubs: installed
+// beside the tools (../include), else the source tree's.
+std::string stub_runtime_header();
+
 // Writes to stdout ("" or "-") or atomically to a file.
 bool write_output(const std::string& path, const std::string& text);
 

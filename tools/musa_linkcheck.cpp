@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "pipeline/linkcheck.h"
 #include "report/baseline.h"
 #include "report/render.h"
+#include "stubgen/stubgen.h"
 #include "context_options.h"
 #include "version.h"
 
@@ -29,6 +31,27 @@ std::string classifications_uri() {
     if (std::filesystem::exists(installed)) page = installed.string();
   }
   return "file://" + page;
+}
+
+// SARIF fixes: the plan musa-stubgen would make, run from this directory with its defaults (stubs in
+// ./unimplemented_functions.cpp/.h beside the stub runtime header, CMake files patched in place).
+// Planning writes nothing; a stub file it cannot merge into costs its fixes, not the report.
+std::vector<mlc::SymbolFix> stub_fixes(const mlc::Report& report, mlc::TraceResources& resources) {
+  bool any = false;
+  for (const auto& lib : report.libraries) any |= !lib.unresolved.empty();
+  if (!any) return {};
+  mlc::stubgen::StubOptions so;
+  so.out_cpp = absolute(so.out_cpp);
+  so.out_header = absolute(so.out_header);
+  so.runtime_header = mlc::tools::stub_runtime_header();
+  mlc::stubgen::Plan plan = mlc::stubgen::plan(report, resources.context(nullptr), so);
+  for (const auto& e : plan.errors) {
+    // A CMake file the build reader could not parse either is already an error of the report.
+    bool said = std::any_of(report.errors.begin(), report.errors.end(),
+                            [&](const mlc::InputError& r) { return r.to_line() == e.to_line(); });
+    if (!said) std::fprintf(stderr, "musa-linkcheck: warning: no fixes from %s\n", e.to_line().c_str());
+  }
+  return mlc::stubgen::sarif_fixes(plan, report);
 }
 
 int run(int argc, char** argv) {
@@ -81,7 +104,14 @@ int run(int argc, char** argv) {
   options.trace.confirm_budget = confirm_budget;
   for (auto& in : inputs) in = absolute(in);
 
-  mlc::Report report = *explain ? mlc::explain_symbol(symbol, inputs, options) : mlc::run_linkcheck(inputs, options);
+  mlc::Report report;
+  std::optional<mlc::TraceResources> resources;  // kept for planning the SARIF fixes with the same indexes
+  if (*explain) {
+    report = mlc::explain_symbol(symbol, inputs, options);
+  } else {
+    resources.emplace(options.trace, report);
+    mlc::run_linkcheck(inputs, options, *resources, report);
+  }
 
   if (!baseline.empty()) {
     auto b = mlc::read_baseline(absolute(baseline));
@@ -98,7 +128,8 @@ int run(int argc, char** argv) {
   if (format == "json") {
     text = mlc::render_json(report, MLC_VERSION);
   } else if (format == "sarif") {
-    text = mlc::render_sarif(report, {.tool_version = MLC_VERSION, .help_uri = classifications_uri(), .fixes = {}});
+    text = mlc::render_sarif(report, {.tool_version = MLC_VERSION, .help_uri = classifications_uri(),
+                                      .fixes = resources ? stub_fixes(report, *resources) : std::vector<mlc::SymbolFix>{}});
   } else if (format == "junit") {
     text = mlc::render_junit(report);
   } else if (format == "github") {

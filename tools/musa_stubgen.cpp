@@ -20,18 +20,6 @@ namespace {
 
 using mlc::tools::absolute;
 
-// The stub runtime's header: installed beside the tool (../include), else the source tree's.
-std::string runtime_header() {
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    exe[n] = '\0';
-    auto installed = std::filesystem::path(exe).parent_path().parent_path() / "include" / "musa_stubs.h";
-    if (std::filesystem::exists(installed)) return installed.string();
-  }
-  return MLC_STUB_RUNTIME_HEADER;
-}
-
 int run(int argc, char** argv) {
   CLI::App app{"Write stubs for symbols the SDK lacks and patch CMake lists so the library links.", "musa-stubgen"};
   app.set_version_flag("--version", mlc::tools::version_text("musa-stubgen"));
@@ -79,7 +67,7 @@ int run(int argc, char** argv) {
   so.ns = ns;
   so.out_cpp = absolute(so.out_cpp);
   so.out_header = absolute(so.out_header);
-  so.runtime_header = no_runtime ? "" : runtime_header();
+  so.runtime_header = no_runtime ? "" : mlc::tools::stub_runtime_header();
   if (c10) so.c10 = true;
   if (no_c10) so.c10 = false;
 

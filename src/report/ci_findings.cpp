@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "report/escape.h"
 #include "report/render.h"
 
 namespace mlc::ci {
@@ -92,41 +93,20 @@ std::vector<Finding> findings(const Report& report) {
 }
 
 std::string printable_utf8(std::string_view text, bool xml) {
-  std::string out;
-  out.reserve(text.size());
-  auto raw = [&](unsigned char c) { out += fmt::format("\\x{:02X}", c); };
-  size_t i = 0;
-  while (i < text.size()) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      if (xml && c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-        raw(c);
-      } else {
-        out += static_cast<char>(c);
-      }
-      ++i;
-      continue;
+  std::string out = utf8_escaped(text);  // one escaping rule for every writer (report/escape.h)
+  if (!xml) return out;
+  // XML 1.0 allows no C0 control but tab, newline and CR; they are written as escaped bytes are.
+  std::string clean;
+  clean.reserve(out.size());
+  for (char c : out) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      clean += fmt::format("\\x{:02X}", u);
+    } else {
+      clean += c;
     }
-    // RFC 3629: lead byte decides the length; reject overlongs, surrogates and values past U+10FFFF.
-    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    bool ok = len != 0 && i + len <= text.size();
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    if (ok && len >= 3) {
-      auto c1 = static_cast<unsigned char>(text[i + 1]);
-      if (c == 0xE0 && c1 < 0xA0) ok = false;  // overlong
-      if (c == 0xED && c1 >= 0xA0) ok = false;  // UTF-16 surrogate
-      if (c == 0xF0 && c1 < 0x90) ok = false;  // overlong
-      if (c == 0xF4 && c1 >= 0x90) ok = false;  // past U+10FFFF
-    }
-    if (!ok) {
-      raw(c);
-      ++i;
-      continue;
-    }
-    out.append(text.substr(i, len));
-    i += len;
   }
-  return out;
+  return clean;
 }
 
 const std::vector<RuleText>& rules() {

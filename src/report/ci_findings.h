@@ -26,8 +26,8 @@ struct Finding {
 
 std::vector<Finding> findings(const Report& report);
 
-// Valid UTF-8 passes unchanged; every byte of an invalid sequence becomes the four characters "\xNN"
-// (so a mangled name with stray bytes stays readable and round-trips to the bytes by eye).
+// utf8_escaped (report/escape.h): valid UTF-8 passes unchanged; every byte of an invalid sequence
+// becomes the four characters "\xNN" (so a mangled name with stray bytes stays readable).
 // With xml, C0 controls other than tab/newline/CR (not allowed in XML 1.0) are written the same way.
 std::string printable_utf8(std::string_view text, bool xml = false);
 

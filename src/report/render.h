@@ -21,12 +21,16 @@ std::string render_json(const Report& report, const std::string& tool_version);
 // bytes written as "\xNN"), so a report never breaks its consumer.
 
 // A text edit that fixes one finding: replace lines [start_line, end_line) of `file` (1-based; equal
-// for a pure insertion before start_line) with `inserted`. The tool computes them (musa-stubgen's
-// plan); the SARIF renderer turns them into `fixes`.
+// for a pure insertion before start_line) with `inserted`. The region ends at column end_column of
+// end_line: 1 but where a deletion runs to the end of a last line without a newline (columns count
+// Unicode code points). Lines are those of the original file; the edits of one file are in file
+// order and do not overlap. The tool computes them (musa-stubgen's plan, stubgen::sarif_fixes); the
+// SARIF renderer turns them into `fixes`.
 struct TextEdit {
   std::string file;
   int start_line = 1;
   int end_line = 1;
+  int end_column = 1;
   std::string inserted;
 };
 struct SymbolFix {

@@ -3,6 +3,8 @@
 // `fixes` for findings whose fix is a text edit (a CMake source-list entry, a stub).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "report/ci_findings.h"
@@ -41,19 +43,21 @@ json rule_json(const std::string& id, const ci::RuleText* r, const std::string& 
   return rule;
 }
 
+// One artifactChange per file, its replacements in file order, every deletedRegion in the original
+// file's lines (an insertion is an empty region: start and end at column 1 of the same line).
 json fix_json(const SymbolFix& fix) {
   json changes = json::array();
+  std::vector<std::string> files;
   for (const auto& e : fix.edits) {
-    json region = {{"startLine", e.start_line}, {"startColumn", 1}};
-    if (e.end_line > e.start_line) {
-      region["endLine"] = e.end_line;  // the deleted lines end at column 1 of end_line
-    } else {
-      region["endLine"] = e.start_line;
+    size_t i = 0;
+    while (i < files.size() && files[i] != e.file) ++i;
+    if (i == files.size()) {
+      files.push_back(e.file);
+      changes.push_back({{"artifactLocation", {{"uri", file_uri(e.file)}}}, {"replacements", json::array()}});
     }
-    region["endColumn"] = 1;
-    changes.push_back({{"artifactLocation", {{"uri", file_uri(e.file)}}},
-                       {"replacements", json::array({{{"deletedRegion", region},
-                                                      {"insertedContent", text(e.inserted)}}})}});
+    json region = {{"startLine", e.start_line}, {"startColumn", 1},
+                   {"endLine", std::max(e.end_line, e.start_line)}, {"endColumn", e.end_column}};
+    changes[i]["replacements"].push_back({{"deletedRegion", region}, {"insertedContent", text(e.inserted)}});
   }
   return {{"description", text(fix.description)}, {"artifactChanges", changes}};
 }
@@ -136,6 +140,8 @@ std::string render_sarif(const Report& report, const SarifOptions& options) {
               {"runs", json::array({{{"tool", {{"driver", driver}}},
                                      {"invocations", json::array({{{"executionSuccessful", report.errors.empty()},
                                                                    {"toolExecutionNotifications", notifications}}})},
+                                     // Fix regions end at a column only after a last line without a newline.
+                                     {"columnKind", "unicodeCodePoints"},
                                      {"results", results}}})}};
   return doc.dump(2) + "\n";
 }

@@ -1,4 +1,5 @@
-// A line LCS (our edits touch files of a few hundred lines), then hunks with 3 lines of context.
+// A line LCS (our edits touch files of a few hundred lines), then hunks with 3 lines of context, or
+// the bare line replacements that SARIF fixes carry.
 #include "stubgen/diff.h"
 
 #include <algorithm>
@@ -28,13 +29,8 @@ struct Op {
   size_t a, b;  // line indexes in before / after
 };
 
-}  // namespace
-
-std::string unified_diff(const std::string& path, const std::string& before, const std::string& after, bool created) {
-  if (before == after) return "";
-  bool a_nonl = false, b_nonl = false;
-  auto a = lines_of(before, a_nonl);
-  auto b = lines_of(after, b_nonl);
+// The edit script turning lines `a` into lines `b`.
+std::vector<Op> edit_ops(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   // Common prefix and suffix first: the LCS table only covers the middle.
   size_t pre = 0;
   while (pre < a.size() && pre < b.size() && a[pre] == b[pre]) ++pre;
@@ -61,7 +57,29 @@ std::string unified_diff(const std::string& path, const std::string& before, con
     }
   }
   for (size_t k = 0; k < suf; ++k) ops.push_back({' ', a.size() - suf + k, b.size() - suf + k});
+  return ops;
+}
 
+// The lines of `text` with their terminators, so that joining them gives `text` back byte for byte.
+std::vector<std::string> terminated_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t nl = text.find('\n', start);
+    size_t end = nl == std::string::npos ? text.size() : nl + 1;
+    lines.push_back(text.substr(start, end - start));
+    start = end;
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::string unified_diff(const std::string& path, const std::string& before, const std::string& after, bool created) {
+  if (before == after) return "";
+  bool a_nonl = false, b_nonl = false;
+  auto a = lines_of(before, a_nonl);
+  auto b = lines_of(after, b_nonl);
+  std::vector<Op> ops = edit_ops(a, b);
   std::string out = created ? "--- /dev/null\n" : "--- a/" + path + "\n";
   out += "+++ b/" + path + "\n";
   const size_t ctx = 3;
@@ -107,6 +125,28 @@ std::string unified_diff(const std::string& path, const std::string& before, con
     k = end;
   }
   return out;
+}
+
+std::vector<LineHunk> line_hunks(const std::string& before, const std::string& after) {
+  std::vector<LineHunk> hunks;
+  if (before == after) return hunks;
+  auto a = terminated_lines(before);
+  auto b = terminated_lines(after);
+  std::vector<Op> ops = edit_ops(a, b);
+  for (size_t k = 0; k < ops.size();) {
+    if (ops[k].kind == ' ') {
+      ++k;
+      continue;
+    }
+    // A run of changes: the deleted lines of `before` from where it starts, the added lines of `after`.
+    LineHunk h{.first = ops[k].a, .count = 0, .inserted = {}};
+    for (; k < ops.size() && ops[k].kind != ' '; ++k) {
+      if (ops[k].kind == '-') ++h.count;
+      else h.inserted += b[ops[k].b];
+    }
+    hunks.push_back(std::move(h));
+  }
+  return hunks;
 }
 
 }  // namespace mlc::stubgen

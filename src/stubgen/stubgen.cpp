@@ -760,11 +760,11 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
 
   // Stubs: what the options ask for; the rest must be fixable by a CMake patch, or is refused.
   struct ListAdd {
-    std::string file, list, entry;
+    std::string file, list, entry, symbol;
   };
   std::vector<ListAdd> list_adds;
   struct LinkAdd {
-    std::string file, target, entry;
+    std::string file, target, entry, symbol;
   };
   std::vector<LinkAdd> link_adds;
 
@@ -821,7 +821,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         continue;
       }
       if (u.classification == Classification::MissingSource && u.fix && u.fix->cmake_file && u.fix->list && u.fix->entry) {
-        list_adds.push_back({*u.fix->cmake_file, *u.fix->list, *u.fix->entry});
+        list_adds.push_back({*u.fix->cmake_file, *u.fix->list, *u.fix->entry, u.symbol});
         continue;
       }
       if ((u.classification == Classification::UnlinkedLibrary || u.classification == Classification::StaticArchive) &&
@@ -838,7 +838,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
           p.refused.push_back({u.demangled, "no CMake file found that defines the target " + target + "; " + u.fix->detail});
           continue;
         }
-        link_adds.push_back({file, target, imported_target(ctx, *u.fix->entry).value_or(*u.fix->entry)});
+        link_adds.push_back({file, target, imported_target(ctx, *u.fix->entry).value_or(*u.fix->entry), u.symbol});
         continue;
       }
       std::string why = u.reason.empty() ? cls : cls + ": " + u.reason;
@@ -863,9 +863,10 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     auto m = merge(existing, fresh_cpp, cpp_pre, cpp_blocks, kCppBegin, kCppEnd, o.prune, o.out_cpp);
     if (m.error) {
       p.errors.push_back({o.out_cpp, *m.error});
+      p.stub_files_complete = false;
     } else {
       p.warnings.insert(p.warnings.end(), m.warnings.begin(), m.warnings.end());
-      p.stub_files.push_back({o.out_cpp, existing.value_or(""), m.text, !existing});
+      p.stub_files.push_back({o.out_cpp, existing.value_or(""), m.text, !existing, {}});
     }
 
     std::string hdr_pre;
@@ -878,19 +879,26 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     auto mh = merge(existing_h, fresh_hdr, hdr_pre, hdr_blocks, kHdrBegin, kHdrEnd, o.prune, o.out_header);
     if (mh.error) {
       p.errors.push_back({o.out_header, *mh.error});
+      p.stub_files_complete = false;
     } else {
-      p.stub_files.push_back({o.out_header, existing_h.value_or(""), mh.text, !existing_h});
+      p.stub_files.push_back({o.out_header, existing_h.value_or(""), mh.text, !existing_h, {}});
     }
     if (!o.runtime_header.empty()) {
       auto runtime = read_text(o.runtime_header);
       std::string dest = (fs::path(o.out_cpp).parent_path() / "musa_stubs.h").string();
       if (!runtime) {
         p.errors.push_back({o.runtime_header, "cannot read the stub runtime header"});
+        p.stub_files_complete = false;
       } else {
         auto existing_rt = read_text(dest);
-        p.stub_files.push_back({dest, existing_rt.value_or(""), *runtime, !existing_rt});
+        p.stub_files.push_back({dest, existing_rt.value_or(""), *runtime, !existing_rt, {}});
       }
     }
+    std::map<std::string, std::string> demangled;
+    for (const auto& lib : report.libraries)
+      for (const auto& u : lib.unresolved) demangled.emplace(u.symbol, u.demangled);
+    for (auto& f : p.stub_files)
+      for (const auto& st : p.stubs) f.purposes.push_back({"add a stub for " + demangled[st.mangled], {st.mangled}});
   }
 
   // --- CMake files ---
@@ -919,9 +927,19 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     return parsed[file] ? &*parsed[file] : nullptr;
   };
   std::map<std::string, std::string> vars = ctx.build ? ctx.build->variables() : std::map<std::string, std::string>{};
+  // The symbols each distinct addition fixes (several symbols often share one missing source), and
+  // per patched file, what was added for which symbols.
+  std::map<std::string, std::vector<std::string>> fixes_of_add;
+  for (const auto& add : list_adds) fixes_of_add[add.file + "\n" + add.list + "\n" + add.entry].push_back(add.symbol);
+  for (const auto& add : link_adds) fixes_of_add[add.file + "\nlink\n" + add.target + "\n" + add.entry].push_back(add.symbol);
+  std::map<std::string, std::vector<EditPurpose>> purposes;
+  auto record = [&](const std::string& file, const std::string& key, const std::string& change) {
+    purposes[file].push_back({change, fixes_of_add[key]});
+  };
   std::set<std::string> added;
   for (const auto& add : list_adds) {
-    if (!added.insert(add.file + "\n" + add.list + "\n" + add.entry).second) continue;
+    std::string key = add.file + "\n" + add.list + "\n" + add.entry;
+    if (!added.insert(key).second) continue;
     const Parsed* file = parsed_of(add.file);
     if (!file) continue;
     // The lists as the build read them (its scopes' variables expanded); the file alone otherwise.
@@ -964,10 +982,14 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         size_t len = common_prefix(e.raw, add.entry);
         if (len > best) best = len, list = l;
       }
-    if (auto ins = insertion_for(file->text, *list, add.entry)) inserts[add.file].push_back(*ins);
+    if (auto ins = insertion_for(file->text, *list, add.entry)) {
+      inserts[add.file].push_back(*ins);
+      record(add.file, key, "add " + add.entry + " to " + add.list);
+    }
   }
   for (const auto& add : link_adds) {
-    if (!added.insert(add.file + "\nlink\n" + add.target + "\n" + add.entry).second) continue;
+    std::string key = add.file + "\nlink\n" + add.target + "\n" + add.entry;
+    if (!added.insert(key).second) continue;
     const Parsed* file = parsed_of(add.file);
     if (!file) continue;
     const std::string* text = &file->text;
@@ -982,17 +1004,19 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       bool present = std::any_of(link->args.begin(), link->args.end(), [&](const auto& a) { return a.value == add.entry; });
       if (present) continue;
       inserts[add.file].push_back({link->args.back().end, " " + add.entry});
+      record(add.file, key, "link " + add.target + " with " + add.entry);
     } else if (creator) {
       size_t nl = text->find('\n', creator->close_paren);
       inserts[add.file].push_back({nl == std::string::npos ? text->size() : nl,
                                    "\ntarget_link_libraries(" + add.target + " PRIVATE " + add.entry + ")"});
+      record(add.file, key, "link " + add.target + " with " + add.entry);
     } else {
       p.refused.push_back({add.entry, "no target_link_libraries() or add_library() for " + add.target + " in " + add.file});
     }
   }
   for (auto& [file, ins] : inserts) {
     const std::string& text = parsed[file]->text;
-    p.cmake_files.push_back({file, text, apply_insertions(text, ins), false});
+    p.cmake_files.push_back({file, text, apply_insertions(text, ins), false, purposes[file]});
   }
   return p;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "report/render.h"
 #include "report/report.h"
 #include "trace/trace.h"
 
@@ -30,12 +31,20 @@ struct StubOptions {
   std::string relative_to;  // paths in diffs are relative to this directory (the project's source dir)
 };
 
+// One thing an edit does ("add X to LIST", "link T with Y", "a stub for f") and the (mangled)
+// symbols it fixes.
+struct EditPurpose {
+  std::string what;
+  std::vector<std::string> symbols;
+};
+
 // One file's new content; `before` is empty with `created` for a new file.
 struct FileEdit {
   std::string path;
   std::string before;
   std::string after;
   bool created = false;
+  std::vector<EditPurpose> purposes;  // the stub files share theirs: each needs the others
   bool changed() const { return before != after || created; }
 };
 
@@ -57,6 +66,7 @@ struct Plan {
   std::vector<Refusal> refused;       // neither stubbed nor patched, with the reason
   std::vector<std::string> warnings;
   std::vector<InputError> errors;     // e.g. a stub file whose generated region is broken
+  bool stub_files_complete = true;    // false when one of them could not be planned (its error is above)
 };
 
 Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOptions& options);
@@ -66,6 +76,14 @@ std::string diff_of(const Plan& plan, const StubOptions& options, bool include_s
 
 // Writes every changed file atomically; the first error stops nothing else.
 std::vector<InputError> apply(const Plan& plan, bool include_stubs, bool include_cmake);
+
+// The plan's file edits as SARIF fixes (musa-linkcheck --format sarif): one edit for the stub files
+// together, attached to every stubbed symbol, and one per patched CMake file, attached to the symbols
+// its additions fix; each is the set of line replacements that turns the files into what apply()
+// writes, and its description says first what in it fixes that symbol. A file whose text is not
+// valid UTF-8 gets no fix (SARIF content is text). An edit whose copies in all its results would
+// pass `repeat_budget` bytes is given to its first result only.
+std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report, size_t repeat_budget = 8u << 20);
 
 // A musa-linkcheck JSON report read back (for --report).
 Result<Report> read_json_report(const std::string& path);

@@ -4,9 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 
 #include "report/render.h"
+#include "stubgen/stubgen.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -17,6 +22,8 @@ using test::quote;
 using test::run;
 
 const std::string kBin = MLC_LINKCHECK_BIN;
+const std::string kStubgen = MLC_STUBGEN_BIN;
+const std::string kSource = MLC_SOURCE_DIR;
 const std::string kFix = MLC_LOADER_FIXTURES;
 const std::string kExample = MLC_EXAMPLE_DIR;
 const std::string kSchema = std::string(MLC_SOURCE_DIR) + "/../shared/data/schemas/sarif-schema-2.1.0.json";
@@ -132,6 +139,272 @@ TEST(CiFormats, sarif_with_invalid_utf8_fixes_and_bad_input_still_validates) {
   EXPECT_FALSE(results[2].contains("fixes"));
   EXPECT_EQ(doc["runs"][0]["invocations"][0]["executionSuccessful"], false);
   fs::remove_all(dir);
+}
+
+// --- SARIF fixes, applied as a SARIF consumer would ---
+
+// The byte offset of (line, column) in `text`, columns in Unicode code points (the run's columnKind);
+// npos when the position is not in the text.
+size_t offset_of(const std::string& text, int line, int column) {
+  size_t pos = 0;
+  for (int l = 1; l < line; ++l) {
+    pos = text.find('\n', pos);
+    if (pos == std::string::npos) return pos;
+    ++pos;
+  }
+  for (int c = 1; c < column; ++c) {
+    if (pos >= text.size() || text[pos] == '\n') return std::string::npos;
+    ++pos;
+    while (pos < text.size() && (static_cast<unsigned char>(text[pos]) & 0xC0) == 0x80) ++pos;
+  }
+  return pos;
+}
+
+// One artifactChange's replacements, every region in the original text: applied from the last.
+std::string apply_replacements(std::string text, const nlohmann::json& replacements) {
+  struct Cut {
+    size_t start, end;
+    std::string inserted;
+  };
+  std::vector<Cut> cuts;
+  for (const auto& r : replacements) {
+    const auto& region = r["deletedRegion"];
+    int line = region["startLine"];
+    size_t start = offset_of(text, line, region.value("startColumn", 1));
+    size_t end = offset_of(text, region.value("endLine", line), region.value("endColumn", 1));
+    EXPECT_NE(start, std::string::npos) << region;
+    EXPECT_NE(end, std::string::npos) << region;
+    if (start == std::string::npos || end == std::string::npos || end < start) return text;
+    if (!cuts.empty()) {
+      EXPECT_LE(cuts.back().end, start) << "replacements out of order or overlapping";
+    }
+    cuts.push_back({start, end, r.contains("insertedContent") ? r["insertedContent"]["text"].get<std::string>() : ""});
+  }
+  for (auto it = cuts.rbegin(); it != cuts.rend(); ++it) text.replace(it->start, it->end - it->start, it->inserted);
+  return text;
+}
+
+std::string path_of_uri(const std::string& uri) {
+  EXPECT_EQ(uri.rfind("file://", 0), 0u) << uri;
+  std::string out;
+  for (size_t i = 7; i < uri.size(); ++i) {
+    if (uri[i] == '%' && i + 2 < uri.size()) {
+      out += static_cast<char>(std::stoi(uri.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += uri[i];
+    }
+  }
+  return out;
+}
+
+// Every distinct fix of the run (results share one edit when it fixes several symbols; only the
+// description differs), each applied once to the files as `original` gives them (absent: a file the
+// fix creates). Returns the new contents by path; a file touched by two different edits is a
+// failure (they would conflict).
+std::map<std::string, std::string> apply_fixes(const nlohmann::json& sarif,
+                                               const std::function<std::optional<std::string>(const std::string&)>& original) {
+  std::map<std::string, std::string> files;
+  std::set<std::string> done;
+  std::map<std::string, std::string> fix_of_file;
+  for (const auto& result : sarif["runs"][0]["results"]) {
+    if (!result.contains("fixes")) continue;
+    for (const auto& fix : result["fixes"]) {
+      std::string key = fix["artifactChanges"].dump();
+      if (!done.insert(key).second) continue;
+      for (const auto& change : fix["artifactChanges"]) {
+        std::string path = path_of_uri(change["artifactLocation"]["uri"]);
+        auto [it, fresh] = fix_of_file.emplace(path, key);
+        EXPECT_TRUE(fresh || it->second == key) << path << " is changed by two different edits";
+        if (!files.count(path)) files[path] = original(path).value_or("");
+        files[path] = apply_replacements(files[path], change["replacements"]);
+      }
+    }
+  }
+  return files;
+}
+
+// Pairs of texts whose fixes need every kind of region: a created file, insertions before the first
+// line and at the end, replaced lines, deletions, and a last line without a newline (ended by column).
+TEST(CiFormats, sarif_fix_replacements_rebuild_the_planned_files_byte_for_byte) {
+  std::string dir = test::scratch_dir("ci-sarif-regions");
+  struct Case {
+    std::string before, after;
+    bool created;
+  };
+  std::vector<Case> cases = {
+      {"", "#pragma once\nint f();\n", true},
+      {"a\nb\nc\n", "x\na\nb\nc\ny\n", false},
+      {"a\nb\nc\nd\ne\n", "a\nB\nc\ne\n", false},
+      {"set(SRCS\n  a.cpp\n  b.cpp)\ntarget_link_libraries(t PRIVATE m)", "set(SRCS\n  a.cpp\n  a2.cpp\n  b.cpp)\n"
+                                                                          "target_link_libraries(t PRIVATE m n)", false},
+      {"x\n\xC3\xA9t\xC3\xA9", "x\n\xC3\xA9t\xC3\xA9\nnew\n", false},  // columns count code points, not bytes
+      {"keep\nlast", "keep\n", false},
+  };
+  stubgen::Plan plan;
+  Report report;
+  report.libraries.push_back({});
+  report.libraries[0].path = dir + "/libt.so";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string sym = "sym" + std::to_string(i);
+    plan.cmake_files.push_back({dir + "/f" + std::to_string(i) + ".txt", cases[i].before, cases[i].after,
+                                cases[i].created, {{"add s" + std::to_string(i) + " to SRCS", {sym}}}});
+    UnresolvedSymbol u;
+    u.symbol = u.demangled = sym;
+    u.type = "func";
+    u.classification = Classification::MissingSource;
+    report.libraries[0].unresolved.push_back(u);
+  }
+  auto fixes = stubgen::sarif_fixes(plan, report);
+  ASSERT_EQ(fixes.size(), cases.size());
+  std::string text = render_sarif(report, {.tool_version = "1", .help_uri = "", .fixes = fixes});
+  test::write_file(dir + "/fixes.sarif", text);
+  validate_sarif(dir + "/fixes.sarif");
+  auto sarif = nlohmann::json::parse(text);
+  EXPECT_EQ(sarif["runs"][0]["columnKind"], "unicodeCodePoints");
+  auto files = apply_fixes(sarif, [&](const std::string& path) -> std::optional<std::string> {
+    for (const auto& f : plan.cmake_files)
+      if (f.path == path) return f.created ? std::nullopt : std::optional<std::string>(f.before);
+    return std::nullopt;
+  });
+  ASSERT_EQ(files.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(files[plan.cmake_files[i].path], cases[i].after) << i;
+  // A created file is one insertion at the start of the empty artifact, and says it is created.
+  const auto& created = sarif["runs"][0]["results"][0]["fixes"][0];
+  EXPECT_NE(created["description"]["text"].get<std::string>().find("create " + dir + "/f0.txt"), std::string::npos);
+  const auto& region = created["artifactChanges"][0]["replacements"][0]["deletedRegion"];
+  EXPECT_EQ(region, nlohmann::json({{"startLine", 1}, {"startColumn", 1}, {"endLine", 1}, {"endColumn", 1}}));
+  // The unterminated last line "\xC3\xA9t\xC3\xA9" is three code points: its region ends at column 4.
+  const auto& accent = sarif["runs"][0]["results"][4]["fixes"][0]["artifactChanges"][0]["replacements"][0];
+  EXPECT_EQ(accent["deletedRegion"]["endLine"], 2);
+  EXPECT_EQ(accent["deletedRegion"]["endColumn"], 4);
+  fs::remove_all(dir);
+}
+
+// One edit fixing several symbols is repeated in each of their results, unless the copies would pass
+// the budget (hundreds of stubs): then only the first result carries it, and says so.
+TEST(CiFormats, a_shared_fix_is_repeated_per_result_within_the_budget_only) {
+  stubgen::Plan plan;
+  plan.cmake_files.push_back({"/w/CMakeLists.txt", "set(S\n  a.cpp)\n", "set(S\n  a.cpp\n  b.cpp)\n", false,
+                              {{"add b.cpp to S", {"f1", "f2", "f3"}}}});
+  Report report;
+  report.libraries.push_back({});
+  report.libraries[0].path = "/w/libt.so";
+  for (const char* sym : {"f1", "f2", "f3", "other"}) {
+    UnresolvedSymbol u;
+    u.symbol = u.demangled = sym;
+    report.libraries[0].unresolved.push_back(u);
+  }
+  auto all = stubgen::sarif_fixes(plan, report);
+  ASSERT_EQ(all.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(all[i].symbol, "f" + std::to_string(i + 1));
+    EXPECT_EQ(all[i].edits.size(), 1u);
+    EXPECT_EQ(all[i].description, "Add b.cpp to S (edit /w/CMakeLists.txt), as musa-stubgen --apply does");
+  }
+  auto once = stubgen::sarif_fixes(plan, report, 100);
+  ASSERT_EQ(once.size(), 1u);
+  EXPECT_EQ(once[0].symbol, "f1");
+  EXPECT_EQ(once[0].edits[0].inserted, "  a.cpp\n  b.cpp)\n");  // line 2 replaced
+  EXPECT_EQ(once[0].description, "Add b.cpp to S (edit /w/CMakeLists.txt), as musa-stubgen --apply does; given "
+                                 "here once for all 3 results it fixes, to keep the report small");
+}
+
+// On the torch_musa world: musa-linkcheck's SARIF fixes, applied to the original files, give byte for
+// byte what `musa-stubgen --apply` writes (same directory, same defaults), and the output validates.
+TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
+  std::string w = test::scratch_dir("ci-sarif-world");
+  auto built = run("cmake -DSOURCE=" + quote(kSource + "/fixtures/torch_musa") + " -DDEST=" + quote(w) + " -P " +
+                   quote(kSource + "/tests/build_world.cmake"));
+  ASSERT_EQ(built.status, 0) << built.out << built.err;
+  std::string b = w + "/build", src = w + "/src";
+  std::string args = " --build-dir " + quote(b) + " --source-root " + quote(src + "/pytorch") + " --sdk-home " +
+                     quote(b + "/musa_sdk") + " --cuda-home " + quote(b + "/cuda_home") + " --mapping " +
+                     quote(src + "/mapping") + " --with " + quote(b + "/libc10.so") + " --library-path " +
+                     quote(b + "/musa_sdk/lib") + " " + quote(b + "/torch_musa/csrc/libmusa_kernels.so");
+  std::string cmake = src + "/torch_musa/csrc/CMakeLists.txt";
+  // A last line without a newline, where the link fix lands: its region must end by column.
+  std::string cmake_text = test::read_file(cmake);
+  ASSERT_EQ(cmake_text.back(), '\n');
+  cmake_text.pop_back();
+  test::write_file(cmake, cmake_text);
+  // A stub file musa-stubgen could not merge into costs the stub fixes only: a warning naming it,
+  // the same exit status, and the CMake fixes still there.
+  std::string broken = w + "/broken";
+  fs::create_directories(broken);
+  test::write_file(broken + "/unimplemented_functions.cpp", "// musa-stubgen: begin generated stubs\n");
+  auto b_run = run("cd " + quote(broken) + " && " + kBin + " --format sarif -o " + quote(broken + "/r.sarif") + args);
+  EXPECT_EQ(b_run.status, 1) << b_run.err;
+  EXPECT_NE(b_run.err.find("musa-linkcheck: warning: no fixes from " + broken + "/unimplemented_functions.cpp: "),
+            std::string::npos) << b_run.err;
+  validate_sarif(broken + "/r.sarif");
+  auto b_sarif = nlohmann::json::parse(test::read_file(broken + "/r.sarif"));
+  size_t with_fixes = 0;
+  for (const auto& r : b_sarif["runs"][0]["results"]) {
+    if (!r.contains("fixes")) continue;
+    ++with_fixes;
+    EXPECT_EQ(path_of_uri(r["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"]), cmake) << r["ruleId"];
+  }
+  EXPECT_EQ(with_fixes, 4u);  // three missing sources and the unlinked mublas
+
+  // The stubs go where musa-stubgen puts them by default: the directory it runs in.
+  std::string ops = src + "/torch_musa/csrc/aten/ops/musa";
+  std::string in_ops = "cd " + quote(ops) + " && ";
+  auto s = run(in_ops + kBin + " --format sarif -o " + quote(w + "/r.sarif") + args);
+  EXPECT_EQ(s.status, 1) << s.err;
+  validate_sarif(w + "/r.sarif");
+  auto sarif = nlohmann::json::parse(test::read_file(w + "/r.sarif"));
+
+  // Every stubbed or patched symbol's result has its fix; nothing else has one.
+  std::map<std::string, std::string> fixed;  // symbol -> its fix's first file
+  for (const auto& r : sarif["runs"][0]["results"]) {
+    std::string rule = r["ruleId"];
+    bool fixable = rule == "missing-source" || rule == "sdk-declared-only" || rule == "cuda-only" ||
+                   rule == "unlinked-library";
+    EXPECT_EQ(r.contains("fixes"), fixable) << r["properties"]["symbol"] << " " << rule;
+    if (!r.contains("fixes")) continue;
+    EXPECT_EQ(r["fixes"].size(), 1u);
+    fixed[r["properties"]["symbol"]] = path_of_uri(r["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"]);
+  }
+  // Each result's fix says first what in the shared edit fixes its own symbol.
+  std::map<std::string, std::string> described;  // symbol -> its fix's description
+  for (const auto& r : sarif["runs"][0]["results"])
+    if (r.contains("fixes")) described[r["properties"]["symbol"]] = r["fixes"][0]["description"]["text"];
+  const std::string gen = "${GENERATED_PORTING_DIR}/aten/src/ATen/";
+  auto starts = [&](const std::string& symbol, const std::string& prefix) {
+    EXPECT_EQ(described[symbol].rfind(prefix, 0), 0u) << symbol << ": " << described[symbol];
+  };
+  EXPECT_EQ(fixed["musaMallocAsync"], ops + "/unimplemented_functions.cpp");  // sdk-declared-only: a stub
+  starts("musaMallocAsync", "Add a stub for musaMallocAsync (create " + ops + "/unimplemented_functions.cpp, create " +
+                                ops + "/unimplemented_functions.h, create " + ops + "/musa_stubs.h; the same edit also "
+                                "does: add a stub for ");
+  EXPECT_EQ(fixed["musaLaunchHostFunc"], ops + "/unimplemented_functions.cpp");  // cuda-only: a stub too
+  EXPECT_EQ(fixed["_ZN2at6native19resize_output_checkEl"], cmake);  // missing-source: the source list
+  starts("_ZN2at6native19resize_output_checkEl",
+         "Add " + gen + "native/musa/Resize.cpp to PORTING_CPP_CSRCS (edit " + cmake + "; the same edit also does: ");
+  starts("_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l", "Add " + gen + "musa/cub.mu to MU_SRCS (edit ");
+  EXPECT_EQ(fixed["mublasSgemm_v2"], cmake);  // unlinked-library: the link line
+  starts("mublasSgemm_v2", "Link musa_kernels with mublas (edit " + cmake + "; ");
+  EXPECT_EQ(fixed.count("PVRSRVGetDevInfo"), 0u);  // unknown: neither stub nor patch fixes it
+
+  // The fixes applied to the originals, before musa-stubgen writes over them.
+  auto fixed_files = apply_fixes(sarif, [&](const std::string& path) -> std::optional<std::string> {
+    if (!fs::exists(path)) return std::nullopt;
+    return test::read_file(path);
+  });
+  ASSERT_GE(fixed_files.size(), 4u);  // the CMake file, the stub source, its header, the stub runtime header
+  auto applied = run(in_ops + kStubgen + " --apply --no-confirm" + args);
+  EXPECT_NE(applied.err.find(std::to_string(fixed_files.size()) + " files changed"), std::string::npos) << applied.err;
+  for (const auto& [path, text] : fixed_files) EXPECT_EQ(test::read_file(path), text) << path;
+
+  // Fixes are planned against the files as they are: once applied (the library not yet rebuilt, so
+  // the findings remain), nothing is left to change and no result carries a fix.
+  auto again = run(in_ops + kBin + " --format sarif -o " + quote(w + "/again.sarif") + args);
+  EXPECT_EQ(again.status, 1) << again.err;
+  auto again_sarif = nlohmann::json::parse(test::read_file(w + "/again.sarif"));
+  EXPECT_EQ(again_sarif["runs"][0]["results"].size(), sarif["runs"][0]["results"].size());
+  for (const auto& r : again_sarif["runs"][0]["results"]) EXPECT_FALSE(r.contains("fixes")) << r["fixes"];
+  fs::remove_all(w);
 }
 
 // XPath through xmllint: the parser Jenkins and GitLab trust is the oracle, not our own reading.
