@@ -1,14 +1,30 @@
-// A walk over every DIE of every unit with libdw. Call sites name their callee through
-// DW_AT_call_origin (DWARF 5) or DW_AT_abstract_origin (DW_TAG_GNU_call_site); the line is the one
-// containing the call instruction, i.e. the line of return_pc - 1.
+// A walk over the DIEs (types skipped) of the units that reference the wanted symbols, with libdw. Call sites name
+// their callee through DW_AT_call_origin (DWARF 5) or DW_AT_abstract_origin (DW_TAG_GNU_call_site);
+// the line is the one containing the call instruction, i.e. the line of return_pc - 1.
+//
+// Which units: a library's debug information can be hundreds of megabytes, and only the few units
+// whose code refers to an undefined symbol can hold its call sites. On x86-64 that code reaches the
+// symbol rip-relatively, through its GOT slot (a load, or a call with -fno-plt) or through the PLT
+// stub that jumps through that slot; so the code is scanned for 32-bit displacements landing on
+// those slots or stubs, and each hit is mapped to the unit whose address ranges hold it (read from
+// the unit DIEs only). Stray byte patterns only add a unit to walk, never lose one. Only those units'
+// DIEs and line tables are read. A wanted symbol found there neither as a call nor as a variable
+// (one referenced from data only: a vtable, an initialiser) is looked for among the declarations at
+// namespace scope of the other units. Other machines and files without section addresses (objects)
+// keep the walk over every unit.
 #include "dwarf/references.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <functional>
+#include <string_view>
+#include <unordered_set>
 
 #include "demangle/demangle.h"
 
@@ -62,6 +78,36 @@ void walk(Dwarf_Die* die, int depth, const std::function<void(Dwarf_Die*, int)>&
   } while (dwarf_siblingof(&child, &child) == 0);
 }
 
+// The DIEs that can hold call sites or declarations of variables with a symbol: units, namespaces
+// and code. Types are not entered: in a C++ unit they are most of the DIEs, and hold neither.
+bool holds_code_or_symbols(int tag) {
+  switch (tag) {
+    case DW_TAG_compile_unit:
+    case DW_TAG_partial_unit:
+    case DW_TAG_namespace:
+    case DW_TAG_module:
+    case DW_TAG_subprogram:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_lexical_block:
+    case DW_TAG_try_block:
+    case DW_TAG_catch_block:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Depth-first over the DIEs of a unit that holds_code_or_symbols() enters.
+void walk_code(Dwarf_Die* die, int depth, const std::function<void(Dwarf_Die*, int)>& visit) {
+  if (depth > 256) return;
+  visit(die, depth);
+  Dwarf_Die child;
+  if (!holds_code_or_symbols(dwarf_tag(die)) || dwarf_child(die, &child) != 0) return;
+  do {
+    walk_code(&child, depth + 1, visit);
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
 template <typename Fn>
 void for_each_unit(Dwarf* dw, Fn&& fn) {
   Dwarf_CU* cu = nullptr;
@@ -98,6 +144,161 @@ std::string absolute_source(const std::string& file, Dwarf_Die* cudie) {
   return out.empty() ? "/" : out;
 }
 
+// The addresses of relocations (GOT slots, and text relocations) against the wanted dynamic symbols.
+// 64-bit ELF only; libelf hands the tables over in host order.
+std::vector<uint64_t> relocated_slots(Elf* elf, const std::set<std::string>& wanted) {
+  std::unordered_set<std::string_view> names(wanted.begin(), wanted.end());
+  std::vector<uint64_t> slots;
+  std::map<size_t, std::vector<bool>> wanted_index;  // per symbol table: is symbol i wanted
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL)) continue;
+    Elf_Scn* symscn = elf_getscn(elf, sh.sh_link);
+    GElf_Shdr symsh;
+    if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM) continue;
+    auto found = wanted_index.find(sh.sh_link);
+    if (found == wanted_index.end()) {
+      std::vector<bool> is_wanted;
+      Elf_Data* syms = elf_getdata(symscn, nullptr);
+      Elf_Data* strs = elf_getdata(elf_getscn(elf, symsh.sh_link), nullptr);
+      if (syms && strs && syms->d_type == ELF_T_SYM && strs->d_buf) {
+        const auto* table = static_cast<const Elf64_Sym*>(syms->d_buf);
+        const char* text = static_cast<const char*>(strs->d_buf);
+        size_t count = syms->d_size / sizeof(Elf64_Sym);
+        is_wanted.resize(count);
+        for (size_t i = 1; i < count; ++i) {
+          size_t at = table[i].st_name;
+          if (at >= strs->d_size) continue;
+          is_wanted[i] = names.count(std::string_view(text + at, strnlen(text + at, strs->d_size - at))) > 0;
+        }
+      }
+      found = wanted_index.emplace(sh.sh_link, std::move(is_wanted)).first;
+    }
+    const std::vector<bool>& is_wanted = found->second;
+    Elf_Data* rels = elf_getdata(scn, nullptr);
+    if (!rels || !rels->d_buf) continue;
+    auto take = [&](uint64_t offset, uint64_t info) {
+      size_t index = ELF64_R_SYM(info);
+      if (index < is_wanted.size() && is_wanted[index]) slots.push_back(offset);
+    };
+    if (rels->d_type == ELF_T_RELA) {
+      const auto* table = static_cast<const Elf64_Rela*>(rels->d_buf);
+      for (size_t i = 0; i < rels->d_size / sizeof(Elf64_Rela); ++i) take(table[i].r_offset, table[i].r_info);
+    } else if (rels->d_type == ELF_T_REL) {
+      const auto* table = static_cast<const Elf64_Rel*>(rels->d_buf);
+      for (size_t i = 0; i < rels->d_size / sizeof(Elf64_Rel); ++i) take(table[i].r_offset, table[i].r_info);
+    }
+  }
+  return slots;
+}
+
+struct CodeSection {
+  uint64_t address;
+  const unsigned char* bytes;
+  size_t size;
+  uint64_t entry_size;  // of PLT sections
+  bool plt;
+};
+
+// Each position in `code` whose 32-bit displacement, taken from the end of the displacement (as a
+// call, a jump or a rip-relative operand without an immediate takes it), lands on a sorted target.
+template <typename Hit>
+void scan_displacements(const CodeSection& code, const std::vector<uint64_t>& targets, Hit&& hit) {
+  if (targets.empty() || code.size < 4) return;
+  const uint64_t lo = targets.front(), hi = targets.back();
+  for (size_t i = 0; i + 4 <= code.size; ++i) {
+    int32_t disp;
+    std::memcpy(&disp, code.bytes + i, 4);
+    uint64_t target = code.address + i + 4 + static_cast<uint64_t>(static_cast<int64_t>(disp));
+    if (target < lo || target > hi || !std::binary_search(targets.begin(), targets.end(), target)) continue;
+    hit(code.address + i);
+  }
+}
+
+// The offsets of the compile units whose code refers to a wanted symbol; nullopt when this file
+// cannot be read that way (then every unit is walked).
+std::optional<std::set<Dwarf_Off>> referencing_units(Dwarf* dw, const std::set<std::string>& wanted) {
+  Elf* elf = dwarf_getelf(dw);
+  GElf_Ehdr eh;
+  if (!elf || gelf_getclass(elf) != ELFCLASS64 || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+      (eh.e_type != ET_DYN && eh.e_type != ET_EXEC)) {
+    return std::nullopt;
+  }
+  std::vector<uint64_t> slots = relocated_slots(elf, wanted);
+  std::vector<CodeSection> code;
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return std::nullopt;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR)) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data || !data->d_buf || data->d_size == 0) continue;
+    const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+    bool plt = name && std::strncmp(name, ".plt", 4) == 0;
+    code.push_back({sh.sh_addr, static_cast<const unsigned char*>(data->d_buf), data->d_size,
+                    sh.sh_entsize ? sh.sh_entsize : 16, plt});
+  }
+  // The PLT stubs jumping through the wanted slots, then the code reaching a slot or a stub. A text
+  // relocation's own address is a site too.
+  std::sort(slots.begin(), slots.end());
+  std::vector<uint64_t> targets = slots;
+  for (const auto& section : code) {
+    if (!section.plt) continue;
+    scan_displacements(section, slots, [&](uint64_t at) {
+      targets.push_back(section.address + (at - section.address) / section.entry_size * section.entry_size);
+    });
+  }
+  std::sort(targets.begin(), targets.end());
+  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+  std::vector<uint64_t> sites = slots;
+  for (const auto& section : code) {
+    if (!section.plt) scan_displacements(section, targets, [&](uint64_t at) { sites.push_back(at); });
+  }
+  std::sort(sites.begin(), sites.end());
+  sites.erase(std::unique(sites.begin(), sites.end()), sites.end());
+  // The units holding a site, by the address ranges of their unit DIEs.
+  std::set<Dwarf_Off> units;
+  for_each_unit(dw, [&](Dwarf_Die* cudie) {
+    if (sites.empty()) return;
+    Dwarf_Addr base = 0, start = 0, end = 0;
+    ptrdiff_t offset = 0;
+    while ((offset = dwarf_ranges(cudie, offset, &base, &start, &end)) > 0) {
+      auto it = std::lower_bound(sites.begin(), sites.end(), start);
+      if (it != sites.end() && *it < end) {
+        units.insert(dwarf_dieoffset(cudie));
+        return;
+      }
+    }
+  });
+  return units;
+}
+
+// Declarations of wanted variables at namespace scope of one unit, without entering types or code.
+void scope_variables(Dwarf_Die* scope, int depth, const std::set<std::string>& wanted,
+                     std::map<std::string, uint64_t>& variables) {
+  if (depth > 256) return;
+  Dwarf_Die child;
+  if (dwarf_child(scope, &child) != 0) return;
+  do {
+    int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_namespace) {
+      scope_variables(&child, depth + 1, wanted, variables);
+    } else if (tag == DW_TAG_variable) {
+      std::string sym = symbol_of(&child);
+      if (!wanted.count(sym) || variables.count(sym)) continue;
+      Dwarf_Attribute type_attr;
+      Dwarf_Die type;
+      Dwarf_Word bytes = 0;
+      if (dwarf_attr_integrate(&child, DW_AT_type, &type_attr) && dwarf_formref_die(&type_attr, &type)) {
+        if (dwarf_aggregate_size(&type, &bytes) != 0) bytes = 0;
+      }
+      variables[sym] = bytes;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
 }  // namespace
 
 References references(const std::string& path, const std::set<std::string>& wanted) {
@@ -105,13 +306,15 @@ References references(const std::string& path, const std::set<std::string>& want
   auto& out = refs.calls;
   Session s(path);
   if (!s.get() || wanted.empty()) return refs;
+  const std::optional<std::set<Dwarf_Off>> units = referencing_units(s.get(), wanted);
   for_each_unit(s.get(), [&](Dwarf_Die* cudie) {
-    std::vector<std::string> functions(258);  // the enclosing function at each depth
-    walk(cudie, 0, [&](Dwarf_Die* die, int depth) {
+    if (units && !units->count(dwarf_dieoffset(cudie))) return;
+    // The enclosing function at each depth (named only when one of its call sites is wanted).
+    std::vector<std::optional<Dwarf_Die>> functions(258);
+    walk_code(cudie, 0, [&](Dwarf_Die* die, int depth) {
       int tag = dwarf_tag(die);
-      std::string enclosing = depth > 0 ? functions[depth - 1] : "";
-      if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) enclosing = function_label(die);
-      functions[depth] = enclosing;
+      functions[depth] = depth > 0 ? functions[depth - 1] : std::nullopt;
+      if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) functions[depth] = *die;
       if (tag == DW_TAG_variable) {
         std::string sym = symbol_of(die);
         if (!wanted.count(sym) || refs.variables.count(sym)) return;
@@ -133,6 +336,8 @@ References references(const std::string& path, const std::set<std::string>& want
       }
       std::string sym = symbol_of(&callee);
       if (!wanted.count(sym)) return;
+      std::string enclosing;
+      if (functions[depth]) enclosing = function_label(&*functions[depth]);
       CallSite site{enclosing, "", 0};
       Dwarf_Addr pc = 0;
       if ((dwarf_attr(die, DW_AT_call_return_pc, &attr) && dwarf_formaddr(&attr, &pc) == 0) ||
@@ -151,6 +356,17 @@ References references(const std::string& path, const std::set<std::string>& want
       if (!dup) sites.push_back(site);
     });
   });
+  if (units) {
+    std::set<std::string> rest;
+    for (const auto& name : wanted) {
+      if (!out.count(name) && !refs.variables.count(name)) rest.insert(name);
+    }
+    if (!rest.empty()) {
+      for_each_unit(s.get(), [&](Dwarf_Die* cudie) {
+        if (!units->count(dwarf_dieoffset(cudie))) scope_variables(cudie, 0, rest, refs.variables);
+      });
+    }
+  }
   return refs;
 }
 
