@@ -8,9 +8,10 @@
 // stub that jumps through that slot; so the code is scanned for 32-bit displacements landing on
 // those slots or stubs, and each hit is mapped to the unit whose address ranges hold it (read from
 // the unit DIEs only). Stray byte patterns only add a unit to walk, never lose one. Only those units'
-// DIEs and line tables are read. A wanted symbol found there neither as a call nor as a variable
-// (one referenced from data only: a vtable, an initialiser) is looked for among the declarations at
-// namespace scope of the other units. Other machines and files without section addresses (objects)
+// DIEs and line tables are read. A symbol referenced from data only (a table, a vtable) leads to
+// the units whose code uses the data object holding the reference. A wanted symbol found in none of
+// those units, neither as a call nor as a variable, is looked for among the declarations at
+// namespace scope of the other units (which reads most of their pages). Other machines and files without section addresses (objects)
 // keep the walk over every unit.
 #include "dwarf/references.h"
 
@@ -212,8 +213,36 @@ void scan_displacements(const CodeSection& code, const std::vector<uint64_t>& ta
     std::memcpy(&disp, code.bytes + i, 4);
     uint64_t target = code.address + i + 4 + static_cast<uint64_t>(static_cast<int64_t>(disp));
     if (target < lo || target > hi || !std::binary_search(targets.begin(), targets.end(), target)) continue;
-    hit(code.address + i);
+    hit(code.address + i, target);
   }
+}
+
+// The names of the defined data objects that hold one of the sorted addresses `inside`, from the
+// symbol table (.dynsym when there is none); their start addresses go to `starts`.
+std::set<std::string> holding_objects(Elf* elf, const std::vector<uint64_t>& inside, std::vector<uint64_t>& starts) {
+  std::set<std::string> names;
+  Elf_Scn* table = nullptr;
+  Elf_Scn* scn = nullptr;
+  GElf_Shdr sh;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    if (!gelf_getshdr(scn, &sh)) continue;
+    if (sh.sh_type == SHT_SYMTAB || (sh.sh_type == SHT_DYNSYM && !table)) table = scn;
+  }
+  if (!table || !gelf_getshdr(table, &sh)) return names;
+  Elf_Data* syms = elf_getdata(table, nullptr);
+  if (!syms || syms->d_type != ELF_T_SYM || !syms->d_buf) return names;
+  const auto* entries = static_cast<const Elf64_Sym*>(syms->d_buf);
+  for (size_t i = 1; i < syms->d_size / sizeof(Elf64_Sym); ++i) {
+    const Elf64_Sym& sym = entries[i];
+    if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF || sym.st_size == 0) continue;
+    auto it = std::lower_bound(inside.begin(), inside.end(), sym.st_value);
+    if (it == inside.end() || *it >= sym.st_value + sym.st_size) continue;
+    if (const char* name = elf_strptr(elf, sh.sh_link, sym.st_name)) {
+      names.insert(name);
+      starts.push_back(sym.st_value);
+    }
+  }
+  return names;
 }
 
 // The offsets of the compile units whose code refers to a wanted symbol; nullopt when this file
@@ -244,17 +273,43 @@ std::optional<std::set<Dwarf_Off>> referencing_units(Dwarf* dw, const std::set<s
   // relocation's own address is a site too.
   std::sort(slots.begin(), slots.end());
   std::vector<uint64_t> targets = slots;
+  std::set<uint64_t> reached;
   for (const auto& section : code) {
     if (!section.plt) continue;
-    scan_displacements(section, slots, [&](uint64_t at) {
+    scan_displacements(section, slots, [&](uint64_t at, uint64_t slot) {
       targets.push_back(section.address + (at - section.address) / section.entry_size * section.entry_size);
+      reached.insert(slot);
     });
   }
   std::sort(targets.begin(), targets.end());
   targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
   std::vector<uint64_t> sites = slots;
   for (const auto& section : code) {
-    if (!section.plt) scan_displacements(section, targets, [&](uint64_t at) { sites.push_back(at); });
+    if (section.plt) continue;
+    scan_displacements(section, targets, [&](uint64_t at, uint64_t target) {
+      sites.push_back(at);
+      reached.insert(target);
+    });
+  }
+  // A wanted relocation that no code reaches sits in data: a table, a vtable. The code that uses the
+  // object holding it (through the object's GOT slot, or at its address) is in the unit that most
+  // likely declares the symbol.
+  std::vector<uint64_t> from_data;
+  for (uint64_t slot : slots) {
+    bool in_code = std::any_of(code.begin(), code.end(), [&](const CodeSection& c) {
+      return slot >= c.address && slot < c.address + c.size;
+    });
+    if (!reached.count(slot) && !in_code) from_data.push_back(slot);
+  }
+  if (!from_data.empty()) {
+    std::vector<uint64_t> holders;
+    std::vector<uint64_t> holder_targets = relocated_slots(elf, holding_objects(elf, from_data, holders));
+    holder_targets.insert(holder_targets.end(), holders.begin(), holders.end());
+    std::sort(holder_targets.begin(), holder_targets.end());
+    holder_targets.erase(std::unique(holder_targets.begin(), holder_targets.end()), holder_targets.end());
+    for (const auto& section : code) {
+      if (!section.plt) scan_displacements(section, holder_targets, [&](uint64_t at, uint64_t) { sites.push_back(at); });
+    }
   }
   std::sort(sites.begin(), sites.end());
   sites.erase(std::unique(sites.begin(), sites.end()), sites.end());

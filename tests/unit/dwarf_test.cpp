@@ -17,9 +17,9 @@ struct Library {
   std::string dir, path, stripped;
 };
 
-// Five units: a.cpp calls missing_fn through the PLT (line 3), b.cpp refers to nothing, c.cpp calls
+// Six units: a.cpp calls missing_fn through the PLT (line 3), b.cpp refers to nothing, c.cpp calls
 // it through its GOT slot (-fno-plt, line 4) and reads missing_var, d.cpp's data alone points at
-// missing_data, e.cpp refers to nothing.
+// missing_data, e.cpp refers to nothing, f.cpp's table (which its code reads) points at missing_held.
 const Library& library() {
   static const Library lib = [] {
     Library l;
@@ -40,8 +40,12 @@ const Library& library() {
                "}\n");
     write_file(l.dir + "/d.cpp", "struct Big { long v[5]; };\nextern Big missing_data;\nBig* table[] = {&missing_data};\n");
     write_file(l.dir + "/e.cpp", "struct Quiet { int q; };\nint quiet_e(const Quiet* q) { return q->q; }\n");
+    write_file(l.dir + "/f.cpp",
+               "namespace ns { extern short missing_held; }\n"
+               "short* held[] = {&ns::missing_held, nullptr};\n"
+               "int read_held(int i) { return *held[i]; }\n");
     std::string objects;
-    for (std::string unit : {"a", "b", "c", "d", "e"}) {
+    for (std::string unit : {"a", "b", "c", "d", "e", "f"}) {
       std::string flags = unit == "c" ? " -fno-plt" : "";
       auto r = run("c++ -c -fPIC -O2 -g" + flags + " -o " + quote(l.dir + "/" + unit + ".o") + " " +
                    quote(l.dir + "/" + unit + ".cpp"));
@@ -72,11 +76,14 @@ TEST(Dwarf, calls_are_located_in_the_units_that_make_them_through_plt_and_got) {
 }
 
 TEST(Dwarf, variables_read_by_code_or_pointed_at_by_data_are_known_with_their_size) {
-  auto refs = dwarf::references(library().path, {"_ZN2ns10missing_fnEi", "missing_var", "missing_data"});
+  auto refs = dwarf::references(library().path,
+                                {"_ZN2ns10missing_fnEi", "missing_var", "missing_data", "_ZN2ns12missing_heldE"});
   ASSERT_EQ(refs.variables.count("missing_var"), 1u);
   EXPECT_EQ(refs.variables.at("missing_var"), 4u);
   ASSERT_EQ(refs.variables.count("missing_data"), 1u);  // referenced from d.cpp's data only
   EXPECT_EQ(refs.variables.at("missing_data"), 40u);
+  ASSERT_EQ(refs.variables.count("_ZN2ns12missing_heldE"), 1u);  // from f.cpp's table
+  EXPECT_EQ(refs.variables.at("_ZN2ns12missing_heldE"), 2u);
   EXPECT_EQ(refs.variables.count("_ZN2ns10missing_fnEi"), 0u);
   EXPECT_EQ(refs.calls.count("missing_var"), 0u);
 }
