@@ -1,6 +1,6 @@
-// A walk over the DIEs (types skipped) of the units that reference the wanted symbols, with libdw. Call sites name
-// their callee through DW_AT_call_origin (DWARF 5) or DW_AT_abstract_origin (DW_TAG_GNU_call_site);
-// the line is the one containing the call instruction, i.e. the line of return_pc - 1.
+// A walk over the DIEs (types skipped) of the units that reference the wanted symbols, with libdw.
+// Call sites name their callee through DW_AT_call_origin (DWARF 5) or DW_AT_abstract_origin
+// (DW_TAG_GNU_call_site); the line is the one containing the call instruction (return_pc - 1).
 //
 // Which units: a library's debug information can be hundreds of megabytes, and only the few units
 // whose code refers to an undefined symbol can hold its call sites. On x86-64 that code reaches the
@@ -9,10 +9,10 @@
 // those slots or stubs, and each hit is mapped to the unit whose address ranges hold it (read from
 // the unit DIEs only). Stray byte patterns only add a unit to walk, never lose one. Only those units'
 // DIEs and line tables are read. A symbol referenced from data only (a table, a vtable) leads to
-// the units whose code uses the data object holding the reference. A wanted symbol found in none of
-// those units, neither as a call nor as a variable, is looked for among the declarations at
-// namespace scope of the other units (which reads most of their pages). Other machines and files without section addresses (objects)
-// keep the walk over every unit.
+// the units whose code uses the data object holding the reference. Only a symbol that no unit's code
+// reaches at all is looked for among the namespace-scope declarations of the other units (which
+// touches most of their pages), as a variable. Other machines, and files without section addresses
+// (objects), keep the walk over every unit.
 #include "dwarf/references.h"
 
 #include <dwarf.h>
@@ -145,12 +145,17 @@ std::string absolute_source(const std::string& file, Dwarf_Die* cudie) {
   return out.empty() ? "/" : out;
 }
 
-// The addresses of relocations (GOT slots, and text relocations) against the wanted dynamic symbols.
-// 64-bit ELF only; libelf hands the tables over in host order.
-std::vector<uint64_t> relocated_slots(Elf* elf, const std::set<std::string>& wanted) {
+struct Relocation {
+  uint64_t address;  // a GOT slot, a word in data, or (text relocations) code
+  std::string symbol;
+};
+
+// The relocations against the wanted dynamic symbols. 64-bit ELF only; libelf hands the tables over
+// in host order.
+std::vector<Relocation> relocations_against(Elf* elf, const std::set<std::string>& wanted) {
   std::unordered_set<std::string_view> names(wanted.begin(), wanted.end());
-  std::vector<uint64_t> slots;
-  std::map<size_t, std::vector<bool>> wanted_index;  // per symbol table: is symbol i wanted
+  std::vector<Relocation> out;
+  std::map<size_t, std::vector<const char*>> wanted_index;  // per symbol table: symbol i's name if wanted
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(elf, scn)) != nullptr) {
     GElf_Shdr sh;
@@ -160,10 +165,10 @@ std::vector<uint64_t> relocated_slots(Elf* elf, const std::set<std::string>& wan
     if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM) continue;
     auto found = wanted_index.find(sh.sh_link);
     if (found == wanted_index.end()) {
-      std::vector<bool> is_wanted;
+      std::vector<const char*> is_wanted;
       Elf_Data* syms = elf_getdata(symscn, nullptr);
       Elf_Data* strs = elf_getdata(elf_getscn(elf, symsh.sh_link), nullptr);
-      if (syms && strs && syms->d_type == ELF_T_SYM && strs->d_buf) {
+      if (syms && strs && syms->d_type == ELF_T_SYM && syms->d_buf && strs->d_buf) {
         const auto* table = static_cast<const Elf64_Sym*>(syms->d_buf);
         const char* text = static_cast<const char*>(strs->d_buf);
         size_t count = syms->d_size / sizeof(Elf64_Sym);
@@ -171,17 +176,18 @@ std::vector<uint64_t> relocated_slots(Elf* elf, const std::set<std::string>& wan
         for (size_t i = 1; i < count; ++i) {
           size_t at = table[i].st_name;
           if (at >= strs->d_size) continue;
-          is_wanted[i] = names.count(std::string_view(text + at, strnlen(text + at, strs->d_size - at))) > 0;
+          std::string_view name(text + at, strnlen(text + at, strs->d_size - at));
+          if (names.count(name)) is_wanted[i] = text + at;
         }
       }
       found = wanted_index.emplace(sh.sh_link, std::move(is_wanted)).first;
     }
-    const std::vector<bool>& is_wanted = found->second;
+    const std::vector<const char*>& is_wanted = found->second;
     Elf_Data* rels = elf_getdata(scn, nullptr);
     if (!rels || !rels->d_buf) continue;
     auto take = [&](uint64_t offset, uint64_t info) {
       size_t index = ELF64_R_SYM(info);
-      if (index < is_wanted.size() && is_wanted[index]) slots.push_back(offset);
+      if (index < is_wanted.size() && is_wanted[index]) out.push_back({offset, is_wanted[index]});
     };
     if (rels->d_type == ELF_T_RELA) {
       const auto* table = static_cast<const Elf64_Rela*>(rels->d_buf);
@@ -191,7 +197,15 @@ std::vector<uint64_t> relocated_slots(Elf* elf, const std::set<std::string>& wan
       for (size_t i = 0; i < rels->d_size / sizeof(Elf64_Rel); ++i) take(table[i].r_offset, table[i].r_info);
     }
   }
-  return slots;
+  return out;
+}
+
+std::vector<uint64_t> sorted_addresses(const std::vector<Relocation>& relocations) {
+  std::vector<uint64_t> out;
+  for (const auto& r : relocations) out.push_back(r.address);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 struct CodeSection {
@@ -217,10 +231,15 @@ void scan_displacements(const CodeSection& code, const std::vector<uint64_t>& ta
   }
 }
 
-// The names of the defined data objects that hold one of the sorted addresses `inside`, from the
-// symbol table (.dynsym when there is none); their start addresses go to `starts`.
-std::set<std::string> holding_objects(Elf* elf, const std::vector<uint64_t>& inside, std::vector<uint64_t>& starts) {
-  std::set<std::string> names;
+struct DataObject {
+  std::string name;
+  uint64_t start, size;
+};
+
+// The defined data objects that hold one of the sorted addresses `inside`, from the symbol table
+// (.dynsym when there is none).
+std::vector<DataObject> holding_objects(Elf* elf, const std::vector<uint64_t>& inside) {
+  std::vector<DataObject> out;
   Elf_Scn* table = nullptr;
   Elf_Scn* scn = nullptr;
   GElf_Shdr sh;
@@ -228,33 +247,36 @@ std::set<std::string> holding_objects(Elf* elf, const std::vector<uint64_t>& ins
     if (!gelf_getshdr(scn, &sh)) continue;
     if (sh.sh_type == SHT_SYMTAB || (sh.sh_type == SHT_DYNSYM && !table)) table = scn;
   }
-  if (!table || !gelf_getshdr(table, &sh)) return names;
+  if (!table || !gelf_getshdr(table, &sh)) return out;
   Elf_Data* syms = elf_getdata(table, nullptr);
-  if (!syms || syms->d_type != ELF_T_SYM || !syms->d_buf) return names;
+  if (!syms || syms->d_type != ELF_T_SYM || !syms->d_buf) return out;
   const auto* entries = static_cast<const Elf64_Sym*>(syms->d_buf);
   for (size_t i = 1; i < syms->d_size / sizeof(Elf64_Sym); ++i) {
     const Elf64_Sym& sym = entries[i];
     if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF || sym.st_size == 0) continue;
     auto it = std::lower_bound(inside.begin(), inside.end(), sym.st_value);
-    if (it == inside.end() || *it >= sym.st_value + sym.st_size) continue;
-    if (const char* name = elf_strptr(elf, sh.sh_link, sym.st_name)) {
-      names.insert(name);
-      starts.push_back(sym.st_value);
-    }
+    if (it == inside.end() || *it - sym.st_value >= sym.st_size) continue;
+    if (const char* name = elf_strptr(elf, sh.sh_link, sym.st_name)) out.push_back({name, sym.st_value, sym.st_size});
   }
-  return names;
+  return out;
 }
 
-// The offsets of the compile units whose code refers to a wanted symbol; nullopt when this file
-// cannot be read that way (then every unit is walked).
-std::optional<std::set<Dwarf_Off>> referencing_units(Dwarf* dw, const std::set<std::string>& wanted) {
+struct Referencing {
+  std::set<Dwarf_Off> units;      // the compile units whose code refers to a wanted symbol
+  std::set<std::string> reached;  // the wanted symbols code in those units refers to
+};
+
+// Which units' code refers to the wanted symbols; nullopt when this file cannot be read that way
+// (then every unit is walked).
+std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::string>& wanted) {
   Elf* elf = dwarf_getelf(dw);
   GElf_Ehdr eh;
   if (!elf || gelf_getclass(elf) != ELFCLASS64 || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
       (eh.e_type != ET_DYN && eh.e_type != ET_EXEC)) {
     return std::nullopt;
   }
-  std::vector<uint64_t> slots = relocated_slots(elf, wanted);
+  std::vector<Relocation> relocations = relocations_against(elf, wanted);
+  std::vector<uint64_t> slots = sorted_addresses(relocations);
   std::vector<CodeSection> code;
   size_t shstrndx = 0;
   if (elf_getshdrstrndx(elf, &shstrndx) != 0) return std::nullopt;
@@ -269,65 +291,99 @@ std::optional<std::set<Dwarf_Off>> referencing_units(Dwarf* dw, const std::set<s
     code.push_back({sh.sh_addr, static_cast<const unsigned char*>(data->d_buf), data->d_size,
                     sh.sh_entsize ? sh.sh_entsize : 16, plt});
   }
+  auto in_code = [&](uint64_t address) {
+    return std::any_of(code.begin(), code.end(), [&](const CodeSection& c) {
+      return address >= c.address && address - c.address < c.size;
+    });
+  };
   // The PLT stubs jumping through the wanted slots, then the code reaching a slot or a stub. A text
   // relocation's own address is a site too.
-  std::sort(slots.begin(), slots.end());
-  std::vector<uint64_t> targets = slots;
-  std::set<uint64_t> reached;
+  std::map<uint64_t, uint64_t> stub_slot;
   for (const auto& section : code) {
     if (!section.plt) continue;
     scan_displacements(section, slots, [&](uint64_t at, uint64_t slot) {
-      targets.push_back(section.address + (at - section.address) / section.entry_size * section.entry_size);
-      reached.insert(slot);
+      stub_slot[section.address + (at - section.address) / section.entry_size * section.entry_size] = slot;
     });
   }
+  std::vector<uint64_t> targets = slots;
+  for (const auto& entry : stub_slot) targets.push_back(entry.first);
   std::sort(targets.begin(), targets.end());
   targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-  std::vector<uint64_t> sites = slots;
+  // Where code refers to each wanted symbol, as (code address, symbol).
+  std::multimap<uint64_t, std::string> slot_symbols;
+  for (const auto& r : relocations) slot_symbols.emplace(r.address, r.symbol);
+  std::vector<std::pair<uint64_t, std::string>> sites;
+  auto add_sites = [&](uint64_t at, uint64_t slot) {
+    auto range = slot_symbols.equal_range(slot);
+    for (auto it = range.first; it != range.second; ++it) sites.emplace_back(at, it->second);
+  };
+  std::set<uint64_t> reached;  // slots some code reaches
   for (const auto& section : code) {
     if (section.plt) continue;
     scan_displacements(section, targets, [&](uint64_t at, uint64_t target) {
-      sites.push_back(at);
-      reached.insert(target);
+      auto stub = stub_slot.find(target);
+      uint64_t slot = stub == stub_slot.end() ? target : stub->second;
+      reached.insert(slot);
+      add_sites(at, slot);
     });
+  }
+  std::vector<uint64_t> from_data;
+  for (const auto& r : relocations) {
+    if (in_code(r.address)) {
+      sites.emplace_back(r.address, r.symbol);  // a text relocation
+    } else if (!reached.count(r.address)) {
+      from_data.push_back(r.address);
+    }
   }
   // A wanted relocation that no code reaches sits in data: a table, a vtable. The code that uses the
   // object holding it (through the object's GOT slot, or at its address) is in the unit that most
   // likely declares the symbol.
-  std::vector<uint64_t> from_data;
-  for (uint64_t slot : slots) {
-    bool in_code = std::any_of(code.begin(), code.end(), [&](const CodeSection& c) {
-      return slot >= c.address && slot < c.address + c.size;
-    });
-    if (!reached.count(slot) && !in_code) from_data.push_back(slot);
-  }
-  if (!from_data.empty()) {
-    std::vector<uint64_t> holders;
-    std::vector<uint64_t> holder_targets = relocated_slots(elf, holding_objects(elf, from_data, holders));
-    holder_targets.insert(holder_targets.end(), holders.begin(), holders.end());
-    std::sort(holder_targets.begin(), holder_targets.end());
+  std::sort(from_data.begin(), from_data.end());
+  std::vector<DataObject> holders = holding_objects(elf, from_data);
+  if (!holders.empty()) {
+    std::set<std::string> names;
+    for (const auto& h : holders) names.insert(h.name);
+    std::vector<Relocation> holder_relocations = relocations_against(elf, names);
+    // Each way code reaches a holder (its start, its GOT slots), with the holder.
+    std::multimap<uint64_t, const DataObject*> ways;
+    for (const auto& h : holders) {
+      ways.emplace(h.start, &h);
+      for (const auto& r : holder_relocations) {
+        if (r.symbol == h.name) ways.emplace(r.address, &h);
+      }
+    }
+    std::vector<uint64_t> holder_targets;
+    for (const auto& way : ways) holder_targets.push_back(way.first);
     holder_targets.erase(std::unique(holder_targets.begin(), holder_targets.end()), holder_targets.end());
     for (const auto& section : code) {
-      if (!section.plt) scan_displacements(section, holder_targets, [&](uint64_t at, uint64_t) { sites.push_back(at); });
+      if (section.plt) continue;
+      scan_displacements(section, holder_targets, [&](uint64_t at, uint64_t target) {
+        auto range = ways.equal_range(target);
+        for (auto it = range.first; it != range.second; ++it) {
+          const DataObject* h = it->second;
+          for (const auto& r : relocations) {
+            if (r.address >= h->start && r.address - h->start < h->size) sites.emplace_back(at, r.symbol);
+          }
+        }
+      });
     }
   }
   std::sort(sites.begin(), sites.end());
   sites.erase(std::unique(sites.begin(), sites.end()), sites.end());
   // The units holding a site, by the address ranges of their unit DIEs.
-  std::set<Dwarf_Off> units;
+  Referencing out;
   for_each_unit(dw, [&](Dwarf_Die* cudie) {
-    if (sites.empty()) return;
     Dwarf_Addr base = 0, start = 0, end = 0;
     ptrdiff_t offset = 0;
-    while ((offset = dwarf_ranges(cudie, offset, &base, &start, &end)) > 0) {
-      auto it = std::lower_bound(sites.begin(), sites.end(), start);
-      if (it != sites.end() && *it < end) {
-        units.insert(dwarf_dieoffset(cudie));
-        return;
+    while (!sites.empty() && (offset = dwarf_ranges(cudie, offset, &base, &start, &end)) > 0) {
+      auto it = std::lower_bound(sites.begin(), sites.end(), std::pair<uint64_t, std::string>(start, ""));
+      for (; it != sites.end() && it->first < end; ++it) {
+        out.units.insert(dwarf_dieoffset(cudie));
+        out.reached.insert(it->second);
       }
     }
   });
-  return units;
+  return out;
 }
 
 // Declarations of wanted variables at namespace scope of one unit, without entering types or code.
@@ -361,9 +417,9 @@ References references(const std::string& path, const std::set<std::string>& want
   auto& out = refs.calls;
   Session s(path);
   if (!s.get() || wanted.empty()) return refs;
-  const std::optional<std::set<Dwarf_Off>> units = referencing_units(s.get(), wanted);
+  const std::optional<Referencing> lazy = referencing_units(s.get(), wanted);
   for_each_unit(s.get(), [&](Dwarf_Die* cudie) {
-    if (units && !units->count(dwarf_dieoffset(cudie))) return;
+    if (lazy && !lazy->units.count(dwarf_dieoffset(cudie))) return;
     // The enclosing function at each depth (named only when one of its call sites is wanted).
     std::vector<std::optional<Dwarf_Die>> functions(258);
     walk_code(cudie, 0, [&](Dwarf_Die* die, int depth) {
@@ -411,14 +467,16 @@ References references(const std::string& path, const std::set<std::string>& want
       if (!dup) sites.push_back(site);
     });
   });
-  if (units) {
+  if (lazy) {
+    // Symbols no walked unit's code was found to refer to: a variable may still be declared in
+    // another unit (a reference from data no code uses, or from code without debug information).
     std::set<std::string> rest;
     for (const auto& name : wanted) {
-      if (!out.count(name) && !refs.variables.count(name)) rest.insert(name);
+      if (!lazy->reached.count(name) && !refs.variables.count(name)) rest.insert(name);
     }
     if (!rest.empty()) {
       for_each_unit(s.get(), [&](Dwarf_Die* cudie) {
-        if (!units->count(dwarf_dieoffset(cudie))) scope_variables(cudie, 0, rest, refs.variables);
+        if (!lazy->units.count(dwarf_dieoffset(cudie))) scope_variables(cudie, 0, rest, refs.variables);
       });
     }
   }
