@@ -3,9 +3,10 @@
 # each, every unit including one generated header of template instances whose type DIEs are repeated
 # in each unit's debug info (the units use one struct that holds them all).
 # A few functions in three units call functions (and read a variable) that are declared but defined
-# nowhere, and a fourth unit's data (a table its code reads) points at another undefined variable, so
-# the library has a few unresolved symbols for musa-linkcheck to locate by file:line. The three
-# calling units are compiled -O1 -g (GCC emits DWARF call sites only when optimising), the others -O0 -g.
+# nowhere, and a fourth unit's data points at another undefined variable (a table its code reads) and
+# at an undefined virtual function (a vtable), so the library has a few unresolved symbols for
+# musa-linkcheck to locate by file:line. The three calling units are compiled -O1 -g (GCC emits DWARF
+# call sites only when optimising), the others -O0 -g.
 # Compiling 300 MB of debug information takes minutes of CPU, so by default only unit 0 and the four
 # referencing units are compiled; every other unit is a copy of unit 0's object with its symbols
 # renamed (objcopy --redefine-syms: u000_f* becomes u017_f*): a compile unit of the same DWARF, code
@@ -18,7 +19,7 @@ set -euo pipefail
 out="$1"; tus="${2:-210}"; funcs="${3:-240}"; depth="${4:-700}"
 cxx="${CXX:-c++}"
 lib="$out/libdwarfheavy.so"; stripped="$out/libdwarfheavy-stripped.so"; stamp="$out/params"
-params="v5 $tus $funcs $depth ${FULL_COMPILE:-0} $("$cxx" --version | head -1)"
+params="v6 $tus $funcs $depth ${FULL_COMPILE:-0} $("$cxx" --version | head -1)"
 summary() {
   local debug
   debug=$(readelf -SW "$lib" | sed 's/^ *\[ *[0-9]*\]//' | awk '$1 ~ /^\.debug_/ { print $5 }' |
@@ -70,6 +71,9 @@ unit_source() {
     echo 'extern int missing_table_entry;'
     echo "int* table_$u[] = {&missing_table_entry};"
     echo "int ${u}_table_entry() { return *table_$u[0]; }"
+    echo 'struct Widget { virtual ~Widget(); virtual int missing_virtual(int); int w = 0; };'
+    echo 'Widget::~Widget() {}'
+    echo "Widget* ${u}_make_widget() { return new Widget; }"
   fi
   echo "int ${u}_f0000(const Everything* s, int x) { return s->a.id + x; }"
   for ((i = 1; i < funcs; i++)); do
