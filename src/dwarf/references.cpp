@@ -222,12 +222,16 @@ template <typename Hit>
 void scan_displacements(const CodeSection& code, const std::vector<uint64_t>& targets, Hit&& hit) {
   if (targets.empty() || code.size < 4) return;
   const uint64_t lo = targets.front(), hi = targets.back();
+  // The code lies between the PLT and the GOT, so most positions pass the range check: a bitmap of
+  // the targets' low bits turns away nearly all the others before the binary search.
+  std::vector<uint64_t> filter(1024);
+  for (uint64_t t : targets) filter[(t >> 6) & 1023] |= uint64_t{1} << (t & 63);
   for (size_t i = 0; i + 4 <= code.size; ++i) {
     int32_t disp;
     std::memcpy(&disp, code.bytes + i, 4);
     uint64_t target = code.address + i + 4 + static_cast<uint64_t>(static_cast<int64_t>(disp));
-    if (target < lo || target > hi || !std::binary_search(targets.begin(), targets.end(), target)) continue;
-    hit(code.address + i, target);
+    if (target < lo || target > hi || !(filter[(target >> 6) & 1023] >> (target & 63) & 1)) continue;
+    if (std::binary_search(targets.begin(), targets.end(), target)) hit(code.address + i, target);
   }
 }
 
