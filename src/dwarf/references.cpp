@@ -390,28 +390,34 @@ std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::stri
   return out;
 }
 
-// Declarations of wanted variables at namespace scope of one unit, without entering types or code.
-void scope_variables(Dwarf_Die* scope, int depth, const std::set<std::string>& wanted,
-                     std::map<std::string, uint64_t>& variables) {
+// The variables declared at namespace scope of one unit, without entering types or code.
+void walk_scopes(Dwarf_Die* scope, int depth, const std::function<void(Dwarf_Die*)>& visit) {
   if (depth > 256) return;
   Dwarf_Die child;
   if (dwarf_child(scope, &child) != 0) return;
   do {
     int tag = dwarf_tag(&child);
     if (tag == DW_TAG_namespace) {
-      scope_variables(&child, depth + 1, wanted, variables);
+      walk_scopes(&child, depth + 1, visit);
     } else if (tag == DW_TAG_variable) {
-      std::string sym = symbol_of(&child);
-      if (!wanted.count(sym) || variables.count(sym)) continue;
-      Dwarf_Attribute type_attr;
-      Dwarf_Die type;
-      Dwarf_Word bytes = 0;
-      if (dwarf_attr_integrate(&child, DW_AT_type, &type_attr) && dwarf_formref_die(&type_attr, &type)) {
-        if (dwarf_aggregate_size(&type, &bytes) != 0) bytes = 0;
-      }
-      variables[sym] = bytes;
+      visit(&child);
     }
   } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+// Declarations of wanted variables at namespace scope of one unit, with their size.
+void scope_variables(Dwarf_Die* cudie, const std::set<std::string>& wanted, std::map<std::string, uint64_t>& variables) {
+  walk_scopes(cudie, 0, [&](Dwarf_Die* die) {
+    std::string sym = symbol_of(die);
+    if (!wanted.count(sym) || variables.count(sym)) return;
+    Dwarf_Attribute type_attr;
+    Dwarf_Die type;
+    Dwarf_Word bytes = 0;
+    if (dwarf_attr_integrate(die, DW_AT_type, &type_attr) && dwarf_formref_die(&type_attr, &type)) {
+      if (dwarf_aggregate_size(&type, &bytes) != 0) bytes = 0;
+    }
+    variables[sym] = bytes;
+  });
 }
 
 }  // namespace
@@ -480,27 +486,43 @@ References references(const std::string& path, const std::set<std::string>& want
     }
     if (!rest.empty()) {
       for_each_unit(s.get(), [&](Dwarf_Die* cudie) {
-        if (!lazy->units.count(dwarf_dieoffset(cudie))) scope_variables(cudie, 0, rest, refs.variables);
+        if (!lazy->units.count(dwarf_dieoffset(cudie))) scope_variables(cudie, rest, refs.variables);
       });
     }
   }
   return refs;
 }
 
+// The first declaration of `name` with a known size, looked for as references() looks: in the units
+// whose code refers to it; when that code declares no variable of that name, it is a function.
 std::optional<uint64_t> declared_size(const std::string& path, const std::string& name) {
   Session s(path);
   if (!s.get()) return std::nullopt;
   std::optional<uint64_t> size;
+  bool declared = false;  // a variable of that name was seen, sized or not
+  auto visit = [&](Dwarf_Die* die, int) {
+    if (size || dwarf_tag(die) != DW_TAG_variable || symbol_of(die) != name) return;
+    declared = true;
+    Dwarf_Attribute attr;
+    Dwarf_Die type;
+    if (!dwarf_attr_integrate(die, DW_AT_type, &attr) || !dwarf_formref_die(&attr, &type)) return;
+    Dwarf_Word bytes = 0;
+    if (dwarf_aggregate_size(&type, &bytes) == 0 && bytes > 0) size = bytes;
+  };
+  const std::optional<Referencing> lazy = referencing_units(s.get(), {name});
   for_each_unit(s.get(), [&](Dwarf_Die* cudie) {
     if (size) return;
-    walk(cudie, 0, [&](Dwarf_Die* die, int) {
-      if (size || dwarf_tag(die) != DW_TAG_variable || symbol_of(die) != name) return;
-      Dwarf_Attribute attr;
-      Dwarf_Die type;
-      if (!dwarf_attr_integrate(die, DW_AT_type, &attr) || !dwarf_formref_die(&attr, &type)) return;
-      Dwarf_Word bytes = 0;
-      if (dwarf_aggregate_size(&type, &bytes) == 0 && bytes > 0) size = bytes;
-    });
+    if (!lazy) {
+      walk(cudie, 0, visit);
+    } else if (lazy->units.count(dwarf_dieoffset(cudie))) {
+      walk_code(cudie, 0, visit);
+    }
+  });
+  if (size || !lazy || (lazy->reached.count(name) && !declared)) return size;
+  // Declared without a size where it is used (`extern int table[];`), or used by no code found:
+  // another unit's namespace-scope declaration may say more.
+  for_each_unit(s.get(), [&](Dwarf_Die* cudie) {
+    if (!size && !lazy->units.count(dwarf_dieoffset(cudie))) walk_scopes(cudie, 0, [&](Dwarf_Die* die) { visit(die, 0); });
   });
   return size;
 }

@@ -19,7 +19,9 @@ struct Library {
 
 // Six units: a.cpp calls missing_fn through the PLT (line 3), b.cpp refers to nothing, c.cpp calls
 // it through its GOT slot (-fno-plt, line 4) and reads missing_var, d.cpp's data alone points at
-// missing_data, e.cpp refers to nothing, f.cpp's table (which its code reads) points at missing_held.
+// missing_data, e.cpp refers to nothing, f.cpp's table (which its code reads) points at missing_held;
+// g.cpp's code reads missing_partial, declared there without a size, which h.cpp's data alone points
+// at, declared with one.
 const Library& library() {
   static const Library lib = [] {
     Library l;
@@ -44,8 +46,10 @@ const Library& library() {
                "namespace ns { extern short missing_held; }\n"
                "short* held[] = {&ns::missing_held, nullptr};\n"
                "int read_held(int i) { return *held[i]; }\n");
+    write_file(l.dir + "/g.cpp", "extern int missing_partial[];\nint read_partial(int i) { return missing_partial[i]; }\n");
+    write_file(l.dir + "/h.cpp", "extern int missing_partial[6];\nint* partial_table[] = {missing_partial};\n");
     std::string objects;
-    for (std::string unit : {"a", "b", "c", "d", "e", "f"}) {
+    for (std::string unit : {"a", "b", "c", "d", "e", "f", "g", "h"}) {
       std::string flags = unit == "c" ? " -fno-plt" : "";
       auto r = run("c++ -c -fPIC -O2 -g" + flags + " -o " + quote(l.dir + "/" + unit + ".o") + " " +
                    quote(l.dir + "/" + unit + ".cpp"));
@@ -86,6 +90,15 @@ TEST(Dwarf, variables_read_by_code_or_pointed_at_by_data_are_known_with_their_si
   EXPECT_EQ(refs.variables.at("_ZN2ns12missing_heldE"), 2u);
   EXPECT_EQ(refs.variables.count("_ZN2ns10missing_fnEi"), 0u);
   EXPECT_EQ(refs.calls.count("missing_var"), 0u);
+}
+
+TEST(Dwarf, declared_size_is_the_first_known_size_of_a_variable_and_none_for_a_function) {
+  EXPECT_EQ(dwarf::declared_size(library().path, "missing_var"), std::optional<uint64_t>(4));
+  EXPECT_EQ(dwarf::declared_size(library().path, "missing_data"), std::optional<uint64_t>(40));
+  EXPECT_EQ(dwarf::declared_size(library().path, "_ZN2ns12missing_heldE"), std::optional<uint64_t>(2));
+  EXPECT_EQ(dwarf::declared_size(library().path, "missing_partial"), std::optional<uint64_t>(24));  // from h.cpp
+  EXPECT_EQ(dwarf::declared_size(library().path, "_ZN2ns10missing_fnEi"), std::nullopt);
+  EXPECT_EQ(dwarf::declared_size(library().stripped, "missing_var"), std::nullopt);
 }
 
 TEST(Dwarf, a_copy_without_debug_information_locates_nothing) {
