@@ -117,6 +117,7 @@ case "${1:-}" in
     configure_and_build -DMLC_BUILD_TESTS=ON
     fetch_pytorch_sources || echo "PyTorch sources unavailable: the benchmark generates a tree of the same size"
     cmake --build "$BUILD_DIR" --target bench
+    cmake --build "$BUILD_DIR" --target bench_dwarf
     ;;
   *)
     echo "usage: bash tools/dev.sh example|test|bench" >&2

@@ -4,6 +4,8 @@
 //   linkcheck_bench LINKCHECK LIBRARY [RUNS] [LD_LIBRARY_PATH]   --closure on one library vs ldd -r
 //   linkcheck_bench --tree LINKCHECK DIR [RUNS]                  a whole-directory scan vs an ldd -r loop
 //                                                                over the same ELF files
+//   linkcheck_bench --dwarf LINKCHECK LIBRARY STRIPPED [RUNS]     the same library with and without its
+//                                                                DWARF (strip --strip-debug), alternating
 // The search path reaches ldd as LD_LIBRARY_PATH and musa-linkcheck as --library-path (the same
 // search path): a stale libstdc++.so.6 there must not be loaded into the C++ tool itself.
 #include <dirent.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +51,32 @@ Sample run_once(const std::vector<std::string>& argv, const std::string& ld_libr
   wait4(pid, &status, 0, &usage);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return {secs, usage.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+// A run's standard output and error, read whole.
+std::string run_capture(const std::vector<std::string>& argv) {
+  int fds[2];
+  if (pipe(fds) != 0) return "";
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return out;
 }
 
 // The files musa-linkcheck takes from a directory: ELF shared objects and executables below it,
@@ -124,8 +153,57 @@ int tree_main(int argc, char** argv) {
   return 0;
 }
 
+// What reading DWARF costs: musa-linkcheck on a library and on its copy stripped of debug information,
+// side by side. The DWARF run must locate references (file:line), else it measured nothing.
+int dwarf_main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: %s --dwarf MUSA_LINKCHECK LIBRARY STRIPPED_LIBRARY [RUNS]\n", argv[0]);
+    return 2;
+  }
+  std::string tool = argv[2], lib = argv[3], stripped = argv[4];
+  int runs = argc > 5 ? std::atoi(argv[5]) : 5;
+  auto args = [&](const std::string& file) {
+    return std::vector<std::string>{tool, "--cuda-home", "", "--sdk-home", "", file};
+  };
+  // One run with its report read: the references must carry a source line.
+  int located = 0;
+  {
+    std::string report = run_capture(args(lib));
+    for (size_t at = report.find("referenced by "); at != std::string::npos; at = report.find("referenced by ", at + 1)) {
+      size_t eol = report.find('\n', at);
+      std::string line = report.substr(at, eol == std::string::npos ? std::string::npos : eol - at);
+      size_t colon = line.find(".cpp:");
+      located += colon != std::string::npos && colon + 5 < line.size() && std::isdigit(line[colon + 5]);
+    }
+  }
+  run_once(args(lib));  // warm the page cache for both, equally
+  run_once(args(stripped));
+  std::vector<double> t_dwarf, t_plain;
+  long rss_dwarf = 0, rss_plain = 0;
+  int status_dwarf = 0, status_plain = 0;
+  for (int i = 0; i < runs; ++i) {
+    Sample a = run_once(args(lib)), b = run_once(args(stripped));
+    t_dwarf.push_back(a.seconds);
+    t_plain.push_back(b.seconds);
+    rss_dwarf = std::max(rss_dwarf, a.max_rss_kb);
+    rss_plain = std::max(rss_plain, b.max_rss_kb);
+    status_dwarf = a.status;
+    status_plain = b.status;
+  }
+  double md = median(t_dwarf), mp = median(t_plain);
+  std::printf("DWARF cost: %s (%d runs each, alternating), %d references located by file:line\n", lib.c_str(), runs,
+              located);
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB  exit %d\n", "with DWARF", md * 1e3, rss_dwarf / 1024.0,
+              status_dwarf);
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB  exit %d\n", "stripped (--strip-debug)", mp * 1e3,
+              rss_plain / 1024.0, status_plain);
+  std::printf("ratio (with DWARF / stripped): %.2fx wall time (target: within 2x)\n", md / mp);
+  return located > 0 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--tree") return tree_main(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "--dwarf") return dwarf_main(argc, argv);
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s MUSA_LINKCHECK LIBRARY [RUNS] [LD_LIBRARY_PATH]\n", argv[0]);
     return 2;

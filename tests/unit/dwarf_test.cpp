@@ -1,0 +1,119 @@
+// Locating references to undefined symbols in a library's DWARF (dwarf/references.cpp), on a
+// library of several units compiled here with the system compiler: only some units refer to the
+// undefined symbols, through the PLT, through the GOT (-fno-plt), from code and from data only.
+#include <gtest/gtest.h>
+
+#include "dwarf/references.h"
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+using test::quote;
+using test::run;
+using test::write_file;
+
+struct Library {
+  std::string dir, path, stripped;
+};
+
+// Six units: a.cpp calls missing_fn through the PLT (line 3), b.cpp refers to nothing, c.cpp calls
+// it through its GOT slot (-fno-plt, line 4) and reads missing_var, d.cpp's data alone points at
+// missing_data, e.cpp refers to nothing, f.cpp's table (which its code reads) points at missing_held;
+// g.cpp's code reads missing_partial, declared there without a size, which h.cpp's data alone points
+// at, declared with one.
+const Library& library() {
+  static const Library lib = [] {
+    Library l;
+    l.dir = test::scratch_dir("dwarf-refs");
+    l.path = l.dir + "/librefs.so";
+    l.stripped = l.dir + "/librefs-stripped.so";
+    write_file(l.dir + "/a.cpp",
+               "namespace ns { int missing_fn(int); }\n"
+               "int from_a(int x) {\n"
+               "  return ns::missing_fn(x) + 1;\n"
+               "}\n");
+    write_file(l.dir + "/b.cpp", "int quiet_b(int x) { return x * 3; }\nint quiet_b2(int x) { return quiet_b(x) + 2; }\n");
+    write_file(l.dir + "/c.cpp",
+               "namespace ns { int missing_fn(int); }\n"
+               "extern \"C\" int missing_var;\n"
+               "int from_c(int x) {\n"
+               "  return ns::missing_fn(x + missing_var) * 2;\n"
+               "}\n");
+    write_file(l.dir + "/d.cpp", "struct Big { long v[5]; };\nextern Big missing_data;\nBig* table[] = {&missing_data};\n");
+    write_file(l.dir + "/e.cpp", "struct Quiet { int q; };\nint quiet_e(const Quiet* q) { return q->q; }\n");
+    write_file(l.dir + "/f.cpp",
+               "namespace ns { extern short missing_held; }\n"
+               "short* held[] = {&ns::missing_held, nullptr};\n"
+               "int read_held(int i) { return *held[i]; }\n");
+    write_file(l.dir + "/g.cpp", "extern int missing_partial[];\nint read_partial(int i) { return missing_partial[i]; }\n");
+    write_file(l.dir + "/h.cpp", "extern int missing_partial[6];\nint* partial_table[] = {missing_partial};\n");
+    std::string objects;
+    for (std::string unit : {"a", "b", "c", "d", "e", "f", "g", "h"}) {
+      std::string flags = unit == "c" ? " -fno-plt" : "";
+      auto r = run("c++ -c -fPIC -O2 -g" + flags + " -o " + quote(l.dir + "/" + unit + ".o") + " " +
+                   quote(l.dir + "/" + unit + ".cpp"));
+      EXPECT_EQ(r.status, 0) << r.err;
+      objects += " " + quote(l.dir + "/" + unit + ".o");
+    }
+    auto r = run("c++ -shared -o " + quote(l.path) + objects);
+    EXPECT_EQ(r.status, 0) << r.err;
+    r = run("strip --strip-debug -o " + quote(l.stripped) + " " + quote(l.path));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return l;
+  }();
+  return lib;
+}
+
+TEST(Dwarf, calls_are_located_in_the_units_that_make_them_through_plt_and_got) {
+  auto refs = dwarf::references(library().path, {"_ZN2ns10missing_fnEi"});
+  ASSERT_EQ(refs.calls.count("_ZN2ns10missing_fnEi"), 1u);
+  const auto& sites = refs.calls.at("_ZN2ns10missing_fnEi");
+  ASSERT_EQ(sites.size(), 2u);
+  EXPECT_EQ(sites[0].file, library().dir + "/a.cpp");
+  EXPECT_EQ(sites[0].line, 3);
+  EXPECT_EQ(sites[0].function, "from_a(int)");
+  EXPECT_EQ(sites[1].file, library().dir + "/c.cpp");  // -fno-plt: call *missing_fn@GOTPCREL(%rip)
+  EXPECT_EQ(sites[1].line, 4);
+  EXPECT_EQ(sites[1].function, "from_c(int)");
+  EXPECT_TRUE(refs.variables.empty());
+}
+
+TEST(Dwarf, variables_read_by_code_or_pointed_at_by_data_are_known_with_their_size) {
+  auto refs = dwarf::references(library().path,
+                                {"_ZN2ns10missing_fnEi", "missing_var", "missing_data", "_ZN2ns12missing_heldE"});
+  ASSERT_EQ(refs.variables.count("missing_var"), 1u);
+  EXPECT_EQ(refs.variables.at("missing_var"), 4u);
+  ASSERT_EQ(refs.variables.count("missing_data"), 1u);  // referenced from d.cpp's data only
+  EXPECT_EQ(refs.variables.at("missing_data"), 40u);
+  ASSERT_EQ(refs.variables.count("_ZN2ns12missing_heldE"), 1u);  // from f.cpp's table
+  EXPECT_EQ(refs.variables.at("_ZN2ns12missing_heldE"), 2u);
+  EXPECT_EQ(refs.variables.count("_ZN2ns10missing_fnEi"), 0u);
+  EXPECT_EQ(refs.calls.count("missing_var"), 0u);
+}
+
+TEST(Dwarf, declared_size_is_the_first_known_size_of_a_variable_and_none_for_a_function) {
+  EXPECT_EQ(dwarf::declared_size(library().path, "missing_var"), std::optional<uint64_t>(4));
+  EXPECT_EQ(dwarf::declared_size(library().path, "missing_data"), std::optional<uint64_t>(40));
+  EXPECT_EQ(dwarf::declared_size(library().path, "_ZN2ns12missing_heldE"), std::optional<uint64_t>(2));
+  EXPECT_EQ(dwarf::declared_size(library().path, "missing_partial"), std::optional<uint64_t>(24));  // from h.cpp
+  EXPECT_EQ(dwarf::declared_size(library().path, "_ZN2ns10missing_fnEi"), std::nullopt);
+  EXPECT_EQ(dwarf::declared_size(library().stripped, "missing_var"), std::nullopt);
+}
+
+TEST(Dwarf, a_copy_without_debug_information_locates_nothing) {
+  auto refs = dwarf::references(library().stripped, {"_ZN2ns10missing_fnEi", "missing_var", "missing_data"});
+  EXPECT_TRUE(refs.calls.empty());
+  EXPECT_TRUE(refs.variables.empty());
+}
+
+TEST(Dwarf, a_file_that_is_not_elf_locates_nothing) {
+  std::string bad = test::scratch_dir("dwarf-bad") + "/libbad.so";
+  write_file(bad, "not an ELF file\n");
+  auto refs = dwarf::references(bad, {"missing_var"});
+  EXPECT_TRUE(refs.calls.empty());
+  EXPECT_TRUE(refs.variables.empty());
+}
+
+}  // namespace
+}  // namespace mlc
