@@ -142,6 +142,7 @@ int run(int argc, char** argv) {
 
   for (const auto& w : report.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
+  for (const auto& n : plan.notes) std::fprintf(stderr, "musa-stubgen: %s\n", n.c_str());
   for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
   std::set<std::string> said;  // a broken CMake file is found by the build reader and the patcher: one line
   for (const auto& e : errors)

@@ -56,6 +56,7 @@ struct Plan {
   std::vector<FileEdit> cmake_files;  // patched CMakeLists.txt files
   std::vector<Refusal> refused;       // neither stubbed nor patched, with the reason
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;     // what a CMake edit other than an added entry does, and why
   std::vector<InputError> errors;     // e.g. a stub file whose generated region is broken
 };
 
