@@ -111,6 +111,16 @@ int run(int argc, char** argv) {
   const mlc::trace::TraceContext& ctx = resources.context(nullptr);
   so.relative_to = ctx.build && !ctx.build->source_dir.empty() ? ctx.build->source_dir : absolute(".");
 
+  // The sources the patch gives back may need others the build leaves out: one run gives back them all.
+  if (confirm && !report.libraries.empty()) {
+    std::string target;
+    if (ctx.build)
+      if (const auto* t = ctx.build->target_for_artifact(report.libraries.front().path)) target = t->name;
+    mlc::confirm::close_over_sources(report, ctx, target,
+                                     {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
+                                      .budget_seconds = confirm_budget, .jobs = 0},
+                                     report.warnings);
+  }
   mlc::stubgen::Plan plan = mlc::stubgen::plan(report, ctx, so);
   std::vector<mlc::InputError> errors = report.errors;
   errors.insert(errors.end(), plan.errors.begin(), plan.errors.end());
