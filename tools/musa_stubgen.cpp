@@ -116,7 +116,8 @@ int run(int argc, char** argv) {
     std::string target;
     if (ctx.build)
       if (const auto* t = ctx.build->target_for_artifact(report.libraries.front().path)) target = t->name;
-    mlc::confirm::close_over_sources(report, ctx, target,
+    auto process = mlc::loader::load_process(report.libraries.front().path, options.env);
+    mlc::confirm::close_over_sources(report, ctx, process ? &process.value() : nullptr, target,
                                      {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
                                       .budget_seconds = confirm_budget, .jobs = 0},
                                      report.warnings);

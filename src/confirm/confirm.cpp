@@ -497,8 +497,8 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
   return a;
 }
 
-size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const std::string& target,
-                          const ConfirmOptions& options, std::vector<std::string>& warnings) {
+size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
+                          const std::string& target, const ConfirmOptions& options, std::vector<std::string>& warnings) {
   if (report.libraries.empty()) return 0;
   // What the libraries define already: their own references to it are not the patch's business.
   std::set<std::string> known;
@@ -537,6 +537,15 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
     for (const auto& symbol : wanted) {
       if (known.count(symbol)) continue;
       known.insert(symbol);
+      // Defined by what the library loads (libc's setenv is no reason to compile a Windows port).
+      bool loaded = false;
+      std::vector<uint32_t> found;
+      if (process)
+        for (const auto& o : process->objects) {
+          o.elf.find_defined(symbol, elf::gnu_hash(symbol), found);
+          if ((loaded = !found.empty())) break;
+        }
+      if (loaded) continue;
       UnresolvedSymbol u;
       u.symbol = symbol;
       u.demangled = demangle::demangle(symbol);

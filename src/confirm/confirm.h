@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/loader.h"
 #include "report/report.h"
 #include "trace/trace.h"
 
@@ -80,10 +81,11 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
 
 // The sources a patch gives back may reference symbols that other sources the build leaves out define
 // (snappy.cc needs snappy-sinksource.cc, which nothing else referenced): compiles the add-source files
-// of `report`, traces what their objects reference that neither the library `library` nor another
-// given-back object defines, and adds those that are missing-source to the report (with a fix aimed at
-// `target`), until no new file comes back. Returns how many symbols it added.
-size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const std::string& target,
-                          const ConfirmOptions& options, std::vector<std::string>& warnings);
+// of `report`, traces what their objects reference that neither an object of `process` (the library
+// and what it loads, when given) nor another given-back object defines, and adds those that are
+// missing-source to the report (with a fix aimed at `target`), until no new file comes back. Returns
+// how many symbols it added.
+size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
+                          const std::string& target, const ConfirmOptions& options, std::vector<std::string>& warnings);
 
 }  // namespace mlc::confirm
