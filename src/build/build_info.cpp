@@ -292,7 +292,18 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
       std::string& value = vars[list.variable];
       std::string kept;
       try {
-        const std::regex re(expand_variables(a[4].value, vars), std::regex::extended);
+        // CMake's escapes first: written "/d\\.cc$", the regex is /d\.cc$.
+        std::string pattern;
+        const std::string written = expand_variables(a[4].value, vars);
+        for (size_t k = 0; k < written.size(); ++k) {
+          if (written[k] == '\\' && k + 1 < written.size()) {
+            char next = written[++k];
+            pattern += next == 'n' ? '\n' : next == 't' ? '\t' : next == 'r' ? '\r' : next;
+          } else {
+            pattern += written[k];
+          }
+        }
+        const std::regex re(pattern, std::regex::extended);
         for (const auto& piece : split_semicolons(value)) {
           if (std::regex_search(piece, re)) e.files.push_back(join(cur_dir, piece));
           else kept += (kept.empty() ? "" : ";") + piece;
