@@ -290,6 +290,27 @@ TEST_F(CMakePatch, entry_is_spelled_as_its_siblings_when_a_function_adds_their_d
   expect_restored("CMakeLists.txt");
 }
 
+TEST_F(CMakePatch, cmake_patch_paths_are_relative_to_the_checkout_holding_the_project_not_to_the_project) {
+  // The CMake project is a subdirectory (src/) of the git checkout: the patch names src/CMakeLists.txt
+  // so that `git apply` works from the checkout's top.
+  std::string cmake = kHead + "add_library(core SHARED a.cc c.cc)\n" + kApp;
+  make("checkout_subdir", sources("", cmake));
+  fs::remove_all(src_ + "/.git");
+  ASSERT_EQ(run("cd " + quote(root_) + " && git init -q . && git add src && git -c user.name=t -c user.email=t@t "
+                "commit -qm base").status, 0);
+  std::string patch = root_ + "/fix.diff";
+  auto r = stubgen("--cmake-patch " + quote(patch));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string diff = test::read_file(patch);
+  EXPECT_EQ(diff.rfind("--- a/src/CMakeLists.txt\n+++ b/src/CMakeLists.txt\n", 0), 0u) << diff;
+  auto applied = run("cd " + quote(root_) + " && git apply " + quote(patch));
+  ASSERT_EQ(applied.status, 0) << applied.err;
+  EXPECT_EQ(file("CMakeLists.txt"), kHead + "add_library(core SHARED a.cc b.cc c.cc)\n" + kApp);
+  auto rebuilt = run("cmake --build " + quote(build_) + " -j 2");
+  ASSERT_EQ(rebuilt.status, 0) << rebuilt.out << rebuilt.err;
+  EXPECT_EQ(run(quote(build_ + "/app")).status, 0);
+}
+
 TEST_F(CMakePatch, broken_cmake_file_is_one_error_line_naming_it_and_exit_2) {
   std::string top = kHead + "add_subdirectory(db)\nadd_library(core SHARED ${DB_SRCS})\n" + kApp;
   auto files = sources("db/", top);
