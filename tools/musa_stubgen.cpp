@@ -99,6 +99,17 @@ int run(int argc, char** argv) {
   const mlc::trace::TraceContext& ctx = resources.context(nullptr);
   so.relative_to = ctx.build && !ctx.build->source_dir.empty() ? ctx.build->source_dir : absolute(".");
 
+  // The sources the patch gives back may need others the build leaves out: one run gives back them all.
+  if (confirm && !report.libraries.empty()) {
+    std::string target;
+    if (ctx.build)
+      if (const auto* t = ctx.build->target_for_artifact(report.libraries.front().path)) target = t->name;
+    auto process = mlc::loader::load_process(report.libraries.front().path, options.env);
+    mlc::confirm::close_over_sources(report, ctx, process ? &process.value() : nullptr, target,
+                                     {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
+                                      .budget_seconds = confirm_budget, .jobs = 0},
+                                     report.warnings);
+  }
   mlc::stubgen::Plan plan = mlc::stubgen::plan(report, ctx, so);
   std::vector<mlc::InputError> errors = report.errors;
   errors.insert(errors.end(), plan.errors.begin(), plan.errors.end());
@@ -130,6 +141,7 @@ int run(int argc, char** argv) {
 
   for (const auto& w : report.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
+  for (const auto& n : plan.notes) std::fprintf(stderr, "musa-stubgen: %s\n", n.c_str());
   for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
   std::set<std::string> said;  // a broken CMake file is found by the build reader and the patcher: one line
   for (const auto& e : errors)

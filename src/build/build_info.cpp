@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -282,6 +283,43 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
         scope.origins[list.variable].insert(sources.begin(), sources.end());
         scope.origins[list.variable].insert(index);
       }
+    } else if (cmd.name == "list" && a.size() == 5 && a[0].value == "FILTER" && a[2].value == "EXCLUDE" &&
+               a[3].value == "REGEX") {
+      // list(FILTER V EXCLUDE REGEX re): a removal whose one entry is the regex, naming what it takes out.
+      list.variable = expand_variables(a[1].value, vars);
+      list.removal = true;
+      list.filter = true;
+      ListEntry e;
+      e.raw = a[4].value;
+      e.line = a[4].line;
+      e.begin = a[4].begin;
+      e.end = a[4].end;
+      std::string& value = vars[list.variable];
+      std::string kept;
+      try {
+        // CMake's escapes first: written "/d\\.cc$", the regex is /d\.cc$.
+        std::string pattern;
+        const std::string written = expand_variables(a[4].value, vars);
+        for (size_t k = 0; k < written.size(); ++k) {
+          if (written[k] == '\\' && k + 1 < written.size()) {
+            char next = written[++k];
+            pattern += next == 'n' ? '\n' : next == 't' ? '\t' : next == 'r' ? '\r' : next;
+          } else {
+            pattern += written[k];
+          }
+        }
+        const std::regex re(pattern, std::regex::extended);
+        for (const auto& piece : split_semicolons(value)) {
+          if (std::regex_search(piece, re)) e.files.push_back(join(cur_dir, piece));
+          else kept += (kept.empty() ? "" : ";") + piece;
+        }
+        value = kept;
+      } catch (const std::regex_error&) {
+        // A regex CMake accepts but std::regex does not: the list is left as it was.
+      }
+      list.entries.push_back(std::move(e));
+      lists.push_back(std::move(list));
+      continue;
     } else if (cmd.name == "file" && a.size() >= 2 && (a[0].value == "GLOB" || a[0].value == "GLOB_RECURSE")) {
       list.variable = expand_variables(a[1].value, vars);
       first = 2;

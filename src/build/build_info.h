@@ -34,6 +34,7 @@ struct SourceList {
   std::vector<std::string> duplicates;  // entries written twice (raw spelling)
   std::set<std::string> targets;  // the targets it feeds: add_library(T ${V}), target_sources(T PRIVATE ${V}), ...
   bool removal = false;           // list(REMOVE_ITEM V ...): its entries are taken out of V
+  bool filter = false;            // list(FILTER V EXCLUDE REGEX re) (a removal): its one entry is the regex
 };
 
 struct TargetInfo {
@@ -94,6 +95,20 @@ std::optional<ListChoice> choose_list(const BuildInfo& build, const std::string&
 // How `file` is written in `list`, in the style of its nearest entry: the same variable prefix
 // (${CMAKE_CURRENT_SOURCE_DIR}/, ${GENERATED_PORTING_DIR}/...) or path relative to the list's directory.
 std::string entry_spelling(const SourceList& list, const std::string& file, const std::string& porting_dir);
+
+// A file that a file(GLOB) of the target's lists matches (`glob`, `glob_entry`), and the list(REMOVE_ITEM)
+// or list(FILTER ... EXCLUDE REGEX) entry that takes it out again, if one does (`removal`, `removal_entry`).
+struct Exclusion {
+  const SourceList* glob = nullptr;
+  const ListEntry* glob_entry = nullptr;
+  const SourceList* removal = nullptr;
+  const ListEntry* removal_entry = nullptr;
+};
+std::optional<Exclusion> exclusion_for(const BuildInfo& build, const std::string& file, const std::string& target);
+
+// True when the build compiles a file the list names: the list is in the branch of an if() that the
+// configure took (a list only in an inactive branch compiles nothing).
+bool feeds_build(const BuildInfo& build, const SourceList& list);
 
 // True for an entry that is only a reference to other lists (${SRCS}) or a generator expression:
 // it names no file of its own and is never a neighbour for a new entry.

@@ -2,6 +2,7 @@
 // and already holds its siblings, with the entry spelled like its nearest neighbour. A file that a
 // file(GLOB) of the target already matches needs no entry, and the choice says so instead.
 #include <algorithm>
+#include <filesystem>
 
 #include "build/build_info.h"
 
@@ -34,7 +35,60 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 std::string where(const SourceList& l) { return l.cmake_file + ":" + std::to_string(l.line); }
 
+std::string unquoted(const std::string& raw) {
+  return raw.size() >= 2 && raw.front() == '"' && raw.back() == '"' ? raw.substr(1, raw.size() - 2) : raw;
+}
+
+// The directory a plain entry ("gflags.cc") is really read from when it names nothing beside the CMake
+// file: a function such as gflags' configure_sources() prefixes "src/". The deepest directory between
+// `file`'s and the list's own that holds the entry; empty when none does.
+std::string entry_base(const SourceList& list, const ListEntry& e, const std::string& file) {
+  std::error_code ec;
+  if (e.files.size() != 1 || std::filesystem::exists(e.files[0], ec)) return "";
+  const std::string raw = unquoted(e.raw);
+  if (raw.empty() || raw.find('$') != std::string::npos || raw[0] == '/') return "";
+  for (std::string dir = file.substr(0, file.rfind('/')); under(dir, list.current_dir);
+       dir = dir.substr(0, dir.rfind('/')))
+    if (std::filesystem::exists(dir + "/" + raw, ec)) return dir;
+  return "";
+}
+
 }  // namespace
+
+bool feeds_build(const BuildInfo& build, const SourceList& list) {
+  for (const auto& e : list.entries) {
+    if (is_indirect_entry(e.raw)) continue;
+    for (const auto& f : e.files) {
+      if (build.is_compiled(f)) return true;
+      // Named beside the CMake file but read from elsewhere (a function adds a directory): by its tail.
+      const std::string tail = "/" + unquoted(e.raw);
+      if (tail.size() > 1 && tail.find('$') == std::string::npos &&
+          std::any_of(build.compiled.begin(), build.compiled.end(), [&](const std::string& c) { return ends_with(c, tail); }))
+        return true;
+    }
+  }
+  return false;
+}
+
+std::optional<Exclusion> exclusion_for(const BuildInfo& build, const std::string& file, const std::string& target) {
+  bool any_feeds = !target.empty() && std::any_of(build.lists.begin(), build.lists.end(), [&](const SourceList& l) {
+                     return !l.removal && l.targets.count(target);
+                   });
+  for (const auto& l : build.lists) {
+    if (l.removal || (any_feeds && !l.targets.count(target))) continue;
+    for (const auto& e : l.entries) {
+      if (!e.is_glob || std::find(e.files.begin(), e.files.end(), file) == e.files.end()) continue;
+      for (const auto& r : build.lists) {
+        if (!r.removal || r.variable != l.variable) continue;
+        for (const auto& re : r.entries)
+          if (std::find(re.files.begin(), re.files.end(), file) != re.files.end())
+            return Exclusion{.glob = &l, .glob_entry = &e, .removal = &r, .removal_entry = &re};
+      }
+      return Exclusion{.glob = &l, .glob_entry = &e, .removal = nullptr, .removal_entry = nullptr};
+    }
+  }
+  return std::nullopt;
+}
 
 bool is_indirect_entry(const std::string& raw) {
   if (raw.find("$<") != std::string::npos) return true;
@@ -53,6 +107,9 @@ std::string entry_spelling(const SourceList& list, const std::string& file, cons
     if (!near || len > near_len) near = &e, near_len = len;
   }
   if (near) {
+    if (std::string base = entry_base(list, *near, file); !base.empty() && under(file, base)) {
+      return file.substr(base.size() + 1);
+    }
     const std::string& raw = near->raw;
     const std::string& named = near->files[0];
     for (size_t cut = named.rfind('/'); cut != std::string::npos && cut > 0; cut = named.rfind('/', cut - 1)) {
@@ -81,22 +138,19 @@ std::optional<ListChoice> choose_list(const BuildInfo& build, const std::string&
   auto in_scope = [&](const SourceList& l) { return !any_feeds || l.targets.count(target) > 0; };
 
   // A glob of the target's lists already matches it: an entry would be a duplicate.
-  for (const auto& l : build.lists) {
-    if (l.removal || !in_scope(l)) continue;
-    for (const auto& e : l.entries) {
-      if (!e.is_glob || std::find(e.files.begin(), e.files.end(), file) == e.files.end()) continue;
-      for (const auto& r : build.lists) {
-        if (!r.removal || r.variable != l.variable) continue;
-        for (const auto& re : r.entries)
-          if (std::find(re.files.begin(), re.files.end(), file) != re.files.end())
-            return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = r.line, .note = file + " matches the file(GLOB) pattern " + e.raw + " of " + l.variable + " (" +
-                                      where(l) + "), but list(REMOVE_ITEM " + r.variable + " " + re.raw + ") at " +
-                                      where(r) + " takes it out again: drop that entry"};
-      }
-      return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = l.line, .note = file + " matches the file(GLOB) pattern " + e.raw + " of " + l.variable + " (" +
-                                where(l) + "), so it needs no entry: the fix lies elsewhere (re-run cmake if the file "
-                                "is newer than the configure; otherwise a wrong directory, #if guards or a missing port)"};
+  if (auto ex = exclusion_for(build, file, target)) {
+    const SourceList& l = *ex->glob;
+    std::string glob = file + " matches the file(GLOB) pattern " + ex->glob_entry->raw + " of " + l.variable + " (" + where(l) + ")";
+    if (ex->removal) {
+      const SourceList& r = *ex->removal;
+      std::string call = r.filter ? "list(FILTER " + r.variable + " EXCLUDE REGEX " + ex->removal_entry->raw + ")"
+                                                         : "list(REMOVE_ITEM " + r.variable + " " + ex->removal_entry->raw + ")";
+      return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = r.line,
+                        .note = glob + ", but " + call + " at " + where(r) + " takes it out again: drop that entry"};
     }
+    return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = l.line,
+                      .note = glob + ", so it needs no entry: the fix lies elsewhere (re-run cmake if the file "
+                              "is newer than the configure; otherwise a wrong directory, #if guards or a missing port)"};
   }
 
   const SourceList* best = nullptr;

@@ -199,8 +199,10 @@ bool read_cache(const std::string& path, FileResult& r) {
   } else {
     return false;
   }
-  while (std::getline(in, line))
-    if (!line.empty()) r.defined.push_back(line);
+  while (std::getline(in, line)) {
+    if (line.rfind("U ", 0) == 0) r.undefined.push_back(line.substr(2));
+    else if (!line.empty()) r.defined.push_back(line);
+  }
   r.from_cache = true;
   return true;
 }
@@ -208,6 +210,7 @@ bool read_cache(const std::string& path, FileResult& r) {
 void write_cache(const std::string& path, const FileResult& r) {
   std::string text = (r.ok ? std::string("ok") : "fail " + r.warning) + "\nfrom " + r.command_from + "\n";
   for (const auto& s : r.defined) text += s + "\n";
+  for (const auto& s : r.undefined) text += "U " + s + "\n";  // a symbol name has no blank: "U x" is unambiguous
   (void)write_atomic(path, text);
 }
 
@@ -323,7 +326,7 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
         ss << in.rdbuf();
         content = ss.str();
       }
-      std::string key = content + '\0' + cmd.directory;
+      std::string key = "v2\0" + content + '\0' + cmd.directory;  // v2: undefined references cached too
       for (const auto& a : cmd.argv) key += '\0' + (a == object ? std::string("<object>") : a);
       std::string cache = options.cache_dir.empty() ? "" : options.cache_dir + "/confirm-" + hex_hash(key) + ".syms";
       if (!cache.empty() && read_cache(cache, r)) continue;
@@ -341,12 +344,15 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
         if (obj) {
           r.ok = true;
           for (const auto& s : obj.value().static_symbols) {
+            if (s.is_undefined() && !s.name.empty() && s.binding == elf::Binding::Global) r.undefined.emplace_back(s.name);
             if (s.is_undefined() || s.name.empty() || s.binding == elf::Binding::Local) continue;
             if (s.type == elf::SymbolType::Section || s.type == elf::SymbolType::File) continue;
             r.defined.emplace_back(s.name);
           }
           std::sort(r.defined.begin(), r.defined.end());
           r.defined.erase(std::unique(r.defined.begin(), r.defined.end()), r.defined.end());
+          std::sort(r.undefined.begin(), r.undefined.end());
+          r.undefined.erase(std::unique(r.undefined.begin(), r.undefined.end()), r.undefined.end());
         } else {
           r.warning = "the compiler's object could not be read: " + obj.error().message;
         }
@@ -489,6 +495,81 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
     }
   }
   return a;
+}
+
+size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
+                          const std::string& target, const ConfirmOptions& options, std::vector<std::string>& warnings) {
+  if (report.libraries.empty()) return 0;
+  // What the libraries define already: their own references to it are not the patch's business.
+  std::set<std::string> known;
+  for (const auto& lib : report.libraries) {
+    for (const auto& u : lib.unresolved) known.insert(u.symbol);
+    elf::ReadOptions ro;
+    ro.relocations = false;
+    if (auto obj = elf::read_object(lib.path, ro))
+      for (const auto& s : obj.value().dynamic_symbols)
+        if (!s.is_undefined() && !s.name.empty()) known.insert(std::string(s.name));
+  }
+  auto given_back = [&]() {
+    std::set<std::string> files;
+    for (const auto& lib : report.libraries)
+      for (const auto& u : lib.unresolved)
+        if (u.classification == Classification::MissingSource && u.fix && u.fix->kind == "add-source" && u.origin &&
+            !u.origin->file.empty() && !(ctx.build && ctx.build->is_compiled(u.origin->file)))
+          files.insert(u.origin->file);
+    return files;
+  };
+  size_t added = 0;
+  std::set<std::string> done;
+  for (int round = 0; round < 8; ++round) {
+    std::vector<std::string> fresh;
+    for (const auto& f : given_back())
+      if (done.insert(f).second) fresh.push_back(f);
+    if (fresh.empty()) break;
+    ConfirmOutcome out = confirm_files(fresh, options);
+    for (auto& w : out.warnings) warnings.push_back(std::move(w));
+    std::set<std::string> wanted;
+    for (const auto& [file, r] : out.files) {
+      known.insert(r.defined.begin(), r.defined.end());
+      wanted.insert(r.undefined.begin(), r.undefined.end());
+    }
+    size_t before = added;
+    for (const auto& symbol : wanted) {
+      if (known.count(symbol)) continue;
+      known.insert(symbol);
+      // Defined by what the library loads (libc's setenv is no reason to compile a Windows port).
+      bool loaded = false;
+      std::vector<uint32_t> found;
+      if (process)
+        for (const auto& o : process->objects) {
+          o.elf.find_defined(symbol, elf::gnu_hash(symbol), found);
+          if ((loaded = !found.empty())) break;
+        }
+      if (loaded) continue;
+      UnresolvedSymbol u;
+      u.symbol = symbol;
+      u.demangled = demangle::demangle(symbol);
+      u.type = "func";
+      u.binding = "global";
+      trace::trace_symbol(nullptr, -1, ctx, u);
+      if (u.classification != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;
+      // The tracer had no referencing library to name the target: the fix is aimed at ours.
+      if (ctx.build && u.fix && u.fix->kind == "add-source") {
+        if (auto choice = build::choose_list(*ctx.build, u.origin->file, target, ctx.porting_dir); choice) {
+          const bool entry = choice->note.empty();
+          u.fix->cmake_file = entry ? std::optional<std::string>(choice->cmake_file) : std::nullopt;
+          u.fix->list = entry ? std::optional<std::string>(choice->list) : std::nullopt;
+          u.fix->entry = entry ? std::optional<std::string>(choice->entry) : std::nullopt;
+          u.fix->detail = entry ? "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file : choice->note;
+        }
+      }
+      u.reason += " (needed by a source this patch gives back)";
+      report.libraries.front().unresolved.push_back(std::move(u));
+      ++added;
+    }
+    if (added == before) break;
+  }
+  return added;
 }
 
 }  // namespace mlc::confirm

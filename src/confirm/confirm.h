@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/loader.h"
 #include "report/report.h"
 #include "trace/trace.h"
 
@@ -28,6 +29,7 @@ struct FileResult {
   bool from_cache = false;
   bool skipped = false;              // no command, or the budget ran out
   std::vector<std::string> defined;  // global/weak symbols the object defines, sorted
+  std::vector<std::string> undefined;  // strong global symbols it references and does not define, sorted
   std::string warning;               // why it did not compile, one line
 };
 
@@ -76,5 +78,14 @@ struct AfterPatch {
 };
 AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed, const ConfirmOptions& options,
                        std::vector<std::string>& warnings);
+
+// The sources a patch gives back may reference symbols that other sources the build leaves out define
+// (snappy.cc needs snappy-sinksource.cc, which nothing else referenced): compiles the add-source files
+// of `report`, traces what their objects reference that neither an object of `process` (the library
+// and what it loads, when given) nor another given-back object defines, and adds those that are
+// missing-source to the report (with a fix aimed at `target`), until no new file comes back. Returns
+// how many symbols it added.
+size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
+                          const std::string& target, const ConfirmOptions& options, std::vector<std::string>& warnings);
 
 }  // namespace mlc::confirm

@@ -639,6 +639,7 @@ MergeResult merge(const std::optional<std::string>& existing, const std::string&
 struct Insertion {
   size_t offset;
   std::string text;
+  size_t erase = 0;  // bytes replaced from offset (0: a pure insertion)
 };
 
 std::string line_indent(const std::string& text, size_t offset, bool* first_on_line) {
@@ -718,8 +719,30 @@ std::string apply_insertions(std::string text, std::vector<Insertion> ins) {
   std::sort(ins.begin(), ins.end(), [](const Insertion& a, const Insertion& b) {
     return a.offset != b.offset ? a.offset > b.offset : a.text > b.text;
   });
-  for (const auto& i : ins) text.insert(i.offset, i.text);
+  for (const auto& i : ins) text.replace(i.offset, i.erase, i.text);
   return text;
+}
+
+// The bytes to cut so that [begin, end) goes from a CMake file: with its whole line when nothing else is
+// on it, else with the blanks before it ("a.cc b.cc" loses " b.cc").
+Insertion cut(const std::string& text, size_t begin, size_t end) {
+  size_t ls = text.rfind('\n', begin == 0 ? 0 : begin - 1);
+  ls = ls == std::string::npos || begin == 0 ? 0 : ls + 1;
+  size_t le = text.find('\n', end);
+  if (le == std::string::npos) le = text.size();
+  auto blank = [&](size_t from, size_t to) {
+    return std::all_of(text.begin() + static_cast<std::ptrdiff_t>(from), text.begin() + static_cast<std::ptrdiff_t>(to),
+                       [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+  };
+  if (blank(ls, begin) && blank(end, le)) return {ls, "", std::min(le + 1, text.size()) - ls};
+  size_t from = begin;
+  while (from > ls && (text[from - 1] == ' ' || text[from - 1] == '\t')) --from;
+  if (from == ls) {  // first on its line, others follow: take the blanks after it instead
+    size_t to = end;
+    while (to < le && (text[to] == ' ' || text[to] == '\t')) ++to;
+    return {begin, "", to - begin};
+  }
+  return {from, "", end - from};
 }
 
 // An imported target for the library in the SDK's CMake package (lib/cmake/*/*.cmake), if any.
@@ -767,6 +790,15 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     std::string file, target, entry, symbol;
   };
   std::vector<LinkAdd> link_adds;
+  // A file a glob of the target matches but list(REMOVE_ITEM)/list(FILTER EXCLUDE) takes out: the entry
+  // taking it out goes (the whole call when it was the only one).
+  struct Drop {
+    const build::SourceList* removal;
+    const build::ListEntry* entry;
+    std::string file;     // the source it gives back
+    std::string symbol;   // demangled, for a refusal
+  };
+  std::vector<Drop> drops;
 
   for (const auto& lib : report.libraries) {
     for (const auto& u : lib.unresolved) {
@@ -823,6 +855,14 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       if (u.classification == Classification::MissingSource && u.fix && u.fix->cmake_file && u.fix->list && u.fix->entry) {
         list_adds.push_back({*u.fix->cmake_file, *u.fix->list, *u.fix->entry, u.symbol});
         continue;
+      }
+      if (u.classification == Classification::MissingSource && ctx.build && u.origin && !u.origin->file.empty()) {
+        const auto* t = ctx.build->target_for_artifact(lib.path);
+        auto ex = build::exclusion_for(*ctx.build, build::normalize_path(u.origin->file), t ? t->name : "");
+        if (ex && ex->removal) {
+          drops.push_back({ex->removal, ex->removal_entry, build::normalize_path(u.origin->file), u.demangled});
+          continue;
+        }
       }
       if ((u.classification == Classification::UnlinkedLibrary || u.classification == Classification::StaticArchive) &&
           u.fix && u.fix->entry) {
@@ -956,6 +996,14 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       p.refused.push_back({add.entry, "the list " + add.list + " is not in " + add.file});
       continue;
     }
+    // Only the commands the configure took count (those whose files the build compiles): an entry in
+    // an if() branch that is not taken changes nothing, there or as a duplicate.
+    if (ctx.build) {
+      std::vector<const build::SourceList*> live;
+      for (const auto* l : named)
+        if (build::feeds_build(*ctx.build, *l)) live.push_back(l);
+      if (!live.empty()) named = live;
+    }
     // Present by spelling, or by the file the entry names once its variables are expanded.
     const std::string& dir = named.front()->current_dir;
     local_vars["CMAKE_CURRENT_SOURCE_DIR"] = dir;
@@ -1012,6 +1060,50 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       record(add.file, key, "link " + add.target + " with " + add.entry);
     } else {
       p.refused.push_back({add.entry, "no target_link_libraries() or add_library() for " + add.target + " in " + add.file});
+    }
+  }
+  // Drops, by the command they edit. A FILTER regex goes only when everything it excludes is wanted
+  // back; otherwise dropping it would compile files the project keeps out on purpose.
+  std::set<std::string> wanted;
+  for (const auto& d : drops) wanted.insert(d.file);
+  std::map<const build::SourceList*, std::set<const build::ListEntry*>> dropped;
+  for (const auto& d : drops) {
+    if (d.removal->filter) {
+      std::vector<std::string> others;
+      for (const auto& f : d.entry->files)
+        if (!wanted.count(build::normalize_path(f))) others.push_back(f);
+      if (!others.empty()) {
+        p.refused.push_back({d.symbol, "missing-source: " + d.file + " is excluded by list(FILTER " + d.removal->variable +
+                                           " EXCLUDE REGEX " + d.entry->raw + ") at " + d.removal->cmake_file + ":" +
+                                           std::to_string(d.removal->line) + ", which also excludes " + others.front() +
+                                           (others.size() > 1 ? " and " + std::to_string(others.size() - 1) + " more" : "") +
+                                           ": narrow that regex by hand"});
+        continue;
+      }
+    }
+    dropped[d.removal].insert(d.entry);
+  }
+  for (const auto& [removal, entries] : dropped) {
+    const Parsed* file = parsed_of(removal->cmake_file);
+    if (!file) continue;
+    const build::CMakeCommand* cmd = nullptr;
+    for (const auto& c : file->commands)
+      if (c.close_paren == removal->close_paren) cmd = &c;
+    if (!cmd) continue;
+    const std::string where = removal->cmake_file + ":" + std::to_string(removal->line);
+    if (entries.size() == removal->entries.size()) {
+      // Nothing left for the call to take out: the call goes, with its line.
+      inserts[removal->cmake_file].push_back(cut(file->text, cmd->begin, cmd->close_paren + 1));
+      std::string what = removal->filter ? "list(FILTER " + removal->variable + " EXCLUDE REGEX " + removal->entries[0].raw + ")"
+                                         : "list(REMOVE_ITEM " + removal->variable + " ...)";
+      p.notes.push_back("removing " + what + " at " + where + ": it takes out " + std::to_string(entries.size()) +
+                        " source" + (entries.size() == 1 ? "" : "s") + " the library needs");
+    } else {
+      for (const auto* e : entries) {
+        inserts[removal->cmake_file].push_back(cut(file->text, e->begin, e->end));
+        p.notes.push_back("dropping " + e->raw + " from list(REMOVE_ITEM " + removal->variable + " ...) at " + where +
+                          ": it takes out a source the library needs");
+      }
     }
   }
   for (auto& [file, ins] : inserts) {

@@ -65,6 +65,7 @@ struct Plan {
   std::vector<FileEdit> cmake_files;  // patched CMakeLists.txt files
   std::vector<Refusal> refused;       // neither stubbed nor patched, with the reason
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;     // what a CMake edit other than an added entry does, and why
   std::vector<InputError> errors;     // e.g. a stub file whose generated region is broken
   bool stub_files_complete = true;    // false when one of them could not be planned (its error is above)
 };

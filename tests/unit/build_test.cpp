@@ -102,6 +102,36 @@ TEST(SourceLists, recursive_glob_never_walks_the_whole_file_system) {
   EXPECT_EQ(lists[0].entries[2].files, std::vector<std::string>{dir + "/a.cpp"});
 }
 
+TEST(SourceLists, remove_item_and_filter_exclude_regex_name_what_they_take_out_of_a_glob) {
+  std::string dir = test::scratch_dir("exclusions");
+  std::filesystem::create_directories(dir + "/src");
+  for (const char* f : {"a.cc", "b.cc", "win.cc", "posix.cc"}) test::write_file(dir + "/src/" + f, "");
+  std::string text =
+      "file(GLOB SRCS src/*.cc)\n"
+      "list(REMOVE_ITEM SRCS ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc)\n"
+      "list(FILTER SRCS EXCLUDE REGEX \"/(win|nt)\\\\.cc$\")\n"
+      "add_library(core SHARED ${SRCS})\n";
+  auto cmds = build::parse_cmake(text, dir + "/CMakeLists.txt");
+  ASSERT_TRUE(cmds.ok());
+  std::map<std::string, std::string> vars;
+  build::BuildInfo info;
+  info.lists = build::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  ASSERT_EQ(info.lists.size(), 4u);
+  EXPECT_EQ(vars["SRCS"], dir + "/src/a.cc;" + dir + "/src/posix.cc");
+  EXPECT_TRUE(info.lists[2].removal && info.lists[2].filter);
+  EXPECT_EQ(info.lists[2].entries.at(0).files, std::vector<std::string>{dir + "/src/win.cc"});
+  auto b = build::exclusion_for(info, dir + "/src/b.cc", "core");
+  ASSERT_TRUE(b && b->removal);
+  EXPECT_EQ(b->removal->line, 2u);
+  EXPECT_EQ(b->removal_entry->raw, "${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc");
+  auto win = build::exclusion_for(info, dir + "/src/win.cc", "core");
+  ASSERT_TRUE(win && win->removal);
+  EXPECT_EQ(win->removal->line, 3u);
+  auto a = build::exclusion_for(info, dir + "/src/a.cc", "core");  // globbed and kept: no removal
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->removal, nullptr);
+}
+
 TEST(SourceLists, missing_file_goes_to_the_list_of_its_kind_spelled_like_its_neighbours) {
   std::string dir = test::scratch_dir("choose");
   std::string gen = dir + "/build/generated";

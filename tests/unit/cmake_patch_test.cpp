@@ -185,6 +185,132 @@ TEST_F(CMakePatch, file_covered_by_a_glob_gets_no_entry_and_the_reason) {
   EXPECT_EQ(run("cmake --build " + quote(build_) + " -j 2").status, 0);
 }
 
+TEST_F(CMakePatch, glob_trimmed_by_remove_item_loses_that_entry_and_keeps_the_rest_of_the_call) {
+  std::string cmake = kHead +
+                      "file(GLOB CORE_SRCS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cc)\n"
+                      "list(REMOVE_ITEM CORE_SRCS\n"
+                      "     ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc\n"
+                      "     ${CMAKE_CURRENT_SOURCE_DIR}/src/win.cc)\n"
+                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+  auto files = sources("src/", cmake);
+  files["src/win.cc"] = "#error not on this platform\n";
+  make("remove_item", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.erase(want.find("     ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc\n"), std::string("     ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc\n").size());
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  EXPECT_NE(r.err.find("musa-stubgen: dropping ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc from list(REMOVE_ITEM CORE_SRCS ...) at " +
+                       src_ + "/CMakeLists.txt:4: it takes out a source the library needs\n"),
+            std::string::npos) << r.err;
+  ASSERT_EQ(run("cmake " + quote(build_)).status, 0);  // a glob is evaluated at configure time
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, removals_emptied_go_whole_including_one_only_the_given_back_source_needs) {
+  // a.cc needs b.cc, and b.cc needs d.cc, which nothing the build compiles references: one run must
+  // give back both (the second through the compiled b.cc's own references).
+  std::string cmake = kHead +
+                      "file(GLOB CORE_SRCS src/*.cc)\n"
+                      "list(REMOVE_ITEM CORE_SRCS ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc)\n"
+                      "list(FILTER CORE_SRCS EXCLUDE REGEX \"/d\\\\.cc$\")\n"
+                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+  auto files = sources("src/", cmake);
+  files["src/b.cc"] = "int d_value(int v);\nint b_value(int v) { return d_value(v); }\n";
+  files["src/d.cc"] = "int d_value(int v) { return v * 2; }\n";
+  make("remove_chain", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(file("CMakeLists.txt"), kHead + "file(GLOB CORE_SRCS src/*.cc)\nadd_library(core SHARED ${CORE_SRCS})\n" + kApp);
+  EXPECT_NE(r.err.find("removing list(FILTER CORE_SRCS EXCLUDE REGEX /d\\\\.cc$) at " + src_ + "/CMakeLists.txt:5"),
+            std::string::npos) << r.err;
+  ASSERT_EQ(run("cmake " + quote(build_)).status, 0);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, filter_that_also_excludes_a_file_kept_out_on_purpose_is_refused_with_the_reason) {
+  std::string cmake = kHead +
+                      "file(GLOB CORE_SRCS src/*.cc)\n"
+                      "list(FILTER CORE_SRCS EXCLUDE REGEX \"/(b|win)\\\\.cc$\")\n"
+                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+  auto files = sources("src/", cmake);
+  files["src/win.cc"] = "#error not on this platform\n";
+  make("filter_shared", files);
+  auto r = stubgen("--apply");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(file("CMakeLists.txt"), cmake);
+  EXPECT_NE(r.err.find(src_ + "/src/b.cc is excluded by list(FILTER CORE_SRCS EXCLUDE REGEX /(b|win)\\\\.cc$) at " + src_ +
+                       "/CMakeLists.txt:4, which also excludes " + src_ + "/src/win.cc: narrow that regex by hand"),
+            std::string::npos) << r.err;
+}
+
+TEST_F(CMakePatch, entry_goes_to_the_if_branch_the_configure_took_even_when_another_holds_closer_names) {
+  // fmt's shape: the branch not taken holds the nearer name (src/bx.cc), so prefix alone would pick it.
+  std::string cmake = kHead +
+                      "option(CORE_MODULE \"\" OFF)\n"
+                      "if(CORE_MODULE)\n"
+                      "  set(CORE_SRCS src/bx.cc)\n"
+                      "else()\n"
+                      "  set(CORE_SRCS src/a.cc src/c.cc)\n"
+                      "endif()\n"
+                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+  auto files = sources("src/", cmake);
+  files["src/bx.cc"] = "int bx() { return 0; }\n";
+  make("if_taken", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("src/a.cc src/c.cc"), 17, "src/a.cc src/b.cc src/c.cc");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, entry_is_spelled_as_its_siblings_when_a_function_adds_their_directory) {
+  // gflags' shape: configure_sources() prefixes src/, so the list says "a.cc" for src/a.cc.
+  std::string cmake = kHead +
+                      "function(in_src out)\n"
+                      "  set(tmp)\n"
+                      "  foreach(s IN LISTS ARGN)\n"
+                      "    list(APPEND tmp \"${PROJECT_SOURCE_DIR}/src/${s}\")\n"
+                      "  endforeach()\n"
+                      "  set(${out} \"${tmp}\" PARENT_SCOPE)\n"
+                      "endfunction()\n"
+                      "set(CORE_SRCS\n"
+                      "  \"a.cc\"\n"
+                      "  \"c.cc\"\n"
+                      ")\n"
+                      "in_src(CORE_SRCS ${CORE_SRCS})\n"
+                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+  make("function_prefix", sources("src/", cmake));
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.insert(want.find("  \"c.cc\""), "  \"b.cc\"\n");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, cmake_patch_paths_are_relative_to_the_checkout_holding_the_project_not_to_the_project) {
+  // The CMake project is a subdirectory (src/) of the git checkout: the patch names src/CMakeLists.txt
+  // so that `git apply` works from the checkout's top.
+  std::string cmake = kHead + "add_library(core SHARED a.cc c.cc)\n" + kApp;
+  make("checkout_subdir", sources("", cmake));
+  fs::remove_all(src_ + "/.git");
+  ASSERT_EQ(run("cd " + quote(root_) + " && git init -q . && git add src && git -c user.name=t -c user.email=t@t "
+                "commit -qm base").status, 0);
+  std::string patch = root_ + "/fix.diff";
+  auto r = stubgen("--cmake-patch " + quote(patch));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string diff = test::read_file(patch);
+  EXPECT_EQ(diff.rfind("--- a/src/CMakeLists.txt\n+++ b/src/CMakeLists.txt\n", 0), 0u) << diff;
+  auto applied = run("cd " + quote(root_) + " && git apply " + quote(patch));
+  ASSERT_EQ(applied.status, 0) << applied.err;
+  EXPECT_EQ(file("CMakeLists.txt"), kHead + "add_library(core SHARED a.cc b.cc c.cc)\n" + kApp);
+  auto rebuilt = run("cmake --build " + quote(build_) + " -j 2");
+  ASSERT_EQ(rebuilt.status, 0) << rebuilt.out << rebuilt.err;
+  EXPECT_EQ(run(quote(build_ + "/app")).status, 0);
+}
+
 TEST_F(CMakePatch, broken_cmake_file_is_one_error_line_naming_it_and_exit_2) {
   std::string top = kHead + "add_subdirectory(db)\nadd_library(core SHARED ${DB_SRCS})\n" + kApp;
   auto files = sources("db/", top);
