@@ -521,10 +521,6 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
 
   // The panel must measure something; a seed that removes only unreferenced code proves nothing.
   ASSERT_FALSE(truth.empty()) << "the removed sources leave no symbol undefined";
-  if (!MLC_REALCODE_STRICT && (accuracy < kThreshold || !restored || !second_is_noop)) {
-    GTEST_SKIP() << "accuracy " << pct.str() << "% below 98%" << (restored ? "" : ", build not restored")
-                 << (second_is_noop ? "" : ", second --apply not a no-op") << ": not yet strict";
-  }
   EXPECT_GE(accuracy, kThreshold) << summary.str() << "\n" << misses.str();
   EXPECT_EQ(rb.status, 0) << "rebuild after musa-stubgen --apply failed:\n" << rb.out << rb.err << sg.out << sg.err;
   EXPECT_TRUE(left.empty()) << left.size() << " traced symbols still undefined after --apply, first: "
