@@ -509,7 +509,6 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   const auto before_second = tree_digest({tree, stubs});
   auto sg2 = run(kStubgen + " " + quote(library) + stub_args);
   const bool second_is_noop = tree_digest({tree, stubs}) == before_second;
-  const bool restored = rb.status == 0 && left.empty();
   summary << "; apply: stubgen exit " << sg.status << ", rebuild " << (rb.status == 0 ? "ok" : "FAILED") << ", "
           << left.size() << " traced symbols left undefined, second apply "
           << (second_is_noop ? "changes nothing" : "CHANGES FILES");
