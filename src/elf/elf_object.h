@@ -117,6 +117,8 @@ struct ElfObject {
 
   std::shared_ptr<const void> keep_alive;  // owns the mapping the string_views point into
   void* handle = nullptr;                  // the open libelf handle (opaque outside src/elf)
+  void* native = nullptr;  // the file read without libelf (host byte order; opaque outside src/elf)
+  bool tables_read = false;  // .dynsym views and version tables already read (read_symbols reads them once)
 
   bool nodeflib() const { return (dt_flags_1 & 0x800) != 0; }  // DF_1_NODEFLIB
   const VersionDefinition* definition(uint16_t index) const;
