@@ -283,6 +283,17 @@ bool read_relocations(const std::vector<Elf_Scn*>& scns, const ElfObject& obj, s
   return true;
 }
 
+// The named entries that are undefined (st_shndx read in place from the raw .dynsym).
+void collect_undefined(ElfObject& obj, const std::vector<uint8_t>& named) {
+  const size_t n = std::min(named.size(), obj.dynsym_count);
+  for (uint32_t i = 1; i < n; ++i) {
+    if (!named[i]) continue;
+    uint16_t shndx = obj.is_64 ? static_cast<const Elf64_Sym*>(obj.dynsym_data)[i].st_shndx
+                               : static_cast<const Elf32_Sym*>(obj.dynsym_data)[i].st_shndx;
+    if (shndx == SHN_UNDEF) obj.relocated_symbols.push_back(i);
+  }
+}
+
 Result<Sections> scan_sections(Elf* elf, const std::string& path, ElfObject& obj);
 std::optional<InputError> read_tables(Elf* elf, const Sections& sec, const ReadOptions& options, ElfObject& obj);
 
@@ -445,10 +456,7 @@ std::optional<InputError> read_tables(Elf* elf, const Sections& sec, const ReadO
     std::vector<uint8_t> named(obj.dynsym_count, 0);
     obj.has_relocation_info = !dynamic_relocs.empty() && read_relocations(dynamic_relocs, obj, named);
     obj.relocated_symbols.clear();
-    if (obj.has_relocation_info) {
-      for (uint32_t i = 1; i < named.size(); ++i)
-        if (named[i]) obj.relocated_symbols.push_back(i);
-    }
+    if (obj.has_relocation_info) collect_undefined(obj, named);
   }
   if (sec.dynsym && !options.lookup_only) {
     auto syms = read_symbols(elf, sec.dynsym, path, options.defined_names);
@@ -772,10 +780,7 @@ std::optional<InputError> read_tables(File& f, const ReadOptions& options, ElfOb
     }
     obj.has_relocation_info = any;
     obj.relocated_symbols.clear();
-    if (any) {
-      for (uint32_t i = 1; i < named.size(); ++i)
-        if (named[i]) obj.relocated_symbols.push_back(i);
-    }
+    if (any) collect_undefined(obj, named);
   }
   if (f.dynsym && !options.lookup_only) {
     obj.dynamic_symbols = obj.is_64 ? symbols_of<Elf64_Sym, true>(f, f.dynsym, options.defined_names)
@@ -849,6 +854,23 @@ uint32_t gnu_hash(std::string_view name) {
 std::string_view ElfObject::name_of(const Symbol& s) const {
   if (!s.name.empty() || s.name_offset == 0) return s.name;
   return name_in(dynamic_strings, s.name_offset);
+}
+
+std::string_view ElfObject::name_and_hash(uint32_t offset, uint32_t& hash) const {
+  uint32_t h = 5381;
+  hash = h;
+  if (offset >= dynamic_strings.size()) return {};
+  const char* start = dynamic_strings.data() + offset;
+  const char* end = dynamic_strings.data() + dynamic_strings.size();
+  for (const char* c = start; c < end; ++c) {
+    if (*c == '\0') {
+      hash = h;
+      return {start, static_cast<size_t>(c - start)};
+    }
+    h = h * 33 + static_cast<unsigned char>(*c);
+  }
+  hash = 5381;
+  return {};
 }
 
 size_t ElfObject::dynamic_symbol_count() const {

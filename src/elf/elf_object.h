@@ -105,7 +105,9 @@ struct ElfObject {
   bool has_versym = false;
   bool has_verdef = false;
   bool has_relocation_info = false;  // false: relocations could not be read; every undefined symbol counts
-  std::vector<uint32_t> relocated_symbols;  // sorted .dynsym indexes the dynamic relocations name
+  // Sorted .dynsym indexes of the undefined symbols the dynamic relocations name (the references
+  // ld.so looks up; relocations naming definitions bind within the scope and cannot fail).
+  std::vector<uint32_t> relocated_symbols;
   bool has_static_symtab = false;    // a .symtab exists (read only when ReadOptions::static_symbols)
 
   std::string_view dynamic_strings;  // the .dynsym's string table (names not materialised are read from it)
@@ -129,6 +131,9 @@ struct ElfObject {
   Symbol dynamic_symbol(size_t index) const;
   // A .dynsym entry's name, also when it was not materialised at read time.
   std::string_view name_of(const Symbol& s) const;
+  // The .dynstr name at `offset` and its GNU hash, in one pass over its bytes (as ld.so hashes a
+  // reference's name); empty when the offset or the name's end lies outside the table.
+  std::string_view name_and_hash(uint32_t offset, uint32_t& hash) const;
   // Appends the indexes of the defined .dynsym entries named `name` (hash = gnu_hash(name)), as
   // ld.so's do_lookup_x finds them: bloom filter, bucket, chain; a scan when there is no .gnu.hash.
   void find_defined(std::string_view name, uint32_t hash, std::vector<uint32_t>& out) const;

@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include <tbb/parallel_for.h>
 
@@ -213,25 +214,29 @@ class Emulator {
     lo.names.push_back(name);
     if (!obj.soname.empty() && obj.soname != name) lo.names.push_back(obj.soname);
     lo.elf = std::move(obj);
+    const int index = static_cast<int>(process_.objects.size());
+    for (const auto& n : lo.names) index_name(n, index);
+    index_name(lo.elf.soname, index);
+    by_inode_.emplace(std::make_pair(lo.dev, lo.ino), index);
     process_.objects.push_back(std::move(lo));
-    return static_cast<int>(process_.objects.size()) - 1;
+    return index;
   }
 
   int find_by_inode(const struct stat& st) const {
-    for (size_t i = 0; i < process_.objects.size(); ++i) {
-      if (process_.objects[i].dev == st.st_dev && process_.objects[i].ino == st.st_ino) return static_cast<int>(i);
-    }
-    return -1;
+    auto it = by_inode_.find({st.st_dev, st.st_ino});
+    return it == by_inode_.end() ? -1 : it->second;
   }
 
-  // glibc's _dl_name_match_p plus the soname comparison of _dl_map_object.
+  // glibc's _dl_name_match_p plus the soname comparison of _dl_map_object: the first object in
+  // load order that answers to the name (its names or its soname).
   int find_by_name(const std::string& name) const {
-    for (size_t i = 0; i < process_.objects.size(); ++i) {
-      for (const auto& n : process_.objects[i].names)
-        if (n == name) return static_cast<int>(i);
-      if (process_.objects[i].elf.soname == name) return static_cast<int>(i);
-    }
-    return -1;
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? -1 : it->second;
+  }
+
+  void index_name(const std::string& name, int index) {
+    auto [it, fresh] = by_name_.emplace(name, index);
+    if (!fresh && index < it->second) it->second = index;
   }
 
   void walk_needed(int root, bool with) {
@@ -315,6 +320,7 @@ class Emulator {
     if (int existing = find_by_inode(st); existing >= 0) {
       // glibc: same device and inode as a loaded object -> that object, now also known by this name.
       process_.objects[existing].names.push_back(name);
+      index_name(name, existing);
       entry.object = existing;
       entry.how = how;
       return true;
@@ -535,6 +541,8 @@ class Emulator {
     return elf::read_object(path, kHeadersOnly);
   }
   Process process_;
+  std::unordered_map<std::string, int> by_name_;           // find_by_name's index
+  std::map<std::pair<dev_t, ino_t>, int> by_inode_;        // find_by_inode's index
   std::map<std::string, std::vector<SearchAttempt>> missing_;
   bool platform_set_ = false;
   uint16_t machine_ = 62;
