@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstring>
@@ -513,6 +514,8 @@ Result<std::shared_ptr<Mapping>> open_mapping(const std::string& path) {
 
 namespace native {
 
+std::atomic<bool> keep_mapped{false};  // keep_mappings_until_exit()
+
 struct Section {
   uint32_t type = 0;
   uint32_t link = 0;
@@ -528,7 +531,7 @@ struct File {
   std::vector<size_t> relocations;
   std::vector<std::unique_ptr<uint64_t[]>> copies;  // aligned copies of misaligned tables
   ~File() {
-    if (base) munmap(const_cast<char*>(base), size);
+    if (base && !keep_mapped.load(std::memory_order_relaxed)) munmap(const_cast<char*>(base), size);
   }
   File() = default;
   File(const File&) = delete;
@@ -965,6 +968,8 @@ bool is_archive(const std::string& path) {
   char magic[SARMAG];
   return pread(map.value()->fd, magic, SARMAG, 0) == SARMAG && std::memcmp(magic, ARMAG, SARMAG) == 0;
 }
+
+void keep_mappings_until_exit() { native::keep_mapped.store(true); }
 
 Result<ElfObject> read_object(const std::string& path, const ReadOptions& options) {
   auto map = open_mapping(path);

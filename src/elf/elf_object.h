@@ -166,6 +166,11 @@ Result<ElfIdent> read_ident(const std::string& path);
 
 Result<ElfObject> read_object(const std::string& path, const ReadOptions& options = {});
 
+// Files read natively stay mapped while an object refers to them and are unmapped with the last
+// one. A program that exits right after its run may keep them mapped instead: the kernel then drops
+// them all at exit, rather than one munmap (and TLB shootdown across threads) per file.
+void keep_mappings_until_exit();
+
 // Completes an object read with `symbols = false`: symbol tables, versions, relocations. Objects are
 // independent, so several may be completed on different threads at once.
 std::optional<InputError> read_symbols(ElfObject& object, const ReadOptions& options = {});

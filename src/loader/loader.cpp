@@ -278,8 +278,7 @@ class Emulator {
 
   // glibc's open_verify: a file of another ELF class or machine is skipped silently and the search goes
   // on; anything else that is not a loadable ELF object ends the search with an error.
-  Probe probe(const std::string& path, std::string& outcome) {
-    struct stat st;
+  Probe probe(const std::string& path, std::string& outcome, struct stat& st) {
     if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
       outcome = "not found";
       return Probe::Missing;
@@ -311,12 +310,11 @@ class Emulator {
   bool try_path(const std::string& path, const std::string& name, FoundHow how, int requester, NeededEntry& entry,
                 bool& stop) {
     std::string outcome;
-    Probe p = probe(path, outcome);
+    struct stat st;
+    Probe p = probe(path, outcome, st);
     entry.searched.push_back({path, how, outcome});
     if (p == Probe::Broken) stop = true;
     if (p != Probe::Accepted) return false;
-    struct stat st;
-    stat(path.c_str(), &st);
     if (int existing = find_by_inode(st); existing >= 0) {
       // glibc: same device and inode as a loaded object -> that object, now also known by this name.
       process_.objects[existing].names.push_back(name);
