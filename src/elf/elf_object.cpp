@@ -971,29 +971,54 @@ bool is_archive(const std::string& path) {
 
 void keep_mappings_until_exit() { native::keep_mapped.store(true); }
 
+namespace {
+
+// Reads an opened file whose identification was taken.
+Result<ElfObject> read_opened(const std::shared_ptr<Mapping>& map, const std::string& path, const ElfIdent& ident,
+                              bool host_order, const ReadOptions& options) {
+  if (host_order) {
+    struct stat st;
+    if (fstat(map->fd, &st) != 0) return InputError{path, std::string("cannot open: ") + std::strerror(errno)};
+    return native::read(map->fd, path, static_cast<size_t>(st.st_size), ident, options);
+  }
+  map->elf = elf_begin(map->fd, ELF_C_READ_MMAP, nullptr);
+  if (!map->elf) return InputError{path, "cannot read ELF: " + elf_error()};
+  // Everything is read through the mapping from here on: the descriptor is given back at once, so a
+  // scan of thousands of libraries never runs out of them.
+  if (elf_cntl(map->elf, ELF_C_FDDONE) == 0) {
+    close(map->fd);
+    map->fd = -1;
+  }
+  auto obj = read_elf(map->elf, path, options);
+  if (!obj) return obj.error();
+  obj->keep_alive = map;
+  return obj;
+}
+
+}  // namespace
+
 Result<ElfObject> read_object(const std::string& path, const ReadOptions& options) {
   auto map = open_mapping(path);
   if (!map) return map.error();
   bool host_order = false;
   auto ident = ident_of(map.value()->fd, path, &host_order);  // distinguishes "not ELF" from libelf's complaints
   if (!ident) return ident.error();
-  if (host_order) {
-    struct stat st;
-    if (fstat(map.value()->fd, &st) != 0) return InputError{path, std::string("cannot open: ") + std::strerror(errno)};
-    return native::read(map.value()->fd, path, static_cast<size_t>(st.st_size), ident.value(), options);
-  }
-  map.value()->elf = elf_begin(map.value()->fd, ELF_C_READ_MMAP, nullptr);
-  if (!map.value()->elf) return InputError{path, "cannot read ELF: " + elf_error()};
-  // Everything is read through the mapping from here on: the descriptor is given back at once, so a
-  // scan of thousands of libraries never runs out of them.
-  if (elf_cntl(map.value()->elf, ELF_C_FDDONE) == 0) {
-    close(map.value()->fd);
-    map.value()->fd = -1;
-  }
-  auto obj = read_elf(map.value()->elf, path, options);
+  return read_opened(map.value(), path, ident.value(), host_order, options);
+}
+
+Result<ProbedObject> probe_object(const std::string& path, const ReadOptions& options,
+                                  const std::function<bool(const ElfIdent&)>& accept) {
+  auto map = open_mapping(path);
+  if (!map) return map.error();
+  bool host_order = false;
+  auto ident = ident_of(map.value()->fd, path, &host_order);
+  if (!ident) return ident.error();
+  ProbedObject probed{ident.value(), std::nullopt};
+  if (!accept(probed.ident)) return probed;
+  auto obj = read_opened(map.value(), path, ident.value(), host_order, options);
   if (!obj) return obj.error();
-  obj->keep_alive = std::move(map).value();
-  return obj;
+  probed.object = std::move(obj).value();
+  return probed;
 }
 
 std::optional<InputError> read_symbols(ElfObject& object, const ReadOptions& options) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -165,6 +166,16 @@ struct ElfIdent {
 Result<ElfIdent> read_ident(const std::string& path);
 
 Result<ElfObject> read_object(const std::string& path, const ReadOptions& options = {});
+
+// read_ident and read_object in one opening of the file: `accept` sees the identification first, and
+// a file it turns away is read no further (`object` is then empty). Errors are read_ident's, then
+// read_object's.
+struct ProbedObject {
+  ElfIdent ident;
+  std::optional<ElfObject> object;
+};
+Result<ProbedObject> probe_object(const std::string& path, const ReadOptions& options,
+                                  const std::function<bool(const ElfIdent&)>& accept);
 
 // Files read natively stay mapped while an object refers to them and are unmapped with the last
 // one. A program that exits right after its run may keep them mapped instead: the kernel then drops

@@ -274,31 +274,12 @@ class Emulator {
     return dirs;
   }
 
-  enum class Probe { Missing, Skipped, Accepted, Broken };
-
   // glibc's open_verify: a file of another ELF class or machine is skipped silently and the search goes
   // on; anything else that is not a loadable ELF object ends the search with an error.
-  Probe probe(const std::string& path, std::string& outcome, struct stat& st) {
-    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      outcome = "not found";
-      return Probe::Missing;
-    }
-    auto ident = elf::read_ident(path);
-    if (!ident) {
-      outcome = ident.error().message;
-      process_.errors.push_back(ident.error());
-      return Probe::Broken;
-    }
-    if (platform_set_ && ident->is_64 != is_64_) {
-      outcome = "skipped: wrong ELF class";
-      return Probe::Skipped;
-    }
-    if (platform_set_ && ident->machine != machine_) {
-      outcome = "skipped: wrong machine";
-      return Probe::Skipped;
-    }
-    outcome = "found";
-    return Probe::Accepted;
+  const char* skip_reason(const elf::ElfIdent& ident) const {
+    if (platform_set_ && ident.is_64 != is_64_) return "skipped: wrong ELF class";
+    if (platform_set_ && ident.machine != machine_) return "skipped: wrong machine";
+    return nullptr;
   }
 
   // Tries `dir/name`; on success the NeededEntry is filled and true returned.
@@ -307,15 +288,41 @@ class Emulator {
     return try_path(join(dir, name), name, how, requester, entry, stop);
   }
 
+  // One candidate file: identified (open_verify), then matched by device and inode against the loaded
+  // objects, else read. An object already read in this process or run answers for its file's
+  // identification; any other file is identified and read in one opening.
   bool try_path(const std::string& path, const std::string& name, FoundHow how, int requester, NeededEntry& entry,
                 bool& stop) {
-    std::string outcome;
     struct stat st;
-    Probe p = probe(path, outcome, st);
-    entry.searched.push_back({path, how, outcome});
-    if (p == Probe::Broken) stop = true;
-    if (p != Probe::Accepted) return false;
-    if (int existing = find_by_inode(st); existing >= 0) {
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      entry.searched.push_back({path, how, "not found"});
+      return false;
+    }
+    const int existing = find_by_inode(st);
+    const elf::ElfObject* known = existing >= 0 ? &process_.objects[existing].elf
+                                  : cache_objects_ ? cache_objects_->find(st.st_dev, st.st_ino)
+                                                   : nullptr;
+    std::optional<elf::ElfObject> fresh;
+    elf::ElfIdent ident;
+    if (known) {
+      ident = {known->is_64, known->big_endian, known->machine, known->osabi, known->kind};
+    } else {
+      auto probed = elf::probe_object(path, kHeadersOnly, [this](const elf::ElfIdent& id) { return !skip_reason(id); });
+      if (!probed) {
+        process_.errors.push_back(probed.error());
+        entry.searched.push_back({path, how, probed.error().message});
+        stop = true;
+        return false;
+      }
+      ident = probed->ident;
+      fresh = std::move(probed->object);
+    }
+    if (const char* skipped = skip_reason(ident)) {
+      entry.searched.push_back({path, how, skipped});
+      return false;
+    }
+    entry.searched.push_back({path, how, "found"});
+    if (existing >= 0) {
       // glibc: same device and inode as a loaded object -> that object, now also known by this name.
       process_.objects[existing].names.push_back(name);
       index_name(name, existing);
@@ -323,7 +330,7 @@ class Emulator {
       entry.how = how;
       return true;
     }
-    auto obj = read_headers(path, st);
+    Result<elf::ElfObject> obj = fresh ? Result<elf::ElfObject>(std::move(*fresh)) : read_headers(path, st);
     if (!obj) {
       process_.errors.push_back(obj.error());
       entry.searched.back().outcome = obj.error().message;
