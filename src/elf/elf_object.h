@@ -1,6 +1,9 @@
 // Reads what the dynamic loader reads from an ELF file (dynamic section, .dynsym, symbol versions,
 // dynamic relocations) and, for tracing, the static .symtab of shared objects, .o files and the
-// members of .a archives. Only this folder includes libelf; its types never leave it.
+// members of .a archives. Files in the host's byte order are read directly (section headers and
+// .dynamic by pread, the tables in place in a read-only mapping, so only the pages look-ups need are
+// touched); other files and archive members go through libelf. Only this folder includes libelf;
+// its types never leave it.
 #pragma once
 
 #include <cstdint>
