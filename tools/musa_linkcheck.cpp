@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "elf/elf_object.h"
 #include "pipeline/linkcheck.h"
 #include "report/baseline.h"
 #include "report/render.h"
@@ -100,6 +101,7 @@ int run(int argc, char** argv) {
   }
 
   mlc::LinkcheckOptions options = context.resolve();
+  mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
   options.trace.confirm = confirm;
   options.trace.confirm_budget = confirm_budget;
   for (auto& in : inputs) in = absolute(in);

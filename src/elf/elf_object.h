@@ -1,9 +1,13 @@
 // Reads what the dynamic loader reads from an ELF file (dynamic section, .dynsym, symbol versions,
 // dynamic relocations) and, for tracing, the static .symtab of shared objects, .o files and the
-// members of .a archives. Only this folder includes libelf; its types never leave it.
+// members of .a archives. Files in the host's byte order are read directly (section headers and
+// .dynamic by pread, the tables in place in a read-only mapping, so only the pages look-ups need are
+// touched); other files and archive members go through libelf. Only this folder includes libelf;
+// its types never leave it.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,7 +109,9 @@ struct ElfObject {
   bool has_versym = false;
   bool has_verdef = false;
   bool has_relocation_info = false;  // false: relocations could not be read; every undefined symbol counts
-  std::vector<uint32_t> relocated_symbols;  // sorted .dynsym indexes the dynamic relocations name
+  // Sorted .dynsym indexes of the undefined symbols the dynamic relocations name (the references
+  // ld.so looks up; relocations naming definitions bind within the scope and cannot fail).
+  std::vector<uint32_t> relocated_symbols;
   bool has_static_symtab = false;    // a .symtab exists (read only when ReadOptions::static_symbols)
 
   std::string_view dynamic_strings;  // the .dynsym's string table (names not materialised are read from it)
@@ -117,6 +123,8 @@ struct ElfObject {
 
   std::shared_ptr<const void> keep_alive;  // owns the mapping the string_views point into
   void* handle = nullptr;                  // the open libelf handle (opaque outside src/elf)
+  void* native = nullptr;  // the file read without libelf (host byte order; opaque outside src/elf)
+  bool tables_read = false;  // .dynsym views and version tables already read (read_symbols reads them once)
 
   bool nodeflib() const { return (dt_flags_1 & 0x800) != 0; }  // DF_1_NODEFLIB
   const VersionDefinition* definition(uint16_t index) const;
@@ -127,6 +135,9 @@ struct ElfObject {
   Symbol dynamic_symbol(size_t index) const;
   // A .dynsym entry's name, also when it was not materialised at read time.
   std::string_view name_of(const Symbol& s) const;
+  // The .dynstr name at `offset` and its GNU hash, in one pass over its bytes (as ld.so hashes a
+  // reference's name); empty when the offset or the name's end lies outside the table.
+  std::string_view name_and_hash(uint32_t offset, uint32_t& hash) const;
   // Appends the indexes of the defined .dynsym entries named `name` (hash = gnu_hash(name)), as
   // ld.so's do_lookup_x finds them: bloom filter, bucket, chain; a scan when there is no .gnu.hash.
   void find_defined(std::string_view name, uint32_t hash, std::vector<uint32_t>& out) const;
@@ -158,6 +169,21 @@ struct ElfIdent {
 Result<ElfIdent> read_ident(const std::string& path);
 
 Result<ElfObject> read_object(const std::string& path, const ReadOptions& options = {});
+
+// read_ident and read_object in one opening of the file: `accept` sees the identification first, and
+// a file it turns away is read no further (`object` is then empty). Errors are read_ident's, then
+// read_object's.
+struct ProbedObject {
+  ElfIdent ident;
+  std::optional<ElfObject> object;
+};
+Result<ProbedObject> probe_object(const std::string& path, const ReadOptions& options,
+                                  const std::function<bool(const ElfIdent&)>& accept);
+
+// Files read natively stay mapped while an object refers to them and are unmapped with the last
+// one. A program that exits right after its run may keep them mapped instead: the kernel then drops
+// them all at exit, rather than one munmap (and TLB shootdown across threads) per file.
+void keep_mappings_until_exit();
 
 // Completes an object read with `symbols = false`: symbol tables, versions, relocations. Objects are
 // independent, so several may be completed on different threads at once.

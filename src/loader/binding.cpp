@@ -4,7 +4,6 @@
 #include "loader/binding.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <unordered_set>
 
 #include <tbb/blocked_range.h>
@@ -164,20 +163,39 @@ class CandidateIndex {
     keys_.assign(cap, kEmpty);
     tail_.assign(cap, kNone);
     head_.assign(cap, kNone);
-    for (const Job& j : jobs) insert(j.hash >> 1);
+    filter_.assign(kFilterBits / 64, 0);
+    for (const Job& j : jobs) {
+      insert(j.hash >> 1);
+      uint32_t bit = (j.hash >> 1) & (kFilterBits - 1);
+      filter_[bit / 64] |= uint64_t{1} << (bit % 64);
+    }
   }
 
-  void add_object(const Process& p, uint32_t obj) {
+  // The table slots of the wanted hashes an object's definitions carry (read-only: objects are
+  // matched in parallel, then added in load order with add()).
+  void match(const Process& p, uint32_t obj, std::vector<uint32_t>& slots) const {
     const elf::ElfObject& o = p.objects[obj].elf;
     const elf::GnuHashTable& t = o.gnu_hash;
+    auto consider = [&](uint32_t key) {
+      // Most definitions are never referenced: a bit per hash value (128 KiB, cache-resident)
+      // turns them away before the table is probed.
+      uint32_t bit = key & (kFilterBits - 1);
+      if (!((filter_[bit / 64] >> (bit % 64)) & 1)) return;
+      uint32_t s = find(key);
+      if (s != kNone) slots.push_back(s);
+    };
     if (t.present()) {
-      for (size_t i = t.symoffset; i < o.dynsym_count; ++i) note(t.chains[i - t.symoffset] >> 1, obj);
+      for (size_t i = t.symoffset; i < o.dynsym_count; ++i) consider(t.chains[i - t.symoffset] >> 1);
       return;
     }
     for (size_t i = 1; i < o.dynamic_symbol_count(); ++i) {
       elf::Symbol s = o.dynamic_symbol(i);
-      if (!s.is_undefined()) note(elf::gnu_hash(o.name_of(s)) >> 1, obj);
+      if (!s.is_undefined()) consider(elf::gnu_hash(o.name_of(s)) >> 1);
     }
+  }
+
+  void add(uint32_t obj, const std::vector<uint32_t>& slots) {
+    for (uint32_t s : slots) note(s, obj);
   }
 
   // The candidate objects for a hash, in load order.
@@ -206,9 +224,7 @@ class CandidateIndex {
     keys_[i] = key;
   }
 
-  void note(uint32_t key, uint32_t obj) {
-    uint32_t s = find(key);
-    if (s == kNone) return;
+  void note(uint32_t s, uint32_t obj) {
     if (tail_[s] != kNone && object_[tail_[s]] == obj) return;  // several symbols, one object
     uint32_t e = static_cast<uint32_t>(object_.size());
     object_.push_back(obj);
@@ -217,6 +233,8 @@ class CandidateIndex {
     tail_[s] = e;
   }
 
+  static constexpr uint32_t kFilterBits = 1u << 20;
+  std::vector<uint64_t> filter_;
   std::vector<uint32_t> keys_, head_, tail_, next_;
   std::vector<uint32_t> object_;
 };
@@ -235,48 +253,80 @@ BindOutcome bind(const Process& p, const std::vector<int>& checked) {
   };
   std::vector<Ref> refs;
   std::vector<Job> jobs;
-  std::unordered_map<std::string_view, uint32_t> first_job;  // by name
   auto same_requirement = [](const elf::VersionRequirement* a, const elf::VersionRequirement* b) {
     if (!a || !b) return a == b;
     return a->name == b->name && a->file == b->file && a->hidden == b->hidden;
   };
-  size_t expected = 0;
-  for (int i : checked) expected += p.objects[i].elf.relocated_symbols.size();
-  refs.reserve(expected / 2);
-  jobs.reserve(expected / 4);
-  first_job.reserve(expected / 4);
-  for (int i : checked) {
-    const auto& o = p.objects[i].elf;
+  // Each object's references, read in parallel (the reads touch cold .dynsym, .gnu.version and
+  // .dynstr pages; the name's GNU hash is computed while its bytes are read, as ld.so does).
+  struct Pending {
+    uint32_t symbol;
+    uint32_t hash;
+    std::string_view name;
+    const elf::VersionRequirement* version;
+  };
+  std::vector<std::vector<Pending>> pending(checked.size());
+  tbb::parallel_for(size_t{0}, checked.size(), [&](size_t k) {
+    const auto& o = p.objects[checked[k]].elf;
+    auto& out = pending[k];
     auto consider = [&](uint32_t s, bool relocated) {
       Symbol sym = o.dynamic_symbol(s);
-      if (!sym.is_undefined()) return;  // most relocations name definitions (interposable calls)
+      if (!sym.is_undefined() || (sym.binding != Binding::Global && sym.binding != Binding::GnuUnique)) return;
       sym.relocated = relocated;
-      sym.name = o.name_of(sym);
+      uint32_t hash = 0;
+      sym.name = o.name_and_hash(sym.name_offset, hash);
       if (!counts_as_reference(o, sym)) return;
       const elf::VersionRequirement* version = nullptr;
       if (o.has_versym && sym.version_index >= 2) version = o.requirement(sym.version_index);
-      auto [it, fresh] = first_job.try_emplace(sym.name, static_cast<uint32_t>(jobs.size()));
-      uint32_t job = it->second;
-      if (!fresh) {
+      out.push_back({s, hash, sym.name, version});
+    };
+    if (o.has_relocation_info) {
+      out.reserve(o.relocated_symbols.size());
+      for (uint32_t s : o.relocated_symbols) consider(s, true);
+    } else {
+      for (uint32_t s = 1; s < o.dynamic_symbol_count(); ++s) consider(s, false);
+    }
+  });
+  // One look-up per name and version requirement: an open-addressing table of each name's first
+  // job, keyed by the GNU hash (other versions of the name are chained through next_same_name).
+  size_t expected = 0;
+  for (const auto& v : pending) expected += v.size();
+  refs.reserve(expected);
+  jobs.reserve(expected / 2 + 1);
+  size_t cap = 64;
+  while (cap < expected * 2) cap *= 2;
+  std::vector<uint32_t> first_job(cap, UINT32_MAX);
+  const size_t mask = cap - 1;
+  for (size_t k = 0; k < checked.size(); ++k) {
+    for (const Pending& r : pending[k]) {
+      size_t slot = (size_t{r.hash} * 0x9E3779B97F4A7C15ull >> 20) & mask;
+      while (first_job[slot] != UINT32_MAX && (jobs[first_job[slot]].hash != r.hash || jobs[first_job[slot]].name != r.name))
+        slot = (slot + 1) & mask;
+      uint32_t job = first_job[slot];
+      if (job == UINT32_MAX) {
+        job = static_cast<uint32_t>(jobs.size());
+        first_job[slot] = job;
+      } else {
         uint32_t last = job;
-        for (; job != UINT32_MAX && !same_requirement(jobs[job].version, version); job = jobs[job].next_same_name) last = job;
+        for (; job != UINT32_MAX && !same_requirement(jobs[job].version, r.version); job = jobs[job].next_same_name) last = job;
         if (job == UINT32_MAX) {
           job = static_cast<uint32_t>(jobs.size());
           jobs[last].next_same_name = job;
         }
       }
-      if (job == jobs.size()) jobs.push_back({sym.name, elf::gnu_hash(sym.name), version, UINT32_MAX, {}});
-      refs.push_back({i, s, job});
-    };
-    if (o.has_relocation_info) {
-      for (uint32_t s : o.relocated_symbols) consider(s, true);
-    } else {
-      for (uint32_t s = 1; s < o.dynamic_symbol_count(); ++s) consider(s, false);
+      if (job == jobs.size()) jobs.push_back({r.name, r.hash, r.version, UINT32_MAX, {}});
+      refs.push_back({checked[k], r.symbol, job});
     }
   }
+  pending = {};
   // Candidates from the hash tables (load order), then the look-ups, in parallel.
   CandidateIndex index(jobs);
-  for (size_t obj = 0; obj < p.objects.size(); ++obj) index.add_object(p, static_cast<uint32_t>(obj));
+  {
+    std::vector<std::vector<uint32_t>> slots(p.objects.size());
+    tbb::parallel_for(size_t{0}, p.objects.size(),
+                      [&](size_t obj) { index.match(p, static_cast<uint32_t>(obj), slots[obj]); });
+    for (size_t obj = 0; obj < p.objects.size(); ++obj) index.add(static_cast<uint32_t>(obj), slots[obj]);
+  }
   tbb::parallel_for(tbb::blocked_range<size_t>(0, jobs.size(), 512), [&](const tbb::blocked_range<size_t>& range) {
     std::vector<uint32_t> candidates;
     std::vector<uint32_t> scratch;

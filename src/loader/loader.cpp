@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include <tbb/parallel_for.h>
 
@@ -213,25 +214,29 @@ class Emulator {
     lo.names.push_back(name);
     if (!obj.soname.empty() && obj.soname != name) lo.names.push_back(obj.soname);
     lo.elf = std::move(obj);
+    const int index = static_cast<int>(process_.objects.size());
+    for (const auto& n : lo.names) index_name(n, index);
+    index_name(lo.elf.soname, index);
+    by_inode_.emplace(std::make_pair(lo.dev, lo.ino), index);
     process_.objects.push_back(std::move(lo));
-    return static_cast<int>(process_.objects.size()) - 1;
+    return index;
   }
 
   int find_by_inode(const struct stat& st) const {
-    for (size_t i = 0; i < process_.objects.size(); ++i) {
-      if (process_.objects[i].dev == st.st_dev && process_.objects[i].ino == st.st_ino) return static_cast<int>(i);
-    }
-    return -1;
+    auto it = by_inode_.find({st.st_dev, st.st_ino});
+    return it == by_inode_.end() ? -1 : it->second;
   }
 
-  // glibc's _dl_name_match_p plus the soname comparison of _dl_map_object.
+  // glibc's _dl_name_match_p plus the soname comparison of _dl_map_object: the first object in
+  // load order that answers to the name (its names or its soname).
   int find_by_name(const std::string& name) const {
-    for (size_t i = 0; i < process_.objects.size(); ++i) {
-      for (const auto& n : process_.objects[i].names)
-        if (n == name) return static_cast<int>(i);
-      if (process_.objects[i].elf.soname == name) return static_cast<int>(i);
-    }
-    return -1;
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? -1 : it->second;
+  }
+
+  void index_name(const std::string& name, int index) {
+    auto [it, fresh] = by_name_.emplace(name, index);
+    if (!fresh && index < it->second) it->second = index;
   }
 
   void walk_needed(int root, bool with) {
@@ -269,32 +274,12 @@ class Emulator {
     return dirs;
   }
 
-  enum class Probe { Missing, Skipped, Accepted, Broken };
-
   // glibc's open_verify: a file of another ELF class or machine is skipped silently and the search goes
   // on; anything else that is not a loadable ELF object ends the search with an error.
-  Probe probe(const std::string& path, std::string& outcome) {
-    struct stat st;
-    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      outcome = "not found";
-      return Probe::Missing;
-    }
-    auto ident = elf::read_ident(path);
-    if (!ident) {
-      outcome = ident.error().message;
-      process_.errors.push_back(ident.error());
-      return Probe::Broken;
-    }
-    if (platform_set_ && ident->is_64 != is_64_) {
-      outcome = "skipped: wrong ELF class";
-      return Probe::Skipped;
-    }
-    if (platform_set_ && ident->machine != machine_) {
-      outcome = "skipped: wrong machine";
-      return Probe::Skipped;
-    }
-    outcome = "found";
-    return Probe::Accepted;
+  const char* skip_reason(const elf::ElfIdent& ident) const {
+    if (platform_set_ && ident.is_64 != is_64_) return "skipped: wrong ELF class";
+    if (platform_set_ && ident.machine != machine_) return "skipped: wrong machine";
+    return nullptr;
   }
 
   // Tries `dir/name`; on success the NeededEntry is filled and true returned.
@@ -303,23 +288,49 @@ class Emulator {
     return try_path(join(dir, name), name, how, requester, entry, stop);
   }
 
+  // One candidate file: identified (open_verify), then matched by device and inode against the loaded
+  // objects, else read. An object already read in this process or run answers for its file's
+  // identification; any other file is identified and read in one opening.
   bool try_path(const std::string& path, const std::string& name, FoundHow how, int requester, NeededEntry& entry,
                 bool& stop) {
-    std::string outcome;
-    Probe p = probe(path, outcome);
-    entry.searched.push_back({path, how, outcome});
-    if (p == Probe::Broken) stop = true;
-    if (p != Probe::Accepted) return false;
     struct stat st;
-    stat(path.c_str(), &st);
-    if (int existing = find_by_inode(st); existing >= 0) {
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      entry.searched.push_back({path, how, "not found"});
+      return false;
+    }
+    const int existing = find_by_inode(st);
+    const elf::ElfObject* known = existing >= 0 ? &process_.objects[existing].elf
+                                  : cache_objects_ ? cache_objects_->find(st.st_dev, st.st_ino)
+                                                   : nullptr;
+    std::optional<elf::ElfObject> fresh;
+    elf::ElfIdent ident;
+    if (known) {
+      ident = {known->is_64, known->big_endian, known->machine, known->osabi, known->kind};
+    } else {
+      auto probed = elf::probe_object(path, kHeadersOnly, [this](const elf::ElfIdent& id) { return !skip_reason(id); });
+      if (!probed) {
+        process_.errors.push_back(probed.error());
+        entry.searched.push_back({path, how, probed.error().message});
+        stop = true;
+        return false;
+      }
+      ident = probed->ident;
+      fresh = std::move(probed->object);
+    }
+    if (const char* skipped = skip_reason(ident)) {
+      entry.searched.push_back({path, how, skipped});
+      return false;
+    }
+    entry.searched.push_back({path, how, "found"});
+    if (existing >= 0) {
       // glibc: same device and inode as a loaded object -> that object, now also known by this name.
       process_.objects[existing].names.push_back(name);
+      index_name(name, existing);
       entry.object = existing;
       entry.how = how;
       return true;
     }
-    auto obj = read_headers(path, st);
+    Result<elf::ElfObject> obj = fresh ? Result<elf::ElfObject>(std::move(*fresh)) : read_headers(path, st);
     if (!obj) {
       process_.errors.push_back(obj.error());
       entry.searched.back().outcome = obj.error().message;
@@ -535,6 +546,8 @@ class Emulator {
     return elf::read_object(path, kHeadersOnly);
   }
   Process process_;
+  std::unordered_map<std::string, int> by_name_;           // find_by_name's index
+  std::map<std::pair<dev_t, ino_t>, int> by_inode_;        // find_by_inode's index
   std::map<std::string, std::vector<SearchAttempt>> missing_;
   bool platform_set_ = false;
   uint16_t machine_ = 62;

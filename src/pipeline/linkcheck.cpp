@@ -278,9 +278,11 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   if (!options.trace.sdk_home.empty())
     for (const char* sub : {"/lib", "/lib64"}) env.candidate_dirs.push_back(options.trace.sdk_home + sub);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
-  for (const auto& file : expand_inputs(inputs, report.errors)) {
-    // Pass 1+2: read the ELF file and emulate the loader's mapping phase.
-    auto process = loader::load_process(file, env, &objects);
+  const std::vector<std::string> files = expand_inputs(inputs, report.errors);
+  for (const auto& file : files) {
+    // Pass 1+2: read the ELF file and emulate the loader's mapping phase (with one input, nothing
+    // is read twice: the cache would only cost a copy of every object).
+    auto process = loader::load_process(file, env, files.size() > 1 ? &objects : nullptr);
     if (!process) {
       report.errors.push_back(process.error());
       continue;

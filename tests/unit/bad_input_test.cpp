@@ -3,6 +3,7 @@
 // fixture by truncating it, pointing its sections past the end, and flipping bytes with a fixed seed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <cstring>
 #include <random>
@@ -127,6 +128,84 @@ TEST(BadInput, random_byte_flips_in_headers_never_crash) {
     Report report = run_linkcheck({path}, options);  // must return, whatever it says
     for (const auto& e : report.errors) EXPECT_FALSE(e.message.empty());
   }
+}
+
+// The sorted names of the unresolved symbols of the first library in a report.
+std::vector<std::string> unresolved_names(const Report& r) {
+  std::vector<std::string> names;
+  if (r.libraries.empty()) return names;
+  for (const auto& u : r.libraries[0].unresolved) names.push_back(u.symbol);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Look-ups go through each library's own .gnu.hash. A provider whose table is corrupt must not
+// crash the run: a table whose counts do not fit its section is set aside and the provider's
+// definitions are scanned, giving the findings of the intact file; a table that fits but leads
+// nowhere only loses definitions.
+TEST(BadInput, a_corrupt_gnu_hash_table_falls_back_to_a_scan_or_finds_less_never_crashes) {
+  // libver_user.so takes ver_old@VER_1 and ver_new@VER_2 from run/libver.so.1 (its RUNPATH).
+  const std::string dir = test::scratch_dir("bad-gnu-hash");
+  const std::string user = dir + "/libver_user.so", provider = dir + "/run/libver.so.1";
+  fs::create_directories(dir + "/run");
+  fs::copy_file(kFix + "/ver/libver_user.so", user);
+  const std::string intact = test::read_file(kFix + "/ver/run/libver.so.1");
+  test::write_file(provider, intact);
+  LinkcheckOptions options;
+  options.trace.cuda_home = "";
+  Report base = run_linkcheck({user}, options);
+  ASSERT_TRUE(base.errors.empty()) << base.errors[0].to_line();
+  const std::vector<std::string> expected = unresolved_names(base);
+  ASSERT_FALSE(expected.empty());
+  auto read = elf::read_object(provider);
+  ASSERT_TRUE(read.ok());
+  ASSERT_TRUE(read->gnu_hash.present());
+
+  // Where .gnu.hash lies, and the provider's own look-ups through it must have mattered: with every
+  // bucket pointing past the symbol table, the user's references to the provider go unresolved.
+  auto shoff = get<uint64_t>(intact, 0x28);
+  auto shnum = get<uint16_t>(intact, 0x3c);
+  size_t table = 0, table_size = 0;
+  for (uint16_t i = 0; i < shnum; ++i) {
+    size_t sh = shoff + size_t{i} * 64;
+    if (get<uint32_t>(intact, sh + 4) == 0x6ffffff6 /* SHT_GNU_HASH */) {
+      table = get<uint64_t>(intact, sh + 0x18);
+      table_size = get<uint64_t>(intact, sh + 0x20);
+    }
+  }
+  ASSERT_NE(table, 0u);
+  const uint32_t nbuckets = get<uint32_t>(intact, table), bloom_size = get<uint32_t>(intact, table + 8);
+
+  struct Variant {
+    const char* what;
+    size_t word;  // header word index
+    uint32_t value;
+  };
+  for (const Variant& v : {Variant{"bucket count past the section", 0, 0xffffffffu}, Variant{"no buckets", 0, 0},
+                           Variant{"symbol offset past the table", 1, 0xffffu},
+                           Variant{"bloom filter past the section", 2, 0x40000000u}, Variant{"no bloom words", 2, 0}}) {
+    std::string b = intact;
+    put<uint32_t>(b, table + 4 * v.word, v.value);
+    test::write_file(provider, b);
+    auto obj = elf::read_object(provider);
+    ASSERT_TRUE(obj.ok()) << v.what;
+    EXPECT_FALSE(obj->gnu_hash.present()) << v.what;
+    Report r = run_linkcheck({user}, options);
+    EXPECT_TRUE(r.errors.empty()) << v.what;
+    EXPECT_EQ(unresolved_names(r), expected) << v.what;
+  }
+
+  std::string b = intact;
+  size_t buckets = table + 16 + size_t{bloom_size} * 8;
+  ASSERT_LE(buckets + 4 * size_t{nbuckets}, table + table_size);
+  for (uint32_t k = 0; k < nbuckets; ++k) put<uint32_t>(b, buckets + 4 * k, 0xfffffff0u);
+  test::write_file(provider, b);
+  Report r = run_linkcheck({user}, options);
+  EXPECT_TRUE(r.errors.empty());
+  std::vector<std::string> lost = unresolved_names(r);
+  EXPECT_NE(std::find(lost.begin(), lost.end(), "ver_old"), lost.end());
+  EXPECT_NE(std::find(lost.begin(), lost.end(), "ver_new"), lost.end());
+  fs::remove_all(dir);
 }
 
 }  // namespace
