@@ -121,6 +121,25 @@ std::string_view name_in(std::string_view strings, uint64_t offset) {
 
 // The memory representation elf_getdata returns is the native Elf32_Sym/Elf64_Sym in host order, so
 // entries are read in place rather than copied one by one through gelf_getsym.
+// One .dynamic entry, from either reader (libelf's or the native one); str() reads the entry's value
+// in the dynamic string table, only for the tags that name a string.
+template <typename Str>
+void note_dynamic(ElfObject& obj, int64_t tag, uint64_t value, const Str& str) {
+  switch (tag) {
+    case DT_NEEDED: obj.needed.emplace_back(str()); break;
+    case DT_SONAME: obj.soname = std::string(str()); break;
+    case DT_RPATH: obj.rpath = std::string(str()); break;
+    case DT_RUNPATH: obj.runpath = std::string(str()); break;
+    case DT_FLAGS: obj.dt_flags = value; break;
+    case DT_FLAGS_1: obj.dt_flags_1 = value; break;
+    case DT_RELA: obj.rela_table = value; break;
+    case DT_REL: obj.rel_table = value; break;
+    case DT_RELACOUNT: obj.relative_rela_count = value; break;
+    case DT_RELCOUNT: obj.relative_rel_count = value; break;
+    default: break;
+  }
+}
+
 template <typename Sym, bool kIs64>
 void decode_symbols(const void* buf, size_t bytes, std::string_view strings, bool defined_names, std::vector<Symbol>& out) {
   size_t count = bytes / sizeof(Sym);
@@ -338,20 +357,7 @@ Result<ElfObject> read_elf(Elf* elf, const std::string& path, const ReadOptions&
       GElf_Dyn dyn;
       if (!gelf_getdyn(data, static_cast<int>(i), &dyn)) break;
       if (dyn.d_tag == DT_NULL) break;
-      auto str = [&] { return std::string(string_at(elf, shdr.sh_link, dyn.d_un.d_val)); };
-      switch (dyn.d_tag) {
-        case DT_NEEDED: obj.needed.push_back(str()); break;
-        case DT_SONAME: obj.soname = str(); break;
-        case DT_RPATH: obj.rpath = str(); break;
-        case DT_RUNPATH: obj.runpath = str(); break;
-        case DT_FLAGS: obj.dt_flags = dyn.d_un.d_val; break;
-        case DT_FLAGS_1: obj.dt_flags_1 = dyn.d_un.d_val; break;
-        case DT_RELA: obj.rela_table = dyn.d_un.d_ptr; break;
-        case DT_REL: obj.rel_table = dyn.d_un.d_ptr; break;
-        case DT_RELACOUNT: obj.relative_rela_count = dyn.d_un.d_val; break;
-        case DT_RELCOUNT: obj.relative_rel_count = dyn.d_un.d_val; break;
-        default: break;
-      }
+      note_dynamic(obj, dyn.d_tag, dyn.d_un.d_val, [&] { return string_at(elf, shdr.sh_link, dyn.d_un.d_val); });
     }
     // glibc (get-dynamic-info.h): when both are present, DT_RPATH is ignored.
     if (obj.runpath) obj.rpath.reset();
@@ -652,20 +658,7 @@ std::optional<InputError> read_dynamic(int fd, const std::string& path, const Fi
   std::string_view strings = f.strtab(s.link);
   for (const Dyn& dyn : entries) {
     if (dyn.d_tag == DT_NULL) break;
-    auto str = [&] { return std::string(name_in(strings, dyn.d_un.d_val)); };
-    switch (dyn.d_tag) {
-      case DT_NEEDED: obj.needed.push_back(str()); break;
-      case DT_SONAME: obj.soname = str(); break;
-      case DT_RPATH: obj.rpath = str(); break;
-      case DT_RUNPATH: obj.runpath = str(); break;
-      case DT_FLAGS: obj.dt_flags = dyn.d_un.d_val; break;
-      case DT_FLAGS_1: obj.dt_flags_1 = dyn.d_un.d_val; break;
-      case DT_RELA: obj.rela_table = dyn.d_un.d_ptr; break;
-      case DT_REL: obj.rel_table = dyn.d_un.d_ptr; break;
-      case DT_RELACOUNT: obj.relative_rela_count = dyn.d_un.d_val; break;
-      case DT_RELCOUNT: obj.relative_rel_count = dyn.d_un.d_val; break;
-      default: break;
-    }
+    note_dynamic(obj, dyn.d_tag, dyn.d_un.d_val, [&] { return name_in(strings, dyn.d_un.d_val); });
   }
   if (obj.runpath) obj.rpath.reset();  // glibc (get-dynamic-info.h): DT_RUNPATH wins
   return std::nullopt;
