@@ -543,9 +543,13 @@ struct File {
   File(const File&) = delete;
   File& operator=(const File&) = delete;
 
-  // A section's bytes (bounds were checked when the headers were read); NOBITS sections have none.
+  // A section's bytes (bounds were checked when the headers were read, for every type but these two:
+  // NOBITS and NULL sections have none, whatever their offset and size say).
   std::string_view bytes(size_t index) const {
-    if (index == 0 || index >= sections.size() || sections[index].type == SHT_NOBITS) return {};
+    if (index == 0 || index >= sections.size() || sections[index].type == SHT_NOBITS ||
+        sections[index].type == SHT_NULL) {
+      return {};
+    }
     return {base + sections[index].offset, sections[index].size};
   }
   // The bytes at an alignment the table's entries need: in place, or copied once when a (hostile)

@@ -208,5 +208,38 @@ TEST(BadInput, a_corrupt_gnu_hash_table_falls_back_to_a_scan_or_finds_less_never
   fs::remove_all(dir);
 }
 
+// Found by fuzz_elf_loader in the native reader: a symbol table linked to a section of type SHT_NULL
+// whose offset and size point far past the file. Headers of NULL sections are not bounds-checked,
+// so their bytes must never be read: names come out empty (or the file is an error), never a read
+// past the mapping.
+TEST(BadInput, a_string_table_of_type_null_with_wild_bounds_is_never_read) {
+  const std::string dir = test::scratch_dir("null-strtab");
+  const std::string lib = dir + "/libver.so.1";
+  std::string b = test::read_file(kFix + "/ver/run/libver.so.1");
+  auto shoff = get<uint64_t>(b, 0x28);
+  auto shnum = get<uint16_t>(b, 0x3c);
+  uint32_t dynstr = 0;
+  for (uint16_t i = 0; i < shnum; ++i) {
+    size_t sh = shoff + size_t{i} * 64;
+    if (get<uint32_t>(b, sh + 4) == 11 /* SHT_DYNSYM */) dynstr = get<uint32_t>(b, sh + 0x28);
+  }
+  ASSERT_NE(dynstr, 0u);
+  size_t sh = shoff + size_t{dynstr} * 64;
+  put<uint32_t>(b, sh + 4, 0);                       // SHT_NULL
+  put<uint64_t>(b, sh + 0x18, 0x7ffffff000000000u);  // sh_offset
+  put<uint64_t>(b, sh + 0x20, 0x10000000u);          // sh_size
+  test::write_file(lib, b);
+  auto obj = elf::read_object(lib);
+  if (obj.ok()) {
+    ASSERT_FALSE(obj->dynamic_symbols.empty());
+    for (const auto& s : obj->dynamic_symbols) EXPECT_TRUE(obj->name_of(s).empty());
+  }
+  LinkcheckOptions options;
+  options.trace.cuda_home = "";
+  Report r = run_linkcheck({lib}, options);  // reported or named as an error; the test is that it returns
+  EXPECT_LE(r.errors.size(), 1u);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace mlc
