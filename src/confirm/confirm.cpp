@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -465,9 +466,14 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
     u.fix = fix;
   }
   const ConfirmStats& s = out.stats;
-  warnings.push_back("--confirm: " + std::to_string(s.files) + " candidate file(s): " + std::to_string(s.compiled) +
+  std::string line = "--confirm: " + std::to_string(s.files) + " candidate file(s): " + std::to_string(s.compiled) +
                      " compiled, " + std::to_string(s.cached) + " from cache, " + std::to_string(s.failed) +
-                     " failed, " + std::to_string(s.skipped) + " skipped (budget or no command)");
+                     " failed, " + std::to_string(s.skipped) + " skipped (budget or no command)";
+  if (s.compiled > 0) {  // what confirming costs, so a user can weigh it against the budget
+    line += "; " + std::to_string(std::llround(s.compile_ms)) + " ms compiling, " +
+            std::to_string(std::llround(s.compile_ms / static_cast<double>(s.compiled))) + " ms per compiled file";
+  }
+  warnings.push_back(line);
   return s;
 }
 
