@@ -245,11 +245,6 @@ TEST(Scanner, operator_assignment_and_anonymous_struct_keep_the_namespace) {
   EXPECT_EQ(names("namespace Y { Scanner::~Scanner() = default; }"), "Y::Scanner::~Scanner(definition);");
 }
 
-}  // namespace
-}  // namespace mlc
-
-namespace mlc {
-namespace {
 
 // Only one translation unit can emit these, and the tracer must name it: the uncompiled unit that
 // alone #includes an .inl holding plain definitions (jsoncpp's json_valueiterator.inl), and the
@@ -301,11 +296,6 @@ TEST(TypeModel, definitions_only_one_uncompiled_unit_can_emit_trace_to_that_unit
   fs::remove_all(f.dir);
 }
 
-}  // namespace
-}  // namespace mlc
-
-namespace mlc {
-namespace {
 
 // The three shapes the real-code panel once missed, with g++'s objects as the truth: jsoncpp's
 // class-scope alias inside a compound parameter type ("const SelfType&", defined in an .inl that one
@@ -423,11 +413,6 @@ FMT_FUNC int wvsystem_error(int error_code, wformat_args args) { return error_co
   fs::remove_all(f.dir);
 }
 
-}  // namespace
-}  // namespace mlc
-
-namespace mlc {
-namespace {
 
 // REGISTER_DISPATCH in a CPU kernel defines DispatchStub<void (*)(...), stub>::<CPU_CAPABILITY>; g++
 // compiles a copy of PyTorch's 1.13 macros with CPU_CAPABILITY=AVX2. Each member must trace to the
