@@ -1,0 +1,235 @@
+// The native reader: files in the host's byte order, read without libelf. The file is mapped
+// read-only and its tables are used in place; the section header table and the dynamic section
+// (which sit far from the symbol tables) are read with pread, so that the only pages of the mapping
+// ever touched are those the look-ups need (ld.so touches the same ones).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "elf/readers.h"
+#include "elf/tables.h"
+
+namespace mlc::elf::detail {
+namespace {
+
+std::atomic<bool> keep_mapped{false};  // keep_native_mappings()
+
+struct Section {
+  uint32_t type = 0;
+  uint32_t link = 0;
+  uint64_t flags = 0, addr = 0, offset = 0, size = 0;
+};
+
+struct File {
+  const char* base = nullptr;  // the mapping of the whole file
+  size_t size = 0;
+  std::vector<Section> sections;
+  size_t dynsym = 0, symtab = 0, dynamic = 0, versym = 0, verdef = 0, verneed = 0, gnu_hash = 0;  // 0: none
+  std::vector<size_t> relocations;
+  std::vector<std::unique_ptr<uint64_t[]>> copies;  // aligned copies of misaligned tables
+  ~File() {
+    if (base && !keep_mapped.load(std::memory_order_relaxed)) munmap(const_cast<char*>(base), size);
+  }
+  File() = default;
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  // A section's bytes (bounds were checked when the headers were read, for every type but these two:
+  // NOBITS and NULL sections have none, whatever their offset and size say).
+  std::string_view bytes(size_t index) const {
+    if (index == 0 || index >= sections.size() || sections[index].type == SHT_NOBITS ||
+        sections[index].type == SHT_NULL) {
+      return {};
+    }
+    return {base + sections[index].offset, sections[index].size};
+  }
+  // The bytes at an alignment the table's entries need: in place, or copied once when a (hostile)
+  // file places the section off its alignment.
+  const void* aligned(std::string_view b, size_t alignment) {
+    if (b.empty() || reinterpret_cast<uintptr_t>(b.data()) % alignment == 0) return b.data();
+    copies.push_back(std::make_unique<uint64_t[]>(b.size() / 8 + 1));
+    std::memcpy(copies.back().get(), b.data(), b.size());
+    return copies.back().get();
+  }
+  // A string table as elf_strptr accepts one (SHT_STRTAB only).
+  std::string_view strtab(size_t index) const {
+    if (index == 0 || index >= sections.size() || sections[index].type != SHT_STRTAB) return {};
+    return bytes(index);
+  }
+  SymbolTableBytes symbol_table(size_t index, bool is_64) {
+    std::string_view b = bytes(index);
+    return {.entries = aligned(b, is_64 ? alignof(Elf64_Sym) : alignof(Elf32_Sym)),
+            .size = b.size(),
+            .strings = bytes(sections[index].link)};
+  }
+};
+
+bool pread_all(int fd, void* buf, size_t len, uint64_t offset) {
+  char* out = static_cast<char*>(buf);
+  while (len > 0) {
+    ssize_t got = pread(fd, out, len, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    out += got;
+    len -= static_cast<size_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+  return true;
+}
+
+template <typename Ehdr, typename Shdr>
+std::optional<InputError> read_headers(int fd, const std::string& path, File& f, ElfObject& obj) {
+  Ehdr ehdr;
+  if (f.size < sizeof ehdr || !pread_all(fd, &ehdr, sizeof ehdr, 0)) return InputError{path, "truncated ELF header"};
+  obj.machine = ehdr.e_machine;
+  obj.kind = kind_of(ehdr.e_type);
+  uint64_t table_end = ehdr.e_shoff + uint64_t{ehdr.e_shnum} * ehdr.e_shentsize;
+  if (ehdr.e_shoff != 0 && (table_end > f.size || table_end < ehdr.e_shoff)) {
+    return InputError{path, "truncated ELF: the section header table ends at byte " + std::to_string(table_end) +
+                                " of a " + std::to_string(f.size) + "-byte file"};
+  }
+  uint64_t phdr_end = ehdr.e_phoff + uint64_t{ehdr.e_phnum} * ehdr.e_phentsize;
+  if (ehdr.e_phoff != 0 && (phdr_end > f.size || phdr_end < ehdr.e_phoff)) {
+    return InputError{path, "truncated ELF: the program header table ends at byte " + std::to_string(phdr_end) +
+                                " of a " + std::to_string(f.size) + "-byte file"};
+  }
+  if (ehdr.e_shoff == 0) return std::nullopt;  // no section headers: nothing ld.so's tables can be found by
+  if (ehdr.e_shentsize != sizeof(Shdr)) return InputError{path, "malformed section header table: bad entry size"};
+  uint64_t shnum = ehdr.e_shnum;
+  if (shnum == 0) {  // extended numbering: the count is section 0's sh_size
+    Shdr first;
+    if (ehdr.e_shoff + sizeof first > f.size || !pread_all(fd, &first, sizeof first, ehdr.e_shoff)) {
+      return InputError{path, "malformed section header table: truncated"};
+    }
+    shnum = first.sh_size;
+    if (shnum > (f.size - ehdr.e_shoff) / sizeof(Shdr)) {
+      return InputError{path, "malformed section header table: more sections than the file holds"};
+    }
+  }
+  std::vector<Shdr> raw(shnum);
+  if (shnum && !pread_all(fd, raw.data(), shnum * sizeof(Shdr), ehdr.e_shoff)) {
+    return InputError{path, "malformed section header table: unreadable"};
+  }
+  f.sections.resize(shnum);
+  for (size_t i = 0; i < shnum; ++i) {
+    f.sections[i] = {raw[i].sh_type, raw[i].sh_link, raw[i].sh_flags, raw[i].sh_addr, raw[i].sh_offset, raw[i].sh_size};
+  }
+  for (size_t i = 1; i < shnum; ++i) {
+    const Section& s = f.sections[i];
+    if (s.type != SHT_NOBITS && s.size > 0 && s.type != SHT_NULL) {
+      uint64_t end = s.offset + s.size;
+      if (end < s.offset || end > f.size) {
+        return InputError{path, "section " + std::to_string(i) + " extends past the end of the file (truncated or corrupt ELF)"};
+      }
+    }
+    if (s.link >= shnum && (s.type == SHT_DYNSYM || s.type == SHT_SYMTAB || s.type == SHT_DYNAMIC)) {
+      return InputError{path, "section " + std::to_string(i) + " links to a section that does not exist"};
+    }
+    switch (s.type) {
+      case SHT_DYNSYM: f.dynsym = i; break;
+      case SHT_SYMTAB: f.symtab = i; obj.has_static_symtab = true; break;
+      case SHT_DYNAMIC: f.dynamic = i; break;
+      case SHT_GNU_versym: f.versym = i; break;
+      case SHT_GNU_verdef: f.verdef = i; break;
+      case SHT_GNU_verneed: f.verneed = i; break;
+      case SHT_GNU_HASH: f.gnu_hash = i; break;
+      case SHT_RELA:
+      case SHT_REL: f.relocations.push_back(i); break;
+      default: break;
+    }
+  }
+  return std::nullopt;
+}
+
+template <typename Dyn>
+std::optional<InputError> read_dynamic(int fd, const std::string& path, const File& f, ElfObject& obj) {
+  const Section& s = f.sections[f.dynamic];
+  if (s.type == SHT_NOBITS || s.size == 0) return std::nullopt;
+  std::vector<Dyn> entries(s.size / sizeof(Dyn));
+  if (!entries.empty() && !pread_all(fd, entries.data(), entries.size() * sizeof(Dyn), s.offset)) {
+    return InputError{path, "unreadable dynamic section"};
+  }
+  std::string_view strings = f.strtab(s.link);
+  for (const Dyn& dyn : entries) {
+    if (dyn.d_tag == DT_NULL) break;
+    note_dynamic(obj, dyn.d_tag, dyn.d_un.d_val, [&] { return name_in(strings, dyn.d_un.d_val); });
+  }
+  if (obj.runpath) obj.rpath.reset();  // glibc (get-dynamic-info.h): DT_RUNPATH wins
+  return std::nullopt;
+}
+
+// The sections' bytes for the decoder, in place in the mapping.
+TableBytes table_bytes(File& f, const ReadOptions& options, const ElfObject& obj) {
+  TableBytes b;
+  if (f.dynsym) {
+    b.has_dynsym = true;
+    b.dynsym = f.symbol_table(f.dynsym, obj.is_64);
+    b.has_versym = f.versym != 0;
+    b.versym = f.bytes(f.versym);
+    if (f.gnu_hash && f.sections[f.gnu_hash].link == f.dynsym) b.gnu_hash = f.bytes(f.gnu_hash);
+    b.has_verdef = f.verdef != 0;
+    if (b.has_verdef) {
+      b.verdef = f.bytes(f.verdef);
+      b.verdef_strings = f.strtab(f.sections[f.verdef].link);
+    }
+    b.has_verneed = f.verneed != 0;
+    if (b.has_verneed) {
+      b.verneed = f.bytes(f.verneed);
+      b.verneed_strings = f.strtab(f.sections[f.verneed].link);
+    }
+  }
+  if (f.dynsym && options.relocations) {
+    for (size_t index : f.relocations) {
+      const Section& s = f.sections[index];
+      if (s.link != f.dynsym || !(s.flags & SHF_ALLOC)) continue;
+      b.relocations.push_back({.bytes = f.bytes(index), .rela = s.type == SHT_RELA, .addr = s.addr});
+    }
+  }
+  if (options.static_symbols && f.symtab) {
+    b.has_symtab = true;
+    b.symtab = f.symbol_table(f.symtab, obj.is_64);
+  }
+  return b;
+}
+
+}  // namespace
+
+Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size, const ElfIdent& ident,
+                              const ReadOptions& options) {
+  auto f = std::make_shared<File>();
+  f->size = file_size;
+  ElfObject obj;
+  obj.path = path;
+  obj.is_64 = ident.is_64;
+  obj.big_endian = ident.big_endian;
+  obj.osabi = ident.osabi;
+  auto err = ident.is_64 ? read_headers<Elf64_Ehdr, Elf64_Shdr>(fd, path, *f, obj)
+                         : read_headers<Elf32_Ehdr, Elf32_Shdr>(fd, path, *f, obj);
+  if (err) return *err;
+  void* base = mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (base == MAP_FAILED) return InputError{path, std::string("cannot map: ") + std::strerror(errno)};
+  f->base = static_cast<const char*>(base);
+  if (f->dynamic) {
+    err = ident.is_64 ? read_dynamic<Elf64_Dyn>(fd, path, *f, obj) : read_dynamic<Elf32_Dyn>(fd, path, *f, obj);
+    if (err) return *err;
+  }
+  if (options.symbols) {
+    if (auto e = decode_tables(table_bytes(*f, options, obj), options, obj)) return *e;
+  }
+  obj.native = f.get();
+  obj.keep_alive = std::move(f);
+  return obj;
+}
+
+std::optional<InputError> read_native_symbols(ElfObject& object, const ReadOptions& options) {
+  File& f = *static_cast<File*>(object.native);
+  return decode_tables(table_bytes(f, options, object), options, object);
+}
+
+void keep_native_mappings() { keep_mapped.store(true); }
+
+}  // namespace mlc::elf::detail

@@ -1,0 +1,29 @@
+// The two ELF readers behind elf_object.h (internal to src/elf/): the native one for files in the
+// host's byte order (native_reader.cpp), libelf for the other byte orders and for archive members
+// (libelf_reader.cpp). Both hand their sections to the one decoder in tables.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "elf/elf_object.h"
+
+namespace mlc::elf::detail {
+
+// Reads a host-order file whose descriptor is open (and stays the caller's: nothing keeps it).
+Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size, const ElfIdent& ident,
+                              const ReadOptions& options);
+// Completes an object read_native read with `symbols = false`.
+std::optional<InputError> read_native_symbols(ElfObject& object, const ReadOptions& options);
+// Mappings of natively read files are kept until exit instead of unmapped with their last object.
+void keep_native_mappings();
+
+// Reads a file through libelf; takes ownership of the descriptor (closed with the object, or at once
+// when reading fails).
+Result<ElfObject> read_with_libelf(int fd, const std::string& path, const ReadOptions& options);
+// Completes an object read_with_libelf read with `symbols = false`.
+std::optional<InputError> read_libelf_symbols(ElfObject& object, const ReadOptions& options);
+// Every ELF member of a static archive, with its .symtab; takes ownership of the descriptor.
+Result<std::vector<ElfObject>> read_archive_members(int fd, const std::string& path);
+
+}  // namespace mlc::elf::detail
