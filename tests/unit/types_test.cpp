@@ -114,7 +114,7 @@ struct Fixture {
 
 Fixture make_fixture(const std::string& name) {
   Fixture f;
-  f.dir = (fs::current_path() / ("types-" + name + "-" + std::to_string(getpid()))).string();
+  f.dir = test::scratch_dir("types-" + name);  // removed with the scratch area even when an assertion stops the test
   fs::remove_all(f.dir);
   fs::create_directories(f.dir + "/tree/include/mylib");
   fs::create_directories(f.dir + "/tree/src");
@@ -150,7 +150,7 @@ TEST(TypeModel, every_symbol_of_an_uncompiled_source_traces_to_it_as_missing_sou
   Fixture f = make_fixture("model");
   auto cc = test::run("g++ -std=c++17 -c -I" + f.dir + "/tree/include -I" + f.dir + "/build/include " + f.lib +
                       " -o " + f.object);
-  if (cc.status != 0) GTEST_SKIP() << "g++ cannot compile the fixture: " << cc.err;
+  ASSERT_EQ(cc.status, 0) << "g++ cannot compile the fixture: " << cc.err;
   source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""}, nullptr, {f.dir + "/build"});
   build::BuildInfo build;
   build.has_compile_database = true;  // a compile database that lacks lib.cpp
