@@ -228,6 +228,16 @@ TEST(TypeModel, normalize_type_canonical_std_spellings) {
   EXPECT_EQ(normalize_type("Vector<const char>", false), "Vector<char const>");
   EXPECT_EQ(normalize_type("std::vector<int>", false), normalize_type("std::vector<int, std::allocator<int> >", false));
   EXPECT_EQ(normalize_type("int (*fn)(int)", true), "int(*)(int)");
+  // The canonical spellings themselves, literally: equal pairs alone would pass a constant function.
+  EXPECT_EQ(normalize_type("const std::string& s", true), "string const&");
+  EXPECT_EQ(normalize_type("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&", false), "string const&");
+  EXPECT_EQ(normalize_type("std::ostream&", false), "ostream&");
+  EXPECT_EQ(normalize_type("std::basic_ostream<char, std::char_traits<char> >&", false), "ostream&");
+  EXPECT_EQ(normalize_type("std::vector<int, std::allocator<int> >", false), "vector<int>");
+  EXPECT_EQ(normalize_type("std::map<int, std::string, std::less<int>, std::allocator<std::pair<const int, std::string> > >", false), "map<int,string>");
+  EXPECT_EQ(normalize_type("const char* const name", true), "char const*");  // a parameter's top-level const is no part of its type
+  EXPECT_EQ(normalize_type("unsigned long long * out", true), "unsigned long long*");
+  EXPECT_EQ(normalize_type("volatile int&&", false), "int volatile&&");
   EXPECT_EQ(source::canonical_operator_name("operator const char*"), "operator char const*");
   EXPECT_EQ(source::canonical_operator_name("operator\"\" _km"), "operator\"\"_km");
 }
