@@ -12,9 +12,10 @@ BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlo
                 libfmt-dev libtbb-dev libgtest-dev)
 # Oracles and real data for the tests: c++filt (binutils), ldd/ldconfig (libc-bin), Debian's libtorch;
 # dpkg-dev unpacks the real-code panel's source packages (apt-get source); the SARIF schema check
-# (python3-jsonschema) and the JUnit check (xmllint).
+# (python3-jsonschema) and the JUnit check (xmllint); llvm's llvm-cxxfilt, a demangler independent of
+# libiberty, as the second demangling oracle.
 TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu
-               dpkg-dev python3-jsonschema libxml2-utils)
+               dpkg-dev python3-jsonschema libxml2-utils llvm)
 # The sanitizer build and the fuzz targets: clang with its ASan/UBSan/libFuzzer runtime.
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
@@ -49,9 +50,16 @@ configure_fuzz() {
   cmake --build "$BUILD_DIR-fuzz" -j "$(nproc)" --target fuzz_all
 }
 
-# apt-get source needs a deb-src entry for bookworm; one is added (in its own file) when none exists.
+# True when apt has an active source-package entry: apt's own reading of its sources (one-line and
+# deb822 formats, comments, `Enabled: no`), not a grep that a commented "# deb-src" line satisfies.
+# Extra arguments are apt options (the test points Dir::Etc::SourceList/SourceParts elsewhere).
+has_active_deb_src() {
+  apt-get indextargets --no-release-info --format '$(CREATED_BY)' "$@" 2>/dev/null | grep -qx Sources
+}
+
+# apt-get source needs a deb-src entry for bookworm; one is added (in its own file) when none is active.
 ensure_deb_src() {
-  if ! grep -rqs "deb-src" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  if ! has_active_deb_src; then
     local sudo=""
     [ "$(id -u)" = 0 ] || sudo=sudo
     printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
@@ -74,6 +82,9 @@ fetch_pytorch_sources() {
   tar -C "$data" -xf "$orig"
   [ -d "$data/pytorch-1.13.1" ]
 }
+
+# Sourced (by tests/dev_sh_test.sh): the functions only.
+[[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0
 
 case "${1:-}" in
   example)

@@ -218,7 +218,7 @@ void TraceResources::prepare() {
     // The build directory's generated headers (config.h, export headers) define namespace macros.
     std::vector<std::string> macro_roots;
     if (!o_.build_dir.empty()) macro_roots.push_back(build::normalize_path(o_.build_dir));
-    sources_.emplace(source::SourceIndex::build({roots, cache_file("sources", roots)}, nullptr, macro_roots));
+    sources_.emplace(source::SourceIndex::build({roots, cache_file("sources", roots)}, &source_stats_, macro_roots));
     ctx_.sources = &*sources_;
   }
   if (!o_.mapping.empty()) {

@@ -50,6 +50,10 @@ class TraceResources {
   TraceResources& operator=(const TraceResources&) = delete;
   // The context for one process (null: no loaded libraries, as for explain).
   const trace::TraceContext& context(const loader::Process* process);
+  // What building each index cost: files scanned in this run, or reused from the cache (the cache
+  // is only worth its files when a second run scans nothing). Null for an index not built.
+  const source::IndexStats* source_index_stats() const { return sources_ ? &source_stats_ : nullptr; }
+  const source::IndexStats* sdk_header_stats() const { return sdk_ ? &sdk_->header_stats : nullptr; }
 
  private:
   std::string cache_file(const std::string& kind, const std::vector<std::string>& roots) const;
@@ -61,6 +65,7 @@ class TraceResources {
   trace::TraceContext ctx_;
   std::optional<build::BuildInfo> build_;
   std::optional<source::SourceIndex> sources_;
+  source::IndexStats source_stats_;
   std::optional<porting::PortingMap> mapping_;
   std::optional<sdk::SdkIndex> sdk_, cuda_, search_path_;
 };

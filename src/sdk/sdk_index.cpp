@@ -137,7 +137,7 @@ SdkIndex index_sdk(const SdkOptions& options) {
   source::IndexOptions io;
   io.roots = {options.home + "/include"};
   io.cache_file = options.header_cache;
-  idx.headers = source::SourceIndex::build(io);
+  idx.headers = source::SourceIndex::build(io, &idx.header_stats);
   return idx;
 }
 

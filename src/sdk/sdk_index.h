@@ -35,6 +35,7 @@ struct SdkIndex {
   std::unordered_map<std::string, std::vector<Export>> exports;
   std::unordered_map<std::string, ArchiveDefinition> archive_definitions;  // first archive wins
   source::SourceIndex headers;
+  source::IndexStats header_stats;  // what building `headers` read: scanned in this run or reused from the cache
   std::vector<InputError> errors;
 
   const SdkLibrary* first_exporter(const std::string& name) const;

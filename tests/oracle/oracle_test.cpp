@@ -3,7 +3,11 @@
 // ld.so.cache reader. Each test skips with a message when its data is absent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -12,6 +16,7 @@
 #include "elf/elf_object.h"
 #include "loader/ld_cache.h"
 #include "../unit/test_support.h"
+#include "demangler_differences.h"
 
 namespace mlc {
 namespace {
@@ -64,6 +69,7 @@ TEST(Oracle, libtorch_closure_resolves_completely) {
   EXPECT_NE(r.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions"), std::string::npos) << r.out;
   // The oracle agrees that nothing is missing.
   auto ldd = run("ldd -r " + kTorch);
+  ASSERT_EQ(ldd.status, 0) << "ldd -r failed, so its silence proves nothing: " << ldd.err;
   EXPECT_TRUE(ldd_pairs(ldd.out + ldd.err).empty());
 }
 
@@ -71,6 +77,7 @@ TEST(Oracle, libtorch_with_empty_sleef_matches_ldd_r_exactly) {
   REQUIRE_LIBTORCH();
   std::string env = "LD_LIBRARY_PATH=" + quote(kFix + "/oracle/empty") + " ";
   auto ldd = run(env + "ldd -r " + kTorch);
+  ASSERT_EQ(ldd.status, 0) << "ldd -r failed: " << ldd.err;  // it exits 0 with undefined symbols
   Pairs want = ldd_pairs(ldd.out + ldd.err);
   ASSERT_FALSE(want.empty()) << "ldd -r found nothing missing; the empty libsleef.so.3 was not picked up";
 
@@ -134,6 +141,7 @@ TEST(Oracle, libtorch_with_old_libstdcxx_first_matches_ldd_r_and_names_the_syste
   // script and ld.so, no C++) takes it as LD_LIBRARY_PATH. Both mean the same search path.
   std::string dir = kFix + "/stdcxx/old";
   auto ldd = run("LD_LIBRARY_PATH=" + quote(dir) + " ldd -r " + kTorch);
+  ASSERT_EQ(ldd.status, 0) << "ldd -r failed: " << ldd.err;  // missing versions are reported, not fatal
   Pairs want = ldd_pairs(ldd.out + ldd.err);
   ASSERT_GT(want.size(), 1000u) << "ldd -r did not pick up the old libstdc++.so.6 stand-in";
 
@@ -182,6 +190,173 @@ TEST(Oracle, every_dynamic_symbol_of_libtorch_demangles_as_cxxfilt_does) {
     if (la != lb && ++mismatches <= 5) ADD_FAILURE() << ln << "\n ours:    " << la << "\n c++filt: " << lb;
   }
   EXPECT_EQ(mismatches, 0u);
+}
+
+// The second demangling oracle: LLVM's llvm-cxxfilt, a demangler written independently of libiberty
+// (c++filt and ours share libiberty, so they cannot disagree). MLC_LLVM_CXXFILT in the environment
+// picks another build of it (e.g. llvm-cxxfilt-15) for a measurement.
+std::string llvm_cxxfilt() {
+  const char* env = std::getenv("MLC_LLVM_CXXFILT");
+  return env && *env ? env : MLC_LLVM_CXXFILT;
+}
+#define REQUIRE_LLVM_CXXFILT()                                                                         \
+  if (!std::filesystem::exists(llvm_cxxfilt()))                                                        \
+  GTEST_SKIP() << llvm_cxxfilt() << " is absent: install Debian's llvm (the README's test command does)"
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// Each name through llvm-cxxfilt, one a line.
+std::vector<std::string> llvm_demangled(const std::vector<std::string>& names, const std::string& scratch) {
+  std::string text;
+  for (const auto& n : names) text += n + "\n";
+  test::write_file(scratch + "/names.txt", text);
+  auto r = run(quote(llvm_cxxfilt()) + " < " + quote(scratch + "/names.txt"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  return lines_of(r.out);
+}
+
+// One example of each kind of difference, with the spelling the report shows: c++filt's (GNU's),
+// which the contract promises ("demangles exactly as c++filt does"), which binutils (nm -C,
+// objdump -C, addr2line -C), gdb and GNU ld's own "undefined reference" lines print, and which keeps
+// what LLVM drops ({default arg#1}, the closure's ordinal #N). Where LLVM spells it otherwise, its
+// spelling is written beside it, and the difference must be of that kind.
+struct SpellingCase {
+  const char* kind;
+  const char* mangled;
+  const char* ours;  // c++filt's
+  const char* llvm;  // llvm-cxxfilt 14's (Debian bookworm's llvm), nullptr when the same
+};
+const SpellingCase kSpellings[] = {
+    {"std-stream-abbreviation", "_ZN3c10lsERSoRKNS_11ShapeSymbolE",
+     "c10::operator<<(std::basic_ostream<char, std::char_traits<char> >&, c10::ShapeSymbol const&)",
+     "c10::operator<<(std::ostream&, c10::ShapeSymbol const&)"},
+    {"local-name-return-type", "_ZGVZ1gIiEivE1x", "guard variable for g<int>()::x", "guard variable for int g<int>()::x"},
+    {"lambda-spelling", "_ZZ1fvENKUlvE0_clEv", "f()::{lambda()#2}::operator()() const", "f()::'lambda0'()::operator()() const"},
+    {"unnamed-type-spelling", "_ZN1NUt_1fEv", "N::{unnamed type#1}::f()", "N::'unnamed'::f()"},
+    {"default-argument-scope", "_ZZ1fiEd_NKUlvE_clEv", "f(int)::{default arg#1}::{lambda()#1}::operator()() const",
+     "f(int)::'lambda'()::operator()() const"},
+    {"generic-lambda-parameter", "_ZTSZ1fvEUlT_E_", "typeinfo name for f()::{lambda(auto:1)#1}",
+     "typeinfo name for f()::'lambda'(auto)"},
+    {"tls-special-name", "_ZTH1x", "TLS init function for x", "thread-local initialization routine for x"},
+    {"tls-special-name", "_ZTW1x", "TLS wrapper function for x", "thread-local wrapper routine for x"},
+    {"expression-spelling", "_ZN6google8protobuf8internal7memswapILi12EEENSt9enable_ifIXaageT_stmltT_Li16EEvE4typeEPcS6_",
+     "std::enable_if<((12)>=(sizeof (unsigned long)))&&((12)<(16)), void>::type google::protobuf::internal::memswap<12>(char*, char*)",
+     "std::enable_if<((12) >= (sizeof (unsigned long))) && ((12) < (16)), void>::type google::protobuf::internal::memswap<12>(char*, char*)"},
+    {"llvm-cannot-demangle",
+     // libtorch_cpu's (std::copy of at::Tensor* into a deque); too long to write out: c++filt's is checked below
+     "_ZSt14__copy_move_a1ILb1EPN2at6TensorES1_EN9__gnu_cxx11__enable_ifIXsrSt23__is_random_access_iterIT0_NSt15iterator_"
+     "traitsIS6_E17iterator_categoryEE7__valueESt15_Deque_iteratorIT1_RSC_PSC_EE6__typeES6_S6_SF_",
+     nullptr, nullptr},
+    // Spelled alike by both (llvm-cxxfilt 15 writes "> >" as ">>"); ours is pinned all the same.
+    {"closing-angle-brackets", "_Z1fIN1N1AIiEEEvv", "void f<N::A<int> >()", nullptr},
+    {"template-argument-literal", "_Z1fILc1EEvv", "void f<(char)1>()", nullptr},
+    {"template-argument-literal", "_Z1fILm5EEvv", "void f<5ul>()", nullptr},
+    {"abi-tag", "_ZN1N1fB5cxx11Ev", "N::f[abi:cxx11]()", nullptr},
+    {"anonymous-namespace", "_ZN12_GLOBAL__N_11fEv", "(anonymous namespace)::f()", nullptr},
+};
+
+TEST(DemangleSpelling, each_kind_of_difference_with_llvm_is_spelled_as_cxxfilt_does) {
+  std::string all_mangled;
+  for (const auto& c : kSpellings) {
+    if (c.ours) {
+      EXPECT_EQ(demangle::demangle(c.mangled), c.ours) << c.kind;
+    }
+    all_mangled += std::string(c.mangled) + "\n";
+  }
+  // c++filt itself agrees with every literal (so the literals are GNU's, not ours alone).
+  std::string dir = test::scratch_dir("spellings");
+  test::write_file(dir + "/mangled.txt", all_mangled);
+  auto filt = run("c++filt < " + quote(dir + "/mangled.txt"));
+  ASSERT_EQ(filt.status, 0) << filt.err;
+  auto gnu = lines_of(filt.out);
+  ASSERT_EQ(gnu.size(), std::size(kSpellings));
+  for (size_t i = 0; i < gnu.size(); ++i) {
+    EXPECT_EQ(demangle::demangle(kSpellings[i].mangled), gnu[i]) << kSpellings[i].mangled;
+  }
+}
+
+TEST(DemangleSpelling, llvm_cxxfilt_differs_from_cxxfilt_in_the_named_kind) {
+  REQUIRE_LLVM_CXXFILT();
+  std::vector<std::string> names;
+  for (const auto& c : kSpellings) names.push_back(c.mangled);
+  auto llvm = llvm_demangled(names, test::scratch_dir("spellings-llvm"));
+  ASSERT_EQ(llvm.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const SpellingCase& c = kSpellings[i];
+    std::string ours = demangle::demangle(c.mangled);
+    auto kinds = test::explain_demangler_difference(c.mangled, ours, llvm[i]);
+    if (std::string(c.kind) == "llvm-cannot-demangle") {
+      EXPECT_NE(ours, c.mangled) << "libiberty demangles it";
+      EXPECT_EQ(llvm[i], c.mangled);
+    } else if (c.llvm) {
+      if (llvm_cxxfilt() == MLC_LLVM_CXXFILT) {
+        EXPECT_EQ(llvm[i], c.llvm) << c.mangled;
+      }
+      EXPECT_NE(std::find(kinds.begin(), kinds.end(), c.kind), kinds.end()) << c.mangled << " -> " << llvm[i];
+    } else if (std::string(c.kind) != "closing-angle-brackets") {
+      EXPECT_EQ(llvm[i], ours) << c.mangled;
+    }
+    EXPECT_TRUE(std::find(kinds.begin(), kinds.end(), "unexplained") == kinds.end()) << c.mangled << " -> " << llvm[i];
+  }
+}
+
+// Ours against llvm-cxxfilt on libtorch_cpu's exports (its defined dynamic symbols, in name order
+// as nm prints them): every difference must be one of the known kinds (demangler_differences.h).
+// Counted on an evenly spaced sample of 400, on the first 20,000 and on all of them.
+TEST(Oracle, libtorch_exports_demangle_as_llvm_cxxfilt_does_up_to_known_spelling_kinds) {
+  REQUIRE_LIBTORCH();
+  REQUIRE_LLVM_CXXFILT();
+  auto obj = elf::read_object(kTorch, elf::ReadOptions{false, false});
+  ASSERT_TRUE(obj.ok()) << obj.error().to_line();
+  std::vector<std::string> exports;
+  for (size_t i = 1; i < obj->dynamic_symbols.size(); ++i) {
+    const auto& sym = obj->dynamic_symbols[i];
+    if (!sym.is_undefined() && !sym.name.empty()) exports.emplace_back(sym.name);
+  }
+  std::sort(exports.begin(), exports.end());
+  exports.erase(std::unique(exports.begin(), exports.end()), exports.end());
+  ASSERT_GT(exports.size(), 30000u);
+  auto llvm = llvm_demangled(exports, test::scratch_dir("llvm-cxxfilt"));
+  ASSERT_EQ(llvm.size(), exports.size());
+  std::vector<size_t> sample;
+  for (size_t k = 0; k < 400; ++k) sample.push_back(k * exports.size() / 400);
+  struct Tally {
+    size_t symbols = 0, differing = 0;
+    std::map<std::string, size_t> by_kind;
+  };
+  Tally on_sample, on_first, on_all;
+  size_t unexplained = 0;
+  size_t next_sample = 0;
+  for (size_t i = 0; i < exports.size(); ++i) {
+    std::string ours = demangle::demangle(exports[i]);
+    auto kinds = test::explain_demangler_difference(exports[i], ours, llvm[i]);
+    bool in_sample = next_sample < sample.size() && sample[next_sample] == i;
+    if (in_sample) ++next_sample;
+    for (Tally* t : {&on_all, i < 20000 ? &on_first : nullptr, in_sample ? &on_sample : nullptr}) {
+      if (!t) continue;
+      ++t->symbols;
+      if (kinds.empty()) continue;
+      ++t->differing;
+      for (const auto& k : kinds) ++t->by_kind[k];
+    }
+    if (!kinds.empty() && kinds.back() == "unexplained" && ++unexplained <= 5)
+      ADD_FAILURE() << exports[i] << "\n ours (c++filt): " << ours << "\n llvm-cxxfilt:   " << llvm[i];
+  }
+  EXPECT_EQ(unexplained, 0u);
+  EXPECT_EQ(on_all.by_kind["gnu-cannot-demangle"], 0u);
+  // The oracle really ran: the known kinds are there (llvm-cxxfilt 14 abbreviates std::ostream).
+  EXPECT_GT(on_all.by_kind["std-stream-abbreviation"], 100u);
+  EXPECT_GT(on_all.by_kind["local-name-return-type"], 10u);
+  for (const auto& [name, t] : {std::pair<const char*, const Tally&>{"sample of 400", on_sample},
+                                {"first 20,000", on_first}, {"all exports", on_all}}) {
+    std::cout << llvm_cxxfilt() << " vs ours, " << name << ": " << t.differing << " of " << t.symbols << " differ\n";
+    for (const auto& [kind, n] : t.by_kind) std::cout << "  " << kind << ": " << n << "\n";
+  }
 }
 
 TEST(Oracle, ld_so_cache_reader_agrees_with_ldconfig_p) {

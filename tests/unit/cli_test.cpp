@@ -101,13 +101,56 @@ TEST(Cli, directory_means_every_elf_file_below_it) {
 }
 
 TEST(Cli, with_option_loads_libraries_first) {
-  auto r = run(linkcheck("--with " + quote(kFix + "/with/libtorchlike.so") + " " + quote(kFix + "/with/libkernels.so")));
-  EXPECT_EQ(r.status, 0) << r.out;
+  const std::string torchlike = kFix + "/with/libtorchlike.so";
+  // Alone, nothing defines torchlike_op: libkernels.so does not need libtorchlike.so.
+  auto alone = run(linkcheck("-q " + quote(kFix + "/with/libkernels.so")));
+  EXPECT_EQ(alone.status, 1);
+  EXPECT_EQ(alone.out, "error: undefined symbol: torchlike_op\n");
+  // Loaded first with --with, libtorchlike.so defines it.
+  auto r = run(linkcheck("--with " + quote(torchlike) + " " + quote(kFix + "/with/libkernels.so")));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  // A library that needs it by name (no search path would find it) is given the one --with loaded,
+  // from that path, and told why: "with".
+  auto j = run(linkcheck("--format json --with " + quote(torchlike) + " " + quote(kFix + "/with_needed/libkernels_needing.so")));
+  EXPECT_EQ(j.status, 0) << j.out << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["libraries"].size(), 1u);
+  const nlohmann::json* needed = nullptr;
+  for (const auto& n : doc["libraries"][0]["needed"])
+    if (n["name"] == "libtorchlike.so") needed = &n;
+  ASSERT_NE(needed, nullptr) << doc["libraries"][0]["needed"].dump();
+  EXPECT_EQ((*needed)["path"], torchlike);
+  EXPECT_EQ((*needed)["how"], "with");
+  EXPECT_TRUE(doc["libraries"][0]["unresolved"].empty());
+  // Without --with the same name is not found, and the report says where it looked.
+  auto missing = run(linkcheck("-q " + quote(kFix + "/with_needed/libkernels_needing.so")));
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_EQ(missing.out.rfind("error: library not found: libtorchlike.so\n", 0), 0u) << missing.out;
 }
 
 TEST(Cli, ld_library_path_from_the_environment_is_honoured) {
-  auto r = run("LD_LIBRARY_PATH=" + quote(kFix + "/llp/elsewhere") + " " + linkcheck(quote(kFix + "/llp/libllp_user.so")));
-  EXPECT_EQ(r.status, 0) << r.out;
+  const std::string dep = kFix + "/llp/elsewhere/libllp_dep.so";
+  auto r = run("LD_LIBRARY_PATH=" + quote(kFix + "/llp/elsewhere") + " " +
+               linkcheck("--format json " + quote(kFix + "/llp/libllp_user.so")));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["libraries"].size(), 1u);
+  const nlohmann::json* needed = nullptr;
+  for (const auto& n : doc["libraries"][0]["needed"])
+    if (n["name"] == "libllp_dep.so") needed = &n;
+  ASSERT_NE(needed, nullptr) << doc["libraries"][0]["needed"].dump();
+  EXPECT_EQ((*needed)["path"], dep);  // found in the directory LD_LIBRARY_PATH names...
+  EXPECT_EQ((*needed)["how"], "ld_library_path");  // ...because it names it
+  EXPECT_TRUE(doc["libraries"][0]["unresolved"].empty());
+  // Without it, nothing else leads there: the library is missing.
+  auto without = run("env -u LD_LIBRARY_PATH " + linkcheck("--format json " + quote(kFix + "/llp/libllp_user.so")));
+  EXPECT_EQ(without.status, 1) << without.err;
+  auto missing = nlohmann::json::parse(without.out);
+  bool not_found = false;
+  for (const auto& n : missing["libraries"][0]["needed"])
+    not_found |= n["name"] == "libllp_dep.so" && n["path"].is_null();
+  EXPECT_TRUE(not_found) << without.out;
 }
 
 TEST(Cli, usage_error_exits_2) {

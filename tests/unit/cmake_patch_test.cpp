@@ -36,7 +36,7 @@ class CMakePatch : public ::testing::Test {
   // Writes the project (paths relative to its source dir), makes it a git checkout, configures it
   // and builds it once (the program's link fails: that is the starting point).
   void make(const std::string& name, const std::map<std::string, std::string>& files) {
-    root_ = std::string(MLC_BINARY_DIR) + "/tests/cmake_patch/" + name;
+    root_ = test::scratch_dir("cmake-patch-" + name);  // the tests' scratch area (test_support.h)
     fs::remove_all(root_);
     src_ = root_ + "/src";
     build_ = root_ + "/build";

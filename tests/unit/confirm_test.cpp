@@ -23,8 +23,6 @@ namespace {
 
 struct Fixture {
   std::string root, src, build, cache;
-  bool ok = false;
-  std::string why;
 };
 
 // Runs a shell command, stdout+stderr together, nothing written to /tmp.
@@ -43,7 +41,7 @@ int sh(const std::string& cmd, std::string* out = nullptr) {
 class ConfirmTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    f_.root = std::string(MLC_BINARY_DIR) + "/confirm_fixture_" + std::to_string(getpid());
+    f_.root = mlc::test::scratch_dir("confirm-fixture");  // the tests' scratch area (test_support.h)
     fs::remove_all(f_.root);
     f_.src = f_.root + "/src";
     f_.build = f_.root + "/build";
@@ -63,10 +61,8 @@ class ConfirmTest : public ::testing::Test {
     std::string log;
     if (sh("cmake -S " + quote(f_.src) + " -B " + quote(f_.build) + " >/dev/null && cmake --build " + quote(f_.build),
            &log) != 0) {
-      f_.why = "cannot build the fixture project: " + log;
-      return;
+      FAIL() << "cannot build the fixture project: " << log;  // a broken fixture is a failure, never a skip
     }
-    f_.ok = true;
   }
   void TearDown() override { fs::remove_all(f_.root); }
 
@@ -94,7 +90,6 @@ class ConfirmTest : public ::testing::Test {
 };
 
 TEST_F(ConfirmTest, CompilerSettlesWhichSourceDefinesIt) {
-  if (!f_.ok) GTEST_SKIP() << f_.why;
   std::string lib = f_.build + "/libuser.so";
   mlc::Report r = mlc::run_linkcheck({lib}, options(true));
   const auto* u = find(r, "_ZN2ns1fEi");
@@ -132,7 +127,6 @@ TEST_F(ConfirmTest, CompilerSettlesWhichSourceDefinesIt) {
 }
 
 TEST_F(ConfirmTest, FailingCompileAndMissingCompilerAreWarnings) {
-  if (!f_.ok) GTEST_SKIP() << f_.why;
   write_file(f_.src + "/broken.cpp", "namespace ns { int f(int x) { return x }\n");
   mlc::confirm::ConfirmOptions o{.build_dir = f_.build, .cache_dir = f_.cache, .budget_seconds = 60, .jobs = 0};
   auto out = mlc::confirm::confirm_files({f_.src + "/broken.cpp"}, o);
@@ -173,7 +167,6 @@ TEST(ConfirmCommand, SiblingCommandSubstitutesFileAndOutput) {
 }
 
 TEST_F(ConfirmTest, StubgenProvesThePatch) {
-  if (!f_.ok) GTEST_SKIP() << f_.why;
   std::string out;
   int rc = sh(std::string(MLC_STUBGEN_BIN) + " --build-dir " + quote(f_.build) + " --source-root " + quote(f_.src) +
                   " --cache-dir " + quote(f_.cache) + " --cuda-home '' --apply --out-cpp " + quote(f_.root + "/u.cpp") +

@@ -4,12 +4,14 @@
 // on torch_musa's real unimplemented_functions.h with the real CUDA headers and porting maps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "build/build_info.h"
 #include "porting/porting_map.h"
 #include "source/scanner.h"
 #include "stubgen/stubgen.h"
@@ -26,17 +28,13 @@ const std::string kSource = MLC_SOURCE_DIR;
 const std::string kLinkcheck = MLC_LINKCHECK_BIN;
 const std::string kStubgen = MLC_STUBGEN_BIN;
 
-// A scratch directory under the build tree, removed when the test ends.
+// A scratch directory in the tests' scratch area (test_support.h), removed when the test ends.
 struct Scratch {
   std::string dir;
-  explicit Scratch(const std::string& name) : dir(std::string(MLC_BINARY_DIR) + "/stand-in-test/" + name) {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
+  explicit Scratch(const std::string& name) : dir(test::scratch_dir("stand-in-" + name)) {}
   ~Scratch() {
     std::error_code ec;
     fs::remove_all(dir, ec);
-    fs::remove(fs::path(dir).parent_path(), ec);  // only when empty
   }
 };
 
@@ -331,14 +329,26 @@ TEST(StandIn, stand_in_that_hides_a_c_function_the_sdk_now_defines_is_not_stubbe
   EXPECT_EQ(to_string(by_name["c10::musa::musaFreeAsync"]->classification), std::string("cuda-only"));
 }
 
-// torch_musa's real unimplemented_functions.h, read from a checkout with `git show`.
-std::optional<std::string> real_header() {
-  const char* env = std::getenv("MLC_TORCH_MUSA_GIT");
-  std::string git = env && *env ? env : "/work/.mirror/MooreThreads+torch_musa/repo";
-  if (!fs::exists(git)) return std::nullopt;
-  auto r = run("git -C " + quote(git) + " show HEAD:torch_musa/csrc/aten/ops/musa/unimplemented_functions.h");
-  if (r.status != 0 || r.out.empty()) return std::nullopt;
-  return r.out;
+// torch_musa's real files (v2.7.1, BSD-3-Clause), kept as test material in ../shared/data beside the
+// project: unimplemented_functions.h and .cpp, and csrc/CMakeLists.txt as csrc-CMakeLists.txt.
+const std::string kTorchMusa = MLC_TORCH_MUSA_DIR;
+
+std::optional<std::string> real_file(const std::string& name) {
+  if (!fs::exists(kTorchMusa + "/" + name)) return std::nullopt;
+  return test::read_file(kTorchMusa + "/" + name);
+}
+
+// Return type and parameters, as written, of every function declared or defined in c10::musa.
+std::map<std::string, std::vector<std::string>> c10_musa_functions(const std::string& text, source::EntityKind kind) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& e : source::scan_source(text)) {
+    if (e.kind != kind || e.qualified.rfind("c10::musa::", 0) != 0) continue;
+    if (auto raw = source::raw_declaration(text, e.line, e.name())) {
+      out[raw->name] = raw->params;
+      out[raw->name].insert(out[raw->name].begin(), raw->return_type);
+    }
+  }
+  return out;
 }
 
 TEST(StandIn, torch_musas_real_unimplemented_functions_are_rebuilt_from_the_real_cuda_headers_and_maps) {
@@ -346,11 +356,9 @@ TEST(StandIn, torch_musas_real_unimplemented_functions_are_rebuilt_from_the_real
   if (const char* m = std::getenv("MLC_MAPPING_DIR"); m && *m) maps = m;
   if (!fs::exists("/usr/local/cuda/include/cuda_runtime_api.h")) GTEST_SKIP() << "no CUDA toolkit at /usr/local/cuda";
   if (!fs::exists(maps + "/general.json")) GTEST_SKIP() << "no torch_musa porting maps at " << maps << " (MLC_MAPPING_DIR)";
-  auto header = real_header();
-  if (!header) {
-    GTEST_SKIP() << "no torch_musa checkout (set MLC_TORCH_MUSA_GIT to a torch_musa git directory; default "
-                    "/work/.mirror/MooreThreads+torch_musa/repo)";
-  }
+  auto header = real_file("unimplemented_functions.h");
+  auto definitions = real_file("unimplemented_functions.cpp");
+  if (!header || !definitions) GTEST_SKIP() << "torch_musa's real files are absent from " << kTorchMusa;
   Scratch s("real");
   World w{.dir = s.dir, .sdk = s.dir + "/sdk", .cuda = "/usr/local/cuda", .maps = maps, .header_dir = s.dir + "/torch_musa",
           .header_file = "", .lib = s.dir + "/build/libmusa_kernels.so", .out = s.dir + "/out", .c10 = s.dir + "/c10inc"};
@@ -365,17 +373,69 @@ TEST(StandIn, torch_musas_real_unimplemented_functions_are_rebuilt_from_the_real
   // Beyond the types: each parameter spelled and named as torch_musa's hand-written declaration has
   // it (__host__ musaError_t; musaStream_t hStream, enum musaMemPoolAttr attr), taken from CUDA's declaration through the map.
   std::string hdr = test::read_file(w.out + "/unimplemented_functions.h");
-  std::map<std::string, std::vector<std::string>> written_theirs, written_ours;
-  for (const auto& [text, out] : {std::pair{*header, &written_theirs}, std::pair{hdr, &written_ours}}) {
-    for (const auto& e : source::scan_source(text)) {
-      if (e.kind != source::EntityKind::FunctionDeclaration || e.qualified.rfind("c10::musa::", 0) != 0) continue;
-      if (auto raw = source::raw_declaration(text, e.line, e.name())) {
-        (*out)[raw->name] = raw->params;
-        (*out)[raw->name].insert((*out)[raw->name].begin(), raw->return_type);
+  auto theirs = c10_musa_functions(*header, source::EntityKind::FunctionDeclaration);
+  EXPECT_EQ(theirs.size(), 9u) << "torch_musa v2.7.1 declares nine stand-ins";
+  EXPECT_EQ(c10_musa_functions(hdr, source::EntityKind::FunctionDeclaration), theirs);
+  // The stubs themselves: the same definitions as torch_musa's hand-written unimplemented_functions.cpp.
+  std::string cpp = test::read_file(w.out + "/unimplemented_functions.cpp");
+  auto defined_theirs = c10_musa_functions(*definitions, source::EntityKind::FunctionDefinition);
+  EXPECT_EQ(defined_theirs.size(), 9u) << "torch_musa v2.7.1 defines nine stubs";
+  EXPECT_EQ(c10_musa_functions(cpp, source::EntityKind::FunctionDefinition), defined_theirs);
+  for (const auto& [name, signature] : defined_theirs) {
+    EXPECT_NE(definitions->find("\"" + name + " is not supported now!\");"), std::string::npos) << name;
+    EXPECT_NE(cpp.find("C10_THROW_ERROR(NotImplementedError, \"" + name + " is not supported now!\");"), std::string::npos)
+        << name << "\n" << cpp;
+  }
+}
+
+// torch_musa's real csrc/CMakeLists.txt: every entry of MU_SRCS, the list musa-stubgen patches, read
+// where it is written. The oracle is the file's own layout (one entry a line, from the line after
+// `MU_SRCS` to the closing parenthesis), read here line by line without our CMake parser.
+TEST(StandIn, torch_musas_real_csrc_cmake_lists_give_every_mu_srcs_entry_at_its_line) {
+  auto text = real_file("csrc-CMakeLists.txt");
+  if (!text) GTEST_SKIP() << "torch_musa's real files are absent from " << kTorchMusa;
+  Scratch s("real-cmake");
+  std::string file = s.dir + "/CMakeLists.txt";
+  test::write_file(file, *text);
+  std::vector<std::pair<uint32_t, std::string>> want;
+  std::map<std::string, int> times;
+  {
+    std::istringstream in(*text);
+    uint32_t line_no = 0;
+    bool inside = false;
+    for (std::string line; std::getline(in, line);) {
+      ++line_no;
+      std::string t = line.substr(line.find_first_not_of(' ') == std::string::npos ? line.size() : line.find_first_not_of(' '));
+      if (!inside) {
+        inside = t == "MU_SRCS";
+        continue;
       }
+      bool last = !t.empty() && t.back() == ')';
+      if (last) t.pop_back();
+      if (!t.empty()) {
+        want.emplace_back(line_no, t);
+        ++times[t];
+      }
+      if (last) break;
     }
   }
-  EXPECT_EQ(written_ours, written_theirs);
+  ASSERT_GT(want.size(), 100u) << "MU_SRCS of torch_musa v2.7.1 lists over a hundred sources";
+  std::vector<std::string> twice;
+  for (const auto& [entry, n] : times)
+    if (n > 1) twice.push_back(entry);
+  auto info = build::read_build({.build_dir = "", .cmake_lists = {file}});
+  EXPECT_TRUE(info.errors.empty()) << info.errors[0].to_line();
+  const build::SourceList* mu = nullptr;
+  for (const auto& l : info.lists)
+    if (l.variable == "MU_SRCS" && l.command == "file") mu = &l;
+  ASSERT_NE(mu, nullptr);
+  EXPECT_EQ(mu->line, 58u);  // `file(` opens on line 58, MU_SRCS is on line 60
+  std::vector<std::pair<uint32_t, std::string>> got;
+  for (const auto& e : mu->entries) got.emplace_back(e.line, e.raw);
+  EXPECT_EQ(got, want);
+  std::vector<std::string> dups = mu->duplicates;
+  std::sort(dups.begin(), dups.end());
+  EXPECT_EQ(dups, twice);
 }
 
 }  // namespace

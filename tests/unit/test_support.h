@@ -31,9 +31,10 @@ inline void write_file(const std::string& path, const std::string& text) {
   out << text;
 }
 
-// This process's scratch area, under the build tree (never /tmp): <build>/test-tmp/mlc-test-<pid>.
-// It is removed when the test process exits, so a run of the suite leaves nothing behind; the
-// `test_tmp_is_clean` CTest check, run last, fails when something does.
+// This process's scratch area, under the suite's one scratch root (never /tmp):
+// <build>/test-tmp/mlc-test-<pid>. It is removed when the test process exits, so a run of the suite
+// leaves nothing behind; CTest also points TMPDIR at <build>/test-tmp/tmp, and the
+// `test_scratch_is_clean` check, run last, fails when anything is left in either.
 inline const std::filesystem::path& scratch_root() {
   struct Root {
     std::filesystem::path path =

@@ -209,14 +209,43 @@ TEST(Trace, text_shows_the_origin_the_way_lld_does) {
 TEST(Trace, index_cache_is_reused_when_nothing_changed) {
   LinkcheckOptions o = world_options();
   o.trace.cache_dir = test::scratch_dir("cache-reuse");
-  Report first = run_linkcheck({kKernels}, o);
-  Report second = run_linkcheck({kKernels}, o);
-  ASSERT_EQ(first.libraries.size(), 1u);
-  ASSERT_EQ(second.libraries.size(), 1u);
-  ASSERT_EQ(first.libraries[0].unresolved.size(), second.libraries[0].unresolved.size());
-  for (size_t i = 0; i < first.libraries[0].unresolved.size(); ++i) {
-    EXPECT_EQ(first.libraries[0].unresolved[i].classification, second.libraries[0].unresolved[i].classification);
-    EXPECT_EQ(first.libraries[0].unresolved[i].reason, second.libraries[0].unresolved[i].reason);
+  struct Run {
+    Report report;
+    source::IndexStats sources, sdk_headers;
+  };
+  auto run_once = [&] {
+    Run r;
+    TraceResources resources(o.trace, r.report);
+    run_linkcheck({kKernels}, o, resources, r.report);
+    EXPECT_NE(resources.source_index_stats(), nullptr);
+    EXPECT_NE(resources.sdk_header_stats(), nullptr) << "the world's symbols send the tracer to the SDK's headers";
+    if (resources.source_index_stats()) r.sources = *resources.source_index_stats();
+    if (resources.sdk_header_stats()) r.sdk_headers = *resources.sdk_header_stats();
+    return r;
+  };
+  Run first = run_once();
+  Run second = run_once();
+  // The first run scans every file and writes the caches; the second parses nothing: every file
+  // is taken from the cache (a tool that writes its cache but never reads it fails here).
+  for (const auto* stats : {&first.sources, &first.sdk_headers}) {
+    EXPECT_GT(stats->files, 0u);
+    EXPECT_EQ(stats->scanned, stats->files);
+    EXPECT_FALSE(stats->cache_loaded);
+    EXPECT_TRUE(stats->cache_written);
+  }
+  for (const auto& [stats, before] : {std::pair{&second.sources, &first.sources}, std::pair{&second.sdk_headers, &first.sdk_headers}}) {
+    EXPECT_TRUE(stats->cache_loaded);
+    EXPECT_EQ(stats->scanned, 0u);
+    EXPECT_EQ(stats->bytes_scanned, 0u);
+    EXPECT_EQ(stats->reused, before->files);
+    EXPECT_EQ(stats->files, before->files);
+  }
+  ASSERT_EQ(first.report.libraries.size(), 1u);
+  ASSERT_EQ(second.report.libraries.size(), 1u);
+  ASSERT_EQ(first.report.libraries[0].unresolved.size(), second.report.libraries[0].unresolved.size());
+  for (size_t i = 0; i < first.report.libraries[0].unresolved.size(); ++i) {
+    EXPECT_EQ(first.report.libraries[0].unresolved[i].classification, second.report.libraries[0].unresolved[i].classification);
+    EXPECT_EQ(first.report.libraries[0].unresolved[i].reason, second.report.libraries[0].unresolved[i].reason);
   }
   size_t cache_files = std::distance(std::filesystem::directory_iterator(o.trace.cache_dir), {});
   EXPECT_GE(cache_files, 2u);  // the source index and the SDK header index

@@ -114,7 +114,7 @@ struct Fixture {
 
 Fixture make_fixture(const std::string& name) {
   Fixture f;
-  f.dir = (fs::current_path() / ("types-" + name + "-" + std::to_string(getpid()))).string();
+  f.dir = test::scratch_dir("types-" + name);  // removed with the scratch area even when an assertion stops the test
   fs::remove_all(f.dir);
   fs::create_directories(f.dir + "/tree/include/mylib");
   fs::create_directories(f.dir + "/tree/src");
@@ -150,7 +150,7 @@ TEST(TypeModel, every_symbol_of_an_uncompiled_source_traces_to_it_as_missing_sou
   Fixture f = make_fixture("model");
   auto cc = test::run("g++ -std=c++17 -c -I" + f.dir + "/tree/include -I" + f.dir + "/build/include " + f.lib +
                       " -o " + f.object);
-  if (cc.status != 0) GTEST_SKIP() << "g++ cannot compile the fixture: " << cc.err;
+  ASSERT_EQ(cc.status, 0) << "g++ cannot compile the fixture: " << cc.err;
   source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""}, nullptr, {f.dir + "/build"});
   build::BuildInfo build;
   build.has_compile_database = true;  // a compile database that lacks lib.cpp
@@ -228,6 +228,16 @@ TEST(TypeModel, normalize_type_canonical_std_spellings) {
   EXPECT_EQ(normalize_type("Vector<const char>", false), "Vector<char const>");
   EXPECT_EQ(normalize_type("std::vector<int>", false), normalize_type("std::vector<int, std::allocator<int> >", false));
   EXPECT_EQ(normalize_type("int (*fn)(int)", true), "int(*)(int)");
+  // The canonical spellings themselves, literally: equal pairs alone would pass a constant function.
+  EXPECT_EQ(normalize_type("const std::string& s", true), "string const&");
+  EXPECT_EQ(normalize_type("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&", false), "string const&");
+  EXPECT_EQ(normalize_type("std::ostream&", false), "ostream&");
+  EXPECT_EQ(normalize_type("std::basic_ostream<char, std::char_traits<char> >&", false), "ostream&");
+  EXPECT_EQ(normalize_type("std::vector<int, std::allocator<int> >", false), "vector<int>");
+  EXPECT_EQ(normalize_type("std::map<int, std::string, std::less<int>, std::allocator<std::pair<const int, std::string> > >", false), "map<int,string>");
+  EXPECT_EQ(normalize_type("const char* const name", true), "char const*");  // a parameter's top-level const is no part of its type
+  EXPECT_EQ(normalize_type("unsigned long long * out", true), "unsigned long long*");
+  EXPECT_EQ(normalize_type("volatile int&&", false), "int volatile&&");
   EXPECT_EQ(source::canonical_operator_name("operator const char*"), "operator char const*");
   EXPECT_EQ(source::canonical_operator_name("operator\"\" _km"), "operator\"\"_km");
 }
