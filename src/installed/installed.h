@@ -40,8 +40,10 @@ void find_missing_libraries(const loader::Process& process, std::map<int, Librar
 // `provider-mismatch`: the object was built against another version of that library. The reason
 // names the library, its version (soname; for torch's libraries the torch package's version.py
 // beside them), and the closest definitions it has; the fix gives both ways out. An abi-mismatch is
-// turned only when the owner's version is known.
-void find_provider_mismatch(const loader::Process& process, const std::vector<OpenSymbol>& symbols);
+// turned only when the owner's version is known. Two or more symbols one object misses from the same
+// owner are one Cause (kind provider-mismatch) in `causes`: one headline, one fix.
+void find_provider_mismatch(const loader::Process& process, const std::vector<OpenSymbol>& symbols,
+                            std::vector<Cause>& causes);
 
 // The version a library file carries in its name or soname ("libtorch_cpu.so.1.13" -> "1.13"), or "".
 std::string soname_version(const std::string& name);

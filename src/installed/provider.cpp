@@ -138,7 +138,7 @@ std::string torch_version_for(const std::string& library, std::string* where) {
   return "";
 }
 
-void find_provider_mismatch(const loader::Process& p, const std::vector<OpenSymbol>& symbols) {
+void find_provider_mismatch(const loader::Process& p, const std::vector<OpenSymbol>& symbols, std::vector<Cause>& causes) {
   struct Item {
     UnresolvedSymbol* u;
     const loader::UnresolvedRef* ref;
@@ -154,6 +154,11 @@ void find_provider_mismatch(const loader::Process& p, const std::vector<OpenSymb
     if (auto f = family_of(*u)) items.push_back({u, ref, std::move(*f)});
   }
   if (items.empty()) return;
+  struct Group {
+    std::vector<UnresolvedSymbol*> symbols;
+    std::string soname, who, path, holder, fix, torch;
+  };
+  std::map<std::pair<int, int>, Group> groups;  // (referencing object, owner) -> what it misses
   // One pass over each loaded object's exports counts every family's members.
   std::map<std::pair<std::string, bool>, std::vector<size_t>> counts;  // (prefix, cxx) -> per object
   for (const auto& it : items)
@@ -236,6 +241,14 @@ void find_provider_mismatch(const loader::Process& p, const std::vector<OpenSymb
                 .detail = "install the version of " + (torch.empty() ? soname : "torch") + " that " + holder +
                           " was built against, or rebuild " + holder + " against the loaded " + who +
                           (torch.empty() ? "" : " (torch " + torch + ")")};
+    Group& g = groups[{it.ref->object, owner->object}];
+    g.symbols.push_back(&u);
+    g.soname = soname;
+    g.who = who;
+    g.path = lib.path;
+    g.holder = holder;
+    g.fix = u.fix->detail;
+    g.torch = torch;
     // A constructor's complete and base-object variants (C1, C2) read alike: one did-you-mean each.
     std::vector<Suggestion> unique;
     for (auto& s : u.suggestions)
@@ -246,6 +259,21 @@ void find_provider_mismatch(const loader::Process& p, const std::vector<OpenSymb
     if (u.suggestions.empty()) {
       for (const auto& s : same) u.suggestions.push_back({.symbol = "", .demangled = s, .library = lib.path, .reason = "signature"});
     }
+  }
+  // Many symbols one object misses from one owner are one cause: the version it was built against.
+  for (auto& [key, g] : groups) {
+    if (g.symbols.size() < 2) continue;
+    Cause c;
+    c.id = "cause-" + std::to_string(causes.size() + 1);
+    c.kind = "provider-mismatch";
+    c.library = g.soname;
+    c.symbols = g.symbols.size();
+    c.headline = g.holder + " was built against another version of " + g.soname + ": the loaded " + g.who + " (" + g.path +
+                 (g.torch.empty() ? "" : ", torch " + g.torch) + ") lacks " + std::to_string(g.symbols.size()) +
+                 " symbols it needs";
+    c.fix = g.fix;
+    for (UnresolvedSymbol* u : g.symbols) u->cause = c.id;
+    causes.push_back(std::move(c));
   }
 }
 

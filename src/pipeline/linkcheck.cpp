@@ -424,7 +424,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       trace::filter_suggestions(unknown);
       // Pass: a symbol a loaded library should own (its class, namespace or C prefix) but lacks:
       // the referencing object was built against another version of that library.
-      installed::find_provider_mismatch(p, open);
+      installed::find_provider_mismatch(p, open, report.causes);
     }
 
     // Pass 7: report, in load order, symbols sorted by mangled name.

@@ -209,6 +209,34 @@ TEST(Import, torch_built_from_other_headers_is_a_provider_mismatch_naming_the_to
   EXPECT_EQ(real_load(ext_ok, {torch}).status, 0);
 }
 
+TEST(Import, symbols_missing_from_one_owner_are_one_provider_mismatch_cause) {
+  std::string torch = kImport + "/torch/lib/libtorch_cpu.so", ext = kImport + "/ext_older/libmusa_ext.so";
+  std::string args = kQuiet + " --with " + quote(torch) + " ";
+  auto q = run("env -u LD_LIBRARY_PATH " + kBin + args + "-q " + quote(ext));
+  EXPECT_EQ(q.status, 1);
+  EXPECT_EQ(q.out, "error: loading libmusa_ext.so would fail: 1 cause\n"
+                   "error: libmusa_ext.so was built against another version of libtorch_cpu.so: the loaded libtorch_cpu.so (" +
+                       torch + ", torch 2.0.0) lacks 2 symbols it needs\n");
+  auto text = run("env -u LD_LIBRARY_PATH " + kBin + args + quote(ext));
+  // Symbols in mangled-name order (_ZN2at11manual_seed... before _ZN2at18_GeneratorRegister...).
+  EXPECT_NE(text.out.find(">>> provider-mismatch: at::manual_seed(int)\n>>> provider-mismatch: "
+                          "at::_GeneratorRegister::_GeneratorRegister(std::function<at::Generator ()>)\n>>> fix: install the version of torch that "
+                          "libmusa_ext.so was built against, or rebuild libmusa_ext.so against the loaded libtorch_cpu.so "
+                          "(torch 2.0.0)\n"),
+            std::string::npos)
+      << text.out;
+  auto doc = json::parse(run("env -u LD_LIBRARY_PATH " + kBin + " --format json" + args + quote(ext)).out);
+  ASSERT_EQ(doc["causes"].size(), 1u);
+  EXPECT_EQ(doc["causes"][0]["kind"], "provider-mismatch");
+  EXPECT_EQ(doc["causes"][0]["symbols"], 2);
+  for (const auto& u : doc["libraries"][0]["unresolved"]) {
+    EXPECT_EQ(u["classification"], "provider-mismatch");
+    EXPECT_EQ(u["cause"], doc["causes"][0]["id"]);
+  }
+  if (!has_python()) GTEST_SKIP() << "python3 not available for the ctypes oracle";
+  EXPECT_NE(real_load(ext, {torch}).status, 0);
+}
+
 // --- Debian's torch, the real thing -------------------------------------------------------------
 
 const std::string kLibDir = "/usr/lib/x86_64-linux-gnu";
