@@ -237,6 +237,23 @@ TEST(Import, symbols_missing_from_one_owner_are_one_provider_mismatch_cause) {
   EXPECT_NE(real_load(ext, {torch}).status, 0);
 }
 
+// The object and symbol the real loader stopped at ("<path>: undefined symbol: <name>"): our JSON
+// report must list that symbol under that object (by file name: both found it through ld.so.cache).
+void expect_loader_failure_reported(const std::string& loader_err, const json& doc) {
+  size_t at = loader_err.find(": undefined symbol: ");
+  ASSERT_NE(at, std::string::npos) << loader_err;
+  size_t start = loader_err.rfind(' ', at);
+  std::string object = loader_err.substr(start + 1, at - start - 1);
+  std::string symbol = loader_err.substr(at + 20);
+  symbol = symbol.substr(0, symbol.find_first_of("\n\r"));
+  bool found = false;
+  for (const auto& l : doc["libraries"]) {
+    if (fs::path(l["path"].get<std::string>()).filename() != fs::path(object).filename()) continue;
+    for (const auto& u : l["unresolved"]) found |= u["symbol"] == symbol;
+  }
+  EXPECT_TRUE(found) << "ld.so stopped at " << symbol << " in " << object << "; the report does not list it";
+}
+
 // --- Debian's torch, the real thing -------------------------------------------------------------
 
 const std::string kLibDir = "/usr/lib/x86_64-linux-gnu";
@@ -302,6 +319,9 @@ TEST(ImportReal, torchvision_extension_in_place_and_broken_agree_with_the_loader
   EXPECT_NE(broken.out.find("error: libc10.so.1.13 from " + fake + "/libc10.so.1.13 (ld_library_path) lacks "),
             std::string::npos)
       << broken.out.substr(0, 4000);
+  auto broken_json = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --format json --python=" + quote(python) +
+                         " --library-path " + quote(fake) + " " + quote(ext));
+  expect_loader_failure_reported(broken_load.err, json::parse(broken_json.out));
 }
 
 TEST(ImportReal, torch_C_extension_in_place_agrees_with_the_loader) {
@@ -316,6 +336,20 @@ TEST(ImportReal, torch_C_extension_in_place_agrees_with_the_loader) {
   EXPECT_EQ(load.status, 0) << load.err;
   EXPECT_EQ(r.status, 0) << r.out.substr(0, 4000);
   EXPECT_NE(r.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in "), std::string::npos);
+
+  // Broken on purpose: a libc10.so.1.13 that defines almost nothing first on LD_LIBRARY_PATH. torch's
+  // _C is a Python extension module (PyInit__C): its headline says "importing".
+  std::string fake = kImport + "/fake_c10";
+  std::string module = fs::path(ext).filename().string();
+  auto broken = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --python=" + quote(python) + " --library-path " +
+                    quote(fake) + " " + quote(ext));
+  auto broken_load = real_load(ext, {}, fake, python);
+  EXPECT_NE(broken_load.status, 0);
+  EXPECT_EQ(broken.status, 1);
+  EXPECT_EQ(first_line(broken.out), "error: importing " + module + " would fail: 1 cause") << broken.out.substr(0, 2000);
+  auto broken_json = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --format json --python=" + quote(python) +
+                         " --library-path " + quote(fake) + " " + quote(ext));
+  expect_loader_failure_reported(broken_load.err, json::parse(broken_json.out));
 }
 
 }  // namespace
