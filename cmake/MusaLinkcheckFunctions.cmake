@@ -3,8 +3,9 @@
 #
 #   musa_linkcheck(TARGET <t> [WITH <lib-or-target>...] [BASELINE <file>] [FORMAT text|json]
 #                  [OUTPUT <file>] [FAIL_ON any|new|none] [ARGS <musa-linkcheck options>...])
-# A post-build check: after <t> links, musa-linkcheck analyses it; unresolved symbols fail the build
-# with the diagnosis in the build log. The JSON report is kept at <binary dir>/musa-linkcheck/<t>.json
+# A post-build check: after <t> links, musa-linkcheck analyses it as its load binds it (its
+# dependencies too: an SDK library that lacks a driver symbol fails the import as surely; ARGS
+# --only-named checks <t> alone); unresolved symbols fail the build with the diagnosis in the build log. The JSON report is kept at <binary dir>/musa-linkcheck/<t>.json
 # (musa_stubgen reads it). With BASELINE, only findings not in the baseline fail (FAIL_ON new).
 #
 #   musa_stubgen(TARGET <t> OUTPUT_DIR <dir> [STYLE throw|abort|return-error] [SDK_HOME <dir>]
@@ -177,7 +178,7 @@ function(musa_stubgen)
   # the stubs in the same build when they change, and never otherwise.
   add_custom_command(OUTPUT ${stamp} BYPRODUCTS ${changed}
     COMMAND ${CMAKE_COMMAND} -E make_directory "${CMAKE_CURRENT_BINARY_DIR}/musa-linkcheck"
-    COMMAND MusaLinkcheck::musa-linkcheck --format json -o ${report} --fail-on none --build-dir ${CMAKE_BINARY_DIR}
+    COMMAND MusaLinkcheck::musa-linkcheck --format json -o ${report} --fail-on none --only-named --build-dir ${CMAKE_BINARY_DIR}
             ${with_args} $<TARGET_FILE:${t}_musa_probe>
     COMMAND ${CMAKE_COMMAND} -DSTUBGEN=$<TARGET_FILE:MusaLinkcheck::musa-stubgen> -DREPORT=${report}
             "-DOPTIONS=${options_arg}" "-DWATCH=${cpp}|${hdr}" -DCHANGED=${changed} -P ${_MUSA_LINKCHECK_STEP_SCRIPT}

@@ -1,6 +1,7 @@
 // Shared option handling for musa-linkcheck and musa-stubgen.
 #include "context_options.h"
 
+#include <glob.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 
 namespace mlc::tools {
 namespace {
+
+using installed::Place;
 
 bool is_dir(const std::string& p) {
   struct stat st;
@@ -46,6 +49,24 @@ std::string find_on_path(const std::string& name) {
     if (access(candidate.c_str(), X_OK) == 0 && !is_dir(candidate) && is_elf(candidate)) return absolute(candidate);
   }
   return name;
+}
+
+// Where other versions of a missing library are commonly installed, off the loader's search path:
+// vendor SDKs and CUDA toolkits side by side (/usr/local/musa-3.1, /usr/local/cuda-12.1), and the
+// active conda or virtual environment's lib directory.
+std::vector<Place> install_places() {
+  std::vector<Place> places;
+  for (const char* pattern : {"/usr/local/musa*/lib", "/usr/local/musa*/lib64", "/usr/local/cuda*/lib64", "/usr/local/cuda*/lib"}) {
+    glob_t g{};
+    if (glob(pattern, 0, nullptr, &g) == 0) {
+      std::string how = std::string(pattern).substr(0, std::string(pattern).find('*') + 1);  // "/usr/local/musa*"
+      for (size_t i = 0; i < g.gl_pathc; ++i) places.push_back({g.gl_pathv[i], how});
+    }
+    globfree(&g);
+  }
+  if (const char* c = std::getenv("CONDA_PREFIX"); c && *c) places.push_back({std::string(c) + "/lib", "conda"});
+  if (const char* v = std::getenv("VIRTUAL_ENV"); v && *v) places.push_back({std::string(v) + "/lib", "venv"});
+  return places;
 }
 
 }  // namespace
@@ -94,7 +115,10 @@ void ContextOptions::add_to(CLI::App& app) {
   app.add_option("--library-path", library_path, "extra directory searched like LD_LIBRARY_PATH (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--sysroot", sysroot, "resolve absolute search paths and ld.so.cache inside DIR");
-  app.add_flag("--closure", closure, "check every object in the DT_NEEDED closure, as ldd -r does");
+  app.add_flag("--closure", closure, "check every object in the DT_NEEDED closure, as ldd -r does (--with's too)");
+  app.add_flag("--only-named", only_named,
+               "check the named files only, not the dependencies their load brings in (the default before 0.2)")
+      ->excludes("--closure");
   app.add_option("--build-dir", build_dir, "a CMake build tree (CMakeCache.txt, compile_commands.json, File API)");
   app.add_option("--porting-dir", porting_dir, "the generated porting tree (default: GENERATED_PORTING_DIR)");
   app.add_option("--source-root", source_roots, "a source tree to search for definitions (repeatable)")
@@ -111,6 +135,8 @@ void ContextOptions::add_to(CLI::App& app) {
 LinkcheckOptions ContextOptions::resolve() const {
   LinkcheckOptions options;
   options.closure = closure;
+  options.only_named = only_named;
+  options.places = install_places();
   options.env.sysroot = sysroot;
   for (const auto& d : library_path) options.env.library_path.push_back(absolute(d));
   if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && *llp) {

@@ -15,7 +15,7 @@ struct ContextOptions {
   std::vector<std::string> with, library_path, source_roots, cmake_lists;
   std::string sysroot, build_dir, porting_dir, mapping, cache_dir;
   std::optional<std::string> sdk_home, cuda_home;
-  bool closure = false, no_cache = false;
+  bool closure = false, only_named = false, no_cache = false;
   // --python [EXE]: the interpreter (and its libpython, a dependency) first in --with's load order.
   std::string python;
   CLI::Option* python_option = nullptr;

@@ -139,7 +139,8 @@ int run(int argc, char** argv) {
   } else {
     bool use_color = color == "always" ||
                      (color == "auto" && output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
-    text = mlc::render_text(report, {use_color, quiet});
+    // explain narrows the report to one symbol: a count of the load's causes would be a partial one.
+    text = mlc::render_text(report, {.color = use_color, .quiet = quiet, .load_headlines = !*explain});
   }
   if (!json_report.empty() &&
       !mlc::tools::write_output(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {

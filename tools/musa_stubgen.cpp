@@ -72,6 +72,9 @@ int run(int argc, char** argv) {
   if (no_c10) so.c10 = false;
 
   mlc::LinkcheckOptions options = context.resolve();
+  // Stubs and CMake patches go into the named libraries: what their dependencies lack cannot be
+  // fixed there, so only the named files are checked unless --closure asks for everything.
+  if (!options.closure) options.only_named = true;
   // With --apply the patch is proven by the real compiler whenever the build has compile commands.
   bool confirm = apply && !no_confirm && !options.trace.build_dir.empty() &&
                  std::ifstream(options.trace.build_dir + "/compile_commands.json").good();

@@ -15,6 +15,7 @@
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
+#include "installed/installed.h"
 #include "loader/binding.h"
 #include "trace/causes.h"
 #include "trace/suggest.h"
@@ -155,6 +156,15 @@ std::string nowhere_reason(const trace::TraceContext& ctx) {
   return "no loaded object defines it, nor was it found in " + list;
 }
 
+// A Python extension module exports PyInit_<module> (the name before the first dot of its file).
+bool is_python_extension(const loader::LoadedObject& o) {
+  std::string file = o.path.substr(o.path.rfind('/') + 1);
+  std::string init = "PyInit_" + file.substr(0, file.find('.'));
+  std::vector<uint32_t> hits;
+  o.elf.find_defined(init, elf::gnu_hash(init), hits);
+  return !hits.empty();
+}
+
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {
   if (u.cause) return false;  // a shared cause (a stale copy picked first) already explains it
   return u.classification == Classification::Unknown ||
@@ -272,7 +282,7 @@ Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOpti
 
 void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options, TraceResources& resources,
                    Report& report) {
-  std::set<std::string> reported;
+  std::set<std::string> reported, checked_before;
   // The SDK's copies of a library count as candidates when a stale copy is picked instead.
   loader::LoaderEnv env = options.env;
   if (!options.trace.sdk_home.empty())
@@ -287,11 +297,16 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       report.errors.push_back(process.error());
       continue;
     }
+    // Which objects are checked: what loading the file binds (default), everything (--closure), or
+    // the file alone (--only-named). A dependency already reported for an earlier input of this run
+    // is not checked again.
     std::vector<int> checked;
-    if (options.closure) {
-      for (size_t i = 0; i < process.value().objects.size(); ++i) checked.push_back(static_cast<int>(i));
-    } else {
-      checked.push_back(process.value().target);
+    const auto& objects_loaded = process.value().objects;
+    for (size_t i = 0; i < objects_loaded.size(); ++i) {
+      const auto& o = objects_loaded[i];
+      bool target = static_cast<int>(i) == process.value().target;
+      if (target || options.closure || (!options.only_named && !o.is_with && !checked_before.count(o.path)))
+        checked.push_back(static_cast<int>(i));
     }
     // The checked objects' relocations say which names ld.so would look up; every object is looked
     // up through its own hash table.
@@ -304,7 +319,16 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
 
     // Pass 4+5: demangle and classify, per referencing library.
     std::map<int, LibraryReport> libs;
-    for (int i : checked) libs.emplace(i, report_object(p, i));
+    for (int i : checked) {
+      LibraryReport lib = report_object(p, i);
+      const auto& o = p.objects[i];
+      lib.role = i == p.target ? "target" : o.is_with ? "preloaded" : "dependency";
+      if (lib.role == "dependency") lib.loaded_by = p.objects[p.target].path;
+      const std::string& sdk = options.trace.sdk_home;
+      lib.in_sdk = !sdk.empty() && o.path.rfind(sdk + "/", 0) == 0;
+      if (i == p.target) lib.python_extension = is_python_extension(o);
+      libs.emplace(i, std::move(lib));
+    }
     std::vector<std::pair<const loader::UnresolvedRef*, UnresolvedSymbol*>> open;
     for (const auto& ref : binding.unresolved) {
       const auto sym = p.objects[ref.object].elf.dynamic_symbol(ref.symbol_index);
@@ -337,6 +361,16 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       }
     }
     trace::find_shadowing(p, open, open_versions, report.causes);
+
+    // Pass: a needed library found nowhere is one cause, with the other versions of it installed;
+    // the symbols it would have provided are its, not traced further.
+    {
+      std::vector<installed::Place> places;
+      for (const char* sub : {"/lib", "/lib64"})
+        if (!options.trace.sdk_home.empty()) places.push_back({options.trace.sdk_home + sub, "sdk"});
+      places.insert(places.end(), options.places.begin(), options.places.end());
+      installed::find_missing_libraries(p, libs, open, places, env, report.causes);
+    }
 
     // Pass: where each symbol is referenced in the library's source (DWARF call sites), and which
     // ones are variables.
@@ -388,11 +422,19 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       // Pass: near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
       trace::suggest(p, unknown, ctx.sources);
       trace::filter_suggestions(unknown);
+      // Pass: a symbol a loaded library should own (its class, namespace or C prefix) but lacks:
+      // the referencing object was built against another version of that library.
+      installed::find_provider_mismatch(p, open, report.causes);
     }
 
     // Pass 7: report, in load order, symbols sorted by mangled name.
     for (int i : checked) {
       auto& lib = libs[i];
+      checked_before.insert(lib.path);
+      // By default a dependency is listed only when its load fails (--closure lists every object).
+      if (lib.role == "dependency" && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
+          lib.missing_libraries() == 0)
+        continue;
       if (!reported.insert(lib.path).second) continue;
       std::stable_sort(lib.unresolved.begin(), lib.unresolved.end(), [](const auto& a, const auto& b) {
         return std::tie(a.symbol, a.version) < std::tie(b.symbol, b.version);

@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "installed/installed.h"
 #include "loader/loader.h"
 #include "report/report.h"
 #include "trace/trace.h"
@@ -29,8 +30,14 @@ struct TraceOptions {
 
 struct LinkcheckOptions {
   loader::LoaderEnv env;
-  bool closure = false;  // check every loaded object, as `ldd -r` does; default: only the named files
+  // Which objects are checked. Default: the named files and every object loading them brings in
+  // (what dlopen(RTLD_NOW) binds), not those already loaded by --with/--python.
+  bool closure = false;     // every loaded object, as `ldd -r` does (--with's too)
+  bool only_named = false;  // the named files only (the default before issue 15)
   TraceOptions trace;
+  // Where other versions of a missing library may be installed, off the search path (the SDK's
+  // lib/ is added from trace.sdk_home): /usr/local/musa*/lib, conda and venv lib dirs...
+  std::vector<installed::Place> places;
 };
 
 // One symbol, traced without a library (musa-linkcheck explain SYMBOL).

@@ -14,7 +14,7 @@ namespace {
 void diagnose(const LibraryReport& one, Finding& f) {
   Report sub;
   sub.libraries.push_back(one);
-  std::string text = render_text(sub, TextStyle{.color = false, .quiet = false});
+  std::string text = render_text(sub, TextStyle{.color = false, .quiet = false, .load_headlines = false});
   size_t pos = 0;
   bool first = true;
   while (pos < text.size()) {
@@ -51,7 +51,9 @@ Finding make(const LibraryReport& lib, const UnresolvedSymbol* u, std::string ru
 }
 
 LibraryReport empty_like(const LibraryReport& lib) {
-  return LibraryReport{.path = lib.path, .soname = lib.soname, .needed = {}, .missing_versions = {}, .unresolved = {}};
+  return LibraryReport{.path = lib.path, .soname = lib.soname, .role = lib.role, .loaded_by = lib.loaded_by,
+                       .python_extension = lib.python_extension, .in_sdk = lib.in_sdk, .needed = {},
+                       .missing_versions = {}, .unresolved = {}};
 }
 
 }  // namespace
@@ -64,6 +66,7 @@ std::vector<Finding> findings(const Report& report) {
       Finding f = make(lib, nullptr, "missing-library", need.name, need.baselined);
       LibraryReport one = empty_like(lib);
       one.needed.push_back(need);
+      one.needed.back().cause.reset();  // alone, it is told in full rather than under its cause
       diagnose(one, f);
       out.push_back(std::move(f));
     }
@@ -71,6 +74,7 @@ std::vector<Finding> findings(const Report& report) {
       Finding f = make(lib, nullptr, "version-mismatch", mv.version + " (" + mv.file + ")", mv.baselined);
       LibraryReport one = empty_like(lib);
       one.missing_versions.push_back(mv);
+      one.missing_versions.back().cause.reset();
       diagnose(one, f);
       out.push_back(std::move(f));
     }
@@ -85,6 +89,7 @@ std::vector<Finding> findings(const Report& report) {
       }
       LibraryReport one = empty_like(lib);
       one.unresolved.push_back(u);
+      one.unresolved.back().cause.reset();
       diagnose(one, f);
       out.push_back(std::move(f));
     }
@@ -145,6 +150,11 @@ const std::vector<RuleText>& rules() {
       {Classification::MissingLibrary, "MissingLibrary", "A needed library is not found by the loader.",
        "A DT_NEEDED entry is found on no search path (RPATH, LD_LIBRARY_PATH, RUNPATH, ld.so.cache, default "
        "directories). Install it or add its directory to the RUNPATH."},
+      {Classification::ProviderMismatch, "ProviderMismatch",
+       "The loaded library that owns the symbol's namespace or class lacks it: built against another version.",
+       "A library that is loaded defines most of the symbol's namespace or class (or is the one the referencing "
+       "object links for it), but not this symbol: the object was built against another version of it. Install "
+       "the version the object was built for, or rebuild the object against the loaded one."},
       {Classification::StaticArchive, "StaticArchive", "Only a static archive of the SDK defines the symbol.",
        "The symbol is defined in an SDK static archive (.a), not a shared library. Link the archive (its objects "
        "must be position-independent) or use a shared build of it."},

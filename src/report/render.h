@@ -12,6 +12,7 @@ namespace mlc {
 struct TextStyle {
   bool color = false;
   bool quiet = false;  // only the error lines, no ">>>" details and no summary
+  bool load_headlines = true;  // "loading X would fail: N causes" before the findings of each input
 };
 
 std::string render_text(const Report& report, const TextStyle& style);

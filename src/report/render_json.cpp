@@ -82,7 +82,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
         json search = json::array();
         for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", s.how}, {"outcome", s.outcome}});
         needed.push_back({{"name", n.name}, {"path", nullptr}, {"searched", n.searched}, {"search", search},
-                          {"baselined", n.baselined}});
+                          {"baselined", n.baselined}, {"cause", opt(n.cause)}});
       }
     }
     json versions = json::array();
@@ -94,6 +94,9 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));
     libs.push_back({{"path", lib.path},
                     {"soname", lib.soname.empty() ? json(nullptr) : json(lib.soname)},
+                    {"role", lib.role},
+                    {"loaded_by", opt(lib.loaded_by)},
+                    {"python_extension", lib.python_extension},
                     {"needed", needed},
                     {"missing_versions", versions},
                     {"unresolved", unresolved}});
@@ -103,9 +106,11 @@ std::string render_json(const Report& report, const std::string& tool_version) {
   json causes = json::array();
   for (const auto& c : report.causes) {
     auto copy = [](const std::optional<LibraryCopy>& l) { return l ? json{{"path", l->path}, {"how", l->how}} : json(nullptr); };
+    json others = json::array();
+    for (const auto& o : c.others) others.push_back({{"path", o.path}, {"how", o.how}});
     causes.push_back({{"id", c.id}, {"kind", c.kind}, {"headline", c.headline}, {"library", c.library},
                       {"picked", copy(c.picked)}, {"other", copy(c.other)}, {"missing_versions", c.missing_versions},
-                      {"symbols", c.symbols}, {"fix", c.fix}});
+                      {"symbols", c.symbols}, {"fix", c.fix}, {"needed_by", c.needed_by}, {"others", others}});
   }
   json doc = {{"schema", "musa-linkcheck/1"},
               {"tool_version", tool_version},

@@ -2,6 +2,8 @@
 // evidence; locations capped at three, then ">>> referenced N more times".
 #include <fmt/format.h>
 
+#include <set>
+
 #include "report/baseline.h"
 #include "report/escape.h"
 #include "report/render.h"
@@ -18,26 +20,85 @@ std::string error_prefix(const TextStyle& style, bool baselined) {
 
 constexpr size_t kCauseSymbols = 5;
 
+std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// Where a finding's holder sits in the load: "" for a named file, else which load brought it in.
+std::string holder_note(const LibraryReport& lib) {
+  if (lib.role == "dependency" && lib.loaded_by) return fmt::format(" (a dependency loaded for {})", base_of(*lib.loaded_by));
+  if (lib.role == "preloaded") return " (loaded before the checked files: --with/--python)";
+  return "";
+}
+
+// "loading X would fail: N causes": one line per named file whose load fails, counting each shared
+// cause once and each finding without one as a cause of its own (baselined findings do not count).
+std::string render_load_headlines(const Report& report, const TextStyle& style) {
+  std::string out;
+  for (const auto& target : report.libraries) {
+    if (target.role != "target") continue;
+    std::set<std::string> shared;
+    size_t own = 0;
+    auto count = [&](const std::optional<std::string>& cause, bool baselined) {
+      if (baselined) return;
+      if (cause) {
+        shared.insert(*cause);
+      } else {
+        ++own;
+      }
+    };
+    for (const auto& lib : report.libraries) {
+      if (&lib != &target && !(lib.role == "dependency" && lib.loaded_by == target.path)) continue;
+      for (const auto& n : lib.needed)
+        if (!n.path) count(n.cause, n.baselined);
+      for (const auto& mv : lib.missing_versions) count(mv.cause, mv.baselined);
+      for (const auto& u : lib.unresolved) count(u.cause, u.baselined);
+    }
+    size_t n = shared.size() + own;
+    if (n == 0) continue;
+    out += fmt::format("{}{} {} would fail: {} cause{}\n", error_prefix(style, false),
+                       target.python_extension ? "importing" : "loading", base_of(target.path), n, n == 1 ? "" : "s");
+  }
+  return out;
+}
+
 // One headline per shared cause, then the first few symbols it explains (JSON lists them all).
 std::string render_causes(const Report& report, const TextStyle& style) {
   std::string out;
   for (const auto& c : report.causes) {
     std::vector<const UnresolvedSymbol*> symbols;
+    std::vector<const LibraryReport*> holders;
     bool all_baselined = true;
     for (const auto& lib : report.libraries) {
       for (const auto& u : lib.unresolved) {
         if (u.cause != c.id) continue;
         symbols.push_back(&u);
+        holders.push_back(&lib);
         all_baselined &= u.baselined;
       }
       for (const auto& mv : lib.missing_versions)
         if (mv.cause == c.id) all_baselined &= mv.baselined;
     }
+    std::vector<const LibraryReport*> needers;
+    for (const auto& lib : report.libraries)
+      for (const auto& need : lib.needed)
+        if (need.cause == c.id) {
+          needers.push_back(&lib);
+          all_baselined &= need.baselined;
+        }
     out += fmt::format("{}{}\n", error_prefix(style, all_baselined), c.headline);
     if (style.quiet) continue;
+    // A missing library: who needs it, where the loader looked, the other versions there are.
+    for (const auto* lib : needers) {
+      out += fmt::format(">>> needed by {}{}\n", lib->path, holder_note(*lib));
+      for (const auto& need : lib->needed)
+        if (need.cause == c.id)
+          for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, step.how, step.outcome);
+    }
+    for (const auto& o : c.others) out += fmt::format(">>> other version: {} [{}]\n", o.path, o.how);
     for (size_t i = 0; i < symbols.size() && i < kCauseSymbols; ++i) {
       const auto* u = symbols[i];
-      out += fmt::format(">>> {}: {}{}\n", to_string(u->classification), u->demangled, u->version ? "@" + *u->version : "");
+      const auto* h = holders[i];
+      std::string in = h->role == "target" ? "" : " (in " + (h->soname.empty() ? base_of(h->path) : h->soname) + ")";
+      out += fmt::format(">>> {}: {}{}{}\n", to_string(u->classification), u->demangled, u->version ? "@" + *u->version : "", in);
     }
     if (symbols.size() > kCauseSymbols)
       out += fmt::format(">>> and {} more (--format json lists them all)\n", symbols.size() - kCauseSymbols);
@@ -51,19 +112,20 @@ std::string render_causes(const Report& report, const TextStyle& style) {
 std::string render_text(const Report& report, const TextStyle& style) {
   std::string out;
   auto err_for = [&](bool baselined) { return error_prefix(style, baselined); };
+  if (style.load_headlines) out += render_load_headlines(report, style);
   out += render_causes(report, style);
   for (const auto& lib : report.libraries) {
     for (const auto& need : lib.needed) {
-      if (need.path) continue;
+      if (need.path || need.cause) continue;  // a cause's library is told under its headline
       out += fmt::format("{}library not found: {}\n", err_for(need.baselined), need.name);
       if (style.quiet) continue;
-      out += fmt::format(">>> needed by {}\n", lib.path);
+      out += fmt::format(">>> needed by {}{}\n", lib.path, holder_note(lib));
       for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, step.how, step.outcome);
     }
     for (const auto& mv : lib.missing_versions) {
       if (mv.cause) continue;  // told once, under its cause's headline
-      out += fmt::format("{}version `{}' not found in {} (required by {})\n", err_for(mv.baselined), mv.version, mv.file,
-                         lib.path);
+      out += fmt::format("{}version `{}' not found in {} (required by {}{})\n", err_for(mv.baselined), mv.version, mv.file,
+                         lib.path, holder_note(lib));
       if (!style.quiet && mv.provider) out += fmt::format(">>> {} was loaded from {}\n", mv.file, *mv.provider);
     }
     for (const auto& u : lib.unresolved) {
@@ -78,6 +140,10 @@ std::string render_text(const Report& report, const TextStyle& style) {
         out += where.empty() ? fmt::format(">>> referenced by {}\n", r.library)
                              : fmt::format(">>> referenced by {}\n>>>               {}\n", where, r.library);
       }
+      // Which object holds the reference, when it is not the named file ("in the SDK's libmusa.so.1").
+      if (lib.role != "target")
+        out += fmt::format(">>> in {}{}{}{}\n", lib.in_sdk ? "the SDK's " : "", lib.soname.empty() ? base_of(lib.path) : lib.soname,
+                           holder_note(lib), lib.loaded_by ? ", not in " + base_of(*lib.loaded_by) : std::string());
       if (u.referenced_by.size() > kMaxLocations) {
         out += fmt::format(">>> referenced {} more times\n", u.referenced_by.size() - kMaxLocations);
       }

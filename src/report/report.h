@@ -23,6 +23,7 @@ enum class Classification {
   MissingLibrary,
   StaticArchive,
   MissingInstantiation,  // other instantiations of the template exist, not this one
+  ProviderMismatch,      // the loaded library that owns its namespace lacks it: built against another version
   Unknown,
 };
 const char* to_string(Classification c);
@@ -93,6 +94,7 @@ struct NeededLibrary {
   std::vector<std::string> searched;   // directories (or cache files) considered, in order
   std::vector<SearchStep> search;      // the same, with each candidate path and its outcome
   bool baselined = false;
+  std::optional<std::string> cause = std::nullopt;  // a missing-library cause: told under its headline
 };
 
 struct MissingVersionFinding {
@@ -110,21 +112,30 @@ struct LibraryCopy {
 };
 
 // One cause shared by many findings, told once: a stale copy picked before the right one
-// (shadowed, version-mismatch), or symbols the host process provides (host).
+// (shadowed, version-mismatch), symbols the host process provides (host), or a needed library that
+// is nowhere (missing-library: `others` are the other versions of it that were found).
 struct Cause {
   std::string id;
-  std::string kind;      // shadowed | version-mismatch | host
+  std::string kind;      // shadowed | version-mismatch | host | missing-library
   std::string headline;  // one sentence naming the cause
   std::string library;   // the soname concerned, or the host ("python3", "perl")
   std::optional<LibraryCopy> picked, other;
   std::vector<std::string> missing_versions;
   size_t symbols = 0;  // unresolved symbols it explains
   std::string fix;
+  std::vector<LibraryCopy> others;   // missing-library: other versions found, and where (how)
+  std::vector<std::string> needed_by;  // missing-library: the objects whose DT_NEEDED names it
 };
 
 struct LibraryReport {
   std::string path;
   std::string soname;
+  // Why it was checked: "target" (named by the user), "dependency" (loading a target brings it in),
+  // "preloaded" (--with/--python or their dependencies; checked only with --closure).
+  std::string role = "target";
+  std::optional<std::string> loaded_by;  // the target whose load brought it in (dependencies)
+  bool python_extension = false;         // exports PyInit_<module>: Python imports it
+  bool in_sdk = false;                   // under --sdk-home
   std::vector<NeededLibrary> needed;
   std::vector<MissingVersionFinding> missing_versions;
   std::vector<UnresolvedSymbol> unresolved;

@@ -1166,9 +1166,12 @@ Result<Report> read_json_report(const std::string& path) {
       {"abi-mismatch", Classification::AbiMismatch},       {"version-mismatch", Classification::VersionMismatch},
       {"hidden", Classification::Hidden},                  {"shadowed", Classification::Shadowed},
       {"missing-library", Classification::MissingLibrary}, {"static-archive", Classification::StaticArchive},
-      {"missing-instantiation", Classification::MissingInstantiation}, {"unknown", Classification::Unknown}};
+      {"missing-instantiation", Classification::MissingInstantiation}, {"unknown", Classification::Unknown},
+      {"provider-mismatch", Classification::ProviderMismatch}};
   try {
     for (const auto& lj : doc.at("libraries")) {
+      // Stubs go into the named libraries: a dependency's gaps (issue 15's default) are not theirs to fix.
+      if (lj.contains("role") && lj["role"].is_string() && lj["role"] != "target") continue;
       LibraryReport lib;
       lib.path = lj.at("path").get<std::string>();
       for (const auto& uj : lj.at("unresolved")) {

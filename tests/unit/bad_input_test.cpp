@@ -65,7 +65,7 @@ TEST(BadInput, each_bad_input_is_named_in_one_line_and_the_rest_still_reported) 
   auto r = test::run(kBin + " -q" + args + " " + quote(kGood));
   EXPECT_EQ(r.status, 2);
   // The good library is still analysed.
-  EXPECT_EQ(r.out, "error: undefined symbol: strong_missing\n");
+  EXPECT_EQ(r.out, "error: loading libweak_user.so would fail: 1 cause\nerror: undefined symbol: strong_missing\n");
   std::vector<std::string> lines;
   std::istringstream err(r.err);
   for (std::string line; std::getline(err, line);) lines.push_back(line);

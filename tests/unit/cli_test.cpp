@@ -24,6 +24,7 @@ TEST(Cli, text_report_has_lld_style_lines_and_exit_1) {
   std::string path = kFix + "/ver/libver_user.so";
   const std::string fixture_c = std::string(MLC_SOURCE_DIR) + "/fixtures/loader/src/fixture.c:8";
   std::string want =
+      "error: loading libver_user.so would fail: 2 causes\n"
       "error: undefined symbol: ver_hid\n"
       ">>> referenced by " + fixture_c + " (use_ver_hid)\n"
       ">>>               " + path + "\n"
@@ -54,7 +55,9 @@ TEST(Cli, fail_on_none_reports_but_exits_0) {
 TEST(Cli, missing_library_text_lists_the_search) {
   auto r = run(linkcheck("-q " + quote(kFix + "/miss/libmiss_user.so")));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, "error: library not found: libnothere.so.1\nerror: undefined symbol: nothere_func\n");
+  // One cause (issue 15): the symbol the missing library would have provided is told under it.
+  EXPECT_EQ(r.out, "error: loading libmiss_user.so would fail: 1 cause\n"
+                   "error: library not found: libnothere.so.1 (needed by libmiss_user.so); no other version of it was found\n");
 }
 
 TEST(Cli, json_report_follows_the_contract) {
@@ -97,7 +100,8 @@ TEST(Cli, json_output_file_is_written_atomically) {
 TEST(Cli, directory_means_every_elf_file_below_it) {
   auto r = run(linkcheck("-q " + quote(kFix + "/with")));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, "error: undefined symbol: torchlike_op\n");
+  // One headline per named file whose load fails (libtorchlike.so loads cleanly: none for it).
+  EXPECT_EQ(r.out, "error: loading libkernels.so would fail: 1 cause\nerror: undefined symbol: torchlike_op\n");
 }
 
 TEST(Cli, with_option_loads_libraries_first) {
@@ -248,7 +252,9 @@ TEST(Cli, baseline_accepts_known_findings_and_fails_on_new_ones) {
   test::write_file(base, "libver_user.so undefined ver_hid   # known, tracked elsewhere\n");
   auto fresh = test::run(kBin + " -q --cuda-home '' --fail-on new --baseline " + test::quote(base) + " " + lib);
   EXPECT_EQ(fresh.status, 1);
-  EXPECT_EQ(fresh.out, "baselined: undefined symbol: ver_hid\nerror: undefined symbol: ver_moved@VER_2\n");
+  // The headline counts what still fails: the baselined finding is not a cause.
+  EXPECT_EQ(fresh.out, "error: loading libver_user.so would fail: 1 cause\n"
+                       "baselined: undefined symbol: ver_hid\nerror: undefined symbol: ver_moved@VER_2\n");
   auto json = test::run(kBin + " --format json --cuda-home '' --baseline " + test::quote(base) + " " + lib);
   auto doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["libraries"][0]["unresolved"][0]["baselined"], true);

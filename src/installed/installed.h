@@ -1,0 +1,56 @@
+// The installed environment, as an import meets it: which other versions of a missing library are
+// on the machine (and where each came from), and which loaded library a symbol belongs to when that
+// library lacks it (the object was built against another version of it). Files are only read.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loader/binding.h"
+#include "loader/loader.h"
+#include "report/report.h"
+
+namespace mlc::installed {
+
+// A directory off the loader's search path where other versions of a library may sit, and what it
+// is ("sdk", "/usr/local/musa*", "/usr/local/cuda*", "conda", "venv", "python"). The tools fill these
+// (from --sdk-home, $CONDA_PREFIX, $VIRTUAL_ENV, globs of the usual places): the core reads no environment.
+struct Place {
+  std::string dir;
+  std::string how;
+};
+
+using OpenSymbol = std::pair<const loader::UnresolvedRef*, UnresolvedSymbol*>;
+
+// Pass (before origin tracing): one `missing-library` cause per DT_NEEDED name that was found
+// nowhere, naming every other version of it found on the search path, in ld.so.cache, in `places`,
+// each with where it came from. The needed entries of the checked libraries (`libs`, by object index)
+// are linked to it, and so is every unresolved symbol that the missing library would have provided
+// (one that another version of it defines, or any, when it is the referencing object's only missing
+// library, or when the reference names it through its version): they are not traced further.
+void find_missing_libraries(const loader::Process& process, std::map<int, LibraryReport>& libs,
+                            const std::vector<OpenSymbol>& symbols, const std::vector<Place>& places,
+                            const loader::LoaderEnv& env, std::vector<Cause>& causes);
+
+// Pass (after suggestions): a symbol still unknown, or an abi-mismatch short of a cxx11-ABI split,
+// whose namespace or class a loaded library owns (it defines most of that class's members, or most
+// of the namespace, or - for a C name - most names of its prefix family such as PVRSRV*), is
+// `provider-mismatch`: the object was built against another version of that library. The reason
+// names the library, its version (soname; for torch's libraries the torch package's version.py
+// beside them), and the closest definitions it has; the fix gives both ways out. An abi-mismatch is
+// turned only when the owner's version is known. Two or more symbols one object misses from the same
+// owner are one Cause (kind provider-mismatch) in `causes`: one headline, one fix.
+void find_provider_mismatch(const loader::Process& process, const std::vector<OpenSymbol>& symbols,
+                            std::vector<Cause>& causes);
+
+// The version a library file carries in its name or soname ("libtorch_cpu.so.1.13" -> "1.13"), or "".
+std::string soname_version(const std::string& name);
+
+// The torch version installed with a libtorch/libc10 file: torch/version.py beside it (pip's
+// site-packages/torch/lib/) or in Debian's /usr/lib/python3/dist-packages/torch/ for
+// /usr/lib/<triplet>/; "" when neither is there. `where` gets the file it was read from.
+std::string torch_version_for(const std::string& library, std::string* where = nullptr);
+
+}  // namespace mlc::installed

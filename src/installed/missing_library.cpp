@@ -1,0 +1,211 @@
+// A needed library found nowhere, told once: the loader stops at "cannot open shared object file",
+// so every symbol it would have provided fails for that one reason. What a person needs next is the
+// other versions of it that are installed (libmccl.so.1 in the SDK while libmccl.so.2 is needed).
+#include <dirent.h>
+#include <limits.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <unordered_set>
+
+#include "installed/installed.h"
+#include "loader/ld_cache.h"
+
+namespace mlc::installed {
+namespace {
+
+std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// "libmccl.so.2" -> "libmccl.so": every soname version of a library shares it.
+std::string stem_of(const std::string& name) {
+  size_t so = name.find(".so");
+  return so == std::string::npos ? name : name.substr(0, so + 3);
+}
+
+bool same_stem(const std::string& file, const std::string& stem) {
+  return file.rfind(stem, 0) == 0 && (file.size() == stem.size() || file[stem.size()] == '.');
+}
+
+std::string real_path(const std::string& path) {
+  char buf[PATH_MAX];
+  return realpath(path.c_str(), buf) ? std::string(buf) : path;
+}
+
+struct OtherVersion {
+  LibraryCopy copy;
+  std::string soname;
+  std::unordered_set<std::string> defines;  // exported names
+};
+
+// Every file of `dir` with the stem's name and an ELF shared object of the requester's class and machine.
+void scan_dir(const std::string& dir, const std::string& how, const std::string& stem, const elf::ElfObject& requester,
+              std::set<std::string>& seen, std::vector<OtherVersion>& out) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (same_stem(n, stem)) names.push_back(n);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    std::string path = dir + "/" + n;
+    if (!seen.insert(real_path(path)).second) continue;  // a soname link and its file are one version
+    auto ident = elf::read_ident(path);
+    if (!ident || ident->kind != elf::ObjectKind::SharedObject || ident->machine != requester.machine ||
+        ident->is_64 != requester.is_64)
+      continue;
+    auto obj = elf::read_object(path, elf::ReadOptions{.static_symbols = false, .relocations = false});
+    if (!obj) continue;
+    OtherVersion v{.copy = LibraryCopy{.path = path, .how = how}, .soname = obj->soname.empty() ? n : obj->soname, .defines = {}};
+    for (size_t i = 1; i < obj->dynamic_symbols.size(); ++i) {
+      const auto& s = obj->dynamic_symbols[i];
+      if (!s.is_undefined() && !s.name.empty() && s.binding != elf::Binding::Local) v.defines.emplace(s.name);
+    }
+    out.push_back(std::move(v));
+  }
+}
+
+struct MissingNeed {
+  Cause* cause = nullptr;
+  std::vector<OtherVersion> others;
+};
+
+std::string short_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return out;
+}
+
+}  // namespace
+
+void find_missing_libraries(const loader::Process& p, std::map<int, LibraryReport>& libs,
+                            const std::vector<OpenSymbol>& symbols, const std::vector<Place>& places,
+                            const loader::LoaderEnv& env, std::vector<Cause>& causes) {
+  std::map<std::string, MissingNeed> missing;  // by DT_NEEDED name
+  std::optional<std::vector<loader::CacheEntry>> cache;
+  for (auto& [index, lib] : libs) {
+    const auto& obj = p.objects[index];
+    for (size_t k = 0; k < obj.needed.size() && k < lib.needed.size(); ++k) {
+      const auto& need = obj.needed[k];
+      if (need.object >= 0) continue;
+      auto [it, fresh] = missing.try_emplace(need.name);
+      MissingNeed& m = it->second;
+      if (fresh) {
+        // Where to look: the directories the search tried, ld.so.cache, then the places given.
+        std::string stem = stem_of(need.name);
+        std::set<std::string> seen, dirs_done;
+        for (const auto& step : need.searched) {
+          if (step.path.empty() || step.path.front() != '/' || step.how == loader::FoundHow::LdSoCache ||
+              step.how == loader::FoundHow::LdSoConf)
+            continue;
+          std::string dir = dir_of(step.path);
+          if (dirs_done.insert(dir).second) scan_dir(dir, loader::to_string(step.how), stem, obj.elf, seen, m.others);
+        }
+        if (!cache) {
+          auto read = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
+          cache = read ? std::move(read).value() : std::vector<loader::CacheEntry>{};
+        }
+        for (const auto& e : *cache) {
+          if (e.hwcap != 0 || !same_stem(e.soname, stem) ||
+              !loader::cache_flags_match(e.flags, obj.elf.machine, obj.elf.is_64))
+            continue;
+          std::string dir = dir_of(env.sysroot + e.path);
+          if (dirs_done.insert(dir).second) scan_dir(dir, "ld.so.cache", stem, obj.elf, seen, m.others);
+        }
+        for (const auto& place : places)
+          if (dirs_done.insert(place.dir).second) scan_dir(place.dir, place.how, stem, obj.elf, seen, m.others);
+        Cause c;
+        c.id = "cause-" + std::to_string(causes.size() + 1);
+        c.kind = "missing-library";
+        c.library = need.name;
+        for (const auto& o : m.others) c.others.push_back(o.copy);
+        causes.push_back(std::move(c));
+      }
+      lib.needed[k].cause = "@" + need.name;  // the name for now: `causes` may still grow
+    }
+  }
+  if (missing.empty()) return;
+  // Pointers are taken only now: `causes` grew while the needs were collected.
+  for (auto& [name, m] : missing)
+    for (auto& c : causes)
+      if (c.kind == "missing-library" && c.library == name) m.cause = &c;
+  for (auto& [index, lib] : libs) {
+    for (auto& n : lib.needed) {
+      if (!n.cause || n.cause->front() != '@') continue;
+      Cause* c = missing.at(n.cause->substr(1)).cause;
+      n.cause = c->id;
+      if (std::find(c->needed_by.begin(), c->needed_by.end(), lib.path) == c->needed_by.end()) c->needed_by.push_back(lib.path);
+    }
+  }
+
+  // The symbols each missing library would have provided.
+  for (const auto& [ref, u] : symbols) {
+    if (u->cause) continue;
+    const auto& obj = p.objects[ref->object];
+    std::vector<std::string> absent;
+    for (const auto& need : obj.needed)
+      if (need.object < 0 && missing.count(need.name)) absent.push_back(need.name);
+    if (absent.empty()) continue;
+    std::string owner, evidence;
+    if (ref->miss == loader::Miss::LibraryMissing && missing.count(std::string(ref->version_file))) {
+      owner = std::string(ref->version_file);
+      evidence = "its version " + std::string(ref->version) + " is required from " + owner;
+    } else if (ref->miss == loader::Miss::NoDefinition) {
+      for (const auto& name : absent) {
+        for (const auto& o : missing.at(name).others) {
+          if (!o.defines.count(u->symbol)) continue;
+          owner = name;
+          evidence = o.soname + " (" + o.copy.path + ") defines it";
+          break;
+        }
+        if (!owner.empty()) break;
+      }
+      if (owner.empty() && absent.size() == 1) {
+        owner = absent.front();
+        evidence = "no loaded object defines it and " + owner + " is the only library " + base_of(obj.path) +
+                   " needs that was not found";
+      }
+    }
+    if (owner.empty()) continue;
+    Cause* c = missing.at(owner).cause;
+    ++c->symbols;
+    u->classification = Classification::MissingLibrary;
+    u->cause = c->id;
+    u->reason = "would come from " + owner + ", which was not found: " + evidence;
+    u->suggestions.clear();
+  }
+
+  for (auto& [name, m] : missing) {
+    Cause& c = *m.cause;
+    std::vector<std::string> needers;
+    for (const auto& n : c.needed_by) needers.push_back(base_of(n));
+    std::vector<std::string> found;
+    for (const auto& o : m.others) found.push_back(o.copy.path + " [" + o.copy.how + "]");
+    c.headline = "library not found: " + name + " (needed by " + short_list(needers) + "); " +
+                 (found.empty() ? std::string("no other version of it was found")
+                                : std::to_string(found.size()) + " other version" + (found.size() == 1 ? "" : "s") +
+                                      " found: " + short_list(found));
+    std::string first = needers.empty() ? std::string("it") : needers.front();
+    if (found.empty()) {
+      c.fix = "install " + name + ", or add the directory that holds it to " + first + "'s RUNPATH or LD_LIBRARY_PATH";
+    } else {
+      const auto& o = m.others.front();
+      c.fix = "install " + name + " (the version " + first + " was linked against) where the loader searches, or rebuild " +
+              first + " against " + o.soname + " (" + o.copy.path + ")" +
+              (o.copy.how == "runpath" || o.copy.how == "rpath" || o.copy.how == "ld_library_path" || o.copy.how == "ld.so.cache" ||
+                       o.copy.how == "default"
+                   ? std::string()
+                   : " and add " + dir_of(o.copy.path) + " to its RUNPATH");
+    }
+    for (const auto& [ref, u] : symbols)
+      if (u->cause == c.id)
+        u->fix = Fix{.kind = "use-library", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+                     .library = name, .detail = c.fix};
+  }
+}
+
+}  // namespace mlc::installed

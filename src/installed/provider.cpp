@@ -1,0 +1,280 @@
+// Provider mismatch: the loaded libtorch_cpu defines tens of thousands of at:: symbols but not the
+// one an extension needs, or the driver's library defines PVRSRV* but not PVRSRVGetDevInfo. The
+// symbol belongs to that library; the object was built against another version of it.
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "demangle/demangle.h"
+#include "demangle/symbol_name.h"
+#include "installed/installed.h"
+
+namespace mlc::installed {
+namespace {
+
+std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+bool is_identifier(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// What a symbol's owner is looked up by: the mangled prefix of its class and of its top namespace
+// ("2at18_GeneratorRegister", "2at"), or a C name's family ("PVRSRV" for PVRSRVGetDevInfo).
+struct Family {
+  std::vector<std::string> prefixes;  // innermost (class) first
+  std::vector<std::string> labels;    // "class at::_GeneratorRegister", "namespace at", "PVRSRV*"
+  bool cxx = true;
+};
+
+std::optional<Family> family_of(const UnresolvedSymbol& u) {
+  Family f;
+  if (demangle::is_mangled(u.symbol)) {
+    demangle::SymbolName n = demangle::parse_symbol(u.symbol);
+    if (n.scopes.empty() || n.scopes.front() == "std" || n.target) return std::nullopt;
+    std::string prefix, label;
+    std::vector<std::pair<std::string, std::string>> levels;
+    for (const auto& s : n.scopes) {
+      if (!is_identifier(s)) break;
+      prefix += std::to_string(s.size()) + s;
+      label += (label.empty() ? "" : "::") + s;
+      levels.emplace_back(prefix, label);
+    }
+    if (levels.empty()) return std::nullopt;
+    // The innermost scope (the class, or the deepest namespace), then the top namespace.
+    f.prefixes.push_back(levels.back().first);
+    f.labels.push_back(levels.back().second);
+    if (levels.size() > 1) {
+      f.prefixes.push_back(levels.front().first);
+      f.labels.push_back("namespace " + levels.front().second);
+    }
+    return f;
+  }
+  // A C name: its leading run of capitals less the one that starts the next word (PVRSRV|GetDevInfo),
+  // or its leading lower-case word (mcclAllReduce -> mccl).
+  const std::string& s = u.symbol;
+  size_t i = 0;
+  if (!s.empty() && std::isupper(static_cast<unsigned char>(s[0]))) {
+    while (i < s.size() && std::isupper(static_cast<unsigned char>(s[i]))) ++i;
+    if (i < s.size() && std::islower(static_cast<unsigned char>(s[i]))) --i;
+  } else {
+    while (i < s.size() && std::islower(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == s.size()) return std::nullopt;
+  }
+  if (i < 3) return std::nullopt;
+  f.cxx = false;
+  f.prefixes.push_back(s.substr(0, i));
+  f.labels.push_back(s.substr(0, i) + "*");
+  return f;
+}
+
+// Whether an exported name belongs to the family: a mangled name whose nested name starts with the
+// prefix (_ZN2at..., _ZNK2at..., _ZTVN2at...), or a C name starting with it.
+bool member_of(std::string_view name, const std::string& prefix, bool cxx) {
+  if (!cxx) return name.rfind(prefix, 0) == 0 && name.size() > prefix.size();
+  if (name.rfind("_Z", 0) != 0) return false;
+  size_t pos = name.find(prefix);
+  return pos != std::string_view::npos && pos >= 3 && pos <= 6 && (name[pos - 1] == 'N' || name[pos - 1] == 'K');
+}
+
+struct Owner {
+  int object = -1;
+  size_t members = 0;  // how many names of the family it defines
+  size_t level = 0;    // index into Family::prefixes
+};
+
+// The exported names of one loaded object (defined, global/weak, default or protected visibility).
+template <typename F>
+void for_each_export(const elf::ElfObject& o, F&& f) {
+  size_t n = o.dynamic_symbol_count();
+  for (size_t i = 1; i < n; ++i) {
+    elf::Symbol s = o.dynamic_symbol(i);
+    if (s.is_undefined() || s.binding == elf::Binding::Local ||
+        (s.visibility != elf::Visibility::Default && s.visibility != elf::Visibility::Protected) || s.version_hidden)
+      continue;
+    std::string_view name = o.name_of(s);
+    if (!name.empty()) f(name);
+  }
+}
+
+std::string read_torch_version(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("__version__", 0) != 0) continue;
+    size_t q = line.find_first_of("'\"");
+    if (q == std::string::npos) continue;
+    size_t e = line.find(line[q], q + 1);
+    if (e != std::string::npos) return line.substr(q + 1, e - q - 1);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string soname_version(const std::string& name) {
+  size_t so = name.find(".so.");
+  return so == std::string::npos ? "" : name.substr(so + 4);
+}
+
+std::string torch_version_for(const std::string& library, std::string* where) {
+  std::string name = base_of(library);
+  if (name.rfind("libtorch", 0) != 0 && name.rfind("libc10", 0) != 0) return "";
+  std::string dir = dir_of(library);
+  std::string parent = dir_of(dir);
+  std::vector<std::string> candidates = {parent + "/version.py"};  // site-packages/torch/lib/
+  // Debian: /usr/lib/<triplet>/libtorch_cpu.so.1.13 beside /usr/lib/python3/dist-packages/torch/.
+  if (parent.size() >= 4 && parent.compare(parent.size() - 4, 4, "/lib") == 0)
+    candidates.push_back(parent + "/python3/dist-packages/torch/version.py");
+  candidates.push_back(dir + "/python3/dist-packages/torch/version.py");
+  for (const auto& c : candidates) {
+    std::string v = read_torch_version(c);
+    if (v.empty()) continue;
+    if (where) *where = c;
+    return v;
+  }
+  return "";
+}
+
+void find_provider_mismatch(const loader::Process& p, const std::vector<OpenSymbol>& symbols, std::vector<Cause>& causes) {
+  struct Item {
+    UnresolvedSymbol* u;
+    const loader::UnresolvedRef* ref;
+    Family family;
+  };
+  std::vector<Item> items;
+  for (const auto& [ref, u] : symbols) {
+    if (u->cause || ref->miss != loader::Miss::NoDefinition) continue;
+    bool abi = u->classification == Classification::AbiMismatch &&
+               std::none_of(u->suggestions.begin(), u->suggestions.end(), [](const Suggestion& s) { return s.reason == "cxx11-abi"; });
+    if (u->classification != Classification::Unknown && !abi) continue;
+    if (u->classification == Classification::Unknown && u->origin) continue;  // traced to a source: not a library's
+    if (auto f = family_of(*u)) items.push_back({u, ref, std::move(*f)});
+  }
+  if (items.empty()) return;
+  struct Group {
+    std::vector<UnresolvedSymbol*> symbols;
+    std::string soname, who, path, holder, fix, torch;
+  };
+  std::map<std::pair<int, int>, Group> groups;  // (referencing object, owner) -> what it misses
+  // One pass over each loaded object's exports counts every family's members.
+  std::map<std::pair<std::string, bool>, std::vector<size_t>> counts;  // (prefix, cxx) -> per object
+  for (const auto& it : items)
+    for (const auto& pre : it.family.prefixes) counts[{pre, it.family.cxx}].assign(p.objects.size(), 0);
+  for (size_t o = 0; o < p.objects.size(); ++o) {
+    for_each_export(p.objects[o].elf, [&](std::string_view name) {
+      for (auto& [key, per] : counts)
+        if (member_of(name, key.first, key.second)) ++per[o];
+    });
+  }
+  for (auto& it : items) {
+    std::optional<Owner> owner;
+    for (size_t level = 0; level < it.family.prefixes.size() && !owner; ++level) {
+      const auto& per = counts[{it.family.prefixes[level], it.family.cxx}];
+      size_t total = 0, best = 0;
+      int who = -1;
+      for (size_t o = 0; o < per.size(); ++o) {
+        total += per[o];
+        if (per[o] > best) best = per[o], who = static_cast<int>(o);
+      }
+      // A class: its members' home. A namespace or a C family: the library holding most of it, and
+      // enough of it to be a library of that name space rather than a stray helper.
+      bool enough = level == 0 && it.family.cxx && it.family.prefixes.size() > 1 ? best >= 1 : best >= 2;
+      if (who >= 0 && enough && best * 2 > total && who != it.ref->object) owner = Owner{who, best, level};
+    }
+    if (!owner) continue;
+    const auto& lib = p.objects[owner->object];
+    std::string soname = lib.elf.soname.empty() ? base_of(lib.path) : lib.elf.soname;
+    std::string version = soname_version(soname), torch_file;
+    std::string real_version = soname_version(base_of(lib.path));
+    if (real_version.size() > version.size()) version = real_version;
+    std::string torch = torch_version_for(lib.path, &torch_file);
+    if (it.u->classification == Classification::AbiMismatch && version.empty() && torch.empty()) continue;
+
+    // The closest definitions: the same name with other parameters, else other members of the family.
+    demangle::SymbolName want = demangle::is_mangled(it.u->symbol) ? demangle::parse_symbol(it.u->symbol) : demangle::SymbolName{};
+    std::vector<std::string> same, members;
+    const std::string& prefix = it.family.prefixes[owner->level];
+    for_each_export(lib.elf, [&](std::string_view name) {
+      if (same.size() >= 3 && members.size() >= 5) return;
+      if (!member_of(name, prefix, it.family.cxx)) return;
+      std::string n(name);
+      if (it.family.cxx) {
+        demangle::SymbolName got = demangle::parse_symbol(n);
+        std::string text = got.demangled.empty() ? demangle::demangle(n) : got.demangled;
+        if (got.name == want.name && got.scopes == want.scopes) {
+          if (same.size() < 3 && std::find(same.begin(), same.end(), text) == same.end()) same.push_back(text);
+        } else if (owner->level == 0 && members.size() < 5 && std::find(members.begin(), members.end(), text) == members.end()) {
+          members.push_back(text);
+        }
+      } else if (members.size() < 5) {
+        members.push_back(n);
+      }
+    });
+    std::sort(same.begin(), same.end());
+    std::sort(members.begin(), members.end());
+
+    std::string who = soname + (version.empty() || soname_version(soname) == version ? "" : " (" + version + ")");
+    if (version.empty() && torch.empty()) who += " (version unknown)";
+    std::string torch_note = torch.empty() ? "" : ", torch " + torch + " (" + torch_file + ")";
+    std::string family = owner->level == 0 && it.family.cxx && it.family.prefixes.size() > 1
+                             ? "class " + it.family.labels[0]
+                             : it.family.labels[owner->level];
+    UnresolvedSymbol& u = *it.u;
+    u.classification = Classification::ProviderMismatch;
+    u.reason = "built against another version of " + soname + ": the loaded " + lib.path + torch_note + " defines " +
+               std::to_string(owner->members) + " symbol" + (owner->members == 1 ? "" : "s") + " of " + family +
+               " but not this one";
+    if (!same.empty()) {
+      u.reason += "; it has ";
+      for (size_t i = 0; i < same.size(); ++i) u.reason += (i ? ", " : "") + same[i];
+    } else if (!members.empty()) {
+      u.reason += "; its other members include ";
+      for (size_t i = 0; i < members.size(); ++i) u.reason += (i ? ", " : "") + members[i];
+    }
+    u.origin = Origin{.file = lib.path, .line = std::nullopt, .kind = "library", .library = lib.path, .ported_from = std::nullopt};
+    std::string holder = base_of(p.objects[it.ref->object].path);
+    u.fix = Fix{.kind = "rebuild-abi", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+                .library = lib.path,
+                .detail = "install the version of " + (torch.empty() ? soname : "torch") + " that " + holder +
+                          " was built against, or rebuild " + holder + " against the loaded " + who +
+                          (torch.empty() ? "" : " (torch " + torch + ")")};
+    Group& g = groups[{it.ref->object, owner->object}];
+    g.symbols.push_back(&u);
+    g.soname = soname;
+    g.who = who;
+    g.path = lib.path;
+    g.holder = holder;
+    g.fix = u.fix->detail;
+    g.torch = torch;
+    // A constructor's complete and base-object variants (C1, C2) read alike: one did-you-mean each.
+    std::vector<Suggestion> unique;
+    for (auto& s : u.suggestions)
+      if (std::none_of(unique.begin(), unique.end(), [&](const Suggestion& k) { return k.demangled == s.demangled; }))
+        unique.push_back(std::move(s));
+    u.suggestions = std::move(unique);
+    // The definitions it has stay as suggestions (did you mean), with the drift's reason when known.
+    if (u.suggestions.empty()) {
+      for (const auto& s : same) u.suggestions.push_back({.symbol = "", .demangled = s, .library = lib.path, .reason = "signature"});
+    }
+  }
+  // Many symbols one object misses from one owner are one cause: the version it was built against.
+  for (auto& [key, g] : groups) {
+    if (g.symbols.size() < 2) continue;
+    Cause c;
+    c.id = "cause-" + std::to_string(causes.size() + 1);
+    c.kind = "provider-mismatch";
+    c.library = g.soname;
+    c.symbols = g.symbols.size();
+    c.headline = g.holder + " was built against another version of " + g.soname + ": the loaded " + g.who + " (" + g.path +
+                 (g.torch.empty() ? "" : ", torch " + g.torch) + ") lacks " + std::to_string(g.symbols.size()) +
+                 " symbols it needs";
+    c.fix = g.fix;
+    for (UnresolvedSymbol* u : g.symbols) u->cause = c.id;
+    causes.push_back(std::move(c));
+  }
+}
+
+}  // namespace mlc::installed
