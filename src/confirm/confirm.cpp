@@ -619,6 +619,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       wanted.insert(r.undefined.begin(), r.undefined.end());
     }
     size_t before = added;
+    std::vector<UnresolvedSymbol> traced;  // what the given-back sources need, traced by text
     for (const auto& symbol : wanted) {
       if (known.count(symbol)) continue;
       known.insert(symbol);
@@ -636,7 +637,21 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       u.demangled = demangle::demangle(symbol);
       u.type = "func";
       u.binding = "global";
+      // The library the given-back sources go into references it now: its target's directories rank.
+      u.referenced_by.push_back({report.libraries.front().path, std::nullopt, std::nullopt, std::nullopt});
       trace::trace_symbol(nullptr, -1, ctx, u);
+      traced.push_back(std::move(u));
+    }
+    // What text leaves unsettled (a flag a macro defines in another left-out source), the compiler settles.
+    {
+      std::vector<UnresolvedSymbol*> open;
+      for (auto& u : traced) open.push_back(&u);
+      std::vector<std::string> quiet;  // the pass's summary lines concern the first report, not these
+      confirm_symbols(ctx, open, options, quiet);
+      for (auto& w : quiet)
+        if (w.rfind("--confirm: compiling ", 0) == 0) warnings.push_back(std::move(w));
+    }
+    for (auto& u : traced) {
       if (u.classification != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;
       // The tracer had no referencing library to name the target: the fix is aimed at ours.
       if (ctx.build && u.fix && u.fix->kind == "add-source") {
