@@ -83,10 +83,12 @@ int run(int argc, char** argv) {
   app.add_option("--fail-on", fail_on, "which findings make the exit status 1 (new: not in the baseline)")
       ->check(CLI::IsMember({"any", "new", "none"}));
   app.add_flag("-q,--quiet", quiet, "only the error lines");
-  bool confirm = false;
+  bool confirm = false, no_confirm = false;
   double confirm_budget = 60;
-  app.add_flag("--confirm", confirm, "compile the candidate sources text matching could not settle, with the build's commands");
-  app.add_option("--confirm-budget", confirm_budget, "seconds of compiling --confirm may spend (default 60)");
+  app.add_flag("--confirm", confirm, "compile the candidate sources text matching could not settle, with the build's "
+               "commands (the default whenever --build-dir is given)");
+  app.add_flag("--no-confirm", no_confirm, "text matching only: compile nothing, even with --build-dir");
+  app.add_option("--confirm-budget", confirm_budget, "seconds of compiling the confirm pass may spend (default 60)");
   std::string symbol;
   CLI::App* explain = app.add_subcommand("explain", "trace one symbol (mangled or demangled); FILEs are optional");
   explain->add_option("SYMBOL", symbol, "the symbol")->required();
@@ -102,7 +104,8 @@ int run(int argc, char** argv) {
 
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
-  options.trace.confirm = confirm;
+  // The compiler has the last word whenever a build tree is known (--no-confirm: text only).
+  options.trace.confirm = !no_confirm && (confirm || !options.trace.build_dir.empty());
   options.trace.confirm_budget = confirm_budget;
   for (auto& in : inputs) in = absolute(in);
 

@@ -48,7 +48,8 @@ int run(int argc, char** argv) {
   app.add_flag("--dry-run", dry_run, "print what would change, write nothing");
   bool no_confirm = false;
   double confirm_budget = 60;
-  app.add_flag("--no-confirm", no_confirm, "with --apply: do not compile the planned sources to prove the patch first");
+  app.add_flag("--no-confirm", no_confirm, "compile nothing: neither the sources text matching could not settle nor "
+               "the planned ones (by default both are compiled whenever the build has compile commands)");
   app.add_option("--confirm-budget", confirm_budget, "seconds of compiling the proof may spend (default 60)");
   app.add_flag("--no-runtime", no_runtime, "do not copy the stub runtime header (musa_stubs.h) beside the stubs");
   app.add_flag("--c10", c10, "throw with C10_THROW_ERROR (default: when c10/util/Exception.h is in a source tree)");
@@ -75,8 +76,9 @@ int run(int argc, char** argv) {
   // Stubs and CMake patches go into the named libraries: what their dependencies lack cannot be
   // fixed there, so only the named files are checked unless --closure asks for everything.
   if (!options.closure) options.only_named = true;
-  // With --apply the patch is proven by the real compiler whenever the build has compile commands.
-  bool confirm = apply && !no_confirm && !options.trace.build_dir.empty() &&
+  // The real compiler settles what text matching could not, and proves the patch, whenever the build has
+  // compile commands (--no-confirm: text only).
+  bool confirm = !no_confirm && !options.trace.build_dir.empty() &&
                  std::ifstream(options.trace.build_dir + "/compile_commands.json").good();
   options.trace.confirm = confirm;
   options.trace.confirm_budget = confirm_budget;

@@ -28,6 +28,7 @@
 #include "demangle/symbol_name.h"
 #include "elf/elf_object.h"
 #include "source/source_index.h"
+#include "trace/trace.h"
 
 namespace mlc::confirm {
 namespace {
@@ -274,9 +275,13 @@ bool command_for(const std::vector<CompileCommand>& db, const std::string& file,
 
 ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const ConfirmOptions& options) {
   ConfirmOutcome outcome;
-  std::vector<std::string> files(files_in);
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
+  // In the order given (the best-ranked first, should the budget run out), each file once.
+  std::vector<std::string> files;
+  {
+    std::set<std::string> once;
+    for (const auto& f : files_in)
+      if (once.insert(f).second) files.push_back(f);
+  }
   outcome.stats.files = files.size();
   if (files.empty()) return outcome;
   auto db = read_compile_commands(options.build_dir);
@@ -392,80 +397,142 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
 ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
                              const ConfirmOptions& options, std::vector<std::string>& warnings) {
   if (!ctx.sources || !ctx.build) return {};
+  const auto start = Clock::now();
   struct Want {
     UnresolvedSymbol* u;
     demangle::SymbolName name;
-    std::vector<std::pair<std::string, uint32_t>> files;  // candidate file, line
+    std::vector<RankedSource> files;  // text matching's candidates (tier 0), then the ranked ones
+    bool settled = false;
+    std::string other;  // a definition of the same entity under another mangling
   };
   std::vector<Want> wants;
-  std::vector<std::string> all;
   for (UnresolvedSymbol* u : symbols) {
     auto sym = demangle::parse_symbol(u->symbol);
     if (sym.name.empty()) continue;
     std::string qualified = sym.kind == demangle::NameKind::CName ? sym.name : sym.qualified();
-    std::vector<std::pair<std::string, uint32_t>> files;
+    std::vector<RankedSource> files;
     for (const auto* e : ctx.sources->lookup(sym.name)) {
       if (e->qualified != qualified) continue;
       const std::string& path = ctx.sources->file_of(*e).path;
       if (!source::is_compiled_source(path) || ctx.build->is_compiled(path)) continue;
-      if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.first == path; }))
-        files.emplace_back(path, e->line);
+      if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.file == path; }))
+        files.push_back({.file = path, .tier = 0, .line = e->line, .evidence = ""});
     }
-    // Unsettled: unknown or declaration-only with a same-named entity in an uncompiled source, or
-    // defined in several uncompiled sources (text cannot see which #if the build takes).
-    bool unsettled = u->classification == Classification::Unknown ||
-                     (u->origin && u->origin->kind == "declaration") ||
-                     (u->classification == Classification::MissingSource && files.size() > 1);
-    if (!unsettled || files.empty()) continue;
-    for (const auto& f : files) all.push_back(f.first);
-    wants.push_back({u, sym, std::move(files)});
+    // Unsettled: unknown or declaration-only (whatever text found), or defined in several uncompiled
+    // sources (text cannot see which #if the build takes).
+    bool open = u->classification == Classification::Unknown || (u->origin && u->origin->kind == "declaration");
+    bool ambiguous = u->classification == Classification::MissingSource && files.size() > 1;
+    if (!open && !ambiguous) continue;
+    if (!open && files.empty()) continue;
+    wants.push_back({.u = u, .name = sym, .files = std::move(files), .settled = false, .other = {}});
   }
   if (wants.empty()) return {};
-  ConfirmOutcome out = confirm_files(all, options);
-  for (auto& w : out.warnings) warnings.push_back(std::move(w));
-  for (auto& w : wants) {
+
+  ConfirmStats total;
+  std::map<std::string, FileResult> results;
+  auto compile = [&](const std::vector<std::string>& files) {
+    if (files.empty()) return;
+    ConfirmOptions o = options;
+    o.budget_seconds = std::max(0.0, options.budget_seconds - std::chrono::duration<double>(Clock::now() - start).count());
+    ConfirmOutcome out = confirm_files(files, o);
+    for (auto& w : out.warnings) warnings.push_back(std::move(w));
+    total.files += out.stats.files;
+    total.compiled += out.stats.compiled;
+    total.cached += out.stats.cached;
+    total.failed += out.stats.failed;
+    total.skipped += out.stats.skipped;
+    total.compile_ms += out.stats.compile_ms;
+    for (auto& [f, r] : out.files) results[f] = std::move(r);
+  };
+  std::map<std::string, size_t> placed_by;  // file -> symbols it was found to define
+  auto settle = [&](Want& w, const RankedSource& f) {
+    auto it = results.find(f.file);
+    if (it == results.end() || !it->second.ok) return false;
+    const FileResult& r = it->second;
     UnresolvedSymbol& u = *w.u;
-    const std::pair<std::string, uint32_t>* defining = nullptr;
-    std::string other;  // a definition of the same entity under another mangling
-    for (const auto& f : w.files) {
-      const FileResult& r = out.files[f.first];
-      if (!r.ok) continue;
-      if (std::binary_search(r.defined.begin(), r.defined.end(), u.symbol)) {
-        defining = &f;
-        break;
-      }
+    if (!std::binary_search(r.defined.begin(), r.defined.end(), u.symbol)) {
       for (const auto& d : r.defined) {
-        if (d.find(w.name.name) == std::string::npos) continue;
+        if (!w.other.empty() || d.find(w.name.name) == std::string::npos) continue;
         auto s = demangle::parse_symbol(d);
-        if (s.name == w.name.name && s.qualified() == w.name.qualified() && other.empty())
-          other = "compiling " + f.first + " defines it only under another mangling: " + demangle::demangle(d);
+        if (s.name == w.name.name && s.qualified() == w.name.qualified())
+          w.other = "compiling " + f.file + " defines it only under another mangling: " + demangle::demangle(d);
       }
+      return false;
     }
-    if (!defining) {
-      if (!other.empty()) u.reason += "; " + other;
-      continue;
-    }
-    const std::string& file = defining->first;
-    const FileResult& r = out.files[file];
     std::optional<std::string> ported_from;
-    if (u.origin && u.origin->file == file) ported_from = u.origin->ported_from;
+    if (u.origin && u.origin->file == f.file) ported_from = u.origin->ported_from;
     u.classification = Classification::MissingSource;
-    u.origin = Origin{.file = file, .line = static_cast<int>(defining->second), .kind = "definition",
-                      .library = std::nullopt, .ported_from = ported_from};
-    u.reason = "compiling " + file + " defines it";
-    if (r.command_from != file) u.reason += " (with the build's command for " + r.command_from + ")";
+    u.origin = Origin{.file = f.file, .line = f.line ? std::optional<int>(static_cast<int>(f.line)) : std::nullopt,
+                      .kind = "definition", .library = std::nullopt, .ported_from = ported_from};
+    u.reason = "compiling " + f.file + " defines it";
+    if (r.command_from != f.file) u.reason += " (with the build's command for " + r.command_from + ")";
+    if (!f.evidence.empty()) u.reason += "; text matching could not place it, the compiler did: " + f.evidence;
+    std::string target;
+    for (const auto& ref : u.referenced_by)
+      if (const auto* t = ctx.build->target_for_artifact(ref.library); t && target.empty()) target = t->name;
     Fix fix;
     fix.kind = "add-source";
-    if (auto choice = trace::choose_list(*ctx.build, file, ctx.porting_dir)) {
-      fix.cmake_file = choice->cmake_file;
-      fix.list = choice->list;
-      fix.entry = choice->entry;
-      fix.detail = "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file;
+    if (auto choice = trace::choose_list(*ctx.build, f.file, ctx.porting_dir, target)) {
+      if (choice->note.empty()) {
+        fix.cmake_file = choice->cmake_file;
+        fix.list = choice->list;
+        fix.entry = choice->entry;
+        fix.detail = "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file;
+      } else {
+        fix.detail = choice->note;
+      }
     }
-    if (fix.detail.empty()) fix.detail = "compile " + file + " into the library";
+    if (fix.detail.empty()) fix.detail = "compile " + f.file + " into the library";
     u.fix = fix;
+    w.settled = true;
+    ++placed_by[f.file];
+    return true;
+  };
+
+  // Round 0: the sources text matching names.
+  {
+    std::vector<std::string> files;
+    for (const auto& w : wants)
+      for (const auto& f : w.files) files.push_back(f.file);
+    compile(files);
+    for (auto& w : wants)
+      for (const auto& f : w.files)
+        if (settle(w, f)) break;
   }
-  const ConfirmStats& s = out.stats;
+  // Rounds 1-3: what is still open, by the ranked evidence, tier by tier while the budget lasts.
+  std::map<std::string, std::string> texts;
+  for (auto& w : wants) {
+    if (w.settled || !(w.u->classification == Classification::Unknown ||
+                       (w.u->origin && w.u->origin->kind == "declaration")))
+      continue;
+    for (auto& r : rank_sources(ctx, *w.u, texts))
+      if (std::none_of(w.files.begin(), w.files.end(), [&](const auto& f) { return f.file == r.file; }))
+        w.files.push_back(std::move(r));
+  }
+  texts.clear();
+  for (int tier = 1; tier <= 3; ++tier) {
+    std::vector<std::string> files;
+    for (const auto& w : wants)
+      if (!w.settled)
+        for (const auto& f : w.files)
+          if (f.tier == tier && !results.count(f.file)) files.push_back(f.file);
+    if (files.empty()) continue;
+    if (std::chrono::duration<double>(Clock::now() - start).count() >= options.budget_seconds) {
+      total.files += files.size();
+      total.skipped += files.size();
+      continue;
+    }
+    compile(files);
+    for (auto& w : wants)
+      if (!w.settled)
+        for (const auto& f : w.files)
+          if (f.tier <= tier && settle(w, f)) break;
+  }
+  for (auto& w : wants)
+    if (!w.settled && !w.other.empty()) w.u->reason += "; " + w.other;
+
+  total.settled = static_cast<size_t>(std::count_if(wants.begin(), wants.end(), [](const Want& w) { return w.settled; }));
+  const ConfirmStats& s = total;
   std::string line = "--confirm: " + std::to_string(s.files) + " candidate file(s): " + std::to_string(s.compiled) +
                      " compiled, " + std::to_string(s.cached) + " from cache, " + std::to_string(s.failed) +
                      " failed, " + std::to_string(s.skipped) + " skipped (budget or no command)";
@@ -474,6 +541,18 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
             std::to_string(std::llround(s.compile_ms / static_cast<double>(s.compiled))) + " ms per compiled file";
   }
   warnings.push_back(line);
+  // What the compiler decided, and where: the report says what was compiled to settle what.
+  std::string placed = "--confirm: the compiler placed " + std::to_string(s.settled) + " of " +
+                       std::to_string(wants.size()) + " unsettled symbol(s)";
+  size_t shown = 0;
+  for (const auto& [file, n] : placed_by) {
+    placed += (shown ? ", " : ": ") + file + " (" + std::to_string(n) + ")";
+    if (++shown == 8 && placed_by.size() > 8) {
+      placed += ", and " + std::to_string(placed_by.size() - 8) + " more file(s)";
+      break;
+    }
+  }
+  warnings.push_back(placed);
   return s;
 }
 
@@ -540,6 +619,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       wanted.insert(r.undefined.begin(), r.undefined.end());
     }
     size_t before = added;
+    std::vector<UnresolvedSymbol> traced;  // what the given-back sources need, traced by text
     for (const auto& symbol : wanted) {
       if (known.count(symbol)) continue;
       known.insert(symbol);
@@ -557,7 +637,21 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       u.demangled = demangle::demangle(symbol);
       u.type = "func";
       u.binding = "global";
+      // The library the given-back sources go into references it now: its target's directories rank.
+      u.referenced_by.push_back({report.libraries.front().path, std::nullopt, std::nullopt, std::nullopt});
       trace::trace_symbol(nullptr, -1, ctx, u);
+      traced.push_back(std::move(u));
+    }
+    // What text leaves unsettled (a flag a macro defines in another left-out source), the compiler settles.
+    {
+      std::vector<UnresolvedSymbol*> open;
+      for (auto& u : traced) open.push_back(&u);
+      std::vector<std::string> quiet;  // the pass's summary lines concern the first report, not these
+      confirm_symbols(ctx, open, options, quiet);
+      for (auto& w : quiet)
+        if (w.rfind("--confirm: compiling ", 0) == 0) warnings.push_back(std::move(w));
+    }
+    for (auto& u : traced) {
       if (u.classification != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;
       // The tracer had no referencing library to name the target: the fix is aimed at ours.
       if (ctx.build && u.fix && u.fix->kind == "add-source") {

@@ -35,6 +35,7 @@ struct FileResult {
 
 struct ConfirmStats {
   size_t files = 0;
+  size_t settled = 0;    // symbols the compiler placed (confirm_symbols)
   size_t compiled = 0;   // compiler runs this time
   size_t cached = 0;     // answered from the cache
   size_t failed = 0;     // compiler ran and failed, hung, or is missing
@@ -63,9 +64,27 @@ bool command_for(const std::vector<CompileCommand>& db, const std::string& file,
 
 ConfirmOutcome confirm_files(const std::vector<std::string>& files, const ConfirmOptions& options);
 
+// An uncompiled source that could define a symbol text matching could not place, and why it is a
+// candidate. Tiers, best first: 1 it includes (or is) the header declaring the symbol, its class or
+// its template; 2 it is in the directories of the referencing target (or of those headers) and spells
+// the symbol's name; 3 any other uncompiled source there.
+struct RankedSource {
+  std::string file;
+  int tier = 3;
+  uint32_t line = 0;      // where it includes the header or spells the name (0: unknown)
+  std::string evidence;   // "it includes /src/a.h"
+};
+// Ranked candidates for `u` (files read for their text are kept in `texts` across calls).
+std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const UnresolvedSymbol& u,
+                                       std::map<std::string, std::string>& texts);
+// The 1-based line of the first whole-word occurrence of `word` in `text` (0: none).
+uint32_t line_mentioning(const std::string& text, const std::string& word);
+
 // The pass: picks the unsettled symbols among `symbols` (unknown, declaration-only, or defined in
 // several uncompiled sources), compiles their candidate files and restates the classification of
-// those the compiler settles. Warnings (failed compiles, budget) go to `warnings`.
+// those the compiler settles. The candidates are first the uncompiled sources text matching names;
+// for what they leave unsettled, the ranked sources of rank_sources, tier by tier, while the budget
+// lasts. Warnings (failed compiles, budget) and the summary of what was compiled go to `warnings`.
 ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
                              const ConfirmOptions& options, std::vector<std::string>& warnings);
 

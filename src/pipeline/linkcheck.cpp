@@ -12,6 +12,7 @@
 
 #include "common/walk.h"
 #include "confirm/confirm.h"
+#include "source/preprocessor.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
@@ -228,7 +229,11 @@ void TraceResources::prepare() {
     // The build directory's generated headers (config.h, export headers) define namespace macros.
     std::vector<std::string> macro_roots;
     if (!o_.build_dir.empty()) macro_roots.push_back(build::normalize_path(o_.build_dir));
-    sources_.emplace(source::SourceIndex::build({roots, cache_file("sources", roots)}, &source_stats_, macro_roots));
+    // The build's -D/-U flags decide which #if branch of a config header defines a namespace macro.
+    std::map<std::string, std::string> defines;
+    for (const auto& c : confirm::read_compile_commands(o_.build_dir)) source::add_command_definitions(c.argv, defines);
+    sources_.emplace(source::SourceIndex::build({.roots = roots, .cache_file = cache_file("sources", roots), .defines = defines},
+                                                &source_stats_, macro_roots));
     ctx_.sources = &*sources_;
   }
   if (!o_.mapping.empty()) {
@@ -361,6 +366,11 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       }
     }
     trace::find_shadowing(p, open, open_versions, report.causes);
+    // Pass: what the build produces comes first - a copy of the build's own library that lacks a symbol
+    // one of its uncompiled sources defines is a missing source, not a search-path problem.
+    if (!options.trace.build_dir.empty() &&
+        std::any_of(open.begin(), open.end(), [](const auto& o) { return o.second->classification == Classification::Shadowed; }))
+      trace::reclaim_own_build(p, open, resources.context(&p), report.causes);
 
     // Pass: a needed library found nowhere is one cause, with the other versions of it installed;
     // the symbols it would have provided are its, not traced further.

@@ -2,6 +2,7 @@
 // brace matching, which is what makes a 134 MB source tree scan in about a second. Every loop
 // consumes at least one token, so malformed code ends the scan instead of hanging it.
 #include "source/scanner.h"
+#include "source/preprocessor.h"
 
 #include <algorithm>
 #include <cctype>
@@ -21,24 +22,33 @@ struct Token {
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
 
-// An object-like "#define NAME body" (body with comments and continuations as written).
+// An object-like "#define NAME body" (body with comments and continuations as written), and the
+// #if branch it sits in (preprocessor.h: "" when unconditional).
 struct Define {
   std::string_view name;
   std::string body;
+  std::string condition = {};
 };
 
-// Reads the directive starting at '#' (s[i]); records object-like #defines.
-void read_define(std::string_view s, size_t i, size_t end, std::vector<Define>* defines) {
+// Reads the directive starting at '#' (s[i]); follows #if/#ifdef/#else in `conditions` and records
+// object-like #defines with the condition they are under.
+void read_define(std::string_view s, size_t i, size_t end, std::vector<Define>* defines, ConditionStack* conditions) {
   if (!defines) return;
   ++i;
   while (i < end && (s[i] == ' ' || s[i] == '\t')) ++i;
+  if (conditions) {
+    size_t k = i;
+    while (k < end && ident_char(s[k])) ++k;
+    std::string_view keyword = s.substr(i, k - i);
+    if (keyword != "define") conditions->directive(keyword, s.substr(k, end - k));
+  }
   if (s.compare(i, 6, "define") != 0) return;
   i += 6;
   while (i < end && (s[i] == ' ' || s[i] == '\t')) ++i;
   size_t start = i;
   while (i < end && ident_char(s[i])) ++i;
   if (i == start || (i < end && s[i] == '(')) return;  // function-like: not followed here
-  Define d{s.substr(start, i - start), {}};
+  Define d{s.substr(start, i - start), {}, conditions ? conditions->current() : std::string()};
   for (; i < end; ++i) {
     if (s[i] == '/' && i + 1 < end && (s[i + 1] == '/' || s[i + 1] == '*')) break;
     if (s[i] == '\\' || s[i] == '\n' || s[i] == '\r') {
@@ -57,6 +67,7 @@ std::vector<Token> lex(std::string_view s, std::vector<Define>* defines = nullpt
   uint32_t line = 1;
   bool line_start = true;
   size_t i = 0, n = s.size();
+  ConditionStack conditions;
   while (i < n) {
     char c = s[i];
     if (c == '\n') {
@@ -80,7 +91,7 @@ std::vector<Token> lex(std::string_view s, std::vector<Define>* defines = nullpt
         if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') break;  // a comment starts; lex it normally
         ++i;
       }
-      read_define(s, hash, i, defines);
+      read_define(s, hash, i, defines, &conditions);
       continue;
     }
     line_start = false;
@@ -1354,6 +1365,7 @@ std::vector<Entity> scan_source(std::string_view text, bool mark_macro_scopes) {
     e.kind = EntityKind::Macro;
     e.qualified = std::string(d.name);
     e.extra = *v;
+    e.params = d.condition;  // which definition the build takes is decided with its -D flags
     out.push_back(std::move(e));
   }
   return out;

@@ -22,7 +22,8 @@ enum class EntityKind : uint8_t {
   ClassDefinition,
   ClassInstantiation,
   Alias,
-  Macro,  // an object-like #define naming namespaces: qualified = macro, extra = "a::b" (may be empty)
+  Macro,  // an object-like #define naming namespaces: qualified = macro, extra = "a::b" (may be empty),
+          // params = the #if branch it is defined in (preprocessor.h; "" when unconditional)
 };
 const char* to_string(EntityKind kind);
 

@@ -2,6 +2,7 @@
 // parallel (oneTBB), write the cache atomically. The cache is a private binary format versioned by
 // its first line; anything unexpected in it means "no cache", never an error.
 #include "source/source_index.h"
+#include "source/preprocessor.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -23,7 +24,7 @@
 namespace mlc::source {
 namespace {
 
-constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 4\n";
+constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 5\n";  // 5: macros keep their #if condition
 
 bool has_suffix(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -244,7 +245,7 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
     }
   }
   idx.files_ = std::move(files);
-  idx.resolve_macro_scopes();
+  idx.resolve_macro_scopes(options.defines);
   idx.build_lookup();
   if (stats) {
     stats->files = idx.files_.size();
@@ -257,10 +258,21 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
   return idx;
 }
 
-void SourceIndex::resolve_macro_scopes() {
+void SourceIndex::resolve_macro_scopes(const std::map<std::string, std::string>& defines) {
+  // Of several definitions, the first whose #if branch the build's definitions take; else the first
+  // whose branch cannot be evaluated; else the first.
   std::unordered_map<std::string_view, std::string_view> value;
-  for (const auto& e : entities_)
-    if (e.kind == EntityKind::Macro) value.emplace(e.qualified, e.extra);
+  std::unordered_map<std::string_view, int> strength;  // 2 taken, 1 undecided, 0 not taken
+  for (const auto& e : entities_) {
+    if (e.kind != EntityKind::Macro) continue;
+    auto taken = evaluate_condition(e.params, defines);
+    int s = !taken ? 1 : *taken ? 2 : 0;
+    auto it = strength.find(e.qualified);
+    if (it == strength.end() || s > it->second) {
+      strength[e.qualified] = s;
+      value[e.qualified] = e.extra;
+    }
+  }
   for (auto& e : entities_) {
     if (e.qualified.find(kMacroMark) == std::string::npos) continue;
     std::string out;

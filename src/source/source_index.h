@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,6 +28,9 @@ struct IndexedEntity : Entity {
 struct IndexOptions {
   std::vector<std::string> roots;  // directories (or single files) to index
   std::string cache_file;          // empty: no persistent cache
+  // The build's -D definitions: of a namespace macro defined in several #if branches, the branch they
+  // select is taken (else the first definition).
+  std::map<std::string, std::string> defines = {};
 };
 
 struct IndexStats {
@@ -67,7 +71,7 @@ class SourceIndex {
  private:
   const IndexedEntity* alias_entity(std::string_view name, std::string_view scope) const;
   void build_lookup();
-  void resolve_macro_scopes();
+  void resolve_macro_scopes(const std::map<std::string, std::string>& defines);
   std::vector<std::string> roots_;
   std::vector<SourceFile> files_;
   std::vector<IndexedEntity> entities_;

@@ -2,6 +2,8 @@
 // LD_LIBRARY_PATH) leaves thousands of references unresolved for one reason; the loader's other
 // candidates for that soname show which copy would have satisfied them, so the reason is told once.
 #include "trace/causes.h"
+#include "trace/trace.h"
+#include "build/build_info.h"
 
 #include <algorithm>
 #include <climits>
@@ -257,6 +259,42 @@ void find_shadowing(const loader::Process& p, const std::vector<OpenSymbol>& sym
       if (c.id == *u->cause) u->fix = Fix{.kind = "use-library", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                      .library = c.other->path, .detail = c.fix};
   }
+}
+
+size_t reclaim_own_build(const loader::Process& p, const std::vector<OpenSymbol>& symbols, const TraceContext& ctx,
+                         std::vector<Cause>& causes) {
+  if (!ctx.build) return 0;
+  auto own = [&](const std::string& path) {
+    if (ctx.build->target_for_artifact(path)) return true;
+    const std::string dir = ctx.build->build_dir;
+    if (dir.empty()) return false;
+    std::string real = real_path(path), real_dir = real_path(dir);
+    return real.size() > real_dir.size() && real.compare(0, real_dir.size(), real_dir) == 0 && real[real_dir.size()] == '/';
+  };
+  size_t reclaimed = 0;
+  std::set<std::string> emptied;
+  for (const auto& [ref, u] : symbols) {
+    if (!u->cause || u->classification != Classification::Shadowed) continue;
+    auto c = std::find_if(causes.begin(), causes.end(), [&](const Cause& k) { return k.id == *u->cause; });
+    if (c == causes.end() || !c->picked || !c->other || !own(c->picked->path)) continue;
+    UnresolvedSymbol again = *u;
+    again.classification = Classification::Unknown;
+    again.cause.reset();
+    again.origin.reset();
+    again.fix.reset();
+    again.reason.clear();
+    trace_symbol(&p, ref->object, ctx, again);
+    if (again.classification != Classification::MissingSource) continue;
+    if (again.reason.find("another installed copy") == std::string::npos)
+      again.reason += "; " + c->other->path + ", another installed copy of the library, defines it too, but the "
+                      "build's own product lacks it";
+    *u = std::move(again);
+    ++reclaimed;
+    if (c->symbols > 0 && --c->symbols == 0 && c->missing_versions.empty()) emptied.insert(c->id);
+    else write_headline(*c);
+  }
+  std::erase_if(causes, [&](const Cause& c) { return emptied.count(c.id) > 0; });
+  return reclaimed;
 }
 
 const char* host_of(std::string_view s) {

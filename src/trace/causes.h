@@ -23,6 +23,16 @@ using OpenVersion = std::pair<const loader::MissingVersion*, MissingVersionFindi
 void find_shadowing(const loader::Process& process, const std::vector<OpenSymbol>& symbols,
                     const std::vector<OpenVersion>& versions, std::vector<Cause>& causes);
 
+struct TraceContext;
+
+// Pass (after shadowing, when a build is known): what the build produces comes first. A shadowed
+// symbol whose picked copy is this build's own product (a File API artifact, or a file under the
+// build tree) is traced again through the sources; when an uncompiled source of the build defines
+// it, it becomes missing-source, the other copy is mentioned in its reason, and the cause no longer
+// counts it (a cause left with nothing to explain is dropped). Returns how many it reclaimed.
+size_t reclaim_own_build(const loader::Process& process, const std::vector<OpenSymbol>& symbols,
+                         const TraceContext& ctx, std::vector<Cause>& causes);
+
 // Pass (after origin tracing): symbols still unexplained that belong to a host program's API -
 // the Python C API (Py*, _Py*) from the interpreter, Perl's XS API (Perl_*, PL_*) from perl - get
 // one Cause per host. Returns the symbols it did not explain.

@@ -111,6 +111,10 @@ class Tracer {
         int loaded = loaded_with_soname(lib.soname);
         if (loaded >= 0 && !same_file(p_->objects[loaded].path, lib.path)) {
           const auto& o = p_->objects[loaded];
+          // What the build produces comes first: when the loaded copy is this build's own product and one
+          // of its uncompiled sources defines the symbol, that source is the cause; the installed copy
+          // (libtorch-dev's libc10.so beside a c10 build) is mentioned, not blamed.
+          if (own_product(o.path) && own_source_defines(lib.path)) return true;
           u_.classification = Classification::Shadowed;
           u_.reason = "the loader takes " + o.path + " [" + loader::to_string(o.how) + "] for " + lib.soname +
                       ", which lacks it; " + lib.path + " defines it";
@@ -153,6 +157,28 @@ class Tracer {
                  " PRIVATE " + def.archive + ") (its objects must be position-independent)";
     u_.fix = fix;
     return true;
+  }
+
+  bool own_product(const std::string& path) const {
+    if (!ctx_.build) return false;
+    if (ctx_.build->target_for_artifact(path)) return true;
+    // Without the File API: a file under the build tree is the build's.
+    const std::string& dir = ctx_.build->build_dir;
+    return !dir.empty() && path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+  }
+
+  // check_sources, kept only when it finds an uncompiled source of this build: the other copy is named.
+  bool own_source_defines(const std::string& other_copy) {
+    UnresolvedSymbol saved = u_;
+    std::optional<Origin> saved_declared = declared_only_;
+    if (check_sources() && u_.classification == Classification::MissingSource) {
+      u_.reason += "; " + other_copy + ", another installed copy of the library, defines it too, but the build's "
+                   "own product lacks it";
+      return true;
+    }
+    u_ = std::move(saved);
+    declared_only_ = std::move(saved_declared);
+    return false;
   }
 
   int loaded_with_soname(const std::string& soname) const {
@@ -426,29 +452,8 @@ class Tracer {
       return std::nullopt;
     }
     if (e.is_template || e.is_inline || e.kind != EntityKind::FunctionDefinition) return std::nullopt;
-    if (!ctx_.includers) {
-      ctx_.includers.emplace();
-      for (const auto& f : ctx_.sources->files()) {
-        if (!source::is_compiled_source(f.path)) continue;
-        std::ifstream in(f.path);
-        std::string line;
-        uint32_t n = 0;
-        while (std::getline(in, line)) {
-          ++n;
-          size_t i = line.find_first_not_of(" \t");
-          if (i == std::string::npos || line[i] != '#') continue;
-          i = line.find_first_not_of(" \t", i + 1);
-          if (i == std::string::npos || line.compare(i, 7, "include") != 0) continue;
-          size_t open = line.find_first_of("\"<", i + 7);
-          if (open == std::string::npos) continue;
-          size_t close = line.find(line[open] == '"' ? '"' : '>', open + 1);
-          if (close == std::string::npos) continue;
-          (*ctx_.includers)[line.substr(open + 1, close - open - 1)].push_back({f.path, n});
-        }
-      }
-    }
     std::optional<std::pair<std::string, uint32_t>> only;
-    for (const auto& [included, units] : *ctx_.includers) {
+    for (const auto& [included, units] : includers(ctx_)) {
       if (file.size() <= included.size() || file.compare(file.size() - included.size(), included.size(), included) != 0 ||
           file[file.size() - included.size() - 1] != '/') {
         continue;
@@ -568,6 +573,32 @@ class Tracer {
 };
 
 }  // namespace
+
+const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& includers(const TraceContext& ctx) {
+  if (!ctx.includers) {
+    ctx.includers.emplace();
+    static const std::vector<source::SourceFile> none;
+    for (const auto& f : ctx.sources ? ctx.sources->files() : none) {
+      if (!source::is_compiled_source(f.path)) continue;
+      std::ifstream in(f.path);
+      std::string line;
+      uint32_t n = 0;
+      while (std::getline(in, line)) {
+        ++n;
+        size_t i = line.find_first_not_of(" \t");
+        if (i == std::string::npos || line[i] != '#') continue;
+        i = line.find_first_not_of(" \t", i + 1);
+        if (i == std::string::npos || line.compare(i, 7, "include") != 0) continue;
+        size_t open = line.find_first_of("\"<", i + 7);
+        if (open == std::string::npos) continue;
+        size_t close = line.find(line[open] == '"' ? '"' : '>', open + 1);
+        if (close == std::string::npos) continue;
+        (*ctx.includers)[line.substr(open + 1, close - open - 1)].push_back({f.path, n});
+      }
+    }
+  }
+  return *ctx.includers;
+}
 
 std::optional<ListChoice> choose_list(const build::BuildInfo& build, const std::string& file,
                                       const std::string& porting_dir, const std::string& target) {

@@ -56,6 +56,10 @@ struct TraceContext {
 // without a library); `referencing` is the index of the object that references the symbol.
 void trace_symbol(const loader::Process* process, int referencing, const TraceContext& ctx, UnresolvedSymbol& u);
 
+// Translation units by what they #include, read on first use and kept in `ctx` (the tracer's
+// one-unit rule and the confirm pass's evidence ranking share it).
+const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& includers(const TraceContext& ctx);
+
 // Which CMake list should hold `file`, and how to write its entry there (build::choose_list; kept here
 // for callers of the trace pass). `target` is the CMake target of the library that references it.
 using ListChoice = build::ListChoice;

@@ -17,8 +17,8 @@ done
 cmake -S "$w/src" -B "$w/build" >/dev/null && cmake --build "$w/build" >/dev/null
 args=(--build-dir "$w/build" --source-root "$w/src" --cache-dir "$w/cache" --cuda-home '' -q "$w/build/libuser.so")
 t() { local s e; s=$(date +%s%N); "$bin" "$@" >/dev/null 2>&1 || true; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
-t "${args[@]}" >/dev/null  # warm the source index cache
-plain=$(t "${args[@]}"); cold=$(t --confirm "${args[@]}"); cached=$(t --confirm "${args[@]}")
+t --no-confirm "${args[@]}" >/dev/null  # warm the source index cache
+plain=$(t --no-confirm "${args[@]}"); cold=$(t "${args[@]}"); cached=$(t "${args[@]}")
 files=$((2 * n))
 echo "confirm_bench: $files candidate files, $(nproc) cores"
 echo "  plain run          ${plain} ms"
