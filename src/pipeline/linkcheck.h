@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "environment/python_env.h"
 #include "loader/loader.h"
 #include "report/report.h"
 #include "trace/trace.h"
@@ -31,6 +32,10 @@ struct LinkcheckOptions {
   loader::LoaderEnv env;
   bool closure = false;  // check every loaded object, as `ldd -r` does; default: only the named files
   TraceOptions trace;
+  // --python: the interpreter's answer (the tool ran it). env.with[0] is then that interpreter;
+  // torch's extension is loaded right after it for the inputs that need torch (src/environment).
+  std::optional<environment::PythonEnv> python = std::nullopt;
+  std::string dpkg_dir = "/var/lib/dpkg";  // whose lists name each library's package ("" for none)
 };
 
 // One symbol, traced without a library (musa-linkcheck explain SYMBOL).
