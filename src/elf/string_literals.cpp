@@ -13,7 +13,8 @@
 
 namespace mlc::elf {
 
-Result<std::vector<std::string>> read_string_literals(const std::string& path, size_t min_length) {
+Result<std::vector<std::string>> read_string_literals(const std::string& path, size_t min_length,
+                                                      const std::function<bool(std::string_view)>& keep) {
   static std::once_flag once;
   std::call_once(once, [] { elf_version(EV_CURRENT); });
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -48,7 +49,10 @@ Result<std::vector<std::string>> read_string_literals(const std::string& path, s
       unsigned char c = bytes[i];
       if (c >= 0x20 && c < 0x7f) continue;
       // A literal ends at its NUL; a run cut by any other byte is data, not a C string.
-      if (c == 0 && i - start >= min_length) out.emplace_back(reinterpret_cast<const char*>(bytes) + start, i - start);
+      if (c == 0 && i - start >= min_length) {
+        std::string_view literal(reinterpret_cast<const char*>(bytes) + start, i - start);
+        if (!keep || keep(literal)) out.emplace_back(literal);
+      }
       start = i + 1;
     }
   }

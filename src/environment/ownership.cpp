@@ -144,6 +144,8 @@ void find_dpkg(const std::set<std::string>& wanted, const std::string& dpkg_dir,
   std::map<std::string, std::vector<std::string>> spelled;  // spelling -> files asked about
   for (const auto& w : wanted)
     for (const auto& s : dpkg_spellings(w)) spelled[s].push_back(w);
+  std::set<size_t> lengths;
+  for (const auto& [spelling, files] : spelled) lengths.insert(spelling.size());
   std::set<std::string> left = wanted;
   std::map<std::string, std::string> package_of;  // file asked about -> package (list file stem)
   for (const auto& name : list_dir(dpkg_dir + "/info")) {
@@ -151,12 +153,15 @@ void find_dpkg(const std::set<std::string>& wanted, const std::string& dpkg_dir,
     if (!name.ends_with(".list")) continue;
     auto text = read_text(dpkg_dir + "/info/" + name);
     if (!text) continue;
+    // Lines as views (these files hold hundreds of thousands); only a line of a wanted length is looked up.
+    std::string_view all(*text);
     size_t start = 0;
-    while (start < text->size()) {
-      size_t nl = text->find('\n', start);
-      std::string line = text->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-      start = nl == std::string::npos ? text->size() : nl + 1;
-      auto it = spelled.find(line);
+    while (start < all.size()) {
+      size_t nl = all.find('\n', start);
+      std::string_view line = all.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      start = nl == std::string_view::npos ? all.size() : nl + 1;
+      if (!lengths.count(line.size())) continue;
+      auto it = spelled.find(std::string(line));
       if (it == spelled.end()) continue;
       for (const auto& w : it->second)
         if (left.erase(w)) package_of[w] = name.substr(0, name.size() - 5);

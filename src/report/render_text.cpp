@@ -70,6 +70,7 @@ std::string render_python(const Report& report) {
 // Names looked up at run time that the environment does not satisfy (runtime-lookup).
 std::string render_runtime(const Report& report, const TextStyle& style) {
   std::string out;
+  if (style.quiet && !report.runtime_lookups_fatal) return out;  // -q: only the error lines
   std::string prefix = report.runtime_lookups_fatal ? error_prefix(style, false) : "warning: ";
   for (const auto& r : report.runtime_lookups) {
     if (r.kind == "dlopen") {

@@ -140,7 +140,13 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
   for (int index : objects) {
     const auto& obj = p.objects[index];
     if (!imports(obj.elf, {"dlopen", "dlmopen"})) continue;
-    auto literals = elf::read_string_literals(obj.path);
+    auto literals = elf::read_string_literals(obj.path, 4, [](std::string_view s) {
+      // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
+      if (s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0])) || s.find_first_of(" %/:") != s.npos)
+        return false;
+      std::string literal(s);
+      return is_soname_literal(literal) || !api_prefix(literal).empty();
+    });
     if (!literals) continue;  // the loader already read this file; a section it cannot read costs only this check
     if (!cache) {
       auto c = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
