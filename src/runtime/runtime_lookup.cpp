@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 
+#include <tbb/parallel_for.h>
+
 #include "loader/ld_cache.h"
 
 namespace mlc::runtime {
@@ -137,17 +139,28 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
                                                  const loader::LoaderEnv& env) {
   std::vector<RuntimeLookup> out;
   std::optional<std::vector<loader::CacheEntry>> cache;
-  for (int index : objects) {
-    const auto& obj = p.objects[index];
-    if (!imports(obj.elf, {"dlopen", "dlmopen"})) continue;
-    auto literals = elf::read_string_literals(obj.path, 4, [](std::string_view s) {
+  // The literals of the objects that import dlopen, read in parallel (each file on its own handle):
+  // a large library's .rodata is most of the cost of this pass.
+  std::vector<int> callers;
+  for (int index : objects)
+    if (imports(p.objects[index].elf, {"dlopen", "dlmopen"})) callers.push_back(index);
+  std::vector<std::optional<std::vector<std::string>>> read(callers.size());
+  tbb::parallel_for(size_t{0}, callers.size(), [&](size_t i) {
+    auto literals = elf::read_string_literals(p.objects[callers[i]].path, 4, [](std::string_view s) {
       // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
       if (s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0])) || s.find_first_of(" %/:") != s.npos)
         return false;
       std::string literal(s);
       return is_soname_literal(literal) || !api_prefix(literal).empty();
     });
-    if (!literals) continue;  // the loader already read this file; a section it cannot read costs only this check
+    // The loader already read this file; a section it cannot read costs only this check.
+    if (literals) read[i] = std::move(literals).value();
+  });
+  for (size_t k = 0; k < callers.size(); ++k) {
+    const int index = callers[k];
+    const auto& obj = p.objects[index];
+    auto& literals = read[k];
+    if (!literals) continue;
     if (!cache) {
       auto c = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
       cache = c ? std::move(c).value() : std::vector<loader::CacheEntry>{};
