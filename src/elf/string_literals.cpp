@@ -43,17 +43,21 @@ Result<std::vector<std::string>> read_string_literals(const std::string& path, s
     if (shdr.sh_offset + shdr.sh_size < shdr.sh_offset || shdr.sh_offset + shdr.sh_size > file_size) continue;
     Elf_Data* data = elf_rawdata(scn, nullptr);
     if (!data || !data->d_buf) continue;
-    const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
-    size_t start = 0;
-    for (size_t i = 0; i < data->d_size; ++i) {
-      unsigned char c = bytes[i];
-      if (c >= 0x20 && c < 0x7f) continue;
-      // A literal ends at its NUL; a run cut by any other byte is data, not a C string.
-      if (c == 0 && i - start >= min_length) {
-        std::string_view literal(reinterpret_cast<const char*>(bytes) + start, i - start);
+    // From each NUL (found with memchr) back over the printable bytes before it: a literal ends at its
+    // NUL, and a run cut by any other byte begins after that byte (what precedes is data).
+    const char* bytes = static_cast<const char*>(data->d_buf);
+    const char* end = bytes + data->d_size;
+    for (const char* from = bytes; from < end;) {
+      const auto* nul = static_cast<const char*>(std::memchr(from, 0, static_cast<size_t>(end - from)));
+      if (!nul) break;
+      const char* begin = nul;
+      while (begin > from && static_cast<unsigned char>(begin[-1]) >= 0x20 && static_cast<unsigned char>(begin[-1]) < 0x7f)
+        --begin;
+      if (static_cast<size_t>(nul - begin) >= min_length) {
+        std::string_view literal(begin, static_cast<size_t>(nul - begin));
         if (!keep || keep(literal)) out.emplace_back(literal);
       }
-      start = i + 1;
+      from = nul + 1;
     }
   }
   done();

@@ -121,6 +121,13 @@ std::optional<PackageOwner> sdk_owner(const std::string& home) {
   return std::nullopt;
 }
 
+bool dpkg_territory(const std::string& p) {
+  if (p.rfind("/usr/local/", 0) == 0) return false;
+  for (const char* top : {"/usr/", "/lib", "/bin/", "/sbin/", "/opt/", "/etc/"})
+    if (p.rfind(top, 0) == 0) return true;
+  return false;
+}
+
 // The spellings of a path dpkg may have recorded.
 std::vector<std::string> dpkg_spellings(const std::string& path) {
   std::vector<std::string> out{path};
@@ -242,7 +249,8 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
         break;
       }
     }
-    if (!done) left.insert(path);
+    // Debian installs nothing under /usr/local or /home (policy 9.1.2): only system paths can be dpkg's.
+    if (!done && (dpkg_territory(path) || dpkg_territory(canonical(path)))) left.insert(path);
   }
   if (!left.empty() && !sources.dpkg_dir.empty()) find_dpkg(left, sources.dpkg_dir, out);
   return out;
