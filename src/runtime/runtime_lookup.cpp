@@ -142,8 +142,15 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
   // The literals of the objects that import dlopen, read in parallel (each file on its own handle):
   // a large library's .rodata is most of the cost of this pass.
   std::vector<int> callers;
-  for (int index : objects)
+  for (int index : objects) {
+    // The distribution's own libraries in the closure (/lib, /usr/lib) are not scanned unless named:
+    // their run-time look-ups are the distribution's concern, and their .rodata is most of the bytes.
+    const auto& path = p.objects[index].path;
+    bool system = path.rfind("/lib/", 0) == 0 || path.rfind("/usr/lib/", 0) == 0 || path.rfind("/lib64/", 0) == 0 ||
+                  path.rfind("/usr/lib64/", 0) == 0;
+    if (system && !p.objects[index].is_target) continue;
     if (imports(p.objects[index].elf, {"dlopen", "dlmopen"})) callers.push_back(index);
+  }
   std::vector<std::optional<std::vector<std::string>>> read(callers.size());
   tbb::parallel_for(size_t{0}, callers.size(), [&](size_t i) {
     auto literals = elf::read_string_literals(p.objects[callers[i]].path, 4, [](std::string_view s) {

@@ -13,6 +13,8 @@
 namespace mlc::runtime {
 
 // Heuristic (documented in docs/architecture.md, "Additions: run-time look-ups"):
+// - Which objects: the named files, and the other objects of `objects` outside the system directories
+//   (/lib, /usr/lib, /lib64, /usr/lib64): a distribution's libraries are its own concern.
 // - dlopen: literals in .rodata shaped like a soname (lib<name>.so or lib<name>.so.<digits>..., no
 //   '/'), in objects whose .dynsym imports dlopen or dlmopen.
 // - dlsym: identifier literals ([A-Za-z_][A-Za-z0-9_]*) with an API prefix (lowercase letters then an
