@@ -14,7 +14,7 @@ BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlo
 # dpkg-dev unpacks the real-code panel's source packages (apt-get source); the SARIF schema check
 # (python3-jsonschema) and the JUnit check (xmllint).
 TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu
-               dpkg-dev python3-jsonschema libxml2-utils)
+               dpkg-dev python3-jsonschema libxml2-utils python3-torchvision)
 # The sanitizer build and the fuzz targets: clang with its ASan/UBSan/libFuzzer runtime.
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
