@@ -15,7 +15,7 @@ BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlo
 # (python3-jsonschema) and the JUnit check (xmllint); llvm's llvm-cxxfilt, a demangler independent of
 # libiberty, as the second demangling oracle.
 TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu
-               dpkg-dev python3-jsonschema libxml2-utils llvm)
+               dpkg-dev python3-jsonschema libxml2-utils llvm python3-torchvision)
 # The sanitizer build and the fuzz targets: clang with its ASan/UBSan/libFuzzer runtime.
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 

@@ -15,6 +15,7 @@
 #include "report/render.h"
 #include "stubgen/stubgen.h"
 #include "context_options.h"
+#include "python_context.h"
 #include "version.h"
 
 namespace {
@@ -80,8 +81,23 @@ int run(int argc, char** argv) {
   std::string baseline, update_baseline;
   app.add_option("--baseline", baseline, "findings listed in FILE are reported but do not fail");
   app.add_option("--update-baseline", update_baseline, "write the current findings to FILE as a baseline");
-  app.add_option("--fail-on", fail_on, "which findings make the exit status 1 (new: not in the baseline)")
-      ->check(CLI::IsMember({"any", "new", "none"}));
+  app.add_option("--fail-on", fail_on, "which findings make the exit status 1: any, new (not in the baseline) or "
+                 "none; add ',runtime' (or give 'runtime' alone for any,runtime) to make run-time look-ups (dlopen/dlsym "
+                 "names not satisfied, warnings by default) fail too")
+      ->check([](const std::string& value) -> std::string {
+        size_t start = 0;
+        int kinds = 0;
+        while (start <= value.size()) {
+          size_t comma = value.find(',', start);
+          std::string token = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+          if (token != "runtime" && token != "any" && token != "new" && token != "none")
+            return "'" + token + "' is not one of any, new, none, runtime";
+          kinds += token != "runtime";
+          if (comma == std::string::npos) break;
+          start = comma + 1;
+        }
+        return kinds > 1 ? "give at most one of any, new, none" : "";
+      });
   app.add_flag("-q,--quiet", quiet, "only the error lines");
   bool confirm = false, no_confirm = false;
   double confirm_budget = 60;
@@ -108,6 +124,25 @@ int run(int argc, char** argv) {
   options.trace.confirm = !no_confirm && (confirm || !options.trace.build_dir.empty());
   options.trace.confirm_budget = confirm_budget;
   for (auto& in : inputs) in = absolute(in);
+  const bool runtime_fatal = ("," + fail_on + ",").find(",runtime,") != std::string::npos;
+  std::vector<mlc::InputError> context_errors;
+  // --python: the tool asks the interpreter where its packages live (src/ gets the answer).
+  if (context.python_option && context.python_option->count() > 0)
+    if (auto e = mlc::tools::ask_python(context.python, options)) context_errors.push_back(*e);
+  // Wheels are checked as the directory they unpack to, under the cache (or temporary) directory.
+  mlc::tools::UnpackedWheels wheels;
+  if (!*explain) {
+    std::string parent = options.trace.cache_dir.empty() ? std::filesystem::temp_directory_path().string()
+                                                         : options.trace.cache_dir;
+    std::string unzip = options.python ? options.python->executable : "python3";
+    for (auto& in : inputs) {
+      if (!mlc::tools::is_wheel(in)) continue;
+      auto dir = wheels.unpack(in, unzip, parent + "/wheels");
+      if (dir) in = dir.value();
+      else context_errors.push_back(dir.error());
+    }
+    std::erase_if(inputs, [](const std::string& in) { return mlc::tools::is_wheel(in); });
+  }
 
   mlc::Report report;
   std::optional<mlc::TraceResources> resources;  // kept for planning the SARIF fixes with the same indexes
@@ -115,8 +150,11 @@ int run(int argc, char** argv) {
     report = mlc::explain_symbol(symbol, inputs, options);
   } else {
     resources.emplace(options.trace, report);
-    mlc::run_linkcheck(inputs, options, *resources, report);
+    if (!inputs.empty()) mlc::run_linkcheck(inputs, options, *resources, report);
+    wheels.rename_paths(report);
   }
+  report.errors.insert(report.errors.begin(), context_errors.begin(), context_errors.end());
+  report.runtime_lookups_fatal = runtime_fatal;
 
   if (!baseline.empty()) {
     auto b = mlc::read_baseline(absolute(baseline));
@@ -158,7 +196,9 @@ int run(int argc, char** argv) {
   for (const auto& e : report.errors) std::fprintf(stderr, "musa-linkcheck: error: %s\n", e.to_line().c_str());
   if (!report.errors.empty()) return 2;
   // Baselined findings never fail the run; "any" and "new" differ only in name once a baseline is given.
-  return mlc::new_findings(report) > 0 && fail_on != "none" ? 1 : 0;
+  if (runtime_fatal && !report.runtime_lookups.empty()) return 1;
+  bool none = ("," + fail_on + ",").find(",none,") != std::string::npos;
+  return mlc::new_findings(report) > 0 && !none ? 1 : 0;
 }
 
 }  // namespace

@@ -194,4 +194,10 @@ Result<std::vector<ElfObject>> read_archive(const std::string& path);
 
 bool is_archive(const std::string& path);
 
+// The C string literals in the read-only data (.rodata*) of an object, at least min_length bytes long,
+// in file order: the names a dlopen or dlsym call may be given (src/elf/string_literals.cpp). `keep`
+// (when given) chooses which to return: a large library's .rodata holds hundreds of thousands.
+Result<std::vector<std::string>> read_string_literals(const std::string& path, size_t min_length = 4,
+                                                      const std::function<bool(std::string_view)>& keep = {});
+
 }  // namespace mlc::elf

@@ -17,7 +17,9 @@
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
 #include "installed/installed.h"
+#include "environment/ownership.h"
 #include "loader/binding.h"
+#include "runtime/runtime_lookup.h"
 #include "trace/causes.h"
 #include "trace/suggest.h"
 #include "trace/trace.h"
@@ -172,6 +174,53 @@ bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) 
          (u.classification == Classification::MissingLibrary && ref.miss == loader::Miss::NoDefinition);
 }
 
+// The process Python's import makes: the interpreter, then torch's _C extension (whose DT_NEEDED
+// closure is torch's libraries, from where that torch loads them), then the --with libraries.
+loader::LoaderEnv import_env(const loader::LoaderEnv& env, const environment::TorchInstall& torch, const std::string& file) {
+  if (file.rfind(torch.dir + "/", 0) == 0) return env;  // torch's own files
+  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = false});
+  if (!headers || !environment::needs_torch(headers->needed, file)) return env;
+  loader::LoaderEnv out = env;
+  out.with.insert(out.with.begin() + (out.with.empty() ? 0 : 1), torch.extension);
+  return out;
+}
+
+bool needs_torch_warning(const std::string& file) {
+  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = false});
+  return headers && environment::needs_torch(headers->needed, file);
+}
+
+PythonContext python_context(const environment::PythonEnv& py, const std::optional<environment::TorchInstall>& torch) {
+  PythonContext c{.interpreter = py.interpreter, .executable = py.executable, .version = py.version,
+                  .torch_path = std::nullopt, .torch_version = std::nullopt, .torch_owner = std::nullopt};
+  if (torch) {
+    c.torch_path = torch->dir;
+    if (!torch->version.empty()) c.torch_version = torch->version;
+  }
+  return c;
+}
+
+void add_owners(Report& report, const LinkcheckOptions& options) {
+  std::vector<std::string> paths;
+  for (const auto& lib : report.libraries) {
+    paths.push_back(lib.path);
+    for (const auto& n : lib.needed)
+      if (n.path) paths.push_back(*n.path);
+  }
+  std::string torch_init;
+  if (report.python && report.python->torch_path) paths.push_back(torch_init = *report.python->torch_path + "/__init__.py");
+  environment::OwnerSources sources{.dpkg_dir = options.dpkg_dir, .sdk_homes = {}};
+  if (!options.trace.sdk_home.empty()) sources.sdk_homes.push_back(options.trace.sdk_home);
+  if (!options.trace.cuda_home.empty()) sources.sdk_homes.push_back(options.trace.cuda_home);
+  auto owners = environment::find_owners(paths, sources);
+  for (auto& lib : report.libraries) {
+    if (auto it = owners.find(lib.path); it != owners.end()) lib.owner = it->second;
+    for (auto& n : lib.needed)
+      if (auto it = n.path ? owners.find(*n.path) : owners.end(); it != owners.end()) n.owner = it->second;
+  }
+  if (auto it = owners.find(torch_init); it != owners.end()) report.python->torch_owner = it->second;
+}
+
 }  // namespace
 
 TraceResources::TraceResources(const TraceOptions& o, Report& report)
@@ -294,10 +343,16 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     for (const char* sub : {"/lib", "/lib64"}) env.candidate_dirs.push_back(options.trace.sdk_home + sub);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   const std::vector<std::string> files = expand_inputs(inputs, report.errors);
+  // Pass 0 (--python): the torch that interpreter imports, loaded first for extensions that need it.
+  const auto torch = options.python ? environment::find_torch(*options.python) : std::nullopt;
+  if (options.python) report.python = python_context(*options.python, torch);
   for (const auto& file : files) {
     // Pass 1+2: read the ELF file and emulate the loader's mapping phase (with one input, nothing
     // is read twice: the cache would only cost a copy of every object).
-    auto process = loader::load_process(file, env, files.size() > 1 ? &objects : nullptr);
+    const loader::LoaderEnv file_env = torch ? import_env(env, *torch, file) : env;
+    if (options.python && !torch && needs_torch_warning(file))
+      report.warnings.push_back(file + " needs torch, which " + options.python->executable + " does not import");
+    auto process = loader::load_process(file, file_env, files.size() > 1 ? &objects : nullptr);
     if (!process) {
       report.errors.push_back(process.error());
       continue;
@@ -321,6 +376,13 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
 
     // Pass 3: bind every relocated reference in the global scope; check version requirements.
     loader::BindOutcome binding = loader::bind(p, checked);
+    // Pass: names looked up at run time (dlopen/dlsym string literals), each told once per run.
+    for (auto& r : runtime::check_runtime_lookups(p, checked, file_env)) {
+      bool told = std::any_of(report.runtime_lookups.begin(), report.runtime_lookups.end(), [&](const RuntimeLookup& t) {
+        return t.library == r.library && t.kind == r.kind && t.name == r.name;
+      });
+      if (!told) report.runtime_lookups.push_back(std::move(r));
+    }
 
     // Pass 4+5: demangle and classify, per referencing library.
     std::map<int, LibraryReport> libs;
@@ -452,6 +514,8 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       report.libraries.push_back(std::move(lib));
     }
   }
+  // Pass 8: which package installed each library named (offline sources only).
+  add_owners(report, options);
 }
 
 Report explain_symbol(const std::string& symbol, const std::vector<std::string>& inputs, const LinkcheckOptions& options) {

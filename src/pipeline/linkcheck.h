@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "installed/installed.h"
+#include "environment/python_env.h"
 #include "loader/loader.h"
 #include "report/report.h"
 #include "trace/trace.h"
@@ -38,6 +39,10 @@ struct LinkcheckOptions {
   // Where other versions of a missing library may be installed, off the search path (the SDK's
   // lib/ is added from trace.sdk_home): /usr/local/musa*/lib, conda and venv lib dirs...
   std::vector<installed::Place> places;
+  // --python: the interpreter's answer (the tool ran it). env.with[0] is then that interpreter;
+  // torch's extension is loaded right after it for the inputs that need torch (src/environment).
+  std::optional<environment::PythonEnv> python = std::nullopt;
+  std::string dpkg_dir = "/var/lib/dpkg";  // whose lists name each library's package ("" for none)
 };
 
 // One symbol, traced without a library (musa-linkcheck explain SYMBOL).

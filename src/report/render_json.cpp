@@ -69,6 +69,31 @@ void escape_strings(json& j) {
   }
 }
 
+json to_json(const std::optional<PackageOwner>& o) {
+  return o ? json{{"kind", o->kind}, {"name", o->name}, {"version", o->version.empty() ? json(nullptr) : json(o->version)}}
+           : json(nullptr);
+}
+
+// Additions of issue 15 (items 4-6): the Python context and the run-time look-ups.
+void add_environment(const Report& report, json& doc) {
+  json lookups = json::array();
+  for (const auto& r : report.runtime_lookups) {
+    lookups.push_back({{"library", r.library}, {"kind", r.kind}, {"name", r.name}, {"provider", opt(r.provider)},
+                       {"provider_name", r.provider_name.empty() ? json(nullptr) : json(r.provider_name)},
+                       {"searched", r.searched}, {"classification", "runtime-lookup"},
+                       {"severity", report.runtime_lookups_fatal ? "error" : "warning"}});
+  }
+  doc["runtime_lookups"] = lookups;
+  if (!report.python) {
+    doc["python"] = nullptr;
+    return;
+  }
+  const auto& py = *report.python;
+  json torch = nullptr;
+  if (py.torch_path) torch = {{"path", *py.torch_path}, {"version", opt(py.torch_version)}, {"owner", to_json(py.torch_owner)}};
+  doc["python"] = {{"interpreter", py.interpreter}, {"executable", py.executable}, {"version", py.version}, {"torch", torch}};
+}
+
 }  // namespace
 
 std::string render_json(const Report& report, const std::string& tool_version) {
@@ -77,7 +102,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     json needed = json::array();
     for (const auto& n : lib.needed) {
       if (n.path) {
-        needed.push_back({{"name", n.name}, {"path", *n.path}, {"how", n.how}});
+        needed.push_back({{"name", n.name}, {"path", *n.path}, {"how", n.how}, {"owner", to_json(n.owner)}});
       } else {
         json search = json::array();
         for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", s.how}, {"outcome", s.outcome}});
@@ -99,7 +124,8 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                     {"python_extension", lib.python_extension},
                     {"needed", needed},
                     {"missing_versions", versions},
-                    {"unresolved", unresolved}});
+                    {"unresolved", unresolved},
+                    {"owner", to_json(lib.owner)}});
   }
   json errors = json::array();
   for (const auto& e : report.errors) errors.push_back({{"file", e.path}, {"message", e.message}});
@@ -124,6 +150,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                 {"missing_libraries", report.missing_library_count()},
                 {"missing_versions", report.missing_version_count()},
                 {"by_classification", report.by_classification()}}}};
+  add_environment(report, doc);
   escape_strings(doc);
   return doc.dump(2) + "\n";
 }

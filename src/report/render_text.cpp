@@ -107,12 +107,52 @@ std::string render_causes(const Report& report, const TextStyle& style) {
   return out;
 }
 
+std::string owner_text(const PackageOwner& o) {
+  std::string v = o.version.empty() ? "" : " " + o.version;
+  if (o.kind == "dpkg") return "Debian's " + o.name + v;
+  if (o.kind == "conda") return "conda's " + o.name + v;
+  if (o.kind == "python") return "Python package " + o.name + v;
+  return "the SDK " + o.name + v;
+}
+
+// --python: the interpreter and the torch it imports, said first (the check is against them).
+std::string render_python(const Report& report) {
+  if (!report.python) return "";
+  const auto& py = *report.python;
+  std::string who = py.executable == py.interpreter ? py.executable : fmt::format("{} ({})", py.interpreter, py.executable);
+  std::string torch = "no torch package";
+  if (py.torch_path) {
+    torch = fmt::format("torch {} from {}", py.torch_version.value_or("(version unknown)"), *py.torch_path);
+    if (py.torch_owner) torch += fmt::format(" ({})", owner_text(*py.torch_owner));
+  }
+  return fmt::format("note: import context: {} (Python {}); {}\n", who, py.version, torch);
+}
+
+// Names looked up at run time that the environment does not satisfy (runtime-lookup).
+std::string render_runtime(const Report& report, const TextStyle& style) {
+  std::string out;
+  if (style.quiet && !report.runtime_lookups_fatal) return out;  // -q: only the error lines
+  std::string prefix = report.runtime_lookups_fatal ? error_prefix(style, false) : "warning: ";
+  for (const auto& r : report.runtime_lookups) {
+    if (r.kind == "dlopen") {
+      out += fmt::format("{}runtime-lookup: dlopen(\"{}\") in {}: library not found\n", prefix, r.name, r.library);
+      if (!style.quiet)
+        for (const auto& s : r.searched) out += fmt::format(">>> searched {}\n", s);
+    } else {
+      out += fmt::format("{}runtime-lookup: dlsym(\"{}\") in {}: {} ({}) does not export it\n", prefix, r.name, r.library,
+                         r.provider_name, r.provider.value_or("?"));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_text(const Report& report, const TextStyle& style) {
   std::string out;
   auto err_for = [&](bool baselined) { return error_prefix(style, baselined); };
   if (style.load_headlines) out += render_load_headlines(report, style);
+  if (!style.quiet) out += render_python(report);
   out += render_causes(report, style);
   for (const auto& lib : report.libraries) {
     for (const auto& need : lib.needed) {
@@ -126,7 +166,12 @@ std::string render_text(const Report& report, const TextStyle& style) {
       if (mv.cause) continue;  // told once, under its cause's headline
       out += fmt::format("{}version `{}' not found in {} (required by {}{})\n", err_for(mv.baselined), mv.version, mv.file,
                          lib.path, holder_note(lib));
-      if (!style.quiet && mv.provider) out += fmt::format(">>> {} was loaded from {}\n", mv.file, *mv.provider);
+      if (!style.quiet && mv.provider) {
+        std::string owner;
+        for (const auto& n : lib.needed)
+          if (n.path == mv.provider && n.owner) owner = " (" + owner_text(*n.owner) + ")";
+        out += fmt::format(">>> {} was loaded from {}{}\n", mv.file, *mv.provider, owner);
+      }
     }
     for (const auto& u : lib.unresolved) {
       if (u.cause) continue;  // told once, under its cause's headline
@@ -162,7 +207,10 @@ std::string render_text(const Report& report, const TextStyle& style) {
       if (u.fix && !u.fix->detail.empty()) out += fmt::format(">>> fix: {}\n", u.fix->detail);
     }
   }
+  out += render_runtime(report, style);
   if (!style.quiet) {
+    for (const auto& lib : report.libraries)
+      if (lib.owner) out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
     size_t u = report.unresolved_count(), m = report.missing_library_count(), v = report.missing_version_count();
     size_t fresh = new_findings(report), total = u + m + v;

@@ -81,6 +81,14 @@ struct UnresolvedSymbol {
   std::optional<std::string> cause = std::nullopt;  // id of the Report::causes entry that explains it
 };
 
+// The package a library file belongs to, as known offline (dpkg's database, a Python dist-info
+// RECORD, conda-meta, an SDK's version file).
+struct PackageOwner {
+  std::string kind;  // dpkg | python | conda | sdk
+  std::string name;
+  std::string version;
+};
+
 struct SearchStep {
   std::string path;
   std::string how;
@@ -95,6 +103,7 @@ struct NeededLibrary {
   std::vector<SearchStep> search;      // the same, with each candidate path and its outcome
   bool baselined = false;
   std::optional<std::string> cause = std::nullopt;  // a missing-library cause: told under its headline
+  std::optional<PackageOwner> owner = std::nullopt;  // who installed the file found, where known
 };
 
 struct MissingVersionFinding {
@@ -127,6 +136,26 @@ struct Cause {
   std::vector<std::string> needed_by;  // missing-library: the objects whose DT_NEEDED names it
 };
 
+// A name a library looks up at run time (a string literal given to dlopen or dlsym) that the
+// environment does not satisfy: a warning unless the run makes it fatal (--fail-on runtime).
+struct RuntimeLookup {
+  std::string library;  // the object holding the string literal
+  std::string kind;     // dlopen (the library is not found) | dlsym (the library found lacks the entry point)
+  std::string name;     // the soname, or the entry point
+  std::optional<std::string> provider;  // for dlsym: the library dlopen would load
+  std::string provider_name;            // for dlsym: its soname as the literal spells it
+  std::vector<std::string> searched;    // for dlopen: every path considered
+};
+
+// The Python environment a run checked against (--python): the interpreter and the torch it imports.
+struct PythonContext {
+  std::string interpreter;  // as named
+  std::string executable;   // what it resolved to (sys.executable)
+  std::string version;
+  std::optional<std::string> torch_path, torch_version;
+  std::optional<PackageOwner> torch_owner;
+};
+
 struct LibraryReport {
   std::string path;
   std::string soname;
@@ -139,6 +168,7 @@ struct LibraryReport {
   std::vector<NeededLibrary> needed;
   std::vector<MissingVersionFinding> missing_versions;
   std::vector<UnresolvedSymbol> unresolved;
+  std::optional<PackageOwner> owner = std::nullopt;  // who installed this file, where known
   size_t missing_libraries() const;
 };
 
@@ -147,6 +177,9 @@ struct Report {
   std::vector<InputError> errors;  // unusable inputs; the other inputs are still reported
   std::vector<std::string> warnings;  // worth knowing, not failing (e.g. a source listed twice)
   std::vector<Cause> causes;          // shared causes, linked from findings by id
+  std::vector<RuntimeLookup> runtime_lookups;  // dlopen/dlsym names not satisfied (warnings by default)
+  bool runtime_lookups_fatal = false;          // --fail-on runtime: they fail the run
+  std::optional<PythonContext> python;         // --python: the environment checked against
   size_t unresolved_count() const;
   size_t missing_library_count() const;
   size_t missing_version_count() const;

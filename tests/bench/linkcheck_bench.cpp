@@ -7,6 +7,8 @@
 //                                                                over the same ELF files
 //   linkcheck_bench --dwarf LINKCHECK LIBRARY STRIPPED [RUNS]     the same library with and without its
 //                                                                DWARF (strip --strip-debug), alternating
+//   linkcheck_bench --python LINKCHECK PYTHON EXTENSION MODULE [RUNS]   musa-linkcheck --python=PYTHON on an
+//                                                                extension vs `PYTHON -c "import MODULE"`
 // The search path reaches ldd as LD_LIBRARY_PATH and musa-linkcheck as --library-path (the same
 // search path): a stale libstdc++.so.6 there must not be loaded into the C++ tool itself.
 #include <dirent.h>
@@ -202,7 +204,48 @@ int dwarf_main(int argc, char** argv) {
   return located > 0 ? 0 : 1;
 }
 
+// --python on an extension against the import it predicts (issue 15 item 4): the peer really imports
+// the package (torch and all), which is what a user would otherwise run to find out.
+int python_main(int argc, char** argv) {
+  if (argc < 6) {
+    std::fprintf(stderr, "usage: %s --python MUSA_LINKCHECK PYTHON EXTENSION MODULE [RUNS]\n", argv[0]);
+    return 2;
+  }
+  std::string tool = argv[2], python = argv[3], ext = argv[4], module = argv[5];
+  int runs = argc > 6 ? std::atoi(argv[6]) : 5;
+  if (access(ext.c_str(), R_OK) != 0 || access(python.c_str(), X_OK) != 0) {
+    std::printf("benchmark skipped: %s or %s is absent (apt-get install python3-torchvision)\n", ext.c_str(),
+                python.c_str());
+    return 0;
+  }
+  std::vector<std::string> ours = {tool, "-q", "--python=" + python, ext};
+  std::vector<std::string> peer = {python, "-c", "import " + module};
+  run_once(ours);  // warm the page cache for both, equally
+  run_once(peer);
+  std::vector<double> t_ours, t_peer;
+  long rss_ours = 0, rss_peer = 0;
+  int status_ours = 0, status_peer = 0;
+  for (int i = 0; i < runs; ++i) {
+    Sample a = run_once(ours), b = run_once(peer);
+    t_ours.push_back(a.seconds);
+    t_peer.push_back(b.seconds);
+    rss_ours = std::max(rss_ours, a.max_rss_kb);
+    rss_peer = std::max(rss_peer, b.max_rss_kb);
+    status_ours = a.status;
+    status_peer = b.status;
+  }
+  double mo = median(t_ours), mp = median(t_peer);
+  std::printf("extension: %s (%d runs each, alternating)\n", ext.c_str(), runs);
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB  exit %d\n", "musa-linkcheck --python", mo * 1e3,
+              rss_ours / 1024.0, status_ours);
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB  exit %d\n", ("python -c 'import " + module + "'").c_str(),
+              mp * 1e3, rss_peer / 1024.0, status_peer);
+  std::printf("ratio (musa-linkcheck --python / import): %.2fx wall time\n", mo / mp);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--python") return python_main(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "--tree") return tree_main(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "--dwarf") return dwarf_main(argc, argv);
   if (argc < 3) {

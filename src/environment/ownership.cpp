@@ -1,0 +1,259 @@
+// Ownership look-ups. Python and conda records name files relative to the directory holding the
+// record (site-packages, the conda prefix), so each file's ancestors are tried; dpkg's lists name
+// absolute paths, tried as given, canonical and across the /usr merge (/lib -> /usr/lib).
+#include "environment/ownership.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "common/file_io.h"
+
+namespace mlc::environment {
+namespace {
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string parent_of(const std::string& p) {
+  auto slash = p.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : p.substr(0, slash);
+}
+
+std::string canonical(const std::string& p) {
+  char buf[PATH_MAX];
+  return realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+// One site directory's dist-info records: relative path -> owner.
+struct SiteRecords {
+  std::map<std::string, PackageOwner> files;
+};
+
+SiteRecords read_site(const std::string& site) {
+  SiteRecords r;
+  for (const auto& name : list_dir(site)) {
+    if (!name.ends_with(".dist-info")) continue;
+    // name-version.dist-info (the wheel spec escapes '-' inside either part as '_').
+    std::string stem = name.substr(0, name.size() - 10);
+    auto dash = stem.find('-');
+    PackageOwner owner{.kind = "python", .name = stem.substr(0, dash),
+                       .version = dash == std::string::npos ? "" : stem.substr(dash + 1)};
+    auto record = read_text(site + "/" + name + "/RECORD");
+    if (!record) continue;
+    size_t start = 0;
+    while (start < record->size()) {
+      size_t nl = record->find('\n', start);
+      std::string line = record->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      start = nl == std::string::npos ? record->size() : nl + 1;
+      // CSV: path,hash,size; a path with a comma is quoted.
+      std::string path;
+      if (!line.empty() && line[0] == '"') {
+        auto close = line.find('"', 1);
+        path = close == std::string::npos ? "" : line.substr(1, close - 1);
+      } else {
+        path = line.substr(0, line.find(','));
+      }
+      if (!path.empty()) r.files.emplace(path, owner);
+    }
+  }
+  return r;
+}
+
+std::map<std::string, PackageOwner> read_conda(const std::string& prefix) {
+  std::map<std::string, PackageOwner> files;
+  for (const auto& name : list_dir(prefix + "/conda-meta")) {
+    if (!name.ends_with(".json")) continue;
+    auto text = read_text(prefix + "/conda-meta/" + name);
+    if (!text) continue;
+    auto doc = nlohmann::json::parse(*text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object() || !doc.contains("files") || !doc["files"].is_array()) continue;
+    PackageOwner owner{.kind = "conda", .name = doc.value("name", std::string()), .version = doc.value("version", std::string())};
+    if (owner.name.empty()) continue;
+    for (const auto& f : doc["files"])
+      if (f.is_string()) files.emplace(f.get<std::string>(), owner);
+  }
+  return files;
+}
+
+std::optional<PackageOwner> sdk_owner(const std::string& home) {
+  std::string name = canonical(home);
+  name = name.substr(name.rfind('/') + 1);
+  if (auto text = read_text(home + "/version.json")) {
+    auto doc = nlohmann::json::parse(*text, nullptr, false);
+    if (!doc.is_discarded() && doc.is_object()) {
+      for (const auto& [key, value] : doc.items()) {
+        if (key == "version" && value.is_string()) return PackageOwner{.kind = "sdk", .name = name, .version = value.get<std::string>()};
+        if (value.is_object() && value.contains("version") && value["version"].is_string())
+          return PackageOwner{.kind = "sdk", .name = name, .version = value["version"].get<std::string>()};
+      }
+    }
+  }
+  if (auto text = read_text(home + "/version.txt")) {
+    std::string line = text->substr(0, text->find('\n'));
+    // "MUSA Toolkit 3.1.0" or "CUDA Version 11.8.89": the last word; a bare "3.1.0" as it is.
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    auto space = line.rfind(' ');
+    std::string version = space == std::string::npos ? line : line.substr(space + 1);
+    if (!version.empty()) return PackageOwner{.kind = "sdk", .name = name, .version = version};
+  }
+  return std::nullopt;
+}
+
+bool dpkg_territory(const std::string& p) {
+  if (p.rfind("/usr/local/", 0) == 0) return false;
+  for (const char* top : {"/usr/", "/lib", "/bin/", "/sbin/", "/opt/", "/etc/"})
+    if (p.rfind(top, 0) == 0) return true;
+  return false;
+}
+
+// The spellings of a path dpkg may have recorded.
+std::vector<std::string> dpkg_spellings(const std::string& path) {
+  std::vector<std::string> out{path};
+  auto add = [&](const std::string& p) {
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  };
+  std::string real = canonical(path);
+  add(real);
+  for (const auto& p : std::vector<std::string>{path, real}) {
+    for (const char* top : {"/lib", "/bin", "/sbin"}) {
+      std::string t = top;
+      if (p.rfind(t + "/", 0) == 0) add("/usr" + p);
+      if (p.rfind("/usr" + t + "/", 0) == 0) add(p.substr(4));
+    }
+  }
+  return out;
+}
+
+void find_dpkg(const std::set<std::string>& wanted, const std::string& dpkg_dir,
+               std::map<std::string, PackageOwner>& out) {
+  std::map<std::string, std::vector<std::string>> spelled;  // spelling -> files asked about
+  for (const auto& w : wanted)
+    for (const auto& s : dpkg_spellings(w)) spelled[s].push_back(w);
+  std::set<size_t> lengths;
+  for (const auto& [spelling, files] : spelled) lengths.insert(spelling.size());
+  std::set<std::string> left = wanted;
+  std::map<std::string, std::string> package_of;  // file asked about -> package (list file stem)
+  for (const auto& name : list_dir(dpkg_dir + "/info")) {
+    if (left.empty()) break;
+    if (!name.ends_with(".list")) continue;
+    auto text = read_text(dpkg_dir + "/info/" + name);
+    if (!text) continue;
+    // Lines as views (these files hold hundreds of thousands); only a line of a wanted length is looked up.
+    std::string_view all(*text);
+    size_t start = 0;
+    while (start < all.size()) {
+      size_t nl = all.find('\n', start);
+      std::string_view line = all.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      start = nl == std::string_view::npos ? all.size() : nl + 1;
+      if (!lengths.count(line.size())) continue;
+      auto it = spelled.find(std::string(line));
+      if (it == spelled.end()) continue;
+      for (const auto& w : it->second)
+        if (left.erase(w)) package_of[w] = name.substr(0, name.size() - 5);
+    }
+  }
+  if (package_of.empty()) return;
+  // Versions from the status file, for the packages found only.
+  std::map<std::string, std::string> version_of;  // "pkg" and "pkg:arch" -> version
+  if (auto status = read_text(dpkg_dir + "/status")) {
+    std::string pkg, arch, version;
+    auto flush = [&] {
+      if (!pkg.empty() && !version.empty()) {
+        version_of.emplace(pkg, version);
+        if (!arch.empty()) version_of.emplace(pkg + ":" + arch, version);
+      }
+      pkg.clear(), arch.clear(), version.clear();
+    };
+    size_t start = 0;
+    while (start <= status->size()) {
+      size_t nl = status->find('\n', start);
+      std::string line = status->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      if (line.empty()) flush();
+      if (line.rfind("Package: ", 0) == 0) pkg = line.substr(9);
+      if (line.rfind("Architecture: ", 0) == 0) arch = line.substr(14);
+      if (line.rfind("Version: ", 0) == 0) version = line.substr(9);
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+    flush();
+  }
+  for (const auto& [file, package] : package_of) {
+    auto it = version_of.find(package);
+    out[file] = PackageOwner{.kind = "dpkg", .name = package.substr(0, package.find(':')),
+                             .version = it == version_of.end() ? "" : it->second};
+  }
+}
+
+}  // namespace
+
+std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& paths, const OwnerSources& sources) {
+  std::map<std::string, PackageOwner> out;
+  std::set<std::string> left;
+  std::map<std::string, SiteRecords> sites;
+  std::map<std::string, std::map<std::string, PackageOwner>> prefixes;
+  std::map<std::string, std::optional<PackageOwner>> sdks;
+  for (const auto& path : paths) {
+    if (path.empty() || path[0] != '/' || out.count(path)) continue;
+    bool done = false;
+    for (std::string dir = parent_of(path); !done && dir != "/"; dir = parent_of(dir)) {
+      std::string rel = path.substr(dir.size() + 1);
+      // A Python site directory: the first ancestor holding dist-info directories.
+      if (!sites.count(dir)) {
+        bool has = false;
+        for (const auto& n : list_dir(dir)) has |= n.ends_with(".dist-info");
+        sites[dir] = has ? read_site(dir) : SiteRecords{};
+      }
+      if (auto it = sites[dir].files.find(rel); it != sites[dir].files.end()) {
+        out[path] = it->second;
+        done = true;
+        break;
+      }
+      if (is_dir(dir + "/conda-meta")) {
+        if (!prefixes.count(dir)) prefixes[dir] = read_conda(dir);
+        if (auto it = prefixes[dir].find(rel); it != prefixes[dir].end()) {
+          out[path] = it->second;
+          done = true;
+        }
+        break;  // a conda prefix is the outermost environment a file can belong to
+      }
+    }
+    if (done) continue;
+    for (const auto& home : sources.sdk_homes) {
+      if (home.empty() || path.rfind(home + "/", 0) != 0) continue;
+      if (!sdks.count(home)) sdks[home] = sdk_owner(home);
+      if (sdks[home]) {
+        out[path] = *sdks[home];
+        done = true;
+        break;
+      }
+    }
+    // Debian installs nothing under /usr/local or /home (policy 9.1.2): only system paths can be dpkg's.
+    if (!done && (dpkg_territory(path) || dpkg_territory(canonical(path)))) left.insert(path);
+  }
+  if (!left.empty() && !sources.dpkg_dir.empty()) find_dpkg(left, sources.dpkg_dir, out);
+  return out;
+}
+
+}  // namespace mlc::environment

@@ -1,0 +1,183 @@
+// Parsing the interpreter's answer and locating torch's first-loaded extension. Files are read as
+// text or listed; nothing here runs (the tool runs the interpreter, the core reads its answer).
+#include "environment/python_env.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <cctype>
+
+#include "common/file_io.h"
+
+namespace mlc::environment {
+namespace {
+
+bool is_file(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) names.emplace_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string parent_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.pop_back();
+  size_t start = s.find_first_not_of(" \t");
+  return start == std::string::npos ? "" : s.substr(start);
+}
+
+// Lines read one by one (std::regex over a whole file recurses per character in libstdc++).
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t nl = text.find('\n', start);
+    lines.push_back(trim(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start)));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return lines;
+}
+
+bool word_end(const std::string& s, size_t at) {
+  return at >= s.size() || !(std::isalnum(static_cast<unsigned char>(s[at])) || s[at] == '_');
+}
+
+// `import torch`, `import torch.nn as nn`, `from torch import ...`, `from torch.x import ...`.
+bool imports_torch(const std::string& line) {
+  if (line.rfind("import torch", 0) == 0) return word_end(line, 12) || line[12] == '.';
+  if (line.rfind("from torch", 0) == 0) return line.size() > 10 && (line[10] == ' ' || line[10] == '.');
+  return false;
+}
+
+// The Version: line of a dist-info METADATA (or an egg-info PKG-INFO) of `package` in `site`.
+std::string version_from_metadata(const std::string& site, const std::string& package) {
+  for (const auto& name : list_dir(site)) {
+    bool dist = name.ends_with(".dist-info"), egg = name.ends_with(".egg-info");
+    if ((!dist && !egg) || name.rfind(package + "-", 0) != 0) continue;
+    auto text = read_text(site + "/" + name + (dist ? "/METADATA" : "/PKG-INFO"));
+    if (!text) continue;
+    for (const auto& l : lines_of(*text)) {
+      if (l.empty()) break;  // the headers end at the first empty line
+      if (l.rfind("Version:", 0) == 0) return trim(l.substr(8));
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+const std::vector<std::string>& context_packages() {
+  static const std::vector<std::string> packages{"torch", "torch_musa", "torchvision"};
+  return packages;
+}
+
+std::string query_program(const std::vector<std::string>& packages) {
+  std::string list;
+  for (const auto& p : packages) list += (list.empty() ? "'" : ", '") + p + "'";
+  return "import importlib.util, json, sys\n"
+         "out = {'executable': sys.executable, 'version': '%d.%d.%d' % sys.version_info[:3], 'prefix': sys.prefix,\n"
+         "       'site': [p for p in sys.path if p.endswith(('site-packages', 'dist-packages'))], 'packages': {}}\n"
+         "for name in [" + list + "]:\n"
+         "    try:\n"
+         "        spec = importlib.util.find_spec(name)\n"
+         "    except Exception:\n"
+         "        spec = None\n"
+         "    if spec is not None:\n"
+         "        out['packages'][name] = {'origin': spec.origin, 'locations': list(spec.submodule_search_locations or [])}\n"
+         "print(json.dumps(out))\n";
+}
+
+Result<PythonEnv> parse_answer(const std::string& interpreter, const std::string& answer) {
+  auto bad = InputError{interpreter, "the interpreter did not answer the package query (not a Python 3 interpreter?)"};
+  auto doc = nlohmann::json::parse(answer, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("executable") || !doc["executable"].is_string()) return bad;
+  PythonEnv env;
+  env.interpreter = interpreter;
+  env.executable = doc["executable"].get<std::string>();
+  if (doc.contains("version") && doc["version"].is_string()) env.version = doc["version"].get<std::string>();
+  if (doc.contains("prefix") && doc["prefix"].is_string()) env.prefix = doc["prefix"].get<std::string>();
+  if (doc.contains("site") && doc["site"].is_array())
+    for (const auto& s : doc["site"])
+      if (s.is_string()) env.site_dirs.push_back(s.get<std::string>());
+  if (doc.contains("packages") && doc["packages"].is_object()) {
+    for (const auto& [name, spec] : doc["packages"].items()) {
+      if (!spec.is_object()) continue;
+      PythonPackage p;
+      if (spec.contains("origin") && spec["origin"].is_string()) p.origin = spec["origin"].get<std::string>();
+      if (spec.contains("locations") && spec["locations"].is_array())
+        for (const auto& l : spec["locations"])
+          if (l.is_string()) p.locations.push_back(l.get<std::string>());
+      env.packages.emplace(name, std::move(p));
+    }
+  }
+  if (env.executable.empty()) return bad;
+  return env;
+}
+
+std::string version_from_text(const std::string& text) {
+  for (const auto& line : lines_of(text)) {
+    if (line.rfind("__version__", 0) != 0) continue;
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string value = trim(line.substr(eq + 1));
+    if (value.size() >= 2 && (value[0] == '\'' || value[0] == '"')) {
+      size_t close = value.find(value[0], 1);
+      if (close != std::string::npos) return value.substr(1, close - 1);
+    }
+  }
+  return "";
+}
+
+std::optional<TorchInstall> find_torch(const PythonEnv& env) {
+  auto it = env.packages.find("torch");
+  if (it == env.packages.end()) return std::nullopt;
+  std::string dir = it->second.locations.empty() ? parent_of(it->second.origin) : it->second.locations.front();
+  TorchInstall t{.dir = dir, .extension = "", .version = ""};
+  // `import torch` runs `from torch._C import *` before anything else needs its libraries.
+  for (const auto& name : list_dir(dir)) {
+    if (name.rfind("_C.", 0) == 0 && name.ends_with(".so") && is_file(dir + "/" + name)) {
+      t.extension = dir + "/" + name;
+      break;
+    }
+  }
+  if (t.extension.empty()) return std::nullopt;
+  if (auto text = read_text(dir + "/version.py")) t.version = version_from_text(*text);
+  if (t.version.empty()) t.version = version_from_metadata(parent_of(dir), "torch");
+  return t;
+}
+
+bool needs_torch(const std::vector<std::string>& needed, const std::string& path) {
+  for (const auto& n : needed)
+    if (n.rfind("libc10.so", 0) == 0 || n.rfind("libc10_", 0) == 0 || n.rfind("libtorch", 0) == 0) return true;
+  // The package the file belongs to: the topmost directory above it that has an __init__.py.
+  std::string top;
+  for (std::string dir = parent_of(path); dir != "/" && is_file(dir + "/__init__.py"); dir = parent_of(dir)) top = dir;
+  if (top.empty() || base_of(top) == "torch") return false;
+  for (const auto& name : list_dir(top)) {
+    if (!name.ends_with(".py")) continue;
+    auto text = read_text(top + "/" + name);
+    if (!text) continue;
+    for (const auto& line : lines_of(*text))
+      if (imports_torch(line)) return true;
+  }
+  return false;
+}
+
+}  // namespace mlc::environment

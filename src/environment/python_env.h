@@ -1,0 +1,58 @@
+// Python's import as context (issue 15 item 4): what an interpreter says about where its packages
+// live, parsed from the answer the tool got by running the interpreter (never a package's code), and
+// the torch installation `import torch` would load first for an extension that needs it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace mlc::environment {
+
+// The interpreter's answer about one top-level package (importlib.util.find_spec, which locates a
+// package without executing it).
+struct PythonPackage {
+  std::string origin;  // its __init__.py (or the module file)
+  std::vector<std::string> locations;  // submodule_search_locations: the package directories
+};
+
+struct PythonEnv {
+  std::string interpreter;  // as the user named it (a shim, a symlink, a name on PATH)
+  std::string executable;   // sys.executable: the real program (a shim resolves itself by running)
+  std::string version;      // "3.11.2"
+  std::string prefix;       // sys.prefix
+  std::vector<std::string> site_dirs;  // site-packages / dist-packages directories on sys.path
+  std::map<std::string, PythonPackage> packages;  // the packages asked about that the interpreter finds
+};
+
+// The packages whose shared libraries an extension may rely on being loaded by an earlier import.
+const std::vector<std::string>& context_packages();
+
+// The program given to `EXE -c`: prints one JSON object (sys.executable, sys.version, sys.prefix,
+// site directories, and find_spec of each of `packages`). find_spec of a top-level name imports
+// nothing of that package.
+std::string query_program(const std::vector<std::string>& packages);
+
+// Parses what query_program printed; an error naming the interpreter when it is not that JSON.
+Result<PythonEnv> parse_answer(const std::string& interpreter, const std::string& answer);
+
+// The torch package that interpreter would import, with the extension module `import torch` loads
+// first (torch/_C*.so): its DT_NEEDED closure is torch's libraries as the import loads them.
+struct TorchInstall {
+  std::string dir;        // .../site-packages/torch
+  std::string extension;  // .../torch/_C.cpython-311-x86_64-linux-gnu.so
+  std::string version;    // torch/version.py's __version__, else the dist-info METADATA's Version
+};
+std::optional<TorchInstall> find_torch(const PythonEnv& env);
+
+// The __version__ = '...' assignment of a version.py, read as text; "" when there is none.
+std::string version_from_text(const std::string& text);
+
+// Whether an extension needs torch's libraries loaded before it: it links libc10 or libtorch*, or it
+// lives in a package whose Python code imports torch (checked in the package's top directory).
+bool needs_torch(const std::vector<std::string>& needed, const std::string& path);
+
+}  // namespace mlc::environment

@@ -1,0 +1,214 @@
+// dlopen and dlsym literals checked against the environment. dlopen's search from a library is the
+// DT_NEEDED search of that library (glibc dl-open.c -> _dl_map_object with the caller's link map):
+// objects already loaded answer first, then the caller's DT_RPATH (and its loaders', when it has no
+// DT_RUNPATH), LD_LIBRARY_PATH, the caller's DT_RUNPATH, ld.so.cache, the system directories.
+#include "runtime/runtime_lookup.h"
+
+#include <sys/stat.h>
+
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <tbb/parallel_for.h>
+
+#include "loader/ld_cache.h"
+
+namespace mlc::runtime {
+namespace {
+
+bool imports(const elf::ElfObject& o, std::initializer_list<std::string_view> names) {
+  for (size_t i = 1; i < o.dynamic_symbol_count(); ++i) {
+    auto s = o.dynamic_symbol(i);
+    if (!s.is_undefined()) continue;
+    auto name = o.name_of(s);
+    for (auto n : names)
+      if (name == n) return true;
+  }
+  return false;
+}
+
+bool exports(const elf::ElfObject& o, const std::string& name) {
+  std::vector<uint32_t> found;
+  o.find_defined(name, elf::gnu_hash(name), found);
+  for (uint32_t i : found) {
+    auto s = o.dynamic_symbol(i);
+    if ((s.binding == elf::Binding::Global || s.binding == elf::Binding::Weak || s.binding == elf::Binding::GnuUnique) &&
+        (s.visibility == elf::Visibility::Default || s.visibility == elf::Visibility::Protected))
+      return true;
+  }
+  return false;
+}
+
+std::string dirname_of(const std::string& p) {
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : p.substr(0, slash);
+}
+
+struct Found {
+  std::string path;
+  std::vector<std::string> searched;
+};
+
+// Where dlopen(name) called from `caller` finds the file; nullopt path when nowhere.
+Found search(const loader::Process& p, int caller, const std::string& name, const loader::LoaderEnv& env,
+             const std::vector<loader::CacheEntry>& cache) {
+  Found f;
+  for (const auto& o : p.objects)
+    for (const auto& n : o.names)
+      if (n == name) {
+        f.path = o.path;
+        return f;
+      }
+  const auto& obj = p.objects[caller].elf;
+  const std::string lib = env.lib_token.empty() ? loader::lib_token_for(obj.machine, obj.is_64) : env.lib_token;
+  const std::string platform =
+      env.platform_token.empty() ? loader::platform_token_for(obj.machine, obj.is_64) : env.platform_token;
+  auto try_list = [&](const std::string& list, const std::string& origin) {
+    for (const auto& element : loader::split_search_path(list)) {
+      auto dir = loader::expand_dst(element, origin, lib, platform);
+      if (!dir) continue;
+      std::string d = dir->empty() ? "." : *dir;
+      if (element.find("ORIGIN") == std::string::npos && d[0] == '/') d = env.sysroot + d;
+      std::string candidate = d + "/" + name;
+      f.searched.push_back(candidate);
+      auto ident = elf::read_ident(candidate);
+      if (ident && ident->is_64 == obj.is_64 && ident->machine == obj.machine) {
+        f.path = candidate;
+        return true;
+      }
+    }
+    return false;
+  };
+  if (!obj.runpath)
+    for (int l = caller; l >= 0; l = p.objects[l].loader)
+      if (p.objects[l].elf.rpath && try_list(*p.objects[l].elf.rpath, dirname_of(p.objects[l].path))) return f;
+  std::string llp;
+  for (const auto& d : env.library_path) llp += (llp.empty() ? "" : ":") + d;
+  if (!llp.empty() && try_list(llp, dirname_of(p.objects[p.target >= 0 ? p.target : caller].path))) return f;
+  if (obj.runpath && try_list(*obj.runpath, dirname_of(p.objects[caller].path))) return f;
+  for (const auto& e : cache) {
+    if (e.soname != name || e.hwcap != 0 || !loader::cache_flags_match(e.flags, obj.machine, obj.is_64)) continue;
+    f.searched.push_back(env.sysroot + e.path);
+    if (elf::read_ident(env.sysroot + e.path)) {
+      f.path = env.sysroot + e.path;
+      return f;
+    }
+    break;
+  }
+  std::string defaults;
+  for (const auto& d : env.default_dirs.empty() ? loader::default_dirs_for(obj.machine, obj.is_64) : env.default_dirs)
+    defaults += (defaults.empty() ? "" : ":") + d;
+  try_list(defaults, "");
+  return f;
+}
+
+}  // namespace
+
+bool is_soname_literal(const std::string& s) {
+  if (s.size() < 7 || s.rfind("lib", 0) != 0) return false;
+  size_t so = s.find(".so");
+  if (so == std::string::npos || so <= 3) return false;
+  for (size_t i = 3; i < so; ++i) {
+    char c = s[i];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '+' || c == '.')) return false;
+  }
+  // After ".so": nothing, or ".<digits>" groups (libmusa.so.4, libfoo.so.1.2.3).
+  for (size_t i = so + 3; i < s.size(); ++i) {
+    if (s[i] == '.') {
+      if (i + 1 >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i + 1]))) return false;
+    } else if (!std::isdigit(static_cast<unsigned char>(s[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string api_prefix(const std::string& s) {
+  if (s.empty() || s.size() > 128) return "";
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return "";
+  size_t i = 0;
+  while (i < s.size() && std::islower(static_cast<unsigned char>(s[i]))) ++i;
+  if (i < 2 || i > 6 || i + 1 >= s.size() || !std::isupper(static_cast<unsigned char>(s[i]))) return "";
+  return s.substr(0, i);
+}
+
+std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
+                                                 const loader::LoaderEnv& env) {
+  std::vector<RuntimeLookup> out;
+  std::optional<std::vector<loader::CacheEntry>> cache;
+  // The literals of the objects that import dlopen, read in parallel (each file on its own handle):
+  // a large library's .rodata is most of the cost of this pass.
+  std::vector<int> callers;
+  for (int index : objects) {
+    // The distribution's own libraries in the closure (/lib, /usr/lib) are not scanned unless named:
+    // their run-time look-ups are the distribution's concern, and their .rodata is most of the bytes.
+    const auto& path = p.objects[index].path;
+    bool system = path.rfind("/lib/", 0) == 0 || path.rfind("/usr/lib/", 0) == 0 || path.rfind("/lib64/", 0) == 0 ||
+                  path.rfind("/usr/lib64/", 0) == 0;
+    if (system && !p.objects[index].is_target) continue;
+    if (imports(p.objects[index].elf, {"dlopen", "dlmopen"})) callers.push_back(index);
+  }
+  std::vector<std::optional<std::vector<std::string>>> read(callers.size());
+  tbb::parallel_for(size_t{0}, callers.size(), [&](size_t i) {
+    auto literals = elf::read_string_literals(p.objects[callers[i]].path, 4, [](std::string_view s) {
+      // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
+      if (s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0])) || s.find_first_of(" %/:") != s.npos)
+        return false;
+      std::string literal(s);
+      return is_soname_literal(literal) || !api_prefix(literal).empty();
+    });
+    // The loader already read this file; a section it cannot read costs only this check.
+    if (literals) read[i] = std::move(literals).value();
+  });
+  for (size_t k = 0; k < callers.size(); ++k) {
+    const int index = callers[k];
+    const auto& obj = p.objects[index];
+    auto& literals = read[k];
+    if (!literals) continue;
+    if (!cache) {
+      auto c = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
+      cache = c ? std::move(c).value() : std::vector<loader::CacheEntry>{};
+    }
+    std::set<std::string> seen;
+    std::vector<std::pair<std::string, elf::ElfObject>> opened;  // soname literal, the library found
+    for (const auto& s : literals.value()) {
+      if (!is_soname_literal(s) || !seen.insert(s).second) continue;
+      Found f = search(p, index, s, env, *cache);
+      if (f.path.empty()) {
+        out.push_back({.library = obj.path, .kind = "dlopen", .name = s, .provider = std::nullopt, .provider_name = "",
+                       .searched = f.searched});
+        continue;
+      }
+      auto lib = elf::read_object(f.path, elf::ReadOptions{.relocations = false, .lookup_only = true});
+      if (lib) opened.emplace_back(s, std::move(lib).value());
+    }
+    if (opened.empty() || !imports(obj.elf, {"dlsym", "dlvsym"})) continue;
+    // Entry points by API prefix; a prefix counts for a library that exports one of them.
+    std::map<std::string, std::vector<std::string>> by_prefix;
+    std::set<std::string> names;
+    for (const auto& s : literals.value())
+      if (auto prefix = api_prefix(s); !prefix.empty() && names.insert(s).second) by_prefix[prefix].push_back(s);
+    for (const auto& [prefix, entries] : by_prefix) {
+      const std::pair<std::string, elf::ElfObject>* owner = nullptr;
+      for (const auto& lib : opened) {
+        for (const auto& e : entries)
+          if (exports(lib.second, e)) owner = &lib;
+        if (owner) break;
+      }
+      if (!owner) continue;
+      for (const auto& e : entries) {
+        bool anywhere = false;
+        for (const auto& lib : opened) anywhere |= exports(lib.second, e);
+        if (!anywhere)
+          out.push_back({.library = obj.path, .kind = "dlsym", .name = e, .provider = owner->second.path,
+                         .provider_name = owner->first, .searched = {}});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace mlc::runtime

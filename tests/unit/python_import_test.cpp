@@ -1,0 +1,330 @@
+// Python's import as context (issue 15 item 4) and where each library comes from (item 6).
+// Site-packages layouts are assembled in the scratch area from fixtures built at test time (and
+// from Debian's python3-torch/python3-torchvision); /usr/bin/python3 with PYTHONPATH is the
+// interpreter asked. The real loader (ctypes in a subprocess, loading torch's _C first as
+// `import torch` does) is the oracle for every layout.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "environment/ownership.h"
+#include "environment/python_env.h"
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::quote;
+using test::read_file;
+using test::run;
+using test::write_file;
+
+const std::string kBin = MLC_LINKCHECK_BIN;
+const std::string kFix = std::string(MLC_LOADER_FIXTURES) + "/pyimport";
+const std::string kPython = "/usr/bin/python3";
+const std::string kDist = "/usr/lib/python3/dist-packages";
+
+void copy(const std::string& from, const std::string& to) {
+  fs::create_directories(fs::path(to).parent_path());
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+}
+
+// site/torch (version 9.9.1, with a dist-info RECORD), site/myext (imports torch; needs libc10.so by
+// name only), and a system-like directory whose libc10.so lacks c10_new.
+struct Site {
+  std::string root, site, system, ext, torch_c;
+};
+Site make_site(const std::string& name) {
+  Site s;
+  s.root = test::scratch_dir(name);
+  s.site = s.root + "/site";
+  s.system = s.root + "/system";
+  s.ext = s.site + "/myext/_C.so";
+  s.torch_c = s.site + "/torch/_C.so";
+  copy(kFix + "/torch/_C.so", s.torch_c);
+  copy(kFix + "/torch/lib/libc10.so", s.site + "/torch/lib/libc10.so");
+  copy(kFix + "/myext/_C.so", s.ext);
+  copy(kFix + "/system/libc10.so", s.system + "/libc10.so");
+  write_file(s.site + "/torch/__init__.py", "from torch._C import *\n");
+  write_file(s.site + "/torch/version.py", "__version__ = '9.9.1'\ndebug = False\n");
+  write_file(s.site + "/myext/__init__.py", "import torch\nfrom myext import _C\n");
+  fs::create_directories(s.site + "/torch-9.9.1.dist-info");
+  write_file(s.site + "/torch-9.9.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 9.9.1\n");
+  write_file(s.site + "/torch-9.9.1.dist-info/RECORD",
+             "torch/__init__.py,sha256=x,23\ntorch/_C.so,sha256=y,1\ntorch/lib/libc10.so,sha256=z,1\n"
+             "torch-9.9.1.dist-info/RECORD,,\n");
+  return s;
+}
+
+std::string tool(const Site& s, const std::string& args) {
+  return "env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(s.site) + " " + kBin + " " + args;
+}
+
+// The real loader: torch's _C first (when given), then the extension; "ok" or the loader's complaint.
+std::string ctypes_loads(const std::string& first, const std::string& ext, const std::string& library_path) {
+  std::string py = "import ctypes, os, sys\ntry:\n";
+  if (!first.empty()) py += "    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n";
+  py += "    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\nexcept OSError as e:\n    print('fails')\n";
+  auto r = run("env -u LD_LIBRARY_PATH " + (library_path.empty() ? "" : "LD_LIBRARY_PATH=" + quote(library_path)) +
+               " python3 -c " + quote(py) + " " + quote(first.empty() ? "-" : first) + " " + quote(ext));
+  return r.out;
+}
+
+class PythonImport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kPython)) GTEST_SKIP() << kPython << " is absent";
+  }
+};
+
+TEST(PythonEnv, answer_and_version_text_are_parsed_without_running_anything) {
+  auto env = environment::parse_answer("py", R"({"executable": "/usr/bin/python3.11", "version": "3.11.2",
+      "prefix": "/usr", "site": ["/usr/lib/python3/dist-packages"],
+      "packages": {"torch": {"origin": "/x/torch/__init__.py", "locations": ["/x/torch"]}}})");
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->executable, "/usr/bin/python3.11");
+  EXPECT_EQ(env->packages.at("torch").locations, std::vector<std::string>{"/x/torch"});
+  auto bad = environment::parse_answer("/opt/py", "Traceback (most recent call last):");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().path, "/opt/py");
+  EXPECT_EQ(environment::version_from_text("import os\n__version__ = '1.13.0a0'\n"), "1.13.0a0");
+  EXPECT_EQ(environment::version_from_text("__version__: str = \"2.1.0+cpu\"\n"), "2.1.0+cpu");
+  EXPECT_EQ(environment::version_from_text("version = '1'\n"), "");
+}
+
+TEST_F(PythonImport, import_torch_binds_torchs_libc10_not_the_system_copy) {
+  Site s = make_site("pyimport-competing");
+  // Without the import context, libc10.so comes from the system-like directory, which lacks c10_new.
+  ASSERT_EQ(ctypes_loads("", s.ext, s.system), "fails\n");
+  auto alone = run(tool(s, "--library-path " + quote(s.system) + " " + quote(s.ext)));
+  EXPECT_EQ(alone.status, 1) << alone.out << alone.err;
+  EXPECT_NE(alone.out.find("error: undefined symbol: c10_new\n"), std::string::npos) << alone.out;
+
+  // `import torch` first: its _C loads torch/lib/libc10.so, which then answers myext's DT_NEEDED.
+  ASSERT_EQ(ctypes_loads(s.torch_c, s.ext, s.system), "ok\n");
+  auto r = run(tool(s, "--python=" + kPython + " --library-path " + quote(s.system) + " " + quote(s.ext)));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("note: import context: " + kPython + " (Python 3."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; torch 9.9.1 from " + s.site + "/torch (Python package torch 9.9.1)\n"), std::string::npos)
+      << r.out;
+  auto doc = json::parse(run(tool(s, "--format json --python=" + kPython + " --library-path " + quote(s.system) + " " +
+                                     quote(s.ext)))
+                             .out);
+  EXPECT_EQ(doc["python"]["torch"]["path"], s.site + "/torch");
+  EXPECT_EQ(doc["python"]["torch"]["version"], "9.9.1");
+  EXPECT_EQ(doc["python"]["torch"]["owner"], (json{{"kind", "python"}, {"name", "torch"}, {"version", "9.9.1"}}));
+  const auto& needed = doc["libraries"][0]["needed"];
+  ASSERT_EQ(needed.size(), 2u) << doc.dump(2);  // libc10.so, libc.so.6
+  EXPECT_EQ(needed[0]["name"], "libc10.so");
+  EXPECT_EQ(needed[0]["how"], "rpath");  // as torch/_C.so found it
+  EXPECT_EQ(needed[0]["path"], s.site + "/torch/lib/libc10.so");
+  // Ownership from the dist-info RECORD.
+  EXPECT_EQ(needed[0]["owner"], (json{{"kind", "python"}, {"name", "torch"}, {"version", "9.9.1"}}));
+}
+
+TEST_F(PythonImport, a_torch_whose_libc10_lacks_a_symbol_is_the_one_blamed) {
+  Site s = make_site("pyimport-broken");
+  copy(kFix + "/system/libc10.so", s.site + "/torch/lib/libc10.so");  // torch's own copy now lacks c10_new
+  ASSERT_EQ(ctypes_loads(s.torch_c, s.ext, ""), "fails\n");
+  auto r = run(tool(s, "--format json --python=" + kPython + " " + quote(s.ext)));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  auto doc = json::parse(r.out);
+  ASSERT_EQ(doc["libraries"][0]["unresolved"].size(), 1u);
+  EXPECT_EQ(doc["libraries"][0]["unresolved"][0]["symbol"], "c10_new");
+  EXPECT_EQ(doc["libraries"][0]["needed"][0]["path"], s.site + "/torch/lib/libc10.so");
+}
+
+TEST_F(PythonImport, package_directory_and_wheel_are_checked_as_a_whole) {
+  Site s = make_site("pyimport-wheel");
+  // The package directory: myext/_C.so (torch first, because myext/__init__.py imports torch).
+  auto dir = run(tool(s, "--python=" + kPython + " --library-path " + quote(s.system) + " " + quote(s.site + "/myext")));
+  EXPECT_EQ(dir.status, 0) << dir.out << dir.err;
+  EXPECT_NE(dir.out.find("in 1 library\n"), std::string::npos) << dir.out;
+
+  // The same package as a wheel; paths inside it are spelled wheel!/member.
+  std::string wheel = s.root + "/myext-1.0-py3-none-any.whl";
+  auto zip = run("cd " + quote(s.site) + " && python3 -c " +
+                 quote("import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w') as z:\n"
+                       "    z.write('myext/__init__.py'); z.write('myext/_C.so')\n") +
+                 " " + quote(wheel));
+  ASSERT_EQ(zip.status, 0) << zip.err;
+  std::string args = "--format json --cache-dir " + quote(s.root + "/cache") + " --python=" + kPython +
+                     " --library-path " + quote(s.system) + " " + quote(wheel);
+  auto r = run(tool(s, args));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  auto doc = json::parse(r.out);
+  ASSERT_EQ(doc["libraries"].size(), 1u);
+  EXPECT_EQ(doc["libraries"][0]["path"], wheel + "!/myext/_C.so");
+  EXPECT_EQ(doc["libraries"][0]["needed"][0]["path"], s.site + "/torch/lib/libc10.so");
+  EXPECT_TRUE(fs::is_empty(s.root + "/cache/wheels")) << "the unpacked wheel is removed";
+  // Without the import context the wheel's extension binds the system copy and fails, like the loader.
+  auto without = run(tool(s, "--cache-dir " + quote(s.root + "/cache") + " --library-path " + quote(s.system) + " " +
+                                 quote(wheel)));
+  EXPECT_EQ(without.status, 1) << without.out;
+  EXPECT_NE(without.out.find("error: undefined symbol: c10_new\n"), std::string::npos) << without.out;
+  EXPECT_NE(without.out.find(">>>               " + wheel + "!/myext/_C.so\n"), std::string::npos)
+      << without.out;
+}
+
+TEST_F(PythonImport, bad_wheel_and_bad_interpreters_are_one_line_errors_and_the_rest_is_kept) {
+  Site s = make_site("pyimport-bad");
+  std::string wheel = s.root + "/broken-1.0-py3-none-any.whl";
+  write_file(wheel, "PK\x03\x04 this is not a zip archive");
+  auto r = run(tool(s, "--cache-dir " + quote(s.root + "/cache") + " " + quote(wheel) + " " + quote(s.torch_c)));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("musa-linkcheck: error: " + wheel + ": not a readable wheel (zip archive)", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.out.find("in 1 library\n"), std::string::npos) << "the other input is still reported: " << r.out;
+
+  std::string missing = s.root + "/no/such/python3";
+  auto none = run(tool(s, "--python=" + missing + " " + quote(s.torch_c)));
+  EXPECT_EQ(none.status, 2);
+  EXPECT_EQ(none.err, "musa-linkcheck: error: " + missing + ": the Python interpreter cannot run: No such file or directory\n");
+  EXPECT_NE(none.out.find("in 1 library\n"), std::string::npos) << none.out;
+
+  std::string crash = s.root + "/crashing-python";
+  write_file(crash, "#!/bin/sh\nkill -SEGV $$\n");
+  fs::permissions(crash, fs::perms::owner_all);
+  auto crashed = run(tool(s, "--python=" + crash + " " + quote(s.torch_c)));
+  EXPECT_EQ(crashed.status, 2);
+  EXPECT_EQ(crashed.err.rfind("musa-linkcheck: error: " + crash + ": the Python interpreter crashed (", 0), 0u) << crashed.err;
+  EXPECT_NE(crashed.out.find("in 1 library\n"), std::string::npos);
+
+  // A torch whose _C is not an ELF file (an unreadable site-packages): named, the input still checked.
+  write_file(s.torch_c, "not an ELF file");
+  auto unreadable = run(tool(s, "--python=" + kPython + " " + quote(s.ext)));
+  EXPECT_EQ(unreadable.status, 2) << unreadable.out;
+  EXPECT_NE(unreadable.err.find("musa-linkcheck: error: " + s.torch_c + ": "), std::string::npos) << unreadable.err;
+  EXPECT_NE(unreadable.out.find("in 1 library\n"), std::string::npos) << unreadable.out;
+}
+
+TEST_F(PythonImport, a_shim_script_is_resolved_by_running_it) {
+  Site s = make_site("pyimport-shim");
+  std::string shim = s.root + "/bin/python3";
+  fs::create_directories(s.root + "/bin");
+  write_file(shim, "#!/bin/sh\nexec " + kPython + " \"$@\"\n");
+  fs::permissions(shim, fs::perms::owner_all);
+  auto r = run("PATH=" + quote(s.root + "/bin") + ":/usr/bin:/bin " +
+               tool(s, "--python --library-path " + quote(s.system) + " " + quote(s.ext)));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("note: import context: python3 (" + kPython + ") (Python 3."), std::string::npos) << r.out;
+}
+
+// Debian's python3-torchvision: a real out-of-tree extension, checked in place and in a copied
+// layout broken on purpose.
+TEST_F(PythonImport, debian_torchvision_in_place_names_debian_torch) {
+  std::string tv = kDist + "/torchvision/_C.cpython-311-x86_64-linux-gnu.so";
+  if (!fs::exists(tv)) GTEST_SKIP() << "python3-torchvision is not installed";
+  auto version = run("dpkg-query -W -f '${Version}' python3-torch");
+  ASSERT_EQ(version.status, 0);
+  ASSERT_EQ(run("python3 -c 'import torchvision'").status == 0 || run(kPython + " -c 'import torchvision'").status == 0,
+            true);
+  auto r = run("env -u PYTHONPATH -u LD_LIBRARY_PATH " + kBin + " --python=" + kPython + " " + tv);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("; torch 1.13.0a0 from " + kDist + "/torch (Debian's python3-torch " + version.out + ")\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(version.out.find("1.13.1"), std::string::npos);
+  auto dir = run("env -u PYTHONPATH -u LD_LIBRARY_PATH " + kBin + " --python=" + kPython + " " + kDist + "/torchvision");
+  EXPECT_EQ(dir.status, 0) << dir.out << dir.err;
+  EXPECT_NE(dir.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 3 libraries\n"),
+            std::string::npos)
+      << dir.out;
+}
+
+TEST_F(PythonImport, debian_torchvision_against_a_copied_torch_with_a_broken_libc10) {
+  std::string tv = kDist + "/torchvision/_C.cpython-311-x86_64-linux-gnu.so";
+  std::string real_c10 = "/usr/lib/x86_64-linux-gnu/libc10.so.1.13";
+  if (!fs::exists(tv) || !fs::exists(real_c10)) GTEST_SKIP() << "python3-torchvision is not installed";
+  std::string root = test::scratch_dir("pyimport-real"), site = root + "/site";
+  copy(kFix + "/real/torch/_C.so", site + "/torch/_C.so");
+  copy(real_c10, site + "/torch/lib/libc10.so.1.13");
+  write_file(site + "/torch/__init__.py", "from torch._C import *\n");
+  write_file(site + "/torch/version.py", "__version__ = '1.13.1+copy'\n");
+  copy(tv, site + "/torchvision/_C.so");
+  write_file(site + "/torchvision/__init__.py", "import torch\n");
+  std::string cmd = "env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " --format json --python=" + kPython +
+                    " " + quote(site + "/torchvision/_C.so");
+  ASSERT_EQ(ctypes_loads(site + "/torch/_C.so", site + "/torchvision/_C.so", ""), "ok\n");
+  auto intact = run(cmd);
+  EXPECT_EQ(intact.status, 0) << intact.out << intact.err;
+  auto doc = json::parse(intact.out);
+  EXPECT_EQ(doc["python"]["torch"]["path"], site + "/torch");
+  EXPECT_EQ(doc["python"]["torch"]["version"], "1.13.1+copy");
+  for (const auto& n : doc["libraries"][0]["needed"])
+    if (n["name"] == "libc10.so.1.13") {
+      EXPECT_EQ(n["path"], site + "/torch/lib/libc10.so.1.13");
+    }
+
+  copy(kFix + "/real/broken/libc10.so.1.13", site + "/torch/lib/libc10.so.1.13");  // lacks every c10 symbol
+  ASSERT_EQ(ctypes_loads(site + "/torch/_C.so", site + "/torchvision/_C.so", ""), "fails\n");
+  auto broken = run(cmd);
+  EXPECT_EQ(broken.status, 1) << broken.out;
+  auto bdoc = json::parse(broken.out);
+  const auto& unresolved = bdoc["libraries"][0]["unresolved"];
+  ASSERT_FALSE(unresolved.empty());
+  // Each is one the real libc10 defines (nm is the oracle): the broken copy is the whole cause.
+  std::string defined = run("nm -D --defined-only " + real_c10).out;
+  for (const auto& u : unresolved)
+    EXPECT_NE(defined.find(" " + u["symbol"].get<std::string>() + "\n"), std::string::npos) << u["symbol"];
+}
+
+// Item 6: dpkg's database, with dpkg-query as the oracle; conda-meta and an SDK's version file.
+TEST(Ownership, debian_libtorch_cpu_is_owned_by_libtorch1_13) {
+  std::string lib = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
+  if (!fs::exists(lib)) GTEST_SKIP() << "libtorch1.13 is not installed";
+  auto search = run("dpkg-query -S " + lib);
+  ASSERT_EQ(search.status, 0);
+  std::string package = search.out.substr(0, search.out.find(':'));
+  auto version = run("dpkg-query -W -f '${Version}' " + package);
+  auto owners = environment::find_owners({lib, "/lib/x86_64-linux-gnu/libc.so.6"}, {});
+  ASSERT_TRUE(owners.count(lib));
+  EXPECT_EQ(owners[lib].kind, "dpkg");
+  EXPECT_EQ(owners[lib].name, "libtorch1.13");
+  EXPECT_EQ(owners[lib].name, package);
+  EXPECT_EQ(owners[lib].version, version.out);
+  // Through the /usr merge: /lib/... is recorded as /usr/lib/... or the other way round.
+  EXPECT_EQ(owners["/lib/x86_64-linux-gnu/libc.so.6"].name, "libc6");
+
+  auto r = run(kBin + " " + lib);
+  EXPECT_NE(r.out.find("note: " + lib + " from Debian's libtorch1.13 " + version.out + "\n"), std::string::npos) << r.out;
+  auto doc = json::parse(run(kBin + " --format json " + lib).out);
+  EXPECT_EQ(doc["libraries"][0]["owner"], (json{{"kind", "dpkg"}, {"name", "libtorch1.13"}, {"version", version.out}}));
+}
+
+TEST(Ownership, conda_meta_and_sdk_version_files_name_their_packages) {
+  std::string root = test::scratch_dir("ownership");
+  std::string lib = std::string(MLC_LOADER_FIXTURES) + "/pyimport/system/libc10.so";
+  copy(lib, root + "/conda/lib/libstdc++.so.6");
+  fs::create_directories(root + "/conda/conda-meta");
+  write_file(root + "/conda/conda-meta/libstdcxx-ng-9.3.0-hd4cf53a_17.json",
+             R"({"name": "libstdcxx-ng", "version": "9.3.0", "files": ["lib/libstdc++.so.6"]})");
+  copy(lib, root + "/musa/lib/libmusart.so.4");
+  write_file(root + "/musa/version.txt", "MUSA Toolkit 3.1.0\n");
+  copy(lib, root + "/cuda/lib64/libcudart.so.12");
+  write_file(root + "/cuda/version.json", R"({"cuda": {"name": "CUDA SDK", "version": "12.2.0"}})");
+  copy(lib, root + "/loose/libloose.so");
+  auto owners = environment::find_owners(
+      {root + "/conda/lib/libstdc++.so.6", root + "/musa/lib/libmusart.so.4", root + "/cuda/lib64/libcudart.so.12",
+       root + "/loose/libloose.so"},
+      {.dpkg_dir = "/var/lib/dpkg", .sdk_homes = {root + "/musa", root + "/cuda"}});
+  EXPECT_EQ(owners[root + "/conda/lib/libstdc++.so.6"].kind, "conda");
+  EXPECT_EQ(owners[root + "/conda/lib/libstdc++.so.6"].name, "libstdcxx-ng");
+  EXPECT_EQ(owners[root + "/conda/lib/libstdc++.so.6"].version, "9.3.0");
+  EXPECT_EQ(owners[root + "/musa/lib/libmusart.so.4"].kind, "sdk");
+  EXPECT_EQ(owners[root + "/musa/lib/libmusart.so.4"].name, "musa");
+  EXPECT_EQ(owners[root + "/musa/lib/libmusart.so.4"].version, "3.1.0");
+  EXPECT_EQ(owners[root + "/cuda/lib64/libcudart.so.12"].version, "12.2.0");
+  EXPECT_FALSE(owners.count(root + "/loose/libloose.so"));
+
+  // In a report: the library checked and the version finding's provider name their owner.
+  auto r = run(kBin + " --sdk-home " + quote(root + "/musa") + " " + quote(root + "/conda/lib/libstdc++.so.6"));
+  EXPECT_NE(r.out.find("note: " + root + "/conda/lib/libstdc++.so.6 from conda's libstdcxx-ng 9.3.0\n"), std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace mlc

@@ -1,0 +1,125 @@
+// Run-time look-ups (issue 15 item 5): a driver API library dlopens "libmusa_drv.so.4" and dlsyms
+// "muInit" and "muMissingEntry" by string literal. Three environments: the driver absent, present
+// without muMissingEntry, complete. The real loader (ctypes in a subprocess of this test) is the
+// oracle for each; the tool itself only reads the files.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "elf/elf_object.h"
+#include "runtime/runtime_lookup.h"
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+using nlohmann::json;
+using test::quote;
+using test::run;
+
+const std::string kBin = MLC_LINKCHECK_BIN;
+const std::string kDir = std::string(MLC_LOADER_FIXTURES) + "/runtime";
+const std::string kApi = kDir + "/libdriver_api.so";
+
+// What the real loader says, in a subprocess: "absent", or for each entry point 1 (found) or 0.
+std::string loader_oracle(const std::string& library_path) {
+  std::string py =
+      "import ctypes, os\n"
+      "try:\n"
+      "    lib = ctypes.CDLL('libmusa_drv.so.4', os.RTLD_NOW)\n"
+      "except OSError:\n"
+      "    print('absent'); raise SystemExit\n"
+      "print(int(hasattr(lib, 'muInit')), int(hasattr(lib, 'muMissingEntry')))\n";
+  auto r = run("env -u LD_LIBRARY_PATH " + (library_path.empty() ? "" : "LD_LIBRARY_PATH=" + quote(library_path)) +
+               " python3 -c " + quote(py));
+  return r.out;
+}
+
+TEST(RuntimeLookup, soname_and_entry_point_literals_are_told_apart) {
+  EXPECT_TRUE(runtime::is_soname_literal("libmusa_drv.so.4"));
+  EXPECT_TRUE(runtime::is_soname_literal("libnvrtc.so"));
+  EXPECT_TRUE(runtime::is_soname_literal("libfoo.so.1.2.3"));
+  EXPECT_FALSE(runtime::is_soname_literal("libfoo.so.%d"));
+  EXPECT_FALSE(runtime::is_soname_literal("/usr/lib/libfoo.so"));
+  EXPECT_FALSE(runtime::is_soname_literal("cannot load libfoo.so"));
+  EXPECT_EQ(runtime::api_prefix("muInit"), "mu");
+  EXPECT_EQ(runtime::api_prefix("cuCtxCreate"), "cu");
+  EXPECT_EQ(runtime::api_prefix("mutex"), "");
+  EXPECT_EQ(runtime::api_prefix("MUSA_HOME"), "");
+  EXPECT_EQ(runtime::api_prefix("cannot load %s"), "");
+}
+
+TEST(RuntimeLookup, string_literals_of_rodata_include_the_dlopen_and_dlsym_names) {
+  auto literals = elf::read_string_literals(kApi);
+  ASSERT_TRUE(literals.ok()) << literals.error().to_line();
+  for (const char* want : {"libmusa_drv.so.4", "muInit", "muMissingEntry", "cuCtxCreate"})
+    EXPECT_NE(std::find(literals->begin(), literals->end(), want), literals->end()) << want;
+  EXPECT_FALSE(elf::read_string_literals(kDir + "/no-such-file.so").ok());
+}
+
+TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request) {
+  ASSERT_EQ(loader_oracle(""), "absent\n") << "the real loader must not find the driver either";
+  auto r = run("env -u LD_LIBRARY_PATH " + kBin + " " + quote(kApi));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("warning: runtime-lookup: dlopen(\"libmusa_drv.so.4\") in " + kApi + ": library not found\n"
+                       ">>> searched /lib/x86_64-linux-gnu/libmusa_drv.so.4\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("dlsym"), std::string::npos) << "no entry point is checked without the library";
+  EXPECT_NE(r.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"), std::string::npos);
+
+  auto fatal = run("env -u LD_LIBRARY_PATH " + kBin + " --fail-on runtime " + quote(kApi));
+  EXPECT_EQ(fatal.status, 1) << fatal.out;
+  EXPECT_NE(fatal.out.find("error: runtime-lookup: dlopen(\"libmusa_drv.so.4\") in " + kApi + ": library not found\n"),
+            std::string::npos)
+      << fatal.out;
+  // Combined with new/none: the baseline policy for the rest is kept.
+  EXPECT_EQ(run("env -u LD_LIBRARY_PATH " + kBin + " --fail-on none,runtime " + quote(kApi)).status, 1);
+  EXPECT_EQ(run("env -u LD_LIBRARY_PATH " + kBin + " --fail-on none " + quote(kApi)).status, 0);
+  EXPECT_EQ(run(kBin + " --fail-on sometimes " + quote(kApi)).status, 2);
+
+  auto j = run("env -u LD_LIBRARY_PATH " + kBin + " --format json " + quote(kApi));
+  auto doc = json::parse(j.out);
+  ASSERT_EQ(doc["runtime_lookups"].size(), 1u) << j.out;
+  EXPECT_EQ(doc["runtime_lookups"][0]["kind"], "dlopen");
+  EXPECT_EQ(doc["runtime_lookups"][0]["name"], "libmusa_drv.so.4");
+  EXPECT_EQ(doc["runtime_lookups"][0]["library"], kApi);
+  EXPECT_EQ(doc["runtime_lookups"][0]["classification"], "runtime-lookup");
+  EXPECT_EQ(doc["runtime_lookups"][0]["severity"], "warning");
+}
+
+TEST(RuntimeLookup, entry_point_the_found_driver_lacks_is_named_with_the_driver) {
+  std::string partial = kDir + "/partial";
+  ASSERT_EQ(loader_oracle(partial), "1 0\n") << "the real loader finds muInit, not muMissingEntry";
+  std::string args = " --library-path " + quote(partial) + " " + quote(kApi);
+  auto r = run("env -u LD_LIBRARY_PATH " + kBin + args);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("warning: runtime-lookup: dlsym(\"muMissingEntry\") in " + kApi + ": libmusa_drv.so.4 (" + partial +
+                       "/libmusa_drv.so.4) does not export it\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("\"muInit\""), std::string::npos) << "an exported entry point is not a finding";
+  EXPECT_EQ(r.out.find("cuCtxCreate"), std::string::npos) << "another API's literal is not checked against this driver";
+  EXPECT_EQ(r.out.find("dlopen("), std::string::npos) << r.out;
+
+  auto fatal = run("env -u LD_LIBRARY_PATH " + kBin + " --fail-on new,runtime" + args);
+  EXPECT_EQ(fatal.status, 1);
+  EXPECT_NE(fatal.out.find("error: runtime-lookup: dlsym(\"muMissingEntry\")"), std::string::npos) << fatal.out;
+
+  auto doc = json::parse(run("env -u LD_LIBRARY_PATH " + kBin + " --format json" + args).out);
+  ASSERT_EQ(doc["runtime_lookups"].size(), 1u);
+  EXPECT_EQ(doc["runtime_lookups"][0]["kind"], "dlsym");
+  EXPECT_EQ(doc["runtime_lookups"][0]["provider"], partial + "/libmusa_drv.so.4");
+  EXPECT_EQ(doc["runtime_lookups"][0]["provider_name"], "libmusa_drv.so.4");
+}
+
+TEST(RuntimeLookup, complete_driver_is_clean) {
+  std::string full = kDir + "/full";
+  ASSERT_EQ(loader_oracle(full), "1 1\n");
+  auto r = run("env -u LD_LIBRARY_PATH " + kBin + " --fail-on runtime --library-path " + quote(full) + " " + quote(kApi));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("runtime-lookup"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace mlc

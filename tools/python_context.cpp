@@ -1,0 +1,186 @@
+// Subprocesses for --python and wheels: fork/exec with pipes, a time limit, no shell.
+#include "python_context.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+namespace mlc::tools {
+namespace {
+
+struct Ran {
+  bool started = false;
+  int status = 0;  // waitpid status
+  bool timed_out = false;
+  std::string out, err;
+  int exec_errno = 0;
+};
+
+// argv[0] is looked up on PATH when it has no '/' (execvp), as a shell runs it.
+Ran run_program(const std::vector<std::string>& argv, int timeout_seconds) {
+  Ran r;
+  int out_pipe[2], err_pipe[2], exec_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return r;
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) return r;
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) return r;
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return r;
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    execvp(args[0], args.data());
+    int e = errno;
+    ssize_t ignored = write(exec_pipe[1], &e, sizeof e);
+    (void)ignored;
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  close(exec_pipe[1]);
+  r.started = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      r.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
+  waitpid(pid, &r.status, 0);
+  int e = 0;
+  if (read(exec_pipe[0], &e, sizeof e) == static_cast<ssize_t>(sizeof e)) r.exec_errno = e;
+  close(exec_pipe[0]);
+  return r;
+}
+
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+// What went wrong with a program that did not answer, in one line.
+std::optional<std::string> failure(const Ran& r) {
+  if (!r.started) return "cannot start a process";
+  if (r.exec_errno) return std::string("cannot run: ") + std::strerror(r.exec_errno);
+  if (r.timed_out) return "did not answer within the time limit";
+  if (WIFSIGNALED(r.status)) return "crashed (" + std::string(strsignal(WTERMSIG(r.status))) + ")";
+  if (WEXITSTATUS(r.status) != 0) {
+    std::string why = last_line(r.err);
+    return "exited with status " + std::to_string(WEXITSTATUS(r.status)) + (why.empty() ? "" : ": " + why);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<InputError> ask_python(const std::string& interpreter, LinkcheckOptions& options) {
+  auto drop_interpreter = [&] {
+    if (!options.env.with.empty()) options.env.with.erase(options.env.with.begin());
+  };
+  Ran r = run_program({interpreter, "-c", environment::query_program(environment::context_packages())}, 60);
+  if (auto why = failure(r)) {
+    drop_interpreter();
+    return InputError{interpreter, "the Python interpreter " + *why};
+  }
+  auto env = environment::parse_answer(interpreter, r.out);
+  if (!env) {
+    drop_interpreter();
+    return env.error();
+  }
+  if (options.env.with.empty()) options.env.with.push_back(env->executable);
+  else options.env.with[0] = env->executable;
+  options.python = std::move(env).value();
+  return std::nullopt;
+}
+
+bool is_wheel(const std::string& path) {
+  struct stat st;
+  return path.size() > 4 && path.ends_with(".whl") && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+Result<std::string> UnpackedWheels::unpack(const std::string& wheel, const std::string& python, const std::string& parent) {
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  std::string templ = parent + "/wheel-XXXXXX";
+  if (!mkdtemp(templ.data())) return InputError{wheel, "cannot make a directory to unpack it in " + parent};
+  dirs_.emplace_back(wheel, templ);
+  // Members are unpacked as names only: zipfile refuses absolute paths and "..".
+  Ran r = run_program({python, "-c",
+                       "import sys, zipfile\n"
+                       "with zipfile.ZipFile(sys.argv[1]) as z:\n"
+                       "    bad = z.testzip()\n"
+                       "    if bad: sys.exit('corrupt member ' + bad)\n"
+                       "    z.extractall(sys.argv[2])\n",
+                       wheel, templ},
+                      300);
+  if (auto why = failure(r)) {
+    if (r.exec_errno || !r.started) return InputError{wheel, "cannot unpack the wheel: " + python + " " + *why};
+    std::string detail = last_line(r.err);
+    return InputError{wheel, "not a readable wheel (zip archive)" + (detail.empty() ? "" : ": " + detail)};
+  }
+  return templ;
+}
+
+UnpackedWheels::~UnpackedWheels() {
+  std::error_code ec;
+  for (const auto& [wheel, dir] : dirs_) std::filesystem::remove_all(dir, ec);
+}
+
+void UnpackedWheels::rename_paths(Report& report) const {
+  auto fix = [&](std::string& p) {
+    for (const auto& [wheel, dir] : dirs_)
+      if (p.rfind(dir + "/", 0) == 0) p = wheel + "!" + p.substr(dir.size());
+  };
+  for (auto& lib : report.libraries) {
+    fix(lib.path);
+    for (auto& n : lib.needed) {
+      if (n.path) fix(*n.path);
+      for (auto& s : n.searched) fix(s);
+      for (auto& s : n.search) fix(s.path);
+    }
+    for (auto& v : lib.missing_versions)
+      if (v.provider) fix(*v.provider);
+    for (auto& u : lib.unresolved)
+      for (auto& r : u.referenced_by) fix(r.library);
+  }
+  for (auto& r : report.runtime_lookups) {
+    fix(r.library);
+    if (r.provider) fix(*r.provider);
+  }
+  for (auto& e : report.errors) fix(e.path);
+}
+
+}  // namespace mlc::tools

@@ -1,0 +1,40 @@
+// The tool's side of Python's import as context (issue 15 item 4): it runs the interpreter (never
+// the analysed files) to learn where packages live, and unpacks wheels to check them as a whole.
+// The core gets the answers as values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/linkcheck.h"
+
+namespace mlc::tools {
+
+// Runs `interpreter -c <query>` (a name without '/' is found on PATH as a shell would, so a pyenv or
+// conda shim resolves itself and answers with its sys.executable). On success options.python is set
+// and env.with[0] (the interpreter) becomes that executable; on failure env.with[0] is dropped and
+// the one-line error names the interpreter.
+std::optional<InputError> ask_python(const std::string& interpreter, LinkcheckOptions& options);
+
+// A wheel (.whl, a zip) unpacked into a directory of its own under `parent`, with Python's zipfile
+// module run by `python` (only the standard library runs: nothing from the wheel). Removed by the
+// destructor.
+class UnpackedWheels {
+ public:
+  UnpackedWheels() = default;
+  UnpackedWheels(const UnpackedWheels&) = delete;
+  UnpackedWheels& operator=(const UnpackedWheels&) = delete;
+  ~UnpackedWheels();
+  // The directory the wheel was unpacked into, or the one-line error naming the wheel.
+  Result<std::string> unpack(const std::string& wheel, const std::string& python, const std::string& parent);
+  // Paths under an unpacked directory, spelled as inside the wheel: /abs/x.whl!/pkg/_C.so.
+  void rename_paths(Report& report) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> dirs_;  // wheel, directory
+};
+
+bool is_wheel(const std::string& path);
+
+}  // namespace mlc::tools
