@@ -13,8 +13,50 @@
 
 namespace mlc::elf {
 
+namespace {
+
+bool printable(char c) { return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f; }
+
+// Every literal of one section: from each NUL (found with memchr) back over the printable bytes before
+// it. A literal ends at its NUL, and a run cut by any other byte begins after that byte (what precedes
+// is data).
+void every_literal(const char* bytes, const char* end, size_t min_length, const std::function<void(std::string_view)>& add) {
+  for (const char* from = bytes; from < end;) {
+    const auto* nul = static_cast<const char*>(std::memchr(from, 0, static_cast<size_t>(end - from)));
+    if (!nul) break;
+    const char* begin = nul;
+    while (begin > from && printable(begin[-1])) --begin;
+    if (static_cast<size_t>(nul - begin) >= min_length) add(std::string_view(begin, static_cast<size_t>(nul - begin)));
+    from = nul + 1;
+  }
+}
+
+// The literals holding `needle`: each occurrence (memmem) widened to the printable run around it, which
+// must end at a NUL. The same literals every_literal would give, with that text in them.
+void literals_containing(const char* bytes, const char* end, size_t min_length, std::string_view needle,
+                         const std::function<void(std::string_view)>& add) {
+  const char* from = bytes;  // no literal found so far reaches before this
+  for (const char* at = bytes; at < end;) {
+    const auto* hit = static_cast<const char*>(memmem(at, static_cast<size_t>(end - at), needle.data(), needle.size()));
+    if (!hit) break;
+    const char* nul = hit;
+    while (nul < end && printable(*nul)) ++nul;
+    if (nul == end || *nul != '\0' || nul < hit + needle.size()) {  // not one printable run ending at a NUL
+      at = hit + 1;
+      continue;
+    }
+    const char* begin = hit;
+    while (begin > from && printable(begin[-1])) --begin;
+    if (static_cast<size_t>(nul - begin) >= min_length) add(std::string_view(begin, static_cast<size_t>(nul - begin)));
+    from = at = nul + 1;
+  }
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> read_string_literals(const std::string& path, size_t min_length,
-                                                      const std::function<bool(std::string_view)>& keep) {
+                                                      const std::function<bool(std::string_view)>& keep,
+                                                      std::string_view containing) {
   static std::once_flag once;
   std::call_once(once, [] { elf_version(EV_CURRENT); });
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -43,21 +85,14 @@ Result<std::vector<std::string>> read_string_literals(const std::string& path, s
     if (shdr.sh_offset + shdr.sh_size < shdr.sh_offset || shdr.sh_offset + shdr.sh_size > file_size) continue;
     Elf_Data* data = elf_rawdata(scn, nullptr);
     if (!data || !data->d_buf) continue;
-    // From each NUL (found with memchr) back over the printable bytes before it: a literal ends at its
-    // NUL, and a run cut by any other byte begins after that byte (what precedes is data).
     const char* bytes = static_cast<const char*>(data->d_buf);
-    const char* end = bytes + data->d_size;
-    for (const char* from = bytes; from < end;) {
-      const auto* nul = static_cast<const char*>(std::memchr(from, 0, static_cast<size_t>(end - from)));
-      if (!nul) break;
-      const char* begin = nul;
-      while (begin > from && static_cast<unsigned char>(begin[-1]) >= 0x20 && static_cast<unsigned char>(begin[-1]) < 0x7f)
-        --begin;
-      if (static_cast<size_t>(nul - begin) >= min_length) {
-        std::string_view literal(begin, static_cast<size_t>(nul - begin));
-        if (!keep || keep(literal)) out.emplace_back(literal);
-      }
-      from = nul + 1;
+    auto add = [&](std::string_view literal) {
+      if (!keep || keep(literal)) out.emplace_back(literal);
+    };
+    if (containing.empty()) {
+      every_literal(bytes, bytes + data->d_size, min_length, add);
+    } else {
+      literals_containing(bytes, bytes + data->d_size, min_length, containing, add);
     }
   }
   done();

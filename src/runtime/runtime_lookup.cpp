@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <optional>
@@ -19,13 +20,17 @@ namespace mlc::runtime {
 namespace {
 
 bool imports(const elf::ElfObject& o, std::initializer_list<std::string_view> names) {
-  for (size_t i = 1; i < o.dynamic_symbol_count(); ++i) {
-    auto s = o.dynamic_symbol(i);
-    if (!s.is_undefined()) continue;
-    auto name = o.name_of(s);
+  auto named = [&](uint32_t i) {
+    auto name = o.name_of(o.dynamic_symbol(i));
     for (auto n : names)
       if (name == n) return true;
-  }
+    return false;
+  };
+  // A function called through the PLT is named by a relocation: the checked objects have those read,
+  // which spares decoding every .dynsym entry of a large library.
+  if (o.has_relocation_info) return std::any_of(o.relocated_symbols.begin(), o.relocated_symbols.end(), named);
+  for (size_t i = 1; i < o.dynamic_symbol_count(); ++i)
+    if (o.dynamic_symbol(i).is_undefined() && named(static_cast<uint32_t>(i))) return true;
   return false;
 }
 
@@ -151,15 +156,12 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
     if (system && !p.objects[index].is_target) continue;
     if (imports(p.objects[index].elf, {"dlopen", "dlmopen"})) callers.push_back(index);
   }
+  // First only the literals holding ".so" (memmem over .rodata); every entry-point literal is read
+  // later, and only from an object one of whose dlopen'd libraries was found.
   std::vector<std::optional<std::vector<std::string>>> read(callers.size());
   tbb::parallel_for(size_t{0}, callers.size(), [&](size_t i) {
-    auto literals = elf::read_string_literals(p.objects[callers[i]].path, 4, [](std::string_view s) {
-      // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
-      if (s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0])) || s.find_first_of(" %/:") != s.npos)
-        return false;
-      std::string literal(s);
-      return is_soname_literal(literal) || !api_prefix(literal).empty();
-    });
+    auto literals = elf::read_string_literals(
+        p.objects[callers[i]].path, 4, [](std::string_view s) { return is_soname_literal(std::string(s)); }, ".so");
     // The loader already read this file; a section it cannot read costs only this check.
     if (literals) read[i] = std::move(literals).value();
   });
@@ -186,10 +188,17 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
       if (lib) opened.emplace_back(s, std::move(lib).value());
     }
     if (opened.empty() || !imports(obj.elf, {"dlsym", "dlvsym"})) continue;
+    auto identifiers = elf::read_string_literals(obj.path, 4, [](std::string_view s) {
+      // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
+      if (s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0])) || s.find_first_of(" %/:.") != s.npos)
+        return false;
+      return !api_prefix(std::string(s)).empty();
+    });
+    if (!identifiers) continue;
     // Entry points by API prefix; a prefix counts for a library that exports one of them.
     std::map<std::string, std::vector<std::string>> by_prefix;
     std::set<std::string> names;
-    for (const auto& s : literals.value())
+    for (const auto& s : identifiers.value())
       if (auto prefix = api_prefix(s); !prefix.empty() && names.insert(s).second) by_prefix[prefix].push_back(s);
     for (const auto& [prefix, entries] : by_prefix) {
       const std::pair<std::string, elf::ElfObject>* owner = nullptr;
