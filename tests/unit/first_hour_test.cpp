@@ -1,0 +1,92 @@
+// A new user's first hour (issue 18): what musa-linkcheck prints for the first things people try -
+// a .o or .a, a missing file, explain, a bad context path, a typo'd option - as exact lines on
+// stdout and stderr with the exit status, so that none of them can mislead again.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+using test::quote;
+using test::run;
+
+const std::string kBin = MLC_LINKCHECK_BIN;
+const std::string kFix = MLC_LOADER_FIXTURES;
+const std::string kCrt1 = "/usr/lib/x86_64-linux-gnu/crt1.o";
+
+std::string linkcheck(const std::string& args) { return kBin + " " + args; }
+
+const std::string kObjectWhy =
+    ": a relocatable object (.o), which the dynamic loader never loads: check the shared library or executable it "
+    "is linked into (nm -u lists its undefined symbols)\n";
+const std::string kArchiveWhy =
+    ": a static archive (.a), which the dynamic loader never loads: check the shared library or executable it is "
+    "linked into (nm -u lists its members' undefined symbols)\n";
+
+// crt1.o has main and __libc_start_main undefined: "0 undefined symbols in 1 library" was a false all-clear.
+TEST(FirstHour, relocatable_object_is_named_never_given_a_verdict) {
+  if (!std::filesystem::exists(kCrt1)) GTEST_SKIP() << kCrt1 << " is absent (libc6-dev)";
+  auto r = run(linkcheck(quote(kCrt1)));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + kCrt1 + kObjectWhy);
+
+  // A directory holding only the same file says the same, instead of a bare refusal.
+  std::string dir = test::scratch_dir("objects-only");
+  std::filesystem::copy_file(kCrt1, dir + "/crt1.o");
+  r = run(linkcheck(quote(dir)));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir +
+                       ": no ELF shared object or executable in this directory, only relocatable objects or static "
+                       "archives (such as " + dir + "/crt1.o), which the dynamic loader never loads: check the "
+                       "shared library or executable they are linked into\n");
+
+  // Beside a shared object, the .o is skipped and the shared object is checked.
+  std::filesystem::copy_file(kFix + "/chain/rpath/libchain_a.so", dir + "/libchain_a.so");
+  r = run(linkcheck(quote(dir)));
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out.substr(r.out.rfind(" in ")), " in 1 library\n") << r.out;
+}
+
+TEST(FirstHour, static_archive_is_named_as_one) {
+  const std::string archive = kFix + "/static/libfx_static.a";
+  ASSERT_TRUE(std::filesystem::exists(archive)) << archive;
+  auto r = run(linkcheck(quote(archive)));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + archive + kArchiveWhy);
+  // Its directory holds nothing else.
+  r = run(linkcheck(quote(kFix + "/static")));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + kFix + "/static: no ELF shared object or executable in this directory, "
+                       "only relocatable objects or static archives (such as " + archive + "), which the dynamic "
+                       "loader never loads: check the shared library or executable they are linked into\n");
+}
+
+// Every input failed: no "0 undefined symbols ... in 0 libraries" beside the errors.
+TEST(FirstHour, no_summary_line_when_every_input_failed) {
+  std::string dir = test::scratch_dir("failed-inputs");
+  test::write_file(dir + "/notes.txt", "not a library\n");
+  std::filesystem::create_directories(dir + "/empty");
+  auto r = run(linkcheck(quote(dir + "/missing.so") + " " + quote(dir + "/notes.txt") + " " + quote(dir + "/empty")));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  // (What the argument list names is settled first, then each file is read.)
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/missing.so: cannot open: No such file or directory\n"
+                   "musa-linkcheck: error: " + dir + "/empty: no ELF shared object or executable in this directory\n"
+                   "musa-linkcheck: error: " + dir + "/notes.txt: not an ELF file\n");
+  // One good input among them: its summary is printed, and the errors still make it exit 2.
+  r = run(linkcheck(quote(dir + "/missing.so") + " " + quote(kFix + "/chain/rpath/libchain_a.so")));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/missing.so: cannot open: No such file or directory\n");
+}
+
+}  // namespace
+}  // namespace mlc
