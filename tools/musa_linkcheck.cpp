@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <optional>
 
+#include "demangle/demangle.h"
 #include "elf/elf_object.h"
+#include "explain/explain.h"
 #include "pipeline/linkcheck.h"
 #include "report/baseline.h"
 #include "report/render.h"
@@ -108,8 +110,17 @@ int run(int argc, char** argv) {
 
   mlc::Report report;
   std::optional<mlc::TraceResources> resources;  // kept for planning the SARIF fixes with the same indexes
+  std::string explained;  // explain: where the symbol binds, or that nothing references it
   if (*explain) {
+    if (std::string why = mlc::explain::malformed_reason(symbol); !why.empty()) {
+      std::fprintf(stderr, "musa-linkcheck: error: '%s' is not a symbol name: %s\n", symbol.c_str(), why.c_str());
+      return 2;
+    }
     report = mlc::explain_symbol(symbol, inputs, options);
+    std::vector<mlc::InputError> said_by_the_report;
+    for (const auto& b : mlc::explain::bindings(symbol, mlc::expand_inputs(inputs, said_by_the_report), options.env))
+      explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
+                                                 ? mlc::demangle::demangle(symbol) : symbol);
   } else {
     resources.emplace(options.trace, report);
     mlc::run_linkcheck(inputs, options, *resources, report);
@@ -139,7 +150,7 @@ int run(int argc, char** argv) {
   } else {
     bool use_color = color == "always" ||
                      (color == "auto" && output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
-    text = mlc::render_text(report, {use_color, quiet});
+    text = (quiet ? "" : explained) + mlc::render_text(report, {.color = use_color, .quiet = quiet, .summary = !*explain});
   }
   if (!json_report.empty() &&
       !mlc::tools::write_output(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {

@@ -12,6 +12,7 @@ namespace mlc {
 struct TextStyle {
   bool color = false;
   bool quiet = false;  // only the error lines, no ">>>" details and no summary
+  bool summary = true;  // the closing count line (explain has no library count to give)
 };
 
 std::string render_text(const Report& report, const TextStyle& style);

@@ -88,5 +88,60 @@ TEST(FirstHour, no_summary_line_when_every_input_failed) {
   EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/missing.so: cannot open: No such file or directory\n");
 }
 
+
+// explain answers "where does X come from, and why there": the binding, or why there is none.
+const std::string kTorchCpu = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
+const std::string kTorchCheckFail = "_ZN3c106detail14torchCheckFailEPKcS2_jS2_";
+
+TEST(FirstHour, explain_names_the_binding_of_a_resolved_symbol) {
+  if (!std::filesystem::exists(kTorchCpu)) GTEST_SKIP() << kTorchCpu << " is absent (Debian's libtorch1.13)";
+  // The oracle: the loader's own path for libc10 as `ldd` (the trusted system loader) reports it.
+  auto ldd = run("ldd " + quote(kTorchCpu) + " | awk '$1 == \"libc10.so.1.13\" {print $3}'");
+  std::string c10 = ldd.out.substr(0, ldd.out.find('\n'));
+  ASSERT_FALSE(c10.empty()) << "ldd finds no libc10.so.1.13 for " << kTorchCpu;
+  const std::string want = "c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*)\n"
+                           ">>> referenced by " + kTorchCpu + "\n"
+                           ">>> resolved by libc10.so.1.13 (" + c10 + "), found through ld.so.cache\n";
+  auto r = run(linkcheck("explain " + kTorchCheckFail + " " + quote(kTorchCpu)));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, want);
+  EXPECT_EQ(r.err, "");
+  // Typed demangled, the same answer (the demangled spelling is c++filt's).
+  auto filt = run("c++filt " + kTorchCheckFail);
+  ASSERT_EQ(filt.out, "c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*)\n");
+  r = run(linkcheck("explain " + quote(filt.out.substr(0, filt.out.size() - 1)) + " " + quote(kTorchCpu)));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, want);
+}
+
+TEST(FirstHour, explain_says_when_nothing_references_the_symbol) {
+  const std::string lib = kFix + "/chain/rpath/libchain_a.so";
+  auto r = run(linkcheck("explain _ZN2at3fooEv " + quote(lib)));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "at::foo()\n>>> not referenced by " + lib + ": nothing there needs it\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(FirstHour, explain_without_files_counts_no_library) {
+  auto r = run(linkcheck("explain --sdk-home '' --cuda-home '' --no-cache _ZN2at3fooEv"));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out, "error: undefined symbol: at::foo()\n>>> mangled: _ZN2at3fooEv\n"
+                   ">>> unknown: not found in the sources, the SDK or CUDA\n");
+}
+
+TEST(FirstHour, explain_refuses_a_malformed_demangled_name) {
+  auto r = run(linkcheck("explain 'at::foo(int' " + quote(kFix + "/chain/rpath/libchain_a.so")));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "musa-linkcheck: error: 'at::foo(int' is not a symbol name: an unclosed '('\n");
+  r = run(linkcheck("explain 'std::vector<int>>::size() const'"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "musa-linkcheck: error: 'std::vector<int>>::size() const' is not a symbol name: an unmatched '>'\n");
+  // Operators keep their brackets: a well-formed name is traced, not refused.
+  r = run(linkcheck("explain --sdk-home '' --cuda-home '' --no-cache 'at::operator<(at::Tensor const&, long)'"));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out.rfind("error: undefined symbol: at::operator<(at::Tensor const&, long)\n", 0), 0u) << r.out;
+}
+
 }  // namespace
 }  // namespace mlc
