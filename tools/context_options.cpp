@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 
@@ -82,6 +84,15 @@ bool write_output(const std::string& path, const std::string& text) {
     return std::fflush(stdout) == 0;
   }
   return !write_atomic(path, text).has_value();
+}
+
+std::optional<InputError> write_report(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    if (std::fflush(stdout) != 0) return InputError{"standard output", std::string("cannot write: ") + std::strerror(errno)};
+    return std::nullopt;
+  }
+  return write_atomic(path, text);
 }
 
 void ContextOptions::add_to(CLI::App& app) {

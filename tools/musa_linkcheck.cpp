@@ -62,7 +62,8 @@ int run(int argc, char** argv) {
                "what to change - without running anything.",
                "musa-linkcheck"};
   app.set_version_flag("--version", mlc::tools::version_text("musa-linkcheck"));
-  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
+  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...",
+                                                       "Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
   app.footer("Exit status: 0 nothing unresolved (beyond the baseline), 1 unresolved symbols, missing libraries or\n"
              "versions, 2 usage error or unusable input, 3 internal error.\n\n"
              "Full documentation: man musa-linkcheck, and docs/ in the source tree.");
@@ -94,12 +95,11 @@ int run(int argc, char** argv) {
   explain->add_option("SYMBOL", symbol, "the symbol")->required();
   explain->add_option("FILE_OR_DIR", inputs, "libraries that reference it");
   explain->fallthrough();
-  try {
-    app.parse(argc, argv);
-    if (!*explain && inputs.empty()) throw CLI::RequiredError("FILE_OR_DIR");
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+  mlc::tools::document_options(app);
+  if (int status = mlc::tools::parse_gnu(app, argc, argv); status >= 0) return status;
+  if (!*explain && inputs.empty()) {
+    std::fprintf(stderr, "musa-linkcheck: missing FILE_OR_DIR\nTry 'musa-linkcheck --help' for more information.\n");
+    return 2;
   }
 
   mlc::LinkcheckOptions options = context.resolve();
@@ -152,13 +152,14 @@ int run(int argc, char** argv) {
                      (color == "auto" && output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
     text = (quiet ? "" : explained) + mlc::render_text(report, {.color = use_color, .quiet = quiet, .summary = !*explain});
   }
-  if (!json_report.empty() &&
-      !mlc::tools::write_output(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {
-    std::fprintf(stderr, "musa-linkcheck: error: %s: cannot write the report\n", json_report.c_str());
-    return 2;
+  if (!json_report.empty()) {
+    if (auto e = mlc::tools::write_report(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {
+      std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->to_line().c_str());
+      return 2;
+    }
   }
-  if (!mlc::tools::write_output(output, text)) {
-    std::fprintf(stderr, "musa-linkcheck: error: %s: cannot write the report\n", output.c_str());
+  if (auto e = mlc::tools::write_report(output == "-" ? output : absolute(output), text)) {
+    std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->to_line().c_str());
     return 2;
   }
   // Bad inputs are named on stderr, one line each, whatever the format (JSON also lists them).

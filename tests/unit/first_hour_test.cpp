@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
@@ -141,6 +143,119 @@ TEST(FirstHour, explain_refuses_a_malformed_demangled_name) {
   r = run(linkcheck("explain --sdk-home '' --cuda-home '' --no-cache 'at::operator<(at::Tensor const&, long)'"));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.out.rfind("error: undefined symbol: at::operator<(at::Tensor const&, long)\n", 0), 0u) << r.out;
+}
+
+
+// Option errors in GNU's words, each with its exact lines and exit status 2.
+TEST(FirstHour, option_errors_are_gnu_style) {
+  const std::string try_help = "Try 'musa-linkcheck --help' for more information.\n";
+  auto r = run(linkcheck("--closur " + quote(kFix + "/chain/rpath/libchain_a.so")));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "musa-linkcheck: unrecognized option '--closur'; did you mean '--closure'?\n" + try_help);
+  r = run(linkcheck("--format xml x.so"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "musa-linkcheck: invalid argument 'xml' for '--format'\n"
+                   "Valid arguments are: text, json, sarif, junit, github\n" + try_help);
+  r = run(kBin);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n"
+                   "       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n" + try_help);
+  r = run(linkcheck("--with"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "musa-linkcheck: option '--with' requires an argument\n" + try_help);
+  r = run(std::string(MLC_STUBGEN_BIN) + " --aply x.so");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "musa-stubgen: unrecognized option '--aply'; did you mean '--apply'?\n"
+                   "Try 'musa-stubgen --help' for more information.\n");
+  // -o to a path that cannot be written says why, in the system's words.
+  std::string dir = test::scratch_dir("unwritable");
+  test::write_file(dir + "/file", "a file, not a directory\n");
+  r = run(linkcheck("-o " + quote(dir + "/file/report.txt") + " " + quote(kFix + "/chain/rpath/libchain_a.so")));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/file/report.txt: cannot write: Not a directory\n");
+}
+
+// The options each tool declares (the oracle: its sources, read here independently of CLI11).
+std::vector<std::string> declared_options(const std::vector<std::string>& sources) {
+  std::vector<std::string> out;
+  std::regex decl(R"re(add_(?:option|flag)\(\s*"(-[^"]*)")re");
+  for (const auto& src : sources) {
+    std::string text = test::read_file(std::string(MLC_SOURCE_DIR) + "/tools/" + src);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), decl); it != std::sregex_iterator(); ++it) {
+      std::string names = (*it)[1].str();
+      names = names.substr(0, names.find('{'));  // --python{python3}: the flag's default value
+      std::stringstream ss(names);
+      for (std::string n; std::getline(ss, n, ',');)
+        if (n != "--help-roff") out.push_back(n);
+    }
+  }
+  return out;
+}
+
+std::string roff_escaped(const std::string& option) {
+  std::string out;
+  for (char c : option) out += c == '-' ? std::string("\\-") : std::string(1, c);
+  return out;
+}
+
+// --help and the man page both come from the declarations: every option is in both, in a group of
+// its own table row (none under "Other options"), with a real placeholder (never CLI11's TEXT),
+// exit status 3 is documented, and man renders the page without a warning.
+TEST(FirstHour, every_option_is_in_help_and_man_page) {
+  struct Tool {
+    std::string name, bin;
+    std::vector<std::string> sources;
+  };
+  for (const Tool& tool : {Tool{"musa-linkcheck", kBin, {"musa_linkcheck.cpp", "context_options.cpp"}},
+                           Tool{"musa-stubgen", MLC_STUBGEN_BIN, {"musa_stubgen.cpp", "context_options.cpp"}}}) {
+    auto options = declared_options(tool.sources);
+    ASSERT_GT(options.size(), 15u) << tool.name;
+    auto help = run(tool.bin + " --help");
+    EXPECT_EQ(help.status, 0);
+    const std::string page_path = std::string(MLC_BINARY_DIR) + "/docs/man/man1/" + tool.name + ".1";
+    std::string page = test::read_file(page_path);
+    ASSERT_FALSE(page.empty()) << page_path;
+    for (const auto& o : options) {
+      EXPECT_NE(help.out.find(o), std::string::npos) << tool.name << " --help lacks " << o;
+      EXPECT_NE(page.find("\\fB" + roff_escaped(o) + "\\fR"), std::string::npos) << page_path << " lacks " << o;
+    }
+    EXPECT_EQ(help.out.find("Other options"), std::string::npos) << "an option without a row in tools/option_docs.cpp\n"
+                                                                 << help.out;
+    EXPECT_EQ(help.out.find(" TEXT"), std::string::npos) << help.out;
+    EXPECT_NE(help.out.find("3 internal error"), std::string::npos) << help.out;
+    EXPECT_NE(page.find("3 internal error"), std::string::npos) << page_path;
+    if (run("command -v man").status != 0) continue;
+    auto warnings = run("MANWIDTH=80 man --warnings -l " + quote(page_path) + " 2>&1 >/dev/null");
+    EXPECT_EQ(warnings.out, "") << page_path;
+  }
+  // explain --help lists the options explain takes: its operands and all the context and output ones.
+  auto explain = run(linkcheck("explain --help"));
+  EXPECT_EQ(explain.status, 0);
+  EXPECT_EQ(explain.out.find("Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n"), 
+            explain.out.find("Usage:")) << explain.out;
+  for (const auto& o : declared_options({"musa_linkcheck.cpp", "context_options.cpp"}))
+    if (o != "--version") {
+      EXPECT_NE(explain.out.find(o), std::string::npos) << "explain --help lacks " << o;
+    }
+}
+
+// man finds the pages where the README says (the build tree) and after cmake --install.
+TEST(FirstHour, man_finds_the_pages_in_the_build_tree_and_installed) {
+  if (run("command -v man").status != 0) GTEST_SKIP() << "man is not installed (man-db)";
+  auto found = run("MANPATH=" + quote(std::string(MLC_BINARY_DIR) + "/docs/man") + " man -w musa-linkcheck");
+  EXPECT_EQ(found.out, std::string(MLC_BINARY_DIR) + "/docs/man/man1/musa-linkcheck.1\n") << found.err;
+  std::string prefix = test::scratch_dir("install");
+  auto install = run("cmake --install " + quote(MLC_BINARY_DIR) + " --prefix " + quote(prefix));
+  ASSERT_EQ(install.status, 0) << install.out << install.err;
+  for (const char* tool : {"musa-linkcheck", "musa-stubgen"}) {
+    auto installed = run("MANPATH=" + quote(prefix + "/share/man") + " man -w " + tool);
+    EXPECT_EQ(installed.out, prefix + "/share/man/man1/" + tool + ".1\n") << installed.err;
+    EXPECT_EQ(test::read_file(prefix + "/share/man/man1/" + tool + ".1"),
+              test::read_file(std::string(MLC_BINARY_DIR) + "/docs/man/man1/" + tool + ".1"));
+  }
 }
 
 }  // namespace
