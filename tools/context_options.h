@@ -22,6 +22,12 @@ struct ContextOptions {
   CLI::Option* python_option = nullptr;
 
   void add_to(CLI::App& app);
+  // One warning per context path given that does not exist or is not what the option wants
+  // ("--sysroot /nonexistent: No such file or directory"): a wrong path otherwise shows only as a
+  // flood of findings (every library missing under a wrong sysroot) or as silence.
+  std::vector<std::string> path_warnings() const;
+  // The interpreter --python resolves to ("" without --python): said in the report.
+  std::string python_interpreter() const;
   // Paths made absolute, defaults filled from the environment ($MUSA_HOME, LD_LIBRARY_PATH...).
   LinkcheckOptions resolve() const;
 };

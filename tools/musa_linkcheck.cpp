@@ -102,6 +102,7 @@ int run(int argc, char** argv) {
     return 2;
   }
 
+  for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-linkcheck: warning: %s\n", w.c_str());
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
   options.trace.confirm = confirm;
@@ -126,6 +127,7 @@ int run(int argc, char** argv) {
     mlc::run_linkcheck(inputs, options, *resources, report);
   }
 
+  report.interpreter = context.python_interpreter();  // which python3 --python took, said in text and JSON
   if (!baseline.empty()) {
     auto b = mlc::read_baseline(absolute(baseline));
     if (!b) {

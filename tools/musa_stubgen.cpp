@@ -71,6 +71,7 @@ int run(int argc, char** argv) {
   if (c10) so.c10 = true;
   if (no_c10) so.c10 = false;
 
+  for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   mlc::LinkcheckOptions options = context.resolve();
   // With --apply the patch is proven by the real compiler whenever the build has compile commands.
   bool confirm = apply && !no_confirm && !options.trace.build_dir.empty() &&

@@ -98,6 +98,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
   }
   if (!style.quiet) {
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
+    if (!report.interpreter.empty()) out += fmt::format("interpreter: {} (--python), loaded first\n", report.interpreter);
   }
   // When every input failed there is nothing to sum up: "0 undefined symbols ... in 0 libraries"
   // would read as an all-clear beside the errors (which the tool prints on stderr).

@@ -16,6 +16,7 @@ const char* to_string(Classification c) {
     case Classification::MissingLibrary: return "missing-library";
     case Classification::StaticArchive: return "static-archive";
     case Classification::MissingInstantiation: return "missing-instantiation";
+    case Classification::HostProvided: return "host-provided";
     case Classification::Unknown: return "unknown";
   }
   return "unknown";

@@ -23,6 +23,7 @@ enum class Classification {
   MissingLibrary,
   StaticArchive,
   MissingInstantiation,  // other instantiations of the template exist, not this one
+  HostProvided,          // the host program that loads the library defines it (Python C API, Perl XS)
   Unknown,
 };
 const char* to_string(Classification c);
@@ -136,6 +137,7 @@ struct Report {
   std::vector<InputError> errors;  // unusable inputs; the other inputs are still reported
   std::vector<std::string> warnings;  // worth knowing, not failing (e.g. a source listed twice)
   std::vector<Cause> causes;          // shared causes, linked from findings by id
+  std::string interpreter;            // --python: the interpreter loaded first ("" without)
   size_t unresolved_count() const;
   size_t missing_library_count() const;
   size_t missing_version_count() const;

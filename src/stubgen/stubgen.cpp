@@ -1166,7 +1166,8 @@ Result<Report> read_json_report(const std::string& path) {
       {"abi-mismatch", Classification::AbiMismatch},       {"version-mismatch", Classification::VersionMismatch},
       {"hidden", Classification::Hidden},                  {"shadowed", Classification::Shadowed},
       {"missing-library", Classification::MissingLibrary}, {"static-archive", Classification::StaticArchive},
-      {"missing-instantiation", Classification::MissingInstantiation}, {"unknown", Classification::Unknown}};
+      {"missing-instantiation", Classification::MissingInstantiation}, {"host-provided", Classification::HostProvided},
+      {"unknown", Classification::Unknown}};
   try {
     for (const auto& lj : doc.at("libraries")) {
       LibraryReport lib;

@@ -258,5 +258,60 @@ TEST(FirstHour, man_finds_the_pages_in_the_build_tree_and_installed) {
   }
 }
 
+
+// A wrong context path is said once, on stderr, before the findings it causes.
+TEST(FirstHour, a_bad_context_path_is_warned_about_once) {
+  const std::string lib = kFix + "/chain/rpath/libchain_a.so";
+  auto r = run(linkcheck("--sysroot /nonexistent --source-root /nonexistent/src --source-root /nonexistent/src "
+                         "--sdk-home " + quote(lib) + " --build-dir /nonexistent/build -q " + quote(lib)));
+  EXPECT_EQ(r.err, "musa-linkcheck: warning: --sysroot /nonexistent: No such file or directory\n"
+                   "musa-linkcheck: warning: --build-dir /nonexistent/build: No such file or directory\n"
+                   "musa-linkcheck: warning: --source-root /nonexistent/src: No such file or directory\n"
+                   "musa-linkcheck: warning: --sdk-home " + lib + ": not a directory\n");
+  // Under a sysroot that does not exist nothing is found: findings follow, exit 1, one warning.
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("error: library not found: libc.so.6\n"), std::string::npos) << r.out;
+  auto s = run(std::string(MLC_STUBGEN_BIN) + " --dry-run --sysroot /nonexistent " + quote(lib));
+  EXPECT_EQ(s.err.rfind("musa-stubgen: warning: --sysroot /nonexistent: No such file or directory\n", 0), 0u) << s.err;
+}
+
+// Symbols of the Python C API are host-provided, not unknown; the hint works under pyenv, whose
+// python3 is a shell script shim; the interpreter --python took is named in text and JSON.
+TEST(FirstHour, python_hint_survives_a_pyenv_shim_and_names_the_interpreter) {
+  const std::string ext = kFix + "/pyext/_pyext.so";
+  const std::string python = "/usr/bin/python3";
+  if (!std::filesystem::exists(python)) GTEST_SKIP() << python << " is absent";
+  auto r = run(linkcheck("--color never " + quote(ext)));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out,
+            "error: 4 symbols of the Python C API come from the Python interpreter that loads this extension "
+            "(python3), not from a library it links\n"
+            ">>> host-provided: PyArg_ParseTuple\n>>> host-provided: PyLong_FromLong\n"
+            ">>> host-provided: Py_BuildValue\n>>> host-provided: _Py_NoneStruct\n"
+            ">>> fix: check it as the interpreter loads it: --python (the first python3 on PATH that is an ELF "
+            "executable, past pyenv's and conda's shims), or --python=EXE for another interpreter\n"
+            "4 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  auto doc = nlohmann::json::parse(run(linkcheck("--format json " + quote(ext))).out);
+  EXPECT_EQ(doc["summary"]["by_classification"], nlohmann::json({{"host-provided", 4}}));
+  EXPECT_TRUE(doc["interpreter"].is_null());
+
+  // pyenv's shims come first on PATH: `python3` there is a shell script.
+  std::string shims = test::scratch_dir("pyenv-shims");
+  test::write_file(shims + "/python3", "#!/usr/bin/env bash\nexec \"$(pyenv root)/versions/3.11/bin/python3\" \"$@\"\n");
+  std::filesystem::permissions(shims + "/python3", std::filesystem::perms::owner_all);
+  // What the old hint, --with $(command -v python3), gave: the shim, which is no ELF file.
+  auto old_hint = run("PATH=" + quote(shims) + ":/usr/bin:/bin " + kBin + " --with \"$(PATH=" + quote(shims) +
+                      ":/usr/bin:/bin command -v python3)\" " + quote(ext));
+  EXPECT_EQ(old_hint.status, 2);
+  EXPECT_EQ(old_hint.err, "musa-linkcheck: error: " + shims + "/python3: not an ELF file\n");
+  // The hint given now works, and says which interpreter it took.
+  r = run("PATH=" + quote(shims) + ":/usr/bin:/bin " + kBin + " --python " + quote(ext));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "interpreter: " + python + " (--python), loaded first\n"
+                   "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  doc = nlohmann::json::parse(run("PATH=" + quote(shims) + ":/usr/bin:/bin " + kBin + " --format json --python " + quote(ext)).out);
+  EXPECT_EQ(doc["interpreter"], python);
+}
+
 }  // namespace
 }  // namespace mlc
