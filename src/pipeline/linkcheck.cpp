@@ -1,4 +1,4 @@
-// The pass sequence, in one place (style.md: "the pipeline reads as a list of passes").
+// The pass sequence, in one place (docs/contributing.md: "one list of passes").
 #include "pipeline/linkcheck.h"
 
 #include <dirent.h>

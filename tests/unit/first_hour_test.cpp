@@ -313,5 +313,44 @@ TEST(FirstHour, python_hint_survives_a_pyenv_shim_and_names_the_interpreter) {
   EXPECT_EQ(doc["interpreter"], python);
 }
 
+
+// The JSON report follows the schema the repository carries (docs/report.schema.json, described in
+// docs/contract.md): validated by python3-jsonschema, which also rejects a report that breaks it.
+TEST(FirstHour, json_reports_validate_against_the_schema_in_docs) {
+  if (run("/usr/bin/python3 -c 'import jsonschema'").status != 0) GTEST_SKIP() << "python3-jsonschema is not installed";
+  const std::string schema = std::string(MLC_SOURCE_DIR) + "/docs/report.schema.json";
+  std::string dir = test::scratch_dir("schema");
+  auto validate = [&](const std::string& file) {
+    return run("/usr/bin/python3 -c " +
+               quote("import json, sys, jsonschema\n"
+                     "schema = json.load(open(sys.argv[1]))\n"
+                     "jsonschema.Draft202012Validator.check_schema(schema)\n"
+                     "jsonschema.Draft202012Validator(schema).validate(json.load(open(sys.argv[2])))\n") +
+               " " + quote(schema) + " " + quote(file));
+  };
+  const std::vector<std::string> runs = {
+      quote(kFix + "/miss/libmiss_user.so") + " " + quote(kFix + "/ver/libver_user3.so") + " " + quote(dir + "/missing.so"),
+      quote(kFix + "/pyext/_pyext.so"),
+      "--python=/usr/bin/python3 " + quote(kFix + "/pyext/_pyext.so"),
+      "explain --sdk-home '' --cuda-home '' --no-cache _ZN2at3fooEv",
+      quote(std::string(MLC_EXAMPLE_DIR) + "/libmusa_kernels.so"),
+  };
+  int n = 0;
+  for (const auto& args : runs) {
+    std::string file = dir + "/r" + std::to_string(n++) + ".json";
+    auto r = run(linkcheck("--format json -o " + quote(file) + " " + args));
+    ASSERT_TRUE(std::filesystem::exists(file)) << args << "\n" << r.err;
+    auto v = validate(file);
+    EXPECT_EQ(v.status, 0) << args << "\n" << v.err;
+  }
+  // A report that breaks the contract is rejected (the check can fail).
+  auto doc = nlohmann::json::parse(test::read_file(dir + "/r1.json"));
+  doc["libraries"][0]["unresolved"][0]["classification"] = "unheard-of";
+  test::write_file(dir + "/bad.json", doc.dump());
+  auto bad = validate(dir + "/bad.json");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("'unheard-of' is not one of"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace mlc
