@@ -15,10 +15,11 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/MusaLinkcheckConfigVersio
 install(FILES ${PROJECT_BINARY_DIR}/MusaLinkcheckConfig.cmake ${PROJECT_BINARY_DIR}/MusaLinkcheckConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/MusaLinkcheckFunctions.cmake ${PROJECT_SOURCE_DIR}/cmake/MusaStubgenStep.cmake
         DESTINATION ${MLC_CMAKE_DIR})
-install(FILES ${PROJECT_SOURCE_DIR}/docs/man/musa-linkcheck.1 ${PROJECT_SOURCE_DIR}/docs/man/musa-stubgen.1
+install(FILES ${MLC_MAN_DIR}/musa-linkcheck.1 ${MLC_MAN_DIR}/musa-stubgen.1
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/user-guide.md
-              ${PROJECT_SOURCE_DIR}/docs/classifications.md
+              ${PROJECT_SOURCE_DIR}/docs/classifications.md ${PROJECT_SOURCE_DIR}/docs/contract.md
+              ${PROJECT_SOURCE_DIR}/docs/report.schema.json
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # cpack -G DEB: a Debian package of the same tree, installed under /usr.

@@ -5,7 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 
@@ -105,6 +108,15 @@ bool write_output(const std::string& path, const std::string& text) {
   return !write_atomic(path, text).has_value();
 }
 
+std::optional<InputError> write_report(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    if (std::fflush(stdout) != 0) return InputError{"standard output", std::string("cannot write: ") + std::strerror(errno)};
+    return std::nullopt;
+  }
+  return write_atomic(path, text);
+}
+
 void ContextOptions::add_to(CLI::App& app) {
   app.add_option("--with", with, "a library already loaded before FILE (repeatable, in load order)")
       ->allow_extra_args(false);
@@ -132,6 +144,36 @@ void ContextOptions::add_to(CLI::App& app) {
   app.add_flag("--no-cache", no_cache, "build the indexes afresh and keep no cache");
 }
 
+std::vector<std::string> ContextOptions::path_warnings() const {
+  std::vector<std::string> out;
+  auto check = [&](const std::string& option, const std::string& path, bool want_dir) {
+    if (path.empty()) return;
+    std::string line;
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) {
+      line = option + " " + path + ": " + std::strerror(errno);
+    } else if (want_dir && !S_ISDIR(st.st_mode)) {
+      line = option + " " + path + ": not a directory";
+    }
+    if (!line.empty() && std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
+  };
+  check("--sysroot", sysroot, true);
+  for (const auto& d : library_path) check("--library-path", d, true);
+  check("--build-dir", build_dir, true);
+  check("--porting-dir", porting_dir, true);
+  for (const auto& r : source_roots) check("--source-root", r, true);
+  for (const auto& c : cmake_lists) check("--cmake-lists", c, false);
+  if (sdk_home) check("--sdk-home", *sdk_home, true);
+  if (cuda_home) check("--cuda-home", *cuda_home, true);
+  check("--mapping", mapping, false);
+  return out;
+}
+
+std::string ContextOptions::python_interpreter() const {
+  if (!python_option || python_option->count() == 0) return "";
+  return python.find('/') == std::string::npos ? find_on_path(python) : absolute(python);
+}
+
 LinkcheckOptions ContextOptions::resolve() const {
   LinkcheckOptions options;
   options.closure = closure;
@@ -144,7 +186,7 @@ LinkcheckOptions ContextOptions::resolve() const {
   }
   if (python_option && python_option->count() > 0) {
     // The interpreter is the main program of an extension's process: loaded before everything else.
-    options.env.with.push_back(python.find('/') == std::string::npos ? find_on_path(python) : absolute(python));
+    options.env.with.push_back(python_interpreter());
   }
   for (const auto& w : with) options.env.with.push_back(absolute(w));
   auto& t = options.trace;

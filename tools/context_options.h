@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "option_docs.h"
 #include "pipeline/linkcheck.h"
 
 namespace mlc::tools {
@@ -21,22 +22,18 @@ struct ContextOptions {
   CLI::Option* python_option = nullptr;
 
   void add_to(CLI::App& app);
+  // One warning per context path given that does not exist or is not what the option wants
+  // ("--sysroot /nonexistent: No such file or directory"): a wrong path otherwise shows only as a
+  // flood of findings (every library missing under a wrong sysroot) or as silence.
+  std::vector<std::string> path_warnings() const;
+  // The interpreter --python resolves to ("" without --python): said in the report.
+  std::string python_interpreter() const;
   // Paths made absolute, defaults filled from the environment ($MUSA_HOME, LD_LIBRARY_PATH...).
   LinkcheckOptions resolve() const;
 };
 
 // Lexically absolute (no symlink resolution: $ORIGIN depends on the path as given).
 std::string absolute(const std::string& path);
-
-// GNU-style "Usage: tool [OPTION]... FILE..." in --help, instead of CLI11's own line.
-class GnuUsage : public CLI::Formatter {
- public:
-  explicit GnuUsage(std::string usage) : usage_(std::move(usage)) {}
-  std::string make_usage(const CLI::App*, std::string) const override { return usage_ + "\n"; }
-
- private:
-  std::string usage_;
-};
 
 // GNU-style --version text: "<tool> (MusaLinkcheck) X.Y.Z" and a copyright line.
 std::string version_text(const std::string& tool);
@@ -47,5 +44,7 @@ std::string stub_runtime_header();
 
 // Writes to stdout ("" or "-") or atomically to a file.
 bool write_output(const std::string& path, const std::string& text);
+// The same, saying why it could not (the system's error text, e.g. "cannot write: Permission denied").
+std::optional<InputError> write_report(const std::string& path, const std::string& text);
 
 }  // namespace mlc::tools

@@ -13,9 +13,10 @@ BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlo
 # Oracles and real data for the tests: c++filt (binutils), ldd/ldconfig (libc-bin), Debian's libtorch;
 # dpkg-dev unpacks the real-code panel's source packages (apt-get source); the SARIF schema check
 # (python3-jsonschema) and the JUnit check (xmllint); llvm's llvm-cxxfilt, a demangler independent of
-# libiberty, as the second demangling oracle.
+# libiberty, as the second demangling oracle; man -l renders the man pages without warnings (man-db,
+# groff-base); Debian's torchvision, a real out-of-tree PyTorch extension, for --python.
 TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu
-               dpkg-dev python3-jsonschema libxml2-utils llvm python3-torchvision)
+               dpkg-dev python3-jsonschema libxml2-utils llvm python3-torchvision man-db groff-base)
 # The sanitizer build and the fuzz targets: clang with its ASan/UBSan/libFuzzer runtime.
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 

@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <optional>
 
+#include "demangle/demangle.h"
 #include "elf/elf_object.h"
+#include "explain/explain.h"
 #include "pipeline/linkcheck.h"
 #include "report/baseline.h"
 #include "report/render.h"
@@ -61,7 +63,8 @@ int run(int argc, char** argv) {
                "what to change - without running anything.",
                "musa-linkcheck"};
   app.set_version_flag("--version", mlc::tools::version_text("musa-linkcheck"));
-  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
+  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...",
+                                                       "Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
   app.footer("Exit status: 0 nothing unresolved (beyond the baseline), 1 unresolved symbols, missing libraries or\n"
              "versions, 2 usage error or unusable input, 3 internal error.\n\n"
              "Full documentation: man musa-linkcheck, and docs/ in the source tree.");
@@ -110,14 +113,14 @@ int run(int argc, char** argv) {
   explain->add_option("SYMBOL", symbol, "the symbol")->required();
   explain->add_option("FILE_OR_DIR", inputs, "libraries that reference it");
   explain->fallthrough();
-  try {
-    app.parse(argc, argv);
-    if (!*explain && inputs.empty()) throw CLI::RequiredError("FILE_OR_DIR");
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+  mlc::tools::document_options(app);
+  if (int status = mlc::tools::parse_gnu(app, argc, argv); status >= 0) return status;
+  if (!*explain && inputs.empty()) {
+    std::fprintf(stderr, "musa-linkcheck: missing FILE_OR_DIR\nTry 'musa-linkcheck --help' for more information.\n");
+    return 2;
   }
 
+  for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-linkcheck: warning: %s\n", w.c_str());
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
   // The compiler has the last word whenever a build tree is known (--no-confirm: text only).
@@ -146,8 +149,17 @@ int run(int argc, char** argv) {
 
   mlc::Report report;
   std::optional<mlc::TraceResources> resources;  // kept for planning the SARIF fixes with the same indexes
+  std::string explained;  // explain: where the symbol binds, or that nothing references it
   if (*explain) {
+    if (std::string why = mlc::explain::malformed_reason(symbol); !why.empty()) {
+      std::fprintf(stderr, "musa-linkcheck: error: '%s' is not a symbol name: %s\n", symbol.c_str(), why.c_str());
+      return 2;
+    }
     report = mlc::explain_symbol(symbol, inputs, options);
+    std::vector<mlc::InputError> said_by_the_report;
+    for (const auto& b : mlc::explain::bindings(symbol, mlc::expand_inputs(inputs, said_by_the_report), options.env))
+      explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
+                                                 ? mlc::demangle::demangle(symbol) : symbol);
   } else {
     resources.emplace(options.trace, report);
     if (!inputs.empty()) mlc::run_linkcheck(inputs, options, *resources, report);
@@ -156,6 +168,9 @@ int run(int argc, char** argv) {
   report.errors.insert(report.errors.begin(), context_errors.begin(), context_errors.end());
   report.runtime_lookups_fatal = runtime_fatal;
 
+  // Which interpreter --python took, said in text and JSON: what it said it runs (sys.executable, past
+  // any shim), else the file found on PATH.
+  report.interpreter = options.python ? options.python->executable : context.python_interpreter();
   if (!baseline.empty()) {
     auto b = mlc::read_baseline(absolute(baseline));
     if (!b) {
@@ -180,16 +195,21 @@ int run(int argc, char** argv) {
   } else {
     bool use_color = color == "always" ||
                      (color == "auto" && output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
-    // explain narrows the report to one symbol: a count of the load's causes would be a partial one.
-    text = mlc::render_text(report, {.color = use_color, .quiet = quiet, .load_headlines = !*explain});
+    // explain narrows the report to one symbol: a count of the load's causes would be a partial one,
+    // and it has no library count to give.
+    text = (quiet ? "" : explained) + mlc::render_text(report, {.color = use_color,
+                                                                .quiet = quiet,
+                                                                .load_headlines = !*explain,
+                                                                .summary = !*explain});
   }
-  if (!json_report.empty() &&
-      !mlc::tools::write_output(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {
-    std::fprintf(stderr, "musa-linkcheck: error: %s: cannot write the report\n", json_report.c_str());
-    return 2;
+  if (!json_report.empty()) {
+    if (auto e = mlc::tools::write_report(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {
+      std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->to_line().c_str());
+      return 2;
+    }
   }
-  if (!mlc::tools::write_output(output, text)) {
-    std::fprintf(stderr, "musa-linkcheck: error: %s: cannot write the report\n", output.c_str());
+  if (auto e = mlc::tools::write_report(output == "-" ? output : absolute(output), text)) {
+    std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->to_line().c_str());
     return 2;
   }
   // Bad inputs are named on stderr, one line each, whatever the format (JSON also lists them).

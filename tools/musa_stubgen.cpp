@@ -24,7 +24,8 @@ int run(int argc, char** argv) {
   CLI::App app{"Write stubs for symbols the SDK lacks and patch CMake lists so the library links.", "musa-stubgen"};
   app.set_version_flag("--version", mlc::tools::version_text("musa-stubgen"));
   app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-stubgen [OPTION]... FILE...\n       musa-stubgen [OPTION]... --report REPORT.json"));
-  app.footer("Exit status: 0 done (or nothing to do), 1 some symbol can be neither stubbed nor patched, 2 bad input.\n\n"
+  app.footer("Exit status: 0 done (or nothing to do), 1 some symbol can be neither stubbed nor patched, 2 usage error\n"
+             "or bad input, 3 internal error.\n\n"
              "Full documentation: man musa-stubgen, and docs/ in the source tree.");
   std::vector<std::string> inputs, stub_classes;
   std::string report_file, style = "throw", cmake_patch, ns;
@@ -54,12 +55,11 @@ int run(int argc, char** argv) {
   app.add_flag("--no-runtime", no_runtime, "do not copy the stub runtime header (musa_stubs.h) beside the stubs");
   app.add_flag("--c10", c10, "throw with C10_THROW_ERROR (default: when c10/util/Exception.h is in a source tree)");
   app.add_flag("--no-c10", no_c10, "throw a standard exception");
-  try {
-    app.parse(argc, argv);
-    if (inputs.empty() && report_file.empty()) throw CLI::RequiredError("FILE or --report");
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+  mlc::tools::document_options(app);
+  if (int status = mlc::tools::parse_gnu(app, argc, argv); status >= 0) return status;
+  if (inputs.empty() && report_file.empty()) {
+    std::fprintf(stderr, "musa-stubgen: missing FILE (or --report REPORT.json)\nTry 'musa-stubgen --help' for more information.\n");
+    return 2;
   }
   so.style = style == "abort" ? mlc::stubgen::Style::Abort
              : style == "return-error" ? mlc::stubgen::Style::ReturnError : mlc::stubgen::Style::Throw;
@@ -72,6 +72,7 @@ int run(int argc, char** argv) {
   if (c10) so.c10 = true;
   if (no_c10) so.c10 = false;
 
+  for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   mlc::LinkcheckOptions options = context.resolve();
   // Stubs and CMake patches go into the named libraries: what their dependencies lack cannot be
   // fixed there, so only the named files are checked unless --closure asks for everything.

@@ -1,5 +1,5 @@
-// Operational failures travel as values, never as exceptions across the core's API (style.md:
-// "errors versus findings"). An InputError names the file and says what is wrong with it in one line.
+// Operational failures travel as values, never as exceptions across the core's API (docs/contributing.md,
+// "Errors and findings"). An InputError names the file and says what is wrong with it in one line.
 #pragma once
 
 #include <optional>

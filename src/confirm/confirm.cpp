@@ -470,20 +470,7 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
     std::string target;
     for (const auto& ref : u.referenced_by)
       if (const auto* t = ctx.build->target_for_artifact(ref.library); t && target.empty()) target = t->name;
-    Fix fix;
-    fix.kind = "add-source";
-    if (auto choice = trace::choose_list(*ctx.build, f.file, ctx.porting_dir, target)) {
-      if (choice->note.empty()) {
-        fix.cmake_file = choice->cmake_file;
-        fix.list = choice->list;
-        fix.entry = choice->entry;
-        fix.detail = "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file;
-      } else {
-        fix.detail = choice->note;
-      }
-    }
-    if (fix.detail.empty()) fix.detail = "compile " + f.file + " into the library";
-    u.fix = fix;
+    u.fix = trace::add_source_fix(trace::choose_list(*ctx.build, f.file, ctx.porting_dir, target), f.file);
     w.settled = true;
     ++placed_by[f.file];
     return true;
@@ -655,13 +642,8 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       if (u.classification != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;
       // The tracer had no referencing library to name the target: the fix is aimed at ours.
       if (ctx.build && u.fix && u.fix->kind == "add-source") {
-        if (auto choice = build::choose_list(*ctx.build, u.origin->file, target, ctx.porting_dir); choice) {
-          const bool entry = choice->note.empty();
-          u.fix->cmake_file = entry ? std::optional<std::string>(choice->cmake_file) : std::nullopt;
-          u.fix->list = entry ? std::optional<std::string>(choice->list) : std::nullopt;
-          u.fix->entry = entry ? std::optional<std::string>(choice->entry) : std::nullopt;
-          u.fix->detail = entry ? "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file : choice->note;
-        }
+        if (auto choice = build::choose_list(*ctx.build, u.origin->file, target, ctx.porting_dir); choice)
+          u.fix = trace::add_source_fix(choice, u.origin->file);
       }
       u.reason += " (needed by a source this patch gives back)";
       report.libraries.front().unresolved.push_back(std::move(u));

@@ -377,4 +377,38 @@ BindOutcome bind(const Process& p, const std::vector<int>& checked) {
   return result;
 }
 
+OneBinding bind_one(const Process& p, int referencing, std::string_view name) {
+  OneBinding out;
+  const auto& o = p.objects[referencing].elf;
+  const elf::VersionRequirement* version = nullptr;
+  for (size_t s = 1; s < o.dynamic_symbol_count(); ++s) {
+    Symbol sym = o.dynamic_symbol(s);
+    if (!sym.is_undefined() || o.name_of(sym) != name) continue;
+    if (sym.binding != Binding::Global && sym.binding != Binding::GnuUnique && sym.binding != Binding::Weak) continue;
+    out.referencing = referencing;
+    out.weak = sym.binding == Binding::Weak;
+    if (o.has_versym && sym.version_index >= 2) version = o.requirement(sym.version_index);
+    break;
+  }
+  if (out.referencing < 0) return out;
+  const uint32_t hash = elf::gnu_hash(name);
+  std::vector<uint32_t> found;
+  std::vector<Def> defs;
+  for (size_t obj = 0; obj < p.objects.size(); ++obj) {
+    const elf::ElfObject& d = p.objects[obj].elf;
+    found.clear();
+    d.find_defined(name, hash, found);
+    if (found.empty()) continue;
+    defs.clear();
+    for (uint32_t index : found) defs.push_back({static_cast<int>(obj), index});
+    Lookup here;
+    match_in_object(d, defs, 0, defs.size(), version, here);
+    if (here.found) {
+      out.provider = static_cast<int>(obj);
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace mlc::loader

@@ -47,4 +47,15 @@ struct BindOutcome {
 // Checks the given objects (indexes into process.objects) against the whole global scope.
 BindOutcome bind(const Process& process, const std::vector<int>& checked);
 
+// One reference followed to its definition (musa-linkcheck explain): the reference `referencing`
+// makes to `name` (an undefined global or weak .dynsym entry; -1 when it makes none) and the object
+// whose definition ld.so's look-up picks for it, walking the global scope in load order with bind()'s
+// matching rules (-1 when none matches: then bind() reports it unresolved).
+struct OneBinding {
+  int referencing = -1;
+  bool weak = false;     // a weak reference: never an error, even unbound
+  int provider = -1;
+};
+OneBinding bind_one(const Process& process, int referencing, std::string_view name);
+
 }  // namespace mlc::loader

@@ -1,4 +1,4 @@
-// The pass sequence, in one place (style.md: "the pipeline reads as a list of passes").
+// The pass sequence, in one place (docs/contributing.md: "one list of passes").
 #include "pipeline/linkcheck.h"
 
 #include <dirent.h>
@@ -27,13 +27,34 @@
 namespace mlc {
 namespace {
 
+// What the dynamic loader never loads, said with what to check instead: a relocatable object or a
+// static archive has undefined symbols by design (the link resolves them), so no verdict on it is
+// true, and "0 undefined symbols" would be a false all-clear. Empty for anything else.
+std::string never_loaded(const std::string& path, const std::optional<elf::ElfIdent>& ident) {
+  if (ident && ident->kind == elf::ObjectKind::Relocatable)
+    return "a relocatable object (.o), which the dynamic loader never loads: check the shared library or "
+           "executable it is linked into (nm -u lists its undefined symbols)";
+  if (!ident && elf::is_archive(path))
+    return "a static archive (.a), which the dynamic loader never loads: check the shared library or "
+           "executable it is linked into (nm -u lists its members' undefined symbols)";
+  return "";
+}
+
+std::optional<elf::ElfIdent> ident_of(const std::string& path) {
+  auto ident = elf::read_ident(path);
+  return ident ? std::optional<elf::ElfIdent>(ident.value()) : std::nullopt;
+}
+
 // Every ELF shared object or executable below dir. Symlinks (libfoo.so -> libfoo.so.1) are skipped:
-// the file they name is listed itself.
-void collect_dir(const std::string& dir, std::vector<std::string>& out) {
+// the file they name is listed itself. `unloadable` gets the first .o or .a seen (for the error when
+// the directory holds nothing else).
+void collect_dir(const std::string& dir, std::vector<std::string>& out, std::string& unloadable) {
   walk_tree(dir, [&](const std::string& path, const struct stat&) {
-    auto ident = elf::read_ident(path);
+    auto ident = ident_of(path);
     if (ident && (ident->kind == elf::ObjectKind::SharedObject || ident->kind == elf::ObjectKind::Executable)) {
       out.push_back(path);
+    } else if (unloadable.empty() && !never_loaded(path, ident).empty()) {
+      unloadable = path;
     }
   }, WalkOptions{false, false});
 }
@@ -318,8 +339,17 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
       errors.push_back({in, std::string("cannot open: ") + std::strerror(errno)});
     } else if (S_ISDIR(st.st_mode)) {
       size_t before = files.size();
-      collect_dir(in, files);
-      if (files.size() == before) errors.push_back({in, "no ELF shared object or executable in this directory"});
+      std::string unloadable;
+      collect_dir(in, files, unloadable);
+      if (files.size() == before && unloadable.empty()) {
+        errors.push_back({in, "no ELF shared object or executable in this directory"});
+      } else if (files.size() == before) {
+        errors.push_back({in, "no ELF shared object or executable in this directory, only relocatable objects or "
+                              "static archives (such as " + unloadable + "), which the dynamic loader never loads: "
+                              "check the shared library or executable they are linked into"});
+      }
+    } else if (std::string what = never_loaded(in, ident_of(in)); !what.empty()) {
+      errors.push_back({in, what});
     } else {
       files.push_back(in);
     }

@@ -158,6 +158,10 @@ const std::vector<RuleText>& rules() {
       {Classification::StaticArchive, "StaticArchive", "Only a static archive of the SDK defines the symbol.",
        "The symbol is defined in an SDK static archive (.a), not a shared library. Link the archive (its objects "
        "must be position-independent) or use a shared build of it."},
+      {Classification::HostProvided, "HostProvided", "The program that loads the library defines the symbol.",
+       "The symbol belongs to the host program's API (the Python C API of the interpreter that imports an "
+       "extension, Perl's XS API): no library defines it, the executable does. Check the library as the host "
+       "loads it (--python, or --with the host executable)."},
       {Classification::Unknown, "Unknown", "No definition or declaration of the symbol was found.",
        "Nothing in the build, the sources, the SDK or CUDA defines or declares the symbol. Give more context "
        "(--build-dir, --source-root, --sdk-home) or check the spelling."},

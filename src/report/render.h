@@ -13,6 +13,7 @@ struct TextStyle {
   bool color = false;
   bool quiet = false;  // only the error lines, no ">>>" details and no summary
   bool load_headlines = true;  // "loading X would fail: N causes" before the findings of each input
+  bool summary = true;  // the closing count line (explain has no library count to give)
 };
 
 std::string render_text(const Report& report, const TextStyle& style);

@@ -144,6 +144,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
               {"errors", errors},
               {"warnings", report.warnings},
               {"causes", causes},
+              {"interpreter", report.interpreter.empty() ? json(nullptr) : json(report.interpreter)},
               {"summary",
                {{"libraries", report.libraries.size()},
                 {"unresolved", report.unresolved_count()},

@@ -212,6 +212,11 @@ std::string render_text(const Report& report, const TextStyle& style) {
     for (const auto& lib : report.libraries)
       if (lib.owner) out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
+    if (!report.interpreter.empty()) out += fmt::format("interpreter: {} (--python), loaded first\n", report.interpreter);
+  }
+  // When every input failed there is nothing to sum up: "0 undefined symbols ... in 0 libraries"
+  // would read as an all-clear beside the errors (which the tool prints on stderr).
+  if (!style.quiet && style.summary && !(report.libraries.empty() && !report.errors.empty())) {
     size_t u = report.unresolved_count(), m = report.missing_library_count(), v = report.missing_version_count();
     size_t fresh = new_findings(report), total = u + m + v;
     out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{} in {} librar{}{}\n", u,

@@ -17,6 +17,7 @@ const char* to_string(Classification c) {
     case Classification::StaticArchive: return "static-archive";
     case Classification::MissingInstantiation: return "missing-instantiation";
     case Classification::ProviderMismatch: return "provider-mismatch";
+    case Classification::HostProvided: return "host-provided";
     case Classification::Unknown: return "unknown";
   }
   return "unknown";

@@ -24,6 +24,7 @@ enum class Classification {
   StaticArchive,
   MissingInstantiation,  // other instantiations of the template exist, not this one
   ProviderMismatch,      // the loaded library that owns its namespace lacks it: built against another version
+  HostProvided,          // the host program that loads the library defines it (Python C API, Perl XS)
   Unknown,
 };
 const char* to_string(Classification c);
@@ -180,6 +181,7 @@ struct Report {
   std::vector<RuntimeLookup> runtime_lookups;  // dlopen/dlsym names not satisfied (warnings by default)
   bool runtime_lookups_fatal = false;          // --fail-on runtime: they fail the run
   std::optional<PythonContext> python;         // --python: the environment checked against
+  std::string interpreter;            // --python: the interpreter loaded first ("" without)
   size_t unresolved_count() const;
   size_t missing_library_count() const;
   size_t missing_version_count() const;

@@ -1166,8 +1166,8 @@ Result<Report> read_json_report(const std::string& path) {
       {"abi-mismatch", Classification::AbiMismatch},       {"version-mismatch", Classification::VersionMismatch},
       {"hidden", Classification::Hidden},                  {"shadowed", Classification::Shadowed},
       {"missing-library", Classification::MissingLibrary}, {"static-archive", Classification::StaticArchive},
-      {"missing-instantiation", Classification::MissingInstantiation}, {"unknown", Classification::Unknown},
-      {"provider-mismatch", Classification::ProviderMismatch}};
+      {"missing-instantiation", Classification::MissingInstantiation}, {"host-provided", Classification::HostProvided},
+      {"provider-mismatch", Classification::ProviderMismatch},         {"unknown", Classification::Unknown}};
   try {
     for (const auto& lj : doc.at("libraries")) {
       // Stubs go into the named libraries: a dependency's gaps (issue 15's default) are not theirs to fix.

@@ -331,13 +331,18 @@ std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSym
     c->symbols += list.size();
     bool python = host == "python3";
     std::string api = python ? "the Python C API" : "Perl's XS API";
-    std::string option = python ? "--python (or --with $(command -v python3))" : "--with $(command -v perl)";
+    // Not `--with $(command -v python3)`: under pyenv or conda that is a shell script shim, not the
+    // interpreter. --python looks past shims for the first ELF python3 on PATH.
+    std::string option = python ? "--python (the first python3 on PATH that is an ELF executable, past pyenv's "
+                                  "and conda's shims), or --python=EXE for another interpreter"
+                                : "--with PERL, the perl executable itself (not a wrapper script)";
     c->headline = with_commas(c->symbols) + " symbol" + (c->symbols == 1 ? "" : "s") + " of " + api + " come" +
                   (c->symbols == 1 ? "s" : "") + " from the " + (python ? "Python interpreter" : "perl interpreter") +
                   " that loads this extension (" + host + "), not from a library it links";
     c->fix = "check it as the interpreter loads it: " + option;
     for (UnresolvedSymbol* u : list) {
       u->cause = c->id;
+      u->classification = Classification::HostProvided;  // "unknown" means nothing defines it; the host does
       u->reason = "part of " + api + ": the " + host + " executable that imports the extension defines it";
       u->fix = Fix{.kind = "none", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                    .library = std::nullopt, .detail = c->fix};

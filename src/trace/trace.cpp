@@ -475,20 +475,9 @@ class Tracer {
       return true;
     }
     u_.reason = "defined in " + where + about + ", which the build does not compile";
-    Fix fix{"add-source", {}, {}, {}, {}, ""};
-    if (ctx_.build) {
-      if (auto choice = build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir); choice) {
-        if (!choice->note.empty()) {
-          fix.detail = choice->note;  // a glob already covers it: no entry is the fix
-        } else {
-          fix.cmake_file = choice->cmake_file;
-          fix.list = choice->list;
-          fix.entry = choice->entry;
-          fix.detail = "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file;
-        }
-      }
-    }
-    if (fix.detail.empty()) fix.detail = "compile " + origin_file + " into the library";
+    Fix fix = add_source_fix(
+        ctx_.build ? build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt,
+        origin_file);
     if (original && original->size() > 4 && original->compare(original->size() - 4, 4, ".cpp") == 0 &&
         fix.list.value_or("") != "PORTING_CPP_CSRCS") {
       fix.detail += " (PyTorch defines it in a .cpp: add the ported .cpp to PORTING_CPP_CSRCS, or report a bug)";
@@ -603,6 +592,22 @@ const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& incl
 std::optional<ListChoice> choose_list(const build::BuildInfo& build, const std::string& file,
                                       const std::string& porting_dir, const std::string& target) {
   return build::choose_list(build, file, target, porting_dir);
+}
+
+Fix add_source_fix(const std::optional<ListChoice>& choice, const std::string& file) {
+  Fix fix;
+  fix.kind = "add-source";
+  if (!choice) {
+    fix.detail = "compile " + file + " into the library";
+  } else if (!choice->note.empty()) {
+    fix.detail = choice->note;  // no entry is the fix: cmake_file, list and entry stay null
+  } else {
+    fix.cmake_file = choice->cmake_file;
+    fix.list = choice->list;
+    fix.entry = choice->entry;
+    fix.detail = "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file;
+  }
+  return fix;
 }
 
 void trace_symbol(const loader::Process* process, int referencing, const TraceContext& ctx, UnresolvedSymbol& u) {

@@ -66,4 +66,10 @@ using ListChoice = build::ListChoice;
 std::optional<ListChoice> choose_list(const build::BuildInfo& build, const std::string& file,
                                       const std::string& porting_dir, const std::string& target = "");
 
+// The add-source fix that compiles `file`, from the list chosen for it (the one ListChoice -> Fix
+// conversion): the entry to add, or the choice's note alone when no entry is the fix (a glob already
+// covers the file, or a list(REMOVE_ITEM) takes it out), so that no "add  to  in " is ever written
+// and stubgen never takes a note for a list addition; "compile FILE into the library" without a choice.
+Fix add_source_fix(const std::optional<ListChoice>& choice, const std::string& file);
+
 }  // namespace mlc::trace

@@ -180,4 +180,75 @@ TEST_F(ConfirmTest, StubgenProvesThePatch) {
   EXPECT_EQ(cmake.find("x.cpp"), std::string::npos) << cmake;
 }
 
+
+// A source the compiler proves defines the symbol, while a file(GLOB) of the list already matches it
+// (added after the configure): no entry is the fix. The fix is the list chooser's note alone, never
+// "add  to  in ", and musa-stubgen refuses it rather than taking it for a list addition.
+TEST(ConfirmGlob, FileAGlobCoversGetsTheNoteNotAnEmptyEntry) {
+  std::string root = std::string(MLC_BINARY_DIR) + "/confirm_glob_fixture_" + std::to_string(getpid());
+  fs::remove_all(root);
+  std::string src = root + "/src", build = root + "/build", cache = root + "/cache";
+  fs::create_directories(src);
+  write_file(src + "/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.16)\nproject(confirm_glob CXX)\n"
+             "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\n"
+             "file(GLOB USER_SRCS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)\n"
+             "add_library(user SHARED ${USER_SRCS})\n"
+             "target_compile_definitions(user PRIVATE USE_Y)\n");
+  write_file(src + "/f.h", "#pragma once\nnamespace ns { int f(int x); }\n");
+  write_file(src + "/user.cpp", "#include \"f.h\"\nint use_it(int v) { return ns::f(v) + 1; }\n");
+  std::string log;
+  if (sh("cmake -S " + quote(src) + " -B " + quote(build) + " >/dev/null && cmake --build " + quote(build), &log) != 0) {
+    fs::remove_all(root);
+    GTEST_SKIP() << "cannot build the fixture project: " << log;
+  }
+  // Written after the configure: the glob matches them, the build does not compile them.
+  write_file(src + "/x.cpp", "#include \"f.h\"\n#ifdef USE_X\nnamespace ns { int f(int x) { return x; } }\n#endif\n");
+  write_file(src + "/y.cpp", "#include \"f.h\"\n#ifdef USE_Y\nnamespace ns { int f(int x) { return 2 * x; } }\n#endif\n");
+  const std::string note = src + "/y.cpp matches the file(GLOB) pattern ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp of USER_SRCS (" +
+                           src + "/CMakeLists.txt:4), so it needs no entry: the fix lies elsewhere (re-run cmake if "
+                           "the file is newer than the configure; otherwise a wrong directory, #if guards or a missing port)";
+
+  mlc::LinkcheckOptions o;
+  o.trace.build_dir = build;
+  o.trace.source_roots = {src};
+  o.trace.cache_dir = cache;
+  o.trace.cuda_home = "";
+  o.trace.confirm = true;
+  mlc::Report r = mlc::run_linkcheck({build + "/libuser.so"}, o);
+  const mlc::UnresolvedSymbol* u = nullptr;
+  for (const auto& l : r.libraries)
+    for (const auto& x : l.unresolved)
+      if (x.symbol == "_ZN2ns1fEi") u = &x;
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->classification, mlc::Classification::MissingSource);
+  ASSERT_TRUE(u->origin);
+  EXPECT_EQ(u->origin->file, src + "/y.cpp");
+  ASSERT_TRUE(u->fix);
+  EXPECT_EQ(u->fix->kind, "add-source");
+  EXPECT_EQ(u->fix->detail, note);
+  EXPECT_FALSE(u->fix->cmake_file) << *u->fix->cmake_file;
+  EXPECT_FALSE(u->fix->list);
+  EXPECT_FALSE(u->fix->entry);
+
+  // As a user sees it: the note is the fix line; stubgen names it and patches nothing.
+  std::string args = " --build-dir " + quote(build) + " --source-root " + quote(src) + " --cache-dir " + quote(cache) +
+                     " --cuda-home '' ";
+  std::string out;
+  EXPECT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--confirm --color never " + quote(build + "/libuser.so"), &out), 1)
+      << out;
+  EXPECT_NE(out.find("\n>>> fix: " + note + "\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("add  to  in"), std::string::npos) << out;
+  std::string cmake_before = read_file(src + "/CMakeLists.txt");
+  EXPECT_EQ(sh(std::string(MLC_STUBGEN_BIN) + args + "--apply --out-cpp " + quote(root + "/u.cpp") +
+                   " --out-header " + quote(root + "/u.h") + " " + quote(build + "/libuser.so"),
+               &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("musa-stubgen: cannot fix ns::f(int): "), std::string::npos) << out;
+  EXPECT_NE(out.find(note), std::string::npos) << out;
+  EXPECT_EQ(read_file(src + "/CMakeLists.txt"), cmake_before);
+  fs::remove_all(root);
+}
+
 }  // namespace

@@ -143,10 +143,11 @@ TEST(Shadow, python_extension_symbols_come_from_the_interpreter) {
   auto text = run(kBin + " " + ext);
   EXPECT_EQ(text.status, 1);
   EXPECT_NE(text.out.find("error: 4 symbols of the Python C API come from the Python interpreter that loads this "
-                          "extension (python3), not from a library it links\n>>> unknown: PyArg_ParseTuple\n"),
+                          "extension (python3), not from a library it links\n>>> host-provided: PyArg_ParseTuple\n"),
             std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find(">>> fix: check it as the interpreter loads it: --python (or --with $(command -v python3))\n"),
+  EXPECT_NE(text.out.find(">>> fix: check it as the interpreter loads it: --python (the first python3 on PATH that is "
+                          "an ELF executable, past pyenv's and conda's shims), or --python=EXE for another interpreter\n"),
             std::string::npos);
   auto doc = json::parse(run(kBin + " --format json " + ext).out);
   ASSERT_EQ(doc["causes"].size(), 1u);

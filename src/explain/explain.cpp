@@ -1,0 +1,100 @@
+// musa-linkcheck explain's answer for a symbol that is bound or not referenced at all: the loader
+// is emulated for each library (as linkcheck does), and the one reference is followed to its
+// definition with the binding pass's own rules (loader::bind_one).
+#include "explain/explain.h"
+
+#include <filesystem>
+
+#include "demangle/demangle.h"
+#include "loader/binding.h"
+
+namespace mlc::explain {
+
+std::string malformed_reason(const std::string& symbol) {
+  if (symbol.empty()) return "an empty name";
+  for (unsigned char c : symbol)
+    if (c < 0x20 || c == 0x7f) return "a control character in the name";
+  if (demangle::is_mangled(symbol)) return "";
+  // Demangled spellings nest (), <> and []: "at::f(int" or "std::vector<int" was cut short. In
+  // "operator<" and "operator->" the bracket is part of a name, not a nesting.
+  std::string text = symbol;
+  for (const char* op : {"operator<<=", "operator>>=", "operator<<", "operator>>", "operator<=>", "operator<=",
+                         "operator>=", "operator->*", "operator->", "operator<", "operator>", "operator()",
+                         "operator[]"})
+    for (size_t at = text.find(op); at != std::string::npos; at = text.find(op, at))
+      text.replace(at, std::string(op).size(), "operator");
+  std::string open;
+  for (char c : text) {
+    if (c == '(' || c == '<' || c == '[') {
+      open.push_back(c);
+    } else if (c == ')' || c == '>' || c == ']') {
+      char want = c == ')' ? '(' : c == '>' ? '<' : '[';
+      if (open.empty() || open.back() != want) return std::string("an unmatched '") + c + "'";
+      open.pop_back();
+    }
+  }
+  if (!open.empty()) return std::string("an unclosed '") + open.back() + "'";
+  return "";
+}
+
+std::vector<SymbolBinding> bindings(const std::string& symbol, const std::vector<std::string>& files,
+                                    const loader::LoaderEnv& env) {
+  const bool mangled = demangle::is_mangled(symbol) || symbol.find_first_of(":( <") == std::string::npos;
+  std::vector<SymbolBinding> out;
+  for (const auto& file : files) {
+    auto process = loader::load_process(file, env);
+    if (!process) continue;
+    loader::Process& p = process.value();
+    loader::read_symbol_tables(p, {p.target});
+    const auto& target = p.objects[p.target];
+    SymbolBinding b;
+    b.library = target.path;
+    b.symbol = symbol;
+    // The name as the library spells it: the asked name, or the reference whose demangling it is.
+    std::string name = symbol;
+    if (!mangled) {
+      const auto& o = target.elf;
+      for (size_t s = 1; s < o.dynamic_symbol_count(); ++s) {
+        auto sym = o.dynamic_symbol(s);
+        if (!sym.is_undefined()) continue;
+        std::string candidate(o.name_of(sym));
+        if (demangle::is_mangled(candidate) && demangle::demangle(candidate) == symbol) {
+          name = candidate;
+          break;
+        }
+      }
+    }
+    loader::OneBinding one = loader::bind_one(p, p.target, name);
+    if (one.referencing >= 0) {
+      b.symbol = name;
+      b.weak = one.weak;
+      b.state = one.provider >= 0 ? SymbolBinding::State::Resolved : SymbolBinding::State::Unresolved;
+      if (one.provider >= 0) {
+        const auto& def = p.objects[one.provider];
+        b.provider = def.path;
+        b.provider_name = def.elf.soname.empty() ? std::filesystem::path(def.path).filename().string() : def.elf.soname;
+        b.how = loader::to_string(def.how);
+      }
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::string describe(const SymbolBinding& b, const std::string& shown_name) {
+  switch (b.state) {
+    case SymbolBinding::State::Resolved: {
+      std::string how = b.how == "direct" ? "it is the file named" : b.how == "with" ? "it was loaded first (--with)"
+                                                                                    : "found through " + b.how;
+      return shown_name + "\n>>> referenced by " + b.library + (b.weak ? " (weak)" : "") + "\n>>> resolved by " +
+             b.provider_name + " (" + b.provider + "), " + how + "\n";
+    }
+    case SymbolBinding::State::Unreferenced:
+      return shown_name + "\n>>> not referenced by " + b.library + ": nothing there needs it\n";
+    case SymbolBinding::State::Unresolved:
+      return "";  // the traced finding says it
+  }
+  return "";
+}
+
+}  // namespace mlc::explain

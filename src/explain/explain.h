@@ -1,0 +1,37 @@
+// musa-linkcheck explain: where one symbol comes from in each named library's process, and why
+// there - the object ld.so binds the reference to and how the loader found that object - or why
+// nothing does (then the linkcheck finding, traced, says it). Also: is the name a symbol name at all.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loader/loader.h"
+
+namespace mlc::explain {
+
+// What explain can say about one symbol in one library's process.
+struct SymbolBinding {
+  std::string library;   // the named file (the process's main object)
+  std::string symbol;    // the mangled name the library references (the asked name when unreferenced)
+  enum class State { Resolved, Unresolved, Unreferenced } state = State::Unreferenced;
+  bool weak = false;
+  // Resolved: the object that defines it, its soname (the file name without one) and how the
+  // loader found it (loader::to_string: ld.so.cache, runpath, with...).
+  std::string provider, provider_name, how;
+};
+
+// `symbol` as typed: mangled, or demangled (matched against each reference's demangled name).
+// Unreadable inputs are left out (the linkcheck run of the same inputs names them).
+std::vector<SymbolBinding> bindings(const std::string& symbol, const std::vector<std::string>& files,
+                                    const loader::LoaderEnv& env);
+
+// Why a typed name cannot be a symbol (empty when it can): unbalanced brackets, control bytes, an
+// empty name. A mangled name is always accepted (the demangler decides what it means).
+std::string malformed_reason(const std::string& symbol);
+
+// The human lines for one binding, lld-style (">>> ..."), ending in a newline.
+std::string describe(const SymbolBinding& b, const std::string& shown_name);
+
+}  // namespace mlc::explain

@@ -1,0 +1,45 @@
+// The tools' options as people read them: the group each option is listed under and the placeholder
+// of its value, in one table (option_docs.cpp) that --help, the man pages' OPTIONS sections
+// (generated at build time from `TOOL --help-roff`) and the option test all read; and GNU-style
+// parse errors ("unrecognized option '--closur'; did you mean '--closure'?").
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
+
+namespace mlc::tools {
+
+// One row of the table: an option's long name, its group and its value's placeholder ("" for flags).
+struct OptionDoc {
+  std::string_view name;
+  std::string_view group;
+  std::string_view placeholder;
+};
+
+// Sets the group and placeholder of every option of `app` (and of its subcommands) that the table
+// lists; an option it does not list stays in "Other options" with CLI11's own placeholder, and the
+// option test names it. Adds the hidden --help-roff flag, which prints the man page's OPTIONS section.
+void document_options(CLI::App& app);
+
+// The OPTIONS section (roff) of `app`, group by group, as --help lists them; subcommands after.
+std::string roff_options(const CLI::App& app);
+
+// app.parse() with GNU-style messages on standard error. Returns -1 when the run goes on, else the
+// exit status (0 after --help, --version or --help-roff; 2 for a usage error).
+int parse_gnu(CLI::App& app, int argc, char** argv);
+
+// GNU-style "Usage: tool [OPTION]... FILE..." in --help, and for a subcommand its own line plus the
+// options of its parent that it takes (explain --help lists the context and output options).
+class GnuUsage : public CLI::Formatter {
+ public:
+  explicit GnuUsage(std::string usage, std::string subcommand_usage = "")
+      : usage_(std::move(usage)), subcommand_usage_(std::move(subcommand_usage)) {}
+  std::string make_usage(const CLI::App* app, std::string) const override;
+  std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override;
+
+ private:
+  std::string usage_, subcommand_usage_;
+};
+
+}  // namespace mlc::tools
