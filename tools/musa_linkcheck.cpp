@@ -15,6 +15,7 @@
 #include "report/render.h"
 #include "stubgen/stubgen.h"
 #include "context_options.h"
+#include "coverage_command.h"
 #include "version.h"
 
 namespace {
@@ -60,7 +61,7 @@ int run(int argc, char** argv) {
                "what to change - without running anything.",
                "musa-linkcheck"};
   app.set_version_flag("--version", mlc::tools::version_text("musa-linkcheck"));
-  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
+  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n       musa-linkcheck coverage [OPTION]... SOURCE_DIR..."));
   app.footer("Exit status: 0 nothing unresolved (beyond the baseline), 1 unresolved symbols, missing libraries or\n"
              "versions, 2 usage error or unusable input, 3 internal error.\n\n"
              "Full documentation: man musa-linkcheck, and docs/ in the source tree.");
@@ -92,14 +93,17 @@ int run(int argc, char** argv) {
   explain->add_option("SYMBOL", symbol, "the symbol")->required();
   explain->add_option("FILE_OR_DIR", inputs, "libraries that reference it");
   explain->fallthrough();
+  mlc::tools::CoverageCommand coverage;
+  coverage.add_to(app);
   try {
     app.parse(argc, argv);
-    if (!*explain && inputs.empty()) throw CLI::RequiredError("FILE_OR_DIR");
+    if (!*explain && !*coverage.app && inputs.empty()) throw CLI::RequiredError("FILE_OR_DIR");
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
 
+  if (*coverage.app) return coverage.run(context);
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
   options.trace.confirm = confirm;

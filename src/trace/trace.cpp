@@ -544,19 +544,37 @@ class Tracer {
 
   bool check_cuda() {
     std::string name = cuda_name();
-    if (name.empty() || !ctx_.cuda()) return false;
-    const auto* lib = ctx_.cuda()->first_exporter(name);
+    if (name.empty()) return false;
+    const std::string& sdk = ctx_.backend->display;
+    const auto* lib = ctx_.cuda() ? ctx_.cuda()->first_exporter(name) : nullptr;
     const IndexedEntity* decl = nullptr;
-    for (const IndexedEntity* e : ctx_.cuda()->headers.lookup(name))
-      if (is_function_kind(e->kind) || is_variable_kind(e->kind)) decl = e;
-    if (!lib && !decl) return false;
-    u_.classification = Classification::CudaOnly;
-    u_.counterpart = Counterpart{name, lib ? std::optional<std::string>(lib->path) : std::nullopt};
-    u_.reason = "the MUSA SDK lacks it; CUDA has " + name +
-                (lib ? " in " + lib->path : " (declared in " + ctx_.cuda()->headers.file_of(*decl).path + ")");
+    if (ctx_.cuda())
+      for (const IndexedEntity* e : ctx_.cuda()->headers.lookup(name))
+        if (is_function_kind(e->kind) || is_variable_kind(e->kind)) decl = e;
+    if (lib || decl) {
+      u_.classification = Classification::CudaOnly;
+      u_.counterpart = Counterpart{name, lib ? std::optional<std::string>(lib->path) : std::nullopt};
+      u_.reason = "the " + sdk + " SDK lacks it; CUDA has " + name +
+                  (lib ? " in " + lib->path : " (declared in " + ctx_.cuda()->headers.file_of(*decl).path + ")");
+    } else if (const porting::ApiInfo* info = unsupported_mark(name)) {
+      // No CUDA toolkit here, but the porting map itself says the target has no equivalent
+      // (hipify's HIP_UNSUPPORTED): that is evidence enough for cuda-only.
+      u_.classification = Classification::CudaOnly;
+      u_.counterpart = Counterpart{name, std::nullopt};
+      u_.reason = "the " + sdk + " SDK lacks it; the porting map (" + ctx_.mapping->files.front() + ":" +
+                  std::to_string(info->line) + ") marks " + name + " HIP_UNSUPPORTED";
+    } else {
+      return false;
+    }
     if (declared_only_) u_.origin = declared_only_;
-    u_.fix = Fix{"stub", {}, {}, {}, {}, "stub it (musa-stubgen) and request the MUSA equivalent of " + name};
+    u_.fix = Fix{"stub", {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
     return true;
+  }
+
+  const porting::ApiInfo* unsupported_mark(const std::string& cuda) const {
+    if (!ctx_.mapping) return nullptr;
+    auto it = ctx_.mapping->info.find(cuda);
+    return it != ctx_.mapping->info.end() && it->second.unsupported && !ctx_.mapping->files.empty() ? &it->second : nullptr;
   }
 
   const loader::Process* p_;
