@@ -22,6 +22,7 @@ const Backend& musa() {
       .not_supported = "musaErrorNotSupported",
       .runtime_header = "musa_runtime_api.h",
       .api_prefix = "musa",
+      .counterpart_by_prefix = false,
   };
   return b;
 }
@@ -48,6 +49,7 @@ const Backend& hip() {
       .not_supported = "hipErrorNotSupported",
       .runtime_header = "hip/hip_runtime_api.h",
       .api_prefix = "hip",
+      .counterpart_by_prefix = true,
   };
   return b;
 }

@@ -34,6 +34,9 @@ struct Backend {
   std::string not_supported;    // the runtime's "not supported" status ("musaErrorNotSupported")
   std::string runtime_header;   // what a stub file includes for those ("musa_runtime_api.h")
   std::string api_prefix;       // "musa", "hip": runtime API names start with it
+  // When the map has no entry, hipX's CUDA counterpart is cudaX (HIP mirrors CUDA's runtime names;
+  // PyTorch's map leaves out APIs PyTorch never calls, such as cudaLaunchHostFunc).
+  bool counterpart_by_prefix = false;
 };
 
 // The built-in backends: "musa" (the default) and "hip" (ROCm HIP as Debian ships it).

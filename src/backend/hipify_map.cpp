@@ -303,12 +303,18 @@ Result<porting::PortingMap> parse_hipify_map(std::string text, const std::string
     }
     if (!is_identifier(cuda)) continue;  // "cuda::CUDAGuard", "define MAX_NUM_BLOCKS 200": text rules
     map.to_musa[k] = v;
-    // The inverse keeps a supported entry over an unsupported placeholder, then the first one.
+    // The inverse keeps a supported entry over an unsupported placeholder, then the runtime name
+    // that mirrors the HIP one (hipLaunch: cudaLaunch, not cuLaunch), then the first one.
+    auto mirrors = [&](std::string_view cuda_name) {
+      return v.size() > 3 && v.substr(0, 3) == "hip" && cuda_name.size() > 4 && cuda_name.substr(0, 4) == "cuda" &&
+             cuda_name.substr(4) == v.substr(3);
+    };
     auto inv = map.to_cuda.find(v);
     if (inv == map.to_cuda.end()) {
       map.to_cuda[v] = k;
-    } else if (!e.unsupported && map.info[inv->second].unsupported) {
-      inv->second = k;
+    } else {
+      bool old_unsupported = map.info[inv->second].unsupported;
+      if (old_unsupported != e.unsupported ? old_unsupported : (mirrors(k) && !mirrors(inv->second))) inv->second = k;
     }
   }
   return map;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -266,11 +267,20 @@ class Tracer {
       c.same_arity = c.exact || same_arity(*e);
       out.push_back(c);
     }
-    std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+    // hipify leaves the CUDA originals beside their ports: of two equal definitions, the one in the
+    // backend's own source kind (.hip, .mu) is what the build should compile.
+    auto backend_source = [this](const Candidate& c) {
+      const std::string& path = ctx_.sources->file_of(*c.entity).path;
+      for (const auto& ext : ctx_.backend->source_extensions)
+        if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) return true;
+      return false;
+    };
+    std::stable_sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {
       if (a.exact != b.exact) return a.exact;
       if (a.same_arity != b.same_arity) return a.same_arity;
       if (a.rank != b.rank) return a.rank > b.rank;
-      return a.in_porting_tree && !b.in_porting_tree;
+      if (a.in_porting_tree != b.in_porting_tree) return a.in_porting_tree;
+      return backend_source(a) && !backend_source(b);
     });
     return out;
   }
@@ -535,6 +545,13 @@ class Tracer {
 
   void counterpart() {
     std::string name = cuda_name();
+    const std::string& prefix = ctx_.backend->api_prefix;
+    if (name.empty() && ctx_.backend->counterpart_by_prefix && sym_.kind == NameKind::CName &&
+        sym_.name.size() > prefix.size() && sym_.name.compare(0, prefix.size(), prefix) == 0 &&
+        std::isupper(static_cast<unsigned char>(sym_.name[prefix.size()]))) {
+      name = "cuda" + sym_.name.substr(prefix.size());
+      u_.reason += "; CUDA counterpart " + name + " by the " + prefix + "X -> cudaX naming rule (the porting map has no entry)";
+    }
     if (name.empty()) return;
     std::optional<std::string> lib;
     if (ctx_.cuda())
