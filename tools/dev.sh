@@ -12,9 +12,10 @@ BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlo
                 libfmt-dev libtbb-dev libgtest-dev)
 # Oracles and real data for the tests: c++filt (binutils), ldd/ldconfig (libc-bin), Debian's libtorch;
 # dpkg-dev unpacks the real-code panel's source packages (apt-get source); the SARIF schema check
-# (python3-jsonschema) and the JUnit check (xmllint).
+# (python3-jsonschema) and the JUnit check (xmllint); ROCm HIP 5.2.3 (hipcc, libamdhip64-dev, librocprim-dev)
+# for the HIP end-to-end test, and chromium for the coverage page's headless-browser test.
 TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu
-               dpkg-dev python3-jsonschema libxml2-utils)
+               dpkg-dev python3-jsonschema libxml2-utils hipcc libamdhip64-dev librocprim-dev chromium)
 # The sanitizer build and the fuzz targets: clang with its ASan/UBSan/libFuzzer runtime.
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
