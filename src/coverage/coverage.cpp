@@ -36,6 +36,16 @@ bool looks_like_cuda_api(std::string_view n) {
   return n.size() > 4 && n.substr(0, 4) == "cuda" && n[4] >= 'A' && n[4] <= 'Z';
 }
 
+// CUDA's spelling: a prefix, then CamelCase, at most a _v2 or _t suffix. PyTorch's own names built on
+// a CUDA prefix (cudaMalloc_count, nvrtc_major) are not APIs.
+bool cuda_spelling(std::string_view n) {
+  size_t us = n.find('_');
+  if (us == std::string_view::npos) return true;
+  std::string_view tail = n.substr(us);
+  if (tail == "_t") return true;
+  return tail.size() >= 3 && tail[1] == 'v' && std::all_of(tail.begin() + 2, tail.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 struct Hit {
   uint32_t count = 0;
   uint32_t first_line = 0;
@@ -149,7 +159,7 @@ CoverageReport run_coverage(const CoverageOptions& o) {
           cuda = inv->second;  // a ported tree: the backend's name, counted under its CUDA name
         }
       }
-      if (cuda.empty() && looks_like_cuda_api(id)) cuda = id;
+      if (cuda.empty() && looks_like_cuda_api(id) && cuda_spelling(id)) cuda = id;
       if (cuda.empty() || !is_api_family(family_of(cuda))) return;
       Hit& h = hits[std::string(cuda)];
       if (h.count++ == 0) h.first_line = line;
@@ -192,6 +202,17 @@ CoverageReport run_coverage(const CoverageOptions& o) {
     return it == mentions->end() ? nullptr : &it->second;
   };
 
+  // Functions the SDK declares with C++ linkage are exported under their mangled names:
+  // _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc is hipCreateSurfaceObject.
+  std::unordered_map<std::string, std::string> cxx_exports;
+  if (o.sdk) {
+    for (const auto& [sym, exports] : o.sdk->exports) {
+      if (sym.size() < 4 || sym.compare(0, 2, "_Z") != 0 || sym[2] < '1' || sym[2] > '9' || exports.empty()) continue;
+      size_t i = 2, len = 0;
+      while (i < sym.size() && sym[i] >= '0' && sym[i] <= '9' && len < 4096) len = len * 10 + (sym[i++] - '0');
+      if (i + len <= sym.size()) cxx_exports.emplace(sym.substr(i, len), o.sdk->libraries[exports.front().library].path);
+    }
+  }
   for (auto& [cuda, a] : apis) {
     a.family = std::string(family_of(cuda));
     if (map) {
@@ -204,12 +225,19 @@ CoverageReport run_coverage(const CoverageOptions& o) {
       a.status = Status::NoSdk;
     } else {
       const std::string& name = *a.counterpart;
-      if (const auto* lib = o.sdk->first_exporter(name)) a.exported_by = lib->path;
+      if (const auto* lib = o.sdk->first_exporter(name)) {
+        a.exported_by = lib->path;
+      } else if (auto it = cxx_exports.find(name); it != cxx_exports.end()) {
+        a.exported_by = it->second;  // a C++ declaration (HIP's hipCreateSurfaceObject): exported mangled
+      }
       // A function declared out of line is what a linker needs a definition of; types, inline and
       // template functions are settled by the header itself. That declaration is the one cited.
       const source::IndexedEntity* decl = nullptr;
       bool out_of_line = false;
       for (const source::IndexedEntity* e : o.sdk->headers.lookup(name)) {
+        // A namespace-naming macro entry is no declaration (and has no line): HIP's NVIDIA-platform
+        // headers #define HIP_R_32F CUDA_R_32F; the enumerator itself is found as a mention.
+        if (e->kind == source::EntityKind::Macro) continue;
         bool fn = e->kind == source::EntityKind::FunctionDeclaration && !e->is_inline && !e->is_template;
         if (!decl || (fn && !out_of_line)) decl = e;
         out_of_line = out_of_line || fn;
