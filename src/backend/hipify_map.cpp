@@ -77,8 +77,7 @@ std::optional<ParseError> tokenize(std::string_view s, std::vector<Token>& out) 
         text += s[i++];
       }
       // Adjacent literals concatenate ("a" "b").
-      if (!out.empty() && out.back().kind == Tok::String && out.back().line <= start_line &&
-          out.back().text.size() < (1u << 30)) {
+      if (!out.empty() && out.back().kind == Tok::String) {
         out.back().text += text;
       } else {
         out.push_back({Tok::String, std::move(text), start_line});
