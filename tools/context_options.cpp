@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "backend/backend.h"
 #include "common/file_io.h"
 #include "version.h"
 
@@ -137,9 +138,14 @@ void ContextOptions::add_to(CLI::App& app) {
       ->allow_extra_args(false);
   app.add_option("--cmake-lists", cmake_lists, "a CMakeLists.txt whose source lists are read (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--sdk-home", sdk_home, "the vendor SDK root (default: $MUSA_HOME, else /usr/local/musa)");
+  app.add_option("--backend", backend, "the GPU backend: musa (default) or hip (ROCm HIP as Debian ships it)")
+      ->check(CLI::IsMember({"musa", "hip"}));
+  app.add_option("--sdk-home", sdk_home,
+                 "the vendor SDK root (default: musa $MUSA_HOME, else /usr/local/musa; hip $ROCM_PATH, else /usr)");
   app.add_option("--cuda-home", cuda_home, "a reference CUDA install (default: /usr/local/cuda; '' for none)");
-  app.add_option("--mapping", mapping, "torch_musa's porting map: a directory of *.json or one file");
+  app.add_option("--mapping", mapping,
+                 "the porting map: torch_musa's (a directory of *.json or one file) or PyTorch's hipify map "
+                 "(cuda_to_hip_mappings.py, read as data)");
   app.add_option("--cache-dir", cache_dir, "where source and header indexes are cached");
   app.add_flag("--no-cache", no_cache, "build the indexes afresh and keep no cache");
 }
@@ -194,12 +200,13 @@ LinkcheckOptions ContextOptions::resolve() const {
   t.porting_dir = porting_dir.empty() ? "" : absolute(porting_dir);
   for (const auto& r : source_roots) t.source_roots.push_back(absolute(r));
   for (const auto& c : cmake_lists) t.cmake_lists.push_back(absolute(c));
+  t.backend = *backend::find(backend);
   if (sdk_home) {
     t.sdk_home = sdk_home->empty() ? "" : absolute(*sdk_home);
-  } else if (const char* m = std::getenv("MUSA_HOME"); m && *m) {
+  } else if (const char* m = std::getenv(t.backend.home_env.c_str()); m && *m) {
     t.sdk_home = m;
-  } else if (is_dir("/usr/local/musa")) {
-    t.sdk_home = "/usr/local/musa";
+  } else if (is_dir(t.backend.default_home + "/" + t.backend.include_dirs.front())) {
+    t.sdk_home = t.backend.default_home;  // only where the SDK is installed: /usr alone is no HIP SDK
   }
   if (cuda_home) {
     t.cuda_home = cuda_home->empty() ? "" : absolute(*cuda_home);

@@ -18,6 +18,7 @@
 #include "stubgen/stubgen.h"
 #include "context_options.h"
 #include "python_context.h"
+#include "coverage_command.h"
 #include "version.h"
 
 namespace {
@@ -63,7 +64,7 @@ int run(int argc, char** argv) {
                "what to change - without running anything.",
                "musa-linkcheck"};
   app.set_version_flag("--version", mlc::tools::version_text("musa-linkcheck"));
-  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...",
+  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n       musa-linkcheck coverage [OPTION]... SOURCE_DIR...",
                                                        "Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
   app.footer("Exit status: 0 nothing unresolved (beyond the baseline), 1 unresolved symbols, missing libraries or\n"
              "versions, 2 usage error or unusable input, 3 internal error.\n\n"
@@ -113,8 +114,11 @@ int run(int argc, char** argv) {
   explain->add_option("SYMBOL", symbol, "the symbol")->required();
   explain->add_option("FILE_OR_DIR", inputs, "libraries that reference it");
   explain->fallthrough();
+  mlc::tools::CoverageCommand coverage;
+  coverage.add_to(app);
   mlc::tools::document_options(app);
   if (int status = mlc::tools::parse_gnu(app, argc, argv); status >= 0) return status;
+  if (*coverage.app) return coverage.run(context);
   if (!*explain && inputs.empty()) {
     std::fprintf(stderr, "musa-linkcheck: missing FILE_OR_DIR\nTry 'musa-linkcheck --help' for more information.\n");
     return 2;

@@ -28,6 +28,7 @@ constexpr OptionDoc kOptionDocs[] = {
     {"--sysroot", kLoader, "DIR"},
     {"--closure", kLoader, ""},
     {"--only-named", kLoader, ""},
+    {"--backend", kContext, "musa|hip"},
     {"--build-dir", kContext, "DIR"},
     {"--porting-dir", kContext, "DIR"},
     {"--source-root", kContext, "DIR"},

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "common/walk.h"
+#include "backend/hipify_map.h"
 #include "confirm/confirm.h"
 #include "source/preprocessor.h"
 #include "demangle/demangle.h"
@@ -307,7 +308,7 @@ void TraceResources::prepare() {
     ctx_.sources = &*sources_;
   }
   if (!o_.mapping.empty()) {
-    auto m = porting::load_mapping(o_.mapping);
+    auto m = backend::load_any_map(o_.mapping);
     if (m) {
       mapping_.emplace(std::move(m).value());
       ctx_.mapping = &*mapping_;
@@ -316,10 +317,17 @@ void TraceResources::prepare() {
     }
   }
   ctx_.sdk_home = o_.sdk_home;
+  ctx_.backend = &o_.backend;
   ctx_.cuda_home = o_.cuda_home;
   if (!o_.sdk_home.empty()) {
     ctx_.load_sdk = [this] {
-      sdk_.emplace(sdk::index_sdk({o_.sdk_home, cache_file("sdk-headers", {o_.sdk_home})}));
+      const backend::Backend& b = o_.backend;
+      sdk_.emplace(sdk::index_sdk({.home = o_.sdk_home,
+                                   .header_cache = cache_file("sdk-headers-" + b.name, {o_.sdk_home}),
+                                   .include_dirs = b.include_dirs,
+                                   .library_dirs = b.library_dirs,
+                                   .library_prefixes = b.library_prefixes,
+                                   .index_archives = b.index_archives}));
       return &*sdk_;
     };
   }
@@ -370,7 +378,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   // The SDK's copies of a library count as candidates when a stale copy is picked instead.
   loader::LoaderEnv env = options.env;
   if (!options.trace.sdk_home.empty())
-    for (const char* sub : {"/lib", "/lib64"}) env.candidate_dirs.push_back(options.trace.sdk_home + sub);
+    for (const auto& sub : options.trace.backend.library_dirs) env.candidate_dirs.push_back(options.trace.sdk_home + "/" + sub);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   const std::vector<std::string> files = expand_inputs(inputs, report.errors);
   // Pass 0 (--python): the torch that interpreter imports, loaded first for extensions that need it.

@@ -21,7 +21,8 @@ struct TraceOptions {
   std::string porting_dir;                // default: GENERATED_PORTING_DIR from the cache
   std::vector<std::string> source_roots;  // original PyTorch tree, the project's sources
   std::vector<std::string> cmake_lists;   // default: every CMakeLists.txt under the build's source dir
-  std::string sdk_home;                   // vendor SDK (lib/, lib64/, include/)
+  backend::Backend backend = backend::musa();  // the SDK's layout, map format, names in sentences
+  std::string sdk_home;                   // vendor SDK (its backend's library and include dirs)
   std::string cuda_home;                  // reference CUDA install
   std::string mapping;                    // porting map file or directory
   std::string cache_dir;                  // where indexes are cached ("" for none)

@@ -17,18 +17,32 @@ namespace mlc::porting {
 // Views into texts the map owns: loading copies no string that needs no unescaping.
 using NameMap = std::unordered_map<std::string_view, std::string_view>;
 
+// What a map says about a CUDA name besides its target (PyTorch's hipify map: the API family and
+// the HIP_UNSUPPORTED mark; torch_musa's JSON maps say neither, so family comes from the name).
+struct ApiInfo {
+  std::string_view family;   // "runtime", "driver", "blas", ... ("" when unknown)
+  bool unsupported = false;  // marked HIP_UNSUPPORTED: the target name is a placeholder
+  uint32_t line = 0;         // line of the entry in the map file (0: unknown)
+};
+
 struct PortingMap {
+  // The backend's names: MUSA for torch_musa's maps, HIP for hipify's (the field keeps its name).
   NameMap to_musa;                  // identifiers: general, extra, dnn-naming
   NameMap to_cuda;                  // the inverse (general.json is one-to-one)
   NameMap headers;                  // include.json, dnn-header.json
   std::vector<std::string> files;   // the JSON files read
   std::deque<std::string> storage;  // the texts and decoded strings the views point into
+  std::unordered_map<std::string_view, ApiInfo> info;  // CUDA name -> family, mark (hipify maps only)
   size_t entries() const { return to_musa.size() + headers.size(); }
 };
 
 // A directory of *.json (include*.json and *header*.json are header maps) or one file.
 // Errors (unreadable file, invalid JSON, a value that is not a string) name the file.
 Result<PortingMap> load_mapping(const std::string& path);
+
+// The API family of a CUDA name by its prefix (cudaX runtime, cuX driver, cublasX blas...), "" when
+// it is no CUDA library name: what torch_musa's maps, which carry no family, are grouped by.
+std::string_view family_of_name(std::string_view cuda_name);
 
 // Replaces whole identifiers found in `map` (the porting script's text rule).
 std::string map_identifiers(std::string_view text, const NameMap& map);

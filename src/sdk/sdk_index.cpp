@@ -21,13 +21,18 @@ std::string link_name_of(const std::string& file) {
   return base;
 }
 
-void collect_libraries(const std::string& dir, std::vector<std::string>& files, std::set<std::pair<dev_t, ino_t>>& seen) {
+void collect_libraries(const std::string& dir, std::vector<std::string>& files, std::set<std::pair<dev_t, ino_t>>& seen,
+                       const std::vector<std::string>& prefixes = {}) {
   DIR* d = opendir(dir.c_str());
   if (!d) return;
   std::vector<std::string> names;
   while (dirent* de = readdir(d)) {
     std::string n = de->d_name;
-    if (n.find(".so") != std::string::npos) names.push_back(n);
+    if (n.find(".so") == std::string::npos) continue;
+    if (!prefixes.empty() &&
+        std::none_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) { return n.rfind(p, 0) == 0; }))
+      continue;
+    names.push_back(n);
   }
   closedir(d);
   // Prefer the fully versioned name (libfoo.so.1.2.3) for the path: sort longest name first per inode.
@@ -126,16 +131,23 @@ SdkIndex index_sdk(const SdkOptions& options) {
     empty.home = options.home;
     return empty;
   }
-  SdkIndex idx = index_libraries({options.home + "/lib", options.home + "/lib64"});
+  std::vector<std::string> files, dirs;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  for (const auto& d : options.library_dirs) {
+    dirs.push_back(options.home + "/" + d);
+    collect_libraries(dirs.back(), files, seen, options.library_prefixes);
+  }
+  SdkIndex idx = index_files(std::move(files));
   idx.home = options.home;
-  index_archives(options.home + "/lib", idx);
-  if (stat((options.home + "/lib64").c_str(), &st) == 0) {
-    struct stat lib;
-    bool same = stat((options.home + "/lib").c_str(), &lib) == 0 && lib.st_ino == st.st_ino && lib.st_dev == st.st_dev;
-    if (!same) index_archives(options.home + "/lib64", idx);
+  if (options.index_archives) {
+    std::set<std::pair<dev_t, ino_t>> seen_dirs;  // lib64 is often a symlink to lib
+    for (const auto& d : dirs) {
+      if (stat(d.c_str(), &st) != 0 || !seen_dirs.insert({st.st_dev, st.st_ino}).second) continue;
+      index_archives(d, idx);
+    }
   }
   source::IndexOptions io;
-  io.roots = {options.home + "/include"};
+  for (const auto& d : options.include_dirs) io.roots.push_back(options.home + "/" + d);
   io.cache_file = options.header_cache;
   idx.headers = source::SourceIndex::build(io, &idx.header_stats);
   return idx;

@@ -44,6 +44,11 @@ struct SdkIndex {
 struct SdkOptions {
   std::string home;
   std::string header_cache;  // cache file for the header index ("" for none)
+  // The layout below home (backend::Backend states it): the defaults are MUSA's and CUDA's.
+  std::vector<std::string> include_dirs = {"include"};
+  std::vector<std::string> library_dirs = {"lib", "lib64"};
+  std::vector<std::string> library_prefixes = {};  // only libraries whose file name starts so; {} = all
+  bool index_archives = true;
 };
 
 // An SDK home that does not exist gives an empty index (no error): the SDK is optional context.

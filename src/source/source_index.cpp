@@ -158,21 +158,21 @@ bool save_cache(const std::string& file, const std::vector<std::string>& roots, 
 }  // namespace
 
 bool is_source_file(std::string_view path) {
-  for (std::string_view ext : {".c", ".cc", ".cpp", ".cxx", ".cu", ".mu", ".h", ".hh", ".hpp", ".cuh", ".muh", ".inl"})
+  for (std::string_view ext : {".c", ".cc", ".cpp", ".cxx", ".cu", ".mu", ".hip", ".h", ".hh", ".hpp", ".cuh", ".muh", ".inl"})
     if (has_suffix(path, ext)) return true;
   return false;
 }
 
 namespace {
 bool is_cuda_unit(std::string_view path) {
-  for (std::string_view ext : {".cu", ".mu", ".cuh", ".muh"})
+  for (std::string_view ext : {".cu", ".mu", ".hip", ".cuh", ".muh"})
     if (has_suffix(path, ext)) return true;
   return false;
 }
 }  // namespace
 
 bool is_compiled_source(std::string_view path) {
-  for (std::string_view ext : {".c", ".cc", ".cpp", ".cxx", ".cu", ".mu"})
+  for (std::string_view ext : {".c", ".cc", ".cpp", ".cxx", ".cu", ".mu", ".hip"})
     if (has_suffix(path, ext)) return true;
   return false;
 }

@@ -42,7 +42,7 @@ struct IndexStats {
   bool cache_written = false;
 };
 
-bool is_source_file(std::string_view path);    // .c .cc .cpp .cxx .cu .mu .h .hh .hpp .cuh .muh .inl
+bool is_source_file(std::string_view path);    // .c .cc .cpp .cxx .cu .mu .hip .h .hh .hpp .cuh .muh .inl
 bool is_compiled_source(std::string_view path);  // a translation unit, not a header
 
 class SourceIndex {

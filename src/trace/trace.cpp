@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -292,11 +293,20 @@ class Tracer {
       c.same_arity = c.exact || same_arity(*e);
       out.push_back(c);
     }
-    std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+    // hipify leaves the CUDA originals beside their ports: of two equal definitions, the one in the
+    // backend's own source kind (.hip, .mu) is what the build should compile.
+    auto backend_source = [this](const Candidate& c) {
+      const std::string& path = ctx_.sources->file_of(*c.entity).path;
+      for (const auto& ext : ctx_.backend->source_extensions)
+        if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) return true;
+      return false;
+    };
+    std::stable_sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {
       if (a.exact != b.exact) return a.exact;
       if (a.same_arity != b.same_arity) return a.same_arity;
       if (a.rank != b.rank) return a.rank > b.rank;
-      return a.in_porting_tree && !b.in_porting_tree;
+      if (a.in_porting_tree != b.in_porting_tree) return a.in_porting_tree;
+      return backend_source(a) && !backend_source(b);
     });
     return out;
   }
@@ -529,6 +539,13 @@ class Tracer {
 
   void counterpart() {
     std::string name = cuda_name();
+    const std::string& prefix = ctx_.backend->api_prefix;
+    if (name.empty() && ctx_.backend->counterpart_by_prefix && sym_.kind == NameKind::CName &&
+        sym_.name.size() > prefix.size() && sym_.name.compare(0, prefix.size(), prefix) == 0 &&
+        std::isupper(static_cast<unsigned char>(sym_.name[prefix.size()]))) {
+      name = "cuda" + sym_.name.substr(prefix.size());
+      u_.reason += "; CUDA counterpart " + name + " by the " + prefix + "X -> cudaX naming rule (the porting map has no entry)";
+    }
     if (name.empty()) return;
     std::optional<std::string> lib;
     if (ctx_.cuda())
@@ -538,19 +555,37 @@ class Tracer {
 
   bool check_cuda() {
     std::string name = cuda_name();
-    if (name.empty() || !ctx_.cuda()) return false;
-    const auto* lib = ctx_.cuda()->first_exporter(name);
+    if (name.empty()) return false;
+    const std::string& sdk = ctx_.backend->display;
+    const auto* lib = ctx_.cuda() ? ctx_.cuda()->first_exporter(name) : nullptr;
     const IndexedEntity* decl = nullptr;
-    for (const IndexedEntity* e : ctx_.cuda()->headers.lookup(name))
-      if (is_function_kind(e->kind) || is_variable_kind(e->kind)) decl = e;
-    if (!lib && !decl) return false;
-    u_.classification = Classification::CudaOnly;
-    u_.counterpart = Counterpart{name, lib ? std::optional<std::string>(lib->path) : std::nullopt};
-    u_.reason = "the MUSA SDK lacks it; CUDA has " + name +
-                (lib ? " in " + lib->path : " (declared in " + ctx_.cuda()->headers.file_of(*decl).path + ")");
+    if (ctx_.cuda())
+      for (const IndexedEntity* e : ctx_.cuda()->headers.lookup(name))
+        if (is_function_kind(e->kind) || is_variable_kind(e->kind)) decl = e;
+    if (lib || decl) {
+      u_.classification = Classification::CudaOnly;
+      u_.counterpart = Counterpart{name, lib ? std::optional<std::string>(lib->path) : std::nullopt};
+      u_.reason = "the " + sdk + " SDK lacks it; CUDA has " + name +
+                  (lib ? " in " + lib->path : " (declared in " + ctx_.cuda()->headers.file_of(*decl).path + ")");
+    } else if (const porting::ApiInfo* info = unsupported_mark(name)) {
+      // No CUDA toolkit here, but the porting map itself says the target has no equivalent
+      // (hipify's HIP_UNSUPPORTED): that is evidence enough for cuda-only.
+      u_.classification = Classification::CudaOnly;
+      u_.counterpart = Counterpart{name, std::nullopt};
+      u_.reason = "the " + sdk + " SDK lacks it; the porting map (" + ctx_.mapping->files.front() + ":" +
+                  std::to_string(info->line) + ") marks " + name + " HIP_UNSUPPORTED";
+    } else {
+      return false;
+    }
     if (declared_only_) u_.origin = declared_only_;
-    u_.fix = Fix{"stub", {}, {}, {}, {}, "stub it (musa-stubgen) and request the MUSA equivalent of " + name};
+    u_.fix = Fix{"stub", {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
     return true;
+  }
+
+  const porting::ApiInfo* unsupported_mark(const std::string& cuda) const {
+    if (!ctx_.mapping) return nullptr;
+    auto it = ctx_.mapping->info.find(cuda);
+    return it != ctx_.mapping->info.end() && it->second.unsupported && !ctx_.mapping->files.empty() ? &it->second : nullptr;
   }
 
   const loader::Process* p_;

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/backend.h"
 #include "build/build_info.h"
 #include "loader/loader.h"
 #include "porting/porting_map.h"
@@ -32,6 +33,7 @@ struct TraceContext {
   const sdk::SdkIndex* cuda() const { return lazy(load_cuda, cuda_); }
   std::string sdk_home, cuda_home;               // what load_sdk / load_cuda would read
   const porting::PortingMap* mapping = nullptr;
+  const backend::Backend* backend = &backend::musa();  // names in sentences, the SDK's layout
   const build::BuildInfo* build = nullptr;
   // Ported path (relative) -> original path (relative), filled on first use.
   mutable std::optional<std::unordered_map<std::string, std::string>> original_of;

@@ -9,6 +9,9 @@
 //                                                                DWARF (strip --strip-debug), alternating
 //   linkcheck_bench --python LINKCHECK PYTHON EXTENSION MODULE [RUNS]   musa-linkcheck --python=PYTHON on an
 //                                                                extension vs `PYTHON -c "import MODULE"`
+//   linkcheck_bench --coverage LINKCHECK BACKEND MAP CACHE RUNS DIR...   `coverage` cold (no cache) and
+//                                                                warm (header cache) vs a grep -rlw per
+//                                                                CUDA name of the map over the same dirs
 // The search path reaches ldd as LD_LIBRARY_PATH and musa-linkcheck as --library-path (the same
 // search path): a stale libstdc++.so.6 there must not be loaded into the C++ tool itself.
 #include <dirent.h>
@@ -244,8 +247,58 @@ int python_main(int argc, char** argv) {
   return 0;
 }
 
+// The porting-coverage report against what a person does without it: one grep over the tree per CUDA
+// name the map knows (and that only finds the uses; the SDK is not even consulted).
+int coverage_main(int argc, char** argv) {
+  if (argc < 8) {
+    std::fprintf(stderr, "usage: %s --coverage MUSA_LINKCHECK BACKEND MAP CACHE_DIR RUNS DIR...\n", argv[0]);
+    return 2;
+  }
+  std::string tool = argv[2], backend = argv[3], map = argv[4], cache = argv[5];
+  int runs = std::max(1, std::atoi(argv[6]));
+  std::vector<std::string> dirs(argv + 7, argv + argc);
+  struct stat st;
+  if (stat(map.c_str(), &st) != 0 || stat(dirs.front().c_str(), &st) != 0) {
+    std::printf("coverage benchmark skipped: %s or %s is missing (bash tools/dev.sh bench fetches PyTorch's sources)\n",
+                map.c_str(), dirs.front().c_str());
+    return 0;
+  }
+  std::vector<std::string> cold = {tool, "coverage", "--backend", backend, "--mapping", map, "--no-cache", "--format", "json"};
+  std::vector<std::string> warm = {tool, "coverage", "--backend", backend, "--mapping", map, "--cache-dir", cache, "--format", "json"};
+  cold.insert(cold.end(), dirs.begin(), dirs.end());
+  warm.insert(warm.end(), dirs.begin(), dirs.end());
+  // The CUDA names the map quotes (cu*, CU*, nv*), each grepped for as a word over the same trees.
+  std::string loop = "grep -oE '\"(cu|CU|nv)[A-Za-z0-9_]*\"' \"$1\" | tr -d '\"' | sort -u | { shift; n=0; "
+                     "while read -r name; do grep -rlw -- \"$name\" \"$@\" >/dev/null; n=$((n+1)); done; }";
+  std::vector<std::string> peer = {"sh", "-c", loop, "sh", map};
+  peer.insert(peer.end(), dirs.begin(), dirs.end());
+  std::string names = run_capture({"sh", "-c", "grep -oE '\"(cu|CU|nv)[A-Za-z0-9_]*\"' \"$1\" | sort -u | wc -l", "sh", map});
+  run_once(warm);  // fills the cache
+  std::vector<double> t_cold, t_warm, t_peer;
+  long rss_cold = 0, rss_warm = 0, rss_peer = 0;
+  for (int i = 0; i < runs; ++i) {
+    Sample c = run_once(cold), w = run_once(warm);
+    t_cold.push_back(c.seconds);
+    t_warm.push_back(w.seconds);
+    rss_cold = std::max(rss_cold, c.max_rss_kb);
+    rss_warm = std::max(rss_warm, w.max_rss_kb);
+  }
+  Sample g = run_once(peer);  // one run: it takes a minute
+  t_peer.push_back(g.seconds);
+  rss_peer = g.max_rss_kb;
+  double mc = median(t_cold), mw = median(t_warm), mg = median(t_peer);
+  std::printf("coverage: backend %s, map %s, %zu dirs, %d runs each (the grep loop once), %s CUDA names in the map\n",
+              backend.c_str(), map.c_str(), dirs.size(), runs, names.empty() ? "?" : names.substr(0, names.find('\n')).c_str());
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB\n", "coverage, cold (--no-cache)", mc * 1e3, rss_cold / 1024.0);
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB\n", "coverage, warm (header cache)", mw * 1e3, rss_warm / 1024.0);
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB\n", "grep -rlw per CUDA name", mg * 1e3, rss_peer / 1024.0);
+  std::printf("ratio (grep loop / coverage): %.0fx faster cold, %.0fx warm\n", mg / mc, mg / mw);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--python") return python_main(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "--coverage") return coverage_main(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "--tree") return tree_main(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "--dwarf") return dwarf_main(argc, argv);
   if (argc < 3) {

@@ -1,0 +1,69 @@
+// The two backends the toolkit knows. MUSA keeps every default the tools had before --backend
+// existed; HIP describes ROCm 5.2 as Debian packages it (hipcc, libamdhip64-dev).
+#include "backend/backend.h"
+
+namespace mlc::backend {
+
+const Backend& musa() {
+  static const Backend b{
+      .name = "musa",
+      .display = "MUSA",
+      .home_env = "MUSA_HOME",
+      .default_home = "/usr/local/musa",
+      .include_dirs = {"include"},
+      .library_dirs = {"lib", "lib64"},
+      .library_prefixes = {},
+      .index_archives = true,
+      .sonames = {"libmusart.so.4", "libmusa.so.4"},
+      .source_extensions = {".mu", ".muh"},
+      .map_format = MapFormat::TorchMusaJson,
+      .compiler = "mcc",
+      .error_type = "musaError_t",
+      .not_supported = "musaErrorNotSupported",
+      .runtime_header = "musa_runtime_api.h",
+      .api_prefix = "musa",
+      .counterpart_by_prefix = false,
+  };
+  return b;
+}
+
+const Backend& hip() {
+  // Debian: headers in /usr/include/hip (only those are indexed: all of /usr/include took 9.7 s),
+  // libraries in the multiarch directory beside every other library, hence the prefix filter.
+  static const Backend b{
+      .name = "hip",
+      .display = "HIP",
+      .home_env = "ROCM_PATH",
+      .default_home = "/usr",
+      .include_dirs = {"include/hip"},
+      .library_dirs = {"lib/x86_64-linux-gnu", "lib"},
+      .library_prefixes = {"libamdhip64", "libhiprtc", "libhipblas", "libhipfft", "libhiprand", "libhipsparse",
+                           "libhipsolver", "librocblas", "librocfft", "librocrand", "librocsparse", "librocsolver",
+                           "librccl", "libroctx64", "libMIOpen"},
+      .index_archives = false,
+      .sonames = {"libamdhip64.so.5"},
+      .source_extensions = {".hip"},
+      .map_format = MapFormat::HipifyPython,
+      .compiler = "hipcc",
+      .error_type = "hipError_t",
+      .not_supported = "hipErrorNotSupported",
+      .runtime_header = "hip/hip_runtime_api.h",
+      .api_prefix = "hip",
+      .counterpart_by_prefix = true,
+  };
+  return b;
+}
+
+const Backend* find(std::string_view name) {
+  if (name == "musa") return &musa();
+  if (name == "hip") return &hip();
+  return nullptr;
+}
+
+std::string names() { return "musa|hip"; }
+
+std::string sdk_home(const Backend& b, const std::string& from_env) {
+  return from_env.empty() ? b.default_home : from_env;
+}
+
+}  // namespace mlc::backend

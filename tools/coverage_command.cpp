@@ -1,0 +1,51 @@
+// The coverage subcommand: the SDK and the map come from the same context options and caches as
+// a link check (TraceResources), so a warm run reuses the SDK's header index.
+#include "coverage_command.h"
+
+#include <cstdio>
+
+#include "coverage/coverage.h"
+#include "version.h"
+
+namespace mlc::tools {
+
+void CoverageCommand::add_to(CLI::App& parent) {
+  app = parent.add_subcommand("coverage",
+                              "list every CUDA API a source tree (or its ported tree) references, its counterpart, and "
+                              "whether the backend's SDK declares and exports it");
+  app->add_option("SOURCE_DIR", roots, "CUDA or ported source trees (or files)")->required();
+  app->add_option("--format", format, "text, json, markdown or html (one self-contained page)")
+      ->check(CLI::IsMember({"text", "json", "markdown", "html"}));
+  app->add_option("-o,--output", output, "write the report to FILE (atomically) instead of standard output");
+  app->fallthrough();
+}
+
+int CoverageCommand::run(const ContextOptions& context) const {
+  LinkcheckOptions options = context.resolve();
+  Report errors_only;  // TraceResources reports problems reading the map or the SDK here
+  TraceResources resources(options.trace, errors_only);
+  const trace::TraceContext& ctx = resources.context(nullptr);
+  coverage::CoverageOptions co;
+  for (const auto& r : roots) co.roots.push_back(absolute(r));
+  co.map = ctx.mapping;
+  co.sdk = ctx.sdk();
+  co.backend = options.trace.backend.name;
+  co.sdk_home = options.trace.sdk_home;
+  co.mapping = options.trace.mapping;
+  coverage::CoverageReport report = coverage::run_coverage(co);
+  report.errors.insert(report.errors.begin(), errors_only.errors.begin(), errors_only.errors.end());
+  if (co.sdk)
+    for (const auto& e : co.sdk->errors) report.errors.push_back(e);
+  std::string text = format == "json"       ? coverage::render_json(report, MLC_VERSION)
+                     : format == "markdown" ? coverage::render_markdown(report)
+                     : format == "html"     ? coverage::render_html(report)
+                                            : coverage::render_text(report);
+  if (!write_output(output.empty() ? "" : absolute(output), text)) {
+    std::fprintf(stderr, "musa-linkcheck: error: %s: cannot write the report\n", output.c_str());
+    return 2;
+  }
+  for (const auto& e : report.errors) std::fprintf(stderr, "musa-linkcheck: error: %s\n", e.to_line().c_str());
+  return report.errors.empty() ? 0 : 2;
+}
+
+}  // namespace mlc::tools
