@@ -405,6 +405,13 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
     bool settled = false;
     std::string other;  // a definition of the same entity under another mangling
   };
+  // Open: unknown, or known only by a declaration in the sources. A symbol the SDK declares and no
+  // SDK library exports (sdk-declared-only, cuda-only) is settled by the SDK, not by compiling.
+  auto is_open = [](const UnresolvedSymbol& u) {
+    return u.classification == Classification::Unknown ||
+           (u.origin && u.origin->kind == "declaration" && u.classification != Classification::SdkDeclaredOnly &&
+            u.classification != Classification::CudaOnly);
+  };
   std::vector<Want> wants;
   for (UnresolvedSymbol* u : symbols) {
     auto sym = demangle::parse_symbol(u->symbol);
@@ -420,7 +427,7 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
     }
     // Unsettled: unknown or declaration-only (whatever text found), or defined in several uncompiled
     // sources (text cannot see which #if the build takes).
-    bool open = u->classification == Classification::Unknown || (u->origin && u->origin->kind == "declaration");
+    bool open = is_open(*u);
     bool ambiguous = u->classification == Classification::MissingSource && files.size() > 1;
     if (!open && !ambiguous) continue;
     if (!open && files.empty()) continue;
@@ -489,9 +496,7 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
   // Rounds 1-3: what is still open, by the ranked evidence, tier by tier while the budget lasts.
   std::map<std::string, std::string> texts;
   for (auto& w : wants) {
-    if (w.settled || !(w.u->classification == Classification::Unknown ||
-                       (w.u->origin && w.u->origin->kind == "declaration")))
-      continue;
+    if (w.settled || !is_open(*w.u)) continue;
     for (auto& r : rank_sources(ctx, *w.u, texts))
       if (std::none_of(w.files.begin(), w.files.end(), [&](const auto& f) { return f.file == r.file; }))
         w.files.push_back(std::move(r));
@@ -520,6 +525,7 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
 
   total.settled = static_cast<size_t>(std::count_if(wants.begin(), wants.end(), [](const Want& w) { return w.settled; }));
   const ConfirmStats& s = total;
+  if (s.files == 0) return s;  // nothing could be compiled: no cost to report, nothing placed
   std::string line = "--confirm: " + std::to_string(s.files) + " candidate file(s): " + std::to_string(s.compiled) +
                      " compiled, " + std::to_string(s.cached) + " from cache, " + std::to_string(s.failed) +
                      " failed, " + std::to_string(s.skipped) + " skipped (budget or no command)";

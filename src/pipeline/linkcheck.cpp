@@ -560,6 +560,7 @@ Report explain_symbol(const std::string& symbol, const std::vector<std::string>&
   // With libraries: their report, narrowed to that symbol (mangled or demangled spelling).
   if (!inputs.empty()) {
     Report full = run_linkcheck(inputs, options);
+    full.runtime_lookups.clear();  // names looked up at run time answer no question about this symbol
     for (auto& lib : full.libraries) {
       std::vector<UnresolvedSymbol> keep;
       for (auto& u : lib.unresolved)

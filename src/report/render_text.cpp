@@ -212,7 +212,9 @@ std::string render_text(const Report& report, const TextStyle& style) {
     for (const auto& lib : report.libraries)
       if (lib.owner) out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
-    if (!report.interpreter.empty()) out += fmt::format("interpreter: {} (--python), loaded first\n", report.interpreter);
+    // The import-context line (render_python) names the interpreter already, with what it resolved to.
+    if (!report.interpreter.empty() && !report.python)
+      out += fmt::format("interpreter: {} (--python), loaded first\n", report.interpreter);
   }
   // When every input failed there is nothing to sum up: "0 undefined symbols ... in 0 libraries"
   // would read as an all-clear beside the errors (which the tool prints on stderr).

@@ -319,7 +319,9 @@ TEST(ImportReal, torchvision_extension_in_place_and_broken_agree_with_the_loader
   EXPECT_NE(broken.out.find("error: libc10.so.1.13 from " + fake + "/libc10.so.1.13 (ld_library_path) lacks "),
             std::string::npos)
       << broken.out.substr(0, 4000);
-  auto broken_json = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --format json --python=" + quote(python) +
+  // The oracle loads _C into a bare interpreter (no `import torch` first): the same process is the
+  // interpreter loaded first (--with) and _C's whole load checked.
+  auto broken_json = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --format json --with " + quote(python) +
                          " --library-path " + quote(fake) + " " + quote(ext));
   expect_loader_failure_reported(broken_load.err, json::parse(broken_json.out));
 }
@@ -347,7 +349,9 @@ TEST(ImportReal, torch_C_extension_in_place_agrees_with_the_loader) {
   EXPECT_NE(broken_load.status, 0);
   EXPECT_EQ(broken.status, 1);
   EXPECT_EQ(first_line(broken.out), "error: importing " + module + " would fail: 1 cause") << broken.out.substr(0, 2000);
-  auto broken_json = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --format json --python=" + quote(python) +
+  // The oracle loads _C into a bare interpreter (no `import torch` first): the same process is the
+  // interpreter loaded first (--with) and _C's whole load checked.
+  auto broken_json = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --format json --with " + quote(python) +
                          " --library-path " + quote(fake) + " " + quote(ext));
   expect_loader_failure_reported(broken_load.err, json::parse(broken_json.out));
 }
