@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -146,63 +148,99 @@ std::vector<std::string> dpkg_spellings(const std::string& path) {
   return out;
 }
 
+// The name a library's package is most often named after: "torch" for libtorch_cpu.so.1.13, "c10"
+// for libc10.so, "stdc" for libstdc++.so.6 (letters and digits after "lib", up to the first other byte,
+// lower-cased).
+std::string package_hint(const std::string& path) {
+  std::string base = path.substr(path.rfind('/') + 1);
+  if (base.rfind("lib", 0) == 0) base = base.substr(3);
+  size_t end = 0;
+  while (end < base.size() && std::isalnum(static_cast<unsigned char>(base[end]))) ++end;
+  // Digits at the end belong to a version more often than to a name (libfmt.so.9, libgflags2.2).
+  while (end > 2 && std::isdigit(static_cast<unsigned char>(base[end - 1]))) --end;
+  // Debian's package names are lower case (libOpenCL.so.1 is ocl-icd-libopencl1's).
+  std::string hint = base.substr(0, end);
+  for (char& c : hint) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return hint;
+}
+
+// Whether `text` (a .list file: one path a line) holds `line` as a whole line.
+bool has_line(std::string_view text, const std::string& line) {
+  if (text.size() < line.size()) return false;
+  if (text.compare(0, line.size(), line) == 0 && (text.size() == line.size() || text[line.size()] == '\n')) return true;
+  std::string needle = "\n" + line;
+  for (const char* at = text.data(); at < text.data() + text.size();) {
+    const auto* hit = static_cast<const char*>(
+        memmem(at, static_cast<size_t>(text.data() + text.size() - at), needle.data(), needle.size()));
+    if (!hit) return false;
+    const char* after = hit + needle.size();
+    if (after == text.data() + text.size() || *after == '\n') return true;
+    at = hit + 1;
+  }
+  return false;
+}
+
+// The Version field of `package` ("name" or "name:arch") in dpkg's status file; "" when absent.
+std::string status_version(std::string_view status, const std::string& package) {
+  std::string name = package.substr(0, package.find(':'));
+  std::string arch = package.find(':') == std::string::npos ? "" : package.substr(package.find(':') + 1);
+  std::string needle = "Package: " + name + "\n";
+  for (size_t at = 0; (at = status.find(needle, at)) != std::string_view::npos; at += needle.size()) {
+    if (at != 0 && status[at - 1] != '\n') continue;
+    size_t end = status.find("\n\n", at);
+    std::string_view stanza = status.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    if (!arch.empty() && stanza.find("\nArchitecture: " + arch + "\n") == std::string_view::npos) continue;
+    size_t v = stanza.find("\nVersion: ");
+    if (v == std::string_view::npos) continue;
+    size_t eol = stanza.find('\n', v + 1);
+    return std::string(stanza.substr(v + 10, eol == std::string_view::npos ? std::string_view::npos : eol - v - 10));
+  }
+  return "";
+}
+
 void find_dpkg(const std::set<std::string>& wanted, const std::string& dpkg_dir,
                std::map<std::string, PackageOwner>& out) {
-  std::map<std::string, std::vector<std::string>> spelled;  // spelling -> files asked about
-  for (const auto& w : wanted)
-    for (const auto& s : dpkg_spellings(w)) spelled[s].push_back(w);
-  std::set<size_t> lengths;
-  for (const auto& [spelling, files] : spelled) lengths.insert(spelling.size());
+  std::map<std::string, std::vector<std::string>> spellings;  // file asked about -> spellings dpkg may have
+  std::set<std::string> hints;
+  for (const auto& w : wanted) {
+    spellings[w] = dpkg_spellings(w);
+    if (auto h = package_hint(w); !h.empty()) hints.insert(h);
+  }
+  // The lists whose package name holds a library's name are read first: the look-up usually ends
+  // there, instead of after reading every one of the system's thousand lists.
+  std::vector<std::string> lists;
+  for (auto& name : list_dir(dpkg_dir + "/info"))
+    if (name.ends_with(".list")) lists.push_back(std::move(name));
+  // A one-letter name only as lib<letter><digit> (libc.so.6 -> libc6), else every list would match.
+  auto likely = [&](const std::string& name) {
+    return std::any_of(hints.begin(), hints.end(), [&](const std::string& h) {
+      if (h.size() > 1) return name.find(h) != std::string::npos;
+      return name.size() > 4 && name.rfind("lib" + h, 0) == 0 && std::isdigit(static_cast<unsigned char>(name[4]));
+    });
+  };
+  std::stable_partition(lists.begin(), lists.end(), likely);
   std::set<std::string> left = wanted;
   std::map<std::string, std::string> package_of;  // file asked about -> package (list file stem)
-  for (const auto& name : list_dir(dpkg_dir + "/info")) {
+  for (const auto& name : lists) {
     if (left.empty()) break;
-    if (!name.ends_with(".list")) continue;
     auto text = read_text(dpkg_dir + "/info/" + name);
     if (!text) continue;
-    // Lines as views (these files hold hundreds of thousands); only a line of a wanted length is looked up.
-    std::string_view all(*text);
-    size_t start = 0;
-    while (start < all.size()) {
-      size_t nl = all.find('\n', start);
-      std::string_view line = all.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-      start = nl == std::string_view::npos ? all.size() : nl + 1;
-      if (!lengths.count(line.size())) continue;
-      auto it = spelled.find(std::string(line));
-      if (it == spelled.end()) continue;
-      for (const auto& w : it->second)
-        if (left.erase(w)) package_of[w] = name.substr(0, name.size() - 5);
+    for (auto it = left.begin(); it != left.end();) {
+      const auto& forms = spellings[*it];
+      if (std::any_of(forms.begin(), forms.end(), [&](const std::string& f) { return has_line(*text, f); })) {
+        package_of[*it] = name.substr(0, name.size() - 5);
+        it = left.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
   if (package_of.empty()) return;
   // Versions from the status file, for the packages found only.
-  std::map<std::string, std::string> version_of;  // "pkg" and "pkg:arch" -> version
-  if (auto status = read_text(dpkg_dir + "/status")) {
-    std::string pkg, arch, version;
-    auto flush = [&] {
-      if (!pkg.empty() && !version.empty()) {
-        version_of.emplace(pkg, version);
-        if (!arch.empty()) version_of.emplace(pkg + ":" + arch, version);
-      }
-      pkg.clear(), arch.clear(), version.clear();
-    };
-    size_t start = 0;
-    while (start <= status->size()) {
-      size_t nl = status->find('\n', start);
-      std::string line = status->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-      if (line.empty()) flush();
-      if (line.rfind("Package: ", 0) == 0) pkg = line.substr(9);
-      if (line.rfind("Architecture: ", 0) == 0) arch = line.substr(14);
-      if (line.rfind("Version: ", 0) == 0) version = line.substr(9);
-      if (nl == std::string::npos) break;
-      start = nl + 1;
-    }
-    flush();
-  }
+  auto status = read_text(dpkg_dir + "/status");
   for (const auto& [file, package] : package_of) {
-    auto it = version_of.find(package);
     out[file] = PackageOwner{.kind = "dpkg", .name = package.substr(0, package.find(':')),
-                             .version = it == version_of.end() ? "" : it->second};
+                             .version = status ? status_version(*status, package) : ""};
   }
 }
 
