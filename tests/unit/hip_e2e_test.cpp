@@ -4,6 +4,7 @@
 // rebuilt until nothing is unresolved. Truth comes from ldd -r, objdump and grep on the real files.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -54,6 +55,10 @@ TEST(HipEndToEnd, ported_library_is_diagnosed_stubbed_and_rebuilt_until_nothing_
 
   // 1. Port: PyTorch's real hipify, run as a user runs it (a subprocess of the test, never of the tool).
   const std::string dir = scratch_dir("hip_e2e");
+  // hipcc leaves its offload temporaries (norm-XXXXXX, src-XXXXXX, ...) in TMPDIR: it gets one inside
+  // this scratch folder, removed with it (the suite's scratch check found them left in the shared root).
+  std::filesystem::create_directories(dir + "/tmp");
+  setenv("TMPDIR", (dir + "/tmp").c_str(), 1);
   const std::string cuda = dir + "/cuda", hip = dir + "/hip", build = hip + "/build";
   fs::copy(std::string(MLC_SOURCE_DIR) + "/fixtures/hip_kernels", cuda, fs::copy_options::recursive);
   auto port = run("python3 -c " +
