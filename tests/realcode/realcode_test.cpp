@@ -63,7 +63,8 @@ struct Project {
 // Issue 16 doubled it with projects the tracer was not tuned on: flags written by macros, generated
 // config/export headers and an OBJECT library (glog), -inl.h headers and explicit instantiations through
 // an export macro (spdlog), quoted target_sources and vtables (leveldb), C libraries with sources in
-// add_library() (libzip) and an installed copy of the same library (zlib: the system's libz.so.1).
+// add_library() (libzip) and an installed copy of the same library (zlib: the system's libz.so.1), and a C
+// library whose API is marked by a GenerateExportHeader macro and built with hidden visibility (cmark).
 const std::vector<Project>& panel() {
   static const std::vector<Project> projects = {
       {.name = "jsoncpp",
@@ -175,6 +176,18 @@ const std::vector<Project>& panel() {
        .must = {{"crc32", "crc32.c"}},
        // The +dfsg repack drops win32/; CMakeLists.txt still lists win32/zlib1.rc (ignored off Windows).
        .prepare = "mkdir -p win32 && touch win32/zlib1.rc"},
+      // cmark: C, CMARK_EXPORT from a GenerateExportHeader header (cmark_export.h) and a generated config.h,
+      // built with -fvisibility=hidden; the source list also names headers and scanners.re (never compiled).
+      {.name = "cmark",
+       .package = "cmark",
+       .cmake_args = {"-DCMARK_SHARED=ON", "-DCMARK_STATIC=OFF", "-DCMARK_TESTS=OFF"},
+       .target = "cmark",
+       .library = "libcmark.so",
+       .cmake_file = "src/CMakeLists.txt",
+       .remove = 3,
+       .force = {"src/node.c"},
+       // Declared `CMARK_EXPORT const char *cmark_node_get_literal(...)` in cmark.h, the macro from cmark_export.h.
+       .must = {{"cmark_node_get_literal", "src/node.c"}}},
   };
   return projects;
 }
