@@ -94,7 +94,9 @@ GnuHashTable read_gnu_hash(std::string_view bytes, bool is_64, size_t symbol_cou
   uint32_t nbuckets = words[0], symoffset = words[1], bloom_size = words[2], bloom_shift = words[3];
   size_t word_bytes = is_64 ? 8 : 4;
   uint64_t header = 16 + uint64_t{bloom_size} * word_bytes + uint64_t{nbuckets} * 4;
-  if (nbuckets == 0 || bloom_size == 0 || header > bytes.size() || symoffset > symbol_count) return t;
+  // A shift of 32 or more would shift the 32-bit hash past its width (undefined behaviour; ld.so gets
+  // whatever the hardware does): such a table is malformed and set aside, and lookups scan instead.
+  if (nbuckets == 0 || bloom_size == 0 || bloom_shift >= 32 || header > bytes.size() || symoffset > symbol_count) return t;
   size_t nchains = (bytes.size() - header) / 4;
   if (symbol_count - symoffset > nchains) return t;
   const char* base = bytes.data();
