@@ -275,7 +275,8 @@ size_t reclaim_own_build(const loader::Process& p, const std::vector<OpenSymbol>
   std::set<std::string> emptied;
   for (const auto& [ref, u] : symbols) {
     if (!u->cause || u->classification != Classification::Shadowed) continue;
-    auto c = std::find_if(causes.begin(), causes.end(), [&](const Cause& k) { return k.id == *u->cause; });
+    const std::string& id = *u->cause;  // a structured binding cannot be captured before C++20 (clang 14)
+    auto c = std::find_if(causes.begin(), causes.end(), [&](const Cause& k) { return k.id == id; });
     if (c == causes.end() || !c->picked || !c->other || !own(c->picked->path)) continue;
     UnresolvedSymbol again = *u;
     again.classification = Classification::Unknown;
