@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "build/build_info.h"
+#include "cmake/build_info.h"
 #include "common/file_io.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
@@ -67,8 +67,8 @@ std::vector<std::string> split_command(const std::string& s) {
 }
 
 std::string absolute_in(const std::string& dir, const std::string& path) {
-  if (path.empty() || path[0] == '/') return build::normalize_path(path);
-  return build::normalize_path(dir + "/" + path);
+  if (path.empty() || path[0] == '/') return cmake::normalize_path(path);
+  return cmake::normalize_path(dir + "/" + path);
 }
 
 std::string extension(const std::string& path) {
@@ -648,7 +648,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       if (u.classification != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;
       // The tracer had no referencing library to name the target: the fix is aimed at ours.
       if (ctx.build && u.fix && u.fix->kind == "add-source") {
-        if (auto choice = build::choose_list(*ctx.build, u.origin->file, target, ctx.porting_dir); choice)
+        if (auto choice = cmake::choose_list(*ctx.build, u.origin->file, target, ctx.porting_dir); choice)
           u.fix = trace::add_source_fix(choice, u.origin->file);
       }
       u.reason += " (needed by a source this patch gives back)";

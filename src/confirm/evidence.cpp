@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "build/build_info.h"
+#include "cmake/build_info.h"
 #include "confirm/confirm.h"
 #include "demangle/symbol_name.h"
 #include "source/source_index.h"
@@ -114,7 +114,7 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
     if (base.rfind("lib", 0) == 0) base = base.substr(3);
     base = base.substr(0, base.find(".so"));
     for (const auto& l : ctx.build->lists)
-      if (!l.removal && (l.targets.count(base) || l.variable == base) && build::feeds_build(*ctx.build, l))
+      if (!l.removal && (l.targets.count(base) || l.variable == base) && cmake::feeds_build(*ctx.build, l))
         for (const auto& e : l.entries)
           for (const auto& f : e.files) dirs.insert(parent(f));
   }

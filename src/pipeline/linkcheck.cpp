@@ -280,7 +280,7 @@ std::string TraceResources::cache_file(const std::string& kind, const std::vecto
 void TraceResources::prepare() {
   ready_ = true;
   if (!o_.build_dir.empty() || !o_.cmake_lists.empty()) {
-    build_.emplace(build::read_build({o_.build_dir, o_.cmake_lists}));
+    build_.emplace(cmake::read_build({o_.build_dir, o_.cmake_lists}));
     for (const auto& e : build_->errors) errors_.push_back(e);
     for (const auto& l : build_->lists)
       for (const auto& d : l.duplicates)
@@ -291,15 +291,15 @@ void TraceResources::prepare() {
   if (ctx_.porting_dir.empty() && build_) {
     if (auto it = build_->cache.find("GENERATED_PORTING_DIR"); it != build_->cache.end()) ctx_.porting_dir = it->second;
   }
-  ctx_.porting_dir = ctx_.porting_dir.empty() ? "" : build::normalize_path(ctx_.porting_dir);
-  for (const auto& r : o_.source_roots) ctx_.source_roots.push_back(build::normalize_path(r));
+  ctx_.porting_dir = ctx_.porting_dir.empty() ? "" : cmake::normalize_path(ctx_.porting_dir);
+  for (const auto& r : o_.source_roots) ctx_.source_roots.push_back(cmake::normalize_path(r));
   std::vector<std::string> roots;
   if (!ctx_.porting_dir.empty()) roots.push_back(ctx_.porting_dir);
   roots.insert(roots.end(), ctx_.source_roots.begin(), ctx_.source_roots.end());
   if (!roots.empty()) {
     // The build directory's generated headers (config.h, export headers) define namespace macros.
     std::vector<std::string> macro_roots;
-    if (!o_.build_dir.empty()) macro_roots.push_back(build::normalize_path(o_.build_dir));
+    if (!o_.build_dir.empty()) macro_roots.push_back(cmake::normalize_path(o_.build_dir));
     // The build's -D/-U flags decide which #if branch of a config header defines a namespace macro.
     std::map<std::string, std::string> defines;
     for (const auto& c : confirm::read_compile_commands(o_.build_dir)) source::add_command_definitions(c.argv, defines);

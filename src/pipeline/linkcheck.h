@@ -76,7 +76,7 @@ class TraceResources {
   std::vector<std::string>& warnings_;
   bool ready_ = false;
   trace::TraceContext ctx_;
-  std::optional<build::BuildInfo> build_;
+  std::optional<cmake::BuildInfo> build_;
   std::optional<source::SourceIndex> sources_;
   source::IndexStats source_stats_;
   std::optional<porting::PortingMap> mapping_;

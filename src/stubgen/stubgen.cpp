@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "build/build_info.h"
-#include "build/cmake_lang.h"
+#include "cmake/build_info.h"
+#include "cmake/cmake_lang.h"
 #include "common/file_io.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
@@ -666,10 +666,10 @@ std::string lower(std::string x) {
 // own with the neighbour's indentation (or beside it when entries share a line). A sorted list stays
 // sorted; otherwise the entry goes next to the one sharing the longest prefix with it, in alphabetical
 // order with that neighbour. References (${SRCS}) and generator expressions are never neighbours.
-std::optional<Insertion> insertion_for(const std::string& text, const build::SourceList& list, const std::string& entry) {
-  std::vector<const build::ListEntry*> direct;
+std::optional<Insertion> insertion_for(const std::string& text, const cmake::SourceList& list, const std::string& entry) {
+  std::vector<const cmake::ListEntry*> direct;
   for (const auto& e : list.entries)
-    if (!build::is_indirect_entry(e.raw)) direct.push_back(&e);
+    if (!cmake::is_indirect_entry(e.raw)) direct.push_back(&e);
   if (direct.empty()) {
     // add_library(T SHARED ${SRCS}) or an empty set(): after the last argument, on its line.
     size_t at = list.entries.empty() ? list.close_paren : list.entries.back().end;
@@ -677,8 +677,8 @@ std::optional<Insertion> insertion_for(const std::string& text, const build::Sou
   }
   bool sorted = std::is_sorted(direct.begin(), direct.end(),
                                [](const auto* a, const auto* b) { return lower(a->raw) < lower(b->raw); });
-  const build::ListEntry* after = nullptr;   // the entry the new one follows
-  const build::ListEntry* before = nullptr;  // or, when none, the one it precedes
+  const cmake::ListEntry* after = nullptr;   // the entry the new one follows
+  const cmake::ListEntry* before = nullptr;  // or, when none, the one it precedes
   if (sorted && direct.size() > 1) {
     for (const auto* e : direct) {
       if (lower(e->raw) < lower(entry)) after = e;
@@ -694,7 +694,7 @@ std::optional<Insertion> insertion_for(const std::string& text, const build::Sou
       else if (!before) before = e;
     }
   }
-  const build::ListEntry* model = after ? after : before;
+  const cmake::ListEntry* model = after ? after : before;
   std::string written = text[model->begin] == '"' ? "\"" + entry + "\"" : entry;
   bool first = false;
   if (after) {
@@ -756,7 +756,7 @@ std::optional<std::string> imported_target(const trace::TraceContext& ctx, const
       if (ec || !it->is_regular_file() || it->path().extension() != ".cmake") continue;
       auto text = read_text(it->path().string());
       if (!text) continue;
-      auto cmds = build::parse_cmake(*text, it->path().string());
+      auto cmds = cmake::parse_cmake(*text, it->path().string());
       if (!cmds) continue;
       for (const auto& c : cmds.value()) {
         if (c.name != "add_library" || c.args.size() < 2) continue;
@@ -793,8 +793,8 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
   // A file a glob of the target matches but list(REMOVE_ITEM)/list(FILTER EXCLUDE) takes out: the entry
   // taking it out goes (the whole call when it was the only one).
   struct Drop {
-    const build::SourceList* removal;
-    const build::ListEntry* entry;
+    const cmake::SourceList* removal;
+    const cmake::ListEntry* entry;
     std::string file;     // the source it gives back
     std::string symbol;   // demangled, for a refusal
   };
@@ -858,9 +858,9 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       }
       if (u.classification == Classification::MissingSource && ctx.build && u.origin && !u.origin->file.empty()) {
         const auto* t = ctx.build->target_for_artifact(lib.path);
-        auto ex = build::exclusion_for(*ctx.build, build::normalize_path(u.origin->file), t ? t->name : "");
+        auto ex = cmake::exclusion_for(*ctx.build, cmake::normalize_path(u.origin->file), t ? t->name : "");
         if (ex && ex->removal) {
-          drops.push_back({ex->removal, ex->removal_entry, build::normalize_path(u.origin->file), u.demangled});
+          drops.push_back({ex->removal, ex->removal_entry, cmake::normalize_path(u.origin->file), u.demangled});
           continue;
         }
       }
@@ -946,7 +946,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
   // Each CMake file is read and parsed once; a file that cannot be is an error, once.
   struct Parsed {
     std::string text;
-    std::vector<build::CMakeCommand> commands;
+    std::vector<cmake::CMakeCommand> commands;
   };
   std::map<std::string, std::optional<Parsed>> parsed;
   auto parsed_of = [&](const std::string& file) -> const Parsed* {
@@ -957,7 +957,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
         p.errors.push_back({file, "cannot read"});
         return nullptr;
       }
-      auto cmds = build::parse_cmake(*t, file);
+      auto cmds = cmake::parse_cmake(*t, file);
       if (!cmds) {
         p.errors.push_back(cmds.error());
         return nullptr;
@@ -983,13 +983,13 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     const Parsed* file = parsed_of(add.file);
     if (!file) continue;
     // The lists as the build read them (its scopes' variables expanded); the file alone otherwise.
-    std::vector<build::SourceList> lists;
+    std::vector<cmake::SourceList> lists;
     auto local_vars = vars;
     if (ctx.build)
       for (const auto& l : ctx.build->lists)
         if (l.cmake_file == add.file) lists.push_back(l);
-    if (lists.empty()) lists = build::find_source_lists(file->commands, add.file, local_vars);
-    std::vector<const build::SourceList*> named;  // every command writing that list (set, list(APPEND), ...)
+    if (lists.empty()) lists = cmake::find_source_lists(file->commands, add.file, local_vars);
+    std::vector<const cmake::SourceList*> named;  // every command writing that list (set, list(APPEND), ...)
     for (const auto& l : lists)
       if (l.variable == add.list && !l.removal) named.push_back(&l);
     if (named.empty()) {
@@ -999,17 +999,17 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     // Only the commands the configure took count (those whose files the build compiles): an entry in
     // an if() branch that is not taken changes nothing, there or as a duplicate.
     if (ctx.build) {
-      std::vector<const build::SourceList*> live;
+      std::vector<const cmake::SourceList*> live;
       for (const auto* l : named)
-        if (build::feeds_build(*ctx.build, *l)) live.push_back(l);
+        if (cmake::feeds_build(*ctx.build, *l)) live.push_back(l);
       if (!live.empty()) named = live;
     }
     // Present by spelling, or by the file the entry names once its variables are expanded.
     const std::string& dir = named.front()->current_dir;
     local_vars["CMAKE_CURRENT_SOURCE_DIR"] = dir;
     local_vars["CMAKE_CURRENT_LIST_DIR"] = add.file.substr(0, add.file.rfind('/'));
-    std::string expanded = build::expand_variables(add.entry, local_vars);
-    expanded = build::normalize_path(!expanded.empty() && expanded[0] == '/' ? expanded : dir + "/" + expanded);
+    std::string expanded = cmake::expand_variables(add.entry, local_vars);
+    expanded = cmake::normalize_path(!expanded.empty() && expanded[0] == '/' ? expanded : dir + "/" + expanded);
     bool present = false;
     for (const auto* l : named)
       for (const auto& e : l->entries) {
@@ -1022,11 +1022,11 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     }
     // Of several commands writing the list (if/else branches, list(APPEND)), the one holding the
     // entry's nearest siblings.
-    const build::SourceList* list = named.back();
+    const cmake::SourceList* list = named.back();
     size_t best = 0;
     for (const auto* l : named)
       for (const auto& e : l->entries) {
-        if (build::is_indirect_entry(e.raw)) continue;
+        if (cmake::is_indirect_entry(e.raw)) continue;
         size_t len = common_prefix(e.raw, add.entry);
         if (len > best) best = len, list = l;
       }
@@ -1041,8 +1041,8 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
     const Parsed* file = parsed_of(add.file);
     if (!file) continue;
     const std::string* text = &file->text;
-    const build::CMakeCommand* link = nullptr;
-    const build::CMakeCommand* creator = nullptr;
+    const cmake::CMakeCommand* link = nullptr;
+    const cmake::CMakeCommand* creator = nullptr;
     for (const auto& c : file->commands) {
       if (c.args.empty() || c.args[0].value != add.target) continue;
       if (c.name == "target_link_libraries") link = &c;
@@ -1066,12 +1066,12 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
   // back; otherwise dropping it would compile files the project keeps out on purpose.
   std::set<std::string> wanted;
   for (const auto& d : drops) wanted.insert(d.file);
-  std::map<const build::SourceList*, std::set<const build::ListEntry*>> dropped;
+  std::map<const cmake::SourceList*, std::set<const cmake::ListEntry*>> dropped;
   for (const auto& d : drops) {
     if (d.removal->filter) {
       std::vector<std::string> others;
       for (const auto& f : d.entry->files)
-        if (!wanted.count(build::normalize_path(f))) others.push_back(f);
+        if (!wanted.count(cmake::normalize_path(f))) others.push_back(f);
       if (!others.empty()) {
         p.refused.push_back({d.symbol, "missing-source: " + d.file + " is excluded by list(FILTER " + d.removal->variable +
                                            " EXCLUDE REGEX " + d.entry->raw + ") at " + d.removal->cmake_file + ":" +
@@ -1086,7 +1086,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
   for (const auto& [removal, entries] : dropped) {
     const Parsed* file = parsed_of(removal->cmake_file);
     if (!file) continue;
-    const build::CMakeCommand* cmd = nullptr;
+    const cmake::CMakeCommand* cmd = nullptr;
     for (const auto& c : file->commands)
       if (c.close_paren == removal->close_paren) cmd = &c;
     if (!cmd) continue;

@@ -486,7 +486,7 @@ class Tracer {
     }
     u_.reason = "defined in " + where + about + ", which the build does not compile";
     Fix fix = add_source_fix(
-        ctx_.build ? build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt,
+        ctx_.build ? cmake::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt,
         origin_file);
     if (original && original->size() > 4 && original->compare(original->size() - 4, 4, ".cpp") == 0 &&
         fix.list.value_or("") != "PORTING_CPP_CSRCS") {
@@ -624,9 +624,9 @@ const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& incl
   return *ctx.includers;
 }
 
-std::optional<ListChoice> choose_list(const build::BuildInfo& build, const std::string& file,
+std::optional<ListChoice> choose_list(const cmake::BuildInfo& build, const std::string& file,
                                       const std::string& porting_dir, const std::string& target) {
-  return build::choose_list(build, file, target, porting_dir);
+  return cmake::choose_list(build, file, target, porting_dir);
 }
 
 Fix add_source_fix(const std::optional<ListChoice>& choice, const std::string& file) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "build/build_info.h"
+#include "cmake/build_info.h"
 #include "loader/loader.h"
 #include "porting/porting_map.h"
 #include "report/report.h"
@@ -34,7 +34,7 @@ struct TraceContext {
   std::string sdk_home, cuda_home;               // what load_sdk / load_cuda would read
   const porting::PortingMap* mapping = nullptr;
   const backend::Backend* backend = &backend::musa();  // names in sentences, the SDK's layout
-  const build::BuildInfo* build = nullptr;
+  const cmake::BuildInfo* build = nullptr;
   // Ported path (relative) -> original path (relative), filled on first use.
   mutable std::optional<std::unordered_map<std::string, std::string>> original_of;
   // Translation units by what they #include ("fmt/format-inl.h" -> [{tu, line}]), filled on first use.
@@ -62,10 +62,10 @@ void trace_symbol(const loader::Process* process, int referencing, const TraceCo
 // one-unit rule and the confirm pass's evidence ranking share it).
 const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& includers(const TraceContext& ctx);
 
-// Which CMake list should hold `file`, and how to write its entry there (build::choose_list; kept here
+// Which CMake list should hold `file`, and how to write its entry there (cmake::choose_list; kept here
 // for callers of the trace pass). `target` is the CMake target of the library that references it.
-using ListChoice = build::ListChoice;
-std::optional<ListChoice> choose_list(const build::BuildInfo& build, const std::string& file,
+using ListChoice = cmake::ListChoice;
+std::optional<ListChoice> choose_list(const cmake::BuildInfo& build, const std::string& file,
                                       const std::string& porting_dir, const std::string& target = "");
 
 // The add-source fix that compiles `file`, from the list chosen for it (the one ListChoice -> Fix

@@ -1,16 +1,16 @@
 // The CMake reader and the patcher: the input is a CMakeLists.txt. Its source lists are read as
 // the tool reads a build's, and a missing-source fix is planned into the first list found; a patched
 // file must still parse, and an input that parsed must still parse after the patch.
-#include "build/build_info.h"
+#include "cmake/build_info.h"
 #include "fuzz_support.h"
 #include "stubgen/stubgen.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mlc;
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  bool parsed = build::parse_cmake(text, "CMakeLists.txt").ok();
+  bool parsed = cmake::parse_cmake(text, "CMakeLists.txt").ok();
   std::string path = fuzz::write_file("CMakeLists.txt", text);
-  build::BuildInfo info = build::read_build({"", {path}});
+  cmake::BuildInfo info = cmake::read_build({"", {path}});
   if (info.lists.empty()) return 0;
   Report report;
   LibraryReport lib;
@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.out_header = fuzz::scratch_dir() + "/unimplemented_functions.h";
   stubgen::Plan plan = stubgen::plan(report, ctx, options);
   for (const auto& edit : plan.cmake_files) {
-    if (parsed && !build::parse_cmake(edit.after, edit.path).ok()) __builtin_trap();  // a patch broke the file
+    if (parsed && !cmake::parse_cmake(edit.after, edit.path).ok()) __builtin_trap();  // a patch broke the file
   }
   return 0;
 }

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "build/build_info.h"
+#include "cmake/build_info.h"
 #include "porting/porting_map.h"
 #include "source/source_index.h"
 #include "test_support.h"
@@ -15,7 +15,7 @@
 namespace mlc {
 namespace {
 
-using build::CMakeArg;
+using cmake::CMakeArg;
 
 TEST(CMakeReader, arguments_comments_and_exact_ranges) {
   std::string text =
@@ -26,7 +26,7 @@ TEST(CMakeReader, arguments_comments_and_exact_ranges) {
       "  b.cu\n"
       ")\n"
       "if((A AND B))\nendif()\n";
-  auto cmds = build::parse_cmake(text, "CMakeLists.txt");
+  auto cmds = cmake::parse_cmake(text, "CMakeLists.txt");
   ASSERT_TRUE(cmds.ok()) << cmds.error().to_line();
   ASSERT_EQ(cmds->size(), 4u);
   const auto& set = (*cmds)[0];
@@ -49,13 +49,13 @@ TEST(CMakeReader, arguments_comments_and_exact_ranges) {
 }
 
 TEST(CMakeReader, broken_file_is_an_error_naming_file_and_line) {
-  auto unterminated = build::parse_cmake("set(A \"open\n\nfoo(", "/x/CMakeLists.txt");
+  auto unterminated = cmake::parse_cmake("set(A \"open\n\nfoo(", "/x/CMakeLists.txt");
   ASSERT_FALSE(unterminated.ok());
   EXPECT_EQ(unterminated.error().to_line(), "/x/CMakeLists.txt: broken CMake file: unterminated quoted argument at line 1");
-  auto missing_paren = build::parse_cmake("add_library(x\n  a.cpp\n", "/x/CMakeLists.txt");
+  auto missing_paren = cmake::parse_cmake("add_library(x\n  a.cpp\n", "/x/CMakeLists.txt");
   ASSERT_FALSE(missing_paren.ok());
   EXPECT_EQ(missing_paren.error().message, "broken CMake file: unterminated command add_library (missing ')') at line 3");
-  auto bracket = build::parse_cmake("#[[ never closed\nset(A)", "f.cmake");
+  auto bracket = cmake::parse_cmake("#[[ never closed\nset(A)", "f.cmake");
   EXPECT_FALSE(bracket.ok());
 }
 
@@ -69,10 +69,10 @@ TEST(SourceLists, glob_entries_expand_on_disk_and_missing_explicit_paths_vanish)
       "file(GLOB CPP ops/*.cpp ${GEN}/missing.cpp)\n"
       "file(GLOB_RECURSE MU ${GEN}/gen.mu ${GEN}/gen.mu ops/*.mu)\n"
       "set(EXTRA x.cpp)\nlist(APPEND EXTRA y.cpp)\n";
-  auto cmds = build::parse_cmake(text, dir + "/CMakeLists.txt");
+  auto cmds = cmake::parse_cmake(text, dir + "/CMakeLists.txt");
   ASSERT_TRUE(cmds.ok());
   std::map<std::string, std::string> vars = {{"GEN", dir}};
-  auto lists = build::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  auto lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
   ASSERT_EQ(lists.size(), 4u);
   EXPECT_EQ(lists[0].variable, "CPP");
   EXPECT_EQ(lists[0].entries[0].files, std::vector<std::string>{dir + "/ops/a.cpp"});
@@ -91,10 +91,10 @@ TEST(SourceLists, recursive_glob_never_walks_the_whole_file_system) {
   test::write_file(dir + "/a.cpp", "");
   using namespace std::string_literals;
   std::string text = "file(GLOB_RECURSE SRCS ${UNSET}/\0\0usr/*.cpp ${UNSET}/*.h a.cpp)\n"s;
-  auto cmds = build::parse_cmake(text, dir + "/CMakeLists.txt");
+  auto cmds = cmake::parse_cmake(text, dir + "/CMakeLists.txt");
   ASSERT_TRUE(cmds.ok());
   std::map<std::string, std::string> vars;
-  auto lists = build::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  auto lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
   ASSERT_EQ(lists.size(), 1u);
   ASSERT_EQ(lists[0].entries.size(), 3u);
   EXPECT_TRUE(lists[0].entries[0].files.empty());
@@ -111,23 +111,23 @@ TEST(SourceLists, remove_item_and_filter_exclude_regex_name_what_they_take_out_o
       "list(REMOVE_ITEM SRCS ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc)\n"
       "list(FILTER SRCS EXCLUDE REGEX \"/(win|nt)\\\\.cc$\")\n"
       "add_library(core SHARED ${SRCS})\n";
-  auto cmds = build::parse_cmake(text, dir + "/CMakeLists.txt");
+  auto cmds = cmake::parse_cmake(text, dir + "/CMakeLists.txt");
   ASSERT_TRUE(cmds.ok());
   std::map<std::string, std::string> vars;
-  build::BuildInfo info;
-  info.lists = build::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  cmake::BuildInfo info;
+  info.lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
   ASSERT_EQ(info.lists.size(), 4u);
   EXPECT_EQ(vars["SRCS"], dir + "/src/a.cc;" + dir + "/src/posix.cc");
   EXPECT_TRUE(info.lists[2].removal && info.lists[2].filter);
   EXPECT_EQ(info.lists[2].entries.at(0).files, std::vector<std::string>{dir + "/src/win.cc"});
-  auto b = build::exclusion_for(info, dir + "/src/b.cc", "core");
+  auto b = cmake::exclusion_for(info, dir + "/src/b.cc", "core");
   ASSERT_TRUE(b && b->removal);
   EXPECT_EQ(b->removal->line, 2u);
   EXPECT_EQ(b->removal_entry->raw, "${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc");
-  auto win = build::exclusion_for(info, dir + "/src/win.cc", "core");
+  auto win = cmake::exclusion_for(info, dir + "/src/win.cc", "core");
   ASSERT_TRUE(win && win->removal);
   EXPECT_EQ(win->removal->line, 3u);
-  auto a = build::exclusion_for(info, dir + "/src/a.cc", "core");  // globbed and kept: no removal
+  auto a = cmake::exclusion_for(info, dir + "/src/a.cc", "core");  // globbed and kept: no removal
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->removal, nullptr);
 }
@@ -141,10 +141,10 @@ TEST(SourceLists, missing_file_goes_to_the_list_of_its_kind_spelled_like_its_nei
   std::string text =
       "file(GLOB PORTING_CPP_CSRCS ${GENERATED_PORTING_DIR}/aten/musa/Act.cpp)\n"
       "file(GLOB_RECURSE MU_SRCS ${GENERATED_PORTING_DIR}/aten/musa/Loss.mu)\n";
-  build::BuildInfo info;
-  auto cmds = build::parse_cmake(text, dir + "/CMakeLists.txt");
+  cmake::BuildInfo info;
+  auto cmds = cmake::parse_cmake(text, dir + "/CMakeLists.txt");
   std::map<std::string, std::string> vars = {{"GENERATED_PORTING_DIR", gen}};
-  info.lists = build::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  info.lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
   auto mu = trace::choose_list(info, gen + "/aten/musa/cub.mu", gen);
   ASSERT_TRUE(mu.has_value());
   EXPECT_EQ(mu->list, "MU_SRCS");

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "build/build_info.h"
+#include "cmake/build_info.h"
 #include "porting/porting_map.h"
 #include "source/scanner.h"
 #include "stubgen/stubgen.h"
@@ -423,9 +423,9 @@ TEST(StandIn, torch_musas_real_csrc_cmake_lists_give_every_mu_srcs_entry_at_its_
   std::vector<std::string> twice;
   for (const auto& [entry, n] : times)
     if (n > 1) twice.push_back(entry);
-  auto info = build::read_build({.build_dir = "", .cmake_lists = {file}});
+  auto info = cmake::read_build({.build_dir = "", .cmake_lists = {file}});
   EXPECT_TRUE(info.errors.empty()) << info.errors[0].to_line();
-  const build::SourceList* mu = nullptr;
+  const cmake::SourceList* mu = nullptr;
   for (const auto& l : info.lists)
     if (l.variable == "MU_SRCS" && l.command == "file") mu = &l;
   ASSERT_NE(mu, nullptr);

@@ -229,7 +229,7 @@ TEST(Stubgen, oddly_formatted_cmake_file_is_patched_without_changing_any_other_b
   u.fix = Fix{"add-source", cmake, "MU_SRCS", "${GENERATED_PORTING_DIR}/aten/musa/cub.mu", std::nullopt, ""};
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
-  build::BuildInfo info;
+  cmake::BuildInfo info;
   info.cache["GENERATED_PORTING_DIR"] = dir + "/gen";
   trace::TraceContext ctx;
   ctx.build = &info;

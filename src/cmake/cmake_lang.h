@@ -10,7 +10,7 @@
 
 #include "common/result.h"
 
-namespace mlc::build {
+namespace mlc::cmake {
 
 struct CMakeArg {
   enum class Kind : uint8_t { Unquoted, Quoted, Bracket };
@@ -32,4 +32,4 @@ struct CMakeCommand {
 // Fails (naming `path` and the line) on an unterminated argument, comment or command.
 Result<std::vector<CMakeCommand>> parse_cmake(std::string_view text, const std::string& path);
 
-}  // namespace mlc::build
+}  // namespace mlc::cmake

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "build/build_info.h"
+#include "cmake/build_info.h"
 
-namespace mlc::build {
+namespace mlc::cmake {
 namespace {
 
 std::string extension_of(const std::string& path) {
@@ -184,4 +184,4 @@ std::optional<ListChoice> choose_list(const BuildInfo& build, const std::string&
                     .note = ""};
 }
 
-}  // namespace mlc::build
+}  // namespace mlc::cmake

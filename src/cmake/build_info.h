@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "build/cmake_lang.h"
+#include "cmake/cmake_lang.h"
 #include "common/result.h"
 
-namespace mlc::build {
+namespace mlc::cmake {
 
 struct ListEntry {
   std::string raw;                 // as written
@@ -120,4 +120,4 @@ std::string expand_variables(const std::string& text, const std::map<std::string
 // Lexical path normalisation ("a/./b/../c" -> "a/c"), no symlink resolution.
 std::string normalize_path(const std::string& path);
 
-}  // namespace mlc::build
+}  // namespace mlc::cmake

@@ -1,10 +1,10 @@
 // Follows the grammar of cmake-language(7): bracket arguments and comments use [=*[ ... ]=*],
 // quoted arguments may span lines, unquoted arguments may contain balanced parentheses.
-#include "build/cmake_lang.h"
+#include "cmake/cmake_lang.h"
 
 #include <cctype>
 
-namespace mlc::build {
+namespace mlc::cmake {
 namespace {
 
 class Reader {
@@ -163,4 +163,4 @@ Result<std::vector<CMakeCommand>> parse_cmake(std::string_view text, const std::
   return Reader(text, path).run();
 }
 
-}  // namespace mlc::build
+}  // namespace mlc::cmake

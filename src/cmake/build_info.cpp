@@ -1,6 +1,6 @@
 // Reads the build tree and the CMake sources. compile_commands.json and the File API say what was
 // compiled; the CMake reader says where each list lives, so a missing file can be put in the right one.
-#include "build/build_info.h"
+#include "cmake/build_info.h"
 
 #include <dirent.h>
 #include <fnmatch.h>
@@ -17,7 +17,7 @@
 
 #include "common/walk.h"
 
-namespace mlc::build {
+namespace mlc::cmake {
 namespace {
 
 std::optional<std::string> slurp(const std::string& path) {
@@ -613,4 +613,4 @@ BuildInfo read_build(const BuildOptions& options) {
   return info;
 }
 
-}  // namespace mlc::build
+}  // namespace mlc::cmake
