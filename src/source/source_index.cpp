@@ -24,7 +24,7 @@
 namespace mlc::source {
 namespace {
 
-constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 5\n";  // 5: macros keep their #if condition
+constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 6\n";  // 5: macros keep their #if condition; 6: #include lines
 
 bool has_suffix(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -82,6 +82,7 @@ struct CachedFile {
   uint64_t size;
   int64_t mtime_ns;
   std::vector<Entity> entities;
+  std::vector<IncludeLine> includes;
 };
 
 std::map<std::string, CachedFile> load_cache(const std::string& file, const std::vector<std::string>& roots) {
@@ -116,6 +117,13 @@ std::map<std::string, CachedFile> load_cache(const std::string& file, const std:
       e.template_args = c.str();
       e.extra = c.str();
     }
+    uint64_t ni = c.u64();
+    if (!c.ok || ni > buf.size()) return {};
+    cf.includes.resize(ni);
+    for (auto& inc : cf.includes) {
+      inc.header = c.str();
+      inc.line = static_cast<uint32_t>(c.u64());
+    }
     if (c.ok) cache.emplace(std::move(path), std::move(cf));
   }
   if (!c.ok) return {};
@@ -123,7 +131,7 @@ std::map<std::string, CachedFile> load_cache(const std::string& file, const std:
 }
 
 bool save_cache(const std::string& file, const std::vector<std::string>& roots, const std::vector<SourceFile>& files,
-                const std::vector<std::vector<Entity>>& per_file) {
+                const std::vector<std::vector<Entity>>& per_file, const std::vector<std::vector<IncludeLine>>& includes) {
   std::string b = kCacheMagic;
   put_u64(b, roots.size());
   for (const auto& r : roots) put_str(b, r);
@@ -143,6 +151,11 @@ bool save_cache(const std::string& file, const std::vector<std::string>& roots, 
       put_str(b, e.template_args);
       put_str(b, e.extra);
     }
+    put_u64(b, includes[f].size());
+    for (const auto& inc : includes[f]) {
+      put_str(b, inc.header);
+      put_u64(b, inc.line);
+    }
   }
   // Atomic: write a temporary file next to it, then rename.
   std::string dir = file.substr(0, file.rfind('/'));
@@ -156,6 +169,28 @@ bool save_cache(const std::string& file, const std::vector<std::string>& roots, 
 }
 
 }  // namespace
+
+std::vector<IncludeLine> scan_includes(std::string_view text) {
+  std::vector<IncludeLine> out;
+  uint32_t n = 0;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++n;
+    size_t i = line.find_first_not_of(" \t");
+    if (i == std::string_view::npos || line[i] != '#') continue;
+    i = line.find_first_not_of(" \t", i + 1);
+    if (i == std::string_view::npos || line.compare(i, 7, "include") != 0) continue;
+    size_t open = line.find_first_of("\"<", i + 7);
+    if (open == std::string_view::npos) continue;
+    size_t close = line.find(line[open] == '"' ? '"' : '>', open + 1);
+    if (close == std::string_view::npos) continue;
+    out.push_back({.header = std::string(line.substr(open + 1, close - open - 1)), .line = n});
+  }
+  return out;
+}
 
 bool is_source_file(std::string_view path) {
   for (std::string_view ext : {".c", ".cc", ".cpp", ".cxx", ".cu", ".mu", ".hip", ".h", ".hh", ".hpp", ".cuh", ".muh", ".inl"})
@@ -208,11 +243,13 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
   }
   auto cache = load_cache(options.cache_file, all_roots);
   std::vector<std::vector<Entity>> per_file(files.size());
+  std::vector<std::vector<IncludeLine>> includes(files.size());
   std::vector<char> reused(files.size(), 0);
   for (size_t f = 0; f < files.size(); ++f) {
     auto it = cache.find(files[f].path);
     if (it != cache.end() && it->second.size == files[f].size && it->second.mtime_ns == files[f].mtime_ns) {
       per_file[f] = std::move(it->second.entities);
+      includes[f] = std::move(it->second.includes);
       reused[f] = 1;
     }
   }
@@ -223,6 +260,7 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
     if (!read_whole(files[f].path, text)) return;  // unreadable: indexed as empty
     bytes += text.size();
     per_file[f] = scan_source(text, true);
+    if (is_compiled_source(files[f].path) && files[f].root < options.roots.size()) includes[f] = scan_includes(text);
     if (is_cuda_unit(files[f].path))  // REGISTER_DISPATCH registers a static object there, defines no stub member
       std::erase_if(per_file[f], [](const Entity& e) { return e.extra == "REGISTER_DISPATCH"; });
     if (files[f].root >= options.roots.size())  // a macro root: only its #defines count
@@ -231,7 +269,7 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
   size_t n_reused = static_cast<size_t>(std::count(reused.begin(), reused.end(), 1));
   bool changed = n_reused != files.size() || cache.size() != files.size();
   bool written = false;
-  if (!options.cache_file.empty() && changed) written = save_cache(options.cache_file, all_roots, files, per_file);
+  if (!options.cache_file.empty() && changed) written = save_cache(options.cache_file, all_roots, files, per_file, includes);
 
   size_t total = 0;
   for (const auto& v : per_file) total += v.size();
@@ -245,6 +283,7 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
     }
   }
   idx.files_ = std::move(files);
+  idx.includes_ = std::move(includes);
   idx.resolve_macro_scopes(options.defines);
   idx.build_lookup();
   if (stats) {

@@ -21,6 +21,16 @@ struct SourceFile {
   uint16_t root = 0;  // index into IndexOptions::roots
 };
 
+// An #include directive of a translation unit: the name it includes as written ("fmt/format-inl.h") and
+// its line.
+struct IncludeLine {
+  std::string header;
+  uint32_t line = 0;
+};
+
+// The #include lines of a text, in order (`#include "x"` and `#include <x>`, with or without blanks).
+std::vector<IncludeLine> scan_includes(std::string_view text);
+
 struct IndexedEntity : Entity {
   uint32_t file = 0;
 };
@@ -67,6 +77,9 @@ class SourceIndex {
   // conditional_t<is_same<A, B>::value, X, Y> decided. The result is normalized again.
   std::string expand_aliases(std::string_view type, std::string_view scope) const;
   const SourceFile& file_of(const IndexedEntity& e) const { return files_[e.file]; }
+  // The #include lines of files()[file] when it is a translation unit (is_compiled_source), read when it
+  // was scanned and cached with its entities: who includes a header is known without reading the tree.
+  const std::vector<IncludeLine>& includes(size_t file) const { return includes_[file]; }
 
  private:
   const IndexedEntity* alias_entity(std::string_view name, std::string_view scope) const;
@@ -75,6 +88,7 @@ class SourceIndex {
   std::vector<std::string> roots_;
   std::vector<SourceFile> files_;
   std::vector<IndexedEntity> entities_;
+  std::vector<std::vector<IncludeLine>> includes_;  // per file
   std::unordered_map<std::string_view, std::vector<uint32_t>> by_name_;
 };
 

@@ -601,25 +601,13 @@ class Tracer {
 const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& includers(const TraceContext& ctx) {
   if (!ctx.includers) {
     ctx.includers.emplace();
-    static const std::vector<source::SourceFile> none;
-    for (const auto& f : ctx.sources ? ctx.sources->files() : none) {
-      if (!source::is_compiled_source(f.path)) continue;
-      std::ifstream in(f.path);
-      std::string line;
-      uint32_t n = 0;
-      while (std::getline(in, line)) {
-        ++n;
-        size_t i = line.find_first_not_of(" \t");
-        if (i == std::string::npos || line[i] != '#') continue;
-        i = line.find_first_not_of(" \t", i + 1);
-        if (i == std::string::npos || line.compare(i, 7, "include") != 0) continue;
-        size_t open = line.find_first_of("\"<", i + 7);
-        if (open == std::string::npos) continue;
-        size_t close = line.find(line[open] == '"' ? '"' : '>', open + 1);
-        if (close == std::string::npos) continue;
-        (*ctx.includers)[line.substr(open + 1, close - open - 1)].push_back({f.path, n});
+    // Read when the index scanned each unit (and cached with it), not from the tree on every run.
+    if (ctx.sources)
+      for (size_t i = 0; i < ctx.sources->files().size(); ++i) {
+        const auto& f = ctx.sources->files()[i];
+        if (!source::is_compiled_source(f.path)) continue;
+        for (const auto& inc : ctx.sources->includes(i)) (*ctx.includers)[inc.header].push_back({f.path, inc.line});
       }
-    }
   }
   return *ctx.includers;
 }

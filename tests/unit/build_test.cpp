@@ -236,6 +236,35 @@ TEST(SourceIndexCache, unchanged_files_come_from_the_cache_and_changed_ones_are_
   EXPECT_EQ(s4.scanned, 2u);
 }
 
+// The translation units by what they include (trace::includers, which ranks the sources the compiler is
+// asked about) come from the index and its cache, not from reading the tree again on every run.
+TEST(SourceIndexCache, include_lines_of_translation_units_are_kept_with_the_cache) {
+  std::string dir = test::scratch_dir("index-includes");
+  test::write_file(dir + "/a.cpp", "#include \"b.h\"\n\n  #  include <vector> // c\nint x;\n#define include \"no\"\n");
+  test::write_file(dir + "/b.h", "#include \"a.h\"\n");
+  source::IndexOptions o{{dir}, dir + "/cache/sources.idx"};
+  source::IndexStats s1, s2;
+  auto first = source::SourceIndex::build(o, &s1);
+  auto second = source::SourceIndex::build(o, &s2);
+  ASSERT_EQ(s1.scanned, 2u);
+  ASSERT_EQ(s2.reused, 2u);
+  for (const auto* idx : {&first, &second}) {
+    ASSERT_EQ(idx->files().size(), 2u);
+    for (size_t f = 0; f < idx->files().size(); ++f) {
+      const auto& inc = idx->includes(f);
+      if (idx->files()[f].path == dir + "/b.h") {
+        EXPECT_TRUE(inc.empty()) << "a header is no translation unit";
+        continue;
+      }
+      ASSERT_EQ(inc.size(), 2u);
+      EXPECT_EQ(inc[0].header, "b.h");
+      EXPECT_EQ(inc[0].line, 1u);
+      EXPECT_EQ(inc[1].header, "vector");
+      EXPECT_EQ(inc[1].line, 3u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mlc
 
