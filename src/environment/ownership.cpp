@@ -16,6 +16,7 @@
 #include <set>
 
 #include "common/file_io.h"
+#include "environment/dpkg_index.h"
 
 namespace mlc::environment {
 namespace {
@@ -198,14 +199,38 @@ std::string status_version(std::string_view status, const std::string& package) 
   return "";
 }
 
-void find_dpkg(const std::set<std::string>& wanted, const std::string& dpkg_dir,
-               std::map<std::string, PackageOwner>& out) {
+// Few files: the lists likely to hold them are read first, the look-up usually ends there.
+// Many files (a --closure report), or a cache to keep the answer in: one index of every shared
+// object dpkg installed (dpkg_index.h), built once and cached by the database's mtimes; files it
+// does not cover (not named *.so*) still go through the lists.
+void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, std::map<std::string, PackageOwner>& out) {
+  const std::string& dpkg_dir = sources.dpkg_dir;
   std::map<std::string, std::vector<std::string>> spellings;  // file asked about -> spellings dpkg may have
-  std::set<std::string> hints;
-  for (const auto& w : wanted) {
+  std::set<std::string> covered;
+  for (const auto& w : all) {
     spellings[w] = dpkg_spellings(w);
-    if (auto h = package_hint(w); !h.empty()) hints.insert(h);
+    if (std::all_of(spellings[w].begin(), spellings[w].end(), dpkg_index_covers)) covered.insert(w);
   }
+  constexpr size_t kIndexWorthIt = 8;  // below this, without a cache, the hinted scan reads fewer lists
+  std::set<std::string> wanted = all;
+  if (!covered.empty() && (!sources.cache_dir.empty() || covered.size() > kIndexWorthIt)) {
+    if (auto index = load_dpkg_index(dpkg_dir, sources.cache_dir)) {
+      for (const auto& w : covered) {
+        for (const auto& form : spellings[w]) {
+          auto it = index->files.find(form);
+          if (it == index->files.end()) continue;
+          out[w] = PackageOwner{.kind = "dpkg", .name = it->second.package.substr(0, it->second.package.find(':')),
+                                .version = it->second.version};
+          break;
+        }
+        wanted.erase(w);  // covered: the index's answer (owned or not) is the lists' answer
+      }
+    }
+  }
+  if (wanted.empty()) return;
+  std::set<std::string> hints;
+  for (const auto& w : wanted)
+    if (auto h = package_hint(w); !h.empty()) hints.insert(h);
   // The lists whose package name holds a library's name are read first: the look-up usually ends
   // there, instead of after reading every one of the system's thousand lists.
   std::vector<std::string> lists;
@@ -290,7 +315,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
     // Debian installs nothing under /usr/local or /home (policy 9.1.2): only system paths can be dpkg's.
     if (!done && (dpkg_territory(path) || dpkg_territory(canonical(path)))) left.insert(path);
   }
-  if (!left.empty() && !sources.dpkg_dir.empty()) find_dpkg(left, sources.dpkg_dir, out);
+  if (!left.empty() && !sources.dpkg_dir.empty()) find_dpkg(left, sources, out);
   return out;
 }
 

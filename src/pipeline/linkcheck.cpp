@@ -231,7 +231,7 @@ void add_owners(Report& report, const LinkcheckOptions& options) {
   }
   std::string torch_init;
   if (report.python && report.python->torch_path) paths.push_back(torch_init = *report.python->torch_path + "/__init__.py");
-  environment::OwnerSources sources{.dpkg_dir = options.dpkg_dir, .sdk_homes = {}};
+  environment::OwnerSources sources{.dpkg_dir = options.dpkg_dir, .sdk_homes = {}, .cache_dir = options.trace.cache_dir};
   if (!options.trace.sdk_home.empty()) sources.sdk_homes.push_back(options.trace.sdk_home);
   if (!options.trace.cuda_home.empty()) sources.sdk_homes.push_back(options.trace.cuda_home);
   auto owners = environment::find_owners(paths, sources);
