@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "common/file_io.h"
 #include "environment/dpkg_index.h"
@@ -32,6 +34,26 @@ std::vector<std::string> list_dir(const std::string& dir) {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// Whether `dir` holds a *.dist-info entry: the first one ends the listing. A directory reached
+// under two names (/lib and /usr/lib across the /usr merge) is listed once; /usr/lib/<triplet>
+// holds thousands of entries and every system library's ancestors pass through it.
+bool has_dist_info(const std::string& dir, std::map<std::pair<dev_t, ino_t>, bool>& seen) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  auto [it, fresh] = seen.try_emplace({st.st_dev, st.st_ino}, false);
+  if (!fresh) return it->second;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (std::string_view(e->d_name).ends_with(".dist-info")) {
+        it->second = true;
+        break;
+      }
+    }
+    closedir(d);
+  }
+  return it->second;
 }
 
 bool is_dir(const std::string& p) {
@@ -277,17 +299,14 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
   std::map<std::string, SiteRecords> sites;
   std::map<std::string, std::map<std::string, PackageOwner>> prefixes;
   std::map<std::string, std::optional<PackageOwner>> sdks;
+  std::map<std::pair<dev_t, ino_t>, bool> seen_dirs;
   for (const auto& path : paths) {
     if (path.empty() || path[0] != '/' || out.count(path)) continue;
     bool done = false;
     for (std::string dir = parent_of(path); !done && dir != "/"; dir = parent_of(dir)) {
       std::string rel = path.substr(dir.size() + 1);
       // A Python site directory: the first ancestor holding dist-info directories.
-      if (!sites.count(dir)) {
-        bool has = false;
-        for (const auto& n : list_dir(dir)) has |= n.ends_with(".dist-info");
-        sites[dir] = has ? read_site(dir) : SiteRecords{};
-      }
+      if (!sites.count(dir)) sites[dir] = has_dist_info(dir, seen_dirs) ? read_site(dir) : SiteRecords{};
       if (auto it = sites[dir].files.find(rel); it != sites[dir].files.end()) {
         out[path] = it->second;
         done = true;

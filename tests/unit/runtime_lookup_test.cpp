@@ -57,6 +57,33 @@ TEST(RuntimeLookup, string_literals_of_rodata_include_the_dlopen_and_dlsym_names
   EXPECT_FALSE(elf::read_string_literals(kDir + "/no-such-file.so").ok());
 }
 
+// A .rodata of 3 MiB is scanned for ".so" in 1 MiB ranges in parallel: literals that straddle a range
+// boundary (begun in one range, ".so" or the NUL in the next, two ".so" on either side) are each
+// found once, and the parallel answer is exactly the sequential scan of every literal, filtered.
+TEST(RuntimeLookup, large_rodata_is_scanned_in_ranges_with_every_literal_found_once) {
+  std::string dir = test::scratch_dir("rodata-ranges");
+  // Offsets are from the start of .rodata (the assembler puts `big` first in it).
+  std::string s =
+      "  .section .rodata\n  .globl big\nbig:\n"
+      "  .asciz \"libfirst.so.1\"\n"                          // range 0
+      "  .fill 1048570 - 14, 1, 0\n  .asciz \"libcross.so.2\"\n"  // begins at 1048570, \".so\" at 1048578: range 1
+      "  .fill 1048576 * 2 - 1048584 - 9, 1, 0x41\n"          // printable filler; libtwo begins 8 bytes before range 2
+      "  .byte 0\n  .ascii \"libtwo.so\"\n  .asciz \".so.3\"\n"  // a \".so\" on either side of 2 MiB
+      "  .fill 300000, 1, 0\n  .asciz \"libthird.so\"\n  .asciz \"not.so here\"\n  .asciz \"x.so\"\n"
+      "  .fill 1048576, 1, 0\n";
+  test::write_file(dir + "/big.s", s);
+  auto cc = run("cc -shared -nostdlib -o " + quote(dir + "/libbig.so") + " " + quote(dir + "/big.s") + " 2>&1");
+  ASSERT_EQ(cc.status, 0) << cc.out;
+  auto has_so = [](std::string_view l) { return l.find(".so") != std::string_view::npos; };
+  auto ranged = elf::read_string_literals(dir + "/libbig.so", 4, nullptr, ".so");
+  auto sequential = elf::read_string_literals(dir + "/libbig.so", 4, has_so);
+  ASSERT_TRUE(ranged.ok()) << ranged.error().to_line();
+  ASSERT_TRUE(sequential.ok()) << sequential.error().to_line();
+  EXPECT_EQ(ranged.value(), sequential.value());
+  EXPECT_EQ(ranged.value(), (std::vector<std::string>{"libfirst.so.1", "libcross.so.2", "libtwo.so.so.3", "libthird.so",
+                                                      "not.so here", "x.so"}));
+}
+
 TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request) {
   ASSERT_EQ(loader_oracle(""), "absent\n") << "the real loader must not find the driver either";
   auto r = run("env -u LD_LIBRARY_PATH " + kBin + " " + quote(kApi));
