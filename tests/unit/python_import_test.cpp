@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <filesystem>
 #include <sstream>
 #include <set>
@@ -450,6 +451,66 @@ TEST(Ownership, cached_dpkg_index_is_rebuilt_when_the_database_changes) {
   auto w = run("dpkg-query -W -f '${Package} ${Version}\\n'" + names);
   for (const auto& [p, owner] : real)
     EXPECT_NE(("\n" + w.out + "\n").find("\n" + owner.name + " " + owner.version + "\n"), std::string::npos) << p;
+}
+
+// Without --python, an extension module's undefined symbols that the host interpreter's own load
+// defines (Debian's PIL _imagingmath calls pow/powf/fmod, linked without -lm: python3 links libm)
+// are host-provided under the python3 host cause, not unknown. nm is the oracle for which symbols
+// and which library; the real import (python3 -c "import PIL._imagingmath") for the verdict.
+TEST(HostLoad, debian_pil_imagingmath_gets_libm_from_the_interpreter) {
+  std::string module;
+  if (fs::exists(kDist + "/PIL"))
+    for (const auto& e : fs::directory_iterator(kDist + "/PIL"))
+      if (e.path().filename().string().starts_with("_imagingmath.")) module = e.path().string();
+  if (module.empty() || !fs::exists(kPython)) GTEST_SKIP() << "python3-pil is not installed";
+  // The libm python3 loads (ldd's answer), and the module's undefined names outside the Python C API.
+  auto ldd = run("ldd " + kPython + " | awk '$1 == \"libm.so.6\" {print $3}'");
+  while (!ldd.out.empty() && std::isspace(static_cast<unsigned char>(ldd.out.back()))) ldd.out.pop_back();
+  ASSERT_FALSE(ldd.out.empty()) << "python3 does not link libm.so.6";
+  auto defined = run("nm -D --defined-only " + ldd.out + " | awk '{print $3}' | sed 's/@.*//'");
+  auto undefined = run("nm -D --undefined-only " + quote(module) + " | awk '{print $2}' | sed 's/@.*//'");
+  std::set<std::string> libm_defines, from_libm;
+  size_t api = 0;
+  std::istringstream d(defined.out), u(undefined.out);
+  for (std::string n; std::getline(d, n);) libm_defines.insert(n);
+  for (std::string n; std::getline(u, n);) {
+    if (n.starts_with("Py") || n.starts_with("_Py")) ++api;
+    else if (libm_defines.count(n) && run("nm -D --defined-only /lib/x86_64-linux-gnu/libc.so.6 | awk '{print $3}' | "
+                                          "sed 's/@.*//' | grep -qx " + n).status != 0)
+      from_libm.insert(n);
+  }
+  ASSERT_FALSE(from_libm.empty()) << undefined.out;
+  EXPECT_EQ(run(kPython + " -c 'import PIL._imagingmath'").status, 0);  // the real import works
+
+  auto doc = json::parse(run("PATH=/usr/bin:/bin " + kBin + " --format json " + quote(module)).out);
+  ASSERT_EQ(doc["causes"].size(), 1u) << doc["causes"].dump();
+  const auto& cause = doc["causes"][0];
+  EXPECT_EQ(cause["kind"], "host");
+  EXPECT_EQ(cause["library"], "python3");
+  EXPECT_EQ(cause["headline"], std::to_string(api) + " symbols of the Python C API and " + std::to_string(from_libm.size()) +
+                                   " of the interpreter's own libm.so.6 come from the Python interpreter that loads this "
+                                   "extension (python3), not from a library it links");
+  std::set<std::string> host_libm;
+  for (const auto& s : doc["libraries"][0]["unresolved"]) {
+    EXPECT_EQ(s["classification"], "host-provided") << s["symbol"];
+    EXPECT_EQ(s["cause"], cause["id"]) << s["symbol"];
+    std::string name = s["symbol"];
+    if (!name.starts_with("Py") && !name.starts_with("_Py")) {
+      host_libm.insert(name);
+      EXPECT_EQ(s["reason"].get<std::string>().rfind("defined by libm.so.6 (", 0), 0u) << s["reason"];
+    }
+  }
+  EXPECT_EQ(host_libm, from_libm);
+  // Without a python3 to read, nothing says the host has libm: those stay unknown.
+  doc = json::parse(run("PATH=/nonexistent " + kBin + " --format json " + quote(module)).out);
+  for (const auto& s : doc["libraries"][0]["unresolved"])
+    if (from_libm.count(s["symbol"].get<std::string>())) {
+      EXPECT_EQ(s["classification"], "unknown") << s["symbol"];
+    }
+  // As the interpreter loads it: nothing is undefined.
+  auto r = run(kBin + " --python=" + kPython + " " + quote(module));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 undefined symbols"), std::string::npos) << r.out;
 }
 
 }  // namespace
