@@ -72,6 +72,32 @@ std::string render_junit(const Report& report) {
     failures += failed;
     skipped += baselined;
   }
+  // Run-time look-ups: one case each; a failure only when the run makes them fatal (--fail-on runtime),
+  // else a passing case whose output carries the warning.
+  if (auto lookups = ci::runtime_findings(report); !lookups.empty()) {
+    std::string cases;
+    size_t failed = 0;
+    for (const auto& f : lookups) {
+      std::string body = f.title;
+      for (const auto& d : f.details) body += "\n" + d;
+      const auto& r = *f.lookup;
+      cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml(file_name(r.library), true),
+                           xml(r.kind + "(\"" + r.name + "\")", true));
+      if (f.fatal) {
+        ++failed;
+        cases += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml(f.title, true),
+                             ci::kRuntimeLookupRule, xml(body, false));
+      } else {
+        cases += fmt::format("      <system-out>warning: {}</system-out>\n", xml(body, false));
+      }
+      cases += "    </testcase>\n";
+    }
+    suites += fmt::format("  <testsuite name=\"runtime-lookups\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+                          "skipped=\"0\">\n{}  </testsuite>\n",
+                          lookups.size(), failed, cases);
+    tests += lookups.size();
+    failures += failed;
+  }
   // Unusable inputs are errors (not failures): the check could not run on them.
   if (!report.errors.empty()) {
     std::string cases;

@@ -115,6 +115,70 @@ TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request
   EXPECT_EQ(doc["runtime_lookups"][0]["severity"], "warning");
 }
 
+// The CI formats carry run-time look-ups as the text report words them: a GitHub warning annotation,
+// a JUnit case (a failure only when fatal), a SARIF result under a rule of its own, level warning
+// (error with --fail-on runtime).
+TEST(RuntimeLookup, ci_formats_carry_the_lookup_as_a_warning_and_fatal_on_request) {
+  const std::string base = "env -u LD_LIBRARY_PATH " + kBin;
+  const std::string title = "dlopen(\"libmusa_drv.so.4\") in " + kApi + ": library not found";
+  auto gh_escaped = [](std::string s) {
+    std::string out;
+    for (char c : s) out += c == ':' ? std::string("%3A") : c == ',' ? std::string("%2C") : std::string(1, c);
+    return out;
+  };
+  for (bool fatal : {false, true}) {
+    std::string opts = fatal ? " --fail-on runtime" : "";
+    auto gh = run(base + " --format github" + opts + " " + quote(kApi));
+    EXPECT_EQ(gh.status, fatal ? 1 : 0) << gh.out;
+    EXPECT_EQ(gh.out.rfind(std::string("::") + (fatal ? "error" : "warning") + " file=" + gh_escaped(kApi) +
+                               ",title=runtime-lookup%3A " + gh_escaped(title) + "::" + title +
+                               "%0Asearched /lib/x86_64-linux-gnu/libmusa_drv.so.4%0A",
+                           0),
+              0u)
+        << gh.out;
+
+    auto junit = run(base + " --format junit" + opts + " " + quote(kApi)).out;
+    EXPECT_NE(junit.find("<testsuite name=\"runtime-lookups\" tests=\"1\" failures=\"" + std::string(fatal ? "1" : "0") +
+                         "\" errors=\"0\" skipped=\"0\">\n    <testcase classname=\"libdriver_api.so\" "
+                         "name=\"dlopen(&quot;libmusa_drv.so.4&quot;)\">\n"),
+              std::string::npos)
+        << junit;
+    EXPECT_EQ(junit.find("type=\"runtime-lookup\"") != std::string::npos, fatal) << junit;
+    if (run("command -v xmllint").status == 0) {
+      std::string dir = test::scratch_dir("runtime-junit");
+      test::write_file(dir + "/r.xml", junit);
+      EXPECT_EQ(run("xmllint --noout " + quote(dir + "/r.xml")).status, 0);
+    }
+
+    auto sarif_text = run(base + " --format sarif" + opts + " " + quote(kApi)).out;
+    // Valid SARIF 2.1.0 (the schema the CI-format tests use), when python3-jsonschema is there.
+    if (run("/usr/bin/python3 -c 'import jsonschema'").status == 0) {
+      std::string dir = test::scratch_dir("runtime-sarif");
+      test::write_file(dir + "/r.sarif", sarif_text);
+      std::string schema = std::string(MLC_SOURCE_DIR) + "/../shared/data/schemas/sarif-schema-2.1.0.json";
+      auto v = run("/usr/bin/python3 -c " +
+                   quote("import json, sys, jsonschema\njsonschema.validate(json.load(open(sys.argv[1])), "
+                         "json.load(open(sys.argv[2])))") +
+                   " " + quote(dir + "/r.sarif") + " " + quote(schema) + " 2>&1");
+      EXPECT_EQ(v.status, 0) << v.out;
+    }
+    auto sarif = json::parse(sarif_text);
+    const auto& run0 = sarif["runs"][0];
+    json result;
+    for (const auto& r : run0["results"])
+      if (r["ruleId"] == "runtime-lookup") result = r;
+    ASSERT_FALSE(result.is_null()) << run0["results"].dump();
+    EXPECT_EQ(result["level"], fatal ? "error" : "warning");
+    EXPECT_EQ(result["message"]["text"].get<std::string>().substr(0, title.size() + 1), title + "\n");
+    EXPECT_EQ(result["properties"]["kind"], "dlopen");
+    EXPECT_EQ(result["properties"]["name"], "libmusa_drv.so.4");
+    const auto& rule = run0["tool"]["driver"]["rules"][result["ruleIndex"].get<size_t>()];
+    EXPECT_EQ(rule["id"], "runtime-lookup");
+    EXPECT_EQ(rule["name"], "RuntimeLookup");
+    EXPECT_EQ(rule["defaultConfiguration"]["level"], "warning");
+  }
+}
+
 TEST(RuntimeLookup, entry_point_the_found_driver_lacks_is_named_with_the_driver) {
   std::string partial = kDir + "/partial";
   ASSERT_EQ(loader_oracle(partial), "1 0\n") << "the real loader finds muInit, not muMissingEntry";
