@@ -41,6 +41,13 @@ std::string render_junit(const Report& report) {
     std::string cases;
     size_t n = 0, failed = 0, baselined = 0;
     std::string classname = xml(lib.soname.empty() ? file_name(lib.path) : lib.soname, true);
+    // Who installed the library, where known: a suite property (JUnit puts properties before the cases).
+    if (lib.owner) {
+      cases += fmt::format("    <properties>\n      <property name=\"owner\" value=\"{}\"/>\n    </properties>\n",
+                           xml(lib.owner->kind + " " + lib.owner->name +
+                                   (lib.owner->version.empty() ? "" : " " + lib.owner->version),
+                               true));
+    }
     for (const auto& f : found) {
       if (f.library != &lib) continue;
       ++n;

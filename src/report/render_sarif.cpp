@@ -111,7 +111,12 @@ std::string render_sarif(const Report& report, const SarifOptions& options) {
                                                                     (f.symbol ? f.symbol->symbol : f.name))}}},
                    {"properties",
                     {{"library", ci::printable_utf8(f.library->path)}, {"classification", f.rule},
-                     {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)}}}};
+                     {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)},
+                     // Who installed the library (dpkg, conda, a wheel, the SDK), as in the JSON report.
+                     {"owner", f.library->owner ? json{{"kind", f.library->owner->kind},
+                                                       {"name", ci::printable_utf8(f.library->owner->name)},
+                                                       {"version", ci::printable_utf8(f.library->owner->version)}}
+                                                 : json(nullptr)}}}};
     if (f.baselined) result["baselineState"] = "unchanged";
     if (f.symbol) {
       json fixes = json::array();

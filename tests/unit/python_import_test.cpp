@@ -332,6 +332,25 @@ TEST(Ownership, conda_meta_and_sdk_version_files_name_their_packages) {
   auto r = run(kBin + " --sdk-home " + quote(root + "/musa") + " " + quote(root + "/conda/lib/libstdc++.so.6"));
   EXPECT_NE(r.out.find("note: " + root + "/conda/lib/libstdc++.so.6 from conda's libstdcxx-ng 9.3.0\n"), std::string::npos)
       << r.out;
+
+  // The CI formats say it too: a SARIF result's properties, a JUnit suite's property (an extension of a
+  // conda package with a finding: it needs a libc10.so found nowhere).
+  copy(kFix + "/myext/_C.so", root + "/conda/lib/_myext.so");
+  write_file(root + "/conda/conda-meta/myext-1.0-0.json", R"({"name": "myext", "version": "1.0", "files": ["lib/_myext.so"]})");
+  auto sarif = json::parse(run("env -u LD_LIBRARY_PATH " + kBin + " --format sarif " + quote(root + "/conda/lib/_myext.so")).out);
+  const auto& results = sarif["runs"][0]["results"];
+  ASSERT_FALSE(results.empty());
+  for (const auto& res : results)
+    EXPECT_EQ(res["properties"]["owner"], (json{{"kind", "conda"}, {"name", "myext"}, {"version", "1.0"}})) << res.dump();
+  auto junit = run("env -u LD_LIBRARY_PATH " + kBin + " --format junit " + quote(root + "/conda/lib/_myext.so")).out;
+  EXPECT_NE(junit.find("\">\n    <properties>\n      <property name=\"owner\" value=\"conda myext 1.0\"/>\n    </properties>\n"
+                       "    <testcase "),
+            std::string::npos)
+      << junit;
+  if (run("command -v xmllint").status == 0) {
+    write_file(root + "/r.xml", junit);
+    EXPECT_EQ(run("xmllint --noout " + quote(root + "/r.xml")).status, 0);
+  }
 }
 
 // The dpkg index cached by the database's mtimes: a fake dpkg root (info/*.list, status) whose
