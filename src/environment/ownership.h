@@ -14,6 +14,9 @@ namespace mlc::environment {
 struct OwnerSources {
   std::string dpkg_dir = "/var/lib/dpkg";  // info/*.list and status
   std::vector<std::string> sdk_homes;      // SDK roots whose version.txt / version.json name a version
+  // Where dpkg's path -> package index of shared objects is cached between runs ("" for none). The
+  // cache is keyed by the mtimes of info/ and status, so any install or removal rebuilds it.
+  std::string cache_dir;
 };
 
 // The owners of `paths` (absolute) that can be known; paths without one are absent from the map.

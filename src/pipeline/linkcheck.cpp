@@ -19,6 +19,7 @@
 #include "dwarf/references.h"
 #include "installed/installed.h"
 #include "environment/ownership.h"
+#include "host/host_load.h"
 #include "loader/binding.h"
 #include "runtime/runtime_lookup.h"
 #include "trace/causes.h"
@@ -231,7 +232,7 @@ void add_owners(Report& report, const LinkcheckOptions& options) {
   }
   std::string torch_init;
   if (report.python && report.python->torch_path) paths.push_back(torch_init = *report.python->torch_path + "/__init__.py");
-  environment::OwnerSources sources{.dpkg_dir = options.dpkg_dir, .sdk_homes = {}};
+  environment::OwnerSources sources{.dpkg_dir = options.dpkg_dir, .sdk_homes = {}, .cache_dir = options.trace.cache_dir};
   if (!options.trace.sdk_home.empty()) sources.sdk_homes.push_back(options.trace.sdk_home);
   if (!options.trace.cuda_home.empty()) sources.sdk_homes.push_back(options.trace.cuda_home);
   auto owners = environment::find_owners(paths, sources);
@@ -528,7 +529,10 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
         std::erase_if(unknown, [](const UnresolvedSymbol* u) { return u->classification != Classification::Unknown; });
       }
       // Pass: symbols the host program provides (the Python C API from the interpreter).
+      const std::vector<UnresolvedSymbol*> before_host = unknown;
       unknown = trace::find_host_symbols(unknown, report.causes);
+      // ... and what that interpreter's own load defines (libm's pow, for a module linked without -lm).
+      unknown = host::find_host_load_symbols(before_host, unknown, options.host_python, env, report.causes);
       // Pass: near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
       trace::suggest(p, unknown, ctx.sources);
       trace::filter_suggestions(unknown);

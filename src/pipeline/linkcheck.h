@@ -44,6 +44,9 @@ struct LinkcheckOptions {
   // torch's extension is loaded right after it for the inputs that need torch (src/environment).
   std::optional<environment::PythonEnv> python = std::nullopt;
   std::string dpkg_dir = "/var/lib/dpkg";  // whose lists name each library's package ("" for none)
+  // Without --python: the python3 an extension would be imported by (the tool finds the first ELF
+  // python3 on PATH; "" for none). Its own load (libm...) provides what extensions leave undefined.
+  std::string host_python = "";
 };
 
 // One symbol, traced without a library (musa-linkcheck explain SYMBOL).

@@ -97,6 +97,33 @@ std::vector<Finding> findings(const Report& report) {
   return out;
 }
 
+std::vector<LookupFinding> runtime_findings(const Report& report) {
+  std::vector<LookupFinding> out;
+  for (const auto& r : report.runtime_lookups) {
+    Report sub;
+    sub.runtime_lookups.push_back(r);
+    sub.runtime_lookups_fatal = report.runtime_lookups_fatal;
+    std::string text = render_text(sub, TextStyle{.color = false, .quiet = false, .load_headlines = false});
+    LookupFinding f{.lookup = &r, .title = "", .details = {}, .fatal = report.runtime_lookups_fatal};
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string::npos) nl = text.size();
+      std::string_view line(text.data() + pos, nl - pos);
+      pos = nl + 1;
+      if (auto at = line.find("runtime-lookup: "); f.title.empty() && at != std::string_view::npos) {
+        f.title = std::string(line.substr(at + 16));
+      } else if (!f.title.empty() && line.starts_with(">>> ")) {
+        f.details.emplace_back(line.substr(4));
+      } else if (!f.title.empty()) {
+        break;  // the summary line and anything after it are not part of the finding
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 std::string printable_utf8(std::string_view text, bool xml) {
   std::string out = utf8_escaped(text);  // one escaping rule for every writer (report/escape.h)
   if (!xml) return out;

@@ -26,6 +26,18 @@ struct Finding {
 
 std::vector<Finding> findings(const Report& report);
 
+// A name looked up at run time (a dlopen/dlsym literal the environment does not satisfy), as the CI
+// formats carry it: a warning unless the run makes it fatal (--fail-on runtime). Title and details
+// are the text report's lines for it, without "warning: runtime-lookup: " and ">>> ".
+struct LookupFinding {
+  const RuntimeLookup* lookup = nullptr;
+  std::string title;
+  std::vector<std::string> details;
+  bool fatal = false;
+};
+std::vector<LookupFinding> runtime_findings(const Report& report);
+inline constexpr const char* kRuntimeLookupRule = "runtime-lookup";
+
 // utf8_escaped (report/escape.h): valid UTF-8 passes unchanged; every byte of an invalid sequence
 // becomes the four characters "\xNN" (so a mangled name with stray bytes stays readable).
 // With xml, C0 controls other than tab/newline/CR (not allowed in XML 1.0) are written the same way.

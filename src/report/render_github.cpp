@@ -41,6 +41,13 @@ std::string render_github(const Report& report) {
     // Baselined findings stay visible without marking the run as failed.
     out += fmt::format("::{} {}::{}\n", f.baselined ? "notice" : "error", props, escape(message, false));
   }
+  // Run-time look-ups: warnings on the library holding the literal (errors with --fail-on runtime).
+  for (const auto& f : ci::runtime_findings(report)) {
+    std::string message = f.title;
+    for (const auto& d : f.details) message += "\n" + d;
+    out += fmt::format("::{} file={},title={}::{}\n", f.fatal ? "error" : "warning", escape(f.lookup->library, true),
+                       escape(std::string(ci::kRuntimeLookupRule) + ": " + f.title, true), escape(message, false));
+  }
   for (const auto& e : report.errors) {
     out += fmt::format("::error file={},title=unusable input::{}\n", escape(e.path, true), escape(e.to_line(), false));
   }

@@ -91,7 +91,9 @@ void add_environment(const Report& report, json& doc) {
   const auto& py = *report.python;
   json torch = nullptr;
   if (py.torch_path) torch = {{"path", *py.torch_path}, {"version", opt(py.torch_version)}, {"owner", to_json(py.torch_owner)}};
-  doc["python"] = {{"interpreter", py.interpreter}, {"executable", py.executable}, {"version", py.version}, {"torch", torch}};
+  // `executable` is a deprecated alias of the top-level `interpreter` (docs/contract.md): one value, one source.
+  const std::string& executable = report.interpreter.empty() ? py.executable : report.interpreter;
+  doc["python"] = {{"interpreter", py.interpreter}, {"executable", executable}, {"version", py.version}, {"torch", torch}};
 }
 
 }  // namespace

@@ -41,6 +41,13 @@ std::string render_junit(const Report& report) {
     std::string cases;
     size_t n = 0, failed = 0, baselined = 0;
     std::string classname = xml(lib.soname.empty() ? file_name(lib.path) : lib.soname, true);
+    // Who installed the library, where known: a suite property (JUnit puts properties before the cases).
+    if (lib.owner) {
+      cases += fmt::format("    <properties>\n      <property name=\"owner\" value=\"{}\"/>\n    </properties>\n",
+                           xml(lib.owner->kind + " " + lib.owner->name +
+                                   (lib.owner->version.empty() ? "" : " " + lib.owner->version),
+                               true));
+    }
     for (const auto& f : found) {
       if (f.library != &lib) continue;
       ++n;
@@ -71,6 +78,32 @@ std::string render_junit(const Report& report) {
     tests += n;
     failures += failed;
     skipped += baselined;
+  }
+  // Run-time look-ups: one case each; a failure only when the run makes them fatal (--fail-on runtime),
+  // else a passing case whose output carries the warning.
+  if (auto lookups = ci::runtime_findings(report); !lookups.empty()) {
+    std::string cases;
+    size_t failed = 0;
+    for (const auto& f : lookups) {
+      std::string body = f.title;
+      for (const auto& d : f.details) body += "\n" + d;
+      const auto& r = *f.lookup;
+      cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml(file_name(r.library), true),
+                           xml(r.kind + "(\"" + r.name + "\")", true));
+      if (f.fatal) {
+        ++failed;
+        cases += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml(f.title, true),
+                             ci::kRuntimeLookupRule, xml(body, false));
+      } else {
+        cases += fmt::format("      <system-out>warning: {}</system-out>\n", xml(body, false));
+      }
+      cases += "    </testcase>\n";
+    }
+    suites += fmt::format("  <testsuite name=\"runtime-lookups\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+                          "skipped=\"0\">\n{}  </testsuite>\n",
+                          lookups.size(), failed, cases);
+    tests += lookups.size();
+    failures += failed;
   }
   // Unusable inputs are errors (not failures): the check could not run on them.
   if (!report.errors.empty()) {

@@ -111,7 +111,12 @@ std::string render_sarif(const Report& report, const SarifOptions& options) {
                                                                     (f.symbol ? f.symbol->symbol : f.name))}}},
                    {"properties",
                     {{"library", ci::printable_utf8(f.library->path)}, {"classification", f.rule},
-                     {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)}}}};
+                     {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)},
+                     // Who installed the library (dpkg, conda, a wheel, the SDK), as in the JSON report.
+                     {"owner", f.library->owner ? json{{"kind", f.library->owner->kind},
+                                                       {"name", ci::printable_utf8(f.library->owner->name)},
+                                                       {"version", ci::printable_utf8(f.library->owner->version)}}
+                                                 : json(nullptr)}}}};
     if (f.baselined) result["baselineState"] = "unchanged";
     if (f.symbol) {
       json fixes = json::array();
@@ -121,6 +126,42 @@ std::string render_sarif(const Report& report, const SarifOptions& options) {
       if (!fixes.empty()) result["fixes"] = fixes;
     }
     results.push_back(std::move(result));
+  }
+
+  // Run-time look-ups: a rule of their own (not a classification of an undefined symbol), added only
+  // when there are some, so the rule indexes of the classifications stay as they were.
+  for (const auto& f : ci::runtime_findings(report)) {
+    size_t before = ids.size();
+    size_t index = index_of(ci::kRuntimeLookupRule);
+    if (ids.size() > before) {
+      const char* help =
+          "A string literal given to dlopen names a library the search from that object does not find, or one "
+          "given to dlsym names an entry point the library found does not export. A warning unless --fail-on "
+          "runtime: install the library (or the driver version) that provides it, or stop looking it up.";
+      rules[index] = {{"id", ci::kRuntimeLookupRule},
+                      {"name", "RuntimeLookup"},
+                      {"shortDescription", text("A name looked up at run time (dlopen/dlsym) is not satisfied.")},
+                      {"fullDescription", text(help)},
+                      {"help", text(help)},
+                      {"defaultConfiguration", {{"level", "warning"}}}};
+      if (!options.help_uri.empty()) rules[index]["helpUri"] = options.help_uri + "#" + ci::kRuntimeLookupRule;
+    }
+    const auto& r = *f.lookup;
+    std::string message = f.title;
+    for (const auto& d : f.details) message += "\n" + d;
+    results.push_back(
+        {{"ruleId", ci::kRuntimeLookupRule},
+         {"ruleIndex", index},
+         {"level", f.fatal ? "error" : "warning"},
+         {"message", text(message)},
+         {"locations", json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", file_uri(r.library)}}}}}}})},
+         {"partialFingerprints",
+          {{"musaLinkcheckFinding/v1", ci::printable_utf8(r.library.substr(r.library.rfind('/') + 1) + ":" + r.kind +
+                                                          ":" + r.name)}}},
+         {"properties",
+          {{"library", ci::printable_utf8(r.library)}, {"classification", ci::kRuntimeLookupRule}, {"kind", r.kind},
+           {"name", ci::printable_utf8(r.name)},
+           {"provider", r.provider ? json(ci::printable_utf8(*r.provider)) : json(nullptr)}}}});
   }
 
   json notifications = json::array();

@@ -135,6 +135,10 @@ struct Cause {
   std::string fix;
   std::vector<LibraryCopy> others;   // missing-library: other versions found, and where (how)
   std::vector<std::string> needed_by;  // missing-library: the objects whose DT_NEEDED names it
+  // host: of `symbols`, those the host program's own libraries define (libm's pow for python3), and
+  // those libraries' sonames (src/host).
+  size_t from_host_load = 0;
+  std::vector<std::string> host_libraries;
 };
 
 // A name a library looks up at run time (a string literal given to dlopen or dlsym) that the

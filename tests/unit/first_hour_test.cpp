@@ -318,6 +318,9 @@ TEST(FirstHour, python_hint_survives_a_pyenv_shim_and_names_the_interpreter) {
   EXPECT_EQ(r.out.substr(r.out.find('\n') + 1), "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
   doc = nlohmann::json::parse(run("PATH=" + quote(shims) + ":/usr/bin:/bin " + kBin + " --format json --python " + quote(ext)).out);
   EXPECT_EQ(doc["interpreter"], python);
+  // python.executable is the deprecated alias of `interpreter`; python.interpreter is the shim as given.
+  EXPECT_EQ(doc["python"]["executable"], doc["interpreter"]);
+  EXPECT_EQ(doc["python"]["interpreter"], "python3");
 }
 
 

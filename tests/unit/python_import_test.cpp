@@ -5,9 +5,17 @@
 // `import torch` does) is the oracle for every layout.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cctype>
 #include <filesystem>
+#include <sstream>
+#include <set>
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "environment/dpkg_index.h"
 #include "environment/ownership.h"
 #include "environment/python_env.h"
 #include "test_support.h"
@@ -310,7 +318,7 @@ TEST(Ownership, conda_meta_and_sdk_version_files_name_their_packages) {
   auto owners = environment::find_owners(
       {root + "/conda/lib/libstdc++.so.6", root + "/musa/lib/libmusart.so.4", root + "/cuda/lib64/libcudart.so.12",
        root + "/loose/libloose.so"},
-      {.dpkg_dir = "/var/lib/dpkg", .sdk_homes = {root + "/musa", root + "/cuda"}});
+      {.dpkg_dir = "/var/lib/dpkg", .sdk_homes = {root + "/musa", root + "/cuda"}, .cache_dir = ""});
   EXPECT_EQ(owners[root + "/conda/lib/libstdc++.so.6"].kind, "conda");
   EXPECT_EQ(owners[root + "/conda/lib/libstdc++.so.6"].name, "libstdcxx-ng");
   EXPECT_EQ(owners[root + "/conda/lib/libstdc++.so.6"].version, "9.3.0");
@@ -324,6 +332,204 @@ TEST(Ownership, conda_meta_and_sdk_version_files_name_their_packages) {
   auto r = run(kBin + " --sdk-home " + quote(root + "/musa") + " " + quote(root + "/conda/lib/libstdc++.so.6"));
   EXPECT_NE(r.out.find("note: " + root + "/conda/lib/libstdc++.so.6 from conda's libstdcxx-ng 9.3.0\n"), std::string::npos)
       << r.out;
+
+  // The CI formats say it too: a SARIF result's properties, a JUnit suite's property (an extension of a
+  // conda package with a finding: it needs a libc10.so found nowhere).
+  copy(kFix + "/myext/_C.so", root + "/conda/lib/_myext.so");
+  write_file(root + "/conda/conda-meta/myext-1.0-0.json", R"({"name": "myext", "version": "1.0", "files": ["lib/_myext.so"]})");
+  auto sarif = json::parse(run("env -u LD_LIBRARY_PATH " + kBin + " --format sarif " + quote(root + "/conda/lib/_myext.so")).out);
+  const auto& results = sarif["runs"][0]["results"];
+  ASSERT_FALSE(results.empty());
+  for (const auto& res : results)
+    EXPECT_EQ(res["properties"]["owner"], (json{{"kind", "conda"}, {"name", "myext"}, {"version", "1.0"}})) << res.dump();
+  auto junit = run("env -u LD_LIBRARY_PATH " + kBin + " --format junit " + quote(root + "/conda/lib/_myext.so")).out;
+  EXPECT_NE(junit.find("\">\n    <properties>\n      <property name=\"owner\" value=\"conda myext 1.0\"/>\n    </properties>\n"
+                       "    <testcase "),
+            std::string::npos)
+      << junit;
+  if (run("command -v xmllint").status == 0) {
+    write_file(root + "/r.xml", junit);
+    EXPECT_EQ(run("xmllint --noout " + quote(root + "/r.xml")).status, 0);
+  }
+}
+
+// The dpkg index cached by the database's mtimes: a fake dpkg root (info/*.list, status) whose
+// package is upgraded under the cache, then a corrupt cache; the real database against dpkg-query.
+TEST(Ownership, cached_dpkg_index_is_rebuilt_when_the_database_changes) {
+  std::string root = test::scratch_dir("dpkg-index");
+  auto put = [](const std::string& path, const std::string& text) {
+    fs::create_directories(fs::path(path).parent_path());
+    write_file(path, text);
+  };
+  std::string db = root + "/dpkg", cache = root + "/cache";
+  const std::string lib = "/usr/lib/x86_64-linux-gnu/libfakeowner.so.1", tool = "/usr/bin/fakeowner-tool";
+  auto status = [](const std::string& package, const std::string& version) {
+    return "Package: other\nStatus: install ok installed\nArchitecture: all\nVersion: 7\n\nPackage: " + package +
+           "\nStatus: install ok installed\nArchitecture: amd64\nVersion: " + version + "\n";
+  };
+  put(db + "/info/libfakeowner1:amd64.list", "/.\n/usr\n/usr/lib/x86_64-linux-gnu\n" + lib + "\n" + tool + "\n");
+  put(db + "/info/other.list", "/usr/share/doc/other\n/usr/lib/x86_64-linux-gnu/libother.so\n");
+  put(db + "/status", status("libfakeowner1", "1.0-1"));
+  environment::OwnerSources sources{.dpkg_dir = db, .sdk_homes = {}, .cache_dir = cache};
+
+  auto first = environment::load_dpkg_index(db, cache);
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(first->from_cache);
+  // Only shared objects are indexed; the version comes from the stanza of that architecture.
+  EXPECT_EQ(first->files.size(), 2u);
+  EXPECT_EQ(first->files.at(lib).package, "libfakeowner1:amd64");
+  EXPECT_EQ(first->files.at(lib).version, "1.0-1");
+  auto owners = environment::find_owners({lib, tool}, sources);
+  EXPECT_EQ(owners[lib].name, "libfakeowner1");
+  EXPECT_EQ(owners[lib].version, "1.0-1");
+  EXPECT_EQ(owners[tool].name, "libfakeowner1");  // not covered by the index: read from the lists
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(cache)) files.push_back(e.path().string());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(read_file(files[0]).find(lib + "\tlibfakeowner1:amd64\t1.0-1\n"), std::string::npos);
+
+  // The cache answers while the database is as it was: a list edited behind dpkg's back, with info/'s
+  // and status's mtimes put back, is not read again.
+  struct stat info_st, status_st;
+  ASSERT_EQ(stat((db + "/info").c_str(), &info_st), 0);
+  ASSERT_EQ(stat((db + "/status").c_str(), &status_st), 0);
+  put(db + "/info/other.list", "/usr/share/doc/other\n/usr/lib/x86_64-linux-gnu/libother.so\n" + lib + "\n");
+  timespec info_times[2] = {info_st.st_atim, info_st.st_mtim}, status_times[2] = {status_st.st_atim, status_st.st_mtim};
+  ASSERT_EQ(utimensat(AT_FDCWD, (db + "/info").c_str(), info_times, 0), 0);
+  ASSERT_EQ(utimensat(AT_FDCWD, (db + "/status").c_str(), status_times, 0), 0);
+  auto second = environment::load_dpkg_index(db, cache);
+  ASSERT_TRUE(second);
+  EXPECT_TRUE(second->from_cache);
+  EXPECT_EQ(second->files.at(lib).package, "libfakeowner1:amd64");
+
+  // An upgrade, as dpkg does it: the old list goes, the new package's list and status are written.
+  fs::remove(db + "/info/libfakeowner1:amd64.list");
+  put(db + "/info/other.list", "/usr/share/doc/other\n/usr/lib/x86_64-linux-gnu/libother.so\n");
+  put(db + "/info/libfakeowner2:amd64.list", "/usr/lib/x86_64-linux-gnu\n" + lib + "\n");
+  put(db + "/status", status("libfakeowner2", "2.0-3"));
+  auto third = environment::load_dpkg_index(db, cache);
+  ASSERT_TRUE(third);
+  EXPECT_FALSE(third->from_cache);
+  owners = environment::find_owners({lib, tool}, sources);
+  EXPECT_EQ(owners[lib].name, "libfakeowner2");
+  EXPECT_EQ(owners[lib].version, "2.0-3");
+  EXPECT_FALSE(owners.count(tool));  // its package is gone
+  EXPECT_TRUE(environment::load_dpkg_index(db, cache)->from_cache);
+
+  // A corrupt cache (cut short, then garbage) is ignored, the answer rebuilt and the cache rewritten.
+  std::string good = read_file(files[0]);
+  put(files[0], good.substr(0, good.size() - 6));
+  auto cut = environment::load_dpkg_index(db, cache);
+  ASSERT_TRUE(cut);
+  EXPECT_FALSE(cut->from_cache);
+  EXPECT_EQ(cut->files.at(lib).package, "libfakeowner2:amd64");
+  EXPECT_EQ(read_file(files[0]), good);
+  put(files[0], std::string("mlc-dpkg-owner-index 1\n\x01\x02 not a key\n", 41));
+  owners = environment::find_owners({lib}, sources);
+  EXPECT_EQ(owners[lib].name, "libfakeowner2");
+  EXPECT_EQ(read_file(files[0]), good);
+
+  // The real database through the index agrees with dpkg-query -S for every library of libtorch's load.
+  std::string torch = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
+  if (!fs::exists(torch)) return;
+  auto ldd = run("ldd " + torch);
+  std::vector<std::string> paths;
+  for (size_t at = 0; (at = ldd.out.find("=> /", at)) != std::string::npos;) {
+    at += 3;
+    paths.push_back(ldd.out.substr(at, ldd.out.find(' ', at) - at));
+  }
+  ASSERT_GT(paths.size(), 10u);
+  auto real = environment::find_owners(paths, {.dpkg_dir = "/var/lib/dpkg", .sdk_homes = {}, .cache_dir = cache});
+  // One dpkg-query for every spelling (it does not follow the /usr merge itself): "pkg[:arch][, ...]: path".
+  std::string args;
+  for (const auto& p : paths) args += " " + p + " " + fs::canonical(p).string() + (p.starts_with("/lib") ? " /usr" + p : "");
+  auto q = run("dpkg-query -S" + args + " 2>/dev/null");
+  std::map<std::string, std::string> package_of;
+  std::istringstream lines(q.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto colon = line.find(": /");
+    if (colon != std::string::npos) package_of[line.substr(colon + 2)] = line.substr(0, line.find_first_of(":,"));
+  }
+  for (const auto& p : paths) {
+    std::string package;
+    for (const auto& form : {p, fs::canonical(p).string(), "/usr" + p})
+      if (package.empty() && package_of.count(form)) package = package_of[form];
+    if (package.empty()) {
+      EXPECT_FALSE(real.count(p)) << p;
+      continue;
+    }
+    ASSERT_TRUE(real.count(p)) << p << " is " << package << "'s";
+    EXPECT_EQ(real[p].name, package) << p;
+    EXPECT_FALSE(real[p].version.empty()) << p;
+  }
+  // Versions: dpkg-query -W for the packages named, once.
+  std::set<std::string> packages;
+  for (const auto& [p, owner] : real) packages.insert(owner.name);
+  std::string names;
+  for (const auto& n : packages) names += " " + n;
+  auto w = run("dpkg-query -W -f '${Package} ${Version}\\n'" + names);
+  for (const auto& [p, owner] : real)
+    EXPECT_NE(("\n" + w.out + "\n").find("\n" + owner.name + " " + owner.version + "\n"), std::string::npos) << p;
+}
+
+// Without --python, an extension module's undefined symbols that the host interpreter's own load
+// defines (Debian's PIL _imagingmath calls pow/powf/fmod, linked without -lm: python3 links libm)
+// are host-provided under the python3 host cause, not unknown. nm is the oracle for which symbols
+// and which library; the real import (python3 -c "import PIL._imagingmath") for the verdict.
+TEST(HostLoad, debian_pil_imagingmath_gets_libm_from_the_interpreter) {
+  std::string module;
+  if (fs::exists(kDist + "/PIL"))
+    for (const auto& e : fs::directory_iterator(kDist + "/PIL"))
+      if (e.path().filename().string().starts_with("_imagingmath.")) module = e.path().string();
+  if (module.empty() || !fs::exists(kPython)) GTEST_SKIP() << "python3-pil is not installed";
+  // The libm python3 loads (ldd's answer), and the module's undefined names outside the Python C API.
+  auto ldd = run("ldd " + kPython + " | awk '$1 == \"libm.so.6\" {print $3}'");
+  while (!ldd.out.empty() && std::isspace(static_cast<unsigned char>(ldd.out.back()))) ldd.out.pop_back();
+  ASSERT_FALSE(ldd.out.empty()) << "python3 does not link libm.so.6";
+  auto defined = run("nm -D --defined-only " + ldd.out + " | awk '{print $3}' | sed 's/@.*//'");
+  auto undefined = run("nm -D --undefined-only " + quote(module) + " | awk '{print $2}' | sed 's/@.*//'");
+  std::set<std::string> libm_defines, from_libm;
+  size_t api = 0;
+  std::istringstream d(defined.out), u(undefined.out);
+  for (std::string n; std::getline(d, n);) libm_defines.insert(n);
+  for (std::string n; std::getline(u, n);) {
+    if (n.starts_with("Py") || n.starts_with("_Py")) ++api;
+    else if (libm_defines.count(n) && run("nm -D --defined-only /lib/x86_64-linux-gnu/libc.so.6 | awk '{print $3}' | "
+                                          "sed 's/@.*//' | grep -qx " + n).status != 0)
+      from_libm.insert(n);
+  }
+  ASSERT_FALSE(from_libm.empty()) << undefined.out;
+  EXPECT_EQ(run(kPython + " -c 'import PIL._imagingmath'").status, 0);  // the real import works
+
+  auto doc = json::parse(run("PATH=/usr/bin:/bin " + kBin + " --format json " + quote(module)).out);
+  ASSERT_EQ(doc["causes"].size(), 1u) << doc["causes"].dump();
+  const auto& cause = doc["causes"][0];
+  EXPECT_EQ(cause["kind"], "host");
+  EXPECT_EQ(cause["library"], "python3");
+  EXPECT_EQ(cause["headline"], std::to_string(api) + " symbols of the Python C API and " + std::to_string(from_libm.size()) +
+                                   " of the interpreter's own libm.so.6 come from the Python interpreter that loads this "
+                                   "extension (python3), not from a library it links");
+  std::set<std::string> host_libm;
+  for (const auto& s : doc["libraries"][0]["unresolved"]) {
+    EXPECT_EQ(s["classification"], "host-provided") << s["symbol"];
+    EXPECT_EQ(s["cause"], cause["id"]) << s["symbol"];
+    std::string name = s["symbol"];
+    if (!name.starts_with("Py") && !name.starts_with("_Py")) {
+      host_libm.insert(name);
+      EXPECT_EQ(s["reason"].get<std::string>().rfind("defined by libm.so.6 (", 0), 0u) << s["reason"];
+    }
+  }
+  EXPECT_EQ(host_libm, from_libm);
+  // Without a python3 to read, nothing says the host has libm: those stay unknown.
+  doc = json::parse(run("PATH=/nonexistent " + kBin + " --format json " + quote(module)).out);
+  for (const auto& s : doc["libraries"][0]["unresolved"])
+    if (from_libm.count(s["symbol"].get<std::string>())) {
+      EXPECT_EQ(s["classification"], "unknown") << s["symbol"];
+    }
+  // As the interpreter loads it: nothing is undefined.
+  auto r = run(kBin + " --python=" + kPython + " " + quote(module));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 undefined symbols"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -57,6 +57,33 @@ TEST(RuntimeLookup, string_literals_of_rodata_include_the_dlopen_and_dlsym_names
   EXPECT_FALSE(elf::read_string_literals(kDir + "/no-such-file.so").ok());
 }
 
+// A .rodata of 3 MiB is scanned for ".so" in 1 MiB ranges in parallel: literals that straddle a range
+// boundary (begun in one range, ".so" or the NUL in the next, two ".so" on either side) are each
+// found once, and the parallel answer is exactly the sequential scan of every literal, filtered.
+TEST(RuntimeLookup, large_rodata_is_scanned_in_ranges_with_every_literal_found_once) {
+  std::string dir = test::scratch_dir("rodata-ranges");
+  // Offsets are from the start of .rodata (the assembler puts `big` first in it).
+  std::string s =
+      "  .section .rodata\n  .globl big\nbig:\n"
+      "  .asciz \"libfirst.so.1\"\n"                          // range 0
+      "  .fill 1048570 - 14, 1, 0\n  .asciz \"libcross.so.2\"\n"  // begins at 1048570, \".so\" at 1048578: range 1
+      "  .fill 1048576 * 2 - 1048584 - 9, 1, 0x41\n"          // printable filler; libtwo begins 8 bytes before range 2
+      "  .byte 0\n  .ascii \"libtwo.so\"\n  .asciz \".so.3\"\n"  // a \".so\" on either side of 2 MiB
+      "  .fill 300000, 1, 0\n  .asciz \"libthird.so\"\n  .asciz \"not.so here\"\n  .asciz \"x.so\"\n"
+      "  .fill 1048576, 1, 0\n";
+  test::write_file(dir + "/big.s", s);
+  auto cc = run("cc -shared -nostdlib -o " + quote(dir + "/libbig.so") + " " + quote(dir + "/big.s") + " 2>&1");
+  ASSERT_EQ(cc.status, 0) << cc.out;
+  auto has_so = [](std::string_view l) { return l.find(".so") != std::string_view::npos; };
+  auto ranged = elf::read_string_literals(dir + "/libbig.so", 4, nullptr, ".so");
+  auto sequential = elf::read_string_literals(dir + "/libbig.so", 4, has_so);
+  ASSERT_TRUE(ranged.ok()) << ranged.error().to_line();
+  ASSERT_TRUE(sequential.ok()) << sequential.error().to_line();
+  EXPECT_EQ(ranged.value(), sequential.value());
+  EXPECT_EQ(ranged.value(), (std::vector<std::string>{"libfirst.so.1", "libcross.so.2", "libtwo.so.so.3", "libthird.so",
+                                                      "not.so here", "x.so"}));
+}
+
 TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request) {
   ASSERT_EQ(loader_oracle(""), "absent\n") << "the real loader must not find the driver either";
   auto r = run("env -u LD_LIBRARY_PATH " + kBin + " " + quote(kApi));
@@ -86,6 +113,70 @@ TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request
   EXPECT_EQ(doc["runtime_lookups"][0]["library"], kApi);
   EXPECT_EQ(doc["runtime_lookups"][0]["classification"], "runtime-lookup");
   EXPECT_EQ(doc["runtime_lookups"][0]["severity"], "warning");
+}
+
+// The CI formats carry run-time look-ups as the text report words them: a GitHub warning annotation,
+// a JUnit case (a failure only when fatal), a SARIF result under a rule of its own, level warning
+// (error with --fail-on runtime).
+TEST(RuntimeLookup, ci_formats_carry_the_lookup_as_a_warning_and_fatal_on_request) {
+  const std::string base = "env -u LD_LIBRARY_PATH " + kBin;
+  const std::string title = "dlopen(\"libmusa_drv.so.4\") in " + kApi + ": library not found";
+  auto gh_escaped = [](std::string s) {
+    std::string out;
+    for (char c : s) out += c == ':' ? std::string("%3A") : c == ',' ? std::string("%2C") : std::string(1, c);
+    return out;
+  };
+  for (bool fatal : {false, true}) {
+    std::string opts = fatal ? " --fail-on runtime" : "";
+    auto gh = run(base + " --format github" + opts + " " + quote(kApi));
+    EXPECT_EQ(gh.status, fatal ? 1 : 0) << gh.out;
+    EXPECT_EQ(gh.out.rfind(std::string("::") + (fatal ? "error" : "warning") + " file=" + gh_escaped(kApi) +
+                               ",title=runtime-lookup%3A " + gh_escaped(title) + "::" + title +
+                               "%0Asearched /lib/x86_64-linux-gnu/libmusa_drv.so.4%0A",
+                           0),
+              0u)
+        << gh.out;
+
+    auto junit = run(base + " --format junit" + opts + " " + quote(kApi)).out;
+    EXPECT_NE(junit.find("<testsuite name=\"runtime-lookups\" tests=\"1\" failures=\"" + std::string(fatal ? "1" : "0") +
+                         "\" errors=\"0\" skipped=\"0\">\n    <testcase classname=\"libdriver_api.so\" "
+                         "name=\"dlopen(&quot;libmusa_drv.so.4&quot;)\">\n"),
+              std::string::npos)
+        << junit;
+    EXPECT_EQ(junit.find("type=\"runtime-lookup\"") != std::string::npos, fatal) << junit;
+    if (run("command -v xmllint").status == 0) {
+      std::string dir = test::scratch_dir("runtime-junit");
+      test::write_file(dir + "/r.xml", junit);
+      EXPECT_EQ(run("xmllint --noout " + quote(dir + "/r.xml")).status, 0);
+    }
+
+    auto sarif_text = run(base + " --format sarif" + opts + " " + quote(kApi)).out;
+    // Valid SARIF 2.1.0 (the schema the CI-format tests use), when python3-jsonschema is there.
+    if (run("/usr/bin/python3 -c 'import jsonschema'").status == 0) {
+      std::string dir = test::scratch_dir("runtime-sarif");
+      test::write_file(dir + "/r.sarif", sarif_text);
+      std::string schema = std::string(MLC_SOURCE_DIR) + "/../shared/data/schemas/sarif-schema-2.1.0.json";
+      auto v = run("/usr/bin/python3 -c " +
+                   quote("import json, sys, jsonschema\njsonschema.validate(json.load(open(sys.argv[1])), "
+                         "json.load(open(sys.argv[2])))") +
+                   " " + quote(dir + "/r.sarif") + " " + quote(schema) + " 2>&1");
+      EXPECT_EQ(v.status, 0) << v.out;
+    }
+    auto sarif = json::parse(sarif_text);
+    const auto& run0 = sarif["runs"][0];
+    json result;
+    for (const auto& r : run0["results"])
+      if (r["ruleId"] == "runtime-lookup") result = r;
+    ASSERT_FALSE(result.is_null()) << run0["results"].dump();
+    EXPECT_EQ(result["level"], fatal ? "error" : "warning");
+    EXPECT_EQ(result["message"]["text"].get<std::string>().substr(0, title.size() + 1), title + "\n");
+    EXPECT_EQ(result["properties"]["kind"], "dlopen");
+    EXPECT_EQ(result["properties"]["name"], "libmusa_drv.so.4");
+    const auto& rule = run0["tool"]["driver"]["rules"][result["ruleIndex"].get<size_t>()];
+    EXPECT_EQ(rule["id"], "runtime-lookup");
+    EXPECT_EQ(rule["name"], "RuntimeLookup");
+    EXPECT_EQ(rule["defaultConfiguration"]["level"], "warning");
+  }
 }
 
 TEST(RuntimeLookup, entry_point_the_found_driver_lacks_is_named_with_the_driver) {
