@@ -220,7 +220,7 @@ LinkcheckOptions ContextOptions::resolve() const {
   t.mapping = mapping.empty() ? "" : absolute(mapping);
   t.cache_dir = no_cache ? "" : (cache_dir.empty() ? default_cache_dir(build_dir) : absolute(cache_dir));
   // The compiler has the last word whenever a build tree is known (--no-confirm: text only).
-  t.confirm = !no_confirm && !t.build_dir.empty();
+  t.confirm = !no_confirm && (confirm || !t.build_dir.empty());
   t.confirm_budget = confirm_budget;
   return options;
 }
