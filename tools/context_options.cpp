@@ -148,6 +148,10 @@ void ContextOptions::add_to(CLI::App& app) {
                  "(cuda_to_hip_mappings.py, read as data)");
   app.add_option("--cache-dir", cache_dir, "where source and header indexes are cached");
   app.add_flag("--no-cache", no_cache, "build the indexes afresh and keep no cache");
+  app.add_flag("--no-confirm", no_confirm, "text matching only: compile nothing, even with --build-dir (by default the "
+               "sources text matching could not settle, and musa-stubgen's planned ones, are compiled whenever the "
+               "build has compile commands)");
+  app.add_option("--confirm-budget", confirm_budget, "seconds of compiling the confirm pass may spend (default 60)");
 }
 
 std::vector<std::string> ContextOptions::path_warnings() const {
@@ -218,6 +222,9 @@ LinkcheckOptions ContextOptions::resolve() const {
   }
   t.mapping = mapping.empty() ? "" : absolute(mapping);
   t.cache_dir = no_cache ? "" : (cache_dir.empty() ? default_cache_dir(build_dir) : absolute(cache_dir));
+  // The compiler has the last word whenever a build tree is known (--no-confirm: text only).
+  t.confirm = !no_confirm && (confirm || !t.build_dir.empty());
+  t.confirm_budget = confirm_budget;
   return options;
 }
 

@@ -18,6 +18,10 @@ struct ContextOptions {
   std::string backend = "musa";  // --backend musa|hip (src/backend)
   std::optional<std::string> sdk_home, cuda_home;
   bool closure = false, only_named = false, no_cache = false;
+  // The confirm pass (src/confirm): on whenever a build tree is given (or with musa-linkcheck's
+  // --confirm), unless --no-confirm.
+  bool confirm = false, no_confirm = false;
+  double confirm_budget = 60;
   // --python [EXE]: the interpreter (and its libpython, a dependency) first in --with's load order.
   std::string python;
   CLI::Option* python_option = nullptr;

@@ -75,6 +75,9 @@ int run(int argc, char** argv) {
   mlc::tools::ContextOptions context;
   app.add_option("FILE_OR_DIR", inputs, "ELF shared objects or executables; a directory means every ELF file below it");
   context.add_to(app);
+  // musa-linkcheck's own: without a build tree the confirm pass then warns that it has no compile commands.
+  app.add_flag("--confirm", context.confirm, "compile the candidate sources text matching could not settle, with the "
+               "build's commands (the default whenever --build-dir is given)");
   app.add_option("--format", format, "output format: text, json, or for CI sarif (code scanning), junit (test "
                  "reports), github (Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "sarif", "junit", "github"}));
@@ -103,12 +106,6 @@ int run(int argc, char** argv) {
         return kinds > 1 ? "give at most one of any, new, none" : "";
       });
   app.add_flag("-q,--quiet", quiet, "only the error lines");
-  bool confirm = false, no_confirm = false;
-  double confirm_budget = 60;
-  app.add_flag("--confirm", confirm, "compile the candidate sources text matching could not settle, with the build's "
-               "commands (the default whenever --build-dir is given)");
-  app.add_flag("--no-confirm", no_confirm, "text matching only: compile nothing, even with --build-dir");
-  app.add_option("--confirm-budget", confirm_budget, "seconds of compiling the confirm pass may spend (default 60)");
   std::string symbol;
   CLI::App* explain = app.add_subcommand("explain", "trace one symbol (mangled or demangled); FILEs are optional");
   explain->add_option("SYMBOL", symbol, "the symbol")->required();
@@ -127,9 +124,6 @@ int run(int argc, char** argv) {
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-linkcheck: warning: %s\n", w.c_str());
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
-  // The compiler has the last word whenever a build tree is known (--no-confirm: text only).
-  options.trace.confirm = !no_confirm && (confirm || !options.trace.build_dir.empty());
-  options.trace.confirm_budget = confirm_budget;
   for (auto& in : inputs) in = absolute(in);
   const bool runtime_fatal = ("," + fail_on + ",").find(",runtime,") != std::string::npos;
   std::vector<mlc::InputError> context_errors;

@@ -1,7 +1,6 @@
 // musa-stubgen: write signature-accurate stubs for what the SDK lacks and patch CMake source lists
 // and link lines, so that the library links. Exit status (docs/contract.md): 0 done or nothing to
 // do, 1 some symbol can be neither stubbed nor patched (each named), 2 bad input.
-#include <fstream>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -11,8 +10,7 @@
 #include <string>
 
 #include "context_options.h"
-#include "confirm/confirm.h"
-#include "pipeline/linkcheck.h"
+#include "pipeline/stubgen_pipeline.h"
 #include "stubgen/stubgen.h"
 #include "version.h"
 
@@ -47,11 +45,6 @@ int run(int argc, char** argv) {
   app.add_flag("--apply", apply, "apply the CMake patches in place (atomically)");
   app.add_flag("--prune", so.prune, "remove generated stubs no longer needed");
   app.add_flag("--dry-run", dry_run, "print what would change, write nothing");
-  bool no_confirm = false;
-  double confirm_budget = 60;
-  app.add_flag("--no-confirm", no_confirm, "compile nothing: neither the sources text matching could not settle nor "
-               "the planned ones (by default both are compiled whenever the build has compile commands)");
-  app.add_option("--confirm-budget", confirm_budget, "seconds of compiling the proof may spend (default 60)");
   app.add_flag("--no-runtime", no_runtime, "do not copy the stub runtime header (musa_stubs.h) beside the stubs");
   app.add_flag("--c10", c10, "throw with C10_THROW_ERROR (default: when c10/util/Exception.h is in a source tree)");
   app.add_flag("--no-c10", no_c10, "throw a standard exception");
@@ -73,61 +66,22 @@ int run(int argc, char** argv) {
   if (no_c10) so.c10 = false;
 
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
-  mlc::LinkcheckOptions options = context.resolve();
-  // Stubs and CMake patches go into the named libraries: what their dependencies lack cannot be
-  // fixed there, so only the named files are checked unless --closure asks for everything.
-  if (!options.closure) options.only_named = true;
-  // The real compiler settles what text matching could not, and proves the patch, whenever the build has
-  // compile commands (--no-confirm: text only).
-  bool confirm = !no_confirm && !options.trace.build_dir.empty() &&
-                 std::ifstream(options.trace.build_dir + "/compile_commands.json").good();
-  options.trace.confirm = confirm;
-  options.trace.confirm_budget = confirm_budget;
+  so.relative_to = absolute(".");  // when the build names no source directory
   for (auto& in : inputs) in = absolute(in);
-  mlc::Report report;
-  mlc::TraceResources resources(options.trace, report);
-  if (!report_file.empty()) {
-    auto r = mlc::stubgen::read_json_report(absolute(report_file));
-    if (!r) {
-      std::fprintf(stderr, "musa-stubgen: error: %s\n", r.error().to_line().c_str());
-      return 2;
-    }
-    report.libraries = std::move(r.value().libraries);
-    // The report may have been made with less context (a post-build gate without --sdk-home):
-    // what it left unknown is traced again with this run's context.
-    const mlc::trace::TraceContext& ctx = resources.context(nullptr);
-    for (auto& lib : report.libraries)
-      for (auto& u : lib.unresolved)
-        if (u.classification == mlc::Classification::Unknown) mlc::trace::trace_symbol(nullptr, -1, ctx, u);
-  } else {
-    mlc::run_linkcheck(inputs, options, resources, report);
+  auto result = mlc::run_stubgen(inputs, {.linkcheck = context.resolve(),
+                                          .report_file = report_file.empty() ? "" : absolute(report_file),
+                                          .stubs = so});
+  if (!result) {
+    std::fprintf(stderr, "musa-stubgen: error: %s\n", result.error().to_line().c_str());
+    return 2;
   }
-  const mlc::trace::TraceContext& ctx = resources.context(nullptr);
-  so.relative_to = ctx.build && !ctx.build->source_dir.empty() ? ctx.build->source_dir : absolute(".");
-
-  // The sources the patch gives back may need others the build leaves out: one run gives back them all.
-  if (confirm && !report.libraries.empty()) {
-    std::string target;
-    if (ctx.build)
-      if (const auto* t = ctx.build->target_for_artifact(report.libraries.front().path)) target = t->name;
-    auto process = mlc::loader::load_process(report.libraries.front().path, options.env);
-    mlc::confirm::close_over_sources(report, ctx, process ? &process.value() : nullptr, target,
-                                     {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
-                                      .budget_seconds = confirm_budget, .jobs = 0},
-                                     report.warnings);
-  }
-  mlc::stubgen::Plan plan = mlc::stubgen::plan(report, ctx, so);
-  std::vector<mlc::InputError> errors = report.errors;
-  errors.insert(errors.end(), plan.errors.begin(), plan.errors.end());
-
-  if (confirm) {
-    std::vector<std::string> stubbed;
-    for (const auto& st : plan.stubs) stubbed.push_back(st.mangled);
-    auto after = mlc::confirm::after_patch(report, stubbed, {.build_dir = options.trace.build_dir,
-                                           .cache_dir = options.trace.cache_dir, .budget_seconds = confirm_budget, .jobs = 0},
-                                           report.warnings);
-    std::fprintf(stderr, "musa-stubgen: after this patch: %zu of %zu still unresolved\n", after.still, after.total);
-  }
+  mlc::StubgenRun& done = result.value();
+  const mlc::Report& report = done.report;
+  const mlc::stubgen::Plan& plan = done.plan;
+  so = done.stubs;
+  std::vector<mlc::InputError>& errors = done.errors;
+  if (done.after)
+    std::fprintf(stderr, "musa-stubgen: after this patch: %zu of %zu still unresolved\n", done.after->still, done.after->total);
   if (dry_run) {
     std::string diff = mlc::stubgen::diff_of(plan, so, true, true);
     std::fwrite(diff.data(), 1, diff.size(), stdout);

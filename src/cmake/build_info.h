@@ -120,4 +120,16 @@ std::string expand_variables(const std::string& text, const std::map<std::string
 // Lexical path normalisation ("a/./b/../c" -> "a/c"), no symlink resolution.
 std::string normalize_path(const std::string& path);
 
+// `path` made absolute against `dir` (the working directory of a compile command), normalized.
+std::string absolute_in(const std::string& dir, const std::string& path);
+
+// One compile command from compile_commands.json: working directory and argv.
+struct CompileCommand {
+  std::string directory;
+  std::vector<std::string> argv;
+  std::string file;  // absolute
+};
+// The build's compile commands (none when build_dir is empty or has no readable compile_commands.json).
+std::vector<CompileCommand> read_compile_commands(const std::string& build_dir);
+
 }  // namespace mlc::cmake

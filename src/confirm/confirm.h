@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cmake/build_info.h"
 #include "loader/loader.h"
 #include "report/report.h"
 #include "trace/trace.h"
@@ -49,13 +50,9 @@ struct ConfirmOutcome {
   std::vector<std::string> warnings;
 };
 
-// One compile command from compile_commands.json: working directory and argv.
-struct CompileCommand {
-  std::string directory;
-  std::vector<std::string> argv;
-  std::string file;  // absolute
-};
-std::vector<CompileCommand> read_compile_commands(const std::string& build_dir);
+// The build's compile commands are read by the build-tree reader (src/cmake).
+using cmake::CompileCommand;
+using cmake::read_compile_commands;
 
 // The command that compiles `file` into `object`: the build's own, else its nearest sibling's (same
 // directory and extension first) with the file substituted. `from` names the file whose command it was.

@@ -11,6 +11,7 @@
 #include "loader/binding.h"
 #include "loader/loader.h"
 #include "report/report.h"
+#include "trace/finding.h"
 
 namespace mlc::installed {
 
@@ -22,8 +23,6 @@ struct Place {
   std::string how;
 };
 
-using OpenSymbol = std::pair<const loader::UnresolvedRef*, UnresolvedSymbol*>;
-
 // Pass (before origin tracing): one `missing-library` cause per DT_NEEDED name that was found
 // nowhere, naming every other version of it found on the search path, in ld.so.cache, in `places`,
 // each with where it came from. The needed entries of the checked libraries (`libs`, by object index)
@@ -31,7 +30,7 @@ using OpenSymbol = std::pair<const loader::UnresolvedRef*, UnresolvedSymbol*>;
 // (one that another version of it defines, or any, when it is the referencing object's only missing
 // library, or when the reference names it through its version): they are not traced further.
 void find_missing_libraries(const loader::Process& process, std::map<int, LibraryReport>& libs,
-                            const std::vector<OpenSymbol>& symbols, const std::vector<Place>& places,
+                            std::vector<trace::SymbolFinding>& symbols, const std::vector<Place>& places,
                             const loader::LoaderEnv& env, std::vector<Cause>& causes);
 
 // Pass (after suggestions): a symbol still unknown, or an abi-mismatch short of a cxx11-ABI split,
@@ -42,7 +41,7 @@ void find_missing_libraries(const loader::Process& process, std::map<int, Librar
 // beside them), and the closest definitions it has; the fix gives both ways out. An abi-mismatch is
 // turned only when the owner's version is known. Two or more symbols one object misses from the same
 // owner are one Cause (kind provider-mismatch) in `causes`: one headline, one fix.
-void find_provider_mismatch(const loader::Process& process, const std::vector<OpenSymbol>& symbols,
+void find_provider_mismatch(const loader::Process& process, std::vector<trace::SymbolFinding>& symbols,
                             std::vector<Cause>& causes);
 
 // The version a library file carries in its name or soname ("libtorch_cpu.so.1.13" -> "1.13"), or "".

@@ -83,7 +83,7 @@ std::string short_list(const std::vector<std::string>& items) {
 }  // namespace
 
 void find_missing_libraries(const loader::Process& p, std::map<int, LibraryReport>& libs,
-                            const std::vector<OpenSymbol>& symbols, const std::vector<Place>& places,
+                            std::vector<trace::SymbolFinding>& symbols, const std::vector<Place>& places,
                             const loader::LoaderEnv& env, std::vector<Cause>& causes) {
   std::map<std::string, MissingNeed> missing;  // by DT_NEEDED name
   std::optional<std::vector<loader::CacheEntry>> cache;
@@ -143,7 +143,9 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
   }
 
   // The symbols each missing library would have provided.
-  for (const auto& [ref, u] : symbols) {
+  for (auto& symbol : symbols) {
+    const auto* ref = &symbol.ref;
+    auto* u = &symbol.symbol;
     if (u->cause) continue;
     const auto& obj = p.objects[ref->object];
     std::vector<std::string> absent;
@@ -201,10 +203,10 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
                    ? std::string()
                    : " and add " + dir_of(o.copy.path) + " to its RUNPATH");
     }
-    for (const auto& [ref, u] : symbols)
-      if (u->cause == c.id)
-        u->fix = Fix{.kind = "use-library", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
-                     .library = name, .detail = c.fix};
+    for (auto& [ref, u] : symbols)
+      if (u.cause == c.id)
+        u.fix = Fix{.kind = "use-library", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+                    .library = name, .detail = c.fix};
   }
 }
 

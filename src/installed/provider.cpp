@@ -138,14 +138,16 @@ std::string torch_version_for(const std::string& library, std::string* where) {
   return "";
 }
 
-void find_provider_mismatch(const loader::Process& p, const std::vector<OpenSymbol>& symbols, std::vector<Cause>& causes) {
+void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolFinding>& symbols, std::vector<Cause>& causes) {
   struct Item {
     UnresolvedSymbol* u;
     const loader::UnresolvedRef* ref;
     Family family;
   };
   std::vector<Item> items;
-  for (const auto& [ref, u] : symbols) {
+  for (auto& symbol : symbols) {
+    const auto* ref = &symbol.ref;
+    auto* u = &symbol.symbol;
     if (u->cause || ref->miss != loader::Miss::NoDefinition) continue;
     bool abi = u->classification == Classification::AbiMismatch &&
                std::none_of(u->suggestions.begin(), u->suggestions.end(), [](const Suggestion& s) { return s.reason == "cxx11-abi"; });

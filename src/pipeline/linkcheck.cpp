@@ -11,9 +11,7 @@
 #include <set>
 
 #include "common/walk.h"
-#include "backend/hipify_map.h"
 #include "confirm/confirm.h"
-#include "source/preprocessor.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
@@ -24,6 +22,7 @@
 #include "runtime/runtime_lookup.h"
 #include "trace/causes.h"
 #include "trace/suggest.h"
+#include "trace/finding.h"
 #include "trace/trace.h"
 
 namespace mlc {
@@ -117,11 +116,11 @@ void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef&
   }
 }
 
-// Pass: a definition present only in a .symtab (not exported) explains a NoDefinition miss.
-void find_unexported(const loader::Process& p, std::vector<std::pair<const loader::UnresolvedRef*, UnresolvedSymbol*>>& open) {
-  std::vector<std::pair<const loader::UnresolvedRef*, UnresolvedSymbol*>> unknown;
-  for (auto& o : open)
-    if (o.first->miss == loader::Miss::NoDefinition) unknown.push_back(o);
+// A definition present only in a .symtab (not exported) explains a NoDefinition miss.
+void find_unexported(const loader::Process& p, std::vector<trace::SymbolFinding>& findings) {
+  std::vector<trace::SymbolFinding*> unknown;
+  for (auto& f : findings)
+    if (f.ref.miss == loader::Miss::NoDefinition) unknown.push_back(&f);
   if (unknown.empty()) return;
   for (const auto& obj : p.objects) {
     if (!obj.elf.has_static_symtab) continue;  // stripped: nothing more to learn
@@ -130,13 +129,14 @@ void find_unexported(const loader::Process& p, std::vector<std::pair<const loade
     std::set<std::string_view> local;
     for (const auto& s : full->static_symbols)
       if (!s.is_undefined() && s.type != elf::SymbolType::Section && s.type != elf::SymbolType::File) local.insert(s.name);
-    for (auto& [ref, u] : unknown) {
-      if (u->classification == Classification::Hidden || !local.count(ref->name)) continue;
-      u->classification = Classification::Hidden;
-      u->reason = "defined in " + obj.path + " but not exported (local or hidden in its symbol table)";
-      u->origin = Origin{obj.path, std::nullopt, "library", obj.path, std::nullopt};
-      u->fix = Fix{"export-symbol", {}, {}, {}, obj.path,
-                   "give the definition default visibility (or list it in the export map)"};
+    for (auto* f : unknown) {
+      UnresolvedSymbol& u = f->symbol;
+      if (u.classification == Classification::Hidden || !local.count(f->ref.name)) continue;
+      u.classification = Classification::Hidden;
+      u.reason = "defined in " + obj.path + " but not exported (local or hidden in its symbol table)";
+      u.origin = Origin{obj.path, std::nullopt, "library", obj.path, std::nullopt};
+      u.fix = Fix{"export-symbol", {}, {}, {}, obj.path,
+                  "give the definition default visibility (or list it in the export map)"};
     }
   }
 }
@@ -246,100 +246,6 @@ void add_owners(Report& report, const LinkcheckOptions& options) {
 
 }  // namespace
 
-TraceResources::TraceResources(const TraceOptions& o, Report& report)
-    : o_(o), errors_(report.errors), warnings_(report.warnings) {}
-TraceResources::~TraceResources() = default;
-
-const trace::TraceContext& TraceResources::context(const loader::Process* p) {
-  if (!ready_) prepare();
-  search_path_.reset();
-  ctx_.search_path = nullptr;
-  if (p) {
-    // Other copies of loaded libraries and unlinked candidates: the directories the process used,
-    // except the system directories (their libraries are in ld.so.cache's world, not the SDK's).
-    std::set<std::string> dirs;
-    for (const auto& obj : p->objects) {
-      std::string dir = obj.path.substr(0, obj.path.rfind('/'));
-      if (dir.rfind("/lib", 0) == 0 || dir.rfind("/usr/lib", 0) == 0) continue;
-      dirs.insert(dir);
-    }
-    search_path_.emplace(sdk::index_libraries({dirs.begin(), dirs.end()}));
-    ctx_.search_path = &*search_path_;
-  }
-  return ctx_;
-}
-
-std::string TraceResources::cache_file(const std::string& kind, const std::vector<std::string>& roots) const {
-  if (o_.cache_dir.empty()) return "";
-  std::string key;
-  for (const auto& r : roots) key += r + "\n";
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
-  return o_.cache_dir + "/" + kind + "-" + hex + ".idx";
-}
-
-void TraceResources::prepare() {
-  ready_ = true;
-  if (!o_.build_dir.empty() || !o_.cmake_lists.empty()) {
-    build_.emplace(cmake::read_build({o_.build_dir, o_.cmake_lists}));
-    for (const auto& e : build_->errors) errors_.push_back(e);
-    for (const auto& l : build_->lists)
-      for (const auto& d : l.duplicates)
-        warnings_.push_back(d + " is listed twice in " + l.variable + " (" + l.cmake_file + ":" + std::to_string(l.line) + ")");
-    ctx_.build = &*build_;
-  }
-  ctx_.porting_dir = o_.porting_dir;
-  if (ctx_.porting_dir.empty() && build_) {
-    if (auto it = build_->cache.find("GENERATED_PORTING_DIR"); it != build_->cache.end()) ctx_.porting_dir = it->second;
-  }
-  ctx_.porting_dir = ctx_.porting_dir.empty() ? "" : cmake::normalize_path(ctx_.porting_dir);
-  for (const auto& r : o_.source_roots) ctx_.source_roots.push_back(cmake::normalize_path(r));
-  std::vector<std::string> roots;
-  if (!ctx_.porting_dir.empty()) roots.push_back(ctx_.porting_dir);
-  roots.insert(roots.end(), ctx_.source_roots.begin(), ctx_.source_roots.end());
-  if (!roots.empty()) {
-    // The build directory's generated headers (config.h, export headers) define namespace macros.
-    std::vector<std::string> macro_roots;
-    if (!o_.build_dir.empty()) macro_roots.push_back(cmake::normalize_path(o_.build_dir));
-    // The build's -D/-U flags decide which #if branch of a config header defines a namespace macro.
-    std::map<std::string, std::string> defines;
-    for (const auto& c : confirm::read_compile_commands(o_.build_dir)) source::add_command_definitions(c.argv, defines);
-    sources_.emplace(source::SourceIndex::build({.roots = roots, .cache_file = cache_file("sources", roots), .defines = defines},
-                                                &source_stats_, macro_roots));
-    ctx_.sources = &*sources_;
-  }
-  if (!o_.mapping.empty()) {
-    auto m = backend::load_any_map(o_.mapping);
-    if (m) {
-      mapping_.emplace(std::move(m).value());
-      ctx_.mapping = &*mapping_;
-    } else {
-      errors_.push_back(m.error());
-    }
-  }
-  ctx_.sdk_home = o_.sdk_home;
-  ctx_.backend = &o_.backend;
-  ctx_.cuda_home = o_.cuda_home;
-  if (!o_.sdk_home.empty()) {
-    ctx_.load_sdk = [this] {
-      const backend::Backend& b = o_.backend;
-      sdk_.emplace(sdk::index_sdk({.home = o_.sdk_home,
-                                   .header_cache = cache_file("sdk-headers-" + b.name, {o_.sdk_home}),
-                                   .include_dirs = b.include_dirs,
-                                   .library_dirs = b.library_dirs,
-                                   .library_prefixes = b.library_prefixes,
-                                   .index_archives = b.index_archives}));
-      return &*sdk_;
-    };
-  }
-  if (!o_.cuda_home.empty()) {
-    ctx_.load_cuda = [this] {
-      cuda_.emplace(sdk::index_sdk({o_.cuda_home, cache_file("cuda-headers", {o_.cuda_home})}));
-      return &*cuda_;
-    };
-  }
-}
-
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, std::vector<InputError>& errors) {
   std::vector<std::string> files;
   for (const auto& in : inputs) {
@@ -366,6 +272,228 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
   return files;
 }
 
+namespace {
+
+// One input's check: the process its load makes, the objects checked in it, and one finding per
+// miss. The passes of run_linkcheck fill it in order; report_findings hands it to the report.
+struct InputCheck {
+  loader::LoaderEnv env;                        // the loader's environment for this input's import
+  loader::Process process;
+  std::vector<int> checked;                     // indexes into process.objects
+  std::map<int, LibraryReport> libs;            // per checked object: its needed entries and role
+  std::vector<trace::SymbolFinding> symbols;    // one per unresolved reference, in binding order
+  std::vector<trace::VersionFinding> versions;  // one per missing (non-weak) version node
+};
+
+// The loader's environment of a run: the SDK's copies of a library count as candidates when a stale
+// copy is picked instead.
+loader::LoaderEnv run_env(const LinkcheckOptions& options) {
+  loader::LoaderEnv env = options.env;
+  if (!options.trace.sdk_home.empty())
+    for (const auto& sub : options.trace.backend.library_dirs) env.candidate_dirs.push_back(options.trace.sdk_home + "/" + sub);
+  return env;
+}
+
+std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& options, Report& report) {
+  if (!options.python) return std::nullopt;
+  auto torch = environment::find_torch(*options.python);
+  report.python = python_context(*options.python, torch);
+  return torch;
+}
+
+// What loading the file binds (default), everything (--closure), or the file alone (--only-named).
+// A dependency already reported for an earlier input of this run is not checked again.
+std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOptions& options,
+                                 const std::set<std::string>& checked_before) {
+  std::vector<int> checked;
+  for (size_t i = 0; i < p.objects.size(); ++i) {
+    const auto& o = p.objects[i];
+    bool target = static_cast<int>(i) == p.target;
+    if (target || options.closure || (!options.only_named && !o.is_with && !checked_before.count(o.path)))
+      checked.push_back(static_cast<int>(i));
+  }
+  return checked;
+}
+
+// The process the file's import makes, the objects checked in it, and their symbol tables (the
+// checked objects' relocations say which names ld.so would look up; every object is looked up
+// through its own hash table). Empty, with the error in the report, when the file cannot be loaded.
+std::optional<InputCheck> load_input(const std::string& file, const loader::LoaderEnv& env,
+                                     const std::optional<environment::TorchInstall>& torch, const LinkcheckOptions& options,
+                                     loader::ObjectCache* objects, const std::set<std::string>& checked_before,
+                                     Report& report) {
+  InputCheck in;
+  in.env = torch ? import_env(env, *torch, file) : env;
+  if (options.python && !torch && needs_torch_warning(file))
+    report.warnings.push_back(file + " needs torch, which " + options.python->executable + " does not import");
+  auto process = loader::load_process(file, in.env, objects);
+  if (!process) {
+    report.errors.push_back(process.error());
+    return std::nullopt;
+  }
+  in.process = std::move(process).value();
+  in.checked = checked_objects(in.process, options, checked_before);
+  loader::read_symbol_tables(in.process, in.checked);
+  for (const auto& e : in.process.errors) report.errors.push_back(e);
+  return in;
+}
+
+void add_runtime_lookups(const InputCheck& in, Report& report) {
+  for (auto& r : runtime::check_runtime_lookups(in.process, in.checked, in.env)) {
+    bool told = std::any_of(report.runtime_lookups.begin(), report.runtime_lookups.end(), [&](const RuntimeLookup& t) {
+      return t.library == r.library && t.kind == r.kind && t.name == r.name;
+    });
+    if (!told) report.runtime_lookups.push_back(std::move(r));
+  }
+}
+
+// One library report per checked object; one finding per unresolved reference, demangled and
+// classified as the loader saw it; one per missing version node (glibc: a weak one only warns).
+void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const LinkcheckOptions& options) {
+  const loader::Process& p = in.process;
+  for (int i : in.checked) {
+    LibraryReport lib = report_object(p, i);
+    const auto& o = p.objects[i];
+    lib.role = i == p.target ? "target" : o.is_with ? "preloaded" : "dependency";
+    if (lib.role == "dependency") lib.loaded_by = p.objects[p.target].path;
+    const std::string& sdk = options.trace.sdk_home;
+    lib.in_sdk = !sdk.empty() && o.path.rfind(sdk + "/", 0) == 0;
+    if (i == p.target) lib.python_extension = is_python_extension(o);
+    in.libs.emplace(i, std::move(lib));
+  }
+  for (auto& ref : binding.unresolved) {
+    const auto sym = p.objects[ref.object].elf.dynamic_symbol(ref.symbol_index);
+    UnresolvedSymbol u;
+    u.symbol = std::string(ref.name);
+    u.demangled = demangle::demangle(ref.name);
+    if (!ref.version.empty()) u.version = std::string(ref.version);
+    u.type = type_name(sym.type);
+    u.binding = sym.binding == elf::Binding::Weak ? "weak" : "global";
+    u.referenced_by.push_back({p.objects[ref.object].path, std::nullopt, std::nullopt, std::nullopt});
+    classify_loader_miss(p, ref, u);
+    in.symbols.push_back({.ref = std::move(ref), .symbol = std::move(u)});
+  }
+  for (auto& mv : binding.missing_versions) {
+    if (mv.weak) continue;
+    MissingVersionFinding finding{mv.version, mv.file, p.objects[mv.provider].path};
+    in.versions.push_back({.missing = std::move(mv), .finding = std::move(finding)});
+  }
+}
+
+// A shadowed symbol whose picked copy is this build's own product, re-traced through its sources.
+void reclaim_own_build(InputCheck& in, const LinkcheckOptions& options, TraceResources& resources, Report& report) {
+  if (options.trace.build_dir.empty() ||
+      std::none_of(in.symbols.begin(), in.symbols.end(),
+                   [](const auto& f) { return f.symbol.classification == Classification::Shadowed; }))
+    return;
+  trace::reclaim_own_build(in.process, in.symbols, resources.context(&in.process), report.causes);
+}
+
+// The places other versions of a missing library may be installed: the SDK's lib dirs, then the
+// tool's (/usr/local/musa*, conda, venv).
+void find_missing_libraries(InputCheck& in, const loader::LoaderEnv& env, const LinkcheckOptions& options, Report& report) {
+  std::vector<installed::Place> places;
+  for (const char* sub : {"/lib", "/lib64"})
+    if (!options.trace.sdk_home.empty()) places.push_back({options.trace.sdk_home + sub, "sdk"});
+  places.insert(places.end(), options.places.begin(), options.places.end());
+  installed::find_missing_libraries(in.process, in.libs, in.symbols, places, env, report.causes);
+}
+
+void locate_references(InputCheck& in) {
+  std::map<int, std::vector<UnresolvedSymbol*>> by_object;  // by object index: in load order, as reported
+  for (auto& f : in.symbols) by_object[f.ref.object].push_back(&f.symbol);
+  for (auto& [index, symbols] : by_object) {
+    const std::string& path = in.process.objects[index].path;
+    std::set<std::string> names;
+    for (const auto* u : symbols) names.insert(u->symbol);
+    auto refs = dwarf::references(path, names);
+    for (auto* u : symbols) {
+      // An undefined reference carries no type in .dynsym; the library's DWARF knows a variable.
+      if (u->type == "notype" && refs.variables.count(u->symbol)) u->type = "object";
+      auto it = refs.calls.find(u->symbol);
+      if (it == refs.calls.end() || it->second.empty()) continue;
+      u->referenced_by.clear();
+      for (const auto& site : it->second) {
+        u->referenced_by.push_back({path, site.function.empty() ? std::nullopt : std::optional<std::string>(site.function),
+                                    site.file.empty() ? std::nullopt : std::optional<std::string>(site.file),
+                                    site.line > 0 ? std::optional<int>(site.line) : std::nullopt});
+      }
+    }
+  }
+}
+
+// Each symbol the loader could not explain, traced by the FAQ's decision tree (src/trace). Returns
+// those left unknown: defined nowhere (the reason then says where it looked), or a template found in
+// the sources (checked later for a missing instantiation).
+std::vector<UnresolvedSymbol*> trace_symbols(InputCheck& in, const trace::TraceContext& ctx) {
+  std::vector<UnresolvedSymbol*> unknown;
+  for (auto& [ref, u] : in.symbols) {
+    if (!wants_tracing(u, ref)) continue;
+    trace::trace_symbol(&in.process, ref.object, ctx, u);
+    if (u.classification == Classification::Unknown && !u.origin) u.reason = nowhere_reason(ctx);
+    if (u.classification == Classification::Unknown) unknown.push_back(&u);
+  }
+  return unknown;
+}
+
+// What text matching left unsettled, the real compiler decides (src/confirm); what it settles is
+// no longer unknown.
+void confirm_findings(InputCheck& in, const trace::TraceContext& ctx, const LinkcheckOptions& options,
+                      std::vector<UnresolvedSymbol*>& unknown, Report& report) {
+  std::vector<UnresolvedSymbol*> all;
+  for (auto& f : in.symbols) all.push_back(&f.symbol);
+  confirm::confirm_symbols(ctx, all, {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
+                                      .budget_seconds = options.trace.confirm_budget, .jobs = 0}, report.warnings);
+  std::erase_if(unknown, [](const UnresolvedSymbol* u) { return u->classification != Classification::Unknown; });
+}
+
+// Origin tracing and what refines it, for the findings the loader could not explain (none of it
+// runs, and no index is built, when every miss is explained already).
+void trace_origins(InputCheck& in, const LinkcheckOptions& options, const loader::LoaderEnv& env, TraceResources& resources,
+                   Report& report) {
+  if (std::none_of(in.symbols.begin(), in.symbols.end(), [](const auto& f) { return wants_tracing(f.symbol, f.ref); }))
+    return;
+  const trace::TraceContext& ctx = resources.context(&in.process);
+  // Where each should come from, its class and its fix.
+  std::vector<UnresolvedSymbol*> unknown = trace_symbols(in, ctx);
+  // (--confirm) the compiler's verdict on what text matching could not settle.
+  if (options.trace.confirm) confirm_findings(in, ctx, options, unknown, report);
+  // Symbols the host program provides (the Python C API from the interpreter)...
+  const std::vector<UnresolvedSymbol*> before_host = unknown;
+  unknown = trace::find_host_symbols(unknown, report.causes);
+  // ... and what that interpreter's own load defines (libm's pow, for a module linked without -lm).
+  unknown = host::find_host_load_symbols(before_host, unknown, options.host_python, env, report.causes);
+  // Near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
+  trace::suggest(in.process, unknown, ctx.sources);
+  trace::filter_suggestions(unknown);
+  // A symbol a loaded library should own (its class, namespace or C prefix) but lacks: the
+  // referencing object was built against another version of that library.
+  installed::find_provider_mismatch(in.process, in.symbols, report.causes);
+}
+
+// The findings joined to their libraries, in load order, symbols sorted by mangled name. By default
+// a dependency is listed only when its load fails (--closure lists every object); a library already
+// reported for an earlier input is not listed again.
+void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<std::string>& checked_before,
+                     std::set<std::string>& reported, Report& report) {
+  for (auto& f : in.symbols) in.libs[f.ref.object].unresolved.push_back(std::move(f.symbol));
+  for (auto& v : in.versions) in.libs[v.missing.object].missing_versions.push_back(std::move(v.finding));
+  for (int i : in.checked) {
+    auto& lib = in.libs[i];
+    checked_before.insert(lib.path);
+    if (lib.role == "dependency" && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
+        lib.missing_libraries() == 0)
+      continue;
+    if (!reported.insert(lib.path).second) continue;
+    std::stable_sort(lib.unresolved.begin(), lib.unresolved.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.symbol, a.version) < std::tie(b.symbol, b.version);
+    });
+    report.libraries.push_back(std::move(lib));
+  }
+}
+
+}  // namespace
+
 Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options) {
   Report report;
   TraceResources resources(options.trace, report);
@@ -373,190 +501,47 @@ Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOpti
   return report;
 }
 
+// The passes, in order (docs/architecture.md). Each input is loaded, bound and diagnosed on its own;
+// the indexes tracing reads (`resources`) and the object cache are shared by all inputs of the run.
 void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options, TraceResources& resources,
                    Report& report) {
-  std::set<std::string> reported, checked_before;
-  // The SDK's copies of a library count as candidates when a stale copy is picked instead.
-  loader::LoaderEnv env = options.env;
-  if (!options.trace.sdk_home.empty())
-    for (const auto& sub : options.trace.backend.library_dirs) env.candidate_dirs.push_back(options.trace.sdk_home + "/" + sub);
-  loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
+  const loader::LoaderEnv env = run_env(options);
   const std::vector<std::string> files = expand_inputs(inputs, report.errors);
-  // Pass 0 (--python): the torch that interpreter imports, loaded first for extensions that need it.
-  const auto torch = options.python ? environment::find_torch(*options.python) : std::nullopt;
-  if (options.python) report.python = python_context(*options.python, torch);
+  // Import context (--python): the torch that interpreter imports, loaded first for extensions that need it.
+  const auto torch = import_context(options, report);
+  loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
+  std::set<std::string> checked_before, reported;
   for (const auto& file : files) {
-    // Pass 1+2: read the ELF file and emulate the loader's mapping phase (with one input, nothing
-    // is read twice: the cache would only cost a copy of every object).
-    const loader::LoaderEnv file_env = torch ? import_env(env, *torch, file) : env;
-    if (options.python && !torch && needs_torch_warning(file))
-      report.warnings.push_back(file + " needs torch, which " + options.python->executable + " does not import");
-    auto process = loader::load_process(file, file_env, files.size() > 1 ? &objects : nullptr);
-    if (!process) {
-      report.errors.push_back(process.error());
-      continue;
-    }
-    // Which objects are checked: what loading the file binds (default), everything (--closure), or
-    // the file alone (--only-named). A dependency already reported for an earlier input of this run
-    // is not checked again.
-    std::vector<int> checked;
-    const auto& objects_loaded = process.value().objects;
-    for (size_t i = 0; i < objects_loaded.size(); ++i) {
-      const auto& o = objects_loaded[i];
-      bool target = static_cast<int>(i) == process.value().target;
-      if (target || options.closure || (!options.only_named && !o.is_with && !checked_before.count(o.path)))
-        checked.push_back(static_cast<int>(i));
-    }
-    // The checked objects' relocations say which names ld.so would look up; every object is looked
-    // up through its own hash table.
-    loader::read_symbol_tables(process.value(), checked);
-    const loader::Process& p = process.value();
-    for (const auto& e : p.errors) report.errors.push_back(e);
-
-    // Pass 3: bind every relocated reference in the global scope; check version requirements.
-    loader::BindOutcome binding = loader::bind(p, checked);
-    // Pass: names looked up at run time (dlopen/dlsym string literals), each told once per run.
-    for (auto& r : runtime::check_runtime_lookups(p, checked, file_env)) {
-      bool told = std::any_of(report.runtime_lookups.begin(), report.runtime_lookups.end(), [&](const RuntimeLookup& t) {
-        return t.library == r.library && t.kind == r.kind && t.name == r.name;
-      });
-      if (!told) report.runtime_lookups.push_back(std::move(r));
-    }
-
-    // Pass 4+5: demangle and classify, per referencing library.
-    std::map<int, LibraryReport> libs;
-    for (int i : checked) {
-      LibraryReport lib = report_object(p, i);
-      const auto& o = p.objects[i];
-      lib.role = i == p.target ? "target" : o.is_with ? "preloaded" : "dependency";
-      if (lib.role == "dependency") lib.loaded_by = p.objects[p.target].path;
-      const std::string& sdk = options.trace.sdk_home;
-      lib.in_sdk = !sdk.empty() && o.path.rfind(sdk + "/", 0) == 0;
-      if (i == p.target) lib.python_extension = is_python_extension(o);
-      libs.emplace(i, std::move(lib));
-    }
-    std::vector<std::pair<const loader::UnresolvedRef*, UnresolvedSymbol*>> open;
-    for (const auto& ref : binding.unresolved) {
-      const auto sym = p.objects[ref.object].elf.dynamic_symbol(ref.symbol_index);
-      UnresolvedSymbol u;
-      u.symbol = std::string(ref.name);
-      u.demangled = demangle::demangle(ref.name);
-      if (!ref.version.empty()) u.version = std::string(ref.version);
-      u.type = type_name(sym.type);
-      u.binding = sym.binding == elf::Binding::Weak ? "weak" : "global";
-      u.referenced_by.push_back({p.objects[ref.object].path, std::nullopt, std::nullopt, std::nullopt});
-      classify_loader_miss(p, ref, u);
-      libs[ref.object].unresolved.push_back(std::move(u));
-    }
-    for (const auto& mv : binding.missing_versions) {
-      if (mv.weak) continue;  // glibc: a weak version reference only warns
-      libs[mv.object].missing_versions.push_back({mv.version, mv.file, p.objects[mv.provider].path});
-    }
-    // Pointers into libs are stable from here on (no more insertions).
-    std::map<int, size_t> next;
-    for (const auto& ref : binding.unresolved) open.push_back({&ref, &libs[ref.object].unresolved[next[ref.object]++]});
-    find_unexported(p, open);
-
-    // Pass: stale copies - another candidate for a loaded soname has what the picked copy lacks.
-    std::vector<trace::OpenVersion> open_versions;
-    {
-      std::map<int, size_t> next_version;
-      for (const auto& mv : binding.missing_versions) {
-        if (mv.weak) continue;
-        open_versions.push_back({&mv, &libs[mv.object].missing_versions[next_version[mv.object]++]});
-      }
-    }
-    trace::find_shadowing(p, open, open_versions, report.causes);
-    // Pass: what the build produces comes first - a copy of the build's own library that lacks a symbol
-    // one of its uncompiled sources defines is a missing source, not a search-path problem.
-    if (!options.trace.build_dir.empty() &&
-        std::any_of(open.begin(), open.end(), [](const auto& o) { return o.second->classification == Classification::Shadowed; }))
-      trace::reclaim_own_build(p, open, resources.context(&p), report.causes);
-
-    // Pass: a needed library found nowhere is one cause, with the other versions of it installed;
-    // the symbols it would have provided are its, not traced further.
-    {
-      std::vector<installed::Place> places;
-      for (const char* sub : {"/lib", "/lib64"})
-        if (!options.trace.sdk_home.empty()) places.push_back({options.trace.sdk_home + sub, "sdk"});
-      places.insert(places.end(), options.places.begin(), options.places.end());
-      installed::find_missing_libraries(p, libs, open, places, env, report.causes);
-    }
-
-    // Pass: where each symbol is referenced in the library's source (DWARF call sites), and which
-    // ones are variables.
-    for (auto& [index, lib] : libs) {
-      if (lib.unresolved.empty()) continue;
-      std::set<std::string> names;
-      for (const auto& u : lib.unresolved) names.insert(u.symbol);
-      auto refs = dwarf::references(p.objects[index].path, names);
-      for (auto& u : lib.unresolved) {
-        // An undefined reference carries no type in .dynsym; the library's DWARF knows a variable.
-        if (u.type == "notype" && refs.variables.count(u.symbol)) u.type = "object";
-        auto it = refs.calls.find(u.symbol);
-        if (it == refs.calls.end() || it->second.empty()) continue;
-        u.referenced_by.clear();
-        for (const auto& site : it->second) {
-          u.referenced_by.push_back({lib.path, site.function.empty() ? std::nullopt : std::optional<std::string>(site.function),
-                                     site.file.empty() ? std::nullopt : std::optional<std::string>(site.file),
-                                     site.line > 0 ? std::optional<int>(site.line) : std::nullopt});
-        }
-      }
-    }
-
-    // Pass 6: trace what the loader could not explain to its origin, and plan the fix.
-    bool any = false;
-    for (auto& [ref, u] : open) any |= wants_tracing(*u, *ref);
-    if (any) {
-      const trace::TraceContext& ctx = resources.context(&p);
-      std::vector<UnresolvedSymbol*> unknown;
-      for (auto& [ref, u] : open) {
-        if (!wants_tracing(*u, *ref)) continue;
-        trace::trace_symbol(&p, ref->object, ctx, *u);
-        if (u->classification == Classification::Unknown && !u->origin) {
-          u->reason = nowhere_reason(ctx);
-          unknown.push_back(u);
-        } else if (u->classification == Classification::Unknown) {
-          unknown.push_back(u);  // a template found in the sources: checked for a missing instantiation
-        }
-      }
-      // Pass (--confirm): what text matching left unsettled, the real compiler decides.
-      if (options.trace.confirm) {
-        std::vector<UnresolvedSymbol*> all;
-        for (auto& [ref, u] : open) all.push_back(u);
-        confirm::confirm_symbols(ctx, all, {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
-                                            .budget_seconds = options.trace.confirm_budget, .jobs = 0}, report.warnings);
-        std::erase_if(unknown, [](const UnresolvedSymbol* u) { return u->classification != Classification::Unknown; });
-      }
-      // Pass: symbols the host program provides (the Python C API from the interpreter).
-      const std::vector<UnresolvedSymbol*> before_host = unknown;
-      unknown = trace::find_host_symbols(unknown, report.causes);
-      // ... and what that interpreter's own load defines (libm's pow, for a module linked without -lm).
-      unknown = host::find_host_load_symbols(before_host, unknown, options.host_python, env, report.causes);
-      // Pass: near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
-      trace::suggest(p, unknown, ctx.sources);
-      trace::filter_suggestions(unknown);
-      // Pass: a symbol a loaded library should own (its class, namespace or C prefix) but lacks:
-      // the referencing object was built against another version of that library.
-      installed::find_provider_mismatch(p, open, report.causes);
-    }
-
-    // Pass 7: report, in load order, symbols sorted by mangled name.
-    for (int i : checked) {
-      auto& lib = libs[i];
-      checked_before.insert(lib.path);
-      // By default a dependency is listed only when its load fails (--closure lists every object).
-      if (lib.role == "dependency" && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
-          lib.missing_libraries() == 0)
-        continue;
-      if (!reported.insert(lib.path).second) continue;
-      std::stable_sort(lib.unresolved.begin(), lib.unresolved.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.symbol, a.version) < std::tie(b.symbol, b.version);
-      });
-      report.libraries.push_back(std::move(lib));
-    }
+    // Load: read the ELF file and emulate the loader's mapping phase as its import would (with one
+    // input, nothing is read twice: the cache would only cost a copy of every object).
+    auto in = load_input(file, env, torch, options, files.size() > 1 ? &objects : nullptr, checked_before, report);
+    if (!in) continue;
+    // Bind: every relocated reference in the global scope; version requirements (src/loader).
+    loader::BindOutcome binding = loader::bind(in->process, in->checked);
+    // Run-time look-ups: dlopen/dlsym string literals, each told once per run (src/runtime).
+    add_runtime_lookups(*in, report);
+    // Demangle and classify at the loader's level: one finding per miss.
+    collect_findings(*in, std::move(binding), options);
+    // Unexported: a definition present only in a .symtab explains a missing one.
+    find_unexported(in->process, in->symbols);
+    // Stale copies: another candidate for a loaded soname has what the picked copy lacks (src/trace/causes).
+    trace::find_shadowing(in->process, in->symbols, in->versions, report.causes);
+    // The build's own product first: a copy of it that lacks what an uncompiled source defines is a
+    // missing source, not a search-path problem.
+    reclaim_own_build(*in, options, resources, report);
+    // Missing libraries: one cause per needed library found nowhere, with its other installed
+    // versions; the symbols it would have provided are its, not traced further (src/installed).
+    find_missing_libraries(*in, env, options, report);
+    // Locate: where each symbol is referenced in the library's source (DWARF call sites), and which
+    // ones are variables (src/dwarf).
+    locate_references(*in);
+    // Trace: origin, class and fix of what the loader could not explain; confirm, host symbols,
+    // near misses, provider mismatches (src/trace, src/confirm, src/installed).
+    trace_origins(*in, options, env, resources, report);
+    // Report: the findings joined to their libraries, in load order.
+    report_findings(*in, options, checked_before, reported, report);
   }
-  // Pass 8: which package installed each library named (offline sources only).
+  // Owners: which package installed each library named (offline sources only).
   add_owners(report, options);
 }
 

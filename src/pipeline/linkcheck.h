@@ -11,24 +11,14 @@
 #include "environment/python_env.h"
 #include "loader/loader.h"
 #include "report/report.h"
-#include "trace/trace.h"
+#include "trace/resources.h"
 
 namespace mlc {
 
-// Where origin tracing looks. Everything is optional; missing context means fewer conclusions.
-struct TraceOptions {
-  std::string build_dir;                  // CMakeCache.txt, compile_commands.json, File API reply
-  std::string porting_dir;                // default: GENERATED_PORTING_DIR from the cache
-  std::vector<std::string> source_roots;  // original PyTorch tree, the project's sources
-  std::vector<std::string> cmake_lists;   // default: every CMakeLists.txt under the build's source dir
-  backend::Backend backend = backend::musa();  // the SDK's layout, map format, names in sentences
-  std::string sdk_home;                   // vendor SDK (its backend's library and include dirs)
-  std::string cuda_home;                  // reference CUDA install
-  std::string mapping;                    // porting map file or directory
-  std::string cache_dir;                  // where indexes are cached ("" for none)
-  bool confirm = false;                   // compile unsettled candidates with the build's command (src/confirm)
-  double confirm_budget = 60;             // seconds of compiling allowed; the rest stays unconfirmed
-};
+// Where tracing looks and the indexes it builds live with trace/ (trace/resources.h); the tools
+// and tests have always named them mlc::TraceOptions and mlc::TraceResources.
+using trace::TraceOptions;
+using trace::TraceResources;
 
 struct LinkcheckOptions {
   loader::LoaderEnv env;
@@ -54,37 +44,6 @@ Report explain_symbol(const std::string& symbol, const std::vector<std::string>&
 
 // Several symbols traced with one set of indexes (what explain does, in bulk).
 Report explain_symbols(const std::vector<std::string>& symbols, const LinkcheckOptions& options);
-
-// The indexes and build knowledge tracing needs, built on first use and shared by all inputs of a
-// run (and by musa-stubgen, which plans its stubs from the same context). Problems reading them are
-// added to the report's errors and warnings.
-class TraceResources {
- public:
-  TraceResources(const TraceOptions& options, Report& report);
-  ~TraceResources();
-  TraceResources(const TraceResources&) = delete;
-  TraceResources& operator=(const TraceResources&) = delete;
-  // The context for one process (null: no loaded libraries, as for explain).
-  const trace::TraceContext& context(const loader::Process* process);
-  // What building each index cost: files scanned in this run, or reused from the cache (the cache
-  // is only worth its files when a second run scans nothing). Null for an index not built.
-  const source::IndexStats* source_index_stats() const { return sources_ ? &source_stats_ : nullptr; }
-  const source::IndexStats* sdk_header_stats() const { return sdk_ ? &sdk_->header_stats : nullptr; }
-
- private:
-  std::string cache_file(const std::string& kind, const std::vector<std::string>& roots) const;
-  void prepare();
-  const TraceOptions& o_;
-  std::vector<InputError>& errors_;
-  std::vector<std::string>& warnings_;
-  bool ready_ = false;
-  trace::TraceContext ctx_;
-  std::optional<cmake::BuildInfo> build_;
-  std::optional<source::SourceIndex> sources_;
-  source::IndexStats source_stats_;
-  std::optional<porting::PortingMap> mapping_;
-  std::optional<sdk::SdkIndex> sdk_, cuda_, search_path_;
-};
 
 // Files and directories as the user named them (directories: every ELF file below them).
 // Relative paths are taken as they are; the tool makes them absolute before calling.

@@ -148,8 +148,8 @@ Cause& cause_for(std::vector<Cause>& causes, const std::string& soname, const lo
 
 }  // namespace
 
-void find_shadowing(const loader::Process& p, const std::vector<OpenSymbol>& symbols,
-                    const std::vector<OpenVersion>& versions, std::vector<Cause>& causes) {
+void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbols,
+                    std::vector<VersionFinding>& versions, std::vector<Cause>& causes) {
   if (symbols.empty() && versions.empty()) return;
   // The candidates of each loaded object: those of the search that first loaded it.
   std::map<int, std::vector<CandidateCopy>> copies;
@@ -190,10 +190,10 @@ void find_shadowing(const loader::Process& p, const std::vector<OpenSymbol>& sym
 
   std::set<std::string> touched;  // ids: the vector may grow while findings are linked
   // Plain names, not structured bindings: the lambdas below capture them (clang 14 cannot).
-  for (const auto& version_finding : versions) {
-    const auto* mv = version_finding.first;
-    auto* finding = version_finding.second;
-    if (!mv || !finding || mv->provider < 0) continue;
+  for (auto& version_finding : versions) {
+    const auto* mv = &version_finding.missing;
+    auto* finding = &version_finding.finding;
+    if (mv->provider < 0) continue;
     const auto* copy = first_copy(mv->provider, [&](const CandidateCopy& c) { return c.versions.count(mv->version) > 0; });
     if (!copy) continue;
     Cause& c = link({mv->provider, copy});
@@ -203,9 +203,9 @@ void find_shadowing(const loader::Process& p, const std::vector<OpenSymbol>& sym
     finding->cause = c.id;
     touched.insert(c.id);
   }
-  for (const auto& symbol : symbols) {
-    const auto* ref = symbol.first;
-    auto* u = symbol.second;
+  for (auto& symbol : symbols) {
+    const auto* ref = &symbol.ref;
+    auto* u = &symbol.symbol;
     if (ref->miss != loader::Miss::NoDefinition && ref->miss != loader::Miss::WrongVersion) continue;
     std::optional<Hit> hit;
     if (!ref->version.empty()) {
@@ -253,15 +253,15 @@ void find_shadowing(const loader::Process& p, const std::vector<OpenSymbol>& sym
     write_headline(c);
   }
   // Each finding's fix names the copy to load, in the cause's words.
-  for (const auto& [ref, u] : symbols) {
-    if (!u->cause) continue;
+  for (auto& [ref, u] : symbols) {
+    if (!u.cause) continue;
     for (const auto& c : causes)
-      if (c.id == *u->cause) u->fix = Fix{.kind = "use-library", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+      if (c.id == *u.cause) u.fix = Fix{.kind = "use-library", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                      .library = c.other->path, .detail = c.fix};
   }
 }
 
-size_t reclaim_own_build(const loader::Process& p, const std::vector<OpenSymbol>& symbols, const TraceContext& ctx,
+size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& symbols, const TraceContext& ctx,
                          std::vector<Cause>& causes) {
   if (!ctx.build) return 0;
   auto own = [&](const std::string& path) {
@@ -273,7 +273,9 @@ size_t reclaim_own_build(const loader::Process& p, const std::vector<OpenSymbol>
   };
   size_t reclaimed = 0;
   std::set<std::string> emptied;
-  for (const auto& [ref, u] : symbols) {
+  for (auto& symbol : symbols) {
+    const auto* ref = &symbol.ref;
+    auto* u = &symbol.symbol;
     if (!u->cause || u->classification != Classification::Shadowed) continue;
     const std::string& id = *u->cause;  // a structured binding cannot be captured before C++20 (clang 14)
     auto c = std::find_if(causes.begin(), causes.end(), [&](const Cause& k) { return k.id == id; });

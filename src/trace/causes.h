@@ -9,19 +9,17 @@
 #include "loader/binding.h"
 #include "loader/loader.h"
 #include "report/report.h"
+#include "trace/finding.h"
 
 namespace mlc::trace {
-
-using OpenSymbol = std::pair<const loader::UnresolvedRef*, UnresolvedSymbol*>;
-using OpenVersion = std::pair<const loader::MissingVersion*, MissingVersionFinding*>;
 
 // Pass (before origin tracing): for each unresolved reference and missing version node that another
 // candidate copy of a loaded library (loader::NeededEntry::candidates) would have satisfied,
 // classify it shadowed (the picked copy lacks the symbol) or version-mismatch (it lacks the version
 // node), link it to one Cause per (picked, other) pair in `causes`, and set its reason and fix.
 // Candidates are read (symbols and versions only) when a finding could concern them.
-void find_shadowing(const loader::Process& process, const std::vector<OpenSymbol>& symbols,
-                    const std::vector<OpenVersion>& versions, std::vector<Cause>& causes);
+void find_shadowing(const loader::Process& process, std::vector<SymbolFinding>& symbols,
+                    std::vector<VersionFinding>& versions, std::vector<Cause>& causes);
 
 struct TraceContext;
 
@@ -30,7 +28,7 @@ struct TraceContext;
 // build tree) is traced again through the sources; when an uncompiled source of the build defines
 // it, it becomes missing-source, the other copy is mentioned in its reason, and the cause no longer
 // counts it (a cause left with nothing to explain is dropped). Returns how many it reclaimed.
-size_t reclaim_own_build(const loader::Process& process, const std::vector<OpenSymbol>& symbols,
+size_t reclaim_own_build(const loader::Process& process, std::vector<SymbolFinding>& symbols,
                          const TraceContext& ctx, std::vector<Cause>& causes);
 
 // Pass (after origin tracing): symbols still unexplained that belong to a host program's API -

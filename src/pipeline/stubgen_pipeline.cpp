@@ -1,0 +1,81 @@
+// musa-stubgen's passes in one place, as run_linkcheck lists the link check's: find (or reread) the
+// findings, close over the sources a patch gives back, plan, and prove the plan with the compiler.
+#include "pipeline/stubgen_pipeline.h"
+
+#include <fstream>
+
+namespace mlc {
+namespace {
+
+// The real compiler settles what text matching could not, and proves the patch, whenever the build
+// has compile commands (trace.confirm false: text only).
+bool can_confirm(const TraceOptions& trace) {
+  return trace.confirm && !trace.build_dir.empty() && std::ifstream(trace.build_dir + "/compile_commands.json").good();
+}
+
+confirm::ConfirmOptions confirm_options(const TraceOptions& trace) {
+  return {.build_dir = trace.build_dir, .cache_dir = trace.cache_dir, .budget_seconds = trace.confirm_budget, .jobs = 0};
+}
+
+// A saved report may have been made with less context (a post-build gate without --sdk-home): what
+// it left unknown is traced again with this run's context.
+std::optional<InputError> reread_report(const std::string& file, TraceResources& resources, Report& report) {
+  auto saved = stubgen::read_json_report(file);
+  if (!saved) return saved.error();
+  report.libraries = std::move(saved.value().libraries);
+  const trace::TraceContext& ctx = resources.context(nullptr);
+  for (auto& lib : report.libraries)
+    for (auto& u : lib.unresolved)
+      if (u.classification == Classification::Unknown) trace::trace_symbol(nullptr, -1, ctx, u);
+  return std::nullopt;
+}
+
+// The sources the patch gives back may need others the build leaves out: one run gives back them all.
+void close_over_sources(const LinkcheckOptions& options, const trace::TraceContext& ctx, Report& report) {
+  std::string target;
+  if (ctx.build)
+    if (const auto* t = ctx.build->target_for_artifact(report.libraries.front().path)) target = t->name;
+  auto process = loader::load_process(report.libraries.front().path, options.env);
+  confirm::close_over_sources(report, ctx, process ? &process.value() : nullptr, target, confirm_options(options.trace),
+                              report.warnings);
+}
+
+// What the patch would leave: the planned stubs and the objects of the planned add-source files.
+confirm::AfterPatch after_patch(const LinkcheckOptions& options, const stubgen::Plan& plan, Report& report) {
+  std::vector<std::string> stubbed;
+  for (const auto& st : plan.stubs) stubbed.push_back(st.mangled);
+  return confirm::after_patch(report, stubbed, confirm_options(options.trace), report.warnings);
+}
+
+}  // namespace
+
+Result<StubgenRun> run_stubgen(const std::vector<std::string>& inputs, const StubgenOptions& options) {
+  StubgenRun run;
+  run.stubs = options.stubs;
+  LinkcheckOptions linkcheck = options.linkcheck;
+  // Stubs and CMake patches go into the named libraries: what their dependencies lack cannot be
+  // fixed there, so only the named files are checked unless --closure asks for everything.
+  if (!linkcheck.closure) linkcheck.only_named = true;
+  run.confirmed = can_confirm(linkcheck.trace);
+  linkcheck.trace.confirm = run.confirmed;
+  TraceResources resources(linkcheck.trace, run.report);
+  // Findings: the link check's passes, or a saved report's findings traced again.
+  if (!options.report_file.empty()) {
+    if (auto error = reread_report(options.report_file, resources, run.report)) return *error;
+  } else {
+    run_linkcheck(inputs, linkcheck, resources, run.report);
+  }
+  const trace::TraceContext& ctx = resources.context(nullptr);
+  if (ctx.build && !ctx.build->source_dir.empty()) run.stubs.relative_to = ctx.build->source_dir;
+  // Closure (with the compiler): the sources a patch gives back, and the ones they need in turn.
+  if (run.confirmed && !run.report.libraries.empty()) close_over_sources(linkcheck, ctx, run.report);
+  // Plan: stubs for what the SDK lacks, CMake edits for what the build leaves out (src/stubgen).
+  run.plan = stubgen::plan(run.report, ctx, run.stubs);
+  run.errors = run.report.errors;
+  run.errors.insert(run.errors.end(), run.plan.errors.begin(), run.plan.errors.end());
+  // Proof (with the compiler): how many symbols the planned patch would still leave unresolved.
+  if (run.confirmed) run.after = after_patch(linkcheck, run.plan, run.report);
+  return run;
+}
+
+}  // namespace mlc

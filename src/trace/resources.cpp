@@ -1,0 +1,109 @@
+// The indexes tracing reads (sources, porting map, SDK, CUDA, the build), built on first use and
+// shared by every input of a run, by musa-stubgen's planning and by the coverage report.
+#include "trace/resources.h"
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "backend/hipify_map.h"
+#include "source/preprocessor.h"
+
+namespace mlc::trace {
+
+TraceResources::TraceResources(const TraceOptions& o, Report& report)
+    : o_(o), errors_(report.errors), warnings_(report.warnings) {}
+TraceResources::~TraceResources() = default;
+
+const TraceContext& TraceResources::context(const loader::Process* p) {
+  if (!ready_) prepare();
+  search_path_.reset();
+  ctx_.search_path = nullptr;
+  if (p) {
+    // Other copies of loaded libraries and unlinked candidates: the directories the process used,
+    // except the system directories (their libraries are in ld.so.cache's world, not the SDK's).
+    std::set<std::string> dirs;
+    for (const auto& obj : p->objects) {
+      std::string dir = obj.path.substr(0, obj.path.rfind('/'));
+      if (dir.rfind("/lib", 0) == 0 || dir.rfind("/usr/lib", 0) == 0) continue;
+      dirs.insert(dir);
+    }
+    search_path_.emplace(sdk::index_libraries({dirs.begin(), dirs.end()}));
+    ctx_.search_path = &*search_path_;
+  }
+  return ctx_;
+}
+
+std::string TraceResources::cache_file(const std::string& kind, const std::vector<std::string>& roots) const {
+  if (o_.cache_dir.empty()) return "";
+  std::string key;
+  for (const auto& r : roots) key += r + "\n";
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
+  return o_.cache_dir + "/" + kind + "-" + hex + ".idx";
+}
+
+void TraceResources::prepare() {
+  ready_ = true;
+  if (!o_.build_dir.empty() || !o_.cmake_lists.empty()) {
+    build_.emplace(cmake::read_build({o_.build_dir, o_.cmake_lists}));
+    for (const auto& e : build_->errors) errors_.push_back(e);
+    for (const auto& l : build_->lists)
+      for (const auto& d : l.duplicates)
+        warnings_.push_back(d + " is listed twice in " + l.variable + " (" + l.cmake_file + ":" + std::to_string(l.line) + ")");
+    ctx_.build = &*build_;
+  }
+  ctx_.porting_dir = o_.porting_dir;
+  if (ctx_.porting_dir.empty() && build_) {
+    if (auto it = build_->cache.find("GENERATED_PORTING_DIR"); it != build_->cache.end()) ctx_.porting_dir = it->second;
+  }
+  ctx_.porting_dir = ctx_.porting_dir.empty() ? "" : cmake::normalize_path(ctx_.porting_dir);
+  for (const auto& r : o_.source_roots) ctx_.source_roots.push_back(cmake::normalize_path(r));
+  std::vector<std::string> roots;
+  if (!ctx_.porting_dir.empty()) roots.push_back(ctx_.porting_dir);
+  roots.insert(roots.end(), ctx_.source_roots.begin(), ctx_.source_roots.end());
+  if (!roots.empty()) {
+    // The build directory's generated headers (config.h, export headers) define namespace macros.
+    std::vector<std::string> macro_roots;
+    if (!o_.build_dir.empty()) macro_roots.push_back(cmake::normalize_path(o_.build_dir));
+    // The build's -D/-U flags decide which #if branch of a config header defines a namespace macro.
+    std::map<std::string, std::string> defines;
+    for (const auto& c : cmake::read_compile_commands(o_.build_dir)) source::add_command_definitions(c.argv, defines);
+    sources_.emplace(source::SourceIndex::build({.roots = roots, .cache_file = cache_file("sources", roots), .defines = defines},
+                                                &source_stats_, macro_roots));
+    ctx_.sources = &*sources_;
+  }
+  if (!o_.mapping.empty()) {
+    auto m = backend::load_any_map(o_.mapping);
+    if (m) {
+      mapping_.emplace(std::move(m).value());
+      ctx_.mapping = &*mapping_;
+    } else {
+      errors_.push_back(m.error());
+    }
+  }
+  ctx_.sdk_home = o_.sdk_home;
+  ctx_.backend = &o_.backend;
+  ctx_.cuda_home = o_.cuda_home;
+  if (!o_.sdk_home.empty()) {
+    ctx_.load_sdk = [this] {
+      const backend::Backend& b = o_.backend;
+      sdk_.emplace(sdk::index_sdk({.home = o_.sdk_home,
+                                   .header_cache = cache_file("sdk-headers-" + b.name, {o_.sdk_home}),
+                                   .include_dirs = b.include_dirs,
+                                   .library_dirs = b.library_dirs,
+                                   .library_prefixes = b.library_prefixes,
+                                   .index_archives = b.index_archives}));
+      return &*sdk_;
+    };
+  }
+  if (!o_.cuda_home.empty()) {
+    ctx_.load_cuda = [this] {
+      cuda_.emplace(sdk::index_sdk({o_.cuda_home, cache_file("cuda-headers", {o_.cuda_home})}));
+      return &*cuda_;
+    };
+  }
+}
+
+}  // namespace mlc::trace

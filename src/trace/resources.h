@@ -1,0 +1,66 @@
+// Where origin tracing looks (TraceOptions) and the indexes it reads, built once per run
+// (TraceResources): the build tree, the source index, the porting map, the SDK and CUDA.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "cmake/build_info.h"
+#include "loader/loader.h"
+#include "porting/porting_map.h"
+#include "report/report.h"
+#include "sdk/sdk_index.h"
+#include "source/source_index.h"
+#include "trace/trace.h"
+
+namespace mlc::trace {
+
+// Where origin tracing looks. Everything is optional; missing context means fewer conclusions.
+struct TraceOptions {
+  std::string build_dir;                  // CMakeCache.txt, compile_commands.json, File API reply
+  std::string porting_dir;                // default: GENERATED_PORTING_DIR from the cache
+  std::vector<std::string> source_roots;  // original PyTorch tree, the project's sources
+  std::vector<std::string> cmake_lists;   // default: every CMakeLists.txt under the build's source dir
+  backend::Backend backend = backend::musa();  // the SDK's layout, map format, names in sentences
+  std::string sdk_home;                   // vendor SDK (its backend's library and include dirs)
+  std::string cuda_home;                  // reference CUDA install
+  std::string mapping;                    // porting map file or directory
+  std::string cache_dir;                  // where indexes are cached ("" for none)
+  bool confirm = false;                   // compile unsettled candidates with the build's command (src/confirm)
+  double confirm_budget = 60;             // seconds of compiling allowed; the rest stays unconfirmed
+};
+
+// The indexes and build knowledge tracing needs, built on first use and shared by all inputs of a
+// run (and by musa-stubgen, which plans its stubs from the same context, and by the coverage report).
+// Problems reading them are added to the report's errors and warnings.
+class TraceResources {
+ public:
+  TraceResources(const TraceOptions& options, Report& report);
+  ~TraceResources();
+  TraceResources(const TraceResources&) = delete;
+  TraceResources& operator=(const TraceResources&) = delete;
+  // The context for one process (null: no loaded libraries, as for explain).
+  const TraceContext& context(const loader::Process* process);
+  // What building each index cost: files scanned in this run, or reused from the cache (the cache
+  // is only worth its files when a second run scans nothing). Null for an index not built.
+  const source::IndexStats* source_index_stats() const { return sources_ ? &source_stats_ : nullptr; }
+  const source::IndexStats* sdk_header_stats() const { return sdk_ ? &sdk_->header_stats : nullptr; }
+
+ private:
+  std::string cache_file(const std::string& kind, const std::vector<std::string>& roots) const;
+  void prepare();
+  const TraceOptions& o_;
+  std::vector<InputError>& errors_;
+  std::vector<std::string>& warnings_;
+  bool ready_ = false;
+  TraceContext ctx_;
+  std::optional<cmake::BuildInfo> build_;
+  std::optional<source::SourceIndex> sources_;
+  source::IndexStats source_stats_;
+  std::optional<porting::PortingMap> mapping_;
+  std::optional<sdk::SdkIndex> sdk_, cuda_, search_path_;
+};
+
+}  // namespace mlc::trace
