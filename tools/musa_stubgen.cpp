@@ -87,7 +87,7 @@ int run(int argc, char** argv) {
   mlc::Report report;
   mlc::TraceResources resources(options.trace, report);
   if (!report_file.empty()) {
-    auto r = mlc::stubgen::read_json_report(absolute(report_file));
+    auto r = mlc::read_json_report(absolute(report_file));
     if (!r) {
       std::fprintf(stderr, "musa-stubgen: error: %s\n", r.error().to_line().c_str());
       return 2;

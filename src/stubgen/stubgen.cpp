@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cmake/build_info.h"
@@ -805,11 +804,11 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
       if (!seen.insert(u.symbol).second) continue;
       std::string cls = to_string(u.classification);
       if (o.classes.count(cls)) {
-        if (u.type == "tls") {
+        if (u.type == SymbolType::Tls) {
           p.refused.push_back({u.demangled, "thread-local data cannot be stubbed safely"});
           continue;
         }
-        if (u.type == "object" || dwarf::declared_size(lib.path, u.symbol)) {
+        if (u.type == SymbolType::Object || dwarf::declared_size(lib.path, u.symbol)) {
           // Storage of exactly the declared size, bound to the symbol by its assembler name.
           std::optional<uint64_t> size = dwarf::declared_size(lib.path, u.symbol);
           if (!size) {
@@ -1146,65 +1145,6 @@ std::vector<InputError> apply(const Plan& plan, bool include_stubs, bool include
   if (include_cmake)
     for (const auto& f : plan.cmake_files) write(f);
   return errors;
-}
-
-Result<Report> read_json_report(const std::string& path) {
-  auto text = read_text(path);
-  if (!text) return InputError{path, "cannot open the report"};
-  auto doc = nlohmann::json::parse(*text, nullptr, false);
-  if (doc.is_discarded()) return InputError{path, "invalid JSON"};
-  if (!doc.is_object() || doc.value("schema", "") != "musa-linkcheck/1") {
-    return InputError{path, "not a musa-linkcheck/1 report"};
-  }
-  auto opt = [](const nlohmann::json& j, const char* key) -> std::optional<std::string> {
-    return j.contains(key) && j[key].is_string() ? std::optional<std::string>(j[key].get<std::string>()) : std::nullopt;
-  };
-  Report r;
-  static const std::map<std::string, Classification> classes = {
-      {"missing-source", Classification::MissingSource},   {"unlinked-library", Classification::UnlinkedLibrary},
-      {"sdk-declared-only", Classification::SdkDeclaredOnly}, {"cuda-only", Classification::CudaOnly},
-      {"abi-mismatch", Classification::AbiMismatch},       {"version-mismatch", Classification::VersionMismatch},
-      {"hidden", Classification::Hidden},                  {"shadowed", Classification::Shadowed},
-      {"missing-library", Classification::MissingLibrary}, {"static-archive", Classification::StaticArchive},
-      {"missing-instantiation", Classification::MissingInstantiation}, {"host-provided", Classification::HostProvided},
-      {"provider-mismatch", Classification::ProviderMismatch},         {"unknown", Classification::Unknown}};
-  try {
-    for (const auto& lj : doc.at("libraries")) {
-      // Stubs go into the named libraries: a dependency's gaps (issue 15's default) are not theirs to fix.
-      if (lj.contains("role") && lj["role"].is_string() && lj["role"] != "target") continue;
-      LibraryReport lib;
-      lib.path = lj.at("path").get<std::string>();
-      for (const auto& uj : lj.at("unresolved")) {
-        UnresolvedSymbol u;
-        u.symbol = uj.at("symbol").get<std::string>();
-        u.demangled = uj.value("demangled", u.symbol);
-        u.version = opt(uj, "version");
-        u.type = uj.value("type", "notype");
-        u.binding = uj.value("binding", "global");
-        u.reason = uj.value("reason", "");
-        auto cls = classes.find(uj.value("classification", "unknown"));
-        u.classification = cls == classes.end() ? Classification::Unknown : cls->second;
-        if (uj.contains("origin") && uj["origin"].is_object()) {
-          const auto& oj = uj["origin"];
-          u.origin = Origin{oj.value("file", ""), oj.contains("line") && oj["line"].is_number() ? std::optional<int>(oj["line"].get<int>()) : std::nullopt,
-                            oj.value("kind", ""), opt(oj, "library"), opt(oj, "ported_from")};
-        }
-        if (uj.contains("fix") && uj["fix"].is_object()) {
-          const auto& fj = uj["fix"];
-          u.fix = Fix{fj.value("kind", ""), opt(fj, "cmake_file"), opt(fj, "list"), opt(fj, "entry"), opt(fj, "library"),
-                      fj.value("detail", "")};
-        }
-        if (uj.contains("counterpart") && uj["counterpart"].is_object()) {
-          u.counterpart = Counterpart{uj["counterpart"].value("name", ""), opt(uj["counterpart"], "library")};
-        }
-        lib.unresolved.push_back(std::move(u));
-      }
-      r.libraries.push_back(std::move(lib));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return InputError{path, std::string("malformed report: ") + e.what()};
-  }
-  return r;
 }
 
 }  // namespace mlc::stubgen
