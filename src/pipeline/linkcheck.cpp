@@ -483,7 +483,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     }
 
     // Pass: where each symbol is referenced in the library's source (DWARF call sites), and which
-    // ones are variables.
+    // ones are variables, of what size.
     for (auto& [index, lib] : libs) {
       if (lib.unresolved.empty()) continue;
       std::set<std::string> names;
@@ -492,6 +492,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       for (auto& u : lib.unresolved) {
         // An undefined reference carries no type in .dynsym; the library's DWARF knows a variable.
         if (u.type == SymbolType::NoType && refs.variables.count(u.symbol)) u.type = SymbolType::Object;
+        if (auto v = refs.variables.find(u.symbol); v != refs.variables.end() && v->second > 0) u.size = v->second;
         auto it = refs.calls.find(u.symbol);
         if (it == refs.calls.end() || it->second.empty()) continue;
         u.referenced_by.clear();

@@ -51,6 +51,7 @@ Result<Report> read_json_report(const std::string& path) {
         u.demangled = uj.value("demangled", u.symbol);
         u.version = opt(uj, "version");
         u.type = kind_of(uj, "type", std::optional(SymbolType::NoType));
+        if (uj.contains("size") && uj["size"].is_number_unsigned()) u.size = uj["size"].get<uint64_t>();
         u.binding = uj.value("binding", "global");
         u.reason = uj.value("reason", "");
         u.classification = from_string<Classification>(uj.value("classification", "unknown")).value_or(Classification::Unknown);

@@ -39,6 +39,7 @@ json to_json(const UnresolvedSymbol& u) {
           {"demangled", u.demangled},
           {"version", opt(u.version)},
           {"type", to_string(u.type)},
+          {"size", opt(u.size)},
           {"binding", u.binding},
           {"referenced_by", refs},
           {"classification", to_string(u.classification)},

@@ -2,6 +2,7 @@
 // how it is rendered. Field names follow docs/contract.md's JSON report.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -98,6 +99,9 @@ struct UnresolvedSymbol {
   std::string demangled;
   std::optional<std::string> version;
   SymbolType type = SymbolType::NoType;
+  // A variable's byte size as the referencing library's DWARF declares it (what a data stub must
+  // reserve); unknown for a function, or without debug information.
+  std::optional<uint64_t> size = std::nullopt;
   std::string binding;  // global | weak
   std::vector<Reference> referenced_by;
   Classification classification = Classification::Unknown;

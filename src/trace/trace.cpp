@@ -34,8 +34,6 @@ bool under(const std::string& path, const std::string& dir) {
 
 std::string relative_to(const std::string& path, const std::string& dir) { return path.substr(dir.size() + 1); }
 
-std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
-
 bool is_function_kind(EntityKind k) {
   return k == EntityKind::FunctionDefinition || k == EntityKind::FunctionDeclaration ||
          k == EntityKind::ExplicitInstantiation;
@@ -199,13 +197,7 @@ class Tracer {
   }
 
   std::string target_name() const {
-    if (!p_ || ref_ < 0) return "";
-    const std::string& path = p_->objects[ref_].path;
-    if (ctx_.build)
-      if (const auto* t = ctx_.build->target_for_artifact(path)) return t->name;
-    std::string base = base_name(path);
-    if (base.rfind("lib", 0) == 0) base = base.substr(3);
-    return base.substr(0, base.find(".so"));
+    return p_ && ref_ >= 0 ? cmake::target_of_library(ctx_.build, p_->objects[ref_].path) : "";
   }
 
   std::optional<std::string> target_cmake_file(const std::string& target) const {

@@ -1,7 +1,7 @@
 // The findings model's kinds as the JSON report spells them: each enum's names are exactly the
 // enum of docs/report.schema.json (the contract's shape), they read back, and the report reader
 // (report/render.h read_json_report) keeps every kind through a render_json round trip and refuses
-// a name the contract does not have with one line naming the file.
+// a name the contract does not have with one line naming the file; a variable's size goes along.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -70,6 +70,7 @@ Report one_of_each() {
   b.symbol = "b_data";
   b.demangled = "b_data";
   b.type = SymbolType::Object;
+  b.size = 40;
   b.binding = "weak";
   b.classification = Classification::UnlinkedLibrary;
   b.origin = Origin{.file = "/w/libb.so", .line = std::nullopt, .kind = OriginKind::Library, .library = "/w/libb.so",
@@ -93,7 +94,9 @@ TEST(ReadJsonReport, kinds_survive_a_round_trip_through_render_json) {
   EXPECT_EQ(u[0].classification, Classification::MissingInstantiation);
   EXPECT_EQ(u[0].origin->kind, OriginKind::ExplicitInstantiation);
   EXPECT_EQ(u[0].fix->kind, FixKind::AddInstantiation);
+  EXPECT_EQ(u[0].size, std::nullopt);
   EXPECT_EQ(u[1].type, SymbolType::Object);
+  EXPECT_EQ(u[1].size, std::optional<uint64_t>(40));  // what a data stub reserves
   EXPECT_EQ(u[1].origin->kind, OriginKind::Library);
   EXPECT_EQ(u[1].fix->kind, FixKind::LinkLibrary);
   EXPECT_EQ(u[1].fix->entry, std::optional<std::string>("b"));

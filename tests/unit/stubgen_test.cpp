@@ -321,6 +321,39 @@ TEST(Stubgen, real_cuda_declarations_through_the_real_map_read_like_hand_written
   EXPECT_EQ(cc.status, 0) << cc.err;
 }
 
+// A data object is stubbed from the size its finding carries (the pipeline read it from the library's
+// DWARF): stubgen opens no library, so the library need not even be there.
+TEST(Stubgen, a_data_object_is_stubbed_from_the_size_its_finding_carries) {
+  std::string dir = test::scratch_dir("data-size");
+  Report report;
+  LibraryReport lib;
+  lib.path = dir + "/gone/libk.so";
+  UnresolvedSymbol data;
+  data.symbol = data.demangled = "musaGlobalTable";
+  data.type = SymbolType::NoType;  // .dynsym's; the size alone says it is data
+  data.size = 48;
+  data.classification = Classification::SdkDeclaredOnly;
+  lib.unresolved = {data};
+  report.libraries.push_back(lib);
+  stubgen::StubOptions so;
+  so.out_cpp = dir + "/u.cpp";
+  so.out_header = dir + "/u.h";
+  so.version_guard = 40100;
+  trace::TraceContext ctx;
+  auto p = stubgen::plan(report, ctx, so);
+  EXPECT_TRUE(p.refused.empty());
+  ASSERT_EQ(p.stubs.size(), 1u);
+  EXPECT_EQ(p.stubs[0].signature_source, "dwarf-size");
+  ASSERT_FALSE(p.stub_files.empty());
+  const std::string& cpp = p.stub_files[0].after;
+  EXPECT_NE(cpp.find("#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < 40100)\n"
+                     "// sdk-declared-only: musaGlobalTable, 48 bytes as libk.so's DWARF declares it (zero-filled; a data "
+                     "stub cannot report its use)\nalignas(16) unsigned char musa_stub_data_"),
+            std::string::npos)
+      << cpp;
+  EXPECT_NE(cpp.find("[48] __asm__(\"musaGlobalTable\") = {};\n#endif\n"), std::string::npos) << cpp;
+}
+
 TEST(Stubgen, symbols_neither_stubbed_nor_patched_are_named_with_the_reason) {
   std::string dir = test::scratch_dir("refused");
   Report report;
