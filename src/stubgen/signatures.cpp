@@ -2,7 +2,7 @@
 // counterpart's declaration mapped to MUSA names, a torch_musa stand-in's mangled parameters, the
 // demangled name, and last an assembler label that binds the mangled name whatever the signature.
 #include <algorithm>
-#include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <set>
