@@ -399,6 +399,14 @@ const TargetInfo* BuildInfo::target_for_artifact(const std::string& path) const 
   return nullptr;
 }
 
+std::string target_of_library(const BuildInfo* build, const std::string& path) {
+  if (build)
+    if (const auto* t = build->target_for_artifact(path)) return t->name;
+  std::string base = path.substr(path.rfind('/') + 1);
+  if (base.rfind("lib", 0) == 0) base = base.substr(3);
+  return base.substr(0, base.find(".so"));
+}
+
 namespace {
 
 void read_compile_database(BuildInfo& info) {

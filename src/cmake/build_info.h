@@ -64,6 +64,10 @@ struct BuildInfo {
   const TargetInfo* target_for_artifact(const std::string& path) const;
 };
 
+// The CMake target that builds the library at `path`: the File API's target with that artifact, else
+// the target the library is named after (libcore.so.1 -> core), as add_library(core SHARED) names it.
+std::string target_of_library(const BuildInfo* build, const std::string& path);
+
 struct BuildOptions {
   std::string build_dir;                 // may be empty
   std::vector<std::string> cmake_lists;  // explicit CMakeLists.txt files; default: the build's own, read from

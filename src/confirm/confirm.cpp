@@ -353,7 +353,7 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
   // SDK library exports (sdk-declared-only, cuda-only) is settled by the SDK, not by compiling.
   auto is_open = [](const UnresolvedSymbol& u) {
     return u.classification == Classification::Unknown ||
-           (u.origin && u.origin->kind == "declaration" && u.classification != Classification::SdkDeclaredOnly &&
+           (u.origin && u.origin->kind == OriginKind::Declaration && u.classification != Classification::SdkDeclaredOnly &&
             u.classification != Classification::CudaOnly);
   };
   std::vector<Want> wants;
@@ -414,14 +414,14 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
     if (u.origin && u.origin->file == f.file) ported_from = u.origin->ported_from;
     u.classification = Classification::MissingSource;
     u.origin = Origin{.file = f.file, .line = f.line ? std::optional<int>(static_cast<int>(f.line)) : std::nullopt,
-                      .kind = "definition", .library = std::nullopt, .ported_from = ported_from};
+                      .kind = OriginKind::Definition, .library = std::nullopt, .ported_from = ported_from};
     u.reason = "compiling " + f.file + " defines it";
     if (r.command_from != f.file) u.reason += " (with the build's command for " + r.command_from + ")";
     if (!f.evidence.empty()) u.reason += "; text matching could not place it, the compiler did: " + f.evidence;
     std::string target;
     for (const auto& ref : u.referenced_by)
       if (const auto* t = ctx.build->target_for_artifact(ref.library); t && target.empty()) target = t->name;
-    u.fix = trace::add_source_fix(trace::choose_list(*ctx.build, f.file, ctx.porting_dir, target), f.file);
+    u.fix = trace::add_source_fix(cmake::choose_list(*ctx.build, f.file, target, ctx.porting_dir), f.file);
     w.settled = true;
     ++placed_by[f.file];
     return true;
@@ -500,7 +500,7 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
   std::vector<std::string> files;
   for (const auto& lib : report.libraries)
     for (const auto& u : lib.unresolved)
-      if (u.fix && u.fix->kind == "add-source" && u.origin) files.push_back(u.origin->file);
+      if (u.fix && u.fix->kind == FixKind::AddSource && u.origin) files.push_back(u.origin->file);
   ConfirmOutcome out = confirm_files(files, options);
   for (auto& w : out.warnings) warnings.push_back(std::move(w));
   a.stats = out.stats;
@@ -508,7 +508,7 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
     for (const auto& u : lib.unresolved) {
       ++a.total;
       if (stubs.count(u.symbol)) continue;
-      if (u.fix && u.fix->kind == "add-source" && u.origin) {
+      if (u.fix && u.fix->kind == FixKind::AddSource && u.origin) {
         auto it = out.files.find(u.origin->file);
         if (it != out.files.end() && std::binary_search(it->second.defined.begin(), it->second.defined.end(), u.symbol))
           continue;
@@ -536,7 +536,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
     std::set<std::string> files;
     for (const auto& lib : report.libraries)
       for (const auto& u : lib.unresolved)
-        if (u.classification == Classification::MissingSource && u.fix && u.fix->kind == "add-source" && u.origin &&
+        if (u.classification == Classification::MissingSource && u.fix && u.fix->kind == FixKind::AddSource && u.origin &&
             !u.origin->file.empty() && !(ctx.build && ctx.build->is_compiled(u.origin->file)))
           files.insert(u.origin->file);
     return files;
@@ -572,7 +572,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       UnresolvedSymbol u;
       u.symbol = symbol;
       u.demangled = demangle::demangle(symbol);
-      u.type = "func";
+      u.type = SymbolType::Func;
       u.binding = "global";
       // The library the given-back sources go into references it now: its target's directories rank.
       u.referenced_by.push_back({report.libraries.front().path, std::nullopt, std::nullopt, std::nullopt});
@@ -591,7 +591,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
     for (auto& u : traced) {
       if (u.classification != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;
       // The tracer had no referencing library to name the target: the fix is aimed at ours.
-      if (ctx.build && u.fix && u.fix->kind == "add-source") {
+      if (ctx.build && u.fix && u.fix->kind == FixKind::AddSource) {
         if (auto choice = cmake::choose_list(*ctx.build, u.origin->file, target, ctx.porting_dir); choice)
           u.fix = trace::add_source_fix(choice, u.origin->file);
       }

@@ -110,9 +110,7 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
       for (const auto& s : t->sources) dirs.insert(parent(s));
       continue;
     }
-    std::string base = ref.library.substr(ref.library.rfind('/') + 1);
-    if (base.rfind("lib", 0) == 0) base = base.substr(3);
-    base = base.substr(0, base.find(".so"));
+    std::string base = cmake::target_of_library(nullptr, ref.library);  // named after the library
     for (const auto& l : ctx.build->lists)
       if (!l.removal && (l.targets.count(base) || l.variable == base) && cmake::feeds_build(*ctx.build, l))
         for (const auto& e : l.entries)

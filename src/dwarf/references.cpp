@@ -409,14 +409,14 @@ void walk_scopes(Dwarf_Die* scope, int depth, const std::function<void(Dwarf_Die
 void scope_variables(Dwarf_Die* cudie, const std::set<std::string>& wanted, std::map<std::string, uint64_t>& variables) {
   walk_scopes(cudie, 0, [&](Dwarf_Die* die) {
     std::string sym = symbol_of(die);
-    if (!wanted.count(sym) || variables.count(sym)) return;
+    if (!wanted.count(sym) || (variables.count(sym) && variables[sym] > 0)) return;
     Dwarf_Attribute type_attr;
     Dwarf_Die type;
     Dwarf_Word bytes = 0;
     if (dwarf_attr_integrate(die, DW_AT_type, &type_attr) && dwarf_formref_die(&type_attr, &type)) {
       if (dwarf_aggregate_size(&type, &bytes) != 0) bytes = 0;
     }
-    variables[sym] = bytes;
+    if (bytes > 0 || !variables.count(sym)) variables[sym] = bytes;
   });
 }
 
@@ -438,14 +438,14 @@ References references(const std::string& path, const std::set<std::string>& want
       if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) functions[depth] = *die;
       if (tag == DW_TAG_variable) {
         std::string sym = symbol_of(die);
-        if (!wanted.count(sym) || refs.variables.count(sym)) return;
+        if (!wanted.count(sym) || (refs.variables.count(sym) && refs.variables[sym] > 0)) return;
         Dwarf_Attribute type_attr;
         Dwarf_Die type;
         Dwarf_Word bytes = 0;
         if (dwarf_attr_integrate(die, DW_AT_type, &type_attr) && dwarf_formref_die(&type_attr, &type)) {
           if (dwarf_aggregate_size(&type, &bytes) != 0) bytes = 0;
         }
-        refs.variables[sym] = bytes;
+        if (bytes > 0 || !refs.variables.count(sym)) refs.variables[sym] = bytes;
         return;
       }
       if (tag != DW_TAG_call_site && tag != DW_TAG_GNU_call_site) return;
@@ -480,9 +480,12 @@ References references(const std::string& path, const std::set<std::string>& want
   if (lazy) {
     // Symbols no walked unit's code was found to refer to: a variable may still be declared in
     // another unit (a reference from data no code uses, or from code without debug information).
+    // So may the size of one declared without it where it is used (`extern int table[];`), as
+    // declared_size looks for it.
     std::set<std::string> rest;
     for (const auto& name : wanted) {
-      if (!lazy->reached.count(name) && !refs.variables.count(name)) rest.insert(name);
+      auto v = refs.variables.find(name);
+      if (v == refs.variables.end() ? !lazy->reached.count(name) : v->second == 0) rest.insert(name);
     }
     if (!rest.empty()) {
       for_each_unit(s.get(), [&](Dwarf_Die* cudie) {

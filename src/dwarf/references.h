@@ -22,7 +22,8 @@ struct References {
   // For each wanted symbol (mangled, or a C name), the call sites DWARF records for it (DWARF 5
   // DW_TAG_call_site or GNU call sites: GCC and Clang emit them when optimising with -g).
   std::map<std::string, std::vector<CallSite>> calls;
-  // Wanted symbols the library declares as variables, with their declared size (0 when unknown).
+  // Wanted symbols the library declares as variables, with their declared size: the first known
+  // size of a declaration, as declared_size finds it (0 when none says).
   std::map<std::string, uint64_t> variables;
 };
 

@@ -93,7 +93,7 @@ std::vector<UnresolvedSymbol*> find_host_load_symbols(const std::vector<Unresolv
     u->classification = Classification::HostProvided;
     u->reason = "defined by " + soname + " (" + o.path + "), which the python3 executable " + interpreter +
                 " loads itself: the extension gets it from its host's process, as it gets the Python C API";
-    u->fix = Fix{.kind = "none", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+    u->fix = Fix{.kind = FixKind::None, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                  .library = std::nullopt, .detail = cause->fix};
     u->suggestions.clear();
   }

@@ -205,7 +205,7 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
     }
     for (auto& [ref, u] : symbols)
       if (u.cause == c.id)
-        u.fix = Fix{.kind = "use-library", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+        u.fix = Fix{.kind = FixKind::UseLibrary, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                     .library = name, .detail = c.fix};
   }
 }

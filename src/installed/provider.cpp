@@ -236,9 +236,9 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
       u.reason += "; its other members include ";
       for (size_t i = 0; i < members.size(); ++i) u.reason += (i ? ", " : "") + members[i];
     }
-    u.origin = Origin{.file = lib.path, .line = std::nullopt, .kind = "library", .library = lib.path, .ported_from = std::nullopt};
+    u.origin = Origin{.file = lib.path, .line = std::nullopt, .kind = OriginKind::Library, .library = lib.path, .ported_from = std::nullopt};
     std::string holder = base_of(p.objects[it.ref->object].path);
-    u.fix = Fix{.kind = "rebuild-abi", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+    u.fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                 .library = lib.path,
                 .detail = "install the version of " + (torch.empty() ? soname : "torch") + " that " + holder +
                           " was built against, or rebuild " + holder + " against the loaded " + who +

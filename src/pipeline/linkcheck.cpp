@@ -60,14 +60,14 @@ void collect_dir(const std::string& dir, std::vector<std::string>& out, std::str
   }, WalkOptions{false, false});
 }
 
-const char* type_name(elf::SymbolType t) {
+SymbolType symbol_type(elf::SymbolType t) {
   switch (t) {
     case elf::SymbolType::Func:
-    case elf::SymbolType::GnuIfunc: return "func";
+    case elf::SymbolType::GnuIfunc: return SymbolType::Func;
     case elf::SymbolType::Object:
-    case elf::SymbolType::Common: return "object";
-    case elf::SymbolType::Tls: return "tls";
-    default: return "notype";
+    case elf::SymbolType::Common: return SymbolType::Object;
+    case elf::SymbolType::Tls: return SymbolType::Tls;
+    default: return SymbolType::NoType;
   }
 }
 
@@ -83,20 +83,20 @@ void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef&
       u.classification = Classification::VersionMismatch;
       u.reason = "defined in " + lib_of(ref.near_definitions.front()) + ", but not with version " +
                  (ref.version.empty() ? std::string("(default)") : std::string(ref.version));
-      u.fix = Fix{"use-library", {}, {}, {}, lib_of(ref.near_definitions.front()),
+      u.fix = Fix{FixKind::UseLibrary, {}, {}, {}, lib_of(ref.near_definitions.front()),
                   "rebuild against the library that is loaded at run time, or load the one it was linked against"};
       break;
     case loader::Miss::HiddenVersion:
       u.classification = Classification::Hidden;
       u.reason = "defined in " + lib_of(ref.near_definitions.front()) +
                  " only under a hidden (non-default) version, invisible to an unversioned reference";
-      u.fix = Fix{"export-symbol", {}, {}, {}, lib_of(ref.near_definitions.front()),
+      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, lib_of(ref.near_definitions.front()),
                   "make the version the default (@@) in the provider's version script"};
       break;
     case loader::Miss::HiddenVisibility:
       u.classification = Classification::Hidden;
       u.reason = "defined in " + lib_of(ref.near_definitions.front()) + " with hidden or internal visibility";
-      u.fix = Fix{"export-symbol", {}, {}, {}, lib_of(ref.near_definitions.front()),
+      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, lib_of(ref.near_definitions.front()),
                   "give the definition default visibility (or list it in the export map)"};
       break;
     case loader::Miss::NoDefinition: {
@@ -134,8 +134,8 @@ void find_unexported(const loader::Process& p, std::vector<trace::SymbolFinding>
       if (u.classification == Classification::Hidden || !local.count(f->ref.name)) continue;
       u.classification = Classification::Hidden;
       u.reason = "defined in " + obj.path + " but not exported (local or hidden in its symbol table)";
-      u.origin = Origin{obj.path, std::nullopt, "library", obj.path, std::nullopt};
-      u.fix = Fix{"export-symbol", {}, {}, {}, obj.path,
+      u.origin = Origin{obj.path, std::nullopt, OriginKind::Library, obj.path, std::nullopt};
+      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, obj.path,
                   "give the definition default visibility (or list it in the export map)"};
     }
   }
@@ -367,7 +367,7 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     u.symbol = std::string(ref.name);
     u.demangled = demangle::demangle(ref.name);
     if (!ref.version.empty()) u.version = std::string(ref.version);
-    u.type = type_name(sym.type);
+    u.type = symbol_type(sym.type);
     u.binding = sym.binding == elf::Binding::Weak ? "weak" : "global";
     u.referenced_by.push_back({p.objects[ref.object].path, std::nullopt, std::nullopt, std::nullopt});
     classify_loader_miss(p, ref, u);
@@ -409,7 +409,9 @@ void locate_references(InputCheck& in) {
     auto refs = dwarf::references(path, names);
     for (auto* u : symbols) {
       // An undefined reference carries no type in .dynsym; the library's DWARF knows a variable.
-      if (u->type == "notype" && refs.variables.count(u->symbol)) u->type = "object";
+      if (u->type == SymbolType::NoType && refs.variables.count(u->symbol)) u->type = SymbolType::Object;
+      // Its size travels in the finding, for a stub that must match it (stubgen reads no DWARF).
+      if (auto v = refs.variables.find(u->symbol); v != refs.variables.end() && v->second > 0) u->size = v->second;
       auto it = refs.calls.find(u->symbol);
       if (it == refs.calls.end() || it->second.empty()) continue;
       u->referenced_by.clear();
@@ -582,7 +584,7 @@ Report explain_symbols(const std::vector<std::string>& symbols, const LinkcheckO
     UnresolvedSymbol u;
     u.symbol = symbol;
     u.demangled = demangle::is_mangled(symbol) ? demangle::demangle(symbol) : symbol;
-    u.type = "notype";
+    u.type = SymbolType::NoType;
     u.binding = "global";
     u.reason = "not found in the sources, the SDK or CUDA";
     trace::trace_symbol(nullptr, -1, resources.context(nullptr), u);

@@ -3,6 +3,10 @@
 #include "pipeline/stubgen_pipeline.h"
 
 #include <fstream>
+#include <set>
+
+#include "dwarf/references.h"
+#include "report/render.h"
 
 namespace mlc {
 namespace {
@@ -20,13 +24,24 @@ confirm::ConfirmOptions confirm_options(const TraceOptions& trace) {
 // A saved report may have been made with less context (a post-build gate without --sdk-home): what
 // it left unknown is traced again with this run's context.
 std::optional<InputError> reread_report(const std::string& file, TraceResources& resources, Report& report) {
-  auto saved = stubgen::read_json_report(file);
+  auto saved = read_json_report(file);
   if (!saved) return saved.error();
   report.libraries = std::move(saved.value().libraries);
   const trace::TraceContext& ctx = resources.context(nullptr);
   for (auto& lib : report.libraries)
     for (auto& u : lib.unresolved)
       if (u.classification == Classification::Unknown) trace::trace_symbol(nullptr, -1, ctx, u);
+  // A report made before findings carried `size` (or by another tool) has none: the referencing
+  // library's DWARF gives it, as the link check's own DWARF pass would have.
+  for (auto& lib : report.libraries) {
+    std::set<std::string> unsized;
+    for (const auto& u : lib.unresolved)
+      if (u.type == SymbolType::Object && !u.size) unsized.insert(u.symbol);
+    if (unsized.empty()) continue;
+    const auto refs = dwarf::references(lib.path, unsized);
+    for (auto& u : lib.unresolved)
+      if (auto v = refs.variables.find(u.symbol); !u.size && v != refs.variables.end() && v->second > 0) u.size = v->second;
+  }
   return std::nullopt;
 }
 

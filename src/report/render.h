@@ -1,5 +1,5 @@
-// Renderers turn a Report into text (lld-style diagnostics) or the JSON of docs/contract.md.
-// They return strings; printing is the tools' business.
+// Renderers turn a Report into text (lld-style diagnostics) or the JSON of docs/contract.md (which
+// read_json_report reads back). They return strings; printing is the tools' business.
 #pragma once
 
 #include <string>
@@ -18,6 +18,9 @@ struct TextStyle {
 
 std::string render_text(const Report& report, const TextStyle& style);
 std::string render_json(const Report& report, const std::string& tool_version);
+// A JSON report read back (musa-stubgen --report): the target libraries and their unresolved symbols;
+// a kind the contract does not name makes it malformed.
+Result<Report> read_json_report(const std::string& path);
 
 // The CI formats (docs/user-guide.md, "Reports in CI"). Every name passes through as valid UTF-8 (stray
 // bytes written as "\xNN"), so a report never breaks its consumer.

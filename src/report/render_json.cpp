@@ -25,20 +25,21 @@ json to_json(const UnresolvedSymbol& u) {
   }
   json origin = nullptr;
   if (u.origin) {
-    origin = {{"file", u.origin->file}, {"line", opt(u.origin->line)}, {"kind", u.origin->kind},
+    origin = {{"file", u.origin->file}, {"line", opt(u.origin->line)}, {"kind", to_string(u.origin->kind)},
               {"library", opt(u.origin->library)}, {"ported_from", opt(u.origin->ported_from)}};
   }
   json counterpart = nullptr;
   if (u.counterpart) counterpart = {{"name", u.counterpart->name}, {"library", opt(u.counterpart->library)}};
   json fix = nullptr;
   if (u.fix) {
-    fix = {{"kind", u.fix->kind},   {"cmake_file", opt(u.fix->cmake_file)}, {"list", opt(u.fix->list)},
+    fix = {{"kind", to_string(u.fix->kind)}, {"cmake_file", opt(u.fix->cmake_file)}, {"list", opt(u.fix->list)},
            {"entry", opt(u.fix->entry)}, {"library", opt(u.fix->library)}, {"detail", u.fix->detail}};
   }
   return {{"symbol", u.symbol},
           {"demangled", u.demangled},
           {"version", opt(u.version)},
-          {"type", u.type},
+          {"type", to_string(u.type)},
+          {"size", opt(u.size)},
           {"binding", u.binding},
           {"referenced_by", refs},
           {"classification", to_string(u.classification)},

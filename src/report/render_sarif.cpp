@@ -96,7 +96,7 @@ std::string render_sarif(const Report& report, const SarifOptions& options) {
     if (f.symbol) {
       location["logicalLocations"] = json::array({{{"fullyQualifiedName", ci::printable_utf8(f.symbol->demangled)},
                                                    {"decoratedName", ci::printable_utf8(f.symbol->symbol)},
-                                                   {"kind", f.symbol->type == "object" ? "variable" : "function"}}});
+                                                   {"kind", f.symbol->type == SymbolType::Object ? "variable" : "function"}}});
     }
     std::string library_name = f.library->soname.empty() ? f.library->path.substr(f.library->path.rfind('/') + 1)
                                                           : f.library->soname;

@@ -1,7 +1,19 @@
-// Counting helpers over the findings model.
+// The kinds' names in the JSON report, and counting helpers over the findings model.
 #include "report/report.h"
 
 namespace mlc {
+namespace {
+
+// The kind whose to_string is `name`: every value from the first to `Last` is tried, so the switch in
+// to_string stays the only table of the names.
+template <typename Kind, Kind Last>
+std::optional<Kind> search(std::string_view name) {
+  for (int k = 0; k <= static_cast<int>(Last); ++k)
+    if (name == to_string(static_cast<Kind>(k))) return static_cast<Kind>(k);
+  return std::nullopt;
+}
+
+}  // namespace
 
 const char* to_string(Classification c) {
   switch (c) {
@@ -21,6 +33,57 @@ const char* to_string(Classification c) {
     case Classification::Unknown: return "unknown";
   }
   return "unknown";
+}
+
+const char* to_string(SymbolType t) {
+  switch (t) {
+    case SymbolType::Func: return "func";
+    case SymbolType::Object: return "object";
+    case SymbolType::Tls: return "tls";
+    case SymbolType::NoType: return "notype";
+  }
+  return "notype";
+}
+
+const char* to_string(OriginKind k) {
+  switch (k) {
+    case OriginKind::Definition: return "definition";
+    case OriginKind::ExplicitInstantiation: return "explicit-instantiation";
+    case OriginKind::Declaration: return "declaration";
+    case OriginKind::Library: return "library";
+  }
+  return "declaration";
+}
+
+const char* to_string(FixKind k) {
+  switch (k) {
+    case FixKind::AddSource: return "add-source";
+    case FixKind::LinkLibrary: return "link-library";
+    case FixKind::Stub: return "stub";
+    case FixKind::RebuildAbi: return "rebuild-abi";
+    case FixKind::AddInstantiation: return "add-instantiation";
+    case FixKind::ExportSymbol: return "export-symbol";
+    case FixKind::UseLibrary: return "use-library";
+    case FixKind::None: return "none";
+  }
+  return "none";
+}
+
+template <>
+std::optional<Classification> from_string(std::string_view name) {
+  return search<Classification, Classification::Unknown>(name);
+}
+template <>
+std::optional<SymbolType> from_string(std::string_view name) {
+  return search<SymbolType, SymbolType::NoType>(name);
+}
+template <>
+std::optional<OriginKind> from_string(std::string_view name) {
+  return search<OriginKind, OriginKind::Library>(name);
+}
+template <>
+std::optional<FixKind> from_string(std::string_view name) {
+  return search<FixKind, FixKind::None>(name);
 }
 
 size_t LibraryReport::missing_libraries() const {

@@ -2,9 +2,11 @@
 // how it is rendered. Field names follow docs/contract.md's JSON report.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -27,7 +29,34 @@ enum class Classification {
   HostProvided,          // the host program that loads the library defines it (Python C API, Perl XS)
   Unknown,
 };
+
+// What kind of symbol a reference names (JSON `type`). An undefined reference has no type of its own
+// in .dynsym; the referencing library's DWARF can tell a variable.
+enum class SymbolType { Func, Object, Tls, NoType };
+
+// What the origin of a symbol is (JSON `origin.kind`).
+enum class OriginKind { Definition, ExplicitInstantiation, Declaration, Library };
+
+// What a fix does (JSON `fix.kind`).
+enum class FixKind { AddSource, LinkLibrary, Stub, RebuildAbi, AddInstantiation, ExportSymbol, UseLibrary, None };
+
+// Each kind's name in the JSON report (docs/contract.md), and back: the one table of each is the
+// switch in to_string (the compiler checks it covers every value); from_string searches it up to the
+// enum's last value (new values go before that one) and is empty for a name it does not hold.
 const char* to_string(Classification c);
+const char* to_string(SymbolType t);
+const char* to_string(OriginKind k);
+const char* to_string(FixKind k);
+template <typename Kind>
+std::optional<Kind> from_string(std::string_view name);
+template <>
+std::optional<Classification> from_string(std::string_view name);
+template <>
+std::optional<SymbolType> from_string(std::string_view name);
+template <>
+std::optional<OriginKind> from_string(std::string_view name);
+template <>
+std::optional<FixKind> from_string(std::string_view name);
 
 struct Reference {
   std::string library;
@@ -39,7 +68,7 @@ struct Reference {
 struct Origin {
   std::string file;
   std::optional<int> line;
-  std::string kind;  // definition | explicit-instantiation | declaration | library
+  OriginKind kind = OriginKind::Definition;
   std::optional<std::string> library;
   std::optional<std::string> ported_from;
 };
@@ -57,7 +86,7 @@ struct Suggestion {
 };
 
 struct Fix {
-  std::string kind;  // add-source | link-library | stub | rebuild-abi | add-instantiation | export-symbol | use-library | none
+  FixKind kind = FixKind::None;
   std::optional<std::string> cmake_file;
   std::optional<std::string> list;
   std::optional<std::string> entry;
@@ -69,7 +98,10 @@ struct UnresolvedSymbol {
   std::string symbol;
   std::string demangled;
   std::optional<std::string> version;
-  std::string type;     // func | object | tls | notype
+  SymbolType type = SymbolType::NoType;
+  // A variable's byte size as the referencing library's DWARF declares it (what a data stub must
+  // reserve); unknown for a function, or without debug information.
+  std::optional<uint64_t> size = std::nullopt;
   std::string binding;  // global | weak
   std::vector<Reference> referenced_by;
   Classification classification = Classification::Unknown;

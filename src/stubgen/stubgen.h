@@ -86,7 +86,4 @@ std::vector<InputError> apply(const Plan& plan, bool include_stubs, bool include
 // pass `repeat_budget` bytes is given to its first result only.
 std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report, size_t repeat_budget = 8u << 20);
 
-// A musa-linkcheck JSON report read back (for --report).
-Result<Report> read_json_report(const std::string& path);
-
 }  // namespace mlc::stubgen

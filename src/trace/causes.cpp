@@ -243,7 +243,7 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
                 hit->copy->where.path + " [" + loader::to_string(hit->copy->where.how) + "] has it";
     // The origin is the file that defines it (a soname link resolved), as the SDK index names it.
     std::string defining = real_path(hit->copy->where.path);
-    u->origin = Origin{.file = defining, .line = std::nullopt, .kind = "library", .library = defining,
+    u->origin = Origin{.file = defining, .line = std::nullopt, .kind = OriginKind::Library, .library = defining,
                        .ported_from = std::nullopt};
     u->suggestions.clear();
   }
@@ -256,7 +256,7 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
   for (auto& [ref, u] : symbols) {
     if (!u.cause) continue;
     for (const auto& c : causes)
-      if (c.id == *u.cause) u.fix = Fix{.kind = "use-library", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+      if (c.id == *u.cause) u.fix = Fix{.kind = FixKind::UseLibrary, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                      .library = c.other->path, .detail = c.fix};
   }
 }
@@ -347,7 +347,7 @@ std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSym
       u->cause = c->id;
       u->classification = Classification::HostProvided;  // "unknown" means nothing defines it; the host does
       u->reason = "part of " + api + ": the " + host + " executable that imports the extension defines it";
-      u->fix = Fix{.kind = "none", .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+      u->fix = Fix{.kind = FixKind::None, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                    .library = std::nullopt, .detail = c->fix};
       u->suggestions.clear();
     }

@@ -134,7 +134,7 @@ std::string trimmed(const std::string& s) {
 void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want, const Suggestion& s) {
   const std::string lib = base_name(s.library);
   u.classification = Classification::AbiMismatch;
-  u.origin = Origin{.file = s.library, .line = std::nullopt, .kind = "library", .library = s.library, .ported_from = std::nullopt};
+  u.origin = Origin{.file = s.library, .line = std::nullopt, .kind = OriginKind::Library, .library = s.library, .ported_from = std::nullopt};
   std::string head = s.library + " defines " + s.demangled + " (" + s.reason + "): ";
   std::string detail;
   bool caller_new = cxx11_abi(u.symbol), lib_new = cxx11_abi(s.symbol);
@@ -169,7 +169,7 @@ void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want,
     u.reason = head + "the caller was compiled against other headers than the library that is loaded";
     detail = "rebuild against the headers of the loaded " + lib + " (or load the version it was built against)";
   }
-  u.fix = Fix{.kind = "rebuild-abi", .cmake_file = {}, .list = {}, .entry = {}, .library = s.library, .detail = detail};
+  u.fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = {}, .list = {}, .entry = {}, .library = s.library, .detail = detail};
 }
 
 // The explicit instantiation that provides `want`: the function template's own line, or its class.
@@ -191,11 +191,11 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
   bool is_template = !want.template_args.empty() ||
                      std::any_of(want.scopes.begin(), want.scopes.end(), [](const auto& s) { return s.find('<') != std::string::npos; });
   // Tracing found this very instantiation in the sources: that is not a missing one.
-  if (!is_template || (u.origin && u.origin->kind == "explicit-instantiation")) return false;
+  if (!is_template || (u.origin && u.origin->kind == OriginKind::ExplicitInstantiation)) return false;
   std::string own_args;
   for (const auto& a : want.template_args) own_args += (own_args.empty() ? "" : ", ") + a;
   std::optional<Origin> definition;
-  if (u.origin && u.origin->kind == "definition") definition = u.origin;
+  if (u.origin && u.origin->kind == OriginKind::Definition) definition = u.origin;
   if (sources) {
     // The loaded instantiations are the stronger evidence; the index's explicit ones stand in for them.
     bool loaded = !found.empty();
@@ -208,7 +208,7 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
         if (args == own_args) continue;
         found.push_back({.symbol = "", .demangled = e->qualified + "<" + args + ">", .where = path + ":" + std::to_string(e->line)});
       } else if (e->kind == source::EntityKind::FunctionDefinition && e->is_template && !definition) {
-        definition = Origin{.file = path, .line = static_cast<int>(e->line), .kind = "definition", .library = std::nullopt,
+        definition = Origin{.file = path, .line = static_cast<int>(e->line), .kind = OriginKind::Definition, .library = std::nullopt,
                             .ported_from = std::nullopt};
       }
     }
@@ -236,14 +236,14 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
   u.reason = u.demangled + " is not instantiated: " + where + " (" + have + ")";
   if (definition) u.reason += "; the template is defined in " + definition->file + (definition->line ? ":" + std::to_string(*definition->line) : "");
   u.origin = definition ? *definition
-                        : Origin{.file = library.value_or(found.front().where), .line = std::nullopt, .kind = "library",
+                        : Origin{.file = library.value_or(found.front().where), .line = std::nullopt, .kind = OriginKind::Library,
                                  .library = library, .ported_from = std::nullopt};
   if (definition) u.origin->library = library;
   u.suggestions.clear();
   for (const auto& f : found) {
     if (u.suggestions.size() < 3) u.suggestions.push_back({f.symbol, f.demangled, f.where, "instantiation"});
   }
-  u.fix = Fix{.kind = "add-instantiation", .cmake_file = {}, .list = {}, .entry = {}, .library = library,
+  u.fix = Fix{.kind = FixKind::AddInstantiation, .cmake_file = {}, .list = {}, .entry = {}, .library = library,
               .detail = "add the explicit instantiation `" + line + "` to " +
                         (!definition ? std::string("the source that defines the template")
                          : source::is_compiled_source(definition->file) ? definition->file

@@ -34,8 +34,6 @@ bool under(const std::string& path, const std::string& dir) {
 
 std::string relative_to(const std::string& path, const std::string& dir) { return path.substr(dir.size() + 1); }
 
-std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
-
 bool is_function_kind(EntityKind k) {
   return k == EntityKind::FunctionDefinition || k == EntityKind::FunctionDeclaration ||
          k == EntityKind::ExplicitInstantiation;
@@ -54,10 +52,10 @@ int kind_rank(const IndexedEntity& e, const std::string& path) {
   }
 }
 
-const char* origin_kind(const IndexedEntity& e) {
-  if (e.kind == EntityKind::ExplicitInstantiation) return "explicit-instantiation";
-  if (e.kind == EntityKind::FunctionDefinition || e.kind == EntityKind::VariableDefinition) return "definition";
-  return "declaration";
+OriginKind origin_kind(const IndexedEntity& e) {
+  if (e.kind == EntityKind::ExplicitInstantiation) return OriginKind::ExplicitInstantiation;
+  if (e.kind == EntityKind::FunctionDefinition || e.kind == EntityKind::VariableDefinition) return OriginKind::Definition;
+  return OriginKind::Declaration;
 }
 
 std::vector<std::string> normalized(const std::vector<std::string>& types, const porting::NameMap* rename) {
@@ -96,7 +94,7 @@ class Tracer {
       u_.reason = "declared in " + declared_only_->file + (declared_only_->line ? ":" + std::to_string(*declared_only_->line) : "") +
                   " but defined in no source, SDK library or CUDA library that was searched";
       u_.origin = declared_only_;
-      u_.fix = Fix{"stub", {}, {}, {}, {}, "write a stub for it (musa-stubgen), or find the source that should define it"};
+      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "write a stub for it (musa-stubgen), or find the source that should define it"};
     }
   }
 
@@ -119,8 +117,8 @@ class Tracer {
           u_.classification = Classification::Shadowed;
           u_.reason = "the loader takes " + o.path + " [" + loader::to_string(o.how) + "] for " + lib.soname +
                       ", which lacks it; " + lib.path + " defines it";
-          u_.origin = Origin{lib.path, std::nullopt, "library", lib.path, std::nullopt};
-          u_.fix = Fix{"use-library", {}, {}, {}, lib.path,
+          u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
+          u_.fix = Fix{FixKind::UseLibrary, {}, {}, {}, lib.path,
                        "load " + lib.path + " instead of " + o.path + ": put its directory first in the search path "
                        "(RUNPATH or LD_LIBRARY_PATH) or remove the stale copy"};
           return true;
@@ -128,8 +126,8 @@ class Tracer {
         if (loaded >= 0) continue;  // that very file is loaded: the symbol must be hidden or versioned
         u_.classification = Classification::UnlinkedLibrary;
         u_.reason = "defined in " + lib.path + ", which the library does not link";
-        u_.origin = Origin{lib.path, std::nullopt, "library", lib.path, std::nullopt};
-        Fix fix{"link-library", {}, {}, lib.link_name, lib.path, ""};
+        u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
+        Fix fix{FixKind::LinkLibrary, {}, {}, lib.link_name, lib.path, ""};
         std::string target = target_name();
         if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
         fix.detail = "link " + lib.soname + ": target_link_libraries(" + (target.empty() ? "<target>" : target) +
@@ -150,8 +148,8 @@ class Tracer {
     const auto& def = it->second;
     u_.classification = Classification::StaticArchive;
     u_.reason = "defined only in " + def.archive + "(" + def.member + "), a static archive: no shared library provides it";
-    u_.origin = Origin{def.archive, std::nullopt, "library", def.archive + "(" + def.member + ")", std::nullopt};
-    Fix fix{"link-library", {}, {}, def.archive, def.archive, ""};
+    u_.origin = Origin{def.archive, std::nullopt, OriginKind::Library, def.archive + "(" + def.member + ")", std::nullopt};
+    Fix fix{FixKind::LinkLibrary, {}, {}, def.archive, def.archive, ""};
     std::string target = target_name();
     if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
     fix.detail = "link the archive into the library: target_link_libraries(" + (target.empty() ? "<target>" : target) +
@@ -199,13 +197,7 @@ class Tracer {
   }
 
   std::string target_name() const {
-    if (!p_ || ref_ < 0) return "";
-    const std::string& path = p_->objects[ref_].path;
-    if (ctx_.build)
-      if (const auto* t = ctx_.build->target_for_artifact(path)) return t->name;
-    std::string base = base_name(path);
-    if (base.rfind("lib", 0) == 0) base = base.substr(3);
-    return base.substr(0, base.find(".so"));
+    return p_ && ref_ >= 0 ? cmake::target_of_library(ctx_.build, p_->objects[ref_].path) : "";
   }
 
   std::optional<std::string> target_cmake_file(const std::string& target) const {
@@ -404,7 +396,7 @@ class Tracer {
     }
     const std::string& path = ctx_.sources->file_of(*best.entity).path;
     if (best.rank == 0) {  // declarations only: remember, keep looking in the SDK and CUDA
-      declared_only_ = Origin{path, static_cast<int>(best.entity->line), "declaration", std::nullopt,
+      declared_only_ = Origin{path, static_cast<int>(best.entity->line), OriginKind::Declaration, std::nullopt,
                               ported_and_original(path).second};
       return false;
     }
@@ -428,7 +420,7 @@ class Tracer {
                                                                               tu->first + " includes") + ")";
         if (!translation_unit) {
           origin_file = tu->first;
-          u_.origin = Origin{origin_file, static_cast<int>(tu->second), "definition", std::nullopt,
+          u_.origin = Origin{origin_file, static_cast<int>(tu->second), OriginKind::Definition, std::nullopt,
                              ported_and_original(origin_file).second};
           where = origin_file + ":" + std::to_string(tu->second);
           auto [tu_ported, tu_original] = ported_and_original(origin_file);
@@ -439,7 +431,7 @@ class Tracer {
       u_.classification = Classification::Unknown;
       u_.reason = std::string(best.rank == 1 ? "a template or inline definition" : "defined") + " in " + where +
                   about + ", which no compiled translation unit instantiates for these arguments";
-      u_.fix = Fix{"none", {}, {}, {}, {}, "add an explicit instantiation to a compiled source, or include " +
+      u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "add an explicit instantiation to a compiled source, or include " +
                                                origin_file + " where it is used"};
       return true;
     }
@@ -447,7 +439,7 @@ class Tracer {
       u_.classification = Classification::Unknown;
       u_.reason = "defined in " + where + about + ", which is compiled, yet the symbol is missing: check #if guards "
                   "and the library it is compiled into";
-      u_.fix = Fix{"none", {}, {}, {}, {}, "check that " + origin_file + " is compiled into this library"};
+      u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "check that " + origin_file + " is compiled into this library"};
       return true;
     }
     return missing_source(origin_file, where, about, ported, original);
@@ -481,7 +473,7 @@ class Tracer {
     u_.classification = Classification::MissingSource;
     if (origin_file != ported && !ctx_.porting_dir.empty() && original) {
       u_.reason = "defined in " + where + about + "; its ported counterpart " + ported + " does not exist";
-      u_.fix = Fix{"add-source", {}, {}, {}, {}, "port " + *original + " (it is missing from the porting tree)"};
+      u_.fix = Fix{FixKind::AddSource, {}, {}, {}, {}, "port " + *original + " (it is missing from the porting tree)"};
       return true;
     }
     u_.reason = "defined in " + where + about + ", which the build does not compile";
@@ -517,10 +509,10 @@ class Tracer {
       if (sym_.kind != NameKind::CName && e->qualified != sym_.qualified()) continue;
       const std::string& path = ctx_.sdk()->headers.file_of(*e).path;
       u_.classification = Classification::SdkDeclaredOnly;
-      u_.origin = Origin{path, static_cast<int>(e->line), "declaration", std::nullopt, std::nullopt};
+      u_.origin = Origin{path, static_cast<int>(e->line), OriginKind::Declaration, std::nullopt, std::nullopt};
       u_.reason = "declared in " + path + ":" + std::to_string(e->line) + ", but no library of the SDK (" +
                   ctx_.sdk()->home + ") defines it";
-      u_.fix = Fix{"stub", {}, {}, {}, {}, "stub it in unimplemented_functions.cpp (musa-stubgen) if the code never "
+      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "stub it in unimplemented_functions.cpp (musa-stubgen) if the code never "
                                            "really calls it; otherwise request it from the SDK team"};
       counterpart();
       return true;
@@ -578,7 +570,7 @@ class Tracer {
       return false;
     }
     if (declared_only_) u_.origin = declared_only_;
-    u_.fix = Fix{"stub", {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
+    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
     return true;
   }
 
@@ -612,14 +604,9 @@ const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& incl
   return *ctx.includers;
 }
 
-std::optional<ListChoice> choose_list(const cmake::BuildInfo& build, const std::string& file,
-                                      const std::string& porting_dir, const std::string& target) {
-  return cmake::choose_list(build, file, target, porting_dir);
-}
-
-Fix add_source_fix(const std::optional<ListChoice>& choice, const std::string& file) {
+Fix add_source_fix(const std::optional<cmake::ListChoice>& choice, const std::string& file) {
   Fix fix;
-  fix.kind = "add-source";
+  fix.kind = FixKind::AddSource;
   if (!choice) {
     fix.detail = "compile " + file + " into the library";
   } else if (!choice->note.empty()) {

@@ -62,16 +62,11 @@ void trace_symbol(const loader::Process* process, int referencing, const TraceCo
 // one-unit rule and the confirm pass's evidence ranking share it).
 const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& includers(const TraceContext& ctx);
 
-// Which CMake list should hold `file`, and how to write its entry there (cmake::choose_list; kept here
-// for callers of the trace pass). `target` is the CMake target of the library that references it.
-using ListChoice = cmake::ListChoice;
-std::optional<ListChoice> choose_list(const cmake::BuildInfo& build, const std::string& file,
-                                      const std::string& porting_dir, const std::string& target = "");
-
-// The add-source fix that compiles `file`, from the list chosen for it (the one ListChoice -> Fix
-// conversion): the entry to add, or the choice's note alone when no entry is the fix (a glob already
-// covers the file, or a list(REMOVE_ITEM) takes it out), so that no "add  to  in " is ever written
-// and stubgen never takes a note for a list addition; "compile FILE into the library" without a choice.
-Fix add_source_fix(const std::optional<ListChoice>& choice, const std::string& file);
+// The add-source fix that compiles `file`, from the list cmake::choose_list chose for it (the one
+// ListChoice -> Fix conversion): the entry to add, or the choice's note alone when no entry is the
+// fix (a glob already covers the file, or a list(REMOVE_ITEM) takes it out), so that no "add  to  in "
+// is ever written and stubgen never takes a note for a list addition; "compile FILE into the
+// library" without a choice.
+Fix add_source_fix(const std::optional<cmake::ListChoice>& choice, const std::string& file);
 
 }  // namespace mlc::trace

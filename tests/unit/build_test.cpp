@@ -145,13 +145,13 @@ TEST(SourceLists, missing_file_goes_to_the_list_of_its_kind_spelled_like_its_nei
   auto cmds = cmake::parse_cmake(text, dir + "/CMakeLists.txt");
   std::map<std::string, std::string> vars = {{"GENERATED_PORTING_DIR", gen}};
   info.lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
-  auto mu = trace::choose_list(info, gen + "/aten/musa/cub.mu", gen);
+  auto mu = cmake::choose_list(info, gen + "/aten/musa/cub.mu", "", gen);
   ASSERT_TRUE(mu.has_value());
   EXPECT_EQ(mu->list, "MU_SRCS");
   EXPECT_EQ(mu->entry, "${GENERATED_PORTING_DIR}/aten/musa/cub.mu");
-  auto cpp = trace::choose_list(info, gen + "/aten/musa/Resize.cpp", gen);
+  auto cpp = cmake::choose_list(info, gen + "/aten/musa/Resize.cpp", "", gen);
   EXPECT_EQ(cpp->list, "PORTING_CPP_CSRCS");
-  EXPECT_FALSE(trace::choose_list(info, gen + "/x.py", gen).has_value());
+  EXPECT_FALSE(cmake::choose_list(info, gen + "/x.py", "", gen).has_value());
 }
 
 TEST(Porting, path_rules_follow_torch_musa) {
@@ -314,7 +314,7 @@ TEST(TraceArchive, symbol_only_in_an_sdk_static_archive_is_static_archive) {
     ASSERT_TRUE(u.origin.has_value());
     EXPECT_EQ(u.origin->file, archive);
     EXPECT_EQ(u.origin->library, archive + "(static_b.c.o)");
-    EXPECT_EQ(u.fix->kind, "link-library");
+    EXPECT_EQ(u.fix->kind, FixKind::LinkLibrary);
     EXPECT_EQ(u.fix->entry, archive);
   }
   EXPECT_EQ(r.libraries[0].unresolved[0].reason,

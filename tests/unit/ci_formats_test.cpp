@@ -42,16 +42,16 @@ Report awkward_report() {
   lib.needed.push_back(gone);
   UnresolvedSymbol odd;
   odd.symbol = odd.demangled = "bad\xff" "name";
-  odd.type = "func";
+  odd.type = SymbolType::Func;
   odd.binding = "global";
   odd.referenced_by = {Reference{.library = "/w/libodd.so", .function = "use_it", .file = "/w/src/a:b,c.cpp", .line = 7}};
   odd.classification = Classification::SdkDeclaredOnly;
   odd.reason = "declared in 100% of the SDK headers";
-  odd.fix = Fix{.kind = "stub", .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "write a stub"};
+  odd.fix = Fix{.kind = FixKind::Stub, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "write a stub"};
   lib.unresolved.push_back(odd);
   UnresolvedSymbol old;
   old.symbol = old.demangled = "old_one";
-  old.type = "object";
+  old.type = SymbolType::Object;
   old.binding = "global";
   old.referenced_by = {Reference{.library = "/w/libodd.so", .function = {}, .file = {}, .line = {}}};
   old.classification = Classification::Unknown;
@@ -277,7 +277,7 @@ TEST(CiFormats, sarif_fix_replacements_rebuild_the_planned_files_byte_for_byte) 
                                 cases[i].created, {{"add s" + std::to_string(i) + " to SRCS", {sym}}}});
     UnresolvedSymbol u;
     u.symbol = u.demangled = sym;
-    u.type = "func";
+    u.type = SymbolType::Func;
     u.classification = Classification::MissingSource;
     report.libraries[0].unresolved.push_back(u);
   }

@@ -97,12 +97,12 @@ TEST_F(ConfirmTest, CompilerSettlesWhichSourceDefinesIt) {
   EXPECT_EQ(u->classification, mlc::Classification::MissingSource);
   ASSERT_TRUE(u->origin);
   EXPECT_EQ(u->origin->file, f_.src + "/y.cpp");
-  EXPECT_EQ(u->origin->kind, "definition");
+  EXPECT_EQ(u->origin->kind, mlc::OriginKind::Definition);
   // y.cpp is not compiled by the build: its sibling user.cpp lent its command (with -DUSE_Y).
   EXPECT_EQ(u->reason, "compiling " + f_.src + "/y.cpp defines it (with the build's command for " + f_.src +
                            "/user.cpp)");
   ASSERT_TRUE(u->fix);
-  EXPECT_EQ(u->fix->kind, "add-source");
+  EXPECT_EQ(u->fix->kind, mlc::FixKind::AddSource);
   EXPECT_EQ(u->fix->list.value_or(""), "USER_SRCS");
   // A run that compiled says what it cost, in all and per compiled file.
   EXPECT_TRUE(std::regex_match(confirm_line(r), std::regex(R"(--confirm: 2 candidate file\(s\): 2 compiled, 0 from cache, )"
@@ -225,7 +225,7 @@ TEST(ConfirmGlob, FileAGlobCoversGetsTheNoteNotAnEmptyEntry) {
   ASSERT_TRUE(u->origin);
   EXPECT_EQ(u->origin->file, src + "/y.cpp");
   ASSERT_TRUE(u->fix);
-  EXPECT_EQ(u->fix->kind, "add-source");
+  EXPECT_EQ(u->fix->kind, mlc::FixKind::AddSource);
   EXPECT_EQ(u->fix->detail, note);
   EXPECT_FALSE(u->fix->cmake_file) << *u->fix->cmake_file;
   EXPECT_FALSE(u->fix->list);

@@ -3,6 +3,9 @@
 // undefined symbols, through the PLT, through the GOT (-fno-plt), from code and from data only.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <set>
+
 #include "dwarf/references.h"
 #include "test_support.h"
 
@@ -99,6 +102,22 @@ TEST(Dwarf, declared_size_is_the_first_known_size_of_a_variable_and_none_for_a_f
   EXPECT_EQ(dwarf::declared_size(library().path, "missing_partial"), std::optional<uint64_t>(24));  // from h.cpp
   EXPECT_EQ(dwarf::declared_size(library().path, "_ZN2ns10missing_fnEi"), std::nullopt);
   EXPECT_EQ(dwarf::declared_size(library().stripped, "missing_var"), std::nullopt);
+}
+
+// The pipeline carries each variable's size in its finding from references(), and stubgen reserves
+// that many bytes: the size must be the one declared_size finds, also for a variable declared
+// without a size where it is used and with one in another unit.
+TEST(Dwarf, references_size_each_variable_as_declared_size_does) {
+  const std::set<std::string> names = {"missing_var", "missing_data", "_ZN2ns12missing_heldE", "missing_partial",
+                                       "_ZN2ns10missing_fnEi"};
+  auto refs = dwarf::references(library().path, names);
+  for (const auto& name : names) {
+    auto it = refs.variables.find(name);
+    std::optional<uint64_t> carried = it != refs.variables.end() && it->second > 0 ? std::optional(it->second) : std::nullopt;
+    EXPECT_EQ(carried, dwarf::declared_size(library().path, name)) << name;
+  }
+  ASSERT_EQ(refs.variables.count("missing_partial"), 1u);
+  EXPECT_EQ(refs.variables.at("missing_partial"), 24u);  // from h.cpp
 }
 
 TEST(Dwarf, a_copy_without_debug_information_locates_nothing) {

@@ -79,7 +79,7 @@ TEST_P(CrossArch, loader_and_binding_work_on_foreign_objects) {
   EXPECT_EQ(r.libraries[0].needed[0].how, "runpath");
   ASSERT_EQ(r.libraries[0].unresolved.size(), 1u);
   EXPECT_EQ(r.libraries[0].unresolved[0].symbol, "xmissing");
-  EXPECT_EQ(r.libraries[0].unresolved[0].type, "notype");
+  EXPECT_EQ(r.libraries[0].unresolved[0].type, SymbolType::NoType);
 }
 
 INSTANTIATE_TEST_SUITE_P(ElfReader, CrossArch,

@@ -215,7 +215,7 @@ TEST(LoaderRules, hidden_definition_does_not_satisfy_a_reference) {
   EXPECT_EQ(u.unresolved[0].classification, Classification::Hidden);
   ASSERT_TRUE(u.unresolved[0].origin.has_value());
   EXPECT_EQ(u.unresolved[0].origin->file, kFix + "/hid/run/libhid.so");
-  EXPECT_EQ(u.unresolved[0].fix->kind, "export-symbol");
+  EXPECT_EQ(u.unresolved[0].fix->kind, FixKind::ExportSymbol);
 }
 
 TEST(LoaderRules, missing_library_lists_every_path_considered_in_order) {
@@ -302,7 +302,7 @@ TEST(Suggestions, abi_drift_extern_c_and_namespace_moves_are_suggested) {
   EXPECT_EQ(take->suggestions[0].demangled, "ns::take(ns::Widget const&)");
   EXPECT_EQ(take->suggestions[0].reason, "by-value");
   EXPECT_EQ(take->suggestions[0].library, provider);
-  EXPECT_EQ(take->fix->kind, "rebuild-abi");
+  EXPECT_EQ(take->fix->kind, FixKind::RebuildAbi);
 
   const auto* label = find_symbol(u, "_ZN2ns5labelEi");
   ASSERT_NE(label, nullptr);

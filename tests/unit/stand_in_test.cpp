@@ -172,7 +172,7 @@ void rebuild(const World& w, const std::vector<Declared>& decls, const std::stri
                         " --source-root " + quote(w.header_dir) + " --cache-dir " + quote(w.dir + "/cache");
   auto check = run(quote(kLinkcheck) + " " + quote(w.lib) + context + " --format json -o " + quote(w.dir + "/report.json"));
   ASSERT_EQ(check.status, 1) << check.err;
-  auto report = stubgen::read_json_report(w.dir + "/report.json");
+  auto report = read_json_report(w.dir + "/report.json");
   ASSERT_TRUE(report.ok());
   porting::PortingMap map;
   {
@@ -292,7 +292,7 @@ TEST(StandIn, namespaced_stand_in_for_a_missing_c_api_is_cuda_only_and_stubbed_i
                      "}  // namespace musa\n}  // namespace c10\n"),
             std::string::npos) << hdr;
   // The JSON report names the counterpart and the CUDA library that has it.
-  auto report = stubgen::read_json_report(w.dir + "/report.json");
+  auto report = read_json_report(w.dir + "/report.json");
   ASSERT_TRUE(report.ok());
   for (const auto& u : report->libraries[0].unresolved) {
     ASSERT_TRUE(u.counterpart && u.counterpart->library);
@@ -315,7 +315,7 @@ TEST(StandIn, stand_in_that_hides_a_c_function_the_sdk_now_defines_is_not_stubbe
                    quote(w.dir + "/cache") + " --library-path " + quote(w.sdk + "/lib") + " --format json -o " +
                    quote(w.dir + "/report.json"));
   ASSERT_EQ(check.status, 1) << check.err;
-  auto report = stubgen::read_json_report(w.dir + "/report.json");
+  auto report = read_json_report(w.dir + "/report.json");
   ASSERT_TRUE(report.ok());
   std::map<std::string, const UnresolvedSymbol*> by_name;
   for (const auto& u : report->libraries[0].unresolved) by_name[u.demangled.substr(0, u.demangled.find('('))] = &u;
@@ -323,7 +323,7 @@ TEST(StandIn, stand_in_that_hides_a_c_function_the_sdk_now_defines_is_not_stubbe
   const UnresolvedSymbol& hidden = *by_name["c10::musa::musaMallocAsync"];
   EXPECT_EQ(to_string(hidden.classification), std::string("unknown"));
   ASSERT_TRUE(hidden.fix.has_value());
-  EXPECT_EQ(hidden.fix->kind, "none");
+  EXPECT_EQ(hidden.fix->kind, FixKind::None);
   EXPECT_EQ(hidden.fix->detail, "remove the declaration of c10::musa::musaMallocAsync so the code calls libmusart.so.4's musaMallocAsync");
   ASSERT_TRUE(by_name.count("c10::musa::musaFreeAsync"));  // the other is still missing from the SDK
   EXPECT_EQ(to_string(by_name["c10::musa::musaFreeAsync"]->classification), std::string("cuda-only"));

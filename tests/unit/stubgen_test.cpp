@@ -226,7 +226,7 @@ TEST(Stubgen, oddly_formatted_cmake_file_is_patched_without_changing_any_other_b
   UnresolvedSymbol u;
   u.symbol = "_Z1fv";
   u.classification = Classification::MissingSource;
-  u.fix = Fix{"add-source", cmake, "MU_SRCS", "${GENERATED_PORTING_DIR}/aten/musa/cub.mu", std::nullopt, ""};
+  u.fix = Fix{FixKind::AddSource, cmake, "MU_SRCS", "${GENERATED_PORTING_DIR}/aten/musa/cub.mu", std::nullopt, ""};
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
   cmake::BuildInfo info;
@@ -294,7 +294,7 @@ TEST(Stubgen, real_cuda_declarations_through_the_real_map_read_like_hand_written
   for (const char* name : {"musaMallocAsync", "musaMemsetAsync", "musaStreamSynchronize"}) {
     UnresolvedSymbol u;
     u.symbol = u.demangled = name;
-    u.type = "func";
+    u.type = SymbolType::Func;
     u.classification = Classification::CudaOnly;
     lib.unresolved.push_back(u);
   }
@@ -321,6 +321,39 @@ TEST(Stubgen, real_cuda_declarations_through_the_real_map_read_like_hand_written
   EXPECT_EQ(cc.status, 0) << cc.err;
 }
 
+// A data object is stubbed from the size its finding carries (the pipeline read it from the library's
+// DWARF): stubgen opens no library, so the library need not even be there.
+TEST(Stubgen, a_data_object_is_stubbed_from_the_size_its_finding_carries) {
+  std::string dir = test::scratch_dir("data-size");
+  Report report;
+  LibraryReport lib;
+  lib.path = dir + "/gone/libk.so";
+  UnresolvedSymbol data;
+  data.symbol = data.demangled = "musaGlobalTable";
+  data.type = SymbolType::NoType;  // .dynsym's; the size alone says it is data
+  data.size = 48;
+  data.classification = Classification::SdkDeclaredOnly;
+  lib.unresolved = {data};
+  report.libraries.push_back(lib);
+  stubgen::StubOptions so;
+  so.out_cpp = dir + "/u.cpp";
+  so.out_header = dir + "/u.h";
+  so.version_guard = 40100;
+  trace::TraceContext ctx;
+  auto p = stubgen::plan(report, ctx, so);
+  EXPECT_TRUE(p.refused.empty());
+  ASSERT_EQ(p.stubs.size(), 1u);
+  EXPECT_EQ(p.stubs[0].signature_source, "dwarf-size");
+  ASSERT_FALSE(p.stub_files.empty());
+  const std::string& cpp = p.stub_files[0].after;
+  EXPECT_NE(cpp.find("#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < 40100)\n"
+                     "// sdk-declared-only: musaGlobalTable, 48 bytes as libk.so's DWARF declares it (zero-filled; a data "
+                     "stub cannot report its use)\nalignas(16) unsigned char musa_stub_data_"),
+            std::string::npos)
+      << cpp;
+  EXPECT_NE(cpp.find("[48] __asm__(\"musaGlobalTable\") = {};\n#endif\n"), std::string::npos) << cpp;
+}
+
 TEST(Stubgen, symbols_neither_stubbed_nor_patched_are_named_with_the_reason) {
   std::string dir = test::scratch_dir("refused");
   Report report;
@@ -333,7 +366,7 @@ TEST(Stubgen, symbols_neither_stubbed_nor_patched_are_named_with_the_reason) {
   hidden.reason = "defined in /x/libtorch.so with hidden or internal visibility";
   UnresolvedSymbol data;
   data.symbol = data.demangled = "musaGlobalTable";
-  data.type = "object";
+  data.type = SymbolType::Object;
   data.classification = Classification::SdkDeclaredOnly;
   lib.unresolved = {hidden, data};
   report.libraries.push_back(lib);
@@ -365,7 +398,7 @@ TEST(Stubgen, version_guard_wraps_each_stub_and_declaration) {
   lib.path = dir + "/libk.so";
   UnresolvedSymbol u;
   u.symbol = u.demangled = "musaMallocAsync";
-  u.type = "func";
+  u.type = SymbolType::Func;
   u.classification = Classification::SdkDeclaredOnly;
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
@@ -407,7 +440,7 @@ TEST(Stubgen, unlinked_library_uses_the_sdk_packages_imported_target) {
   UnresolvedSymbol u;
   u.symbol = u.demangled = "mublasSgemm_v2";
   u.classification = Classification::UnlinkedLibrary;
-  u.fix = Fix{"link-library", cmake, std::nullopt, "mublas", sdk + "/lib/libmublas.so.1", ""};
+  u.fix = Fix{FixKind::LinkLibrary, cmake, std::nullopt, "mublas", sdk + "/lib/libmublas.so.1", ""};
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
   TraceOptions t;
@@ -437,7 +470,7 @@ TEST(Stubgen, namespace_option_encloses_stubs_whose_own_scope_cannot_be_used) {
   UnresolvedSymbol u;
   u.symbol = "_ZNK2at6Tensor4sizeEl";  // a const method: its class cannot be reopened here
   u.demangled = "at::Tensor::size(long) const";
-  u.type = "func";
+  u.type = SymbolType::Func;
   u.classification = Classification::Unknown;
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);

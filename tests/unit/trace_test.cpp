@@ -64,10 +64,10 @@ TEST(Trace, explicit_instantiation_in_an_unlisted_mu_is_missing_source) {
   ASSERT_TRUE(u.origin.has_value());
   EXPECT_EQ(u.origin->file, kGen + "/aten/src/ATen/musa/cub.mu");
   EXPECT_EQ(u.origin->line, 17);  // "template void exclusive_sum_in_common_type(const int32_t *...)"
-  EXPECT_EQ(u.origin->kind, "explicit-instantiation");
+  EXPECT_EQ(u.origin->kind, OriginKind::ExplicitInstantiation);
   EXPECT_EQ(u.origin->ported_from, "aten/src/ATen/cuda/cub.cu");
   ASSERT_TRUE(u.fix.has_value());
-  EXPECT_EQ(u.fix->kind, "add-source");
+  EXPECT_EQ(u.fix->kind, FixKind::AddSource);
   EXPECT_EQ(u.fix->cmake_file, kCsrcLists);
   EXPECT_EQ(u.fix->list, "MU_SRCS");
   EXPECT_EQ(u.fix->entry, "${GENERATED_PORTING_DIR}/aten/src/ATen/musa/cub.mu");
@@ -78,7 +78,7 @@ TEST(Trace, kernel_launcher_in_an_unlisted_mu_is_missing_source) {
   EXPECT_EQ(u.classification, Classification::MissingSource);
   EXPECT_EQ(u.origin->file, kGen + "/aten/src/ATen/native/musa/ActivationGluKernel.mu");
   EXPECT_EQ(u.origin->line, 6);
-  EXPECT_EQ(u.origin->kind, "definition");
+  EXPECT_EQ(u.origin->kind, OriginKind::Definition);
   EXPECT_EQ(u.origin->ported_from, "aten/src/ATen/native/cuda/ActivationGluKernel.cu");
   EXPECT_EQ(u.fix->list, "MU_SRCS");
   EXPECT_EQ(u.fix->entry, "${GENERATED_PORTING_DIR}/aten/src/ATen/native/musa/ActivationGluKernel.mu");
@@ -98,8 +98,8 @@ TEST(Trace, sdk_library_not_linked_is_unlinked_library) {
   const auto& u = symbol("mublasSgemm_v2");
   EXPECT_EQ(u.classification, Classification::UnlinkedLibrary);
   EXPECT_EQ(u.origin->file, kBuild + "/musa_sdk/lib/libmublas.so.1.0.0");
-  EXPECT_EQ(u.origin->kind, "library");
-  EXPECT_EQ(u.fix->kind, "link-library");
+  EXPECT_EQ(u.origin->kind, OriginKind::Library);
+  EXPECT_EQ(u.fix->kind, FixKind::LinkLibrary);
   EXPECT_EQ(u.fix->entry, "mublas");
   EXPECT_EQ(u.fix->cmake_file, kCsrcLists);  // where musa_add_library(musa_kernels ...) is written
   EXPECT_EQ(u.fix->detail, "link libmublas.so.1: target_link_libraries(musa_kernels PRIVATE mublas)");
@@ -110,8 +110,8 @@ TEST(Trace, declared_in_sdk_header_but_defined_by_no_sdk_library_is_sdk_declared
   EXPECT_EQ(u.classification, Classification::SdkDeclaredOnly);
   EXPECT_EQ(u.origin->file, kBuild + "/musa_sdk/include/musa_runtime_api.h");
   EXPECT_EQ(u.origin->line, 15);
-  EXPECT_EQ(u.origin->kind, "declaration");
-  EXPECT_EQ(u.fix->kind, "stub");
+  EXPECT_EQ(u.origin->kind, OriginKind::Declaration);
+  EXPECT_EQ(u.fix->kind, FixKind::Stub);
   ASSERT_TRUE(u.counterpart.has_value());
   EXPECT_EQ(u.counterpart->name, "cudaMallocAsync");
   EXPECT_EQ(u.counterpart->library, kBuild + "/cuda_home/lib64/libcudart.so.12.0.0");
@@ -120,7 +120,7 @@ TEST(Trace, declared_in_sdk_header_but_defined_by_no_sdk_library_is_sdk_declared
 TEST(Trace, data_object_declared_only_by_the_sdk_is_sdk_declared_only) {
   const auto& u = symbol("musaDeviceTable");
   EXPECT_EQ(u.classification, Classification::SdkDeclaredOnly);
-  EXPECT_EQ(u.type, "object");
+  EXPECT_EQ(u.type, SymbolType::Object);
   EXPECT_EQ(u.origin->file, kBuild + "/musa_sdk/include/musa_runtime_api.h");
   EXPECT_EQ(u.origin->line, 16);
 }
@@ -147,14 +147,14 @@ TEST(Trace, only_cuda_provides_it_is_cuda_only) {
   EXPECT_EQ(u.counterpart->library, kBuild + "/cuda_home/lib64/libcudart.so.12.0.0");
   EXPECT_EQ(u.origin->file, kGen + "/aten/src/ATen/musa/detail/HostFunc.h");  // where the port declares it
   EXPECT_EQ(u.origin->line, 8);
-  EXPECT_EQ(u.fix->kind, "stub");
+  EXPECT_EQ(u.fix->kind, FixKind::Stub);
 }
 
 TEST(Trace, stale_copy_first_on_the_search_path_is_shadowed) {
   const auto& u = symbol("musaGetErrorString");
   EXPECT_EQ(u.classification, Classification::Shadowed);
   EXPECT_EQ(u.origin->file, kBuild + "/musa_sdk/lib/libmusart.so.4.0.0");
-  EXPECT_EQ(u.fix->kind, "use-library");
+  EXPECT_EQ(u.fix->kind, FixKind::UseLibrary);
   EXPECT_NE(u.reason.find(kBuild + "/stale_sdk/lib/libmusart.so.4 [runpath]"), std::string::npos) << u.reason;
 }
 

@@ -479,7 +479,7 @@ REGISTER_DISPATCH(cpublas::gemm_stub, &gemm_impl);
     ASSERT_TRUE(u.origin) << u.demangled;
     EXPECT_EQ(u.origin->file, src + "/kernel.cpp") << u.demangled << ": " << u.reason;
     EXPECT_EQ(u.origin->line, u.demangled.find("gemm_stub") != std::string::npos ? 5 : 4) << u.demangled;
-    EXPECT_EQ(u.origin->kind, "definition");
+    EXPECT_EQ(u.origin->kind, OriginKind::Definition);
   }
   fs::remove_all(f.dir);
 }

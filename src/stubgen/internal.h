@@ -1,0 +1,82 @@
+// musa-stubgen's planning, phase by phase, for the files of src/stubgen/ only (stubgen.h is the public
+// header): triage (stubgen.cpp) sorts each unresolved symbol into a stub, a CMake edit or a refusal;
+// signatures.cpp writes each stub; merge.cpp merges them into the stub files; cmake_patch.cpp edits
+// the CMake files.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cmake/build_info.h"
+#include "stubgen/stubgen.h"
+
+namespace mlc::stubgen::detail {
+
+// A generated block for one symbol, before its markers are added.
+struct Block {
+  std::string body;
+  std::string uses;  // comma-separated SDK headers
+};
+
+// A source-list entry to add, a library to link, and a list(REMOVE_ITEM)/list(FILTER EXCLUDE) entry
+// to drop: a file a glob of the target matches but that entry takes out goes back in (the whole call
+// goes when it was its only entry).
+struct ListAdd {
+  std::string file, list, entry, symbol;
+};
+struct LinkAdd {
+  std::string file, target, entry, symbol;
+};
+struct Drop {
+  const cmake::SourceList* removal;
+  const cmake::ListEntry* entry;
+  std::string file;    // the source it gives back
+  std::string symbol;  // demangled, for a refusal
+};
+
+// What triage decided: the stubs' blocks (by mangled name) and the CMake edits.
+struct Triage {
+  bool c10 = false;  // stubs throw with C10_THROW_ERROR
+  std::map<std::string, Block> cpp_blocks, hdr_blocks;
+  std::vector<ListAdd> list_adds;
+  std::vector<LinkAdd> link_adds;
+  std::vector<Drop> drops;
+};
+
+// --- signatures.cpp: the stubs themselves ---
+
+// Whether C10_THROW_ERROR is there to throw with: the option, else c10/util/Exception.h in a source root.
+bool c10_available(const trace::TraceContext& ctx, const StubOptions& o);
+
+// A function's stub: its definition, its declaration when no SDK header has one, and what it is.
+struct Stub {
+  Block definition;
+  std::optional<Block> declaration;
+  StubInfo info;
+};
+Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, const StubOptions& o, bool c10);
+
+// A data object's stub: `size` zero-filled bytes bound to the symbol by its assembler name.
+Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& library, const StubOptions& o);
+
+// --- merge.cpp: the stub files ---
+
+// The hash recorded in a stub's marker (an edited body no longer matches it), also naming helpers.
+std::string hex64(uint64_t v);
+uint64_t fnv1a(std::string_view s);
+
+// unimplemented_functions.cpp/.h (and the stub runtime's header) with this run's stubs merged in.
+void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o, Plan& p);
+
+// --- cmake_patch.cpp: the CMake edits ---
+
+// An imported target for the library in the SDK's CMake package (lib/cmake/*/*.cmake), if any.
+std::optional<std::string> imported_target(const trace::TraceContext& ctx, const std::string& link_name);
+
+void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p);
+
+}  // namespace mlc::stubgen::detail

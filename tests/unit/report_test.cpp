@@ -1,0 +1,131 @@
+// The findings model's kinds as the JSON report spells them: each enum's names are exactly the
+// enum of docs/report.schema.json (the contract's shape), they read back, and the report reader
+// (report/render.h read_json_report) keeps every kind through a render_json round trip and refuses
+// a name the contract does not have with one line naming the file; a variable's size goes along.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "report/render.h"
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+using nlohmann::json;
+
+const json& schema() {
+  static const json doc = json::parse(test::read_file(std::string(MLC_SOURCE_DIR) + "/docs/report.schema.json"));
+  return doc;
+}
+
+std::set<std::string> schema_enum(const std::string& pointer) {
+  std::set<std::string> names;
+  for (const auto& n : schema().at(json::json_pointer(pointer))) names.insert(n.get<std::string>());
+  return names;
+}
+
+// The first `schema_names.size()` values of Kind print exactly those names, each once, and each
+// name reads back to the value that prints it; a name outside the schema reads back to nothing.
+template <typename Kind>
+void expect_names_are(const std::set<std::string>& schema_names) {
+  ASSERT_FALSE(schema_names.empty());
+  std::set<std::string> printed;
+  for (size_t k = 0; k < schema_names.size(); ++k) {
+    auto kind = static_cast<Kind>(k);
+    std::string name = to_string(kind);
+    EXPECT_TRUE(schema_names.count(name)) << name << " is not in the schema";
+    EXPECT_TRUE(printed.insert(name).second) << name << " is printed twice";
+    EXPECT_EQ(from_string<Kind>(name), std::optional<Kind>(kind)) << name;
+  }
+  EXPECT_EQ(printed, schema_names);
+  EXPECT_FALSE(from_string<Kind>("Definition").has_value());
+  EXPECT_FALSE(from_string<Kind>("").has_value());
+}
+
+TEST(Kinds, json_names_are_the_schemas_and_read_back) {
+  expect_names_are<Classification>(schema_enum("/$defs/unresolved/properties/classification/enum"));
+  expect_names_are<SymbolType>(schema_enum("/$defs/unresolved/properties/type/enum"));
+  expect_names_are<OriginKind>(schema_enum("/$defs/unresolved/properties/origin/properties/kind/enum"));
+  expect_names_are<FixKind>(schema_enum("/$defs/unresolved/properties/fix/properties/kind/enum"));
+}
+
+Report one_of_each() {
+  Report r;
+  LibraryReport lib;
+  lib.path = "/w/libk.so";
+  lib.soname = "libk.so";
+  UnresolvedSymbol a;
+  a.symbol = "_Z1av";
+  a.demangled = "a()";
+  a.type = SymbolType::Tls;
+  a.binding = "global";
+  a.classification = Classification::MissingInstantiation;
+  a.origin = Origin{.file = "/w/a.cpp", .line = 3, .kind = OriginKind::ExplicitInstantiation, .library = std::nullopt,
+                    .ported_from = std::nullopt};
+  a.fix = Fix{.kind = FixKind::AddInstantiation, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "d"};
+  UnresolvedSymbol b;
+  b.symbol = "b_data";
+  b.demangled = "b_data";
+  b.type = SymbolType::Object;
+  b.size = 40;
+  b.binding = "weak";
+  b.classification = Classification::UnlinkedLibrary;
+  b.origin = Origin{.file = "/w/libb.so", .line = std::nullopt, .kind = OriginKind::Library, .library = "/w/libb.so",
+                    .ported_from = std::nullopt};
+  b.fix = Fix{.kind = FixKind::LinkLibrary, .cmake_file = "/w/CMakeLists.txt", .list = {}, .entry = "b",
+              .library = "/w/libb.so", .detail = "link b"};
+  lib.unresolved = {a, b};
+  r.libraries.push_back(lib);
+  return r;
+}
+
+TEST(ReadJsonReport, kinds_survive_a_round_trip_through_render_json) {
+  std::string path = test::scratch_dir("report-kinds") + "/report.json";
+  test::write_file(path, render_json(one_of_each(), "0"));
+  auto back = read_json_report(path);
+  ASSERT_TRUE(back.ok()) << back.error().to_line();
+  ASSERT_EQ(back->libraries.size(), 1u);
+  const auto& u = back->libraries[0].unresolved;
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_EQ(u[0].type, SymbolType::Tls);
+  EXPECT_EQ(u[0].classification, Classification::MissingInstantiation);
+  EXPECT_EQ(u[0].origin->kind, OriginKind::ExplicitInstantiation);
+  EXPECT_EQ(u[0].fix->kind, FixKind::AddInstantiation);
+  EXPECT_EQ(u[0].size, std::nullopt);
+  EXPECT_EQ(u[1].type, SymbolType::Object);
+  EXPECT_EQ(u[1].size, std::optional<uint64_t>(40));  // what a data stub reserves
+  EXPECT_EQ(u[1].origin->kind, OriginKind::Library);
+  EXPECT_EQ(u[1].fix->kind, FixKind::LinkLibrary);
+  EXPECT_EQ(u[1].fix->entry, std::optional<std::string>("b"));
+}
+
+TEST(ReadJsonReport, a_kind_the_contract_does_not_have_is_one_line_naming_the_file) {
+  std::string dir = test::scratch_dir("report-bad-kind");
+  json doc = json::parse(render_json(one_of_each(), "0"));
+  doc["libraries"][0]["unresolved"][1]["fix"]["kind"] = "patch-it";
+  test::write_file(dir + "/fix.json", doc.dump());
+  auto r = read_json_report(dir + "/fix.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().to_line(), dir + "/fix.json: malformed report: unknown kind \"patch-it\"");
+
+  doc = json::parse(render_json(one_of_each(), "0"));
+  doc["libraries"][0]["unresolved"][0]["type"] = "function";
+  test::write_file(dir + "/type.json", doc.dump());
+  r = read_json_report(dir + "/type.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().to_line(), dir + "/type.json: malformed report: unknown type \"function\"");
+
+  // An absent type is notype, as the reader always took it.
+  doc = json::parse(render_json(one_of_each(), "0"));
+  doc["libraries"][0]["unresolved"][0].erase("type");
+  test::write_file(dir + "/none.json", doc.dump());
+  r = read_json_report(dir + "/none.json");
+  ASSERT_TRUE(r.ok()) << r.error().to_line();
+  EXPECT_EQ(r->libraries[0].unresolved[0].type, SymbolType::NoType);
+}
+
+}  // namespace
+}  // namespace mlc
