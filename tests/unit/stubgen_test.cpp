@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
 #include "pipeline/linkcheck.h"
@@ -319,6 +320,35 @@ TEST(Stubgen, real_cuda_declarations_through_the_real_map_read_like_hand_written
   auto cc = run("c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I" + quote(sdk + "/include") + " -I" + quote(dir) +
                 " " + quote(dir + "/unimplemented_functions.cpp"));
   EXPECT_EQ(cc.status, 0) << cc.err;
+}
+
+// A saved report from before findings carried `size` still gets its data stub: musa-stubgen --report
+// reads the size from the referencing library's DWARF, as the link check's DWARF pass does.
+TEST(Stubgen, a_saved_report_without_sizes_gets_them_from_the_librarys_dwarf) {
+  std::string dir = test::scratch_dir("old-report");
+  std::string lib = kWorld + "/build/torch_musa/csrc/libmusa_kernels.so";
+  auto checked = run(kLinkcheck + " --format json --no-cache" + world_args(kWorld) + " " + quote(lib));
+  ASSERT_EQ(checked.status, 1) << checked.err;
+  auto doc = nlohmann::json::parse(checked.out);
+  int sized = 0;
+  for (auto& l : doc["libraries"])
+    for (auto& u : l["unresolved"])
+      if (u.contains("size") && !u["size"].is_null()) {
+        EXPECT_EQ(u["symbol"], "musaDeviceTable");
+        EXPECT_EQ(u["size"], 64);
+        u.erase("size");
+        ++sized;
+      }
+  ASSERT_EQ(sized, 1) << checked.out;
+  test::write_file(dir + "/old.json", doc.dump());
+  auto gen = run(kStubgen + world_args(kWorld) + " --no-cache --no-runtime --report " + quote(dir + "/old.json") +
+                 " --cmake-patch " + quote(dir + "/p.diff") + " --out-cpp " + quote(dir + "/u.cpp") + " --out-header " +
+                 quote(dir + "/u.h"));
+  EXPECT_EQ(gen.err.find("musaDeviceTable:"), std::string::npos) << gen.err;  // not refused
+  EXPECT_NE(test::read_file(dir + "/u.cpp").find("// sdk-declared-only: musaDeviceTable, 64 bytes as libmusa_kernels.so's "
+                                                 "DWARF declares it (zero-filled; a data stub cannot report its use)\n"
+                                                 "alignas(16) unsigned char musa_stub_data_"),
+            std::string::npos);
 }
 
 // A data object is stubbed from the size its finding carries (the pipeline read it from the library's
