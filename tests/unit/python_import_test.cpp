@@ -424,7 +424,7 @@ TEST(Ownership, cached_dpkg_index_is_rebuilt_when_the_database_changes) {
   EXPECT_FALSE(cut->from_cache);
   EXPECT_EQ(cut->files.at(lib).package, "libfakeowner2:amd64");
   EXPECT_EQ(read_file(files[0]), good);
-  put(files[0], std::string("mlc-dpkg-owner-index 1\n\x01\x02 not a key\n", 41));
+  put(files[0], std::string("mlc-dpkg-owner-index 1\n\x01\x02 not a key\n"));
   owners = environment::find_owners({lib}, sources);
   EXPECT_EQ(owners[lib].name, "libfakeowner2");
   EXPECT_EQ(read_file(files[0]), good);
