@@ -38,8 +38,13 @@ int run(int argc, char** argv) {
   app.add_option("--out-header", so.out_header, "the stub header")->capture_default_str();
   app.add_option("--namespace", ns, "enclosing namespace for C++ stubs whose own namespace cannot be used");
   app.add_option("--style", style, "stub bodies")->check(CLI::IsMember({"throw", "abort", "return-error"}));
+  // A name the contract does not have is a usage error (naming the valid ones), not a silent no-op.
+  std::vector<std::string> classifications;
+  for (int k = 0; k <= static_cast<int>(mlc::Classification::Unknown); ++k)
+    classifications.push_back(mlc::to_string(static_cast<mlc::Classification>(k)));
   app.add_option("--stub", stub_classes, "also stub symbols of this classification (repeatable), e.g. unknown")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->check(CLI::IsMember(classifications));
   app.add_option("--version-guard", guard, "wrap stubs in #if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < N)");
   app.add_option("--cmake-patch", cmake_patch, "write the source-list / link patches as a unified diff to PATH");
   app.add_flag("--apply", apply, "apply the CMake patches in place (atomically)");
@@ -56,7 +61,7 @@ int run(int argc, char** argv) {
   }
   so.style = style == "abort" ? mlc::stubgen::Style::Abort
              : style == "return-error" ? mlc::stubgen::Style::ReturnError : mlc::stubgen::Style::Throw;
-  for (const auto& c : stub_classes) so.classes.insert(c);
+  for (const auto& c : stub_classes) so.classes.insert(*mlc::from_string<mlc::Classification>(c));
   so.version_guard = guard;
   so.ns = ns;
   so.out_cpp = absolute(so.out_cpp);

@@ -21,7 +21,7 @@ using namespace detail;
 // edit may fix it). A symbol that cannot be stubbed safely is refused.
 bool stub(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::TraceContext& ctx, const StubOptions& o,
           Triage& t, Plan& p) {
-  if (!o.classes.count(to_string(u.classification))) return false;
+  if (!o.classes.count(u.classification)) return false;
   if (u.type == SymbolType::Tls) {
     p.refused.push_back({u.demangled, "thread-local data cannot be stubbed safely"});
     return true;
@@ -84,7 +84,7 @@ Triage triage(const Report& report, const trace::TraceContext& ctx, const StubOp
       std::string why = u.reason.empty() ? cls : cls + ": " + u.reason;
       if (u.classification == Classification::MissingSource)
         why += u.fix && !u.fix->detail.empty() ? "; " + u.fix->detail : " (no CMake source list for it was found)";
-      else why += " - not something a stub or a CMake patch fixes" + std::string(o.classes.count(cls) ? "" : " (pass --stub " + cls + " to stub it anyway)");
+      else why += " - not something a stub or a CMake patch fixes" + std::string(o.classes.count(u.classification) ? "" : " (pass --stub " + cls + " to stub it anyway)");
       p.refused.push_back({u.demangled, why});
     }
   }

@@ -170,6 +170,15 @@ TEST(FirstHour, option_errors_are_gnu_style) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "musa-stubgen: unrecognized option '--aply'; did you mean '--apply'?\n"
                    "Try 'musa-stubgen --help' for more information.\n");
+  // A classification the contract does not have is refused, naming the ones it has (it used to be a
+  // silent no-op: nothing was stubbed).
+  r = run(std::string(MLC_STUBGEN_BIN) + " --stub unknwon x.so");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "musa-stubgen: invalid argument 'unknwon' for '--stub'\n"
+                   "Valid arguments are: missing-source, unlinked-library, sdk-declared-only, cuda-only, abi-mismatch, "
+                   "version-mismatch, hidden, shadowed, missing-library, static-archive, missing-instantiation, "
+                   "provider-mismatch, host-provided, unknown\n"
+                   "Try 'musa-stubgen --help' for more information.\n");
   // -o to a path that cannot be written says why, in the system's words.
   std::string dir = test::scratch_dir("unwritable");
   test::write_file(dir + "/file", "a file, not a directory\n");

@@ -130,7 +130,7 @@ stubgen::Plan plan_world(const std::string& dir, stubgen::Style style, Report* r
   so.out_cpp = dir + "/unimplemented_functions.cpp";
   so.out_header = dir + "/unimplemented_functions.h";
   so.runtime_header = kSource + "/stubs/musa_stubs.h";
-  so.classes.insert("unknown");
+  so.classes.insert(Classification::Unknown);
   so.prune = prune;
   if (report_out) *report_out = report;
   return stubgen::plan(report, resources.context(nullptr), so);
@@ -507,7 +507,7 @@ TEST(Stubgen, namespace_option_encloses_stubs_whose_own_scope_cannot_be_used) {
   stubgen::StubOptions so;
   so.out_cpp = dir + "/u.cpp";
   so.out_header = dir + "/u.h";
-  so.classes.insert("unknown");
+  so.classes.insert(Classification::Unknown);
   so.ns = "c10::musa";
   trace::TraceContext ctx;
   auto p = stubgen::plan(report, ctx, so);
