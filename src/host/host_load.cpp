@@ -9,16 +9,6 @@
 namespace mlc::host {
 namespace {
 
-// 12,345 (as the other headlines count).
-std::string with_commas(size_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 // The loaded object of the host's process defining `name` (with `version` when the reference asks
 // for one) as an exported symbol, or -1.
 int defining_object(const loader::Process& host, const std::string& name, const std::optional<std::string>& version) {

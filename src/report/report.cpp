@@ -86,6 +86,15 @@ std::optional<FixKind> from_string(std::string_view name) {
   return search<FixKind, FixKind::None>(name);
 }
 
+std::string with_commas(size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 size_t LibraryReport::missing_libraries() const {
   size_t n = 0;
   for (const auto& need : needed) n += need.path ? 0 : 1;

@@ -58,6 +58,9 @@ std::optional<OriginKind> from_string(std::string_view name);
 template <>
 std::optional<FixKind> from_string(std::string_view name);
 
+// A count as the headlines write it: 12,345.
+std::string with_commas(size_t n);
+
 struct Reference {
   std::string library;
   std::optional<std::string> function;

@@ -21,15 +21,6 @@
 namespace mlc::trace {
 namespace {
 
-std::string with_commas(size_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 // GLIBCXX_3.4.9 before GLIBCXX_3.4.30: numbers compare as numbers.
 bool version_less(const std::string& a, const std::string& b) {
   size_t i = 0, j = 0;
