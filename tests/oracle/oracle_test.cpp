@@ -30,7 +30,7 @@ const std::string kTorch = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
 
 #define REQUIRE_LIBTORCH()                                                                              \
   if (!std::filesystem::exists(kTorch))                                                                 \
-  GTEST_SKIP() << kTorch << " is absent: install Debian's libtorch1.13 (the README's test command does)"
+  MLC_SKIP() << kTorch << " is absent: install Debian's libtorch1.13 (the README's test command does)"
 
 using Pairs = std::set<std::pair<std::string, std::string>>;
 
@@ -201,7 +201,7 @@ std::string llvm_cxxfilt() {
 }
 #define REQUIRE_LLVM_CXXFILT()                                                                         \
   if (!std::filesystem::exists(llvm_cxxfilt()))                                                        \
-  GTEST_SKIP() << llvm_cxxfilt() << " is absent: install Debian's llvm (the README's test command does)"
+  MLC_SKIP() << llvm_cxxfilt() << " is absent: install Debian's llvm (the README's test command does)"
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -360,7 +360,7 @@ TEST(Oracle, libtorch_exports_demangle_as_llvm_cxxfilt_does_up_to_known_spelling
 }
 
 TEST(Oracle, ld_so_cache_reader_agrees_with_ldconfig_p) {
-  if (!std::filesystem::exists("/etc/ld.so.cache")) GTEST_SKIP() << "/etc/ld.so.cache is absent";
+  if (!std::filesystem::exists("/etc/ld.so.cache")) MLC_SKIP() << "/etc/ld.so.cache is absent";
   auto entries = loader::read_ld_cache("/etc/ld.so.cache");
   ASSERT_TRUE(entries.ok()) << entries.error().to_line();
   auto p = run("ldconfig -p");
@@ -379,7 +379,7 @@ TEST(Oracle, ld_so_cache_reader_agrees_with_ldconfig_p) {
 }
 
 TEST(Oracle, sysroot_cache_written_by_ldconfig_is_read) {
-  if (geteuid() != 0) GTEST_SKIP() << "ldconfig -r needs root (chroot)";
+  if (geteuid() != 0) MLC_SKIP() << "ldconfig -r needs root (chroot)";
   // A private copy: the fixture sysroot itself stays without a cache for the ld.so.conf test.
   std::string root = test::scratch_dir("sysroot");
   std::filesystem::copy(kFix + "/sysroot", root, std::filesystem::copy_options::recursive);

@@ -189,7 +189,7 @@ TEST(Porting, invalid_map_is_an_error_naming_the_file) {
 
 TEST(Porting, real_torch_musa_maps_load_and_invert) {
   std::string dir = MLC_MAPPING_DIR;
-  if (!std::filesystem::exists(dir + "/general.json")) GTEST_SKIP() << dir << " is absent (shared/data not beside the repo)";
+  if (!std::filesystem::exists(dir + "/general.json")) MLC_SKIP() << dir << " is absent (shared/data not beside the repo)";
   auto start = std::chrono::steady_clock::now();
   auto map = porting::load_mapping(dir);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -75,7 +75,7 @@ std::string sarif_validator_missing() {
   return "";
 }
 #define REQUIRE_SARIF_VALIDATOR() \
-  if (auto why = sarif_validator_missing(); !why.empty()) GTEST_SKIP() << why
+  if (auto why = sarif_validator_missing(); !why.empty()) MLC_SKIP() << why
 
 // The SARIF 2.1.0 schema's verdict on a file, through jsonschema (the oracle, not our own reading).
 ::testing::AssertionResult sarif_is_valid(const std::string& file) {
@@ -442,7 +442,7 @@ std::string xpath(const std::string& file, const std::string& expr) {
 }
 
 TEST(CiFormats, junit_has_a_suite_per_library_and_a_failing_case_per_symbol) {
-  if (run("command -v xmllint").status != 0) GTEST_SKIP() << "xmllint (libxml2-utils) not installed";
+  if (run("command -v xmllint").status != 0) MLC_SKIP() << "xmllint (libxml2-utils) not installed";
   std::string dir = test::scratch_dir("ci-junit");
   std::string file = dir + "/r.xml";
   auto r = run(kBin + " --format junit -o " + quote(file) + " " + quote(kFix + "/ver/libver_user.so") + " " +
@@ -469,7 +469,7 @@ TEST(CiFormats, junit_has_a_suite_per_library_and_a_failing_case_per_symbol) {
 }
 
 TEST(CiFormats, junit_with_invalid_utf8_and_bad_input_is_well_formed) {
-  if (run("command -v xmllint").status != 0) GTEST_SKIP() << "xmllint (libxml2-utils) not installed";
+  if (run("command -v xmllint").status != 0) MLC_SKIP() << "xmllint (libxml2-utils) not installed";
   std::string dir = test::scratch_dir("ci-junit-odd");
   std::string file = dir + "/odd.xml";
   test::write_file(file, render_junit(awkward_report()));

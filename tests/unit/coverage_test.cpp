@@ -89,7 +89,7 @@ TEST(HipifyMap, bad_input_is_one_error_naming_the_file_and_line) {
 TEST(HipifyMap, real_pytorch_map_matches_what_hipify_builds_from_it) {
   std::string why;
   const std::string pytorch = pytorch_sources(why);
-  if (pytorch.empty()) GTEST_SKIP() << why;
+  if (pytorch.empty()) MLC_SKIP() << why;
   auto m = backend::load_hipify_map(hipify_map_path(pytorch));
   ASSERT_TRUE(m.ok()) << m.error().to_line();
   const std::string dump = scratch_dir("hipify_oracle") + "/map.json";
@@ -313,7 +313,7 @@ std::string first_cell(const std::string& dom, size_t from) {
 }
 
 TEST(CoverageHtml, page_renders_in_headless_chromium_and_sorts_on_a_click) {
-  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "chromium is not installed (bash tools/dev.sh test installs it)";
+  if (!fs::exists("/usr/bin/chromium")) MLC_SKIP() << "chromium is not installed (bash tools/dev.sh test installs it)";
   SmallTree t = make_small_tree();
   const std::string page = t.dir + "/coverage.html";
   auto r = run(kLinkcheck + " coverage --format html -o " + quote(page) + context(t) + " " + quote(t.tree));

@@ -7,6 +7,7 @@
 
 #include "elf/elf_object.h"
 #include "pipeline/linkcheck.h"
+#include "test_support.h"
 
 namespace mlc {
 namespace {
@@ -32,8 +33,8 @@ class CrossArch : public ::testing::TestWithParam<Arch> {
   std::string dir() const { return kCross + "/" + GetParam().name; }
   void SetUp() override {
     if (!std::filesystem::exists(dir() + "/libxuser.so")) {
-      GTEST_SKIP() << "no " << GetParam().name << " fixture: install binutils-" << GetParam().name
-                   << "-linux-gnu (the README's test command does)";
+      MLC_SKIP() << "no " << GetParam().name << " fixture: install binutils-" << GetParam().name
+                 << "-linux-gnu (the README's test command does)";
     }
   }
 };
@@ -109,7 +110,7 @@ TEST(ElfReader, static_archive_members_and_their_symbol_tables) {
 }
 
 TEST(ElfReader, relocatable_object_symtab) {
-  if (!std::filesystem::exists(kCross + "/i386/user.o")) GTEST_SKIP() << "no i386 fixture";
+  if (!std::filesystem::exists(kCross + "/i386/user.o")) MLC_SKIP() << "no i386 fixture";
   auto obj = elf::read_object(kCross + "/i386/user.o", elf::ReadOptions{true, false});
   ASSERT_TRUE(obj.ok()) << obj.error().to_line();
   EXPECT_EQ(obj->kind, elf::ObjectKind::Relocatable);

@@ -31,7 +31,7 @@ const std::string kArchiveWhy =
 
 // crt1.o has main and __libc_start_main undefined: "0 undefined symbols in 1 library" was a false all-clear.
 TEST(FirstHour, relocatable_object_is_named_never_given_a_verdict) {
-  if (!std::filesystem::exists(kCrt1)) GTEST_SKIP() << kCrt1 << " is absent (libc6-dev)";
+  if (!std::filesystem::exists(kCrt1)) MLC_SKIP() << kCrt1 << " is absent (libc6-dev)";
   auto r = run(linkcheck(quote(kCrt1)));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
@@ -96,7 +96,7 @@ const std::string kTorchCpu = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
 const std::string kTorchCheckFail = "_ZN3c106detail14torchCheckFailEPKcS2_jS2_";
 
 TEST(FirstHour, explain_names_the_binding_of_a_resolved_symbol) {
-  if (!std::filesystem::exists(kTorchCpu)) GTEST_SKIP() << kTorchCpu << " is absent (Debian's libtorch1.13)";
+  if (!std::filesystem::exists(kTorchCpu)) MLC_SKIP() << kTorchCpu << " is absent (Debian's libtorch1.13)";
   // The oracle: the loader's own path for libc10 as `ldd` (the trusted system loader) reports it.
   auto ldd = run("ldd " + quote(kTorchCpu) + " | awk '$1 == \"libc10.so.1.13\" {print $3}'");
   std::string c10 = ldd.out.substr(0, ldd.out.find('\n'));
@@ -254,7 +254,7 @@ TEST(FirstHour, every_option_is_in_help_and_man_page) {
 
 // man finds the pages where the README says (the build tree) and after cmake --install.
 TEST(FirstHour, man_finds_the_pages_in_the_build_tree_and_installed) {
-  if (run("command -v man").status != 0) GTEST_SKIP() << "man is not installed (man-db)";
+  if (run("command -v man").status != 0) MLC_SKIP() << "man is not installed (man-db)";
   auto found = run("MANPATH=" + quote(std::string(MLC_BINARY_DIR) + "/docs/man") + " man -w musa-linkcheck");
   EXPECT_EQ(found.out, std::string(MLC_BINARY_DIR) + "/docs/man/man1/musa-linkcheck.1\n") << found.err;
   std::string prefix = test::scratch_dir("install");
@@ -293,7 +293,7 @@ TEST(FirstHour, a_bad_context_path_is_warned_about_once) {
 TEST(FirstHour, python_hint_survives_a_pyenv_shim_and_names_the_interpreter) {
   const std::string ext = kFix + "/pyext/_pyext.so";
   const std::string python = "/usr/bin/python3";
-  if (!std::filesystem::exists(python)) GTEST_SKIP() << python << " is absent";
+  if (!std::filesystem::exists(python)) MLC_SKIP() << python << " is absent";
   auto r = run(linkcheck("--color never " + quote(ext)));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out,
@@ -336,7 +336,7 @@ TEST(FirstHour, python_hint_survives_a_pyenv_shim_and_names_the_interpreter) {
 // The JSON report follows the schema the repository carries (docs/report.schema.json, described in
 // docs/contract.md): validated by python3-jsonschema, which also rejects a report that breaks it.
 TEST(FirstHour, json_reports_validate_against_the_schema_in_docs) {
-  if (run("/usr/bin/python3 -c 'import jsonschema'").status != 0) GTEST_SKIP() << "python3-jsonschema is not installed";
+  if (run("/usr/bin/python3 -c 'import jsonschema'").status != 0) MLC_SKIP() << "python3-jsonschema is not installed";
   const std::string schema = std::string(MLC_SOURCE_DIR) + "/docs/report.schema.json";
   std::string dir = test::scratch_dir("schema");
   auto validate = [&](const std::string& file) {

@@ -47,10 +47,10 @@ TEST(HipEndToEnd, ported_library_is_diagnosed_stubbed_and_rebuilt_until_nothing_
   for (const char* need : {"/usr/bin/hipcc", "/usr/include/hip/hip_runtime_api.h",
                            "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5", "/usr/lib/x86_64-linux-gnu/cmake/hip"})
     if (!fs::exists(need))
-      GTEST_SKIP() << need << " is missing: install hipcc libamdhip64-dev (bash tools/dev.sh test does)";
+      MLC_SKIP() << need << " is missing: install hipcc libamdhip64-dev (bash tools/dev.sh test does)";
   std::string why;
   const std::string pytorch = pytorch_sources(why);
-  if (pytorch.empty()) GTEST_SKIP() << why;
+  if (pytorch.empty()) MLC_SKIP() << why;
   const std::string map = hipify_map_path(pytorch);
 
   // 1. Port: PyTorch's real hipify, run as a user runs it (a subprocess of the test, never of the tool).

@@ -108,7 +108,7 @@ TEST(Import, default_checks_the_dependencies_the_load_binds_sdk_driver_mismatch)
                    quote(kernels));
   EXPECT_EQ(fixed.status, 0) << fixed.out;
 
-  if (!has_python()) GTEST_SKIP() << "python3 not available for the ctypes oracle";
+  if (!has_python()) MLC_SKIP() << "python3 not available for the ctypes oracle";
   auto load = real_load(kernels);
   EXPECT_NE(load.status, 0) << "the real loader must fail where we report an error";
   EXPECT_NE(load.err.find("libmusa.so.1"), std::string::npos) << load.err;
@@ -156,7 +156,7 @@ TEST(Import, missing_library_is_one_cause_naming_the_other_versions_installed) {
     EXPECT_EQ(u["cause"], c["id"]);
   }
 
-  if (!has_python()) GTEST_SKIP() << "python3 not available for the ctypes oracle";
+  if (!has_python()) MLC_SKIP() << "python3 not available for the ctypes oracle";
   auto load = real_load(user);
   EXPECT_NE(load.status, 0);
   EXPECT_NE(load.err.find("libmccl.so.2: cannot open shared object file"), std::string::npos) << load.err;
@@ -202,7 +202,7 @@ TEST(Import, torch_built_from_other_headers_is_a_provider_mismatch_naming_the_to
   auto ok = run("env -u LD_LIBRARY_PATH " + kBin + args + quote(ext_ok));
   EXPECT_EQ(ok.status, 0) << ok.out;
 
-  if (!has_python()) GTEST_SKIP() << "python3 not available for the ctypes oracle";
+  if (!has_python()) MLC_SKIP() << "python3 not available for the ctypes oracle";
   auto load = real_load(ext, {torch});
   EXPECT_NE(load.status, 0);
   EXPECT_NE(load.err.find(wanted), std::string::npos) << load.err;
@@ -233,7 +233,7 @@ TEST(Import, symbols_missing_from_one_owner_are_one_provider_mismatch_cause) {
     EXPECT_EQ(u["classification"], "provider-mismatch");
     EXPECT_EQ(u["cause"], doc["causes"][0]["id"]);
   }
-  if (!has_python()) GTEST_SKIP() << "python3 not available for the ctypes oracle";
+  if (!has_python()) MLC_SKIP() << "python3 not available for the ctypes oracle";
   EXPECT_NE(real_load(ext, {torch}).status, 0);
 }
 
@@ -270,7 +270,7 @@ std::string debian_torch_version() {
 
 TEST(ImportReal, drift_against_debians_libc10_names_libc10_and_the_torch_version) {
   std::string c10 = kLibDir + "/libc10.so.1.13";
-  if (!fs::exists(c10) || debian_torch_version().empty()) GTEST_SKIP() << "Debian's libtorch1.13 / python3-torch not installed";
+  if (!fs::exists(c10) || debian_torch_version().empty()) MLC_SKIP() << "Debian's libtorch1.13 / python3-torch not installed";
   std::string ext = kImport + "/c10_drift/libc10_drift.so";
   auto text = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --with " + quote(c10) + " " + quote(ext));
   EXPECT_EQ(text.status, 1) << text.out << text.err;
@@ -282,7 +282,7 @@ TEST(ImportReal, drift_against_debians_libc10_names_libc10_and_the_torch_version
   EXPECT_NE(text.out.find(" symbols of class c10::TensorImpl but not this one; its other members include c10::TensorImpl::"),
             std::string::npos)
       << text.out;
-  if (!has_python()) GTEST_SKIP() << "python3 not available for the ctypes oracle";
+  if (!has_python()) MLC_SKIP() << "python3 not available for the ctypes oracle";
   auto load = real_load(ext, {c10});
   EXPECT_NE(load.status, 0);
   EXPECT_NE(load.err.find("release_resources_v2"), std::string::npos) << load.err;
@@ -296,7 +296,7 @@ TEST(ImportReal, torchvision_extension_in_place_and_broken_agree_with_the_loader
   if (fs::exists("/usr/lib/python3/dist-packages/torchvision"))
     for (const auto& e : fs::directory_iterator("/usr/lib/python3/dist-packages/torchvision"))
       if (e.path().filename().string().rfind("_C.", 0) == 0 && e.path().extension() == ".so") ext = e.path().string();
-  if (ext.empty() || !fs::exists("/usr/bin/python3")) GTEST_SKIP() << "python3-torchvision not installed";
+  if (ext.empty() || !fs::exists("/usr/bin/python3")) MLC_SKIP() << "python3-torchvision not installed";
   // Debian's interpreter, whose extensions these are (the oracle too).
   std::string python = fs::canonical("/usr/bin/python3").string();
   std::string module = fs::path(ext).filename().string();
@@ -331,7 +331,7 @@ TEST(ImportReal, torch_C_extension_in_place_agrees_with_the_loader) {
   if (fs::exists(kDebianTorch))
     for (const auto& e : fs::directory_iterator(kDebianTorch))
       if (e.path().filename().string().rfind("_C.cpython", 0) == 0 && e.path().extension() == ".so") ext = e.path().string();
-  if (ext.empty() || !fs::exists("/usr/bin/python3")) GTEST_SKIP() << "python3-torch not installed";
+  if (ext.empty() || !fs::exists("/usr/bin/python3")) MLC_SKIP() << "python3-torch not installed";
   std::string python = fs::canonical("/usr/bin/python3").string();
   auto r = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --python=" + quote(python) + " " + quote(ext));
   auto load = real_load(ext, {}, "", python);

@@ -168,7 +168,7 @@ TEST(Package, add_subdirectory_from_the_source_tree_works_the_same) {
 }
 
 TEST(Package, deb_installs_with_dpkg_and_its_tools_run) {
-  if (run("command -v dpkg && command -v cpack").status != 0) GTEST_SKIP() << "dpkg or cpack missing";
+  if (run("command -v dpkg && command -v cpack").status != 0) MLC_SKIP() << "dpkg or cpack missing";
   std::string dir = test::scratch_dir("deb");
   auto packed = run("cd " + quote(kBinary) + " && cpack -G DEB -B " + quote(dir));
   ASSERT_EQ(packed.status, 0) << packed.out << packed.err;

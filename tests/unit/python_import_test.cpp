@@ -84,7 +84,7 @@ std::string ctypes_loads(const std::string& first, const std::string& ext, const
 class PythonImport : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(kPython)) GTEST_SKIP() << kPython << " is absent";
+    if (!fs::exists(kPython)) MLC_SKIP() << kPython << " is absent";
   }
 };
 
@@ -225,7 +225,7 @@ TEST_F(PythonImport, a_shim_script_is_resolved_by_running_it) {
 // layout broken on purpose.
 TEST_F(PythonImport, debian_torchvision_in_place_names_debian_torch) {
   std::string tv = kDist + "/torchvision/_C.cpython-311-x86_64-linux-gnu.so";
-  if (!fs::exists(tv)) GTEST_SKIP() << "python3-torchvision is not installed";
+  if (!fs::exists(tv)) MLC_SKIP() << "python3-torchvision is not installed";
   auto version = run("dpkg-query -W -f '${Version}' python3-torch");
   ASSERT_EQ(version.status, 0);
   ASSERT_EQ(run("python3 -c 'import torchvision'").status == 0 || run(kPython + " -c 'import torchvision'").status == 0,
@@ -246,7 +246,7 @@ TEST_F(PythonImport, debian_torchvision_in_place_names_debian_torch) {
 TEST_F(PythonImport, debian_torchvision_against_a_copied_torch_with_a_broken_libc10) {
   std::string tv = kDist + "/torchvision/_C.cpython-311-x86_64-linux-gnu.so";
   std::string real_c10 = "/usr/lib/x86_64-linux-gnu/libc10.so.1.13";
-  if (!fs::exists(tv) || !fs::exists(real_c10)) GTEST_SKIP() << "python3-torchvision is not installed";
+  if (!fs::exists(tv) || !fs::exists(real_c10)) MLC_SKIP() << "python3-torchvision is not installed";
   std::string root = test::scratch_dir("pyimport-real"), site = root + "/site";
   copy(kFix + "/real/torch/_C.so", site + "/torch/_C.so");
   copy(real_c10, site + "/torch/lib/libc10.so.1.13");
@@ -283,7 +283,7 @@ TEST_F(PythonImport, debian_torchvision_against_a_copied_torch_with_a_broken_lib
 // Item 6: dpkg's database, with dpkg-query as the oracle; conda-meta and an SDK's version file.
 TEST(Ownership, debian_libtorch_cpu_is_owned_by_libtorch1_13) {
   std::string lib = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
-  if (!fs::exists(lib)) GTEST_SKIP() << "libtorch1.13 is not installed";
+  if (!fs::exists(lib)) MLC_SKIP() << "libtorch1.13 is not installed";
   auto search = run("dpkg-query -S " + lib);
   ASSERT_EQ(search.status, 0);
   std::string package = search.out.substr(0, search.out.find(':'));
@@ -481,7 +481,7 @@ TEST(HostLoad, debian_pil_imagingmath_gets_libm_from_the_interpreter) {
   if (fs::exists(kDist + "/PIL"))
     for (const auto& e : fs::directory_iterator(kDist + "/PIL"))
       if (e.path().filename().string().starts_with("_imagingmath.")) module = e.path().string();
-  if (module.empty() || !fs::exists(kPython)) GTEST_SKIP() << "python3-pil is not installed";
+  if (module.empty() || !fs::exists(kPython)) MLC_SKIP() << "python3-pil is not installed";
   // The libm python3 loads (ldd's answer), and the module's undefined names outside the Python C API.
   auto ldd = run("ldd " + kPython + " | awk '$1 == \"libm.so.6\" {print $3}'");
   while (!ldd.out.empty() && std::isspace(static_cast<unsigned char>(ldd.out.back()))) ldd.out.pop_back();

@@ -94,7 +94,7 @@ TEST(Shadow, stale_copy_on_ld_library_path_is_one_shadowed_cause) {
 
 TEST(Shadow, old_libstdcxx_first_is_version_mismatch_naming_the_system_copy) {
   std::string system = cache_path("libstdc++.so.6");
-  if (system.empty()) GTEST_SKIP() << "libstdc++.so.6 has no ld.so.cache entry on this machine";
+  if (system.empty()) MLC_SKIP() << "libstdc++.so.6 has no ld.so.cache entry on this machine";
   std::string old = kFix + "/stdcxx/old/libstdc++.so.6";
   std::string args = " --library-path " + quote(kFix + "/stdcxx/old") + " " + quote(kFix + "/stdcxx/libstdcxx_user.so");
   auto r = run(kBin + " --format json" + args);
@@ -159,7 +159,7 @@ TEST(Shadow, python_extension_symbols_come_from_the_interpreter) {
   // With the interpreter loaded first, the loader finds them all: Debian's python3 exports the C API
   // from the executable itself (it links no libpython); a libpython would come in as its dependency.
   std::string python = "/usr/bin/python3";
-  if (!std::filesystem::exists(python)) GTEST_SKIP() << python << " is absent";
+  if (!std::filesystem::exists(python)) MLC_SKIP() << python << " is absent";
   auto with = run(kBin + " --format json --python=" + python + " " + ext);
   EXPECT_EQ(with.status, 0) << with.out << with.err;
   EXPECT_EQ(json::parse(with.out)["summary"]["unresolved"], 0);

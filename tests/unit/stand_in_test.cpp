@@ -354,11 +354,11 @@ std::map<std::string, std::vector<std::string>> c10_musa_functions(const std::st
 TEST(StandIn, torch_musas_real_unimplemented_functions_are_rebuilt_from_the_real_cuda_headers_and_maps) {
   std::string maps = MLC_MAPPING_DIR;
   if (const char* m = std::getenv("MLC_MAPPING_DIR"); m && *m) maps = m;
-  if (!fs::exists("/usr/local/cuda/include/cuda_runtime_api.h")) GTEST_SKIP() << "no CUDA toolkit at /usr/local/cuda";
-  if (!fs::exists(maps + "/general.json")) GTEST_SKIP() << "no torch_musa porting maps at " << maps << " (MLC_MAPPING_DIR)";
+  if (!fs::exists("/usr/local/cuda/include/cuda_runtime_api.h")) MLC_SKIP() << "no CUDA toolkit at /usr/local/cuda";
+  if (!fs::exists(maps + "/general.json")) MLC_SKIP() << "no torch_musa porting maps at " << maps << " (MLC_MAPPING_DIR)";
   auto header = real_file("unimplemented_functions.h");
   auto definitions = real_file("unimplemented_functions.cpp");
-  if (!header || !definitions) GTEST_SKIP() << "torch_musa's real files are absent from " << kTorchMusa;
+  if (!header || !definitions) MLC_SKIP() << "torch_musa's real files are absent from " << kTorchMusa;
   Scratch s("real");
   World w{.dir = s.dir, .sdk = s.dir + "/sdk", .cuda = "/usr/local/cuda", .maps = maps, .header_dir = s.dir + "/torch_musa",
           .header_file = "", .lib = s.dir + "/build/libmusa_kernels.so", .out = s.dir + "/out", .c10 = s.dir + "/c10inc"};
@@ -393,7 +393,7 @@ TEST(StandIn, torch_musas_real_unimplemented_functions_are_rebuilt_from_the_real
 // `MU_SRCS` to the closing parenthesis), read here line by line without our CMake parser.
 TEST(StandIn, torch_musas_real_csrc_cmake_lists_give_every_mu_srcs_entry_at_its_line) {
   auto text = real_file("csrc-CMakeLists.txt");
-  if (!text) GTEST_SKIP() << "torch_musa's real files are absent from " << kTorchMusa;
+  if (!text) MLC_SKIP() << "torch_musa's real files are absent from " << kTorchMusa;
   Scratch s("real-cmake");
   std::string file = s.dir + "/CMakeLists.txt";
   test::write_file(file, *text);

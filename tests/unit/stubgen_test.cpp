@@ -274,8 +274,8 @@ TEST(Stubgen, oddly_formatted_cmake_file_is_patched_without_changing_any_other_b
 
 TEST(Stubgen, real_cuda_declarations_through_the_real_map_read_like_hand_written_stubs) {
   std::string maps = MLC_MAPPING_DIR;
-  if (!fs::exists("/usr/local/cuda/include/cuda_runtime_api.h")) GTEST_SKIP() << "no CUDA toolkit at /usr/local/cuda";
-  if (!fs::exists(maps + "/general.json")) GTEST_SKIP() << maps << " is absent";
+  if (!fs::exists("/usr/local/cuda/include/cuda_runtime_api.h")) MLC_SKIP() << "no CUDA toolkit at /usr/local/cuda";
+  if (!fs::exists(maps + "/general.json")) MLC_SKIP() << maps << " is absent";
   // A MUSA SDK whose header has the runtime's types but none of these functions.
   std::string sdk = test::scratch_dir("types-only-sdk");
   fs::create_directories(sdk + "/include");

@@ -6,10 +6,13 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace mlc::test {
 
@@ -48,6 +51,20 @@ inline const std::filesystem::path& scratch_root() {
   return root.path;
 }
 
+// HOME and XDG_CACHE_HOME of the test process and of everything it runs: <scratch>/home and
+// <scratch>/cache of this process, set before main (an inline variable is initialised once per
+// program) and removed with the scratch area. So a tool run without --cache-dir caches there, never in
+// the person's ~/.cache/musa-linkcheck, and one test's index is never another's (or the next run's)
+// input; whatever survives a crashed process is what the scratch check reports.
+inline const bool scratch_home_set = [] {
+  for (const char* var : {"HOME", "XDG_CACHE_HOME"}) {
+    auto dir = scratch_root() / (std::string(var) == "HOME" ? "home" : "cache");
+    std::filesystem::create_directories(dir);
+    setenv(var, dir.c_str(), 1);
+  }
+  return true;
+}();
+
 // A fresh directory in this process's scratch area, removed and recreated.
 inline std::string scratch_dir(const std::string& name) {
   auto dir = scratch_root() / name;
@@ -71,6 +88,14 @@ inline CommandResult run(const std::string& command) {
   return r;
 }
 
+// CI runs the README's test command, which installs every prerequisite: there a test that would skip
+// has lost a capability without anyone noticing, so under CI (CI set, and not "false" or "0") a skip
+// is a failure that names the test (gtest does) and the reason.
+inline bool skips_fail() {
+  const char* ci = std::getenv("CI");
+  return ci && *ci && std::string(ci) != "false" && std::string(ci) != "0";
+}
+
 inline std::string quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -78,3 +103,13 @@ inline std::string quote(const std::string& s) {
 }
 
 }  // namespace mlc::test
+
+// GTEST_SKIP() outside CI; under CI a fatal failure with the same message. Used as GTEST_SKIP is:
+// `MLC_SKIP() << "why";`.
+#define MLC_SKIP()                                                                                             \
+  return ::testing::internal::AssertHelper(                                                                   \
+             ::mlc::test::skips_fail() ? ::testing::TestPartResult::kFatalFailure                             \
+                                       : ::testing::TestPartResult::kSkip,                                    \
+             __FILE__, __LINE__,                                                                              \
+             ::mlc::test::skips_fail() ? "a skip fails under CI, where the test command installs every prerequisite; the skip reason:" \
+                                       : "") = ::testing::Message()
