@@ -43,7 +43,7 @@ std::string soname_of(const loader::LoadedObject& o) {
 std::vector<UnresolvedSymbol*> find_host_load_symbols(const std::vector<UnresolvedSymbol*>& traced,
                                                       const std::vector<UnresolvedSymbol*>& unknown,
                                                       const std::string& interpreter, const loader::LoaderEnv& env,
-                                                      std::vector<Cause>& causes) {
+                                                      CauseList& causes) {
   Cause* cause = nullptr;
   for (auto& c : causes)
     if (c.kind == "host" && c.library == "python3") cause = &c;

@@ -20,6 +20,6 @@ namespace mlc::host {
 std::vector<UnresolvedSymbol*> find_host_load_symbols(const std::vector<UnresolvedSymbol*>& traced,
                                                       const std::vector<UnresolvedSymbol*>& unknown,
                                                       const std::string& interpreter, const loader::LoaderEnv& env,
-                                                      std::vector<Cause>& causes);
+                                                      CauseList& causes);
 
 }  // namespace mlc::host

@@ -31,7 +31,7 @@ struct Place {
 // library, or when the reference names it through its version): they are not traced further.
 void find_missing_libraries(const loader::Process& process, std::map<int, LibraryReport>& libs,
                             std::vector<trace::SymbolFinding>& symbols, const std::vector<Place>& places,
-                            const loader::LoaderEnv& env, std::vector<Cause>& causes);
+                            const loader::LoaderEnv& env, CauseList& causes);
 
 // Pass (after suggestions): a symbol still unknown, or an abi-mismatch short of a cxx11-ABI split,
 // whose namespace or class a loaded library owns (it defines most of that class's members, or most
@@ -42,7 +42,7 @@ void find_missing_libraries(const loader::Process& process, std::map<int, Librar
 // turned only when the owner's version is known. Two or more symbols one object misses from the same
 // owner are one Cause (kind provider-mismatch) in `causes`: one headline, one fix.
 void find_provider_mismatch(const loader::Process& process, std::vector<trace::SymbolFinding>& symbols,
-                            std::vector<Cause>& causes);
+                            CauseList& causes);
 
 // The version a library file carries in its name or soname ("libtorch_cpu.so.1.13" -> "1.13"), or "".
 std::string soname_version(const std::string& name);

@@ -84,7 +84,7 @@ std::string short_list(const std::vector<std::string>& items) {
 
 void find_missing_libraries(const loader::Process& p, std::map<int, LibraryReport>& libs,
                             std::vector<trace::SymbolFinding>& symbols, const std::vector<Place>& places,
-                            const loader::LoaderEnv& env, std::vector<Cause>& causes) {
+                            const loader::LoaderEnv& env, CauseList& causes) {
   std::map<std::string, MissingNeed> missing;  // by DT_NEEDED name
   std::optional<std::vector<loader::CacheEntry>> cache;
   for (auto& [index, lib] : libs) {
@@ -119,11 +119,10 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
         for (const auto& place : places)
           if (dirs_done.insert(place.dir).second) scan_dir(place.dir, place.how, stem, obj.elf, seen, m.others);
         Cause c;
-        c.id = "cause-" + std::to_string(causes.size() + 1);
         c.kind = "missing-library";
         c.library = need.name;
         for (const auto& o : m.others) c.others.push_back(o.copy);
-        causes.push_back(std::move(c));
+        causes.add(std::move(c));
       }
       lib.needed[k].cause = "@" + need.name;  // the name for now: `causes` may still grow
     }

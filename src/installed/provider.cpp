@@ -138,7 +138,7 @@ std::string torch_version_for(const std::string& library, std::string* where) {
   return "";
 }
 
-void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolFinding>& symbols, std::vector<Cause>& causes) {
+void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolFinding>& symbols, CauseList& causes) {
   struct Item {
     UnresolvedSymbol* u;
     const loader::UnresolvedRef* ref;
@@ -266,7 +266,6 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
   for (auto& [key, g] : groups) {
     if (g.symbols.size() < 2) continue;
     Cause c;
-    c.id = "cause-" + std::to_string(causes.size() + 1);
     c.kind = "provider-mismatch";
     c.library = g.soname;
     c.symbols = g.symbols.size();
@@ -274,8 +273,8 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
                  (g.torch.empty() ? "" : ", torch " + g.torch) + ") lacks " + std::to_string(g.symbols.size()) +
                  " symbols it needs";
     c.fix = g.fix;
-    for (UnresolvedSymbol* u : g.symbols) u->cause = c.id;
-    causes.push_back(std::move(c));
+    const std::string& id = causes.add(std::move(c)).id;
+    for (UnresolvedSymbol* u : g.symbols) u->cause = id;
   }
 }
 

@@ -568,7 +568,7 @@ Report explain_symbol(const std::string& symbol, const std::vector<std::string>&
     for (const auto& lib : full.libraries)
       for (const auto& u : lib.unresolved)
         if (u.cause) used.insert(*u.cause);
-    std::erase_if(full.causes, [&](const Cause& c) { return !used.count(c.id); });
+    full.causes.erase_if([&](const Cause& c) { return !used.count(c.id); });
     return full;
   }
   // Without: the symbol alone, traced from scratch.

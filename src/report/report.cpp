@@ -101,6 +101,12 @@ size_t LibraryReport::missing_libraries() const {
   return n;
 }
 
+Cause& CauseList::add(Cause cause) {
+  cause.id = "cause-" + std::to_string(++issued_);
+  causes_.push_back(std::move(cause));
+  return causes_.back();
+}
+
 size_t Report::unresolved_count() const {
   size_t n = 0;
   for (const auto& lib : libraries) n += lib.unresolved.size();

@@ -176,6 +176,25 @@ struct Cause {
   std::vector<std::string> host_libraries;
 };
 
+// The run's shared causes, in the order they were found. One counter issues every id and never goes
+// back, so a cause that is dropped later (reclaim_own_build, explain) never lends its id to the next.
+class CauseList {
+ public:
+  Cause& add(Cause cause);  // gives `cause` the next id
+  template <class Pred>
+  size_t erase_if(Pred pred) { return std::erase_if(causes_, pred); }
+  auto begin() { return causes_.begin(); }
+  auto end() { return causes_.end(); }
+  auto begin() const { return causes_.begin(); }
+  auto end() const { return causes_.end(); }
+  size_t size() const { return causes_.size(); }
+  bool empty() const { return causes_.empty(); }
+
+ private:
+  std::vector<Cause> causes_;
+  size_t issued_ = 0;
+};
+
 // A name a library looks up at run time (a string literal given to dlopen or dlsym) that the
 // environment does not satisfy: a warning unless the run makes it fatal (--fail-on runtime).
 struct RuntimeLookup {
@@ -216,7 +235,7 @@ struct Report {
   std::vector<LibraryReport> libraries;
   std::vector<InputError> errors;  // unusable inputs; the other inputs are still reported
   std::vector<std::string> warnings;  // worth knowing, not failing (e.g. a source listed twice)
-  std::vector<Cause> causes;          // shared causes, linked from findings by id
+  CauseList causes;                   // shared causes, linked from findings by id
   std::vector<RuntimeLookup> runtime_lookups;  // dlopen/dlsym names not satisfied (warnings by default)
   bool runtime_lookups_fatal = false;          // --fail-on runtime: they fail the run
   std::optional<PythonContext> python;         // --python: the environment checked against

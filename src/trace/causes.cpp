@@ -122,25 +122,23 @@ void write_headline(Cause& c) {
                         ", or set RUNPATH to " + dir_of(c.other->path));
 }
 
-Cause& cause_for(std::vector<Cause>& causes, const std::string& soname, const loader::LoadedObject& picked,
+Cause& cause_for(CauseList& causes, const std::string& soname, const loader::LoadedObject& picked,
                  const loader::SearchAttempt& other) {
   for (auto& c : causes) {
     if (c.picked && c.other && c.picked->path == picked.path && c.other->path == other.path) return c;
   }
   Cause c;
-  c.id = "cause-" + std::to_string(causes.size() + 1);
   c.kind = "shadowed";
   c.library = soname;
   c.picked = LibraryCopy{.path = picked.path, .how = loader::to_string(picked.how)};
   c.other = LibraryCopy{.path = other.path, .how = loader::to_string(other.how)};
-  causes.push_back(std::move(c));
-  return causes.back();
+  return causes.add(std::move(c));
 }
 
 }  // namespace
 
 void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbols,
-                    std::vector<VersionFinding>& versions, std::vector<Cause>& causes) {
+                    std::vector<VersionFinding>& versions, CauseList& causes) {
   if (symbols.empty() && versions.empty()) return;
   // The candidates of each loaded object: those of the search that first loaded it.
   std::map<int, std::vector<CandidateCopy>> copies;
@@ -253,7 +251,7 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
 }
 
 size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& symbols, const TraceContext& ctx,
-                         std::vector<Cause>& causes) {
+                         CauseList& causes) {
   if (!ctx.build) return 0;
   auto own = [&](const std::string& path) {
     if (ctx.build->target_for_artifact(path)) return true;
@@ -287,7 +285,7 @@ size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& s
     if (c->symbols > 0 && --c->symbols == 0 && c->missing_versions.empty()) emptied.insert(c->id);
     else write_headline(*c);
   }
-  std::erase_if(causes, [&](const Cause& c) { return emptied.count(c.id) > 0; });
+  causes.erase_if([&](const Cause& c) { return emptied.count(c.id) > 0; });
   return reclaimed;
 }
 
@@ -299,7 +297,7 @@ const char* host_of(std::string_view s) {
 }
 
 std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSymbol*>& symbols,
-                                                 std::vector<Cause>& causes) {
+                                                 CauseList& causes) {
   std::vector<UnresolvedSymbol*> rest;
   std::map<std::string, std::vector<UnresolvedSymbol*>> by_host;
   for (UnresolvedSymbol* u : symbols) {
@@ -316,11 +314,9 @@ std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSym
       if (existing.kind == "host" && existing.library == host) c = &existing;
     if (!c) {
       Cause fresh;
-      fresh.id = "cause-" + std::to_string(causes.size() + 1);
       fresh.kind = "host";
       fresh.library = host;
-      causes.push_back(std::move(fresh));
-      c = &causes.back();
+      c = &causes.add(std::move(fresh));
     }
     c->symbols += list.size();
     bool python = host == "python3";

@@ -19,7 +19,7 @@ namespace mlc::trace {
 // node), link it to one Cause per (picked, other) pair in `causes`, and set its reason and fix.
 // Candidates are read (symbols and versions only) when a finding could concern them.
 void find_shadowing(const loader::Process& process, std::vector<SymbolFinding>& symbols,
-                    std::vector<VersionFinding>& versions, std::vector<Cause>& causes);
+                    std::vector<VersionFinding>& versions, CauseList& causes);
 
 struct TraceContext;
 
@@ -29,13 +29,13 @@ struct TraceContext;
 // it, it becomes missing-source, the other copy is mentioned in its reason, and the cause no longer
 // counts it (a cause left with nothing to explain is dropped). Returns how many it reclaimed.
 size_t reclaim_own_build(const loader::Process& process, std::vector<SymbolFinding>& symbols,
-                         const TraceContext& ctx, std::vector<Cause>& causes);
+                         const TraceContext& ctx, CauseList& causes);
 
 // Pass (after origin tracing): symbols still unexplained that belong to a host program's API -
 // the Python C API (Py*, _Py*) from the interpreter, Perl's XS API (Perl_*, PL_*) from perl - get
 // one Cause per host. Returns the symbols it did not explain.
 std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSymbol*>& symbols,
-                                                 std::vector<Cause>& causes);
+                                                 CauseList& causes);
 
 // Which host provides `symbol` ("python3", "perl"), or "" for none.
 const char* host_of(std::string_view symbol);
