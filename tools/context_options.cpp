@@ -26,6 +26,16 @@ bool is_dir(const std::string& p) {
   return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// --with's LIB, LIB:global or LIB:local: the path, and whether it is loaded with RTLD_LOCAL. A file
+// whose own name ends in ":local" is taken as it is.
+std::pair<std::string, bool> with_mode(const std::string& value) {
+  struct stat st;
+  if (stat(value.c_str(), &st) == 0) return {value, false};
+  for (const auto& [suffix, local] : {std::pair<std::string, bool>{":local", true}, {":global", false}})
+    if (value.size() > suffix.size() && value.ends_with(suffix)) return {value.substr(0, value.size() - suffix.size()), local};
+  return {value, false};
+}
+
 std::string default_cache_dir(const std::string& build_dir) {
   if (!build_dir.empty()) return absolute(build_dir) + "/.musa-linkcheck-cache";
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/musa-linkcheck";
@@ -119,7 +129,11 @@ std::optional<InputError> write_report(const std::string& path, const std::strin
 }
 
 void ContextOptions::add_to(CLI::App& app) {
-  app.add_option("--with", with, "a library already loaded before FILE (repeatable, in load order)")
+  app.add_option("--with", with,
+                 "a library already loaded before FILE (repeatable, in load order): LIB or LIB:global is loaded "
+                 "with RTLD_GLOBAL (its symbols bind everything loaded after it, as LD_PRELOAD or "
+                 "ctypes.CDLL(LIB, RTLD_GLOBAL)); LIB:local with RTLD_LOCAL, as Python imports a module (loaded, "
+                 "so a later DT_NEEDED of its soname reuses it, but its symbols bind only what its own load reaches)")
       ->allow_extra_args(false);
   // A flag that takes its value only as --python=EXE, so that "--python lib.so" keeps lib.so an input.
   python_option = app.add_flag("--python{python3}", python,
@@ -168,6 +182,7 @@ std::vector<std::string> ContextOptions::path_warnings() const {
     if (!line.empty() && std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
   };
   check("--sysroot", sysroot, true);
+  for (const auto& w : with) check("--with", with_mode(w).first, false);
   for (const auto& d : library_path) check("--library-path", d, true);
   check("--build-dir", build_dir, true);
   check("--porting-dir", porting_dir, true);
@@ -201,7 +216,11 @@ LinkcheckOptions ContextOptions::resolve() const {
     // Not loaded, only read if an extension leaves symbols its host's own libraries define (libm's pow).
     options.host_python = find_on_path("python3");
   }
-  for (const auto& w : with) options.env.with.push_back(absolute(w));
+  for (const auto& w : with) {
+    auto [path, local] = with_mode(w);
+    options.env.with.push_back(absolute(path));
+    if (local) options.env.with_local.push_back(options.env.with.back());
+  }
   auto& t = options.trace;
   t.build_dir = build_dir.empty() ? "" : absolute(build_dir);
   t.porting_dir = porting_dir.empty() ? "" : absolute(porting_dir);

@@ -4,6 +4,7 @@
 #include "loader/binding.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_set>
 
 #include <tbb/blocked_range.h>
@@ -239,10 +240,11 @@ class CandidateIndex {
   std::vector<uint32_t> object_;
 };
 
-}  // namespace
 
-BindOutcome bind(const Process& p, const std::vector<int>& checked) {
-  BindOutcome result;
+// The references of `checked` looked up in one scope (lookup_scope: the objects in the order ld.so
+// walks them).
+void bind_in_scope(const Process& p, const std::vector<int>& checked, const std::vector<int>& scope,
+                   BindOutcome& result) {
   // Every relocated reference of the checked objects (ld.so looks up only what relocations name;
   // the relative ones name nothing). No defined name of any object is read or hashed unless the
   // reference's GNU hash leads to it.
@@ -319,13 +321,13 @@ BindOutcome bind(const Process& p, const std::vector<int>& checked) {
     }
   }
   pending = {};
-  // Candidates from the hash tables (load order), then the look-ups, in parallel.
+  // Candidates from the hash tables (scope order), then the look-ups, in parallel.
   CandidateIndex index(jobs);
   {
-    std::vector<std::vector<uint32_t>> slots(p.objects.size());
-    tbb::parallel_for(size_t{0}, p.objects.size(),
-                      [&](size_t obj) { index.match(p, static_cast<uint32_t>(obj), slots[obj]); });
-    for (size_t obj = 0; obj < p.objects.size(); ++obj) index.add(static_cast<uint32_t>(obj), slots[obj]);
+    std::vector<std::vector<uint32_t>> slots(scope.size());
+    tbb::parallel_for(size_t{0}, scope.size(),
+                      [&](size_t k) { index.match(p, static_cast<uint32_t>(scope[k]), slots[k]); });
+    for (size_t k = 0; k < scope.size(); ++k) index.add(static_cast<uint32_t>(scope[k]), slots[k]);
   }
   tbb::parallel_for(tbb::blocked_range<size_t>(0, jobs.size(), 512), [&](const tbb::blocked_range<size_t>& range) {
     std::vector<uint32_t> candidates;
@@ -374,6 +376,17 @@ BindOutcome bind(const Process& p, const std::vector<int>& checked) {
       if (!present) result.missing_versions.push_back({i, std::string(req.name), std::string(req.file), provider, req.weak});
     }
   }
+}
+
+}  // namespace
+
+BindOutcome bind(const Process& p, const std::vector<int>& checked) {
+  // Objects brought in by one load share its scope (glibc gives a dlopen'ed object and the
+  // dependencies it maps one l_scope): one look-up pass per load.
+  std::map<int, std::vector<int>> by_root;
+  for (int i : checked) by_root[p.objects[i].root].push_back(i);
+  BindOutcome result;
+  for (const auto& [root, objects] : by_root) bind_in_scope(p, objects, lookup_scope(p, root), result);
   return result;
 }
 

@@ -137,19 +137,28 @@ class Emulator {
 
   Result<Process> run(const std::string& target) {
     for (const auto& with : env_.with) {
+      const bool global = std::find(env_.with_local.begin(), env_.with_local.end(), with) == env_.with_local.end();
+      const size_t before = process_.objects.size();
       int index = load_root(with, FoundHow::With);
       if (index >= 0) {
         process_.objects[index].is_with = true;
         walk_needed(index, true);
+        mark_root(before, index);
+        // dl-open.c add_to_global: RTLD_GLOBAL puts the whole search list of the new object in the
+        // global scope, objects an earlier RTLD_LOCAL load brought in included.
+        if (global)
+          for (int i : lookup_scope(process_, index)) process_.objects[i].global = true;
       }
     }
     auto ident = elf::read_ident(target);
     if (!ident) return ident.error();
+    const size_t before = process_.objects.size();
     int index = load_root(target, FoundHow::Direct);
     if (index < 0) return process_.errors.back();
     process_.objects[index].is_target = true;
     process_.target = index;
     walk_needed(index, false);
+    mark_root(before, index);
     if (auto err = complete_objects()) return *err;
     return std::move(process_);
   }
@@ -187,6 +196,11 @@ class Emulator {
     default_dirs_ = env_.default_dirs.empty() ? default_dirs_for(o.machine, o.is_64) : env_.default_dirs;
     lib_ = env_.lib_token.empty() ? lib_token_for(o.machine, o.is_64) : env_.lib_token;
     platform_ = env_.platform_token.empty() ? platform_token_for(o.machine, o.is_64) : env_.platform_token;
+  }
+
+  // The objects from `first` on were brought in by the load of `root`.
+  void mark_root(size_t first, int root) {
+    for (size_t i = first; i < process_.objects.size(); ++i) process_.objects[i].root = root;
   }
 
   int load_root(const std::string& path, FoundHow how) {
@@ -262,8 +276,13 @@ class Emulator {
   // Search path elements of one DT_RPATH/DT_RUNPATH string, DSTs expanded, sysroot applied to the
   // absolute ones that did not come from $ORIGIN (which is already a path on disk).
   std::vector<std::string> search_dirs(const std::string& list, const std::string& origin) const {
+    return search_dirs(split_search_path(list), origin);
+  }
+  // The elements as given, never joined and split again: an empty element is the current directory
+  // wherever it stands (glibc's fillin_rpath), the first one included.
+  std::vector<std::string> search_dirs(const std::vector<std::string>& elements, const std::string& origin) const {
     std::vector<std::string> dirs;
-    for (const auto& element : split_search_path(list)) {
+    for (const auto& element : elements) {
       auto expanded = expand_dst(element, origin, lib_, platform_);
       if (!expanded) continue;
       std::string dir = expanded->empty() ? "." : *expanded;
@@ -280,12 +299,6 @@ class Emulator {
     if (platform_set_ && ident.is_64 != is_64_) return "skipped: wrong ELF class";
     if (platform_set_ && ident.machine != machine_) return "skipped: wrong machine";
     return nullptr;
-  }
-
-  // Tries `dir/name`; on success the NeededEntry is filled and true returned.
-  bool try_dir(const std::string& dir, const std::string& name, FoundHow how, int requester, NeededEntry& entry,
-               bool& stop) {
-    return try_path(join(dir, name), name, how, requester, entry, stop);
   }
 
   // One candidate file: identified (open_verify), then matched by device and inode against the loaded
@@ -368,39 +381,76 @@ class Emulator {
     return entry;
   }
 
-  // Every path the search for `name` would consider, in the loader's order (the same steps as
-  // search(), listed rather than tried), then the candidate directories.
-  std::vector<std::pair<std::string, FoundHow>> search_order(const std::string& name, int requester) {
-    std::vector<std::pair<std::string, FoundHow>> out;
+  // glibc's search order for a DT_NEEDED name without '/' (dl-load.c, _dl_map_object), written once.
+  // `visit(path, how, note)` is called for each path in order and ends the walk by returning true; a
+  // non-null `note` is a step the loader passes over (no cache entry, NODEFLIB), recorded, not tried.
+  // Copies what it needs of the objects first: a visit that loads a library grows process_.objects.
+  template <class Visit>
+  void walk_search_order(const std::string& name, int requester, Visit&& visit) {
     const std::optional<std::string> runpath = process_.objects[requester].elf.runpath;
     const bool nodeflib = process_.objects[requester].elf.nodeflib();
-    auto add = [&](const std::vector<std::string>& dirs, FoundHow how) {
-      for (const auto& d : dirs) out.push_back({join(d, name), how});
+    auto each = [&](const std::vector<std::string>& dirs, FoundHow how) {
+      for (const auto& dir : dirs)
+        if (visit(join(dir, name), how, nullptr)) return true;
+      return false;
     };
+    // 1. DT_RPATH of the requester, then of the objects that loaded it, then of the main object -
+    //    only when the requester has no DT_RUNPATH (glibc: "When the object has the RUNPATH
+    //    information we don't use any RPATHs").
     if (!runpath) {
+      bool did_main = false;
       for (int l = requester; l >= 0; l = process_.objects[l].loader) {
-        if (const auto& rpath = process_.objects[l].elf.rpath) add(search_dirs(*rpath, origin_of(l)), FoundHow::Rpath);
+        const std::optional<std::string> rpath = process_.objects[l].elf.rpath;
+        if (!rpath) continue;
+        did_main |= l == process_.target;
+        if (each(search_dirs(*rpath, origin_of(l)), FoundHow::Rpath)) return;
       }
       int main = process_.target;
-      if (main >= 0 && main != requester && process_.objects[main].elf.rpath)
-        add(search_dirs(*process_.objects[main].elf.rpath, origin_of(main)), FoundHow::Rpath);
+      if (!did_main && main >= 0 && main != requester && process_.objects[main].elf.rpath) {
+        const std::string rpath = *process_.objects[main].elf.rpath;
+        if (each(search_dirs(rpath, origin_of(main)), FoundHow::Rpath)) return;
+      }
     }
+    // 2. LD_LIBRARY_PATH, entry by entry as given; its $ORIGIN is the main program's.
     if (!env_.library_path.empty()) {
-      std::string joined;
-      for (const auto& p : env_.library_path) joined += (joined.empty() ? "" : ":") + p;
-      add(search_dirs(joined, process_.target >= 0 ? origin_of(process_.target) : origin_of(requester)),
-          FoundHow::LdLibraryPath);
+      std::string origin = process_.target >= 0 ? origin_of(process_.target) : origin_of(requester);
+      if (each(search_dirs(env_.library_path, origin), FoundHow::LdLibraryPath)) return;
     }
-    if (runpath) add(search_dirs(*runpath, origin_of(requester)), FoundHow::Runpath);
-    for (const auto& e : system_cache()) {
+    // 3. The requester's own DT_RUNPATH (never inherited).
+    if (runpath && each(search_dirs(*runpath, origin_of(requester)), FoundHow::Runpath)) return;
+    // 4. ld.so.cache, its first matching entry only; with DF_1_NODEFLIB, one in a system directory does
+    //    not count.
+    const auto& cache = system_cache();  // read first: it says whether ld.so.conf stands in for the cache
+    FoundHow cache_how = cache_from_conf_ ? FoundHow::LdSoConf : FoundHow::LdSoCache;
+    bool in_cache = false;
+    for (const auto& e : cache) {
       if (e.soname != name || e.hwcap != 0 || !cache_flags_match(e.flags, machine_, is_64_)) continue;
-      if (!(nodeflib && in_system_dir(e.path)))
-        out.push_back({env_.sysroot + e.path, cache_from_conf_ ? FoundHow::LdSoConf : FoundHow::LdSoCache});
+      in_cache = true;
+      const char* note = nodeflib && in_system_dir(e.path) ? "skipped: in a system directory (NODEFLIB)" : nullptr;
+      if (visit(env_.sysroot + e.path, cache_how, note)) return;
       break;
     }
-    if (!nodeflib)
-      for (const auto& d : default_dirs_) out.push_back({join(env_.sysroot + d, name), FoundHow::Default});
-    add(env_.candidate_dirs, FoundHow::Sdk);
+    if (!in_cache &&
+        visit(env_.sysroot + (cache_from_conf_ ? env_.ld_so_conf : env_.ld_so_cache), cache_how, "no entry"))
+      return;
+    // 5. The system directories, unless DF_1_NODEFLIB.
+    if (nodeflib) {
+      visit("(system directories)", FoundHow::Default, "skipped: NODEFLIB");
+      return;
+    }
+    std::vector<std::string> dirs;
+    for (const auto& d : default_dirs_) dirs.push_back(env_.sysroot + d);
+    each(dirs, FoundHow::Default);
+  }
+
+  // Every path the search for `name` would try, in the loader's order, then the candidate directories.
+  std::vector<std::pair<std::string, FoundHow>> search_order(const std::string& name, int requester) {
+    std::vector<std::pair<std::string, FoundHow>> out;
+    walk_search_order(name, requester, [&](const std::string& path, FoundHow how, const char* note) {
+      if (!note) out.push_back({path, how});
+      return false;
+    });
+    for (const auto& d : env_.candidate_dirs) out.push_back({join(d, name), FoundHow::Sdk});
     return out;
   }
 
@@ -421,70 +471,15 @@ class Emulator {
     return out;
   }
 
-  // Copies what it needs of the requester first: loading a library grows process_.objects.
+  // The search itself: each path of the order tried until one is taken or an error ends it.
   void search(const std::string& name, int requester, NeededEntry& entry, bool& stop) {
-    const std::optional<std::string> runpath = process_.objects[requester].elf.runpath;
-    const bool nodeflib = process_.objects[requester].elf.nodeflib();
-    auto attempt = [&](const std::vector<std::string>& dirs, FoundHow how) {
-      for (const auto& dir : dirs) {
-        if (stop) return true;
-        if (try_dir(dir, name, how, requester, entry, stop)) return true;
+    walk_search_order(name, requester, [&](const std::string& path, FoundHow how, const char* note) {
+      if (note) {
+        entry.searched.push_back({path, how, note});
+        return false;
       }
-      return stop;
-    };
-    // 1. DT_RPATH of the requester, then of the objects that loaded it, then of the main object -
-    //    only when the requester has no DT_RUNPATH (glibc: "When the object has the RUNPATH
-    //    information we don't use any RPATHs").
-    if (!runpath) {
-      bool did_main = false;
-      for (int l = requester; l >= 0; l = process_.objects[l].loader) {
-        const std::optional<std::string> rpath = process_.objects[l].elf.rpath;
-        if (!rpath) continue;
-        if (attempt(search_dirs(*rpath, origin_of(l)), FoundHow::Rpath)) return;
-        did_main |= l == process_.target;
-      }
-      int main = process_.target;
-      if (!did_main && main >= 0 && main != requester && process_.objects[main].elf.rpath) {
-        const std::string rpath = *process_.objects[main].elf.rpath;
-        if (attempt(search_dirs(rpath, origin_of(main)), FoundHow::Rpath)) return;
-      }
-    }
-    // 2. LD_LIBRARY_PATH; its $ORIGIN is the main program's.
-    if (!env_.library_path.empty()) {
-      std::string joined;
-      for (const auto& p : env_.library_path) joined += (joined.empty() ? "" : ":") + p;
-      std::string origin = process_.target >= 0 ? origin_of(process_.target) : origin_of(requester);
-      if (attempt(search_dirs(joined, origin), FoundHow::LdLibraryPath)) return;
-    }
-    // 3. The requester's own DT_RUNPATH (never inherited).
-    if (runpath) {
-      if (attempt(search_dirs(*runpath, origin_of(requester)), FoundHow::Runpath)) return;
-    }
-    // 4. ld.so.cache; with DF_1_NODEFLIB, entries in the system directories do not count.
-    const auto& cache = system_cache();
-    std::string cache_label = env_.sysroot + (cache_from_conf_ ? env_.ld_so_conf : env_.ld_so_cache);
-    FoundHow cache_how = cache_from_conf_ ? FoundHow::LdSoConf : FoundHow::LdSoCache;
-    bool in_cache = false;
-    for (const auto& e : cache) {
-      if (e.soname != name || e.hwcap != 0 || !cache_flags_match(e.flags, machine_, is_64_)) continue;
-      in_cache = true;
-      if (nodeflib && in_system_dir(e.path)) {
-        entry.searched.push_back({env_.sysroot + e.path, cache_how, "skipped: in a system directory (NODEFLIB)"});
-        break;
-      }
-      if (try_path(env_.sysroot + e.path, name, cache_how, requester, entry, stop)) return;
-      break;  // the loader uses the first matching entry only
-    }
-    if (stop) return;
-    if (!in_cache) entry.searched.push_back({cache_label, cache_how, "no entry"});
-    // 5. The system directories, unless DF_1_NODEFLIB.
-    if (nodeflib) {
-      entry.searched.push_back({"(system directories)", FoundHow::Default, "skipped: NODEFLIB"});
-      return;
-    }
-    std::vector<std::string> dirs;
-    for (const auto& d : default_dirs_) dirs.push_back(env_.sysroot + d);
-    attempt(dirs, FoundHow::Default);
+      return try_path(path, name, how, requester, entry, stop) || stop;
+    });
   }
 
   bool in_system_dir(const std::string& path) const {
@@ -572,6 +567,34 @@ const elf::ElfObject* ObjectCache::find(dev_t dev, ino_t ino) const {
 }
 
 void ObjectCache::add(dev_t dev, ino_t ino, const elf::ElfObject& object) { objects_.emplace(std::make_pair(dev, ino), object); }
+
+std::vector<int> lookup_scope(const Process& process, int root) {
+  std::vector<int> scope;
+  std::vector<char> listed(process.objects.size(), 0);
+  for (size_t i = 0; i < process.objects.size(); ++i)
+    if (process.objects[i].global) {
+      scope.push_back(static_cast<int>(i));
+      listed[i] = 1;
+    }
+  if (root < 0 || root >= static_cast<int>(process.objects.size())) return scope;
+  // dl-deps.c: breadth first over DT_NEEDED, each object once, through objects loaded before too.
+  std::vector<int> queue{root};
+  std::vector<char> seen(process.objects.size(), 0);
+  seen[root] = 1;
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const int current = queue[head];
+    if (!listed[current]) {
+      scope.push_back(current);
+      listed[current] = 1;
+    }
+    for (const auto& entry : process.objects[current].needed)
+      if (entry.object >= 0 && !seen[entry.object]) {
+        seen[entry.object] = 1;
+        queue.push_back(entry.object);
+      }
+  }
+  return scope;
+}
 
 void read_symbol_tables(Process& process, const std::vector<int>& objects) {
   std::vector<std::optional<InputError>> errors(objects.size());

@@ -20,6 +20,10 @@ namespace mlc::loader {
 struct LoaderEnv {
   std::vector<std::string> library_path;  // LD_LIBRARY_PATH entries, then --library-path entries
   std::vector<std::string> with;          // libraries already loaded before the target, in load order
+  // Those of `with` loaded with RTLD_LOCAL (Python's default for an import, torch/_C among them):
+  // loaded, so a later DT_NEEDED of their soname reuses them, but not in the global scope: their
+  // symbols bind only objects whose own load reaches them. The others are RTLD_GLOBAL.
+  std::vector<std::string> with_local;
   std::string sysroot;                    // "" for the running system
   std::string ld_so_cache = "/etc/ld.so.cache";  // inside sysroot
   std::string ld_so_conf = "/etc/ld.so.conf";    // inside sysroot; used only when there is no cache
@@ -63,6 +67,10 @@ struct LoadedObject {
   ino_t ino = 0;
   bool is_target = false;  // named by the user (the main map of the emulated process)
   bool is_with = false;    // brought in by --with (or a dependency of one)
+  // In the global scope (dl-open.c): the main program's load and RTLD_GLOBAL loads. The target is
+  // dlopen'ed with RTLD_LOCAL, as Python imports it, and so are the RTLD_LOCAL --with libraries.
+  bool global = false;
+  int root = -1;  // the load (a --with library or the target) that first brought this object in
   std::vector<NeededEntry> needed;
 };
 
@@ -84,6 +92,11 @@ class ObjectCache {
  private:
   std::map<std::pair<dev_t, ino_t>, elf::ElfObject> objects_;
 };
+
+// The scope ld.so looks up a reference of an object that the load of `root` brought in: the global
+// scope in load order, then root's own search list (itself and its dependencies, breadth first,
+// those loaded earlier included) - glibc's l_scope of a dlopen'ed object.
+std::vector<int> lookup_scope(const Process& process, int root);
 
 // Loads `target` as the main object of a process whose global scope already holds env.with.
 // Fails only when the target itself cannot be read.

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -197,14 +198,19 @@ bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) 
          (u.classification == Classification::MissingLibrary && ref.miss == loader::Miss::NoDefinition);
 }
 
-// The process Python's import makes: the interpreter, then torch's _C extension (whose DT_NEEDED
-// closure is torch's libraries, from where that torch loads them), then the --with libraries.
+// The process Python's import makes: the interpreter, then what `import torch` loads - its
+// libtorch_global_deps with RTLD_GLOBAL (torch/__init__.py's _load_global_deps), then the _C
+// extension with RTLD_LOCAL, as every import (its DT_NEEDED closure is torch's libraries, from where
+// that torch loads them, visible only to what links them) - then the --with libraries.
 loader::LoaderEnv import_env(const loader::LoaderEnv& env, const environment::TorchInstall& torch, const std::string& file) {
   if (file.rfind(torch.dir + "/", 0) == 0) return env;  // torch's own files
   auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = false});
   if (!headers || !environment::needs_torch(headers->needed, file)) return env;
   loader::LoaderEnv out = env;
-  out.with.insert(out.with.begin() + (out.with.empty() ? 0 : 1), torch.extension);
+  auto at = out.with.begin() + (out.with.empty() ? 0 : 1);
+  at = out.with.insert(at, torch.extension);
+  out.with_local.push_back(torch.extension);
+  if (std::string deps = torch.dir + "/lib/libtorch_global_deps.so"; access(deps.c_str(), F_OK) == 0) out.with.insert(at, deps);
   return out;
 }
 
@@ -283,6 +289,7 @@ struct InputCheck {
   std::map<int, LibraryReport> libs;            // per checked object: its needed entries and role
   std::vector<trace::SymbolFinding> symbols;    // one per unresolved reference, in binding order
   std::vector<trace::VersionFinding> versions;  // one per missing (non-weak) version node
+  std::string import_root;                      // torch/_C when the import of torch comes first, else ""
 };
 
 // The loader's environment of a run: the SDK's copies of a library count as candidates when a stale
@@ -302,14 +309,18 @@ std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& 
 }
 
 // What loading the file binds (default), everything (--closure), or the file alone (--only-named).
+// The import of the file includes the import of torch before it (`import_root`, torch/_C with
+// --python): what that load brings in is checked too, since a failure there fails the import first.
 // A dependency already reported for an earlier input of this run is not checked again.
 std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOptions& options,
-                                 const std::set<std::string>& checked_before) {
+                                 const std::set<std::string>& checked_before, const std::string& import_root) {
   std::vector<int> checked;
   for (size_t i = 0; i < p.objects.size(); ++i) {
     const auto& o = p.objects[i];
     bool target = static_cast<int>(i) == p.target;
-    if (target || options.closure || (!options.only_named && !o.is_with && !checked_before.count(o.path)))
+    bool imported_first = !import_root.empty() && o.root >= 0 && p.objects[o.root].path == import_root;
+    if (target || options.closure ||
+        (!options.only_named && (!o.is_with || imported_first) && !checked_before.count(o.path)))
       checked.push_back(static_cast<int>(i));
   }
   return checked;
@@ -332,7 +343,8 @@ std::optional<InputCheck> load_input(const std::string& file, const loader::Load
     return std::nullopt;
   }
   in.process = std::move(process).value();
-  in.checked = checked_objects(in.process, options, checked_before);
+  if (torch && in.env.with.size() != env.with.size()) in.import_root = torch->extension;
+  in.checked = checked_objects(in.process, options, checked_before, in.import_root);
   loader::read_symbol_tables(in.process, in.checked);
   for (const auto& e : in.process.errors) report.errors.push_back(e);
   return in;
@@ -356,6 +368,9 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     const auto& o = p.objects[i];
     lib.role = i == p.target ? "target" : o.is_with ? "preloaded" : "dependency";
     if (lib.role == "dependency") lib.loaded_by = p.objects[p.target].path;
+    // Part of the import of torch that importing the target does first: its failure is the target's.
+    if (o.is_with && !in.import_root.empty() && o.root >= 0 && p.objects[o.root].path == in.import_root)
+      lib.loaded_by = p.objects[p.target].path;
     const std::string& sdk = options.trace.sdk_home;
     lib.in_sdk = !sdk.empty() && o.path.rfind(sdk + "/", 0) == 0;
     if (i == p.target) lib.python_extension = is_python_extension(o);
@@ -483,7 +498,9 @@ void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<s
   for (int i : in.checked) {
     auto& lib = in.libs[i];
     checked_before.insert(lib.path);
-    if (lib.role == "dependency" && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
+    // A dependency, or a library of the import of torch done first, is listed only when its load fails.
+    bool loaded_for_target = lib.role == "dependency" || (lib.role == "preloaded" && lib.loaded_by);
+    if (loaded_for_target && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
         lib.missing_libraries() == 0)
       continue;
     if (!reported.insert(lib.path).second) continue;

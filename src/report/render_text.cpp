@@ -25,6 +25,8 @@ std::string base_of(const std::string& path) { return path.substr(path.rfind('/'
 // Where a finding's holder sits in the load: "" for a named file, else which load brought it in.
 std::string holder_note(const LibraryReport& lib) {
   if (lib.role == "dependency" && lib.loaded_by) return fmt::format(" (a dependency loaded for {})", base_of(*lib.loaded_by));
+  if (lib.role == "preloaded" && lib.loaded_by)
+    return fmt::format(" (loaded by the import of torch that importing {} does first)", base_of(*lib.loaded_by));
   if (lib.role == "preloaded") return " (loaded before the checked files: --with/--python)";
   return "";
 }
@@ -37,6 +39,7 @@ std::string render_load_headlines(const Report& report, const TextStyle& style) 
     if (target.role != "target") continue;
     std::set<std::string> shared;
     size_t own = 0;
+    bool torch_first = false;  // the import of torch it does first fails: that is what the user meets
     auto count = [&](const std::optional<std::string>& cause, bool baselined) {
       if (baselined) return;
       if (cause) {
@@ -46,16 +49,20 @@ std::string render_load_headlines(const Report& report, const TextStyle& style) 
       }
     };
     for (const auto& lib : report.libraries) {
-      if (&lib != &target && !(lib.role == "dependency" && lib.loaded_by == target.path)) continue;
+      bool torch_import = lib.role == "preloaded" && lib.loaded_by == target.path;
+      if (&lib != &target && !(lib.role == "dependency" && lib.loaded_by == target.path) && !torch_import) continue;
+      size_t before = shared.size() + own;
       for (const auto& n : lib.needed)
         if (!n.path) count(n.cause, n.baselined);
       for (const auto& mv : lib.missing_versions) count(mv.cause, mv.baselined);
       for (const auto& u : lib.unresolved) count(u.cause, u.baselined);
+      torch_first |= torch_import && shared.size() + own > before;
     }
     size_t n = shared.size() + own;
     if (n == 0) continue;
-    out += fmt::format("{}{} {} would fail: {} cause{}\n", error_prefix(style, false),
-                       target.python_extension ? "importing" : "loading", base_of(target.path), n, n == 1 ? "" : "s");
+    out += fmt::format("{}{} {} would fail{}: {} cause{}\n", error_prefix(style, false),
+                       target.python_extension ? "importing" : "loading", base_of(target.path),
+                       torch_first ? ", in the import of torch it does first" : "", n, n == 1 ? "" : "s");
   }
   return out;
 }

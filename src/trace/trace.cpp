@@ -84,6 +84,7 @@ class Tracer {
   }
 
   void run() {
+    if (check_out_of_scope()) return;
     if (check_libraries()) return;
     if (check_archives()) return;
     if (check_sources()) return;
@@ -135,6 +136,47 @@ class Tracer {
         u_.fix = fix;
         return true;
       }
+    }
+    return false;
+  }
+
+  // A library of the process defines it, but one the referencing object's scope does not reach:
+  // loaded by another import with RTLD_LOCAL (torch/_C's libtorch_cpu), so its symbols bind only
+  // what links it (glibc's l_scope). The definition is there; the link is what is missing. This is
+  // the strongest evidence there is: any source that defines it too would make a second copy.
+  bool check_out_of_scope() {
+    if (!p_ || ref_ < 0 || u_.symbol.empty()) return false;
+    const std::vector<int> scope = loader::lookup_scope(*p_, p_->objects[ref_].root);
+    std::vector<char> in_scope(p_->objects.size(), 0);
+    for (int i : scope) in_scope[i] = 1;
+    const uint32_t hash = elf::gnu_hash(u_.symbol);
+    std::vector<uint32_t> hits;
+    for (size_t i = 0; i < p_->objects.size(); ++i) {
+      if (in_scope[i]) continue;
+      const auto& o = p_->objects[i];
+      hits.clear();
+      o.elf.find_defined(u_.symbol, hash, hits);
+      bool exported = std::any_of(hits.begin(), hits.end(), [&](uint32_t s) {
+        elf::Symbol sym = o.elf.dynamic_symbol(s);
+        return (sym.binding == elf::Binding::Global || sym.binding == elf::Binding::Weak ||
+                sym.binding == elf::Binding::GnuUnique) &&
+               (sym.visibility == elf::Visibility::Default || sym.visibility == elf::Visibility::Protected);
+      });
+      if (!exported) continue;
+      std::string soname = o.elf.soname.empty() ? o.path.substr(o.path.rfind('/') + 1) : o.elf.soname;
+      std::string link = soname.rfind("lib", 0) == 0 ? soname.substr(3, soname.find(".so") - 3) : soname;
+      std::string by = o.root >= 0 ? p_->objects[o.root].path : o.path;
+      u_.classification = Classification::UnlinkedLibrary;
+      u_.reason = "defined in " + o.path + ", which " + by + " loaded with RTLD_LOCAL; this library does not link " +
+                  soname + ", so that definition is not in its scope";
+      u_.origin = Origin{o.path, std::nullopt, OriginKind::Library, o.path, std::nullopt};
+      Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, ""};
+      std::string target = target_name();
+      if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
+      fix.detail = "link " + soname + ": target_link_libraries(" + (target.empty() ? "<target>" : target) + " PRIVATE " +
+                   link + ")";
+      u_.fix = fix;
+      return true;
     }
     return false;
   }

@@ -313,7 +313,7 @@ TEST(ImportReal, torchvision_extension_in_place_and_broken_agree_with_the_loader
   EXPECT_NE(broken_load.status, 0) << "the stand-in libc10 breaks the real import";
   EXPECT_EQ(broken.status, 1) << broken.out;
   // torchvision loads _C with torch.ops.load_library (it exports no PyInit__C): a load, not an import.
-  EXPECT_EQ(first_line(broken.out), "error: loading " + module + " would fail: 1 cause") << broken.out.substr(0, 2000);
+  EXPECT_EQ(first_line(broken.out), "error: loading " + module + " would fail, in the import of torch it does first: 1 cause") << broken.out.substr(0, 2000);
   // The real loader stops at the first of them, in a dependency: we name it among the cause's symbols.
   EXPECT_NE(broken_load.err.find("/libtorch_cpu.so.1.13: undefined symbol: "), std::string::npos) << broken_load.err;
   EXPECT_NE(broken.out.find("error: libc10.so.1.13 from " + fake + "/libc10.so.1.13 (ld_library_path) lacks "),
