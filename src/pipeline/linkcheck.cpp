@@ -214,6 +214,24 @@ loader::LoaderEnv import_env(const loader::LoaderEnv& env, const environment::To
   return out;
 }
 
+// A Python extension module is checked as Python imports it (without --python too): the interpreter
+// (LinkcheckOptions::host_python, the first ELF python3 on PATH; read, never run) is the main program
+// of its process, so the Python C API it exports binds the module's Py* references, as in a real
+// import. Other files keep their own process.
+loader::LoaderEnv host_env(const loader::LoaderEnv& env, const std::string& host_python, const std::string& file) {
+  if (host_python.empty() || access(host_python.c_str(), R_OK) != 0) return env;
+  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true});
+  if (!headers) return env;
+  std::string name = file.substr(file.rfind('/') + 1);
+  std::string init = "PyInit_" + name.substr(0, name.find('.'));
+  std::vector<uint32_t> hits;
+  headers->find_defined(init, elf::gnu_hash(init), hits);
+  if (hits.empty()) return env;
+  loader::LoaderEnv out = env;
+  out.with.insert(out.with.begin(), host_python);
+  return out;
+}
+
 bool needs_torch_warning(const std::string& file) {
   auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = false});
   return headers && environment::needs_torch(headers->needed, file);
@@ -334,7 +352,7 @@ std::optional<InputCheck> load_input(const std::string& file, const loader::Load
                                      loader::ObjectCache* objects, const std::set<std::string>& checked_before,
                                      Report& report) {
   InputCheck in;
-  in.env = torch ? import_env(env, *torch, file) : env;
+  in.env = torch ? import_env(env, *torch, file) : options.python ? env : host_env(env, options.host_python, file);
   if (options.python && !torch && needs_torch_warning(file))
     report.warnings.push_back(file + " needs torch, which " + options.python->executable + " does not import");
   auto process = loader::load_process(file, in.env, objects);

@@ -2,6 +2,7 @@
 // evidence; locations capped at three, then ">>> referenced N more times".
 #include <fmt/format.h>
 
+#include <map>
 #include <set>
 
 #include "report/baseline.h"
@@ -31,40 +32,69 @@ std::string holder_note(const LibraryReport& lib) {
   return "";
 }
 
-// "loading X would fail: N causes": one line per named file whose load fails, counting each shared
-// cause once and each finding without one as a cause of its own (baselined findings do not count).
+// How many causes would fail the load of a named file: each shared cause once and each finding
+// without one as a cause of its own (baselined findings do not count); `torch_first` tells whether
+// the import of torch it does first fails.
+size_t load_causes(const Report& report, const LibraryReport& target, bool& torch_first) {
+  std::set<std::string> shared;
+  size_t own = 0;
+  auto count = [&](const std::optional<std::string>& cause, bool baselined) {
+    if (baselined) return;
+    if (cause) {
+      shared.insert(*cause);
+    } else {
+      ++own;
+    }
+  };
+  for (const auto& lib : report.libraries) {
+    bool torch_import = lib.role == "preloaded" && lib.loaded_by == target.path;
+    if (&lib != &target && !(lib.role == "dependency" && lib.loaded_by == target.path) && !torch_import) continue;
+    size_t before = shared.size() + own;
+    for (const auto& n : lib.needed)
+      if (!n.path) count(n.cause, n.baselined);
+    for (const auto& mv : lib.missing_versions) count(mv.cause, mv.baselined);
+    for (const auto& u : lib.unresolved) count(u.cause, u.baselined);
+    torch_first |= torch_import && shared.size() + own > before;
+  }
+  return shared.size() + own;
+}
+
+// "loading X would fail: N causes": one line per named file whose load fails.
 std::string render_load_headlines(const Report& report, const TextStyle& style) {
   std::string out;
   for (const auto& target : report.libraries) {
     if (target.role != "target") continue;
-    std::set<std::string> shared;
-    size_t own = 0;
-    bool torch_first = false;  // the import of torch it does first fails: that is what the user meets
-    auto count = [&](const std::optional<std::string>& cause, bool baselined) {
-      if (baselined) return;
-      if (cause) {
-        shared.insert(*cause);
-      } else {
-        ++own;
-      }
-    };
-    for (const auto& lib : report.libraries) {
-      bool torch_import = lib.role == "preloaded" && lib.loaded_by == target.path;
-      if (&lib != &target && !(lib.role == "dependency" && lib.loaded_by == target.path) && !torch_import) continue;
-      size_t before = shared.size() + own;
-      for (const auto& n : lib.needed)
-        if (!n.path) count(n.cause, n.baselined);
-      for (const auto& mv : lib.missing_versions) count(mv.cause, mv.baselined);
-      for (const auto& u : lib.unresolved) count(u.cause, u.baselined);
-      torch_first |= torch_import && shared.size() + own > before;
-    }
-    size_t n = shared.size() + own;
+    bool torch_first = false;
+    size_t n = load_causes(report, target, torch_first);
     if (n == 0) continue;
     out += fmt::format("{}{} {} would fail{}: {} cause{}\n", error_prefix(style, false),
                        target.python_extension ? "importing" : "loading", base_of(target.path),
                        torch_first ? ", in the import of torch it does first" : "", n, n == 1 ? "" : "s");
   }
   return out;
+}
+
+// Several named files (a directory, an environment): how many would fail to load, and in which
+// packages, so the answer to "what in my environment would fail now?" is one line.
+std::string render_environment_summary(const Report& report) {
+  size_t named = 0, failing = 0, unowned = 0;
+  std::map<std::string, size_t> packages;  // owner name -> failing files
+  for (const auto& target : report.libraries) {
+    if (target.role != "target") continue;
+    ++named;
+    bool torch_first = false;
+    if (load_causes(report, target, torch_first) == 0) continue;
+    ++failing;
+    if (target.owner) ++packages[target.owner->name];
+    else ++unowned;
+  }
+  if (named < 2) return "";
+  std::string where;
+  for (const auto& [name, n] : packages) where += fmt::format("{}{} ({})", where.empty() ? "" : ", ", name, n);
+  if (unowned) where += fmt::format("{}{} owned by no package", where.empty() ? "" : ", ", unowned);
+  return fmt::format("{} of {} files would fail to load{}\n", failing, named,
+                     failing == 0 ? std::string() : fmt::format(", in {} package{}: {}", packages.size() + (unowned ? 1 : 0),
+                                                                packages.size() + (unowned ? 1 : 0) == 1 ? "" : "s", where));
 }
 
 // One headline per shared cause, then the first few symbols it explains (JSON lists them all).
@@ -216,8 +246,13 @@ std::string render_text(const Report& report, const TextStyle& style) {
   }
   out += render_runtime(report, style);
   if (!style.quiet) {
-    for (const auto& lib : report.libraries)
-      if (lib.owner) out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
+    // Who installed what: for a file checked alone, and otherwise only where something is wrong (an
+    // environment of hundreds of healthy files is not a page of notes).
+    for (const auto& lib : report.libraries) {
+      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
+      if (lib.owner && (report.libraries.size() == 1 || failing))
+        out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
+    }
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
     // The import-context line (render_python) names the interpreter already, with what it resolved to.
     if (!report.interpreter.empty() && !report.python)
@@ -225,6 +260,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
   }
   // When every input failed there is nothing to sum up: "0 undefined symbols ... in 0 libraries"
   // would read as an all-clear beside the errors (which the tool prints on stderr).
+  if (!style.quiet && style.summary) out += render_environment_summary(report);
   if (!style.quiet && style.summary && !(report.libraries.empty() && !report.errors.empty())) {
     size_t u = report.unresolved_count(), m = report.missing_library_count(), v = report.missing_version_count();
     size_t fresh = new_findings(report), total = u + m + v;
