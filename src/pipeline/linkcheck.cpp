@@ -128,8 +128,13 @@ void find_unexported(const loader::Process& p, std::vector<trace::SymbolFinding>
     auto full = elf::read_object(obj.path, elf::ReadOptions{true, false});
     if (!full || full->static_symbols.empty()) continue;
     std::set<std::string_view> local;
+    // Only what the object keeps to itself (local binding, hidden or internal visibility): a global
+    // default definition is exported, and a miss beside it is a matter of scope, not of visibility.
     for (const auto& s : full->static_symbols)
-      if (!s.is_undefined() && s.type != elf::SymbolType::Section && s.type != elf::SymbolType::File) local.insert(s.name);
+      if (!s.is_undefined() && s.type != elf::SymbolType::Section && s.type != elf::SymbolType::File &&
+          (s.binding == elf::Binding::Local || (s.visibility != elf::Visibility::Default &&
+                                                s.visibility != elf::Visibility::Protected)))
+        local.insert(s.name);
     for (auto* f : unknown) {
       UnresolvedSymbol& u = f->symbol;
       if (u.classification == Classification::Hidden || !local.count(f->ref.name)) continue;
