@@ -111,6 +111,17 @@ std::string stub_runtime_header() {
   return MLC_STUB_RUNTIME_HEADER;
 }
 
+std::string output_is_input(const std::string& option, const std::string& output, const std::vector<std::string>& inputs) {
+  struct stat out;
+  if (output.empty() || output == "-" || stat(output.c_str(), &out) != 0) return "";
+  for (const auto& in : inputs) {
+    struct stat st;
+    if (stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      return option + " " + output + ": it is the input " + in + "; refusing to overwrite it with the report";
+  }
+  return "";
+}
+
 bool write_output(const std::string& path, const std::string& text) {
   if (path.empty() || path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -47,6 +47,10 @@ std::string version_text(const std::string& tool);
 // beside the tools (../include), else the source tree's.
 std::string stub_runtime_header();
 
+// The usage error for an output file that is one of the inputs (the same device and inode, whatever
+// the spelling): writing it would replace what is analysed with its report. "" when it is not.
+std::string output_is_input(const std::string& option, const std::string& output, const std::vector<std::string>& inputs);
+
 // Writes to stdout ("" or "-") or atomically to a file.
 bool write_output(const std::string& path, const std::string& text);
 // The same, saying why it could not (the system's error text, e.g. "cannot write: Permission denied").

@@ -121,6 +121,15 @@ int run(int argc, char** argv) {
     return 2;
   }
 
+  for (const auto& [option, path] : {std::pair<std::string, std::string>{"-o", output}, {"--json-report", json_report},
+                                     {"--update-baseline", update_baseline}}) {
+    std::vector<std::string> read = inputs;
+    read.insert(read.end(), context.with.begin(), context.with.end());
+    if (std::string why = mlc::tools::output_is_input(option, path, read); !why.empty()) {
+      std::fprintf(stderr, "musa-linkcheck: %s\nTry 'musa-linkcheck --help' for more information.\n", why.c_str());
+      return 2;
+    }
+  }
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-linkcheck: warning: %s\n", w.c_str());
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once

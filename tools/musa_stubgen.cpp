@@ -70,6 +70,15 @@ int run(int argc, char** argv) {
   if (c10) so.c10 = true;
   if (no_c10) so.c10 = false;
 
+  std::vector<std::string> read = inputs;
+  if (!report_file.empty()) read.push_back(report_file);
+  for (const auto& [option, path] : {std::pair<std::string, std::string>{"--out-cpp", so.out_cpp}, {"--out-header", so.out_header},
+                                     {"--cmake-patch", cmake_patch}}) {
+    if (std::string why = mlc::tools::output_is_input(option, path, read); !why.empty()) {
+      std::fprintf(stderr, "musa-stubgen: %s\nTry 'musa-stubgen --help' for more information.\n", why.c_str());
+      return 2;
+    }
+  }
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   so.relative_to = absolute(".");  // when the build names no source directory
   for (auto& in : inputs) in = absolute(in);

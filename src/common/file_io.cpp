@@ -21,10 +21,13 @@ std::optional<std::string> read_text(const std::string& path) {
   return ss.str();
 }
 
-std::optional<InputError> write_atomic(const std::string& path, const std::string& text) {
+std::optional<InputError> write_atomic(const std::string& path, const std::string& text, Parents parents) {
   std::error_code ec;
   auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (!parent.empty() && parents == Parents::Create) std::filesystem::create_directories(parent, ec);
+  struct stat dir;
+  if (!parent.empty() && stat(parent.c_str(), &dir) != 0 && errno == ENOENT)
+    return InputError{path, "cannot write: its directory " + parent.string() + " does not exist"};
   mode_t mode = 0644;
   struct stat st;
   if (stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;

@@ -11,7 +11,12 @@ namespace mlc {
 
 std::optional<std::string> read_text(const std::string& path);
 
-// Keeps the permissions of a file it replaces; creates missing parent directories.
-std::optional<InputError> write_atomic(const std::string& path, const std::string& text);
+// Whether a missing parent directory is created (a cache of ours) or is an error (a file the user
+// named: a typo in -o must not make a directory tree).
+enum class Parents { MustExist, Create };
+
+// Keeps the permissions of a file it replaces.
+std::optional<InputError> write_atomic(const std::string& path, const std::string& text,
+                                       Parents parents = Parents::MustExist);
 
 }  // namespace mlc

@@ -180,7 +180,7 @@ void write_cache(const std::string& path, const FileResult& r) {
   std::string text = (r.ok ? std::string("ok") : "fail " + r.warning) + "\nfrom " + r.command_from + "\n";
   for (const auto& s : r.defined) text += s + "\n";
   for (const auto& s : r.undefined) text += "U " + s + "\n";  // a symbol name has no blank: "U x" is unambiguous
-  (void)write_atomic(path, text);
+  (void)write_atomic(path, text, Parents::Create);
 }
 
 }  // namespace

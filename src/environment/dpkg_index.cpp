@@ -181,7 +181,7 @@ void write_cache(const std::string& path, const std::string& key, const DpkgInde
   size_t lines = 0;
   for (char c : out) lines += c == '\n';
   out += "end\t" + std::to_string(lines - 2) + "\n";
-  (void)write_atomic(path, out);  // a cache that cannot be written costs the next run time, nothing else
+  (void)write_atomic(path, out, Parents::Create);  // a cache that cannot be written costs the next run time, nothing else
 }
 
 }  // namespace
