@@ -276,6 +276,9 @@ class Emulator {
   // Search path elements of one DT_RPATH/DT_RUNPATH string, DSTs expanded, sysroot applied to the
   // absolute ones that did not come from $ORIGIN (which is already a path on disk).
   std::vector<std::string> search_dirs(const std::string& list, const std::string& origin) const {
+    // dl-load.c decompose_rpath: "Ignore empty rpaths" - a DT_RPATH/DT_RUNPATH that is the empty
+    // string searches nothing, while an empty element inside a longer one is the current directory.
+    if (list.empty()) return {};
     return search_dirs(split_search_path(list), origin);
   }
   // The elements as given, never joined and split again: an empty element is the current directory
