@@ -97,8 +97,20 @@ def generate(rng):
     if rng.random() < 0.3:
         j = rng.randrange(n)
         preloads.append({"lib": j, "global": rng.random() < 0.5})
-    return {"dirs": dirs, "libs": libs, "target": target, "ld_library_path": llp,
-            "cwd": rng.choice(dirs + ["cwd"]), "preloads": preloads}
+    world = {"dirs": dirs, "libs": libs, "target": target, "ld_library_path": llp,
+             "cwd": rng.choice(dirs + ["cwd"]), "preloads": preloads}
+    # A Python world: the target is the extension module of package pkga, whose __init__ may import
+    # package pkgb (its own extension, linking other libraries) first; Python imports each with
+    # RTLD_LOCAL, which the tool is told as --python and --with PKGB_EXT:local.
+    if rng.random() < 0.3:
+        world["preloads"] = []
+        first = None
+        if rng.random() < 0.6:
+            first = {"needs": sorted(rng.sample(range(n), rng.randint(1, n))), "calls": []}
+            for j in first["needs"]:
+                first["calls"] += [f for f in libs[j]["funcs"] if rng.random() < 0.5]
+        world["python"] = {"first": first}
+    return world
 
 
 def gen_path(rng, dirs):
@@ -128,7 +140,10 @@ def c_source(lib, funcs, hidden, weak_defs):
         if f in weak_defs:
             attrs.append("weak")
         a = f"__attribute__(({', '.join(attrs)})) " if attrs else ""
-        lines.append(f"{a}int {f}(void) {{ return {k + 1}; }}")
+        if f.startswith("PyInit_"):  # no module: the import stops with a SystemError after the load
+            lines.append(f"{a}void* {f}(void) {{ return 0; }}")
+        else:
+            lines.append(f"{a}int {f}(void) {{ return {k + 1}; }}")
     body = " + ".join([f"{f}()" for f in lib.get("calls", [])] +
                       [f"({f} ? {f}() : 0)" for f in lib.get("weak_calls", [])] +
                       [f"{f}()" for f in lib.get("extra_calls", [])]) or "0"
@@ -150,11 +165,36 @@ def run(cmd, cwd=None, env=None):
                           errors="replace", timeout=120)
 
 
+def ext_suffix():
+    r = run([PYTHON, "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"])
+    return r.stdout.strip()
+
+
+EXT_SUFFIX = None
+
+
+def module_paths(world, root):
+    """A Python world's module files: the target (pkga's) and the one imported first (pkgb's), or None."""
+    global EXT_SUFFIX
+    if EXT_SUFFIX is None:
+        EXT_SUFFIX = ext_suffix()
+    site = os.path.join(root, "site")
+    return (os.path.join(site, "pkga", "_exta" + EXT_SUFFIX),
+            os.path.join(site, "pkgb", "_extb" + EXT_SUFFIX) if world["python"]["first"] else None)
+
+
+INIT = """try:
+    from . import {module}
+except SystemError:
+    pass  # loaded: its PyInit returns no module, which is not what is compared
+"""
+
+
 def build_world(world, root):
     """Builds every library; returns {lib index: path of the right copy} and the target's path."""
     if os.path.exists(root):
         shutil.rmtree(root)
-    for d in world["dirs"] + ["cwd", "src"]:
+    for d in world["dirs"] + ["cwd", "src", "site/pkga", "site/pkgb"]:
         os.makedirs(os.path.join(root, d), exist_ok=True)
     libs = world["libs"]
     built = {}
@@ -199,7 +239,23 @@ def build_world(world, root):
                         drop_v2=st["drop_v2"], needs=lib["needs"])
     t = world["target"]
     tpath = os.path.join(root, t["dir"], t["name"])
-    compile_lib(t, None, tpath, [], needs=t["needs"])
+    if world.get("python"):
+        tpath, first = module_paths(world, root)
+        t = dict(t, name="_exta.so")
+        compile_lib(t, None, tpath, ["PyInit__exta"], needs=t["needs"])
+        init = INIT.format(module="_exta")
+        if first:
+            # Its libraries' directories in its RUNPATH, so that the import done first mostly works.
+            b = dict(world["python"]["first"], name="_extb.so", path_kind="runpath",
+                     path=["@ROOT@/" + libs[j]["dir"] for j in world["python"]["first"]["needs"]])
+            compile_lib(b, None, first, ["PyInit__extb"], needs=b["needs"])
+            init = "import pkgb\n" + init
+            with open(os.path.join(root, "site", "pkgb", "__init__.py"), "w") as f:
+                f.write(INIT.format(module="_extb"))
+        with open(os.path.join(root, "site", "pkga", "__init__.py"), "w") as f:
+            f.write(init)
+    else:
+        compile_lib(t, None, tpath, [], needs=t["needs"])
     # Stale copies and missing files only after everything linked against the right ones.
     for i, lib in enumerate(libs):
         st = lib.get("stale")
@@ -245,11 +301,37 @@ print(json.dumps(out))
 """
 
 
+IMPORT = r"""
+import json, sys
+import os
+out = {"stage": "preload", "ok": True, "err": "", "maps": []}
+try:
+    if os.path.exists(os.path.join(sys.path[0] if sys.path[0] else ".", "pkgb")) or any(
+            os.path.isdir(os.path.join(p, "pkgb")) for p in sys.path if p):
+        import pkgb  # what the tool is told was loaded before (--with ...:local), on its own first
+    out["stage"] = "target"
+    import pkga
+except ImportError as e:
+    out["ok"] = False
+    out["err"] = str(e)
+with open("/proc/self/maps") as f:
+    for line in f:
+        parts = line.split(None, 5)
+        if len(parts) == 6:
+            out["maps"].append(parts[5].strip())
+print(json.dumps(out))
+"""
+
+
 def real_verdict(world, root, built, tpath):
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = llp_value(world, root)
-    pre = [[built[p["lib"]], p["global"]] for p in world["preloads"]]
-    r = run([PYTHON, "-c", REAL, tpath, json.dumps(pre)], cwd=os.path.join(root, world["cwd"]), env=env)
+    if world.get("python"):
+        env["PYTHONPATH"] = os.path.join(root, "site")
+        r = run([PYTHON, "-c", IMPORT], cwd=os.path.join(root, world["cwd"]), env=env)
+    else:
+        pre = [[built[p["lib"]], p["global"]] for p in world["preloads"]]
+        r = run([PYTHON, "-c", REAL, tpath, json.dumps(pre)], cwd=os.path.join(root, world["cwd"]), env=env)
     if r.returncode != 0:
         raise RuntimeError("the real-loader probe failed: " + r.stderr)
     v = json.loads(r.stdout)
@@ -263,6 +345,12 @@ def tool_verdict(world, root, built, tpath, linkcheck, closure=False):
     cmd = [linkcheck, "--format", "json", "--no-cache", "--cuda-home", ""]
     for p in world["preloads"]:
         cmd += ["--with", built[p["lib"]] + ("" if p["global"] else ":local")]
+    if world.get("python"):
+        env["PYTHONPATH"] = os.path.join(root, "site")
+        cmd.append("--python=" + PYTHON)
+        first = module_paths(world, root)[1]
+        if first:
+            cmd += ["--with", first + ":local"]
     if closure:
         cmd.append("--closure")
     cmd.append(tpath)
@@ -333,6 +421,12 @@ def candidates(world):
     for key in ("weak_calls", "extra_calls", "calls", "path"):
         for k in range(len(w["target"][key])):
             c = copy.deepcopy(w); del c["target"][key][k]; yield c
+    if w.get("python") and w["python"]["first"]:
+        c = copy.deepcopy(w); c["python"]["first"] = None; yield c
+        for k in range(len(w["python"]["first"]["calls"])):
+            c = copy.deepcopy(w); del c["python"]["first"]["calls"][k]; yield c
+    if w.get("python"):
+        c = copy.deepcopy(w); del c["python"]; yield c
     if w["target"]["path_kind"] != "none":
         c = copy.deepcopy(w); c["target"]["path_kind"] = "none"; yield c
     for i, lib in enumerate(w["libs"]):
