@@ -106,6 +106,10 @@ int run(int argc, char** argv) {
         return kinds > 1 ? "give at most one of any, new, none" : "";
       });
   app.add_flag("-q,--quiet", quiet, "only the error lines");
+  bool runtime_listed = false;
+  app.add_flag("--runtime", runtime_listed,
+               "list every name looked up at run time (dlopen/dlsym literals) that is not found; by default a "
+               "missing GPU driver gets one warning and the optional rest one note line (JSON always lists all)");
   std::string symbol;
   CLI::App* explain = app.add_subcommand("explain", "trace one symbol (mangled or demangled); FILEs are optional");
   explain->add_option("SYMBOL", symbol, "the symbol")->required();
@@ -207,7 +211,8 @@ int run(int argc, char** argv) {
     text = (quiet ? "" : explained) + mlc::render_text(report, {.color = use_color,
                                                                 .quiet = quiet,
                                                                 .load_headlines = !*explain,
-                                                                .summary = !*explain});
+                                                                .summary = !*explain,
+                                                                .runtime = runtime_listed});
   }
   if (!json_report.empty()) {
     if (auto e = mlc::tools::write_report(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {

@@ -43,6 +43,7 @@ constexpr OptionDoc kOptionDocs[] = {
     {"--json-report", kOutput, "FILE"},
     {"--color", kOutput, "WHEN"},
     {"--quiet", kOutput, ""},
+    {"--runtime", kOutput, ""},
     {"--baseline", kCi, "FILE"},
     {"--update-baseline", kCi, "FILE"},
     {"--fail-on", kCi, "WHICH"},

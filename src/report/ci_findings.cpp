@@ -103,7 +103,8 @@ std::vector<LookupFinding> runtime_findings(const Report& report) {
     Report sub;
     sub.runtime_lookups.push_back(r);
     sub.runtime_lookups_fatal = report.runtime_lookups_fatal;
-    std::string text = render_text(sub, TextStyle{.color = false, .quiet = false, .load_headlines = false});
+    std::string text =
+        render_text(sub, TextStyle{.color = false, .quiet = false, .load_headlines = false, .summary = true, .runtime = true});
     LookupFinding f{.lookup = &r, .title = "", .details = {}, .fatal = report.runtime_lookups_fatal};
     size_t pos = 0;
     while (pos < text.size()) {

@@ -14,6 +14,9 @@ struct TextStyle {
   bool quiet = false;  // only the error lines, no ">>>" details and no summary
   bool load_headlines = true;  // "loading X would fail: N causes" before the findings of each input
   bool summary = true;  // the closing count line (explain has no library count to give)
+  // Every run-time look-up on its own lines (--runtime); by default one warning per missing GPU
+  // driver and one note line counting the optional rest.
+  bool runtime = false;
 };
 
 std::string render_text(const Report& report, const TextStyle& style);

@@ -82,7 +82,8 @@ void add_environment(const Report& report, json& doc) {
     lookups.push_back({{"library", r.library}, {"kind", r.kind}, {"name", r.name}, {"provider", opt(r.provider)},
                        {"provider_name", r.provider_name.empty() ? json(nullptr) : json(r.provider_name)},
                        {"searched", r.searched}, {"classification", "runtime-lookup"},
-                       {"severity", report.runtime_lookups_fatal ? "error" : "warning"}});
+                       {"severity", report.runtime_lookups_fatal ? "error" : "warning"},
+                       {"driver", r.driver}, {"optional", !r.driver}});
   }
   doc["runtime_lookups"] = lookups;
   if (!report.python) {

@@ -170,7 +170,7 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
   std::string out;
   if (style.quiet && !report.runtime_lookups_fatal) return out;  // -q: only the error lines
   std::string prefix = report.runtime_lookups_fatal ? error_prefix(style, false) : "warning: ";
-  for (const auto& r : report.runtime_lookups) {
+  auto listed = [&](const RuntimeLookup& r) {
     if (r.kind == "dlopen") {
       out += fmt::format("{}runtime-lookup: dlopen(\"{}\") in {}: library not found\n", prefix, r.name, r.library);
       if (!style.quiet)
@@ -179,7 +179,36 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
       out += fmt::format("{}runtime-lookup: dlsym(\"{}\") in {}: {} ({}) does not export it\n", prefix, r.name, r.library,
                          r.provider_name, r.provider.value_or("?"));
     }
+  };
+  if (style.runtime || report.runtime_lookups_fatal) {
+    for (const auto& r : report.runtime_lookups) listed(r);
+    return out;
   }
+  // By default: the GPU driver, once per name with the libraries that look it up, then a count.
+  std::map<std::string, std::vector<std::string>> drivers;
+  std::set<std::string> optional_libraries, optional_names;
+  for (const auto& r : report.runtime_lookups) {
+    if (r.driver && r.kind == "dlopen") {
+      drivers[r.name].push_back(base_of(r.library));
+    } else {
+      optional_names.insert(r.name);
+      if (r.kind == "dlopen") optional_libraries.insert(r.name);
+    }
+  }
+  for (const auto& [name, users] : drivers) {
+    std::string who;
+    for (size_t i = 0; i < users.size() && i < 3; ++i) who += (i ? ", " : "") + users[i];
+    if (users.size() > 3) who += fmt::format(" and {} more", users.size() - 3);
+    out += fmt::format("warning: runtime-lookup: the GPU driver {} is not installed here: {} load{} it at run time "
+                       "and fail{} when first used (install the driver, or check on a machine that has it)\n",
+                       name, who, users.size() == 1 ? "s" : "", users.size() == 1 ? "s" : "");
+  }
+  if (!optional_names.empty())
+    out += fmt::format("note: {} name{} looked up at run time (dlopen/dlsym) not found here, optional: {} librar{} not "
+                       "installed, {} entry point{} (--runtime lists them)\n",
+                       optional_names.size(), optional_names.size() == 1 ? " is" : "s are", optional_libraries.size(),
+                       optional_libraries.size() == 1 ? "y" : "ies", optional_names.size() - optional_libraries.size(),
+                       optional_names.size() - optional_libraries.size() == 1 ? "" : "s");
   return out;
 }
 

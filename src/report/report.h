@@ -204,6 +204,9 @@ struct RuntimeLookup {
   std::optional<std::string> provider;  // for dlsym: the library dlopen would load
   std::string provider_name;            // for dlsym: its soname as the literal spells it
   std::vector<std::string> searched;    // for dlopen: every path considered
+  // A GPU driver (libcuda.so.1, libmusa.so.*, libamdhip64.so.*): the run-time look-up that decides
+  // whether the stack works at all. Every other look-up is optional (a plugin, a vendor extension).
+  bool driver = false;
 };
 
 // The Python environment a run checked against (--python): the interpreter and the torch it imports.

@@ -109,6 +109,26 @@ Found search(const loader::Process& p, int caller, const std::string& name, cons
   return f;
 }
 
+// The GPU drivers a stack dlopens (CUDA's, MUSA's, ROCm's): without them nothing runs, so their
+// absence is the one run-time look-up worth a warning of its own.
+bool is_gpu_driver(const std::string& soname) {
+  for (std::string_view stem : {"libcuda.so", "libmusa.so", "libamdhip64.so"})
+    if (soname.rfind(stem, 0) == 0) return true;
+  return false;
+}
+
+// The API prefixes of the names an object itself exports (hip for hipMalloc): string literals of its
+// own API in its .rodata are its error-name and enum tables, not names it looks up elsewhere.
+std::set<std::string> own_prefixes(const elf::ElfObject& o) {
+  std::set<std::string> out;
+  for (size_t i = 1; i < o.dynamic_symbol_count(); ++i) {
+    auto s = o.dynamic_symbol(static_cast<uint32_t>(i));
+    if (s.is_undefined() || s.binding == elf::Binding::Local) continue;
+    if (auto prefix = api_prefix(std::string(o.name_of(s))); !prefix.empty()) out.insert(prefix);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_soname_literal(const std::string& s) {
@@ -181,7 +201,7 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
       Found f = search(p, index, s, env, *cache);
       if (f.path.empty()) {
         out.push_back({.library = obj.path, .kind = "dlopen", .name = s, .provider = std::nullopt, .provider_name = "",
-                       .searched = f.searched});
+                       .searched = f.searched, .driver = is_gpu_driver(s)});
         continue;
       }
       auto lib = elf::read_object(f.path, elf::ReadOptions{.relocations = false, .lookup_only = true});
@@ -200,7 +220,9 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
     std::set<std::string> names;
     for (const auto& s : identifiers.value())
       if (auto prefix = api_prefix(s); !prefix.empty() && names.insert(s).second) by_prefix[prefix].push_back(s);
+    const std::set<std::string> own = own_prefixes(obj.elf);
     for (const auto& [prefix, entries] : by_prefix) {
+      if (own.count(prefix)) continue;  // its own API's names (hipSuccess in libamdhip64's error table)
       const std::pair<std::string, elf::ElfObject>* owner = nullptr;
       for (const auto& lib : opened) {
         for (const auto& e : entries)
@@ -213,7 +235,7 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
         for (const auto& lib : opened) anywhere |= exports(lib.second, e);
         if (!anywhere)
           out.push_back({.library = obj.path, .kind = "dlsym", .name = e, .provider = owner->second.path,
-                         .provider_name = owner->first, .searched = {}});
+                         .provider_name = owner->first, .searched = {}, .driver = false});
       }
     }
   }

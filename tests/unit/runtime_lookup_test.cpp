@@ -4,6 +4,8 @@
 // oracle for each; the tool itself only reads the files.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "elf/elf_object.h"
@@ -86,13 +88,20 @@ TEST(RuntimeLookup, large_rodata_is_scanned_in_ranges_with_every_literal_found_o
 
 TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request) {
   ASSERT_EQ(loader_oracle(""), "absent\n") << "the real loader must not find the driver either";
-  auto r = run("env -u LD_LIBRARY_PATH " + kBin + " " + quote(kApi));
+  // By default a library that is not a GPU driver (libmusa_drv is the fixture's stand-in) is counted
+  // on one note line; --runtime lists it with its search.
+  auto quiet = run("env -u LD_LIBRARY_PATH " + kBin + " " + quote(kApi));
+  EXPECT_EQ(quiet.status, 0) << quiet.out << quiet.err;
+  EXPECT_EQ(quiet.out, "note: 1 name is looked up at run time (dlopen/dlsym) not found here, optional: 1 library not "
+                       "installed, 0 entry points (--runtime lists them)\n"
+                       "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  auto r = run("env -u LD_LIBRARY_PATH " + kBin + " --runtime " + quote(kApi));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("warning: runtime-lookup: dlopen(\"libmusa_drv.so.4\") in " + kApi + ": library not found\n"
                        ">>> searched /lib/x86_64-linux-gnu/libmusa_drv.so.4\n"),
             std::string::npos)
       << r.out;
-  EXPECT_EQ(r.out.find("dlsym"), std::string::npos) << "no entry point is checked without the library";
+  EXPECT_EQ(r.out.find("dlsym(\""), std::string::npos) << "no entry point is checked without the library";
   EXPECT_NE(r.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"), std::string::npos);
 
   auto fatal = run("env -u LD_LIBRARY_PATH " + kBin + " --fail-on runtime " + quote(kApi));
@@ -182,7 +191,7 @@ TEST(RuntimeLookup, ci_formats_carry_the_lookup_as_a_warning_and_fatal_on_reques
 TEST(RuntimeLookup, entry_point_the_found_driver_lacks_is_named_with_the_driver) {
   std::string partial = kDir + "/partial";
   ASSERT_EQ(loader_oracle(partial), "1 0\n") << "the real loader finds muInit, not muMissingEntry";
-  std::string args = " --library-path " + quote(partial) + " " + quote(kApi);
+  std::string args = " --runtime --library-path " + quote(partial) + " " + quote(kApi);
   auto r = run("env -u LD_LIBRARY_PATH " + kBin + args);
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("warning: runtime-lookup: dlsym(\"muMissingEntry\") in " + kApi + ": libmusa_drv.so.4 (" + partial +
@@ -202,6 +211,35 @@ TEST(RuntimeLookup, entry_point_the_found_driver_lacks_is_named_with_the_driver)
   EXPECT_EQ(doc["runtime_lookups"][0]["kind"], "dlsym");
   EXPECT_EQ(doc["runtime_lookups"][0]["provider"], partial + "/libmusa_drv.so.4");
   EXPECT_EQ(doc["runtime_lookups"][0]["provider_name"], "libmusa_drv.so.4");
+}
+
+// CUDA 13's libcublas, as installed on every machine here: its load and libcublasLt's dlopen
+// libcuda.so.1, the driver, which a machine without a GPU lacks (the real loader's answer is asked).
+// That is one warning, naming both; the optional rest is one note, never a page of lines.
+TEST(RuntimeLookup, cuda_libcublas_without_the_driver_is_one_warning) {
+  const std::string lib = "/usr/local/cuda/lib/libcublas.so.13";
+  if (!std::filesystem::exists(lib)) MLC_SKIP() << lib << " is absent (CUDA 13 at /usr/local/cuda)";
+  auto driver = run("/usr/bin/python3 -c 'import ctypes; ctypes.CDLL(\"libcuda.so.1\")'");
+  if (driver.status == 0) MLC_SKIP() << "this machine has libcuda.so.1: nothing to warn about";
+  auto r = run("env -u LD_LIBRARY_PATH " + kBin + " --no-cache " + quote(lib));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  std::vector<std::string> warnings;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("warning: ", 0) == 0) warnings.push_back(line);
+  EXPECT_EQ(warnings, (std::vector<std::string>{
+                          "warning: runtime-lookup: the GPU driver libcuda.so.1 is not installed here: libcublas.so.13, "
+                          "libcublasLt.so.13 load it at run time and fail when first used (install the driver, or check "
+                          "on a machine that has it)"}))
+      << r.out;
+  // JSON keeps every look-up, the driver's marked as such and the rest optional.
+  auto doc = nlohmann::json::parse(run("env -u LD_LIBRARY_PATH " + kBin + " --no-cache --format json " + quote(lib)).out);
+  size_t drivers = 0;
+  for (const auto& l : doc["runtime_lookups"]) {
+    EXPECT_EQ(l["optional"], !l["driver"].get<bool>()) << l.dump();
+    drivers += l["driver"].get<bool>();
+  }
+  EXPECT_EQ(drivers, 2u) << doc["runtime_lookups"].dump();
 }
 
 TEST(RuntimeLookup, complete_driver_is_clean) {
