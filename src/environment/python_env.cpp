@@ -149,7 +149,7 @@ std::optional<TorchInstall> find_torch(const PythonEnv& env) {
   auto it = env.packages.find("torch");
   if (it == env.packages.end()) return std::nullopt;
   std::string dir = it->second.locations.empty() ? parent_of(it->second.origin) : it->second.locations.front();
-  TorchInstall t{.dir = dir, .extension = "", .version = ""};
+  TorchInstall t{.dir = dir, .extension = "", .version = "", .global_deps = true, .extension_global = false};
   // `import torch` runs `from torch._C import *` before anything else needs its libraries.
   for (const auto& name : list_dir(dir)) {
     if (name.rfind("_C.", 0) == 0 && name.ends_with(".so") && is_file(dir + "/" + name)) {
@@ -158,6 +158,17 @@ std::optional<TorchInstall> find_torch(const PythonEnv& env) {
     }
   }
   if (t.extension.empty()) return std::nullopt;
+  // The flags are plain assignments (`USE_GLOBAL_DEPS = True`); read as text, nothing runs.
+  if (auto text = read_text(dir + "/_utils_internal.py")) {
+    for (const auto& line : lines_of(*text)) {
+      std::string compact;
+      for (char c : line)
+        if (c != ' ' && c != '\t') compact += c;
+      if (compact.rfind("USE_GLOBAL_DEPS=", 0) == 0) t.global_deps = compact != "USE_GLOBAL_DEPS=False";
+      if (compact.rfind("USE_RTLD_GLOBAL_WITH_LIBTORCH=", 0) == 0)
+        t.extension_global = compact == "USE_RTLD_GLOBAL_WITH_LIBTORCH=True";
+    }
+  }
   if (auto text = read_text(dir + "/version.py")) t.version = version_from_text(*text);
   if (t.version.empty()) t.version = version_from_metadata(parent_of(dir), "torch");
   return t;

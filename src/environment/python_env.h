@@ -45,6 +45,11 @@ struct TorchInstall {
   std::string dir;        // .../site-packages/torch
   std::string extension;  // .../torch/_C.cpython-311-x86_64-linux-gnu.so
   std::string version;    // torch/version.py's __version__, else the dist-info METADATA's Version
+  // torch/_utils_internal.py's flags, which torch/__init__.py obeys: USE_GLOBAL_DEPS (load
+  // lib/libtorch_global_deps.so with RTLD_GLOBAL first; True unless set False) and
+  // USE_RTLD_GLOBAL_WITH_LIBTORCH (import _C itself with RTLD_GLOBAL; False unless set True).
+  bool global_deps = true;
+  bool extension_global = false;
 };
 std::optional<TorchInstall> find_torch(const PythonEnv& env);
 

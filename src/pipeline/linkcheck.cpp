@@ -214,8 +214,11 @@ loader::LoaderEnv import_env(const loader::LoaderEnv& env, const environment::To
   loader::LoaderEnv out = env;
   auto at = out.with.begin() + (out.with.empty() ? 0 : 1);
   at = out.with.insert(at, torch.extension);
-  out.with_local.push_back(torch.extension);
-  if (std::string deps = torch.dir + "/lib/libtorch_global_deps.so"; access(deps.c_str(), F_OK) == 0) out.with.insert(at, deps);
+  // torch/__init__.py: RTLD_LOCAL (Python's flags) unless _utils_internal.py sets USE_RTLD_GLOBAL_WITH_LIBTORCH;
+  // libtorch_global_deps only if USE_GLOBAL_DEPS.
+  if (!torch.extension_global) out.with_local.push_back(torch.extension);
+  if (std::string deps = torch.dir + "/lib/libtorch_global_deps.so"; torch.global_deps && access(deps.c_str(), F_OK) == 0)
+    out.with.insert(at, deps);
   return out;
 }
 

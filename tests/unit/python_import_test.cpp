@@ -280,6 +280,60 @@ TEST_F(PythonImport, debian_torchvision_against_a_copied_torch_with_a_broken_lib
     EXPECT_NE(defined.find(" " + u["symbol"].get<std::string>() + "\n"), std::string::npos) << u["symbol"];
 }
 
+// Issue 24 item 2: torch/__init__.py imports _C with Python's RTLD_LOCAL unless torch/_utils_internal.py
+// sets USE_RTLD_GLOBAL_WITH_LIBTORCH = True; then _C and its libraries are in the global scope, and an
+// extension that calls libtorch_cpu without linking it imports. A torch built both ways (its
+// __init__.py does what torch's does), checked against a real import in a fresh /usr/bin/python3.
+TEST_F(PythonImport, torch_imported_rtld_global_lends_its_libraries_to_later_extensions) {
+  if (!fs::exists("/usr/include/python3.11/Python.h")) GTEST_SKIP() << "python3-dev is not installed";
+  auto cc = [](const std::string& out, const std::string& source, const std::string& args) {
+    fs::create_directories(fs::path(out).parent_path());
+    write_file(out + ".c", source);
+    auto r = run("cc -shared -fPIC -O1 -I/usr/include/python3.11 -o " + quote(out) + " " + quote(out + ".c") + " " + args);
+    fs::remove(out + ".c");
+    return r.status == 0;
+  };
+  for (const bool global : {false, true}) {
+    SCOPED_TRACE(global ? "USE_RTLD_GLOBAL_WITH_LIBTORCH = True" : "USE_RTLD_GLOBAL_WITH_LIBTORCH = False");
+    std::string site = test::scratch_dir(global ? "pyimport-rtld-global" : "pyimport-rtld-local") + "/site";
+    ASSERT_TRUE(cc(site + "/torch/lib/libtorch_cpu.so",
+                   "void* gc(void) __asm__(\"_ZN2at13globalContextEv\");\nvoid* gc(void) { return 0; }\n",
+                   "-Wl,-soname,libtorch_cpu.so"));
+    ASSERT_TRUE(cc(site + "/torch/_C.so",
+                   "#include <Python.h>\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"_C\", 0, -1, 0};\n"
+                   "PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&def); }\n",
+                   "-Wl,--no-as-needed,--enable-new-dtags,-rpath,'$ORIGIN/lib' " + quote(site + "/torch/lib/libtorch_cpu.so")));
+    write_file(site + "/torch/_utils_internal.py", std::string("USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = ") +
+                                                       (global ? "True" : "False") + "\n");
+    write_file(site + "/torch/__init__.py",
+               "import os, sys\nfrom torch._utils_internal import USE_RTLD_GLOBAL_WITH_LIBTORCH\n"
+               "if USE_RTLD_GLOBAL_WITH_LIBTORCH:\n    old = sys.getdlopenflags()\n"
+               "    sys.setdlopenflags(os.RTLD_GLOBAL | os.RTLD_LAZY)\n    from torch._C import *\n"
+               "    sys.setdlopenflags(old)\nelse:\n    from torch._C import *\n");
+    // The extension links nothing of torch, yet calls at::globalContext().
+    std::string ext = site + "/rtldext/_ext.so";
+    ASSERT_TRUE(cc(ext,
+                   "#include <Python.h>\nvoid* gc(void) __asm__(\"_ZN2at13globalContextEv\");\n"
+                   "void* (*volatile keep)(void) = gc;\n"
+                   "static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"_ext\", 0, -1, 0};\n"
+                   "PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&def); }\n",
+                   ""));
+    write_file(site + "/rtldext/__init__.py", "import torch\nfrom rtldext import _ext\n");
+    auto real = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kPython + " -c " +
+                    quote("import rtldext\nprint('ok')"));
+    if (global) {
+      EXPECT_EQ(real.out, "ok\n") << real.err;
+    } else {
+      EXPECT_NE(real.err.find("ImportError: " + ext + ": undefined symbol: _ZN2at13globalContextEv"), std::string::npos)
+          << real.err;
+    }
+    auto r = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " -q --python=" + kPython + " " +
+                 quote(ext));
+    EXPECT_EQ(r.status, global ? 0 : 1) << r.out << r.err;
+    EXPECT_EQ(r.out, global ? "" : "error: importing _ext.so would fail: 1 cause\nerror: undefined symbol: at::globalContext()\n");
+  }
+}
+
 // Item 6: dpkg's database, with dpkg-query as the oracle; conda-meta and an SDK's version file.
 TEST(Ownership, debian_libtorch_cpu_is_owned_by_libtorch1_13) {
   std::string lib = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
