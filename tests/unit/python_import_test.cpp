@@ -334,6 +334,56 @@ TEST_F(PythonImport, torch_imported_rtld_global_lends_its_libraries_to_later_ext
   }
 }
 
+// Issue 24 item 3: `import torch` loads lib/libtorch_global_deps.so (RTLD_GLOBAL) before _C; when
+// that load fails (a library it needs is nowhere), `import torch` fails, and with it the import of
+// every extension whose package imports torch. Checked against a real import in /usr/bin/python3.
+TEST_F(PythonImport, a_failing_libtorch_global_deps_fails_the_import_of_torch_first) {
+  if (!fs::exists("/usr/include/python3.11/Python.h")) GTEST_SKIP() << "python3-dev is not installed";
+  std::string root = test::scratch_dir("pyimport-global-deps"), site = root + "/site";
+  auto cc = [](const std::string& out, const std::string& source, const std::string& args) {
+    fs::create_directories(fs::path(out).parent_path());
+    write_file(out + ".c", source);
+    auto r = run("cc -shared -fPIC -O1 -I/usr/include/python3.11 -o " + quote(out) + " " + quote(out + ".c") + " " + args);
+    fs::remove(out + ".c");
+    return r.status == 0;
+  };
+  const std::string module = "#include <Python.h>\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"NAME\", 0, -1, 0};\n"
+                             "PyMODINIT_FUNC PyInit_NAME(void) { return PyModule_Create(&def); }\n";
+  auto named = [&](const std::string& name) {
+    std::string m = module;
+    for (size_t at; (at = m.find("NAME")) != std::string::npos;) m.replace(at, 4, name);
+    return m;
+  };
+  // libtorch_global_deps.so needs libgompx.so.1, which is then removed.
+  ASSERT_TRUE(cc(root + "/gone/libgompx.so.1", "int gompx(void) { return 1; }\n", "-Wl,-soname,libgompx.so.1"));
+  ASSERT_TRUE(cc(site + "/torch/lib/libtorch_global_deps.so", "int deps(void) { return 0; }\n",
+                 "-Wl,--no-as-needed " + quote(root + "/gone/libgompx.so.1")));
+  fs::remove(root + "/gone/libgompx.so.1");
+  ASSERT_TRUE(cc(site + "/torch/_C.so", named("_C"), ""));
+  write_file(site + "/torch/_utils_internal.py", "USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n");
+  write_file(site + "/torch/__init__.py",
+             "import ctypes, os\nfrom torch._utils_internal import USE_GLOBAL_DEPS\nif USE_GLOBAL_DEPS:\n"
+             "    ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'lib', 'libtorch_global_deps.so'),\n"
+             "                mode=ctypes.RTLD_GLOBAL)\nfrom torch._C import *\n");
+  std::string ext = site + "/depsext/_ext.so";
+  ASSERT_TRUE(cc(ext, named("_ext"), ""));
+  write_file(site + "/depsext/__init__.py", "import torch\nfrom depsext import _ext\n");
+  auto real = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kPython + " -c " + quote("import depsext"));
+  EXPECT_NE(real.err.find("OSError: libgompx.so.1: cannot open shared object file"), std::string::npos) << real.err;
+  auto r = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " --python=" + kPython + " " + quote(ext));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1),
+            "error: importing _ext.so would fail, in the import of torch it does first: 1 cause\n") << r.out;
+  EXPECT_NE(r.out.find("error: library not found: libgompx.so.1 (needed by libtorch_global_deps.so)"), std::string::npos)
+      << r.out;
+  // With USE_GLOBAL_DEPS = False torch never loads it: the import works, and the tool agrees.
+  write_file(site + "/torch/_utils_internal.py", "USE_GLOBAL_DEPS = False\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n");
+  EXPECT_EQ(run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kPython + " -c " +
+                quote("import depsext\nprint('ok')")).out, "ok\n");
+  auto off = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " -q --python=" + kPython + " " + quote(ext));
+  EXPECT_EQ(off.status, 0) << off.out << off.err;
+}
+
 // Item 6: dpkg's database, with dpkg-query as the oracle; conda-meta and an SDK's version file.
 TEST(Ownership, debian_libtorch_cpu_is_owned_by_libtorch1_13) {
   std::string lib = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
