@@ -26,6 +26,9 @@ struct PythonEnv {
   std::string prefix;       // sys.prefix
   std::vector<std::string> site_dirs;  // site-packages / dist-packages directories on sys.path
   std::map<std::string, PythonPackage> packages;  // the packages asked about that the interpreter finds
+  // TORCH_USE_RTLD_GLOBAL set (non-empty) in the interpreter's environment: torch/__init__.py then
+  // imports _C with RTLD_GLOBAL, as USE_RTLD_GLOBAL_WITH_LIBTORCH = True does.
+  bool torch_use_rtld_global = false;
 };
 
 // The packages whose shared libraries an extension may rely on being loaded by an earlier import.

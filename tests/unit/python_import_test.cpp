@@ -293,9 +293,13 @@ TEST_F(PythonImport, torch_imported_rtld_global_lends_its_libraries_to_later_ext
     fs::remove(out + ".c");
     return r.status == 0;
   };
-  for (const bool global : {false, true}) {
-    SCOPED_TRACE(global ? "USE_RTLD_GLOBAL_WITH_LIBTORCH = True" : "USE_RTLD_GLOBAL_WITH_LIBTORCH = False");
-    std::string site = test::scratch_dir(global ? "pyimport-rtld-global" : "pyimport-rtld-local") + "/site";
+  // (flag in _utils_internal.py, TORCH_USE_RTLD_GLOBAL in the environment): either makes _C global.
+  for (const auto& [flag, variable] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
+    const bool global = flag || variable;
+    SCOPED_TRACE(std::string(flag ? "USE_RTLD_GLOBAL_WITH_LIBTORCH = True" : "USE_RTLD_GLOBAL_WITH_LIBTORCH = False") +
+                 (variable ? ", TORCH_USE_RTLD_GLOBAL=1" : ""));
+    const std::string env = std::string("env -u LD_LIBRARY_PATH ") + (variable ? "TORCH_USE_RTLD_GLOBAL=1 " : "-u TORCH_USE_RTLD_GLOBAL ");
+    std::string site = test::scratch_dir(std::string("pyimport-rtld-") + (flag ? "flag" : variable ? "variable" : "local")) + "/site";
     ASSERT_TRUE(cc(site + "/torch/lib/libtorch_cpu.so",
                    "void* gc(void) __asm__(\"_ZN2at13globalContextEv\");\nvoid* gc(void) { return 0; }\n",
                    "-Wl,-soname,libtorch_cpu.so"));
@@ -304,10 +308,10 @@ TEST_F(PythonImport, torch_imported_rtld_global_lends_its_libraries_to_later_ext
                    "PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&def); }\n",
                    "-Wl,--no-as-needed,--enable-new-dtags,-rpath,'$ORIGIN/lib' " + quote(site + "/torch/lib/libtorch_cpu.so")));
     write_file(site + "/torch/_utils_internal.py", std::string("USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = ") +
-                                                       (global ? "True" : "False") + "\n");
+                                                       (flag ? "True" : "False") + "\n");
     write_file(site + "/torch/__init__.py",
                "import os, sys\nfrom torch._utils_internal import USE_RTLD_GLOBAL_WITH_LIBTORCH\n"
-               "if USE_RTLD_GLOBAL_WITH_LIBTORCH:\n    old = sys.getdlopenflags()\n"
+               "if USE_RTLD_GLOBAL_WITH_LIBTORCH or os.getenv('TORCH_USE_RTLD_GLOBAL'):\n    old = sys.getdlopenflags()\n"
                "    sys.setdlopenflags(os.RTLD_GLOBAL | os.RTLD_LAZY)\n    from torch._C import *\n"
                "    sys.setdlopenflags(old)\nelse:\n    from torch._C import *\n");
     // The extension links nothing of torch, yet calls at::globalContext().
@@ -319,16 +323,14 @@ TEST_F(PythonImport, torch_imported_rtld_global_lends_its_libraries_to_later_ext
                    "PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&def); }\n",
                    ""));
     write_file(site + "/rtldext/__init__.py", "import torch\nfrom rtldext import _ext\n");
-    auto real = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kPython + " -c " +
-                    quote("import rtldext\nprint('ok')"));
+    auto real = run(env + "PYTHONPATH=" + quote(site) + " " + kPython + " -c " + quote("import rtldext\nprint('ok')"));
     if (global) {
       EXPECT_EQ(real.out, "ok\n") << real.err;
     } else {
       EXPECT_NE(real.err.find("ImportError: " + ext + ": undefined symbol: _ZN2at13globalContextEv"), std::string::npos)
           << real.err;
     }
-    auto r = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " -q --python=" + kPython + " " +
-                 quote(ext));
+    auto r = run(env + "PYTHONPATH=" + quote(site) + " " + kBin + " -q --python=" + kPython + " " + quote(ext));
     EXPECT_EQ(r.status, global ? 0 : 1) << r.out << r.err;
     EXPECT_EQ(r.out, global ? "" : "error: importing _ext.so would fail: 1 cause\nerror: undefined symbol: at::globalContext()\n");
   }
