@@ -91,8 +91,9 @@ const std::vector<std::string>& context_packages() {
 std::string query_program(const std::vector<std::string>& packages) {
   std::string list;
   for (const auto& p : packages) list += (list.empty() ? "'" : ", '") + p + "'";
-  return "import importlib.util, json, sys\n"
+  return "import importlib.util, json, os, sys\n"
          "out = {'executable': sys.executable, 'version': '%d.%d.%d' % sys.version_info[:3], 'prefix': sys.prefix,\n"
+         "       'torch_use_rtld_global': bool(os.getenv('TORCH_USE_RTLD_GLOBAL')),\n"
          "       'site': [p for p in sys.path if p.endswith(('site-packages', 'dist-packages'))], 'packages': {}}\n"
          "for name in [" + list + "]:\n"
          "    try:\n"
@@ -113,6 +114,8 @@ Result<PythonEnv> parse_answer(const std::string& interpreter, const std::string
   env.executable = doc["executable"].get<std::string>();
   if (doc.contains("version") && doc["version"].is_string()) env.version = doc["version"].get<std::string>();
   if (doc.contains("prefix") && doc["prefix"].is_string()) env.prefix = doc["prefix"].get<std::string>();
+  if (doc.contains("torch_use_rtld_global") && doc["torch_use_rtld_global"].is_boolean())
+    env.torch_use_rtld_global = doc["torch_use_rtld_global"].get<bool>();
   if (doc.contains("site") && doc["site"].is_array())
     for (const auto& s : doc["site"])
       if (s.is_string()) env.site_dirs.push_back(s.get<std::string>());
@@ -149,7 +152,7 @@ std::optional<TorchInstall> find_torch(const PythonEnv& env) {
   auto it = env.packages.find("torch");
   if (it == env.packages.end()) return std::nullopt;
   std::string dir = it->second.locations.empty() ? parent_of(it->second.origin) : it->second.locations.front();
-  TorchInstall t{.dir = dir, .extension = "", .version = ""};
+  TorchInstall t{.dir = dir, .extension = "", .version = "", .global_deps = true, .extension_global = false};
   // `import torch` runs `from torch._C import *` before anything else needs its libraries.
   for (const auto& name : list_dir(dir)) {
     if (name.rfind("_C.", 0) == 0 && name.ends_with(".so") && is_file(dir + "/" + name)) {
@@ -158,6 +161,18 @@ std::optional<TorchInstall> find_torch(const PythonEnv& env) {
     }
   }
   if (t.extension.empty()) return std::nullopt;
+  // The flags are plain assignments (`USE_GLOBAL_DEPS = True`); read as text, nothing runs.
+  if (auto text = read_text(dir + "/_utils_internal.py")) {
+    for (const auto& line : lines_of(*text)) {
+      std::string compact;
+      for (char c : line)
+        if (c != ' ' && c != '\t') compact += c;
+      if (compact.rfind("USE_GLOBAL_DEPS=", 0) == 0) t.global_deps = compact != "USE_GLOBAL_DEPS=False";
+      if (compact.rfind("USE_RTLD_GLOBAL_WITH_LIBTORCH=", 0) == 0)
+        t.extension_global = compact == "USE_RTLD_GLOBAL_WITH_LIBTORCH=True";
+    }
+  }
+  if (env.torch_use_rtld_global) t.extension_global = true;  // torch/__init__.py: `... or os.getenv('TORCH_USE_RTLD_GLOBAL')`
   if (auto text = read_text(dir + "/version.py")) t.version = version_from_text(*text);
   if (t.version.empty()) t.version = version_from_metadata(parent_of(dir), "torch");
   return t;

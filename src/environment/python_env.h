@@ -26,6 +26,9 @@ struct PythonEnv {
   std::string prefix;       // sys.prefix
   std::vector<std::string> site_dirs;  // site-packages / dist-packages directories on sys.path
   std::map<std::string, PythonPackage> packages;  // the packages asked about that the interpreter finds
+  // TORCH_USE_RTLD_GLOBAL set (non-empty) in the interpreter's environment: torch/__init__.py then
+  // imports _C with RTLD_GLOBAL, as USE_RTLD_GLOBAL_WITH_LIBTORCH = True does.
+  bool torch_use_rtld_global = false;
 };
 
 // The packages whose shared libraries an extension may rely on being loaded by an earlier import.
@@ -45,6 +48,11 @@ struct TorchInstall {
   std::string dir;        // .../site-packages/torch
   std::string extension;  // .../torch/_C.cpython-311-x86_64-linux-gnu.so
   std::string version;    // torch/version.py's __version__, else the dist-info METADATA's Version
+  // torch/_utils_internal.py's flags, which torch/__init__.py obeys: USE_GLOBAL_DEPS (load
+  // lib/libtorch_global_deps.so with RTLD_GLOBAL first; True unless set False) and
+  // USE_RTLD_GLOBAL_WITH_LIBTORCH (import _C itself with RTLD_GLOBAL; False unless set True).
+  bool global_deps = true;
+  bool extension_global = false;
 };
 std::optional<TorchInstall> find_torch(const PythonEnv& env);
 

@@ -407,17 +407,19 @@ OneBinding bind_one(const Process& p, int referencing, std::string_view name) {
   const uint32_t hash = elf::gnu_hash(name);
   std::vector<uint32_t> found;
   std::vector<Def> defs;
-  for (size_t obj = 0; obj < p.objects.size(); ++obj) {
+  // The referencing object's scope, as bind() looks it up: a definition an earlier RTLD_LOCAL load
+  // holds is not one the reference can bind to.
+  for (int obj : lookup_scope(p, p.objects[referencing].root)) {
     const elf::ElfObject& d = p.objects[obj].elf;
     found.clear();
     d.find_defined(name, hash, found);
     if (found.empty()) continue;
     defs.clear();
-    for (uint32_t index : found) defs.push_back({static_cast<int>(obj), index});
+    for (uint32_t index : found) defs.push_back({obj, index});
     Lookup here;
     match_in_object(d, defs, 0, defs.size(), version, here);
     if (here.found) {
-      out.provider = static_cast<int>(obj);
+      out.provider = obj;
       break;
     }
   }

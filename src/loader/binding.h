@@ -49,8 +49,9 @@ BindOutcome bind(const Process& process, const std::vector<int>& checked);
 
 // One reference followed to its definition (musa-linkcheck explain): the reference `referencing`
 // makes to `name` (an undefined global or weak .dynsym entry; -1 when it makes none) and the object
-// whose definition ld.so's look-up picks for it, walking the global scope in load order with bind()'s
-// matching rules (-1 when none matches: then bind() reports it unresolved).
+// whose definition ld.so's look-up picks for it, walking the referencing object's scope (lookup_scope
+// of its load, as bind() does) with bind()'s matching rules (-1 when none matches: then bind()
+// reports it unresolved).
 struct OneBinding {
   int referencing = -1;
   bool weak = false;     // a weak reference: never an error, even unbound

@@ -214,8 +214,11 @@ loader::LoaderEnv import_env(const loader::LoaderEnv& env, const environment::To
   loader::LoaderEnv out = env;
   auto at = out.with.begin() + (out.with.empty() ? 0 : 1);
   at = out.with.insert(at, torch.extension);
-  out.with_local.push_back(torch.extension);
-  if (std::string deps = torch.dir + "/lib/libtorch_global_deps.so"; access(deps.c_str(), F_OK) == 0) out.with.insert(at, deps);
+  // torch/__init__.py: RTLD_LOCAL (Python's flags) unless _utils_internal.py sets USE_RTLD_GLOBAL_WITH_LIBTORCH;
+  // libtorch_global_deps only if USE_GLOBAL_DEPS.
+  if (!torch.extension_global) out.with_local.push_back(torch.extension);
+  if (std::string deps = torch.dir + "/lib/libtorch_global_deps.so"; torch.global_deps && access(deps.c_str(), F_OK) == 0)
+    out.with.insert(at, deps);
   return out;
 }
 
@@ -312,7 +315,8 @@ struct InputCheck {
   std::map<int, LibraryReport> libs;            // per checked object: its needed entries and role
   std::vector<trace::SymbolFinding> symbols;    // one per unresolved reference, in binding order
   std::vector<trace::VersionFinding> versions;  // one per missing (non-weak) version node
-  std::string import_root;                      // torch/_C when the import of torch comes first, else ""
+  // The loads of the import of torch when it comes first (libtorch_global_deps, torch/_C), else none.
+  std::vector<std::string> import_roots;
 };
 
 // The loader's environment of a run: the SDK's copies of a library count as candidates when a stale
@@ -332,16 +336,18 @@ std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& 
 }
 
 // What loading the file binds (default), everything (--closure), or the file alone (--only-named).
-// The import of the file includes the import of torch before it (`import_root`, torch/_C with
-// --python): what that load brings in is checked too, since a failure there fails the import first.
+// The import of the file includes the import of torch before it (`import_roots`: torch/_C and
+// libtorch_global_deps, with --python): what those loads bring in is checked too, since a failure
+// there fails the import first.
 // A dependency already reported for an earlier input of this run is not checked again.
 std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOptions& options,
-                                 const std::set<std::string>& checked_before, const std::string& import_root) {
+                                 const std::set<std::string>& checked_before, const std::vector<std::string>& import_roots) {
   std::vector<int> checked;
   for (size_t i = 0; i < p.objects.size(); ++i) {
     const auto& o = p.objects[i];
     bool target = static_cast<int>(i) == p.target;
-    bool imported_first = !import_root.empty() && o.root >= 0 && p.objects[o.root].path == import_root;
+    bool imported_first = o.root >= 0 && std::find(import_roots.begin(), import_roots.end(), p.objects[o.root].path) !=
+                                             import_roots.end();
     if (target || options.closure ||
         (!options.only_named && (!o.is_with || imported_first) && !checked_before.count(o.path)))
       checked.push_back(static_cast<int>(i));
@@ -366,8 +372,13 @@ std::optional<InputCheck> load_input(const std::string& file, const loader::Load
     return std::nullopt;
   }
   in.process = std::move(process).value();
-  if (torch && in.env.with.size() != env.with.size()) in.import_root = torch->extension;
-  in.checked = checked_objects(in.process, options, checked_before, in.import_root);
+  // torch/_C and, when loaded, libtorch_global_deps: either failing fails `import torch`.
+  if (torch && in.env.with.size() != env.with.size())
+    for (const auto& w : in.env.with)
+      if (w == torch->extension ||
+          (w.rfind(torch->dir + "/lib/", 0) == 0 && std::find(env.with.begin(), env.with.end(), w) == env.with.end()))
+        in.import_roots.push_back(w);
+  in.checked = checked_objects(in.process, options, checked_before, in.import_roots);
   loader::read_symbol_tables(in.process, in.checked);
   for (const auto& e : in.process.errors) report.errors.push_back(e);
   return in;
@@ -392,7 +403,8 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     lib.role = i == p.target ? "target" : o.is_with ? "preloaded" : "dependency";
     if (lib.role == "dependency") lib.loaded_by = p.objects[p.target].path;
     // Part of the import of torch that importing the target does first: its failure is the target's.
-    if (o.is_with && !in.import_root.empty() && o.root >= 0 && p.objects[o.root].path == in.import_root)
+    if (o.is_with && o.root >= 0 &&
+        std::find(in.import_roots.begin(), in.import_roots.end(), p.objects[o.root].path) != in.import_roots.end())
       lib.loaded_by = p.objects[p.target].path;
     const std::string& sdk = options.trace.sdk_home;
     lib.in_sdk = !sdk.empty() && o.path.rfind(sdk + "/", 0) == 0;

@@ -70,8 +70,10 @@ Found search(const loader::Process& p, int caller, const std::string& name, cons
   const std::string lib = env.lib_token.empty() ? loader::lib_token_for(obj.machine, obj.is_64) : env.lib_token;
   const std::string platform =
       env.platform_token.empty() ? loader::platform_token_for(obj.machine, obj.is_64) : env.platform_token;
-  auto try_list = [&](const std::string& list, const std::string& origin) {
-    for (const auto& element : loader::split_search_path(list)) {
+  // The elements as given (LD_LIBRARY_PATH's are never joined and split again: an empty element is
+  // the current directory wherever it stands, first included).
+  auto try_list = [&](const std::vector<std::string>& elements, const std::string& origin) {
+    for (const auto& element : elements) {
       auto dir = loader::expand_dst(element, origin, lib, platform);
       if (!dir) continue;
       std::string d = dir->empty() ? "." : *dir;
@@ -88,11 +90,11 @@ Found search(const loader::Process& p, int caller, const std::string& name, cons
   };
   if (!obj.runpath)
     for (int l = caller; l >= 0; l = p.objects[l].loader)
-      if (p.objects[l].elf.rpath && try_list(*p.objects[l].elf.rpath, dirname_of(p.objects[l].path))) return f;
-  std::string llp;
-  for (const auto& d : env.library_path) llp += (llp.empty() ? "" : ":") + d;
-  if (!llp.empty() && try_list(llp, dirname_of(p.objects[p.target >= 0 ? p.target : caller].path))) return f;
-  if (obj.runpath && try_list(*obj.runpath, dirname_of(p.objects[caller].path))) return f;
+      if (p.objects[l].elf.rpath &&
+          try_list(loader::split_search_path(*p.objects[l].elf.rpath), dirname_of(p.objects[l].path)))
+        return f;
+  if (try_list(env.library_path, dirname_of(p.objects[p.target >= 0 ? p.target : caller].path))) return f;
+  if (obj.runpath && try_list(loader::split_search_path(*obj.runpath), dirname_of(p.objects[caller].path))) return f;
   for (const auto& e : cache) {
     if (e.soname != name || e.hwcap != 0 || !loader::cache_flags_match(e.flags, obj.machine, obj.is_64)) continue;
     f.searched.push_back(env.sysroot + e.path);
@@ -102,10 +104,7 @@ Found search(const loader::Process& p, int caller, const std::string& name, cons
     }
     break;
   }
-  std::string defaults;
-  for (const auto& d : env.default_dirs.empty() ? loader::default_dirs_for(obj.machine, obj.is_64) : env.default_dirs)
-    defaults += (defaults.empty() ? "" : ":") + d;
-  try_list(defaults, "");
+  try_list(env.default_dirs.empty() ? loader::default_dirs_for(obj.machine, obj.is_64) : env.default_dirs, "");
   return f;
 }
 

@@ -116,6 +116,30 @@ TEST(FirstHour, explain_names_the_binding_of_a_resolved_symbol) {
   EXPECT_EQ(r.out, want);
 }
 
+// explain follows the reference in the scope the report binds it in (issue 24 item 2): a definition
+// held by a library loaded before with RTLD_LOCAL (--with LIB:local) is not where it binds, and the
+// real loader (ctypes, the library first with RTLD_LOCAL) fails on it; with LIB:global it binds there.
+TEST(FirstHour, explain_binds_in_the_scope_the_report_binds_in) {
+  const std::string lib = kFix + "/with/libkernels.so", torchlike = kFix + "/with/libtorchlike.so";
+  auto real = [&](const char* mode) {
+    return run("python3 -c " + quote(std::string("import ctypes, os, sys\nctypes.CDLL(sys.argv[1], ") + mode +
+                                     ")\ntry:\n    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\n"
+                                     "except OSError:\n    print('fails')\n") +
+               " " + quote(torchlike) + " " + quote(lib))
+        .out;
+  };
+  EXPECT_EQ(real("os.RTLD_LOCAL"), "fails\n");
+  auto local = run(linkcheck("explain torchlike_op --with " + quote(torchlike + ":local") + " " + quote(lib)));
+  EXPECT_EQ(local.status, 1) << local.out << local.err;
+  EXPECT_EQ(local.out.find(">>> resolved by"), std::string::npos) << local.out;
+  EXPECT_NE(local.out.find("error: undefined symbol: torchlike_op\n"), std::string::npos) << local.out;
+  EXPECT_EQ(real("os.RTLD_GLOBAL"), "ok\n");
+  auto global = run(linkcheck("explain torchlike_op --with " + quote(torchlike + ":global") + " " + quote(lib)));
+  EXPECT_EQ(global.status, 0) << global.out << global.err;
+  EXPECT_NE(global.out.find(">>> resolved by libtorchlike.so (" + torchlike + "), it was loaded first (--with)\n"),
+            std::string::npos) << global.out;
+}
+
 TEST(FirstHour, explain_says_when_nothing_references_the_symbol) {
   const std::string lib = kFix + "/chain/rpath/libchain_a.so";
   auto r = run(linkcheck("explain _ZN2at3fooEv " + quote(lib)));

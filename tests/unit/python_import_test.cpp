@@ -280,6 +280,112 @@ TEST_F(PythonImport, debian_torchvision_against_a_copied_torch_with_a_broken_lib
     EXPECT_NE(defined.find(" " + u["symbol"].get<std::string>() + "\n"), std::string::npos) << u["symbol"];
 }
 
+// Issue 24 item 2: torch/__init__.py imports _C with Python's RTLD_LOCAL unless torch/_utils_internal.py
+// sets USE_RTLD_GLOBAL_WITH_LIBTORCH = True; then _C and its libraries are in the global scope, and an
+// extension that calls libtorch_cpu without linking it imports. A torch built both ways (its
+// __init__.py does what torch's does), checked against a real import in a fresh /usr/bin/python3.
+TEST_F(PythonImport, torch_imported_rtld_global_lends_its_libraries_to_later_extensions) {
+  if (!fs::exists("/usr/include/python3.11/Python.h")) GTEST_SKIP() << "python3-dev is not installed";
+  auto cc = [](const std::string& out, const std::string& source, const std::string& args) {
+    fs::create_directories(fs::path(out).parent_path());
+    write_file(out + ".c", source);
+    auto r = run("cc -shared -fPIC -O1 -I/usr/include/python3.11 -o " + quote(out) + " " + quote(out + ".c") + " " + args);
+    fs::remove(out + ".c");
+    return r.status == 0;
+  };
+  // (flag in _utils_internal.py, TORCH_USE_RTLD_GLOBAL in the environment): either makes _C global.
+  for (const auto& [flag, variable] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
+    const bool global = flag || variable;
+    SCOPED_TRACE(std::string(flag ? "USE_RTLD_GLOBAL_WITH_LIBTORCH = True" : "USE_RTLD_GLOBAL_WITH_LIBTORCH = False") +
+                 (variable ? ", TORCH_USE_RTLD_GLOBAL=1" : ""));
+    const std::string env = std::string("env -u LD_LIBRARY_PATH ") + (variable ? "TORCH_USE_RTLD_GLOBAL=1 " : "-u TORCH_USE_RTLD_GLOBAL ");
+    std::string site = test::scratch_dir(std::string("pyimport-rtld-") + (flag ? "flag" : variable ? "variable" : "local")) + "/site";
+    ASSERT_TRUE(cc(site + "/torch/lib/libtorch_cpu.so",
+                   "void* gc(void) __asm__(\"_ZN2at13globalContextEv\");\nvoid* gc(void) { return 0; }\n",
+                   "-Wl,-soname,libtorch_cpu.so"));
+    ASSERT_TRUE(cc(site + "/torch/_C.so",
+                   "#include <Python.h>\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"_C\", 0, -1, 0};\n"
+                   "PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&def); }\n",
+                   "-Wl,--no-as-needed,--enable-new-dtags,-rpath,'$ORIGIN/lib' " + quote(site + "/torch/lib/libtorch_cpu.so")));
+    write_file(site + "/torch/_utils_internal.py", std::string("USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = ") +
+                                                       (flag ? "True" : "False") + "\n");
+    write_file(site + "/torch/__init__.py",
+               "import os, sys\nfrom torch._utils_internal import USE_RTLD_GLOBAL_WITH_LIBTORCH\n"
+               "if USE_RTLD_GLOBAL_WITH_LIBTORCH or os.getenv('TORCH_USE_RTLD_GLOBAL'):\n    old = sys.getdlopenflags()\n"
+               "    sys.setdlopenflags(os.RTLD_GLOBAL | os.RTLD_LAZY)\n    from torch._C import *\n"
+               "    sys.setdlopenflags(old)\nelse:\n    from torch._C import *\n");
+    // The extension links nothing of torch, yet calls at::globalContext().
+    std::string ext = site + "/rtldext/_ext.so";
+    ASSERT_TRUE(cc(ext,
+                   "#include <Python.h>\nvoid* gc(void) __asm__(\"_ZN2at13globalContextEv\");\n"
+                   "void* (*volatile keep)(void) = gc;\n"
+                   "static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"_ext\", 0, -1, 0};\n"
+                   "PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&def); }\n",
+                   ""));
+    write_file(site + "/rtldext/__init__.py", "import torch\nfrom rtldext import _ext\n");
+    auto real = run(env + "PYTHONPATH=" + quote(site) + " " + kPython + " -c " + quote("import rtldext\nprint('ok')"));
+    if (global) {
+      EXPECT_EQ(real.out, "ok\n") << real.err;
+    } else {
+      EXPECT_NE(real.err.find("ImportError: " + ext + ": undefined symbol: _ZN2at13globalContextEv"), std::string::npos)
+          << real.err;
+    }
+    auto r = run(env + "PYTHONPATH=" + quote(site) + " " + kBin + " -q --python=" + kPython + " " + quote(ext));
+    EXPECT_EQ(r.status, global ? 0 : 1) << r.out << r.err;
+    EXPECT_EQ(r.out, global ? "" : "error: importing _ext.so would fail: 1 cause\nerror: undefined symbol: at::globalContext()\n");
+  }
+}
+
+// Issue 24 item 3: `import torch` loads lib/libtorch_global_deps.so (RTLD_GLOBAL) before _C; when
+// that load fails (a library it needs is nowhere), `import torch` fails, and with it the import of
+// every extension whose package imports torch. Checked against a real import in /usr/bin/python3.
+TEST_F(PythonImport, a_failing_libtorch_global_deps_fails_the_import_of_torch_first) {
+  if (!fs::exists("/usr/include/python3.11/Python.h")) GTEST_SKIP() << "python3-dev is not installed";
+  std::string root = test::scratch_dir("pyimport-global-deps"), site = root + "/site";
+  auto cc = [](const std::string& out, const std::string& source, const std::string& args) {
+    fs::create_directories(fs::path(out).parent_path());
+    write_file(out + ".c", source);
+    auto r = run("cc -shared -fPIC -O1 -I/usr/include/python3.11 -o " + quote(out) + " " + quote(out + ".c") + " " + args);
+    fs::remove(out + ".c");
+    return r.status == 0;
+  };
+  const std::string module = "#include <Python.h>\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"NAME\", 0, -1, 0};\n"
+                             "PyMODINIT_FUNC PyInit_NAME(void) { return PyModule_Create(&def); }\n";
+  auto named = [&](const std::string& name) {
+    std::string m = module;
+    for (size_t at; (at = m.find("NAME")) != std::string::npos;) m.replace(at, 4, name);
+    return m;
+  };
+  // libtorch_global_deps.so needs libgompx.so.1, which is then removed.
+  ASSERT_TRUE(cc(root + "/gone/libgompx.so.1", "int gompx(void) { return 1; }\n", "-Wl,-soname,libgompx.so.1"));
+  ASSERT_TRUE(cc(site + "/torch/lib/libtorch_global_deps.so", "int deps(void) { return 0; }\n",
+                 "-Wl,--no-as-needed " + quote(root + "/gone/libgompx.so.1")));
+  fs::remove(root + "/gone/libgompx.so.1");
+  ASSERT_TRUE(cc(site + "/torch/_C.so", named("_C"), ""));
+  write_file(site + "/torch/_utils_internal.py", "USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n");
+  write_file(site + "/torch/__init__.py",
+             "import ctypes, os\nfrom torch._utils_internal import USE_GLOBAL_DEPS\nif USE_GLOBAL_DEPS:\n"
+             "    ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'lib', 'libtorch_global_deps.so'),\n"
+             "                mode=ctypes.RTLD_GLOBAL)\nfrom torch._C import *\n");
+  std::string ext = site + "/depsext/_ext.so";
+  ASSERT_TRUE(cc(ext, named("_ext"), ""));
+  write_file(site + "/depsext/__init__.py", "import torch\nfrom depsext import _ext\n");
+  auto real = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kPython + " -c " + quote("import depsext"));
+  EXPECT_NE(real.err.find("OSError: libgompx.so.1: cannot open shared object file"), std::string::npos) << real.err;
+  auto r = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " --python=" + kPython + " " + quote(ext));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1),
+            "error: importing _ext.so would fail, in the import of torch it does first: 1 cause\n") << r.out;
+  EXPECT_NE(r.out.find("error: library not found: libgompx.so.1 (needed by libtorch_global_deps.so)"), std::string::npos)
+      << r.out;
+  // With USE_GLOBAL_DEPS = False torch never loads it: the import works, and the tool agrees.
+  write_file(site + "/torch/_utils_internal.py", "USE_GLOBAL_DEPS = False\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n");
+  EXPECT_EQ(run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kPython + " -c " +
+                quote("import depsext\nprint('ok')")).out, "ok\n");
+  auto off = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " -q --python=" + kPython + " " + quote(ext));
+  EXPECT_EQ(off.status, 0) << off.out << off.err;
+}
+
 // Item 6: dpkg's database, with dpkg-query as the oracle; conda-meta and an SDK's version file.
 TEST(Ownership, debian_libtorch_cpu_is_owned_by_libtorch1_13) {
   std::string lib = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";

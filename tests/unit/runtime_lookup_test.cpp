@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "elf/elf_object.h"
 #include "runtime/runtime_lookup.h"
@@ -122,6 +123,32 @@ TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request
   EXPECT_EQ(doc["runtime_lookups"][0]["library"], kApi);
   EXPECT_EQ(doc["runtime_lookups"][0]["classification"], "runtime-lookup");
   EXPECT_EQ(doc["runtime_lookups"][0]["severity"], "warning");
+}
+
+// Issue 24 item 1 for dlopen at run time: LD_LIBRARY_PATH's entries are searched as given, so a
+// leading empty entry is the current directory there too (the look-up used to join the entries and
+// split them again, which lost it). Run from a driver's directory, the real loader finds it there.
+TEST(RuntimeLookup, dlopen_reads_an_empty_ld_library_path_entry_as_the_current_directory) {
+  const std::string nowhere = kDir + "/nowhere";
+  for (const auto& [cwd, oracle, fatal] :
+       {std::tuple<std::string, std::string, std::string>{kDir + "/full", "1 1\n", ""},
+        std::tuple<std::string, std::string, std::string>{
+            kDir + "/partial", "1 0\n",
+            "error: runtime-lookup: dlsym(\"muMissingEntry\") in " + kApi + ": libmusa_drv.so.4 (./libmusa_drv.so.4) "
+            "does not export it\n"}}) {
+    for (const std::string& llp : {":" + nowhere, nowhere + "::" + nowhere, nowhere + ":", std::string(":")}) {
+      SCOPED_TRACE(cwd + " with LD_LIBRARY_PATH=" + llp);
+      EXPECT_EQ(run("cd " + quote(cwd) + " && " + "env LD_LIBRARY_PATH=" + quote(llp) + " python3 -c " +
+                    quote("import ctypes, os\nlib = ctypes.CDLL('libmusa_drv.so.4', os.RTLD_NOW)\n"
+                          "print(int(hasattr(lib, 'muInit')), int(hasattr(lib, 'muMissingEntry')))\n"))
+                    .out,
+                oracle);
+      auto r = run("cd " + quote(cwd) + " && env LD_LIBRARY_PATH=" + quote(llp) + " " + kBin + " -q --fail-on runtime " +
+                   quote(kApi));
+      EXPECT_EQ(r.status, fatal.empty() ? 0 : 1) << r.out << r.err;
+      EXPECT_EQ(r.out, fatal);
+    }
+  }
 }
 
 // The CI formats carry run-time look-ups as the text report words them: a GitHub warning annotation,
