@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <regex>
@@ -389,14 +390,52 @@ std::map<std::string, std::string> BuildInfo::variables() const {
 
 bool BuildInfo::is_compiled(const std::string& abs_path) const { return compiled.count(normalize_path(abs_path)) > 0; }
 
+namespace {
+
+// The file a path names once symlinks are followed (libz.so -> libz.so.1.3.1); the path itself when it
+// does not exist.
+std::string resolved(const std::string& path) {
+  std::error_code ec;
+  auto real = std::filesystem::canonical(path, ec);
+  return ec ? path : real.string();
+}
+
+bool is_library_type(const std::string& type) {
+  return type == "SHARED_LIBRARY" || type == "MODULE_LIBRARY" || type == "STATIC_LIBRARY";
+}
+
+}  // namespace
+
 const TargetInfo* BuildInfo::target_for_artifact(const std::string& path) const {
+  // The exact artifact first, then the file a symlink names (the File API lists libz.so.1.3.1, the user
+  // gives build/libz.so), and only then a file of the same name elsewhere.
+  std::string real = resolved(path);
+  for (const auto& t : targets)
+    for (const auto& a : t.artifacts)
+      if (a == path || (real != path && resolved(a) == real)) return &t;
   std::string base = path.substr(path.rfind('/') + 1);
   for (const auto& t : targets) {
     for (const auto& a : t.artifacts) {
-      if (a == path || a.substr(a.rfind('/') + 1) == base) return &t;
+      if (a.substr(a.rfind('/') + 1) == base) return &t;
     }
   }
   return nullptr;
+}
+
+bool BuildInfo::compiled_by(const TargetInfo& target, const std::string& abs_path) const {
+  std::string path = normalize_path(abs_path);
+  std::set<std::string> seen;
+  std::vector<const TargetInfo*> todo{&target};
+  while (!todo.empty()) {
+    const TargetInfo* t = todo.back();
+    todo.pop_back();
+    if (!seen.insert(t->name).second) continue;
+    if (t->compiles.count(path)) return true;
+    for (const auto& dep : t->dependencies)
+      for (const auto& d : targets)
+        if (d.name == dep && d.type == "OBJECT_LIBRARY") todo.push_back(&d);
+  }
+  return false;
 }
 
 std::string target_of_library(const BuildInfo* build, const std::string& path) {
@@ -404,7 +443,22 @@ std::string target_of_library(const BuildInfo* build, const std::string& path) {
     if (const auto* t = build->target_for_artifact(path)) return t->name;
   std::string base = path.substr(path.rfind('/') + 1);
   if (base.rfind("lib", 0) == 0) base = base.substr(3);
-  return base.substr(0, base.find(".so"));
+  base = base.substr(0, base.find(".so"));
+  if (build) {
+    // A library is never built by an executable: with OUTPUT_NAME, add_executable(pcre2grep) and
+    // add_library(pcre2-8 ... OUTPUT_NAME pcre2grep) may share the name. The target named like the file is
+    // the library's only when it is not an executable (the File API's type, else add_executable in the lists).
+    for (const auto& t : build->targets)
+      if (t.name == base && !t.type.empty() && !is_library_type(t.type)) return "";
+    bool executable = false, library = false;
+    for (const auto& l : build->lists) {
+      if (l.variable != base) continue;
+      if (l.command == "add_executable" || l.command == "cuda_add_executable") executable = true;
+      if (l.command == "add_library" || l.command == "musa_add_library" || l.command == "cuda_add_library") library = true;
+    }
+    if (executable && !library) return "";
+  }
+  return base;
 }
 
 namespace {
@@ -470,7 +524,14 @@ void read_file_api(BuildInfo& info) {
     for (const auto& s : tj.value("sources", nlohmann::json::array())) {
       std::string p = join(top, s.value("path", ""));
       target.sources.push_back(p);
-      if (s.contains("compileGroupIndex")) info.compiled.insert(p);
+      if (s.contains("compileGroupIndex")) {
+        info.compiled.insert(p);
+        target.compiles.insert(normalize_path(p));
+      }
+    }
+    for (const auto& d : tj.value("dependencies", nlohmann::json::array())) {
+      std::string id = d.value("id", "");  // name::@hash
+      target.dependencies.push_back(id.substr(0, id.find("::@")));
     }
     if (tj.contains("link")) {
       for (const auto& f : tj["link"].value("commandFragments", nlohmann::json::array())) {

@@ -43,6 +43,8 @@ struct TargetInfo {
   std::vector<std::string> artifacts;  // absolute paths
   std::vector<std::string> sources;    // absolute paths
   std::vector<std::string> link_fragments;
+  std::set<std::string> compiles;          // its sources that it compiles (File API compileGroupIndex), normalized
+  std::vector<std::string> dependencies;   // the targets it depends on, by name (File API dependencies)
   std::string cmake_file;             // where add_library()/musa_add_library() is written, when known
   uint32_t line = 0;
 };
@@ -62,6 +64,10 @@ struct BuildInfo {
   // The cache's variables plus CMAKE_SOURCE_DIR, PROJECT_SOURCE_DIR, CMAKE_BINARY_DIR, PROJECT_BINARY_DIR.
   std::map<std::string, std::string> variables() const;
   const TargetInfo* target_for_artifact(const std::string& path) const;
+  // True when `target` compiles `abs_path` itself or through an OBJECT library it depends on
+  // ($<TARGET_OBJECTS:...> or target_link_libraries(T obj)): another target compiling the same file
+  // (a test that is neither built nor linked into it) does not count.
+  bool compiled_by(const TargetInfo& target, const std::string& abs_path) const;
 };
 
 // The CMake target that builds the library at `path`: the File API's target with that artifact, else

@@ -62,6 +62,11 @@ bool patch(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Tra
       u.fix && u.fix->entry) {
     std::string target = cmake::target_of_library(ctx.build, lib.path);
     std::string file = u.fix->cmake_file.value_or("");
+    if (target.empty()) {  // an executable is named like the library: linking that one fixes nothing
+      p.refused.push_back({u.demangled, "no CMake target is known to build " + lib.path +
+                                            " (configure with a CMake File API codemodel query); " + u.fix->detail});
+      return true;
+    }
     if (file.empty()) {
       p.refused.push_back({u.demangled, "no CMake file found that defines the target " + target + "; " + u.fix->detail});
       return true;

@@ -374,6 +374,10 @@ class Tracer {
 
   bool in_build(const std::string& path) const {
     if (!ctx_.build) return false;
+    // The library's own target, when the File API knows it: what another target compiles is not in this one.
+    if (p_ && ref_ >= 0)
+      if (const auto* t = ctx_.build->target_for_artifact(p_->objects[ref_].path); t && !t->compiles.empty())
+        return ctx_.build->compiled_by(*t, path);
     if (ctx_.build->has_compile_database || !ctx_.build->compiled.empty()) return ctx_.build->is_compiled(path);
     for (const auto& l : ctx_.build->lists)
       for (const auto& e : l.entries)

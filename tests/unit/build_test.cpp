@@ -321,5 +321,62 @@ TEST(TraceArchive, symbol_only_in_an_sdk_static_archive_is_static_archive) {
             "defined only in " + archive + "(static_b.c.o), a static archive: no shared library provides it");
 }
 
+// pcre2's shape: the library's target is not named like its file (OUTPUT_NAME), and an executable takes
+// that name. CMake's own codemodel is the oracle. The library is given by its SONAME (what the loader and
+// ldd name); the File API's artifact is the link name libfoo.so: both lead to libfoo.so.1.2.3.
+TEST(TargetOfLibrary, output_name_and_an_executable_named_like_the_library) {
+  std::string dir = test::scratch_dir("output-name");
+  std::filesystem::create_directories(dir + "/src");
+  test::write_file(dir + "/src/CMakeLists.txt",
+                   "cmake_minimum_required(VERSION 3.16)\nproject(p C)\n"
+                   "add_library(foo_shared SHARED a.c)\n"
+                   "set_target_properties(foo_shared PROPERTIES OUTPUT_NAME foo VERSION 1.2.3 SOVERSION 1)\n"
+                   "add_executable(foo main.c)\n");
+  test::write_file(dir + "/src/a.c", "int a(void) { return 1; }\n");
+  test::write_file(dir + "/src/main.c", "int main(void) { return 0; }\n");
+  std::filesystem::create_directories(dir + "/build/.cmake/api/v1/query");
+  test::write_file(dir + "/build/.cmake/api/v1/query/codemodel-v2", "");
+  auto r = test::run("cmake -S " + test::quote(dir + "/src") + " -B " + test::quote(dir + "/build") +
+                     " >/dev/null && cmake --build " + test::quote(dir + "/build") + " >/dev/null");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string lib = dir + "/build/libfoo.so.1";
+  ASSERT_TRUE(std::filesystem::is_symlink(lib));
+
+  auto build = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}});
+  EXPECT_EQ(cmake::target_of_library(&build, lib), "foo_shared");  // not the executable foo
+
+  // Without the File API reply the lists still say that `foo` is an executable: no target, not the wrong one.
+  std::filesystem::remove_all(dir + "/build/.cmake/api/v1/reply");
+  auto lists_only = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}});
+  EXPECT_TRUE(lists_only.targets.empty());
+  EXPECT_EQ(cmake::target_of_library(&lists_only, lib), "");
+  EXPECT_EQ(cmake::target_of_library(nullptr, lib), "foo");  // with no build at all: named after the file
+}
+
+// What a target compiles is its own, with the OBJECT libraries it takes: a test target compiling the same
+// file (neither built nor linked into the library) is not the library's build. CMake's codemodel is the oracle.
+TEST(TargetSources, a_target_compiles_its_own_sources_and_its_object_libraries) {
+  std::string dir = test::scratch_dir("target-sources");
+  std::filesystem::create_directories(dir + "/src");
+  test::write_file(dir + "/src/CMakeLists.txt",
+                   "cmake_minimum_required(VERSION 3.16)\nproject(p C)\n"
+                   "add_library(objs OBJECT o.c)\nset_target_properties(objs PROPERTIES POSITION_INDEPENDENT_CODE ON)\n"
+                   "add_library(core SHARED a.c $<TARGET_OBJECTS:objs>)\n"
+                   "add_executable(core_test EXCLUDE_FROM_ALL t.c shared.c)\n");
+  for (const char* f : {"o.c", "a.c", "t.c", "shared.c"}) test::write_file(dir + "/src/" + f, "int x_" + std::string(1, f[0]) + ";\n");
+  std::filesystem::create_directories(dir + "/build/.cmake/api/v1/query");
+  test::write_file(dir + "/build/.cmake/api/v1/query/codemodel-v2", "");
+  auto r = test::run("cmake -S " + test::quote(dir + "/src") + " -B " + test::quote(dir + "/build") + " >/dev/null");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto build = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}});
+  const auto* core = build.target_for_artifact(dir + "/build/libcore.so");
+  ASSERT_NE(core, nullptr);
+  EXPECT_EQ(core->name, "core");
+  EXPECT_TRUE(build.compiled_by(*core, dir + "/src/a.c"));
+  EXPECT_TRUE(build.compiled_by(*core, dir + "/src/o.c"));         // through the OBJECT library
+  EXPECT_FALSE(build.compiled_by(*core, dir + "/src/shared.c"));   // only the test target compiles it
+  EXPECT_TRUE(build.is_compiled(dir + "/src/shared.c"));           // though the build as a whole does
+}
+
 }  // namespace
 }  // namespace mlc
