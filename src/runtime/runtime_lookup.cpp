@@ -211,7 +211,12 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
       // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
       if (s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0])) || s.find_first_of(" %/:.") != s.npos)
         return false;
-      return !api_prefix(std::string(s)).empty();
+      auto prefix = api_prefix(std::string(s));
+      if (prefix.empty()) return false;
+      // Enum and error-code names (hipSuccess, hipErrorInvalidValue, cudaErrorNoDevice) are literals of
+      // the library's error-string tables, never a dlsym argument: no API exports a function so named.
+      std::string_view rest = s.substr(prefix.size());
+      return rest.rfind("Success", 0) != 0 && rest.rfind("Error", 0) != 0;
     });
     if (!identifiers) continue;
     // Entry points by API prefix; a prefix counts for a library that exports one of them.

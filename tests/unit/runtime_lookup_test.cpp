@@ -228,6 +228,12 @@ TEST(RuntimeLookup, entry_point_the_found_driver_lacks_is_named_with_the_driver)
   EXPECT_EQ(r.out.find("\"muInit\""), std::string::npos) << "an exported entry point is not a finding";
   EXPECT_EQ(r.out.find("cuCtxCreate"), std::string::npos) << "another API's literal is not checked against this driver";
   EXPECT_EQ(r.out.find("dlopen("), std::string::npos) << r.out;
+  // Enum and error-code names of the library's error-string table are literals, not dlsym calls.
+  auto literals = elf::read_string_literals(kApi);
+  ASSERT_TRUE(literals.ok());
+  ASSERT_NE(std::find(literals->begin(), literals->end(), "muErrorInvalidValue"), literals->end());
+  for (const char* name : {"muSuccess", "muErrorInvalidValue", "muErrorUnknown"})
+    EXPECT_EQ(r.out.find(name), std::string::npos) << name << " is an enum name\n" << r.out;
 
   auto fatal = run("env -u LD_LIBRARY_PATH " + kBin + " --fail-on new,runtime" + args);
   EXPECT_EQ(fatal.status, 1);
