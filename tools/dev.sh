@@ -74,6 +74,23 @@ ensure_deb_src() {
 }
 
 # PyTorch 1.13.1's sources from Debian's source package, for the tracing benchmark.
+# ctest with HOME and XDG_CACHE_HOME pointed at a fresh folder that must still be empty afterwards:
+# every test keeps its state (caches, indexes) in the suite's scratch root, never in a person's home,
+# so one run's index is never the next run's input (issue 29).
+ctest_in_a_fresh_home() {
+  local home rc=0 left
+  home=$(mktemp -d "${TMPDIR:-/tmp}/suite-home.XXXXXX")
+  HOME="$home" XDG_CACHE_HOME="$home/.cache" ctest "$@" || rc=$?
+  left=$(find "$home" -mindepth 1 | head -20)
+  rm -rf "$home"
+  if [ -n "$left" ]; then
+    echo "the suite wrote into its HOME (it must keep state in its scratch root):" >&2
+    echo "$left" >&2
+    return 1
+  fi
+  return "$rc"
+}
+
 fetch_pytorch_sources() {
   local data="$BUILD_DIR/bench-data"
   [ -d "$data/pytorch-1.13.1" ] && return 0
@@ -114,12 +131,12 @@ case "${1:-}" in
     configure_and_build -DMLC_BUILD_TESTS=ON -DMLC_WERROR=ON
     # The real-code panel fetches Debian source packages itself; without deb-src it skips.
     ensure_deb_src || echo "no deb-src entry could be added: the real-code panel will skip"
-    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+    ctest_in_a_fresh_home --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
     # The same suite under ASan+UBSan (our code only; fixtures stay plain), then each libFuzzer
     # target for a few seconds from the fixtures' and the system's files, and the crash
     # regressions. The real-code panel is left to the plain build: it measures the tracer.
     configure_sanitized
-    ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" -E '^RealCode'
+    ctest_in_a_fresh_home --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" -E '^RealCode'
     configure_fuzz
     ctest --test-dir "$BUILD_DIR-fuzz" --output-on-failure -j "$(nproc)" -L fuzz
     ;;

@@ -142,58 +142,90 @@ std::string printable_utf8(std::string_view text, bool xml) {
   return clean;
 }
 
+// The rule text of each classification: an exhaustive switch, so a classification added to the enum
+// without its text does not compile (-Wswitch under MLC_WERROR).
+RuleText rule_text(Classification c) {
+  switch (c) {
+    case Classification::MissingSource:
+      return {Classification::MissingSource, "MissingSource",
+              "The symbol is defined in a source file that is not compiled into the library.",
+              "A definition (or explicit instantiation) exists in the porting tree or the project's sources, but the "
+              "build does not compile that file into this library. Add the file to the CMake source list named in the "
+              "fix (musa-stubgen --apply does it)."};
+    case Classification::UnlinkedLibrary:
+      return {Classification::UnlinkedLibrary, "UnlinkedLibrary",
+              "The symbol is defined in a library the target does not link.",
+              "A library of the build or the SDK exports the symbol, but the target does not link it, so it is not "
+              "loaded. Add it with target_link_libraries(<target> PRIVATE <library>)."};
+    case Classification::SdkDeclaredOnly:
+      return {Classification::SdkDeclaredOnly, "SdkDeclaredOnly",
+              "The SDK headers declare the symbol but no SDK library defines it.",
+              "The vendor SDK declares the function in its headers but ships no definition. Until the SDK provides it, "
+              "musa-stubgen writes a stub that fails loudly when called."};
+    case Classification::CudaOnly:
+      return {Classification::CudaOnly, "CudaOnly", "The symbol exists only in CUDA; the SDK has no counterpart.",
+              "The name comes from CUDA (found in the reference CUDA install) and the MUSA SDK has no equivalent. Port "
+              "the caller, or stub it with musa-stubgen."};
+    case Classification::AbiMismatch:
+      return {Classification::AbiMismatch, "AbiMismatch",
+              "A definition exists with a different signature, constness or C++ ABI tag.",
+              "A loaded library exports a near-identical symbol (cxx11 ABI tag, const, parameter types). Rebuild both "
+              "sides with the same _GLIBCXX_USE_CXX11_ABI and the same declaration."};
+    case Classification::VersionMismatch:
+      return {Classification::VersionMismatch, "VersionMismatch",
+              "The symbol or symbol version required is not in the library loaded at run time.",
+              "The library was linked against a provider that had this version; the one the loader finds does not. "
+              "Rebuild against the library loaded at run time, or load the one it was linked against."};
+    case Classification::Hidden:
+      return {
+          Classification::Hidden, "Hidden", "A definition exists but is not exported.",
+          "The provider defines the symbol with hidden visibility, under a hidden (non-default) version, or only in "
+          ".symtab. Export it (visibility attribute or version script)."};
+    case Classification::Shadowed:
+      return {Classification::Shadowed, "Shadowed",
+              "The library that should define the symbol is shadowed by another file of the same name.",
+              "The loader finds a different file under the provider's soname first (search order), and that file lacks "
+              "the symbol. Fix the search path or the RUNPATH so the right file is loaded."};
+    case Classification::MissingLibrary:
+      return {Classification::MissingLibrary, "MissingLibrary", "A needed library is not found by the loader.",
+              "A DT_NEEDED entry is found on no search path (RPATH, LD_LIBRARY_PATH, RUNPATH, ld.so.cache, default "
+              "directories). Install it or add its directory to the RUNPATH."};
+    case Classification::ProviderMismatch:
+      return {Classification::ProviderMismatch, "ProviderMismatch",
+              "The loaded library that owns the symbol's namespace or class lacks it: built against another version.",
+              "A library that is loaded defines most of the symbol's namespace or class (or is the one the referencing "
+              "object links for it), but not this symbol: the object was built against another version of it. Install "
+              "the version the object was built for, or rebuild the object against the loaded one."};
+    case Classification::StaticArchive:
+      return {
+          Classification::StaticArchive, "StaticArchive", "Only a static archive of the SDK defines the symbol.",
+          "The symbol is defined in an SDK static archive (.a), not a shared library. Link the archive (its objects "
+          "must be position-independent) or use a shared build of it."};
+    case Classification::MissingInstantiation:
+      return {Classification::MissingInstantiation, "MissingInstantiation",
+              "The template is instantiated elsewhere, but not with these arguments.",
+              "Other instantiations of the template exist in the build or the SDK, but not this one: the definition "
+              "lives in a source file and only some argument lists are explicitly instantiated there. Add an explicit "
+              "instantiation for these arguments (template class X<T>; or template R f<T>(...);) beside the others."};
+    case Classification::HostProvided:
+      return {Classification::HostProvided, "HostProvided", "The program that loads the library defines the symbol.",
+              "The symbol belongs to the host program's API (the Python C API of the interpreter that imports an "
+              "extension, Perl's XS API): no library defines it, the executable does. Check the library as the host "
+              "loads it (--python, or --with the host executable)."};
+    case Classification::Unknown:
+      return {Classification::Unknown, "Unknown", "No definition or declaration of the symbol was found.",
+              "Nothing in the build, the sources, the SDK or CUDA defines or declares the symbol. Give more context "
+              "(--build-dir, --source-root, --sdk-home) or check the spelling."};
+  }
+  return {c, "Unknown", "", ""};
+}
+
 const std::vector<RuleText>& rules() {
-  static const std::vector<RuleText> table = {
-      {Classification::MissingSource, "MissingSource",
-       "The symbol is defined in a source file that is not compiled into the library.",
-       "A definition (or explicit instantiation) exists in the porting tree or the project's sources, but the "
-       "build does not compile that file into this library. Add the file to the CMake source list named in the "
-       "fix (musa-stubgen --apply does it)."},
-      {Classification::UnlinkedLibrary, "UnlinkedLibrary",
-       "The symbol is defined in a library the target does not link.",
-       "A library of the build or the SDK exports the symbol, but the target does not link it, so it is not "
-       "loaded. Add it with target_link_libraries(<target> PRIVATE <library>)."},
-      {Classification::SdkDeclaredOnly, "SdkDeclaredOnly",
-       "The SDK headers declare the symbol but no SDK library defines it.",
-       "The vendor SDK declares the function in its headers but ships no definition. Until the SDK provides it, "
-       "musa-stubgen writes a stub that fails loudly when called."},
-      {Classification::CudaOnly, "CudaOnly", "The symbol exists only in CUDA; the SDK has no counterpart.",
-       "The name comes from CUDA (found in the reference CUDA install) and the MUSA SDK has no equivalent. Port "
-       "the caller, or stub it with musa-stubgen."},
-      {Classification::AbiMismatch, "AbiMismatch",
-       "A definition exists with a different signature, constness or C++ ABI tag.",
-       "A loaded library exports a near-identical symbol (cxx11 ABI tag, const, parameter types). Rebuild both "
-       "sides with the same _GLIBCXX_USE_CXX11_ABI and the same declaration."},
-      {Classification::VersionMismatch, "VersionMismatch",
-       "The symbol or symbol version required is not in the library loaded at run time.",
-       "The library was linked against a provider that had this version; the one the loader finds does not. "
-       "Rebuild against the library loaded at run time, or load the one it was linked against."},
-      {Classification::Hidden, "Hidden", "A definition exists but is not exported.",
-       "The provider defines the symbol with hidden visibility, under a hidden (non-default) version, or only in "
-       ".symtab. Export it (visibility attribute or version script)."},
-      {Classification::Shadowed, "Shadowed",
-       "The library that should define the symbol is shadowed by another file of the same name.",
-       "The loader finds a different file under the provider's soname first (search order), and that file lacks "
-       "the symbol. Fix the search path or the RUNPATH so the right file is loaded."},
-      {Classification::MissingLibrary, "MissingLibrary", "A needed library is not found by the loader.",
-       "A DT_NEEDED entry is found on no search path (RPATH, LD_LIBRARY_PATH, RUNPATH, ld.so.cache, default "
-       "directories). Install it or add its directory to the RUNPATH."},
-      {Classification::ProviderMismatch, "ProviderMismatch",
-       "The loaded library that owns the symbol's namespace or class lacks it: built against another version.",
-       "A library that is loaded defines most of the symbol's namespace or class (or is the one the referencing "
-       "object links for it), but not this symbol: the object was built against another version of it. Install "
-       "the version the object was built for, or rebuild the object against the loaded one."},
-      {Classification::StaticArchive, "StaticArchive", "Only a static archive of the SDK defines the symbol.",
-       "The symbol is defined in an SDK static archive (.a), not a shared library. Link the archive (its objects "
-       "must be position-independent) or use a shared build of it."},
-      {Classification::HostProvided, "HostProvided", "The program that loads the library defines the symbol.",
-       "The symbol belongs to the host program's API (the Python C API of the interpreter that imports an "
-       "extension, Perl's XS API): no library defines it, the executable does. Check the library as the host "
-       "loads it (--python, or --with the host executable)."},
-      {Classification::Unknown, "Unknown", "No definition or declaration of the symbol was found.",
-       "Nothing in the build, the sources, the SDK or CUDA defines or declares the symbol. Give more context "
-       "(--build-dir, --source-root, --sdk-home) or check the spelling."},
-  };
+  static const std::vector<RuleText> table = [] {
+    std::vector<RuleText> t;
+    for (Classification c : all_classifications()) t.push_back(rule_text(c));
+    return t;
+  }();
   return table;
 }
 

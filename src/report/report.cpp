@@ -15,6 +15,12 @@ std::optional<Kind> search(std::string_view name) {
 
 }  // namespace
 
+std::vector<Classification> all_classifications() {
+  std::vector<Classification> all;
+  for (int i = 0; i <= static_cast<int>(Classification::Unknown); ++i) all.push_back(static_cast<Classification>(i));
+  return all;
+}
+
 const char* to_string(Classification c) {
   switch (c) {
     case Classification::MissingSource: return "missing-source";

@@ -27,8 +27,10 @@ enum class Classification {
   MissingInstantiation,  // other instantiations of the template exist, not this one
   ProviderMismatch,      // the loaded library that owns its namespace lacks it: built against another version
   HostProvided,          // the host program that loads the library defines it (Python C API, Perl XS)
-  Unknown,
+  Unknown,               // stays last: all_classifications() runs up to it
 };
+// Every classification, in the enum's order (SARIF rule indexes, docs, tests).
+std::vector<Classification> all_classifications();
 
 // What kind of symbol a reference names (JSON `type`). An undefined reference has no type of its own
 // in .dynsym; the referencing library's DWARF can tell a variable.

@@ -146,11 +146,34 @@ inline bool drop_local_return_types(const std::string& gnu, std::string& llvm) {
 }
 
 // Expressions in template arguments (enable_if<...>): GNU parenthesizes every operand and writes
-// binary operators without spaces, LLVM 14 adds the spaces, LLVM 15 drops the parentheses too.
-inline std::string without_spaces_and_parentheses(const std::string& s) {
+// binary operators without spaces, LLVM 14 adds the spaces, LLVM 15 drops the parentheses too. Only
+// there: spaces and parentheses inside a template argument list are dropped, everything at depth 0
+// (the function's name, its parameter list, its qualifiers) is kept as written, so a difference
+// there stays a difference. "operator<", "operator<<", "->" and a comparison inside parentheses are
+// not brackets.
+inline std::string without_spaces_and_parentheses_in_template_args(const std::string& s) {
   std::string out;
-  for (char c : s)
-    if (c != ' ' && c != '(' && c != ')') out += c;
+  int depth = 0, parens = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool after_operator = out.size() >= 8 && out.compare(out.size() - 8, 8, "operator") == 0;
+    bool after_operator_sign = out.size() >= 9 && (out.compare(out.size() - 9, 9, "operator<") == 0 ||
+                                                   out.compare(out.size() - 9, 9, "operator>") == 0);
+    if ((c == '<' || c == '>') && (after_operator || after_operator_sign)) {
+      out += c;
+      continue;
+    }
+    if (c == '>' && i > 0 && s[i - 1] == '-') {
+      out += c;
+      continue;
+    }
+    if (depth > 0 && c == '(') ++parens;
+    if (depth > 0 && c == ')' && parens > 0) --parens;
+    if (parens == 0 && c == '<') ++depth;
+    if (parens == 0 && c == '>' && depth > 0) --depth;
+    if (depth > 0 && (c == ' ' || c == '(' || c == ')')) continue;
+    out += c;
+  }
   return out;
 }
 
@@ -195,7 +218,15 @@ inline std::vector<std::string> explain_demangler_difference(const std::string& 
   if (note(llvm_to_gnu_closure_names(llvm, "lambda"), "lambda-spelling")) return kinds;
   if (note(llvm_to_gnu_closure_names(llvm, "unnamed"), "unnamed-type-spelling")) return kinds;
   if (note(drop_local_return_types(gnu, llvm), "local-name-return-type")) return kinds;
-  if (without_spaces_and_parentheses(gnu) == without_spaces_and_parentheses(llvm)) {
+  // An operator template's arguments: GNU keeps "operator<< <T>" apart, LLVM writes "operator<<<T>".
+  bool op_space = false;
+  for (const char* op : {"operator<< <", "operator< <", "operator>> <", "operator> <"}) {
+    std::string joined = op;
+    joined.erase(joined.size() - 2, 1);
+    op_space |= replace_all(gnu, op, joined);
+  }
+  if (note(op_space, "operator-template-space")) return kinds;
+  if (without_spaces_and_parentheses_in_template_args(gnu) == without_spaces_and_parentheses_in_template_args(llvm)) {
     kinds.push_back("expression-spelling");
     return kinds;
   }

@@ -349,6 +349,22 @@ TEST(Oracle, libtorch_exports_demangle_as_llvm_cxxfilt_does_up_to_known_spelling
   }
   EXPECT_EQ(unexplained, 0u);
   EXPECT_EQ(on_all.by_kind["gnu-cannot-demangle"], 0u);
+  // Every kind of difference has an upper bound, measured on Debian's libtorch 1.13.1 exports (33,716
+  // symbols, 360 differing, llvm-cxxfilt 14): a tolerance that starts to absorb more than it did when
+  // it was written is a regression of ours until shown otherwise. llvm-cannot-demangle accepts any
+  // spelling of ours, so it stays at the three names LLVM 14 gives up on.
+  const std::map<std::string, size_t> bound = {
+      {"default-argument-scope", 2}, {"expression-spelling", 3},        {"generic-lambda-parameter", 3},
+      {"gnu-cannot-demangle", 0},    {"lambda-spelling", 23},          {"llvm-cannot-demangle", 3},
+      {"llvm-substitution-misread", 3}, {"local-name-return-type", 41}, {"std-stream-abbreviation", 295},
+      {"tls-special-name", 2},       {"closing-angle-brackets", 0},    {"unnamed-type-spelling", 0},
+      {"operator-template-space", 2}, {"unexplained", 0},
+  };
+  for (const auto& [kind, n] : on_all.by_kind) {
+    auto b = bound.find(kind);
+    ASSERT_NE(b, bound.end()) << "a kind of difference with no measured bound: " << kind;
+    EXPECT_LE(n, b->second) << kind << ": " << n << " differences, at most " << b->second << " were measured";
+  }
   // The oracle really ran: the known kinds are there (llvm-cxxfilt 14 abbreviates std::ostream).
   EXPECT_GT(on_all.by_kind["std-stream-abbreviation"], 100u);
   EXPECT_GT(on_all.by_kind["local-name-return-type"], 10u);
@@ -394,15 +410,6 @@ TEST(Oracle, sysroot_cache_written_by_ldconfig_is_read) {
   EXPECT_EQ(n["path"], root + "/opt/vendor/lib/libvendor.so.2");
   EXPECT_EQ(n["how"], "ld.so.cache");
 }
-
-// test::run leaves its captures under the temp directory; take them away at the end.
-class RemoveScratch : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::filesystem::remove_all(std::filesystem::temp_directory_path() / ("mlc-test-" + std::to_string(getpid())));
-  }
-};
-const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new RemoveScratch);
 
 }  // namespace
 }  // namespace mlc

@@ -411,12 +411,6 @@ class Panel : public testing::TestWithParam<Project> {};
 
 TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   const Project& p = GetParam();
-  // test_support's captures go to TMPDIR: keep them in the build tree, not /tmp.
-  fs::create_directories(kPanel + "/tmp");
-  setenv("TMPDIR", (kPanel + "/tmp").c_str(), 1);
-  struct RemoveCaptures {
-    ~RemoveCaptures() { fs::remove_all(kPanel + "/tmp/mlc-test-" + std::to_string(getpid())); }
-  } remove_captures;
   std::string why;
   const std::string pristine = fetch_sources(p, why);
   if (pristine.empty()) MLC_SKIP() << why;
@@ -571,6 +565,22 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   std::ostringstream extra;  // reported but not explained by a removed object
   for (const auto& [symbol, u] : reported)
     if (!truth.contains(symbol)) extra << "  EXTRA " << demangle(symbol) << " (" << u.at("classification").get<std::string>() << ")\n";
+  // Precision: a missing-source verdict names a file that defines the symbol, by the compiler's
+  // objects of the removed sources. One that names another file (or claims a source for a symbol no
+  // removed source defines) sends the user to add the wrong file: a failure, not a miss.
+  std::ostringstream wrong;
+  size_t false_attributions = 0;
+  for (const auto& [symbol, u] : reported) {
+    if (u.at("classification") != "missing-source") continue;
+    std::string file;
+    if (u.contains("origin") && u.at("origin").is_object() && u.at("origin").value("file", "").size())
+      file = canonical(u.at("origin").at("file").get<std::string>());
+    auto t = truth.find(symbol);
+    if (t != truth.end() && t->second.contains(file)) continue;
+    ++false_attributions;
+    wrong << "  WRONG " << demangle(symbol) << ": missing-source in " << (file.empty() ? "-" : file)
+          << (t == truth.end() ? ", which no removed source defines" : ", not the file whose object defines it") << "\n";
+  }
 
   const double accuracy = truth.empty() ? 100.0 : 100.0 * static_cast<double>(right) / static_cast<double>(truth.size());
   std::ostringstream pct;
@@ -632,7 +642,8 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
     EXPECT_TRUE(std::find(left.begin(), left.end(), symbol) == left.end()) << name << " still undefined after --apply";
     summary << "; " << name << ": " << it->second.at("classification").get<std::string>() << " in " << rel;
   }
-  const std::string table = summary.str() + "\n" + misses.str() + extra.str();
+  summary << "; " << false_attributions << " false attributions";
+  const std::string table = summary.str() + "\n" + misses.str() + wrong.str() + extra.str();
   std::cout << table;
   fs::create_directories(kPanel + "/results");
   test::write_file(kPanel + "/results/" + p.name + ".txt", table);
@@ -640,6 +651,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   // The panel must measure something; a seed that removes only unreferenced code proves nothing.
   ASSERT_FALSE(truth.empty()) << "the removed sources leave no symbol undefined";
   EXPECT_GE(accuracy, kThreshold) << summary.str() << "\n" << misses.str();
+  EXPECT_EQ(false_attributions, 0u) << summary.str() << "\n" << wrong.str();
   EXPECT_EQ(rb.status, 0) << "rebuild after musa-stubgen --apply failed:\n" << rb.out << rb.err << sg.out << sg.err;
   EXPECT_TRUE(left.empty()) << left.size() << " traced symbols still undefined after --apply, first: "
                             << (left.empty() ? "" : demangle(left.front())) << "\n" << sg.out << sg.err;

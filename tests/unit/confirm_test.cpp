@@ -73,6 +73,7 @@ class ConfirmTest : public ::testing::Test {
     o.trace.cache_dir = f_.cache;
     o.trace.cuda_home = "";
     o.trace.confirm = confirm;
+    o.trace.confirm_budget = 3600;  // the verdicts below must not hang on a loaded machine's clock
     return o;
   }
   const mlc::UnresolvedSymbol* find(const mlc::Report& r, const std::string& sym) const {
@@ -118,12 +119,29 @@ TEST_F(ConfirmTest, CompilerSettlesWhichSourceDefinesIt) {
   ASSERT_TRUE(u2->origin);
   EXPECT_EQ(u2->origin->file, f_.src + "/y.cpp");
 
-  // Off by default: no compile, no confirm line.
-  mlc::Report plain = mlc::run_linkcheck({lib}, options(false));
+  // Off unless asked (TraceOptions' default): no compile, no confirm line.
+  mlc::LinkcheckOptions by_default = options(false);
+  by_default.trace.confirm = mlc::LinkcheckOptions{}.trace.confirm;
+  mlc::Report plain = mlc::run_linkcheck({lib}, by_default);
   EXPECT_EQ(confirm_line(plain), "");
   // Nothing of the scratch objects is left in the cache dir.
   for (const auto& e : fs::directory_iterator(f_.cache))
     EXPECT_EQ(e.path().filename().string().rfind("confirm-tmp-", 0), std::string::npos) << e.path();
+}
+
+// The budget is the only wall clock of the confirm pass: when it is spent before a compile starts,
+// that file is skipped (never half-read), the text candidates stand, and the confirm line counts it.
+TEST_F(ConfirmTest, a_spent_budget_skips_the_compiles_and_keeps_the_text_verdict) {
+  std::string lib = f_.build + "/libuser.so";
+  auto o = options(true);
+  o.trace.confirm_budget = 0;
+  o.trace.cache_dir = f_.root + "/budget-cache";  // nothing from an earlier run's compiles
+  mlc::Report r = mlc::run_linkcheck({lib}, o);
+  EXPECT_EQ(confirm_line(r), "--confirm: 2 candidate file(s): 0 compiled, 0 from cache, 0 failed, 2 skipped (budget or no command)");
+  const auto* u = find(r, "_ZN2ns1fEi");
+  ASSERT_NE(u, nullptr);
+  // Text alone cannot tell x.cpp from y.cpp (both spell ns::f, each under an #ifdef): no compiler verdict.
+  EXPECT_EQ(u->reason.find("compiling "), std::string::npos) << u->reason;
 }
 
 TEST_F(ConfirmTest, FailingCompileAndMissingCompilerAreWarnings) {

@@ -151,6 +151,7 @@ TEST(Import, missing_library_is_one_cause_naming_the_other_versions_installed) {
   const json* lib = library(doc, user);
   ASSERT_TRUE(lib);
   EXPECT_EQ((*lib)["needed"][0]["cause"], c["id"]);
+  ASSERT_FALSE((*lib)["unresolved"].empty()) << "the user's references to the missing library are listed";
   for (const auto& u : (*lib)["unresolved"]) {
     EXPECT_EQ(u["classification"], "missing-library") << u.dump();
     EXPECT_EQ(u["cause"], c["id"]);
@@ -229,6 +230,7 @@ TEST(Import, symbols_missing_from_one_owner_are_one_provider_mismatch_cause) {
   ASSERT_EQ(doc["causes"].size(), 1u);
   EXPECT_EQ(doc["causes"][0]["kind"], "provider-mismatch");
   EXPECT_EQ(doc["causes"][0]["symbols"], 2);
+  ASSERT_EQ(doc["libraries"][0]["unresolved"].size(), 2u) << doc["libraries"][0].dump();
   for (const auto& u : doc["libraries"][0]["unresolved"]) {
     EXPECT_EQ(u["classification"], "provider-mismatch");
     EXPECT_EQ(u["cause"], doc["causes"][0]["id"]);

@@ -1,18 +1,73 @@
 // One test per loader rule, each on a fixture world built from fixtures/loader: which symbols are
 // unresolved, why, and where each needed library was found (or every path that was considered).
+// Every world the running system can load is also loaded by the real loader (a libc-only host that
+// dlopens it with RTLD_NOW, see test::real_load): the load must fail exactly when the model finds an
+// unresolved symbol or a missing library, dlerror() must name one of the model's causes, and the copy
+// of each needed library the model picks must be the one in the host's /proc/self/maps.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "pipeline/linkcheck.h"
+#include "test_support.h"
 
 namespace mlc {
 namespace {
 
 const std::string kFix = MLC_LOADER_FIXTURES;
 
+// The model's verdict on one world against the real loader's. The model fails a load when a
+// non-weak reference stays unresolved or a needed library is nowhere; glibc's dlerror() names the first
+// of them it meets, which must be among the model's.
+void expect_real_loader_agrees(const std::string& target, const LinkcheckOptions& options, const Report& r) {
+  std::vector<std::pair<std::string, bool>> preloads;
+  for (const auto& w : options.env.with)
+    preloads.emplace_back(w, std::find(options.env.with_local.begin(), options.env.with_local.end(), w) ==
+                                 options.env.with_local.end());
+  auto real = test::real_load(target, options.env.library_path, preloads);
+  ASSERT_TRUE(real.ok || !real.error.empty()) << "the real loader did not run";
+  std::vector<std::string> causes;
+  bool model_ok = true;
+  for (const auto& l : r.libraries) {
+    for (const auto& u : l.unresolved) {
+      causes.push_back("undefined symbol: " + u.symbol + (u.version ? ", version " + *u.version : ""));
+      model_ok = false;
+    }
+    for (const auto& n : l.needed)
+      if (!n.path) {
+        causes.push_back(n.name + ": cannot open shared object file");
+        model_ok = false;
+      }
+    for (const auto& v : l.missing_versions) {
+      causes.push_back("version `" + v.version + "' not found");
+      model_ok = false;
+    }
+  }
+  EXPECT_EQ(real.ok, model_ok) << target << ": the real loader says " << (real.ok ? "ok" : real.error);
+  if (!real.ok && !model_ok) {
+    bool named = false;
+    for (const auto& c : causes) named = named || real.error.find(c) != std::string::npos;
+    EXPECT_TRUE(named) << "dlerror() names a cause the model does not: " << real.error;
+  }
+  if (!real.ok) return;
+  size_t compared = 0;
+  for (const auto& l : r.libraries)
+    for (const auto& n : l.needed) {
+      if (!n.path) continue;
+      EXPECT_TRUE(real.maps(*n.path)) << *n.path << " is not the copy the real loader mapped";
+      ++compared;
+    }
+  EXPECT_GT(compared, 0u) << target << ": no needed library to compare";
+}
+
 Report check(const std::string& rel, LinkcheckOptions options = {}) {
-  return run_linkcheck({kFix + "/" + rel}, options);
+  Report r = run_linkcheck({kFix + "/" + rel}, options);
+  if (options.env.sysroot.empty()) {  // a sysroot is not what this machine's loader reads
+    LinkcheckOptions all = options;
+    all.closure = true;  // the real load fails on any object's cause, not only the target's
+    expect_real_loader_agrees(kFix + "/" + rel, all, all.closure == options.closure ? r : run_linkcheck({kFix + "/" + rel}, all));
+  }
+  return r;
 }
 
 LinkcheckOptions closure() {

@@ -27,13 +27,14 @@ std::set<std::string> schema_enum(const std::string& pointer) {
   return names;
 }
 
-// The first `schema_names.size()` values of Kind print exactly those names, each once, and each
-// name reads back to the value that prints it; a name outside the schema reads back to nothing.
+// Every value of Kind, from the first to `last` (its enum's last value), prints a name of the schema,
+// each once, and each name reads back to the value that prints it; together they are exactly the
+// schema's names; a name outside the schema reads back to nothing.
 template <typename Kind>
-void expect_names_are(const std::set<std::string>& schema_names) {
+void expect_names_are(const std::set<std::string>& schema_names, Kind last) {
   ASSERT_FALSE(schema_names.empty());
   std::set<std::string> printed;
-  for (size_t k = 0; k < schema_names.size(); ++k) {
+  for (int k = 0; k <= static_cast<int>(last); ++k) {
     auto kind = static_cast<Kind>(k);
     std::string name = to_string(kind);
     EXPECT_TRUE(schema_names.count(name)) << name << " is not in the schema";
@@ -45,11 +46,12 @@ void expect_names_are(const std::set<std::string>& schema_names) {
   EXPECT_FALSE(from_string<Kind>("").has_value());
 }
 
-TEST(Kinds, json_names_are_the_schemas_and_read_back) {
-  expect_names_are<Classification>(schema_enum("/$defs/unresolved/properties/classification/enum"));
-  expect_names_are<SymbolType>(schema_enum("/$defs/unresolved/properties/type/enum"));
-  expect_names_are<OriginKind>(schema_enum("/$defs/unresolved/properties/origin/properties/kind/enum"));
-  expect_names_are<FixKind>(schema_enum("/$defs/unresolved/properties/fix/properties/kind/enum"));
+TEST(Kinds, every_enum_value_has_the_schemas_name_and_reads_back) {
+  expect_names_are(schema_enum("/$defs/unresolved/properties/classification/enum"), Classification::Unknown);
+  EXPECT_EQ(all_classifications().back(), Classification::Unknown);
+  expect_names_are(schema_enum("/$defs/unresolved/properties/type/enum"), SymbolType::NoType);
+  expect_names_are(schema_enum("/$defs/unresolved/properties/origin/properties/kind/enum"), OriginKind::Library);
+  expect_names_are(schema_enum("/$defs/unresolved/properties/fix/properties/kind/enum"), FixKind::None);
 }
 
 Report one_of_each() {

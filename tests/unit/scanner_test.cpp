@@ -1,8 +1,13 @@
 // The declaration scanner on PyTorch-shaped code, and the demangled-name splitter on real symbols.
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "demangle/symbol_name.h"
 #include "source/scanner.h"
+#include "test_support.h"
 
 namespace mlc {
 namespace {
@@ -38,19 +43,16 @@ template void exclusive_sum_in_common_type<int64_t, int64_t>(const int64_t*, int
   EXPECT_EQ(def->line, 7u);
   EXPECT_EQ(source::split_list(def->params), (std::vector<std::string>{"input_t const*", "output_t*", "long"}));
   EXPECT_EQ(source::split_list(def->template_params), (std::vector<std::string>{"input_t", "output_t"}));
-  int inst = 0;
-  for (const auto& e : es) {
-    if (e.kind != EntityKind::ExplicitInstantiation) continue;
-    ++inst;
-    EXPECT_FALSE(e.is_template);
-    if (e.line == 11) {
-      EXPECT_EQ(source::split_list(e.params), (std::vector<std::string>{"int const*", "int*", "long"}));
-    }
-    if (e.line == 12) {
-      EXPECT_EQ(source::split_list(e.template_args), (std::vector<std::string>{"long", "long"}));
-    }
-  }
-  EXPECT_EQ(inst, 2);
+  std::vector<const source::Entity*> inst;
+  for (const auto& e : es)
+    if (e.kind == EntityKind::ExplicitInstantiation) inst.push_back(&e);
+  ASSERT_EQ(inst.size(), 2u);
+  EXPECT_EQ(inst[0]->line, 11u);
+  EXPECT_FALSE(inst[0]->is_template);
+  EXPECT_EQ(source::split_list(inst[0]->params), (std::vector<std::string>{"int const*", "int*", "long"}));
+  EXPECT_EQ(inst[1]->line, 12u);
+  EXPECT_FALSE(inst[1]->is_template);
+  EXPECT_EQ(source::split_list(inst[1]->template_args), (std::vector<std::string>{"long", "long"}));
 }
 
 TEST(Scanner, classes_members_ctors_operators_and_key_functions) {
@@ -208,7 +210,10 @@ int after(int x) { return x; }
   EXPECT_EQ(after->line, 7u);
 }
 
-TEST(Scanner, normalize_type_matches_libiberty_spelling) {
+// normalize_type is a comparison key, not libiberty's spelling: compact (spaces only between words),
+// namespaces dropped, cv-qualifiers after the type. What it must do is give a source's spelling and
+// c++filt's spelling of the same type one key; the last lines check that against c++filt itself.
+TEST(Scanner, normalize_type_gives_source_and_cxxfilt_spellings_one_key) {
   using source::normalize_type;
   EXPECT_EQ(normalize_type("const at::TensorIteratorBase& iter", true), "TensorIteratorBase const&");
   EXPECT_EQ(normalize_type("int64_t gI_stride", true), "long");
@@ -226,6 +231,17 @@ TEST(Scanner, normalize_type_matches_libiberty_spelling) {
   // The demangled side goes through the same function.
   EXPECT_EQ(normalize_type("at::TensorIteratorBase const&", true), "TensorIteratorBase const&");
   EXPECT_EQ(normalize_type("c10::ArrayRef<long>", true), "ArrayRef<long>");
+  // The oracle: c++filt's spelling of each parameter, next to a source spelling of the same type.
+  auto filt = test::run("printf '%s\\n' _Z1fPKPKc _Z1fRVKSt6vectorIiSaIiEE _Z1fRKN2at18TensorIteratorBaseE | c++filt");
+  ASSERT_EQ(filt.status, 0) << filt.err;
+  std::istringstream lines(filt.out);
+  std::vector<std::string> params;
+  for (std::string l; std::getline(lines, l);) params.push_back(l.substr(2, l.size() - 3));  // f(...) -> ...
+  ASSERT_EQ(params, (std::vector<std::string>{"char const* const*", "std::vector<int, std::allocator<int> > const volatile&",
+                                              "at::TensorIteratorBase const&"}));
+  EXPECT_EQ(normalize_type(params[0], false), normalize_type("char const * const * argv", true));
+  EXPECT_EQ(normalize_type(params[1], false), normalize_type("const volatile std::vector<int, std::allocator<int> >& v", true));
+  EXPECT_EQ(normalize_type(params[2], false), normalize_type("const at::TensorIteratorBase& iter", true));
 }
 
 TEST(SymbolName, splits_functions_templates_and_specials) {

@@ -21,15 +21,6 @@ using test::run;
 const std::string kBin = MLC_LINKCHECK_BIN;
 const std::string kFix = MLC_LOADER_FIXTURES;
 
-// test::run leaves its captures under the temp directory; take them away at the end.
-class RemoveScratch : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::filesystem::remove_all(std::filesystem::temp_directory_path() / ("mlc-test-" + std::to_string(getpid())));
-  }
-};
-const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new RemoveScratch);
-
 // The path ld.so.cache gives for a soname (what the loader takes when nothing earlier has it).
 std::string cache_path(const std::string& soname) {
   auto cache = loader::read_ld_cache("/etc/ld.so.cache");

@@ -29,7 +29,7 @@ std::string world_args(const std::string& w) {
   std::string b = w + "/build", s = w + "/src";
   return " --build-dir " + quote(b) + " --source-root " + quote(s + "/pytorch") + " --sdk-home " + quote(b + "/musa_sdk") +
          " --cuda-home " + quote(b + "/cuda_home") + " --mapping " + quote(s + "/mapping") + " --with " +
-         quote(b + "/libc10.so") + " --cache-dir " + quote(w + "/cache") +
+         quote(b + "/libc10.so") + " --cache-dir " + quote((test::scratch_root() / "stubgen-cache").string()) +
          // The loader would take a stale libmusart first (the shadowed case): point it at the SDK.
          " --library-path " + quote(b + "/musa_sdk/lib");
 }

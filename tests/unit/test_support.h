@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -102,6 +105,89 @@ inline std::string quote(const std::string& s) {
   return out + "'";
 }
 
+
+// The real loader as an oracle: a C host linked with libc alone dlopens each preload (RTLD_NOW, with
+// RTLD_GLOBAL or RTLD_LOCAL as asked), then `target` with RTLD_NOW, in a fresh process with the given
+// LD_LIBRARY_PATH and working directory. `ok` is whether every load worked, `error` dlerror()'s line
+// when one did not, and `mapped` the real paths of the shared objects in its /proc/self/maps (the host's
+// own libc and ld.so included).
+struct RealLoad {
+  bool ok = false;
+  std::string error;
+  std::vector<std::string> mapped;
+  bool maps(const std::string& path) const {
+    std::error_code ec;
+    auto real = std::filesystem::canonical(path, ec);
+    for (const auto& m : mapped)
+      if (!ec && m == real.string()) return true;
+    return false;
+  }
+};
+
+inline const std::string& real_loader_host() {
+  static const std::string host = [] {
+    auto dir = scratch_root() / "real-loader-host";
+    std::filesystem::create_directories(dir);
+    write_file((dir / "host.c").string(), R"(#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+/* argv: [g:|l:]preload... target. Prints "ok" and /proc/self/maps, or "error: " and dlerror(). */
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const char* path = argv[i];
+    int mode = RTLD_NOW;
+    if (i + 1 < argc) {
+      mode |= strncmp(path, "l:", 2) == 0 ? RTLD_LOCAL : RTLD_GLOBAL;
+      path += 2;
+    }
+    if (!dlopen(path, mode)) { printf("error: %s\n", dlerror()); return 1; }
+  }
+  printf("ok\n");
+  FILE* maps = fopen("/proc/self/maps", "r");
+  char line[8192];
+  while (maps && fgets(line, sizeof line, maps)) fputs(line, stdout);
+  return 0;
+}
+)");
+    auto r = run("gcc -O1 -o " + quote((dir / "host").string()) + " " + quote((dir / "host.c").string()));
+    return r.status == 0 ? (dir / "host").string() : std::string();
+  }();
+  return host;
+}
+
+inline RealLoad real_load(const std::string& target, const std::vector<std::string>& library_path = {},
+                          const std::vector<std::pair<std::string, bool>>& preloads = {},
+                          const std::string& cwd = "") {
+  RealLoad out;
+  if (real_loader_host().empty()) {
+    out.error = "the real-loader host could not be compiled with gcc";
+    return out;
+  }
+  std::string llp;
+  for (size_t i = 0; i < library_path.size(); ++i) llp += (i ? ":" : "") + library_path[i];
+  std::string cmd = (cwd.empty() ? std::string() : "cd " + quote(cwd) + " && ") +
+                    (library_path.empty() ? "env -u LD_LIBRARY_PATH " : "env LD_LIBRARY_PATH=" + quote(llp) + " ") +
+                    quote(real_loader_host());
+  for (const auto& [p, global] : preloads) cmd += " " + quote((global ? "g:" : "l:") + p);
+  cmd += " " + quote(target);
+  auto r = run(cmd);
+  std::istringstream lines(r.out);
+  std::string line;
+  std::getline(lines, line);
+  out.ok = r.status == 0 && line == "ok";
+  if (!out.ok) out.error = line.rfind("error: ", 0) == 0 ? line.substr(7) : line + r.err;
+  while (std::getline(lines, line)) {
+    auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    auto file = line.substr(slash);
+    if (file.find(".so") == std::string::npos) continue;
+    std::error_code ec;
+    auto real = std::filesystem::canonical(file, ec);
+    auto name = ec ? file : real.string();
+    if (std::find(out.mapped.begin(), out.mapped.end(), name) == out.mapped.end()) out.mapped.push_back(name);
+  }
+  return out;
+}
 }  // namespace mlc::test
 
 // GTEST_SKIP() outside CI; under CI a fatal failure with the same message. Used as GTEST_SKIP is:
