@@ -1,5 +1,6 @@
-// The report writers on arbitrary bytes in every name and path: whatever the input, the text
-// writer must not throw, and the JSON writer must produce a document that parses back.
+// The report writers on arbitrary bytes in every name and path: whatever the input, the text,
+// JUnit and GitHub writers must not throw, and the JSON and SARIF writers must produce documents that
+// parse.
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.h"
@@ -35,5 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)render_text(report, TextStyle{true, false});
   std::string json = render_json(report, "fuzz");
   if (!nlohmann::json::accept(json)) __builtin_trap();  // the writer produced invalid JSON
+  if (!nlohmann::json::accept(render_sarif(report, SarifOptions{.tool_version = s(1), .help_uri = s(2), .fixes = {}})))
+    __builtin_trap();
+  (void)render_junit(report);
+  (void)render_github(report);
   return 0;
 }

@@ -3,6 +3,8 @@
 // page opened in a real headless browser.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -96,19 +98,25 @@ TEST(HipifyMap, real_pytorch_map_matches_what_hipify_builds_from_it) {
   auto r = run("python3 -c " +
                quote("import sys, json, re; sys.path.insert(0, sys.argv[1]); from hipify import hipify_python as h, constants as c\n"
                      "ids = {k: v for k, v in h.PYTORCH_MAP.items() if re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*', k)}\n"
+                     // Which entry won is hipify's own answer (PYTORCH_MAP's value), not a precedence
+                     // rule re-implemented here: a name is unsupported when the entries that give
+                     // that value are marked HIP_UNSUPPORTED.
                      "uns = {}\n"
                      "for d in h.CUDA_TO_HIP_MAPPINGS:\n"
                      "  for k, v in d.items():\n"
-                     "    meta = v[1:]\n"
-                     "    if c.API_CAFFE2 in meta or (c.API_SPARSE in meta and k in uns): continue\n"
-                     "    uns[k] = c.HIP_UNSUPPORTED in meta\n"
-                     "json.dump({'ids': ids, 'unsupported': sorted(k for k in ids if uns.get(k))}, open(sys.argv[2], 'w'))") +
+                     "    if k in ids and v[0] == ids[k] and c.API_CAFFE2 not in v[1:]:\n"
+                     "      uns.setdefault(k, set()).add(c.HIP_UNSUPPORTED in v[1:])\n"
+                     "json.dump({'ids': ids, 'unsupported': sorted(k for k in ids if uns.get(k) == {True}),\n"
+                     "           'ambiguous': sorted(k for k in ids if uns.get(k) == {True, False})}, open(sys.argv[2], 'w'))") +
                " " + quote(pytorch + "/torch/utils") + " " + quote(dump));
   ASSERT_EQ(r.status, 0) << r.err;
   json oracle = json::parse(read_file(dump));
   const auto& map = m.value();
-  size_t unsupported = 0;
-  for (const auto& [k, v] : map.to_musa) unsupported += map.info.at(k).unsupported;
+  std::set<std::string> ambiguous, unsupported, want_unsupported;
+  for (const auto& k : oracle["ambiguous"]) ambiguous.insert(k.get<std::string>());
+  for (const auto& k : oracle["unsupported"]) want_unsupported.insert(k.get<std::string>());
+  for (const auto& [k, v] : map.to_musa)
+    if (map.info.at(k).unsupported && !ambiguous.count(std::string(k))) unsupported.insert(std::string(k));
   EXPECT_EQ(map.to_musa.size(), oracle["ids"].size());
   size_t agree = 0;
   for (const auto& [k, v] : oracle["ids"].items()) {
@@ -118,7 +126,9 @@ TEST(HipifyMap, real_pytorch_map_matches_what_hipify_builds_from_it) {
     if (agree + 20 < oracle["ids"].size() && ::testing::Test::HasFailure()) break;
   }
   EXPECT_EQ(agree, oracle["ids"].size());
-  EXPECT_EQ(unsupported, oracle["unsupported"].size());
+  EXPECT_EQ(unsupported, want_unsupported);  // by name, not by count
+  EXPECT_GT(want_unsupported.size(), 100u) << "PyTorch 1.13.1 marks hundreds of names HIP_UNSUPPORTED";
+  EXPECT_LE(ambiguous.size(), 5u) << "names whose winning value has entries both ways";
 }
 
 // A known small tree: a CUDA file and a C++ file, an SDK of hipify's layout (include/hip, a
