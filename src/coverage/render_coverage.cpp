@@ -60,9 +60,21 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+// A Markdown table cell: '|' would end the cell, and '<', '>' and '&' would be read as HTML by
+// GitHub's and GitLab's renderers (a path named "<img src=x onerror=...>"), so they become entities;
+// a backtick would open code.
 std::string md_cell(std::string_view s) {
   std::string out;
-  for (char c : utf8_escaped(s)) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  for (char c : utf8_escaped(s)) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '`': out += "&#96;"; break;
+      default: out += c;
+    }
+  }
   return out;
 }
 

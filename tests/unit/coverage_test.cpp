@@ -3,7 +3,9 @@
 // page opened in a real headless browser.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <sstream>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -358,6 +360,44 @@ TEST(CoverageHtml, page_renders_in_headless_chromium_and_sorts_on_a_click) {
   body = plain.out.find("<tbody>");
   ASSERT_NE(body, std::string::npos);
   EXPECT_EQ(first_cell(plain.out, body), "cublasSgemm") << plain.out.substr(body, 300);
+}
+
+// coverage with the musa backend (torch_musa's map, the example's SDK), from a tree and an SDK whose
+// paths carry HTML and Markdown: every format names the same statuses, and no hostile byte reaches
+// the HTML page or the Markdown table as markup.
+TEST(Coverage, musa_backend_and_hostile_paths_are_escaped_in_html_and_markdown) {
+  const std::string dir = scratch_dir("coverage_hostile");
+  const std::string sdk = dir + "/sdk<img src=x onerror=alert(1)>|&`", tree = dir + "/tree<i>|x";
+  fs::create_directories(tree);
+  fs::copy(std::string(MLC_EXAMPLE_DIR) + "/sdk", sdk, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  write_file(tree + "/k.cu", "void f() { void* p; cudaMalloc(&p, 4); cudaMallocAsync(&p, 4, 0); }\n");
+  const std::string args = " coverage --mapping " + quote(std::string(MLC_SOURCE_DIR) + "/fixtures/example/mapping") +
+                           " --sdk-home " + quote(sdk) + " " + quote(tree);
+  auto j = run(kLinkcheck + args + " --format json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  auto doc = json::parse(j.out);
+  std::map<std::string, std::string> status;
+  for (const auto& a : doc["apis"]) status[a["cuda"]] = a["status"];
+  EXPECT_EQ(status, (std::map<std::string, std::string>{{"cudaMalloc", "exported"}, {"cudaMallocAsync", "declared-only"}}));
+
+  auto html = run(kLinkcheck + args + " --format html");
+  ASSERT_EQ(html.status, 0) << html.err;
+  EXPECT_EQ(html.out.find("<img"), std::string::npos);
+  EXPECT_EQ(html.out.find("<i>"), std::string::npos);
+  EXPECT_NE(html.out.find("sdk&lt;img src=x onerror=alert(1)&gt;|&amp;`"), std::string::npos) << html.out.substr(0, 3000);
+  auto md = run(kLinkcheck + args + " --format markdown");
+  ASSERT_EQ(md.status, 0) << md.err;
+  EXPECT_EQ(md.out.find("<img"), std::string::npos);
+  EXPECT_NE(md.out.find("sdk&lt;img src=x onerror=alert(1)&gt;\\|&amp;&#96;/include/musa_runtime_api.h:11"), std::string::npos)
+      << md.out;
+  // Each table row still has its 9 column separators: no '|' of a path splits a cell.
+  std::istringstream lines(md.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `cuda", 0) != 0) continue;
+    size_t bars = 0;
+    for (size_t k = 0; k < line.size(); ++k) bars += line[k] == '|' && (k == 0 || line[k - 1] != '\\');
+    EXPECT_EQ(bars, 9u) << line;
+  }
 }
 
 }  // namespace
