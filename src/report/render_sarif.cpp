@@ -64,7 +64,12 @@ json fix_json(const SymbolFix& fix) {
 
 }  // namespace
 
-std::string render_sarif(const Report& report, const SarifOptions& options) {
+std::string render_sarif(const Report& report, const SarifOptions& given) {
+  // The help URI is the install's (or the source tree's) path: its bytes, like a symbol's, may be any,
+  // and dump() throws on invalid UTF-8 (found by fuzz_report).
+  SarifOptions options = given;
+  options.help_uri = ci::printable_utf8(options.help_uri);
+  options.tool_version = ci::printable_utf8(options.tool_version);
   auto found = ci::findings(report);
   // Every known classification is a rule, so rule indexes are stable across runs; a classification
   // added later without a rule text still gets a rule of its own.
