@@ -15,16 +15,12 @@
 #include "backend/backend.h"
 #include "common/file_io.h"
 #include "version.h"
+#include "common/paths.h"
 
 namespace mlc::tools {
 namespace {
 
 using installed::Place;
-
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 // --with's LIB, LIB:global or LIB:local: the path, and whether it is loaded with RTLD_LOCAL. A file
 // whose own name ends in ":local" is taken as it is.

@@ -16,21 +16,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/file_io.h"
 #include "common/walk.h"
+#include "common/paths.h"
 
 namespace mlc::cmake {
 namespace {
 
-std::optional<std::string> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 bool exists(const std::string& p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0;
@@ -162,7 +154,7 @@ std::string normalize_path(const std::string& path) {
 
 std::map<std::string, std::string> read_cmake_cache(const std::string& path, std::optional<InputError>& error) {
   std::map<std::string, std::string> vars;
-  auto text = slurp(path);
+  auto text = read_text(path);
   if (!text) {
     error = InputError{path, "cannot open CMakeCache.txt"};
     return vars;
@@ -202,11 +194,6 @@ std::vector<std::string> referenced(const std::string& raw) {
     if (name.find("${") == std::string::npos) out.push_back(name);
   }
   return out;
-}
-
-bool creates_target(const std::string& name) {
-  return name == "add_library" || name == "musa_add_library" || name == "cuda_add_library" ||
-         name == "add_executable" || name == "cuda_add_executable" || name == "target_sources";
 }
 
 // Reads the source-list commands of one file into `lists`, updating `scope` (and `parent` for
@@ -454,7 +441,7 @@ std::string target_of_library(const BuildInfo* build, const std::string& path) {
     for (const auto& l : build->lists) {
       if (l.variable != base) continue;
       if (l.command == "add_executable" || l.command == "cuda_add_executable") executable = true;
-      if (l.command == "add_library" || l.command == "musa_add_library" || l.command == "cuda_add_library") library = true;
+      if (creates_library(l.command)) library = true;
     }
     if (executable && !library) return "";
   }
@@ -465,7 +452,7 @@ namespace {
 
 void read_compile_database(BuildInfo& info) {
   std::string path = info.build_dir + "/compile_commands.json";
-  auto text = slurp(path);
+  auto text = read_text(path);
   if (!text) return;
   auto doc = nlohmann::json::parse(*text, nullptr, false);
   if (doc.is_discarded() || !doc.is_array()) {
@@ -493,7 +480,7 @@ void read_file_api(BuildInfo& info) {
   }
   if (index.empty()) return;
   auto parse = [&](const std::string& file) -> nlohmann::json {
-    auto text = slurp(reply + "/" + file);
+    auto text = read_text(reply + "/" + file);
     if (!text) return nullptr;
     auto j = nlohmann::json::parse(*text, nullptr, false);
     if (j.is_discarded()) {
@@ -575,7 +562,7 @@ namespace {
 std::set<std::string> files_the_build_read(const std::string& build_dir) {
   std::set<std::string> out;
   std::string path = build_dir + "/CMakeFiles/Makefile.cmake";
-  auto text = slurp(path);
+  auto text = read_text(path);
   if (!text) return out;
   auto cmds = parse_cmake(*text, path);
   if (!cmds) return out;
@@ -594,7 +581,7 @@ class TreeWalker {
 
   void visit(const std::string& file, const std::string& cur_dir, Scope& scope, Scope* parent, int depth) {
     if (depth > 64 || !visited_.insert(file + "\n" + cur_dir).second) return;
-    auto text = slurp(file);
+    auto text = read_text(file);
     if (!text) {
       info_.errors.push_back({file, "cannot open"});
       return;
@@ -665,7 +652,7 @@ BuildInfo read_build(const BuildOptions& options) {
   }
   for (const auto& f : files) {
     std::string path = normalize_path(f);
-    auto text = slurp(path);
+    auto text = read_text(path);
     if (!text) {
       info.errors.push_back({path, "cannot open"});
       continue;

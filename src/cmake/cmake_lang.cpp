@@ -2,6 +2,8 @@
 // quoted arguments may span lines, unquoted arguments may contain balanced parentheses.
 #include "cmake/cmake_lang.h"
 
+#include "common/paths.h"
+
 #include <cctype>
 
 namespace mlc::cmake {
@@ -19,7 +21,7 @@ class Reader {
       CMakeCommand cmd;
       cmd.begin = i_;
       cmd.line = line_;
-      while (i_ < s_.size() && ident_char(s_[i_])) cmd.name += static_cast<char>(std::tolower(s_[i_++]));
+      while (i_ < s_.size() && is_ident_char(s_[i_])) cmd.name += static_cast<char>(std::tolower(s_[i_++]));
       while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
       if (i_ >= s_.size() || s_[i_] != '(') return fail("expected '(' after " + cmd.name);
       ++i_;
@@ -102,7 +104,6 @@ class Reader {
 
  private:
   static bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-  static bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
   // "[==[" at k: the number of '=', or -1.
   int bracket_open(size_t k) const {
@@ -161,6 +162,15 @@ class Reader {
 
 Result<std::vector<CMakeCommand>> parse_cmake(std::string_view text, const std::string& path) {
   return Reader(text, path).run();
+}
+
+bool creates_library(const std::string& command) {
+  return command == "add_library" || command == "musa_add_library" || command == "cuda_add_library";
+}
+
+bool creates_target(const std::string& command) {
+  return creates_library(command) || command == "add_executable" || command == "cuda_add_executable" ||
+         command == "target_sources";
 }
 
 }  // namespace mlc::cmake

@@ -32,4 +32,9 @@ struct CMakeCommand {
 // Fails (naming `path` and the line) on an unterminated argument, comment or command.
 Result<std::vector<CMakeCommand>> parse_cmake(std::string_view text, const std::string& path);
 
+// The commands that create a library target (CMake's own, FindCUDA's and torch_musa's), and those
+// that create or extend any target: written once, for the build reader, the tracer and the patcher.
+bool creates_library(const std::string& command);
+bool creates_target(const std::string& command);
+
 }  // namespace mlc::cmake

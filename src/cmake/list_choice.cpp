@@ -6,6 +6,8 @@
 
 #include "cmake/build_info.h"
 
+#include "common/paths.h"
+
 namespace mlc::cmake {
 namespace {
 
@@ -13,16 +15,6 @@ std::string extension_of(const std::string& path) {
   auto dot = path.rfind('.');
   auto slash = path.rfind('/');
   return dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot);
-}
-
-// Length of the longest common prefix of a and b that ends at a '/' (a shared directory).
-size_t common_prefix_dirs(const std::string& a, const std::string& b) {
-  size_t n = 0, i = 0;
-  while (i < a.size() && i < b.size() && a[i] == b[i]) {
-    if (a[i] == '/') n = i;
-    ++i;
-  }
-  return n;
 }
 
 bool under(const std::string& path, const std::string& dir) {
@@ -103,7 +95,7 @@ std::string entry_spelling(const SourceList& list, const std::string& file, cons
   size_t near_len = 0;
   for (const auto& e : list.entries) {
     if (e.is_glob || e.files.size() != 1 || is_indirect_entry(e.raw)) continue;
-    size_t len = common_prefix_dirs(e.files[0], file);
+    size_t len = shared_dir_prefix(e.files[0], file);
     if (!near || len > near_len) near = &e, near_len = len;
   }
   if (near) {
@@ -165,9 +157,9 @@ std::optional<ListChoice> choose_list(const BuildInfo& build, const std::string&
       if (is_indirect_entry(e.raw)) continue;
       ++direct;
       if (extension_of(e.raw) == ext || (e.is_glob && ends_with(e.raw, ext))) ++same_ext;
-      for (const auto& f : e.files) prefix = std::max(prefix, common_prefix_dirs(f, file));
+      for (const auto& f : e.files) prefix = std::max(prefix, shared_dir_prefix(f, file));
       // An entry naming nothing on disk still tells where its kind of file goes.
-      if (e.files.empty()) prefix = std::max(prefix, common_prefix_dirs(e.raw, file));
+      if (e.files.empty()) prefix = std::max(prefix, shared_dir_prefix(e.raw, file));
     }
     if (direct == 0) continue;
     // Without a target to go by, only a list holding files of the same kind is a candidate.

@@ -29,6 +29,7 @@
 #include "elf/elf_object.h"
 #include "source/source_index.h"
 #include "trace/trace.h"
+#include "common/paths.h"
 
 namespace mlc::confirm {
 namespace {
@@ -47,16 +48,6 @@ std::string extension(const std::string& path) {
 std::string parent(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash);
-}
-
-// Length of the common leading directory part: the nearer sibling shares more of the path.
-size_t shared_prefix(const std::string& a, const std::string& b) {
-  size_t n = 0, last = 0;
-  while (n < a.size() && n < b.size() && a[n] == b[n]) {
-    if (a[n] == '/') last = n;
-    ++n;
-  }
-  return last;
 }
 
 // Output redirected to `object`: replaces -o X / -oX (and nvcc's --output-file), else appends -o.
@@ -194,7 +185,7 @@ bool command_for(const std::vector<CompileCommand>& db, const std::string& file,
     // Nearest sibling: same directory and extension, then same extension, then the longest shared path.
     auto score = [&](const CompileCommand& c) {
       bool same_dir = parent(c.file) == parent(file), same_ext = extension(c.file) == extension(file);
-      return std::make_tuple(same_dir && same_ext, same_ext, same_dir, shared_prefix(c.file, file));
+      return std::make_tuple(same_dir && same_ext, same_ext, same_dir, shared_dir_prefix(c.file, file));
     };
     for (const auto& c : db)
       if (!best || score(c) > score(*best)) best = &c;

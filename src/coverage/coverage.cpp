@@ -14,12 +14,10 @@
 #include "common/file_io.h"
 #include "common/walk.h"
 #include "source/source_index.h"
+#include "common/paths.h"
 
 namespace mlc::coverage {
 namespace {
-
-bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 
 // The CUDA library families a coverage report is about; the map's PyTorch/c10 entries are not APIs.
 bool is_api_family(std::string_view f) {
@@ -89,9 +87,9 @@ void for_each_identifier(std::string_view s, const std::function<void(std::strin
       ++i;
       while (i < n && s[i] != c && s[i] != '\n') i += s[i] == '\\' ? 2 : 1;
       ++i;
-    } else if (ident_start(c)) {
+    } else if (is_ident_start(c)) {
       size_t b = i;
-      while (i < n && ident_char(s[i])) ++i;
+      while (i < n && is_ident_char(s[i])) ++i;
       // R"(...)" raw strings: skip to the closing delimiter.
       if (i < n && s[i] == '"' && i - b <= 3 && s[i - 1] == 'R') {
         size_t open = s.find('(', i);
@@ -104,7 +102,7 @@ void for_each_identifier(std::string_view s, const std::function<void(std::strin
       }
       f(s.substr(b, i - b), line);
     } else if (c >= '0' && c <= '9') {
-      while (i < n && (ident_char(s[i]) || s[i] == '.' || s[i] == '\'')) ++i;  // 1e5f, 0x1Fu, 1'000
+      while (i < n && (is_ident_char(s[i]) || s[i] == '.' || s[i] == '\'')) ++i;  // 1e5f, 0x1Fu, 1'000
     } else {
       ++i;
     }

@@ -19,6 +19,7 @@
 
 #include "common/file_io.h"
 #include "environment/dpkg_index.h"
+#include "common/paths.h"
 
 namespace mlc::environment {
 namespace {
@@ -54,11 +55,6 @@ bool has_dist_info(const std::string& dir, std::map<std::pair<dev_t, ino_t>, boo
     closedir(d);
   }
   return it->second;
-}
-
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::string parent_of(const std::string& p) {

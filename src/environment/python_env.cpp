@@ -10,6 +10,7 @@
 #include <cctype>
 
 #include "common/file_io.h"
+#include "common/paths.h"
 
 namespace mlc::environment {
 namespace {
@@ -33,8 +34,6 @@ std::string parent_of(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
-
-std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.pop_back();
@@ -184,7 +183,7 @@ bool needs_torch(const std::vector<std::string>& needed, const std::string& path
   // The package the file belongs to: the topmost directory above it that has an __init__.py.
   std::string top;
   for (std::string dir = parent_of(path); dir != "/" && is_file(dir + "/__init__.py"); dir = parent_of(dir)) top = dir;
-  if (top.empty() || base_of(top) == "torch") return false;
+  if (top.empty() || base_name(top) == "torch") return false;
   for (const auto& name : list_dir(top)) {
     if (!name.ends_with(".py")) continue;
     auto text = read_text(top + "/" + name);

@@ -11,12 +11,12 @@
 
 #include "installed/installed.h"
 #include "loader/ld_cache.h"
+#include "common/paths.h"
 
 namespace mlc::installed {
 namespace {
 
 std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
-std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // "libmccl.so.2" -> "libmccl.so": every soname version of a library shares it.
 std::string stem_of(const std::string& name) {
@@ -167,7 +167,7 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
       }
       if (owner.empty() && absent.size() == 1) {
         owner = absent.front();
-        evidence = "no loaded object defines it and " + owner + " is the only library " + base_of(obj.path) +
+        evidence = "no loaded object defines it and " + owner + " is the only library " + base_name(obj.path) +
                    " needs that was not found";
       }
     }
@@ -183,7 +183,7 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
   for (auto& [name, m] : missing) {
     Cause& c = *m.cause;
     std::vector<std::string> needers;
-    for (const auto& n : c.needed_by) needers.push_back(base_of(n));
+    for (const auto& n : c.needed_by) needers.push_back(base_name(n));
     std::vector<std::string> found;
     for (const auto& o : m.others) found.push_back(o.copy.path + " [" + o.copy.how + "]");
     c.headline = "library not found: " + name + " (needed by " + short_list(needers) + "); " +

@@ -10,11 +10,11 @@
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "installed/installed.h"
+#include "common/paths.h"
 
 namespace mlc::installed {
 namespace {
 
-std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 bool is_identifier(const std::string& s) {
@@ -120,7 +120,7 @@ std::string soname_version(const std::string& name) {
 }
 
 std::string torch_version_for(const std::string& library, std::string* where) {
-  std::string name = base_of(library);
+  std::string name = base_name(library);
   if (name.rfind("libtorch", 0) != 0 && name.rfind("libc10", 0) != 0) return "";
   std::string dir = dir_of(library);
   std::string parent = dir_of(dir);
@@ -188,9 +188,9 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
     }
     if (!owner) continue;
     const auto& lib = p.objects[owner->object];
-    std::string soname = lib.elf.soname.empty() ? base_of(lib.path) : lib.elf.soname;
+    std::string soname = lib.elf.soname.empty() ? base_name(lib.path) : lib.elf.soname;
     std::string version = soname_version(soname), torch_file;
-    std::string real_version = soname_version(base_of(lib.path));
+    std::string real_version = soname_version(base_name(lib.path));
     if (real_version.size() > version.size()) version = real_version;
     std::string torch = torch_version_for(lib.path, &torch_file);
     if (it.u->classification == Classification::AbiMismatch && version.empty() && torch.empty()) continue;
@@ -237,7 +237,7 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
       for (size_t i = 0; i < members.size(); ++i) u.reason += (i ? ", " : "") + members[i];
     }
     u.origin = Origin{.file = lib.path, .line = std::nullopt, .kind = OriginKind::Library, .library = lib.path, .ported_from = std::nullopt};
-    std::string holder = base_of(p.objects[it.ref->object].path);
+    std::string holder = base_name(p.objects[it.ref->object].path);
     u.fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                 .library = lib.path,
                 .detail = "install the version of " + (torch.empty() ? soname : "torch") + " that " + holder +

@@ -2,6 +2,8 @@
 // general.json (23,519 entries) in the low milliseconds.
 #include "porting/porting_map.h"
 
+#include "common/paths.h"
+
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -13,14 +15,11 @@
 namespace mlc::porting {
 namespace {
 
-bool ident_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || is_digit(s[0])) return false;
-  return std::all_of(s.begin(), s.end(), ident_char);
+  return std::all_of(s.begin(), s.end(), is_ident_char);
 }
 
 // SAX handler for one flat {"string": "string", ...} object.
@@ -286,14 +285,14 @@ std::string map_identifiers(std::string_view text, const NameMap& map) {
   out.reserve(text.size());
   size_t i = 0;
   while (i < text.size()) {
-    if (ident_char(text[i]) && !is_digit(text[i])) {
+    if (is_ident_char(text[i]) && !is_digit(text[i])) {
       size_t start = i;
-      while (i < text.size() && ident_char(text[i])) ++i;
+      while (i < text.size() && is_ident_char(text[i])) ++i;
       std::string_view word = text.substr(start, i - start);
       auto it = map.find(word);
       out += it == map.end() ? word : it->second;
-    } else if (ident_char(text[i])) {  // a number: copy it whole
-      while (i < text.size() && ident_char(text[i])) out += text[i++];
+    } else if (is_ident_char(text[i])) {  // a number: copy it whole
+      while (i < text.size() && is_ident_char(text[i])) out += text[i++];
     } else {
       out += text[i++];
     }
@@ -307,8 +306,8 @@ std::string to_cuda_name(std::string_view musa_name, const PortingMap& map) {
   std::string result;
   size_t i = 0;
   while (i < out.size()) {
-    if (out.compare(i, 4, "musa") == 0 && (i == 0 || !ident_char(out[i - 1])) &&
-        (i + 4 >= out.size() || !ident_char(out[i + 4])) && out.compare(i + 4, 2, "::") == 0) {
+    if (out.compare(i, 4, "musa") == 0 && (i == 0 || !is_ident_char(out[i - 1])) &&
+        (i + 4 >= out.size() || !is_ident_char(out[i + 4])) && out.compare(i + 4, 2, "::") == 0) {
       result += "cuda";
       i += 4;
     } else {

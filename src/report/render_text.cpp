@@ -8,6 +8,7 @@
 #include "report/baseline.h"
 #include "report/escape.h"
 #include "report/render.h"
+#include "common/paths.h"
 
 namespace mlc {
 namespace {
@@ -21,13 +22,11 @@ std::string error_prefix(const TextStyle& style, bool baselined) {
 
 constexpr size_t kCauseSymbols = 5;
 
-std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
 // Where a finding's holder sits in the load: "" for a named file, else which load brought it in.
 std::string holder_note(const LibraryReport& lib) {
-  if (lib.role == "dependency" && lib.loaded_by) return fmt::format(" (a dependency loaded for {})", base_of(*lib.loaded_by));
+  if (lib.role == "dependency" && lib.loaded_by) return fmt::format(" (a dependency loaded for {})", base_name(*lib.loaded_by));
   if (lib.role == "preloaded" && lib.loaded_by)
-    return fmt::format(" (loaded by the import of torch that importing {} does first)", base_of(*lib.loaded_by));
+    return fmt::format(" (loaded by the import of torch that importing {} does first)", base_name(*lib.loaded_by));
   if (lib.role == "preloaded") return " (loaded before the checked files: --with/--python)";
   return "";
 }
@@ -68,7 +67,7 @@ std::string render_load_headlines(const Report& report, const TextStyle& style) 
     size_t n = load_causes(report, target, torch_first);
     if (n == 0) continue;
     out += fmt::format("{}{} {} would fail{}: {} cause{}\n", error_prefix(style, false),
-                       target.python_extension ? "importing" : "loading", base_of(target.path),
+                       target.python_extension ? "importing" : "loading", base_name(target.path),
                        torch_first ? ", in the import of torch it does first" : "", n, n == 1 ? "" : "s");
   }
   return out;
@@ -134,7 +133,7 @@ std::string render_causes(const Report& report, const TextStyle& style) {
     for (size_t i = 0; i < symbols.size() && i < kCauseSymbols; ++i) {
       const auto* u = symbols[i];
       const auto* h = holders[i];
-      std::string in = h->role == "target" ? "" : " (in " + (h->soname.empty() ? base_of(h->path) : h->soname) + ")";
+      std::string in = h->role == "target" ? "" : " (in " + (h->soname.empty() ? base_name(h->path) : h->soname) + ")";
       out += fmt::format(">>> {}: {}{}{}\n", to_string(u->classification), u->demangled, u->version ? "@" + *u->version : "", in);
     }
     if (symbols.size() > kCauseSymbols)
@@ -189,7 +188,7 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
   std::set<std::string> optional_libraries, optional_names;
   for (const auto& r : report.runtime_lookups) {
     if (r.driver && r.kind == "dlopen") {
-      drivers[r.name].push_back(base_of(r.library));
+      drivers[r.name].push_back(base_name(r.library));
     } else {
       optional_names.insert(r.name);
       if (r.kind == "dlopen") optional_libraries.insert(r.name);
@@ -253,8 +252,8 @@ std::string render_text(const Report& report, const TextStyle& style) {
       }
       // Which object holds the reference, when it is not the named file ("in the SDK's libmusa.so.1").
       if (lib.role != "target")
-        out += fmt::format(">>> in {}{}{}{}\n", lib.in_sdk ? "the SDK's " : "", lib.soname.empty() ? base_of(lib.path) : lib.soname,
-                           holder_note(lib), lib.loaded_by ? ", not in " + base_of(*lib.loaded_by) : std::string());
+        out += fmt::format(">>> in {}{}{}{}\n", lib.in_sdk ? "the SDK's " : "", lib.soname.empty() ? base_name(lib.path) : lib.soname,
+                           holder_note(lib), lib.loaded_by ? ", not in " + base_name(*lib.loaded_by) : std::string());
       if (u.referenced_by.size() > kMaxLocations) {
         out += fmt::format(">>> referenced {} more times\n", u.referenced_by.size() - kMaxLocations);
       }

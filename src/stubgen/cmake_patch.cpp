@@ -246,7 +246,7 @@ struct Edits {
     for (const auto& c : file->commands) {
       if (c.args.empty() || c.args[0].value != add.target) continue;
       if (c.name == "target_link_libraries") link = &c;
-      if (c.name == "add_library" || c.name == "musa_add_library" || c.name == "cuda_add_library") creator = &c;
+      if (cmake::creates_library(c.name)) creator = &c;
     }
     if (link) {
       bool present = std::any_of(link->args.begin(), link->args.end(), [&](const auto& a) { return a.value == add.entry; });

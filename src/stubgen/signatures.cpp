@@ -15,20 +15,19 @@
 #include "source/scanner.h"
 #include "stubgen/internal.h"
 #include "trace/stand_in.h"
+#include "common/paths.h"
 
 namespace mlc::stubgen::detail {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
 std::vector<std::string> identifiers(std::string_view text) {
   std::vector<std::string> out;
   for (size_t i = 0; i < text.size();) {
-    if (ident_char(text[i]) && !std::isdigit(static_cast<unsigned char>(text[i]))) {
+    if (is_ident_char(text[i]) && !std::isdigit(static_cast<unsigned char>(text[i]))) {
       size_t s = i;
-      while (i < text.size() && ident_char(text[i])) ++i;
+      while (i < text.size() && is_ident_char(text[i])) ++i;
       out.emplace_back(text.substr(s, i - s));
     } else {
       ++i;
@@ -253,9 +252,9 @@ class Planner {
       std::string out;
       bool changed = false;
       for (size_t i = 0; i < t.size();) {
-        if (ident_char(t[i]) && !std::isdigit(static_cast<unsigned char>(t[i]))) {
+        if (is_ident_char(t[i]) && !std::isdigit(static_cast<unsigned char>(t[i]))) {
           size_t b = i;
-          while (i < t.size() && ident_char(t[i])) ++i;
+          while (i < t.size() && is_ident_char(t[i])) ++i;
           std::string id = t.substr(b, i - b);
           std::string target = is_builtin_word(id) ? "" : ctx_.sdk()->headers.alias(id);
           changed |= !target.empty() && target != id;
@@ -365,15 +364,15 @@ class Planner {
     auto pos = rt.find("Error_t");
     if (pos == std::string::npos) return std::nullopt;
     size_t start = pos;
-    while (start > 0 && ident_char(rt[start - 1])) --start;
+    while (start > 0 && is_ident_char(rt[start - 1])) --start;
     std::string value = rt.substr(start, pos - start) + "ErrorNotSupported";
     if (!ctx_.sdk()) return std::nullopt;
     for (const auto& f : ctx_.sdk()->headers.files()) {
       auto text = read_text(f.path);
       if (!text) continue;
       for (size_t p = text->find(value); p != std::string::npos; p = text->find(value, p + 1)) {
-        bool start_ok = p == 0 || !ident_char((*text)[p - 1]);
-        bool end_ok = p + value.size() >= text->size() || !ident_char((*text)[p + value.size()]);
+        bool start_ok = p == 0 || !is_ident_char((*text)[p - 1]);
+        bool end_ok = p + value.size() >= text->size() || !is_ident_char((*text)[p + value.size()]);
         if (start_ok && end_ok) return value;
       }
     }
@@ -477,7 +476,6 @@ std::string stub_block(const UnresolvedSymbol& u, const Signature& s, const Stub
   out += "}\n" + close_ns;
   return guarded(out, o);
 }
-
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "source/source_index.h"
+#include "common/paths.h"
 
 namespace mlc::trace {
 namespace {
@@ -107,8 +108,6 @@ struct Instance {
   std::string symbol, demangled, where;  // where: the library, or file:line of an explicit instantiation
 };
 using Instances = std::vector<Instance>;
-
-std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // Does a mangled name carry the C++11 string ABI (std::__cxx11::..., or the [abi:cxx11] tag)?
 bool cxx11_abi(std::string_view mangled) {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "cmake/cmake_lang.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "trace/stand_in.h"
@@ -247,7 +248,7 @@ class Tracer {
     for (const auto& t : ctx_.build->targets)
       if (t.name == target && !t.cmake_file.empty()) return t.cmake_file;
     for (const auto& l : ctx_.build->lists)
-      if (l.variable == target && (l.command == "add_library" || l.command == "musa_add_library")) return l.cmake_file;
+      if (l.variable == target && cmake::creates_library(l.command)) return l.cmake_file;
     return std::nullopt;
   }
 

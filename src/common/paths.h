@@ -1,0 +1,40 @@
+// Small path and identifier facts shared by every room (issue 27 item 8: each was written three to
+// five times, with three different definitions of an identifier character).
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace mlc {
+
+// The file name of a path: what follows its last '/' (the whole string when it has none).
+inline std::string base_name(std::string_view path) {
+  auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// Whether the path is a directory (following symlinks).
+inline bool is_dir(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The length of the longest common prefix of a and b that ends at a '/': the directory they share.
+inline size_t shared_dir_prefix(std::string_view a, std::string_view b) {
+  size_t n = 0, last = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) {
+    if (a[n] == '/') last = n;
+    ++n;
+  }
+  return last;
+}
+
+// A C/C++ identifier's characters, in the C locale: [A-Za-z_] first, then [A-Za-z0-9_]. (GNU C's
+// '$' in identifiers is the source scanner's own business.)
+inline bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+inline bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
+
+}  // namespace mlc
