@@ -147,6 +147,84 @@ TEST(Dwarf, references_size_each_variable_as_the_compiler_sizes_its_declaration)
   EXPECT_EQ(refs.variables.count("_ZN2ns10missing_fnEi"), 0u);  // a function has no size
 }
 
+// A library built with -g at -O0 has no DW_TAG_call_site (GCC emits them only when optimising), so
+// each call is located by the line table row holding its instruction, as lld does with a relocation's
+// offset. The oracle is the compiler's line table read by binutils: objdump finds each call or tail
+// jump to the symbol (through the PLT, or its GOT slot with -fno-plt), addr2line maps its address.
+TEST(Dwarf, calls_in_an_unoptimised_build_are_located_where_the_compilers_line_table_puts_them) {
+  std::string dir = test::scratch_dir("dwarf-O0");
+  std::string lib = dir + "/libdebug.so";
+  write_file(dir + "/a.cpp",
+             "namespace ns { int missing_fn(int); }\n"
+             "int from_a(int x) {\n"
+             "  int y = x * 2;\n"
+             "  return ns::missing_fn(y) +\n"
+             "         ns::missing_fn(x);\n"
+             "}\n");
+  write_file(dir + "/c.cpp",
+             "namespace ns { int missing_fn(int); }\n"
+             "struct S { int by_got(int x); };\n"
+             "int S::by_got(int x) {\n"
+             "  x += 1;\n"
+             "  return ns::missing_fn(x);\n"
+             "}\n");
+  for (std::string unit : {"a", "c"}) {
+    std::string flags = unit == "c" ? " -fno-plt" : "";
+    auto r = run("c++ -c -fPIC -O0 -g" + flags + " -o " + quote(dir + "/" + unit + ".o") + " " + quote(dir + "/" + unit + ".cpp"));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  auto linked = run("c++ -shared -o " + quote(lib) + " " + quote(dir + "/a.o") + " " + quote(dir + "/c.o"));
+  ASSERT_EQ(linked.status, 0) << linked.err;
+
+  // The oracle: "ADDR:\tcall ... <_ZN2ns10missing_fnEi@plt>" or "call *...(%rip) # ... <_ZN2ns10missing_fnEi>".
+  auto disassembly = run("objdump -d --no-show-raw-insn " + quote(lib));
+  ASSERT_EQ(disassembly.status, 0) << disassembly.err;
+  std::vector<std::string> addresses;
+  std::istringstream insns(disassembly.out);
+  bool in_stub = false;  // the PLT stub's own jump through the GOT slot is not a use
+  for (std::string line; std::getline(insns, line);) {
+    if (line.size() > 2 && line.compare(line.size() - 2, 2, ">:") == 0) in_stub = line.find("@plt>:") != std::string::npos;
+    bool transfer = !in_stub &&
+                    (line.find("\tcall") != std::string::npos || line.find("\tjmp") != std::string::npos);
+    if (!transfer || line.find("<_ZN2ns10missing_fnEi") == std::string::npos || line.find(':') == std::string::npos) continue;
+    std::string address = line.substr(0, line.find(':'));
+    address.erase(0, address.find_first_not_of(' '));
+    addresses.push_back("0x" + address);
+  }
+  ASSERT_EQ(addresses.size(), 3u) << disassembly.out;
+  // GCC records a call site at -O0 only for the call through the GOT (c.cpp), none for a.cpp's two
+  // calls through the PLT: those are what the line table alone locates.
+  auto call_sites = run("readelf --debug-dump=info " + quote(lib) + " | grep -c -e DW_TAG_call_site -e DW_TAG_GNU_call_site");
+  EXPECT_LT(std::stoul(call_sites.out), addresses.size()) << "every call has a DW_TAG_call_site: the fallback goes untested";
+  std::string list;
+  for (const auto& a : addresses) list += " " + a;
+  auto mapped = run("addr2line -f -C -e " + quote(lib) + list);
+  ASSERT_EQ(mapped.status, 0) << mapped.err;
+  std::vector<std::string> expected;  // "file:line (function)", in address order
+  std::istringstream pairs(mapped.out);
+  for (std::string function, where; std::getline(pairs, function) && std::getline(pairs, where);) {
+    expected.push_back(where + " (" + function + ")");
+  }
+  ASSERT_EQ(expected.size(), 3u) << mapped.out;
+  EXPECT_EQ(expected[0], dir + "/a.cpp:4 (from_a(int))");  // the oracle agrees with the source
+  EXPECT_EQ(expected[1], dir + "/a.cpp:5 (from_a(int))");
+  EXPECT_EQ(expected[2], dir + "/c.cpp:5 (S::by_got(int))");
+
+  auto refs = dwarf::references(lib, {"_ZN2ns10missing_fnEi"});
+  ASSERT_EQ(refs.calls.count("_ZN2ns10missing_fnEi"), 1u);
+  std::vector<std::string> located;
+  for (const auto& site : refs.calls.at("_ZN2ns10missing_fnEi")) {
+    located.push_back(site.file + ":" + std::to_string(site.line) + " (" + site.function + ")");
+  }
+  EXPECT_EQ(located, expected);
+
+  // And the report says so, as it does for an optimised build.
+  auto report = run(std::string(MLC_LINKCHECK_BIN) + " --no-cache " + quote(lib));
+  EXPECT_NE(report.out.find(">>> referenced by " + expected[0] + "\n>>>               " + lib + "\n"), std::string::npos)
+      << report.out;
+  EXPECT_NE(report.out.find(">>> referenced by " + expected[2] + "\n"), std::string::npos) << report.out;
+}
+
 TEST(Dwarf, a_copy_without_debug_information_locates_nothing) {
   auto refs = dwarf::references(library().stripped, {"_ZN2ns10missing_fnEi", "missing_var", "missing_data"});
   EXPECT_TRUE(refs.calls.empty());
