@@ -1,6 +1,8 @@
 // A walk over the DIEs (types skipped) of the units that reference the wanted symbols, with libdw.
 // Call sites name their callee through DW_AT_call_origin (DWARF 5) or DW_AT_abstract_origin
 // (DW_TAG_GNU_call_site); the line is the one containing the call instruction (return_pc - 1).
+// Calls a unit records no call site for (GCC records none without optimisation, bar indirect calls)
+// are located by the line table row holding the call instruction that the scan below finds.
 //
 // Which units: a library's debug information can be hundreds of megabytes, and only the few units
 // whose code refers to an undefined symbol can hold its call sites. On x86-64 that code reaches the
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string_view>
@@ -268,7 +271,21 @@ std::vector<DataObject> holding_objects(Elf* elf, const std::vector<uint64_t>& i
 struct Referencing {
   std::set<Dwarf_Off> units;      // the compile units whose code refers to a wanted symbol
   std::set<std::string> reached;  // the wanted symbols code in those units refers to
+  // The calls and tail jumps to a wanted symbol (through its PLT stub or its GOT slot), as (address
+  // within the instruction, symbol), sorted: what the line table locates where the compiler recorded
+  // no call site (at -O0, DW_TAG_call_site exists only with optimisation).
+  std::vector<std::pair<uint64_t, std::string>> calls;
 };
+
+// Whether the 32-bit displacement at `offset` of `code` is the operand of a call or a jump that
+// transfers control: `call/jmp rel32` (E8/E9, to a PLT stub) or `call/jmp *disp32(%rip)` (FF 15/FF 25,
+// through a GOT slot with -fno-plt). Loads of the address (a variable, a function pointer) are not.
+bool transfers_control(const CodeSection& code, size_t offset, bool through_slot) {
+  if (through_slot) {
+    return offset >= 2 && code.bytes[offset - 2] == 0xff && (code.bytes[offset - 1] == 0x15 || code.bytes[offset - 1] == 0x25);
+  }
+  return offset >= 1 && (code.bytes[offset - 1] == 0xe8 || code.bytes[offset - 1] == 0xe9);
+}
 
 // Which units' code refers to the wanted symbols; nullopt when this file cannot be read that way
 // (then every unit is walked).
@@ -322,6 +339,7 @@ std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::stri
     for (auto it = range.first; it != range.second; ++it) sites.emplace_back(at, it->second);
   };
   std::set<uint64_t> reached;  // slots some code reaches
+  std::vector<std::pair<uint64_t, std::string>> calls;
   for (const auto& section : code) {
     if (section.plt) continue;
     scan_displacements(section, targets, [&](uint64_t at, uint64_t target) {
@@ -329,6 +347,10 @@ std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::stri
       uint64_t slot = stub == stub_slot.end() ? target : stub->second;
       reached.insert(slot);
       add_sites(at, slot);
+      if (transfers_control(section, at - section.address, stub == stub_slot.end())) {
+        auto range = slot_symbols.equal_range(slot);
+        for (auto it = range.first; it != range.second; ++it) calls.emplace_back(at, it->second);
+      }
     });
   }
   std::vector<uint64_t> from_data;
@@ -376,6 +398,9 @@ std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::stri
   sites.erase(std::unique(sites.begin(), sites.end()), sites.end());
   // The units holding a site, by the address ranges of their unit DIEs.
   Referencing out;
+  std::sort(calls.begin(), calls.end());
+  calls.erase(std::unique(calls.begin(), calls.end()), calls.end());
+  out.calls = std::move(calls);
   for_each_unit(dw, [&](Dwarf_Die* cudie) {
     Dwarf_Addr base = 0, start = 0, end = 0;
     ptrdiff_t offset = 0;
@@ -420,6 +445,23 @@ void scope_variables(Dwarf_Die* cudie, const std::set<std::string>& wanted, std:
   });
 }
 
+// The file and line of the line table row holding `pc`, into `site`.
+void locate_line(Dwarf_Die* cudie, Dwarf_Addr pc, CallSite& site) {
+  Dwarf_Line* line = dwarf_getsrc_die(cudie, pc);
+  if (!line) return;
+  const char* file = dwarf_linesrc(line, nullptr, nullptr);
+  int lineno = 0;
+  dwarf_lineno(line, &lineno);
+  site.file = absolute_source(file ? file : "", cudie);
+  site.line = lineno;
+}
+
+void add_site(std::vector<CallSite>& sites, const CallSite& site) {
+  for (const auto& x : sites)
+    if (x.file == site.file && x.line == site.line && x.function == site.function) return;
+  sites.push_back(site);
+}
+
 }  // namespace
 
 References references(const std::string& path, const std::set<std::string>& wanted) {
@@ -432,6 +474,7 @@ References references(const std::string& path, const std::set<std::string>& want
     if (lazy && !lazy->units.count(dwarf_dieoffset(cudie))) return;
     // The enclosing function at each depth (named only when one of its call sites is wanted).
     std::vector<std::optional<Dwarf_Die>> functions(258);
+    std::set<std::string> recorded;  // the wanted symbols this unit has DWARF call sites for
     walk_code(cudie, 0, [&](Dwarf_Die* die, int depth) {
       int tag = dwarf_tag(die);
       functions[depth] = depth > 0 ? functions[depth - 1] : std::nullopt;
@@ -463,19 +506,35 @@ References references(const std::string& path, const std::set<std::string>& want
       Dwarf_Addr pc = 0;
       if ((dwarf_attr(die, DW_AT_call_return_pc, &attr) && dwarf_formaddr(&attr, &pc) == 0) ||
           (dwarf_attr(die, DW_AT_low_pc, &attr) && dwarf_formaddr(&attr, &pc) == 0)) {
-        if (Dwarf_Line* line = dwarf_getsrc_die(cudie, pc > 0 ? pc - 1 : pc)) {
-          const char* file = dwarf_linesrc(line, nullptr, nullptr);
-          int lineno = 0;
-          dwarf_lineno(line, &lineno);
-          site.file = absolute_source(file ? file : "", cudie);
-          site.line = lineno;
-        }
+        locate_line(cudie, pc > 0 ? pc - 1 : pc, site);
       }
-      auto& sites = out[sym];
-      bool dup = false;
-      for (const auto& x : sites) dup |= x.file == site.file && x.line == site.line && x.function == site.function;
-      if (!dup) sites.push_back(site);
+      recorded.insert(sym);
+      add_site(out[sym], site);
     });
+    // Calls the compiler recorded no call site for (all of them at -O0): the line table row holding
+    // the call instruction, as lld maps a relocation's offset for "referenced by file:line".
+    if (!lazy) return;
+    Dwarf_Addr base = 0, start = 0, end = 0;
+    ptrdiff_t offset = 0;
+    while ((offset = dwarf_ranges(cudie, offset, &base, &start, &end)) > 0) {
+      auto it = std::lower_bound(lazy->calls.begin(), lazy->calls.end(), std::pair<uint64_t, std::string>(start, ""));
+      for (; it != lazy->calls.end() && it->first < end; ++it) {
+        if (recorded.count(it->second)) continue;
+        CallSite site;
+        Dwarf_Die* scopes = nullptr;
+        int n = dwarf_getscopes(cudie, it->first, &scopes);
+        for (int i = 0; i < n; ++i) {
+          int tag = dwarf_tag(&scopes[i]);
+          if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+            site.function = function_label(&scopes[i]);
+            break;
+          }
+        }
+        free(scopes);
+        locate_line(cudie, it->first, site);
+        add_site(out[it->second], site);
+      }
+    }
   });
   if (lazy) {
     // Symbols no walked unit's code was found to refer to: a variable may still be declared in

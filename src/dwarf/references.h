@@ -20,7 +20,9 @@ struct CallSite {
 
 struct References {
   // For each wanted symbol (mangled, or a C name), the call sites DWARF records for it (DWARF 5
-  // DW_TAG_call_site or GNU call sites: GCC and Clang emit them when optimising with -g).
+  // DW_TAG_call_site or GNU call sites: GCC and Clang emit them when optimising with -g); on x86-64,
+  // where a unit records none for the symbol (-O0), each call or jump to its PLT stub or GOT slot,
+  // located by the line table row holding the instruction.
   std::map<std::string, std::vector<CallSite>> calls;
   // Wanted symbols the library declares as variables, with their declared size: the first known
   // size of a declaration, as declared_size finds it (0 when none says).
