@@ -13,6 +13,7 @@
 
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
+#include "installed/installed.h"
 #include "trace/stand_in.h"
 
 namespace mlc::trace {
@@ -72,6 +73,18 @@ struct Candidate {
   bool in_porting_tree = false;
 };
 
+// How the loader found a file, in its own terms: the dynamic tag or the variable.
+std::string search_words(loader::FoundHow how) {
+  switch (how) {
+    case loader::FoundHow::Rpath: return "a DT_RPATH";
+    case loader::FoundHow::Runpath: return "a DT_RUNPATH";
+    case loader::FoundHow::LdLibraryPath: return "LD_LIBRARY_PATH";
+    case loader::FoundHow::LdSoCache: return "ld.so.cache";
+    case loader::FoundHow::Default: return "the system directories";
+    default: return loader::to_string(how);
+  }
+}
+
 class Tracer {
  public:
   Tracer(const loader::Process* p, int referencing, const TraceContext& ctx, UnresolvedSymbol& u)
@@ -115,13 +128,16 @@ class Tracer {
           // of its uncompiled sources defines the symbol, that source is the cause; the installed copy
           // (libtorch-dev's libc10.so beside a c10 build) is mentioned, not blamed.
           if (own_product(o.path) && own_source_defines(lib.path)) return true;
+          // The copy torch itself loads is never stale: the object was built against another torch
+          // (provider-mismatch, decided later), and removing that copy would break torch.
+          if (!installed::torch_version_for(o.path).empty()) continue;
           u_.classification = Classification::Shadowed;
           u_.reason = "the loader takes " + o.path + " [" + loader::to_string(o.how) + "] for " + lib.soname +
                       ", which lacks it; " + lib.path + " defines it";
           u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
           u_.fix = Fix{FixKind::UseLibrary, {}, {}, {}, lib.path,
-                       "load " + lib.path + " instead of " + o.path + ": put its directory first in the search path "
-                       "(RUNPATH or LD_LIBRARY_PATH) or remove the stale copy"};
+                       "load " + lib.path + " instead of " + o.path + " (found through " + search_words(o.how) +
+                           "): put " + lib.path.substr(0, lib.path.rfind('/')) + " before it in the search path, or remove the stale copy"};
           return true;
         }
         if (loaded >= 0) continue;  // that very file is loaded: the symbol must be hidden or versioned
