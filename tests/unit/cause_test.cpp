@@ -171,5 +171,74 @@ TEST(StaleCopy, the_fix_names_the_dynamic_tag_and_the_list_each_directory_came_f
   }
 }
 
+
+// Item 5b: a HIP library calling what Debian's libamdhip64.so.5 lacks. provider-mismatch says the
+// loaded libamdhip64 does not define it; no "defined in" line may say it does.
+TEST(HipLibrary, provider_mismatch_is_not_followed_by_a_defined_in_line_naming_the_library_that_lacks_it) {
+  const std::string hip = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
+  if (!fs::exists(hip)) MLC_SKIP() << "Debian's libamdhip64-dev is not installed";
+  std::string root = test::scratch_dir("cause-hip");
+  build("gcc", root, root + "/libhipuser.so",
+        "int hipMalloc(void**, unsigned long);\nint hipMallocFromTheFuture(void**, unsigned long);\n"
+        "int use(void) { void* p; hipMalloc(&p, 1); return hipMallocFromTheFuture(&p, 1); }\n",
+        "-Wl,--no-as-needed " + quote(hip));
+  auto real = real_load("", root + "/libhipuser.so");
+  ASSERT_NE(real.status, 0);
+  EXPECT_NE(real.err.find("undefined symbol: hipMallocFromTheFuture"), std::string::npos) << real.err;
+  for (const std::string backend : {"", " --backend hip"}) {
+    SCOPED_TRACE(backend);
+    auto r = run(kBin + kQuiet + backend + " " + quote(root + "/libhipuser.so"));
+    EXPECT_EQ(r.status, 1) << r.out;
+    std::string cls = line_with(r.out, ">>> provider-mismatch:");
+    EXPECT_EQ(cls.rfind(">>> provider-mismatch: built against another version of libamdhip64.so.5: the loaded ", 0), 0u) << r.out;
+    EXPECT_NE(cls.find("libamdhip64.so.5 defines 396 symbols of hip* but not this one"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(">>> defined in:"), std::string::npos) << r.out;
+    EXPECT_EQ(line_with(r.out, ">>> fix:"), ">>> fix: install the version of libamdhip64.so.5 that libhipuser.so was built "
+                                            "against, or rebuild libhipuser.so against the loaded libamdhip64.so.5")
+        << r.out;
+    auto doc = json::parse(run(kBin + kQuiet + backend + " --format json " + quote(root + "/libhipuser.so")).out);
+    ASSERT_EQ(doc["libraries"][0]["unresolved"].size(), 1u);
+    EXPECT_EQ(doc["libraries"][0]["unresolved"][0]["classification"], "provider-mismatch");
+  }
+}
+
+// Item 5c: a library that calls the Python C API (not an extension module: no host is assumed) and
+// whose libc10.so.2.0 is missing. Its Py* symbols are the interpreter's: with libc10.so.2.0 back, the
+// real loader in python3 binds them all; only c10's symbol is the missing library's.
+TEST(MissingLibrary, python_c_api_symbols_belong_to_the_interpreter_not_to_the_missing_libc10) {
+  std::string root = test::scratch_dir("cause-missing-c10");
+  fs::create_directories(root + "/c10");
+  build("g++", root, root + "/c10/libc10.so.2.0", "namespace c10 { void thing() {} }\n", "-Wl,-soname,libc10.so.2.0");
+  std::string lib = root + "/libext_python.so";
+  build("g++", root, lib,
+        "namespace c10 { void thing(); }\n"
+        "extern \"C\" { void* PyLong_FromLong(long); int PyArg_ParseTuple(void*, const char*, ...); }\n"
+        "void* use() { c10::thing(); PyArg_ParseTuple(nullptr, \"\"); return PyLong_FromLong(1); }\n",
+        "-Wl,--no-as-needed " + quote(root + "/c10/libc10.so.2.0"));
+  // The oracle: with libc10.so.2.0 found, the load in python3 succeeds (it defines no Py* itself).
+  ASSERT_EQ(real_load(root + "/c10", lib).status, 0);
+  EXPECT_EQ(run("nm -D --defined-only " + quote(root + "/c10/libc10.so.2.0") + " | grep -c ' Py'").out, "0\n");
+  fs::remove_all(root + "/c10");
+  auto real = real_load("", lib);
+  ASSERT_NE(real.status, 0);
+  EXPECT_NE(real.err.find("libc10.so.2.0: cannot open shared object file"), std::string::npos) << real.err;
+
+  auto r = run(kBin + kQuiet + " " + quote(lib));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "error: loading libext_python.so would fail: 2 causes") << r.out;
+  EXPECT_NE(r.out.find("\n>>> missing-library: c10::thing()\n>>> fix: install libc10.so.2.0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(">>> missing-library: Py"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("error: 2 symbols of the Python C API come from the Python interpreter that loads this extension "
+                       "(python3), not from a library it links\n>>> host-provided: PyArg_ParseTuple\n"
+                       ">>> host-provided: PyLong_FromLong\n"),
+            std::string::npos)
+      << r.out;
+  auto doc = json::parse(run(kBin + kQuiet + " --format json " + quote(lib)).out);
+  for (const auto& u : doc["libraries"][0]["unresolved"]) {
+    bool py = u["symbol"].get<std::string>().rfind("Py", 0) == 0;
+    EXPECT_EQ(u["classification"], py ? "host-provided" : "missing-library") << u["symbol"];
+  }
+}
+
 }  // namespace
 }  // namespace mlc
