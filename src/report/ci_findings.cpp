@@ -190,6 +190,9 @@ const std::vector<RuleText>& rules() {
        "The symbol belongs to the host program's API (the Python C API of the interpreter that imports an "
        "extension, Perl's XS API): no library defines it, the executable does. Check the library as the host "
        "loads it (--python, or --with the host executable)."},
+      {Classification::Unported, "Unported", "A CUDA API the port still calls; the backend has a counterpart.",
+       "The name is CUDA's own (a library of the reference CUDA install exports it): the porting script left the "
+       "call unrenamed. Call the counterpart the porting map names instead and rebuild; a stub would hide it."},
       {Classification::Unknown, "Unknown", "No definition or declaration of the symbol was found.",
        "Nothing in the build, the sources, the SDK or CUDA defines or declares the symbol. Give more context "
        "(--build-dir, --source-root, --sdk-home) or check the spelling."},

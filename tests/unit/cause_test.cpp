@@ -240,5 +240,83 @@ TEST(MissingLibrary, python_c_api_symbols_belong_to_the_interpreter_not_to_the_m
   }
 }
 
+
+// Item 5a: CUDA calls the port missed. A CUDA install (built here: libcudart.so.13 exporting
+// cudaMallocAsync and a name no map knows) and a MUSA SDK whose libmusart.so.4 exports the counterpart
+// torch_musa's map gives. The call is CUDA's, named with its library, and the counterpart is given.
+TEST(CudaCall, a_cuda_call_the_port_missed_is_cudas_with_the_counterpart_of_the_porting_map) {
+  std::string root = test::scratch_dir("cause-cuda");
+  fs::create_directories(root + "/cuda/lib64");
+  fs::create_directories(root + "/musa/lib");
+  const std::string cudart = root + "/cuda/lib64/libcudart.so.13", musart = root + "/musa/lib/libmusart.so.4";
+  build("gcc", root, cudart, "int cudaMallocAsync(void** p, unsigned long n, void* s) { return 0; }\n"
+                             "int cudaFancyNewThing(void) { return 0; }\n", "-Wl,-soname,libcudart.so.13");
+  build("gcc", root, musart, "int musaMallocAsync(void** p, unsigned long n, void* s) { return 0; }\n", "-Wl,-soname,libmusart.so.4");
+  std::string lib = root + "/libport.so";
+  build("gcc", root, lib,
+        "int cudaMallocAsync(void**, unsigned long, void*);\nint cudaFancyNewThing(void);\n"
+        "int use(void) { void* p; cudaFancyNewThing(); return cudaMallocAsync(&p, 16, 0); }\n",
+        "-Wl,--no-as-needed " + quote(musart));
+  auto real = real_load(root + "/musa/lib", lib);
+  ASSERT_NE(real.status, 0);
+  EXPECT_NE(real.err.find("undefined symbol: cuda"), std::string::npos) << real.err;
+
+  std::string args = " --no-cache --cuda-home " + quote(root + "/cuda") + " --sdk-home " + quote(root + "/musa") +
+                     " --mapping " + quote(MLC_MAPPING_DIR) + " " + quote(lib);
+  auto r = run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + kBin + args);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("error: undefined symbol: cudaMallocAsync\n>>> referenced by " + lib +
+                       "\n>>> unported: a CUDA API the port still calls: CUDA's " + cudart +
+                       " exports it; the porting map's MUSA counterpart is musaMallocAsync, which " + musart +
+                       " exports\n>>> defined in: " + cudart + "\n>>> counterpart: musaMallocAsync in " + musart +
+                       "\n>>> fix: call musaMallocAsync instead of cudaMallocAsync where the port calls it (the porting map "
+                       "renames it; this call was missed), and rebuild\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(">>> cuda-only: a CUDA API the port still calls: CUDA's " + cudart +
+                       " exports it; the porting map has no MUSA counterpart for it\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("not found in CUDA"), std::string::npos) << r.out;
+  auto doc = json::parse(run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + kBin + " --format json" + args).out);
+  for (const auto& u : doc["libraries"][0]["unresolved"]) {
+    if (u["symbol"] != "cudaMallocAsync") continue;
+    EXPECT_EQ(u["classification"], "unported");
+    EXPECT_EQ(u["counterpart"], (json{{"name", "musaMallocAsync"}, {"library", musart}}));
+    EXPECT_EQ(u["origin"]["library"], cudart);
+    EXPECT_EQ(u["fix"]["kind"], "none");
+  }
+  // Without a map, nothing is guessed but a counterpart the SDK exports under the cudaX -> musaX rule.
+  auto bare = run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + kBin + " --no-cache --cuda-home " +
+                  quote(root + "/cuda") + " --sdk-home " + quote(root + "/musa") + " " + quote(lib));
+  EXPECT_NE(bare.out.find(">>> unported: a CUDA API the port still calls: CUDA's " + cudart +
+                          " exports it; by the cudaX -> musaX naming rule, the MUSA counterpart is musaMallocAsync, which " +
+                          musart + " exports\n"),
+            std::string::npos)
+      << bare.out;
+  EXPECT_NE(bare.out.find(">>> unknown: a CUDA API the port still calls: CUDA's " + cudart +
+                          " exports it; give the porting map (--mapping) to name its MUSA counterpart\n"),
+            std::string::npos)
+      << bare.out;
+}
+
+// The same with the real CUDA 13 at /usr/local/cuda, whose libcudart.so.13 exports cudaMallocAsync.
+TEST(CudaCall, cuda_13_libcudart_exports_cuda_malloc_async_and_the_map_gives_musa_malloc_async) {
+  if (!fs::exists("/usr/local/cuda/lib64/libcudart.so.13")) MLC_SKIP() << "CUDA 13 is not installed at /usr/local/cuda";
+  ASSERT_NE(run("nm -D --defined-only /usr/local/cuda/lib64/libcudart.so.13").out.find(" T cudaMallocAsync@@libcudart.so.13\n"),
+            std::string::npos);
+  std::string root = test::scratch_dir("cause-cuda13");
+  std::string lib = root + "/libk.so";
+  build("gcc", root, lib, "int cudaMallocAsync(void**, unsigned long, void*);\nint use(void) { void* p; return cudaMallocAsync(&p, 16, 0); }\n");
+  auto real = real_load("", lib);
+  ASSERT_NE(real.status, 0);
+  EXPECT_NE(real.err.find("undefined symbol: cudaMallocAsync"), std::string::npos) << real.err;
+  auto r = run(kBin + " --no-cache --sdk-home '' --mapping " + quote(MLC_MAPPING_DIR) + " " + quote(lib));
+  EXPECT_EQ(r.status, 1) << r.out;
+  std::string cls = line_with(r.out, ">>> unported:");
+  EXPECT_EQ(cls.rfind(">>> unported: a CUDA API the port still calls: CUDA's /usr/local/cuda/", 0), 0u) << r.out;
+  EXPECT_NE(cls.find("/libcudart.so.13 exports it; the porting map's MUSA counterpart is musaMallocAsync"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace mlc
