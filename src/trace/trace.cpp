@@ -643,6 +643,9 @@ class Tracer {
   bool check_cuda_api() {
     if (!ctx_.cuda() || sym_.kind != NameKind::CName) return false;
     const std::string& name = sym_.name;
+    // A CUDA library's name (cudaX, cuX, cublasX...) or one the map renames: not whatever else the
+    // CUDA install happens to export (OpenCL's clX in libOpenCL).
+    if (porting::family_of_name(name).empty() && !(ctx_.mapping && ctx_.mapping->to_musa.count(name))) return false;
     const auto* lib = ctx_.cuda()->first_exporter(name);
     const IndexedEntity* decl = nullptr;
     if (!lib)
