@@ -186,26 +186,17 @@ Cause& cause_for(CauseList& causes, const std::string& soname, const loader::Loa
   return causes.add(std::move(c));
 }
 
-// The torch whose own load brought a library in: its torch/lib (or Debian's pairing) holds the file, or
-// the import of torch (--python: torch/_C, libtorch_global_deps) loaded it.
+// The torch a library belongs to: its torch/lib (site-packages/torch/lib beside version.py, or Debian's
+// /usr/lib/<triplet> paired with dist-packages/torch) holds the file. Only the file's place counts: a
+// copy on LD_LIBRARY_PATH that the import of torch happens to load is as stale for torch as for us.
 struct TorchLoad {
-  std::string who;      // "torch 2.0.0" or "torch"
-  std::string version;  // "" when unknown
+  std::string who;  // "torch 2.0.0"
 };
 
 std::optional<TorchLoad> torch_loading(const loader::Process& p, int object) {
-  const auto& o = p.objects[object];
-  std::string version = installed::torch_version_for(o.path);
-  bool loads = !version.empty();
-  if (!loads && o.is_with && o.root >= 0) {
-    // The import of torch: its root is torch/_C*.so or torch/lib/libtorch_global_deps*.so.
-    std::string root = p.objects[o.root].path, dir = dir_of(root), name = base_of(root);
-    if (name.rfind("_C.", 0) == 0 && base_of(dir) == "torch") loads = true;
-    else if (name.rfind("libtorch_global_deps", 0) == 0 && base_of(dir) == "lib" && base_of(dir_of(dir)) == "torch") dir = dir_of(dir), loads = true;
-    if (loads) version = installed::torch_version_for(dir + "/lib/libc10.so");
-  }
-  if (!loads) return std::nullopt;
-  return TorchLoad{.who = version.empty() ? "torch" : "torch " + version, .version = version};
+  std::string version = installed::torch_version_for(p.objects[object].path);
+  if (version.empty()) return std::nullopt;
+  return TorchLoad{.who = "torch " + version};
 }
 
 // One provider-mismatch cause per (torch's copy, other copy, referencing object).
