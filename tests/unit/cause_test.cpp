@@ -286,6 +286,17 @@ TEST(CudaCall, a_cuda_call_the_port_missed_is_cudas_with_the_counterpart_of_the_
     EXPECT_EQ(u["origin"]["library"], cudart);
     EXPECT_EQ(u["fix"]["kind"], "none");
   }
+  // musa-stubgen stubs no missed rename: it says what to call instead.
+  std::string out = test::scratch_dir("cause-cuda-stubs");
+  auto stub = run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + std::string(MLC_STUBGEN_BIN) + " --dry-run --out-cpp " +
+                  quote(out + "/u.cpp") + " --out-header " + quote(out + "/u.h") + args);
+  EXPECT_EQ(stub.status, 1) << stub.out << stub.err;
+  EXPECT_NE(stub.err.find("musa-stubgen: cannot fix cudaMallocAsync: unported: "), std::string::npos) << stub.err;
+  EXPECT_NE(stub.err.find("; call musaMallocAsync instead of cudaMallocAsync where the port calls it (the porting map renames "
+                          "it; this call was missed), and rebuild (a stub would hide the missed rename; --stub unported "
+                          "stubs it anyway)\n"),
+            std::string::npos)
+      << stub.err;
   // Without a map, nothing is guessed but a counterpart the SDK exports under the cudaX -> musaX rule.
   auto bare = run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + kBin + " --no-cache --cuda-home " +
                   quote(root + "/cuda") + " --sdk-home " + quote(root + "/musa") + " " + quote(lib));
