@@ -263,6 +263,12 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
     return cause_for(causes, soname, picked, hit.copy->where);
   };
 
+  std::map<int, std::optional<TorchLoad>> torch_of;  // per picked object: torch/version.py is read once
+  auto torch_loads = [&](int object) -> const std::optional<TorchLoad>& {
+    auto it = torch_of.find(object);
+    if (it == torch_of.end()) it = torch_of.emplace(object, torch_loading(p, object)).first;
+    return it->second;
+  };
   std::set<std::string> touched;  // ids: the vector may grow while findings are linked
   // Plain names, not structured bindings: the lambdas below capture them (clang 14 cannot).
   for (auto& version_finding : versions) {
@@ -270,7 +276,7 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
     auto* finding = &version_finding.finding;
     if (mv->provider < 0) continue;
     const auto* copy = first_copy(mv->provider, [&](const CandidateCopy& c) { return c.versions.count(mv->version) > 0; });
-    if (!copy || torch_loading(p, mv->provider)) continue;  // torch's own copy is no stale copy
+    if (!copy || torch_loads(mv->provider)) continue;  // torch's own copy is no stale copy
     Cause& c = link({mv->provider, copy});
     c.kind = "version-mismatch";
     if (std::find(c.missing_versions.begin(), c.missing_versions.end(), mv->version) == c.missing_versions.end())
@@ -301,7 +307,7 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
     }
     if (!hit) continue;
     const auto& picked = p.objects[hit->object];
-    if (auto torch = torch_loading(p, hit->object)) {
+    if (const auto& torch = torch_loads(hit->object)) {
       // The copy torch itself loads is no stale copy: the referencing object was built against
       // another torch. Removing the copy breaks torch; the fix is the provider-mismatch one.
       Cause& c = torch_cause_for(causes, p, hit->object, hit->copy->where, ref->object, *torch);
