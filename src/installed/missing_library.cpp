@@ -12,6 +12,7 @@
 #include "installed/installed.h"
 #include "loader/ld_cache.h"
 #include "common/paths.h"
+#include "trace/causes.h"
 
 namespace mlc::installed {
 namespace {
@@ -164,6 +165,16 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
           break;
         }
         if (!owner.empty()) break;
+      }
+      // The host's API (the Python C API, Perl's XS API) comes from the program that loads the object,
+      // not from whatever library is missing - unless that library is the host's own (libpython3.11).
+      const std::string host = trace::host_of(u->symbol);
+      bool host_library = host == "python3" ? absent.front().rfind("libpython", 0) == 0
+                                            : host == "perl" && absent.front().rfind("libperl", 0) == 0;
+      if (owner.empty() && absent.size() == 1 && !host.empty() && !host_library) {
+        u->classification = Classification::Unknown;  // for the host pass, after tracing
+        u->reason = "no loaded object defines it";
+        continue;
       }
       if (owner.empty() && absent.size() == 1) {
         owner = absent.front();

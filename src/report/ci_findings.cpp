@@ -212,6 +212,10 @@ RuleText rule_text(Classification c) {
               "The symbol belongs to the host program's API (the Python C API of the interpreter that imports an "
               "extension, Perl's XS API): no library defines it, the executable does. Check the library as the host "
               "loads it (--python, or --with the host executable)."};
+    case Classification::Unported:
+      return {Classification::Unported, "Unported", "A CUDA API the port still calls; the backend has a counterpart.",
+              "The name is CUDA's own (a library of the reference CUDA install exports it): the porting script left the "
+              "call unrenamed. Call the counterpart the porting map names instead and rebuild; a stub would hide it."};
     case Classification::Unknown:
       return {Classification::Unknown, "Unknown", "No definition or declaration of the symbol was found.",
               "Nothing in the build, the sources, the SDK or CUDA defines or declares the symbol. Give more context "

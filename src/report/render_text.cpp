@@ -259,7 +259,9 @@ std::string render_text(const Report& report, const TextStyle& style) {
       }
       if (u.symbol != u.demangled) out += fmt::format(">>> mangled: {}\n", u.symbol);
       out += fmt::format(">>> {}: {}\n", to_string(u.classification), u.reason);
-      if (u.origin) {
+      // A provider-mismatch's origin is the library that should define it and does not (the reason
+      // names it): "defined in" it would contradict the line above.
+      if (u.origin && u.classification != Classification::ProviderMismatch) {
         std::string at = u.origin->line ? fmt::format("{}:{}", u.origin->file, *u.origin->line) : u.origin->file;
         out += fmt::format(">>> {} in: {}\n", u.origin->kind == OriginKind::Declaration ? "declared" : "defined", at);
         if (u.origin->ported_from) out += fmt::format(">>> ported from: {}\n", *u.origin->ported_from);

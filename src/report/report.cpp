@@ -36,6 +36,7 @@ const char* to_string(Classification c) {
     case Classification::MissingInstantiation: return "missing-instantiation";
     case Classification::ProviderMismatch: return "provider-mismatch";
     case Classification::HostProvided: return "host-provided";
+    case Classification::Unported: return "unported";
     case Classification::Unknown: return "unknown";
   }
   return "unknown";

@@ -89,6 +89,8 @@ Triage triage(const Report& report, const trace::TraceContext& ctx, const StubOp
       std::string why = u.reason.empty() ? cls : cls + ": " + u.reason;
       if (u.classification == Classification::MissingSource)
         why += u.fix && !u.fix->detail.empty() ? "; " + u.fix->detail : " (no CMake source list for it was found)";
+      else if (u.classification == Classification::Unported && u.fix && !u.fix->detail.empty())
+        why += "; " + u.fix->detail + " (a stub would hide the missed rename; --stub unported stubs it anyway)";
       else why += " - not something a stub or a CMake patch fixes" + std::string(o.classes.count(u.classification) ? "" : " (pass --stub " + cls + " to stub it anyway)");
       p.refused.push_back({u.demangled, why});
     }

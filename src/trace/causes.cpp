@@ -17,6 +17,7 @@
 
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
+#include "installed/installed.h"
 
 namespace mlc::trace {
 namespace {
@@ -104,6 +105,64 @@ std::string version_list(const std::vector<std::string>& versions) {
   return versions.front() + " ... " + versions.back() + " (" + std::to_string(versions.size()) + " version nodes)";
 }
 
+bool system_how(const std::string& how) { return how == "ld.so.cache" || how == "ld.so.conf" || how == "default"; }
+
+std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+std::string without_trailing_slash(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+// The object whose DT_RPATH listed `dir` for a search `requester` made: the requester, the objects
+// that loaded it, then the main object (dl-load.c's order); the requester when none lists it.
+int rpath_holder(const loader::Process& p, int requester, const std::string& dir) {
+  auto lists = [&](int l) {
+    const auto& o = p.objects[l];
+    if (!o.elf.rpath) return false;
+    std::string origin = dir_of(o.path);
+    std::string lib = loader::lib_token_for(o.elf.machine, o.elf.is_64), platform = loader::platform_token_for(o.elf.machine, o.elf.is_64);
+    for (const auto& e : loader::split_search_path(*o.elf.rpath))
+      if (auto x = loader::expand_dst(e, origin, lib, platform); x && !x->empty() && without_trailing_slash(*x) == dir) return true;
+    return false;
+  };
+  for (int l = requester; l >= 0; l = p.objects[l].loader)
+    if (lists(l)) return l;
+  if (p.target >= 0 && lists(p.target)) return p.target;
+  return requester;
+}
+
+// Where a directory of the search came from, in the loader's words: the list it was read from, with
+// the dynamic tag and the object that carries it ("the DT_RPATH of libfoo.so").
+std::string search_list(const loader::Process& p, int requester, const LibraryCopy& copy) {
+  if (copy.how == "ld_library_path") return "LD_LIBRARY_PATH (or --library-path)";
+  if (copy.how == "rpath") return "the DT_RPATH of " + base_of(p.objects[rpath_holder(p, requester, dir_of(copy.path))].path);
+  if (copy.how == "runpath") return "the DT_RUNPATH of " + base_of(p.objects[requester].path);
+  if (copy.how == "sdk") return "the SDK's library directory";
+  if (system_how(copy.how)) return "the system search path (" + copy.how + ")";
+  return "the search path";
+}
+
+// The fix of a stale copy: remove it, or change the list that put its directory first. Only the list
+// each directory really came from is named: glibc searches DT_RPATH (of an object without DT_RUNPATH),
+// then LD_LIBRARY_PATH, then the requester's DT_RUNPATH, then ld.so.cache and the system directories.
+std::string stale_copy_fix(const loader::Process& p, int requester, const Cause& c) {
+  const std::string picked_dir = dir_of(c.picked->path), other_dir = dir_of(c.other->path);
+  const std::string picked_list = search_list(p, requester, *c.picked), other_list = search_list(p, requester, *c.other);
+  std::string change;
+  if (system_how(c.other->how)) {
+    change = "take " + picked_dir + " out of " + picked_list;
+  } else if (picked_list == other_list) {
+    change = "reorder " + picked_list + " so that " + other_dir + " comes before " + picked_dir;
+  } else if (c.other->how == "sdk") {
+    change = system_how(c.picked->how) ? "add " + other_dir + " to LD_LIBRARY_PATH (or --library-path), which the loader searches before " + picked_list
+                                       : "put " + other_dir + " before " + picked_dir + " in " + picked_list;
+  } else {
+    change = "take " + picked_dir + " out of " + picked_list + ", which the loader searches before " + other_list;
+  }
+  return "remove the stale copy " + c.picked->path + ", or " + change;
+}
+
 void write_headline(Cause& c) {
   std::string lacks;
   if (!c.missing_versions.empty()) lacks = version_list(c.missing_versions);
@@ -112,14 +171,6 @@ void write_headline(Cause& c) {
   }
   c.headline = c.library + " from " + c.picked->path + " (" + c.picked->how + ") lacks " + lacks + " that " +
                c.other->path + " (" + c.other->how + ") has";
-  std::string where = c.picked->how == "ld_library_path" ? "LD_LIBRARY_PATH (or --library-path)"
-                      : c.picked->how == "runpath" || c.picked->how == "rpath" ? "the library's RUNPATH"
-                                                                               : "the search path";
-  bool system = c.other->how == "ld.so.cache" || c.other->how == "ld.so.conf" || c.other->how == "default";
-  c.fix = "remove the stale copy " + c.picked->path + ", or " +
-          (system ? "take " + dir_of(c.picked->path) + " out of " + where
-                  : "reorder " + where + " so that " + dir_of(c.other->path) + " comes before " + dir_of(c.picked->path) +
-                        ", or set RUNPATH to " + dir_of(c.other->path));
 }
 
 Cause& cause_for(CauseList& causes, const std::string& soname, const loader::LoadedObject& picked,
@@ -135,17 +186,52 @@ Cause& cause_for(CauseList& causes, const std::string& soname, const loader::Loa
   return causes.add(std::move(c));
 }
 
+// The torch a library belongs to: its torch/lib (site-packages/torch/lib beside version.py, or Debian's
+// /usr/lib/<triplet> paired with dist-packages/torch) holds the file. Only the file's place counts: a
+// copy on LD_LIBRARY_PATH that the import of torch happens to load is as stale for torch as for us.
+struct TorchLoad {
+  std::string who;  // "torch 2.0.0"
+};
+
+std::optional<TorchLoad> torch_loading(const loader::Process& p, int object) {
+  std::string version = installed::torch_version_for(p.objects[object].path);
+  if (version.empty()) return std::nullopt;
+  return TorchLoad{.who = "torch " + version};
+}
+
+// One provider-mismatch cause per (torch's copy, other copy, referencing object).
+Cause& torch_cause_for(CauseList& causes, const loader::Process& p, int picked_index, const loader::SearchAttempt& other,
+                       int holder_index, const TorchLoad& torch) {
+  const auto& picked = p.objects[picked_index];
+  std::string holder = base_of(p.objects[holder_index].path);
+  for (auto& c : causes)
+    if (c.kind == "provider-mismatch" && c.picked && c.other && c.picked->path == picked.path && c.other->path == other.path &&
+        !c.needed_by.empty() && c.needed_by.front() == p.objects[holder_index].path)
+      return c;
+  Cause c;
+  c.kind = "provider-mismatch";
+  c.library = picked.elf.soname.empty() ? picked.names.front() : picked.elf.soname;
+  c.picked = LibraryCopy{.path = picked.path, .how = loader::to_string(picked.how)};
+  c.other = LibraryCopy{.path = other.path, .how = loader::to_string(other.how)};
+  c.needed_by = {p.objects[holder_index].path};  // the object built against another torch
+  c.fix = "install the version of torch that " + holder + " was built against, or rebuild " + holder + " against the loaded " +
+          c.library + " (" + torch.who + "); do not remove " + picked.path + ": " + torch.who + " loads it";
+  return causes.add(std::move(c));
+}
+
 }  // namespace
 
 void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbols,
                     std::vector<VersionFinding>& versions, CauseList& causes) {
   if (symbols.empty() && versions.empty()) return;
-  // The candidates of each loaded object: those of the search that first loaded it.
+  // The candidates of each loaded object: those of the search that first loaded it (by `requester`).
   std::map<int, std::vector<CandidateCopy>> copies;
+  std::map<int, int> requester_of;
   for (const auto& o : p.objects) {
     for (const auto& need : o.needed) {
       if (need.object < 0 || need.how == loader::FoundHow::AlreadyLoaded || need.candidates.empty()) continue;
       if (copies.count(need.object)) continue;
+      requester_of[need.object] = static_cast<int>(&o - p.objects.data());
       auto& list = copies[need.object];
       for (const auto& c : need.candidates) {
         list.emplace_back();
@@ -177,6 +263,12 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
     return cause_for(causes, soname, picked, hit.copy->where);
   };
 
+  std::map<int, std::optional<TorchLoad>> torch_of;  // per picked object: torch/version.py is read once
+  auto torch_loads = [&](int object) -> const std::optional<TorchLoad>& {
+    auto it = torch_of.find(object);
+    if (it == torch_of.end()) it = torch_of.emplace(object, torch_loading(p, object)).first;
+    return it->second;
+  };
   std::set<std::string> touched;  // ids: the vector may grow while findings are linked
   // Plain names, not structured bindings: the lambdas below capture them (clang 14 cannot).
   for (auto& version_finding : versions) {
@@ -184,7 +276,7 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
     auto* finding = &version_finding.finding;
     if (mv->provider < 0) continue;
     const auto* copy = first_copy(mv->provider, [&](const CandidateCopy& c) { return c.versions.count(mv->version) > 0; });
-    if (!copy) continue;
+    if (!copy || torch_loads(mv->provider)) continue;  // torch's own copy is no stale copy
     Cause& c = link({mv->provider, copy});
     c.kind = "version-mismatch";
     if (std::find(c.missing_versions.begin(), c.missing_versions.end(), mv->version) == c.missing_versions.end())
@@ -214,8 +306,31 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
       }
     }
     if (!hit) continue;
-    Cause& c = link(*hit);
     const auto& picked = p.objects[hit->object];
+    if (const auto& torch = torch_loads(hit->object)) {
+      // The copy torch itself loads is no stale copy: the referencing object was built against
+      // another torch. Removing the copy breaks torch; the fix is the provider-mismatch one.
+      Cause& c = torch_cause_for(causes, p, hit->object, hit->copy->where, ref->object, *torch);
+      ++c.symbols;
+      touched.insert(c.id);
+      c.headline = base_of(c.needed_by.front()) + " was built against another version of " + c.library + ": the loaded " +
+                   c.picked->path + " (" + c.picked->how + "), the copy " + torch->who + " loads, lacks " +
+                   with_commas(c.symbols) + " symbol" + (c.symbols == 1 ? "" : "s") + " that " + c.other->path + " (" +
+                   c.other->how + ") has";
+      const std::string& soname = c.library;
+      u->classification = Classification::ProviderMismatch;
+      u->cause = c.id;
+      u->reason = "built against another version of " + soname + ": the loaded " + picked.path + " [" +
+                  loader::to_string(picked.how) + "], the copy " + torch->who + " loads, lacks it; " +
+                  hit->copy->where.path + " [" + loader::to_string(hit->copy->where.how) + "] has it";
+      u->origin = Origin{.file = picked.path, .line = std::nullopt, .kind = OriginKind::Library, .library = picked.path,
+                         .ported_from = std::nullopt};
+      u->fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+                   .library = picked.path, .detail = c.fix};
+      u->suggestions.clear();
+      continue;
+    }
+    Cause& c = link(*hit);
     bool node_missing = !ref->version.empty() && !has_version(picked.elf, ref->version);
     if (node_missing) {
       c.kind = "version-mismatch";
@@ -237,13 +352,17 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
     u->suggestions.clear();
   }
   for (auto& c : causes) {
-    if (!touched.count(c.id)) continue;
+    if (!touched.count(c.id) || c.kind == "provider-mismatch") continue;
     std::sort(c.missing_versions.begin(), c.missing_versions.end(), version_less);
     write_headline(c);
+    int picked = -1;
+    for (const auto& [index, list] : copies)
+      if (p.objects[index].path == c.picked->path) picked = index;
+    if (picked >= 0) c.fix = stale_copy_fix(p, requester_of[picked], c);
   }
   // Each finding's fix names the copy to load, in the cause's words.
   for (auto& [ref, u] : symbols) {
-    if (!u.cause) continue;
+    if (!u.cause || u.classification == Classification::ProviderMismatch) continue;
     for (const auto& c : causes)
       if (c.id == *u.cause) u.fix = Fix{.kind = FixKind::UseLibrary, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                      .library = c.other->path, .detail = c.fix};

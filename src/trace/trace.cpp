@@ -14,6 +14,7 @@
 #include "cmake/cmake_lang.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
+#include "installed/installed.h"
 #include "trace/stand_in.h"
 
 namespace mlc::trace {
@@ -73,6 +74,18 @@ struct Candidate {
   bool in_porting_tree = false;
 };
 
+// How the loader found a file, in its own terms: the dynamic tag or the variable.
+std::string search_words(loader::FoundHow how) {
+  switch (how) {
+    case loader::FoundHow::Rpath: return "a DT_RPATH";
+    case loader::FoundHow::Runpath: return "a DT_RUNPATH";
+    case loader::FoundHow::LdLibraryPath: return "LD_LIBRARY_PATH";
+    case loader::FoundHow::LdSoCache: return "ld.so.cache";
+    case loader::FoundHow::Default: return "the system directories";
+    default: return loader::to_string(how);
+  }
+}
+
 class Tracer {
  public:
   Tracer(const loader::Process* p, int referencing, const TraceContext& ctx, UnresolvedSymbol& u)
@@ -92,6 +105,7 @@ class Tracer {
     if (check_sdk_headers()) return;
     if (check_stand_in(sym_, ctx_, declared_only_, u_)) return;  // c10::musa::musaX, torch_musa's stand-ins
     if (check_cuda()) return;
+    if (check_cuda_api()) return;
     if (declared_only_) {
       u_.reason = "declared in " + declared_only_->file + (declared_only_->line ? ":" + std::to_string(*declared_only_->line) : "") +
                   " but defined in no source, SDK library or CUDA library that was searched";
@@ -116,13 +130,16 @@ class Tracer {
           // of its uncompiled sources defines the symbol, that source is the cause; the installed copy
           // (libtorch-dev's libc10.so beside a c10 build) is mentioned, not blamed.
           if (own_product(o.path) && own_source_defines(lib.path)) return true;
+          // The copy torch itself loads is never stale: the object was built against another torch
+          // (provider-mismatch, decided later), and removing that copy would break torch.
+          if (!installed::torch_version_for(o.path).empty()) continue;
           u_.classification = Classification::Shadowed;
           u_.reason = "the loader takes " + o.path + " [" + loader::to_string(o.how) + "] for " + lib.soname +
                       ", which lacks it; " + lib.path + " defines it";
           u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
           u_.fix = Fix{FixKind::UseLibrary, {}, {}, {}, lib.path,
-                       "load " + lib.path + " instead of " + o.path + ": put its directory first in the search path "
-                       "(RUNPATH or LD_LIBRARY_PATH) or remove the stale copy"};
+                       "load " + lib.path + " instead of " + o.path + " (found through " + search_words(o.how) +
+                           "): put " + lib.path.substr(0, lib.path.rfind('/')) + " before it in the search path, or remove the stale copy"};
           return true;
         }
         if (loaded >= 0) continue;  // that very file is loaded: the symbol must be hidden or versioned
@@ -618,6 +635,59 @@ class Tracer {
     }
     if (declared_only_) u_.origin = declared_only_;
     u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
+    return true;
+  }
+
+  // A CUDA name itself (cudaMallocAsync): the port still calls CUDA's API. Said with the CUDA library
+  // that exports it (or the header that declares it), and the counterpart the porting map gives:
+  // unported when there is one (call it instead), cuda-only when the map has none.
+  bool check_cuda_api() {
+    if (!ctx_.cuda() || sym_.kind != NameKind::CName) return false;
+    const std::string& name = sym_.name;
+    // A CUDA library's name (cudaX, cuX, cublasX...) or one the map renames: not whatever else the
+    // CUDA install happens to export (OpenCL's clX in libOpenCL).
+    if (porting::family_of_name(name).empty() && !(ctx_.mapping && ctx_.mapping->to_musa.count(name))) return false;
+    const auto* lib = ctx_.cuda()->first_exporter(name);
+    const IndexedEntity* decl = nullptr;
+    if (!lib)
+      for (const IndexedEntity* e : ctx_.cuda()->headers.lookup(name))
+        if (is_function_kind(e->kind) || is_variable_kind(e->kind)) decl = e;
+    if (!lib && !decl) return false;
+    const std::string& sdk = ctx_.backend->display;
+    std::string where = lib ? "CUDA's " + lib->path + " exports it" : "CUDA declares it in " + ctx_.cuda()->headers.file_of(*decl).path;
+    u_.origin = lib ? Origin{lib->path, std::nullopt, OriginKind::Library, lib->path, std::nullopt}
+                    : Origin{ctx_.cuda()->headers.file_of(*decl).path, static_cast<int>(decl->line), OriginKind::Declaration,
+                             std::nullopt, std::nullopt};
+    std::string counterpart;
+    if (ctx_.mapping)
+      if (auto it = ctx_.mapping->to_musa.find(name); it != ctx_.mapping->to_musa.end() && it->second != name)
+        counterpart = std::string(it->second);
+    std::string by = "the porting map's";
+    if (counterpart.empty() && !ctx_.mapping && name.rfind("cuda", 0) == 0 && name.size() > 4 && ctx_.sdk()) {
+      // No map: the cudaX -> <prefix>X rule, taken only when the SDK exports that name.
+      std::string renamed = ctx_.backend->api_prefix + name.substr(4);
+      if (ctx_.sdk()->first_exporter(renamed)) counterpart = renamed, by = "by the cudaX -> " + ctx_.backend->api_prefix + "X naming rule, the";
+    }
+    if (counterpart.empty() && !ctx_.mapping) {
+      // Without a map its counterpart is not known: neither stubbed (cuda-only) nor renamed.
+      u_.reason = "a CUDA API the port still calls: " + where + "; give the porting map (--mapping) to name its " + sdk +
+                  " counterpart";
+      return true;
+    }
+    if (counterpart.empty()) {
+      u_.classification = Classification::CudaOnly;
+      u_.reason = "a CUDA API the port still calls: " + where + "; the porting map has no " + sdk + " counterpart for it";
+      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
+      return true;
+    }
+    const auto* port = ctx_.sdk() ? ctx_.sdk()->first_exporter(counterpart) : nullptr;
+    u_.classification = Classification::Unported;
+    u_.counterpart = Counterpart{counterpart, port ? std::optional<std::string>(port->path) : std::nullopt};
+    u_.reason = "a CUDA API the port still calls: " + where + "; " + by + " " + sdk + " counterpart is " + counterpart +
+                (port ? ", which " + port->path + " exports" : ctx_.sdk() ? ", which no library of the " + sdk + " SDK (" + ctx_.sdk()->home + ") exports" : "");
+    u_.fix = Fix{FixKind::None, {}, {}, {}, port ? std::optional<std::string>(port->path) : std::nullopt,
+                 "call " + counterpart + " instead of " + name + " where the port calls it (the porting map renames it; "
+                 "this call was missed), and rebuild"};
     return true;
   }
 
