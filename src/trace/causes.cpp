@@ -87,6 +87,20 @@ bool satisfies(const CandidateCopy& c, std::string_view name, std::string_view v
   return std::any_of(it->second.begin(), it->second.end(), [&](std::string_view v) { return v.empty() || v == version; });
 }
 
+// Whether a loaded object exports `name` (at `version` when one is asked for).
+bool picked_exports(const elf::ElfObject& o, std::string_view name, std::string_view version) {
+  std::vector<uint32_t> found;
+  o.find_defined(name, elf::gnu_hash(name), found);
+  for (uint32_t i : found) {
+    if (i >= o.dynamic_symbols.size()) return true;  // not materialised (lazy read): a defined .dynsym entry
+    if (!exported(o.dynamic_symbols[i])) continue;
+    if (version.empty()) return true;
+    const auto* d = o.has_versym ? o.definition(o.dynamic_symbols[i].version_index) : nullptr;
+    if (!d || d->is_base || d->name == version) return true;
+  }
+  return false;
+}
+
 bool has_version(const elf::ElfObject& o, std::string_view version) {
   return std::any_of(o.version_definitions.begin(), o.version_definitions.end(),
                      [&](const elf::VersionDefinition& d) { return !d.is_base && d.name == version; });
@@ -307,6 +321,9 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
     }
     if (!hit) continue;
     const auto& picked = p.objects[hit->object];
+    // A loaded copy that itself exports the symbol is not what the reference missed: the miss is one
+    // of scope (the copy is loaded RTLD_LOCAL, in another object's scope), not of which copy was found.
+    if (picked_exports(picked.elf, ref->name, ref->version)) continue;
     if (const auto& torch = torch_loads(hit->object)) {
       // The copy torch itself loads is no stale copy: the referencing object was built against
       // another torch. Removing the copy breaks torch; the fix is the provider-mismatch one.
