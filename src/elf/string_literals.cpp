@@ -2,6 +2,8 @@
 // the NUL-terminated printable runs of its read-only data sections, read in the mapping the object
 // was read from (native or libelf: any byte order works); never a crash on a malformed file.
 #include <elf.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <tbb/parallel_for.h>
 
@@ -18,6 +20,17 @@ namespace mlc::elf {
 namespace {
 
 bool printable(char c) { return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f; }
+
+// A large section, once read, leaves the process's resident set: the mapping is private and read
+// only, so the pages come back from the file if touched again, and the loader's mappings are kept
+// until exit (a scan of CUDA's 155 MB of .rodata otherwise stayed resident: 171 MB peak on its tree).
+// Each 1 MiB range is released when scanned, so the peak stays a few MiB whatever the section's size.
+void release(std::string_view bytes) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t from = (reinterpret_cast<uintptr_t>(bytes.data()) + page - 1) & ~(page - 1);
+  uintptr_t to = (reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size()) & ~(page - 1);
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+}
 
 // Every literal of one section: from each NUL (found with memchr) back over the printable bytes before
 // it. A literal ends at its NUL, and a run cut by any other byte begins after that byte (what precedes
@@ -85,6 +98,7 @@ void literals_containing(const char* bytes, const char* end, size_t min_length, 
   auto scan = [&](size_t r) {
     const char* from = bytes + r * kRange;
     literals_containing(bytes, end, from, std::min(end, from + kRange), min_length, needle, found[r]);
+    if (ranges > 1) release({from, static_cast<size_t>(std::min(end, from + kRange) - from)});
   };
   if (ranges > 1) tbb::parallel_for(size_t{0}, ranges, scan);
   else if (ranges == 1) scan(0);
@@ -132,6 +146,7 @@ void literals_starting(const char* bytes, const char* end, size_t min_length, st
       found[r].erase(std::unique(found[r].begin(), found[r].end(), [](auto a, auto b) { return a.data() == b.data(); }),
                      found[r].end());
     }
+    if (ranges > 1) release({from, static_cast<size_t>(std::min(end, from + kRange) - from)});
   };
   if (ranges > 1) tbb::parallel_for(size_t{0}, ranges, scan);
   else if (ranges == 1) scan(0);
@@ -167,6 +182,7 @@ Result<std::vector<std::string>> read_string_literals(const ElfObject& object, c
     } else {
       every_literal(bytes, end, search.min_length, add);
     }
+    if (section.bytes.size() >= (size_t{1} << 20)) release(section.bytes);  // what was kept is copied out
   }
   return out;
 }
