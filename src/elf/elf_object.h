@@ -194,11 +194,25 @@ Result<std::vector<ElfObject>> read_archive(const std::string& path);
 
 bool is_archive(const std::string& path);
 
-// The C string literals in the read-only data (.rodata*) of an object, at least min_length bytes long,
-// in file order: the names a dlopen or dlsym call may be given (src/elf/string_literals.cpp). `keep`
-// (when given) chooses which to return: a large library's .rodata holds hundreds of thousands.
-// `containing` (when not empty) narrows the search to the literals holding that text, found with
-// memmem rather than by walking every NUL: ".so" finds dlopen's sonames in a fraction of the time.
+// Which string literals read_string_literals returns.
+struct LiteralSearch {
+  size_t min_length = 4;
+  // When given, chooses which to return: a large library's .rodata holds hundreds of thousands.
+  std::function<bool(std::string_view)> keep;
+  // When not empty, only the literals holding this text, found with memchr for its first byte rather
+  // than by walking every NUL: ".so" finds dlopen's sonames in a fraction of the time.
+  std::string containing;
+  // When not empty, only the literals beginning with one of these texts (the API prefixes of dlsym
+  // names), in file order, each once.
+  std::vector<std::string> starting;
+};
+
+// The C string literals in the read-only data (.rodata*: never .lrodata, .ldata, .nv_fatbin or code)
+// of an object, at least min_length bytes long, in file order: the names a dlopen or dlsym call may
+// be given (src/elf/string_literals.cpp). Read in the object's own mapping (native or libelf), which
+// stays open while the object lives: the file is not opened again.
+Result<std::vector<std::string>> read_string_literals(const ElfObject& object, const LiteralSearch& search);
+// The same for a file, read for the purpose.
 Result<std::vector<std::string>> read_string_literals(const std::string& path, size_t min_length = 4,
                                                       const std::function<bool(std::string_view)>& keep = {},
                                                       std::string_view containing = {});

@@ -259,6 +259,31 @@ Result<ElfObject> read_with_libelf(int fd, const std::string& path, const ReadOp
   return obj;
 }
 
+std::vector<RawSection> libelf_sections(const ElfObject& object) {
+  std::vector<RawSection> out;
+  Elf* elf = static_cast<Elf*>(object.handle);
+  size_t shstrndx = 0;
+  if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) return out;
+  size_t file_size = 0;
+  elf_rawfile(elf, &file_size);
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) continue;
+    const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
+    RawSection section{.name = name ? std::string_view(name) : std::string_view(), .type = shdr.sh_type,
+                       .flags = shdr.sh_flags, .bytes = {}};
+    // Bytes only for a section that lies within the file (libelf would otherwise read past it).
+    bool inside = shdr.sh_type != SHT_NOBITS && shdr.sh_offset + shdr.sh_size >= shdr.sh_offset &&
+                  shdr.sh_offset + shdr.sh_size <= file_size;
+    if (inside) {
+      Elf_Data* data = elf_rawdata(scn, nullptr);
+      if (data && data->d_buf) section.bytes = {static_cast<const char*>(data->d_buf), data->d_size};
+    }
+    out.push_back(section);
+  }
+  return out;
+}
+
 std::optional<InputError> read_libelf_symbols(ElfObject& object, const ReadOptions& options) {
   Elf* elf = static_cast<Elf*>(object.handle);
   if (!elf) return InputError{object.path, "internal: object has no open ELF handle"};

@@ -19,6 +19,7 @@ namespace {
 std::atomic<bool> keep_mapped{false};  // keep_native_mappings()
 
 struct Section {
+  uint32_t name = 0;  // sh_name: its offset in the section name table
   uint32_t type = 0;
   uint32_t link = 0;
   uint64_t flags = 0, addr = 0, offset = 0, size = 0;
@@ -29,6 +30,7 @@ struct File {
   size_t size = 0;
   std::vector<Section> sections;
   size_t dynsym = 0, symtab = 0, dynamic = 0, versym = 0, verdef = 0, verneed = 0, gnu_hash = 0;  // 0: none
+  size_t shstrndx = 0;  // the section name table (0: none)
   std::vector<size_t> relocations;
   std::vector<std::unique_ptr<uint64_t[]>> copies;  // aligned copies of misaligned tables
   ~File() {
@@ -114,9 +116,11 @@ std::optional<InputError> read_headers(int fd, const std::string& path, File& f,
   if (shnum && !pread_all(fd, raw.data(), shnum * sizeof(Shdr), ehdr.e_shoff)) {
     return InputError{path, "malformed section header table: unreadable"};
   }
+  f.shstrndx = ehdr.e_shstrndx == SHN_XINDEX ? (shnum ? raw[0].sh_link : 0) : ehdr.e_shstrndx;
+  if (f.shstrndx >= shnum) f.shstrndx = 0;
   f.sections.resize(shnum);
   for (size_t i = 0; i < shnum; ++i) {
-    f.sections[i] = {raw[i].sh_type, raw[i].sh_link, raw[i].sh_flags, raw[i].sh_addr, raw[i].sh_offset, raw[i].sh_size};
+    f.sections[i] = {raw[i].sh_name, raw[i].sh_type, raw[i].sh_link, raw[i].sh_flags, raw[i].sh_addr, raw[i].sh_offset, raw[i].sh_size};
   }
   for (size_t i = 1; i < shnum; ++i) {
     const Section& s = f.sections[i];
@@ -228,6 +232,24 @@ Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size,
 std::optional<InputError> read_native_symbols(ElfObject& object, const ReadOptions& options) {
   File& f = *static_cast<File*>(object.native);
   return decode_tables(table_bytes(f, options, object), options, object);
+}
+
+std::vector<RawSection> native_sections(const ElfObject& object) {
+  const File& f = *static_cast<const File*>(object.native);
+  std::string_view names = f.strtab(f.shstrndx);
+  std::vector<RawSection> out;
+  out.reserve(f.sections.size());
+  for (size_t i = 1; i < f.sections.size(); ++i) {
+    const Section& s = f.sections[i];
+    // A name outside the table or without its NUL is no name.
+    std::string_view name;
+    if (s.name < names.size()) {
+      size_t end = names.find('\0', s.name);
+      if (end != std::string_view::npos) name = names.substr(s.name, end - s.name);
+    }
+    out.push_back({.name = name, .type = s.type, .flags = s.flags, .bytes = f.bytes(i)});
+  }
+  return out;
 }
 
 void keep_native_mappings() { keep_mapped.store(true); }

@@ -15,6 +15,15 @@ Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size,
                               const ReadOptions& options);
 // Completes an object read_native read with `symbols = false`.
 std::optional<InputError> read_native_symbols(ElfObject& object, const ReadOptions& options);
+// A section as string literals need it: name, type, flags and bytes (in place in the mapping).
+struct RawSection {
+  std::string_view name;
+  uint32_t type = 0;
+  uint64_t flags = 0;
+  std::string_view bytes;
+};
+// The sections of an object read_native read (the section name table is read from the mapping).
+std::vector<RawSection> native_sections(const ElfObject& object);
 // Mappings of natively read files are kept until exit instead of unmapped with their last object.
 void keep_native_mappings();
 
@@ -23,6 +32,8 @@ void keep_native_mappings();
 Result<ElfObject> read_with_libelf(int fd, const std::string& path, const ReadOptions& options);
 // Completes an object read_with_libelf read with `symbols = false`.
 std::optional<InputError> read_libelf_symbols(ElfObject& object, const ReadOptions& options);
+// The sections of an object read_with_libelf read (or an archive member), through its handle.
+std::vector<RawSection> libelf_sections(const ElfObject& object);
 // Every ELF member of a static archive, with its .symtab; takes ownership of the descriptor.
 Result<std::vector<ElfObject>> read_archive_members(int fd, const std::string& path);
 

@@ -264,6 +264,10 @@ void add_owners(Report& report, const LinkcheckOptions& options) {
   }
   std::string torch_init;
   if (report.python && report.python->torch_path) paths.push_back(torch_init = *report.python->torch_path + "/__init__.py");
+  // Each path once: a closure names a shared library as needed by dozens of others (libtorch_cpu's:
+  // 1,500 paths, 290 distinct, each probed for dist-info and conda-meta up its ancestors).
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   environment::OwnerSources sources{.dpkg_dir = options.dpkg_dir, .sdk_homes = {}, .cache_dir = options.trace.cache_dir};
   if (!options.trace.sdk_home.empty()) sources.sdk_homes.push_back(options.trace.sdk_home);
   if (!options.trace.cuda_home.empty()) sources.sdk_homes.push_back(options.trace.cuda_home);
@@ -384,8 +388,8 @@ std::optional<InputCheck> load_input(const std::string& file, const loader::Load
   return in;
 }
 
-void add_runtime_lookups(const InputCheck& in, Report& report) {
-  for (auto& r : runtime::check_runtime_lookups(in.process, in.checked, in.env)) {
+void add_runtime_lookups(const InputCheck& in, runtime::LiteralCache& literals, Report& report) {
+  for (auto& r : runtime::check_runtime_lookups(in.process, in.checked, in.env, &literals)) {
     bool told = std::any_of(report.runtime_lookups.begin(), report.runtime_lookups.end(), [&](const RuntimeLookup& t) {
       return t.library == r.library && t.kind == r.kind && t.name == r.name;
     });
@@ -565,6 +569,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   const auto torch = import_context(options, report);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   std::set<std::string> checked_before, reported;
+  runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
   for (const auto& file : files) {
     // Load: read the ELF file and emulate the loader's mapping phase as its import would (with one
     // input, nothing is read twice: the cache would only cost a copy of every object).
@@ -573,7 +578,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     // Bind: every relocated reference in the global scope; version requirements (src/loader).
     loader::BindOutcome binding = loader::bind(in->process, in->checked);
     // Run-time look-ups: dlopen/dlsym string literals, each told once per run (src/runtime).
-    add_runtime_lookups(*in, report);
+    add_runtime_lookups(*in, literals, report);
     // Demangle and classify at the loader's level: one finding per miss.
     collect_findings(*in, std::move(binding), options);
     // Unexported: a definition present only in a .symtab explains a missing one.
@@ -595,6 +600,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     // Report: the findings joined to their libraries, in load order.
     report_findings(*in, options, checked_before, reported, report);
   }
+  literals.save();
   // Owners: which package installed each library named (offline sources only).
   add_owners(report, options);
 }

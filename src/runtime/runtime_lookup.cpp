@@ -159,8 +159,18 @@ std::string api_prefix(const std::string& s) {
   return s.substr(0, i);
 }
 
+// A search's literals: from the cache when an earlier run read this file, else read and kept.
+static Result<std::vector<std::string>> literals_of(const elf::ElfObject& object, const elf::LiteralSearch& search,
+                                                    const std::string& query, LiteralCache* cache) {
+  if (cache)
+    if (auto kept = cache->find(object.path, query)) return std::move(kept).value();
+  auto read = elf::read_string_literals(object, search);
+  if (read && cache) cache->store(object.path, query, read.value());
+  return read;
+}
+
 std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
-                                                 const loader::LoaderEnv& env) {
+                                                 const loader::LoaderEnv& env, LiteralCache* lcache) {
   std::vector<RuntimeLookup> out;
   std::optional<std::vector<loader::CacheEntry>> cache;
   // The literals of the objects that import dlopen, read in parallel (each file on its own handle):
@@ -179,9 +189,13 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
   // later, and only from an object one of whose dlopen'd libraries was found.
   std::vector<std::optional<std::vector<std::string>>> read(callers.size());
   tbb::parallel_for(size_t{0}, callers.size(), [&](size_t i) {
-    auto literals = elf::read_string_literals(
-        p.objects[callers[i]].path, 4, [](std::string_view s) { return is_soname_literal(std::string(s)); }, ".so");
-    // The loader already read this file; a section it cannot read costs only this check.
+    // In the mapping the loader made of this file (it is not opened again).
+    auto literals = literals_of(
+        p.objects[callers[i]].elf,
+        {.min_length = 4, .keep = [](std::string_view s) { return is_soname_literal(std::string(s)); },
+         .containing = ".so", .starting = {}},
+        "sonames", lcache);
+    // A section that cannot be read costs only this check.
     if (literals) read[i] = std::move(literals).value();
   });
   for (size_t k = 0; k < callers.size(); ++k) {
@@ -207,7 +221,19 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
       if (lib) opened.emplace_back(s, std::move(lib).value());
     }
     if (opened.empty() || !imports(obj.elf, {"dlsym", "dlvsym"})) continue;
-    auto identifiers = elf::read_string_literals(obj.path, 4, [](std::string_view s) {
+    // Only a prefix one of the opened libraries exports can make a finding (a prefix counts for the
+    // library that exports one of its names), and not the object's own: the literals beginning with
+    // those prefixes are all that is read, not every literal of .rodata (libcublasLt's 46 MB hold
+    // 4.6 million NULs, one memchr each).
+    const std::set<std::string> own = own_prefixes(obj.elf);
+    std::set<std::string> wanted;
+    for (const auto& lib : opened)
+      for (const auto& prefix : own_prefixes(lib.second))
+        if (!own.count(prefix)) wanted.insert(prefix);
+    if (wanted.empty()) continue;
+    elf::LiteralSearch search{.min_length = 4, .keep = {}, .containing = {},
+                              .starting = std::vector<std::string>(wanted.begin(), wanted.end())};
+    search.keep = [](std::string_view s) {
       // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
       if (s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0])) || s.find_first_of(" %/:.") != s.npos)
         return false;
@@ -217,14 +243,16 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
       // the library's error-string tables, never a dlsym argument: no API exports a function so named.
       std::string_view rest = s.substr(prefix.size());
       return rest.rfind("Success", 0) != 0 && rest.rfind("Error", 0) != 0;
-    });
+    };
+    std::string query = "entry-points";
+    for (const auto& prefix : wanted) query += ' ' + prefix;
+    auto identifiers = literals_of(obj.elf, search, query, lcache);
     if (!identifiers) continue;
     // Entry points by API prefix; a prefix counts for a library that exports one of them.
     std::map<std::string, std::vector<std::string>> by_prefix;
     std::set<std::string> names;
     for (const auto& s : identifiers.value())
       if (auto prefix = api_prefix(s); !prefix.empty() && names.insert(s).second) by_prefix[prefix].push_back(s);
-    const std::set<std::string> own = own_prefixes(obj.elf);
     for (const auto& [prefix, entries] : by_prefix) {
       if (own.count(prefix)) continue;  // its own API's names (hipSuccess in libamdhip64's error table)
       const std::pair<std::string, elf::ElfObject>* owner = nullptr;

@@ -4,6 +4,9 @@
 // literals are checked against the libraries found. Files are read, never loaded.
 #pragma once
 
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +14,32 @@
 #include "report/report.h"
 
 namespace mlc::runtime {
+
+// The literals a search found in a file, kept between runs in the cache directory
+// (<cache_dir>/runtime-literals.tsv): keyed by the file's device, inode, size, mtime and ctime and by
+// the search, so a file rewritten, replaced or touched is read again. A warm run reads no .rodata
+// (libcublasLt's 45 MB were most of a run on libcublas). A garbled cache is ignored and rewritten;
+// entries of files that changed are dropped when it is written. Safe to use from several threads.
+class LiteralCache {
+ public:
+  explicit LiteralCache(std::string cache_dir);  // "": nothing is kept
+  std::optional<std::vector<std::string>> find(const std::string& path, const std::string& query);
+  void store(const std::string& path, const std::string& query, const std::vector<std::string>& literals);
+  void save();  // writes the cache when this run stored something
+  size_t hits() const { return hits_; }
+
+ private:
+  struct Entry {
+    std::string path, identity, query;
+    std::vector<std::string> literals;
+  };
+  void load();
+  std::string file_;
+  std::mutex mutex_;
+  std::map<std::string, Entry> entries_;  // identity TAB query -> the literals
+  bool loaded_ = false, dirty_ = false;
+  size_t hits_ = 0;
+};
 
 // Heuristic (documented in docs/architecture.md, "Additions: run-time look-ups"):
 // - Which objects: the named files, and the other objects of `objects` outside the system directories
@@ -22,8 +51,9 @@ namespace mlc::runtime {
 //   positives: an identifier is checked only against a library that this object dlopens by a literal,
 //   that was found, and that exports at least one other literal of the same prefix; it is reported
 //   when that library does not export it.
+// `cache` (when given) answers for files whose literals an earlier run read.
 std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& process, const std::vector<int>& objects,
-                                                 const loader::LoaderEnv& env);
+                                                 const loader::LoaderEnv& env, LiteralCache* cache = nullptr);
 
 // Whether a literal is shaped like a soname dlopen would search for.
 bool is_soname_literal(const std::string& s);

@@ -4,6 +4,7 @@
 // oracle for each; the tool itself only reads the files.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -85,6 +86,131 @@ TEST(RuntimeLookup, large_rodata_is_scanned_in_ranges_with_every_literal_found_o
   EXPECT_EQ(ranged.value(), sequential.value());
   EXPECT_EQ(ranged.value(), (std::vector<std::string>{"libfirst.so.1", "libcross.so.2", "libtwo.so.so.3", "libthird.so",
                                                       "not.so here", "x.so"}));
+}
+
+// Literals live in .rodata: the soname-shaped strings x86-64's large-model sections (.lrodata, .ldata),
+// a .nv_fatbin (device code, hundreds of MB in CUDA's libraries), writable data and code hold are
+// never read, from the file or from the object the loader already has open (the same answer).
+TEST(RuntimeLookup, literals_are_read_from_rodata_only) {
+  std::string dir = test::scratch_dir("rodata-only");
+  test::write_file(dir + "/sections.s",
+                   "  .section .rodata,\"a\"\n  .asciz \"libinrodata.so.1\"\n"
+                   "  .section .rodata.str1.1,\"aMS\",@progbits,1\n  .asciz \"libinrodatastr.so.2\"\n"
+                   "  .section .lrodata,\"al\"\n  .asciz \"libinlrodata.so.1\"\n"
+                   "  .section .ldata,\"awl\"\n  .asciz \"libinldata.so.1\"\n"
+                   "  .section .nv_fatbin,\"a\"\n  .asciz \"libinfatbin.so.1\"\n"
+                   "  .data\n  .asciz \"libindata.so.1\"\n"
+                   "  .text\n  .asciz \"libintext.so.1\"\n");
+  auto cc = run("cc -shared -nostdlib -o " + quote(dir + "/libsections.so") + " " + quote(dir + "/sections.s") + " 2>&1");
+  ASSERT_EQ(cc.status, 0) << cc.out;
+  // The oracle for where each string landed: readelf's own section dump.
+  auto dump = run("readelf -p .lrodata -p .ldata -p .nv_fatbin " + quote(dir + "/libsections.so"));
+  for (const char* where : {"libinlrodata.so.1", "libinldata.so.1", "libinfatbin.so.1"})
+    ASSERT_NE(dump.out.find(where), std::string::npos) << dump.out;
+  const std::vector<std::string> want = {"libinrodata.so.1", "libinrodatastr.so.2"};
+  auto from_file = elf::read_string_literals(dir + "/libsections.so");
+  ASSERT_TRUE(from_file.ok()) << from_file.error().to_line();
+  EXPECT_EQ(from_file.value(), want);
+  auto object = elf::read_object(dir + "/libsections.so", {.relocations = false, .lookup_only = true});
+  ASSERT_TRUE(object.ok()) << object.error().to_line();
+  auto from_object = elf::read_string_literals(object.value(), {.min_length = 4, .keep = {}, .containing = ".so",
+                                                                .starting = {}});
+  ASSERT_TRUE(from_object.ok()) << from_object.error().to_line();
+  EXPECT_EQ(from_object.value(), want);
+}
+
+// The dlsym pass reads only the literals that begin with an API prefix: the same literals, in the same
+// order, as every literal of .rodata filtered by that prefix, across 1 MiB ranges; an occurrence inside
+// a longer string ("xcuFoo", "call cuInit") is no literal's start, one without its NUL is no literal,
+// and a prefix that another begins ("cu", "cuda") tells each literal once.
+TEST(RuntimeLookup, literals_starting_with_a_prefix_are_every_such_literal_once) {
+  std::string dir = test::scratch_dir("rodata-prefix");
+  std::string s = "  .section .rodata\n  .asciz \"cuInit\"\n  .asciz \"xcuFoo\"\n  .asciz \"call cuInit\"\n"
+                  "  .byte 7\n  .asciz \"cudaMalloc\"\n  .asciz \"nvrtcCompile\"\n"
+                  "  .fill 1048574 - 51, 1, 0\n  .asciz \"nvrtcCross\"\n"  // begins 2 bytes before 1 MiB
+                  "  .fill 100, 1, 0x41\n  .byte 0\n  .asciz \"cuLast\"\n  .ascii \"cuUnterminated\"\n";
+  test::write_file(dir + "/prefix.s", s);
+  auto cc = run("cc -shared -nostdlib -o " + quote(dir + "/libprefix.so") + " " + quote(dir + "/prefix.s") + " 2>&1");
+  ASSERT_EQ(cc.status, 0) << cc.out;
+  auto object = elf::read_object(dir + "/libprefix.so", {.relocations = false, .lookup_only = true});
+  ASSERT_TRUE(object.ok()) << object.error().to_line();
+  std::vector<std::string> prefixes = {"cuda", "cu", "nvrtc"};
+  auto every = elf::read_string_literals(dir + "/libprefix.so");
+  ASSERT_TRUE(every.ok());
+  std::vector<std::string> filtered;
+  for (const auto& l : every.value())
+    if (l.rfind("cu", 0) == 0 || l.rfind("nvrtc", 0) == 0) filtered.push_back(l);
+  auto starting = elf::read_string_literals(object.value(), {.min_length = 4, .keep = {}, .containing = {},
+                                                             .starting = prefixes});
+  ASSERT_TRUE(starting.ok()) << starting.error().to_line();
+  EXPECT_EQ(starting.value(), filtered);
+  EXPECT_EQ(starting.value(),
+            (std::vector<std::string>{"cuInit", "cudaMalloc", "nvrtcCompile", "nvrtcCross", "cuLast"}));
+}
+
+// Only an object that imports dlopen is searched for dlopen literals: the same soname literal in a
+// library that never calls dlopen is data, not a look-up (the tool's JSON, with and without the import).
+TEST(RuntimeLookup, only_objects_importing_dlopen_are_searched) {
+  std::string dir = test::scratch_dir("imports-dlopen");
+  test::write_file(dir + "/plain.c", "const char* name(void) { return \"libnowhere_mlc.so.7\"; }\n");
+  test::write_file(dir + "/caller.c",
+                   "#include <dlfcn.h>\nvoid* load(void) { return dlopen(\"libnowhere_mlc.so.7\", RTLD_NOW); }\n");
+  for (const char* lib : {"plain", "caller"}) {
+    auto cc = run(std::string("cc -shared -fPIC -o ") + quote(dir + "/lib" + lib + ".so") + " " +
+                  quote(dir + "/" + lib + ".c") + " 2>&1");
+    ASSERT_EQ(cc.status, 0) << cc.out;
+  }
+  auto lookups = [&](const char* lib) {
+    auto r = run("env -u LD_LIBRARY_PATH " + kBin + " --no-cache --format json " + quote(dir + "/lib" + lib + ".so"));
+    return json::parse(r.out)["runtime_lookups"];
+  };
+  EXPECT_EQ(lookups("plain").size(), 0u);
+  auto found = lookups("caller");
+  ASSERT_EQ(found.size(), 1u) << found.dump();
+  EXPECT_EQ(found[0]["name"], "libnowhere_mlc.so.7");
+  EXPECT_EQ(found[0]["kind"], "dlopen");
+}
+
+// A warm run takes a file's literals from the cache directory instead of its .rodata: the cache
+// answers (a literal planted in it is reported) while the file is unchanged, a rewritten file is read
+// again, and a garbled cache is ignored and rewritten.
+TEST(RuntimeLookup, literals_are_cached_by_the_file_identity) {
+  std::string dir = test::scratch_dir("literal-cache");
+  std::string cache = dir + "/cache", lib = dir + "/libcaller.so";
+  auto build = [&](const char* soname) {
+    test::write_file(dir + "/caller.c", std::string("#include <dlfcn.h>\nvoid* load(void) { return dlopen(\"") + soname +
+                                            "\", RTLD_NOW); }\n");
+    auto cc = run("cc -shared -fPIC -o " + quote(lib) + " " + quote(dir + "/caller.c") + " 2>&1");
+    ASSERT_EQ(cc.status, 0) << cc.out;
+  };
+  auto names = [&](const std::string& cache_args) {
+    auto r = run("env -u LD_LIBRARY_PATH " + kBin + " " + cache_args + " --format json " + quote(lib));
+    std::vector<std::string> out;
+    const json doc = json::parse(r.out);
+    for (const auto& l : doc["runtime_lookups"]) out.push_back(l["name"]);
+    return out;
+  };
+  build("libfirst_mlc.so.1");
+  EXPECT_EQ(names("--cache-dir " + quote(cache)), std::vector<std::string>{"libfirst_mlc.so.1"});
+  auto text = test::read_file(cache + "/runtime-literals.tsv");
+  ASSERT_NE(text.find("\nL\tlibfirst_mlc.so.1\n"), std::string::npos) << text;
+  // The cache answers for the unchanged file: a literal planted in it is what the run reports.
+  std::string planted = text;
+  planted.replace(planted.find("libfirst_mlc.so.1"), 17, "libplant_mlc.so.9");
+  test::write_file(cache + "/runtime-literals.tsv", planted);
+  EXPECT_EQ(names("--cache-dir " + quote(cache)), std::vector<std::string>{"libplant_mlc.so.9"});
+  EXPECT_EQ(names("--no-cache"), std::vector<std::string>{"libfirst_mlc.so.1"});
+  // The file rebuilt (another size, mtime, inode): read again, the cache rewritten.
+  build("libsecond_mlc.so.22");
+  EXPECT_EQ(names("--cache-dir " + quote(cache)), std::vector<std::string>{"libsecond_mlc.so.22"});
+  text = test::read_file(cache + "/runtime-literals.tsv");
+  EXPECT_EQ(text.find("libplant_mlc"), std::string::npos) << "the stale entry is dropped\n" << text;
+  // Garbled: ignored, and rewritten whole.
+  test::write_file(cache + "/runtime-literals.tsv", "mlc-runtime-literals 1\nK\tgarbage\n\x01\x02 not a line\n");
+  EXPECT_EQ(names("--cache-dir " + quote(cache)), std::vector<std::string>{"libsecond_mlc.so.22"});
+  text = test::read_file(cache + "/runtime-literals.tsv");
+  EXPECT_EQ(text.rfind("mlc-runtime-literals 1\nK\t", 0), 0u) << text;
+  EXPECT_NE(text.find("\nL\tlibsecond_mlc.so.22\n"), std::string::npos) << text;
 }
 
 TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request) {
