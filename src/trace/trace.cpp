@@ -164,19 +164,9 @@ class Tracer {
                (sym.visibility == elf::Visibility::Default || sym.visibility == elf::Visibility::Protected);
       });
       if (!exported) continue;
-      std::string soname = o.elf.soname.empty() ? o.path.substr(o.path.rfind('/') + 1) : o.elf.soname;
-      std::string link = soname.rfind("lib", 0) == 0 ? soname.substr(3, soname.find(".so") - 3) : soname;
       std::string by = o.root >= 0 ? p_->objects[o.root].path : o.path;
-      u_.classification = Classification::UnlinkedLibrary;
-      u_.reason = "defined in " + o.path + ", which " + by + " loaded with RTLD_LOCAL; this library does not link " +
-                  soname + ", so that definition is not in its scope";
-      u_.origin = Origin{o.path, std::nullopt, OriginKind::Library, o.path, std::nullopt};
-      Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, ""};
-      std::string target = target_name();
-      if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
-      fix.detail = "link " + soname + ": target_link_libraries(" + (target.empty() ? "<target>" : target) + " PRIVATE " +
-                   link + ")";
-      u_.fix = fix;
+      unlinked(o, "defined in " + o.path + ", which " + by + " loaded with RTLD_LOCAL; this library does not link " +
+                      soname_of(o) + ", so that definition is not in its scope");
       return true;
     }
     return false;
@@ -190,12 +180,21 @@ class Tracer {
     if (!ic || u_.symbol.empty()) return false;
     int i = import_definition(*ic, u_.symbol);
     if (i < 0) return false;
-    const auto& o = ic->libraries.objects[i];
-    std::string soname = o.elf.soname.empty() ? o.path.substr(o.path.rfind('/') + 1) : o.elf.soname;
+    unlinked(ic->libraries.objects[i], "defined in " + ic->labels[i] + ", which this " +
+                                           (referencing_module() ? "module" : "library") + " does not link");
+    return true;
+  }
+
+  static std::string soname_of(const loader::LoadedObject& o) {
+    return o.elf.soname.empty() ? o.path.substr(o.path.rfind('/') + 1) : o.elf.soname;
+  }
+
+  // unlinked-library: `o` defines the symbol; the fix links it to the referencing library's target.
+  void unlinked(const loader::LoadedObject& o, std::string reason) {
+    std::string soname = soname_of(o);
     std::string link = soname.rfind("lib", 0) == 0 ? soname.substr(3, soname.find(".so") - 3) : soname;
     u_.classification = Classification::UnlinkedLibrary;
-    u_.reason = "defined in " + ic->labels[i] + ", which this " + (referencing_module() ? "module" : "library") +
-                " does not link";
+    u_.reason = std::move(reason);
     u_.origin = Origin{o.path, std::nullopt, OriginKind::Library, o.path, std::nullopt};
     Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, ""};
     std::string target = target_name();
@@ -203,7 +202,6 @@ class Tracer {
     fix.detail = "link " + soname + ": target_link_libraries(" + (target.empty() ? "<target>" : target) + " PRIVATE " +
                  link + ")";
     u_.fix = fix;
-    return true;
   }
 
   // Whether the referencing object is a Python extension module (it exports PyInit_<its name>).
