@@ -108,6 +108,24 @@ TEST(ImportEvidence, the_old_string_abi_with_as_needed_is_abi_mismatch_naming_li
       << r.out;
   EXPECT_NE(r.out.find(">>> fix: rebuild the caller with -D_GLIBCXX_USE_CXX11_ABI=1"), std::string::npos) << r.out;
 
+  // A constructor of c10's first-level class: its near miss is found too ("6Device" follows "3c10"
+  // in the mangled name), and told once though the complete and base constructors both define it.
+  std::string ctor = build_module(root, "_oldctor", "-D_GLIBCXX_USE_CXX11_ABI=0 -Wl,--as-needed " + kC10);
+  ASSERT_FALSE(needs_c10(ctor));
+  auto real_ctor = real_import(root, "_oldctor");
+  ASSERT_NE(real_ctor.status, 0);
+  EXPECT_NE(real_ctor.err.find("undefined symbol: _ZN3c106DeviceC1ERKSs"), std::string::npos) << real_ctor.err;
+  auto rc = run(kBin + kQuiet + " --python=" + kPython + " " + quote(ctor));
+  EXPECT_EQ(rc.status, 1) << rc.out;
+  EXPECT_NE(rc.out.find(">>> abi-mismatch: " + kTorchLib + "/libc10.so defines c10::Device::Device(std::__cxx11::basic_string<"
+                        "char, std::char_traits<char>, std::allocator<char> > const&) (cxx11-abi): the caller was built with "
+                        "-D_GLIBCXX_USE_CXX11_ABI=0"),
+            std::string::npos)
+      << rc.out;
+  const std::string hint = ">>> did you mean: c10::Device::Device(";
+  ASSERT_NE(rc.out.find(hint), std::string::npos) << rc.out;
+  EXPECT_EQ(rc.out.find(hint, rc.out.find(hint) + 1), std::string::npos) << rc.out;
+
   // The fix the verdict names, applied: rebuilt with torch's ABI and linked, the import works.
   std::string rebuilt = build_module(root, "_old", "-D_GLIBCXX_USE_CXX11_ABI=1 -Wl,--as-needed " + kC10, true);
   ASSERT_TRUE(needs_c10(rebuilt));
