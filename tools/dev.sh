@@ -14,12 +14,13 @@ BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlo
 # dpkg-dev unpacks the real-code panel's source packages (apt-get source); the SARIF schema check
 # (python3-jsonschema) and the JUnit check (xmllint); llvm's llvm-cxxfilt, a demangler independent of
 # libiberty, as the second demangling oracle; man -l renders the man pages without warnings (man-db,
-# groff-base); Debian's torchvision, a real out-of-tree PyTorch extension, for --python; Debian's PIL
+# groff-base); Debian's torch (python3-torch, whose torch/lib is an import's context) and torchvision,
+# a real out-of-tree PyTorch extension, for --python; Debian's PIL
 # (python3-pil), whose _imagingmath takes libm from its host interpreter; ROCm HIP 5.2.3
 # (hipcc, libamdhip64-dev, librocprim-dev) for the HIP end-to-end test, and chromium for the coverage
 # page's headless-browser test.
 TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 binutils-s390x-linux-gnu binutils-powerpc-linux-gnu
-               dpkg-dev python3-jsonschema libxml2-utils llvm python3-torchvision python3-pil man-db groff-base
+               dpkg-dev python3-jsonschema libxml2-utils llvm python3-torch python3-torchvision python3-pil man-db groff-base
                hipcc libamdhip64-dev librocprim-dev chromium)
 # The sanitizer build and the fuzz targets: clang with its ASan/UBSan/libFuzzer runtime.
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)

@@ -20,6 +20,7 @@
 #include "common/file_io.h"
 #include "environment/dpkg_index.h"
 #include "common/paths.h"
+#include "environment/site_index.h"
 
 namespace mlc::environment {
 namespace {
@@ -292,26 +293,49 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
 std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& paths, const OwnerSources& sources) {
   std::map<std::string, PackageOwner> out;
   std::set<std::string> left;
-  std::map<std::string, SiteRecords> sites;
+  std::map<std::string, SiteRecords> full_sites;
   std::map<std::string, std::map<std::string, PackageOwner>> prefixes;
   std::map<std::string, std::optional<PackageOwner>> sdks;
   std::map<std::pair<dev_t, ino_t>, bool> seen_dirs;
+  // Shared objects (and packages' __init__.py) are answered by the cached indexes (site_index.h);
+  // any other path by the full records, read only then.
+  std::map<std::string, std::optional<SiteIndex>> site_indexes, conda_indexes;
+  auto lookup = [](const SiteIndex& index, const std::string& rel) -> const PackageOwner* {
+    auto it = index.files.find(rel);
+    return it == index.files.end() ? nullptr : &it->second;
+  };
   for (const auto& path : paths) {
     if (path.empty() || path[0] != '/' || out.count(path)) continue;
     bool done = false;
     for (std::string dir = parent_of(path); !done && dir != "/"; dir = parent_of(dir)) {
       std::string rel = path.substr(dir.size() + 1);
+      bool covered = site_index_covers(rel);
       // A Python site directory: the first ancestor holding dist-info directories.
-      if (!sites.count(dir)) sites[dir] = has_dist_info(dir, seen_dirs) ? read_site(dir) : SiteRecords{};
-      if (auto it = sites[dir].files.find(rel); it != sites[dir].files.end()) {
-        out[path] = it->second;
+      auto [site_it, fresh] = site_indexes.try_emplace(dir);
+      auto& site = site_it->second;
+      if (fresh && has_dist_info(dir, seen_dirs)) site = load_site_index(dir, RecordSource::DistInfo, sources.cache_dir);
+      const PackageOwner* found = nullptr;
+      if (site) found = covered ? lookup(*site, rel) : nullptr;
+      if (site && !covered) {
+        if (!full_sites.count(dir)) full_sites[dir] = read_site(dir);
+        if (auto it = full_sites[dir].files.find(rel); it != full_sites[dir].files.end()) found = &it->second;
+      }
+      if (found) {
+        out[path] = *found;
         done = true;
         break;
       }
       if (is_dir(dir + "/conda-meta")) {
-        if (!prefixes.count(dir)) prefixes[dir] = read_conda(dir);
-        if (auto it = prefixes[dir].find(rel); it != prefixes[dir].end()) {
-          out[path] = it->second;
+        if (covered) {
+          auto& conda = conda_indexes[dir];
+          if (!conda) conda = load_site_index(dir, RecordSource::CondaMeta, sources.cache_dir);
+          found = lookup(*conda, rel);
+        } else {
+          if (!prefixes.count(dir)) prefixes[dir] = read_conda(dir);
+          if (auto it = prefixes[dir].find(rel); it != prefixes[dir].end()) found = &it->second;
+        }
+        if (found) {
+          out[path] = *found;
           done = true;
         }
         break;  // a conda prefix is the outermost environment a file can belong to

@@ -147,10 +147,10 @@ std::string version_from_text(const std::string& text) {
   return "";
 }
 
-std::optional<TorchInstall> find_torch(const PythonEnv& env) {
-  auto it = env.packages.find("torch");
-  if (it == env.packages.end()) return std::nullopt;
-  std::string dir = it->second.locations.empty() ? parent_of(it->second.origin) : it->second.locations.front();
+namespace {
+
+// The torch package in `dir` (its torch/_C*.so, flags and version); nullopt without _C.
+std::optional<TorchInstall> torch_in(const std::string& dir, bool rtld_global_env) {
   TorchInstall t{.dir = dir, .extension = "", .version = "", .global_deps = true, .extension_global = false};
   // `import torch` runs `from torch._C import *` before anything else needs its libraries.
   for (const auto& name : list_dir(dir)) {
@@ -171,10 +171,27 @@ std::optional<TorchInstall> find_torch(const PythonEnv& env) {
         t.extension_global = compact == "USE_RTLD_GLOBAL_WITH_LIBTORCH=True";
     }
   }
-  if (env.torch_use_rtld_global) t.extension_global = true;  // torch/__init__.py: `... or os.getenv('TORCH_USE_RTLD_GLOBAL')`
+  if (rtld_global_env) t.extension_global = true;  // torch/__init__.py: `... or os.getenv('TORCH_USE_RTLD_GLOBAL')`
   if (auto text = read_text(dir + "/version.py")) t.version = version_from_text(*text);
   if (t.version.empty()) t.version = version_from_metadata(parent_of(dir), "torch");
   return t;
+}
+
+}  // namespace
+
+std::optional<TorchInstall> find_torch(const PythonEnv& env) {
+  auto it = env.packages.find("torch");
+  if (it == env.packages.end()) return std::nullopt;
+  std::string dir = it->second.locations.empty() ? parent_of(it->second.origin) : it->second.locations.front();
+  return torch_in(dir, env.torch_use_rtld_global);
+}
+
+std::optional<TorchInstall> torch_beside(const std::string& file) {
+  for (std::string dir = parent_of(file); dir != "/" && !dir.empty(); dir = parent_of(dir)) {
+    if (base_of(dir) == "torch" && is_file(dir + "/__init__.py")) return std::nullopt;  // torch's own files
+    if (is_file(dir + "/torch/__init__.py")) return torch_in(dir + "/torch", false);
+  }
+  return std::nullopt;
 }
 
 bool needs_torch(const std::vector<std::string>& needed, const std::string& path) {

@@ -56,6 +56,10 @@ struct TorchInstall {
 };
 std::optional<TorchInstall> find_torch(const PythonEnv& env);
 
+// The torch package beside `file` without asking an interpreter: torch/ in a directory above it (the
+// site directory an extension is installed in). Nullopt for torch's own files, or when none is there.
+std::optional<TorchInstall> torch_beside(const std::string& file);
+
 // The __version__ = '...' assignment of a version.py, read as text; "" when there is none.
 std::string version_from_text(const std::string& text);
 

@@ -505,11 +505,22 @@ void confirm_findings(InputCheck& in, const trace::TraceContext& ctx, const Link
 
 // Origin tracing and what refines it, for the findings the loader could not explain (none of it
 // runs, and no index is built, when every miss is explained already).
-void trace_origins(InputCheck& in, const LinkcheckOptions& options, const loader::LoaderEnv& env, TraceResources& resources,
-                   Report& report) {
+void trace_origins(InputCheck& in, const LinkcheckOptions& options, const loader::LoaderEnv& env,
+                   const std::optional<environment::TorchInstall>& torch, TraceResources& resources, Report& report) {
   if (std::none_of(in.symbols.begin(), in.symbols.end(), [](const auto& f) { return wants_tracing(f.symbol, f.ref); }))
     return;
-  const trace::TraceContext& ctx = resources.context(&in.process);
+  // The import context (with --python, or a torch installed beside the target): torch's own libraries
+  // and the target's package, read only if tracing gets that far (src/trace/import_context.h).
+  std::optional<trace::ImportContext> import;
+  auto read_import = [&]() -> const trace::ImportContext* {
+    const std::string& target = in.process.objects[in.process.target].path;
+    auto found = torch ? torch : environment::torch_beside(target);
+    if (!options.python && !found) return nullptr;
+    import.emplace(trace::read_import_context(
+        {.target = target, .torch_dir = found ? found->dir : "", .torch_version = found ? found->version : ""}, in.process));
+    return &*import;
+  };
+  const trace::TraceContext& ctx = resources.context(&in.process, read_import);
   // Where each should come from, its class and its fix.
   std::vector<UnresolvedSymbol*> unknown = trace_symbols(in, ctx);
   // (--confirm) the compiler's verdict on what text matching could not settle.
@@ -521,6 +532,9 @@ void trace_origins(InputCheck& in, const LinkcheckOptions& options, const loader
   unknown = host::find_host_load_symbols(before_host, unknown, options.host_python, env, report.causes);
   // Near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
   trace::suggest(in.process, unknown, ctx.sources);
+  // ... and in the import context, for what no loaded object comes near (a library --as-needed dropped).
+  if (std::any_of(unknown.begin(), unknown.end(), [](const UnresolvedSymbol* u) { return u->classification == Classification::Unknown; }))
+    if (const auto* ic = ctx.import_context()) trace::suggest_in_import_context(*ic, unknown);
   trace::filter_suggestions(unknown);
   // A symbol a loaded library should own (its class, namespace or C prefix) but lacks: the
   // referencing object was built against another version of that library.
@@ -596,7 +610,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     locate_references(*in);
     // Trace: origin, class and fix of what the loader could not explain; confirm, host symbols,
     // near misses, provider mismatches (src/trace, src/confirm, src/installed).
-    trace_origins(*in, options, env, resources, report);
+    trace_origins(*in, options, env, torch, resources, report);
     // Report: the findings joined to their libraries, in load order.
     report_findings(*in, options, checked_before, reported, report);
   }

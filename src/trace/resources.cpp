@@ -16,8 +16,9 @@ TraceResources::TraceResources(const TraceOptions& o, Report& report)
     : o_(o), errors_(report.errors), warnings_(report.warnings) {}
 TraceResources::~TraceResources() = default;
 
-const TraceContext& TraceResources::context(const loader::Process* p) {
+const TraceContext& TraceResources::context(const loader::Process* p, std::function<const ImportContext*()> import_context) {
   if (!ready_) prepare();
+  ctx_.set_import_context(std::move(import_context));
   search_path_.reset();
   ctx_.search_path = nullptr;
   if (p) {

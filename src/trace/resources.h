@@ -42,7 +42,9 @@ class TraceResources {
   TraceResources(const TraceResources&) = delete;
   TraceResources& operator=(const TraceResources&) = delete;
   // The context for one process (null: no loaded libraries, as for explain).
-  const TraceContext& context(const loader::Process* process);
+  // `import_context` reads the input's import context (import_context.h) when tracing first asks.
+  const TraceContext& context(const loader::Process* process,
+                              std::function<const ImportContext*()> import_context = {});
   // What building each index cost: files scanned in this run, or reused from the cache (the cache
   // is only worth its files when a second run scans nothing). Null for an index not built.
   const source::IndexStats* source_index_stats() const { return sources_ ? &source_stats_ : nullptr; }

@@ -256,10 +256,15 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
 // Calls fn(token) for every "<length><identifier>" source-name token in a mangled name. Numbers that
 // are not lengths (template literals, discriminators) give junk tokens, which simply match nothing.
 template <typename Fn>
+// A length right after a source name starts a new one even when that name ends in a digit: in
+// _ZN3c106DeviceC1E..., "6Device" follows "3c10" (skipping it lost every near miss in c10::).
 void for_each_source_name(std::string_view m, Fn&& fn) {
+  bool after_name = false;
   for (size_t i = 0; i < m.size();) {
-    if (!std::isdigit(static_cast<unsigned char>(m[i])) || (i > 0 && std::isdigit(static_cast<unsigned char>(m[i - 1])))) {
+    if (!std::isdigit(static_cast<unsigned char>(m[i])) ||
+        (!after_name && i > 0 && std::isdigit(static_cast<unsigned char>(m[i - 1])))) {
       ++i;
+      after_name = false;
       continue;
     }
     size_t j = i, n = 0;
@@ -267,8 +272,10 @@ void for_each_source_name(std::string_view m, Fn&& fn) {
     if (n > 0 && j + n <= m.size()) {
       fn(m.substr(i, j - i + n));
       i = j + n;
+      after_name = true;
     } else {
       i = j;
+      after_name = false;
     }
   }
 }
@@ -310,7 +317,8 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
   std::map<UnresolvedSymbol*, Instances> instances;
   auto add = [&](UnresolvedSymbol* u, std::string_view name, const std::string& demangled, const std::string& lib,
                  const std::string& why) {
-    if (u->origin || u->suggestions.size() >= 3 || !seen.insert({u, std::string(name)}).second) return;
+    // Told once per meaning: a constructor's complete and base objects (C1, C2) demangle alike.
+    if (u->origin || u->suggestions.size() >= 3 || !seen.insert({u, demangled + "\n" + lib}).second) return;
     u->suggestions.push_back({std::string(name), demangled, lib, why});
   };
   for (const auto& obj : process.objects) {

@@ -100,6 +100,7 @@ class Tracer {
   void run() {
     if (check_out_of_scope()) return;
     if (check_libraries()) return;
+    if (check_import_context()) return;
     if (check_archives()) return;
     if (check_sources()) return;
     if (check_sdk_headers()) return;
@@ -181,22 +182,55 @@ class Tracer {
                (sym.visibility == elf::Visibility::Default || sym.visibility == elf::Visibility::Protected);
       });
       if (!exported) continue;
-      std::string soname = o.elf.soname.empty() ? o.path.substr(o.path.rfind('/') + 1) : o.elf.soname;
-      std::string link = soname.rfind("lib", 0) == 0 ? soname.substr(3, soname.find(".so") - 3) : soname;
       std::string by = o.root >= 0 ? p_->objects[o.root].path : o.path;
-      u_.classification = Classification::UnlinkedLibrary;
-      u_.reason = "defined in " + o.path + ", which " + by + " loaded with RTLD_LOCAL; this library does not link " +
-                  soname + ", so that definition is not in its scope";
-      u_.origin = Origin{o.path, std::nullopt, OriginKind::Library, o.path, std::nullopt};
-      Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, ""};
-      std::string target = target_name();
-      if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
-      fix.detail = "link " + soname + ": target_link_libraries(" + (target.empty() ? "<target>" : target) + " PRIVATE " +
-                   link + ")";
-      u_.fix = fix;
+      unlinked(o, "defined in " + o.path + ", which " + by + " loaded with RTLD_LOCAL; this library does not link " +
+                      soname_of(o) + ", so that definition is not in its scope");
       return true;
     }
     return false;
+  }
+
+  // A library of the import context defines it (torch/lib of the torch the import finds, the target's
+  // package): not loaded by this load, and not linked - --as-needed may have dropped it, or it never
+  // was on the link line. The definition is the evidence; linking the library is the fix.
+  bool check_import_context() {
+    const ImportContext* ic = ctx_.import_context();
+    if (!ic || u_.symbol.empty()) return false;
+    int i = import_definition(*ic, u_.symbol);
+    if (i < 0) return false;
+    unlinked(ic->libraries.objects[i], "defined in " + ic->labels[i] + ", which this " +
+                                           (referencing_module() ? "module" : "library") + " does not link");
+    return true;
+  }
+
+  static std::string soname_of(const loader::LoadedObject& o) {
+    return o.elf.soname.empty() ? o.path.substr(o.path.rfind('/') + 1) : o.elf.soname;
+  }
+
+  // unlinked-library: `o` defines the symbol; the fix links it to the referencing library's target.
+  void unlinked(const loader::LoadedObject& o, std::string reason) {
+    std::string soname = soname_of(o);
+    std::string link = soname.rfind("lib", 0) == 0 ? soname.substr(3, soname.find(".so") - 3) : soname;
+    u_.classification = Classification::UnlinkedLibrary;
+    u_.reason = std::move(reason);
+    u_.origin = Origin{o.path, std::nullopt, OriginKind::Library, o.path, std::nullopt};
+    Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, ""};
+    std::string target = target_name();
+    if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
+    fix.detail = "link " + soname + ": target_link_libraries(" + (target.empty() ? "<target>" : target) + " PRIVATE " +
+                 link + ")";
+    u_.fix = fix;
+  }
+
+  // Whether the referencing object is a Python extension module (it exports PyInit_<its name>).
+  bool referencing_module() const {
+    if (!p_ || ref_ < 0) return false;
+    const auto& o = p_->objects[ref_];
+    std::string file = o.path.substr(o.path.rfind('/') + 1);
+    std::string init = "PyInit_" + file.substr(0, file.find('.'));
+    std::vector<uint32_t> hits;
+    o.elf.find_defined(init, elf::gnu_hash(init), hits);
+    return !hits.empty();
   }
 
   // Only a static archive of the SDK defines it: it can be linked into the library, not loaded.

@@ -18,6 +18,7 @@
 #include "report/report.h"
 #include "sdk/sdk_index.h"
 #include "source/source_index.h"
+#include "trace/import_context.h"
 
 namespace mlc::trace {
 
@@ -43,6 +44,16 @@ struct TraceContext {
     uint32_t line = 0;
   };
   mutable std::optional<std::unordered_map<std::string, std::vector<Includer>>> includers;
+  // The import context of the input being traced (torch's own libraries, the target's package:
+  // import_context.h), read on first use; reset per input (TraceResources::context).
+  const ImportContext* import_context() const {
+    if (!import_) import_ = load_import_ ? load_import_() : nullptr;
+    return *import_;
+  }
+  void set_import_context(std::function<const ImportContext*()> load) {
+    load_import_ = std::move(load);
+    import_.reset();
+  }
 
  private:
   static const sdk::SdkIndex* lazy(const std::function<const sdk::SdkIndex*()>& load,
@@ -51,6 +62,8 @@ struct TraceContext {
     return *cached;
   }
   mutable std::optional<const sdk::SdkIndex*> sdk_, cuda_;
+  std::function<const ImportContext*()> load_import_;
+  mutable std::optional<const ImportContext*> import_;
 };
 
 // Refines an unresolved symbol that the loader left `unknown` (or `missing-library` without a

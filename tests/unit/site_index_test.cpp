@@ -1,0 +1,194 @@
+// Ownership that costs nothing per run (issue 25 item 2): a site directory's dist-info RECORDs and a
+// conda prefix's conda-meta, indexed once (shared objects only) and cached by their mtimes. The site
+// is built here with gcc-built modules; Python's own importlib.metadata, which reads the same
+// RECORDs, is the oracle for who owns each file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "environment/ownership.h"
+#include "environment/site_index.h"
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+namespace fs = std::filesystem;
+using test::quote;
+using test::read_file;
+using test::run;
+using test::write_file;
+
+const std::string kBin = MLC_LINKCHECK_BIN;
+
+void put(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  write_file(path, text);
+}
+
+void build_so(const std::string& root, const std::string& out) {
+  fs::create_directories(fs::path(out).parent_path());
+  put(root + "/m.c", "int f(void) { return 1; }\n");
+  auto r = run("gcc -shared -fPIC -o " + quote(out) + " " + quote(root + "/m.c"));
+  ASSERT_EQ(r.status, 0) << r.err;
+}
+
+// pip's RECORD: path,sha256=...,size; a path with a comma quoted.
+std::string record(const std::vector<std::string>& paths) {
+  std::string out;
+  for (const auto& p : paths) out += (p.find(',') != std::string::npos ? "\"" + p + "\"" : p) + ",sha256=AAAA,1\n";
+  return out;
+}
+
+// Python's answer: for every distribution on `site`, each file it records -> "name version".
+std::map<std::string, std::string> importlib_owners(const std::string& site) {
+  auto r = run("env PYTHONPATH=" + quote(site) + " /usr/bin/python3 -c " +
+               quote("import importlib.metadata as m, json, sys\n"
+                     "out = {}\n"
+                     "for d in m.distributions(path=[sys.argv[1]]):\n"
+                     "    for f in d.files or []:\n"
+                     "        out[str(f)] = d.metadata['Name'] + ' ' + d.version\n"
+                     "print(json.dumps(out))\n") +
+               " " + quote(site));
+  EXPECT_EQ(r.status, 0) << r.err;
+  return nlohmann::json::parse(r.out, nullptr, false).get<std::map<std::string, std::string>>();
+}
+
+std::string owner_text(const PackageOwner& o) { return o.name + " " + o.version; }
+
+void dist_info(const std::string& site, const std::string& name, const std::string& version,
+               const std::vector<std::string>& files) {
+  std::string dir = site + "/" + name + "-" + version + ".dist-info";
+  put(dir + "/METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n");
+  std::vector<std::string> all = files;
+  all.push_back(name + "-" + version + ".dist-info/METADATA");
+  all.push_back(name + "-" + version + ".dist-info/RECORD");
+  put(dir + "/RECORD", record(all));
+}
+
+TEST(SiteOwners, dist_info_records_are_indexed_once_and_rebuilt_when_a_package_changes) {
+  std::string root = test::scratch_dir("site-owners"), site = root + "/site-packages", cache = root + "/cache";
+  const std::string a = "pkga/_a.cpython-311-x86_64-linux-gnu.so", liba = "pkga.libs/libfoo-1a2b.so.1",
+                    b = "pkgb/_b.cpython-311-x86_64-linux-gnu.so", c = "pkgc/_c.so";
+  for (const auto& f : {a, liba, b, c}) build_so(root, site + "/" + f);
+  put(site + "/pkga/__init__.py", "");
+  dist_info(site, "pkga", "1.0", {a, liba, "pkga/__init__.py", "pkga/x,y.py"});
+  dist_info(site, "pkgb", "2.0", {b});
+  environment::OwnerSources sources{.dpkg_dir = "", .sdk_homes = {}, .cache_dir = cache};
+  auto owners_of = [&] {
+    return environment::find_owners({site + "/" + a, site + "/" + liba, site + "/" + b, site + "/" + c,
+                                     site + "/pkga/__init__.py"},
+                                    sources);
+  };
+  auto check_against_python = [&](const std::map<std::string, PackageOwner>& owners) {
+    auto oracle = importlib_owners(site);
+    for (const auto& f : {a, liba, b, c, std::string("pkga/__init__.py")}) {
+      SCOPED_TRACE(f);
+      auto it = owners.find(site + "/" + f);
+      if (!oracle.count(f)) {
+        EXPECT_EQ(it, owners.end()) << owner_text(it->second);
+        continue;
+      }
+      ASSERT_NE(it, owners.end());
+      EXPECT_EQ(it->second.kind, "python");
+      EXPECT_EQ(owner_text(it->second), oracle[f]);
+    }
+  };
+
+  auto first = environment::load_site_index(site, environment::RecordSource::DistInfo, cache);
+  EXPECT_FALSE(first.from_cache);
+  // Shared objects and a package's __init__.py only: not METADATA, RECORD or other Python files.
+  EXPECT_EQ(first.files.size(), 4u);
+  EXPECT_EQ(owner_text(first.files.at(liba)), "pkga 1.0");
+  auto second = environment::load_site_index(site, environment::RecordSource::DistInfo, cache);
+  EXPECT_TRUE(second.from_cache);
+  EXPECT_EQ(second.files.size(), 4u);
+  check_against_python(owners_of());
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(cache)) files.push_back(e.path().string());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(fs::path(files[0]).filename().string().substr(0, 12), "site-owners-");
+  // A path that is not indexed (not a shared object) is still found, in the full records.
+  EXPECT_EQ(owner_text(environment::find_owners({site + "/pkga/x,y.py"}, sources).at(site + "/pkga/x,y.py")), "pkga 1.0");
+
+  // A RECORD rewritten in place (the vendored library moves to pkgb): the dist-info directory's
+  // mtime does not change, RECORD's does.
+  put(site + "/pkga-1.0.dist-info/RECORD", record({a, "pkga/__init__.py", "pkga-1.0.dist-info/RECORD"}));
+  put(site + "/pkgb-2.0.dist-info/RECORD", record({b, liba, "pkgb-2.0.dist-info/METADATA", "pkgb-2.0.dist-info/RECORD"}));
+  EXPECT_FALSE(environment::load_site_index(site, environment::RecordSource::DistInfo, cache).from_cache);
+  auto owners = owners_of();
+  EXPECT_EQ(owner_text(owners.at(site + "/" + liba)), "pkgb 2.0");
+  check_against_python(owners);
+
+  // A dist-info added (pip install pkgc), then one removed (pip uninstall pkgb).
+  dist_info(site, "pkgc", "3.0", {c});
+  owners = owners_of();
+  EXPECT_EQ(owner_text(owners.at(site + "/" + c)), "pkgc 3.0");
+  check_against_python(owners);
+  fs::remove_all(site + "/pkgb-2.0.dist-info");
+  owners = owners_of();
+  EXPECT_FALSE(owners.count(site + "/" + b));
+  EXPECT_FALSE(owners.count(site + "/" + liba));
+  check_against_python(owners);
+  auto settled = environment::load_site_index(site, environment::RecordSource::DistInfo, cache);
+  EXPECT_TRUE(settled.from_cache);
+  EXPECT_EQ(settled.files.size(), 3u);
+
+  // A garbled cache (cut short, then binary junk after the magic, then a key alone) is ignored, never
+  // an error: the answer is right and the cache rewritten as it was.
+  std::string good = read_file(files[0]);
+  for (const std::string& bad : {good.substr(0, good.size() - 5), std::string("mlc-site-owner-index 1\n\x01\x02\xff junk\n"),
+                                 good.substr(0, good.find("endkey\n") + 7), std::string()}) {
+    put(files[0], bad);
+    auto rebuilt = environment::load_site_index(site, environment::RecordSource::DistInfo, cache);
+    EXPECT_FALSE(rebuilt.from_cache);
+    EXPECT_EQ(rebuilt.files.size(), 3u);
+    EXPECT_EQ(read_file(files[0]), good);
+    put(files[0], bad);
+    check_against_python(owners_of());
+    EXPECT_EQ(read_file(files[0]), good);
+  }
+
+  // The report says it, from the cache as from the records.
+  for (int run_no = 0; run_no < 2; ++run_no) {
+    auto r = run(kBin + " --cuda-home '' --cache-dir " + quote(cache) + " " + quote(site + "/" + a));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("note: " + site + "/" + a + " from Python package pkga 1.0\n"), std::string::npos) << r.out;
+  }
+}
+
+TEST(SiteOwners, conda_meta_is_indexed_once_and_rebuilt_when_a_package_changes) {
+  std::string root = test::scratch_dir("conda-owners"), prefix = root + "/env", cache = root + "/cache";
+  build_so(root, prefix + "/lib/libstdc++.so.6.0.30");
+  build_so(root, prefix + "/lib/libz.so.1");
+  put(prefix + "/conda-meta/libstdcxx-ng-12.2.0-h46fd767_19.json",
+      R"({"name": "libstdcxx-ng", "version": "12.2.0", "files": ["lib/libstdc++.so.6.0.30", "share/info/x"]})");
+  put(prefix + "/conda-meta/history", "");
+  environment::OwnerSources sources{.dpkg_dir = "", .sdk_homes = {}, .cache_dir = cache};
+  auto first = environment::load_site_index(prefix, environment::RecordSource::CondaMeta, cache);
+  EXPECT_FALSE(first.from_cache);
+  EXPECT_EQ(first.files.size(), 1u);
+  EXPECT_TRUE(environment::load_site_index(prefix, environment::RecordSource::CondaMeta, cache).from_cache);
+  auto owners = environment::find_owners({prefix + "/lib/libstdc++.so.6.0.30", prefix + "/lib/libz.so.1"}, sources);
+  EXPECT_EQ(owners.at(prefix + "/lib/libstdc++.so.6.0.30").kind, "conda");
+  EXPECT_EQ(owner_text(owners.at(prefix + "/lib/libstdc++.so.6.0.30")), "libstdcxx-ng 12.2.0");
+  EXPECT_FALSE(owners.count(prefix + "/lib/libz.so.1"));
+  // conda install zlib: a new conda-meta file.
+  put(prefix + "/conda-meta/zlib-1.2.13-h5eee18b_0.json", R"({"name": "zlib", "version": "1.2.13", "files": ["lib/libz.so.1"]})");
+  owners = environment::find_owners({prefix + "/lib/libz.so.1"}, sources);
+  EXPECT_EQ(owner_text(owners.at(prefix + "/lib/libz.so.1")), "zlib 1.2.13");
+  EXPECT_TRUE(environment::load_site_index(prefix, environment::RecordSource::CondaMeta, cache).from_cache);
+  // A garbled cache is rewritten.
+  std::string file;
+  for (const auto& e : fs::directory_iterator(cache)) file = e.path().string();
+  std::string good = read_file(file);
+  put(file, "garbage\n");
+  EXPECT_EQ(owner_text(environment::find_owners({prefix + "/lib/libz.so.1"}, sources).at(prefix + "/lib/libz.so.1")),
+            "zlib 1.2.13");
+  EXPECT_EQ(read_file(file), good);
+}
+
+}  // namespace
+}  // namespace mlc
