@@ -188,7 +188,7 @@ std::optional<TorchInstall> find_torch(const PythonEnv& env) {
 
 std::optional<TorchInstall> torch_beside(const std::string& file) {
   for (std::string dir = parent_of(file); dir != "/" && !dir.empty(); dir = parent_of(dir)) {
-    if (base_of(dir) == "torch" && is_file(dir + "/__init__.py")) return std::nullopt;  // torch's own files
+    if (base_name(dir) == "torch" && is_file(dir + "/__init__.py")) return std::nullopt;  // torch's own files
     if (is_file(dir + "/torch/__init__.py")) return torch_in(dir + "/torch", false);
   }
   return std::nullopt;
