@@ -66,8 +66,8 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", mlc::tools::version_text("musa-linkcheck"));
   app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n       musa-linkcheck coverage [OPTION]... SOURCE_DIR...",
                                                        "Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
-  app.footer("Exit status: 0 nothing unresolved (beyond the baseline), 1 unresolved symbols, missing libraries or\n"
-             "versions, 2 usage error or unusable input, 3 internal error.\n\n"
+  app.footer("Exit status:\n  0 nothing unresolved (beyond the baseline)\n  1 unresolved symbols, missing libraries or versions\n"
+             "  2 usage error or unusable input\n  3 internal error\n\n"
              "Full documentation: man musa-linkcheck, and docs/ in the source tree.");
   std::vector<std::string> inputs;
   std::string format = "text", output, color = "auto", fail_on = "any";
@@ -84,7 +84,8 @@ int run(int argc, char** argv) {
   app.add_option("-o,--output", output, "write the report to FILE (atomically) instead of standard output");
   std::string json_report;
   app.add_option("--json-report", json_report, "also write the JSON report to FILE (as the CMake gate does)");
-  app.add_option("--color", color, "colour the text report")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--color", color, "colour the text report: auto (on a terminal, unless NO_COLOR is set), always "
+                 "or never")->check(CLI::IsMember({"auto", "always", "never"}));
   std::string baseline, update_baseline;
   app.add_option("--baseline", baseline, "findings listed in FILE are reported but do not fail");
   app.add_option("--update-baseline", update_baseline, "write the current findings to FILE as a baseline");
