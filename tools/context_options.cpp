@@ -201,8 +201,17 @@ std::vector<std::string> ContextOptions::path_warnings() const {
   for (const auto& c : cmake_lists) check("--cmake-lists", c, false);
   if (sdk_home) check("--sdk-home", *sdk_home, true);
   if (cuda_home) check("--cuda-home", *cuda_home, true);
-  check("--mapping", mapping, false);
+  // A cache directory is created when missing; one that is a file only makes every index rebuilt.
+  if (struct stat st; !no_cache && !cache_dir.empty() && stat(cache_dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    out.push_back("--cache-dir " + cache_dir + ": not a directory; nothing is cached");
   return out;
+}
+
+std::optional<std::string> ContextOptions::path_error() const {
+  // The map is read only when a finding needs it: a missing one is said once, before any report.
+  struct stat st;
+  if (!mapping.empty() && stat(mapping.c_str(), &st) != 0) return "--mapping " + mapping + ": " + std::strerror(errno);
+  return std::nullopt;
 }
 
 std::string ContextOptions::python_interpreter() const {

@@ -2,7 +2,11 @@
 // a link check (TraceResources), so a warm run reuses the SDK's header index.
 #include "coverage_command.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "coverage/coverage.h"
 #include "version.h"
@@ -26,10 +30,23 @@ void CoverageCommand::add_to(CLI::App& parent) {
 }
 
 int CoverageCommand::run(const ContextOptions& context) const {
+  // A source tree or a map that cannot be read fails the run before any report: a report whose header
+  // names the map as used would claim what was not done.
+  auto fail = [](const std::string& line) {
+    std::fprintf(stderr, "musa-linkcheck: error: %s\n", line.c_str());
+    return 2;
+  };
+  if (auto e = context.path_error()) return fail(*e);
+  for (const auto& r : roots)
+    if (access(r.c_str(), R_OK) != 0) return fail(absolute(r) + ": cannot read the source tree: " + std::strerror(errno));
   LinkcheckOptions options = context.resolve();
   Report errors_only;  // TraceResources reports problems reading the map or the SDK here
   TraceResources resources(options.trace, errors_only);
   const trace::TraceContext& ctx = resources.context(nullptr);
+  if (!errors_only.errors.empty()) {
+    for (const auto& e : errors_only.errors) fail(e.to_line());
+    return 2;
+  }
   coverage::CoverageOptions co;
   for (const auto& r : roots) co.roots.push_back(absolute(r));
   co.map = ctx.mapping;

@@ -77,7 +77,8 @@ int run(int argc, char** argv) {
   context.add_to(app);
   // musa-linkcheck's own: without a build tree the confirm pass then warns that it has no compile commands.
   app.add_flag("--confirm", context.confirm, "compile the candidate sources text matching could not settle, with the "
-               "build's commands (the default whenever --build-dir is given)");
+               "build's commands (the default whenever --build-dir is given)")
+      ->excludes("--no-confirm");
   app.add_option("--format", format, "output format: text, json, or for CI sarif (code scanning), junit (test "
                  "reports), github (Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "sarif", "junit", "github"}));
@@ -135,6 +136,20 @@ int run(int argc, char** argv) {
       return 2;
     }
   }
+  if (auto e = context.path_error()) {
+    std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->c_str());
+    return 2;
+  }
+  // A baseline that cannot be read fails the run before any report is printed.
+  std::optional<mlc::Baseline> known;
+  if (!baseline.empty()) {
+    auto b = mlc::read_baseline(absolute(baseline));
+    if (!b) {
+      std::fprintf(stderr, "musa-linkcheck: error: %s\n", b.error().to_line().c_str());
+      return 2;
+    }
+    known = std::move(b.value());
+  }
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-linkcheck: warning: %s\n", w.c_str());
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
@@ -183,14 +198,7 @@ int run(int argc, char** argv) {
   // Which interpreter --python took, said in text and JSON: what it said it runs (sys.executable, past
   // any shim), else the file found on PATH.
   report.interpreter = options.python ? options.python->executable : context.python_interpreter();
-  if (!baseline.empty()) {
-    auto b = mlc::read_baseline(absolute(baseline));
-    if (!b) {
-      report.errors.push_back(b.error());
-    } else {
-      mlc::apply_baseline(report, b.value());
-    }
-  }
+  if (known) mlc::apply_baseline(report, *known);
   if (!update_baseline.empty() && !mlc::tools::write_output(absolute(update_baseline), mlc::render_baseline(report))) {
     report.errors.push_back({absolute(update_baseline), "cannot write the baseline"});
   }

@@ -79,6 +79,10 @@ int run(int argc, char** argv) {
       return 2;
     }
   }
+  if (auto e = context.path_error()) {
+    std::fprintf(stderr, "musa-stubgen: error: %s\n", e->c_str());
+    return 2;
+  }
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   so.relative_to = absolute(".");  // when the build names no source directory
   for (auto& in : inputs) in = absolute(in);

@@ -5,6 +5,9 @@
 #include "option_docs.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -234,6 +237,7 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
   if (argc <= 1) return usage_error(app, "");
   // Unknown options and missing values first, in GNU's words (CLI11 would call them "extras").
   std::vector<const CLI::App*> scope = {&app};
+  std::map<const CLI::Option*, int> given;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") break;
@@ -260,9 +264,31 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
         !parent_group_applies(*scope.back(), opt->get_group()))
       return usage_error(app, "option '" + name + "' does not apply to '" + scope.back()->get_name() + "'");
     bool inline_value = arg.find('=') != std::string::npos || (!long_form && arg.size() > 2);
+    std::string value;
     if (opt->get_expected_max() > 0 && !inline_value) {
       if (i + 1 >= argc) return usage_error(app, "option '" + name + "' requires an argument");
-      ++i;
+      value = argv[++i];
+    } else if (inline_value) {
+      value = arg.find('=') != std::string::npos ? arg.substr(arg.find('=') + 1) : arg.substr(2);
+    }
+    if (opt->get_expected_max() > 0) {
+      // A number, said in GNU's words ("invalid --confirm-budget 'abc': not a number"), never CLI11's.
+      const OptionDoc* d = row_for(opt);
+      std::string placeholder = d ? std::string(d->placeholder) : "";
+      if (placeholder == "SECONDS" || placeholder == "N") {
+        char* end = nullptr;
+        errno = 0;
+        double number = std::strtod(value.c_str(), &end);
+        std::string why = value.empty() || *end != '\0' || errno != 0 || !std::isfinite(number) ? "not a number"
+                          : number < 0                                                       ? "less than 0"
+                          : placeholder == "N" && number != std::floor(number)             ? "not a whole number"
+                                                                                            : "";
+        if (!why.empty()) return usage_error(app, "invalid " + opt->get_name() + " '" + value + "': " + why);
+      }
+      // An option that takes one value, given twice: which one was meant is not for us to guess.
+      if (opt->get_expected_max() == 1 && opt->get_multi_option_policy() == CLI::MultiOptionPolicy::Throw &&
+          ++given[opt] == 2)
+        return usage_error(app, "option '" + opt->get_name() + "' given more than once");
     }
   }
   try {
@@ -282,6 +308,13 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
       return usage_error(app, "invalid argument '" + value + "' for '" + option + "'\nValid arguments are: " + valid);
     }
     return usage_error(app, what);
+  } catch (const CLI::ExcludesError& e) {
+    // "--closure excludes --only-named"
+    std::string what = e.what();
+    size_t at = what.find(" excludes ");
+    if (at == std::string::npos) return usage_error(app, what);
+    return usage_error(app, "options '" + what.substr(0, at) + "' and '" + what.substr(at + 10) +
+                                "' cannot be used together");
   } catch (const CLI::ParseError& e) {
     return usage_error(app, e.what());
   }

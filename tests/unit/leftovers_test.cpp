@@ -80,5 +80,76 @@ TEST(Leftovers, coverage_refuses_the_options_it_would_ignore) {
   }
 }
 
+
+// Usage errors in GNU's words, each one line and the hint, exit 2, nothing on standard output.
+TEST(Leftovers, usage_errors_are_gnu_style_and_never_silent) {
+  struct Case {
+    std::string args, line;
+  };
+  for (const Case& c : {
+           Case{"--confirm-budget abc", "invalid --confirm-budget 'abc': not a number"},
+           Case{"--confirm-budget -5", "invalid --confirm-budget '-5': less than 0"},
+           Case{"--confirm-budget=-5", "invalid --confirm-budget '-5': less than 0"},
+           Case{"--build-dir /a --build-dir /b", "option '--build-dir' given more than once"},
+           Case{"--no-confirm --confirm", "options '--no-confirm' and '--confirm' cannot be used together"},
+           Case{"--closure --only-named", "options '--closure' and '--only-named' cannot be used together"},
+       }) {
+    auto r = run(linkcheck(c.args + " " + quote(kLib)));
+    EXPECT_EQ(r.status, 2) << c.args;
+    EXPECT_EQ(r.out, "") << c.args;
+    EXPECT_EQ(r.err, "musa-linkcheck: " + c.line + "\n" + kTryHelp) << c.args;
+  }
+  auto g = run(kStubgen + " --version-guard 1.5 " + quote(kLib));
+  EXPECT_EQ(g.status, 2);
+  EXPECT_EQ(g.err, "musa-stubgen: invalid --version-guard '1.5': not a whole number\n"
+                   "Try 'musa-stubgen --help' for more information.\n");
+}
+
+// Bad context files fail before any report, each said once with the system's reason.
+TEST(Leftovers, bad_baseline_and_mapping_fail_before_the_report_said_once) {
+  const std::string missing = test::scratch_dir("absent") + "/nonexistent";
+  auto b = run(linkcheck("--baseline " + quote(missing) + " " + quote(kLib)));
+  EXPECT_EQ(b.status, 2);
+  EXPECT_EQ(b.out, "");
+  EXPECT_EQ(b.err, "musa-linkcheck: error: " + missing + ": cannot open the baseline: No such file or directory\n");
+  auto m = run(linkcheck("--mapping " + quote(missing) + " " + quote(kLib)));
+  EXPECT_EQ(m.status, 2);
+  EXPECT_EQ(m.out, "");
+  EXPECT_EQ(m.err, "musa-linkcheck: error: --mapping " + missing + ": No such file or directory\n");
+  // A map that is not JSON: nlohmann's whole message, not cut mid-word.
+  std::string dir = test::scratch_dir("badmap");
+  test::write_file(dir + "/x.json", "{\"cudaFree\": \n");
+  const std::string ex = MLC_EXAMPLE_DIR;
+  auto j = run(linkcheck("-q --mapping " + quote(dir) + " --with " + quote(ex + "/libc10.so") + " " +
+                         quote(ex + "/libmusa_kernels.so")));
+  EXPECT_EQ(j.status, 2);
+  EXPECT_EQ(j.err, "musa-linkcheck: error: " + dir + "/x.json: invalid JSON at line 2, column 1: syntax error while "
+                   "parsing value - unexpected end of input; expected '[', '{', or a literal\n");
+  // A cache directory that is a file: warned about, and the run goes on.
+  test::write_file(dir + "/cache", "not a directory\n");
+  auto c = run(linkcheck("-q --cache-dir " + quote(dir + "/cache") + " " + quote(kLib)));
+  EXPECT_EQ(c.status, 0);
+  EXPECT_EQ(c.err, "musa-linkcheck: warning: --cache-dir " + dir + "/cache: not a directory; nothing is cached\n");
+}
+
+// coverage with a source tree or a map it cannot read: exit 2 and no report that names them as used.
+TEST(Leftovers, coverage_fails_before_the_report_on_unreadable_input) {
+  const std::string dir = test::scratch_dir("cov-bad");
+  const std::string missing = dir + "/nonexistent";
+  auto m = run(linkcheck("coverage --mapping " + quote(missing) + " " + quote(dir)));
+  EXPECT_EQ(m.status, 2);
+  EXPECT_EQ(m.out, "");
+  EXPECT_EQ(m.err, "musa-linkcheck: error: --mapping " + missing + ": No such file or directory\n");
+  auto s = run(linkcheck("coverage " + quote(missing)));
+  EXPECT_EQ(s.status, 2);
+  EXPECT_EQ(s.out, "");
+  EXPECT_EQ(s.err, "musa-linkcheck: error: " + missing + ": cannot read the source tree: No such file or directory\n");
+  test::write_file(dir + "/map.json", "[1, 2]\n");
+  auto j = run(linkcheck("coverage --mapping " + quote(dir + "/map.json") + " " + quote(dir)));
+  EXPECT_EQ(j.status, 2);
+  EXPECT_EQ(j.out, "");
+  EXPECT_EQ(j.err, "musa-linkcheck: error: " + dir + "/map.json: arrays are not a porting map\n");
+}
+
 }  // namespace
 }  // namespace mlc
