@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "demangle/demangle.h"
@@ -57,6 +58,32 @@ std::vector<mlc::SymbolFix> stub_fixes(const mlc::Report& report, mlc::TraceReso
     if (!said) std::fprintf(stderr, "musa-linkcheck: warning: no fixes from %s\n", e.to_line().c_str());
   }
   return mlc::stubgen::sarif_fixes(plan, report);
+}
+
+// explain's JSON: the report plus "explain", one entry per library named, what the text says of it
+// (docs/contract.md): where the reference binds ("resolved", with the provider's real path and how the
+// loader found it), or that nothing references it, with the spellings it does reference ("near").
+std::string with_bindings(const std::string& json, const std::vector<mlc::explain::SymbolBinding>& bindings) {
+  auto doc = nlohmann::ordered_json::parse(json);
+  auto list = nlohmann::ordered_json::array();
+  for (const auto& b : bindings) {
+    nlohmann::ordered_json e;
+    e["library"] = b.library;
+    e["symbol"] = b.symbol;
+    e["state"] = b.state == mlc::explain::SymbolBinding::State::Resolved     ? "resolved"
+                 : b.state == mlc::explain::SymbolBinding::State::Unresolved ? "unresolved"
+                                                                           : "unreferenced";
+    if (b.state == mlc::explain::SymbolBinding::State::Resolved) {
+      e["provider"] = b.provider;
+      e["provider_soname"] = b.provider_name;
+      e["how"] = b.how;
+      e["weak"] = b.weak;
+    }
+    if (!b.near.empty()) e["near"] = b.near;
+    list.push_back(std::move(e));
+  }
+  doc["explain"] = std::move(list);
+  return doc.dump(2) + "\n";
 }
 
 int run(int argc, char** argv) {
@@ -177,6 +204,7 @@ int run(int argc, char** argv) {
   mlc::Report report;
   std::optional<mlc::TraceResources> resources;  // kept for planning the SARIF fixes with the same indexes
   std::string explained;  // explain: where the symbol binds, or that nothing references it
+  std::vector<mlc::explain::SymbolBinding> explained_bindings;  // the same, for JSON
   if (*explain) {
     if (std::string why = mlc::explain::malformed_reason(symbol); !why.empty()) {
       std::fprintf(stderr, "musa-linkcheck: error: '%s' is not a symbol name: %s\n", symbol.c_str(), why.c_str());
@@ -184,7 +212,8 @@ int run(int argc, char** argv) {
     }
     report = mlc::explain_symbol(symbol, inputs, options);
     std::vector<mlc::InputError> said_by_the_report;
-    for (const auto& b : mlc::explain::bindings(symbol, mlc::expand_inputs(inputs, said_by_the_report), options.env))
+    explained_bindings = mlc::explain::bindings(symbol, mlc::expand_inputs(inputs, said_by_the_report), options.env);
+    for (const auto& b : explained_bindings)
       explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
                                                  ? mlc::demangle::demangle(symbol) : symbol);
   } else {
@@ -205,6 +234,7 @@ int run(int argc, char** argv) {
   std::string text;
   if (format == "json") {
     text = mlc::render_json(report, MLC_VERSION);
+    if (*explain) text = with_bindings(text, explained_bindings);
   } else if (format == "sarif") {
     text = mlc::render_sarif(report, {.tool_version = MLC_VERSION, .help_uri = classifications_uri(),
                                       .fixes = resources ? stub_fixes(report, *resources) : std::vector<mlc::SymbolFix>{}});

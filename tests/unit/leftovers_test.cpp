@@ -151,5 +151,39 @@ TEST(Leftovers, coverage_fails_before_the_report_on_unreadable_input) {
   EXPECT_EQ(j.err, "musa-linkcheck: error: " + dir + "/map.json: arrays are not a porting map\n");
 }
 
+
+// explain with another spelling than c++filt's (the oracle: nm -D and c++filt on the fixture) says what
+// the library does reference; JSON keeps the binding the text gives, with the provider's real path.
+TEST(Leftovers, explain_offers_the_spelling_the_library_references) {
+  const std::string ex = MLC_EXAMPLE_DIR;
+  const std::string lib = ex + "/libmusa_kernels.so", c10 = ex + "/libc10.so";
+  auto filt = run("nm -D --undefined-only " + quote(lib) + " | awk '$2 == \"_ZN3c104warnEPKc\" {print $2}' | c++filt");
+  ASSERT_EQ(filt.out, "c10::warn(char const*)\n");
+  for (const std::string typed : {"c10::warn(const char*)", "c10::warn", "warn"}) {
+    auto r = run(linkcheck("explain " + quote(typed) + " --with " + quote(c10) + " " + quote(lib)));
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, typed + "\n>>> no exact match in " + lib + "; did you mean 'c10::warn(char const*)'?\n");
+  }
+  auto none = run(linkcheck("explain c10::warnx --with " + quote(c10) + " " + quote(lib)));
+  EXPECT_EQ(none.out, "c10::warnx\n>>> not referenced by " + lib + ": nothing there needs it\n");
+  auto text = run(linkcheck("explain 'c10::warn(char const*)' --with " + quote(c10) + " " + quote(lib)));
+  EXPECT_EQ(text.out, "c10::warn(char const*)\n>>> referenced by " + lib + "\n>>> resolved by libc10.so (" + c10 +
+                          "), it was loaded first (--with)\n");
+  auto json = run(linkcheck("explain 'c10::warn(char const*)' --format json --with " + quote(c10) + " " + quote(lib)));
+  EXPECT_EQ(json.status, 0) << json.err;
+  auto doc = nlohmann::json::parse(json.out);
+  ASSERT_EQ(doc["explain"].size(), 1u) << json.out;
+  EXPECT_EQ(doc["explain"][0]["library"], lib);
+  EXPECT_EQ(doc["explain"][0]["symbol"], "_ZN3c104warnEPKc");
+  EXPECT_EQ(doc["explain"][0]["state"], "resolved");
+  EXPECT_EQ(doc["explain"][0]["provider"], c10);
+  EXPECT_EQ(doc["explain"][0]["provider_soname"], "libc10.so");
+  EXPECT_EQ(doc["explain"][0]["how"], "with");
+  auto near = run(linkcheck("explain warn --format json --with " + quote(c10) + " " + quote(lib)));
+  auto near_doc = nlohmann::json::parse(near.out);
+  EXPECT_EQ(near_doc["explain"][0]["state"], "unreferenced");
+  EXPECT_EQ(near_doc["explain"][0]["near"], nlohmann::json::array({"c10::warn(char const*)"}));
+}
+
 }  // namespace
 }  // namespace mlc
