@@ -3,6 +3,10 @@
 // hanging --python, and the smaller slips - each as the exact lines printed and the exit status.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -183,6 +187,39 @@ TEST(Leftovers, explain_offers_the_spelling_the_library_references) {
   auto near_doc = nlohmann::json::parse(near.out);
   EXPECT_EQ(near_doc["explain"][0]["state"], "unreferenced");
   EXPECT_EQ(near_doc["explain"][0]["near"], nlohmann::json::array({"c10::warn(char const*)"}));
+}
+
+
+// Whether `pid` still runs (a zombie waiting for its reaper does not), given up to two seconds to end.
+bool still_running(const std::string& pid) {
+  for (int i = 0; i < 20; ++i) {
+    std::string stat = test::read_file("/proc/" + pid + "/stat");
+    size_t close = stat.rfind(')');
+    if (stat.empty() || (close != std::string::npos && stat.compare(close + 2, 1, "Z") == 0)) return false;
+    usleep(100000);
+  }
+  return true;
+}
+
+// An interpreter that never answers (a script that sleeps, with a child of its own) costs the time
+// limit, is one error line, and leaves no process behind: the whole process group is killed.
+TEST(Leftovers, a_hanging_python_is_bounded_and_leaves_no_child) {
+  const std::string dir = test::scratch_dir("hang");
+  test::write_file(dir + "/python3", "#!/bin/sh\nsleep 300 &\necho $! > " + dir + "/child\necho $$ > " + dir +
+                                         "/self\nsleep 300\n");
+  ASSERT_EQ(chmod((dir + "/python3").c_str(), 0755), 0);
+  auto start = std::chrono::steady_clock::now();
+  auto r = run("MUSA_LINKCHECK_PYTHON_TIMEOUT=2 " + linkcheck("-q --python=" + quote(dir + "/python3") + " " + quote(kLib)));
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/python3: the Python interpreter did not answer within 2 s (it "
+                   "and its children were killed)\n");
+  EXPECT_LT(took, 10.0);
+  const std::string child = test::read_file(dir + "/child"), self = test::read_file(dir + "/self");
+  ASSERT_FALSE(child.empty());
+  ASSERT_FALSE(self.empty());
+  EXPECT_FALSE(still_running(child.substr(0, child.find('\n')))) << "the script's child was left running";
+  EXPECT_FALSE(still_running(self.substr(0, self.find('\n')))) << "the script was left running";
 }
 
 }  // namespace
