@@ -97,7 +97,9 @@ std::string absolute(const std::string& path) {
 std::string version_text(const std::string& tool) {
   return tool + " (MusaLinkcheck) " + MLC_VERSION +
          "\nCopyright (C) 2026 the MusaLinkcheck developers.\n"
-         "Reads ELF files only: nothing it analyses is executed, loaded or dlopened.";
+         "Nothing it analyses is executed, loaded or dlopened: ELF files are read. It runs only what you\n"
+         "name: the interpreter of --python (asked where packages live) and, with --build-dir, the build's\n"
+         "compile commands (the confirm pass).";
 }
 
 std::string stub_runtime_header() {
@@ -148,8 +150,10 @@ void ContextOptions::add_to(CLI::App& app) {
       ->allow_extra_args(false);
   // A flag that takes its value only as --python=EXE, so that "--python lib.so" keeps lib.so an input.
   python_option = app.add_flag("--python{python3}", python,
-                               "check as the Python interpreter loads it: --python=EXE, default python3 on PATH "
-                               "(loaded first, with its libpython if it links one, as by --with)");
+                               "check as the Python interpreter loads it: EXE, or python3 as PATH finds it (a "
+                               "pyenv or conda shim included), is run to ask where packages live (60 s at most, "
+                               "MUSA_LINKCHECK_PYTHON_TIMEOUT) and the interpreter it reports is loaded first, "
+                               "with its libpython, as by --with");
   app.add_option("--library-path", library_path, "extra directory searched like LD_LIBRARY_PATH (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--sysroot", sysroot, "resolve absolute search paths and ld.so.cache inside DIR");

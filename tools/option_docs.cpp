@@ -131,6 +131,7 @@ std::string roff_option(const CLI::Option* opt) {
   for (const auto& l : opt->get_lnames()) names += (names.empty() ? "" : ", ") + std::string("\\fB\\-\\-") + roff(l) + "\\fR";
   const OptionDoc* d = row_for(opt);
   std::string placeholder = d ? std::string(d->placeholder) : (opt->get_expected_max() > 0 ? "VALUE" : "");
+  if (opt->get_lnames() == std::vector<std::string>{"python"}) names += "[=\\fIEXE\\fR]";
   if (!placeholder.empty()) names += " \\fI" + roff(placeholder) + "\\fR";
   return ".TP\n" + names + "\n" + roff(opt->get_description()) + "\n";
 }

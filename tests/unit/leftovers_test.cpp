@@ -222,5 +222,27 @@ TEST(Leftovers, a_hanging_python_is_bounded_and_leaves_no_child) {
   EXPECT_FALSE(still_running(self.substr(0, self.find('\n')))) << "the script was left running";
 }
 
+
+// The docs say what the tool does: --version does not claim that nothing runs (--python runs an
+// interpreter, the confirm pass the build's compiler), --python's default is what is run (PATH's
+// python3, a shim included), and README and --help agree on when --confirm is on.
+TEST(Leftovers, docs_say_what_runs) {
+  auto v = run(kBin + " --version");
+  EXPECT_EQ(v.out.substr(v.out.find('\n') + 1),
+            "Copyright (C) 2026 the MusaLinkcheck developers.\n"
+            "Nothing it analyses is executed, loaded or dlopened: ELF files are read. It runs only what you\n"
+            "name: the interpreter of --python (asked where packages live) and, with --build-dir, the build's\n"
+            "compile commands (the confirm pass).\n");
+  auto h = run(kBin + " --help");
+  EXPECT_NE(h.out.find("check as the Python interpreter loads it: EXE, or\n                              python3 as "
+                       "PATH finds it (a pyenv or conda shim\n                              included), is run"),
+            std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("(the\n                              default whenever --build-dir is given)"), std::string::npos)
+      << h.out;
+  std::string readme = test::read_file(std::string(MLC_SOURCE_DIR) + "/README.md");
+  EXPECT_NE(readme.find("on whenever `--build-dir` is given (both tools), off with `--no-confirm`"), std::string::npos);
+  EXPECT_EQ(readme.find("the first ELF `python3` on PATH"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mlc
