@@ -84,7 +84,7 @@ int run(int argc, char** argv) {
     return 2;
   }
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
-  so.relative_to = absolute(".");  // when the build names no source directory
+  so.relative_to = std::filesystem::current_path().string();  // when the build names no source directory
   for (auto& in : inputs) in = absolute(in);
   auto result = mlc::run_stubgen(inputs, {.linkcheck = context.resolve(),
                                           .report_file = report_file.empty() ? "" : absolute(report_file),

@@ -244,5 +244,35 @@ TEST(Leftovers, docs_say_what_runs) {
   EXPECT_EQ(readme.find("the first ELF `python3` on PATH"), std::string::npos);
 }
 
+
+// musa-stubgen --dry-run outside a git repository: a file under the current directory is named
+// relative to it (a/ b/, patch -p1), one outside by its own absolute path (patch -p0), never "b/tmp/...";
+// the oracle is patch(1) applying each diff where it says.
+TEST(Leftovers, dry_run_diff_paths_are_the_files_own) {
+  const std::string ex = MLC_EXAMPLE_DIR;
+  const std::string work = test::scratch_dir("dry-run"), outside = test::scratch_dir("dry-run-outside");
+  auto dry = [&](const std::string& out_dir) {
+    return run("cd " + quote(work) + " && " + kStubgen + " --dry-run --stub unknown --no-runtime --out-cpp " +
+               quote(out_dir + "/unimplemented_functions.cpp") + " --out-header " +
+               quote(out_dir + "/unimplemented_functions.h") + " --with " + quote(ex + "/libc10.so") + " " +
+               quote(ex + "/libmusa_kernels.so") + " 2>/dev/null");
+  };
+  auto inside = dry(work + "/stubs");
+  EXPECT_NE(inside.out.find("--- /dev/null\n+++ b/stubs/unimplemented_functions.cpp\n"), std::string::npos) << inside.out;
+  auto far = dry(outside);
+  EXPECT_NE(far.out.find("--- /dev/null\n+++ " + outside + "/unimplemented_functions.cpp\n"), std::string::npos) << far.out;
+  EXPECT_EQ(far.out.find("b/"), std::string::npos) << far.out;
+  if (run("command -v patch").status != 0) MLC_SKIP() << "patch is not installed";
+  test::write_file(work + "/in.diff", inside.out);
+  std::filesystem::create_directories(work + "/stubs");
+  auto p1 = run("cd " + quote(work) + " && patch -s -p1 < in.diff");
+  EXPECT_EQ(p1.status, 0) << p1.out << p1.err;
+  EXPECT_TRUE(std::filesystem::exists(work + "/stubs/unimplemented_functions.cpp"));
+  test::write_file(work + "/far.diff", far.out);
+  auto p0 = run("cd / && patch -s -p0 < " + quote(work + "/far.diff"));
+  EXPECT_EQ(p0.status, 0) << p0.out << p0.err;
+  EXPECT_TRUE(std::filesystem::exists(outside + "/unimplemented_functions.cpp"));
+}
+
 }  // namespace
 }  // namespace mlc
