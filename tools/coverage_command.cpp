@@ -30,15 +30,16 @@ void CoverageCommand::add_to(CLI::App& parent) {
 }
 
 int CoverageCommand::run(const ContextOptions& context) const {
-  // A source tree or a map that cannot be read fails the run before any report: a report whose header
+  // A --source-root or a map that cannot be read fails the run before any report: a report whose header
   // names the map as used would claim what was not done.
   auto fail = [](const std::string& line) {
     std::fprintf(stderr, "musa-linkcheck: error: %s\n", line.c_str());
     return 2;
   };
   if (auto e = context.path_error()) return fail(*e);
-  for (const auto& r : roots)
-    if (access(r.c_str(), R_OK) != 0) return fail(absolute(r) + ": cannot read the source tree: " + std::strerror(errno));
+  // (A SOURCE_DIR operand that cannot be read is named, and the others still reported, as for any input.)
+  for (const auto& r : context.source_roots)
+    if (access(r.c_str(), R_OK) != 0) return fail("--source-root " + r + ": " + std::strerror(errno));
   LinkcheckOptions options = context.resolve();
   Report errors_only;  // TraceResources reports problems reading the map or the SDK here
   TraceResources resources(options.trace, errors_only);

@@ -136,7 +136,8 @@ TEST(Leftovers, bad_baseline_and_mapping_fail_before_the_report_said_once) {
   EXPECT_EQ(c.err, "musa-linkcheck: warning: --cache-dir " + dir + "/cache: not a directory; nothing is cached\n");
 }
 
-// coverage with a source tree or a map it cannot read: exit 2 and no report that names them as used.
+// coverage with a --source-root or a map it cannot read: exit 2 and no report that names them as used (a
+// SOURCE_DIR operand that cannot be read stays one error line beside the others' report: coverage_test).
 TEST(Leftovers, coverage_fails_before_the_report_on_unreadable_input) {
   const std::string dir = test::scratch_dir("cov-bad");
   const std::string missing = dir + "/nonexistent";
@@ -144,10 +145,10 @@ TEST(Leftovers, coverage_fails_before_the_report_on_unreadable_input) {
   EXPECT_EQ(m.status, 2);
   EXPECT_EQ(m.out, "");
   EXPECT_EQ(m.err, "musa-linkcheck: error: --mapping " + missing + ": No such file or directory\n");
-  auto s = run(linkcheck("coverage " + quote(missing)));
+  auto s = run(linkcheck("coverage --source-root " + quote(missing) + " " + quote(dir)));
   EXPECT_EQ(s.status, 2);
   EXPECT_EQ(s.out, "");
-  EXPECT_EQ(s.err, "musa-linkcheck: error: " + missing + ": cannot read the source tree: No such file or directory\n");
+  EXPECT_EQ(s.err, "musa-linkcheck: error: --source-root " + missing + ": No such file or directory\n");
   test::write_file(dir + "/map.json", "[1, 2]\n");
   auto j = run(linkcheck("coverage --mapping " + quote(dir + "/map.json") + " " + quote(dir)));
   EXPECT_EQ(j.status, 2);
@@ -272,6 +273,25 @@ TEST(Leftovers, dry_run_diff_paths_are_the_files_own) {
   auto p0 = run("cd / && patch -s -p0 < " + quote(work + "/far.diff"));
   EXPECT_EQ(p0.status, 0) << p0.out << p0.err;
   EXPECT_TRUE(std::filesystem::exists(outside + "/unimplemented_functions.cpp"));
+}
+
+
+// coverage cites where a name is declared: not an #if that tests it, nor a #define of another name
+// that uses it, but its own #define (line 4).
+TEST(Leftovers, coverage_cites_no_if_or_other_define_as_the_declaration) {
+  const std::string dir = test::scratch_dir("cov-define");
+  std::filesystem::create_directories(dir + "/sdk/include");
+  std::filesystem::create_directories(dir + "/sdk/lib");
+  std::filesystem::create_directories(dir + "/src");
+  test::write_file(dir + "/sdk/include/musa_runtime_api.h",
+                   "#if musaFoo\n#define musaFooAlias musaFoo\n#endif\n#define musaFoo 3\n");
+  test::write_file(dir + "/map.json", "{\"cudaFoo\": \"musaFoo\"}\n");
+  test::write_file(dir + "/src/a.cu", "int f() { return cudaFoo; }\n");
+  auto r = run(linkcheck("coverage --no-cache --sdk-home " + quote(dir + "/sdk") + " --mapping " + quote(dir + "/map.json") +
+                         " " + quote(dir + "/src")));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cudaFoo -> musaFoo [runtime] header-only: 1 call site in 1 file; declared " + dir +
+                       "/sdk/include/musa_runtime_api.h:4\n"), std::string::npos) << r.out;
 }
 
 }  // namespace
