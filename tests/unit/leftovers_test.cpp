@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cmake/build_info.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -292,6 +293,17 @@ TEST(Leftovers, coverage_cites_no_if_or_other_define_as_the_declaration) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("cudaFoo -> musaFoo [runtime] header-only: 1 call site in 1 file; declared " + dir +
                        "/sdk/include/musa_runtime_api.h:4\n"), std::string::npos) << r.out;
+}
+
+
+// An empty entry of a source list ("" twice) is no source, so never " is listed
+// twice"; a real duplicate still is.
+TEST(Leftovers, an_empty_list_entry_is_never_listed_twice) {
+  const std::string dir = test::scratch_dir("empty-entry");
+  test::write_file(dir + "/CMakeLists.txt", "set(SRCS a.cpp \"\" b.cpp \"\" a.cpp)\n");
+  cmake::BuildInfo build = cmake::read_build({"", {dir + "/CMakeLists.txt"}});
+  ASSERT_EQ(build.lists.size(), 1u);
+  EXPECT_EQ(build.lists[0].duplicates, std::vector<std::string>{"a.cpp"});
 }
 
 }  // namespace
