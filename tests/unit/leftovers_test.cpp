@@ -306,5 +306,20 @@ TEST(Leftovers, an_empty_list_entry_is_never_listed_twice) {
   EXPECT_EQ(build.lists[0].duplicates, std::vector<std::string>{"a.cpp"});
 }
 
+
+// The link fix for a library without a DT_SONAME names its file ("link : target_link_libraries" before).
+TEST(Leftovers, link_fix_names_a_library_without_a_soname) {
+  const std::string dir = test::scratch_dir("no-soname");
+  std::filesystem::create_directories(dir + "/lib");
+  test::write_file(dir + "/p.c", "int prov(void) { return 7; }\n");
+  test::write_file(dir + "/u.c", "extern int prov(void);\nint use(void) { return prov(); }\n");
+  auto cc = run("cd " + quote(dir) + " && cc -shared -fPIC -o lib/libprov.so p.c && cc -shared -fPIC -o libuser.so u.c");
+  ASSERT_EQ(cc.status, 0) << cc.err;
+  ASSERT_EQ(run("readelf -d " + quote(dir + "/lib/libprov.so") + " | grep -c SONAME").out, "0\n");
+  auto r = run(linkcheck("--sdk-home " + quote(dir) + " --cuda-home '' --no-cache " + quote(dir + "/libuser.so")));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.out.find(">>> fix: link libprov.so: target_link_libraries(user PRIVATE prov)\n"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace mlc
