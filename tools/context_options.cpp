@@ -93,7 +93,9 @@ std::string absolute(const std::string& path) {
 std::string version_text(const std::string& tool) {
   return tool + " (MusaLinkcheck) " + MLC_VERSION +
          "\nCopyright (C) 2026 the MusaLinkcheck developers.\n"
-         "Reads ELF files only: nothing it analyses is executed, loaded or dlopened.";
+         "Nothing it analyses is executed, loaded or dlopened: ELF files are read. It runs only what you\n"
+         "name: the interpreter of --python (asked where packages live) and, with --build-dir, the build's\n"
+         "compile commands (the confirm pass).";
 }
 
 std::string stub_runtime_header() {
@@ -144,8 +146,10 @@ void ContextOptions::add_to(CLI::App& app) {
       ->allow_extra_args(false);
   // A flag that takes its value only as --python=EXE, so that "--python lib.so" keeps lib.so an input.
   python_option = app.add_flag("--python{python3}", python,
-                               "check as the Python interpreter loads it: --python=EXE, default python3 on PATH "
-                               "(loaded first, with its libpython if it links one, as by --with)");
+                               "check as the Python interpreter loads it: EXE, or python3 as PATH finds it (a "
+                               "pyenv or conda shim included), is run to ask where packages live (60 s at most, "
+                               "MUSA_LINKCHECK_PYTHON_TIMEOUT) and the interpreter it reports is loaded first, "
+                               "with its libpython, as by --with");
   app.add_option("--library-path", library_path, "extra directory searched like LD_LIBRARY_PATH (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--sysroot", sysroot, "resolve absolute search paths and ld.so.cache inside DIR");
@@ -197,8 +201,17 @@ std::vector<std::string> ContextOptions::path_warnings() const {
   for (const auto& c : cmake_lists) check("--cmake-lists", c, false);
   if (sdk_home) check("--sdk-home", *sdk_home, true);
   if (cuda_home) check("--cuda-home", *cuda_home, true);
-  check("--mapping", mapping, false);
+  // A cache directory is created when missing; one that is a file only makes every index rebuilt.
+  if (struct stat st; !no_cache && !cache_dir.empty() && stat(cache_dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    out.push_back("--cache-dir " + cache_dir + ": not a directory; nothing is cached");
   return out;
+}
+
+std::optional<std::string> ContextOptions::path_error() const {
+  // The map is read only when a finding needs it: a missing one is said once, before any report.
+  struct stat st;
+  if (!mapping.empty() && stat(mapping.c_str(), &st) != 0) return "--mapping " + mapping + ": " + std::strerror(errno);
+  return std::nullopt;
 }
 
 std::string ContextOptions::python_interpreter() const {

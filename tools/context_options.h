@@ -31,6 +31,9 @@ struct ContextOptions {
   // ("--sysroot /nonexistent: No such file or directory"): a wrong path otherwise shows only as a
   // flood of findings (every library missing under a wrong sysroot) or as silence.
   std::vector<std::string> path_warnings() const;
+  // The context path a run cannot go on without (a --mapping that does not exist), as one line: the
+  // tool says it and exits 2 before any report.
+  std::optional<std::string> path_error() const;
   // The interpreter --python resolves to ("" without --python): said in the report.
   std::string python_interpreter() const;
   // Paths made absolute, defaults filled from the environment ($MUSA_HOME, LD_LIBRARY_PATH...).

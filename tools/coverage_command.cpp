@@ -2,7 +2,11 @@
 // a link check (TraceResources), so a warm run reuses the SDK's header index.
 #include "coverage_command.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "coverage/coverage.h"
 #include "version.h"
@@ -17,14 +21,33 @@ void CoverageCommand::add_to(CLI::App& parent) {
   app->add_option("--format", format, "text, json, markdown or html (one self-contained page)")
       ->check(CLI::IsMember({"text", "json", "markdown", "html"}));
   app->add_option("-o,--output", output, "write the report to FILE (atomically) instead of standard output");
+  app->footer("Exit status:\n  0 the report was written\n  2 usage error or unusable input (a source tree, the map, the SDK)\n"
+              "  3 internal error\n\nFull documentation: man musa-linkcheck, and docs/ in the source tree.");
   app->fallthrough();
+  // It reads the SDK, the map and the caches, nothing loaded and no baseline: the loader, CI, confirm
+  // and link-check output options would be ignored, so they are usage errors here.
+  take_parent_groups(*app, {std::string(kContextGroup)});
 }
 
 int CoverageCommand::run(const ContextOptions& context) const {
+  // A --source-root or a map that cannot be read fails the run before any report: a report whose header
+  // names the map as used would claim what was not done.
+  auto fail = [](const std::string& line) {
+    std::fprintf(stderr, "musa-linkcheck: error: %s\n", line.c_str());
+    return 2;
+  };
+  if (auto e = context.path_error()) return fail(*e);
+  // (A SOURCE_DIR operand that cannot be read is named, and the others still reported, as for any input.)
+  for (const auto& r : context.source_roots)
+    if (access(r.c_str(), R_OK) != 0) return fail("--source-root " + r + ": " + std::strerror(errno));
   LinkcheckOptions options = context.resolve();
   Report errors_only;  // TraceResources reports problems reading the map or the SDK here
   TraceResources resources(options.trace, errors_only);
   const trace::TraceContext& ctx = resources.context(nullptr);
+  if (!errors_only.errors.empty()) {
+    for (const auto& e : errors_only.errors) fail(e.to_line());
+    return 2;
+  }
   coverage::CoverageOptions co;
   for (const auto& r : roots) co.roots.push_back(absolute(r));
   co.map = ctx.mapping;

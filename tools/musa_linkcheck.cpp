@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "demangle/demangle.h"
@@ -59,6 +60,32 @@ std::vector<mlc::SymbolFix> stub_fixes(const mlc::Report& report, mlc::TraceReso
   return mlc::stubgen::sarif_fixes(plan, report);
 }
 
+// explain's JSON: the report plus "explain", one entry per library named, what the text says of it
+// (docs/contract.md): where the reference binds ("resolved", with the provider's real path and how the
+// loader found it), or that nothing references it, with the spellings it does reference ("near").
+std::string with_bindings(const std::string& json, const std::vector<mlc::explain::SymbolBinding>& bindings) {
+  auto doc = nlohmann::ordered_json::parse(json);
+  auto list = nlohmann::ordered_json::array();
+  for (const auto& b : bindings) {
+    nlohmann::ordered_json e;
+    e["library"] = b.library;
+    e["symbol"] = b.symbol;
+    e["state"] = b.state == mlc::explain::SymbolBinding::State::Resolved     ? "resolved"
+                 : b.state == mlc::explain::SymbolBinding::State::Unresolved ? "unresolved"
+                                                                           : "unreferenced";
+    if (b.state == mlc::explain::SymbolBinding::State::Resolved) {
+      e["provider"] = b.provider;
+      e["provider_soname"] = b.provider_name;
+      e["how"] = b.how;
+      e["weak"] = b.weak;
+    }
+    if (!b.near.empty()) e["near"] = b.near;
+    list.push_back(std::move(e));
+  }
+  doc["explain"] = std::move(list);
+  return doc.dump(2) + "\n";
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"Report the symbols the dynamic loader would fail to resolve, trace each to its origin, and say "
                "what to change - without running anything.",
@@ -66,8 +93,8 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", mlc::tools::version_text("musa-linkcheck"));
   app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n       musa-linkcheck coverage [OPTION]... SOURCE_DIR...",
                                                        "Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
-  app.footer("Exit status: 0 nothing unresolved (beyond the baseline), 1 unresolved symbols, missing libraries or\n"
-             "versions, 2 usage error or unusable input, 3 internal error.\n\n"
+  app.footer("Exit status:\n  0 nothing unresolved (beyond the baseline)\n  1 unresolved symbols, missing libraries or versions\n"
+             "  2 usage error or unusable input\n  3 internal error\n\n"
              "Full documentation: man musa-linkcheck, and docs/ in the source tree.");
   std::vector<std::string> inputs;
   std::string format = "text", output, color = "auto", fail_on = "any";
@@ -77,14 +104,16 @@ int run(int argc, char** argv) {
   context.add_to(app);
   // musa-linkcheck's own: without a build tree the confirm pass then warns that it has no compile commands.
   app.add_flag("--confirm", context.confirm, "compile the candidate sources text matching could not settle, with the "
-               "build's commands (the default whenever --build-dir is given)");
+               "build's commands (the default whenever --build-dir is given)")
+      ->excludes("--no-confirm");
   app.add_option("--format", format, "output format: text, json, or for CI sarif (code scanning), junit (test "
                  "reports), github (Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "sarif", "junit", "github"}));
   app.add_option("-o,--output", output, "write the report to FILE (atomically) instead of standard output");
   std::string json_report;
   app.add_option("--json-report", json_report, "also write the JSON report to FILE (as the CMake gate does)");
-  app.add_option("--color", color, "colour the text report")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--color", color, "colour the text report: auto (on a terminal, unless NO_COLOR is set), always "
+                 "or never")->check(CLI::IsMember({"auto", "always", "never"}));
   std::string baseline, update_baseline;
   app.add_option("--baseline", baseline, "findings listed in FILE are reported but do not fail");
   app.add_option("--update-baseline", update_baseline, "write the current findings to FILE as a baseline");
@@ -134,6 +163,20 @@ int run(int argc, char** argv) {
       return 2;
     }
   }
+  if (auto e = context.path_error()) {
+    std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->c_str());
+    return 2;
+  }
+  // A baseline that cannot be read fails the run before any report is printed.
+  std::optional<mlc::Baseline> known;
+  if (!baseline.empty()) {
+    auto b = mlc::read_baseline(absolute(baseline));
+    if (!b) {
+      std::fprintf(stderr, "musa-linkcheck: error: %s\n", b.error().to_line().c_str());
+      return 2;
+    }
+    known = std::move(b.value());
+  }
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-linkcheck: warning: %s\n", w.c_str());
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
@@ -161,6 +204,7 @@ int run(int argc, char** argv) {
   mlc::Report report;
   std::optional<mlc::TraceResources> resources;  // kept for planning the SARIF fixes with the same indexes
   std::string explained;  // explain: where the symbol binds, or that nothing references it
+  std::vector<mlc::explain::SymbolBinding> explained_bindings;  // the same, for JSON
   if (*explain) {
     if (std::string why = mlc::explain::malformed_reason(symbol); !why.empty()) {
       std::fprintf(stderr, "musa-linkcheck: error: '%s' is not a symbol name: %s\n", symbol.c_str(), why.c_str());
@@ -168,7 +212,8 @@ int run(int argc, char** argv) {
     }
     report = mlc::explain_symbol(symbol, inputs, options);
     std::vector<mlc::InputError> said_by_the_report;
-    for (const auto& b : mlc::explain::bindings(symbol, mlc::expand_inputs(inputs, said_by_the_report), options.env))
+    explained_bindings = mlc::explain::bindings(symbol, mlc::expand_inputs(inputs, said_by_the_report), options.env);
+    for (const auto& b : explained_bindings)
       explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
                                                  ? mlc::demangle::demangle(symbol) : symbol);
   } else {
@@ -182,20 +227,14 @@ int run(int argc, char** argv) {
   // Which interpreter --python took, said in text and JSON: what it said it runs (sys.executable, past
   // any shim), else the file found on PATH.
   report.interpreter = options.python ? options.python->executable : context.python_interpreter();
-  if (!baseline.empty()) {
-    auto b = mlc::read_baseline(absolute(baseline));
-    if (!b) {
-      report.errors.push_back(b.error());
-    } else {
-      mlc::apply_baseline(report, b.value());
-    }
-  }
+  if (known) mlc::apply_baseline(report, *known);
   if (!update_baseline.empty() && !mlc::tools::write_output(absolute(update_baseline), mlc::render_baseline(report))) {
     report.errors.push_back({absolute(update_baseline), "cannot write the baseline"});
   }
   std::string text;
   if (format == "json") {
     text = mlc::render_json(report, MLC_VERSION);
+    if (*explain) text = with_bindings(text, explained_bindings);
   } else if (format == "sarif") {
     text = mlc::render_sarif(report, {.tool_version = MLC_VERSION, .help_uri = classifications_uri(),
                                       .fixes = resources ? stub_fixes(report, *resources) : std::vector<mlc::SymbolFix>{}});

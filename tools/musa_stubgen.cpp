@@ -22,8 +22,8 @@ int run(int argc, char** argv) {
   CLI::App app{"Write stubs for symbols the SDK lacks and patch CMake lists so the library links.", "musa-stubgen"};
   app.set_version_flag("--version", mlc::tools::version_text("musa-stubgen"));
   app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-stubgen [OPTION]... FILE...\n       musa-stubgen [OPTION]... --report REPORT.json"));
-  app.footer("Exit status: 0 done (or nothing to do), 1 some symbol can be neither stubbed nor patched, 2 usage error\n"
-             "or bad input, 3 internal error.\n\n"
+  app.footer("Exit status:\n  0 done (or nothing to do)\n  1 some symbol can be neither stubbed nor patched\n"
+             "  2 usage error or bad input\n  3 internal error\n\n"
              "Full documentation: man musa-stubgen, and docs/ in the source tree.");
   std::vector<std::string> inputs, stub_classes;
   std::string report_file, style = "throw", cmake_patch, ns;
@@ -37,7 +37,7 @@ int run(int argc, char** argv) {
   app.add_option("--out-cpp", so.out_cpp, "the stub source")->capture_default_str();
   app.add_option("--out-header", so.out_header, "the stub header")->capture_default_str();
   app.add_option("--namespace", ns, "enclosing namespace for C++ stubs whose own namespace cannot be used");
-  app.add_option("--style", style, "stub bodies")->check(CLI::IsMember({"throw", "abort", "return-error"}));
+  app.add_option("--style", style, "stub bodies: throw (default), abort or return-error")->check(CLI::IsMember({"throw", "abort", "return-error"}));
   // A name the contract does not have is a usage error (naming the valid ones), not a silent no-op.
   std::vector<std::string> classifications;
   for (int k = 0; k <= static_cast<int>(mlc::Classification::Unknown); ++k)
@@ -79,8 +79,12 @@ int run(int argc, char** argv) {
       return 2;
     }
   }
+  if (auto e = context.path_error()) {
+    std::fprintf(stderr, "musa-stubgen: error: %s\n", e->c_str());
+    return 2;
+  }
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
-  so.relative_to = absolute(".");  // when the build names no source directory
+  so.relative_to = std::filesystem::current_path().string();  // when the build names no source directory
   for (auto& in : inputs) in = absolute(in);
   auto result = mlc::run_stubgen(inputs, {.linkcheck = context.resolve(),
                                           .report_file = report_file.empty() ? "" : absolute(report_file),

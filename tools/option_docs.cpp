@@ -5,14 +5,18 @@
 #include "option_docs.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
+#include <sstream>
 #include <vector>
 
 namespace mlc::tools {
 namespace {
 
-constexpr std::string_view kContext = "Context (where tracing looks)";
+constexpr std::string_view kContext = kContextGroup;
 constexpr std::string_view kLoader = "Loader (what is loaded, and how)";
 constexpr std::string_view kOutput = "Output";
 constexpr std::string_view kCi = "CI (baselines and the exit status)";
@@ -66,6 +70,17 @@ constexpr OptionDoc kOptionDocs[] = {
     {"--no-c10", kStubs, ""},
 };
 
+// The groups of its parent's options a subcommand takes (absent: all of them).
+std::map<const CLI::App*, std::vector<std::string>>& parent_groups() {
+  static std::map<const CLI::App*, std::vector<std::string>> groups;
+  return groups;
+}
+
+bool parent_group_applies(const CLI::App& sub, const std::string& group) {
+  auto it = parent_groups().find(&sub);
+  return it == parent_groups().end() || std::find(it->second.begin(), it->second.end(), group) != it->second.end();
+}
+
 const OptionDoc* row_for(const CLI::Option* opt) {
   for (const auto& l : opt->get_lnames())
     for (const auto& d : kOptionDocs)
@@ -116,6 +131,7 @@ std::string roff_option(const CLI::Option* opt) {
   for (const auto& l : opt->get_lnames()) names += (names.empty() ? "" : ", ") + std::string("\\fB\\-\\-") + roff(l) + "\\fR";
   const OptionDoc* d = row_for(opt);
   std::string placeholder = d ? std::string(d->placeholder) : (opt->get_expected_max() > 0 ? "VALUE" : "");
+  if (opt->get_lnames() == std::vector<std::string>{"python"}) names += "[=\\fIEXE\\fR]";
   if (!placeholder.empty()) names += " \\fI" + roff(placeholder) + "\\fR";
   return ".TP\n" + names + "\n" + roff(opt->get_description()) + "\n";
 }
@@ -185,6 +201,8 @@ int usage_error(const CLI::App& app, const std::string& message) {
 
 }  // namespace
 
+void take_parent_groups(CLI::App& sub, std::vector<std::string> groups) { parent_groups()[&sub] = std::move(groups); }
+
 void document_options(CLI::App& app) {
   // Operands are named by their own name (FILE_OR_DIR, SYMBOL), not by CLI11's "TEXT".
   for (auto* opt : app.get_options([](const CLI::Option* o) { return !o->nonpositional(); })) opt->type_name("");
@@ -210,7 +228,8 @@ std::string roff_options(const CLI::App& app) {
     for (const auto* opt : sub->get_options([](const CLI::Option* o) { return !o->nonpositional(); }))
       out += ".TP\n\\fI" + roff(opt->get_name(true)) + "\\fR\n" + roff(opt->get_description()) + "\n";
     out += roff_groups(*sub);
-    out += "The options above (context, loader, output and CI) apply as well.\n";
+    out += parent_groups().contains(sub) ? "The context options above apply as well.\n"
+                                         : "The options above (context, loader, output and CI) apply as well.\n";
   }
   return out;
 }
@@ -219,6 +238,7 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
   if (argc <= 1) return usage_error(app, "");
   // Unknown options and missing values first, in GNU's words (CLI11 would call them "extras").
   std::vector<const CLI::App*> scope = {&app};
+  std::map<const CLI::Option*, int> given;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") break;
@@ -240,10 +260,36 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
       return usage_error(app, (long_form ? "unrecognized option '" + name + "'" : "invalid option -- '" + name.substr(1) + "'") +
                                   (near.empty() ? "" : "; did you mean '" + near + "'?"));
     }
+    // A subcommand refuses the options of its parent it would ignore (coverage --closure).
+    if (scope.size() == 2 && scope.back()->get_option_no_throw(name) == nullptr &&
+        !parent_group_applies(*scope.back(), opt->get_group()))
+      return usage_error(app, "option '" + name + "' does not apply to '" + scope.back()->get_name() + "'");
     bool inline_value = arg.find('=') != std::string::npos || (!long_form && arg.size() > 2);
+    std::string value;
     if (opt->get_expected_max() > 0 && !inline_value) {
       if (i + 1 >= argc) return usage_error(app, "option '" + name + "' requires an argument");
-      ++i;
+      value = argv[++i];
+    } else if (inline_value) {
+      value = arg.find('=') != std::string::npos ? arg.substr(arg.find('=') + 1) : arg.substr(2);
+    }
+    if (opt->get_expected_max() > 0) {
+      // A number, said in GNU's words ("invalid --confirm-budget 'abc': not a number"), never CLI11's.
+      const OptionDoc* d = row_for(opt);
+      std::string placeholder = d ? std::string(d->placeholder) : "";
+      if (placeholder == "SECONDS" || placeholder == "N") {
+        char* end = nullptr;
+        errno = 0;
+        double number = std::strtod(value.c_str(), &end);
+        std::string why = value.empty() || *end != '\0' || errno != 0 || !std::isfinite(number) ? "not a number"
+                          : number < 0                                                       ? "less than 0"
+                          : placeholder == "N" && number != std::floor(number)             ? "not a whole number"
+                                                                                            : "";
+        if (!why.empty()) return usage_error(app, "invalid " + opt->get_name() + " '" + value + "': " + why);
+      }
+      // An option that takes one value, given twice: which one was meant is not for us to guess.
+      if (opt->get_expected_max() == 1 && opt->get_multi_option_policy() == CLI::MultiOptionPolicy::Throw &&
+          ++given[opt] == 2)
+        return usage_error(app, "option '" + opt->get_name() + "' given more than once");
     }
   }
   try {
@@ -263,6 +309,13 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
       return usage_error(app, "invalid argument '" + value + "' for '" + option + "'\nValid arguments are: " + valid);
     }
     return usage_error(app, what);
+  } catch (const CLI::ExcludesError& e) {
+    // "--closure excludes --only-named"
+    std::string what = e.what();
+    size_t at = what.find(" excludes ");
+    if (at == std::string::npos) return usage_error(app, what);
+    return usage_error(app, "options '" + what.substr(0, at) + "' and '" + what.substr(at + 10) +
+                                "' cannot be used together");
   } catch (const CLI::ParseError& e) {
     return usage_error(app, e.what());
   }
@@ -274,25 +327,122 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
 }
 
 std::string GnuUsage::make_usage(const CLI::App* app, std::string) const {
-  if (app->get_parent() && !subcommand_usage_.empty()) return subcommand_usage_ + "\n";
+  if (!app->get_parent()) return usage_ + "\n";
+  if (!subcommand_usage_.empty() && subcommand_usage_.find(" " + app->get_name() + " ") != std::string::npos)
+    return subcommand_usage_ + "\n";
+  // The subcommand's own line of the tool's usage ("musa-linkcheck coverage [OPTION]... SOURCE_DIR...").
+  std::stringstream lines(usage_);
+  for (std::string line; std::getline(lines, line);) {
+    size_t at = line.find(tool_name(*app) + " " + app->get_name() + " ");
+    if (at != std::string::npos) return "Usage: " + line.substr(at) + "\n";
+  }
   return usage_ + "\n";
 }
 
-std::string GnuUsage::make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const {
-  std::string out = CLI::Formatter::make_help(app, std::move(name), mode);
-  if (const CLI::App* parent = app->get_parent(); parent && mode != CLI::AppFormatMode::Sub) {
-    // explain falls through to its parent's options: list them (not --help/--version), before the footer.
-    std::string footer = make_footer(app);
-    std::string groups;
-    for (const auto& g : groups_of(*parent)) {
-      if (g == "Options") continue;
-      groups += make_group(g, false, parent->get_options([&](const CLI::Option* o) {
-        return o->nonpositional() && o->get_group() == g;
-      }));
+namespace {
+
+// Words of `text` filled into lines of at most `width` columns, each after `indent`.
+std::string fill(const std::string& text, size_t first_column, size_t indent, size_t width) {
+  std::string out;
+  size_t column = first_column;
+  std::stringstream words(text);
+  bool first = true;
+  for (std::string word; words >> word;) {
+    if (!first && column + 1 + word.size() > width) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+    } else if (!first) {
+      out += ' ';
+      ++column;
     }
-    size_t at = footer.empty() ? std::string::npos : out.rfind(footer);
-    out.insert(at == std::string::npos ? out.size() : at, groups);
+    out += word;
+    column += word.size();
+    first = false;
   }
+  return out;
+}
+
+}  // namespace
+
+std::string gnu_option_line(const CLI::Option* opt) {
+  constexpr size_t kColumn = 30, kWidth = 79;
+  std::string names;
+  const auto snames = opt->get_snames();
+  for (const auto& s : snames) names += (names.empty() ? "-" : ", -") + s;
+  for (const auto& l : opt->get_lnames()) names += (names.empty() ? "--" : ", --") + l;
+  if (snames.empty()) names = "    " + names;  // long options line up after "-o, "
+  const OptionDoc* d = row_for(opt);
+  std::string placeholder = d ? std::string(d->placeholder) : (opt->get_expected_max() > 0 ? "VALUE" : "");
+  if (opt->get_lnames() == std::vector<std::string>{"python"}) {
+    names += "[=EXE]";  // a value only after '=': "--python lib.so" keeps lib.so an input
+  } else if (!placeholder.empty()) {
+    names += " " + placeholder;
+  }
+  std::string description = opt->get_description();
+  if (opt->get_lnames() == std::vector<std::string>{"help"}) description = "display this help and exit";
+  if (opt->get_lnames() == std::vector<std::string>{"version"}) description = "output version information and exit";
+  if (std::string def = opt->get_default_str(); !def.empty() && opt->get_expected_max() > 0 &&
+                                                description.find("default") == std::string::npos)
+    description += " (default: " + def + ")";
+  std::string line = "  " + names;
+  if (line.size() + 2 > kColumn) {
+    line += "\n" + std::string(kColumn, ' ');
+  } else {
+    line += std::string(kColumn - line.size(), ' ');
+  }
+  return line + fill(description, kColumn, kColumn, kWidth) + "\n";
+}
+
+std::string GnuUsage::make_help(const CLI::App* app, std::string, CLI::AppFormatMode) const {
+  // As GNU tools write it: usage, what the tool does, operands, then the options group by group with
+  // their placeholders and choices in the text (no CLI11 markup: no TEXT, REQUIRED, Excludes or {a,b}).
+  std::string out = make_usage(app, "");
+  out += fill(app->get_description(), 0, 0, 79) + "\n";
+  auto positionals = app->get_options([](const CLI::Option* o) { return !o->nonpositional(); });
+  if (!positionals.empty()) out += "\n";
+  for (const auto* opt : positionals) {
+    std::string line = "  " + opt->get_name(true);
+    line += line.size() + 2 > 30 ? "\n" + std::string(30, ' ') : std::string(30 - line.size(), ' ');
+    out += line + fill(opt->get_description(), 30, 30, 79) + "\n";
+  }
+  auto group = [&](const std::string& title, const std::vector<const CLI::Option*>& opts) {
+    if (opts.empty()) return;
+    out += title.empty() ? "\n" : "\n" + title + ":\n";
+    for (const auto* opt : opts) out += gnu_option_line(opt);
+  };
+  const CLI::App* parent = app->get_parent();
+  std::vector<std::string> own_names;
+  for (const auto* opt : app->get_options()) own_names.push_back(opt->get_name());
+  for (const auto& g : groups_of(*app)) {
+    if (g == "Options") continue;
+    std::vector<const CLI::Option*> opts =
+        app->get_options([&](const CLI::Option* o) { return o->nonpositional() && o->get_group() == g; });
+    // A subcommand lists the options of its parent it takes, one group each (its own first).
+    if (parent && parent_group_applies(*app, g))
+      for (const auto* o : parent->get_options([&](const CLI::Option* o) { return o->nonpositional() && o->get_group() == g; }))
+        if (std::find(own_names.begin(), own_names.end(), o->get_name()) == own_names.end()) opts.push_back(o);
+    group(g, opts);
+  }
+  if (parent) {
+    auto mine = groups_of(*app);
+    for (const auto& g : groups_of(*parent))
+      if (g != "Options" && std::find(mine.begin(), mine.end(), g) == mine.end() && parent_group_applies(*app, g))
+        group(g, parent->get_options([&](const CLI::Option* o) { return o->nonpositional() && o->get_group() == g; }));
+  }
+  std::vector<const CLI::Option*> general =
+      app->get_options([](const CLI::Option* o) { return o->nonpositional() && o->get_group() == "Options"; });
+  group("", general);
+  auto subs = app->get_subcommands([](const CLI::App*) { return true; });
+  if (!subs.empty()) {
+    out += "\nCommands:\n";
+    for (const auto* sub : subs) {
+      std::string line = "  " + sub->get_name();
+      line += std::string(30 - line.size(), ' ');
+      out += line + fill(sub->get_description(), 30, 30, 79) + "\n";
+    }
+  }
+  std::string footer = (parent && app->get_footer().empty()) ? parent->get_footer() : app->get_footer();
+  if (!footer.empty()) out += "\n" + footer + "\n";
   return out;
 }
 

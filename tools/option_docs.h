@@ -7,8 +7,12 @@
 #include <CLI/CLI.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mlc::tools {
+
+// The group of the context options (where tracing looks), the one a coverage run takes.
+inline constexpr std::string_view kContextGroup = "Context (where tracing looks)";
 
 // One row of the table: an option's long name, its group and its value's placeholder ("" for flags).
 struct OptionDoc {
@@ -21,6 +25,11 @@ struct OptionDoc {
 // lists; an option it does not list stays in "Other options" with CLI11's own placeholder, and the
 // option test names it. Adds the hidden --help-roff flag, which prints the man page's OPTIONS section.
 void document_options(CLI::App& app);
+
+// `sub` takes only these groups of its parent's options (coverage: the context ones): its --help lists
+// only them, and any other of its parent's options is a usage error ("option '--closure' does not
+// apply to 'coverage'") rather than silently ignored. Without a call, a subcommand takes them all.
+void take_parent_groups(CLI::App& sub, std::vector<std::string> groups);
 
 // The OPTIONS section (roff) of `app`, group by group, as --help lists them; subcommands after.
 std::string roff_options(const CLI::App& app);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -20,6 +21,7 @@ struct Ran {
   bool started = false;
   int status = 0;  // waitpid status
   bool timed_out = false;
+  int limit = 0;  // seconds
   std::string out, err;
   int exec_errno = 0;
 };
@@ -27,6 +29,7 @@ struct Ran {
 // argv[0] is looked up on PATH when it has no '/' (execvp), as a shell runs it.
 Ran run_program(const std::vector<std::string>& argv, int timeout_seconds) {
   Ran r;
+  r.limit = timeout_seconds;
   int out_pipe[2], err_pipe[2], exec_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return r;
   if (pipe2(err_pipe, O_CLOEXEC) != 0) return r;
@@ -37,6 +40,7 @@ Ran run_program(const std::vector<std::string>& argv, int timeout_seconds) {
   pid_t pid = fork();
   if (pid < 0) return r;
   if (pid == 0) {
+    setpgid(0, 0);  // a group of its own: a time-out ends it and whatever it started, nothing else
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
     int devnull = open("/dev/null", O_RDONLY);
@@ -47,6 +51,7 @@ Ran run_program(const std::vector<std::string>& argv, int timeout_seconds) {
     (void)ignored;
     _exit(127);
   }
+  setpgid(pid, pid);  // also from here, so that the group exists before any kill below
   close(out_pipe[1]);
   close(err_pipe[1]);
   close(exec_pipe[1]);
@@ -59,7 +64,7 @@ Ran run_program(const std::vector<std::string>& argv, int timeout_seconds) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
       r.timed_out = true;
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);  // the process group: a shim's or a script's children too
       break;
     }
     if (poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) break;
@@ -78,10 +83,21 @@ Ran run_program(const std::vector<std::string>& argv, int timeout_seconds) {
   for (auto& f : fds)
     if (f.fd >= 0) close(f.fd);
   waitpid(pid, &r.status, 0);
+  if (r.timed_out) kill(-pid, SIGKILL);  // anything of the group started after the first kill
   int e = 0;
   if (read(exec_pipe[0], &e, sizeof e) == static_cast<ssize_t>(sizeof e)) r.exec_errno = e;
   close(exec_pipe[0]);
   return r;
+}
+
+// --python's question is find_spec only, answered in well under a second: 60 s unless
+// MUSA_LINKCHECK_PYTHON_TIMEOUT says how many seconds (docs/user-guide.md).
+int python_time_limit() {
+  const char* v = std::getenv("MUSA_LINKCHECK_PYTHON_TIMEOUT");
+  if (!v || !*v) return 60;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  return *end == '\0' && n > 0 && n <= 86400 ? static_cast<int>(n) : 60;
 }
 
 std::string last_line(const std::string& text) {
@@ -95,7 +111,7 @@ std::string last_line(const std::string& text) {
 std::optional<std::string> failure(const Ran& r) {
   if (!r.started) return "cannot start a process";
   if (r.exec_errno) return std::string("cannot run: ") + std::strerror(r.exec_errno);
-  if (r.timed_out) return "did not answer within the time limit";
+  if (r.timed_out) return "did not answer within " + std::to_string(r.limit) + " s (it and its children were killed)";
   if (WIFSIGNALED(r.status)) return "crashed (" + std::string(strsignal(WTERMSIG(r.status))) + ")";
   if (WEXITSTATUS(r.status) != 0) {
     std::string why = last_line(r.err);
@@ -110,7 +126,8 @@ std::optional<InputError> ask_python(const std::string& interpreter, LinkcheckOp
   auto drop_interpreter = [&] {
     if (!options.env.with.empty()) options.env.with.erase(options.env.with.begin());
   };
-  Ran r = run_program({interpreter, "-c", environment::query_program(environment::context_packages())}, 60);
+  Ran r = run_program({interpreter, "-c", environment::query_program(environment::context_packages())},
+                      python_time_limit());
   if (auto why = failure(r)) {
     drop_interpreter();
     return InputError{interpreter, "the Python interpreter " + *why};

@@ -341,7 +341,7 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
       }
       if (list.command == "set" && (v == "CACHE" || v == "PARENT_SCOPE")) break;
       ListEntry e = make_entry(a[k], vars, cur_dir, glob_cmd, recurse);
-      if (!seen.insert(e.raw).second) list.duplicates.push_back(e.raw);
+      if (!e.raw.empty() && !seen.insert(e.raw).second) list.duplicates.push_back(e.raw);  // "" is no source
       list.entries.push_back(std::move(e));
     }
     if (glob_cmd) {

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <tbb/parallel_for.h>
 #include <unordered_map>
@@ -191,8 +192,28 @@ CoverageReport run_coverage(const CoverageOptions& o) {
       for (uint32_t f = 0; f < hfiles.size(); ++f) {
         auto text = read_text(hfiles[f].path);
         if (!text) continue;
+        // Where each line starts: a preprocessor line mentions a name without declaring it (#if X,
+        // #define Y X), unless it is the #define of that very name.
+        std::vector<size_t> starts = {0};
+        for (size_t i = 0; i < text->size(); ++i)
+          if ((*text)[i] == '\n') starts.push_back(i + 1);
+        auto declares = [&](std::string_view id, uint32_t line) {
+          if (line == 0 || line > starts.size()) return true;
+          std::string_view l = std::string_view(*text).substr(starts[line - 1]);
+          l = l.substr(0, l.find('\n'));
+          size_t at = l.find_first_not_of(" \t");
+          if (at == std::string_view::npos || l[at] != '#') return true;
+          l = l.substr(at + 1);
+          l.remove_prefix(std::min(l.size(), l.find_first_not_of(" \t")));
+          if (!l.starts_with("define")) return false;
+          l.remove_prefix(6);
+          l.remove_prefix(std::min(l.size(), l.find_first_not_of(" \t")));
+          return l.starts_with(id) && (l.size() == id.size() || !(std::isalnum(static_cast<unsigned char>(l[id.size()])) ||
+                                                                  l[id.size()] == '_'));
+        };
         for_each_identifier(*text, [&](std::string_view id, uint32_t line) {
-          if (wanted.count(std::string(id))) mentions->emplace(std::string(id), std::make_pair(f, line));
+          if (wanted.count(std::string(id)) && declares(id, line))
+            mentions->emplace(std::string(id), std::make_pair(f, line));
         });
       }
     }

@@ -3,6 +3,7 @@
 // definition with the binding pass's own rules (loader::bind_one).
 #include "explain/explain.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "demangle/demangle.h"
@@ -36,6 +37,50 @@ std::string malformed_reason(const std::string& symbol) {
   if (!open.empty()) return std::string("an unclosed '") + open.back() + "'";
   return "";
 }
+
+namespace {
+
+// A demangled function's qualified name, without its return type, parameters or template arguments:
+// "void at::cub::sum<int>(int const*)" -> "at::cub::sum"; a plain name stays itself.
+std::string base_name(const std::string& demangled) {
+  std::string out;
+  int depth = 0;
+  for (char c : demangled) {
+    if (c == '<') {
+      ++depth;
+    } else if (c == '>') {
+      --depth;
+    } else if (depth == 0 && c == '(') {
+      break;
+    } else if (depth == 0 && c == ' ') {
+      out.clear();  // what came before was a return type
+    } else if (depth == 0) {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The references of `target` that are `typed` under another spelling: the same qualified name (or
+// the typed one is its unqualified tail), whatever the parameters' spelling.
+std::vector<std::string> near_references(const elf::ElfObject& o, const std::string& typed) {
+  const std::string want = base_name(typed);
+  std::vector<std::string> out;
+  if (want.empty()) return out;
+  for (size_t s = 1; s < o.dynamic_symbol_count(); ++s) {
+    auto sym = o.dynamic_symbol(s);
+    if (!sym.is_undefined()) continue;
+    std::string name(o.name_of(sym));
+    std::string shown = demangle::is_mangled(name) ? demangle::demangle(name) : name;
+    std::string base = base_name(shown);
+    if (shown != typed && (base == want || (base.size() > want.size() && base.ends_with("::" + want))) &&
+        std::find(out.begin(), out.end(), shown) == out.end())
+      out.push_back(shown);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<SymbolBinding> bindings(const std::string& symbol, const std::vector<std::string>& files,
                                     const loader::LoaderEnv& env) {
@@ -76,6 +121,7 @@ std::vector<SymbolBinding> bindings(const std::string& symbol, const std::vector
         b.how = loader::to_string(def.how);
       }
     }
+    if (b.state == SymbolBinding::State::Unreferenced) b.near = near_references(target.elf, symbol);
     out.push_back(std::move(b));
   }
   return out;
@@ -89,8 +135,13 @@ std::string describe(const SymbolBinding& b, const std::string& shown_name) {
       return shown_name + "\n>>> referenced by " + b.library + (b.weak ? " (weak)" : "") + "\n>>> resolved by " +
              b.provider_name + " (" + b.provider + "), " + how + "\n";
     }
-    case SymbolBinding::State::Unreferenced:
-      return shown_name + "\n>>> not referenced by " + b.library + ": nothing there needs it\n";
+    case SymbolBinding::State::Unreferenced: {
+      if (b.near.empty()) return shown_name + "\n>>> not referenced by " + b.library + ": nothing there needs it\n";
+      std::string list;
+      for (size_t i = 0; i < b.near.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == b.near.size() ? " or " : ", ") + ("'" + b.near[i] + "'");
+      return shown_name + "\n>>> no exact match in " + b.library + "; did you mean " + list + "?\n";
+    }
     case SymbolBinding::State::Unresolved:
       return "";  // the traced finding says it
   }

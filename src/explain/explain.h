@@ -20,6 +20,9 @@ struct SymbolBinding {
   // Resolved: the object that defines it, its soname (the file name without one) and how the
   // loader found it (loader::to_string: ld.so.cache, runpath, with...).
   std::string provider, provider_name, how;
+  // Unreferenced: the library's references (demangled) of the same function under another spelling
+  // ("char const*" for "const char*", an overload of a bare name), for "did you mean ...".
+  std::vector<std::string> near;
 };
 
 // `symbol` as typed: mangled, or demangled (matched against each reference's demangled name).

@@ -55,7 +55,12 @@ struct FlatObject : nlohmann::json_sax<nlohmann::json> {
   bool start_array(std::size_t) override { return fail("arrays are not a porting map"); }
   bool end_array() override { return true; }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
-    error = "invalid JSON at byte " + std::to_string(position) + ": " + std::string(ex.what()).substr(0, 120);
+    // nlohmann's whole message, less its "[json.exception.parse_error.101] parse error " prefix:
+    // "invalid JSON at line 2, column 1: syntax error while parsing value - unexpected end of input; ..."
+    std::string what = ex.what();
+    size_t at = what.find("parse error at ");
+    error = at != std::string::npos ? "invalid JSON " + what.substr(at + 12)
+                                    : "invalid JSON at byte " + std::to_string(position) + ": " + what;
     return false;
   }
 };

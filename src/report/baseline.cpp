@@ -2,6 +2,8 @@
 // matches the report it came from exactly.
 #include "report/baseline.h"
 
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 
 #include "common/file_io.h"
@@ -25,7 +27,7 @@ std::string key(const LibraryReport& lib, const MissingVersionFinding& v) {
 
 Result<Baseline> read_baseline(const std::string& path) {
   auto text = read_text(path);
-  if (!text) return InputError{path, "cannot open the baseline"};
+  if (!text) return InputError{path, "cannot open the baseline: " + std::string(std::strerror(errno))};
   Baseline b;
   std::istringstream in(*text);
   size_t n = 0;

@@ -80,8 +80,11 @@ std::string unified_diff(const std::string& path, const std::string& before, con
   auto a = lines_of(before, a_nonl);
   auto b = lines_of(after, b_nonl);
   std::vector<Op> ops = edit_ops(a, b);
-  std::string out = created ? "--- /dev/null\n" : "--- a/" + path + "\n";
-  out += "+++ b/" + path + "\n";
+  // A relative path gets git's a/ and b/ (patch -p1); an absolute one is written as it is (patch -p0),
+  // never "b/tmp/...".
+  const bool absolute = !path.empty() && path[0] == '/';
+  std::string out = created ? "--- /dev/null\n" : (absolute ? "--- " : "--- a/") + path + "\n";
+  out += (absolute ? "+++ " : "+++ b/") + path + "\n";
   const size_t ctx = 3;
   size_t k = 0;
   while (k < ops.size()) {

@@ -6,7 +6,8 @@
 
 namespace mlc::stubgen {
 
-// "--- a/<path>" / "+++ b/<path>" with three lines of context; "" when the texts are equal.
+// "--- a/<path>" / "+++ b/<path>" with three lines of context ("--- <path>" / "+++ <path>" for an
+// absolute path: a file outside the project); "" when the texts are equal.
 // `before` empty and `created` true gives a new-file diff ("--- /dev/null").
 std::string unified_diff(const std::string& path, const std::string& before, const std::string& after,
                          bool created = false);

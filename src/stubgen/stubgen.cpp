@@ -112,7 +112,7 @@ std::string diff_of(const Plan& plan, const StubOptions& o, bool include_stubs, 
   std::string out;
   auto rel = [&](const std::string& path) {
     if (!o.relative_to.empty() && path.rfind(o.relative_to + "/", 0) == 0) return path.substr(o.relative_to.size() + 1);
-    return fs::path(path).is_absolute() ? path.substr(1) : path;
+    return path;  // outside the project: its own absolute path, as diff -u writes it (patch -p0)
   };
   // A CMake patch is applied from the checkout: its paths are relative to the git work tree that
   // holds the file (a .git directory or file above it), or else to the project's source dir.

@@ -150,7 +150,8 @@ class Tracer {
         Fix fix{FixKind::LinkLibrary, {}, {}, lib.link_name, lib.path, ""};
         std::string target = target_name();
         if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
-        fix.detail = "link " + lib.soname + ": target_link_libraries(" + (target.empty() ? "<target>" : target) +
+        fix.detail = "link " + (lib.soname.empty() ? lib.path.substr(lib.path.rfind('/') + 1) : lib.soname) +
+                     ": target_link_libraries(" + (target.empty() ? "<target>" : target) +
                      " PRIVATE " + lib.link_name + ")";
         u_.fix = fix;
         return true;

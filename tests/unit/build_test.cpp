@@ -181,7 +181,7 @@ TEST(Porting, invalid_map_is_an_error_naming_the_file) {
   auto bad = porting::load_mapping(dir);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().path, dir + "/general.json");
-  EXPECT_EQ(bad.error().message.rfind("invalid JSON at byte", 0), 0u) << bad.error().message;
+  EXPECT_EQ(bad.error().message.rfind("invalid JSON at line 1, column ", 0), 0u) << bad.error().message;
   test::write_file(dir + "/general.json", "{\"cudaMalloc\": 3}");
   EXPECT_EQ(porting::load_mapping(dir).error().message, "a value is a number, not a string");
   EXPECT_FALSE(porting::load_mapping(dir + "/absent").ok());
