@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -172,6 +173,20 @@ int run(int argc, char** argv) {
       explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
                                                  ? mlc::demangle::demangle(symbol) : symbol);
   } else {
+    // A progress line on a terminal, for runs over a second: never in the CI formats (their logs are
+    // files) nor when stderr is not a tty; erased before the report is written.
+    const auto start = std::chrono::steady_clock::now();
+    bool drawn = false;
+    if (isatty(STDERR_FILENO) && !quiet && (format == "text" || format == "json"))
+      options.progress = [&](size_t done, size_t total) {
+        if (done == total) {
+          if (drawn) std::fprintf(stderr, "\r\x1b[K");
+          return;
+        }
+        if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
+        std::fprintf(stderr, "\rmusa-linkcheck: checked %zu of %zu files\x1b[K", done, total);
+        drawn = true;
+      };
     resources.emplace(options.trace, report);
     if (!inputs.empty()) mlc::run_linkcheck(inputs, options, *resources, report);
     wheels.rename_paths(report);

@@ -565,7 +565,9 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   const auto torch = import_context(options, report);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   std::set<std::string> checked_before, reported;
+  size_t done = 0;
   for (const auto& file : files) {
+    if (options.progress) options.progress(done++, files.size());
     // Load: read the ELF file and emulate the loader's mapping phase as its import would (with one
     // input, nothing is read twice: the cache would only cost a copy of every object).
     auto in = load_input(file, env, torch, options, files.size() > 1 ? &objects : nullptr, checked_before, report);
@@ -595,6 +597,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     // Report: the findings joined to their libraries, in load order.
     report_findings(*in, options, checked_before, reported, report);
   }
+  if (options.progress) options.progress(files.size(), files.size());
   // Owners: which package installed each library named (offline sources only).
   add_owners(report, options);
 }
