@@ -16,22 +16,22 @@ for d in "${dirs[@]}"; do [ -d "$d" ] && existing+=("$d"); done
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/mlc-envbench.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-# The files the tool checks: ELF shared objects and executables, symlinks skipped (as the tool does).
-list="$scratch/files"
-find "${existing[@]}" -type f -size +52c -print0 2>/dev/null |
-  xargs -0 -r -n 256 file -N --mime-type 2>/dev/null |
-  awk -F': ' '$2 ~ /application\/x-(sharedlib|pie-executable|executable)/ {print $1}' > "$list"
-n=$(wc -l < "$list")
-
 # wall seconds and peak RSS (kB) of one command, from /usr/bin/time -v
 measure() {
   /usr/bin/time -v -o "$scratch/time" "$@" >/dev/null 2>"$scratch/stderr" || true
   awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2, p, ":"); s=0; for (i=1;i<=n;i++) s=s*60+p[i]; w=s}
               /Maximum resident set size/ {r=$2} END {printf "%.3f %d\n", w, r}' "$scratch/time"
 }
+list="$scratch/files"
 ours=("$tool" --cuda-home '' --sdk-home '' --no-cache --format json -o "$scratch/report.json" "${existing[@]}")
 peer=(sh -c 'while IFS= read -r f; do ldd -r "$f"; done < "$1"' sh "$list")
-measure "${ours[@]}" >/dev/null; measure "${peer[@]}" >/dev/null  # warm the page cache for both, equally
+# The files the tool checks, from its own JSON report (the named files: role "target"), so that the
+# ldd -r loop runs over exactly the same ones; this first run also warms the page cache.
+measure "${ours[@]}" >/dev/null
+python3 -c 'import json, sys; [print(l["path"]) for l in json.load(open(sys.argv[1]))["libraries"] if l["role"] == "target"]' \
+  "$scratch/report.json" > "$list"
+n=$(wc -l < "$list")
+measure "${peer[@]}" >/dev/null  # warm the page cache for the loop too
 to=(); tp=(); ro=0; rp=0
 for _ in $(seq "$runs"); do
   read -r w r < <(measure "${ours[@]}"); to+=("$w"); [ "$r" -gt "$ro" ] && ro=$r
@@ -39,7 +39,7 @@ for _ in $(seq "$runs"); do
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 mo=$(median "${to[@]}"); mp=$(median "${tp[@]}")
-summary=$("$tool" --cuda-home '' --sdk-home '' --no-cache "${existing[@]}" 2>/dev/null | grep -E 'files would fail to load' || true)
+summary=$("$tool" --cuda-home '' --sdk-home '' --no-cache "${existing[@]}" 2>/dev/null | grep -E '^[0-9]+ of [0-9]+ files would fail to load' || true)
 echo "trees: ${existing[*]}: $n ELF files ($runs runs each, alternating; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
 printf '%-28s median %8.2f s  peak RSS %7.1f MB\n' "musa-linkcheck DIR..." "$mo" "$(awk "BEGIN{print $ro/1024}")"
 printf '%-28s median %8.2f s  peak RSS %7.1f MB\n' "ldd -r, once per file" "$mp" "$(awk "BEGIN{print $rp/1024}")"
