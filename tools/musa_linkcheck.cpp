@@ -139,6 +139,10 @@ int run(int argc, char** argv) {
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
   for (auto& in : inputs) in = absolute(in);
+  const bool named_directory = std::any_of(inputs.begin(), inputs.end(), [](const std::string& in) {
+    std::error_code ec;
+    return std::filesystem::is_directory(in, ec);
+  });
   const bool runtime_fatal = ("," + fail_on + ",").find(",runtime,") != std::string::npos;
   std::vector<mlc::InputError> context_errors;
   // --python: the tool asks the interpreter where its packages live (src/ gets the answer).
@@ -227,7 +231,8 @@ int run(int argc, char** argv) {
                                                                 .quiet = quiet,
                                                                 .load_headlines = !*explain,
                                                                 .summary = !*explain,
-                                                                .runtime = runtime_listed});
+                                                                .runtime = runtime_listed,
+                                                                .environment = named_directory});
   }
   if (!json_report.empty()) {
     if (auto e = mlc::tools::write_report(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {

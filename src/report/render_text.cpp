@@ -310,7 +310,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
   auto err_for = [&](bool baselined) { return error_prefix(style, baselined); };
   size_t targets = std::count_if(report.libraries.begin(), report.libraries.end(),
                                  [](const LibraryReport& l) { return l.role == "target"; });
-  const bool environment = style.load_headlines && targets > 1;
+  const bool environment = style.environment && style.load_headlines && targets > 1;
   if (style.load_headlines && !environment) out += render_load_headlines(report, style);
   if (!style.quiet) out += render_python(report);
   if (environment) out += render_environment(report, style);
