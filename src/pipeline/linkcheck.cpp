@@ -16,6 +16,7 @@
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
+#include "elf/resident.h"
 #include "installed/installed.h"
 #include "environment/ownership.h"
 #include "host/host_load.h"
@@ -546,6 +547,25 @@ void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<s
   }
 }
 
+// Once the inputs checked since the last release have mapped more than kResidentBudget bytes (a
+// shared dependency counted once per input that loads it), every mapping the run has made gives its
+// pages back; the objects stay (the cache's share them) and the next input faults in only what it reads.
+constexpr size_t kResidentBudget = size_t{256} << 20;
+struct Mappings {
+  std::map<void*, std::shared_ptr<const void>> live;  // ElfObject::native -> its keep_alive
+  size_t since_release = 0;
+};
+void release_pages(const loader::Process& p, Mappings& mappings) {
+  for (const auto& o : p.objects) {
+    if (!o.elf.native) continue;
+    mappings.live.emplace(o.elf.native, o.elf.keep_alive);
+    mappings.since_release += elf::mapped_size(o.elf.native);
+  }
+  if (mappings.since_release < kResidentBudget) return;
+  for (const auto& [native, keep] : mappings.live) elf::release_resident_pages(native);
+  mappings.since_release = 0;
+}
+
 }  // namespace
 
 Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options) {
@@ -566,6 +586,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   std::set<std::string> checked_before, reported;
   size_t done = 0;
+  Mappings mappings;  // what the run has mapped, given back to the page cache now and then
   for (const auto& file : files) {
     if (options.progress) options.progress(done++, files.size());
     // Load: read the ELF file and emulate the loader's mapping phase as its import would (with one
@@ -596,6 +617,9 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     trace_origins(*in, options, env, resources, report);
     // Report: the findings joined to their libraries, in load order.
     report_findings(*in, options, checked_before, reported, report);
+    // Memory: what a tree's inputs map is given back to the page cache now and then, so the resident
+    // set stays bounded whatever the tree's size (the cache keeps the objects, not their pages).
+    release_pages(in->process, mappings);
   }
   if (options.progress) options.progress(files.size(), files.size());
   // Owners: which package installed each library named (offline sources only).
