@@ -145,14 +145,18 @@ constexpr size_t kEnvironmentPackages = 12;  // packages with findings of their 
 std::string render_environment(const Report& report, const TextStyle& style) {
   std::map<std::string, std::map<std::string, std::vector<std::string>>> broken;  // cause -> package -> files
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> own;   // package -> (file, what)
+  std::string own_lines;
   for (const auto& target : report.libraries) {
     if (target.role != "target") continue;
     LoadFailure f = load_failure(report, target);
     for (const auto& c : f.causes) broken[c][package_of(target)].push_back(base_of(target.path));
     if (f.own.empty()) continue;
-    std::string what = fmt::format("{} would fail: {} finding{} of its own: {}",
-                                   target.python_extension ? "importing" : "loading", f.own.size(),
-                                   f.own.size() == 1 ? "" : "s", first_names(f.own, 2));
+    const char* verb = target.python_extension ? "importing" : "loading";
+    std::string why = fmt::format("would fail: {} finding{} of its own: {}", f.own.size(), f.own.size() == 1 ? "" : "s",
+                                  first_names(f.own, 2));
+    std::string what = fmt::format("{} {}", verb, why);
+    // -q: one error line per failing file, which names it.
+    if (style.quiet) own_lines += fmt::format("{}{} {} {}\n", error_prefix(style, false), verb, base_of(target.path), why);
     own[package_of(target)].push_back({target.path, what});
   }
   std::string out;
@@ -170,6 +174,7 @@ std::string render_environment(const Report& report, const TextStyle& style) {
     out += fmt::format(">>> breaks {} file{}, by package:{}\n", files, files == 1 ? "" : "s", where);
     if (!c.fix.empty()) out += fmt::format(">>> fix: {}\n", c.fix);
   }
+  if (style.quiet) return out + own_lines;
   size_t shown = 0;
   for (const auto& [package, files] : own) {
     if (shown++ == kEnvironmentPackages) {
@@ -179,7 +184,6 @@ std::string render_environment(const Report& report, const TextStyle& style) {
     }
     out += fmt::format("{}{}: {} file{} would fail to load on findings of their own\n", error_prefix(style, false),
                        package, files.size(), files.size() == 1 ? "" : "s");
-    if (style.quiet) continue;
     for (size_t i = 0; i < files.size() && i < kEnvironmentFiles; ++i)
       out += fmt::format(">>> {}: {}\n", files[i].first, files[i].second);
     if (files.size() > kEnvironmentFiles)
