@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -181,6 +182,10 @@ int run(int argc, char** argv) {
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
   for (auto& in : inputs) in = absolute(in);
+  const bool named_directory = std::any_of(inputs.begin(), inputs.end(), [](const std::string& in) {
+    std::error_code ec;
+    return std::filesystem::is_directory(in, ec);
+  });
   const bool runtime_fatal = ("," + fail_on + ",").find(",runtime,") != std::string::npos;
   std::vector<mlc::InputError> context_errors;
   // --python: the tool asks the interpreter where its packages live (src/ gets the answer).
@@ -217,6 +222,20 @@ int run(int argc, char** argv) {
       explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
                                                  ? mlc::demangle::demangle(symbol) : symbol);
   } else {
+    // A progress line on a terminal, for runs over a second: never in the CI formats (their logs are
+    // files) nor when stderr is not a tty; erased before the report is written.
+    const auto start = std::chrono::steady_clock::now();
+    bool drawn = false;
+    if (isatty(STDERR_FILENO) && !quiet && (format == "text" || format == "json"))
+      options.progress = [&](size_t done, size_t total) {
+        if (done == total) {
+          if (drawn) std::fprintf(stderr, "\r\x1b[K");
+          return;
+        }
+        if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
+        std::fprintf(stderr, "\rmusa-linkcheck: checked %zu of %zu files\x1b[K", done, total);
+        drawn = true;
+      };
     resources.emplace(options.trace, report);
     if (!inputs.empty()) mlc::run_linkcheck(inputs, options, *resources, report);
     wheels.rename_paths(report);
@@ -251,7 +270,8 @@ int run(int argc, char** argv) {
                                                                 .quiet = quiet,
                                                                 .load_headlines = !*explain,
                                                                 .summary = !*explain,
-                                                                .runtime = runtime_listed});
+                                                                .runtime = runtime_listed,
+                                                                .environment = named_directory});
   }
   if (!json_report.empty()) {
     if (auto e = mlc::tools::write_report(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "elf/readers.h"
+#include "elf/resident.h"
 #include "elf/tables.h"
 
 namespace mlc::elf::detail {
@@ -254,4 +255,23 @@ std::vector<RawSection> native_sections(const ElfObject& object) {
 
 void keep_native_mappings() { keep_mapped.store(true); }
 
+// MADV_DONTNEED on a read-only private file mapping never written: the pages leave the resident set
+// and the next access reads them again from the page cache, unchanged, so every view stays valid.
+size_t release_native_pages(void* native) {
+  auto* f = static_cast<File*>(native);
+  if (!f || !f->base) return 0;
+  madvise(const_cast<char*>(f->base), f->size, MADV_DONTNEED);
+  return f->size;
+}
+
+size_t native_mapped_size(const void* native) {
+  const auto* f = static_cast<const File*>(native);
+  return f && f->base ? f->size : 0;
+}
+
 }  // namespace mlc::elf::detail
+
+namespace mlc::elf {
+size_t mapped_size(const void* native) { return detail::native_mapped_size(native); }
+size_t release_resident_pages(void* native) { return detail::release_native_pages(native); }
+}  // namespace mlc::elf

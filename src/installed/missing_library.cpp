@@ -119,11 +119,18 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
         }
         for (const auto& place : places)
           if (dirs_done.insert(place.dir).second) scan_dir(place.dir, place.how, stem, obj.elf, seen, m.others);
-        Cause c;
-        c.kind = "missing-library";
-        c.library = need.name;
-        for (const auto& o : m.others) c.others.push_back(o.copy);
-        causes.add(std::move(c));
+        // One cause per missing library for the whole run: an environment where one missing
+        // libcutensor.so.2 breaks two modules gets one headline naming both (needed_by grows below).
+        bool told = std::any_of(causes.begin(), causes.end(), [&](const Cause& c) {
+          return c.kind == "missing-library" && c.library == need.name;
+        });
+        if (!told) {
+          Cause c;
+          c.kind = "missing-library";
+          c.library = need.name;
+          for (const auto& o : m.others) c.others.push_back(o.copy);
+          causes.add(std::move(c));
+        }
       }
       lib.needed[k].cause = "@" + need.name;  // the name for now: `causes` may still grow
     }

@@ -9,13 +9,18 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <memory>
 #include <set>
+#include <thread>
+
+#include <tbb/parallel_pipeline.h>
 
 #include "common/walk.h"
 #include "confirm/confirm.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
+#include "elf/resident.h"
 #include "installed/installed.h"
 #include "environment/ownership.h"
 #include "host/host_load.h"
@@ -544,13 +549,12 @@ void trace_origins(InputCheck& in, const LinkcheckOptions& options, const loader
 // The findings joined to their libraries, in load order, symbols sorted by mangled name. By default
 // a dependency is listed only when its load fails (--closure lists every object); a library already
 // reported for an earlier input is not listed again.
-void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<std::string>& checked_before,
-                     std::set<std::string>& reported, Report& report) {
+void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<std::string>& reported,
+                     Report& report) {
   for (auto& f : in.symbols) in.libs[f.ref.object].unresolved.push_back(std::move(f.symbol));
   for (auto& v : in.versions) in.libs[v.missing.object].missing_versions.push_back(std::move(v.finding));
   for (int i : in.checked) {
     auto& lib = in.libs[i];
-    checked_before.insert(lib.path);
     // A dependency, or a library of the import of torch done first, is listed only when its load fails.
     bool loaded_for_target = lib.role == "dependency" || (lib.role == "preloaded" && lib.loaded_by);
     if (loaded_for_target && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
@@ -562,6 +566,54 @@ void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<s
     });
     report.libraries.push_back(std::move(lib));
   }
+}
+
+// Once the inputs checked since the last release have mapped more than kResidentBudget bytes (a
+// shared dependency counted once per input that loads it), every mapping the run has made gives its
+// pages back; the objects stay (the cache's share them) and the next input faults in only what it reads.
+constexpr size_t kResidentBudget = size_t{256} << 20;
+struct Mappings {
+  std::map<void*, std::shared_ptr<const void>> live;  // ElfObject::native -> its keep_alive
+  size_t since_release = 0;
+};
+void release_pages(const loader::Process& p, Mappings& mappings) {
+  for (const auto& o : p.objects) {
+    if (!o.elf.native) continue;
+    mappings.live.emplace(o.elf.native, o.elf.keep_alive);
+    mappings.since_release += elf::mapped_size(o.elf.native);
+  }
+  if (mappings.since_release < kResidentBudget) return;
+  for (const auto& [native, keep] : mappings.live) elf::release_resident_pages(native);
+  mappings.since_release = 0;
+}
+
+// The passes after the binding, for one input, in order.
+void diagnose(InputCheck& in, loader::BindOutcome&& binding, const loader::LoaderEnv& env,
+              const std::optional<environment::TorchInstall>& torch, const LinkcheckOptions& options,
+              TraceResources& resources, runtime::LiteralCache& literals, std::set<std::string>& reported,
+              Report& report) {
+  // Run-time look-ups: dlopen/dlsym string literals, each told once per run (src/runtime).
+  add_runtime_lookups(in, literals, report);
+  // Demangle and classify at the loader's level: one finding per miss.
+  collect_findings(in, std::move(binding), options);
+  // Unexported: a definition present only in a .symtab explains a missing one.
+  find_unexported(in.process, in.symbols);
+  // Stale copies: another candidate for a loaded soname has what the picked copy lacks (src/trace/causes).
+  trace::find_shadowing(in.process, in.symbols, in.versions, report.causes);
+  // The build's own product first: a copy of it that lacks what an uncompiled source defines is a
+  // missing source, not a search-path problem.
+  reclaim_own_build(in, options, resources, report);
+  // Missing libraries: one cause per needed library found nowhere, with its other installed
+  // versions; the symbols it would have provided are its, not traced further (src/installed).
+  find_missing_libraries(in, env, options, report);
+  // Locate: where each symbol is referenced in the library's source (DWARF call sites), and which
+  // ones are variables (src/dwarf).
+  locate_references(in);
+  // Trace: origin, class and fix of what the loader could not explain; confirm, host symbols,
+  // near misses, provider mismatches (src/trace, src/confirm, src/installed).
+  trace_origins(in, options, env, torch, resources, report);
+  // Report: the findings joined to their libraries, in load order.
+  report_findings(in, options, reported, report);
 }
 
 }  // namespace
@@ -584,36 +636,56 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   std::set<std::string> checked_before, reported;
   runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
-  for (const auto& file : files) {
-    // Load: read the ELF file and emulate the loader's mapping phase as its import would (with one
-    // input, nothing is read twice: the cache would only cost a copy of every object).
-    auto in = load_input(file, env, torch, options, files.size() > 1 ? &objects : nullptr, checked_before, report);
-    if (!in) continue;
-    // Bind: every relocated reference in the global scope; version requirements (src/loader).
-    loader::BindOutcome binding = loader::bind(in->process, in->checked);
-    // Run-time look-ups: dlopen/dlsym string literals, each told once per run (src/runtime).
-    add_runtime_lookups(*in, literals, report);
-    // Demangle and classify at the loader's level: one finding per miss.
-    collect_findings(*in, std::move(binding), options);
-    // Unexported: a definition present only in a .symtab explains a missing one.
-    find_unexported(in->process, in->symbols);
-    // Stale copies: another candidate for a loaded soname has what the picked copy lacks (src/trace/causes).
-    trace::find_shadowing(in->process, in->symbols, in->versions, report.causes);
-    // The build's own product first: a copy of it that lacks what an uncompiled source defines is a
-    // missing source, not a search-path problem.
-    reclaim_own_build(*in, options, resources, report);
-    // Missing libraries: one cause per needed library found nowhere, with its other installed
-    // versions; the symbols it would have provided are its, not traced further (src/installed).
-    find_missing_libraries(*in, env, options, report);
-    // Locate: where each symbol is referenced in the library's source (DWARF call sites), and which
-    // ones are variables (src/dwarf).
-    locate_references(*in);
-    // Trace: origin, class and fix of what the loader could not explain; confirm, host symbols,
-    // near misses, provider mismatches (src/trace, src/confirm, src/installed).
-    trace_origins(*in, options, env, torch, resources, report);
-    // Report: the findings joined to their libraries, in load order.
-    report_findings(*in, options, checked_before, reported, report);
-  }
+  size_t next = 0;
+  Mappings mappings;  // what the run has mapped, given back to the page cache now and then
+  // Inputs flow through three stages, in order: the load (sequential: the object cache, and which
+  // dependencies an earlier input checked already), the binding (in parallel: each input's process
+  // is its own, the shared objects are only read), then the passes that write the report (in order).
+  struct Stage {
+    std::optional<InputCheck> in;
+    loader::BindOutcome binding;
+    Report loaded;  // the load's errors and warnings, joined to the report in input order
+  };
+  const size_t in_flight = files.size() > 1 ? 2 * std::max<size_t>(1, std::thread::hardware_concurrency()) : 1;
+  tbb::parallel_pipeline(
+      in_flight,
+      tbb::make_filter<void, std::shared_ptr<Stage>>(
+          tbb::filter_mode::serial_in_order,
+          [&](tbb::flow_control& flow) -> std::shared_ptr<Stage> {
+            if (next == files.size()) {
+              flow.stop();
+              return nullptr;
+            }
+            if (options.progress) options.progress(next, files.size());
+            const std::string& file = files[next++];
+            auto stage = std::make_shared<Stage>();
+            // Load: read the ELF file and emulate the loader's mapping phase as its import would (with
+            // one input, nothing is read twice: the cache would only cost a copy of every object).
+            stage->in = load_input(file, env, torch, options, files.size() > 1 ? &objects : nullptr, checked_before,
+                                   stage->loaded);
+            if (stage->in)
+              for (int i : stage->in->checked) checked_before.insert(stage->in->process.objects[i].path);
+            return stage;
+          }) &
+          tbb::make_filter<std::shared_ptr<Stage>, std::shared_ptr<Stage>>(
+              tbb::filter_mode::parallel,
+              [&](std::shared_ptr<Stage> stage) {
+                // Bind: every relocated reference in the global scope; version requirements (src/loader).
+                if (stage->in) stage->binding = loader::bind(stage->in->process, stage->in->checked);
+                return stage;
+              }) &
+          tbb::make_filter<std::shared_ptr<Stage>, void>(
+              tbb::filter_mode::serial_in_order, [&](std::shared_ptr<Stage> stage) {
+                for (auto& e : stage->loaded.errors) report.errors.push_back(std::move(e));
+                for (auto& w : stage->loaded.warnings) report.warnings.push_back(std::move(w));
+                if (!stage->in) return;
+                diagnose(*stage->in, std::move(stage->binding), env, torch, options, resources, literals, reported, report);
+                // Memory: what a tree's inputs map is given back to the page cache now and then, so the
+                // resident set stays bounded whatever the tree's size (the cache keeps the objects).
+                release_pages(stage->in->process, mappings);
+                stage->in.reset();
+              }));
+  if (options.progress) options.progress(files.size(), files.size());
   literals.save();
   // Owners: which package installed each library named (offline sources only).
   add_owners(report, options);

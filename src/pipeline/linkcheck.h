@@ -2,6 +2,7 @@
 // classify -> report). Tools build LinkcheckOptions, call run_linkcheck and render the Report.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ struct LinkcheckOptions {
   // Without --python: the python3 an extension would be imported by (the tool finds the first ELF
   // python3 on PATH; "" for none). Its own load (libm...) provides what extensions leave undefined.
   std::string host_python = "";
+  // Called after each named file is checked (done of total); the tool draws a progress line with it.
+  std::function<void(size_t done, size_t total)> progress = nullptr;
 };
 
 // One symbol, traced without a library (musa-linkcheck explain SYMBOL).

@@ -17,6 +17,9 @@ struct TextStyle {
   // Every run-time look-up on its own lines (--runtime); by default one warning per missing GPU
   // driver and one note line counting the optional rest.
   bool runtime = false;
+  // A directory was named (an environment): with several named files, each shared cause once with the
+  // files it breaks by package, then per package the files failing on their own, one line each.
+  bool environment = false;
 };
 
 std::string render_text(const Report& report, const TextStyle& style);

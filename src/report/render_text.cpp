@@ -2,6 +2,7 @@
 // evidence; locations capped at three, then ">>> referenced N more times".
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -94,6 +95,100 @@ std::string render_environment_summary(const Report& report) {
   return fmt::format("{} of {} files would fail to load{}\n", failing, named,
                      failing == 0 ? std::string() : fmt::format(", in {} package{}: {}", packages.size() + (unowned ? 1 : 0),
                                                                 packages.size() + (unowned ? 1 : 0) == 1 ? "" : "s", where));
+}
+
+// What fails the load of a named file: the shared causes it meets (ids) and its own findings (no
+// cause), over the file, its dependencies and the import of torch it does first (baselined: none).
+struct LoadFailure {
+  std::set<std::string> causes;
+  std::vector<std::string> own;  // one short phrase per finding without a shared cause
+};
+
+LoadFailure load_failure(const Report& report, const LibraryReport& target) {
+  LoadFailure f;
+  for (const auto& lib : report.libraries) {
+    bool part = &lib == &target || (lib.role == "dependency" && lib.loaded_by == target.path) ||
+                (lib.role == "preloaded" && lib.loaded_by == target.path);
+    if (!part) continue;
+    std::string in = &lib == &target ? "" : " (in " + (lib.soname.empty() ? base_of(lib.path) : lib.soname) + ")";
+    for (const auto& n : lib.needed)
+      if (!n.path && !n.baselined) n.cause ? (void)f.causes.insert(*n.cause) : f.own.push_back("library not found: " + n.name + in);
+    for (const auto& mv : lib.missing_versions)
+      if (!mv.baselined)
+        mv.cause ? (void)f.causes.insert(*mv.cause) : f.own.push_back("version " + mv.version + " not found in " + mv.file + in);
+    for (const auto& u : lib.unresolved)
+      if (!u.baselined) u.cause ? (void)f.causes.insert(*u.cause) : f.own.push_back(u.demangled + in);
+  }
+  return f;
+}
+
+std::string package_of(const LibraryReport& lib) {
+  return lib.owner ? lib.owner->name + (lib.owner->version.empty() ? "" : " " + lib.owner->version) : "(no package)";
+}
+
+// "a.so, b.so and 3 more"
+std::string first_names(const std::vector<std::string>& names, size_t cap) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < cap; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > cap) out += fmt::format(" and {} more", names.size() - cap);
+  return out;
+}
+
+constexpr size_t kEnvironmentFiles = 4;     // files named per cause or package line
+constexpr size_t kEnvironmentPackages = 12;  // packages with findings of their own, then a count
+
+// Several named files (a directory is an environment): each shared cause once, with the files whose
+// load it breaks grouped by package; then, per package, the files that fail on findings of their own,
+// one line each. What a single file's report spells out (every symbol, the search) is in the JSON
+// report, or in a run on that file alone; this stays on one screen for a whole environment.
+std::string render_environment(const Report& report, const TextStyle& style) {
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> broken;  // cause -> package -> files
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> own;   // package -> (file, what)
+  std::string own_lines;
+  for (const auto& target : report.libraries) {
+    if (target.role != "target") continue;
+    LoadFailure f = load_failure(report, target);
+    for (const auto& c : f.causes) broken[c][package_of(target)].push_back(base_of(target.path));
+    if (f.own.empty()) continue;
+    const char* verb = target.python_extension ? "importing" : "loading";
+    std::string why = fmt::format("would fail: {} finding{} of its own: {}", f.own.size(), f.own.size() == 1 ? "" : "s",
+                                  first_names(f.own, 2));
+    std::string what = fmt::format("{} {}", verb, why);
+    // -q: one error line per failing file, which names it.
+    if (style.quiet) own_lines += fmt::format("{}{} {} {}\n", error_prefix(style, false), verb, base_of(target.path), why);
+    own[package_of(target)].push_back({target.path, what});
+  }
+  std::string out;
+  for (const auto& c : report.causes) {
+    auto it = broken.find(c.id);
+    if (it == broken.end()) continue;
+    size_t files = 0;
+    std::string where;
+    for (const auto& [package, names] : it->second) {
+      files += names.size();
+      where += fmt::format("\n>>>   {} ({}): {}", package, names.size(), first_names(names, kEnvironmentFiles));
+    }
+    out += fmt::format("{}{}\n", error_prefix(style, false), c.headline);
+    if (style.quiet) continue;
+    out += fmt::format(">>> breaks {} file{}, by package:{}\n", files, files == 1 ? "" : "s", where);
+    if (!c.fix.empty()) out += fmt::format(">>> fix: {}\n", c.fix);
+  }
+  if (style.quiet) return out + own_lines;
+  size_t shown = 0;
+  for (const auto& [package, files] : own) {
+    if (shown++ == kEnvironmentPackages) {
+      out += fmt::format("{}{} more packages have files that fail on findings of their own (--format json lists "
+                         "them)\n", error_prefix(style, false), own.size() - kEnvironmentPackages);
+      break;
+    }
+    out += fmt::format("{}{}: {} file{} would fail to load on findings of their own\n", error_prefix(style, false),
+                       package, files.size(), files.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < files.size() && i < kEnvironmentFiles; ++i)
+      out += fmt::format(">>> {}: {}\n", files[i].first, files[i].second);
+    if (files.size() > kEnvironmentFiles)
+      out += fmt::format(">>> and {} more (check one alone for its whole report)\n", files.size() - kEnvironmentFiles);
+  }
+  return out;
 }
 
 // One headline per shared cause, then the first few symbols it explains (JSON lists them all).
@@ -216,10 +311,15 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
 std::string render_text(const Report& report, const TextStyle& style) {
   std::string out;
   auto err_for = [&](bool baselined) { return error_prefix(style, baselined); };
-  if (style.load_headlines) out += render_load_headlines(report, style);
+  size_t targets = std::count_if(report.libraries.begin(), report.libraries.end(),
+                                 [](const LibraryReport& l) { return l.role == "target"; });
+  const bool environment = style.environment && style.load_headlines && targets > 1;
+  if (style.load_headlines && !environment) out += render_load_headlines(report, style);
   if (!style.quiet) out += render_python(report);
-  out += render_causes(report, style);
+  if (environment) out += render_environment(report, style);
+  if (!environment) out += render_causes(report, style);
   for (const auto& lib : report.libraries) {
+    if (environment) break;  // told above, grouped
     for (const auto& need : lib.needed) {
       if (need.path || need.cause) continue;  // a cause's library is told under its headline
       out += fmt::format("{}library not found: {}\n", err_for(need.baselined), need.name);
@@ -280,7 +380,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
     // environment of hundreds of healthy files is not a page of notes).
     for (const auto& lib : report.libraries) {
       bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
-      if (lib.owner && (report.libraries.size() == 1 || failing))
+      if (lib.owner && !environment && (report.libraries.size() == 1 || failing))
         out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
     }
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);

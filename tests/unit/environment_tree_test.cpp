@@ -1,0 +1,177 @@
+// A directory is an environment (issue 28 items 1 and 4): one run over a site-packages-like tree
+// holding Debian's own extension module (PyYAML's _yaml, with what it needs from the system), two
+// gcc-built modules whose one library is missing, and a module that needs another package's library
+// (found through its RUNPATH). The real loader is the oracle: ctypes.CDLL(path, RTLD_NOW) in a fresh
+// /usr/bin/python3 (which provides the Python C API, as an import does), one file at a time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::quote;
+using test::run;
+using test::write_file;
+
+const std::string kBin = MLC_LINKCHECK_BIN;
+const std::string kYamlDir = "/usr/lib/python3/dist-packages/yaml";
+
+std::string debian_yaml_module() {
+  if (!fs::is_directory(kYamlDir)) return "";
+  for (const auto& e : fs::directory_iterator(kYamlDir))
+    if (e.path().filename().string().rfind("_yaml.", 0) == 0 && e.path().extension() == ".so") return e.path().string();
+  return "";
+}
+
+void gcc(const std::string& args) {
+  auto r = run("gcc -shared -fPIC " + args);
+  ASSERT_EQ(r.status, 0) << args << "\n" << r.err;
+}
+
+// The environment: <root>/site/{yaml,cuten,pkga,pkgb}, each package with a dist-info RECORD.
+struct Environment {
+  std::string site;
+  std::vector<std::string> modules;  // every ELF file of the tree
+};
+
+void dist_info(const std::string& site, const std::string& name, const std::vector<std::string>& files) {
+  fs::create_directories(site + "/" + name + "-1.0.dist-info");
+  std::string record;
+  for (const auto& f : files) record += f + ",sha256=x,1\n";
+  write_file(site + "/" + name + "-1.0.dist-info/RECORD", record + name + "-1.0.dist-info/RECORD,,\n");
+  write_file(site + "/" + name + "-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n");
+}
+
+Environment make_environment(const std::string& yaml) {
+  Environment env;
+  std::string root = test::scratch_dir("environment");
+  env.site = root + "/site";
+  std::string src = root + "/src";
+  fs::create_directories(src);
+  for (const char* d : {"yaml", "cuten", "pkga/lib", "pkgb"}) fs::create_directories(env.site + "/" + d);
+  // Debian's extension module, as it is (it needs libyaml-0.so.2 from the system).
+  std::string yaml_copy = env.site + "/yaml/" + fs::path(yaml).filename().string();
+  fs::copy_file(yaml, yaml_copy);
+  // cuten: two modules needing libcuten.so.2, which is installed nowhere (built, linked, removed).
+  write_file(src + "/cuten.c", "int cuten_version(void) { return 2; }\n");
+  gcc("-Wl,-soname,libcuten.so.2 -o " + src + "/libcuten.so.2 " + src + "/cuten.c");
+  fs::create_symlink("libcuten.so.2", src + "/libcuten.so");
+  for (const char* m : {"_a", "_b"}) {
+    std::string c = src + "/" + m + ".c";
+    write_file(c, std::string("int cuten_version(void);\nvoid* PyInit_") + m + "(void) { return (void*)(long)cuten_version(); }\n");
+    gcc("-o " + env.site + "/cuten/" + m + ".so " + c + " -L" + src + " -lcuten");
+  }
+  fs::remove(src + "/libcuten.so");
+  fs::remove(src + "/libcuten.so.2");
+  // pkgb's module needs pkga's library, found through its RUNPATH: it loads.
+  write_file(src + "/pkga.c", "int pkga_answer(void) { return 42; }\n");
+  gcc("-Wl,-soname,libpkga.so -o " + env.site + "/pkga/lib/libpkga.so " + src + "/pkga.c");
+  write_file(src + "/_c.c", "int pkga_answer(void);\nvoid* PyInit__c(void) { return (void*)(long)pkga_answer(); }\n");
+  gcc("-Wl,--enable-new-dtags,-rpath,'$ORIGIN/../pkga/lib' -o " + env.site + "/pkgb/_c.so " + src + "/_c.c -L" +
+      env.site + "/pkga/lib -lpkga");
+  dist_info(env.site, "PyYAML", {"yaml/" + fs::path(yaml).filename().string()});
+  dist_info(env.site, "cuten", {"cuten/_a.so", "cuten/_b.so"});
+  dist_info(env.site, "pkga", {"pkga/lib/libpkga.so"});
+  dist_info(env.site, "pkgb", {"pkgb/_c.so"});
+  env.modules = {yaml_copy, env.site + "/cuten/_a.so", env.site + "/cuten/_b.so", env.site + "/pkga/lib/libpkga.so",
+                 env.site + "/pkgb/_c.so"};
+  return env;
+}
+
+// The real loader's verdict on each file, loaded alone into /usr/bin/python3.
+std::set<std::string> failing_by_ctypes(const std::vector<std::string>& files) {
+  std::set<std::string> failing;
+  for (const auto& f : files) {
+    auto r = run("env -u LD_LIBRARY_PATH /usr/bin/python3 -c " +
+                 quote("import ctypes, os, sys\ntry:\n    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n    print('ok')\n"
+                       "except OSError:\n    print('fails')\n") + " " + quote(f));
+    EXPECT_EQ(r.status, 0) << r.err;
+    if (r.out == "fails\n") failing.insert(f);
+  }
+  return failing;
+}
+
+// What the tool says fails: the named files whose load meets a missing library or an unresolved symbol.
+std::set<std::string> failing_by_tool(const json& report) {
+  std::set<std::string> failing;
+  for (const auto& lib : report["libraries"]) {
+    bool fails = !lib["unresolved"].empty() || !lib["missing_versions"].empty();
+    for (const auto& n : lib["needed"]) fails |= n["path"].is_null();
+    if (!fails) continue;
+    failing.insert(lib["role"] == "target" || lib["loaded_by"].is_null() ? lib["path"].get<std::string>()
+                                                                          : lib["loaded_by"].get<std::string>());
+  }
+  return failing;
+}
+
+TEST(EnvironmentTree, one_missing_library_is_one_cause_naming_the_modules_it_breaks_grouped_by_package) {
+  std::string yaml = debian_yaml_module();
+  if (yaml.empty()) MLC_SKIP() << "no PyYAML extension module in " << kYamlDir << " (apt-get install python3-yaml)";
+  Environment env = make_environment(yaml);
+  ASSERT_FALSE(HasFailure());
+
+  std::set<std::string> truth = failing_by_ctypes(env.modules);
+  ASSERT_EQ(truth, (std::set<std::string>{env.site + "/cuten/_a.so", env.site + "/cuten/_b.so"}))
+      << "the oracle disagrees with the fixture's design";
+
+  auto text = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache " + quote(env.site));
+  EXPECT_EQ(text.status, 1) << text.out << text.err;
+  // One headline for the one missing library, naming both modules it breaks, grouped by package.
+  size_t headlines = 0;
+  for (size_t at = text.out.find("error: library not found: libcuten.so.2"); at != std::string::npos;
+       at = text.out.find("error: library not found: libcuten.so.2", at + 1))
+    ++headlines;
+  EXPECT_EQ(headlines, 1u) << text.out;
+  EXPECT_NE(text.out.find("error: library not found: libcuten.so.2 (needed by _a.so and _b.so); no other version of it was "
+                          "found\n>>> breaks 2 files, by package:\n>>>   cuten 1.0 (2): _a.so, _b.so\n"),
+            std::string::npos)
+      << text.out;
+  // Nothing about the healthy files: Debian's module, the cross-package dependency.
+  EXPECT_EQ(text.out.find("_yaml"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("_c.so"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("pkga"), std::string::npos) << text.out;
+  // The summary line, at the end.
+  EXPECT_NE(text.out.find("2 of 5 files would fail to load, in 1 package: cuten (2)\n"), std::string::npos) << text.out;
+  EXPECT_LE(std::count(text.out.begin(), text.out.end(), '\n'), 40) << text.out;
+
+  // JSON keeps every finding, and its verdict per file is the real loader's.
+  auto j = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache --format json " +
+               quote(env.site));
+  EXPECT_EQ(j.status, 1) << j.err;
+  json report = json::parse(j.out);
+  EXPECT_EQ(failing_by_tool(report), truth) << j.out;
+  size_t causes = 0;
+  for (const auto& c : report["causes"])
+    if (c["kind"] == "missing-library" && c["library"] == "libcuten.so.2") {
+      ++causes;
+      EXPECT_EQ(c["needed_by"], (json{env.site + "/cuten/_a.so", env.site + "/cuten/_b.so"}));
+    }
+  EXPECT_EQ(causes, 1u) << j.out;
+}
+
+TEST(EnvironmentTree, a_healthy_environment_exits_0_with_one_summary_line) {
+  std::string yaml = debian_yaml_module();
+  if (yaml.empty()) MLC_SKIP() << "no PyYAML extension module in " << kYamlDir << " (apt-get install python3-yaml)";
+  Environment env = make_environment(yaml);
+  ASSERT_FALSE(HasFailure());
+  fs::remove_all(env.site + "/cuten");  // what is left loads, per the real loader
+  std::vector<std::string> left = {env.modules[0], env.modules[3], env.modules[4]};
+  ASSERT_TRUE(failing_by_ctypes(left).empty());
+  auto text = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache " + quote(env.site));
+  EXPECT_EQ(text.status, 0) << text.out << text.err;
+  EXPECT_EQ(text.out, "0 of 3 files would fail to load\n0 undefined symbols, 0 missing libraries, 0 missing versions in 3 "
+                      "libraries\n");
+  // Not a terminal: no progress line on stderr.
+  EXPECT_EQ(text.err, "");
+}
+
+}  // namespace
+}  // namespace mlc
