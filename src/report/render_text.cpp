@@ -110,7 +110,7 @@ LoadFailure load_failure(const Report& report, const LibraryReport& target) {
     bool part = &lib == &target || (lib.role == "dependency" && lib.loaded_by == target.path) ||
                 (lib.role == "preloaded" && lib.loaded_by == target.path);
     if (!part) continue;
-    std::string in = &lib == &target ? "" : " (in " + (lib.soname.empty() ? base_of(lib.path) : lib.soname) + ")";
+    std::string in = &lib == &target ? "" : " (in " + (lib.soname.empty() ? base_name(lib.path) : lib.soname) + ")";
     for (const auto& n : lib.needed)
       if (!n.path && !n.baselined) n.cause ? (void)f.causes.insert(*n.cause) : f.own.push_back("library not found: " + n.name + in);
     for (const auto& mv : lib.missing_versions)
@@ -148,14 +148,14 @@ std::string render_environment(const Report& report, const TextStyle& style) {
   for (const auto& target : report.libraries) {
     if (target.role != "target") continue;
     LoadFailure f = load_failure(report, target);
-    for (const auto& c : f.causes) broken[c][package_of(target)].push_back(base_of(target.path));
+    for (const auto& c : f.causes) broken[c][package_of(target)].push_back(base_name(target.path));
     if (f.own.empty()) continue;
     const char* verb = target.python_extension ? "importing" : "loading";
     std::string why = fmt::format("would fail: {} finding{} of its own: {}", f.own.size(), f.own.size() == 1 ? "" : "s",
                                   first_names(f.own, 2));
     std::string what = fmt::format("{} {}", verb, why);
     // -q: one error line per failing file, which names it.
-    if (style.quiet) own_lines += fmt::format("{}{} {} {}\n", error_prefix(style, false), verb, base_of(target.path), why);
+    if (style.quiet) own_lines += fmt::format("{}{} {} {}\n", error_prefix(style, false), verb, base_name(target.path), why);
     own[package_of(target)].push_back({target.path, what});
   }
   std::string out;
