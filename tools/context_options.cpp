@@ -171,6 +171,12 @@ void ContextOptions::add_to(CLI::App& app) {
   app.add_option("--mapping", mapping,
                  "the porting map: torch_musa's (a directory of *.json or one file) or PyTorch's hipify map "
                  "(cuda_to_hip_mappings.py, read as data)");
+  app.add_option("--codegen-yaml", codegen_yamls,
+                 "a torchgen backend yaml (gen_backend_stubs' backend/cpp_namespace/supported, or torch_musa's "
+                 "musa_functions.yaml), repeatable; default: the yaml the build passes to gen_backend_stubs, else a "
+                 "*native_functions*.yaml under the source tree. Its kernels that no source implements are "
+                 "unimplemented-kernel, traced to their entry")
+      ->allow_extra_args(false);
   app.add_option("--cache-dir", cache_dir, "where source and header indexes are cached");
   app.add_flag("--no-cache", no_cache, "build the indexes afresh and keep no cache");
   app.add_flag("--no-confirm", no_confirm, "text matching only: compile nothing, even with --build-dir (by default the "
@@ -202,6 +208,7 @@ std::vector<std::string> ContextOptions::path_warnings() const {
   if (sdk_home) check("--sdk-home", *sdk_home, true);
   if (cuda_home) check("--cuda-home", *cuda_home, true);
   check("--mapping", mapping, false);
+  for (const auto& y : codegen_yamls) check("--codegen-yaml", y, false);
   return out;
 }
 
@@ -237,6 +244,7 @@ LinkcheckOptions ContextOptions::resolve() const {
   t.porting_dir = porting_dir.empty() ? "" : absolute(porting_dir);
   for (const auto& r : source_roots) t.source_roots.push_back(absolute(r));
   for (const auto& c : cmake_lists) t.cmake_lists.push_back(absolute(c));
+  for (const auto& y : codegen_yamls) t.codegen_yamls.push_back(absolute(y));
   t.backend = *backend::find(backend);
   if (sdk_home) {
     t.sdk_home = sdk_home->empty() ? "" : absolute(*sdk_home);

@@ -15,6 +15,7 @@ namespace mlc::tools {
 struct ContextOptions {
   std::vector<std::string> with, library_path, source_roots, cmake_lists;
   std::string sysroot, build_dir, porting_dir, mapping, cache_dir;
+  std::vector<std::string> codegen_yamls;
   std::string backend = "musa";  // --backend musa|hip (src/backend)
   std::optional<std::string> sdk_home, cuda_home;
   bool closure = false, only_named = false, no_cache = false;

@@ -190,6 +190,11 @@ const std::vector<RuleText>& rules() {
        "The symbol belongs to the host program's API (the Python C API of the interpreter that imports an "
        "extension, Perl's XS API): no library defines it, the executable does. Check the library as the host "
        "loads it (--python, or --with the host executable)."},
+      {Classification::UnimplementedKernel, "UnimplementedKernel",
+       "A kernel the backend's torchgen yaml lists is implemented by no source.",
+       "The backend yaml that gen_backend_stubs reads lists the operator, so the generated Register<Backend>.cpp "
+       "calls <cpp_namespace>::<Backend>NativeFunctions::<op>, but no source defines it. Implement the kernel, "
+       "or remove the entry from the yaml; musa-stubgen writes a stub that throws so the library loads."},
       {Classification::Unknown, "Unknown", "No definition or declaration of the symbol was found.",
        "Nothing in the build, the sources, the SDK or CUDA defines or declares the symbol. Give more context "
        "(--build-dir, --source-root, --sdk-home) or check the spelling."},

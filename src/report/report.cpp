@@ -30,6 +30,7 @@ const char* to_string(Classification c) {
     case Classification::MissingInstantiation: return "missing-instantiation";
     case Classification::ProviderMismatch: return "provider-mismatch";
     case Classification::HostProvided: return "host-provided";
+    case Classification::UnimplementedKernel: return "unimplemented-kernel";
     case Classification::Unknown: return "unknown";
   }
   return "unknown";

@@ -27,6 +27,7 @@ enum class Classification {
   MissingInstantiation,  // other instantiations of the template exist, not this one
   ProviderMismatch,      // the loaded library that owns its namespace lacks it: built against another version
   HostProvided,          // the host program that loads the library defines it (Python C API, Perl XS)
+  UnimplementedKernel,   // a kernel a torchgen backend yaml lists, which no source implements
   Unknown,
 };
 

@@ -511,6 +511,39 @@ Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, co
   return stub;
 }
 
+std::optional<Stub> kernel_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, const StubOptions& o) {
+  if (!ctx.codegen) return std::nullopt;
+  demangle::SymbolName sym = demangle::parse_symbol(u.symbol);
+  codegen::KernelMatch m = codegen::match_kernel(*ctx.codegen, sym);
+  if (m.entries.empty() || !m.declaration) return std::nullopt;
+  const codegen::KernelEntry& e = *m.entries.front();
+  const codegen::GeneratedDeclaration& d = *m.declaration;
+  Signature s;
+  s.return_type = d.return_type;
+  s.name = sym.qualified();
+  s.params = d.params;
+  std::string block = "// " + std::string(to_string(u.classification)) + ": " + e.op + ", listed in " + m.yaml->path +
+                      ":" + std::to_string(e.line) + "; declared in " + d.file + ":" + std::to_string(d.line) + "\n" +
+                      signature_text(s) + " {\n  throw std::runtime_error(" +
+                      cpp_string(e.op + " is not implemented for " + m.yaml->backend) + ");\n}\n";
+  // The generated header, spelled as the generated registration code includes it.
+  std::string header = fs::path(d.file).filename().string();
+  if (auto reg = read_text(m.yaml->output_dir + "/Register" + m.yaml->backend + ".cpp")) {
+    std::istringstream in(*reg);
+    for (std::string line; std::getline(in, line);) {
+      size_t q = line.find('"');
+      if (line.rfind("#include", 0) == 0 && q != std::string::npos && line.find(header + "\"") != std::string::npos) {
+        header = line.substr(q + 1, line.rfind('"') - q - 1);
+        break;
+      }
+    }
+  }
+  Stub stub;
+  stub.definition = {guarded(block, o), "stdexcept," + header};
+  stub.info = {u.symbol, "generated-header", signature_text(s)};
+  return stub;
+}
+
 Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& library, const StubOptions& o) {
   std::string name = "musa_stub_data_" + hex64(fnv1a(u.symbol)).substr(0, 12);
   std::string block = "// " + std::string(to_string(u.classification)) + ": " + u.demangled + ", " +

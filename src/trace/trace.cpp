@@ -88,6 +88,7 @@ class Tracer {
     if (check_libraries()) return;
     if (check_archives()) return;
     if (check_sources()) return;
+    if (check_codegen()) return;  // a kernel a torchgen backend yaml lists, implemented nowhere
     if (check_sdk_headers()) return;
     if (check_stand_in(sym_, ctx_, declared_only_, u_)) return;  // c10::musa::musaX, torch_musa's stand-ins
     if (check_cuda()) return;
@@ -100,6 +101,33 @@ class Tracer {
   }
 
  private:
+  // --- generated registration code: a kernel the backend yaml lists that no source implements -------
+  bool check_codegen() {
+    if (!ctx_.codegen) return false;
+    codegen::KernelMatch m = codegen::match_kernel(*ctx_.codegen, sym_);
+    if (m.entries.empty()) return false;
+    const codegen::KernelEntry& e = *m.entries.front();
+    auto at = [&](const codegen::KernelEntry& k) { return m.yaml->path + ":" + std::to_string(k.line); };
+    u_.classification = Classification::UnimplementedKernel;
+    std::string listed = e.op + " is listed in " + at(e);
+    if (m.entries.size() > 1) {
+      listed = "one of ";
+      for (size_t i = 0; i < m.entries.size(); ++i) listed += (i ? ", " : "") + m.entries[i]->op + " (" + at(*m.entries[i]) + ")";
+      listed += " is listed";
+    }
+    u_.reason = listed + " for " + m.yaml->backend + ", so the generated registration code calls " + sym_.qualified() +
+                (m.declaration ? ", declared in " + m.declaration->file + ":" + std::to_string(m.declaration->line) + " (" +
+                                     m.declaration->text + ")"
+                               : "") +
+                ", but no source implements it";
+    u_.origin = Origin{m.yaml->path, static_cast<int>(e.line), OriginKind::Declaration, std::nullopt, std::nullopt};
+    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {},
+                 "implement " + sym_.qualified() + " (" + e.op + "), or remove the entry " + e.op + " at " + at(e) +
+                           "; musa-stubgen writes a stub that throws \"" + e.op + " is not implemented for " +
+                           m.yaml->backend + "\" so the library loads"};
+    return true;
+  }
+
   // --- libraries: shadowed copies and libraries that are not linked --------------------------------
   bool check_libraries() {
     for (const sdk::SdkIndex* index : {ctx_.sdk(), ctx_.search_path}) {
