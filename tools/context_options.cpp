@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "backend/backend.h"
+#include "codegen/backend_yaml.h"
 #include "common/file_io.h"
 #include "version.h"
 
@@ -209,6 +210,13 @@ std::vector<std::string> ContextOptions::path_warnings() const {
   if (cuda_home) check("--cuda-home", *cuda_home, true);
   check("--mapping", mapping, false);
   for (const auto& y : codegen_yamls) check("--codegen-yaml", y, false);
+  return out;
+}
+
+std::vector<std::string> ContextOptions::codegen_errors() const {
+  std::vector<std::string> out;
+  for (const auto& y : codegen_yamls)
+    if (auto r = mlc::codegen::read_backend_yaml(y); !r) out.push_back(y + ": " + r.error().message);
   return out;
 }
 

@@ -32,6 +32,9 @@ struct ContextOptions {
   // ("--sysroot /nonexistent: No such file or directory"): a wrong path otherwise shows only as a
   // flood of findings (every library missing under a wrong sysroot) or as silence.
   std::vector<std::string> path_warnings() const;
+  // "FILE: reason" for each --codegen-yaml that is no backend yaml: an unusable input, refused (exit 2)
+  // before anything is checked, whether or not a symbol would have needed it.
+  std::vector<std::string> codegen_errors() const;
   // The interpreter --python resolves to ("" without --python): said in the report.
   std::string python_interpreter() const;
   // Paths made absolute, defaults filled from the environment ($MUSA_HOME, LD_LIBRARY_PATH...).

@@ -6,7 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
 
+#include "codegen/backend_yaml.h"
+#include "demangle/symbol_name.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -87,10 +92,10 @@ TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_
   test::write_file(src + "/backend.yaml", kBackendYaml);
   test::write_file(src + "/kernels/kernels.cpp", kKernels);
   test::write_file(src + "/CMakeLists.txt", kCMakeLists);
-  auto configure = run("cmake -S " + quote(src) + " -B " + quote(build) + " -DCMAKE_BUILD_TYPE=Debug 2>&1");
-  ASSERT_EQ(configure.status, 0) << configure.out;
-  auto make = run("cmake --build " + quote(build) + " -j2 2>&1");
-  ASSERT_EQ(make.status, 0) << make.out;
+  auto configure = run("cmake -S " + quote(src) + " -B " + quote(build) + " -DCMAKE_BUILD_TYPE=Debug");
+  ASSERT_EQ(configure.status, 0) << configure.out << configure.err;
+  auto make = run("cmake --build " + quote(build) + " -j2");
+  ASSERT_EQ(make.status, 0) << make.out << make.err;
   const std::string lib = build + "/libdemo_backend.so";
   const std::string mangled = "_ZN12demo_backend26PrivateUse1NativeFunctions3addERKN2at6TensorERKN3c106ScalarES8_";
 
@@ -112,6 +117,7 @@ TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_
                           header + ":"),
             std::string::npos)
       << text.out;
+  EXPECT_NE(text.out.find(">>> listed in: " + yaml + ":6\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("implement demo_backend::PrivateUse1NativeFunctions::add (add.Scalar), or remove the entry "
                           "add.Scalar at " + yaml + ":6"),
             std::string::npos)
@@ -147,9 +153,9 @@ TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_
       << cpp;
 
   // Rebuilt (the glob is read again at configure), the library loads with RTLD_NOW.
-  auto reconfigure = run("cmake -S " + quote(src) + " -B " + quote(build) + " 2>&1 && cmake --build " + quote(build) +
-                         " -j2 2>&1");
-  ASSERT_EQ(reconfigure.status, 0) << reconfigure.out;
+  auto reconfigure = run("cmake -S " + quote(src) + " -B " + quote(build) + " && cmake --build " + quote(build) +
+                         " -j2");
+  ASSERT_EQ(reconfigure.status, 0) << reconfigure.out << reconfigure.err;
   EXPECT_EQ(load_with_ctypes(lib), "loaded\n");
   auto after = run(kLinkcheck + " --no-cache --build-dir " + quote(build) + " " + quote(lib));
   EXPECT_EQ(after.status, 0) << after.out;
@@ -159,6 +165,124 @@ TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_
       quote(src + "/kernels/unimplemented_functions.cpp") + " --out-header " +
       quote(src + "/kernels/unimplemented_functions.h") + " " + quote(lib));
   EXPECT_EQ(test::read_file(src + "/kernels/unimplemented_functions.cpp"), before);
+}
+
+// torchgen is the oracle of its own naming: every declaration of the header it generates for a yaml
+// of overloads (out=, in-place, optional, list, string, generator and factory parameters) maps back to
+// exactly one entry, and every entry is reached.
+TEST(Codegen, every_generated_declaration_maps_back_to_exactly_its_yaml_entry) {
+  if (!fs::exists(kTorchgen + "/gen_backend_stubs.py") || !fs::exists("/usr/bin/python3"))
+    MLC_SKIP() << kTorchgen << "/gen_backend_stubs.py is missing (python3-torch provides it)";
+  const std::string dir = test::scratch_dir("codegen-names");
+  fs::create_directories(dir + "/pytorch/aten/src");
+  fs::create_symlink(kTorchgen + "/packaged/ATen", dir + "/pytorch/aten/src/ATen");
+  fs::create_symlink(kTorchgen, dir + "/pytorch/torchgen");
+  const std::vector<std::string> ops = {
+      "add.Tensor", "add.Scalar", "add.out", "add_.Tensor", "abs", "abs.out", "index.Tensor", "sum.dim_IntList",
+      "empty.memory_format", "div.Tensor_mode", "clamp", "clamp.Tensor", "cat", "topk", "arange.start_out",
+      "bernoulli_.float", "random_.from", "addmm.out", "native_batch_norm", "max_pool2d_with_indices",
+      "convolution_overrideable", "_to_copy", "masked_fill_.Scalar", "masked_fill_.Tensor", "sort.stable"};
+  std::string yaml = "backend: XLA\ncpp_namespace: torch_xla\nsupported:\n";
+  for (const auto& op : ops) yaml += "  - " + op + "\n";
+  test::write_file(dir + "/xla.yaml", yaml);
+  auto gen = run("/usr/bin/python3 " + quote(dir + "/pytorch/torchgen/gen_backend_stubs.py") + " --source_yaml " +
+                 quote(dir + "/xla.yaml") + " --output_dir " + quote(dir + "/gen") + "");
+  ASSERT_EQ(gen.status, 0) << gen.out << gen.err;
+
+  auto y = codegen::read_backend_yaml(dir + "/xla.yaml");
+  ASSERT_TRUE(y) << y.error().message;
+  EXPECT_EQ(y->backend, "XLA");
+  EXPECT_EQ(y->class_name, "XLANativeFunctions");
+  ASSERT_EQ(y->entries.size(), ops.size());
+  EXPECT_EQ(y->entries[2].op, "add.out");
+  EXPECT_EQ(y->entries[2].line, 6u);
+  y->native_yaml = kTorchgen + "/packaged/ATen/native/native_functions.yaml";
+  y->output_dir = dir + "/gen";
+  codegen::read_schemas(*y);
+  std::vector<codegen::BackendYaml> yamls{*y};
+
+  std::map<std::string, int> reached;
+  std::ifstream header(dir + "/gen/XLANativeFunctions.h");
+  const std::regex decl(R"(^static .*? (\w+)\((.*)\);$)");
+  int declarations = 0;
+  for (std::string line; std::getline(header, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, decl)) continue;
+    ++declarations;
+    // The declaration as c++filt would print its symbol: parameter names dropped.
+    std::string params;
+    std::string list = m[2];
+    for (size_t start = 0, depth = 0, k = 0; k <= list.size(); ++k) {
+      char c = k < list.size() ? list[k] : ',';
+      if (c == '<' || c == '(') ++depth;
+      if (c == '>' || c == ')') --depth;
+      if (c != ',' || depth) continue;
+      std::string p = list.substr(start, k - start);
+      p = p.substr(0, p.find_last_of(' '));
+      params += (params.empty() ? "" : ", ") + p;
+      start = k + 1;
+    }
+    auto sym = demangle::parse_demangled("torch_xla::XLANativeFunctions::" + std::string(m[1]) + "(" + params + ")");
+    auto match = codegen::match_kernel(yamls, sym);
+    ASSERT_EQ(match.entries.size(), 1u) << line;
+    ++reached[match.entries.front()->op];
+    ASSERT_TRUE(match.declaration) << line;
+    EXPECT_EQ(match.declaration->text, line.substr(0, line.size() - 1));
+  }
+  EXPECT_EQ(declarations, static_cast<int>(ops.size()));
+  for (const auto& op : ops) EXPECT_EQ(reached[op], 1) << op;
+  // Not a kernel of the yaml: another class, another op.
+  EXPECT_TRUE(codegen::match_kernel(yamls, demangle::parse_demangled("torch_xla::XLANativeFunctions::sub(at::Tensor const&)"))
+                  .entries.empty());
+  EXPECT_TRUE(codegen::match_kernel(yamls, demangle::parse_demangled("torch_xla::Other::abs(at::Tensor const&)")).entries.empty());
+}
+
+// torch_musa's musa_functions.yaml: a `- func:` list; an entry whose dispatch names a PrivateUse1
+// kernel is called by that name (in at::musa unless qualified); the others are PyTorch's structured
+// kernels, ported, and are no codegen kernels.
+TEST(Codegen, musa_functions_yaml_entries_with_a_privateuse1_kernel_are_called_by_that_name) {
+  const std::string dir = test::scratch_dir("codegen-musa");
+  test::write_file(dir + "/musa_functions.yaml",
+                   "# torch_musa codegen functions\n"
+                   "\n"
+                   "- func: add.Tensor\n"
+                   "- func: add.out\n"
+                   "\n"
+                   "- func: abs\n"
+                   "  dispatch:\n"
+                   "    PrivateUse1: Abs\n"
+                   "- func: eq.Scalar_out\n"
+                   "  structured: false\n"
+                   "  dispatch:\n"
+                   "    PrivateUse1: at::native::EqScalarOut\n");
+  auto y = codegen::read_backend_yaml(dir + "/musa_functions.yaml");
+  ASSERT_TRUE(y) << y.error().message;
+  EXPECT_EQ(y->backend, "PrivateUse1");
+  ASSERT_EQ(y->entries.size(), 2u);
+  std::vector<codegen::BackendYaml> yamls{*y};
+  auto abs = codegen::match_kernel(yamls, demangle::parse_demangled("at::musa::Abs(at::Tensor const&)"));
+  ASSERT_EQ(abs.entries.size(), 1u);
+  EXPECT_EQ(abs.entries[0]->op, "abs");
+  EXPECT_EQ(abs.entries[0]->line, 6u);
+  auto eq = codegen::match_kernel(
+      yamls, demangle::parse_demangled("at::native::EqScalarOut(at::Tensor const&, c10::Scalar const&, at::Tensor&)"));
+  ASSERT_EQ(eq.entries.size(), 1u);
+  EXPECT_EQ(eq.entries[0]->op, "eq.Scalar_out");
+  EXPECT_EQ(eq.entries[0]->line, 9u);
+  EXPECT_TRUE(codegen::match_kernel(yamls, demangle::parse_demangled("at::musa::add(at::Tensor const&)")).entries.empty());
+}
+
+// A file that is no backend yaml is one error naming it.
+TEST(Codegen, a_yaml_without_backend_and_cpp_namespace_is_refused_naming_the_file) {
+  const std::string dir = test::scratch_dir("codegen-bad");
+  test::write_file(dir + "/x.yaml", "supported:\n- abs\n");
+  auto y = codegen::read_backend_yaml(dir + "/x.yaml");
+  ASSERT_FALSE(y);
+  EXPECT_EQ(y.error().message, "not a torchgen backend yaml: it needs `backend:` and `cpp_namespace:`");
+  auto r = run(kLinkcheck + " --no-cache --codegen-yaml " + quote(dir + "/x.yaml") + " /bin/true");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/x.yaml: not a torchgen backend yaml: it needs `backend:` and "
+                   "`cpp_namespace:`\n");
 }
 
 }  // namespace
