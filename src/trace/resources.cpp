@@ -95,7 +95,8 @@ void TraceResources::prepare() {
       if (b.yaml == cmake::normalize_path(f.yaml)) f = b;
     auto y = codegen::read_backend_yaml(f.yaml);
     if (!y) {
-      errors_.push_back(y.error());
+      // A yaml the user named must be one; a file found by its name alone may be something else.
+      if (!o_.codegen_yamls.empty()) errors_.push_back(y.error());
       continue;
     }
     y->output_dir = f.output_dir;

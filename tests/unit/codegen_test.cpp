@@ -272,6 +272,36 @@ TEST(Codegen, musa_functions_yaml_entries_with_a_privateuse1_kernel_are_called_b
   EXPECT_TRUE(codegen::match_kernel(yamls, demangle::parse_demangled("at::musa::add(at::Tensor const&)")).entries.empty());
 }
 
+// Ninja's custom command gives the yaml, the output directory and, from the script's path, the schema
+// torchgen reads; a build that runs no generator falls back to a *native_functions*.yaml of its
+// source tree (torch_npu's npu_native_functions.yaml), never PyTorch's own native_functions.yaml.
+TEST(Codegen, the_yaml_comes_from_the_build_ninja_command_else_from_the_source_tree) {
+  const std::string dir = test::scratch_dir("codegen-find");
+  fs::create_directories(dir + "/build");
+  fs::create_directories(dir + "/pt/torchgen");
+  fs::create_directories(dir + "/pt/aten/src/ATen/native");
+  test::write_file(dir + "/pt/aten/src/ATen/native/native_functions.yaml", "- func: abs(Tensor self) -> Tensor\n");
+  test::write_file(dir + "/build/build.ninja",
+                   "build generated/RegisterPrivateUse1.cpp: CUSTOM_COMMAND ../backend.yaml\n"
+                   "  COMMAND = cd " + dir + "/build && /usr/bin/python3 " + dir +
+                   "/pt/torchgen/gen_backend_stubs.py -s ../backend.yaml --output_dir=generated\n");
+  cmake::BuildInfo build;
+  build.build_dir = dir + "/build";
+  build.source_dir = dir;
+  auto found = codegen::find_backend_yamls(build);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].yaml, dir + "/backend.yaml");
+  EXPECT_EQ(found[0].output_dir, dir + "/build/generated");
+  EXPECT_EQ(found[0].native_yaml, dir + "/pt/aten/src/ATen/native/native_functions.yaml");
+
+  fs::remove(dir + "/build/build.ninja");
+  fs::create_directories(dir + "/src/npu");
+  test::write_file(dir + "/src/npu/npu_native_functions.yaml", "backend: NPU\ncpp_namespace: at_npu::native\n");
+  found = codegen::find_backend_yamls(build);
+  ASSERT_EQ(found.size(), 1u);  // pt/aten/.../native_functions.yaml is PyTorch's schema, not a backend yaml
+  EXPECT_EQ(found[0].yaml, dir + "/src/npu/npu_native_functions.yaml");
+}
+
 // A file that is no backend yaml is one error naming it.
 TEST(Codegen, a_yaml_without_backend_and_cpp_namespace_is_refused_naming_the_file) {
   const std::string dir = test::scratch_dir("codegen-bad");
