@@ -147,6 +147,9 @@ TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_
                      "other,\n"),
             std::string::npos)
       << cpp;
+  // The generated directory is on the target's include path (flags.make): included relative to it.
+  EXPECT_NE(test::read_file(src + "/kernels/unimplemented_functions.h").find("#include <PrivateUse1NativeFunctions.h>\n"),
+            std::string::npos);
   EXPECT_NE(cpp.find("const at::Scalar& alpha) {\n"
                      "  throw std::runtime_error(\"add.Scalar is not implemented for PrivateUse1\");\n}\n"),
             std::string::npos)
