@@ -115,17 +115,40 @@ class Tracer {
       for (size_t i = 0; i < m.entries.size(); ++i) listed += (i ? ", " : "") + m.entries[i]->op + " (" + at(*m.entries[i]) + ")";
       listed += " is listed";
     }
+    const std::vector<std::string> others = other_signatures();
     u_.reason = listed + " for " + m.yaml->backend + ", so the generated registration code calls " + sym_.qualified() +
                 (m.declaration ? ", declared in " + m.declaration->file + ":" + std::to_string(m.declaration->line) + " (" +
                                      m.declaration->text + ")"
                                : "") +
-                ", but no source implements it";
+                (others.empty() ? ", but no source implements it"
+                                : ", but the library defines it only with other parameters: " + others.front());
     u_.origin = Origin{m.yaml->path, static_cast<int>(e.line), OriginKind::Declaration, std::nullopt, std::nullopt};
     u_.fix = Fix{FixKind::Stub, {}, {}, {}, {},
-                 "implement " + sym_.qualified() + " (" + e.op + "), or remove the entry " + e.op + " at " + at(e) +
+                 (others.empty() ? "implement " : "give the definition the generated declaration's parameters, or implement ") +
+                 sym_.qualified() + " (" + e.op + "), or remove the entry " + e.op + " at " + at(e) +
                            "; musa-stubgen writes a stub that throws \"" + e.op + " is not implemented for " +
                            m.yaml->backend + "\" so the library loads"};
     return true;
+  }
+
+  // The same function the referencing library defines with other parameters (a kernel written with a
+  // signature other than the generated declaration's compiles, and defines another symbol).
+  std::vector<std::string> other_signatures() const {
+    std::vector<std::string> out;
+    if (!p_ || ref_ < 0 || !demangle::is_mangled(u_.symbol)) return out;
+    const std::string last = std::to_string(sym_.name.size()) + sym_.name + "E";  // _ZN...3addE: the nested name
+    size_t at = u_.symbol.find(last);
+    if (at == std::string::npos) return out;
+    const std::string prefix = u_.symbol.substr(0, at + last.size());
+    const auto& o = p_->objects[ref_].elf;
+    for (size_t i = 1; i < o.dynamic_symbol_count(); ++i) {
+      elf::Symbol s = o.dynamic_symbol(i);
+      if (s.is_undefined()) continue;
+      std::string_view name = o.name_of(s);
+      if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 && name != u_.symbol)
+        out.push_back(demangle::demangle(name));
+    }
+    return out;
   }
 
   // --- libraries: shadowed copies and libraries that are not linked --------------------------------

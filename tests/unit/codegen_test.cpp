@@ -305,6 +305,35 @@ TEST(Codegen, the_yaml_comes_from_the_build_ninja_command_else_from_the_source_t
   EXPECT_EQ(found[0].yaml, dir + "/src/npu/npu_native_functions.yaml");
 }
 
+// torch_musa's form through the tool: the generated code calls at::musa::Abs(at::Tensor const&), the
+// library defines Abs with other parameters; the finding names the entry and that definition.
+TEST(Codegen, a_musa_kernel_defined_with_other_parameters_is_named_beside_its_yaml_entry) {
+  const std::string dir = test::scratch_dir("codegen-musa-lib");
+  test::write_file(dir + "/musa_functions.yaml", "- func: abs\n  dispatch:\n    PrivateUse1: Abs\n");
+  test::write_file(dir + "/ops.cpp", R"(namespace at { struct Tensor { int v; };
+namespace musa {
+Tensor Abs(const Tensor& self);                             // what the generated registration calls
+Tensor Abs(const Tensor& self, int alpha) { return {self.v + alpha}; }  // what was written
+Tensor (*registered)(const Tensor&) = &Abs;
+}  // namespace musa
+}  // namespace at
+)");
+  auto cc = run("c++ -shared -fPIC -o " + quote(dir + "/libops.so") + " " + quote(dir + "/ops.cpp"));
+  ASSERT_EQ(cc.status, 0) << cc.err;
+  auto r = run(kLinkcheck + " --no-cache --codegen-yaml " + quote(dir + "/musa_functions.yaml") + " " +
+               quote(dir + "/libops.so"));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.out.find(">>> unimplemented-kernel: abs is listed in " + dir + "/musa_functions.yaml:1 for PrivateUse1, "
+                       "so the generated registration code calls at::musa::Abs, but the library defines it only with "
+                       "other parameters: at::musa::Abs(at::Tensor const&, int)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(">>> fix: give the definition the generated declaration's parameters, or implement at::musa::Abs "
+                       "(abs), or remove the entry abs at " + dir + "/musa_functions.yaml:1;"),
+            std::string::npos)
+      << r.out;
+}
+
 // A file that is no backend yaml is one error naming it.
 TEST(Codegen, a_yaml_without_backend_and_cpp_namespace_is_refused_naming_the_file) {
   const std::string dir = test::scratch_dir("codegen-bad");
