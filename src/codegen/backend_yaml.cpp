@@ -387,11 +387,19 @@ KernelMatch match_kernel(const std::vector<BackendYaml>& yamls, const demangle::
   if (sym.scopes.empty() || sym.name.empty()) return m;
   std::string scope;
   for (const auto& s : sym.scopes) scope += (scope.empty() ? "" : "::") + s;
+  // A structured kernel's dispatch name is its class: at::musa::structured_<kernel>::impl (torch_musa's
+  // LegacyMeta and Customized strategies; `meta` too for Customized).
+  std::string structured;
+  if ((sym.name == "impl" || sym.name == "meta") && sym.scopes.size() > 1 && sym.scopes.back().rfind("structured_", 0) == 0) {
+    structured = sym.scopes.back().substr(11);
+    scope = scope.substr(0, scope.size() - sym.scopes.back().size() - 2);
+  }
   for (const auto& y : yamls) {
     const auto& schemas = y.schemas;
     std::vector<const KernelEntry*> named;
     for (const auto& e : y.entries)
-      if (e.scope == scope && cpp_name(e, schemas) == sym.name) named.push_back(&e);
+      if (e.scope == scope && (structured.empty() ? cpp_name(e, schemas) == sym.name : e.kernel == structured))
+        named.push_back(&e);
     if (named.empty()) continue;
     // Overloads share the name: the schema's parameters decide (arity, then each type).
     std::vector<std::string> keys;

@@ -254,6 +254,9 @@ TEST(Codegen, musa_functions_yaml_entries_with_a_privateuse1_kernel_are_called_b
                    "- func: abs\n"
                    "  dispatch:\n"
                    "    PrivateUse1: Abs\n"
+                   "- func: bitwise_right_shift.Tensor_out\n"
+                   "  dispatch:\n"
+                   "    PrivateUse1: musa_bitwise_right_shift_impl\n"
                    "- func: eq.Scalar_out\n"
                    "  structured: false\n"
                    "  dispatch:\n"
@@ -261,7 +264,7 @@ TEST(Codegen, musa_functions_yaml_entries_with_a_privateuse1_kernel_are_called_b
   auto y = codegen::read_backend_yaml(dir + "/musa_functions.yaml");
   ASSERT_TRUE(y) << y.error().message;
   EXPECT_EQ(y->backend, "PrivateUse1");
-  ASSERT_EQ(y->entries.size(), 2u);
+  ASSERT_EQ(y->entries.size(), 3u);
   std::vector<codegen::BackendYaml> yamls{*y};
   auto abs = codegen::match_kernel(yamls, demangle::parse_demangled("at::musa::Abs(at::Tensor const&)"));
   ASSERT_EQ(abs.entries.size(), 1u);
@@ -271,7 +274,13 @@ TEST(Codegen, musa_functions_yaml_entries_with_a_privateuse1_kernel_are_called_b
       yamls, demangle::parse_demangled("at::native::EqScalarOut(at::Tensor const&, c10::Scalar const&, at::Tensor&)"));
   ASSERT_EQ(eq.entries.size(), 1u);
   EXPECT_EQ(eq.entries[0]->op, "eq.Scalar_out");
-  EXPECT_EQ(eq.entries[0]->line, 9u);
+  EXPECT_EQ(eq.entries[0]->line, 12u);
+  // A structured kernel's dispatch name is the class whose impl() the generated code calls.
+  auto shift = codegen::match_kernel(yamls, demangle::parse_demangled(
+      "at::musa::structured_musa_bitwise_right_shift_impl::impl(at::Tensor const&, at::Tensor const&, at::Tensor const&)"));
+  ASSERT_EQ(shift.entries.size(), 1u);
+  EXPECT_EQ(shift.entries[0]->op, "bitwise_right_shift.Tensor_out");
+  EXPECT_EQ(shift.entries[0]->line, 9u);
   EXPECT_TRUE(codegen::match_kernel(yamls, demangle::parse_demangled("at::musa::add(at::Tensor const&)")).entries.empty());
 }
 
