@@ -123,6 +123,13 @@ TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_
             std::string::npos)
       << text.out;
   EXPECT_NE(json.out.find("\"classification\": \"unimplemented-kernel\""), std::string::npos) << json.out;
+  // The report keeps the contract's schema (docs/report.schema.json) with the new class in it.
+  test::write_file(dir + "/report.json", json.out);
+  auto valid = run("/usr/bin/python3 -c " +
+                   quote("import json, sys, jsonschema\n"
+                         "jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))\n") +
+                   " " + quote(std::string(MLC_SOURCE_DIR) + "/docs/report.schema.json") + " " + quote(dir + "/report.json"));
+  EXPECT_EQ(valid.status, 0) << valid.err;
   EXPECT_NE(json.out.find("\"file\": \"" + yaml + "\",\n"), std::string::npos) << json.out;
   // Only the one kernel is missing: abs, add.Tensor and mul are implemented.
   EXPECT_NE(text.out.find("1 undefined symbol"), std::string::npos) << text.out;
