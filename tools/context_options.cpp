@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "backend/backend.h"
+#include "codegen/backend_yaml.h"
 #include "common/file_io.h"
 #include "version.h"
 #include "common/paths.h"
@@ -171,6 +172,12 @@ void ContextOptions::add_to(CLI::App& app) {
   app.add_option("--mapping", mapping,
                  "the porting map: torch_musa's (a directory of *.json or one file) or PyTorch's hipify map "
                  "(cuda_to_hip_mappings.py, read as data)");
+  app.add_option("--codegen-yaml", codegen_yamls,
+                 "a torchgen backend yaml (gen_backend_stubs' backend/cpp_namespace/supported, or torch_musa's "
+                 "musa_functions.yaml), repeatable; default: the yaml the build passes to gen_backend_stubs, else a "
+                 "*native_functions*.yaml under the source tree. Its kernels that no source implements are "
+                 "unimplemented-kernel, traced to their entry")
+      ->allow_extra_args(false);
   app.add_option("--cache-dir", cache_dir, "where source and header indexes are cached");
   app.add_flag("--no-cache", no_cache, "build the indexes afresh and keep no cache");
   app.add_flag("--no-confirm", no_confirm, "text matching only: compile nothing, even with --build-dir (by default the "
@@ -204,6 +211,14 @@ std::vector<std::string> ContextOptions::path_warnings() const {
   // A cache directory is created when missing; one that is a file only makes every index rebuilt.
   if (struct stat st; !no_cache && !cache_dir.empty() && stat(cache_dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
     out.push_back("--cache-dir " + cache_dir + ": not a directory; nothing is cached");
+  for (const auto& y : codegen_yamls) check("--codegen-yaml", y, false);
+  return out;
+}
+
+std::vector<std::string> ContextOptions::codegen_errors() const {
+  std::vector<std::string> out;
+  for (const auto& y : codegen_yamls)
+    if (auto r = mlc::codegen::read_backend_yaml(y); !r) out.push_back(y + ": " + r.error().message);
   return out;
 }
 
@@ -246,6 +261,7 @@ LinkcheckOptions ContextOptions::resolve() const {
   t.porting_dir = porting_dir.empty() ? "" : absolute(porting_dir);
   for (const auto& r : source_roots) t.source_roots.push_back(absolute(r));
   for (const auto& c : cmake_lists) t.cmake_lists.push_back(absolute(c));
+  for (const auto& y : codegen_yamls) t.codegen_yamls.push_back(absolute(y));
   t.backend = *backend::find(backend);
   if (sdk_home) {
     t.sdk_home = sdk_home->empty() ? "" : absolute(*sdk_home);

@@ -15,6 +15,7 @@ namespace mlc::tools {
 struct ContextOptions {
   std::vector<std::string> with, library_path, source_roots, cmake_lists;
   std::string sysroot, build_dir, porting_dir, mapping, cache_dir;
+  std::vector<std::string> codegen_yamls;
   std::string backend = "musa";  // --backend musa|hip (src/backend)
   std::optional<std::string> sdk_home, cuda_home;
   bool closure = false, only_named = false, no_cache = false;
@@ -34,6 +35,9 @@ struct ContextOptions {
   // The context path a run cannot go on without (a --mapping that does not exist), as one line: the
   // tool says it and exits 2 before any report.
   std::optional<std::string> path_error() const;
+  // "FILE: reason" for each --codegen-yaml that is no backend yaml: an unusable input, refused (exit 2)
+  // before anything is checked, whether or not a symbol would have needed it.
+  std::vector<std::string> codegen_errors() const;
   // The interpreter --python resolves to ("" without --python): said in the report.
   std::string python_interpreter() const;
   // Paths made absolute, defaults filled from the environment ($MUSA_HOME, LD_LIBRARY_PATH...).

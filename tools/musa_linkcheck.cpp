@@ -179,6 +179,10 @@ int run(int argc, char** argv) {
     known = std::move(b.value());
   }
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-linkcheck: warning: %s\n", w.c_str());
+  if (auto bad = context.codegen_errors(); !bad.empty()) {
+    for (const auto& e : bad) std::fprintf(stderr, "musa-linkcheck: error: %s\n", e.c_str());
+    return 2;
+  }
   mlc::LinkcheckOptions options = context.resolve();
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
   for (auto& in : inputs) in = absolute(in);

@@ -84,6 +84,10 @@ int run(int argc, char** argv) {
     return 2;
   }
   for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
+  if (auto bad = context.codegen_errors(); !bad.empty()) {
+    for (const auto& e : bad) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.c_str());
+    return 2;
+  }
   so.relative_to = std::filesystem::current_path().string();  // when the build names no source directory
   for (auto& in : inputs) in = absolute(in);
   auto result = mlc::run_stubgen(inputs, {.linkcheck = context.resolve(),

@@ -40,6 +40,7 @@ constexpr OptionDoc kOptionDocs[] = {
     {"--sdk-home", kContext, "DIR"},
     {"--cuda-home", kContext, "DIR"},
     {"--mapping", kContext, "PATH"},
+    {"--codegen-yaml", kContext, "FILE"},
     {"--cache-dir", kContext, "DIR"},
     {"--no-cache", kContext, ""},
     {"--format", kOutput, "FORMAT"},

@@ -216,6 +216,12 @@ RuleText rule_text(Classification c) {
       return {Classification::Unported, "Unported", "A CUDA API the port still calls; the backend has a counterpart.",
               "The name is CUDA's own (a library of the reference CUDA install exports it): the porting script left the "
               "call unrenamed. Call the counterpart the porting map names instead and rebuild; a stub would hide it."};
+    case Classification::UnimplementedKernel:
+      return {Classification::UnimplementedKernel, "UnimplementedKernel",
+              "A kernel the backend's torchgen yaml lists is implemented by no source.",
+              "The backend yaml that gen_backend_stubs reads lists the operator, so the generated Register<Backend>.cpp "
+              "calls <cpp_namespace>::<Backend>NativeFunctions::<op>, but no source defines it. Implement the kernel, "
+              "or remove the entry from the yaml; musa-stubgen writes a stub that throws so the library loads."};
     case Classification::Unknown:
       return {Classification::Unknown, "Unknown", "No definition or declaration of the symbol was found.",
               "Nothing in the build, the sources, the SDK or CUDA defines or declares the symbol. Give more context "

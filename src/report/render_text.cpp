@@ -363,7 +363,10 @@ std::string render_text(const Report& report, const TextStyle& style) {
       // names it): "defined in" it would contradict the line above.
       if (u.origin && u.classification != Classification::ProviderMismatch) {
         std::string at = u.origin->line ? fmt::format("{}:{}", u.origin->file, *u.origin->line) : u.origin->file;
-        out += fmt::format(">>> {} in: {}\n", u.origin->kind == OriginKind::Declaration ? "declared" : "defined", at);
+        const char* how = u.classification == Classification::UnimplementedKernel ? "listed"  // its backend yaml entry
+                          : u.origin->kind == OriginKind::Declaration                 ? "declared"
+                                                                                      : "defined";
+        out += fmt::format(">>> {} in: {}\n", how, at);
         if (u.origin->ported_from) out += fmt::format(">>> ported from: {}\n", *u.origin->ported_from);
       }
       if (u.counterpart) {

@@ -37,6 +37,7 @@ const char* to_string(Classification c) {
     case Classification::ProviderMismatch: return "provider-mismatch";
     case Classification::HostProvided: return "host-provided";
     case Classification::Unported: return "unported";
+    case Classification::UnimplementedKernel: return "unimplemented-kernel";
     case Classification::Unknown: return "unknown";
   }
   return "unknown";

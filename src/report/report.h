@@ -28,6 +28,7 @@ enum class Classification {
   ProviderMismatch,      // the loaded library that owns its namespace lacks it: built against another version
   HostProvided,          // the host program that loads the library defines it (Python C API, Perl XS)
   Unported,              // a CUDA API the port still calls; the porting map names its counterpart
+  UnimplementedKernel,   // a kernel a torchgen backend yaml lists, which no source implements
   Unknown,               // stays last: all_classifications() runs up to it
 };
 // Every classification, in the enum's order (SARIF rule indexes, docs, tests).

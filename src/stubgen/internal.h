@@ -60,6 +60,11 @@ struct Stub {
 };
 Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, const StubOptions& o, bool c10);
 
+// A kernel a torchgen backend yaml lists and no source implements: defined with its generated
+// declaration's signature in the generated class, throwing "<op> is not implemented for <backend>".
+// None when the generated declaration is not found (the demangled name has no return type).
+std::optional<Stub> kernel_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, const StubOptions& o);
+
 // A data object's stub: `size` zero-filled bytes bound to the symbol by its assembler name.
 Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& library, const StubOptions& o);
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/file_io.h"
+#include "common/walk.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "porting/porting_map.h"
@@ -506,6 +507,94 @@ Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, co
     stub.declaration = Block{guarded(decl, o), ""};
   }
   stub.info = {u.symbol, sig->source, signature_text(*sig)};
+  return stub;
+}
+
+namespace {
+
+// The build's include directories (-I, -isystem): compile_commands.json, else the Makefiles' flags.make.
+std::vector<std::string> include_dirs(const cmake::BuildInfo& build) {
+  std::vector<std::string> dirs;
+  auto take = [&](const std::vector<std::string>& argv, const std::string& cwd) {
+    for (size_t i = 0; i < argv.size(); ++i) {
+      std::string d;
+      if ((argv[i] == "-I" || argv[i] == "-isystem") && i + 1 < argv.size()) d = argv[i + 1];
+      else if (argv[i].rfind("-I", 0) == 0 && argv[i].size() > 2) d = argv[i].substr(2);
+      if (d.empty()) continue;
+      dirs.push_back(cmake::normalize_path(fs::path(d).is_absolute() ? d : cwd + "/" + d));
+    }
+  };
+  for (const auto& c : cmake::read_compile_commands(build.build_dir)) take(c.argv, c.directory);
+  if (!dirs.empty() || build.build_dir.empty()) return dirs;
+  // Without a compile database: build.ninja's `INCLUDES = ` and the Makefiles' `CXX_INCLUDES = `.
+  auto read_flags = [&](const std::string& path, const std::string& key) {
+    std::istringstream in(read_text(path).value_or(""));
+    for (std::string line; std::getline(in, line);) {
+      size_t at = line.find(key);
+      if (at == std::string::npos || line.find_first_not_of(' ') != at) continue;
+      std::istringstream words(line.substr(at + key.size()));
+      std::vector<std::string> argv;
+      for (std::string w; words >> w;) argv.push_back(w);
+      take(argv, build.build_dir);
+    }
+  };
+  read_flags(build.build_dir + "/build.ninja", "INCLUDES = ");
+  walk_tree(build.build_dir, [&](const std::string& path, const struct stat&) {
+    if (!path.ends_with("/flags.make")) return;
+    std::istringstream in(read_text(path).value_or(""));
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("CXX_INCLUDES = ", 0) != 0) continue;
+      std::istringstream words(line.substr(15));
+      std::vector<std::string> argv;
+      for (std::string w; words >> w;) argv.push_back(w);
+      take(argv, build.build_dir);
+    }
+  }, {.skip_hidden = true, .follow_symlinks = false});
+  return dirs;
+}
+
+// How the stub file includes the generated header: relative to the build's include directory that
+// holds it (the generated directory is on the backend's include path, or its Register<Backend>.cpp
+// would not compile), else as the generated Register<Backend>.cpp spells it.
+std::string generated_include(const std::string& header, const codegen::BackendYaml& y, const trace::TraceContext& ctx) {
+  std::string best;
+  if (ctx.build)
+    for (const auto& d : include_dirs(*ctx.build))
+      if (header.rfind(d + "/", 0) == 0 && d.size() > best.size()) best = d;
+  if (!best.empty()) return header.substr(best.size() + 1);
+  std::string name = fs::path(header).filename().string();
+  if (auto reg = read_text(y.output_dir + "/Register" + y.backend + ".cpp")) {
+    std::istringstream in(*reg);
+    for (std::string line; std::getline(in, line);) {
+      size_t q = line.find('"');
+      if (line.rfind("#include", 0) == 0 && q != std::string::npos && line.find(name + "\"") != std::string::npos)
+        return line.substr(q + 1, line.rfind('"') - q - 1);
+    }
+  }
+  return name;
+}
+
+}  // namespace
+
+std::optional<Stub> kernel_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, const StubOptions& o) {
+  if (!ctx.codegen) return std::nullopt;
+  demangle::SymbolName sym = demangle::parse_symbol(u.symbol);
+  codegen::KernelMatch m = codegen::match_kernel(*ctx.codegen, sym);
+  if (m.entries.empty() || !m.declaration) return std::nullopt;
+  const codegen::KernelEntry& e = *m.entries.front();
+  const codegen::GeneratedDeclaration& d = *m.declaration;
+  Signature s;
+  s.return_type = d.return_type;
+  s.name = sym.qualified();
+  s.params = d.params;
+  std::string block = "// " + std::string(to_string(u.classification)) + ": " + e.op + ", listed in " + m.yaml->path +
+                      ":" + std::to_string(e.line) + "; declared in " + d.file + ":" + std::to_string(d.line) + "\n" +
+                      signature_text(s) + " {\n  throw std::runtime_error(" +
+                      cpp_string(e.op + " is not implemented for " + m.yaml->backend) + ");\n}\n";
+  std::string header = generated_include(d.file, *m.yaml, ctx);
+  Stub stub;
+  stub.definition = {guarded(block, o), "stdexcept," + header};
+  stub.info = {u.symbol, "generated-header", signature_text(s)};
   return stub;
 }
 

@@ -35,6 +35,14 @@ bool stub(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Trac
       return true;
     }
     s = data_stub(u, *u.size, lib.path, o);
+  } else if (u.classification == Classification::UnimplementedKernel) {
+    auto k = kernel_stub(u, ctx, o);
+    if (!k) {
+      p.refused.push_back({u.demangled, "its generated declaration (<Backend>NativeFunctions.h) was not found, so its "
+                                        "return type is unknown: pass --build-dir of the build that generated it"});
+      return true;
+    }
+    s = *k;
   } else {
     s = function_stub(u, ctx, o, t.c10);
   }

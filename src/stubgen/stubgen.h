@@ -24,7 +24,8 @@ struct StubOptions {
   std::string out_header = "unimplemented_functions.h";
   std::string runtime_header;  // the stub runtime's header to copy beside the stubs ("" to skip)
   std::string ns;              // enclosing namespace for C++ stubs whose own namespace cannot be used
-  std::set<Classification> classes = {Classification::SdkDeclaredOnly, Classification::CudaOnly};  // which classifications get stubs
+  std::set<Classification> classes = {Classification::SdkDeclaredOnly, Classification::CudaOnly,
+                                     Classification::UnimplementedKernel};  // which classifications get stubs
   std::optional<int> version_guard;  // wrap stubs in #if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < N)
   bool prune = false;
   std::optional<bool> c10;  // C10_THROW_ERROR available; default: c10/util/Exception.h in a source root

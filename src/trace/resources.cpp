@@ -3,6 +3,7 @@
 #include "trace/resources.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
@@ -84,6 +85,30 @@ void TraceResources::prepare() {
       errors_.push_back(m.error());
     }
   }
+  // torchgen backend yamls: those given, else those the build's custom commands pass to gen_backend_stubs.
+  std::vector<codegen::FoundYaml> yamls;
+  for (const auto& y : o_.codegen_yamls) yamls.push_back({y, "", ""});
+  std::vector<codegen::FoundYaml> from_build;
+  if (build_) from_build = codegen::find_backend_yamls(*build_);
+  if (yamls.empty()) yamls = from_build;
+  for (auto& f : yamls) {
+    for (const auto& b : from_build)  // what the build knows of a yaml given by name
+      if (b.yaml == cmake::normalize_path(f.yaml)) f = b;
+    auto y = codegen::read_backend_yaml(f.yaml);
+    if (!y) {
+      // A yaml the user named must be one; a file found by its name alone may be something else.
+      if (!o_.codegen_yamls.empty()) errors_.push_back(y.error());
+      continue;
+    }
+    y->output_dir = f.output_dir;
+    y->native_yaml = f.native_yaml;
+    for (const auto& r : ctx_.source_roots)  // PyTorch's checkout holds the schema the generator read
+      if (y->native_yaml.empty() && std::filesystem::exists(r + "/aten/src/ATen/native/native_functions.yaml"))
+        y->native_yaml = r + "/aten/src/ATen/native/native_functions.yaml";
+    codegen::read_schemas(*y);
+    codegen_.push_back(std::move(y).value());
+  }
+  if (!codegen_.empty()) ctx_.codegen = &codegen_;
   ctx_.sdk_home = o_.sdk_home;
   ctx_.backend = &o_.backend;
   ctx_.cuda_home = o_.cuda_home;

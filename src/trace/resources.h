@@ -27,6 +27,7 @@ struct TraceOptions {
   std::string sdk_home;                   // vendor SDK (its backend's library and include dirs)
   std::string cuda_home;                  // reference CUDA install
   std::string mapping;                    // porting map file or directory
+  std::vector<std::string> codegen_yamls;  // torchgen backend yamls (default: those the build runs gen_backend_stubs on)
   std::string cache_dir;                  // where indexes are cached ("" for none)
   bool confirm = false;                   // compile unsettled candidates with the build's command (src/confirm)
   double confirm_budget = 60;             // seconds of compiling allowed; the rest stays unconfirmed
@@ -62,6 +63,7 @@ class TraceResources {
   std::optional<source::SourceIndex> sources_;
   source::IndexStats source_stats_;
   std::optional<porting::PortingMap> mapping_;
+  std::vector<codegen::BackendYaml> codegen_;
   std::optional<sdk::SdkIndex> sdk_, cuda_, search_path_;
 };
 

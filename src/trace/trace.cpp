@@ -103,6 +103,7 @@ class Tracer {
     if (check_import_context()) return;
     if (check_archives()) return;
     if (check_sources()) return;
+    if (check_codegen()) return;  // a kernel a torchgen backend yaml lists, implemented nowhere
     if (check_sdk_headers()) return;
     if (check_stand_in(sym_, ctx_, declared_only_, u_)) return;  // c10::musa::musaX, torch_musa's stand-ins
     if (check_cuda()) return;
@@ -116,6 +117,56 @@ class Tracer {
   }
 
  private:
+  // --- generated registration code: a kernel the backend yaml lists that no source implements -------
+  bool check_codegen() {
+    if (!ctx_.codegen) return false;
+    codegen::KernelMatch m = codegen::match_kernel(*ctx_.codegen, sym_);
+    if (m.entries.empty()) return false;
+    const codegen::KernelEntry& e = *m.entries.front();
+    auto at = [&](const codegen::KernelEntry& k) { return m.yaml->path + ":" + std::to_string(k.line); };
+    u_.classification = Classification::UnimplementedKernel;
+    std::string listed = e.op + " is listed in " + at(e);
+    if (m.entries.size() > 1) {
+      listed = "one of ";
+      for (size_t i = 0; i < m.entries.size(); ++i) listed += (i ? ", " : "") + m.entries[i]->op + " (" + at(*m.entries[i]) + ")";
+      listed += " is listed";
+    }
+    const std::vector<std::string> others = other_signatures();
+    u_.reason = listed + " for " + m.yaml->backend + ", so the generated registration code calls " + sym_.qualified() +
+                (m.declaration ? ", declared in " + m.declaration->file + ":" + std::to_string(m.declaration->line) + " (" +
+                                     m.declaration->text + ")"
+                               : "") +
+                (others.empty() ? ", but no source implements it"
+                                : ", but the library defines it only with other parameters: " + others.front());
+    u_.origin = Origin{m.yaml->path, static_cast<int>(e.line), OriginKind::Declaration, std::nullopt, std::nullopt};
+    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {},
+                 (others.empty() ? "implement " : "give the definition the generated declaration's parameters, or implement ") +
+                 sym_.qualified() + " (" + e.op + "), or remove the entry " + e.op + " at " + at(e) +
+                           "; musa-stubgen writes a stub that throws \"" + e.op + " is not implemented for " +
+                           m.yaml->backend + "\" so the library loads"};
+    return true;
+  }
+
+  // The same function the referencing library defines with other parameters (a kernel written with a
+  // signature other than the generated declaration's compiles, and defines another symbol).
+  std::vector<std::string> other_signatures() const {
+    std::vector<std::string> out;
+    if (!p_ || ref_ < 0 || !demangle::is_mangled(u_.symbol)) return out;
+    const std::string last = std::to_string(sym_.name.size()) + sym_.name + "E";  // _ZN...3addE: the nested name
+    size_t at = u_.symbol.find(last);
+    if (at == std::string::npos) return out;
+    const std::string prefix = u_.symbol.substr(0, at + last.size());
+    const auto& o = p_->objects[ref_].elf;
+    for (size_t i = 1; i < o.dynamic_symbol_count(); ++i) {
+      elf::Symbol s = o.dynamic_symbol(i);
+      if (s.is_undefined()) continue;
+      std::string_view name = o.name_of(s);
+      if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 && name != u_.symbol)
+        out.push_back(demangle::demangle(name));
+    }
+    return out;
+  }
+
   // --- libraries: shadowed copies and libraries that are not linked --------------------------------
   bool check_libraries() {
     for (const sdk::SdkIndex* index : {ctx_.sdk(), ctx_.search_path}) {

@@ -13,6 +13,7 @@
 
 #include "backend/backend.h"
 #include "cmake/build_info.h"
+#include "codegen/backend_yaml.h"
 #include "loader/loader.h"
 #include "porting/porting_map.h"
 #include "report/report.h"
@@ -36,6 +37,7 @@ struct TraceContext {
   const porting::PortingMap* mapping = nullptr;
   const backend::Backend* backend = &backend::musa();  // names in sentences, the SDK's layout
   const cmake::BuildInfo* build = nullptr;
+  const std::vector<codegen::BackendYaml>* codegen = nullptr;  // torchgen backend yamls (kernels the generated code calls)
   // Ported path (relative) -> original path (relative), filled on first use.
   mutable std::optional<std::unordered_map<std::string, std::string>> original_of;
   // Translation units by what they #include ("fmt/format-inl.h" -> [{tu, line}]), filled on first use.

@@ -201,7 +201,7 @@ TEST(FirstHour, option_errors_are_gnu_style) {
   EXPECT_EQ(r.err, "musa-stubgen: invalid argument 'unknwon' for '--stub'\n"
                    "Valid arguments are: missing-source, unlinked-library, sdk-declared-only, cuda-only, abi-mismatch, "
                    "version-mismatch, hidden, shadowed, missing-library, static-archive, missing-instantiation, "
-                   "provider-mismatch, host-provided, unported, unknown\n"
+                   "provider-mismatch, host-provided, unported, unimplemented-kernel, unknown\n"
                    "Try 'musa-stubgen --help' for more information.\n");
   // -o to a path that cannot be written says why, in the system's words.
   std::string dir = test::scratch_dir("unwritable");
