@@ -158,9 +158,12 @@ void ContextOptions::add_to(CLI::App& app) {
   app.add_flag("--only-named", only_named,
                "check the named files only, not the dependencies their load brings in (the default before 0.2)")
       ->excludes("--closure");
-  app.add_option("--build-dir", build_dir, "a CMake build tree (CMakeCache.txt, compile_commands.json, File API)");
+  app.add_option("--build-dir", build_dir, "a CMake build tree (CMakeCache.txt, compile_commands.json, File API); its sources are "
+                 "searched for definitions: CMAKE_HOME_DIRECTORY, each target's source directory and the directories "
+                 "of its sources (build trees below them skipped, at most 200000 files each), and the files of "
+                 "generated-source directories");
   app.add_option("--porting-dir", porting_dir, "the generated porting tree (default: GENERATED_PORTING_DIR)");
-  app.add_option("--source-root", source_roots, "a source tree to search for definitions (repeatable)")
+  app.add_option("--source-root", source_roots, "a source tree to search for definitions besides the build's own (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--cmake-lists", cmake_lists, "a CMakeLists.txt whose source lists are read (repeatable)")
       ->allow_extra_args(false);

@@ -504,6 +504,8 @@ void read_file_api(BuildInfo& info) {
     if (!tj.is_object()) continue;
     TargetInfo target;
     target.name = tj.value("name", "");
+    if (tj.contains("paths") && tj["paths"].is_object())
+      target.source_dir = normalize_path(join(top, tj["paths"].value("source", ".")));
     target.type = tj.value("type", "");
     for (const auto& a : tj.value("artifacts", nlohmann::json::array())) {
       target.artifacts.push_back(join(info.build_dir, a.value("path", "")));
@@ -622,6 +624,34 @@ class TreeWalker {
 };
 
 }  // namespace
+
+SearchRoots source_search_roots(const BuildInfo& build) {
+  auto under = [](const std::string& path, const std::string& dir) {
+    return !dir.empty() && (path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                                            (dir.back() == '/' || path[dir.size()] == '/')));
+  };
+  std::string build_dir = build.build_dir.empty() ? "" : normalize_path(build.build_dir);
+  std::set<std::string> dirs;
+  if (!build.source_dir.empty()) dirs.insert(normalize_path(build.source_dir));
+  for (const auto& t : build.targets) {
+    if (!t.source_dir.empty()) dirs.insert(t.source_dir);
+    for (const auto& src : t.sources) dirs.insert(normalize_path(src.substr(0, src.rfind('/'))));
+  }
+  for (const auto& f : build.compiled) dirs.insert(normalize_path(f.substr(0, f.rfind('/'))));
+  SearchRoots roots;
+  std::string source_dir = build.source_dir.empty() ? "" : normalize_path(build.source_dir);
+  for (const auto& d : dirs) {
+    if (d.empty() || d == "/" || !is_dir(d)) continue;
+    // Inside a build tree (not an in-source build): the generated sources of that directory only
+    // (its CMakeFiles/ holds compiler probes with a main() each, its _deps/ other projects).
+    if (build_dir != source_dir && under(d, build_dir)) {
+      roots.flat.push_back(d);
+    } else if (std::none_of(roots.trees.begin(), roots.trees.end(), [&](const auto& t) { return under(d, t); })) {
+      roots.trees.push_back(d);  // sorted: a parent comes before what it holds
+    }
+  }
+  return roots;
+}
 
 BuildInfo read_build(const BuildOptions& options) {
   BuildInfo info;

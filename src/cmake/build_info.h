@@ -47,6 +47,7 @@ struct TargetInfo {
   std::vector<std::string> dependencies;   // the targets it depends on, by name (File API dependencies)
   std::string cmake_file;             // where add_library()/musa_add_library() is written, when known
   uint32_t line = 0;
+  std::string source_dir;             // its CMAKE_CURRENT_SOURCE_DIR (File API paths.source), absolute
 };
 
 struct BuildInfo {
@@ -73,6 +74,17 @@ struct BuildInfo {
 // The CMake target that builds the library at `path`: the File API's target with that artifact, else
 // the target the library is named after (libcore.so.1 -> core), as add_library(core SHARED) names it.
 std::string target_of_library(const BuildInfo* build, const std::string& path);
+
+// Where the build's own sources live, searched for definitions when no --source-root names them:
+// `trees` (walked, build trees below them skipped) are CMAKE_HOME_DIRECTORY, each target's source
+// directory and the directories of the sources it lists or compiles; `flat` are such directories
+// inside a build tree (generated sources), whose files alone are read, never the tree below.
+// A directory inside another one listed is left out.
+struct SearchRoots {
+  std::vector<std::string> trees;
+  std::vector<std::string> flat;
+};
+SearchRoots source_search_roots(const BuildInfo& build);
 
 struct BuildOptions {
   std::string build_dir;                 // may be empty

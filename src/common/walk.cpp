@@ -8,11 +8,12 @@
 namespace mlc {
 namespace {
 
-void walk(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
-          const WalkOptions& o, int depth) {
-  if (depth > 64 || dir.find('\0') != std::string::npos) return;  // a NUL would cut the path short
+// False once the file limit is reached (the walk stops).
+bool walk(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
+          const WalkOptions& o, int depth, size_t& files) {
+  if (depth > 64 || dir.find('\0') != std::string::npos) return true;  // a NUL would cut the path short
   DIR* d = opendir(dir.c_str());
-  if (!d) return;
+  if (!d) return true;
   std::vector<std::string> names;
   while (dirent* de = readdir(d)) {
     std::string n = de->d_name;
@@ -27,18 +28,23 @@ void walk(const std::string& dir, const std::function<void(const std::string&, c
     struct stat st;
     if ((o.follow_symlinks ? stat(p.c_str(), &st) : lstat(p.c_str(), &st)) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
-      walk(p, on_file, o, depth + 1);
+      if (depth >= o.max_depth || (o.skip_dir && o.skip_dir(p))) continue;
+      if (!walk(p, on_file, o, depth + 1, files)) return false;
     } else if (S_ISREG(st.st_mode)) {
+      if (o.max_files && files >= o.max_files) return false;
+      ++files;
       on_file(p, st);
     }
   }
+  return true;
 }
 
 }  // namespace
 
-void walk_tree(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
+bool walk_tree(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
                const WalkOptions& options) {
-  walk(dir, on_file, options, 0);
+  size_t files = 0;
+  return walk(dir, on_file, options, 0, files);
 }
 
 }  // namespace mlc

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -12,10 +13,14 @@ namespace mlc {
 struct WalkOptions {
   bool skip_hidden = false;      // skip entries whose name starts with '.' (.git ...)
   bool follow_symlinks = true;   // false: symlinks (to files or directories) are not visited
+  int max_depth = 64;            // 0: only the files directly in dir
+  size_t max_files = 0;          // stop after visiting this many files (0: no limit)
+  std::function<bool(const std::string&)> skip_dir = nullptr;  // a directory below dir not to enter
 };
 
-// Calls on_file(path, stat) for every regular file below dir, in sorted order.
-void walk_tree(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
+// Calls on_file(path, stat) for every regular file below dir, in sorted order. Returns false when
+// max_files cut the walk short.
+bool walk_tree(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
                const WalkOptions& options = {});
 
 }  // namespace mlc

@@ -224,11 +224,22 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
     bool macros_only = r >= options.roots.size();
     if (stat(root.c_str(), &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
-      walk_tree(root, [&](const std::string& path, const struct stat& fst) {
+      WalkOptions wo{.skip_hidden = true, .follow_symlinks = true};
+      // Another build tree below a source root (build/ inside the checkout, an in-source build's
+      // CMakeFiles/ with its compiler-identification main()) holds copies and probes, not the project's sources.
+      if (!macros_only)
+        wo.skip_dir = [](const std::string& dir) {
+          struct stat cs;
+          return dir.ends_with("/CMakeFiles") || stat((dir + "/CMakeCache.txt").c_str(), &cs) == 0;
+        };
+      bool bounded = options.bounded_roots.count(root) > 0;
+      if (bounded) wo.max_files = options.walk_limit;
+      bool whole = walk_tree(root, [&](const std::string& path, const struct stat& fst) {
         if (!is_source_file(path) || (macros_only && is_compiled_source(path))) return;
         found.push_back({path, static_cast<uint64_t>(fst.st_size), fst.st_mtim.tv_sec * 1000000000LL + fst.st_mtim.tv_nsec,
                          static_cast<uint16_t>(r)});
-      }, WalkOptions{true, true});
+      }, wo);
+      if (!whole && stats) stats->cut_short.push_back(root);
     } else if (S_ISREG(st.st_mode)) {
       found.push_back({root, static_cast<uint64_t>(st.st_size), st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
                        static_cast<uint16_t>(r)});

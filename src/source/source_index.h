@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -41,6 +42,10 @@ struct IndexOptions {
   // The build's -D definitions: of a namespace macro defined in several #if branches, the branch they
   // select is taken (else the first definition).
   std::map<std::string, std::string> defines = {};
+  // Roots the build suggested rather than the user named (its source directory...): each walk stops
+  // after walk_limit files, so a source directory that turns out to be a home directory costs a bound.
+  std::set<std::string> bounded_roots = {};
+  size_t walk_limit = 200000;
 };
 
 struct IndexStats {
@@ -50,6 +55,7 @@ struct IndexStats {
   size_t bytes_scanned = 0;
   bool cache_loaded = false;
   bool cache_written = false;
+  std::vector<std::string> cut_short;  // bounded roots whose walk reached walk_limit
 };
 
 bool is_source_file(std::string_view path);    // .c .cc .cpp .cxx .cu .mu .hip .h .hh .hpp .cuh .muh .inl

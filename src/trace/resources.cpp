@@ -2,6 +2,7 @@
 // shared by every input of a run, by musa-stubgen's planning and by the coverage report.
 #include "trace/resources.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -9,6 +10,7 @@
 #include <set>
 
 #include "backend/hipify_map.h"
+#include "common/walk.h"
 #include "source/preprocessor.h"
 
 namespace mlc::trace {
@@ -65,6 +67,25 @@ void TraceResources::prepare() {
   std::vector<std::string> roots;
   if (!ctx_.porting_dir.empty()) roots.push_back(ctx_.porting_dir);
   roots.insert(roots.end(), ctx_.source_roots.begin(), ctx_.source_roots.end());
+  // The build knows its own sources: they are searched too, --source-root or not (not as source roots
+  // of ctx_: those are trees a porting tree was generated from).
+  std::set<std::string> bounded;
+  if (build_) {
+    auto under_any = [&](const std::string& path) {
+      return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
+        return path == r || (path.size() > r.size() && path.compare(0, r.size(), r) == 0 && path[r.size()] == '/');
+      });
+    };
+    auto derived = cmake::source_search_roots(*build_);
+    for (const auto& t : derived.trees)
+      if (!under_any(t)) bounded.insert(roots.emplace_back(t));
+    for (const auto& d : derived.flat) {
+      if (under_any(d)) continue;
+      walk_tree(d, [&](const std::string& path, const struct stat&) {
+        if (source::is_source_file(path)) roots.push_back(path);
+      }, WalkOptions{.skip_hidden = true, .follow_symlinks = true, .max_depth = 0, .max_files = 10000});
+    }
+  }
   if (!roots.empty()) {
     // The build directory's generated headers (config.h, export headers) define namespace macros.
     std::vector<std::string> macro_roots;
@@ -72,8 +93,14 @@ void TraceResources::prepare() {
     // The build's -D/-U flags decide which #if branch of a config header defines a namespace macro.
     std::map<std::string, std::string> defines;
     for (const auto& c : cmake::read_compile_commands(o_.build_dir)) source::add_command_definitions(c.argv, defines);
-    sources_.emplace(source::SourceIndex::build({.roots = roots, .cache_file = cache_file("sources", roots), .defines = defines},
+    sources_.emplace(source::SourceIndex::build({.roots = roots,
+                                                 .cache_file = cache_file("sources", roots),
+                                                 .defines = defines,
+                                                 .bounded_roots = bounded},
                                                 &source_stats_, macro_roots));
+    for (const auto& r : source_stats_.cut_short)
+      warnings_.push_back("the search for definitions under " + r + " (the build's source directory) stopped after " +
+                          std::to_string(source::IndexOptions{}.walk_limit) + " files; --source-root names the trees to search");
     ctx_.sources = &*sources_;
   }
   if (!o_.mapping.empty()) {
