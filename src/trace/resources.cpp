@@ -67,10 +67,13 @@ void TraceResources::prepare() {
   std::vector<std::string> roots;
   if (!ctx_.porting_dir.empty()) roots.push_back(ctx_.porting_dir);
   roots.insert(roots.end(), ctx_.source_roots.begin(), ctx_.source_roots.end());
-  // The build knows its own sources: they are searched too, --source-root or not (not as source roots
-  // of ctx_: those are trees a porting tree was generated from).
+  // --build-dir alone (the FAQ's first command): the build knows its own sources, and they are what is
+  // searched (not as source roots of ctx_: those are trees a porting tree was generated from). Once the
+  // user names the trees (--porting-dir, --source-root, --cmake-lists), those are the search: a build
+  // whose source directory also holds vendored projects, test data or other worlds (a fixture built
+  // inside its tool's own build) would otherwise lend definitions from files that belong to none of it.
   std::set<std::string> bounded;
-  if (build_) {
+  if (build_ && o_.porting_dir.empty() && o_.source_roots.empty() && o_.cmake_lists.empty()) {
     auto under_any = [&](const std::string& path) {
       return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
         return path == r || (path.size() > r.size() && path.compare(0, r.size(), r) == 0 && path[r.size()] == '/');
