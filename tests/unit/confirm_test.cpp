@@ -10,6 +10,8 @@
 #include <regex>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "confirm/confirm.h"
 #include "pipeline/linkcheck.h"
 #include "test_support.h"
@@ -265,6 +267,58 @@ TEST(ConfirmGlob, FileAGlobCoversGetsTheNoteNotAnEmptyEntry) {
   EXPECT_NE(out.find("musa-stubgen: cannot fix ns::f(int): "), std::string::npos) << out;
   EXPECT_NE(out.find(note), std::string::npos) << out;
   EXPECT_EQ(read_file(src + "/CMakeLists.txt"), cmake_before);
+  fs::remove_all(root);
+}
+
+// torch_musa's FAQ 8.3 loop from the user's first command, `musa-linkcheck --build-dir build
+// build/libmyops.so` and nothing else (issue 26 item 1): a project configured as users configure it
+// (no compile database, no File API query) whose scale_kernel.cpp is missing from its target's source
+// list. The build's own sources are searched, the forgotten file is the origin and the target's
+// add_library() the list; musa-stubgen --apply writes the entry, and the rebuilt library resolves.
+TEST(BuildDirAlone, FaqCaseIsTracedToTheForgottenSourcePatchedAndRebuilt) {
+  std::string root = mlc::test::scratch_dir("build_dir_alone");
+  std::string src = root + "/myops", build = root + "/build";
+  fs::create_directories(src + "/kernels");
+  write_file(src + "/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.16)\nproject(myops CXX)\n"
+             "add_library(other SHARED kernels/other.cpp)\n"
+             "add_library(myops SHARED ops.cpp)\n");
+  write_file(src + "/kernels/scale.h", "#pragma once\nnamespace myops { float scale(float x, float by); }\n");
+  write_file(src + "/ops.cpp", "#include \"kernels/scale.h\"\nfloat twice(float v) { return myops::scale(v, 2.0f); }\n");
+  write_file(src + "/kernels/scale_kernel.cpp",
+             "#include \"scale.h\"\nnamespace myops {\nfloat scale(float x, float by) { return x * by; }\n}\n");
+  write_file(src + "/kernels/other.cpp", "int other() { return 1; }\n");
+  std::string log;
+  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " >/dev/null && cmake --build " + quote(build), &log), 0)
+      << "cannot build the fixture project: " << log;
+  ASSERT_FALSE(fs::exists(build + "/compile_commands.json"));
+  const std::string lib = build + "/libmyops.so";
+  const std::string args = " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
+
+  std::string out;
+  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json " + quote(lib), &out), 1) << out;
+  auto doc = nlohmann::json::parse(out.substr(out.find('{')));
+  const auto& us = doc["libraries"][0]["unresolved"];
+  ASSERT_EQ(us.size(), 1u) << us.dump();
+  EXPECT_EQ(us[0]["demangled"], "myops::scale(float, float)");
+  EXPECT_EQ(us[0]["classification"], "missing-source") << us[0].dump();
+  EXPECT_EQ(us[0]["origin"]["file"], src + "/kernels/scale_kernel.cpp");
+  EXPECT_EQ(us[0]["origin"]["line"], 3);
+  EXPECT_EQ(us[0]["fix"]["cmake_file"], src + "/CMakeLists.txt") << us[0]["fix"].dump();
+
+  // The fix, applied by musa-stubgen, lands in myops's add_library(), not other's; the build builds again.
+  ASSERT_EQ(sh(std::string(MLC_STUBGEN_BIN) + args + "--apply --out-cpp " + quote(root + "/stubs.cpp") + " --out-header " +
+                   quote(root + "/stubs.h") + " " + quote(lib),
+               &out),
+            0)
+      << out;
+  std::string lists = read_file(src + "/CMakeLists.txt");
+  EXPECT_NE(lists.find("add_library(other SHARED kernels/other.cpp)\n"), std::string::npos) << lists;
+  EXPECT_NE(lists.find("scale_kernel.cpp"), lists.find("add_library(myops")) << lists;
+  EXPECT_GT(lists.find("scale_kernel.cpp"), lists.find("add_library(myops")) << lists;
+  ASSERT_EQ(sh("cmake --build " + quote(build), &log), 0) << lists << log;
+  EXPECT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "-q " + quote(lib), &out), 0) << out;
+  EXPECT_EQ(out, "");
   fs::remove_all(root);
 }
 
