@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""A pip torch venv, side by side with the real tools (issues 25 and 28). A benchmark, not a test.
+
+Usage: venv_bench.py MUSA_LINKCHECK VENV [RUNS] [OUTDIR]
+
+Run by the venv's own python3 (so that its torch is the one imported). Prints, each against its peer run
+alternately in the same conditions, median wall time and peak RSS (wait4's ru_maxrss):
+  1. torch/lib/libtorch_cuda.so in place: default run (cold: no cache; warm), --only-named, --closure,
+     against `ldd -r`;
+  2. `--python` on torch/_C*.so: exit status, lines of text, warnings (the import works: no warning is the
+     target);
+  3. the whole venv in one command against an `ldd -r` loop over the same ELF files (the named files of its
+     JSON report), and the report's summary line;
+  4. the load verdict of every named file against the real loader: ctypes.CDLL(path, RTLD_NOW) in a fresh
+     interpreter of the venv; for a Python extension module (it exports PyInit_*) the oracle imports torch
+     first, as the tool does for modules that need it, and a disagreement is listed by file.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+
+def measure(argv, out=subprocess.DEVNULL, env=None):
+    """Wall seconds and peak RSS (MB) of one command, from wait4."""
+    start = time.monotonic()
+    p = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return time.monotonic() - start, usage.ru_maxrss / 1024.0, p.returncode
+
+
+def side_by_side(label, ours, peer, runs):
+    to, tp, ro, rp = [], [], 0.0, 0.0
+    measure(ours), measure(peer)  # page cache and the tool's caches warm
+    for _ in range(runs):
+        w, r, _ = measure(ours); to.append(w); ro = max(ro, r)
+        w, r, _ = measure(peer); tp.append(w); rp = max(rp, r)
+    mo, mp = statistics.median(to), statistics.median(tp)
+    print(f"{label:<34} {mo * 1000:9.1f} ms  RSS {ro:7.1f} MB | peer {mp * 1000:9.1f} ms  RSS {rp:6.1f} MB"
+          f" | ratio {mo / mp:6.3f}x", flush=True)
+    return mo, mp
+
+
+def main():
+    tool, venv = sys.argv[1], sys.argv[2]
+    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    outdir = sys.argv[4] if len(sys.argv) > 4 else tempfile.mkdtemp(prefix="mlc-venvbench.")
+    py = os.path.join(venv, "bin", "python3")
+    site = subprocess.check_output([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   text=True).strip()
+    torch_lib = os.path.join(site, "torch", "lib")
+    cuda = os.path.join(torch_lib, "libtorch_cuda.so")
+    print(f"venv {venv}: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {runs} runs each, alternating, "
+          f"median", flush=True)
+
+    # 1. libtorch_cuda.so in place.
+    ldd = ["ldd", "-r", cuda]
+    cache = os.path.join(outdir, "cache")
+    w, r, _ = measure([tool, "--cache-dir", cache, cuda])
+    print(f"{'libtorch_cuda default, cold cache':<34} {w * 1000:9.1f} ms  RSS {r:7.1f} MB (one run)")
+    for label, extra in (("libtorch_cuda default (warm)", []), ("libtorch_cuda --only-named", ["--only-named"]),
+                         ("libtorch_cuda --closure", ["--closure"])):
+        side_by_side(label, [tool, "--cache-dir", cache, *extra, cuda], ldd, runs)
+
+    # 2. The import of torch/_C, which works.
+    c_module = next(os.path.join(site, "torch", f) for f in sorted(os.listdir(os.path.join(site, "torch")))
+                    if f.startswith("_C.") and f.endswith(".so"))
+    with open(os.path.join(outdir, "python_C.txt"), "w") as out:
+        w, r, status = measure([tool, "--cache-dir", cache, f"--python={py}", c_module], out=out)
+    text = open(os.path.join(outdir, "python_C.txt")).read()
+    warnings = sum(1 for line in text.splitlines() if line.startswith("warning"))
+    print(f"--python {os.path.basename(c_module)}: exit {status}, {len(text.splitlines())} lines, {warnings} "
+          f"warnings, {w * 1000:.0f} ms, RSS {r:.1f} MB")
+    print("  " + "\n  ".join(text.splitlines()[:12]))
+
+    # 3. The whole venv in one command.
+    report = os.path.join(outdir, "venv.json")
+    env_run = [tool, "--cuda-home", "", "--sdk-home", "", "--no-cache", "--format", "json", "-o", report, venv]
+    measure(env_run)
+    named = [lib["path"] for lib in json.load(open(report))["libraries"] if lib["role"] == "target"]
+    listing = os.path.join(outdir, "files")
+    with open(listing, "w") as f:
+        f.write("\n".join(named) + "\n")
+    loop = ["sh", "-c", 'while IFS= read -r f; do ldd -r "$f"; done < "$1"', "sh", listing]
+    print(f"whole venv: {len(named)} ELF files")
+    side_by_side("musa-linkcheck VENV vs ldd -r loop", env_run, loop, max(1, runs // 2))
+    with open(os.path.join(outdir, "venv.txt"), "w") as out:
+        measure([tool, "--cuda-home", "", "--sdk-home", "", "--no-cache", venv], out=out)
+    text = open(os.path.join(outdir, "venv.txt")).read().splitlines()
+    print(f"text report: {len(text)} lines; summary: {[l for l in text if 'files would fail' in l or 'files load' in l]}")
+
+    # 4. Verdicts against the real loader.
+    data = json.load(open(report))
+    failing = set()
+    for lib in data["libraries"]:
+        fails = bool(lib.get("unresolved")) or bool(lib.get("missing_versions"))
+        fails |= any(n.get("path") is None for n in lib.get("needed", []))
+        if fails:
+            failing.add(lib["path"] if lib["role"] == "target" or lib.get("loaded_by") is None else lib["loaded_by"])
+    probe = ("import ctypes, os, sys\n"
+             "if sys.argv[2] == '1':\n    import torch\n"
+             "try:\n    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n    print('ok')\n"
+             "except OSError as e:\n    print('fails', str(e).splitlines()[0][:200])\n")
+
+    def extension(path):
+        try:
+            syms = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True).stdout
+        except OSError:
+            return False
+        return " PyInit_" in syms
+
+    def oracle(path):
+        ext = extension(path)
+        env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+        r = subprocess.run([py, "-c", probe, path, "1" if ext else "0"], capture_output=True, text=True, env=env,
+                           timeout=300)
+        return path, ext, r.stdout.strip() or ("fails " + r.stderr.strip().splitlines()[-1][:200]
+                                               if r.stderr.strip() else "fails")
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        results = list(pool.map(oracle, named))
+    truth = {p for p, _, v in results if not v.startswith("ok")}
+    agree = sum(1 for p, _, _ in results if (p in truth) == (p in failing))
+    print(f"verdicts: {agree} of {len(named)} agree with the real loader; real failures {len(truth)}, "
+          f"tool's {len(failing & set(named))}; extension modules {sum(1 for _, e, _ in results if e)}")
+    for p, e, v in results:
+        if (p in truth) != (p in failing):
+            print(f"  DISAGREE {p}: loader says {v}; tool says {'fails' if p in failing else 'loads'}"
+                  f"{' (extension)' if e else ''}")
+    for p, e, v in results:
+        if p in truth:
+            print(f"  real failure {os.path.relpath(p, venv)}: {v}")
+
+
+if __name__ == "__main__":
+    main()
