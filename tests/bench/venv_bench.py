@@ -13,11 +13,13 @@ alternately in the same conditions, median wall time and peak RSS (wait4's ru_ma
      JSON report), and the report's summary line;
   4. the load verdict of every named file against the real loader: ctypes.CDLL(path, RTLD_NOW) in a fresh
      interpreter of the venv; for a Python extension module (it exports PyInit_*) the oracle imports torch
-     first, as the tool does for modules that need it, and a disagreement is listed by file.
+     first, as the tool does for modules that need it; a program (ET_EXEC, or DF_1_PIE) is not a dlopen
+     target (glibc refuses a PIE), so its oracle is `ldd -r`; a disagreement is listed by file.
 """
 import json
 import os
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -114,9 +116,44 @@ def main():
             return False
         return " PyInit_" in syms
 
+    def program(path):
+        """An executable (ET_EXEC, or DF_1_PIE): run, never dlopen'ed (glibc refuses a PIE)."""
+        try:
+            with open(path, "rb") as f:
+                head = f.read(64)
+                if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:
+                    return False
+                e_type, = struct.unpack_from("<H", head, 16)
+                if e_type == 2:
+                    return True
+                phoff, = struct.unpack_from("<Q", head, 32)
+                phentsize, phnum = struct.unpack_from("<HH", head, 54)
+                f.seek(phoff)
+                table = f.read(phentsize * phnum)
+                for i in range(phnum):
+                    p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+                    if p_type != 2:  # PT_DYNAMIC
+                        continue
+                    f.seek(p_offset)
+                    dyn = f.read(p_filesz)
+                    for j in range(0, len(dyn) - 15, 16):
+                        tag, val = struct.unpack_from("<qQ", dyn, j)
+                        if tag == 0:
+                            break
+                        if tag == 0x6ffffffb and val & 0x08000000:  # DT_FLAGS_1 & DF_1_PIE
+                            return True
+            return False
+        except (OSError, struct.error):
+            return False
+
     def oracle(path):
         ext = extension(path)
         env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+        if program(path):
+            # A program's start, as ldd -r sees it: a missing library or an undefined symbol.
+            r = subprocess.run(["ldd", "-r", path], capture_output=True, text=True, env=env, timeout=300)
+            bad = [l.strip() for l in (r.stdout + r.stderr).splitlines() if "not found" in l or "undefined symbol" in l]
+            return path, ext, ("fails (program) " + bad[0][:200]) if bad else "ok (program)"
         r = subprocess.run([py, "-c", probe, path, "1" if ext else "0"], capture_output=True, text=True, env=env,
                            timeout=300)
         return path, ext, r.stdout.strip() or ("fails " + r.stderr.strip().splitlines()[-1][:200]
