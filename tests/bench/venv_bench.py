@@ -9,8 +9,8 @@ alternately in the same conditions, median wall time and peak RSS (wait4's ru_ma
      against `ldd -r`;
   2. `--python` on torch/_C*.so: exit status, lines of text, warnings (the import works: no warning is the
      target);
-  3. the whole venv in one command against an `ldd -r` loop over the same ELF files (the named files of its
-     JSON report), and the report's summary line;
+  3. the whole venv in one command (first run: --no-cache; second: the literal cache of the first) against an
+     `ldd -r` loop over the same ELF files (the named files of its JSON report), and the report's summary line;
   4. the load verdict of every named file against the real loader: ctypes.CDLL(path, RTLD_NOW) in a fresh
      interpreter of the venv; for a Python extension module (it exports PyInit_*) the oracle imports torch
      first, as the tool does for modules that need it; a program (ET_EXEC, or DF_1_PIE) is not a dlopen
@@ -91,6 +91,10 @@ def main():
     loop = ["sh", "-c", 'while IFS= read -r f; do ldd -r "$f"; done < "$1"', "sh", listing]
     print(f"whole venv: {len(named)} ELF files")
     side_by_side("musa-linkcheck VENV vs ldd -r loop", env_run, loop, max(1, runs // 2))
+    # The second run of a user's day: the literals of each file cached by the first.
+    warm_run = [tool, "--cuda-home", "", "--sdk-home", "", "--cache-dir", cache, "--format", "json", "-o",
+                os.path.join(outdir, "venv-warm.json"), venv]
+    side_by_side("musa-linkcheck VENV (cache) vs loop", warm_run, loop, max(1, runs // 2))
     with open(os.path.join(outdir, "venv.txt"), "w") as out:
         measure([tool, "--cuda-home", "", "--sdk-home", "", "--no-cache", venv], out=out)
     text = open(os.path.join(outdir, "venv.txt")).read().splitlines()
