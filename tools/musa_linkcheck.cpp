@@ -219,9 +219,13 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "musa-linkcheck: error: '%s' is not a symbol name: %s\n", symbol.c_str(), why.c_str());
       return 2;
     }
+    // One load per input: the binding is read in the process the findings come from (with --python,
+    // the import's), not from a second load in another environment.
+    options.inspect = [&](const mlc::loader::Process& process) {
+      explained_bindings.push_back(mlc::explain::binding_in(symbol, process));
+    };
     report = mlc::explain_symbol(symbol, inputs, options);
-    std::vector<mlc::InputError> said_by_the_report;
-    explained_bindings = mlc::explain::bindings(symbol, mlc::expand_inputs(inputs, said_by_the_report), options.env);
+    options.inspect = nullptr;
     for (const auto& b : explained_bindings)
       explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
                                                  ? mlc::demangle::demangle(symbol) : symbol);

@@ -1,6 +1,6 @@
-// musa-linkcheck explain's answer for a symbol that is bound or not referenced at all: the loader
-// is emulated for each library (as linkcheck does), and the one reference is followed to its
-// definition with the binding pass's own rules (loader::bind_one).
+// musa-linkcheck explain's answer for a symbol that is bound or not referenced at all: the one
+// reference is followed to its definition, in the process the link check made for each library
+// (LinkcheckOptions::inspect), with the binding pass's own rules (loader::bind_one).
 #include "explain/explain.h"
 
 #include <algorithm>
@@ -82,49 +82,40 @@ std::vector<std::string> near_references(const elf::ElfObject& o, const std::str
 
 }  // namespace
 
-std::vector<SymbolBinding> bindings(const std::string& symbol, const std::vector<std::string>& files,
-                                    const loader::LoaderEnv& env) {
+SymbolBinding binding_in(const std::string& symbol, const loader::Process& p) {
   const bool mangled = demangle::is_mangled(symbol) || symbol.find_first_of(":( <") == std::string::npos;
-  std::vector<SymbolBinding> out;
-  for (const auto& file : files) {
-    auto process = loader::load_process(file, env);
-    if (!process) continue;
-    loader::Process& p = process.value();
-    loader::read_symbol_tables(p, {p.target});
-    const auto& target = p.objects[p.target];
-    SymbolBinding b;
-    b.library = target.path;
-    b.symbol = symbol;
-    // The name as the library spells it: the asked name, or the reference whose demangling it is.
-    std::string name = symbol;
-    if (!mangled) {
-      const auto& o = target.elf;
-      for (size_t s = 1; s < o.dynamic_symbol_count(); ++s) {
-        auto sym = o.dynamic_symbol(s);
-        if (!sym.is_undefined()) continue;
-        std::string candidate(o.name_of(sym));
-        if (demangle::is_mangled(candidate) && demangle::demangle(candidate) == symbol) {
-          name = candidate;
-          break;
-        }
+  const auto& target = p.objects[p.target];
+  SymbolBinding b;
+  b.library = target.path;
+  b.symbol = symbol;
+  // The name as the library spells it: the asked name, or the reference whose demangling it is.
+  std::string name = symbol;
+  if (!mangled) {
+    const auto& o = target.elf;
+    for (size_t s = 1; s < o.dynamic_symbol_count(); ++s) {
+      auto sym = o.dynamic_symbol(s);
+      if (!sym.is_undefined()) continue;
+      std::string candidate(o.name_of(sym));
+      if (demangle::is_mangled(candidate) && demangle::demangle(candidate) == symbol) {
+        name = candidate;
+        break;
       }
     }
-    loader::OneBinding one = loader::bind_one(p, p.target, name);
-    if (one.referencing >= 0) {
-      b.symbol = name;
-      b.weak = one.weak;
-      b.state = one.provider >= 0 ? SymbolBinding::State::Resolved : SymbolBinding::State::Unresolved;
-      if (one.provider >= 0) {
-        const auto& def = p.objects[one.provider];
-        b.provider = def.path;
-        b.provider_name = def.elf.soname.empty() ? std::filesystem::path(def.path).filename().string() : def.elf.soname;
-        b.how = loader::to_string(def.how);
-      }
-    }
-    if (b.state == SymbolBinding::State::Unreferenced) b.near = near_references(target.elf, symbol);
-    out.push_back(std::move(b));
   }
-  return out;
+  loader::OneBinding one = loader::bind_one(p, p.target, name);
+  if (one.referencing >= 0) {
+    b.symbol = name;
+    b.weak = one.weak;
+    b.state = one.provider >= 0 ? SymbolBinding::State::Resolved : SymbolBinding::State::Unresolved;
+    if (one.provider >= 0) {
+      const auto& def = p.objects[one.provider];
+      b.provider = def.path;
+      b.provider_name = def.elf.soname.empty() ? std::filesystem::path(def.path).filename().string() : def.elf.soname;
+      b.how = loader::to_string(def.how);
+    }
+  }
+  if (b.state == SymbolBinding::State::Unreferenced) b.near = near_references(target.elf, symbol);
+  return b;
 }
 
 std::string describe(const SymbolBinding& b, const std::string& shown_name) {

@@ -25,10 +25,10 @@ struct SymbolBinding {
   std::vector<std::string> near;
 };
 
-// `symbol` as typed: mangled, or demangled (matched against each reference's demangled name).
-// Unreadable inputs are left out (the linkcheck run of the same inputs names them).
-std::vector<SymbolBinding> bindings(const std::string& symbol, const std::vector<std::string>& files,
-                                    const loader::LoaderEnv& env);
+// `symbol` as typed (mangled, or demangled: matched against each reference's demangled name) in the
+// process of one named file, as the link check loaded it (LinkcheckOptions::inspect): its findings
+// and its binding come from one load, in one environment. The named file's relocations must be read.
+SymbolBinding binding_in(const std::string& symbol, const loader::Process& process);
 
 // Why a typed name cannot be a symbol (empty when it can): unbalanced brackets, control bytes, an
 // empty name. A mangled name is always accepted (the demangler decides what it means).

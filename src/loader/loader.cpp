@@ -15,6 +15,7 @@
 #include <tbb/parallel_for.h>
 
 #include "loader/ld_cache.h"
+#include "loader/search_order.h"
 
 namespace mlc::loader {
 
@@ -191,11 +192,7 @@ class Emulator {
   void set_platform(const elf::ElfObject& o) {
     if (platform_set_) return;
     platform_set_ = true;
-    machine_ = o.machine;
-    is_64_ = o.is_64;
-    default_dirs_ = env_.default_dirs.empty() ? default_dirs_for(o.machine, o.is_64) : env_.default_dirs;
-    lib_ = env_.lib_token.empty() ? lib_token_for(o.machine, o.is_64) : env_.lib_token;
-    platform_ = env_.platform_token.empty() ? platform_token_for(o.machine, o.is_64) : env_.platform_token;
+    platform_ = search_platform(env_, o.machine, o.is_64);
   }
 
   // The objects from `first` on were brought in by the load of `root`.
@@ -273,34 +270,11 @@ class Emulator {
 
   std::string origin_of(int index) const { return dirname_of(process_.objects[index].path); }
 
-  // Search path elements of one DT_RPATH/DT_RUNPATH string, DSTs expanded, sysroot applied to the
-  // absolute ones that did not come from $ORIGIN (which is already a path on disk).
-  std::vector<std::string> search_dirs(const std::string& list, const std::string& origin) const {
-    // dl-load.c decompose_rpath: "Ignore empty rpaths" - a DT_RPATH/DT_RUNPATH that is the empty
-    // string searches nothing, while an empty element inside a longer one is the current directory.
-    if (list.empty()) return {};
-    return search_dirs(split_search_path(list), origin);
-  }
-  // The elements as given, never joined and split again: an empty element is the current directory
-  // wherever it stands (glibc's fillin_rpath), the first one included.
-  std::vector<std::string> search_dirs(const std::vector<std::string>& elements, const std::string& origin) const {
-    std::vector<std::string> dirs;
-    for (const auto& element : elements) {
-      auto expanded = expand_dst(element, origin, lib_, platform_);
-      if (!expanded) continue;
-      std::string dir = expanded->empty() ? "." : *expanded;
-      bool from_origin = element.find("ORIGIN") != std::string::npos;
-      if (!from_origin && dir[0] == '/' && !env_.sysroot.empty()) dir = env_.sysroot + dir;
-      dirs.push_back(dir);
-    }
-    return dirs;
-  }
-
   // glibc's open_verify: a file of another ELF class or machine is skipped silently and the search goes
   // on; anything else that is not a loadable ELF object ends the search with an error.
   const char* skip_reason(const elf::ElfIdent& ident) const {
-    if (platform_set_ && ident.is_64 != is_64_) return "skipped: wrong ELF class";
-    if (platform_set_ && ident.machine != machine_) return "skipped: wrong machine";
+    if (platform_set_ && ident.is_64 != platform_.is_64) return "skipped: wrong ELF class";
+    if (platform_set_ && ident.machine != platform_.machine) return "skipped: wrong machine";
     return nullptr;
   }
 
@@ -374,7 +348,7 @@ class Emulator {
     }
     bool stop = false;
     if (name.find('/') != std::string::npos) {
-      auto expanded = expand_dst(name, origin_of(requester), lib_, platform_);
+      auto expanded = expand_dst(name, origin_of(requester), platform_.lib, platform_.platform);
       if (expanded) try_path(*expanded, name, FoundHow::Direct, requester, entry, stop);
     } else {
       search(name, requester, entry, stop);
@@ -384,128 +358,55 @@ class Emulator {
     return entry;
   }
 
-  // glibc's search order for a DT_NEEDED name without '/' (dl-load.c, _dl_map_object), written once.
-  // `visit(path, how, note)` is called for each path in order and ends the walk by returning true; a
-  // non-null `note` is a step the loader passes over (no cache entry, NODEFLIB), recorded, not tried.
-  // Copies what it needs of the objects first: a visit that loads a library grows process_.objects.
-  template <class Visit>
-  void walk_search_order(const std::string& name, int requester, Visit&& visit) {
-    const std::optional<std::string> runpath = process_.objects[requester].elf.runpath;
-    const bool nodeflib = process_.objects[requester].elf.nodeflib();
-    auto each = [&](const std::vector<std::string>& dirs, FoundHow how) {
-      for (const auto& dir : dirs)
-        if (visit(join(dir, name), how, nullptr)) return true;
-      return false;
-    };
-    // 1. DT_RPATH of the requester, then of the objects that loaded it, then of the main object -
-    //    only when the requester has no DT_RUNPATH (glibc: "When the object has the RUNPATH
-    //    information we don't use any RPATHs").
-    if (!runpath) {
-      bool did_main = false;
-      for (int l = requester; l >= 0; l = process_.objects[l].loader) {
-        const std::optional<std::string> rpath = process_.objects[l].elf.rpath;
-        if (!rpath) continue;
-        did_main |= l == process_.target;
-        if (each(search_dirs(*rpath, origin_of(l)), FoundHow::Rpath)) return;
-      }
-      int main = process_.target;
-      if (!did_main && main >= 0 && main != requester && process_.objects[main].elf.rpath) {
-        const std::string rpath = *process_.objects[main].elf.rpath;
-        if (each(search_dirs(rpath, origin_of(main)), FoundHow::Rpath)) return;
-      }
-    }
-    // 2. LD_LIBRARY_PATH, entry by entry as given; its $ORIGIN is the main program's.
-    if (!env_.library_path.empty()) {
-      std::string origin = process_.target >= 0 ? origin_of(process_.target) : origin_of(requester);
-      if (each(search_dirs(env_.library_path, origin), FoundHow::LdLibraryPath)) return;
-    }
-    // 3. The requester's own DT_RUNPATH (never inherited).
-    if (runpath && each(search_dirs(*runpath, origin_of(requester)), FoundHow::Runpath)) return;
-    // 4. ld.so.cache, its first matching entry only; with DF_1_NODEFLIB, one in a system directory does
-    //    not count.
-    const auto& cache = system_cache();  // read first: it says whether ld.so.conf stands in for the cache
-    FoundHow cache_how = cache_from_conf_ ? FoundHow::LdSoConf : FoundHow::LdSoCache;
-    bool in_cache = false;
-    for (const auto& e : cache) {
-      if (e.soname != name || e.hwcap != 0 || !cache_flags_match(e.flags, machine_, is_64_)) continue;
-      in_cache = true;
-      const char* note = nodeflib && in_system_dir(e.path) ? "skipped: in a system directory (NODEFLIB)" : nullptr;
-      if (visit(env_.sysroot + e.path, cache_how, note)) return;
-      break;
-    }
-    if (!in_cache &&
-        visit(env_.sysroot + (cache_from_conf_ ? env_.ld_so_conf : env_.ld_so_cache), cache_how, "no entry"))
-      return;
-    // 5. The system directories, unless DF_1_NODEFLIB.
-    if (nodeflib) {
-      visit("(system directories)", FoundHow::Default, "skipped: NODEFLIB");
-      return;
-    }
-    std::vector<std::string> dirs;
-    for (const auto& d : default_dirs_) dirs.push_back(env_.sysroot + d);
-    each(dirs, FoundHow::Default);
-  }
-
-  // Every path the search for `name` would try, in the loader's order, then the candidate directories.
-  std::vector<std::pair<std::string, FoundHow>> search_order(const std::string& name, int requester) {
-    std::vector<std::pair<std::string, FoundHow>> out;
-    walk_search_order(name, requester, [&](const std::string& path, FoundHow how, const char* note) {
-      if (!note) out.push_back({path, how});
-      return false;
-    });
-    for (const auto& d : env_.candidate_dirs) out.push_back({join(d, name), FoundHow::Sdk});
-    return out;
-  }
-
-  // The files other than `picked` that the search would accept: what the loader would have taken
-  // had the picked copy been absent. Side-effect free: nothing is loaded or reported.
+  // The files the search would accept other than `picked`, in search order (loader/search_order.h),
+  // then the candidate directories: what the loader would have taken had the picked copy been
+  // absent. Side-effect free: nothing is loaded or reported.
   std::vector<SearchAttempt> other_candidates(const std::string& name, int requester, const LoadedObject& picked) {
+    std::vector<std::pair<std::string, FoundHow>> order;
+    for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache()))
+      if (!step.passed_over) order.push_back({step.path, step.how});
+    for (const auto& d : env_.candidate_dirs) order.push_back({join(d, name), FoundHow::Sdk});
     std::vector<SearchAttempt> out;
     std::vector<std::pair<dev_t, ino_t>> seen{{picked.dev, picked.ino}};
-    for (const auto& [path, how] : search_order(name, requester)) {
+    for (const auto& [path, how] : order) {
       struct stat st;
       if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
       if (std::find(seen.begin(), seen.end(), std::make_pair(st.st_dev, st.st_ino)) != seen.end()) continue;
       seen.push_back({st.st_dev, st.st_ino});
       auto ident = elf::read_ident(path);
-      if (!ident || ident->is_64 != is_64_ || ident->machine != machine_) continue;
+      if (!ident || ident->is_64 != platform_.is_64 || ident->machine != platform_.machine) continue;
       out.push_back({path, how, "candidate"});
     }
     return out;
   }
 
-  // The search itself: each path of the order tried until one is taken or an error ends it.
+  // The search itself: each step of the order (loader/search_order.h) tried until one is taken or an
+  // error ends it; the steps the loader passes over are recorded. The order is listed before the
+  // first try, since a try that loads a library grows process_.objects.
   void search(const std::string& name, int requester, NeededEntry& entry, bool& stop) {
-    walk_search_order(name, requester, [&](const std::string& path, FoundHow how, const char* note) {
-      if (note) {
-        entry.searched.push_back({path, how, note});
-        return false;
+    for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache())) {
+      if (step.passed_over) {
+        entry.searched.push_back({step.path, step.how, step.passed_over});
+        continue;
       }
-      return try_path(path, name, how, requester, entry, stop) || stop;
-    });
-  }
-
-  bool in_system_dir(const std::string& path) const {
-    for (const auto& d : default_dirs_) {
-      if (path.compare(0, d.size(), d) == 0 && path.size() > d.size() && path[d.size()] == '/') return true;
+      if (try_path(step.path, name, step.how, requester, entry, stop) || stop) return;
     }
-    return false;
   }
 
-  const std::vector<CacheEntry>& system_cache() {
+  const SystemCache& system_cache() {
     if (cache_loaded_) return cache_;
     cache_loaded_ = true;
     auto cache = read_ld_cache(env_.sysroot + env_.ld_so_cache);
     if (cache) {
-      cache_ = std::move(cache).value();
+      cache_.entries = std::move(cache).value();
       return cache_;
     }
     // No cache (a bare sysroot): what ldconfig would write from ld.so.conf, by soname, first wins.
     auto dirs = read_ld_conf(env_.ld_so_conf, env_.sysroot);
     if (!dirs) return cache_;
-    cache_from_conf_ = true;
+    cache_.from_conf = true;
     std::vector<std::string> all = dirs.value();
-    all.insert(all.end(), default_dirs_.begin(), default_dirs_.end());
+    all.insert(all.end(), platform_.default_dirs.begin(), platform_.default_dirs.end());
     std::map<std::string, bool> seen;
     for (const auto& dir : all) {
       std::unique_ptr<DIR, int (*)(DIR*)> d(opendir((env_.sysroot + dir).c_str()), closedir);
@@ -521,7 +422,7 @@ class Emulator {
         if (!obj || obj->kind != elf::ObjectKind::SharedObject) continue;
         std::string soname = obj->soname.empty() ? f : obj->soname;
         if (seen.emplace(soname, true).second) {
-          cache_.push_back({soname, join(dir, soname), cache_flags_for(obj->machine, obj->is_64), 0});
+          cache_.entries.push_back({soname, join(dir, soname), cache_flags_for(obj->machine, obj->is_64), 0});
         }
       }
     }
@@ -548,14 +449,9 @@ class Emulator {
   std::map<std::pair<dev_t, ino_t>, int> by_inode_;        // find_by_inode's index
   std::map<std::string, std::vector<SearchAttempt>> missing_;
   bool platform_set_ = false;
-  uint16_t machine_ = 62;
-  bool is_64_ = true;
-  std::vector<std::string> default_dirs_;
-  std::string lib_;
-  std::string platform_;
+  SearchPlatform platform_;
   bool cache_loaded_ = false;
-  bool cache_from_conf_ = false;
-  std::vector<CacheEntry> cache_;
+  SystemCache cache_;
 };
 
 }  // namespace

@@ -679,6 +679,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
                 for (auto& e : stage->loaded.errors) report.errors.push_back(std::move(e));
                 for (auto& w : stage->loaded.warnings) report.warnings.push_back(std::move(w));
                 if (!stage->in) return;
+                if (options.inspect) options.inspect(stage->in->process);
                 diagnose(*stage->in, std::move(stage->binding), env, torch, options, resources, literals, reported, report);
                 // Memory: what a tree's inputs map is given back to the page cache now and then, so the
                 // resident set stays bounded whatever the tree's size (the cache keeps the objects).

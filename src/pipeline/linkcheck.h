@@ -40,6 +40,10 @@ struct LinkcheckOptions {
   std::string host_python = "";
   // Called after each named file is checked (done of total); the tool draws a progress line with it.
   std::function<void(size_t done, size_t total)> progress = nullptr;
+  // Called with each named file's process as its findings see it (the environment of its import,
+  // its checked objects' relocations read), in input order: explain reads the binding of its symbol
+  // there (explain::binding_in) instead of loading the file a second time, in another environment.
+  std::function<void(const loader::Process& process)> inspect = nullptr;
 };
 
 // One symbol, traced without a library (musa-linkcheck explain SYMBOL).

@@ -1,96 +1,53 @@
-// Flattening a Report for the CI formats. The diagnosis of each finding is the text renderer's own
-// block for it, so SARIF, JUnit and GitHub annotations never drift from what the build log says.
+// Flattening a Report for the CI formats, from the finding model itself: the diagnosis of each
+// finding is the text renderer's own block for it (report/text_block.h), so SARIF, JUnit and GitHub
+// annotations never drift from what the build log says.
 #include "report/ci_findings.h"
 
 #include <fmt/format.h>
 
 #include "report/escape.h"
-#include "report/render.h"
+#include "report/text_block.h"
 
 namespace mlc::ci {
 namespace {
 
-// The text report of a library holding only this one finding, split into its error line and details.
-void diagnose(const LibraryReport& one, Finding& f) {
-  Report sub;
-  sub.libraries.push_back(one);
-  std::string text = render_text(sub, TextStyle{.color = false, .quiet = false, .load_headlines = false});
-  size_t pos = 0;
-  bool first = true;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    std::string_view line(text.data() + pos, nl - pos);
-    pos = nl + 1;
-    if (first) {
-      size_t colon = line.find(": ");  // "error: " or "baselined: "
-      f.title = std::string(colon == std::string_view::npos ? line : line.substr(colon + 2));
-      first = false;
-    } else if (line.starts_with(">>> ")) {
-      line.remove_prefix(4);
-      // The text report aligns the library under "referenced by"; one line reads better here.
-      size_t lead = line.find_first_not_of(' ');
-      if (lead != std::string_view::npos && lead > 0 && !f.details.empty()) {
-        f.details.back() += " in " + std::string(line.substr(lead));
-        continue;
-      }
-      f.details.emplace_back(line);
-    }
-    // The summary line is not part of the finding.
-  }
+// A block's evidence on one line each: the text report aligns a reference's library under its
+// file:line; one line reads better here.
+std::vector<std::string> one_line_each(const std::vector<text::Detail>& details) {
+  std::vector<std::string> out;
+  for (const auto& d : details) out.push_back(d.under.empty() ? d.line : d.line + " in " + d.under);
+  return out;
 }
 
-Finding make(const LibraryReport& lib, const UnresolvedSymbol* u, std::string rule, std::string name, bool baselined) {
-  Finding f;
-  f.library = &lib;
-  f.symbol = u;
-  f.rule = std::move(rule);
-  f.name = std::move(name);
-  f.baselined = baselined;
-  return f;
-}
-
-LibraryReport empty_like(const LibraryReport& lib) {
-  return LibraryReport{.path = lib.path, .soname = lib.soname, .role = lib.role, .loaded_by = lib.loaded_by,
-                       .python_extension = lib.python_extension, .in_sdk = lib.in_sdk, .needed = {},
-                       .missing_versions = {}, .unresolved = {}};
+Finding make(const LibraryReport& lib, const UnresolvedSymbol* u, std::string rule, std::string name, bool baselined,
+             text::Block block) {
+  return Finding{.library = &lib, .symbol = u, .rule = std::move(rule), .name = std::move(name),
+                 .title = std::move(block.title), .details = one_line_each(block.details), .file = std::nullopt,
+                 .line = std::nullopt, .baselined = baselined};
 }
 
 }  // namespace
 
+// A finding a shared cause explains is told here in full, as alone in the text report (CI shows
+// each finding on its own).
 std::vector<Finding> findings(const Report& report) {
   std::vector<Finding> out;
   for (const auto& lib : report.libraries) {
-    for (const auto& need : lib.needed) {
-      if (need.path) continue;
-      Finding f = make(lib, nullptr, "missing-library", need.name, need.baselined);
-      LibraryReport one = empty_like(lib);
-      one.needed.push_back(need);
-      one.needed.back().cause.reset();  // alone, it is told in full rather than under its cause
-      diagnose(one, f);
-      out.push_back(std::move(f));
-    }
-    for (const auto& mv : lib.missing_versions) {
-      Finding f = make(lib, nullptr, "version-mismatch", mv.version + " (" + mv.file + ")", mv.baselined);
-      LibraryReport one = empty_like(lib);
-      one.missing_versions.push_back(mv);
-      one.missing_versions.back().cause.reset();
-      diagnose(one, f);
-      out.push_back(std::move(f));
-    }
+    for (const auto& need : lib.needed)
+      if (!need.path)
+        out.push_back(make(lib, nullptr, "missing-library", need.name, need.baselined, text::missing_library_block(lib, need)));
+    for (const auto& mv : lib.missing_versions)
+      out.push_back(make(lib, nullptr, "version-mismatch", mv.version + " (" + mv.file + ")", mv.baselined,
+                         text::missing_version_block(lib, mv)));
     for (const auto& u : lib.unresolved) {
       Finding f = make(lib, &u, to_string(u.classification), u.demangled + (u.version ? "@" + *u.version : ""),
-                       u.baselined);
+                       u.baselined, text::undefined_symbol_block(lib, u));
       for (const auto& r : u.referenced_by) {
         if (!r.file) continue;
         f.file = r.file;
         f.line = r.line;
         break;
       }
-      LibraryReport one = empty_like(lib);
-      one.unresolved.push_back(u);
-      one.unresolved.back().cause.reset();
-      diagnose(one, f);
       out.push_back(std::move(f));
     }
   }
@@ -100,27 +57,9 @@ std::vector<Finding> findings(const Report& report) {
 std::vector<LookupFinding> runtime_findings(const Report& report) {
   std::vector<LookupFinding> out;
   for (const auto& r : report.runtime_lookups) {
-    Report sub;
-    sub.runtime_lookups.push_back(r);
-    sub.runtime_lookups_fatal = report.runtime_lookups_fatal;
-    std::string text =
-        render_text(sub, TextStyle{.color = false, .quiet = false, .load_headlines = false, .summary = true, .runtime = true});
-    LookupFinding f{.lookup = &r, .title = "", .details = {}, .fatal = report.runtime_lookups_fatal};
-    size_t pos = 0;
-    while (pos < text.size()) {
-      size_t nl = text.find('\n', pos);
-      if (nl == std::string::npos) nl = text.size();
-      std::string_view line(text.data() + pos, nl - pos);
-      pos = nl + 1;
-      if (auto at = line.find("runtime-lookup: "); f.title.empty() && at != std::string_view::npos) {
-        f.title = std::string(line.substr(at + 16));
-      } else if (!f.title.empty() && line.starts_with(">>> ")) {
-        f.details.emplace_back(line.substr(4));
-      } else if (!f.title.empty()) {
-        break;  // the summary line and anything after it are not part of the finding
-      }
-    }
-    out.push_back(std::move(f));
+    text::Block block = text::runtime_lookup_block(r);
+    out.push_back({.lookup = &r, .title = std::move(block.title), .details = one_line_each(block.details),
+                   .fatal = report.runtime_lookups_fatal});
   }
   return out;
 }

@@ -9,12 +9,14 @@
 #include "report/baseline.h"
 #include "report/escape.h"
 #include "report/render.h"
+#include "report/text_block.h"
 #include "common/paths.h"
 
 namespace mlc {
 namespace {
 
-constexpr size_t kMaxLocations = 3;
+using text::holder_note;
+using text::owner_text;
 
 std::string error_prefix(const TextStyle& style, bool baselined) {
   if (baselined) return style.color ? "\x1b[1;36mbaselined:\x1b[0m " : "baselined: ";
@@ -22,15 +24,6 @@ std::string error_prefix(const TextStyle& style, bool baselined) {
 }
 
 constexpr size_t kCauseSymbols = 5;
-
-// Where a finding's holder sits in the load: "" for a named file, else which load brought it in.
-std::string holder_note(const LibraryReport& lib) {
-  if (lib.role == "dependency" && lib.loaded_by) return fmt::format(" (a dependency loaded for {})", base_name(*lib.loaded_by));
-  if (lib.role == "preloaded" && lib.loaded_by)
-    return fmt::format(" (loaded by the import of torch that importing {} does first)", base_name(*lib.loaded_by));
-  if (lib.role == "preloaded") return " (loaded before the checked files: --with/--python)";
-  return "";
-}
 
 // How many causes would fail the load of a named file: each shared cause once and each finding
 // without one as a cause of its own (baselined findings do not count); `torch_first` tells whether
@@ -238,14 +231,6 @@ std::string render_causes(const Report& report, const TextStyle& style) {
   return out;
 }
 
-std::string owner_text(const PackageOwner& o) {
-  std::string v = o.version.empty() ? "" : " " + o.version;
-  if (o.kind == "dpkg") return "Debian's " + o.name + v;
-  if (o.kind == "conda") return "conda's " + o.name + v;
-  if (o.kind == "python") return "Python package " + o.name + v;
-  return "the SDK " + o.name + v;
-}
-
 // --python: the interpreter and the torch it imports, said first (the check is against them).
 std::string render_python(const Report& report) {
   if (!report.python) return "";
@@ -259,21 +244,24 @@ std::string render_python(const Report& report) {
   return fmt::format("note: import context: {} (Python {}); {}\n", who, py.version, torch);
 }
 
+// One finding's block (report/text_block.h): its error line, then, unless -q, its evidence, a
+// detail's second line aligned under the text of its first.
+std::string print_block(const std::string& prefix, const text::Block& block, const TextStyle& style) {
+  std::string out = prefix + block.title + "\n";
+  if (style.quiet) return out;
+  for (const auto& d : block.details) {
+    out += ">>> " + d.line + "\n";
+    if (!d.under.empty()) out += ">>>               " + d.under + "\n";
+  }
+  return out;
+}
+
 // Names looked up at run time that the environment does not satisfy (runtime-lookup).
 std::string render_runtime(const Report& report, const TextStyle& style) {
   std::string out;
   if (style.quiet && !report.runtime_lookups_fatal) return out;  // -q: only the error lines
   std::string prefix = report.runtime_lookups_fatal ? error_prefix(style, false) : "warning: ";
-  auto listed = [&](const RuntimeLookup& r) {
-    if (r.kind == "dlopen") {
-      out += fmt::format("{}runtime-lookup: dlopen(\"{}\") in {}: library not found\n", prefix, r.name, r.library);
-      if (!style.quiet)
-        for (const auto& s : r.searched) out += fmt::format(">>> searched {}\n", s);
-    } else {
-      out += fmt::format("{}runtime-lookup: dlsym(\"{}\") in {}: {} ({}) does not export it\n", prefix, r.name, r.library,
-                         r.provider_name, r.provider.value_or("?"));
-    }
-  };
+  auto listed = [&](const RuntimeLookup& r) { out += print_block(prefix + "runtime-lookup: ", text::runtime_lookup_block(r), style); };
   if (style.runtime || report.runtime_lookups_fatal) {
     for (const auto& r : report.runtime_lookups) listed(r);
     return out;
@@ -322,59 +310,15 @@ std::string render_text(const Report& report, const TextStyle& style) {
     if (environment) break;  // told above, grouped
     for (const auto& need : lib.needed) {
       if (need.path || need.cause) continue;  // a cause's library is told under its headline
-      out += fmt::format("{}library not found: {}\n", err_for(need.baselined), need.name);
-      if (style.quiet) continue;
-      out += fmt::format(">>> needed by {}{}\n", lib.path, holder_note(lib));
-      for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, step.how, step.outcome);
+      out += print_block(err_for(need.baselined), text::missing_library_block(lib, need), style);
     }
     for (const auto& mv : lib.missing_versions) {
       if (mv.cause) continue;  // told once, under its cause's headline
-      out += fmt::format("{}version `{}' not found in {} (required by {}{})\n", err_for(mv.baselined), mv.version, mv.file,
-                         lib.path, holder_note(lib));
-      if (!style.quiet && mv.provider) {
-        std::string owner;
-        for (const auto& n : lib.needed)
-          if (n.path == mv.provider && n.owner) owner = " (" + owner_text(*n.owner) + ")";
-        out += fmt::format(">>> {} was loaded from {}{}\n", mv.file, *mv.provider, owner);
-      }
+      out += print_block(err_for(mv.baselined), text::missing_version_block(lib, mv), style);
     }
     for (const auto& u : lib.unresolved) {
       if (u.cause) continue;  // told once, under its cause's headline
-      std::string name = u.demangled + (u.version ? "@" + *u.version : "");
-      out += fmt::format("{}undefined symbol: {}\n", err_for(u.baselined), name);
-      if (style.quiet) continue;
-      for (size_t i = 0; i < u.referenced_by.size() && i < kMaxLocations; ++i) {
-        const auto& r = u.referenced_by[i];
-        std::string where = r.file ? fmt::format("{}:{}", *r.file, r.line.value_or(0)) : std::string();
-        if (r.function) where = where.empty() ? *r.function : fmt::format("{} ({})", where, *r.function);
-        out += where.empty() ? fmt::format(">>> referenced by {}\n", r.library)
-                             : fmt::format(">>> referenced by {}\n>>>               {}\n", where, r.library);
-      }
-      // Which object holds the reference, when it is not the named file ("in the SDK's libmusa.so.1").
-      if (lib.role != "target")
-        out += fmt::format(">>> in {}{}{}{}\n", lib.in_sdk ? "the SDK's " : "", lib.soname.empty() ? base_name(lib.path) : lib.soname,
-                           holder_note(lib), lib.loaded_by ? ", not in " + base_name(*lib.loaded_by) : std::string());
-      if (u.referenced_by.size() > kMaxLocations) {
-        out += fmt::format(">>> referenced {} more times\n", u.referenced_by.size() - kMaxLocations);
-      }
-      if (u.symbol != u.demangled) out += fmt::format(">>> mangled: {}\n", u.symbol);
-      out += fmt::format(">>> {}: {}\n", to_string(u.classification), u.reason);
-      // A provider-mismatch's origin is the library that should define it and does not (the reason
-      // names it): "defined in" it would contradict the line above.
-      if (u.origin && u.classification != Classification::ProviderMismatch) {
-        std::string at = u.origin->line ? fmt::format("{}:{}", u.origin->file, *u.origin->line) : u.origin->file;
-        const char* how = u.classification == Classification::UnimplementedKernel ? "listed"  // its backend yaml entry
-                          : u.origin->kind == OriginKind::Declaration                 ? "declared"
-                                                                                      : "defined";
-        out += fmt::format(">>> {} in: {}\n", how, at);
-        if (u.origin->ported_from) out += fmt::format(">>> ported from: {}\n", *u.origin->ported_from);
-      }
-      if (u.counterpart) {
-        out += fmt::format(">>> counterpart: {}{}\n", u.counterpart->name,
-                           u.counterpart->library ? " in " + *u.counterpart->library : std::string());
-      }
-      for (const auto& s : u.suggestions) out += fmt::format(">>> did you mean: {} ({}, {})\n", s.demangled, s.reason, s.library);
-      if (u.fix && !u.fix->detail.empty()) out += fmt::format(">>> fix: {}\n", u.fix->detail);
+      out += print_block(err_for(u.baselined), text::undefined_symbol_block(lib, u), style);
     }
   }
   out += render_runtime(report, style);

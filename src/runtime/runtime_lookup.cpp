@@ -1,7 +1,8 @@
 // dlopen and dlsym literals checked against the environment. dlopen's search from a library is the
 // DT_NEEDED search of that library (glibc dl-open.c -> _dl_map_object with the caller's link map):
-// objects already loaded answer first, then the caller's DT_RPATH (and its loaders', when it has no
-// DT_RUNPATH), LD_LIBRARY_PATH, the caller's DT_RUNPATH, ld.so.cache, the system directories.
+// objects already loaded answer first, then the loader's own search order from the caller
+// (loader/search_order.h: RPATH chain and the main object's, LD_LIBRARY_PATH, RUNPATH, ld.so.cache,
+// the system directories, NODEFLIB).
 #include "runtime/runtime_lookup.h"
 
 #include <sys/stat.h>
@@ -14,7 +15,7 @@
 
 #include <tbb/parallel_for.h>
 
-#include "loader/ld_cache.h"
+#include "loader/search_order.h"
 
 namespace mlc::runtime {
 namespace {
@@ -46,19 +47,16 @@ bool exports(const elf::ElfObject& o, const std::string& name) {
   return false;
 }
 
-std::string dirname_of(const std::string& p) {
-  auto slash = p.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : p.substr(0, slash);
-}
-
 struct Found {
   std::string path;
   std::vector<std::string> searched;
 };
 
-// Where dlopen(name) called from `caller` finds the file; nullopt path when nowhere.
+// Where dlopen(name) called from `caller` finds the file (empty path when nowhere): an object already
+// loaded under that name, else the first file of the loader's search order (loader/search_order.h)
+// of the caller's class and machine. The steps the loader passes over (NODEFLIB) are not searched.
 Found search(const loader::Process& p, int caller, const std::string& name, const loader::LoaderEnv& env,
-             const std::vector<loader::CacheEntry>& cache) {
+             const loader::SystemCache& cache) {
   Found f;
   for (const auto& o : p.objects)
     for (const auto& n : o.names)
@@ -67,44 +65,16 @@ Found search(const loader::Process& p, int caller, const std::string& name, cons
         return f;
       }
   const auto& obj = p.objects[caller].elf;
-  const std::string lib = env.lib_token.empty() ? loader::lib_token_for(obj.machine, obj.is_64) : env.lib_token;
-  const std::string platform =
-      env.platform_token.empty() ? loader::platform_token_for(obj.machine, obj.is_64) : env.platform_token;
-  // The elements as given (LD_LIBRARY_PATH's are never joined and split again: an empty element is
-  // the current directory wherever it stands, first included).
-  auto try_list = [&](const std::vector<std::string>& elements, const std::string& origin) {
-    for (const auto& element : elements) {
-      auto dir = loader::expand_dst(element, origin, lib, platform);
-      if (!dir) continue;
-      std::string d = dir->empty() ? "." : *dir;
-      if (element.find("ORIGIN") == std::string::npos && d[0] == '/') d = env.sysroot + d;
-      std::string candidate = d + "/" + name;
-      f.searched.push_back(candidate);
-      auto ident = elf::read_ident(candidate);
-      if (ident && ident->is_64 == obj.is_64 && ident->machine == obj.machine) {
-        f.path = candidate;
-        return true;
-      }
-    }
-    return false;
-  };
-  if (!obj.runpath)
-    for (int l = caller; l >= 0; l = p.objects[l].loader)
-      if (p.objects[l].elf.rpath &&
-          try_list(loader::split_search_path(*p.objects[l].elf.rpath), dirname_of(p.objects[l].path)))
-        return f;
-  if (try_list(env.library_path, dirname_of(p.objects[p.target >= 0 ? p.target : caller].path))) return f;
-  if (obj.runpath && try_list(loader::split_search_path(*obj.runpath), dirname_of(p.objects[caller].path))) return f;
-  for (const auto& e : cache) {
-    if (e.soname != name || e.hwcap != 0 || !loader::cache_flags_match(e.flags, obj.machine, obj.is_64)) continue;
-    f.searched.push_back(env.sysroot + e.path);
-    if (elf::read_ident(env.sysroot + e.path)) {
-      f.path = env.sysroot + e.path;
+  for (const auto& step :
+       loader::search_order(name, p, caller, env, loader::search_platform(env, obj.machine, obj.is_64), cache)) {
+    if (step.passed_over) continue;
+    f.searched.push_back(step.path);
+    auto ident = elf::read_ident(step.path);
+    if (ident && ident->is_64 == obj.is_64 && ident->machine == obj.machine) {
+      f.path = step.path;
       return f;
     }
-    break;
   }
-  try_list(env.default_dirs.empty() ? loader::default_dirs_for(obj.machine, obj.is_64) : env.default_dirs, "");
   return f;
 }
 
@@ -172,7 +142,7 @@ static Result<std::vector<std::string>> literals_of(const elf::ElfObject& object
 std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
                                                  const loader::LoaderEnv& env, LiteralCache* lcache) {
   std::vector<RuntimeLookup> out;
-  std::optional<std::vector<loader::CacheEntry>> cache;
+  std::optional<loader::SystemCache> cache;
   // The literals of the objects that import dlopen, read in parallel (each file on its own handle):
   // a large library's .rodata is most of the cost of this pass.
   std::vector<int> callers;
@@ -205,7 +175,7 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
     if (!literals) continue;
     if (!cache) {
       auto c = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
-      cache = c ? std::move(c).value() : std::vector<loader::CacheEntry>{};
+      cache = loader::SystemCache{.entries = c ? std::move(c).value() : std::vector<loader::CacheEntry>{}, .from_conf = false};
     }
     std::set<std::string> seen;
     std::vector<std::pair<std::string, elf::ElfObject>> opened;  // soname literal, the library found

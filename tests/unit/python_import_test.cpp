@@ -145,6 +145,39 @@ TEST_F(PythonImport, a_torch_whose_libc10_lacks_a_symbol_is_the_one_blamed) {
   EXPECT_EQ(doc["libraries"][0]["needed"][0]["path"], s.site + "/torch/lib/libc10.so");
 }
 
+// explain follows the reference in the process its findings come from, loaded once: with --python,
+// myext's c10_new binds to torch's own libc10 (the one torch/_C loads through its RPATH), as the real
+// import does (the oracle), and not to the system-like copy that --library-path gives a load of myext
+// alone, which lacks it. Without --python that copy is the one loaded, and the finding says so.
+TEST_F(PythonImport, explain_resolves_in_the_process_of_the_findings) {
+  Site s = make_site("pyimport-explain");
+  ASSERT_EQ(ctypes_loads(s.torch_c, s.ext, s.system), "ok\n");
+  const std::string args = " --library-path " + quote(s.system) + " " + quote(s.ext);
+  auto r = run(tool(s, "explain c10_new --python=" + kPython + args));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("c10_new\n>>> referenced by " + s.ext + "\n>>> resolved by libc10.so (" + s.site +
+                            "/torch/lib/libc10.so), found through rpath\n",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_EQ(r.out.find("undefined symbol"), std::string::npos) << r.out;
+  auto doc = json::parse(run(tool(s, "explain c10_new --format json --python=" + kPython + args)).out);
+  ASSERT_EQ(doc["explain"].size(), 1u) << doc.dump(2);
+  EXPECT_EQ(doc["explain"][0]["state"], "resolved");
+  EXPECT_EQ(doc["explain"][0]["provider"], s.site + "/torch/lib/libc10.so");
+  EXPECT_EQ(doc["explain"][0]["how"], "rpath");
+  EXPECT_EQ(doc["libraries"].size(), 0u) << doc.dump(2);
+
+  ASSERT_EQ(ctypes_loads("", s.ext, s.system), "fails\n");
+  auto alone = run(tool(s, "explain c10_new" + args));
+  EXPECT_EQ(alone.status, 1) << alone.out << alone.err;
+  EXPECT_NE(alone.out.find("error: undefined symbol: c10_new\n"), std::string::npos) << alone.out;
+  EXPECT_EQ(alone.out.find("resolved by"), std::string::npos) << alone.out;
+  auto alone_doc = json::parse(run(tool(s, "explain c10_new --format json" + args)).out);
+  ASSERT_EQ(alone_doc["explain"].size(), 1u) << alone_doc.dump(2);
+  EXPECT_EQ(alone_doc["explain"][0]["state"], "unresolved");
+}
+
 TEST_F(PythonImport, package_directory_and_wheel_are_checked_as_a_whole) {
   Site s = make_site("pyimport-wheel");
   // The package directory: myext/_C.so (torch first, because myext/__init__.py imports torch).

@@ -410,5 +410,49 @@ TEST(RuntimeLookup, complete_driver_is_clean) {
   EXPECT_EQ(r.out.find("runtime-lookup"), std::string::npos) << r.out;
 }
 
+// dlopen from a library searches what the loader would search from it (loader/search_order.h): the
+// main object's DT_RPATH even when the caller's loader chain does not reach it (a preloaded
+// library), and, from a caller marked DF_1_NODEFLIB (-z nodefaultlib), neither ld.so.cache's entry in
+// a system directory nor the system directories. The real loader (the program itself, the caller
+// preloaded) is the oracle: the plugin found through app's RPATH, libz.so.1 not found from the
+// NODEFLIB library although ld.so.cache lists it.
+TEST(RuntimeLookup, dlopen_by_name_honours_the_main_rpath_and_nodeflib) {
+  if (run("/sbin/ldconfig -p | grep -q 'libz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/'").status != 0)
+    MLC_SKIP() << "ld.so.cache lists no /lib/x86_64-linux-gnu/libz.so.1";
+  std::string dir = test::scratch_dir("dlopen-search-order");
+  test::write_file(dir + "/plugin.c", "int plugin_mlc(void) { return 1; }\n");
+  test::write_file(dir + "/preloaded.c",
+                   "#include <dlfcn.h>\nint load_plugin(void) { return dlopen(\"libplugin_mlc.so.1\", RTLD_NOW) != 0; }\n");
+  test::write_file(dir + "/nodeflib.c",
+                   "#include <dlfcn.h>\nint load_z(void) { return dlopen(\"libz.so.1\", RTLD_NOW) != 0; }\n");
+  test::write_file(dir + "/app.c",
+                   "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <stdio.h>\nint load_z(void);\n"
+                   "int main(void) {\n  int (*load_plugin)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, \"load_plugin\");\n"
+                   "  printf(\"plugin %s\\n\", load_plugin && load_plugin() ? \"found\" : \"absent\");\n"
+                   "  printf(\"z %s\\n\", load_z() ? \"found\" : \"absent\");\n  return 0;\n}\n");
+  for (const char* cc :
+       {"mkdir -p plugins && cc -shared -fPIC -Wl,-soname,libplugin_mlc.so.1 -o plugins/libplugin_mlc.so.1 plugin.c",
+        "cc -shared -fPIC -Wl,-soname,libpreloaded_mlc.so -o libpreloaded_mlc.so preloaded.c -ldl",
+        "cc -shared -fPIC -Wl,-soname,libnodeflib_mlc.so -Wl,-z,nodefaultlib -o libnodeflib_mlc.so nodeflib.c -ldl",
+        "cc -o app app.c -L. -lnodeflib_mlc -ldl -Wl,--disable-new-dtags,-rpath,'$ORIGIN:$ORIGIN/plugins'"}) {
+    auto r = run("cd " + quote(dir) + " && " + cc + " 2>&1");
+    ASSERT_EQ(r.status, 0) << cc << "\n" << r.out;
+  }
+  ASSERT_NE(run("readelf -d " + quote(dir + "/libnodeflib_mlc.so")).out.find("NODEFLIB"), std::string::npos);
+  ASSERT_EQ(run("env -u LD_LIBRARY_PATH LD_PRELOAD=" + quote(dir + "/libpreloaded_mlc.so") + " " + quote(dir + "/app")).out,
+            "plugin found\nz absent\n");
+
+  auto r = run("env -u LD_LIBRARY_PATH " + kBin + " --no-cache --format json --closure --with " +
+               quote(dir + "/libpreloaded_mlc.so") + " " + quote(dir + "/app"));
+  auto lookups = json::parse(r.out)["runtime_lookups"];
+  ASSERT_EQ(lookups.size(), 1u) << lookups.dump(2);
+  EXPECT_EQ(lookups[0]["library"], dir + "/libnodeflib_mlc.so");
+  EXPECT_EQ(lookups[0]["kind"], "dlopen");
+  EXPECT_EQ(lookups[0]["name"], "libz.so.1");
+  // app's RPATH (the caller's loader) only: the cache's /lib/x86_64-linux-gnu/libz.so.1 and the
+  // system directories are passed over.
+  EXPECT_EQ(lookups[0]["searched"], (json{dir + "/libz.so.1", dir + "/plugins/libz.so.1"})) << lookups.dump(2);
+}
+
 }  // namespace
 }  // namespace mlc

@@ -1,0 +1,118 @@
+// glibc's search order (dl-load.c, _dl_map_object and decompose_rpath/fillin_rpath), as one list:
+// the loader's mapping phase, the candidates of a picked copy and run-time dlopen all walk it.
+#include "loader/search_order.h"
+
+namespace mlc::loader {
+namespace {
+
+std::string dirname_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+// The elements as given, never joined and split again: an empty element is the current directory
+// wherever it stands (glibc's fillin_rpath), the first one included. An element with an unknown DST
+// is dropped.
+std::vector<std::string> search_dirs(const std::vector<std::string>& elements, const std::string& origin,
+                                     const LoaderEnv& env, const SearchPlatform& platform) {
+  std::vector<std::string> dirs;
+  for (const auto& element : elements) {
+    auto expanded = expand_dst(element, origin, platform.lib, platform.platform);
+    if (!expanded) continue;
+    std::string dir = expanded->empty() ? "." : *expanded;
+    // $ORIGIN is already a path on disk; other absolute elements are inside the sysroot.
+    bool from_origin = element.find("ORIGIN") != std::string::npos;
+    if (!from_origin && dir[0] == '/' && !env.sysroot.empty()) dir = env.sysroot + dir;
+    dirs.push_back(dir);
+  }
+  return dirs;
+}
+
+// dl-load.c decompose_rpath: "Ignore empty rpaths" - a DT_RPATH/DT_RUNPATH that is the empty string
+// searches nothing, while an empty element inside a longer one is the current directory.
+std::vector<std::string> tag_dirs(const std::string& list, const std::string& origin, const LoaderEnv& env,
+                                  const SearchPlatform& platform) {
+  if (list.empty()) return {};
+  return search_dirs(split_search_path(list), origin, env, platform);
+}
+
+bool in_system_dir(const std::string& path, const SearchPlatform& platform) {
+  for (const auto& d : platform.default_dirs)
+    if (path.compare(0, d.size(), d) == 0 && path.size() > d.size() && path[d.size()] == '/') return true;
+  return false;
+}
+
+}  // namespace
+
+SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_64) {
+  return SearchPlatform{
+      .machine = machine,
+      .is_64 = is_64,
+      .default_dirs = env.default_dirs.empty() ? default_dirs_for(machine, is_64) : env.default_dirs,
+      .lib = env.lib_token.empty() ? lib_token_for(machine, is_64) : env.lib_token,
+      .platform = env.platform_token.empty() ? platform_token_for(machine, is_64) : env.platform_token};
+}
+
+std::vector<SearchCandidate> search_order(const std::string& name, const Process& process, int requester,
+                                          const LoaderEnv& env, const SearchPlatform& platform,
+                                          const SystemCache& cache) {
+  std::vector<SearchCandidate> out;
+  const auto& objects = process.objects;
+  const auto origin_of = [&](int index) { return dirname_of(objects[index].path); };
+  const auto add = [&](const std::vector<std::string>& dirs, FoundHow how) {
+    for (const auto& dir : dirs) out.push_back({.path = join(dir, name), .how = how});
+  };
+  const std::optional<std::string>& runpath = objects[requester].elf.runpath;
+  const bool nodeflib = objects[requester].elf.nodeflib();
+  // 1. glibc: "When the object has the RUNPATH information we don't use any RPATHs."
+  if (!runpath) {
+    bool did_main = false;
+    for (int l = requester; l >= 0; l = objects[l].loader) {
+      if (!objects[l].elf.rpath) continue;
+      did_main |= l == process.target;
+      add(tag_dirs(*objects[l].elf.rpath, origin_of(l), env, platform), FoundHow::Rpath);
+    }
+    // "If dynamically linked, try the DT_RPATH of the executable itself."
+    const int main = process.target;
+    if (!did_main && main >= 0 && main != requester && objects[main].elf.rpath)
+      add(tag_dirs(*objects[main].elf.rpath, origin_of(main), env, platform), FoundHow::Rpath);
+  }
+  // 2. LD_LIBRARY_PATH.
+  if (!env.library_path.empty())
+    add(search_dirs(env.library_path, origin_of(process.target >= 0 ? process.target : requester), env, platform),
+        FoundHow::LdLibraryPath);
+  // 3. The requester's own DT_RUNPATH.
+  if (runpath) add(tag_dirs(*runpath, origin_of(requester), env, platform), FoundHow::Runpath);
+  // 4. ld.so.cache.
+  const FoundHow cache_how = cache.from_conf ? FoundHow::LdSoConf : FoundHow::LdSoCache;
+  bool in_cache = false;
+  for (const auto& e : cache.entries) {
+    if (e.soname != name || e.hwcap != 0 || !cache_flags_match(e.flags, platform.machine, platform.is_64)) continue;
+    in_cache = true;
+    out.push_back({.path = env.sysroot + e.path, .how = cache_how,
+                   .passed_over = nodeflib && in_system_dir(e.path, platform) ? "skipped: in a system directory (NODEFLIB)"
+                                                                              : nullptr});
+    break;
+  }
+  if (!in_cache)
+    out.push_back({.path = env.sysroot + (cache.from_conf ? env.ld_so_conf : env.ld_so_cache), .how = cache_how,
+                   .passed_over = "no entry"});
+  // 5. The system directories.
+  if (nodeflib) {
+    out.push_back({.path = "(system directories)", .how = FoundHow::Default, .passed_over = "skipped: NODEFLIB"});
+    return out;
+  }
+  std::vector<std::string> dirs;
+  for (const auto& d : platform.default_dirs) dirs.push_back(env.sysroot + d);
+  add(dirs, FoundHow::Default);
+  return out;
+}
+
+}  // namespace mlc::loader

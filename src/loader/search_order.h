@@ -1,0 +1,58 @@
+// glibc's search order for a library name without '/' (dl-load.c, _dl_map_object), written once:
+// the files to try, in order, with how each would be found. The mapping phase (loader.cpp) tries
+// them until one is taken, the other candidates of a picked copy are the rest of the same list,
+// and a run-time dlopen (src/runtime/) walks it from its caller.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loader/ld_cache.h"
+#include "loader/loader.h"
+
+namespace mlc::loader {
+
+// The platform facts the search expands and filters with: the system directories, $LIB and
+// $PLATFORM (LoaderEnv's, else Debian's values for the machine) and the class and machine the
+// ld.so.cache flags must match.
+struct SearchPlatform {
+  uint16_t machine = 62;
+  bool is_64 = true;
+  std::vector<std::string> default_dirs;
+  std::string lib;
+  std::string platform;
+};
+SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_64);
+
+// ld.so.cache's entries, or (a bare sysroot) what ldconfig would write from ld.so.conf.
+struct SystemCache {
+  std::vector<CacheEntry> entries;
+  bool from_conf = false;
+};
+
+// One step of the search. A step the loader passes over (no cache entry, NODEFLIB) has `passed_over`
+// set: it is recorded (the report's "searched"), never tried.
+struct SearchCandidate {
+  std::string path;  // the file to try: a directory joined with the name, or the cache's entry
+  FoundHow how;
+  const char* passed_over = nullptr;
+};
+
+// Every step of the search for `name` requested by `requester` (an index into process.objects), in
+// the loader's order:
+//  1. DT_RPATH of the requester, then of the objects that loaded it (l_loader), then of the main
+//     object (process.target) - only when the requester has no DT_RUNPATH;
+//  2. LD_LIBRARY_PATH, element by element (an empty element is the current directory), its $ORIGIN
+//     the main object's;
+//  3. the requester's own DT_RUNPATH (never inherited);
+//  4. ld.so.cache, its first matching entry only (one in a system directory passed over under
+//     DF_1_NODEFLIB);
+//  5. the system directories, unless the requester has DF_1_NODEFLIB.
+// The list stops at NODEFLIB's passed-over step. DSTs are expanded and the sysroot applied to
+// absolute elements that did not come from $ORIGIN.
+std::vector<SearchCandidate> search_order(const std::string& name, const Process& process, int requester,
+                                          const LoaderEnv& env, const SearchPlatform& platform,
+                                          const SystemCache& cache);
+
+}  // namespace mlc::loader
