@@ -503,11 +503,13 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
         auto it = out.files.find(u.origin->file);
         if (it != out.files.end() && std::binary_search(it->second.defined.begin(), it->second.defined.end(), u.symbol))
           continue;
-        // Not compiled here (a failed or skipped compile proves nothing): the source's text defines it, so
-        // the patch is expected to resolve it; the rebuild has the last word.
+        // Not compiled here (a failed or skipped compile proves nothing either way): the source's text
+        // defines it, so the patch is expected to resolve it, but only the rebuild can say.
         if ((it == out.files.end() || !it->second.ok) && u.classification == Classification::MissingSource &&
-            u.origin->kind == OriginKind::Definition)
+            u.origin->kind == OriginKind::Definition) {
+          ++a.by_text;
           continue;
+        }
       }
       ++a.still;
     }

@@ -85,11 +85,13 @@ uint32_t line_mentioning(const std::string& text, const std::string& word);
 ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
                              const ConfirmOptions& options, std::vector<std::string>& warnings);
 
-// What a patch would leave: of the `total` traced symbols, how many neither a planned stub
-// (`stubbed`, mangled names) nor the object of a planned add-source file (compiled now, or
-// answered from the cache) would define.
+// What a patch would leave, of the `total` traced symbols. Resolved by proof: a planned stub
+// (`stubbed`, mangled names) or the object of a planned add-source file (compiled now, or answered
+// from the cache) defines it. `by_text`: a planned add-source file whose text defines it could not be
+// compiled here (its compile failed, or was skipped): only the rebuild will tell, so it is counted
+// neither as resolved nor as still unresolved. `still`: what the patch leaves for certain.
 struct AfterPatch {
-  size_t still = 0, total = 0;
+  size_t still = 0, total = 0, by_text = 0;
   ConfirmStats stats;
 };
 AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed, const ConfirmOptions& options,

@@ -270,6 +270,54 @@ TEST(ConfirmGlob, FileAGlobCoversGetsTheNoteNotAnEmptyEntry) {
   fs::remove_all(root);
 }
 
+// How many times `needle` occurs in `text`.
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// issue 26 item 3: musa-stubgen's "after this patch" counts as resolved only what compiled proof
+// shows. The forgotten source defines the symbol in its text but cannot be compiled here (a header
+// only the real build generates): it is expected by its text, said apart, never "1 of 1 still
+// unresolved"; and its failed compile (met by the closure and by the proof alike) is said once, with
+// the compiler's first error line.
+TEST(AfterPatch, AnUncompilableAddedSourceIsExpectedByItsTextAndItsFailureSaidOnce) {
+  std::string root = mlc::test::scratch_dir("after_patch_text");
+  std::string src = root + "/myops", build = root + "/build";
+  fs::create_directories(src + "/kernels");
+  write_file(src + "/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.16)\nproject(myops CXX)\nadd_library(myops SHARED ops.cpp)\n");
+  write_file(src + "/kernels/scale.h", "#pragma once\nnamespace myops { float scale(float x, float by); }\n");
+  write_file(src + "/ops.cpp", "#include \"kernels/scale.h\"\nfloat twice(float v) { return myops::scale(v, 2.0f); }\n");
+  write_file(src + "/kernels/scale_kernel.cpp", "#include \"scale.h\"\n#include \"generated_config.h\"\nnamespace myops {\n"
+                                                "float scale(float x, float by) { return x * by; }\n}\n");
+  std::string log;
+  ASSERT_EQ(sh("cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " + quote(src) + " -B " + quote(build) +
+                   " >/dev/null && cmake --build " + quote(build),
+               &log),
+            0)
+      << log;
+  std::string out;
+  EXPECT_EQ(sh(std::string(MLC_STUBGEN_BIN) + " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") +
+                   " --cuda-home '' --dry-run " + quote(build + "/libmyops.so"),
+               &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("musa-stubgen: after this patch: 0 of 1 still unresolved (1 resolved by the sources' text alone, not "
+                     "compiled here: known only after the rebuild)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("1 of 1 still unresolved"), std::string::npos) << out;
+  const std::string failed = "musa-stubgen: warning: --confirm: compiling " + src + "/kernels/scale_kernel.cpp failed: " +
+                             src + "/kernels/scale_kernel.cpp:2:10: fatal error: generated_config.h: No such file or directory\n";
+  EXPECT_EQ(count_of(out, failed), 1u) << out;
+  EXPECT_EQ(count_of(out, "--confirm: compiling "), 1u) << out;
+  // The patch is the one the text asks for: the forgotten file into myops's list.
+  EXPECT_NE(out.find("\n+add_library(myops SHARED kernels/scale_kernel.cpp ops.cpp)\n"), std::string::npos) << out;
+  fs::remove_all(root);
+}
+
 // torch_musa's FAQ 8.3 loop from the user's first command, `musa-linkcheck --build-dir build
 // build/libmyops.so` and nothing else (issue 26 item 1): a project configured as users configure it
 // (no compile database, no File API query) whose scale_kernel.cpp is missing from its target's source
