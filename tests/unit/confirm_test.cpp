@@ -559,15 +559,21 @@ TEST(BuildDirAlone, FaqCaseIsTracedToTheForgottenSourcePatchedAndRebuilt) {
 // compiles ops.cpp and add_kernel.cu and forgets scale_kernel.cu. `musa-linkcheck --build-dir build`
 // alone names the .cu; musa-stubgen proves its patch by compiling the .cu with the build's nvcc command
 // (no confirm failure, no false "still unresolved"), --apply puts it back, and nvcc's rebuild links a
-// library in which the symbol resolves.
-TEST(BuildDirAlone, CudaFaqCaseIsTracedCompiledByNvccPatchedAndRebuilt) {
-  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
-  std::string root = mlc::test::scratch_dir("build_dir_alone_cuda");
+// library in which the symbol resolves. `generator` is CMake's; `findcuda` builds the target with
+// FindCUDA's cuda_add_library() instead of the CUDA language.
+void cuda_faq_loop(const std::string& name, const std::string& generator, bool findcuda) {
+  std::string root = mlc::test::scratch_dir(name);
   std::string src = root + "/myops", build = root + "/build";
   write_cuda_project(src, true);
+  std::string add = findcuda ? "cuda_add_library" : "add_library";
+  if (findcuda)
+    write_file(src + "/CMakeLists.txt",
+               "cmake_minimum_required(VERSION 3.16)\nproject(myops CXX)\nfind_package(CUDA REQUIRED)\n"
+               "set(CUDA_NVCC_FLAGS -arch=sm_75)\ninclude_directories(${CMAKE_CURRENT_SOURCE_DIR}/kernels)\n"
+               "cuda_add_library(myops SHARED ops.cpp kernels/add_kernel.cu)\n");
   std::string log;
-  ASSERT_EQ(sh("cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " + quote(src) + " -B " + quote(build) +
-                   " >/dev/null && cmake --build " + quote(build),
+  ASSERT_EQ(sh("cmake -G " + quote(generator) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " + quote(src) + " -B " +
+                   quote(build) + " >/dev/null && cmake --build " + quote(build),
                &log),
             0)
       << "cannot build the fixture project: " << log;
@@ -593,13 +599,30 @@ TEST(BuildDirAlone, CudaFaqCaseIsTracedCompiledByNvccPatchedAndRebuilt) {
   EXPECT_NE(out.find("musa-stubgen: after this patch: 0 of 1 still unresolved\n"), std::string::npos) << out;
   EXPECT_EQ(out.find("--confirm: compiling "), std::string::npos) << out;
   std::string lists = read_file(src + "/CMakeLists.txt");
-  EXPECT_NE(lists.find("add_library(myops SHARED ops.cpp kernels/add_kernel.cu kernels/scale_kernel.cu)"), std::string::npos)
+  EXPECT_NE(lists.find(add + "(myops SHARED ops.cpp kernels/add_kernel.cu kernels/scale_kernel.cu)"), std::string::npos)
       << lists;
   ASSERT_EQ(sh("cmake --build " + quote(build), &log), 0) << lists << log;
   EXPECT_NE(log.find("scale_kernel.cu.o"), std::string::npos) << log;  // nvcc compiled it
   EXPECT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "-q " + quote(lib), &out), 0) << out;
   EXPECT_EQ(out, "");
   fs::remove_all(root);
+}
+
+TEST(BuildDirAlone, CudaFaqCaseIsTracedCompiledByNvccPatchedAndRebuilt) {
+  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+  cuda_faq_loop("build_dir_alone_cuda", "Unix Makefiles", false);
+}
+
+// Ninja's CUDA rules (depfiles, no response file for the includes).
+TEST(BuildDirAlone, CudaFaqCaseUnderNinjaIsTracedCompiledByNvccPatchedAndRebuilt) {
+  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+  cuda_faq_loop("build_dir_alone_cuda_ninja", "Ninja", false);
+}
+
+// FindCUDA's cuda_add_library(): the patch goes into that call, the proof borrows its generated nvcc script.
+TEST(BuildDirAlone, CudaFaqCaseWithFindCudaIsTracedCompiledByNvccPatchedAndRebuilt) {
+  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+  cuda_faq_loop("build_dir_alone_findcuda", "Unix Makefiles", true);
 }
 
 }  // namespace
