@@ -1,8 +1,18 @@
 // The two backends the toolkit knows. MUSA keeps every default the tools had before --backend
 // existed; HIP describes ROCm 5.2 as Debian packages it (hipcc, libamdhip64-dev).
 #include "backend/backend.h"
+#include "backend/cuda_api.h"
 
 namespace mlc::backend {
+namespace {
+
+// What CUDA's libraries call their C APIs (runtime, driver, math libraries, NCCL, NVRTC, NVTX); both
+// backends port from these.
+constexpr std::string_view kCudaApiPrefixes[] = {"cuda",     "cu",    "CU",    "cublas", "CUBLAS", "cusparse", "CUSPARSE",
+                                                 "cusolver", "CUSOLVER", "cufft", "CUFFT", "curand", "CURAND",
+                                                 "cudnn",    "CUDNN", "nccl",  "nvrtc",  "NVRTC",  "nvtx"};
+
+}  // namespace
 
 const Backend& musa() {
   static const Backend b{
@@ -61,6 +71,19 @@ const Backend* find(std::string_view name) {
 }
 
 std::string names() { return "musa|hip"; }
+
+bool looks_like_cuda_api(const Backend& b, std::string_view symbol) {
+  if (symbol.rfind("_Z", 0) == 0) return false;  // a C++ function: no CUDA C API is one
+  auto starts_word = [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; };
+  auto matches = [&](std::string_view prefix) {
+    if (symbol.size() <= prefix.size() || symbol.substr(0, prefix.size()) != prefix) return false;
+    return prefix.size() > 2 || starts_word(symbol[prefix.size()]);
+  };
+  if (!b.api_prefix.empty() && matches(b.api_prefix)) return true;
+  for (std::string_view p : kCudaApiPrefixes)
+    if (matches(p)) return true;
+  return false;
+}
 
 std::string sdk_home(const Backend& b, const std::string& from_env) {
   return from_env.empty() ? b.default_home : from_env;

@@ -5,10 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cmake/build_info.h"
+#include "cmake/command_line.h"
 
 namespace mlc::cmake {
-namespace {
-
 // compile_commands.json's "command" is a shell string; only quoting and backslashes matter here.
 std::vector<std::string> split_command(const std::string& s) {
   std::vector<std::string> out;
@@ -38,8 +37,6 @@ std::vector<std::string> split_command(const std::string& s) {
   if (any || !cur.empty()) out.push_back(cur);
   return out;
 }
-
-}  // namespace
 
 std::string absolute_in(const std::string& dir, const std::string& path) {
   if (path.empty() || path[0] == '/') return cmake::normalize_path(path);

@@ -39,36 +39,6 @@ using Clock = std::chrono::steady_clock;
 
 using cmake::absolute_in;
 
-std::string extension(const std::string& path) {
-  auto slash = path.rfind('/');
-  auto dot = path.rfind('.');
-  return dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot);
-}
-
-std::string parent(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
-}
-
-// Output redirected to `object`: replaces -o X / -oX (and nvcc's --output-file), else appends -o.
-void redirect_output(std::vector<std::string>& argv, const std::string& object) {
-  bool has_c = false;
-  for (size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i] == "-c") has_c = true;
-    if ((argv[i] == "-o" || argv[i] == "--output-file") && i + 1 < argv.size()) {
-      argv[i + 1] = object;
-      return;
-    }
-    if (argv[i].size() > 2 && argv[i].compare(0, 2, "-o") == 0) {
-      argv[i] = "-o" + object;
-      return;
-    }
-  }
-  if (!has_c) argv.push_back("-c");
-  argv.push_back("-o");
-  argv.push_back(object);
-}
-
 std::string hex_hash(const std::string& key) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
@@ -176,38 +146,6 @@ void write_cache(const std::string& path, const FileResult& r) {
 
 }  // namespace
 
-bool command_for(const std::vector<CompileCommand>& db, const std::string& file, const std::string& object,
-                 CompileCommand& out, std::string& from) {
-  const CompileCommand* best = nullptr;
-  for (const auto& c : db)
-    if (c.file == file) best = &c;
-  if (!best) {
-    // Nearest sibling: same directory and extension, then same extension, then the longest shared path.
-    auto score = [&](const CompileCommand& c) {
-      bool same_dir = parent(c.file) == parent(file), same_ext = extension(c.file) == extension(file);
-      return std::make_tuple(same_dir && same_ext, same_ext, same_dir, shared_dir_prefix(c.file, file));
-    };
-    for (const auto& c : db)
-      if (!best || score(c) > score(*best)) best = &c;
-    if (!best) return false;
-  }
-  out = *best;
-  out.file = file;
-  from = best->file;
-  if (best->file != file) {
-    bool replaced = false;
-    for (size_t i = 1; i < out.argv.size(); ++i) {
-      if (absolute_in(out.directory, out.argv[i]) == best->file && out.argv[i - 1] != "-o") {
-        out.argv[i] = file;
-        replaced = true;
-      }
-    }
-    if (!replaced) out.argv.push_back(file);
-  }
-  redirect_output(out.argv, object);
-  return true;
-}
-
 ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const ConfirmOptions& options) {
   ConfirmOutcome outcome;
   // In the order given (the best-ranked first, should the budget run out), each file once.
@@ -220,6 +158,15 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
   outcome.stats.files = files.size();
   if (files.empty()) return outcome;
   auto db = read_compile_commands(options.build_dir);
+  std::optional<InputError> no_cache;
+  const auto cache_vars = cmake::read_cmake_cache(options.build_dir + "/CMakeCache.txt", no_cache);
+  auto cache_value = [&](const std::string& var) {
+    auto it = cache_vars.find(var);
+    return it == cache_vars.end() || it->second.find("NOTFOUND") != std::string::npos ? std::string() : it->second;
+  };
+  // FindCUDA's .cu files are compiled by custom commands that compile_commands.json leaves out.
+  if (!cache_value("CUDA_NVCC_EXECUTABLE").empty())
+    for (auto& c : read_findcuda_commands(options.build_dir, cache_value("CMAKE_BUILD_TYPE"))) db.push_back(std::move(c));
   if (db.empty()) {
     outcome.warnings.push_back("--confirm: no compile_commands.json in " +
                                (options.build_dir.empty() ? std::string("(no --build-dir)") : options.build_dir) +
@@ -246,6 +193,11 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
     return outcome;
   }
 
+  // The build's CUDA compiler, for a .cu file that only host commands neighbour: CMake's CUDA
+  // language names it CMAKE_CUDA_COMPILER, FindCUDA CUDA_NVCC_EXECUTABLE.
+  std::string cuda_compiler = cache_value("CMAKE_CUDA_COMPILER");
+  if (cuda_compiler.empty()) cuda_compiler = cache_value("CUDA_NVCC_EXECUTABLE");
+
   std::vector<FileResult> results(files.size());
   std::atomic<size_t> next{0}, compiled{0};
   auto start = Clock::now();
@@ -256,8 +208,11 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
       r.file = files[i];
       std::string object = scratch + "/" + std::to_string(i) + ".o";
       CompileCommand cmd;
-      if (!command_for(db, r.file, object, cmd, r.command_from)) {
+      if (!command_for(db, r.file, object, cmd, r.command_from, cuda_compiler)) {
         r.skipped = true;
+        if (is_cuda_source(r.file))
+          r.warning = "the build names no CUDA compiler (CMAKE_CUDA_COMPILER, CUDA_NVCC_EXECUTABLE) and its commands are "
+                      "the host compiler's, which compiles no .cu";
         continue;
       }
       std::string content;
@@ -277,7 +232,10 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
       }
       ++compiled;
       RunResult run = run_compiler(cmd, object + ".err", deadline);
-      if (run.exited_ok) {
+      if (run.exited_ok && !fs::exists(object)) {
+        // Read where the compiler was told to write it; a driver that exits 0 without it compiled nothing.
+        r.warning = "the compiler exited without writing an object (" + base_name(cmd.argv[0]) + " with -o " + object + ")";
+      } else if (run.exited_ok) {
         elf::ReadOptions ro;
         ro.static_symbols = true;
         ro.relocations = false;
@@ -503,11 +461,13 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
         auto it = out.files.find(u.origin->file);
         if (it != out.files.end() && std::binary_search(it->second.defined.begin(), it->second.defined.end(), u.symbol))
           continue;
-        // Not compiled here (a failed or skipped compile proves nothing): the source's text defines it, so
-        // the patch is expected to resolve it; the rebuild has the last word.
+        // Not compiled here (a failed or skipped compile proves nothing either way): the source's text
+        // defines it, so the patch is expected to resolve it, but only the rebuild can say.
         if ((it == out.files.end() || !it->second.ok) && u.classification == Classification::MissingSource &&
-            u.origin->kind == OriginKind::Definition)
+            u.origin->kind == OriginKind::Definition) {
+          ++a.by_text;
           continue;
+        }
       }
       ++a.still;
     }

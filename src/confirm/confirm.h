@@ -56,8 +56,19 @@ using cmake::read_compile_commands;
 
 // The command that compiles `file` into `object`: the build's own, else its nearest sibling's (same
 // directory and extension first) with the file substituted. `from` names the file whose command it was.
+// Response files are read inline, depfile flags dropped and the output redirected to `object`, nvcc's
+// spellings included. A CUDA source (.cu) whose command is a host compiler's gets `cuda_compiler` (the
+// build's CMAKE_CUDA_COMPILER or FindCUDA's CUDA_NVCC_EXECUTABLE), with the host flags passed as CMake's
+// CUDA rules pass them; without one it has no command (false).
 bool command_for(const std::vector<CompileCommand>& db, const std::string& file, const std::string& object,
-                 CompileCommand& out, std::string& from);
+                 CompileCommand& out, std::string& from, const std::string& cuda_compiler = "");
+// The nvcc commands of FindCUDA's cuda_add_library()/cuda_add_executable(), which compile_commands.json
+// leaves out: each generated CMakeFiles/<target>.dir/.../<target>_generated_<file>.cu.o.cmake script's
+// command for its source, as it runs it in `configuration` (CMAKE_BUILD_TYPE; the script's default Debug).
+std::vector<CompileCommand> read_findcuda_commands(const std::string& build_dir, const std::string& configuration);
+// True for nvcc (by the driver's file name), and for a source CUDA's compiler takes (.cu).
+bool is_nvcc(const std::string& compiler);
+bool is_cuda_source(const std::string& file);
 
 ConfirmOutcome confirm_files(const std::vector<std::string>& files, const ConfirmOptions& options);
 
@@ -85,11 +96,13 @@ uint32_t line_mentioning(const std::string& text, const std::string& word);
 ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
                              const ConfirmOptions& options, std::vector<std::string>& warnings);
 
-// What a patch would leave: of the `total` traced symbols, how many neither a planned stub
-// (`stubbed`, mangled names) nor the object of a planned add-source file (compiled now, or
-// answered from the cache) would define.
+// What a patch would leave, of the `total` traced symbols. Resolved by proof: a planned stub
+// (`stubbed`, mangled names) or the object of a planned add-source file (compiled now, or answered
+// from the cache) defines it. `by_text`: a planned add-source file whose text defines it could not be
+// compiled here (its compile failed, or was skipped): only the rebuild will tell, so it is counted
+// neither as resolved nor as still unresolved. `still`: what the patch leaves for certain.
 struct AfterPatch {
-  size_t still = 0, total = 0;
+  size_t still = 0, total = 0, by_text = 0;
   ConfirmStats stats;
 };
 AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed, const ConfirmOptions& options,

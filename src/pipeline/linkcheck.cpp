@@ -15,6 +15,7 @@
 
 #include <tbb/parallel_pipeline.h>
 
+#include "backend/cuda_api.h"
 #include "common/walk.h"
 #include "confirm/confirm.h"
 #include "demangle/demangle.h"
@@ -179,12 +180,17 @@ LibraryReport report_object(const loader::Process& p, int index) {
   return lib;
 }
 
-// What "defined nowhere" covered, so a reader knows which context was missing.
-std::string nowhere_reason(const trace::TraceContext& ctx) {
+// What "defined nowhere" covered, so a reader knows which context was missing. CUDA is named only for a
+// name that looks like one of the backend's CUDA APIs: no CUDA install is searched for a C++ function of
+// the project's own.
+std::string nowhere_reason(const trace::TraceContext& ctx, const UnresolvedSymbol& u) {
   std::vector<std::string> searched;
   if (ctx.sources) searched.push_back(std::to_string(ctx.sources->files().size()) + " indexed source files");
   if (!ctx.sdk_home.empty()) searched.push_back("the SDK (" + ctx.sdk_home + ")");
-  if (!ctx.cuda_home.empty()) searched.push_back("CUDA (" + ctx.cuda_home + ")");
+  if (!ctx.cuda_home.empty() && ctx.backend && backend::looks_like_cuda_api(*ctx.backend, u.symbol))
+    searched.push_back("CUDA (" + ctx.cuda_home + ")");
+  if (searched.empty() && !ctx.cuda_home.empty())
+    return "no loaded object defines it (no sources or SDK were given to trace it further)";
   if (searched.empty()) return "no loaded object defines it (no sources, SDK or CUDA were given to trace it further)";
   std::string list;
   for (size_t i = 0; i < searched.size(); ++i) {
@@ -491,7 +497,7 @@ std::vector<UnresolvedSymbol*> trace_symbols(InputCheck& in, const trace::TraceC
   for (auto& [ref, u] : in.symbols) {
     if (!wants_tracing(u, ref)) continue;
     trace::trace_symbol(&in.process, ref.object, ctx, u);
-    if (u.classification == Classification::Unknown && !u.origin) u.reason = nowhere_reason(ctx);
+    if (u.classification == Classification::Unknown && !u.origin) u.reason = nowhere_reason(ctx, u);
     if (u.classification == Classification::Unknown) unknown.push_back(&u);
   }
   return unknown;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
@@ -327,6 +328,40 @@ TEST(CudaCall, cuda_13_libcudart_exports_cuda_malloc_async_and_the_map_gives_mus
   std::string cls = line_with(r.out, ">>> unported:");
   EXPECT_EQ(cls.rfind(">>> unported: a CUDA API the port still calls: CUDA's /usr/local/cuda/", 0), 0u) << r.out;
   EXPECT_NE(cls.find("/libcudart.so.13 exports it; the porting map's MUSA counterpart is musaMallocAsync"), std::string::npos) << r.out;
+}
+
+// issue 26 item 4: the "defined nowhere" reason says CUDA was searched only for a name that looks like
+// one of the CUDA APIs the backend ports (cudaX, cuX, cublasX...). The FAQ's forgotten kernel, a C++
+// function of the project's own, has nothing to do with CUDA; nor has a C name that merely starts
+// with "cu" (cutlass_gemm). The loader's verdict is the real one: all three are undefined.
+TEST(UnknownReason, cuda_is_named_only_for_names_that_look_like_the_backends_apis) {
+  std::string root = test::scratch_dir("cause-unknown-reason");
+  fs::create_directories(root + "/cuda/lib64");
+  fs::create_directories(root + "/musa/lib");
+  std::string lib = root + "/libmyops.so";
+  build("g++", root, lib,
+        "namespace myops { float scale(float x, float by); }\n"
+        "extern \"C\" int cudaFancyNewThing(void);\nextern \"C\" int cutlass_gemm(void);\n"
+        "float twice(float v) { return myops::scale(v, 2.0f) + cudaFancyNewThing() + cutlass_gemm(); }\n");
+  auto real = real_load("", lib);
+  ASSERT_NE(real.status, 0);
+  EXPECT_NE(real.err.find("undefined symbol"), std::string::npos) << real.err;
+  auto r = run(kBin + " --no-cache --format json --cuda-home " + quote(root + "/cuda") + " --sdk-home " +
+               quote(root + "/musa") + " " + quote(lib));
+  ASSERT_EQ(r.status, 1) << r.out << r.err;
+  auto doc = json::parse(r.out);
+  std::map<std::string, std::string> reasons;
+  for (const auto& u : doc["libraries"][0]["unresolved"]) {
+    EXPECT_EQ(u["classification"], "unknown") << u.dump();
+    reasons[u["demangled"].get<std::string>()] = u["reason"].get<std::string>();
+  }
+  ASSERT_EQ(reasons.size(), 3u) << r.out;
+  const std::string sdk_only = "no loaded object defines it, nor was it found in the SDK (" + root + "/musa)";
+  EXPECT_EQ(reasons["myops::scale(float, float)"], sdk_only);
+  EXPECT_EQ(reasons["cutlass_gemm"], sdk_only);
+  EXPECT_EQ(reasons["cudaFancyNewThing"], "no loaded object defines it, nor was it found in the SDK (" + root +
+                                              "/musa) or CUDA (" + root + "/cuda)");
+  fs::remove_all(root);
 }
 
 }  // namespace

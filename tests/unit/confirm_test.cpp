@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <string>
 
@@ -270,6 +271,238 @@ TEST(ConfirmGlob, FileAGlobCoversGetsTheNoteNotAnEmptyEntry) {
   fs::remove_all(root);
 }
 
+// nvcc 13 compiles without a GPU; the CUDA tests below need only its compiler.
+const std::string kNvcc = "/usr/local/cuda/bin/nvcc";
+
+// How many times `needle` occurs in `text`.
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The FAQ's torch op library in CUDA (issue 26): ops.cpp, compiled by the host compiler, calls
+// myops::scale_on_gpu, which kernels/scale_kernel.cu defines and its target's list forgets.
+// `cuda_sibling`: the target also compiles kernels/add_kernel.cu (an nvcc command to borrow); without
+// it, the only command beside the .cu is the host's. The include directory comes from
+// target_include_directories, so CMake's Makefiles write it into includes_CUDA.rsp (--options-file).
+void write_cuda_project(const std::string& src, bool cuda_sibling) {
+  fs::create_directories(src + "/kernels");
+  write_file(src + "/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.18)\nproject(myops CXX CUDA)\n"
+             "set(CMAKE_CUDA_ARCHITECTURES 75)\n"
+             "add_library(myops SHARED ops.cpp" + std::string(cuda_sibling ? " kernels/add_kernel.cu" : "") + ")\n"
+             "target_include_directories(myops PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/kernels)\n");
+  write_file(src + "/kernels/scale.h",
+             "#pragma once\nnamespace myops {\nvoid scale_on_gpu(float* d, int n, float by);\nfloat add_on_gpu(float* d, int n);\n}\n");
+  write_file(src + "/ops.cpp", std::string("#include \"scale.h\"\nfloat twice(float* d, int n) {\n  myops::scale_on_gpu(d, n, 2.0f);\n") +
+                                   (cuda_sibling ? "  return myops::add_on_gpu(d, n);\n" : "  return 0.0f;\n") + "}\n");
+  write_file(src + "/kernels/add_kernel.cu",
+             "#include \"scale.h\"\n__global__ void add_kernel(float* d, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; "
+             "if (i < n) d[i] += 1.0f; }\n"
+             "namespace myops { float add_on_gpu(float* d, int n) { add_kernel<<<(n + 255) / 256, 256>>>(d, n); return 0.0f; } }\n");
+  write_file(src + "/kernels/scale_kernel.cu",
+             "#include \"scale.h\"\n__global__ void scale_kernel(float* d, int n, float by) {\n"
+             "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) d[i] *= by;\n}\n"
+             "namespace myops {\nvoid scale_on_gpu(float* d, int n, float by) { scale_kernel<<<(n + 255) / 256, 256>>>(d, n, by); }\n}\n");
+}
+
+// Every file of a build tree with its size and modification time: what a confirm must leave as it was.
+std::map<std::string, std::pair<uintmax_t, fs::file_time_type>> tree_state(const std::string& dir) {
+  std::map<std::string, std::pair<uintmax_t, fs::file_time_type>> state;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) state[e.path().string()] = {e.file_size(), e.last_write_time()};
+  return state;
+}
+
+const std::string kScaleOnGpu = "_ZN5myops12scale_on_gpuEPfif";  // myops::scale_on_gpu(float*, int, float)
+
+// CMake's CUDA language, as the Makefiles and Ninja generators write it: nvcc with
+// -forward-unknown-to-host-compiler, --options-file includes_CUDA.rsp (Makefiles), -Xcompiler=-fPIC,
+// -x cu, -c and -o into the build tree. The forgotten scale_kernel.cu borrows add_kernel.cu's command;
+// nvcc compiles it (the include directory is read from the response file), the object is read from
+// our scratch, and the build tree is left exactly as it was.
+TEST(ConfirmCommand, NvccCommandsOfCmakesCudaLanguageAreRedirected) {
+  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+  std::string root = mlc::test::scratch_dir("confirm_nvcc");
+  std::string src = root + "/myops";
+  write_cuda_project(src, true);
+  for (const std::string generator : {"Unix Makefiles", "Ninja"}) {
+    SCOPED_TRACE(generator);
+    std::string build = root + "/build-" + generator.substr(0, generator.find(' '));
+    std::string log;
+    ASSERT_EQ(sh("cmake -G " + quote(generator) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " + quote(src) + " -B " +
+                     quote(build),
+                 &log),
+              0)
+        << log;
+    auto db = mlc::confirm::read_compile_commands(build);
+    ASSERT_EQ(db.size(), 2u);
+    const auto& nvcc_cmd = db[0].file == src + "/kernels/add_kernel.cu" ? db[0] : db[1];
+    ASSERT_EQ(nvcc_cmd.argv[0], kNvcc);
+    if (generator == "Unix Makefiles") {  // the include directory is only in the response file
+      ASSERT_NE(std::find(nvcc_cmd.argv.begin(), nvcc_cmd.argv.end(), "--options-file"), nvcc_cmd.argv.end());
+    }
+
+    auto before = tree_state(build);
+    mlc::confirm::ConfirmOptions o{.build_dir = build, .cache_dir = root + "/cache-" + generator.substr(0, 5),
+                                   .budget_seconds = 3600, .jobs = 0};
+    auto out = mlc::confirm::confirm_files({src + "/kernels/scale_kernel.cu"}, o);
+    const auto& r = out.files[src + "/kernels/scale_kernel.cu"];
+    EXPECT_TRUE(r.ok) << r.warning;
+    EXPECT_EQ(r.command_from, src + "/kernels/add_kernel.cu");
+    EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu)) << ::testing::PrintToString(r.defined);
+    EXPECT_EQ(out.warnings, std::vector<std::string>{});
+    EXPECT_EQ(out.stats.compiled, 1u);
+    EXPECT_EQ(tree_state(build), before) << "the confirm wrote into the build tree";
+  }
+  fs::remove_all(root);
+}
+
+// The forgotten .cu is the target's only CUDA source: the build's only neighbouring command is the
+// host compiler's for ops.cpp, which given a .cu compiles nothing ("linker input file unused") and
+// exits 0. The file gets the build's CMAKE_CUDA_COMPILER with ops.cpp's flags, and nvcc defines it.
+TEST(ConfirmCommand, CudaFileWithOnlyAHostSiblingGetsTheBuildsNvcc) {
+  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+  std::string root = mlc::test::scratch_dir("confirm_nvcc_host");
+  std::string src = root + "/myops", build = root + "/build";
+  write_cuda_project(src, false);
+  std::string log;
+  ASSERT_EQ(sh("cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " + quote(src) + " -B " + quote(build), &log), 0) << log;
+  auto db = mlc::confirm::read_compile_commands(build);
+  ASSERT_EQ(db.size(), 1u);
+  ASSERT_EQ(db[0].argv[0].find("nvcc"), std::string::npos) << db[0].argv[0];
+
+  mlc::confirm::ConfirmOptions o{.build_dir = build, .cache_dir = root + "/cache", .budget_seconds = 3600, .jobs = 0};
+  auto out = mlc::confirm::confirm_files({src + "/kernels/scale_kernel.cu"}, o);
+  const auto& r = out.files[src + "/kernels/scale_kernel.cu"];
+  EXPECT_TRUE(r.ok) << r.warning;
+  EXPECT_EQ(r.command_from, src + "/ops.cpp");
+  EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu)) << ::testing::PrintToString(r.defined);
+  EXPECT_EQ(out.warnings, std::vector<std::string>{});
+
+  // The command itself: nvcc, ops.cpp's defines and includes, its host-only flag through -Xcompiler.
+  mlc::confirm::CompileCommand cmd;
+  std::string from;
+  ASSERT_TRUE(mlc::confirm::command_for(db, src + "/kernels/scale_kernel.cu", "/scratch/0.o", cmd, from, kNvcc));
+  EXPECT_EQ(cmd.argv, (std::vector<std::string>{kNvcc, "-Dmyops_EXPORTS", "-I" + src + "/kernels", "-Xcompiler=-fPIC",
+                                                "-o", "/scratch/0.o", "-c", "-x", "cu", src + "/kernels/scale_kernel.cu"}));
+  // Without a CUDA compiler in the build there is no command for it, and the confirm says why.
+  EXPECT_FALSE(mlc::confirm::command_for(db, src + "/kernels/scale_kernel.cu", "/scratch/0.o", cmd, from, ""));
+  fs::remove_all(root);
+}
+
+// FindCUDA's cuda_add_library() compiles its .cu files by custom commands that run a generated
+// CMakeFiles/myops.dir/kernels/myops_generated_add_kernel.cu.o.cmake script, so compile_commands.json
+// holds only the host's ops.cpp. The script's nvcc command (its -Xcompiler host flags, nvcc_flags, the
+// include directories) is read from it, and the forgotten .cu borrows it: compiled by nvcc, the build
+// tree left as it was.
+TEST(ConfirmCommand, FindCudasGeneratedScriptsGiveTheNvccCommand) {
+  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+  std::string root = mlc::test::scratch_dir("confirm_findcuda");
+  std::string src = root + "/myops", build = root + "/build";
+  write_cuda_project(src, true);
+  write_file(src + "/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.16)\nproject(myops CXX)\nfind_package(CUDA REQUIRED)\n"
+             "set(CUDA_NVCC_FLAGS -arch=sm_75)\ninclude_directories(${CMAKE_CURRENT_SOURCE_DIR}/kernels)\n"
+             "cuda_add_library(myops SHARED ops.cpp kernels/add_kernel.cu)\n");
+  std::string log;
+  ASSERT_EQ(sh("cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCUDA_TOOLKIT_ROOT_DIR=/usr/local/cuda -S " + quote(src) +
+                   " -B " + quote(build),
+               &log),
+            0)
+      << log;
+  auto findcuda = mlc::confirm::read_findcuda_commands(build, "");
+  ASSERT_EQ(findcuda.size(), 1u);
+  EXPECT_EQ(findcuda[0].file, src + "/kernels/add_kernel.cu");
+  EXPECT_EQ(findcuda[0].argv[0], kNvcc);
+  EXPECT_NE(std::find(findcuda[0].argv.begin(), findcuda[0].argv.end(), "-I" + src + "/kernels"), findcuda[0].argv.end());
+  EXPECT_NE(std::find(findcuda[0].argv.begin(), findcuda[0].argv.end(), "-Xcompiler=-fPIC,-g"), findcuda[0].argv.end())
+      << ::testing::PrintToString(findcuda[0].argv);
+
+  auto before = tree_state(build);
+  mlc::confirm::ConfirmOptions o{.build_dir = build, .cache_dir = root + "/cache", .budget_seconds = 3600, .jobs = 0};
+  auto out = mlc::confirm::confirm_files({src + "/kernels/scale_kernel.cu"}, o);
+  const auto& r = out.files[src + "/kernels/scale_kernel.cu"];
+  EXPECT_TRUE(r.ok) << r.warning;
+  EXPECT_EQ(r.command_from, src + "/kernels/add_kernel.cu");
+  EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu)) << ::testing::PrintToString(r.defined);
+  EXPECT_EQ(out.warnings, std::vector<std::string>{});
+  EXPECT_EQ(tree_state(build), before) << "the confirm wrote into the build tree";
+  fs::remove_all(root);
+}
+
+// What nvcc and gcc commands from other generators carry (bear, hand-written databases, FindCUDA):
+// depfiles (-MD -MT -MF; nvcc's --generate-dependencies-with-compile --dependency-output), -odir, a
+// response file (@file, --options-file) that holds the -o. All of it would write into the build tree:
+// the response file is read inline, the depfile flags and -odir are dropped, the output is ours.
+TEST(ConfirmCommand, DepfilesOdirAndResponseFilesWriteNothingIntoTheBuild) {
+  std::string root = mlc::test::scratch_dir("confirm_shape");
+  fs::create_directories(root + "/b/CMakeFiles/k.dir");
+  write_file(root + "/b/CMakeFiles/k.dir/includes_CUDA.rsp", "-I/inc \"-I/with space\"\n-DFROM_RSP\n");
+  write_file(root + "/b/k.rsp", "-DHOST_RSP -o CMakeFiles/h.dir/h.cpp.o\n");
+  std::vector<mlc::confirm::CompileCommand> db = {
+      {.directory = root + "/b",
+       .argv = {kNvcc, "-forward-unknown-to-host-compiler", "--options-file", "CMakeFiles/k.dir/includes_CUDA.rsp",
+                "-Xcompiler", "-fPIC", "-MD", "-MT", "CMakeFiles/k.dir/a.cu.o", "-MF", "CMakeFiles/k.dir/a.cu.o.d",
+                "--generate-dependencies-with-compile", "--dependency-output", "a.cu.o.d", "-odir", "CMakeFiles/k.dir",
+                "-x", "cu", "-c", "/s/a.cu", "-o", "CMakeFiles/k.dir/a.cu.o"},
+       .file = "/s/a.cu"},
+      {.directory = root + "/b", .argv = {"/usr/bin/c++", "@k.rsp", "-MD", "-MF", "h.d", "-c", "/s/h.cpp"}, .file = "/s/h.cpp"},
+  };
+  mlc::confirm::CompileCommand cmd;
+  std::string from;
+  ASSERT_TRUE(mlc::confirm::command_for(db, "/s/b.cu", "/c/0.o", cmd, from, kNvcc));
+  EXPECT_EQ(from, "/s/a.cu");
+  EXPECT_EQ(cmd.argv, (std::vector<std::string>{kNvcc, "-forward-unknown-to-host-compiler", "-I/inc", "-I/with space",
+                                                "-DFROM_RSP", "-Xcompiler", "-fPIC", "-x", "cu", "-c", "/s/b.cu", "-o",
+                                                "/c/0.o"}));
+  ASSERT_TRUE(mlc::confirm::command_for(db, "/s/h.cpp", "/c/1.o", cmd, from));
+  EXPECT_EQ(cmd.argv, (std::vector<std::string>{"/usr/bin/c++", "-DHOST_RSP", "-o", "/c/1.o", "-c", "/s/h.cpp"}));
+  fs::remove_all(root);
+}
+
+// issue 26 item 3: musa-stubgen's "after this patch" counts as resolved only what compiled proof
+// shows. The forgotten source defines the symbol in its text but cannot be compiled here (a header
+// only the real build generates): it is expected by its text, said apart, never "1 of 1 still
+// unresolved"; and its failed compile (met by the closure and by the proof alike) is said once, with
+// the compiler's first error line.
+TEST(AfterPatch, AnUncompilableAddedSourceIsExpectedByItsTextAndItsFailureSaidOnce) {
+  std::string root = mlc::test::scratch_dir("after_patch_text");
+  std::string src = root + "/myops", build = root + "/build";
+  fs::create_directories(src + "/kernels");
+  write_file(src + "/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.16)\nproject(myops CXX)\nadd_library(myops SHARED ops.cpp)\n");
+  write_file(src + "/kernels/scale.h", "#pragma once\nnamespace myops { float scale(float x, float by); }\n");
+  write_file(src + "/ops.cpp", "#include \"kernels/scale.h\"\nfloat twice(float v) { return myops::scale(v, 2.0f); }\n");
+  write_file(src + "/kernels/scale_kernel.cpp", "#include \"scale.h\"\n#include \"generated_config.h\"\nnamespace myops {\n"
+                                                "float scale(float x, float by) { return x * by; }\n}\n");
+  std::string log;
+  ASSERT_EQ(sh("cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " + quote(src) + " -B " + quote(build) +
+                   " >/dev/null && cmake --build " + quote(build),
+               &log),
+            0)
+      << log;
+  std::string out;
+  EXPECT_EQ(sh(std::string(MLC_STUBGEN_BIN) + " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") +
+                   " --cuda-home '' --dry-run " + quote(build + "/libmyops.so"),
+               &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("musa-stubgen: after this patch: 0 of 1 still unresolved (1 resolved by the sources' text alone, not "
+                     "compiled here: known only after the rebuild)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("1 of 1 still unresolved"), std::string::npos) << out;
+  const std::string failed = "musa-stubgen: warning: --confirm: compiling " + src + "/kernels/scale_kernel.cpp failed: " +
+                             src + "/kernels/scale_kernel.cpp:2:10: fatal error: generated_config.h: No such file or directory\n";
+  EXPECT_EQ(count_of(out, failed), 1u) << out;
+  EXPECT_EQ(count_of(out, "--confirm: compiling "), 1u) << out;
+  // The patch is the one the text asks for: the forgotten file into myops's list.
+  EXPECT_NE(out.find("\n+add_library(myops SHARED kernels/scale_kernel.cpp ops.cpp)\n"), std::string::npos) << out;
+  fs::remove_all(root);
+}
+
 // torch_musa's FAQ 8.3 loop from the user's first command, `musa-linkcheck --build-dir build
 // build/libmyops.so` and nothing else (issue 26 item 1): a project configured as users configure it
 // (no compile database, no File API query) whose scale_kernel.cpp is missing from its target's source
@@ -320,6 +553,76 @@ TEST(BuildDirAlone, FaqCaseIsTracedToTheForgottenSourcePatchedAndRebuilt) {
   EXPECT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "-q " + quote(lib), &out), 0) << out;
   EXPECT_EQ(out, "");
   fs::remove_all(root);
+}
+
+// The same loop in CUDA, as the issue met it (CMake's CXX and CUDA languages, nvcc 13): the target
+// compiles ops.cpp and add_kernel.cu and forgets scale_kernel.cu. `musa-linkcheck --build-dir build`
+// alone names the .cu; musa-stubgen proves its patch by compiling the .cu with the build's nvcc command
+// (no confirm failure, no false "still unresolved"), --apply puts it back, and nvcc's rebuild links a
+// library in which the symbol resolves. `generator` is CMake's; `findcuda` builds the target with
+// FindCUDA's cuda_add_library() instead of the CUDA language.
+void cuda_faq_loop(const std::string& name, const std::string& generator, bool findcuda) {
+  std::string root = mlc::test::scratch_dir(name);
+  std::string src = root + "/myops", build = root + "/build";
+  write_cuda_project(src, true);
+  std::string add = findcuda ? "cuda_add_library" : "add_library";
+  if (findcuda)
+    write_file(src + "/CMakeLists.txt",
+               "cmake_minimum_required(VERSION 3.16)\nproject(myops CXX)\nfind_package(CUDA REQUIRED)\n"
+               "set(CUDA_NVCC_FLAGS -arch=sm_75)\ninclude_directories(${CMAKE_CURRENT_SOURCE_DIR}/kernels)\n"
+               "cuda_add_library(myops SHARED ops.cpp kernels/add_kernel.cu)\n");
+  std::string log;
+  ASSERT_EQ(sh("cmake -G " + quote(generator) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " + quote(src) + " -B " +
+                   quote(build) + " >/dev/null && cmake --build " + quote(build),
+               &log),
+            0)
+      << "cannot build the fixture project: " << log;
+  const std::string lib = build + "/libmyops.so";
+  const std::string args = " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
+
+  std::string out;
+  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json " + quote(lib), &out), 1) << out;
+  auto doc = nlohmann::json::parse(out.substr(out.find('{')));
+  const auto& us = doc["libraries"][0]["unresolved"];
+  ASSERT_EQ(us.size(), 1u) << us.dump();
+  EXPECT_EQ(us[0]["symbol"], kScaleOnGpu);
+  EXPECT_EQ(us[0]["classification"], "missing-source") << us[0].dump();
+  EXPECT_EQ(us[0]["origin"]["file"], src + "/kernels/scale_kernel.cu");
+  EXPECT_EQ(us[0]["origin"]["line"], 7);
+  EXPECT_EQ(us[0]["fix"]["cmake_file"], src + "/CMakeLists.txt") << us[0]["fix"].dump();
+
+  ASSERT_EQ(sh(std::string(MLC_STUBGEN_BIN) + args + "--apply --out-cpp " + quote(root + "/stubs.cpp") + " --out-header " +
+                   quote(root + "/stubs.h") + " " + quote(lib),
+               &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("musa-stubgen: after this patch: 0 of 1 still unresolved\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("--confirm: compiling "), std::string::npos) << out;
+  std::string lists = read_file(src + "/CMakeLists.txt");
+  EXPECT_NE(lists.find(add + "(myops SHARED ops.cpp kernels/add_kernel.cu kernels/scale_kernel.cu)"), std::string::npos)
+      << lists;
+  ASSERT_EQ(sh("cmake --build " + quote(build), &log), 0) << lists << log;
+  EXPECT_NE(log.find("scale_kernel.cu.o"), std::string::npos) << log;  // nvcc compiled it
+  EXPECT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "-q " + quote(lib), &out), 0) << out;
+  EXPECT_EQ(out, "");
+  fs::remove_all(root);
+}
+
+TEST(BuildDirAlone, CudaFaqCaseIsTracedCompiledByNvccPatchedAndRebuilt) {
+  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+  cuda_faq_loop("build_dir_alone_cuda", "Unix Makefiles", false);
+}
+
+// Ninja's CUDA rules (depfiles, no response file for the includes).
+TEST(BuildDirAlone, CudaFaqCaseUnderNinjaIsTracedCompiledByNvccPatchedAndRebuilt) {
+  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+  cuda_faq_loop("build_dir_alone_cuda_ninja", "Ninja", false);
+}
+
+// FindCUDA's cuda_add_library(): the patch goes into that call, the proof borrows its generated nvcc script.
+TEST(BuildDirAlone, CudaFaqCaseWithFindCudaIsTracedCompiledByNvccPatchedAndRebuilt) {
+  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+  cuda_faq_loop("build_dir_alone_findcuda", "Unix Makefiles", true);
 }
 
 }  // namespace

@@ -1,0 +1,16 @@
+// Which names look like the CUDA APIs a backend ports (cudaX runtime, cuX driver, cublasX...): a fact
+// of the backends, so only a name that looks like one is said to have been looked for in CUDA.
+#pragma once
+
+#include <string_view>
+
+#include "backend/backend.h"
+
+namespace mlc::backend {
+
+// True for a C name that starts like one of CUDA's APIs (runtime, driver, the math libraries, NCCL,
+// NVRTC, NVTX) or like `b`'s own runtime (its api_prefix). A two-letter prefix ("cu") counts only where
+// a word starts after it (cuMemAlloc, not cutlass_gemm); a C++ function (_Z...) never looks like one.
+bool looks_like_cuda_api(const Backend& b, std::string_view symbol);
+
+}  // namespace mlc::backend
