@@ -63,14 +63,19 @@ std::string find_on_path(const std::string& name) {
 }
 
 // Where other versions of a missing library are commonly installed, off the loader's search path:
-// vendor SDKs and CUDA toolkits side by side (/usr/local/musa-3.1, /usr/local/cuda-12.1), and the
-// active conda or virtual environment's lib directory.
+// vendor SDKs and CUDA toolkits side by side (/usr/local/musa-3.1, /usr/local/cuda-12.1: each
+// backend that says so, then CUDA), and the active conda or virtual environment's lib directory.
 std::vector<Place> install_places() {
+  std::vector<std::string> patterns;
+  for (const backend::Backend* b : backend::all())
+    if (b->versioned_homes)
+      for (const auto& dir : b->library_dirs) patterns.push_back(b->default_home + "*/" + dir);
+  for (const char* cuda : {"/usr/local/cuda*/lib64", "/usr/local/cuda*/lib"}) patterns.push_back(cuda);
   std::vector<Place> places;
-  for (const char* pattern : {"/usr/local/musa*/lib", "/usr/local/musa*/lib64", "/usr/local/cuda*/lib64", "/usr/local/cuda*/lib"}) {
+  for (const auto& pattern : patterns) {
     glob_t g{};
-    if (glob(pattern, 0, nullptr, &g) == 0) {
-      std::string how = std::string(pattern).substr(0, std::string(pattern).find('*') + 1);  // "/usr/local/musa*"
+    if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+      std::string how = pattern.substr(0, pattern.find('*') + 1);  // "/usr/local/musa*"
       for (size_t i = 0; i < g.gl_pathc; ++i) places.push_back({g.gl_pathv[i], how});
     }
     globfree(&g);
@@ -78,6 +83,32 @@ std::vector<Place> install_places() {
   if (const char* c = std::getenv("CONDA_PREFIX"); c && *c) places.push_back({std::string(c) + "/lib", "conda"});
   if (const char* v = std::getenv("VIRTUAL_ENV"); v && *v) places.push_back({std::string(v) + "/lib", "venv"});
   return places;
+}
+
+// --backend's choices and help come from backend::all(): a new backend needs no edit here.
+std::vector<std::string> backend_names() {
+  std::vector<std::string> out;
+  for (const backend::Backend* b : backend::all()) out.push_back(b->name);
+  return out;
+}
+
+// "musa (default) or hip (ROCm HIP as Debian ships it)": the first is the default.
+std::string backend_choices() {
+  const auto& all = backend::all();
+  std::string out;
+  for (size_t i = 0; i < all.size(); ++i) {
+    out += i == 0 ? "" : i + 1 == all.size() ? " or " : ", ";
+    out += all[i]->name + (i == 0 ? " (default)" : all[i]->about.empty() ? "" : " (" + all[i]->about + ")");
+  }
+  return out;
+}
+
+// "musa $MUSA_HOME, else /usr/local/musa; hip $ROCM_PATH, else /usr"
+std::string sdk_home_defaults() {
+  std::string out;
+  for (const backend::Backend* b : backend::all())
+    out += (out.empty() ? "" : "; ") + b->name + " $" + b->home_env + ", else " + b->default_home;
+  return out;
 }
 
 }  // namespace
@@ -104,7 +135,8 @@ std::string stub_runtime_header() {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = '\0';
-    auto installed = std::filesystem::path(exe).parent_path().parent_path() / "include" / "musa_stubs.h";
+    // The runtime the project ships is MUSA's (stubs/); stubgen renames it for other backends.
+    auto installed = std::filesystem::path(exe).parent_path().parent_path() / "include" / backend::musa().stubs_header;
     if (std::filesystem::exists(installed)) return installed.string();
   }
   return MLC_STUB_RUNTIME_HEADER;
@@ -167,10 +199,8 @@ void ContextOptions::add_to(CLI::App& app) {
       ->allow_extra_args(false);
   app.add_option("--cmake-lists", cmake_lists, "a CMakeLists.txt whose source lists are read (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--backend", backend, "the GPU backend: musa (default) or hip (ROCm HIP as Debian ships it)")
-      ->check(CLI::IsMember({"musa", "hip"}));
-  app.add_option("--sdk-home", sdk_home,
-                 "the vendor SDK root (default: musa $MUSA_HOME, else /usr/local/musa; hip $ROCM_PATH, else /usr)");
+  app.add_option("--backend", backend, "the GPU backend: " + backend_choices())->check(CLI::IsMember(backend_names()));
+  app.add_option("--sdk-home", sdk_home, "the vendor SDK root (default: " + sdk_home_defaults() + ")");
   app.add_option("--cuda-home", cuda_home, "a reference CUDA install (default: /usr/local/cuda; '' for none)");
   app.add_option("--mapping", mapping,
                  "the porting map: torch_musa's (a directory of *.json or one file) or PyTorch's hipify map "

@@ -16,7 +16,7 @@ struct ContextOptions {
   std::vector<std::string> with, library_path, source_roots, cmake_lists;
   std::string sysroot, build_dir, porting_dir, mapping, cache_dir;
   std::vector<std::string> codegen_yamls;
-  std::string backend = "musa";  // --backend musa|hip (src/backend)
+  std::string backend = mlc::backend::all().front()->name;  // --backend: a backend::all() name, the first by default
   std::optional<std::string> sdk_home, cuda_home;
   bool closure = false, only_named = false, no_cache = false;
   // The confirm pass (src/confirm): on whenever a build tree is given (or with musa-linkcheck's

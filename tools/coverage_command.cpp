@@ -52,7 +52,7 @@ int CoverageCommand::run(const ContextOptions& context) const {
   for (const auto& r : roots) co.roots.push_back(absolute(r));
   co.map = ctx.mapping;
   co.sdk = ctx.sdk();
-  co.backend = options.trace.backend.name;
+  co.backend = &options.trace.backend;
   co.sdk_home = options.trace.sdk_home;
   co.mapping = options.trace.mapping;
   coverage::CoverageReport report = coverage::run_coverage(co);

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "backend/backend.h"
 #include "context_options.h"
 #include "pipeline/stubgen_pipeline.h"
 #include "stubgen/stubgen.h"
@@ -45,12 +46,18 @@ int run(int argc, char** argv) {
   app.add_option("--stub", stub_classes, "also stub symbols of this classification (repeatable), e.g. unknown")
       ->allow_extra_args(false)
       ->check(CLI::IsMember(classifications));
-  app.add_option("--version-guard", guard, "wrap stubs in #if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < N)");
+  // The names each backend gives its version macro and stub runtime (src/backend), for the help.
+  std::string macros, runtimes;
+  for (const mlc::backend::Backend* b : mlc::backend::all()) {
+    macros += (macros.empty() ? "" : ", ") + b->name + ": " + b->version_macro;
+    runtimes += (runtimes.empty() ? "" : ", ") + b->name + ": " + b->stubs_header;
+  }
+  app.add_option("--version-guard", guard, "wrap stubs in #if defined(V) && (V < N), V the backend's version macro (" + macros + ")");
   app.add_option("--cmake-patch", cmake_patch, "write the source-list / link patches as a unified diff to PATH");
   app.add_flag("--apply", apply, "apply the CMake patches in place (atomically)");
   app.add_flag("--prune", so.prune, "remove generated stubs no longer needed");
   app.add_flag("--dry-run", dry_run, "print what would change, write nothing");
-  app.add_flag("--no-runtime", no_runtime, "do not copy the stub runtime header (musa_stubs.h) beside the stubs");
+  app.add_flag("--no-runtime", no_runtime, "do not copy the stub runtime header (" + runtimes + ") beside the stubs");
   app.add_flag("--c10", c10, "throw with C10_THROW_ERROR (default: when c10/util/Exception.h is in a source tree)");
   app.add_flag("--no-c10", no_c10, "throw a standard exception");
   mlc::tools::document_options(app);

@@ -126,7 +126,7 @@ std::optional<InputError> ask_python(const std::string& interpreter, LinkcheckOp
   auto drop_interpreter = [&] {
     if (!options.env.with.empty()) options.env.with.erase(options.env.with.begin());
   };
-  Ran r = run_program({interpreter, "-c", environment::query_program(environment::context_packages())},
+  Ran r = run_program({interpreter, "-c", environment::query_program(environment::context_packages(options.trace.backend))},
                       python_time_limit());
   if (auto why = failure(r)) {
     drop_interpreter();

@@ -182,6 +182,7 @@ namespace {
 struct Scope {
   std::map<std::string, std::string> vars;
   std::map<std::string, std::set<size_t>> origins;
+  std::string library_helper;  // the backend's add_library helper (musa_add_library): child scopes keep it
 };
 
 // The variables an argument references: "${A}/x${B}" -> A, B (nested references by their innermost name).
@@ -314,7 +315,7 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
       glob_cmd = true;
       recurse = a[0].value == "GLOB_RECURSE";
       scope.origins[list.variable] = {index};
-    } else if (creates_target(cmd.name) && !a.empty()) {
+    } else if (creates_target(cmd.name, scope.library_helper) && !a.empty()) {
       bool alias = std::any_of(a.begin(), a.end(), [](const CMakeArg& x) {
         return x.value == "ALIAS" || x.value == "IMPORTED";
       });
@@ -357,9 +358,9 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
 }  // namespace
 
 std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& commands, const std::string& cmake_file,
-                                          std::map<std::string, std::string>& vars) {
+                                          std::map<std::string, std::string>& vars, const std::string& library_helper) {
   std::vector<SourceList> lists;
-  Scope scope{.vars = vars, .origins = {}};
+  Scope scope{.vars = vars, .origins = {}, .library_helper = library_helper};
   read_commands(commands, cmake_file, cmake_file.substr(0, cmake_file.rfind('/')), scope, nullptr, lists,
                 [](const CMakeCommand&) {});
   vars = std::move(scope.vars);
@@ -441,7 +442,7 @@ std::string target_of_library(const BuildInfo* build, const std::string& path) {
     for (const auto& l : build->lists) {
       if (l.variable != base) continue;
       if (l.command == "add_executable" || l.command == "cuda_add_executable") executable = true;
-      if (creates_library(l.command)) library = true;
+      if (creates_library(l.command, build->library_helper)) library = true;
     }
     if (executable && !library) return "";
   }
@@ -655,6 +656,7 @@ SearchRoots source_search_roots(const BuildInfo& build) {
 
 BuildInfo read_build(const BuildOptions& options) {
   BuildInfo info;
+  info.library_helper = options.library_helper;
   info.build_dir = options.build_dir.empty() ? "" : normalize_path(options.build_dir);
   if (!info.build_dir.empty()) {
     std::optional<InputError> err;
@@ -664,7 +666,7 @@ BuildInfo read_build(const BuildOptions& options) {
     read_compile_database(info);
     read_file_api(info);
   }
-  Scope scope{.vars = info.variables(), .origins = {}};
+  Scope scope{.vars = info.variables(), .origins = {}, .library_helper = info.library_helper};
   std::string top = info.source_dir.empty() ? "" : normalize_path(info.source_dir) + "/CMakeLists.txt";
   if (options.cmake_lists.empty() && !top.empty() && exists(top)) {
     TreeWalker(info, files_the_build_read(info.build_dir)).visit(top, normalize_path(info.source_dir), scope, nullptr, 0);

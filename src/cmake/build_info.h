@@ -26,7 +26,7 @@ struct ListEntry {
 struct SourceList {
   std::string variable;     // MU_SRCS, or the target name for add_library/target_sources
   std::string cmake_file;   // absolute path
-  std::string command;      // set | list | file | add_library | musa_add_library | target_sources
+  std::string command;      // set | list | file | add_library | the backend's (musa_add_library) | target_sources
   std::string current_dir;  // CMAKE_CURRENT_SOURCE_DIR of that file
   uint32_t line = 0;
   std::vector<ListEntry> entries;
@@ -45,12 +45,13 @@ struct TargetInfo {
   std::vector<std::string> link_fragments;
   std::set<std::string> compiles;          // its sources that it compiles (File API compileGroupIndex), normalized
   std::vector<std::string> dependencies;   // the targets it depends on, by name (File API dependencies)
-  std::string cmake_file;             // where add_library()/musa_add_library() is written, when known
+  std::string cmake_file;             // where add_library() (or the backend's helper) is written, when known
   uint32_t line = 0;
   std::string source_dir;             // its CMAKE_CURRENT_SOURCE_DIR (File API paths.source), absolute
 };
 
 struct BuildInfo {
+  std::string library_helper;  // the backend's CMake command that creates a library (musa_add_library)
   std::string build_dir;
   std::string source_dir;  // CMAKE_HOME_DIRECTORY
   std::map<std::string, std::string> cache;
@@ -90,6 +91,7 @@ struct BuildOptions {
   std::string build_dir;                 // may be empty
   std::vector<std::string> cmake_lists;  // explicit CMakeLists.txt files; default: the build's own, read from
                                          // the top CMakeLists.txt through add_subdirectory() and include()
+  std::string library_helper;            // the backend's CMake command that creates a library (musa_add_library)
 };
 
 BuildInfo read_build(const BuildOptions& options);
@@ -97,8 +99,9 @@ BuildInfo read_build(const BuildOptions& options);
 std::map<std::string, std::string> read_cmake_cache(const std::string& path, std::optional<InputError>& error);
 
 // Source lists of one CMake file, with ${VAR} expanded from `vars` (updated by set()/list()).
+// `library_helper` is the backend's CMake command that creates a library (musa_add_library).
 std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& commands, const std::string& cmake_file,
-                                          std::map<std::string, std::string>& vars);
+                                          std::map<std::string, std::string>& vars, const std::string& library_helper);
 
 // Where a file that the build does not compile should be listed, and how to spell its entry there.
 // `target` (may be empty) is the target whose library references the file's symbols: a list that

@@ -164,12 +164,12 @@ Result<std::vector<CMakeCommand>> parse_cmake(std::string_view text, const std::
   return Reader(text, path).run();
 }
 
-bool creates_library(const std::string& command) {
-  return command == "add_library" || command == "musa_add_library" || command == "cuda_add_library";
+bool creates_library(const std::string& command, const std::string& backend_helper) {
+  return command == "add_library" || command == "cuda_add_library" || (!backend_helper.empty() && command == backend_helper);
 }
 
-bool creates_target(const std::string& command) {
-  return creates_library(command) || command == "add_executable" || command == "cuda_add_executable" ||
+bool creates_target(const std::string& command, const std::string& backend_helper) {
+  return creates_library(command, backend_helper) || command == "add_executable" || command == "cuda_add_executable" ||
          command == "target_sources";
 }
 

@@ -32,9 +32,10 @@ struct CMakeCommand {
 // Fails (naming `path` and the line) on an unterminated argument, comment or command.
 Result<std::vector<CMakeCommand>> parse_cmake(std::string_view text, const std::string& path);
 
-// The commands that create a library target (CMake's own, FindCUDA's and torch_musa's), and those
-// that create or extend any target: written once, for the build reader, the tracer and the patcher.
-bool creates_library(const std::string& command);
-bool creates_target(const std::string& command);
+// The commands that create a library target (CMake's own, FindCUDA's and `backend_helper`, the
+// backend's own: backend::Backend::cmake_add_library, musa_add_library), and those that create or
+// extend any target: written once, for the build reader, the tracer and the patcher.
+bool creates_library(const std::string& command, const std::string& backend_helper);
+bool creates_target(const std::string& command, const std::string& backend_helper);
 
 }  // namespace mlc::cmake

@@ -112,7 +112,11 @@ void for_each_identifier(std::string_view s, const std::function<void(std::strin
 
 CoverageReport run_coverage(const CoverageOptions& o) {
   CoverageReport r;
-  r.backend = o.backend;
+  r.backend = o.backend->name;
+  // Without a map, the backend's naming rule (cudaX -> hipX) gives the runtime API's counterparts,
+  // and a ported tree's hipX is counted under cudaX.
+  const bool by_rule = o.map == nullptr;
+  if (by_rule) r.naming_rule = backend::naming_rule(*o.backend);
   r.sdk_home = o.sdk_home;
   r.mapping = o.mapping;
   r.roots = o.roots;
@@ -149,9 +153,12 @@ CoverageReport run_coverage(const CoverageOptions& o) {
       return;
     }
     auto& hits = per_file[k];
+    std::string original;  // the CUDA name a ported name comes from by the naming rule
     for_each_identifier(*text, [&](std::string_view id, uint32_t line) {
       std::string_view cuda;
-      if (map) {
+      if (by_rule) {
+        if (auto c = backend::cuda_name_by_rule(*o.backend, id); c && cuda_spelling(id)) cuda = original = *c;
+      } else {
         if (auto it = map->to_musa.find(id); it != map->to_musa.end() && it->second != id) {
           cuda = it->first;  // a CUDA tree
         } else if (auto inv = map->to_cuda.find(id); inv != map->to_cuda.end() && inv->second != id) {
@@ -166,6 +173,12 @@ CoverageReport run_coverage(const CoverageOptions& o) {
   });
   for (auto& e : read_errors)
     if (e) r.errors.push_back(*e);
+
+  auto counterpart_of = [&](const std::string& cuda) -> std::optional<std::string> {
+    if (by_rule) return backend::counterpart_by_rule(*o.backend, cuda);
+    if (auto it = map->to_musa.find(cuda); it != map->to_musa.end()) return std::string(it->second);
+    return std::nullopt;
+  };
 
   std::map<std::string, ApiUse> apis;
   for (size_t k = 0; k < files.size(); ++k) {
@@ -186,8 +199,7 @@ CoverageReport run_coverage(const CoverageOptions& o) {
       mentions.emplace();
       std::unordered_set<std::string> wanted;
       for (const auto& [cuda, a] : apis)
-        if (map)
-          if (auto it = map->to_musa.find(cuda); it != map->to_musa.end()) wanted.insert(std::string(it->second));
+        if (auto c = counterpart_of(cuda)) wanted.insert(*c);
       const auto& hfiles = o.sdk->headers.files();
       for (uint32_t f = 0; f < hfiles.size(); ++f) {
         auto text = read_text(hfiles[f].path);
@@ -234,10 +246,9 @@ CoverageReport run_coverage(const CoverageOptions& o) {
   }
   for (auto& [cuda, a] : apis) {
     a.family = std::string(family_of(cuda));
-    if (map) {
-      if (auto it = map->to_musa.find(cuda); it != map->to_musa.end()) a.counterpart = std::string(it->second);
+    a.counterpart = counterpart_of(cuda);
+    if (map)
       if (auto it = map->info.find(cuda); it != map->info.end()) a.marked_unsupported = it->second.unsupported;
-    }
     if (!a.counterpart) {
       a.status = Status::Unmapped;
     } else if (!o.sdk) {

@@ -38,7 +38,7 @@ struct FileUses {
 struct ApiUse {
   std::string cuda;                        // the CUDA name
   std::string family;                      // runtime, driver, blas, ...
-  std::optional<std::string> counterpart;  // the backend's name, from the map
+  std::optional<std::string> counterpart;  // the backend's name, from the map (else the naming rule)
   bool marked_unsupported = false;         // the map marks it (hipify: HIP_UNSUPPORTED)
   std::optional<std::string> declared_file;
   uint32_t declared_line = 0;
@@ -60,6 +60,7 @@ struct CoverageReport {
   std::string backend;  // "hip", "musa"
   std::string sdk_home;
   std::string mapping;
+  std::string naming_rule;  // "cudaX -> hipX" when counterparts come from the backend's rule (no map)
   std::vector<std::string> roots;
   size_t files_scanned = 0;
   std::vector<ApiUse> apis;             // sorted by family, then CUDA name
@@ -74,7 +75,8 @@ struct CoverageOptions {
   const porting::PortingMap* map = nullptr;
   // The backend's SDK, or null for counterparts only. Indexed lazily by the caller's loader.
   const sdk::SdkIndex* sdk = nullptr;
-  std::string backend;
+  // Names the report; without a map its naming rule gives the runtime API's counterparts.
+  const backend::Backend* backend = &backend::musa();
   std::string sdk_home;
   std::string mapping;
 };

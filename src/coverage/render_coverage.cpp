@@ -43,7 +43,9 @@ std::string headline(const CoverageReport& r) {
   files = seen.size();
   return fmt::format("{} CUDA APIs, {} call sites in {} of {} files scanned (backend {}, SDK {}, map {})", r.apis.size(),
                      r.call_sites, files, r.files_scanned, r.backend, r.sdk_home.empty() ? "none" : r.sdk_home,
-                     r.mapping.empty() ? "none" : r.mapping);
+                     !r.naming_rule.empty() ? "none: counterparts by the naming rule " + r.naming_rule
+                     : r.mapping.empty()    ? "none"
+                                            : r.mapping);
 }
 
 std::string html_escape(std::string_view s) {
@@ -122,6 +124,7 @@ std::string render_json(const CoverageReport& r, const std::string& tool_version
   j["backend"] = r.backend;
   j["sdk_home"] = r.sdk_home.empty() ? json(nullptr) : json(r.sdk_home);
   j["mapping"] = r.mapping.empty() ? json(nullptr) : json(utf8_escaped(r.mapping));
+  j["naming_rule"] = r.naming_rule.empty() ? json(nullptr) : json(r.naming_rule);
   j["roots"] = json::array();
   for (const auto& root : r.roots) j["roots"].push_back(utf8_escaped(root));
   j["files_scanned"] = r.files_scanned;

@@ -82,8 +82,10 @@ std::string version_from_metadata(const std::string& site, const std::string& pa
 
 }  // namespace
 
-const std::vector<std::string>& context_packages() {
-  static const std::vector<std::string> packages{"torch", "torch_musa", "torchvision"};
+std::vector<std::string> context_packages(const backend::Backend& b) {
+  std::vector<std::string> packages{"torch"};
+  if (!b.python_package.empty()) packages.push_back(b.python_package);
+  packages.push_back("torchvision");
   return packages;
 }
 

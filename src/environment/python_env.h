@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "common/result.h"
 
 namespace mlc::environment {
@@ -31,8 +32,9 @@ struct PythonEnv {
   bool torch_use_rtld_global = false;
 };
 
-// The packages whose shared libraries an extension may rely on being loaded by an earlier import.
-const std::vector<std::string>& context_packages();
+// The packages whose shared libraries an extension may rely on being loaded by an earlier import:
+// torch, the backend's own extension package (torch_musa) and torchvision.
+std::vector<std::string> context_packages(const backend::Backend& b);
 
 // The program given to `EXE -c`: prints one JSON object (sys.executable, sys.version, sys.prefix,
 // site directories, and find_spec of each of `packages`). find_spec of a top-level name imports

@@ -305,16 +305,19 @@ std::string map_identifiers(std::string_view text, const NameMap& map) {
   return out;
 }
 
-std::string to_cuda_name(std::string_view musa_name, const PortingMap& map) {
-  std::string out = map_identifiers(musa_name, map.to_cuda);
-  // "namespace musa {" was "namespace cuda {": a scope component named musa goes back.
+std::string to_cuda_name(std::string_view ported_name, const PortingMap& map, const PortNaming& naming) {
+  std::string out = map_identifiers(ported_name, map.to_cuda);
+  // "namespace musa {" was "namespace cuda {": a scope component named like the backend goes back.
+  const std::string& scope = naming.scope;
+  if (scope.empty()) return out;
   std::string result;
   size_t i = 0;
   while (i < out.size()) {
-    if (out.compare(i, 4, "musa") == 0 && (i == 0 || !is_ident_char(out[i - 1])) &&
-        (i + 4 >= out.size() || !is_ident_char(out[i + 4])) && out.compare(i + 4, 2, "::") == 0) {
+    if (out.compare(i, scope.size(), scope) == 0 && (i == 0 || !is_ident_char(out[i - 1])) &&
+        (i + scope.size() >= out.size() || !is_ident_char(out[i + scope.size()])) &&
+        out.compare(i + scope.size(), 2, "::") == 0) {
       result += "cuda";
-      i += 4;
+      i += scope.size();
     } else {
       result += out[i++];
     }
@@ -322,7 +325,7 @@ std::string to_cuda_name(std::string_view musa_name, const PortingMap& map) {
   return result;
 }
 
-std::string ported_path(std::string_view original) {
+std::string ported_path(std::string_view original, const PortNaming& naming) {
   std::string dir, file;
   size_t slash = original.rfind('/');
   if (slash != std::string_view::npos) {
@@ -334,14 +337,20 @@ std::string ported_path(std::string_view original) {
   auto replace_all = [](std::string& s, std::string_view from, std::string_view to) {
     for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
   };
-  replace_all(dir, "cuda", "musa");
-  if (file.size() > 3 && file.compare(file.size() - 3, 3, ".cu") == 0) file.replace(file.size() - 3, 3, ".mu");
-  else if (file.size() > 4 && file.compare(file.size() - 4, 4, ".cuh") == 0) file.replace(file.size() - 4, 4, ".muh");
-  replace_all(file, "CUDA", "MUSA");
-  replace_all(file, "cuda", "musa");
+  replace_all(dir, "cuda", naming.scope);
+  for (const auto& [from, to] : naming.extensions) {
+    if (file.size() > from.size() && file.compare(file.size() - from.size(), from.size(), from) == 0) {
+      file.replace(file.size() - from.size(), from.size(), to);
+      break;
+    }
+  }
+  replace_all(file, "CUDA", naming.upper);
+  replace_all(file, "cuda", naming.scope);
   return dir + file;
 }
 
-bool is_port_of(std::string_view ported, std::string_view original) { return ported_path(original) == ported; }
+bool is_port_of(std::string_view ported, std::string_view original, const PortNaming& naming) {
+  return ported_path(original, naming) == ported;
+}
 
 }  // namespace mlc::porting

@@ -1,6 +1,7 @@
 // torch_musa's porting rules: the flat JSON maps (CUDA name -> MUSA name) that the porting script
 // applies at identifier boundaries, their inverse (MUSA -> CUDA), and the path rules that turn an
-// original PyTorch file into its ported counterpart (native/cuda/X.cu -> native/musa/X.mu).
+// original PyTorch file into its ported counterpart (native/cuda/X.cu -> native/musa/X.mu), spelled
+// by the backend's PortNaming.
 #pragma once
 
 #include <deque>
@@ -8,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -23,6 +25,14 @@ struct ApiInfo {
   std::string_view family;   // "runtime", "driver", "blas", ... ("" when unknown)
   bool unsupported = false;  // marked HIP_UNSUPPORTED: the target name is a placeholder
   uint32_t line = 0;         // line of the entry in the map file (0: unknown)
+};
+
+// How the porting script renames what it does not find in the map (the backend states it:
+// backend::Backend::port_naming): a directory or scope named cuda, CUDA in file names, extensions.
+struct PortNaming {
+  std::string scope;  // "musa": native/cuda/ -> native/musa/, `namespace cuda` -> `namespace musa`
+  std::string upper;  // "MUSA": SparseCUDATensor -> SparseMUSATensor
+  std::vector<std::pair<std::string, std::string>> extensions;  // {".cu", ".mu"}: the first that ends a name
 };
 
 struct PortingMap {
@@ -47,14 +57,15 @@ std::string_view family_of_name(std::string_view cuda_name);
 // Replaces whole identifiers found in `map` (the porting script's text rule).
 std::string map_identifiers(std::string_view text, const NameMap& map);
 
-// MUSA spelling -> CUDA spelling of a qualified C++ name or a C name: inverse identifier map, then
-// "musa" scope components back to "cuda" (the `namespace cuda {` -> `namespace musa {` rule).
-std::string to_cuda_name(std::string_view musa_name, const PortingMap& map);
+// The backend's spelling -> CUDA spelling of a qualified C++ name or a C name: inverse identifier
+// map, then scope components named naming.scope back to "cuda" (the `namespace cuda {` ->
+// `namespace musa {` rule).
+std::string to_cuda_name(std::string_view ported_name, const PortingMap& map, const PortNaming& naming);
 
-// aten/src/ATen/native/cuda/SparseCUDATensor.cu -> aten/src/ATen/native/musa/SparseMUSATensor.mu
-std::string ported_path(std::string_view original);
+// With MUSA's naming: aten/src/ATen/native/cuda/SparseCUDATensor.cu -> aten/src/ATen/native/musa/SparseMUSATensor.mu
+std::string ported_path(std::string_view original, const PortNaming& naming);
 
 // Whether `ported` (relative) could have come from `original` (relative) by the path rules.
-bool is_port_of(std::string_view ported, std::string_view original);
+bool is_port_of(std::string_view ported, std::string_view original, const PortNaming& naming);
 
 }  // namespace mlc::porting

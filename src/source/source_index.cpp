@@ -19,6 +19,7 @@
 #include <optional>
 #include <tbb/parallel_for.h>
 
+#include "backend/backend.h"
 #include "common/walk.h"
 
 namespace mlc::source {
@@ -192,25 +193,38 @@ std::vector<IncludeLine> scan_includes(std::string_view text) {
   return out;
 }
 
-bool is_source_file(std::string_view path) {
-  for (std::string_view ext : {".c", ".cc", ".cpp", ".cxx", ".cu", ".mu", ".hip", ".h", ".hh", ".hpp", ".cuh", ".muh", ".inl"})
-    if (has_suffix(path, ext)) return true;
-  return false;
+namespace {
+// C, C++ and CUDA's own kinds, then every backend's (backend::Backend: .mu .muh, .hip): the scanner
+// reads what any port is written in, whichever backend this run checks.
+struct SourceKinds {
+  std::vector<std::string> any, kernel, compiled;
+  SourceKinds() : any{".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".cuh", ".inl"}, kernel{".cu", ".cuh"},
+                  compiled{".c", ".cc", ".cpp", ".cxx", ".cu"} {
+    for (const backend::Backend* b : backend::all()) {
+      any.insert(any.end(), b->source_extensions.begin(), b->source_extensions.end());
+      kernel.insert(kernel.end(), b->source_extensions.begin(), b->source_extensions.end());
+      // A translation unit is what a .cu becomes once ported (.mu, .hip); a .cuh's port is a header.
+      for (const auto& [from, to] : b->port_naming.extensions)
+        if (from == ".cu") compiled.push_back(to);
+    }
+  }
+};
+
+const SourceKinds& source_kinds() {
+  static const SourceKinds kinds;
+  return kinds;
 }
 
-namespace {
-bool is_cuda_unit(std::string_view path) {
-  for (std::string_view ext : {".cu", ".mu", ".hip", ".cuh", ".muh"})
-    if (has_suffix(path, ext)) return true;
-  return false;
+bool has_any_suffix(std::string_view path, const std::vector<std::string>& exts) {
+  return std::any_of(exts.begin(), exts.end(), [&](const std::string& e) { return has_suffix(path, e); });
 }
+
+bool is_cuda_unit(std::string_view path) { return has_any_suffix(path, source_kinds().kernel); }
 }  // namespace
 
-bool is_compiled_source(std::string_view path) {
-  for (std::string_view ext : {".c", ".cc", ".cpp", ".cxx", ".cu", ".mu", ".hip"})
-    if (has_suffix(path, ext)) return true;
-  return false;
-}
+bool is_source_file(std::string_view path) { return has_any_suffix(path, source_kinds().any); }
+
+bool is_compiled_source(std::string_view path) { return has_any_suffix(path, source_kinds().compiled); }
 
 SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, const std::vector<std::string>& macro_roots) {
   SourceIndex idx;

@@ -187,7 +187,7 @@ struct Edits {
     if (ctx.build)
       for (const auto& l : ctx.build->lists)
         if (l.cmake_file == add.file) lists.push_back(l);
-    if (lists.empty()) lists = cmake::find_source_lists(file->commands, add.file, local_vars);
+    if (lists.empty()) lists = cmake::find_source_lists(file->commands, add.file, local_vars, ctx.backend->cmake_add_library);
     std::vector<const cmake::SourceList*> named;  // every command writing that list (set, list(APPEND), ...)
     for (const auto& l : lists)
       if (l.variable == add.list && !l.removal) named.push_back(&l);
@@ -246,7 +246,7 @@ struct Edits {
     for (const auto& c : file->commands) {
       if (c.args.empty() || c.args[0].value != add.target) continue;
       if (c.name == "target_link_libraries") link = &c;
-      if (cmake::creates_library(c.name)) creator = &c;
+      if (cmake::creates_library(c.name, ctx.backend->cmake_add_library)) creator = &c;
     }
     if (link) {
       bool present = std::any_of(link->args.begin(), link->args.end(), [&](const auto& a) { return a.value == add.entry; });

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/backend.h"
 #include "cmake/build_info.h"
 #include "stubgen/stubgen.h"
 
@@ -66,7 +67,8 @@ Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, co
 std::optional<Stub> kernel_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, const StubOptions& o);
 
 // A data object's stub: `size` zero-filled bytes bound to the symbol by its assembler name.
-Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& library, const StubOptions& o);
+Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& library, const StubOptions& o,
+               const backend::Backend& b);
 
 // --- merge.cpp: the stub files ---
 
@@ -74,8 +76,9 @@ Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& libr
 std::string hex64(uint64_t v);
 uint64_t fnv1a(std::string_view s);
 
-// unimplemented_functions.cpp/.h (and the stub runtime's header) with this run's stubs merged in.
-void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o, Plan& p);
+// unimplemented_functions.cpp/.h (and the stub runtime's header, named for backend `b`) with this
+// run's stubs merged in.
+void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o, const backend::Backend& b, Plan& p);
 
 // --- cmake_patch.cpp: the CMake edits ---
 

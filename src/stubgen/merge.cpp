@@ -162,15 +162,15 @@ uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o, Plan& p) {
+void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o, const backend::Backend& b, Plan& p) {
   if (t.cpp_blocks.empty() && !fs::exists(o.out_cpp)) return;
   std::string header_name = fs::path(o.out_header).filename().string();
   std::string cpp_pre = "#include \"" + header_name + "\"\n\n";
   cpp_pre += t.c10 ? "#include <c10/util/Exception.h>\n" : "#include <stdexcept>\n";
-  cpp_pre += "\n#define MUSA_STUBS_IMPLEMENTATION\n#include \"musa_stubs.h\"\n";
+  cpp_pre += "\n#define " + b.stubs_macro + "\n#include \"" + b.stubs_header + "\"\n";
   std::string fresh_cpp =
       "// Stubs for functions the SDK does not provide, so that the library links; calling one is reported by\n"
-      "// the stub runtime (musa_stubs.h). musa-stubgen rewrites the region between its markers and keeps any\n"
+      "// the stub runtime (" + b.stubs_header + "). musa-stubgen rewrites the region between its markers and keeps any\n"
       "// stub edited there; everything outside the markers is yours and is never touched.\n\n";
   auto m = merge_file(o.out_cpp, fresh_cpp, cpp_pre, t.cpp_blocks, kCppBegin, kCppEnd, o.prune, p);
   if (m) p.warnings.insert(p.warnings.end(), m->warnings.begin(), m->warnings.end());
@@ -184,13 +184,13 @@ void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o
   merge_file(o.out_header, fresh_hdr, hdr_pre, t.hdr_blocks, kHdrBegin, kHdrEnd, o.prune, p);
   if (!o.runtime_header.empty()) {
     auto runtime = read_text(o.runtime_header);
-    std::string dest = (fs::path(o.out_cpp).parent_path() / "musa_stubs.h").string();
+    std::string dest = (fs::path(o.out_cpp).parent_path() / b.stubs_header).string();
     if (!runtime) {
       p.errors.push_back({o.runtime_header, "cannot read the stub runtime header"});
       p.stub_files_complete = false;
     } else {
       auto existing_rt = read_text(dest);
-      p.stub_files.push_back({dest, existing_rt.value_or(""), *runtime, !existing_rt, {}});
+      p.stub_files.push_back({dest, existing_rt.value_or(""), backend::stub_runtime_text(b, *runtime), !existing_rt, {}});
     }
   }
   std::map<std::string, std::string> demangled;

@@ -48,10 +48,11 @@ bool is_builtin_word(const std::string& w) {
 }
 
 // --version-guard N: the stub is compiled only against an SDK older than N, which may have the real one.
-std::string guarded(const std::string& block, const StubOptions& o) {
+// The macro is the backend's (REAL_MUSA_VERSION, HIP_VERSION).
+std::string guarded(const std::string& block, const StubOptions& o, const backend::Backend& b) {
   if (!o.version_guard) return block;
-  return "#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < " + std::to_string(*o.version_guard) + ")\n" + block +
-         "#endif\n";
+  const std::string& v = b.version_macro;
+  return "#if defined(" + v + ") && (" + v + " < " + std::to_string(*o.version_guard) + ")\n" + block + "#endif\n";
 }
 
 struct Signature {
@@ -125,7 +126,7 @@ class Planner {
   // it names is known to the SDK's headers (or is a builtin).
   std::optional<Signature> from_cuda_header(const demangle::SymbolName& sym) {
     if (!ctx_.cuda() || !ctx_.mapping || sym.kind != demangle::NameKind::CName) return std::nullopt;
-    std::string cuda_name = porting::to_cuda_name(sym.name, *ctx_.mapping);
+    std::string cuda_name = porting::to_cuda_name(sym.name, *ctx_.mapping, ctx_.backend->port_naming);
     if (cuda_name == sym.name) return std::nullopt;
     const auto& to_musa = ctx_.mapping->to_musa;
     for (auto d : declarations_in(ctx_.cuda()->headers, cuda_name)) {
@@ -339,7 +340,7 @@ class Planner {
   Signature asm_label(const UnresolvedSymbol& u) {
     Signature s;
     s.source = "asm-label";
-    s.name = "musa_stub_" + hex64(fnv1a(u.symbol)).substr(0, 12);
+    s.name = backend::stub_name(*ctx_.backend, "") + hex64(fnv1a(u.symbol)).substr(0, 12);
     s.asm_label = u.symbol;
     s.c_linkage = true;
     s.origin = "signature unknown: bound by its assembler name, which links whatever the signature";
@@ -430,8 +431,8 @@ std::string cpp_string(const std::string& s) {
   return out + "\"";
 }
 
-std::string stub_block(const UnresolvedSymbol& u, const Signature& s, const StubOptions& o, Planner& planner,
-                       bool c10) {
+std::string stub_block(const UnresolvedSymbol& u, const Signature& s, const StubOptions& o, const backend::Backend& b,
+                       Planner& planner, bool c10) {
   std::string display = s.asm_label.empty() ? (s.c_linkage ? s.name : demangle::parse_symbol(u.symbol).qualified())
                                             : demangle::parse_symbol(u.symbol).qualified();
   if (display.empty()) display = u.demangled;
@@ -468,14 +469,15 @@ std::string stub_block(const UnresolvedSymbol& u, const Signature& s, const Stub
   Style style = o.style;
   if (style == Style::ReturnError && !err) style = Style::Throw;  // only functions returning the error enum
   switch (style) {
-    case Style::Abort: out += "  musa_stub_abort(" + names + ");\n"; break;
-    case Style::ReturnError: out += "  musa_stub_enter(" + names + ");\n" + ret; break;
+    case Style::Abort: out += "  " + backend::stub_name(b, "abort") + "(" + names + ");\n"; break;
+    case Style::ReturnError: out += "  " + backend::stub_name(b, "enter") + "(" + names + ");\n" + ret; break;
     case Style::Throw:
-      out += "  if (musa_stub_enter(" + names + ") == MUSA_STUB_THROW) {\n" + raise + "  }\n" + ret;
+      out += "  if (" + backend::stub_name(b, "enter") + "(" + names + ") == " + backend::stub_constant(b, "THROW") +
+             ") {\n" + raise + "  }\n" + ret;
       break;
   }
   out += "}\n" + close_ns;
-  return guarded(out, o);
+  return guarded(out, o, b);
 }
 
 }  // namespace
@@ -500,11 +502,11 @@ Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, co
   if (!sig) sig = planner.asm_label(u);
   Stub stub;
   for (const auto& inc : sig->includes) stub.definition.uses += (stub.definition.uses.empty() ? "" : ",") + inc;
-  stub.definition.body = stub_block(u, *sig, o, planner, c10);
+  stub.definition.body = stub_block(u, *sig, o, *ctx.backend, planner, c10);
   if (sig->declare_in_header) {
     std::string decl = "// " + sig->origin + "\nextern \"C\" " + signature_text(*sig) + ";\n";
     if (!sig->c_linkage) decl = "// " + sig->origin + "\n" + namespaced_declaration(*sig);
-    stub.declaration = Block{guarded(decl, o), ""};
+    stub.declaration = Block{guarded(decl, o, *ctx.backend), ""};
   }
   stub.info = {u.symbol, sig->source, signature_text(*sig)};
   return stub;
@@ -593,19 +595,20 @@ std::optional<Stub> kernel_stub(const UnresolvedSymbol& u, const trace::TraceCon
                       cpp_string(e.op + " is not implemented for " + m.yaml->backend) + ");\n}\n";
   std::string header = generated_include(d.file, *m.yaml, ctx);
   Stub stub;
-  stub.definition = {guarded(block, o), "stdexcept," + header};
+  stub.definition = {guarded(block, o, *ctx.backend), "stdexcept," + header};
   stub.info = {u.symbol, "generated-header", signature_text(s)};
   return stub;
 }
 
-Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& library, const StubOptions& o) {
-  std::string name = "musa_stub_data_" + hex64(fnv1a(u.symbol)).substr(0, 12);
+Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& library, const StubOptions& o,
+               const backend::Backend& b) {
+  std::string name = backend::stub_name(b, "data_") + hex64(fnv1a(u.symbol)).substr(0, 12);
   std::string block = "// " + std::string(to_string(u.classification)) + ": " + u.demangled + ", " +
                       std::to_string(size) + " bytes as " + fs::path(library).filename().string() +
                       "'s DWARF declares it (zero-filled; a data stub cannot report its use)\n" +
                       "alignas(16) unsigned char " + name + "[" + std::to_string(size) + "] __asm__(" +
                       cpp_string(u.symbol) + ") = {};\n";
-  return {.definition = {guarded(block, o), ""}, .declaration = std::nullopt,
+  return {.definition = {guarded(block, o, b), ""}, .declaration = std::nullopt,
           .info = {u.symbol, "dwarf-size", "unsigned char " + name + "[" + std::to_string(size) + "]"}};
 }
 

@@ -34,7 +34,7 @@ bool stub(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Trac
                                         "declare it, and a guessed size would corrupt memory"});
       return true;
     }
-    s = data_stub(u, *u.size, lib.path, o);
+    s = data_stub(u, *u.size, lib.path, o, *ctx.backend);
   } else if (u.classification == Classification::UnimplementedKernel) {
     auto k = kernel_stub(u, ctx, o);
     if (!k) {
@@ -111,7 +111,7 @@ Triage triage(const Report& report, const trace::TraceContext& ctx, const StubOp
 Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOptions& o) {
   Plan p;
   Triage t = triage(report, ctx, o, p);
-  plan_stub_files(report, t, o, p);  // phase 2: unimplemented_functions.cpp/.h
+  plan_stub_files(report, t, o, *ctx.backend, p);  // phase 2: unimplemented_functions.cpp/.h
   plan_cmake_edits(t, ctx, p);       // phase 3: source lists and link lines
   return p;
 }

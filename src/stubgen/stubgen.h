@@ -22,11 +22,13 @@ struct StubOptions {
   Style style = Style::Throw;
   std::string out_cpp = "unimplemented_functions.cpp";
   std::string out_header = "unimplemented_functions.h";
-  std::string runtime_header;  // the stub runtime's header to copy beside the stubs ("" to skip)
+  // The stub runtime's header (stubs/musa_stubs.h) to copy beside the stubs, under the backend's
+  // names (backend::stub_runtime_text): "" to skip.
+  std::string runtime_header;
   std::string ns;              // enclosing namespace for C++ stubs whose own namespace cannot be used
   std::set<Classification> classes = {Classification::SdkDeclaredOnly, Classification::CudaOnly,
                                      Classification::UnimplementedKernel};  // which classifications get stubs
-  std::optional<int> version_guard;  // wrap stubs in #if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < N)
+  std::optional<int> version_guard;  // wrap stubs in #if defined(V) && (V < N), V the backend's version_macro
   bool prune = false;
   std::optional<bool> c10;  // C10_THROW_ERROR available; default: c10/util/Exception.h in a source root
   std::string relative_to;  // paths in diffs are relative to this directory (the project's source dir)

@@ -51,7 +51,7 @@ std::string TraceResources::cache_file(const std::string& kind, const std::vecto
 void TraceResources::prepare() {
   ready_ = true;
   if (!o_.build_dir.empty() || !o_.cmake_lists.empty()) {
-    build_.emplace(cmake::read_build({o_.build_dir, o_.cmake_lists}));
+    build_.emplace(cmake::read_build({o_.build_dir, o_.cmake_lists, o_.backend.cmake_add_library}));
     for (const auto& e : build_->errors) errors_.push_back(e);
     for (const auto& l : build_->lists)
       for (const auto& d : l.duplicates)

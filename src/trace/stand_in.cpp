@@ -15,7 +15,8 @@ std::string stand_in_cuda_name(const demangle::SymbolName& sym, const porting::P
       !sym.method_qualifiers.empty() || sym.is_constructor || sym.is_destructor) {
     return "";
   }
-  std::string cuda = porting::to_cuda_name(sym.name, map);
+  // An unqualified name: only the identifier map applies (no scope to rename).
+  std::string cuda = porting::map_identifiers(sym.name, map.to_cuda);
   return cuda == sym.name ? "" : cuda;
 }
 

@@ -351,7 +351,7 @@ class Tracer {
     for (const auto& t : ctx_.build->targets)
       if (t.name == target && !t.cmake_file.empty()) return t.cmake_file;
     for (const auto& l : ctx_.build->lists)
-      if (l.variable == target && cmake::creates_library(l.command)) return l.cmake_file;
+      if (l.variable == target && cmake::creates_library(l.command, ctx_.backend->cmake_add_library)) return l.cmake_file;
     return std::nullopt;
   }
 
@@ -360,7 +360,7 @@ class Tracer {
     std::string want = sym_.qualified();
     if (sym_.kind == NameKind::CName) return e.name() == sym_.name && (e.extern_c || !e.qualified.empty());
     if (e.qualified == want) return true;
-    if (!in_porting_tree && ctx_.mapping) return e.qualified == porting::to_cuda_name(want, *ctx_.mapping);
+    if (!in_porting_tree && ctx_.mapping) return e.qualified == porting::to_cuda_name(want, *ctx_.mapping, ctx_.backend->port_naming);
     return false;
   }
 
@@ -458,7 +458,7 @@ class Tracer {
           for (const auto& root : ctx_.source_roots) {
             if (!under(f.path, root)) continue;
             std::string orel = relative_to(f.path, root);
-            ctx_.original_of->emplace(porting::ported_path(orel), orel);
+            ctx_.original_of->emplace(porting::ported_path(orel, ctx_.backend->port_naming), orel);
             break;
           }
         }
@@ -471,7 +471,7 @@ class Tracer {
       if (!under(path, root)) continue;
       std::string rel = relative_to(path, root);
       if (ctx_.porting_dir.empty()) return {path, std::nullopt};
-      return {ctx_.porting_dir + "/" + porting::ported_path(rel), rel};
+      return {ctx_.porting_dir + "/" + porting::ported_path(rel, ctx_.backend->port_naming), rel};
     }
     return {path, std::nullopt};
   }
@@ -675,18 +675,18 @@ class Tracer {
     if (!ctx_.mapping) return "";
     std::string name = sym_.kind == NameKind::CName ? sym_.name : "";
     if (name.empty()) return "";
-    std::string mapped = porting::to_cuda_name(name, *ctx_.mapping);
+    std::string mapped = porting::to_cuda_name(name, *ctx_.mapping, ctx_.backend->port_naming);
     return mapped == name ? "" : mapped;
   }
 
   void counterpart() {
     std::string name = cuda_name();
-    const std::string& prefix = ctx_.backend->api_prefix;
-    if (name.empty() && ctx_.backend->counterpart_by_prefix && sym_.kind == NameKind::CName &&
-        sym_.name.size() > prefix.size() && sym_.name.compare(0, prefix.size(), prefix) == 0 &&
-        std::isupper(static_cast<unsigned char>(sym_.name[prefix.size()]))) {
-      name = "cuda" + sym_.name.substr(prefix.size());
-      u_.reason += "; CUDA counterpart " + name + " by the " + prefix + "X -> cudaX naming rule (the porting map has no entry)";
+    if (name.empty() && ctx_.backend->counterpart_by_prefix && sym_.kind == NameKind::CName) {
+      if (auto by_rule = backend::cuda_name_by_rule(*ctx_.backend, sym_.name)) {
+        name = *by_rule;
+        u_.reason += "; CUDA counterpart " + name + " by the " + ctx_.backend->api_prefix +
+                     "X -> cudaX naming rule (the porting map has no entry)";
+      }
     }
     if (name.empty()) return;
     std::optional<std::string> lib;
@@ -749,10 +749,10 @@ class Tracer {
       if (auto it = ctx_.mapping->to_musa.find(name); it != ctx_.mapping->to_musa.end() && it->second != name)
         counterpart = std::string(it->second);
     std::string by = "the porting map's";
-    if (counterpart.empty() && !ctx_.mapping && name.rfind("cuda", 0) == 0 && name.size() > 4 && ctx_.sdk()) {
-      // No map: the cudaX -> <prefix>X rule, taken only when the SDK exports that name.
-      std::string renamed = ctx_.backend->api_prefix + name.substr(4);
-      if (ctx_.sdk()->first_exporter(renamed)) counterpart = renamed, by = "by the cudaX -> " + ctx_.backend->api_prefix + "X naming rule, the";
+    if (counterpart.empty() && !ctx_.mapping && ctx_.sdk()) {
+      // No map: the backend's naming rule (cudaX -> hipX), taken only when the SDK exports that name.
+      if (auto renamed = backend::counterpart_by_rule(*ctx_.backend, name); renamed && ctx_.sdk()->first_exporter(*renamed))
+        counterpart = *renamed, by = "by the " + backend::naming_rule(*ctx_.backend) + " naming rule, the";
     }
     if (counterpart.empty() && !ctx_.mapping) {
       // Without a map its counterpart is not known: neither stubbed (cuda-only) nor renamed.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "backend/backend.h"
 #include "cmake/build_info.h"
 #include "porting/porting_map.h"
 #include "source/source_index.h"
@@ -72,7 +73,7 @@ TEST(SourceLists, glob_entries_expand_on_disk_and_missing_explicit_paths_vanish)
   auto cmds = cmake::parse_cmake(text, dir + "/CMakeLists.txt");
   ASSERT_TRUE(cmds.ok());
   std::map<std::string, std::string> vars = {{"GEN", dir}};
-  auto lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  auto lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars, backend::musa().cmake_add_library);
   ASSERT_EQ(lists.size(), 4u);
   EXPECT_EQ(lists[0].variable, "CPP");
   EXPECT_EQ(lists[0].entries[0].files, std::vector<std::string>{dir + "/ops/a.cpp"});
@@ -94,7 +95,7 @@ TEST(SourceLists, recursive_glob_never_walks_the_whole_file_system) {
   auto cmds = cmake::parse_cmake(text, dir + "/CMakeLists.txt");
   ASSERT_TRUE(cmds.ok());
   std::map<std::string, std::string> vars;
-  auto lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  auto lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars, backend::musa().cmake_add_library);
   ASSERT_EQ(lists.size(), 1u);
   ASSERT_EQ(lists[0].entries.size(), 3u);
   EXPECT_TRUE(lists[0].entries[0].files.empty());
@@ -115,7 +116,7 @@ TEST(SourceLists, remove_item_and_filter_exclude_regex_name_what_they_take_out_o
   ASSERT_TRUE(cmds.ok());
   std::map<std::string, std::string> vars;
   cmake::BuildInfo info;
-  info.lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  info.lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars, backend::musa().cmake_add_library);
   ASSERT_EQ(info.lists.size(), 4u);
   EXPECT_EQ(vars["SRCS"], dir + "/src/a.cc;" + dir + "/src/posix.cc");
   EXPECT_TRUE(info.lists[2].removal && info.lists[2].filter);
@@ -144,7 +145,7 @@ TEST(SourceLists, missing_file_goes_to_the_list_of_its_kind_spelled_like_its_nei
   cmake::BuildInfo info;
   auto cmds = cmake::parse_cmake(text, dir + "/CMakeLists.txt");
   std::map<std::string, std::string> vars = {{"GENERATED_PORTING_DIR", gen}};
-  info.lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars);
+  info.lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars, backend::musa().cmake_add_library);
   auto mu = cmake::choose_list(info, gen + "/aten/musa/cub.mu", "", gen);
   ASSERT_TRUE(mu.has_value());
   EXPECT_EQ(mu->list, "MU_SRCS");
@@ -155,13 +156,22 @@ TEST(SourceLists, missing_file_goes_to_the_list_of_its_kind_spelled_like_its_nei
 }
 
 TEST(Porting, path_rules_follow_torch_musa) {
-  using porting::ported_path;
+  const auto& naming = backend::musa().port_naming;
+  auto ported_path = [&](std::string_view p) { return porting::ported_path(p, naming); };
   EXPECT_EQ(ported_path("aten/src/ATen/native/cuda/SparseCUDATensor.cu"), "aten/src/ATen/native/musa/SparseMUSATensor.mu");
   EXPECT_EQ(ported_path("aten/src/ATen/native/sparse/cuda/SoftMax.cu"), "aten/src/ATen/native/sparse/musa/SoftMax.mu");
   EXPECT_EQ(ported_path("aten/src/ATen/cuda/CUDAContext.h"), "aten/src/ATen/musa/MUSAContext.h");
   EXPECT_EQ(ported_path("aten/src/ATen/cuda/cub.cuh"), "aten/src/ATen/musa/cub.muh");
   EXPECT_EQ(ported_path("aten/src/ATen/cuda/EmptyTensor.cpp"), "aten/src/ATen/musa/EmptyTensor.cpp");
-  EXPECT_TRUE(porting::is_port_of("c10/musa/MUSAStream.cpp", "c10/cuda/CUDAStream.cpp"));
+  EXPECT_TRUE(porting::is_port_of("c10/musa/MUSAStream.cpp", "c10/cuda/CUDAStream.cpp", naming));
+}
+
+// hipify's rules, not torch_musa's: a HIP build's original of native/hip/X.hip is native/cuda/X.cu.
+TEST(Porting, path_rules_follow_the_backend) {
+  const auto& naming = backend::hip().port_naming;
+  EXPECT_EQ(porting::ported_path("aten/src/ATen/native/cuda/SparseCUDATensor.cu", naming),
+            "aten/src/ATen/native/hip/SparseHIPTensor.hip");
+  EXPECT_EQ(porting::ported_path("aten/src/ATen/cuda/cub.cuh", naming), "aten/src/ATen/hip/cub.cuh");
 }
 
 TEST(Porting, fixture_map_inverts_names_and_scopes) {
@@ -170,7 +180,7 @@ TEST(Porting, fixture_map_inverts_names_and_scopes) {
   EXPECT_EQ(map->to_cuda.at("musaMallocAsync"), "cudaMallocAsync");
   EXPECT_EQ(map->headers.at("cuda_runtime_api.h"), "musa_runtime_api.h");
   EXPECT_EQ(map->to_musa.count("#ifdef CUDART_VERSION"), 0u);  // not an identifier: not a rename
-  EXPECT_EQ(porting::to_cuda_name("at::musa::getCurrentMUSAStream", *map), "at::cuda::getCurrentCUDAStream");
+  EXPECT_EQ(porting::to_cuda_name("at::musa::getCurrentMUSAStream", *map, backend::musa().port_naming), "at::cuda::getCurrentCUDAStream");
   EXPECT_EQ(porting::map_identifiers("musaError_t f(musaStream_t s, int musaX)", map->to_cuda),
             "cudaError_t f(cudaStream_t s, int musaX)");
 }
@@ -342,12 +352,12 @@ TEST(TargetOfLibrary, output_name_and_an_executable_named_like_the_library) {
   std::string lib = dir + "/build/libfoo.so.1";
   ASSERT_TRUE(std::filesystem::is_symlink(lib));
 
-  auto build = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}});
+  auto build = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
   EXPECT_EQ(cmake::target_of_library(&build, lib), "foo_shared");  // not the executable foo
 
   // Without the File API reply the lists still say that `foo` is an executable: no target, not the wrong one.
   std::filesystem::remove_all(dir + "/build/.cmake/api/v1/reply");
-  auto lists_only = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}});
+  auto lists_only = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
   EXPECT_TRUE(lists_only.targets.empty());
   EXPECT_EQ(cmake::target_of_library(&lists_only, lib), "");
   EXPECT_EQ(cmake::target_of_library(nullptr, lib), "foo");  // with no build at all: named after the file
@@ -368,7 +378,7 @@ TEST(TargetSources, a_target_compiles_its_own_sources_and_its_object_libraries) 
   test::write_file(dir + "/build/.cmake/api/v1/query/codemodel-v2", "");
   auto r = test::run("cmake -S " + test::quote(dir + "/src") + " -B " + test::quote(dir + "/build") + " >/dev/null");
   ASSERT_EQ(r.status, 0) << r.err;
-  auto build = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}});
+  auto build = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
   const auto* core = build.target_for_artifact(dir + "/build/libcore.so");
   ASSERT_NE(core, nullptr);
   EXPECT_EQ(core->name, "core");

@@ -401,5 +401,31 @@ TEST(Coverage, musa_backend_and_hostile_paths_are_escaped_in_html_and_markdown) 
   }
 }
 
+// Without --mapping, the backend's naming rule names the runtime API's counterparts (cudaX -> hipX),
+// and the report says that is where they came from; what the rule does not cover stays unmapped.
+TEST(Coverage, without_a_map_the_backends_naming_rule_gives_counterparts_and_says_so) {
+  SmallTree t = make_small_tree();
+  const std::string args = " coverage --backend hip --sdk-home " + quote(t.sdk) + " --no-cache ";
+  auto r = run(kLinkcheck + args + "--format json " + quote(t.tree));
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["naming_rule"], "cudaX -> hipX");
+  EXPECT_EQ(j["mapping"], nullptr);
+  EXPECT_EQ((*api(j, "cudaMalloc"))["counterpart"], "hipMalloc");
+  EXPECT_EQ((*api(j, "cudaMalloc"))["status"], "exported");
+  EXPECT_EQ((*api(j, "cudaLaunchHostFunc"))["status"], "declared-only");
+  EXPECT_EQ((*api(j, "cudaGraphFoo"))["counterpart"], "hipGraphFoo");
+  EXPECT_EQ((*api(j, "cudaGraphFoo"))["status"], "missing");
+  EXPECT_EQ((*api(j, "cublasSgemm"))["status"], "unmapped") << "the rule names the runtime API only";
+  // The ported tree's hipX names are counted under cudaX by the same rule.
+  auto p = run(kLinkcheck + args + "--format json " + quote(t.ported));
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_EQ((*api(json::parse(p.out), "cudaMalloc"))["call_sites"], 3);
+  auto text = run(kLinkcheck + args + quote(t.tree));
+  EXPECT_EQ(text.out.substr(0, text.out.find('\n')),
+            "Porting coverage: 8 CUDA APIs, 11 call sites in 2 of 2 files scanned (backend hip, SDK " + t.sdk +
+                ", map none: counterparts by the naming rule cudaX -> hipX)");
+}
+
 }  // namespace
 }  // namespace mlc::test

@@ -131,6 +131,16 @@ TEST(HipEndToEnd, ported_library_is_diagnosed_stubbed_and_rebuilt_until_nothing_
   EXPECT_NE(stubs.find("hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData)"), std::string::npos)
       << stubs;
   EXPECT_NE(stubs.find("return hipErrorNotSupported;"), std::string::npos);
+  // HIP's stubs name HIP's runtime, not MUSA's: hip_stub_enter() from hip_stubs.h, bundled by
+  // HIP_STUBS_IMPLEMENTATION, written beside them (hipcc compiles it in the rebuild below).
+  EXPECT_NE(stubs.find("#define HIP_STUBS_IMPLEMENTATION\n#include \"hip_stubs.h\"\n"), std::string::npos) << stubs;
+  EXPECT_NE(stubs.find("hip_stub_enter(\"hipLaunchHostFunc\""), std::string::npos) << stubs;
+  EXPECT_EQ(stubs.find("musa_stub"), std::string::npos) << stubs;
+  std::string runtime = read_file(hip + "/csrc/hip/hip_stubs.h");
+  EXPECT_NE(runtime.find("int hip_stub_enter(const char* demangled, const char* mangled);"), std::string::npos) << runtime;
+  EXPECT_NE(runtime.find("getenv(\"HIP_STUBS\")"), std::string::npos);
+  EXPECT_EQ(runtime.find("musa_stub"), std::string::npos);
+  EXPECT_FALSE(fs::exists(hip + "/csrc/hip/musa_stubs.h"));
   EXPECT_NE(read_file(hip + "/CMakeLists.txt").find("${CMAKE_CURRENT_SOURCE_DIR}/csrc/hip/norm.hip"), std::string::npos);
   auto rebuild = run("cmake --build " + quote(build));
   ASSERT_EQ(rebuild.status, 0) << rebuild.out << rebuild.err;

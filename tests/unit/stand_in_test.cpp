@@ -436,7 +436,7 @@ TEST(StandIn, torch_musas_real_csrc_cmake_lists_give_every_mu_srcs_entry_at_its_
   std::vector<std::string> twice;
   for (const auto& [entry, n] : times)
     if (n > 1) twice.push_back(entry);
-  auto info = cmake::read_build({.build_dir = "", .cmake_lists = {file}});
+  auto info = cmake::read_build({.build_dir = "", .cmake_lists = {file}, .library_helper = {}});
   EXPECT_TRUE(info.errors.empty()) << info.errors[0].to_line();
   const cmake::SourceList* mu = nullptr;
   for (const auto& l : info.lists)
