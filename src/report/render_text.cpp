@@ -386,6 +386,15 @@ std::string render_text(const Report& report, const TextStyle& style) {
       if (lib.owner && !environment && (report.libraries.size() == 1 || failing))
         out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
     }
+    // Which host a library of modules was checked in (it needs the Python C API and links no
+    // libpython: only a Python process loads it), told as the owner is: for a file checked alone, or
+    // where its load fails.
+    for (const auto& lib : report.libraries) {
+      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
+      if (lib.needs_python_api && lib.host && (report.libraries.size() == 1 || failing))
+        out += fmt::format("note: {} uses the Python C API and links no libpython: checked as loaded into {}, which "
+                           "provides it\n", lib.path, *lib.host);
+    }
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
     // The import-context line (render_python) names the interpreter already, with what it resolved to.
     if (!report.interpreter.empty() && !report.python)

@@ -235,6 +235,10 @@ struct LibraryReport {
   std::vector<MissingVersionFinding> missing_versions;
   std::vector<UnresolvedSymbol> unresolved;
   std::optional<PackageOwner> owner = std::nullopt;  // who installed this file, where known
+  // The Python interpreter that is the main program of its process (its C API binds the file's Py*
+  // names): --python's for every file, else the host a file Python hosts gets (src/host/python_host.h).
+  std::optional<std::string> host = std::nullopt;
+  bool needs_python_api = false;  // hosted as a library of modules: not a module, yet it needs the C API
   size_t missing_libraries() const;
 };
 
