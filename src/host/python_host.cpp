@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/program.h"
 #include "trace/causes.h"
 
 namespace mlc::host {
@@ -19,6 +20,7 @@ bool is_extension_module(const elf::ElfObject& o) {
 }
 
 PythonHosting python_hosting(const elf::ElfObject& o) {
+  if (loader::is_program(o)) return PythonHosting::None;  // a program is the main map of its own process
   if (is_extension_module(o)) return PythonHosting::ExtensionModule;
   // A libpython it links defines the C API in its own process (glibc: the link map's scope).
   if (std::any_of(o.needed.begin(), o.needed.end(), [](const std::string& n) { return n.rfind("libpython", 0) == 0; }))

@@ -8,7 +8,7 @@
 namespace mlc::host {
 
 enum class PythonHosting {
-  None,             // loaded on its own: every undefined name must come from what it links
+  None,             // loaded on its own (a program always is): every undefined name must come from what it links
   ExtensionModule,  // exports PyInit_<name> (<name>: the file name up to its first dot): Python imports it
   // Not a module but a library of modules (libtorch_python, libarrow_python, libjax_common): at least
   // one non-weak undefined .dynsym entry names the Python C API (Py[A-Z_]..., _Py[A-Z_]...) and no

@@ -26,6 +26,7 @@
 #include "host/host_load.h"
 #include "host/python_host.h"
 #include "loader/binding.h"
+#include "loader/program.h"
 #include "runtime/runtime_lookup.h"
 #include "trace/causes.h"
 #include "trace/suggest.h"
@@ -418,6 +419,7 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     lib.in_sdk = !sdk.empty() && o.path.rfind(sdk + "/", 0) == 0;
     if (i == p.target) {
       lib.python_extension = host::is_extension_module(o.elf);
+      lib.program = loader::is_program(o.elf);
       if (!in.host.empty()) lib.host = in.host;
       lib.needs_python_api = in.needs_python_api;
     }

@@ -52,7 +52,7 @@ Finding make(const LibraryReport& lib, const UnresolvedSymbol* u, std::string ru
 
 LibraryReport empty_like(const LibraryReport& lib) {
   return LibraryReport{.path = lib.path, .soname = lib.soname, .role = lib.role, .loaded_by = lib.loaded_by,
-                       .python_extension = lib.python_extension, .in_sdk = lib.in_sdk,
+                       .python_extension = lib.python_extension, .program = lib.program, .in_sdk = lib.in_sdk,
                        .needed = {}, .missing_versions = {}, .unresolved = {}, .host = lib.host,
                        .needs_python_api = lib.needs_python_api};
 }

@@ -126,6 +126,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                     {"role", lib.role},
                     {"loaded_by", opt(lib.loaded_by)},
                     {"python_extension", lib.python_extension},
+                    {"program", lib.program},
                     {"needed", needed},
                     {"missing_versions", versions},
                     {"unresolved", unresolved},

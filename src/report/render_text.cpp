@@ -59,6 +59,11 @@ size_t load_causes(const Report& report, const LibraryReport& target, bool& torc
   return shared.size() + own;
 }
 
+// How the named file is loaded: Python imports a module, a program is started, a library is loaded.
+const char* load_verb(const LibraryReport& target) {
+  return target.program ? "starting" : target.python_extension ? "importing" : "loading";
+}
+
 // "loading X would fail: N causes": one line per named file whose load fails.
 std::string render_load_headlines(const Report& report, const TextStyle& style) {
   std::string out;
@@ -68,7 +73,7 @@ std::string render_load_headlines(const Report& report, const TextStyle& style) 
     size_t n = load_causes(report, target, torch_first);
     if (n == 0) continue;
     out += fmt::format("{}{} {} would fail{}: {} cause{}\n", error_prefix(style, false),
-                       target.python_extension ? "importing" : "loading", base_name(target.path),
+                       load_verb(target), base_name(target.path),
                        torch_first ? ", in the import of torch it does first" : "", n, n == 1 ? "" : "s");
   }
   return out;
@@ -150,7 +155,7 @@ std::string render_environment(const Report& report, const TextStyle& style) {
     LoadFailure f = load_failure(report, target);
     for (const auto& c : f.causes) broken[c][package_of(target)].push_back(base_name(target.path));
     if (f.own.empty()) continue;
-    const char* verb = target.python_extension ? "importing" : "loading";
+    const char* verb = load_verb(target);
     std::string why = fmt::format("would fail: {} finding{} of its own: {}", f.own.size(), f.own.size() == 1 ? "" : "s",
                                   first_names(f.own, 2));
     std::string what = fmt::format("{} {}", verb, why);

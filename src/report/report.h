@@ -230,6 +230,9 @@ struct LibraryReport {
   std::string role = "target";
   std::optional<std::string> loaded_by;  // the target whose load brought it in (dependencies)
   bool python_extension = false;         // exports PyInit_<module>: Python imports it
+  // An executable (ET_EXEC, or DF_1_PIE): checked as the program's start (ldd -r), not as a dlopen,
+  // which glibc refuses for it (src/loader/program.h).
+  bool program = false;
   bool in_sdk = false;                   // under --sdk-home
   std::vector<NeededLibrary> needed;
   std::vector<MissingVersionFinding> missing_versions;
