@@ -25,7 +25,9 @@
 #include "installed/installed.h"
 #include "environment/ownership.h"
 #include "host/host_load.h"
+#include "host/python_host.h"
 #include "loader/binding.h"
+#include "loader/program.h"
 #include "runtime/runtime_lookup.h"
 #include "trace/causes.h"
 #include "trace/suggest.h"
@@ -199,15 +201,6 @@ std::string nowhere_reason(const trace::TraceContext& ctx, const UnresolvedSymbo
   return "no loaded object defines it, nor was it found in " + list;
 }
 
-// A Python extension module exports PyInit_<module> (the name before the first dot of its file).
-bool is_python_extension(const loader::LoadedObject& o) {
-  std::string file = o.path.substr(o.path.rfind('/') + 1);
-  std::string init = "PyInit_" + file.substr(0, file.find('.'));
-  std::vector<uint32_t> hits;
-  o.elf.find_defined(init, elf::gnu_hash(init), hits);
-  return !hits.empty();
-}
-
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {
   if (u.cause) return false;  // a shared cause (a stale copy picked first) already explains it
   return u.classification == Classification::Unknown ||
@@ -233,19 +226,18 @@ loader::LoaderEnv import_env(const loader::LoaderEnv& env, const environment::To
   return out;
 }
 
-// A Python extension module is checked as Python imports it (without --python too): the interpreter
-// (LinkcheckOptions::host_python, the first ELF python3 on PATH; read, never run) is the main program
-// of its process, so the Python C API it exports binds the module's Py* references, as in a real
-// import. Other files keep their own process.
-loader::LoaderEnv host_env(const loader::LoaderEnv& env, const std::string& host_python, const std::string& file) {
-  if (host_python.empty() || access(host_python.c_str(), R_OK) != 0) return env;
-  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true});
-  if (!headers) return env;
-  std::string name = file.substr(file.rfind('/') + 1);
-  std::string init = "PyInit_" + name.substr(0, name.find('.'));
-  std::vector<uint32_t> hits;
-  headers->find_defined(init, elf::gnu_hash(init), hits);
-  if (hits.empty()) return env;
+// A file Python hosts (src/host/python_host.h: an extension module, or a library that needs the
+// Python C API and links no libpython) is checked as a Python process loads it, without --python too:
+// the interpreter (LinkcheckOptions::host_python, the first ELF python3 on PATH; read, never run) is
+// the main program of its process, so the C API it exports binds the file's Py* references, as in a
+// real import or a ctypes.CDLL in Python. Other files keep their own process.
+host::PythonHosting python_hosting(const std::string& host_python, const std::string& file) {
+  if (host_python.empty() || access(host_python.c_str(), R_OK) != 0) return host::PythonHosting::None;
+  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .defined_names = false});
+  return headers ? host::python_hosting(*headers) : host::PythonHosting::None;
+}
+
+loader::LoaderEnv host_env(const loader::LoaderEnv& env, const std::string& host_python) {
   loader::LoaderEnv out = env;
   out.with.insert(out.with.begin(), host_python);
   return out;
@@ -332,6 +324,10 @@ struct InputCheck {
   std::vector<trace::VersionFinding> versions;  // one per missing (non-weak) version node
   // The loads of the import of torch when it comes first (libtorch_global_deps, torch/_C), else none.
   std::vector<std::string> import_roots;
+  // The interpreter that is the main program of its process (--python's, or the host of a file Python
+  // hosts), "" for none; and whether the file is hosted as a library that needs the C API.
+  std::string host;
+  bool needs_python_api = false;
 };
 
 // The loader's environment of a run: the SDK's copies of a library count as candidates when a stale
@@ -378,7 +374,11 @@ std::optional<InputCheck> load_input(const std::string& file, const loader::Load
                                      loader::ObjectCache* objects, const std::set<std::string>& checked_before,
                                      Report& report) {
   InputCheck in;
-  in.env = torch ? import_env(env, *torch, file) : options.python ? env : host_env(env, options.host_python, file);
+  auto hosting = options.python ? host::PythonHosting::None : python_hosting(options.host_python, file);
+  in.env = torch ? import_env(env, *torch, file) : hosting != host::PythonHosting::None ? host_env(env, options.host_python) : env;
+  if (options.python && !env.with.empty()) in.host = env.with.front();
+  if (hosting != host::PythonHosting::None) in.host = options.host_python;
+  in.needs_python_api = hosting == host::PythonHosting::PythonApi;
   if (options.python && !torch && needs_torch_warning(file))
     report.warnings.push_back(file + " needs torch, which " + options.python->executable + " does not import");
   auto process = loader::load_process(file, in.env, objects);
@@ -423,7 +423,12 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
       lib.loaded_by = p.objects[p.target].path;
     const std::string& sdk = options.trace.sdk_home;
     lib.in_sdk = !sdk.empty() && o.path.rfind(sdk + "/", 0) == 0;
-    if (i == p.target) lib.python_extension = is_python_extension(o);
+    if (i == p.target) {
+      lib.python_extension = host::is_extension_module(o.elf);
+      lib.program = loader::is_program(o.elf);
+      if (!in.host.empty()) lib.host = in.host;
+      lib.needs_python_api = in.needs_python_api;
+    }
     in.libs.emplace(i, std::move(lib));
   }
   for (auto& ref : binding.unresolved) {

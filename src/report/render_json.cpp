@@ -126,10 +126,12 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                     {"role", lib.role},
                     {"loaded_by", opt(lib.loaded_by)},
                     {"python_extension", lib.python_extension},
+                    {"program", lib.program},
                     {"needed", needed},
                     {"missing_versions", versions},
                     {"unresolved", unresolved},
-                    {"owner", to_json(lib.owner)}});
+                    {"owner", to_json(lib.owner)},
+                    {"host", opt(lib.host)}});
   }
   json errors = json::array();
   for (const auto& e : report.errors) errors.push_back({{"file", e.path}, {"message", e.message}});

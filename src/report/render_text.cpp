@@ -52,6 +52,11 @@ size_t load_causes(const Report& report, const LibraryReport& target, bool& torc
   return shared.size() + own;
 }
 
+// How the named file is loaded: Python imports a module, a program is started, a library is loaded.
+const char* load_verb(const LibraryReport& target) {
+  return target.program ? "starting" : target.python_extension ? "importing" : "loading";
+}
+
 // "loading X would fail: N causes": one line per named file whose load fails.
 std::string render_load_headlines(const Report& report, const TextStyle& style) {
   std::string out;
@@ -61,7 +66,7 @@ std::string render_load_headlines(const Report& report, const TextStyle& style) 
     size_t n = load_causes(report, target, torch_first);
     if (n == 0) continue;
     out += fmt::format("{}{} {} would fail{}: {} cause{}\n", error_prefix(style, false),
-                       target.python_extension ? "importing" : "loading", base_name(target.path),
+                       load_verb(target), base_name(target.path),
                        torch_first ? ", in the import of torch it does first" : "", n, n == 1 ? "" : "s");
   }
   return out;
@@ -143,7 +148,7 @@ std::string render_environment(const Report& report, const TextStyle& style) {
     LoadFailure f = load_failure(report, target);
     for (const auto& c : f.causes) broken[c][package_of(target)].push_back(base_name(target.path));
     if (f.own.empty()) continue;
-    const char* verb = target.python_extension ? "importing" : "loading";
+    const char* verb = load_verb(target);
     std::string why = fmt::format("would fail: {} finding{} of its own: {}", f.own.size(), f.own.size() == 1 ? "" : "s",
                                   first_names(f.own, 2));
     std::string what = fmt::format("{} {}", verb, why);
@@ -329,6 +334,15 @@ std::string render_text(const Report& report, const TextStyle& style) {
       bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
       if (lib.owner && !environment && (report.libraries.size() == 1 || failing))
         out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
+    }
+    // Which host a library of modules was checked in (it needs the Python C API and links no
+    // libpython: only a Python process loads it), told as the owner is: for a file checked alone, or
+    // where its load fails.
+    for (const auto& lib : report.libraries) {
+      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
+      if (lib.needs_python_api && lib.host && (report.libraries.size() == 1 || failing))
+        out += fmt::format("note: {} uses the Python C API and links no libpython: checked as loaded into {}, which "
+                           "provides it\n", lib.path, *lib.host);
     }
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
     // The import-context line (render_python) names the interpreter already, with what it resolved to.

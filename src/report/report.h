@@ -230,11 +230,18 @@ struct LibraryReport {
   std::string role = "target";
   std::optional<std::string> loaded_by;  // the target whose load brought it in (dependencies)
   bool python_extension = false;         // exports PyInit_<module>: Python imports it
+  // An executable (ET_EXEC, or DF_1_PIE): checked as the program's start (ldd -r), not as a dlopen,
+  // which glibc refuses for it (src/loader/program.h).
+  bool program = false;
   bool in_sdk = false;                   // under --sdk-home
   std::vector<NeededLibrary> needed;
   std::vector<MissingVersionFinding> missing_versions;
   std::vector<UnresolvedSymbol> unresolved;
   std::optional<PackageOwner> owner = std::nullopt;  // who installed this file, where known
+  // The Python interpreter that is the main program of its process (its C API binds the file's Py*
+  // names): --python's for every file, else the host a file Python hosts gets (src/host/python_host.h).
+  std::optional<std::string> host = std::nullopt;
+  bool needs_python_api = false;  // hosted as a library of modules: not a module, yet it needs the C API
   size_t missing_libraries() const;
 };
 

@@ -173,5 +173,70 @@ TEST(EnvironmentTree, a_healthy_environment_exits_0_with_one_summary_line) {
   EXPECT_EQ(text.err, "");
 }
 
+// A program in a tree (issue 25 item 2) is no dlopen target: glibc refuses an executable ("cannot
+// dynamically load position-independent executable"). It is checked as its start is, the file as the
+// main map: `ldd -r` is the oracle for which programs fail and on what, and the report marks them.
+TEST(EnvironmentTree, a_program_in_a_tree_is_checked_as_its_start_as_ldd_r_does) {
+  std::string root = test::scratch_dir("programs");
+  std::string src = root + "/src", tree = root + "/tree";
+  fs::create_directories(src);
+  fs::create_directories(tree + "/lib");
+  // libfoo as the programs were linked against it, with foo_new; then the installed copy, without it.
+  write_file(src + "/foo2.c", "int foo_old(void) { return 1; }\nint foo_new(void) { return 2; }\n");
+  write_file(src + "/foo1.c", "int foo_old(void) { return 1; }\n");
+  gcc("-Wl,-soname,libfoo.so -o " + src + "/libfoo.so " + src + "/foo2.c");
+  write_file(src + "/new.c", "int foo_new(void);\nint main(void) { return foo_new(); }\n");
+  write_file(src + "/old.c", "int foo_old(void);\nint main(void) { return foo_old(); }\n");
+  auto link = [&](const std::string& flags, const std::string& c, const std::string& out) {
+    auto r = run("gcc " + flags + " -o " + tree + "/" + out + " " + src + "/" + c + " -L" + src +
+                 " -lfoo -Wl,-rpath,'$ORIGIN/lib'");
+    ASSERT_EQ(r.status, 0) << r.err;
+  };
+  link("-fPIE -pie", "new.c", "new_pie");
+  link("-fno-PIE -no-pie", "new.c", "new_exec");
+  link("-fPIE -pie", "old.c", "old_pie");
+  gcc("-Wl,-soname,libfoo.so -o " + tree + "/lib/libfoo.so " + src + "/foo1.c");
+  ASSERT_FALSE(HasFailure());
+  const std::vector<std::string> programs = {tree + "/new_exec", tree + "/new_pie", tree + "/old_pie"};
+
+  // The oracles: dlopen refuses a PIE; ldd -r (the program's start) fails the two that call foo_new.
+  auto dl = run("env -u LD_LIBRARY_PATH /usr/bin/python3 -c " +
+                quote("import ctypes, os, sys\ntry:\n    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\nexcept OSError as e:\n"
+                      "    print(e)\n") + " " + quote(tree + "/old_pie"));
+  EXPECT_EQ(dl.out, tree + "/old_pie: cannot dynamically load position-independent executable\n");
+  std::set<std::string> truth;
+  for (const auto& p : programs) {
+    auto ldd = run("env -u LD_LIBRARY_PATH ldd -r " + quote(p) + " 2>&1");
+    if (ldd.out.find("undefined symbol: foo_new\t(" + p + ")") != std::string::npos) truth.insert(p);
+    else EXPECT_EQ(ldd.out.find("undefined symbol"), std::string::npos) << ldd.out;
+  }
+  ASSERT_EQ(truth, (std::set<std::string>{tree + "/new_exec", tree + "/new_pie"}));
+
+  auto j = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache --format json " + quote(tree));
+  EXPECT_EQ(j.status, 1) << j.out << j.err;
+  json report = json::parse(j.out);
+  EXPECT_EQ(failing_by_tool(report), truth) << j.out;
+  size_t targets = 0;
+  for (const auto& lib : report["libraries"]) {
+    if (lib["role"] != "target") continue;
+    ++targets;
+    const std::string path = lib["path"];
+    EXPECT_EQ(lib["program"], path != tree + "/lib/libfoo.so") << path;
+    EXPECT_EQ(lib["host"], nullptr) << path;
+    if (truth.count(path)) {
+      ASSERT_EQ(lib["unresolved"].size(), 1u) << path;
+      EXPECT_EQ(lib["unresolved"][0]["symbol"], "foo_new") << path;
+    }
+  }
+  EXPECT_EQ(targets, 4u) << j.out;
+  // Text: the file alone names how it is loaded (started); the tree says which programs fail.
+  auto one = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache " + quote(tree + "/new_pie"));
+  EXPECT_EQ(one.status, 1);
+  EXPECT_NE(one.out.find("error: starting new_pie would fail: 1 cause\n"), std::string::npos) << one.out;
+  auto text = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache " + quote(tree));
+  EXPECT_NE(text.out.find("2 of 4 files would fail to load"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("new_pie: starting would fail: 1 finding of its own: foo_new"), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace mlc

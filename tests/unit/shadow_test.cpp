@@ -131,7 +131,9 @@ TEST(Shadow, old_libstdcxx_first_is_version_mismatch_naming_the_system_copy) {
 
 TEST(Shadow, python_extension_symbols_come_from_the_interpreter) {
   std::string ext = quote(kFix + "/pyext/_pyext.so");
-  auto text = run(kBin + " " + ext);
+  // Without a python3 on PATH to host it (src/host/python_host.h), nothing defines the C API.
+  const std::string no_host = "PATH=/nonexistent ";
+  auto text = run(no_host + kBin + " " + ext);
   EXPECT_EQ(text.status, 1);
   EXPECT_NE(text.out.find("error: 4 symbols of the Python C API come from the Python interpreter that loads this "
                           "extension (python3), not from a library it links\n>>> host-provided: PyArg_ParseTuple\n"),
@@ -140,7 +142,7 @@ TEST(Shadow, python_extension_symbols_come_from_the_interpreter) {
   EXPECT_NE(text.out.find(">>> fix: check it as the interpreter loads it: --python (the first python3 on PATH that is "
                           "an ELF executable, past pyenv's and conda's shims), or --python=EXE for another interpreter\n"),
             std::string::npos);
-  auto doc = json::parse(run(kBin + " --format json " + ext).out);
+  auto doc = json::parse(run(no_host + kBin + " --format json " + ext).out);
   ASSERT_EQ(doc["causes"].size(), 1u);
   EXPECT_EQ(doc["causes"][0]["kind"], "host");
   EXPECT_EQ(doc["causes"][0]["library"], "python3");
@@ -157,6 +159,10 @@ TEST(Shadow, python_extension_symbols_come_from_the_interpreter) {
   // Bare --python finds an ELF python3 on PATH (skipping script shims) and leaves the input an input.
   auto bare = run("PATH=/usr/bin:/bin " + kBin + " --python " + ext);
   EXPECT_EQ(bare.status, 0) << bare.out << bare.err;
+  // Without --python, the first python3 on PATH hosts it: it needs the C API and links no libpython.
+  auto hosted = run("PATH=/usr/bin:/bin " + kBin + " --format json " + ext);
+  EXPECT_EQ(hosted.status, 0) << hosted.out << hosted.err;
+  EXPECT_EQ(json::parse(hosted.out)["libraries"][0]["host"], python);
 }
 
 TEST(Shadow, no_did_you_mean_from_another_namespace_for_a_std_name) {

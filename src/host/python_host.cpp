@@ -1,0 +1,37 @@
+// The Python hosting rule (python_host.h): read from the file's own dynamic section and .dynsym,
+// as Python's import looks for PyInit_<name> and as ld.so would look the C API up in the interpreter.
+#include "host/python_host.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "loader/program.h"
+#include "trace/causes.h"
+
+namespace mlc::host {
+
+bool is_extension_module(const elf::ElfObject& o) {
+  std::string file = o.path.substr(o.path.rfind('/') + 1);
+  std::string init = "PyInit_" + file.substr(0, file.find('.'));
+  std::vector<uint32_t> hits;
+  o.find_defined(init, elf::gnu_hash(init), hits);
+  return !hits.empty();
+}
+
+PythonHosting python_hosting(const elf::ElfObject& o) {
+  if (loader::is_program(o)) return PythonHosting::None;  // a program is the main map of its own process
+  if (is_extension_module(o)) return PythonHosting::ExtensionModule;
+  // A libpython it links defines the C API in its own process (glibc: the link map's scope).
+  if (std::any_of(o.needed.begin(), o.needed.end(), [](const std::string& n) { return n.rfind("libpython", 0) == 0; }))
+    return PythonHosting::None;
+  // A weak reference left undefined binds to 0 without failing the load: it needs no host.
+  for (size_t i = 1, n = o.dynamic_symbol_count(); i < n; ++i) {
+    elf::Symbol s = o.dynamic_symbol(i);
+    if (!s.is_undefined() || s.binding == elf::Binding::Weak || s.binding == elf::Binding::Local) continue;
+    if (std::string_view(trace::host_of(o.name_of(s))) == "python3") return PythonHosting::PythonApi;
+  }
+  return PythonHosting::None;
+}
+
+}  // namespace mlc::host
