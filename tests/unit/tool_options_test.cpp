@@ -1,11 +1,14 @@
 // Options of the two tools that no other test exercised (issue 29 item 8), each by its effect: the
 // stub musa-stubgen writes under --style and --version-guard, compiled and run (the stub runtime's
 // verdict, and nm for what a guard leaves defined); --c10/--no-c10; musa-linkcheck's --json-report
-// (the same document --format json prints) and --color always/never; the SDK found from MUSA_HOME.
+// (the same document --format json prints) and --color always/never; the SDK found from MUSA_HOME
+// (and ROCM_PATH under --backend hip); the other installed versions of a missing library looked for
+// in $CONDA_PREFIX/lib and $VIRTUAL_ENV/lib.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
+#include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
@@ -156,6 +159,101 @@ TEST(LinkcheckOptions, musa_home_is_the_sdk_when_sdk_home_is_not_given) {
   EXPECT_EQ(classes(b), classes(a));
   EXPECT_EQ(classes(a).at("musaMallocAsync"), "sdk-declared-only");
   EXPECT_NE(classes(c).at("musaMallocAsync"), "sdk-declared-only") << "without an SDK nothing declares it";
+}
+
+
+// A world where libmlcuser.so needs libmlcother.so.2, which nothing on the loader's path provides, and
+// <dir>/env/lib holds libmlcother.so.1: the layout of a conda prefix, a venv and a ROCm home alike.
+struct MissingLibraryWorld {
+  std::string dir, env, user;
+};
+
+MissingLibraryWorld missing_library_world(const std::string& name) {
+  MissingLibraryWorld w{.dir = test::scratch_dir(name), .env = "", .user = ""};
+  w.env = w.dir + "/env";
+  w.user = w.dir + "/user/libmlcuser.so";
+  std::filesystem::create_directories(w.env + "/lib");
+  std::filesystem::create_directories(w.dir + "/build");
+  std::filesystem::create_directories(w.dir + "/user");
+  test::write_file(w.dir + "/other.c", "int mlc_other(void) { return 1; }\n");
+  test::write_file(w.dir + "/user.c", "int mlc_other(void);\nint mlc_user(void) { return mlc_other(); }\n");
+  auto r = run("gcc -shared -fPIC -Wl,-soname,libmlcother.so.1 -o " + quote(w.env + "/lib/libmlcother.so.1") + " " +
+               quote(w.dir + "/other.c") + " && gcc -shared -fPIC -Wl,-soname,libmlcother.so.2 -o " +
+               quote(w.dir + "/build/libmlcother.so.2") + " " + quote(w.dir + "/other.c") +
+               " && gcc -shared -fPIC -o " + quote(w.user) + " " + quote(w.dir + "/user.c") + " -L" + quote(w.dir + "/build") +
+               " -l:libmlcother.so.2");
+  EXPECT_EQ(r.status, 0) << r.err;
+  return w;
+}
+
+// `-q`'s whole report for the world with `env` (assignments for env(1)) and `options`: no variable of
+// the person's shell leaks in, and no SDK but the one a variable names.
+test::CommandResult quiet_report(const MissingLibraryWorld& w, const std::string& env, const std::string& options) {
+  return run("env -u LD_LIBRARY_PATH -u CONDA_PREFIX -u VIRTUAL_ENV -u ROCM_PATH MUSA_HOME=/nonexistent " + env + " " +
+             kLinkcheck + " --no-cache --cuda-home '' -q " + options + " " + quote(w.user));
+}
+
+std::string missing_headline(const std::string& found) {
+  return "error: loading libmlcuser.so would fail: 1 cause\nerror: library not found: libmlcother.so.2 (needed by "
+         "libmlcuser.so); " +
+         found + "\n";
+}
+
+TEST(LinkcheckOptions, conda_prefix_and_virtual_env_lib_are_searched_for_other_versions_of_a_missing_library) {
+  auto w = missing_library_world("env-places");
+  const std::string one = w.env + "/lib/libmlcother.so.1";
+  ASSERT_FALSE(test::real_load(w.user).ok) << "the loader must not find libmlcother.so.2 anywhere";
+  struct Case {
+    std::string env, found;
+  };
+  for (const Case& c : {Case{"CONDA_PREFIX=" + quote(w.env), "1 other version found: " + one + " [conda]"},
+                        Case{"VIRTUAL_ENV=" + quote(w.env), "1 other version found: " + one + " [venv]"},
+                        Case{"CONDA_PREFIX=/nonexistent VIRTUAL_ENV=/nonexistent", "no other version of it was found"},
+                        Case{"CONDA_PREFIX= VIRTUAL_ENV=", "no other version of it was found"},
+                        // The prefix, not the variable's lib itself: $CONDA_PREFIX/lib/lib is not searched.
+                        Case{"CONDA_PREFIX=" + quote(w.dir) + " VIRTUAL_ENV=" + quote(w.dir), "no other version of it was found"}}) {
+    SCOPED_TRACE(c.env);
+    auto r = quiet_report(w, c.env, "");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.out, missing_headline(c.found));
+  }
+  // Both set, to two environments: conda's first, then the venv's, each under its own tag.
+  std::filesystem::create_directories(w.dir + "/venv/lib");
+  std::filesystem::copy_file(one, w.dir + "/venv/lib/libmlcother.so.1");
+  auto both = quiet_report(w, "CONDA_PREFIX=" + quote(w.env) + " VIRTUAL_ENV=" + quote(w.dir + "/venv"), "");
+  EXPECT_EQ(both.out, missing_headline("2 other versions found: " + one + " [conda] and " + w.dir +
+                                       "/venv/lib/libmlcother.so.1 [venv]"));
+}
+
+TEST(LinkcheckOptions, rocm_path_is_the_hip_sdk_when_sdk_home_is_not_given) {
+  auto w = missing_library_world("rocm-path");
+  const std::string sdk_copy = "1 other version found: " + w.env + "/lib/libmlcother.so.1 [sdk]";
+  auto from_env = quiet_report(w, "ROCM_PATH=" + quote(w.env), "--backend hip");
+  EXPECT_EQ(from_env.out, missing_headline(sdk_copy)) << from_env.err;
+  // The same SDK given by --sdk-home: the variable is only its default.
+  auto with_option = quiet_report(w, "", "--backend hip --sdk-home " + quote(w.env));
+  EXPECT_EQ(with_option.out, from_env.out);
+  auto overridden = quiet_report(w, "ROCM_PATH=" + quote(w.env), "--backend hip --sdk-home ''");
+  EXPECT_EQ(overridden.out, missing_headline("no other version of it was found"));
+  auto nowhere = quiet_report(w, "ROCM_PATH=/nonexistent", "--backend hip");
+  EXPECT_EQ(nowhere.out, missing_headline("no other version of it was found"));
+  // ROCM_PATH is HIP's: the MUSA backend does not read it.
+  auto musa = quiet_report(w, "ROCM_PATH=" + quote(w.env), "--backend musa");
+  EXPECT_EQ(musa.out, missing_headline("no other version of it was found"));
+  // In JSON: the cause's other copy, with how it was found.
+  auto json = run("env -u LD_LIBRARY_PATH -u CONDA_PREFIX -u VIRTUAL_ENV ROCM_PATH=" + quote(w.env) + " " + kLinkcheck +
+                  " --no-cache --cuda-home '' --backend hip --format json " + quote(w.user));
+  auto doc = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << json.out << json.err;
+  bool found = false;
+  for (const auto& c : doc["causes"])
+    if (c["kind"] == "missing-library" && c["library"] == "libmlcother.so.2") {
+      ASSERT_EQ(c["others"].size(), 1u) << c.dump();
+      EXPECT_EQ(c["others"][0]["path"], w.env + "/lib/libmlcother.so.1");
+      EXPECT_EQ(c["others"][0]["how"], "sdk");
+      found = true;
+    }
+  EXPECT_TRUE(found) << json.out;
 }
 
 }  // namespace
