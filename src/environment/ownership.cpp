@@ -89,15 +89,8 @@ SiteRecords read_site(const std::string& site) {
       size_t nl = record->find('\n', start);
       std::string line = record->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
       start = nl == std::string::npos ? record->size() : nl + 1;
-      // CSV: path,hash,size; a path with a comma is quoted.
-      std::string path;
-      if (!line.empty() && line[0] == '"') {
-        auto close = line.find('"', 1);
-        path = close == std::string::npos ? "" : line.substr(1, close - 1);
-      } else {
-        path = line.substr(0, line.find(','));
-      }
-      if (!path.empty()) r.files.emplace(path, owner);
+      // The same rows the cached index reads (site_index.h): nothing outside the site directory.
+      if (auto path = record_path(line)) r.files.emplace(std::move(*path), owner);
     }
   }
   return r;
@@ -114,7 +107,7 @@ std::map<std::string, PackageOwner> read_conda(const std::string& prefix) {
     PackageOwner owner{.kind = "conda", .name = doc.value("name", std::string()), .version = doc.value("version", std::string())};
     if (owner.name.empty()) continue;
     for (const auto& f : doc["files"])
-      if (f.is_string()) files.emplace(f.get<std::string>(), owner);
+      if (f.is_string() && inside_record_directory(f.get<std::string>())) files.emplace(f.get<std::string>(), owner);
   }
   return files;
 }

@@ -74,8 +74,8 @@ bool shared_object_name(std::string_view path) {
 }
 
 void add(SiteIndex& index, std::string_view path, const PackageOwner& owner) {
-  // A path with a tab or newline cannot be written to the cache's lines: it stays unowned.
-  if (path.empty() || path.find_first_of("\t\n") != std::string_view::npos || !site_index_covers(std::string(path))) return;
+  // Outside the directory, or with a tab or newline the cache's lines cannot hold: it stays unowned.
+  if (!inside_record_directory(path) || !site_index_covers(std::string(path))) return;
   index.files.try_emplace(std::string(path), owner);
 }
 
@@ -94,15 +94,7 @@ void read_dist_infos(const std::string& site, SiteIndex& index) {
       size_t nl = all.find('\n');
       std::string_view line = all.substr(0, nl);
       all.remove_prefix(nl == std::string_view::npos ? all.size() : nl + 1);
-      // CSV: path,hash,size; a path with a comma is quoted.
-      std::string_view path;
-      if (!line.empty() && line[0] == '"') {
-        auto close = line.find('"', 1);
-        path = close == std::string_view::npos ? std::string_view() : line.substr(1, close - 1);
-      } else {
-        path = line.substr(0, line.find(','));
-      }
-      add(index, path, owner);
+      if (auto path = record_path(line)) add(index, *path, owner);
     }
   }
 }
@@ -151,6 +143,8 @@ std::optional<SiteIndex> read_cache(const std::string& path, const std::string& 
     }
     field[3] = line;
     if (line.find('\t') != std::string_view::npos || (field[1] != "python" && field[1] != "conda")) return std::nullopt;
+    // Only what add() lets in was written: a path outside the directory is not a file we wrote.
+    if (!inside_record_directory(field[0]) || !site_index_covers(std::string(field[0]))) return std::nullopt;
     if (!index.files
              .try_emplace(std::string(field[0]), PackageOwner{.kind = std::string(field[1]), .name = std::string(field[2]),
                                                              .version = std::string(field[3])})
@@ -174,6 +168,42 @@ void write_cache(const std::string& path, const std::string& key, const SiteInde
 }
 
 }  // namespace
+
+bool inside_record_directory(std::string_view path) {
+  if (path.empty() || path.front() == '/' || path.find_first_of(std::string_view("\0\t\r\n", 4)) != std::string_view::npos)
+    return false;
+  while (true) {
+    size_t slash = path.find('/');
+    std::string_view part = path.substr(0, slash);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (slash == std::string_view::npos) return true;
+    path.remove_prefix(slash + 1);
+  }
+}
+
+std::optional<std::string> record_path(std::string_view line) {
+  if (line.ends_with('\r')) line.remove_suffix(1);  // csv.writer's "\r\n" line ends
+  std::string path;
+  if (!line.empty() && line.front() == '"') {
+    size_t i = 1;
+    for (;; ++i) {
+      if (i >= line.size()) return std::nullopt;  // no closing quote
+      if (line[i] != '"') {
+        path += line[i];
+      } else if (i + 1 < line.size() && line[i + 1] == '"') {
+        path += '"';
+        ++i;
+      } else {
+        break;
+      }
+    }
+    if (i + 1 < line.size() && line[i + 1] != ',') return std::nullopt;  // text after the closing quote
+  } else {
+    path = line.substr(0, line.find(','));
+  }
+  if (!inside_record_directory(path)) return std::nullopt;
+  return path;
+}
 
 bool site_index_covers(const std::string& relative_path) {
   if (shared_object_name(relative_path)) return true;

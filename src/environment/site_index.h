@@ -3,7 +3,9 @@
 // venv's RECORDs hold tens of thousands of rows, and reading them all cost ~45% of a run there.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "report/report.h"
@@ -22,6 +24,18 @@ struct SiteIndex {
 // ends with .so or holds .so.) or a package's top __init__.py (torch's owner is told by it). Other
 // paths are looked up in the full records.
 bool site_index_covers(const std::string& relative_path);
+
+// Whether a path a record names (relative to the record's directory) stays inside that directory and
+// can name a file there: not empty, not absolute, no empty, "." or ".." component, no NUL, tab, CR or
+// newline. pip's RECORD also lists files it installed outside the site directory (a console script's
+// ../../../bin/x); those, and a hostile wheel's ../../usr/lib/libc.so.6 or /usr/lib/libc.so.6, are
+// never the package's files here.
+bool inside_record_directory(std::string_view relative_path);
+
+// The path of one RECORD row: its first CSV field as Python's csv module writes it (quoted when it
+// holds a comma, a quote or a line break, a quote inside doubled), when inside_record_directory();
+// nullopt for any other row (a malformed quote included), which owns nothing.
+std::optional<std::string> record_path(std::string_view line);
 
 // The index of `dir` (a site directory for DistInfo, a conda prefix for CondaMeta). With a cache
 // directory it is read from <cache_dir>/{site,conda}-owners-<hash>.tsv when that was written for

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "environment/ownership.h"
@@ -188,6 +190,97 @@ TEST(SiteOwners, conda_meta_is_indexed_once_and_rebuilt_when_a_package_changes) 
   EXPECT_EQ(owner_text(environment::find_owners({prefix + "/lib/libz.so.1"}, sources).at(prefix + "/lib/libz.so.1")),
             "zlib 1.2.13");
   EXPECT_EQ(read_file(file), good);
+}
+
+
+// A hostile wheel's RECORD (issue 29 item 8): rows that name files outside the site directory (an
+// absolute path, ../ escapes, a path that goes down and back up), empty and huge fields, quotes and
+// commas, bytes that are not UTF-8, a quote never closed. Nothing outside the site directory becomes
+// the package's, nothing crashes, and the rows that name its own files are still indexed, from the
+// records as from the cache.
+TEST(SiteOwners, a_record_owns_only_files_inside_its_site_directory) {
+  std::string root = test::scratch_dir("hostile-record"), site = root + "/lib/site-packages", cache = root + "/cache";
+  const std::string outside = root + "/lib/libout.so";
+  build_so(root, outside);
+  const std::string huge_name = "pkg/" + std::string(200, 'h') + ".so";  // a long but real file name
+  const std::vector<std::string> inside = {"pkg/_ok.so", "pkg/a\"b.so", "pkg/c,d.so", "pkg/\xff\xfe.so", huge_name,
+                                           "pkg/_last.so"};
+  for (const auto& f : inside) build_so(root, site + "/" + f);
+  std::string rows = "pkg/_ok.so,sha256=" + std::string(1 << 20, 'A') + "," + std::string(4096, '9') + "\n" +
+                     outside + ",sha256=AAAA,1\n"                       // absolute
+                     "../libout.so,sha256=AAAA,1\n"                     // up out of the site directory
+                     "pkg/../../libout.so,sha256=AAAA,1\n"              // down, then out
+                     "\"pkg/../../libout.so\",sha256=AAAA,1\n"          // the same, quoted
+                     "./../libout.so,,\n"
+                     "pkg//../../libout.so,,\n"
+                     "\n,,\n\"\",,\n,sha256=AAAA,1\n\r\n"              // empty fields and lines
+                     "\"pkg/a\"\"b.so\",sha256=AAAA,1\n"              // csv: a quote doubled inside quotes
+                     "\"pkg/c,d.so\",sha256=AAAA,1\r\n"                // csv: a comma, and csv.writer's CRLF
+                     "pkg/\xff\xfe.so,sha256=\xc3\x28,1\n"             // not UTF-8
+                     "\"pkg/open.so,sha256=AAAA,1\n"                    // a quote never closed
+                     "\"pkg/_ok.so\"junk,sha256=AAAA,1\n"               // text after the closing quote
+                     "pkg/tab\tx.so,,\n"
+                     + std::string(1 << 16, ',') + "\n" + huge_name + ",sha256=AAAA,1\npkg/_last.so";  // no final newline
+  put(site + "/evil-1.0.dist-info/RECORD", rows);
+
+  std::set<std::string> want(inside.begin(), inside.end());
+  for (bool from_cache : {false, true}) {
+    SCOPED_TRACE(from_cache ? "from the cache" : "from the records");
+    auto index = environment::load_site_index(site, environment::RecordSource::DistInfo, cache);
+    EXPECT_EQ(index.from_cache, from_cache);
+    std::set<std::string> got;
+    for (const auto& [path, owner] : index.files) {
+      got.insert(path);
+      EXPECT_EQ(owner_text(owner), "evil 1.0");
+    }
+    EXPECT_EQ(got, want);
+  }
+  // The loader's paths are not always normal ($ORIGIN/../..): the same file spelled through the site
+  // directory is still nobody's, whether a shared object (the cached index) or any other file (the
+  // full records).
+  put(root + "/lib/notes.txt", "");
+  put(site + "/evil-2.0.dist-info/RECORD", "../notes.txt,,\n" + root + "/lib/notes.txt,,\npkg/../../notes.txt,,\n");
+  environment::OwnerSources sources{.dpkg_dir = "", .sdk_homes = {}, .cache_dir = cache};
+  std::vector<std::string> spellings = {outside, site + "/../libout.so", site + "/pkg/../../libout.so",
+                                        site + "/./../libout.so", site + "/../notes.txt", site + "/pkg/../../notes.txt"};
+  std::vector<std::string> asked = spellings;
+  for (const auto& f : inside) asked.push_back(site + "/" + f);
+  auto owners = environment::find_owners(asked, sources);
+  for (const auto& p : spellings) EXPECT_FALSE(owners.count(p)) << p << " owned by " << owner_text(owners.at(p));
+  for (const auto& f : inside) {
+    ASSERT_TRUE(owners.count(site + "/" + f)) << f;
+    EXPECT_EQ(owner_text(owners.at(site + "/" + f)), "evil 1.0");
+  }
+  // The report keeps the spelling it was given: its JSON says the library has no owner, and the text
+  // names no package; the same file inside the site directory is the package's.
+  auto r = run(kBin + " --cuda-home '' --cache-dir " + quote(cache) + " --format json " + quote(site + "/pkg/../../libout.so") +
+               " " + quote(site + "/pkg/_ok.so"));
+  auto doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out << r.err;
+  ASSERT_EQ(doc["libraries"].size(), 2u) << r.out;
+  EXPECT_EQ(doc["libraries"][0]["path"], site + "/pkg/../../libout.so");
+  EXPECT_TRUE(doc["libraries"][0]["owner"].is_null()) << doc["libraries"][0]["owner"].dump();
+  EXPECT_EQ(doc["libraries"][1]["owner"]["name"], "evil");
+  auto text = run(kBin + " --cuda-home '' --cache-dir " + quote(cache) + " " + quote(site + "/pkg/../../libout.so"));
+  EXPECT_EQ(text.out.find("from Python package"), std::string::npos) << text.out;
+}
+
+TEST(SiteOwners, record_path_reads_the_first_csv_field_as_python_writes_it) {
+  using environment::record_path;
+  // Python's csv module is the oracle for the quoting: it writes each path, we read it back.
+  const std::vector<std::string> paths = {"pkg/a.so", "pkg/a,b.so", "pkg/a\"b.so", "pkg/\"q\".so", "pkg/a b.so"};
+  std::string script = "import csv, sys\nw = csv.writer(sys.stdout)\n";
+  for (const auto& p : paths) script += "w.writerow([" + nlohmann::json(p).dump() + ", 'sha256=AAAA', 1])\n";
+  auto r = run("/usr/bin/python3 -c " + quote(script));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> lines;
+  for (size_t start = 0, nl; (nl = r.out.find('\n', start)) != std::string::npos; start = nl + 1)
+    lines.push_back(r.out.substr(start, nl - start));
+  ASSERT_EQ(lines.size(), paths.size()) << r.out;
+  for (size_t i = 0; i < paths.size(); ++i) EXPECT_EQ(record_path(lines[i]), paths[i]) << lines[i];
+  for (const char* outside : {"/usr/lib/libc.so.6,,", "../x.so,,", "a/../../x.so,,", "a/./x.so,,", "a//x.so,,", ",,", "",
+                              "\"\",,", "\"a.so", "\"a.so\"x,,", "..,,", "a/..,,"})
+    EXPECT_EQ(record_path(outside), std::nullopt) << outside;
 }
 
 }  // namespace
