@@ -17,6 +17,20 @@ inline std::string base_name(std::string_view path) {
 }
 
 // Whether the path is a directory (following symlinks).
+// The directory part of a path, as dirname(1) gives it: "." for a bare name, "/" for the root's children.
+inline std::string dir_name(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// dir + "/" + name, without doubling a trailing slash; an empty dir leaves the name as it is.
+inline std::string join_path(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
 inline bool is_dir(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);

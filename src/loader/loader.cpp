@@ -14,6 +14,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "common/paths.h"
 #include "loader/ld_cache.h"
 #include "loader/search_order.h"
 
@@ -103,18 +104,6 @@ std::optional<std::string> expand_dst(const std::string& element, const std::str
 namespace {
 
 constexpr elf::ReadOptions kHeadersOnly{false, false, false};
-
-std::string dirname_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-std::string join(const std::string& dir, const std::string& name) {
-  if (dir.empty()) return name;
-  return dir.back() == '/' ? dir + name : dir + "/" + name;
-}
 
 }  // namespace
 
@@ -268,7 +257,7 @@ class Emulator {
     }
   }
 
-  std::string origin_of(int index) const { return dirname_of(process_.objects[index].path); }
+  std::string origin_of(int index) const { return dir_name(process_.objects[index].path); }
 
   // glibc's open_verify: a file of another ELF class or machine is skipped silently and the search goes
   // on; anything else that is not a loadable ELF object ends the search with an error.
@@ -365,7 +354,7 @@ class Emulator {
     std::vector<std::pair<std::string, FoundHow>> order;
     for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache()))
       if (!step.passed_over) order.push_back({step.path, step.how});
-    for (const auto& d : env_.candidate_dirs) order.push_back({join(d, name), FoundHow::Sdk});
+    for (const auto& d : env_.candidate_dirs) order.push_back({join_path(d, name), FoundHow::Sdk});
     std::vector<SearchAttempt> out;
     std::vector<std::pair<dev_t, ino_t>> seen{{picked.dev, picked.ino}};
     for (const auto& [path, how] : order) {
@@ -418,11 +407,11 @@ class Emulator {
       }
       std::sort(files.begin(), files.end());
       for (const auto& f : files) {
-        auto obj = elf::read_object(env_.sysroot + join(dir, f), kHeadersOnly);
+        auto obj = elf::read_object(env_.sysroot + join_path(dir, f), kHeadersOnly);
         if (!obj || obj->kind != elf::ObjectKind::SharedObject) continue;
         std::string soname = obj->soname.empty() ? f : obj->soname;
         if (seen.emplace(soname, true).second) {
-          cache_.entries.push_back({soname, join(dir, soname), cache_flags_for(obj->machine, obj->is_64), 0});
+          cache_.entries.push_back({soname, join_path(dir, soname), cache_flags_for(obj->machine, obj->is_64), 0});
         }
       }
     }

@@ -2,20 +2,11 @@
 // the loader's mapping phase, the candidates of a picked copy and run-time dlopen all walk it.
 #include "loader/search_order.h"
 
+#include "common/paths.h"
+
 namespace mlc::loader {
 namespace {
 
-std::string dirname_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-std::string join(const std::string& dir, const std::string& name) {
-  if (dir.empty()) return name;
-  return dir.back() == '/' ? dir + name : dir + "/" + name;
-}
 
 // The elements as given, never joined and split again: an empty element is the current directory
 // wherever it stands (glibc's fillin_rpath), the first one included. An element with an unknown DST
@@ -65,9 +56,9 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
                                           const SystemCache& cache) {
   std::vector<SearchCandidate> out;
   const auto& objects = process.objects;
-  const auto origin_of = [&](int index) { return dirname_of(objects[index].path); };
+  const auto origin_of = [&](int index) { return dir_name(objects[index].path); };
   const auto add = [&](const std::vector<std::string>& dirs, FoundHow how) {
-    for (const auto& dir : dirs) out.push_back({.path = join(dir, name), .how = how});
+    for (const auto& dir : dirs) out.push_back({.path = join_path(dir, name), .how = how});
   };
   const std::optional<std::string>& runpath = objects[requester].elf.runpath;
   const bool nodeflib = objects[requester].elf.nodeflib();
