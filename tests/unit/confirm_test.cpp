@@ -331,8 +331,9 @@ TEST(ConfirmCommand, NvccCommandsOfCmakesCudaLanguageAreRedirected) {
     SCOPED_TRACE(generator);
     std::string build = root + "/build-" + generator.substr(0, generator.find(' '));
     std::string log;
-    ASSERT_EQ(sh("cmake -G " + quote(generator) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " + quote(src) + " -B " +
-                     quote(build),
+    // The compiler is named: an nvcc earlier on PATH (a /usr/local/bin/nvcc link) would be the one CMake records.
+    ASSERT_EQ(sh("cmake -G " + quote(generator) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_CUDA_COMPILER=" +
+                     quote(kNvcc) + " -S " + quote(src) + " -B " + quote(build),
                  &log),
               0)
         << log;
