@@ -171,13 +171,15 @@ std::vector<Relocation> relocations_against(Elf* elf, const std::set<std::string
       std::vector<const char*> is_wanted;
       Elf_Data* syms = elf_getdata(symscn, nullptr);
       Elf_Data* strs = elf_getdata(elf_getscn(elf, symsh.sh_link), nullptr);
-      if (syms && strs && syms->d_type == ELF_T_SYM && syms->d_buf && strs->d_buf) {
-        const auto* table = static_cast<const Elf64_Sym*>(syms->d_buf);
+      // gelf_* reads either class (a raw Elf64_Sym cast would misread a 32-bit file).
+      if (syms && strs && syms->d_type == ELF_T_SYM && syms->d_buf && strs->d_buf && symsh.sh_entsize != 0) {
         const char* text = static_cast<const char*>(strs->d_buf);
-        size_t count = syms->d_size / sizeof(Elf64_Sym);
+        size_t count = symsh.sh_size / symsh.sh_entsize;
         is_wanted.resize(count);
         for (size_t i = 1; i < count; ++i) {
-          size_t at = table[i].st_name;
+          GElf_Sym sym;
+          if (!gelf_getsym(syms, static_cast<int>(i), &sym)) break;
+          size_t at = sym.st_name;
           if (at >= strs->d_size) continue;
           std::string_view name(text + at, strnlen(text + at, strs->d_size - at));
           if (names.count(name)) is_wanted[i] = text + at;
@@ -188,16 +190,18 @@ std::vector<Relocation> relocations_against(Elf* elf, const std::set<std::string
     const std::vector<const char*>& is_wanted = found->second;
     Elf_Data* rels = elf_getdata(scn, nullptr);
     if (!rels || !rels->d_buf) continue;
+    // GELF_R_SYM of a gelf_getrel(a) entry is the symbol index in either class.
     auto take = [&](uint64_t offset, uint64_t info) {
-      size_t index = ELF64_R_SYM(info);
+      size_t index = GELF_R_SYM(info);
       if (index < is_wanted.size() && is_wanted[index]) out.push_back({offset, is_wanted[index]});
     };
+    const size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
     if (rels->d_type == ELF_T_RELA) {
-      const auto* table = static_cast<const Elf64_Rela*>(rels->d_buf);
-      for (size_t i = 0; i < rels->d_size / sizeof(Elf64_Rela); ++i) take(table[i].r_offset, table[i].r_info);
+      GElf_Rela r;
+      for (size_t i = 0; i < count && gelf_getrela(rels, static_cast<int>(i), &r); ++i) take(r.r_offset, r.r_info);
     } else if (rels->d_type == ELF_T_REL) {
-      const auto* table = static_cast<const Elf64_Rel*>(rels->d_buf);
-      for (size_t i = 0; i < rels->d_size / sizeof(Elf64_Rel); ++i) take(table[i].r_offset, table[i].r_info);
+      GElf_Rel r;
+      for (size_t i = 0; i < count && gelf_getrel(rels, static_cast<int>(i), &r); ++i) take(r.r_offset, r.r_info);
     }
   }
   return out;
@@ -256,11 +260,12 @@ std::vector<DataObject> holding_objects(Elf* elf, const std::vector<uint64_t>& i
   }
   if (!table || !gelf_getshdr(table, &sh)) return out;
   Elf_Data* syms = elf_getdata(table, nullptr);
-  if (!syms || syms->d_type != ELF_T_SYM || !syms->d_buf) return out;
-  const auto* entries = static_cast<const Elf64_Sym*>(syms->d_buf);
-  for (size_t i = 1; i < syms->d_size / sizeof(Elf64_Sym); ++i) {
-    const Elf64_Sym& sym = entries[i];
-    if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF || sym.st_size == 0) continue;
+  if (!syms || syms->d_type != ELF_T_SYM || !syms->d_buf || sh.sh_entsize == 0) return out;
+  const size_t count = sh.sh_size / sh.sh_entsize;
+  for (size_t i = 1; i < count; ++i) {  // gelf_getsym: either class
+    GElf_Sym sym;
+    if (!gelf_getsym(syms, static_cast<int>(i), &sym)) break;
+    if (GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF || sym.st_size == 0) continue;
     auto it = std::lower_bound(inside.begin(), inside.end(), sym.st_value);
     if (it == inside.end() || *it - sym.st_value >= sym.st_size) continue;
     if (const char* name = elf_strptr(elf, sh.sh_link, sym.st_name)) out.push_back({name, sym.st_value, sym.st_size});
