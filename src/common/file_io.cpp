@@ -8,17 +8,32 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace mlc {
 
+bool read_text_into(const std::string& path, std::string& buf) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  buf.clear();
+  char chunk[65536];
+  for (;;) {
+    ssize_t n = read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      close(fd);
+      return false;
+    }
+    if (n == 0) break;
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+  close(fd);
+  return true;
+}
+
 std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  if (!read_text_into(path, text)) return std::nullopt;
+  return text;
 }
 
 std::optional<InputError> write_atomic(const std::string& path, const std::string& text, Parents parents) {

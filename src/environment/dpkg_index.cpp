@@ -5,9 +5,7 @@
 #include "environment/dpkg_index.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -21,25 +19,6 @@ namespace mlc::environment {
 namespace {
 
 constexpr std::string_view kMagic = "mlc-dpkg-owner-index 1\n";
-
-// The whole file through read(2) into a reused buffer (the lists are many and small).
-bool slurp(const std::string& path, std::string& buf) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  buf.clear();
-  char chunk[65536];
-  for (;;) {
-    ssize_t n = read(fd, chunk, sizeof chunk);
-    if (n < 0) {
-      close(fd);
-      return false;
-    }
-    if (n == 0) break;
-    buf.append(chunk, static_cast<size_t>(n));
-  }
-  close(fd);
-  return true;
-}
 
 std::string mtime_of(const struct stat& st) {
   return std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
@@ -68,7 +47,7 @@ std::string name_hash(const std::string& s) {
 std::map<std::string, std::string, std::less<>> read_versions(const std::string& dpkg_dir) {
   std::map<std::string, std::string, std::less<>> out;
   std::string text;
-  if (!slurp(dpkg_dir + "/status", text)) return out;
+  if (!read_text_into(dpkg_dir + "/status", text)) return out;
   std::string_view all = text;
   auto field = [](std::string_view stanza, std::string_view name) -> std::string_view {
     for (size_t at = 0; at < stanza.size();) {
@@ -109,7 +88,7 @@ DpkgIndex build(const std::string& dpkg_dir) {
     while (dirent* e = readdir(d)) {
       std::string_view name = e->d_name;
       if (!name.ends_with(".list")) continue;
-      if (!slurp(dpkg_dir + "/info/" + std::string(name), text)) continue;
+      if (!read_text_into(dpkg_dir + "/info/" + std::string(name), text)) continue;
       std::string package(name.substr(0, name.size() - 5));
       std::string version;
       if (auto it = versions.find(package); it != versions.end()) version = it->second;
@@ -140,7 +119,7 @@ DpkgIndex build(const std::string& dpkg_dir) {
 
 std::optional<DpkgIndex> read_cache(const std::string& path, const std::string& key) {
   std::string text;
-  if (!slurp(path, text)) return std::nullopt;
+  if (!read_text_into(path, text)) return std::nullopt;
   std::string_view all = text;
   if (!all.starts_with(kMagic)) return std::nullopt;
   all.remove_prefix(kMagic.size());
