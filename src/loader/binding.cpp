@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+
+#include "common/phase_times.h"
 
 namespace mlc::loader {
 namespace {
@@ -268,6 +271,7 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
     const elf::VersionRequirement* version;
   };
   std::vector<std::vector<Pending>> pending(checked.size());
+  std::optional<PhaseTime> step(std::in_place, "bind.references");
   tbb::parallel_for(size_t{0}, checked.size(), [&](size_t k) {
     const auto& o = p.objects[checked[k]].elf;
     auto& out = pending[k];
@@ -289,6 +293,7 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
       for (uint32_t s = 1; s < o.dynamic_symbol_count(); ++s) consider(s, false);
     }
   });
+  step.emplace("bind.jobs");
   // One look-up per name and version requirement: an open-addressing table of each name's first
   // job, keyed by the GNU hash (other versions of the name are chained through next_same_name).
   size_t expected = 0;
@@ -322,6 +327,7 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
   }
   pending = {};
   // Candidates from the hash tables (scope order), then the look-ups, in parallel.
+  step.emplace("bind.index");
   CandidateIndex index(jobs);
   {
     std::vector<std::vector<uint32_t>> slots(scope.size());
@@ -329,6 +335,7 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
                       [&](size_t k) { index.match(p, static_cast<uint32_t>(scope[k]), slots[k]); });
     for (size_t k = 0; k < scope.size(); ++k) index.add(static_cast<uint32_t>(scope[k]), slots[k]);
   }
+  step.emplace("bind.lookups");
   tbb::parallel_for(tbb::blocked_range<size_t>(0, jobs.size(), 512), [&](const tbb::blocked_range<size_t>& range) {
     std::vector<uint32_t> candidates;
     std::vector<uint32_t> scratch;
@@ -338,6 +345,7 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
       look_up(p, jobs[j], candidates.data(), candidates.size(), scratch, defs);
     }
   });
+  step.reset();
   for (const Ref& r : refs) {
     const Lookup& look = jobs[r.job].look;
     if (look.found) continue;

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <memory>
@@ -15,6 +17,7 @@
 #include <tbb/parallel_for.h>
 
 #include "common/paths.h"
+#include "common/phase_times.h"
 #include "loader/ld_cache.h"
 #include "loader/search_order.h"
 
@@ -488,7 +491,12 @@ void read_symbol_tables(Process& process, const std::vector<int>& objects) {
   std::vector<std::optional<InputError>> errors(objects.size());
   tbb::parallel_for(size_t{0}, objects.size(), [&](size_t k) {
     auto& elf = process.objects[objects[k]].elf;
+    const auto start = std::chrono::steady_clock::now();
     errors[k] = elf::read_symbols(elf, elf::ReadOptions{.relocations = true, .lookup_only = true});
+    if (PhaseTime::enabled()) {  // the objects whose relocations take long, each on its own line
+      std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
+      if (ms.count() >= 2) std::fprintf(stderr, "phase relocations:%s %.2f\n", elf.path.c_str(), ms.count());
+    }
   });
   for (auto& e : errors)
     if (e) process.errors.push_back(*e);

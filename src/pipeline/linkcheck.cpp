@@ -11,11 +11,13 @@
 #include <optional>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <thread>
 
 #include <tbb/parallel_pipeline.h>
 
 #include "backend/cuda_api.h"
+#include "common/phase_times.h"
 #include "common/walk.h"
 #include "confirm/confirm.h"
 #include "demangle/demangle.h"
@@ -381,7 +383,10 @@ std::optional<InputCheck> load_input(const std::string& file, const loader::Load
   in.needs_python_api = hosting == host::PythonHosting::PythonApi;
   if (options.python && !torch && needs_torch_warning(file))
     report.warnings.push_back(file + " needs torch, which " + options.python->executable + " does not import");
-  auto process = loader::load_process(file, in.env, objects);
+  auto process = [&] {
+    PhaseTime t("load");
+    return loader::load_process(file, in.env, objects);
+  }();
   if (!process) {
     report.errors.push_back(process.error());
     return std::nullopt;
@@ -394,18 +399,19 @@ std::optional<InputCheck> load_input(const std::string& file, const loader::Load
           (w.rfind(torch->dir + "/lib/", 0) == 0 && std::find(env.with.begin(), env.with.end(), w) == env.with.end()))
         in.import_roots.push_back(w);
   in.checked = checked_objects(in.process, options, checked_before, in.import_roots);
-  loader::read_symbol_tables(in.process, in.checked);
+  {
+    PhaseTime t("relocations");
+    loader::read_symbol_tables(in.process, in.checked);
+  }
   for (const auto& e : in.process.errors) report.errors.push_back(e);
   return in;
 }
 
-void add_runtime_lookups(const InputCheck& in, runtime::LiteralCache& literals, Report& report) {
-  for (auto& r : runtime::check_runtime_lookups(in.process, in.checked, in.env, &literals)) {
-    bool told = std::any_of(report.runtime_lookups.begin(), report.runtime_lookups.end(), [&](const RuntimeLookup& t) {
-      return t.library == r.library && t.kind == r.kind && t.name == r.name;
-    });
-    if (!told) report.runtime_lookups.push_back(std::move(r));
-  }
+// `told` holds (library, kind, name) of what the report has.
+void add_runtime_lookups(std::vector<RuntimeLookup>&& found, std::set<std::tuple<std::string, std::string, std::string>>& told,
+                         Report& report) {
+  for (auto& r : found)
+    if (told.emplace(r.library, r.kind, r.name).second) report.runtime_lookups.push_back(std::move(r));
 }
 
 // One library report per checked object; one finding per unresolved reference, demangled and
@@ -599,12 +605,13 @@ void release_pages(const loader::Process& p, Mappings& mappings) {
 }
 
 // The passes after the binding, for one input, in order.
-void diagnose(InputCheck& in, loader::BindOutcome&& binding, const loader::LoaderEnv& env,
-              const std::optional<environment::TorchInstall>& torch, const LinkcheckOptions& options,
-              TraceResources& resources, runtime::LiteralCache& literals, std::set<std::string>& reported,
+void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<RuntimeLookup>&& lookups,
+              const loader::LoaderEnv& env, const std::optional<environment::TorchInstall>& torch,
+              const LinkcheckOptions& options, TraceResources& resources,
+              std::set<std::tuple<std::string, std::string, std::string>>& told, std::set<std::string>& reported,
               Report& report) {
-  // Run-time look-ups: dlopen/dlsym string literals, each told once per run (src/runtime).
-  add_runtime_lookups(in, literals, report);
+  // Run-time look-ups: dlopen/dlsym string literals (read in the parallel stage), each told once per run.
+  add_runtime_lookups(std::move(lookups), told, report);
   // Demangle and classify at the loader's level: one finding per miss.
   collect_findings(in, std::move(binding), options);
   // Unexported: a definition present only in a .symtab explains a missing one.
@@ -619,10 +626,13 @@ void diagnose(InputCheck& in, loader::BindOutcome&& binding, const loader::Loade
   find_missing_libraries(in, env, options, report);
   // Locate: where each symbol is referenced in the library's source (DWARF call sites), and which
   // ones are variables (src/dwarf).
+  std::optional<PhaseTime> step(std::in_place, "diagnose.locate");
   locate_references(in);
+  step.emplace("diagnose.trace");
   // Trace: origin, class and fix of what the loader could not explain; confirm, host symbols,
   // near misses, provider mismatches (src/trace, src/confirm, src/installed).
   trace_origins(in, options, env, torch, resources, report);
+  step.reset();
   // Report: the findings joined to their libraries, in load order.
   report_findings(in, options, reported, report);
 }
@@ -641,20 +651,26 @@ Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOpti
 void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options, TraceResources& resources,
                    Report& report) {
   const loader::LoaderEnv env = run_env(options);
-  const std::vector<std::string> files = expand_inputs(inputs, report.errors);
+  const std::vector<std::string> files = [&] {
+    PhaseTime t("inputs");
+    return expand_inputs(inputs, report.errors);
+  }();
   // Import context (--python): the torch that interpreter imports, loaded first for extensions that need it.
   const auto torch = import_context(options, report);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   std::set<std::string> checked_before, reported;
+  std::set<std::tuple<std::string, std::string, std::string>> told;  // run-time look-ups in the report
   runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
   size_t next = 0;
   Mappings mappings;  // what the run has mapped, given back to the page cache now and then
   // Inputs flow through three stages, in order: the load (sequential: the object cache, and which
-  // dependencies an earlier input checked already), the binding (in parallel: each input's process
-  // is its own, the shared objects are only read), then the passes that write the report (in order).
+  // dependencies an earlier input checked already), the binding and the scan for run-time look-ups
+  // (in parallel: each input's process is its own, the shared objects are only read), then the
+  // passes that write the report (in order).
   struct Stage {
     std::optional<InputCheck> in;
     loader::BindOutcome binding;
+    std::vector<RuntimeLookup> lookups;
     Report loaded;  // the load's errors and warnings, joined to the report in input order
   };
   const size_t in_flight = files.size() > 1 ? 2 * std::max<size_t>(1, std::thread::hardware_concurrency()) : 1;
@@ -682,7 +698,15 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
               tbb::filter_mode::parallel,
               [&](std::shared_ptr<Stage> stage) {
                 // Bind: every relocated reference in the global scope; version requirements (src/loader).
-                if (stage->in) stage->binding = loader::bind(stage->in->process, stage->in->checked);
+                if (!stage->in) return stage;
+                {
+                  PhaseTime t("bind");
+                  stage->binding = loader::bind(stage->in->process, stage->in->checked);
+                }
+                PhaseTime t("runtime-lookups");
+                // Run-time look-ups: the dlopen/dlsym string literals of the checked objects (src/runtime).
+                stage->lookups = runtime::check_runtime_lookups(stage->in->process, stage->in->checked,
+                                                                stage->in->env, &literals);
                 return stage;
               }) &
           tbb::make_filter<std::shared_ptr<Stage>, void>(
@@ -691,7 +715,10 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
                 for (auto& w : stage->loaded.warnings) report.warnings.push_back(std::move(w));
                 if (!stage->in) return;
                 if (options.inspect) options.inspect(stage->in->process);
-                diagnose(*stage->in, std::move(stage->binding), env, torch, options, resources, literals, reported, report);
+                PhaseTime t(PhaseTime::enabled() ? "diagnose:" + stage->in->process.objects[stage->in->process.target].path
+                                                 : std::string());
+                diagnose(*stage->in, std::move(stage->binding), std::move(stage->lookups), env, torch, options, resources,
+                         told, reported, report);
                 // Memory: what a tree's inputs map is given back to the page cache now and then, so the
                 // resident set stays bounded whatever the tree's size (the cache keeps the objects).
                 release_pages(stage->in->process, mappings);
@@ -700,6 +727,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   if (options.progress) options.progress(files.size(), files.size());
   literals.save();
   // Owners: which package installed each library named (offline sources only).
+  PhaseTime t("owners");
   add_owners(report, options);
 }
 

@@ -49,6 +49,7 @@ bool exports(const elf::ElfObject& o, const std::string& name) {
 
 struct Found {
   std::string path;
+  int loaded = -1;  // the process's object dlopen would return, when one is loaded under that name
   std::vector<std::string> searched;
 };
 
@@ -62,6 +63,7 @@ Found search(const loader::Process& p, int caller, const std::string& name, cons
     for (const auto& n : o.names)
       if (n == name) {
         f.path = o.path;
+        f.loaded = static_cast<int>(&o - p.objects.data());
         return f;
       }
   const auto& obj = p.objects[caller].elf;
@@ -86,17 +88,37 @@ bool is_gpu_driver(const std::string& soname) {
   return false;
 }
 
+// api_prefix without a copy: a view into `s`.
+std::string_view prefix_of(std::string_view s) {
+  if (s.size() < 3 || s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0]))) return {};
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return {};
+  size_t i = 0;
+  while (i < s.size() && std::islower(static_cast<unsigned char>(s[i]))) ++i;
+  if (i < 2 || i > 6 || i + 1 >= s.size() || !std::isupper(static_cast<unsigned char>(s[i]))) return {};
+  return s.substr(0, i);
+}
+
 // The API prefixes of the names an object itself exports (hip for hipMalloc): string literals of its
 // own API in its .rodata are its error-name and enum tables, not names it looks up elsewhere.
 std::set<std::string> own_prefixes(const elf::ElfObject& o) {
-  std::set<std::string> out;
+  std::set<std::string, std::less<>> out;
   for (size_t i = 1; i < o.dynamic_symbol_count(); ++i) {
     auto s = o.dynamic_symbol(static_cast<uint32_t>(i));
     if (s.is_undefined() || s.binding == elf::Binding::Local) continue;
-    if (auto prefix = api_prefix(std::string(o.name_of(s))); !prefix.empty()) out.insert(prefix);
+    // Mangled C++ names (most of a large library's) start with '_' and are turned away at once.
+    if (auto prefix = prefix_of(o.name_of(s)); !prefix.empty() && !out.count(prefix)) out.emplace(prefix);
   }
-  return out;
+  return {out.begin(), out.end()};
 }
+
+// A library some caller dlopens, read once per check however many callers open it: the process's
+// own object when it is loaded, else read from its file; with the API prefixes it exports.
+struct Opened {
+  const elf::ElfObject* object = nullptr;
+  std::optional<elf::ElfObject> read;  // when not loaded in the process
+  std::set<std::string> prefixes;
+};
 
 }  // namespace
 
@@ -119,15 +141,7 @@ bool is_soname_literal(const std::string& s) {
   return true;
 }
 
-std::string api_prefix(const std::string& s) {
-  if (s.empty() || s.size() > 128) return "";
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return "";
-  size_t i = 0;
-  while (i < s.size() && std::islower(static_cast<unsigned char>(s[i]))) ++i;
-  if (i < 2 || i > 6 || i + 1 >= s.size() || !std::isupper(static_cast<unsigned char>(s[i]))) return "";
-  return s.substr(0, i);
-}
+std::string api_prefix(const std::string& s) { return std::string(prefix_of(s)); }
 
 // A search's literals: from the cache when an earlier run read this file, else read and kept.
 static Result<std::vector<std::string>> literals_of(const elf::ElfObject& object, const elf::LiteralSearch& search,
@@ -142,7 +156,6 @@ static Result<std::vector<std::string>> literals_of(const elf::ElfObject& object
 std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
                                                  const loader::LoaderEnv& env, LiteralCache* lcache) {
   std::vector<RuntimeLookup> out;
-  std::optional<loader::SystemCache> cache;
   // The literals of the objects that import dlopen, read in parallel (each file on its own handle):
   // a large library's .rodata is most of the cost of this pass.
   std::vector<int> callers;
@@ -168,46 +181,75 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
     // A section that cannot be read costs only this check.
     if (literals) read[i] = std::move(literals).value();
   });
-  for (size_t k = 0; k < callers.size(); ++k) {
-    const int index = callers[k];
-    const auto& obj = p.objects[index];
-    auto& literals = read[k];
-    if (!literals) continue;
-    if (!cache) {
-      auto c = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
-      cache = loader::SystemCache{.entries = c ? std::move(c).value() : std::vector<loader::CacheEntry>{}, .from_conf = false};
-    }
+  if (std::none_of(read.begin(), read.end(), [](const auto& r) { return r && !r->empty(); })) return out;
+  // Where each caller's dlopen literals lead (the search stats the caller's search order), in parallel.
+  const auto ld_cache = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
+  const loader::SystemCache system_cache{
+      .entries = ld_cache ? ld_cache.value() : std::vector<loader::CacheEntry>{}, .from_conf = false};
+  std::vector<std::vector<std::pair<std::string, Found>>> found(callers.size());  // soname literal, where
+  tbb::parallel_for(size_t{0}, callers.size(), [&](size_t k) {
+    if (!read[k]) return;
     std::set<std::string> seen;
-    std::vector<std::pair<std::string, elf::ElfObject>> opened;  // soname literal, the library found
-    for (const auto& s : literals.value()) {
-      if (!is_soname_literal(s) || !seen.insert(s).second) continue;
-      Found f = search(p, index, s, env, *cache);
+    for (const auto& lit : read[k].value())
+      if (is_soname_literal(lit) && seen.insert(lit).second)
+        found[k].emplace_back(lit, search(p, callers[k], lit, env, system_cache));
+  });
+  // Each library found, read once (in parallel) with its exported API prefixes: a driver that every
+  // library of a CUDA stack dlopens is not read and scanned once per caller.
+  std::map<std::string, Opened> opened;
+  for (const auto& per_caller : found)
+    for (const auto& [lit, f] : per_caller)
+      if (!f.path.empty()) opened.try_emplace(f.path);
+  {
+    std::vector<std::pair<const std::string, Opened>*> libs;
+    for (auto& entry : opened) libs.push_back(&entry);
+    std::map<std::string, int> loaded;
+    for (const auto& per_caller : found)
+      for (const auto& [lit, f] : per_caller)
+        if (f.loaded >= 0) loaded.emplace(f.path, f.loaded);
+    tbb::parallel_for(size_t{0}, libs.size(), [&](size_t k) {
+      auto& [path, lib] = *libs[k];
+      if (auto it = loaded.find(path); it != loaded.end()) {
+        lib.object = &p.objects[it->second].elf;
+      } else if (auto r = elf::read_object(path, elf::ReadOptions{.relocations = false, .lookup_only = true})) {
+        lib.read = std::move(r).value();
+        lib.object = &*lib.read;
+      }
+      if (lib.object) lib.prefixes = own_prefixes(*lib.object);
+    });
+  }
+  // The look-ups of each caller, in parallel, then in the callers' order.
+  std::vector<std::vector<RuntimeLookup>> per_caller(callers.size());
+  tbb::parallel_for(size_t{0}, callers.size(), [&](size_t k) {
+    const auto& obj = p.objects[callers[k]];
+    auto& told = per_caller[k];
+    std::vector<std::pair<std::string, const Opened*>> libs;  // soname literal, the library found
+    for (const auto& [lit, f] : found[k]) {
       if (f.path.empty()) {
-        out.push_back({.library = obj.path, .kind = "dlopen", .name = s, .provider = std::nullopt, .provider_name = "",
-                       .searched = f.searched, .driver = is_gpu_driver(s)});
+        told.push_back({.library = obj.path, .kind = "dlopen", .name = lit, .provider = std::nullopt, .provider_name = "",
+                        .searched = f.searched, .driver = is_gpu_driver(lit)});
         continue;
       }
-      auto lib = elf::read_object(f.path, elf::ReadOptions{.relocations = false, .lookup_only = true});
-      if (lib) opened.emplace_back(s, std::move(lib).value());
+      if (const Opened& lib = opened.at(f.path); lib.object) libs.emplace_back(lit, &lib);
     }
-    if (opened.empty() || !imports(obj.elf, {"dlsym", "dlvsym"})) continue;
+    if (libs.empty() || !imports(obj.elf, {"dlsym", "dlvsym"})) return;
     // Only a prefix one of the opened libraries exports can make a finding (a prefix counts for the
     // library that exports one of its names), and not the object's own: the literals beginning with
     // those prefixes are all that is read, not every literal of .rodata (libcublasLt's 46 MB hold
     // 4.6 million NULs, one memchr each).
     const std::set<std::string> own = own_prefixes(obj.elf);
     std::set<std::string> wanted;
-    for (const auto& lib : opened)
-      for (const auto& prefix : own_prefixes(lib.second))
+    for (const auto& lib : libs)
+      for (const auto& prefix : lib.second->prefixes)
         if (!own.count(prefix)) wanted.insert(prefix);
-    if (wanted.empty()) continue;
+    if (wanted.empty()) return;
     elf::LiteralSearch search{.min_length = 4, .keep = {}, .containing = {},
                               .starting = std::vector<std::string>(wanted.begin(), wanted.end())};
     search.keep = [](std::string_view s) {
       // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
       if (s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0])) || s.find_first_of(" %/:.") != s.npos)
         return false;
-      auto prefix = api_prefix(std::string(s));
+      auto prefix = prefix_of(s);
       if (prefix.empty()) return false;
       // Enum and error-code names (hipSuccess, hipErrorInvalidValue, cudaErrorNoDevice) are literals of
       // the library's error-string tables, never a dlsym argument: no API exports a function so named.
@@ -217,7 +259,7 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
     std::string query = "entry-points";
     for (const auto& prefix : wanted) query += ' ' + prefix;
     auto identifiers = literals_of(obj.elf, search, query, lcache);
-    if (!identifiers) continue;
+    if (!identifiers) return;
     // Entry points by API prefix; a prefix counts for a library that exports one of them.
     std::map<std::string, std::vector<std::string>> by_prefix;
     std::set<std::string> names;
@@ -225,22 +267,24 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
       if (auto prefix = api_prefix(s); !prefix.empty() && names.insert(s).second) by_prefix[prefix].push_back(s);
     for (const auto& [prefix, entries] : by_prefix) {
       if (own.count(prefix)) continue;  // its own API's names (hipSuccess in libamdhip64's error table)
-      const std::pair<std::string, elf::ElfObject>* owner = nullptr;
-      for (const auto& lib : opened) {
+      const std::pair<std::string, const Opened*>* owner = nullptr;
+      for (const auto& lib : libs) {
         for (const auto& e : entries)
-          if (exports(lib.second, e)) owner = &lib;
+          if (exports(*lib.second->object, e)) owner = &lib;
         if (owner) break;
       }
       if (!owner) continue;
       for (const auto& e : entries) {
         bool anywhere = false;
-        for (const auto& lib : opened) anywhere |= exports(lib.second, e);
+        for (const auto& lib : libs) anywhere |= exports(*lib.second->object, e);
         if (!anywhere)
-          out.push_back({.library = obj.path, .kind = "dlsym", .name = e, .provider = owner->second.path,
-                         .provider_name = owner->first, .searched = {}, .driver = false});
+          told.push_back({.library = obj.path, .kind = "dlsym", .name = e, .provider = owner->second->object->path,
+                          .provider_name = owner->first, .searched = {}, .driver = false});
       }
     }
-  }
+  });
+  for (auto& told : per_caller)
+    for (auto& r : told) out.push_back(std::move(r));
   return out;
 }
 

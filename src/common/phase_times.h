@@ -1,0 +1,37 @@
+// Where a run's time goes, for the benchmark and for profiling where perf cannot run (the device
+// machine): with MLC_PHASE_TIMES set, each timed phase writes "phase NAME MS" to stderr when it ends
+// (NAME is "pass" or "pass:file" for a pass of one file).
+// Unset (the default), a phase costs one cached getenv and prints nothing.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+namespace mlc {
+
+class PhaseTime {
+ public:
+  explicit PhaseTime(std::string name) : name_(std::move(name)) {
+    if (enabled()) start_ = std::chrono::steady_clock::now();
+  }
+  PhaseTime(const PhaseTime&) = delete;
+  PhaseTime& operator=(const PhaseTime&) = delete;
+  ~PhaseTime() {
+    if (!enabled()) return;
+    std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start_;
+    std::fprintf(stderr, "phase %s %.2f\n", name_.c_str(), ms.count());
+  }
+  static bool enabled() {
+    static const bool on = std::getenv("MLC_PHASE_TIMES") != nullptr;
+    return on;
+  }
+
+ private:
+  std::string name_;
+  std::chrono::steady_clock::time_point start_{};
+};
+
+}  // namespace mlc
