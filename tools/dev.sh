@@ -143,12 +143,12 @@ case "${1:-}" in
     # tree adds nothing to them but a second quarter of an hour.
     configure_sanitized
     ctest_in_a_fresh_home --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" -E '^(RealCode|Package)'
-    configure_fuzz
+    configure_fuzz -DMLC_FUZZ_SECONDS=8 -DMLC_FUZZ_SEED=1
     ctest --test-dir "$BUILD_DIR-fuzz" --output-on-failure -j "$(nproc)" -L fuzz
     ;;
   fuzz)
     install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}"
-    configure_fuzz -DMLC_FUZZ_SECONDS="${2:-600}"
+    configure_fuzz -DMLC_FUZZ_SECONDS="${2:-600}" -DMLC_FUZZ_SEED=0
     ctest --test-dir "$BUILD_DIR-fuzz" --output-on-failure -L fuzz
     ;;
   bench)

@@ -112,6 +112,31 @@ void walk_code(Dwarf_Die* die, int depth, const std::function<void(Dwarf_Die*, i
   } while (dwarf_siblingof(&child, &child) == 0);
 }
 
+// The innermost function (subprogram or inlined subroutine) whose code holds pc. dwarf_getscopes
+// says the same, but libdw 0.188 leaks the array it built when its second pass fails on malformed
+// DWARF (fuzz_elf_loader found it: tests/fuzz/regressions/elf_loader/leak-getscopes).
+void innermost_function(Dwarf_Die* die, Dwarf_Addr pc, int depth, std::optional<Dwarf_Die>& found) {
+  if (depth > 256) return;
+  Dwarf_Die child;
+  if (dwarf_child(die, &child) != 0) return;
+  do {
+    int tag = dwarf_tag(&child);
+    if (!holds_code_or_symbols(tag)) continue;
+    if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
+      innermost_function(&child, pc, depth + 1, found);
+    } else if (dwarf_haspc(&child, pc) == 1) {
+      if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) found = child;
+      innermost_function(&child, pc, depth + 1, found);
+      return;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+std::optional<Dwarf_Die> innermost_function(Dwarf_Die* cudie, Dwarf_Addr pc) {
+  std::optional<Dwarf_Die> found;
+  innermost_function(cudie, pc, 0, found);
+  return found;
+}
+
 template <typename Fn>
 void for_each_unit(Dwarf* dw, Fn&& fn) {
   Dwarf_CU* cu = nullptr;
@@ -526,16 +551,7 @@ References references(const std::string& path, const std::set<std::string>& want
       for (; it != lazy->calls.end() && it->first < end; ++it) {
         if (recorded.count(it->second)) continue;
         CallSite site;
-        Dwarf_Die* scopes = nullptr;
-        int n = dwarf_getscopes(cudie, it->first, &scopes);
-        for (int i = 0; i < n; ++i) {
-          int tag = dwarf_tag(&scopes[i]);
-          if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-            site.function = function_label(&scopes[i]);
-            break;
-          }
-        }
-        free(scopes);
+        if (auto function = innermost_function(cudie, it->first)) site.function = function_label(&*function);
         locate_line(cudie, it->first, site);
         add_site(out[it->second], site);
       }
