@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "common/file_io.h"
+#include "common/phase_times.h"
 #include "environment/dpkg_index.h"
 #include "common/paths.h"
 #include "environment/site_index.h"
@@ -215,7 +216,8 @@ std::string status_version(std::string_view status, const std::string& package) 
 // Many files (a --closure report), or a cache to keep the answer in: one index of every shared
 // object dpkg installed (dpkg_index.h), built once and cached by the database's mtimes; files it
 // does not cover (not named *.so*) still go through the lists.
-void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, std::map<std::string, PackageOwner>& out) {
+void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, std::map<std::string, PackageOwner>& out,
+               OwnerPrefetch* prefetched) {
   const std::string& dpkg_dir = sources.dpkg_dir;
   std::map<std::string, std::vector<std::string>> spellings;  // file asked about -> spellings dpkg may have
   std::set<std::string> covered;
@@ -226,7 +228,8 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
   constexpr size_t kIndexWorthIt = 8;  // below this, without a cache, the hinted scan reads fewer lists
   std::set<std::string> wanted = all;
   if (!covered.empty() && (!sources.cache_dir.empty() || covered.size() > kIndexWorthIt)) {
-    if (auto index = load_dpkg_index(dpkg_dir, sources.cache_dir)) {
+    auto taken = prefetched ? prefetched->take_dpkg() : std::nullopt;
+    if (auto index = taken ? std::move(*taken) : load_dpkg_index(dpkg_dir, sources.cache_dir)) {
       for (const auto& w : covered) {
         for (const auto& form : spellings[w]) {
           auto it = index->files.find(form);
@@ -283,7 +286,56 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
 
 }  // namespace
 
-std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& paths, const OwnerSources& sources) {
+OwnerPrefetch::OwnerPrefetch(const OwnerSources& sources, const std::vector<std::string>& inputs) {
+  if (!sources.dpkg_dir.empty() && (!sources.cache_dir.empty() || inputs.size() > 1)) {
+    dpkg_ = std::async(std::launch::async, [dpkg_dir = sources.dpkg_dir, cache_dir = sources.cache_dir] {
+      PhaseTime t("owners.prefetch-dpkg");
+      return load_dpkg_index(dpkg_dir, cache_dir);
+    });
+  }
+  sites_ = std::async(std::launch::async, [inputs, cache_dir = sources.cache_dir] {
+    // The site directories find_owners will meet first: the nearest ancestor with dist-info
+    // directories of each input (one directory of a tree's inputs is looked at once).
+    PhaseTime t("owners.prefetch-sites");
+    std::map<std::string, SiteIndex> sites;
+    std::set<std::string> looked;
+    std::map<std::pair<dev_t, ino_t>, bool> seen;
+    for (const auto& input : inputs) {
+      if (input.empty() || input[0] != '/') continue;
+      for (std::string dir = parent_of(input); dir != "/" && looked.insert(dir).second; dir = parent_of(dir)) {
+        if (is_dir(dir + "/conda-meta")) break;
+        if (has_dist_info(dir, seen)) {
+          sites.emplace(dir, load_site_index(dir, RecordSource::DistInfo, cache_dir));
+          break;
+        }
+      }
+    }
+    return sites;
+  });
+}
+
+OwnerPrefetch::~OwnerPrefetch() {
+  if (dpkg_.valid()) dpkg_.wait();
+  if (sites_.valid()) sites_.wait();
+}
+
+std::optional<std::optional<DpkgIndex>> OwnerPrefetch::take_dpkg() {
+  if (!dpkg_.valid()) return std::nullopt;
+  return dpkg_.get();
+}
+
+std::optional<SiteIndex> OwnerPrefetch::take_site(const std::string& dir) {
+  if (sites_.valid()) sites_ready_ = sites_.get();
+  if (!sites_ready_) return std::nullopt;
+  auto it = sites_ready_->find(dir);
+  if (it == sites_ready_->end()) return std::nullopt;
+  SiteIndex index = std::move(it->second);
+  sites_ready_->erase(it);
+  return index;
+}
+
+std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& paths, const OwnerSources& sources,
+                                                OwnerPrefetch* prefetched) {
   std::map<std::string, PackageOwner> out;
   std::set<std::string> left;
   std::map<std::string, SiteRecords> full_sites;
@@ -300,17 +352,32 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
   for (const auto& path : paths) {
     if (path.empty() || path[0] != '/' || out.count(path)) continue;
     bool done = false;
-    for (std::string dir = parent_of(path); !done && dir != "/"; dir = parent_of(dir)) {
-      std::string rel = path.substr(dir.size() + 1);
+    // The ancestors of the file's directory as the file system has it: a library found through
+    // $ORIGIN/../.. is named ".../sklearn/metrics/../../scikit_learn.libs/x.so", and each such
+    // spelling of site-packages was indexed anew (23 times in a pip torch venv: 1.4 s of 2.7).
+    const std::string walked = path.find("/.") == std::string::npos && path.find("//") == std::string::npos
+                                   ? path
+                                   : canonical(parent_of(path)) + path.substr(path.rfind('/'));
+    for (std::string dir = parent_of(walked); !done && dir != "/"; dir = parent_of(dir)) {
+      std::string rel = walked.substr(dir.size() + 1);
       bool covered = site_index_covers(rel);
       // A Python site directory: the first ancestor holding dist-info directories.
       auto [site_it, fresh] = site_indexes.try_emplace(dir);
       auto& site = site_it->second;
-      if (fresh && has_dist_info(dir, seen_dirs)) site = load_site_index(dir, RecordSource::DistInfo, sources.cache_dir);
+      if (fresh && has_dist_info(dir, seen_dirs)) {
+        site = prefetched ? prefetched->take_site(dir) : std::nullopt;
+        if (!site) {
+          PhaseTime t(PhaseTime::enabled() ? "owners.site:" + dir : std::string());
+          site = load_site_index(dir, RecordSource::DistInfo, sources.cache_dir);
+        }
+      }
       const PackageOwner* found = nullptr;
       if (site) found = covered ? lookup(*site, rel) : nullptr;
       if (site && !covered) {
-        if (!full_sites.count(dir)) full_sites[dir] = read_site(dir);
+        if (!full_sites.count(dir)) {
+          PhaseTime t(PhaseTime::enabled() ? "owners.full-site:" + dir : std::string());
+          full_sites[dir] = read_site(dir);
+        }
         if (auto it = full_sites[dir].files.find(rel); it != full_sites[dir].files.end()) found = &it->second;
       }
       if (found) {
@@ -347,7 +414,8 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
     // Debian installs nothing under /usr/local or /home (policy 9.1.2): only system paths can be dpkg's.
     if (!done && (dpkg_territory(path) || dpkg_territory(canonical(path)))) left.insert(path);
   }
-  if (!left.empty() && !sources.dpkg_dir.empty()) find_dpkg(left, sources, out);
+  PhaseTime t("owners.dpkg");
+  if (!left.empty() && !sources.dpkg_dir.empty()) find_dpkg(left, sources, out, prefetched);
   return out;
 }
 

@@ -260,7 +260,14 @@ PythonContext python_context(const environment::PythonEnv& py, const std::option
   return c;
 }
 
-void add_owners(Report& report, const LinkcheckOptions& options) {
+environment::OwnerSources owner_sources(const LinkcheckOptions& options) {
+  environment::OwnerSources sources{.dpkg_dir = options.dpkg_dir, .sdk_homes = {}, .cache_dir = options.trace.cache_dir};
+  if (!options.trace.sdk_home.empty()) sources.sdk_homes.push_back(options.trace.sdk_home);
+  if (!options.trace.cuda_home.empty()) sources.sdk_homes.push_back(options.trace.cuda_home);
+  return sources;
+}
+
+void add_owners(Report& report, const LinkcheckOptions& options, environment::OwnerPrefetch& prefetched) {
   std::vector<std::string> paths;
   for (const auto& lib : report.libraries) {
     paths.push_back(lib.path);
@@ -273,10 +280,7 @@ void add_owners(Report& report, const LinkcheckOptions& options) {
   // 1,500 paths, 290 distinct, each probed for dist-info and conda-meta up its ancestors).
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-  environment::OwnerSources sources{.dpkg_dir = options.dpkg_dir, .sdk_homes = {}, .cache_dir = options.trace.cache_dir};
-  if (!options.trace.sdk_home.empty()) sources.sdk_homes.push_back(options.trace.sdk_home);
-  if (!options.trace.cuda_home.empty()) sources.sdk_homes.push_back(options.trace.cuda_home);
-  auto owners = environment::find_owners(paths, sources);
+  auto owners = environment::find_owners(paths, owner_sources(options), &prefetched);
   for (auto& lib : report.libraries) {
     if (auto it = owners.find(lib.path); it != owners.end()) lib.owner = it->second;
     for (auto& n : lib.needed)
@@ -655,6 +659,8 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     PhaseTime t("inputs");
     return expand_inputs(inputs, report.errors);
   }();
+  // The owners' indexes, built beside the loads and diagnoses: the last pass only looks them up.
+  environment::OwnerPrefetch owner_indexes(owner_sources(options), files);
   // Import context (--python): the torch that interpreter imports, loaded first for extensions that need it.
   const auto torch = import_context(options, report);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
@@ -728,7 +734,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   literals.save();
   // Owners: which package installed each library named (offline sources only).
   PhaseTime t("owners");
-  add_owners(report, options);
+  add_owners(report, options, owner_indexes);
 }
 
 Report explain_symbol(const std::string& symbol, const std::vector<std::string>& inputs, const LinkcheckOptions& options) {

@@ -728,11 +728,14 @@ class Tracer {
   // that exports it (or the header that declares it), and the counterpart the porting map gives:
   // unported when there is one (call it instead), cuda-only when the map has none.
   bool check_cuda_api() {
-    if (!ctx_.cuda() || sym_.kind != NameKind::CName) return false;
+    if (sym_.kind != NameKind::CName) return false;
     const std::string& name = sym_.name;
     // A CUDA library's name (cudaX, cuX, cublasX...) or one the map renames: not whatever else the
-    // CUDA install happens to export (OpenCL's clX in libOpenCL).
+    // CUDA install happens to export (OpenCL's clX in libOpenCL). Asked before the CUDA index, which
+    // is read on first use: a plain C name (pmix_value_load in a venv's nvshmem) never costs its
+    // 1.5 s first build.
     if (porting::family_of_name(name).empty() && !(ctx_.mapping && ctx_.mapping->to_musa.count(name))) return false;
+    if (!ctx_.cuda()) return false;
     const auto* lib = ctx_.cuda()->first_exporter(name);
     const IndexedEntity* decl = nullptr;
     if (!lib)

@@ -344,6 +344,38 @@ TEST(CudaCall, cuda_13_libcudart_exports_cuda_malloc_async_and_the_map_gives_mus
 // one of the CUDA APIs the backend ports (cudaX, cuX, cublasX...). The FAQ's forgotten kernel, a C++
 // function of the project's own, has nothing to do with CUDA; nor has a C name that merely starts
 // with "cu" (cutlass_gemm). The loader's verdict is the real one: all three are undefined.
+// The CUDA header index (1.5 s to build from CUDA 13's headers) is built only for a name that can be
+// CUDA's: a plain C name (nvshmem's pmix_value_load in a pip torch venv) never costs it; cudaX does, and
+// is told where CUDA declares it. The index's cache file in --cache-dir shows whether it was built.
+TEST(CudaIndex, is_built_only_for_a_name_that_can_be_cudas) {
+  std::string dir = test::scratch_dir("cuda-index-gate"), cuda = dir + "/cuda", cache = dir + "/cache";
+  fs::create_directories(cuda + "/include");
+  fs::create_directories(cuda + "/lib64");
+  test::write_file(cuda + "/include/cuda_runtime_api.h", "int cudaFooBar(void);\n");
+  test::write_file(dir + "/plain.c", "extern int pmix_value_load(void);\nint f(void) { return pmix_value_load(); }\n");
+  test::write_file(dir + "/user.c", "extern int cudaFooBar(void);\nint g(void) { return cudaFooBar(); }\n");
+  for (std::string name : {"plain", "user"}) {
+    auto cc = run("gcc -shared -fPIC -o " + quote(dir + "/lib" + name + ".so") + " " + quote(dir + "/" + name + ".c"));
+    ASSERT_EQ(cc.status, 0) << cc.err;
+  }
+  auto cuda_index_files = [&] {
+    int n = 0;
+    if (fs::exists(cache))
+      for (const auto& e : fs::directory_iterator(cache)) n += e.path().filename().string().rfind("cuda-headers-", 0) == 0;
+    return n;
+  };
+  std::string args = " --cuda-home " + quote(cuda) + " --sdk-home '' --cache-dir " + quote(cache) + " ";
+  auto plain = run(quote(kBin) + args + quote(dir + "/libplain.so"));
+  EXPECT_EQ(plain.status, 1) << plain.err;
+  EXPECT_NE(plain.out.find("error: undefined symbol: pmix_value_load"), std::string::npos) << plain.out;
+  EXPECT_EQ(cuda_index_files(), 0) << "a plain C name built the CUDA index";
+  auto user = run(quote(kBin) + args + quote(dir + "/libuser.so"));
+  EXPECT_EQ(user.status, 1) << user.err;
+  EXPECT_NE(user.out.find("CUDA declares it in " + cuda + "/include/cuda_runtime_api.h"), std::string::npos) << user.out;
+  EXPECT_EQ(cuda_index_files(), 1);
+  fs::remove_all(dir);
+}
+
 TEST(UnknownReason, cuda_is_named_only_for_names_that_look_like_the_backends_apis) {
   std::string root = test::scratch_dir("cause-unknown-reason");
   fs::create_directories(root + "/cuda/lib64");

@@ -161,6 +161,34 @@ TEST(SiteOwners, dist_info_records_are_indexed_once_and_rebuilt_when_a_package_c
   }
 }
 
+// A library found through $ORIGIN/../.. is named with ".." in it (a pip torch venv names 23 spellings of
+// site-packages so): one site directory is one index, whatever the spelling, and each file keeps its owner.
+// With the indexes prefetched (as a run starts them), the answers are the same.
+TEST(SiteOwners, every_spelling_of_a_site_directory_is_one_index_and_prefetched_indexes_give_the_same_owners) {
+  std::string root = test::scratch_dir("site-spellings"), site = root + "/site-packages", cache = root + "/cache";
+  const std::string a = "pkga/sub/_a.cpython-311-x86_64-linux-gnu.so", liba = "pkga.libs/libfoo-1a2b.so.1";
+  for (const auto& f : {a, liba}) build_so(root, site + "/" + f);
+  dist_info(site, "pkga", "1.0", {a, liba});
+  const std::vector<std::string> asked = {site + "/" + a, site + "/pkga/sub/../../" + liba, site + "/pkga/../" + liba,
+                                          site + "/pkga/./sub/../../" + liba};
+  environment::OwnerSources sources{.dpkg_dir = "", .sdk_homes = {}, .cache_dir = cache};
+  auto owners = environment::find_owners(asked, sources);
+  for (const auto& path : asked) {
+    SCOPED_TRACE(path);
+    ASSERT_TRUE(owners.count(path));
+    EXPECT_EQ(owner_text(owners.at(path)), "pkga 1.0");
+  }
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(cache)) files.push_back(e.path().filename().string());
+  EXPECT_EQ(files.size(), 1u) << "one index per site directory, not per spelling";
+
+  environment::OwnerPrefetch prefetch(sources, {site + "/" + a});
+  auto prefetched = environment::find_owners(asked, sources, &prefetch);
+  EXPECT_EQ(prefetched.size(), owners.size());
+  for (const auto& [path, owner] : owners) EXPECT_EQ(owner_text(prefetched.at(path)), owner_text(owner)) << path;
+  fs::remove_all(root);
+}
+
 TEST(SiteOwners, conda_meta_is_indexed_once_and_rebuilt_when_a_package_changes) {
   std::string root = test::scratch_dir("conda-owners"), prefix = root + "/env", cache = root + "/cache";
   build_so(root, prefix + "/lib/libstdc++.so.6.0.30");
