@@ -287,7 +287,11 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
 }  // namespace
 
 OwnerPrefetch::OwnerPrefetch(const OwnerSources& sources, const std::vector<std::string>& inputs) {
-  if (!sources.dpkg_dir.empty() && (!sources.cache_dir.empty() || inputs.size() > 1)) {
+  // Only for many inputs (a tree), where the owners are many and the indexes sure to be read: one
+  // input's owners are few, and an index it would not read is not written (nor its cache directory
+  // made, under a --build-dir that may not exist).
+  if (inputs.size() < 2) return;
+  if (!sources.dpkg_dir.empty()) {
     dpkg_ = std::async(std::launch::async, [dpkg_dir = sources.dpkg_dir, cache_dir = sources.cache_dir] {
       PhaseTime t("owners.prefetch-dpkg");
       return load_dpkg_index(dpkg_dir, cache_dir);

@@ -24,9 +24,9 @@ struct OwnerSources {
 };
 
 // The indexes find_owners reads, built on other threads from the start of a run: the first run
-// (no cache yet) spent ~1.5 s building them after everything else (issue 28). dpkg's index, when
-// it will be read (a cache to keep it in, or many inputs); the dist-info index of each site
-// directory above an input. What find_owners does not take is finished and dropped on destruction.
+// (no cache yet) spent ~1.5 s building them after everything else (issue 28). With many inputs
+// (a tree): dpkg's index and the dist-info index of each site directory above an input. What
+// find_owners does not take is finished and dropped on destruction.
 class OwnerPrefetch {
  public:
   OwnerPrefetch(const OwnerSources& sources, const std::vector<std::string>& inputs);

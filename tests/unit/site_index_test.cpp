@@ -182,7 +182,7 @@ TEST(SiteOwners, every_spelling_of_a_site_directory_is_one_index_and_prefetched_
   for (const auto& e : fs::directory_iterator(cache)) files.push_back(e.path().filename().string());
   EXPECT_EQ(files.size(), 1u) << "one index per site directory, not per spelling";
 
-  environment::OwnerPrefetch prefetch(sources, {site + "/" + a});
+  environment::OwnerPrefetch prefetch(sources, {site + "/" + a, site + "/" + liba});
   auto prefetched = environment::find_owners(asked, sources, &prefetch);
   EXPECT_EQ(prefetched.size(), owners.size());
   for (const auto& [path, owner] : owners) EXPECT_EQ(owner_text(prefetched.at(path)), owner_text(owner)) << path;
