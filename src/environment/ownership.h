@@ -33,7 +33,7 @@ class OwnerPrefetch {
   OwnerPrefetch(const OwnerPrefetch&) = delete;
   OwnerPrefetch& operator=(const OwnerPrefetch&) = delete;
   ~OwnerPrefetch();
-  // The prefetched index (once: later calls, and what was not prefetched, give nullopt / false).
+  // The prefetched index, once: a later call, or one for what was not prefetched, gives nullopt.
   std::optional<std::optional<DpkgIndex>> take_dpkg();
   std::optional<SiteIndex> take_site(const std::string& dir);
 
