@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cmake/generator_targets.h"
 #include "common/file_io.h"
 #include "common/walk.h"
 #include "common/paths.h"
@@ -665,6 +666,7 @@ BuildInfo read_build(const BuildOptions& options) {
     if (auto it = info.cache.find("CMAKE_HOME_DIRECTORY"); it != info.cache.end()) info.source_dir = it->second;
     read_compile_database(info);
     read_file_api(info);
+    if (info.targets.empty()) info.targets = targets_from_generator(info.build_dir, info.source_dir);
   }
   Scope scope{.vars = info.variables(), .origins = {}, .library_helper = info.library_helper};
   std::string top = info.source_dir.empty() ? "" : normalize_path(info.source_dir) + "/CMakeLists.txt";

@@ -2,12 +2,14 @@
 // index cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
 #include "backend/backend.h"
 #include "cmake/build_info.h"
+#include "cmake/generator_targets.h"
 #include "porting/porting_map.h"
 #include "source/source_index.h"
 #include "test_support.h"
@@ -387,6 +389,81 @@ TEST(TargetSources, a_target_compiles_its_own_sources_and_its_object_libraries) 
   EXPECT_FALSE(build.compiled_by(*core, dir + "/src/shared.c"));   // only the test target compiles it
   EXPECT_TRUE(build.is_compiled(dir + "/src/shared.c"));           // though the build as a whole does
 }
+
+// A build configured without a File API query (a user's, torch_musa's setup.py) still knows its targets:
+// the generator's files (compile_commands.json's object directories, Makefiles' link.txt, build.ninja's
+// link edges) give what CMake's codemodel gives, and the codemodel of the same build is the oracle.
+// The library's file is named by OUTPUT_NAME, an executable takes the target-like name, an OBJECT
+// library feeds it and a test target compiles one of the same sources.
+class GeneratorTargets : public testing::TestWithParam<std::string> {};
+
+TEST_P(GeneratorTargets, give_the_codemodels_targets_without_a_file_api_query) {
+  const std::string generator = GetParam();
+  if (generator == "Ninja" && test::run("ninja --version").status != 0) MLC_SKIP() << "ninja is not installed";
+  std::string dir = test::scratch_dir(generator == "Ninja" ? "gen-targets-ninja" : "gen-targets-make");
+  std::filesystem::create_directories(dir + "/src/sub");
+  test::write_file(dir + "/src/CMakeLists.txt",
+                   "cmake_minimum_required(VERSION 3.16)\nproject(p C)\n"
+                   "add_library(objs OBJECT o.c)\nset_target_properties(objs PROPERTIES POSITION_INDEPENDENT_CODE ON)\n"
+                   "add_library(kernels_shared SHARED a.c shared.c $<TARGET_OBJECTS:objs>)\n"
+                   "set_target_properties(kernels_shared PROPERTIES OUTPUT_NAME kernels VERSION 1.2.3 SOVERSION 1)\n"
+                   "add_executable(kernels main.c)\n"
+                   "add_executable(kernels_test t.c shared.c)\n"
+                   "add_subdirectory(sub)\n");
+  test::write_file(dir + "/src/sub/CMakeLists.txt", "add_library(st STATIC s.c)\n");
+  for (const char* f : {"o.c", "a.c", "t.c", "shared.c", "sub/s.c"})
+    test::write_file(dir + "/src/" + f, "int x_" + std::string(1, f[0]) + "_" + std::to_string(std::string(f).size()) + ";\n");
+  test::write_file(dir + "/src/main.c", "int main(void) { return 0; }\n");
+  test::write_file(dir + "/src/t.c", "int main(void) { return 0; }\n");
+  std::filesystem::create_directories(dir + "/build/.cmake/api/v1/query");
+  test::write_file(dir + "/build/.cmake/api/v1/query/codemodel-v2", "");
+  auto r = test::run("cmake -G " + test::quote(generator) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " +
+                     test::quote(dir + "/src") + " -B " + test::quote(dir + "/build") + " >/dev/null");
+  ASSERT_EQ(r.status, 0) << r.err;
+
+  const auto oracle = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
+  ASSERT_FALSE(oracle.targets.empty()) << "no File API reply";
+  const auto got = cmake::targets_from_generator(dir + "/build", dir + "/src");
+  std::map<std::string, const cmake::TargetInfo*> by_name;
+  for (const auto& t : got) by_name[t.name] = &t;
+  size_t compared = 0;
+  for (const auto& want : oracle.targets) {
+    if (want.compiles.empty()) continue;  // utility targets compile nothing
+    ++compared;
+    ASSERT_TRUE(by_name.count(want.name)) << want.name << " not found from the generator's files";
+    const auto& t = *by_name[want.name];
+    EXPECT_EQ(t.type, want.type) << want.name;
+    EXPECT_EQ(t.artifacts, want.artifacts) << want.name;
+    EXPECT_EQ(t.compiles, want.compiles) << want.name;
+    EXPECT_EQ(t.source_dir, want.source_dir) << want.name;
+    std::vector<std::string> object_deps;  // the codemodel also lists link dependencies; OBJECT ones compare
+    for (const auto& d : want.dependencies)
+      for (const auto& o : oracle.targets)
+        if (o.name == d && o.type == "OBJECT_LIBRARY") object_deps.push_back(d);
+    EXPECT_EQ(t.dependencies, object_deps) << want.name;
+  }
+  EXPECT_EQ(compared, 5u);  // objs, kernels_shared, kernels, kernels_test, st
+  EXPECT_EQ(got.size(), compared);
+
+  // What the tracer asks of it, with the reply gone: the library's target by its file (and by its
+  // SONAME link), not the executable named like it; the OBJECT library's source is compiled by it, the
+  // test target's copy of shared.c is, and t.c is not.
+  std::filesystem::remove_all(dir + "/build/.cmake/api/v1/reply");
+  const auto build = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
+  auto b = test::run("cmake --build " + test::quote(dir + "/build") + " >/dev/null");
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(cmake::target_of_library(&build, dir + "/build/libkernels.so.1"), "kernels_shared");
+  const auto* lib = build.target_for_artifact(dir + "/build/libkernels.so");
+  ASSERT_NE(lib, nullptr);
+  EXPECT_TRUE(build.compiled_by(*lib, dir + "/src/o.c"));
+  EXPECT_TRUE(build.compiled_by(*lib, dir + "/src/shared.c"));
+  EXPECT_FALSE(build.compiled_by(*lib, dir + "/src/t.c"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Build, GeneratorTargets, testing::Values("Unix Makefiles", "Ninja"),
+                         [](const testing::TestParamInfo<std::string>& param_info) {
+                           return param_info.param == "Ninja" ? std::string("Ninja") : std::string("Makefiles");
+                         });
 
 }  // namespace
 }  // namespace mlc
