@@ -442,10 +442,12 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
   return s;
 }
 
-AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed, const ConfirmOptions& options,
+AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed,
+                       const std::vector<std::string>& unreached, const ConfirmOptions& options,
                        std::vector<std::string>& warnings) {
   AfterPatch a;
   std::set<std::string> stubs(stubbed.begin(), stubbed.end());
+  const std::set<std::string> left(unreached.begin(), unreached.end());
   std::vector<std::string> files;
   for (const auto& lib : report.libraries)
     for (const auto& u : lib.unresolved)
@@ -457,7 +459,7 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
     for (const auto& u : lib.unresolved) {
       ++a.total;
       if (stubs.count(u.symbol)) continue;
-      if (u.fix && u.fix->kind == FixKind::AddSource && u.origin) {
+      if (u.fix && u.fix->kind == FixKind::AddSource && u.origin && !left.count(u.symbol)) {
         auto it = out.files.find(u.origin->file);
         if (it != out.files.end() && std::binary_search(it->second.defined.begin(), it->second.defined.end(), u.symbol))
           continue;

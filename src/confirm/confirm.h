@@ -105,7 +105,10 @@ struct AfterPatch {
   size_t still = 0, total = 0, by_text = 0;
   ConfirmStats stats;
 };
-AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed, const ConfirmOptions& options,
+// `unreached` (mangled) are symbols whose source is listed already where the build does not compile
+// it from: whatever their objects define, the patch leaves them.
+AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed,
+                       const std::vector<std::string>& unreached, const ConfirmOptions& options,
                        std::vector<std::string>& warnings);
 
 // The sources a patch gives back may reference symbols that other sources the build leaves out define

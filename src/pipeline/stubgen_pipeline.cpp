@@ -59,7 +59,7 @@ void close_over_sources(const LinkcheckOptions& options, const trace::TraceConte
 confirm::AfterPatch after_patch(const LinkcheckOptions& options, const stubgen::Plan& plan, Report& report) {
   std::vector<std::string> stubbed;
   for (const auto& st : plan.stubs) stubbed.push_back(st.mangled);
-  return confirm::after_patch(report, stubbed, confirm_options(options.trace), report.warnings);
+  return confirm::after_patch(report, stubbed, plan.unreached, confirm_options(options.trace), report.warnings);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // CMake patches: a source-list entry for each missing source, in the list's own style; a link for each
 // unlinked library; the list(REMOVE_ITEM)/list(FILTER EXCLUDE) entry that takes out a needed source
 // dropped. Each CMake file is read and parsed once and edited by insertions at byte offsets.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "cmake/cmake_lang.h"
 #include "common/file_io.h"
@@ -144,6 +147,7 @@ struct Edits {
   std::map<std::string, std::vector<std::string>> fixes_of_add;
   std::map<std::string, std::vector<EditPurpose>> purposes;
   std::set<std::string> added;
+  std::set<std::string> reached;  // list keys already found present and unreached
 
   Edits(const Triage& triage, const trace::TraceContext& context, Plan& plan) : t(triage), ctx(context), p(plan) {
     for (const auto& add : t.list_adds) fixes_of_add[list_key(add)].push_back(add.symbol);
@@ -216,7 +220,7 @@ struct Edits {
         for (const auto& f : e.files) present |= f == expanded;
       }
     if (present) {
-      p.warnings.push_back(add.entry + " is already in " + add.list + " (" + add.file + "): not added again");
+      already_listed(add, key);
       return;
     }
     // Of several commands writing the list (if/else branches, list(APPEND)), the one holding the
@@ -232,6 +236,35 @@ struct Edits {
     if (auto ins = insertion_for(file->text, *list, add.entry)) {
       inserts[add.file].push_back(*ins);
       record(add.file, key, "add " + add.entry + " to " + add.list);
+    }
+  }
+
+  // The entry is there already (a second --apply, or a person's edit). A library older than the
+  // CMake file has not been rebuilt since: the rebuild takes the entry in. A library built after it
+  // still lacks what the source defines: that list does not reach this build (an if() branch the
+  // configure did not take, another target's list), and saying "added" again would promise a
+  // rebuild that fails as before.
+  void already_listed(const ListAdd& add, const std::string& key) {
+    struct stat cmake_st, lib_st;
+    const bool rebuilt = !add.library.empty() && stat(add.file.c_str(), &cmake_st) == 0 &&
+                         stat(add.library.c_str(), &lib_st) == 0 &&
+                         std::tie(lib_st.st_mtim.tv_sec, lib_st.st_mtim.tv_nsec) >=
+                             std::tie(cmake_st.st_mtim.tv_sec, cmake_st.st_mtim.tv_nsec);
+    if (!rebuilt) {
+      p.warnings.push_back(add.entry + " is already in " + add.list + " (" + add.file + "): not added again; " +
+                           (add.library.empty() ? std::string("the library") : add.library) +
+                           " predates that file: rebuild it");
+      return;
+    }
+    if (!reached.insert(key).second) return;
+    for (const auto& a : t.list_adds) {
+      if (list_key(a) != key) continue;
+      p.unreached.push_back(a.symbol);
+      p.refused.push_back({a.demangled.empty() ? a.symbol : a.demangled,
+                           add.entry + " is already in " + add.list + " (" + add.file + "), yet " + add.library +
+                               ", built after that file, does not compile it: that list does not reach this "
+                               "configuration's build of the library (an if() branch not taken, or another "
+                               "target's list)"});
     }
   }
 

@@ -28,6 +28,7 @@ struct Block {
 // goes when it was its only entry).
 struct ListAdd {
   std::string file, list, entry, symbol;
+  std::string demangled, library;  // the symbol as a person reads it; the library that lacks it
 };
 struct LinkAdd {
   std::string file, target, entry, symbol;

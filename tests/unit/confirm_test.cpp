@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -551,6 +552,92 @@ TEST(BuildDirAlone, FaqCaseIsTracedToTheForgottenSourcePatchedAndRebuilt) {
   EXPECT_NE(lists.find("scale_kernel.cpp"), lists.find("add_library(myops")) << lists;
   EXPECT_GT(lists.find("scale_kernel.cpp"), lists.find("add_library(myops")) << lists;
   ASSERT_EQ(sh("cmake --build " + quote(build), &log), 0) << lists << log;
+  EXPECT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "-q " + quote(lib), &out), 0) << out;
+  EXPECT_EQ(out, "");
+  fs::remove_all(root);
+}
+
+// Names no text spells (issue 26 item 5), as pcre2 writes them: internal functions through
+// PRIV(name) -> _tok_name_8, the public API renamed by `#define tok_api TOK_SUFFIX(tok_api_)`. The
+// library's target is tok_shared, its file libtok.so by OUTPUT_NAME, and an executable is named tok.
+// With `--build-dir` alone the target comes from the generator's files (no File API query), and the
+// compiler tries the sources beside the target's that the build leaves out: the two forgotten files are
+// missing-source, one --apply puts them into TOK_SOURCES and the rebuild resolves. A second --apply
+// before the rebuild says the library predates the entries; one after a rebuild that still lacks the
+// symbols (simulated: the library touched, not rebuilt) refuses, exits 1 and counts them as still
+// unresolved instead of claiming success.
+TEST(BuildDirAlone, PastedNamesAreCompiledForPatchedOnceAndASecondApplyTellsTheTruth) {
+  std::string root = mlc::test::scratch_dir("build_dir_alone_pasted");
+  std::string src = root + "/tok", build = root + "/build";
+  fs::create_directories(src + "/src");
+  write_file(src + "/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.16)\nproject(tok C)\n"
+             "set(TOK_SOURCES\n  src/use.c\n)\n"
+             "add_library(tok_shared SHARED ${TOK_SOURCES})\n"
+             "set_target_properties(tok_shared PROPERTIES OUTPUT_NAME tok)\n"
+             "add_executable(tok src/main.c)\n");
+  write_file(src + "/src/internal.h",
+             "#define PRIV(name) _tok_##name##_8\nint PRIV(helper)(int);\n"
+             "#define TOK_GLUE(a, b) a##b\n#define TOK_SUFFIX(a) TOK_GLUE(a, 8)\n#define tok_api TOK_SUFFIX(tok_api_)\n"
+             "int tok_api(int);\n");
+  write_file(src + "/src/use.c", "#include \"internal.h\"\nint use(int x) { return tok_api(x) + PRIV(helper)(x); }\n");
+  write_file(src + "/src/helper.c", "#include \"internal.h\"\nint PRIV(helper)(int x) { return x + 1; }\n");
+  write_file(src + "/src/api.c", "#include \"internal.h\"\n\nint tok_api(int x) { return 2 * x; }\n");
+  write_file(src + "/src/printint.c", "#error This file must be included from use.c\n");  // as pcre2_printint.c
+  write_file(src + "/src/main.c", "int main(void) { return 0; }\n");
+  std::string log;
+  ASSERT_EQ(sh("cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " + quote(src) + " -B " + quote(build) +
+                   " >/dev/null && cmake --build " + quote(build),
+               &log),
+            0)
+      << "cannot build the fixture project: " << log;
+  ASSERT_FALSE(fs::exists(build + "/.cmake/api/v1/reply"));
+  const std::string lib = build + "/libtok.so";
+  const std::string args = " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
+
+  std::string out;
+  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json " + quote(lib), &out), 1) << out;
+  auto doc = nlohmann::json::parse(out.substr(out.find('{')));
+  std::map<std::string, nlohmann::json> by_symbol;
+  for (const auto& u : doc["libraries"][0]["unresolved"]) by_symbol[u["symbol"]] = u;
+  ASSERT_EQ(by_symbol.size(), 2u) << doc.dump(1);
+  for (const auto& [symbol, file] : {std::pair{"_tok_helper_8", "/src/helper.c"}, std::pair{"tok_api_8", "/src/api.c"}}) {
+    const auto& u = by_symbol[symbol];
+    EXPECT_EQ(u["classification"], "missing-source") << u.dump(1);
+    EXPECT_EQ(u["origin"]["file"], src + file) << u.dump(1);
+    EXPECT_EQ(u["fix"]["cmake_file"], src + "/CMakeLists.txt") << u.dump(1);
+    EXPECT_EQ(u["fix"]["list"], "TOK_SOURCES") << u.dump(1);
+  }
+
+  const std::string stub_args = args + "--apply --out-cpp " + quote(root + "/stubs.cpp") + " --out-header " +
+                                quote(root + "/stubs.h") + " " + quote(lib);
+  ASSERT_EQ(sh(std::string(MLC_STUBGEN_BIN) + stub_args, &out), 0) << out;
+  EXPECT_NE(out.find("musa-stubgen: after this patch: 0 of 2 still unresolved\n"), std::string::npos) << out;
+  const std::string patched = read_file(src + "/CMakeLists.txt");
+  EXPECT_NE(patched.find("set(TOK_SOURCES\n  src/api.c\n  src/helper.c\n  src/use.c\n)\n"), std::string::npos) << patched;
+
+  // A second --apply before the rebuild: nothing added, and the user is told to rebuild.
+  ASSERT_EQ(sh(std::string(MLC_STUBGEN_BIN) + stub_args, &out), 0) << out;
+  EXPECT_NE(out.find("musa-stubgen: warning: src/api.c is already in TOK_SOURCES (" + src + "/CMakeLists.txt): not added "
+                     "again; " + lib + " predates that file: rebuild it\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(read_file(src + "/CMakeLists.txt"), patched);
+
+  // A library newer than the CMake file that still lacks the symbols: the entries do not reach it.
+  const auto built_at = fs::last_write_time(lib);
+  fs::last_write_time(lib, fs::last_write_time(src + "/CMakeLists.txt") + std::chrono::seconds(5));
+  EXPECT_EQ(sh(std::string(MLC_STUBGEN_BIN) + stub_args, &out), 1) << out;
+  EXPECT_NE(out.find("musa-stubgen: after this patch: 2 of 2 still unresolved\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("musa-stubgen: cannot fix tok_api_8: src/api.c is already in TOK_SOURCES (" + src +
+                     "/CMakeLists.txt), yet " + lib + ", built after that file, does not compile it"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(read_file(src + "/CMakeLists.txt"), patched);
+
+  // The rebuild takes the entries in: nothing is left.
+  fs::last_write_time(lib, built_at);
+  ASSERT_EQ(sh("cmake --build " + quote(build), &log), 0) << log;
   EXPECT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "-q " + quote(lib), &out), 0) << out;
   EXPECT_EQ(out, "");
   fs::remove_all(root);
