@@ -200,7 +200,13 @@ std::string nowhere_reason(const trace::TraceContext& ctx, const UnresolvedSymbo
   for (size_t i = 0; i < searched.size(); ++i) {
     list += (i == 0 ? "" : i + 1 == searched.size() ? " or " : ", ") + searched[i];
   }
-  return "no loaded object defines it, nor was it found in " + list;
+  std::string reason = "no loaded object defines it, nor was it found in " + list;
+  // A name that macros paste together (PRIV(x) -> _prefix_x_8) is spelled by no text; only the compiler
+  // can place it, and it needs the build's compile commands.
+  if (ctx.build && !ctx.build->build_dir.empty() && !ctx.build->has_compile_database && !ctx.build->cache.empty())
+    reason += " (no text spells it; with compile_commands.json, which -DCMAKE_EXPORT_COMPILE_COMMANDS=ON writes, the "
+              "compiler would try the sources the build leaves out)";
+  return reason;
 }
 
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {
