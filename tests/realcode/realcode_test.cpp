@@ -57,6 +57,7 @@ struct Project {
   std::vector<std::pair<std::string, std::string>> must = {};  // demangled name, file (relative)
   std::string prepare = {};  // a shell command run in the unpacked sources first (idempotent): what the
                              // Debian repack left out that the CMake files still name
+  std::string cmake_dir = {};  // the directory holding the top CMakeLists.txt, when not the source root
 };
 
 // Together: std::string/std::ostream in signatures and operators (jsoncpp, gflags), a namespace macro in a
@@ -194,6 +195,21 @@ const std::vector<Project>& panel() {
        .force = {"src/pcre2_ord2utf.c", "src/pcre2_substring.c"},
        .must = {{"_pcre2_ord2utf_8", "src/pcre2_ord2utf.c"},
                 {"pcre2_substring_length_bynumber_8", "src/pcre2_substring.c"}}},
+      // lz4 (issue 26): the library's target is lz4_shared, its file liblz4.so by OUTPUT_NAME, and the
+      // program lz4cli is named lz4 by OUTPUT_NAME too; without static libraries the programs compile the
+      // library's own sources (list(APPEND LZ4_CLI_SOURCES ${LZ4_SOURCES}) in an else() branch), so other
+      // targets compile what the library compiles. The CMake files live in build/cmake, the entries are
+      // quoted "${LZ4_LIB_SOURCE_DIR}/x.c".
+      {.name = "lz4",
+       .package = "lz4",
+       .cmake_args = {"-DBUILD_SHARED_LIBS=ON", "-DBUILD_STATIC_LIBS=OFF"},
+       .target = "lz4_shared",
+       .library = "liblz4.so",
+       .cmake_file = "build/cmake/CMakeLists.txt",
+       .remove = 1,
+       .force = {"lib/xxhash.c"},
+       .must = {{"XXH32_digest", "lib/xxhash.c"}},
+       .cmake_dir = "build/cmake"},
       // cmark: C, CMARK_EXPORT from a GenerateExportHeader header (cmark_export.h) and a generated config.h,
       // built with -fvisibility=hidden; the source list also names headers and scanners.re (never compiled).
       {.name = "cmark",
@@ -309,8 +325,9 @@ int remove_from_list(const std::string& cmake_file, const std::string& rel) {
   int removed = 0;
   auto names_file = [&](std::string token) {
     if (token.size() >= 2 && token.front() == '"' && token.back() == '"') token = token.substr(1, token.size() - 2);
-    const std::string cur = "${CMAKE_CURRENT_SOURCE_DIR}/";
-    if (token.starts_with(cur)) token = token.substr(cur.size());
+    // "${CMAKE_CURRENT_SOURCE_DIR}/x.c", "${LZ4_LIB_SOURCE_DIR}/x.c": the file's name under that directory.
+    if (token.starts_with("${"))
+      if (auto close = token.find("}/"); close != std::string::npos) token = token.substr(close + 2);
     if (token.empty()) return false;
     return token == rel || (rel.size() > token.size() && rel.ends_with("/" + token));
   };
@@ -453,7 +470,8 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   args += " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -G 'Unix Makefiles'";
 
   // 1. A full configure of the untouched sources: the build's own flags for every source.
-  auto conf = run("cmake -S " + quote(pristine) + " -B " + quote(full) + args);
+  const std::string cmake_dir = p.cmake_dir.empty() ? "" : "/" + p.cmake_dir;
+  auto conf = run("cmake -S " + quote(pristine + cmake_dir) + " -B " + quote(full) + args);
   ASSERT_EQ(conf.status, 0) << "configuring " << pristine << " failed:\n" << conf.out << conf.err;
   const auto commands = read_compile_commands(full);
   std::vector<CompileCommand> library_sources;
@@ -527,7 +545,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   }
 
   // 3. The library built from the copy without them.
-  auto build_cmd = "cmake -S " + quote(tree) + " -B " + quote(build) + args + " >/dev/null && cmake --build " +
+  auto build_cmd = "cmake -S " + quote(tree + cmake_dir) + " -B " + quote(build) + args + " >/dev/null && cmake --build " +
                    quote(build) + " --target " + quote(p.target) + " -j 2";
   auto b = run(build_cmd);
   ASSERT_EQ(b.status, 0) << "building " << p.name << " without the removed sources failed:\n" << b.out << b.err;
