@@ -3,6 +3,7 @@
 # c10 built standalone with its own CMake file, minus a few sources, then musa-linkcheck and musa-stubgen on
 # its libc10.so, text-only (--no-confirm) against the default run (which compiles what text cannot settle),
 # cold (an empty cache directory) and warm (the same directory again), side by side with the ratios.
+# Then what each context traces right: the build directory alone against --source-root (issue 26).
 # Usage: c10_verdict_bench.sh BUILD_TREE_OF_MLC [RUNS]   (works under BUILD_TREE/bench-data/c10-verdict, kept
 # for the next run: the sources and the c10 build are made once)
 set -euo pipefail
@@ -72,8 +73,10 @@ best() {  # the fastest of $runs runs; cold: the cache directory emptied before 
 ratio() { awk "BEGIN{printf \"%.2f\", $1/($2?$2:1)}"; }
 
 echo "c10 of PyTorch 1.13.1 without ${removed[*]}: $(nm -D --undefined-only "$lib" | grep -c ' U ') undefined symbols; best of $runs"
-printf '%-16s %-6s %10s %10s %8s\n' tool cache text-only default ratio
+# MLC_C10_TIMES=0: the traced figures of section 3 only.
+[ "${MLC_C10_TIMES:-1}" = 1 ] && printf '%-16s %-6s %10s %10s %8s\n' tool cache text-only default ratio
 for tool in musa-linkcheck musa-stubgen; do
+  [ "${MLC_C10_TIMES:-1}" = 1 ] || continue
   if [ "$tool" = musa-linkcheck ]; then cmd=("$linkcheck" "$lib" "${context[@]}" -q)
   else cmd=("$stubgen" "$lib" "${context[@]}" --out-cpp "$work/stubs/stubs.cpp" --out-header "$work/stubs/stubs.h"); fi
   text_cache="$work/cache-text"; default_cache="$work/cache-default"
@@ -86,3 +89,51 @@ for tool in musa-linkcheck musa-stubgen; do
   rm -rf "$text_cache" "$default_cache"
 done
 rm -rf "$work/stubs"
+
+# 3. What each context traces (issue 26): the build directory alone, as a user's first command gives it,
+#    against --source-root naming PyTorch's tree too. The truth is the compiler's: each removed source
+#    compiled with a sibling's compile_commands.json command, and the symbols libc10.so leaves undefined
+#    that its object defines. Right: missing-source with that file as the origin.
+truth_dir="$work/truth"; rm -rf "$truth_dir"; mkdir -p "$truth_dir"
+python3 - "$build" "$tree/c10" "$truth_dir" "${removed[@]}" > "$work/truth.txt" <<'PY'
+import json, shlex, subprocess, sys, os
+build, c10, out, removed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+db = json.load(open(os.path.join(build, "compile_commands.json")))
+sibling = next(e for e in db if e["file"].endswith(".cpp"))
+undefined = set(subprocess.run(["nm", "-D", "--undefined-only", os.path.join(build, "libc10.so")],
+                               capture_output=True, text=True).stdout.split())
+for rel in removed:
+    src, obj = os.path.join(c10, rel), os.path.join(out, rel.replace("/", "_") + ".o")
+    words = shlex.split(sibling["command"]) if "command" in sibling else sibling["arguments"]
+    words = [w for w in words if w != sibling["file"]]
+    i = words.index("-o"); words[i + 1] = obj
+    words = [w for w in words if w != "-c"]
+    subprocess.run(words + ["-c", src], cwd=sibling["directory"], check=True, capture_output=True)
+    for line in subprocess.run(["nm", "-g", "--defined-only", obj], capture_output=True, text=True).stdout.splitlines():
+        name = line.split()[-1]
+        if name in undefined: print(name, src)
+PY
+echo
+echo "traced right (missing-source in the removed file whose object defines it), of $(wc -l < "$work/truth.txt") symbols:"
+for mode in alone source-root; do
+  args=(--build-dir "$build" --sdk-home "$work/no-sdk" --cuda-home '' --cache-dir "$work/cache-$mode")
+  [ "$mode" = source-root ] && args+=(--source-root "$tree")
+  rm -rf "$work/cache-$mode"
+  s=$(date +%s%N)
+  "$linkcheck" "$lib" "${args[@]}" --format json -o "$work/report-$mode.json" >/dev/null 2>&1 || true
+  e=$(date +%s%N)
+  python3 - "$work/truth.txt" "$work/report-$mode.json" "$mode" "$(( (e - s) / 1000000 ))" <<'PY'
+import json, os, sys
+truth = {}
+for line in open(sys.argv[1]):
+    sym, f = line.split(); truth.setdefault(sym, set()).add(os.path.realpath(f))
+report = json.load(open(sys.argv[2]))
+got = {u["symbol"]: u for lib in report["libraries"] for u in lib["unresolved"]}
+right = sum(1 for s, files in truth.items()
+            if s in got and got[s]["classification"] == "missing-source"
+            and os.path.realpath((got[s].get("origin") or {}).get("file") or "") in files)
+label = "--build-dir alone" if sys.argv[3] == "alone" else "--build-dir --source-root"
+print(f"  {label:26s} {right} of {len(truth)} ({100.0 * right / max(len(truth), 1):.1f}%), {sys.argv[4]} ms cold")
+PY
+  rm -rf "$work/cache-$mode"
+done
