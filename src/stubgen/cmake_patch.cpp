@@ -245,15 +245,15 @@ struct Edits {
   // configure did not take, another target's list), and saying "added" again would promise a
   // rebuild that fails as before.
   void already_listed(const ListAdd& add, const std::string& key) {
+    const std::string said = add.entry + " is already in " + add.list + " (" + add.file + "): not added again";
     struct stat cmake_st, lib_st;
-    const bool rebuilt = !add.library.empty() && stat(add.file.c_str(), &cmake_st) == 0 &&
-                         stat(add.library.c_str(), &lib_st) == 0 &&
-                         std::tie(lib_st.st_mtim.tv_sec, lib_st.st_mtim.tv_nsec) >=
-                             std::tie(cmake_st.st_mtim.tv_sec, cmake_st.st_mtim.tv_nsec);
-    if (!rebuilt) {
-      p.warnings.push_back(add.entry + " is already in " + add.list + " (" + add.file + "): not added again; " +
-                           (add.library.empty() ? std::string("the library") : add.library) +
-                           " predates that file: rebuild it");
+    if (add.library.empty() || stat(add.file.c_str(), &cmake_st) != 0 || stat(add.library.c_str(), &lib_st) != 0) {
+      p.warnings.push_back(said);  // no library file to compare with (a saved report's)
+      return;
+    }
+    if (std::tie(lib_st.st_mtim.tv_sec, lib_st.st_mtim.tv_nsec) <
+        std::tie(cmake_st.st_mtim.tv_sec, cmake_st.st_mtim.tv_nsec)) {
+      p.warnings.push_back(said + "; " + add.library + " predates that file: rebuild it");
       return;
     }
     if (!reached.insert(key).second) return;
