@@ -87,207 +87,216 @@ std::string with_bindings(const std::string& json, const std::vector<mlc::explai
   return doc.dump(2) + "\n";
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"Report the symbols the dynamic loader would fail to resolve, trace each to its origin, and say "
-               "what to change - without running anything.",
-               "musa-linkcheck"};
+// What the command line asked for: CLI11 writes into these fields, so the value stays where it was made.
+struct Arguments {
+  std::vector<std::string> inputs;
+  std::string format = "text", output, color = "auto", fail_on = "any";
+  bool quiet = false;
+  mlc::tools::ContextOptions context;
+  std::string json_report;
+  std::string baseline, update_baseline;
+  bool runtime_listed = false;
+  std::string symbol;
+  CLI::App* explain = nullptr;
+  mlc::tools::CoverageCommand coverage;
+};
+
+// --fail-on's value: a comma list of at most one of any, new, none, and runtime.
+std::string check_fail_on(const std::string& value) {
+  size_t start = 0;
+  int kinds = 0;
+  while (start <= value.size()) {
+    size_t comma = value.find(',', start);
+    std::string token = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (token != "runtime" && token != "any" && token != "new" && token != "none")
+      return "'" + token + "' is not one of any, new, none, runtime";
+    kinds += token != "runtime";
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return kinds > 1 ? "give at most one of any, new, none" : "";
+}
+
+// The command line: usage, every option, and the explain and coverage subcommands.
+void add_options(CLI::App& app, Arguments& a) {
   app.set_version_flag("--version", mlc::tools::version_text("musa-linkcheck"));
   app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n       musa-linkcheck coverage [OPTION]... SOURCE_DIR...",
                                                        "Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
   app.footer("Exit status:\n  0 nothing unresolved (beyond the baseline)\n  1 unresolved symbols, missing libraries or versions\n"
              "  2 usage error or unusable input\n  3 internal error\n\n"
              "Full documentation: man musa-linkcheck, and docs/ in the source tree.");
-  std::vector<std::string> inputs;
-  std::string format = "text", output, color = "auto", fail_on = "any";
-  bool quiet = false;
-  mlc::tools::ContextOptions context;
-  app.add_option("FILE_OR_DIR", inputs, "ELF shared objects or executables; a directory means every ELF file below it");
-  context.add_to(app);
+  app.add_option("FILE_OR_DIR", a.inputs, "ELF shared objects or executables; a directory means every ELF file below it");
+  a.context.add_to(app);
   // musa-linkcheck's own: without a build tree the confirm pass then warns that it has no compile commands.
-  app.add_flag("--confirm", context.confirm, "compile the candidate sources text matching could not settle, with the "
+  app.add_flag("--confirm", a.context.confirm, "compile the candidate sources text matching could not settle, with the "
                "build's commands (the default whenever --build-dir is given)")
       ->excludes("--no-confirm");
-  app.add_option("--format", format, "output format: text, json, or for CI sarif (code scanning), junit (test "
+  app.add_option("--format", a.format, "output format: text, json, or for CI sarif (code scanning), junit (test "
                  "reports), github (Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "sarif", "junit", "github"}));
-  app.add_option("-o,--output", output, "write the report to FILE (atomically) instead of standard output");
-  std::string json_report;
-  app.add_option("--json-report", json_report, "also write the JSON report to FILE (as the CMake gate does)");
-  app.add_option("--color", color, "colour the text report: auto (on a terminal, unless NO_COLOR is set), always "
+  app.add_option("-o,--output", a.output, "write the report to FILE (atomically) instead of standard output");
+  app.add_option("--json-report", a.json_report, "also write the JSON report to FILE (as the CMake gate does)");
+  app.add_option("--color", a.color, "colour the text report: auto (on a terminal, unless NO_COLOR is set), always "
                  "or never")->check(CLI::IsMember({"auto", "always", "never"}));
-  std::string baseline, update_baseline;
-  app.add_option("--baseline", baseline, "findings listed in FILE are reported but do not fail");
-  app.add_option("--update-baseline", update_baseline, "write the current findings to FILE as a baseline");
-  app.add_option("--fail-on", fail_on, "which findings make the exit status 1: any, new (not in the baseline) or "
+  app.add_option("--baseline", a.baseline, "findings listed in FILE are reported but do not fail");
+  app.add_option("--update-baseline", a.update_baseline, "write the current findings to FILE as a baseline");
+  app.add_option("--fail-on", a.fail_on, "which findings make the exit status 1: any, new (not in the baseline) or "
                  "none; add ',runtime' (or give 'runtime' alone for any,runtime) to make run-time look-ups (dlopen/dlsym "
                  "names not satisfied, warnings by default) fail too")
-      ->check([](const std::string& value) -> std::string {
-        size_t start = 0;
-        int kinds = 0;
-        while (start <= value.size()) {
-          size_t comma = value.find(',', start);
-          std::string token = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-          if (token != "runtime" && token != "any" && token != "new" && token != "none")
-            return "'" + token + "' is not one of any, new, none, runtime";
-          kinds += token != "runtime";
-          if (comma == std::string::npos) break;
-          start = comma + 1;
-        }
-        return kinds > 1 ? "give at most one of any, new, none" : "";
-      });
-  app.add_flag("-q,--quiet", quiet, "only the error lines");
-  bool runtime_listed = false;
-  app.add_flag("--runtime", runtime_listed,
+      ->check(check_fail_on);
+  app.add_flag("-q,--quiet", a.quiet, "only the error lines");
+  app.add_flag("--runtime", a.runtime_listed,
                "list every name looked up at run time (dlopen/dlsym literals) that is not found; by default a "
                "missing GPU driver gets one warning and the optional rest one note line (JSON always lists all)");
-  std::string symbol;
-  CLI::App* explain = app.add_subcommand("explain", "trace one symbol (mangled or demangled); FILEs are optional");
-  explain->add_option("SYMBOL", symbol, "the symbol")->required();
-  explain->add_option("FILE_OR_DIR", inputs, "libraries that reference it");
-  explain->fallthrough();
-  mlc::tools::CoverageCommand coverage;
-  coverage.add_to(app);
+  a.explain = app.add_subcommand("explain", "trace one symbol (mangled or demangled); FILEs are optional");
+  a.explain->add_option("SYMBOL", a.symbol, "the symbol")->required();
+  a.explain->add_option("FILE_OR_DIR", a.inputs, "libraries that reference it");
+  a.explain->fallthrough();
+  a.coverage.add_to(app);
   mlc::tools::document_options(app);
-  if (int status = mlc::tools::parse_gnu(app, argc, argv); status >= 0) return status;
-  if (*coverage.app) return coverage.run(context);
-  if (!*explain && inputs.empty()) {
+}
+
+// Usage errors the parser cannot see (no input, an output that is also read, unusable paths, an
+// unreadable baseline): each is exit status 2 before any report is printed. Reads the baseline.
+std::optional<int> check_arguments(const Arguments& a, std::optional<mlc::Baseline>& known) {
+  if (!*a.explain && a.inputs.empty()) {
     std::fprintf(stderr, "musa-linkcheck: missing FILE_OR_DIR\nTry 'musa-linkcheck --help' for more information.\n");
     return 2;
   }
-
-  for (const auto& [option, path] : {std::pair<std::string, std::string>{"-o", output}, {"--json-report", json_report},
-                                     {"--update-baseline", update_baseline}}) {
-    std::vector<std::string> read = inputs;
-    read.insert(read.end(), context.with.begin(), context.with.end());
+  for (const auto& [option, path] : {std::pair<std::string, std::string>{"-o", a.output}, {"--json-report", a.json_report},
+                                     {"--update-baseline", a.update_baseline}}) {
+    std::vector<std::string> read = a.inputs;
+    read.insert(read.end(), a.context.with.begin(), a.context.with.end());
     if (std::string why = mlc::tools::output_is_input(option, path, read); !why.empty()) {
       std::fprintf(stderr, "musa-linkcheck: %s\nTry 'musa-linkcheck --help' for more information.\n", why.c_str());
       return 2;
     }
   }
-  if (auto e = context.path_error()) {
+  if (auto e = a.context.path_error()) {
     std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->c_str());
     return 2;
   }
   // A baseline that cannot be read fails the run before any report is printed.
-  std::optional<mlc::Baseline> known;
-  if (!baseline.empty()) {
-    auto b = mlc::read_baseline(absolute(baseline));
+  if (!a.baseline.empty()) {
+    auto b = mlc::read_baseline(absolute(a.baseline));
     if (!b) {
       std::fprintf(stderr, "musa-linkcheck: error: %s\n", b.error().to_line().c_str());
       return 2;
     }
     known = std::move(b.value());
   }
-  for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-linkcheck: warning: %s\n", w.c_str());
-  if (auto bad = context.codegen_errors(); !bad.empty()) {
+  for (const auto& w : a.context.path_warnings()) std::fprintf(stderr, "musa-linkcheck: warning: %s\n", w.c_str());
+  if (auto bad = a.context.codegen_errors(); !bad.empty()) {
     for (const auto& e : bad) std::fprintf(stderr, "musa-linkcheck: error: %s\n", e.c_str());
     return 2;
   }
-  mlc::LinkcheckOptions options = context.resolve();
-  mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
-  for (auto& in : inputs) in = absolute(in);
-  const bool named_directory = std::any_of(inputs.begin(), inputs.end(), [](const std::string& in) {
-    std::error_code ec;
-    return std::filesystem::is_directory(in, ec);
-  });
-  const bool runtime_fatal = ("," + fail_on + ",").find(",runtime,") != std::string::npos;
-  std::vector<mlc::InputError> context_errors;
-  // --python: the tool asks the interpreter where its packages live (src/ gets the answer).
-  if (context.python_option && context.python_option->count() > 0)
-    if (auto e = mlc::tools::ask_python(context.python, options)) context_errors.push_back(*e);
-  // Wheels are checked as the directory they unpack to, under the cache (or temporary) directory.
-  mlc::tools::UnpackedWheels wheels;
-  if (!*explain) {
-    std::string parent = options.trace.cache_dir.empty() ? std::filesystem::temp_directory_path().string()
-                                                         : options.trace.cache_dir;
-    std::string unzip = options.python ? options.python->executable : "python3";
-    for (auto& in : inputs) {
-      if (!mlc::tools::is_wheel(in)) continue;
-      auto dir = wheels.unpack(in, unzip, parent + "/wheels");
-      if (dir) in = dir.value();
-      else context_errors.push_back(dir.error());
-    }
-    std::erase_if(inputs, [](const std::string& in) { return mlc::tools::is_wheel(in); });
-  }
+  return std::nullopt;
+}
 
+// --python's interpreter is asked where its packages live (src/ gets the answer), and wheels are
+// checked as the directory they unpack to, under the cache (or temporary) directory.
+void prepare_inputs(Arguments& a, mlc::LinkcheckOptions& options, mlc::tools::UnpackedWheels& wheels,
+                    std::vector<mlc::InputError>& context_errors) {
+  if (a.context.python_option && a.context.python_option->count() > 0)
+    if (auto e = mlc::tools::ask_python(a.context.python, options)) context_errors.push_back(*e);
+  if (*a.explain) return;
+  std::string parent = options.trace.cache_dir.empty() ? std::filesystem::temp_directory_path().string()
+                                                       : options.trace.cache_dir;
+  std::string unzip = options.python ? options.python->executable : "python3";
+  for (auto& in : a.inputs) {
+    if (!mlc::tools::is_wheel(in)) continue;
+    auto dir = wheels.unpack(in, unzip, parent + "/wheels");
+    if (dir) in = dir.value();
+    else context_errors.push_back(dir.error());
+  }
+  std::erase_if(a.inputs, [](const std::string& in) { return mlc::tools::is_wheel(in); });
+}
+
+// What the analysis produced; resources stay for planning the SARIF fixes with the same indexes.
+struct Analysis {
   mlc::Report report;
-  std::optional<mlc::TraceResources> resources;  // kept for planning the SARIF fixes with the same indexes
+  std::optional<mlc::TraceResources> resources;
   std::string explained;  // explain: where the symbol binds, or that nothing references it
   std::vector<mlc::explain::SymbolBinding> explained_bindings;  // the same, for JSON
-  if (*explain) {
-    if (std::string why = mlc::explain::malformed_reason(symbol); !why.empty()) {
-      std::fprintf(stderr, "musa-linkcheck: error: '%s' is not a symbol name: %s\n", symbol.c_str(), why.c_str());
-      return 2;
-    }
-    // One load per input: the binding is read in the process the findings come from (with --python,
-    // the import's), not from a second load in another environment.
-    options.inspect = [&](const mlc::loader::Process& process) {
-      explained_bindings.push_back(mlc::explain::binding_in(symbol, process));
-    };
-    report = mlc::explain_symbol(symbol, inputs, options);
-    options.inspect = nullptr;
-    for (const auto& b : explained_bindings)
-      explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
-                                                 ? mlc::demangle::demangle(symbol) : symbol);
-  } else {
-    // A progress line on a terminal, for runs over a second: never in the CI formats (their logs are
-    // files) nor when stderr is not a tty; erased before the report is written.
-    const auto start = std::chrono::steady_clock::now();
-    bool drawn = false;
-    if (isatty(STDERR_FILENO) && !quiet && (format == "text" || format == "json"))
-      options.progress = [&](size_t done, size_t total) {
-        if (done == total) {
-          if (drawn) std::fprintf(stderr, "\r\x1b[K");
-          return;
-        }
-        if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
-        std::fprintf(stderr, "\rmusa-linkcheck: checked %zu of %zu files\x1b[K", done, total);
-        drawn = true;
-      };
-    resources.emplace(options.trace, report);
-    if (!inputs.empty()) mlc::run_linkcheck(inputs, options, *resources, report);
-    wheels.rename_paths(report);
-  }
-  report.errors.insert(report.errors.begin(), context_errors.begin(), context_errors.end());
-  report.runtime_lookups_fatal = runtime_fatal;
+};
 
-  // Which interpreter --python took, said in text and JSON: what it said it runs (sys.executable, past
-  // any shim), else the file found on PATH.
-  report.interpreter = options.python ? options.python->executable : context.python_interpreter();
-  if (known) mlc::apply_baseline(report, *known);
-  if (!update_baseline.empty() && !mlc::tools::write_output(absolute(update_baseline), mlc::render_baseline(report))) {
-    report.errors.push_back({absolute(update_baseline), "cannot write the baseline"});
+// explain: the symbol's report, and where it binds in each input. A malformed name is exit status 2.
+std::optional<int> explain_symbol(const Arguments& a, mlc::LinkcheckOptions& options, Analysis& out) {
+  const std::string& symbol = a.symbol;
+  if (std::string why = mlc::explain::malformed_reason(symbol); !why.empty()) {
+    std::fprintf(stderr, "musa-linkcheck: error: '%s' is not a symbol name: %s\n", symbol.c_str(), why.c_str());
+    return 2;
   }
-  std::string text;
-  if (format == "json") {
-    text = mlc::render_json(report, MLC_VERSION);
-    if (*explain) text = with_bindings(text, explained_bindings);
-  } else if (format == "sarif") {
-    text = mlc::render_sarif(report, {.tool_version = MLC_VERSION, .help_uri = classifications_uri(),
-                                      .fixes = resources ? stub_fixes(report, *resources) : std::vector<mlc::SymbolFix>{}});
-  } else if (format == "junit") {
-    text = mlc::render_junit(report);
-  } else if (format == "github") {
-    text = mlc::render_github(report);
-  } else {
-    bool use_color = color == "always" ||
-                     (color == "auto" && output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
-    // explain narrows the report to one symbol: a count of the load's causes would be a partial one,
-    // and it has no library count to give.
-    text = (quiet ? "" : explained) + mlc::render_text(report, {.color = use_color,
-                                                                .quiet = quiet,
-                                                                .load_headlines = !*explain,
-                                                                .summary = !*explain,
-                                                                .runtime = runtime_listed,
-                                                                .environment = named_directory});
+  // One load per input: the binding is read in the process the findings come from (with --python,
+  // the import's), not from a second load in another environment.
+  options.inspect = [&](const mlc::loader::Process& process) {
+    out.explained_bindings.push_back(mlc::explain::binding_in(symbol, process));
+  };
+  out.report = mlc::explain_symbol(symbol, a.inputs, options);
+  options.inspect = nullptr;
+  for (const auto& b : out.explained_bindings)
+    out.explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
+                                                   ? mlc::demangle::demangle(symbol) : symbol);
+  return std::nullopt;
+}
+
+// The check itself, over every input, with wheels named by their file rather than the unpacked copy.
+void check_inputs(const Arguments& a, mlc::LinkcheckOptions& options, mlc::tools::UnpackedWheels& wheels,
+                  Analysis& out) {
+  // A progress line on a terminal, for runs over a second: never in the CI formats (their logs are
+  // files) nor when stderr is not a tty; erased before the report is written.
+  const auto start = std::chrono::steady_clock::now();
+  bool drawn = false;
+  if (isatty(STDERR_FILENO) && !a.quiet && (a.format == "text" || a.format == "json"))
+    options.progress = [&](size_t done, size_t total) {
+      if (done == total) {
+        if (drawn) std::fprintf(stderr, "\r\x1b[K");
+        return;
+      }
+      if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
+      std::fprintf(stderr, "\rmusa-linkcheck: checked %zu of %zu files\x1b[K", done, total);
+      drawn = true;
+    };
+  out.resources.emplace(options.trace, out.report);
+  if (!a.inputs.empty()) mlc::run_linkcheck(a.inputs, options, *out.resources, out.report);
+  wheels.rename_paths(out.report);
+}
+
+// The report in the format asked for.
+std::string render(const Arguments& a, Analysis& in, bool named_directory) {
+  const mlc::Report& report = in.report;
+  if (a.format == "json") {
+    std::string text = mlc::render_json(report, MLC_VERSION);
+    if (*a.explain) text = with_bindings(text, in.explained_bindings);
+    return text;
   }
-  if (!json_report.empty()) {
-    if (auto e = mlc::tools::write_report(absolute(json_report), mlc::render_json(report, MLC_VERSION))) {
+  if (a.format == "sarif")
+    return mlc::render_sarif(report, {.tool_version = MLC_VERSION, .help_uri = classifications_uri(),
+                                      .fixes = in.resources ? stub_fixes(report, *in.resources)
+                                                            : std::vector<mlc::SymbolFix>{}});
+  if (a.format == "junit") return mlc::render_junit(report);
+  if (a.format == "github") return mlc::render_github(report);
+  bool use_color = a.color == "always" ||
+                   (a.color == "auto" && a.output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
+  // explain narrows the report to one symbol: a count of the load's causes would be a partial one,
+  // and it has no library count to give.
+  return (a.quiet ? "" : in.explained) + mlc::render_text(report, {.color = use_color,
+                                                                   .quiet = a.quiet,
+                                                                   .load_headlines = !*a.explain,
+                                                                   .summary = !*a.explain,
+                                                                   .runtime = a.runtime_listed,
+                                                                   .environment = named_directory});
+}
+
+// Writes the report (and the JSON copy), names bad inputs on stderr, and maps the findings to the exit status.
+int write_and_judge(const Arguments& a, const mlc::Report& report, const std::string& text, bool runtime_fatal) {
+  if (!a.json_report.empty()) {
+    if (auto e = mlc::tools::write_report(absolute(a.json_report), mlc::render_json(report, MLC_VERSION))) {
       std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->to_line().c_str());
       return 2;
     }
   }
-  if (auto e = mlc::tools::write_report(output == "-" ? output : absolute(output), text)) {
+  if (auto e = mlc::tools::write_report(a.output == "-" ? a.output : absolute(a.output), text)) {
     std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->to_line().c_str());
     return 2;
   }
@@ -296,8 +305,51 @@ int run(int argc, char** argv) {
   if (!report.errors.empty()) return 2;
   // Baselined findings never fail the run; "any" and "new" differ only in name once a baseline is given.
   if (runtime_fatal && !report.runtime_lookups.empty()) return 1;
-  bool none = ("," + fail_on + ",").find(",none,") != std::string::npos;
+  bool none = ("," + a.fail_on + ",").find(",none,") != std::string::npos;
   return mlc::new_findings(report) > 0 && !none ? 1 : 0;
+}
+
+// The passes: parse, check the arguments, prepare the inputs, analyse, apply the baseline, render, write.
+int run(int argc, char** argv) {
+  CLI::App app{"Report the symbols the dynamic loader would fail to resolve, trace each to its origin, and say "
+               "what to change - without running anything.",
+               "musa-linkcheck"};
+  Arguments a;
+  add_options(app, a);
+  if (int status = mlc::tools::parse_gnu(app, argc, argv); status >= 0) return status;
+  if (*a.coverage.app) return a.coverage.run(a.context);
+  std::optional<mlc::Baseline> known;
+  if (auto status = check_arguments(a, known)) return *status;
+  mlc::LinkcheckOptions options = a.context.resolve();
+  mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
+  for (auto& in : a.inputs) in = absolute(in);
+  const bool named_directory = std::any_of(a.inputs.begin(), a.inputs.end(), [](const std::string& in) {
+    std::error_code ec;
+    return std::filesystem::is_directory(in, ec);
+  });
+  const bool runtime_fatal = ("," + a.fail_on + ",").find(",runtime,") != std::string::npos;
+  std::vector<mlc::InputError> context_errors;
+  mlc::tools::UnpackedWheels wheels;
+  prepare_inputs(a, options, wheels, context_errors);
+
+  Analysis analysis;
+  if (*a.explain) {
+    if (auto status = explain_symbol(a, options, analysis)) return *status;
+  } else {
+    check_inputs(a, options, wheels, analysis);
+  }
+  mlc::Report& report = analysis.report;
+  report.errors.insert(report.errors.begin(), context_errors.begin(), context_errors.end());
+  report.runtime_lookups_fatal = runtime_fatal;
+
+  // Which interpreter --python took, said in text and JSON: what it said it runs (sys.executable, past
+  // any shim), else the file found on PATH.
+  report.interpreter = options.python ? options.python->executable : a.context.python_interpreter();
+  if (known) mlc::apply_baseline(report, *known);
+  if (!a.update_baseline.empty() && !mlc::tools::write_output(absolute(a.update_baseline), mlc::render_baseline(report))) {
+    report.errors.push_back({absolute(a.update_baseline), "cannot write the baseline"});
+  }
+  return write_and_judge(a, report, render(a, analysis, named_directory), runtime_fatal);
 }
 
 }  // namespace

@@ -19,31 +19,35 @@ namespace {
 
 using mlc::tools::absolute;
 
-int run(int argc, char** argv) {
-  CLI::App app{"Write stubs for symbols the SDK lacks and patch CMake lists so the library links.", "musa-stubgen"};
-  app.set_version_flag("--version", mlc::tools::version_text("musa-stubgen"));
-  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-stubgen [OPTION]... FILE...\n       musa-stubgen [OPTION]... --report REPORT.json"));
-  app.footer("Exit status:\n  0 done (or nothing to do)\n  1 some symbol can be neither stubbed nor patched\n"
-             "  2 usage error or bad input\n  3 internal error\n\n"
-             "Full documentation: man musa-stubgen, and docs/ in the source tree.");
+// What the command line asked for: CLI11 writes into these fields, so the value stays where it was made.
+struct Arguments {
   std::vector<std::string> inputs, stub_classes;
   std::string report_file, style = "throw", cmake_patch, ns;
   mlc::stubgen::StubOptions so;
   bool apply = false, dry_run = false, no_runtime = false, c10 = false, no_c10 = false;
   std::optional<int> guard;
   mlc::tools::ContextOptions context;
-  app.add_option("FILE", inputs, "the libraries to fix (or use --report)");
-  context.add_to(app);
-  app.add_option("--report", report_file, "reuse a musa-linkcheck JSON report instead of analysing FILEs");
-  app.add_option("--out-cpp", so.out_cpp, "the stub source")->capture_default_str();
-  app.add_option("--out-header", so.out_header, "the stub header")->capture_default_str();
-  app.add_option("--namespace", ns, "enclosing namespace for C++ stubs whose own namespace cannot be used");
-  app.add_option("--style", style, "stub bodies: throw (default), abort or return-error")->check(CLI::IsMember({"throw", "abort", "return-error"}));
+};
+
+// The command line: usage and every option.
+void add_options(CLI::App& app, Arguments& a) {
+  app.set_version_flag("--version", mlc::tools::version_text("musa-stubgen"));
+  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-stubgen [OPTION]... FILE...\n       musa-stubgen [OPTION]... --report REPORT.json"));
+  app.footer("Exit status:\n  0 done (or nothing to do)\n  1 some symbol can be neither stubbed nor patched\n"
+             "  2 usage error or bad input\n  3 internal error\n\n"
+             "Full documentation: man musa-stubgen, and docs/ in the source tree.");
+  app.add_option("FILE", a.inputs, "the libraries to fix (or use --report)");
+  a.context.add_to(app);
+  app.add_option("--report", a.report_file, "reuse a musa-linkcheck JSON report instead of analysing FILEs");
+  app.add_option("--out-cpp", a.so.out_cpp, "the stub source")->capture_default_str();
+  app.add_option("--out-header", a.so.out_header, "the stub header")->capture_default_str();
+  app.add_option("--namespace", a.ns, "enclosing namespace for C++ stubs whose own namespace cannot be used");
+  app.add_option("--style", a.style, "stub bodies: throw (default), abort or return-error")->check(CLI::IsMember({"throw", "abort", "return-error"}));
   // A name the contract does not have is a usage error (naming the valid ones), not a silent no-op.
   std::vector<std::string> classifications;
   for (int k = 0; k <= static_cast<int>(mlc::Classification::Unknown); ++k)
     classifications.push_back(mlc::to_string(static_cast<mlc::Classification>(k)));
-  app.add_option("--stub", stub_classes, "also stub symbols of this classification (repeatable), e.g. unknown")
+  app.add_option("--stub", a.stub_classes, "also stub symbols of this classification (repeatable), e.g. unknown")
       ->allow_extra_args(false)
       ->check(CLI::IsMember(classifications));
   // The names each backend gives its version macro and stub runtime (src/backend), for the help.
@@ -52,63 +56,118 @@ int run(int argc, char** argv) {
     macros += (macros.empty() ? "" : ", ") + b->name + ": " + b->version_macro;
     runtimes += (runtimes.empty() ? "" : ", ") + b->name + ": " + b->stubs_header;
   }
-  app.add_option("--version-guard", guard, "wrap stubs in #if defined(V) && (V < N), V the backend's version macro (" + macros + ")");
-  app.add_option("--cmake-patch", cmake_patch, "write the source-list / link patches as a unified diff to PATH");
-  app.add_flag("--apply", apply, "apply the CMake patches in place (atomically)");
-  app.add_flag("--prune", so.prune, "remove generated stubs no longer needed");
-  app.add_flag("--dry-run", dry_run, "print what would change, write nothing");
-  app.add_flag("--no-runtime", no_runtime, "do not copy the stub runtime header (" + runtimes + ") beside the stubs");
-  app.add_flag("--c10", c10, "throw with C10_THROW_ERROR (default: when c10/util/Exception.h is in a source tree)");
-  app.add_flag("--no-c10", no_c10, "throw a standard exception");
+  app.add_option("--version-guard", a.guard, "wrap stubs in #if defined(V) && (V < N), V the backend's version macro (" + macros + ")");
+  app.add_option("--cmake-patch", a.cmake_patch, "write the source-list / link patches as a unified diff to PATH");
+  app.add_flag("--apply", a.apply, "apply the CMake patches in place (atomically)");
+  app.add_flag("--prune", a.so.prune, "remove generated stubs no longer needed");
+  app.add_flag("--dry-run", a.dry_run, "print what would change, write nothing");
+  app.add_flag("--no-runtime", a.no_runtime, "do not copy the stub runtime header (" + runtimes + ") beside the stubs");
+  app.add_flag("--c10", a.c10, "throw with C10_THROW_ERROR (default: when c10/util/Exception.h is in a source tree)");
+  app.add_flag("--no-c10", a.no_c10, "throw a standard exception");
   mlc::tools::document_options(app);
-  if (int status = mlc::tools::parse_gnu(app, argc, argv); status >= 0) return status;
-  if (inputs.empty() && report_file.empty()) {
+}
+
+// The stub options from the parsed flags, then the usage errors the parser cannot see (no input, an
+// output that is also read, unusable paths): each is exit status 2.
+std::optional<int> check_arguments(Arguments& a) {
+  if (a.inputs.empty() && a.report_file.empty()) {
     std::fprintf(stderr, "musa-stubgen: missing FILE (or --report REPORT.json)\nTry 'musa-stubgen --help' for more information.\n");
     return 2;
   }
-  so.style = style == "abort" ? mlc::stubgen::Style::Abort
-             : style == "return-error" ? mlc::stubgen::Style::ReturnError : mlc::stubgen::Style::Throw;
-  for (const auto& c : stub_classes) so.classes.insert(*mlc::from_string<mlc::Classification>(c));
-  so.version_guard = guard;
-  so.ns = ns;
+  auto& so = a.so;
+  so.style = a.style == "abort" ? mlc::stubgen::Style::Abort
+             : a.style == "return-error" ? mlc::stubgen::Style::ReturnError : mlc::stubgen::Style::Throw;
+  for (const auto& c : a.stub_classes) so.classes.insert(*mlc::from_string<mlc::Classification>(c));
+  so.version_guard = a.guard;
+  so.ns = a.ns;
   so.out_cpp = absolute(so.out_cpp);
   so.out_header = absolute(so.out_header);
-  so.runtime_header = no_runtime ? "" : mlc::tools::stub_runtime_header();
-  if (c10) so.c10 = true;
-  if (no_c10) so.c10 = false;
+  so.runtime_header = a.no_runtime ? "" : mlc::tools::stub_runtime_header();
+  if (a.c10) so.c10 = true;
+  if (a.no_c10) so.c10 = false;
 
-  std::vector<std::string> read = inputs;
-  if (!report_file.empty()) read.push_back(report_file);
+  std::vector<std::string> read = a.inputs;
+  if (!a.report_file.empty()) read.push_back(a.report_file);
   for (const auto& [option, path] : {std::pair<std::string, std::string>{"--out-cpp", so.out_cpp}, {"--out-header", so.out_header},
-                                     {"--cmake-patch", cmake_patch}}) {
+                                     {"--cmake-patch", a.cmake_patch}}) {
     if (std::string why = mlc::tools::output_is_input(option, path, read); !why.empty()) {
       std::fprintf(stderr, "musa-stubgen: %s\nTry 'musa-stubgen --help' for more information.\n", why.c_str());
       return 2;
     }
   }
-  if (auto e = context.path_error()) {
+  if (auto e = a.context.path_error()) {
     std::fprintf(stderr, "musa-stubgen: error: %s\n", e->c_str());
     return 2;
   }
-  for (const auto& w : context.path_warnings()) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
-  if (auto bad = context.codegen_errors(); !bad.empty()) {
+  for (const auto& w : a.context.path_warnings()) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
+  if (auto bad = a.context.codegen_errors(); !bad.empty()) {
     for (const auto& e : bad) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.c_str());
     return 2;
   }
-  so.relative_to = std::filesystem::current_path().string();  // when the build names no source directory
-  for (auto& in : inputs) in = absolute(in);
-  auto result = mlc::run_stubgen(inputs, {.linkcheck = context.resolve(),
-                                          .report_file = report_file.empty() ? "" : absolute(report_file),
-                                          .stubs = so});
+  return std::nullopt;
+}
+
+// --dry-run prints the whole diff; otherwise the stubs are written, and the CMake changes applied,
+// written to --cmake-patch or printed.
+void write_changes(const Arguments& a, mlc::StubgenRun& done) {
+  const mlc::stubgen::Plan& plan = done.plan;
+  if (a.dry_run) {
+    std::string diff = mlc::stubgen::diff_of(plan, a.so, true, true);
+    std::fwrite(diff.data(), 1, diff.size(), stdout);
+    return;
+  }
+  auto written = mlc::stubgen::apply(plan, true, a.apply);
+  done.errors.insert(done.errors.end(), written.begin(), written.end());
+  std::string cmake_diff = mlc::stubgen::diff_of(plan, a.so, false, true);
+  if (!a.cmake_patch.empty()) {
+    if (!mlc::tools::write_output(absolute(a.cmake_patch), cmake_diff)) {
+      done.errors.push_back({absolute(a.cmake_patch), "cannot write the patch"});
+    }
+  } else if (!a.apply && !cmake_diff.empty()) {
+    std::fwrite(cmake_diff.data(), 1, cmake_diff.size(), stdout);
+    std::fprintf(stderr, "musa-stubgen: CMake changes printed above; --apply applies them, --cmake-patch writes them\n");
+  }
+}
+
+// Warnings, notes, refusals and errors on stderr, the one-line summary, and the exit status.
+int summarize(const Arguments& a, const mlc::StubgenRun& done) {
+  const mlc::stubgen::Plan& plan = done.plan;
+  for (const auto& w : done.report.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
+  for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
+  for (const auto& n : plan.notes) std::fprintf(stderr, "musa-stubgen: %s\n", n.c_str());
+  for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
+  std::set<std::string> said;  // a broken CMake file is found by the build reader and the patcher: one line
+  for (const auto& e : done.errors)
+    if (said.insert(e.to_line()).second) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
+  size_t changed = 0;
+  for (const auto& f : plan.stub_files) changed += f.changed();
+  for (const auto& f : plan.cmake_files) changed += (a.apply || a.dry_run) && f.changed();
+  std::fprintf(stderr, "musa-stubgen: %zu stub%s, %zu CMake file%s to patch, %zu file%s %s, %zu symbol%s refused\n",
+               plan.stubs.size(), plan.stubs.size() == 1 ? "" : "s", plan.cmake_files.size(),
+               plan.cmake_files.size() == 1 ? "" : "s", changed, changed == 1 ? "" : "s",
+               a.dry_run ? "would change" : "changed", plan.refused.size(), plan.refused.size() == 1 ? "" : "s");
+  if (!done.errors.empty()) return 2;
+  return plan.refused.empty() ? 0 : 1;
+}
+
+// The passes: parse, check the arguments, plan (and check) the fix, write it, summarize.
+int run(int argc, char** argv) {
+  CLI::App app{"Write stubs for symbols the SDK lacks and patch CMake lists so the library links.", "musa-stubgen"};
+  Arguments a;
+  add_options(app, a);
+  if (int status = mlc::tools::parse_gnu(app, argc, argv); status >= 0) return status;
+  if (auto status = check_arguments(a)) return *status;
+  a.so.relative_to = std::filesystem::current_path().string();  // when the build names no source directory
+  for (auto& in : a.inputs) in = absolute(in);
+  auto result = mlc::run_stubgen(a.inputs, {.linkcheck = a.context.resolve(),
+                                            .report_file = a.report_file.empty() ? "" : absolute(a.report_file),
+                                            .stubs = a.so});
   if (!result) {
     std::fprintf(stderr, "musa-stubgen: error: %s\n", result.error().to_line().c_str());
     return 2;
   }
   mlc::StubgenRun& done = result.value();
-  const mlc::Report& report = done.report;
-  const mlc::stubgen::Plan& plan = done.plan;
-  so = done.stubs;
-  std::vector<mlc::InputError>& errors = done.errors;
+  a.so = done.stubs;
   if (done.after) {
     // Resolved counts only what compiled proof shows; what the sources' text alone promises is said apart.
     std::string text_alone;
@@ -118,39 +177,8 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "musa-stubgen: after this patch: %zu of %zu still unresolved%s\n", done.after->still,
                  done.after->total, text_alone.c_str());
   }
-  if (dry_run) {
-    std::string diff = mlc::stubgen::diff_of(plan, so, true, true);
-    std::fwrite(diff.data(), 1, diff.size(), stdout);
-  } else {
-    auto written = mlc::stubgen::apply(plan, true, apply);
-    errors.insert(errors.end(), written.begin(), written.end());
-    std::string cmake_diff = mlc::stubgen::diff_of(plan, so, false, true);
-    if (!cmake_patch.empty()) {
-      if (!mlc::tools::write_output(absolute(cmake_patch), cmake_diff)) {
-        errors.push_back({absolute(cmake_patch), "cannot write the patch"});
-      }
-    } else if (!apply && !cmake_diff.empty()) {
-      std::fwrite(cmake_diff.data(), 1, cmake_diff.size(), stdout);
-      std::fprintf(stderr, "musa-stubgen: CMake changes printed above; --apply applies them, --cmake-patch writes them\n");
-    }
-  }
-
-  for (const auto& w : report.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
-  for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
-  for (const auto& n : plan.notes) std::fprintf(stderr, "musa-stubgen: %s\n", n.c_str());
-  for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
-  std::set<std::string> said;  // a broken CMake file is found by the build reader and the patcher: one line
-  for (const auto& e : errors)
-    if (said.insert(e.to_line()).second) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
-  size_t changed = 0;
-  for (const auto& f : plan.stub_files) changed += f.changed();
-  for (const auto& f : plan.cmake_files) changed += (apply || dry_run) && f.changed();
-  std::fprintf(stderr, "musa-stubgen: %zu stub%s, %zu CMake file%s to patch, %zu file%s %s, %zu symbol%s refused\n",
-               plan.stubs.size(), plan.stubs.size() == 1 ? "" : "s", plan.cmake_files.size(),
-               plan.cmake_files.size() == 1 ? "" : "s", changed, changed == 1 ? "" : "s",
-               dry_run ? "would change" : "changed", plan.refused.size(), plan.refused.size() == 1 ? "" : "s");
-  if (!errors.empty()) return 2;
-  return plan.refused.empty() ? 0 : 1;
+  write_changes(a, done);
+  return summarize(a, done);
 }
 
 }  // namespace

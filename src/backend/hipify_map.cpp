@@ -203,22 +203,24 @@ bool is_identifier(std::string_view s) {
   return !s.empty() && name_start(s[0]) && std::all_of(s.begin(), s.end(), name_char);
 }
 
-}  // namespace
+// A parse error of the map file, as an input error naming its line.
+InputError at_line(const std::string& path, const ParseError& e) {
+  return InputError{path, "line " + std::to_string(e.line) + ": " + e.what};
+}
 
-Result<porting::PortingMap> parse_hipify_map(std::string text, const std::string& path) {
-  std::vector<Token> tokens;
-  auto fail = [&](const ParseError& e) {
-    return InputError{path, "line " + std::to_string(e.line) + ": " + e.what};
-  };
-  if (auto e = tokenize(text, tokens)) return fail(*e);
+// NAME = collections.OrderedDict( [ (key, value), ... ] )  and  CUDA_TO_HIP_MAPPINGS = [ NAME, ... ]
+struct Dict {
+  std::vector<std::pair<Value, Value>> entries;
+};
 
-  // NAME = collections.OrderedDict( [ (key, value), ... ] )  and  CUDA_TO_HIP_MAPPINGS = [ NAME, ... ]
-  struct Dict {
-    std::vector<std::pair<Value, Value>> entries;
-  };
+struct Assignments {
   std::unordered_map<std::string, Dict> dicts;
   std::vector<std::string> order;
   bool have_order = false;
+};
+
+// The file's OrderedDict assignments and its CUDA_TO_HIP_MAPPINGS list; other statements are skipped.
+std::optional<ParseError> read_assignments(const std::vector<Token>& tokens, Assignments& out) {
   Reader r(tokens);
   while (!r.at_end()) {
     if (r.peek().kind != Tok::Name || r.peek(1).kind != Tok::Punct || r.peek(1).text != "=") {
@@ -233,44 +235,46 @@ Result<porting::PortingMap> parse_hipify_map(std::string text, const std::string
     if (ordered_dict) {
       r.seek(after + 4);
       Value list;
-      if (auto e = r.expr(list)) return fail(*e);
-      if (auto e = r.expect(")")) return fail(*e);
-      if (list.kind != Value::Seq) return fail({list.line, name + " is not a list of pairs"});
+      if (auto e = r.expr(list)) return e;
+      if (auto e = r.expect(")")) return e;
+      if (list.kind != Value::Seq) return ParseError{list.line, name + " is not a list of pairs"};
       Dict d;
       for (auto& item : list.items) {
         if (item.kind != Value::Seq || item.items.size() != 2 || item.items[0].kind != Value::Str)
-          return fail({item.line, "an entry of " + name + " is not a (\"name\", value) pair"});
+          return ParseError{item.line, "an entry of " + name + " is not a (\"name\", value) pair"};
         d.entries.emplace_back(std::move(item.items[0]), std::move(item.items[1]));
       }
-      dicts[name] = std::move(d);
+      out.dicts[name] = std::move(d);
     } else if (name == "CUDA_TO_HIP_MAPPINGS" && r.at_punct("[")) {
       Value list;
-      if (auto e = r.expr(list)) return fail(*e);
+      if (auto e = r.expr(list)) return e;
       for (const auto& item : list.items) {
-        if (item.kind != Value::Name) return fail({item.line, "CUDA_TO_HIP_MAPPINGS lists something other than a name"});
-        order.push_back(item.text);
+        if (item.kind != Value::Name) return ParseError{item.line, "CUDA_TO_HIP_MAPPINGS lists something other than a name"};
+        out.order.push_back(item.text);
       }
-      have_order = true;
+      out.have_order = true;
     }
   }
-  if (!have_order) return InputError{path, "no CUDA_TO_HIP_MAPPINGS list: not PyTorch's hipify map"};
+  return std::nullopt;
+}
 
-  porting::PortingMap map;
-  map.files.push_back(path);
-  auto keep = [&](const std::string& s) -> std::string_view { return map.storage.emplace_back(s); };
-  // Each CUDA name: its target and metadata, applied in hipify_python.py's order and precedence.
-  struct Entry {
-    std::string target;
-    std::string_view family;
-    bool unsupported = false;
-    bool header = false;
-    uint32_t line = 0;
-  };
-  std::unordered_map<std::string, Entry> entries;
-  std::vector<std::string> first_seen;
-  for (const auto& dict_name : order) {
-    auto it = dicts.find(dict_name);
-    if (it == dicts.end()) return InputError{path, "CUDA_TO_HIP_MAPPINGS names " + dict_name + ", which is not defined"};
+// Each CUDA name: its target and metadata, applied in hipify_python.py's order and precedence.
+struct Entry {
+  std::string target;
+  std::string_view family;
+  bool unsupported = false;
+  bool header = false;
+  uint32_t line = 0;
+};
+
+// The dicts merged in CUDA_TO_HIP_MAPPINGS order: Caffe2's entries dropped, a sparse entry never
+// overriding an earlier one, otherwise the later one winning. `first_seen` keeps the names' order.
+std::optional<InputError> merge_entries(const Assignments& a, const std::string& path,
+                                        std::unordered_map<std::string, Entry>& entries,
+                                        std::vector<std::string>& first_seen) {
+  for (const auto& dict_name : a.order) {
+    auto it = a.dicts.find(dict_name);
+    if (it == a.dicts.end()) return InputError{path, "CUDA_TO_HIP_MAPPINGS names " + dict_name + ", which is not defined"};
     for (const auto& [key, value] : it->second.entries) {
       std::vector<Value> meta;
       std::string target;
@@ -280,7 +284,7 @@ Result<porting::PortingMap> parse_hipify_map(std::string text, const std::string
         target = value.items[0].text;
         meta.assign(value.items.begin() + 1, value.items.end());
       } else {
-        return fail({value.line, "the value for \"" + key.text + "\" has no target name"});
+        return at_line(path, {value.line, "the value for \"" + key.text + "\" has no target name"});
       }
       if (has_name(meta, "API_CAFFE2")) continue;
       auto found = entries.find(key.text);
@@ -291,31 +295,51 @@ Result<porting::PortingMap> parse_hipify_map(std::string text, const std::string
       entries[key.text] = std::move(e);
     }
   }
-  for (const auto& cuda : first_seen) {
-    const Entry& e = entries.at(cuda);
-    std::string_view k = keep(cuda);
-    std::string_view v = keep(e.target);
-    map.info[k] = porting::ApiInfo{.family = e.family, .unsupported = e.unsupported, .line = e.line};
-    if (e.header) {
-      map.headers[k] = v;
-      continue;
-    }
-    if (!is_identifier(cuda)) continue;  // "cuda::CUDAGuard", "define MAX_NUM_BLOCKS 200": text rules
-    map.to_musa[k] = v;
-    // The inverse keeps a supported entry over an unsupported placeholder, then the runtime name
-    // that mirrors the HIP one (hipLaunch: cudaLaunch, not cuLaunch), then the first one.
-    auto mirrors = [&](std::string_view cuda_name) {
-      return v.size() > 3 && v.substr(0, 3) == "hip" && cuda_name.size() > 4 && cuda_name.substr(0, 4) == "cuda" &&
-             cuda_name.substr(4) == v.substr(3);
-    };
-    auto inv = map.to_cuda.find(v);
-    if (inv == map.to_cuda.end()) {
-      map.to_cuda[v] = k;
-    } else {
-      bool old_unsupported = map.info[inv->second].unsupported;
-      if (old_unsupported != e.unsupported ? old_unsupported : (mirrors(k) && !mirrors(inv->second))) inv->second = k;
-    }
+  return std::nullopt;
+}
+
+// One CUDA name into the map: its info, then a header rename or (for an identifier) the name in both directions.
+void add_entry(porting::PortingMap& map, const std::string& cuda, const Entry& e) {
+  auto keep = [&](const std::string& s) -> std::string_view { return map.storage.emplace_back(s); };
+  std::string_view k = keep(cuda);
+  std::string_view v = keep(e.target);
+  map.info[k] = porting::ApiInfo{.family = e.family, .unsupported = e.unsupported, .line = e.line};
+  if (e.header) {
+    map.headers[k] = v;
+    return;
   }
+  if (!is_identifier(cuda)) return;  // "cuda::CUDAGuard", "define MAX_NUM_BLOCKS 200": text rules
+  map.to_musa[k] = v;
+  // The inverse keeps a supported entry over an unsupported placeholder, then the runtime name
+  // that mirrors the HIP one (hipLaunch: cudaLaunch, not cuLaunch), then the first one.
+  auto mirrors = [&](std::string_view cuda_name) {
+    return v.size() > 3 && v.substr(0, 3) == "hip" && cuda_name.size() > 4 && cuda_name.substr(0, 4) == "cuda" &&
+           cuda_name.substr(4) == v.substr(3);
+  };
+  auto inv = map.to_cuda.find(v);
+  if (inv == map.to_cuda.end()) {
+    map.to_cuda[v] = k;
+  } else {
+    bool old_unsupported = map.info[inv->second].unsupported;
+    if (old_unsupported != e.unsupported ? old_unsupported : (mirrors(k) && !mirrors(inv->second))) inv->second = k;
+  }
+}
+
+}  // namespace
+
+// The passes: tokens, the assignments, the entries merged in the mappings' order, the map.
+Result<porting::PortingMap> parse_hipify_map(std::string text, const std::string& path) {
+  std::vector<Token> tokens;
+  if (auto e = tokenize(text, tokens)) return at_line(path, *e);
+  Assignments assignments;
+  if (auto e = read_assignments(tokens, assignments)) return at_line(path, *e);
+  if (!assignments.have_order) return InputError{path, "no CUDA_TO_HIP_MAPPINGS list: not PyTorch's hipify map"};
+  std::unordered_map<std::string, Entry> entries;
+  std::vector<std::string> first_seen;
+  if (auto e = merge_entries(assignments, path, entries, first_seen)) return *e;
+  porting::PortingMap map;
+  map.files.push_back(path);
+  for (const auto& cuda : first_seen) add_entry(map, cuda, entries.at(cuda));
   return map;
 }
 

@@ -198,6 +198,133 @@ std::vector<std::string> referenced(const std::string& raw) {
   return out;
 }
 
+using Vars = std::map<std::string, std::string>;
+
+// The lists that arguments from `from` on draw on through their ${...} references.
+void draw_on(const std::vector<CMakeArg>& a, size_t from, const Scope& scope, std::set<size_t>& sources) {
+  for (size_t k = from; k < a.size(); ++k)
+    for (const auto& v : referenced(a[k].value))
+      if (auto it = scope.origins.find(v); it != scope.origins.end()) sources.insert(it->second.begin(), it->second.end());
+}
+
+// set(V ...): the variable's new value, in this scope or (PARENT_SCOPE) the parent's; the list is
+// list number `index`.
+void read_set(const std::vector<CMakeArg>& a, SourceList& list, Scope& scope, Scope* parent, int conditional,
+              size_t index, std::set<size_t>& sources) {
+  const auto& vars = scope.vars;
+  list.variable = expand_variables(a[0].value, vars);
+  std::string value;
+  bool up = false;
+  for (size_t k = 1; k < a.size(); ++k) {
+    if (a[k].value == "CACHE") break;
+    if (a[k].value == "PARENT_SCOPE") {
+      up = true;
+      break;
+    }
+    value += (value.empty() ? "" : ";") + expand_variables(a[k].value, vars);
+  }
+  draw_on(a, 1, scope, sources);
+  sources.insert(index);
+  Scope& into = up && parent ? *parent : scope;
+  if (up && !parent) return;
+  // set() in one branch of an if() does not undo the other branch's: both lists may feed the target.
+  if (conditional > 0 && into.vars.count(list.variable)) {
+    std::string& old = into.vars[list.variable];
+    old += (old.empty() || value.empty() ? "" : ";") + value;
+    into.origins[list.variable].insert(sources.begin(), sources.end());
+  } else {
+    into.vars[list.variable] = value;
+    into.origins[list.variable] = sources;
+  }
+}
+
+// list(APPEND|PREPEND|REMOVE_ITEM V ...): the variable's new value; an addition draws on its arguments' lists.
+void read_list_edit(const std::vector<CMakeArg>& a, SourceList& list, Scope& scope, size_t index,
+                    std::set<size_t>& sources) {
+  auto& vars = scope.vars;
+  list.variable = expand_variables(a[1].value, vars);
+  std::string& value = vars[list.variable];
+  if (a[0].value == "REMOVE_ITEM") {
+    list.removal = true;
+    std::set<std::string> gone;
+    for (size_t k = 2; k < a.size(); ++k)
+      for (const auto& piece : split_semicolons(expand_variables(a[k].value, vars))) gone.insert(piece);
+    std::string kept;
+    for (const auto& piece : split_semicolons(value))
+      if (!gone.count(piece)) kept += (kept.empty() ? "" : ";") + piece;
+    value = kept;
+  } else {
+    for (size_t k = 2; k < a.size(); ++k) value += (value.empty() ? "" : ";") + expand_variables(a[k].value, vars);
+    draw_on(a, 2, scope, sources);
+    scope.origins[list.variable].insert(sources.begin(), sources.end());
+    scope.origins[list.variable].insert(index);
+  }
+}
+
+// list(FILTER V EXCLUDE REGEX re): a removal whose one entry is the regex, naming what it takes out.
+void read_list_filter(const std::vector<CMakeArg>& a, SourceList& list, Vars& vars, const std::string& cur_dir) {
+  list.variable = expand_variables(a[1].value, vars);
+  list.removal = true;
+  list.filter = true;
+  ListEntry e;
+  e.raw = a[4].value;
+  e.line = a[4].line;
+  e.begin = a[4].begin;
+  e.end = a[4].end;
+  std::string& value = vars[list.variable];
+  std::string kept;
+  try {
+    // CMake's escapes first: written "/d\\.cc$", the regex is /d\.cc$.
+    std::string pattern;
+    const std::string written = expand_variables(a[4].value, vars);
+    for (size_t k = 0; k < written.size(); ++k) {
+      if (written[k] == '\\' && k + 1 < written.size()) {
+        char next = written[++k];
+        pattern += next == 'n' ? '\n' : next == 't' ? '\t' : next == 'r' ? '\r' : next;
+      } else {
+        pattern += written[k];
+      }
+    }
+    const std::regex re(pattern, std::regex::extended);
+    for (const auto& piece : split_semicolons(value)) {
+      if (std::regex_search(piece, re)) e.files.push_back(join(cur_dir, piece));
+      else kept += (kept.empty() ? "" : ";") + piece;
+    }
+    value = kept;
+  } catch (const std::regex_error&) {
+    // A regex CMake accepts but std::regex does not: the list is left as it was.
+  }
+  list.entries.push_back(std::move(e));
+}
+
+// The list's entries, from argument `first` on (keywords and file sets skipped, repeats noted); a
+// glob's variable becomes the files it matched.
+void read_entries(const std::vector<CMakeArg>& a, size_t first, SourceList& list, Vars& vars,
+                  const std::string& cur_dir, bool glob_cmd, bool recurse) {
+  std::set<std::string> seen;
+  bool file_set = false;  // target_sources(T FILE_SET ...): headers of a file set, not sources
+  for (size_t k = first; k < a.size(); ++k) {
+    const std::string& v = a[k].value;
+    if (v == "PRIVATE" || v == "PUBLIC" || v == "INTERFACE") file_set = false;
+    if (v == "FILE_SET") file_set = true;
+    if (file_set) continue;
+    if (is_keyword(v)) {
+      if (v == "RELATIVE" || v == "LIST_DIRECTORIES") ++k;  // skip its value
+      continue;
+    }
+    if (list.command == "set" && (v == "CACHE" || v == "PARENT_SCOPE")) break;
+    ListEntry e = make_entry(a[k], vars, cur_dir, glob_cmd, recurse);
+    if (!e.raw.empty() && !seen.insert(e.raw).second) list.duplicates.push_back(e.raw);  // "" is no source
+    list.entries.push_back(std::move(e));
+  }
+  if (glob_cmd) {
+    std::string value;
+    for (const auto& e : list.entries)
+      for (const auto& f : e.files) value += (value.empty() ? "" : ";") + f;
+    vars[list.variable] = value;
+  }
+}
+
 // Reads the source-list commands of one file into `lists`, updating `scope` (and `parent` for
 // set(... PARENT_SCOPE)) as CMake would; other commands go to `other` (add_subdirectory, include).
 void read_commands(const std::vector<CMakeCommand>& commands, const std::string& cmake_file, const std::string& cur_dir,
@@ -221,93 +348,16 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
     bool glob_cmd = false, recurse = false;
     size_t index = lists.size();
     std::set<size_t> sources;  // the lists this command's ${...} arguments draw on
-    auto draw = [&](size_t from) {
-      for (size_t k = from; k < a.size(); ++k)
-        for (const auto& v : referenced(a[k].value))
-          if (auto it = scope.origins.find(v); it != scope.origins.end()) sources.insert(it->second.begin(), it->second.end());
-    };
     if (cmd.name == "set" && a.size() >= 1) {
-      list.variable = expand_variables(a[0].value, vars);
+      read_set(a, list, scope, parent, conditional, index, sources);
       first = 1;
-      std::string value;
-      bool up = false;
-      for (size_t k = 1; k < a.size(); ++k) {
-        if (a[k].value == "CACHE") break;
-        if (a[k].value == "PARENT_SCOPE") {
-          up = true;
-          break;
-        }
-        value += (value.empty() ? "" : ";") + expand_variables(a[k].value, vars);
-      }
-      draw(1);
-      sources.insert(index);
-      Scope& into = up && parent ? *parent : scope;
-      if (!up || parent) {
-        // set() in one branch of an if() does not undo the other branch's: both lists may feed the target.
-        if (conditional > 0 && into.vars.count(list.variable)) {
-          std::string& old = into.vars[list.variable];
-          old += (old.empty() || value.empty() ? "" : ";") + value;
-          into.origins[list.variable].insert(sources.begin(), sources.end());
-        } else {
-          into.vars[list.variable] = value;
-          into.origins[list.variable] = sources;
-        }
-      }
     } else if (cmd.name == "list" && a.size() >= 2 &&
                (a[0].value == "APPEND" || a[0].value == "PREPEND" || a[0].value == "REMOVE_ITEM")) {
-      list.variable = expand_variables(a[1].value, vars);
+      read_list_edit(a, list, scope, index, sources);
       first = 2;
-      std::string& value = vars[list.variable];
-      if (a[0].value == "REMOVE_ITEM") {
-        list.removal = true;
-        std::set<std::string> gone;
-        for (size_t k = 2; k < a.size(); ++k)
-          for (const auto& piece : split_semicolons(expand_variables(a[k].value, vars))) gone.insert(piece);
-        std::string kept;
-        for (const auto& piece : split_semicolons(value))
-          if (!gone.count(piece)) kept += (kept.empty() ? "" : ";") + piece;
-        value = kept;
-      } else {
-        for (size_t k = 2; k < a.size(); ++k) value += (value.empty() ? "" : ";") + expand_variables(a[k].value, vars);
-        draw(2);
-        scope.origins[list.variable].insert(sources.begin(), sources.end());
-        scope.origins[list.variable].insert(index);
-      }
     } else if (cmd.name == "list" && a.size() == 5 && a[0].value == "FILTER" && a[2].value == "EXCLUDE" &&
                a[3].value == "REGEX") {
-      // list(FILTER V EXCLUDE REGEX re): a removal whose one entry is the regex, naming what it takes out.
-      list.variable = expand_variables(a[1].value, vars);
-      list.removal = true;
-      list.filter = true;
-      ListEntry e;
-      e.raw = a[4].value;
-      e.line = a[4].line;
-      e.begin = a[4].begin;
-      e.end = a[4].end;
-      std::string& value = vars[list.variable];
-      std::string kept;
-      try {
-        // CMake's escapes first: written "/d\\.cc$", the regex is /d\.cc$.
-        std::string pattern;
-        const std::string written = expand_variables(a[4].value, vars);
-        for (size_t k = 0; k < written.size(); ++k) {
-          if (written[k] == '\\' && k + 1 < written.size()) {
-            char next = written[++k];
-            pattern += next == 'n' ? '\n' : next == 't' ? '\t' : next == 'r' ? '\r' : next;
-          } else {
-            pattern += written[k];
-          }
-        }
-        const std::regex re(pattern, std::regex::extended);
-        for (const auto& piece : split_semicolons(value)) {
-          if (std::regex_search(piece, re)) e.files.push_back(join(cur_dir, piece));
-          else kept += (kept.empty() ? "" : ";") + piece;
-        }
-        value = kept;
-      } catch (const std::regex_error&) {
-        // A regex CMake accepts but std::regex does not: the list is left as it was.
-      }
-      list.entries.push_back(std::move(e));
+      read_list_filter(a, list, vars, cur_dir);
       lists.push_back(std::move(list));
       continue;
     } else if (cmd.name == "file" && a.size() >= 2 && (a[0].value == "GLOB" || a[0].value == "GLOB_RECURSE")) {
@@ -323,35 +373,14 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
       if (alias) continue;
       list.variable = expand_variables(a[0].value, vars);
       first = 1;
-      draw(1);
+      draw_on(a, 1, scope, sources);
       list.targets.insert(list.variable);
       for (size_t k : sources) lists[k].targets.insert(list.variable);
     } else {
       other(cmd);
       continue;
     }
-    std::set<std::string> seen;
-    bool file_set = false;  // target_sources(T FILE_SET ...): headers of a file set, not sources
-    for (size_t k = first; k < a.size(); ++k) {
-      const std::string& v = a[k].value;
-      if (v == "PRIVATE" || v == "PUBLIC" || v == "INTERFACE") file_set = false;
-      if (v == "FILE_SET") file_set = true;
-      if (file_set) continue;
-      if (is_keyword(v)) {
-        if (v == "RELATIVE" || v == "LIST_DIRECTORIES") ++k;  // skip its value
-        continue;
-      }
-      if (list.command == "set" && (v == "CACHE" || v == "PARENT_SCOPE")) break;
-      ListEntry e = make_entry(a[k], vars, cur_dir, glob_cmd, recurse);
-      if (!e.raw.empty() && !seen.insert(e.raw).second) list.duplicates.push_back(e.raw);  // "" is no source
-      list.entries.push_back(std::move(e));
-    }
-    if (glob_cmd) {
-      std::string value;
-      for (const auto& e : list.entries)
-        for (const auto& f : e.files) value += (value.empty() ? "" : ";") + f;
-      vars[list.variable] = value;
-    }
+    read_entries(a, first, list, vars, cur_dir, glob_cmd, recurse);
     lists.push_back(std::move(list));
   }
 }

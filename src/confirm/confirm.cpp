@@ -144,30 +144,148 @@ void write_cache(const std::string& path, const FileResult& r) {
   (void)write_atomic(path, text, Parents::Create);
 }
 
-}  // namespace
-
-ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const ConfirmOptions& options) {
-  ConfirmOutcome outcome;
-  // In the order given (the best-ranked first, should the budget run out), each file once.
+// In the order given (the best-ranked first, should the budget run out), each file once.
+std::vector<std::string> once_in_order(const std::vector<std::string>& files_in) {
   std::vector<std::string> files;
-  {
-    std::set<std::string> once;
-    for (const auto& f : files_in)
-      if (once.insert(f).second) files.push_back(f);
-  }
-  outcome.stats.files = files.size();
-  if (files.empty()) return outcome;
-  auto db = read_compile_commands(options.build_dir);
+  std::set<std::string> once;
+  for (const auto& f : files_in)
+    if (once.insert(f).second) files.push_back(f);
+  return files;
+}
+
+// The build's compile commands, and its CUDA compiler for a .cu file that only host commands neighbour.
+struct BuildCommands {
+  std::vector<CompileCommand> db;
+  std::string cuda_compiler;
+};
+
+BuildCommands read_build_commands(const std::string& build_dir) {
+  BuildCommands out;
+  out.db = read_compile_commands(build_dir);
   std::optional<InputError> no_cache;
-  const auto cache_vars = cmake::read_cmake_cache(options.build_dir + "/CMakeCache.txt", no_cache);
+  const auto cache_vars = cmake::read_cmake_cache(build_dir + "/CMakeCache.txt", no_cache);
   auto cache_value = [&](const std::string& var) {
     auto it = cache_vars.find(var);
     return it == cache_vars.end() || it->second.find("NOTFOUND") != std::string::npos ? std::string() : it->second;
   };
   // FindCUDA's .cu files are compiled by custom commands that compile_commands.json leaves out.
   if (!cache_value("CUDA_NVCC_EXECUTABLE").empty())
-    for (auto& c : read_findcuda_commands(options.build_dir, cache_value("CMAKE_BUILD_TYPE"))) db.push_back(std::move(c));
-  if (db.empty()) {
+    for (auto& c : read_findcuda_commands(build_dir, cache_value("CMAKE_BUILD_TYPE"))) out.db.push_back(std::move(c));
+  // CMake's CUDA language names it CMAKE_CUDA_COMPILER, FindCUDA CUDA_NVCC_EXECUTABLE.
+  out.cuda_compiler = cache_value("CMAKE_CUDA_COMPILER");
+  if (out.cuda_compiler.empty()) out.cuda_compiler = cache_value("CUDA_NVCC_EXECUTABLE");
+  return out;
+}
+
+// The cache key of one compile: the source's bytes, the directory and the command (the object's
+// scratch path left out, as it differs between runs).
+std::string compile_key(const std::string& file, const CompileCommand& cmd, const std::string& object) {
+  std::string content;
+  {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    content = ss.str();
+  }
+  std::string key = "v2\0" + content + '\0' + cmd.directory;  // v2: undefined references cached too
+  for (const auto& a : cmd.argv) key += '\0' + (a == object ? std::string("<object>") : a);
+  return key;
+}
+
+// The global symbols the object defines and the strong ones it references, each sorted once.
+void read_object_symbols(const std::string& object, FileResult& r) {
+  elf::ReadOptions ro;
+  ro.static_symbols = true;
+  ro.relocations = false;
+  auto obj = elf::read_object(object, ro);
+  if (!obj) {
+    r.warning = "the compiler's object could not be read: " + obj.error().message;
+    return;
+  }
+  r.ok = true;
+  for (const auto& s : obj.value().static_symbols) {
+    if (s.is_undefined() && !s.name.empty() && s.binding == elf::Binding::Global) r.undefined.emplace_back(s.name);
+    if (s.is_undefined() || s.name.empty() || s.binding == elf::Binding::Local) continue;
+    if (s.type == elf::SymbolType::Section || s.type == elf::SymbolType::File) continue;
+    r.defined.emplace_back(s.name);
+  }
+  std::sort(r.defined.begin(), r.defined.end());
+  r.defined.erase(std::unique(r.defined.begin(), r.defined.end()), r.defined.end());
+  std::sort(r.undefined.begin(), r.undefined.end());
+  r.undefined.erase(std::unique(r.undefined.begin(), r.undefined.end()), r.undefined.end());
+}
+
+// What every worker shares: the commands, the scratch directory, the cache and the deadline.
+struct CompileJob {
+  const BuildCommands& build;
+  const std::string& scratch;
+  const std::string& cache_dir;
+  Clock::time_point deadline;
+  std::atomic<size_t>& compiled;
+};
+
+// Confirms file number `i`: from the cache, else by compiling it with the build's command (or a
+// sibling's) before the deadline.
+void confirm_one(const CompileJob& job, size_t i, FileResult& r) {
+  std::error_code ec;
+  std::string object = job.scratch + "/" + std::to_string(i) + ".o";
+  CompileCommand cmd;
+  if (!command_for(job.build.db, r.file, object, cmd, r.command_from, job.build.cuda_compiler)) {
+    r.skipped = true;
+    if (is_cuda_source(r.file))
+      r.warning = "the build names no CUDA compiler (CMAKE_CUDA_COMPILER, CUDA_NVCC_EXECUTABLE) and its commands are "
+                  "the host compiler's, which compiles no .cu";
+    return;
+  }
+  std::string key = compile_key(r.file, cmd, object);
+  std::string cache = job.cache_dir.empty() ? "" : job.cache_dir + "/confirm-" + hex_hash(key) + ".syms";
+  if (!cache.empty() && read_cache(cache, r)) return;
+  if (Clock::now() >= job.deadline) {
+    r.skipped = true;
+    return;
+  }
+  ++job.compiled;
+  RunResult run = run_compiler(cmd, object + ".err", job.deadline);
+  if (run.exited_ok && !fs::exists(object)) {
+    // Read where the compiler was told to write it; a driver that exits 0 without it compiled nothing.
+    r.warning = "the compiler exited without writing an object (" + base_name(cmd.argv[0]) + " with -o " + object + ")";
+  } else if (run.exited_ok) {
+    read_object_symbols(object, r);
+  } else {
+    r.warning = run.diagnostics;
+    if (run.timed_out) r.skipped = true;
+  }
+  // A budget cut is not a property of the file: only settled outcomes are cached.
+  if (!cache.empty() && !run.timed_out && run.started) write_cache(cache, r);
+  fs::remove(object, ec);
+  fs::remove(object + ".err", ec);
+}
+
+// The counts and warnings of the outcome, and each file's result.
+void tally(ConfirmOutcome& outcome, std::vector<FileResult>& results) {
+  for (auto& r : results) {
+    if (r.from_cache) ++outcome.stats.cached;
+    if (r.skipped) {
+      ++outcome.stats.skipped;
+    } else if (!r.ok) {
+      ++outcome.stats.failed;
+    }
+    if (!r.warning.empty()) outcome.warnings.push_back("--confirm: compiling " + r.file + " failed: " + r.warning);
+    outcome.files[r.file] = std::move(r);
+  }
+}
+
+}  // namespace
+
+// The passes: each file once, the build's commands, a scratch directory, the compiles on a pool of
+// workers until the budget runs out, then the tally.
+ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const ConfirmOptions& options) {
+  ConfirmOutcome outcome;
+  std::vector<std::string> files = once_in_order(files_in);
+  outcome.stats.files = files.size();
+  if (files.empty()) return outcome;
+  BuildCommands build = read_build_commands(options.build_dir);
+  if (build.db.empty()) {
     outcome.warnings.push_back("--confirm: no compile_commands.json in " +
                                (options.build_dir.empty() ? std::string("(no --build-dir)") : options.build_dir) +
                                "; " + std::to_string(files.size()) + " candidate file(s) left unconfirmed");
@@ -193,76 +311,18 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
     return outcome;
   }
 
-  // The build's CUDA compiler, for a .cu file that only host commands neighbour: CMake's CUDA
-  // language names it CMAKE_CUDA_COMPILER, FindCUDA CUDA_NVCC_EXECUTABLE.
-  std::string cuda_compiler = cache_value("CMAKE_CUDA_COMPILER");
-  if (cuda_compiler.empty()) cuda_compiler = cache_value("CUDA_NVCC_EXECUTABLE");
-
   std::vector<FileResult> results(files.size());
   std::atomic<size_t> next{0}, compiled{0};
   auto start = Clock::now();
-  auto deadline = start + std::chrono::milliseconds(static_cast<long long>(options.budget_seconds * 1000));
+  const CompileJob job{.build = build,
+                       .scratch = scratch,
+                       .cache_dir = options.cache_dir,
+                       .deadline = start + std::chrono::milliseconds(static_cast<long long>(options.budget_seconds * 1000)),
+                       .compiled = compiled};
   auto worker = [&] {
     for (size_t i; (i = next++) < files.size();) {
-      FileResult& r = results[i];
-      r.file = files[i];
-      std::string object = scratch + "/" + std::to_string(i) + ".o";
-      CompileCommand cmd;
-      if (!command_for(db, r.file, object, cmd, r.command_from, cuda_compiler)) {
-        r.skipped = true;
-        if (is_cuda_source(r.file))
-          r.warning = "the build names no CUDA compiler (CMAKE_CUDA_COMPILER, CUDA_NVCC_EXECUTABLE) and its commands are "
-                      "the host compiler's, which compiles no .cu";
-        continue;
-      }
-      std::string content;
-      {
-        std::ifstream in(r.file, std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        content = ss.str();
-      }
-      std::string key = "v2\0" + content + '\0' + cmd.directory;  // v2: undefined references cached too
-      for (const auto& a : cmd.argv) key += '\0' + (a == object ? std::string("<object>") : a);
-      std::string cache = options.cache_dir.empty() ? "" : options.cache_dir + "/confirm-" + hex_hash(key) + ".syms";
-      if (!cache.empty() && read_cache(cache, r)) continue;
-      if (Clock::now() >= deadline) {
-        r.skipped = true;
-        continue;
-      }
-      ++compiled;
-      RunResult run = run_compiler(cmd, object + ".err", deadline);
-      if (run.exited_ok && !fs::exists(object)) {
-        // Read where the compiler was told to write it; a driver that exits 0 without it compiled nothing.
-        r.warning = "the compiler exited without writing an object (" + base_name(cmd.argv[0]) + " with -o " + object + ")";
-      } else if (run.exited_ok) {
-        elf::ReadOptions ro;
-        ro.static_symbols = true;
-        ro.relocations = false;
-        auto obj = elf::read_object(object, ro);
-        if (obj) {
-          r.ok = true;
-          for (const auto& s : obj.value().static_symbols) {
-            if (s.is_undefined() && !s.name.empty() && s.binding == elf::Binding::Global) r.undefined.emplace_back(s.name);
-            if (s.is_undefined() || s.name.empty() || s.binding == elf::Binding::Local) continue;
-            if (s.type == elf::SymbolType::Section || s.type == elf::SymbolType::File) continue;
-            r.defined.emplace_back(s.name);
-          }
-          std::sort(r.defined.begin(), r.defined.end());
-          r.defined.erase(std::unique(r.defined.begin(), r.defined.end()), r.defined.end());
-          std::sort(r.undefined.begin(), r.undefined.end());
-          r.undefined.erase(std::unique(r.undefined.begin(), r.undefined.end()), r.undefined.end());
-        } else {
-          r.warning = "the compiler's object could not be read: " + obj.error().message;
-        }
-      } else {
-        r.warning = run.diagnostics;
-        if (run.timed_out) r.skipped = true;
-      }
-      // A budget cut is not a property of the file: only settled outcomes are cached.
-      if (!cache.empty() && !run.timed_out && run.started) write_cache(cache, r);
-      fs::remove(object, ec);
-      fs::remove(object + ".err", ec);
+      results[i].file = files[i];
+      confirm_one(job, i, results[i]);
     }
   };
   unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -274,37 +334,31 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
 
   outcome.stats.compiled = compiled;
   outcome.stats.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  for (auto& r : results) {
-    if (r.from_cache) ++outcome.stats.cached;
-    if (r.skipped) {
-      ++outcome.stats.skipped;
-    } else if (!r.ok) {
-      ++outcome.stats.failed;
-    }
-    if (!r.warning.empty()) outcome.warnings.push_back("--confirm: compiling " + r.file + " failed: " + r.warning);
-    outcome.files[r.file] = std::move(r);
-  }
+  tally(outcome, results);
   return outcome;
 }
 
-ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
-                             const ConfirmOptions& options, std::vector<std::string>& warnings) {
-  if (!ctx.sources || !ctx.build) return {};
-  const auto start = Clock::now();
-  struct Want {
-    UnresolvedSymbol* u;
-    demangle::SymbolName name;
-    std::vector<RankedSource> files;  // text matching's candidates (tier 0), then the ranked ones
-    bool settled = false;
-    std::string other;  // a definition of the same entity under another mangling
-  };
-  // Open: unknown, or known only by a declaration in the sources. A symbol the SDK declares and no
-  // SDK library exports (sdk-declared-only, cuda-only) is settled by the SDK, not by compiling.
-  auto is_open = [](const UnresolvedSymbol& u) {
-    return u.classification == Classification::Unknown ||
-           (u.origin && u.origin->kind == OriginKind::Declaration && u.classification != Classification::SdkDeclaredOnly &&
-            u.classification != Classification::CudaOnly);
-  };
+namespace {
+
+// An unsettled symbol and the sources that may define it.
+struct Want {
+  UnresolvedSymbol* u;
+  demangle::SymbolName name;
+  std::vector<RankedSource> files;  // text matching's candidates (tier 0), then the ranked ones
+  bool settled = false;
+  std::string other;  // a definition of the same entity under another mangling
+};
+
+// Open: unknown, or known only by a declaration in the sources. A symbol the SDK declares and no
+// SDK library exports (sdk-declared-only, cuda-only) is settled by the SDK, not by compiling.
+bool is_open(const UnresolvedSymbol& u) {
+  return u.classification == Classification::Unknown ||
+         (u.origin && u.origin->kind == OriginKind::Declaration && u.classification != Classification::SdkDeclaredOnly &&
+          u.classification != Classification::CudaOnly);
+}
+
+// The symbols worth compiling for, each with the uncompiled sources text matching says define it.
+std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols) {
   std::vector<Want> wants;
   for (UnresolvedSymbol* u : symbols) {
     auto sym = demangle::parse_symbol(u->symbol);
@@ -326,11 +380,20 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
     if (!open && files.empty()) continue;
     wants.push_back({.u = u, .name = sym, .files = std::move(files), .settled = false, .other = {}});
   }
-  if (wants.empty()) return {};
+  return wants;
+}
 
+// Compiles candidate files within what is left of the budget, and settles a symbol by what a compiled file defines.
+struct Confirmer {
+  const trace::TraceContext& ctx;
+  const ConfirmOptions& options;
+  std::vector<std::string>& warnings;
+  const Clock::time_point start;
   ConfirmStats total;
   std::map<std::string, FileResult> results;
-  auto compile = [&](const std::vector<std::string>& files) {
+  std::map<std::string, size_t> placed_by;  // file -> symbols it was found to define
+
+  void compile(const std::vector<std::string>& files) {
     if (files.empty()) return;
     ConfirmOptions o = options;
     o.budget_seconds = std::max(0.0, options.budget_seconds - std::chrono::duration<double>(Clock::now() - start).count());
@@ -343,9 +406,11 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
     total.skipped += out.stats.skipped;
     total.compile_ms += out.stats.compile_ms;
     for (auto& [f, r] : out.files) results[f] = std::move(r);
-  };
-  std::map<std::string, size_t> placed_by;  // file -> symbols it was found to define
-  auto settle = [&](Want& w, const RankedSource& f) {
+  }
+
+  // Whether compiling `f` defines the symbol; if so it is missing-source there, with the fix that
+  // adds `f` to the list of the target that builds a library referencing it.
+  bool settle(Want& w, const RankedSource& f) {
     auto it = results.find(f.file);
     if (it == results.end() || !it->second.ok) return false;
     const FileResult& r = it->second;
@@ -374,10 +439,10 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
     w.settled = true;
     ++placed_by[f.file];
     return true;
-  };
+  }
 
   // Round 0: the sources text matching names.
-  {
+  void text_round(std::vector<Want>& wants) {
     std::vector<std::string> files;
     for (const auto& w : wants)
       for (const auto& f : w.files) files.push_back(f.file);
@@ -386,60 +451,84 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
       for (const auto& f : w.files)
         if (settle(w, f)) break;
   }
+
   // Rounds 1-3: what is still open, by the ranked evidence, tier by tier while the budget lasts.
-  std::map<std::string, std::string> texts;
-  for (auto& w : wants) {
-    if (w.settled || !is_open(*w.u)) continue;
-    for (auto& r : rank_sources(ctx, *w.u, texts))
-      if (std::none_of(w.files.begin(), w.files.end(), [&](const auto& f) { return f.file == r.file; }))
-        w.files.push_back(std::move(r));
-  }
-  texts.clear();
-  for (int tier = 1; tier <= 3; ++tier) {
-    std::vector<std::string> files;
-    for (const auto& w : wants)
-      if (!w.settled)
-        for (const auto& f : w.files)
-          if (f.tier == tier && !results.count(f.file)) files.push_back(f.file);
-    if (files.empty()) continue;
-    if (std::chrono::duration<double>(Clock::now() - start).count() >= options.budget_seconds) {
-      total.files += files.size();
-      total.skipped += files.size();
-      continue;
+  void ranked_rounds(std::vector<Want>& wants) {
+    std::map<std::string, std::string> texts;
+    for (auto& w : wants) {
+      if (w.settled || !is_open(*w.u)) continue;
+      for (auto& r : rank_sources(ctx, *w.u, texts))
+        if (std::none_of(w.files.begin(), w.files.end(), [&](const auto& f) { return f.file == r.file; }))
+          w.files.push_back(std::move(r));
     }
-    compile(files);
-    for (auto& w : wants)
-      if (!w.settled)
-        for (const auto& f : w.files)
-          if (f.tier <= tier && settle(w, f)) break;
+    texts.clear();
+    for (int tier = 1; tier <= 3; ++tier) {
+      std::vector<std::string> files;
+      for (const auto& w : wants)
+        if (!w.settled)
+          for (const auto& f : w.files)
+            if (f.tier == tier && !results.count(f.file)) files.push_back(f.file);
+      if (files.empty()) continue;
+      if (std::chrono::duration<double>(Clock::now() - start).count() >= options.budget_seconds) {
+        total.files += files.size();
+        total.skipped += files.size();
+        continue;
+      }
+      compile(files);
+      for (auto& w : wants)
+        if (!w.settled)
+          for (const auto& f : w.files)
+            if (f.tier <= tier && settle(w, f)) break;
+    }
   }
+
+  // What confirming cost, so a user can weigh it against the budget, and what the compiler placed
+  // where: the report says what was compiled to settle what.
+  void say_outcome(size_t wanted) {
+    const ConfirmStats& s = total;
+    std::string line = "--confirm: " + std::to_string(s.files) + " candidate file(s): " + std::to_string(s.compiled) +
+                       " compiled, " + std::to_string(s.cached) + " from cache, " + std::to_string(s.failed) +
+                       " failed, " + std::to_string(s.skipped) + " skipped (budget or no command)";
+    if (s.compiled > 0) {
+      line += "; " + std::to_string(std::llround(s.compile_ms)) + " ms compiling, " +
+              std::to_string(std::llround(s.compile_ms / static_cast<double>(s.compiled))) + " ms per compiled file";
+    }
+    warnings.push_back(line);
+    std::string placed = "--confirm: the compiler placed " + std::to_string(s.settled) + " of " +
+                         std::to_string(wanted) + " unsettled symbol(s)";
+    size_t shown = 0;
+    for (const auto& [file, n] : placed_by) {
+      placed += (shown ? ", " : ": ") + file + " (" + std::to_string(n) + ")";
+      if (++shown == 8 && placed_by.size() > 8) {
+        placed += ", and " + std::to_string(placed_by.size() - 8) + " more file(s)";
+        break;
+      }
+    }
+    warnings.push_back(placed);
+  }
+};
+
+}  // namespace
+
+// The passes: the unsettled symbols, the sources text names (round 0), the ranked candidates tier by
+// tier (rounds 1-3), then what it cost and what it placed.
+ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
+                             const ConfirmOptions& options, std::vector<std::string>& warnings) {
+  if (!ctx.sources || !ctx.build) return {};
+  const auto start = Clock::now();
+  std::vector<Want> wants = unsettled(ctx, symbols);
+  if (wants.empty()) return {};
+  Confirmer confirmer{.ctx = ctx, .options = options, .warnings = warnings, .start = start, .total = {}, .results = {},
+                      .placed_by = {}};
+  confirmer.text_round(wants);
+  confirmer.ranked_rounds(wants);
   for (auto& w : wants)
     if (!w.settled && !w.other.empty()) w.u->reason += "; " + w.other;
 
-  total.settled = static_cast<size_t>(std::count_if(wants.begin(), wants.end(), [](const Want& w) { return w.settled; }));
-  const ConfirmStats& s = total;
-  if (s.files == 0) return s;  // nothing could be compiled: no cost to report, nothing placed
-  std::string line = "--confirm: " + std::to_string(s.files) + " candidate file(s): " + std::to_string(s.compiled) +
-                     " compiled, " + std::to_string(s.cached) + " from cache, " + std::to_string(s.failed) +
-                     " failed, " + std::to_string(s.skipped) + " skipped (budget or no command)";
-  if (s.compiled > 0) {  // what confirming costs, so a user can weigh it against the budget
-    line += "; " + std::to_string(std::llround(s.compile_ms)) + " ms compiling, " +
-            std::to_string(std::llround(s.compile_ms / static_cast<double>(s.compiled))) + " ms per compiled file";
-  }
-  warnings.push_back(line);
-  // What the compiler decided, and where: the report says what was compiled to settle what.
-  std::string placed = "--confirm: the compiler placed " + std::to_string(s.settled) + " of " +
-                       std::to_string(wants.size()) + " unsettled symbol(s)";
-  size_t shown = 0;
-  for (const auto& [file, n] : placed_by) {
-    placed += (shown ? ", " : ": ") + file + " (" + std::to_string(n) + ")";
-    if (++shown == 8 && placed_by.size() > 8) {
-      placed += ", and " + std::to_string(placed_by.size() - 8) + " more file(s)";
-      break;
-    }
-  }
-  warnings.push_back(placed);
-  return s;
+  confirmer.total.settled = static_cast<size_t>(std::count_if(wants.begin(), wants.end(), [](const Want& w) { return w.settled; }));
+  if (confirmer.total.files == 0) return confirmer.total;  // nothing could be compiled: no cost to report, nothing placed
+  confirmer.say_outcome(wants.size());
+  return confirmer.total;
 }
 
 AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed,

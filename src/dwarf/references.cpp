@@ -317,17 +317,8 @@ bool transfers_control(const CodeSection& code, size_t offset, bool through_slot
   return offset >= 1 && (code.bytes[offset - 1] == 0xe8 || code.bytes[offset - 1] == 0xe9);
 }
 
-// Which units' code refers to the wanted symbols; nullopt when this file cannot be read that way
-// (then every unit is walked).
-std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::string>& wanted) {
-  Elf* elf = dwarf_getelf(dw);
-  GElf_Ehdr eh;
-  if (!elf || gelf_getclass(elf) != ELFCLASS64 || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
-      (eh.e_type != ET_DYN && eh.e_type != ET_EXEC)) {
-    return std::nullopt;
-  }
-  std::vector<Relocation> relocations = relocations_against(elf, wanted);
-  std::vector<uint64_t> slots = sorted_addresses(relocations);
+// The executable PROGBITS sections, PLT sections marked; nullopt when the section names cannot be read.
+std::optional<std::vector<CodeSection>> code_sections(Elf* elf) {
   std::vector<CodeSection> code;
   size_t shstrndx = 0;
   if (elf_getshdrstrndx(elf, &shstrndx) != 0) return std::nullopt;
@@ -342,13 +333,11 @@ std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::stri
     code.push_back({sh.sh_addr, static_cast<const unsigned char*>(data->d_buf), data->d_size,
                     sh.sh_entsize ? sh.sh_entsize : 16, plt});
   }
-  auto in_code = [&](uint64_t address) {
-    return std::any_of(code.begin(), code.end(), [&](const CodeSection& c) {
-      return address >= c.address && address - c.address < c.size;
-    });
-  };
-  // The PLT stubs jumping through the wanted slots, then the code reaching a slot or a stub. A text
-  // relocation's own address is a site too.
+  return code;
+}
+
+// The PLT stubs jumping through the wanted slots: stub address -> slot.
+std::map<uint64_t, uint64_t> plt_stubs(const std::vector<CodeSection>& code, const std::vector<uint64_t>& slots) {
   std::map<uint64_t, uint64_t> stub_slot;
   for (const auto& section : code) {
     if (!section.plt) continue;
@@ -356,81 +345,79 @@ std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::stri
       stub_slot[section.address + (at - section.address) / section.entry_size * section.entry_size] = slot;
     });
   }
+  return stub_slot;
+}
+
+// Where code refers to each wanted symbol, as (code address, symbol); the calls among them; the slots reached.
+struct Sites {
+  std::vector<std::pair<uint64_t, std::string>> sites;
+  std::vector<std::pair<uint64_t, std::string>> calls;
+  std::set<uint64_t> reached;  // slots some code reaches
+};
+
+// The code (outside the PLT) reaching a wanted slot or a stub jumping through one.
+Sites code_sites(const std::vector<CodeSection>& code, const std::vector<Relocation>& relocations,
+                 const std::vector<uint64_t>& slots, const std::map<uint64_t, uint64_t>& stub_slot) {
   std::vector<uint64_t> targets = slots;
   for (const auto& entry : stub_slot) targets.push_back(entry.first);
   std::sort(targets.begin(), targets.end());
   targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-  // Where code refers to each wanted symbol, as (code address, symbol).
   std::multimap<uint64_t, std::string> slot_symbols;
   for (const auto& r : relocations) slot_symbols.emplace(r.address, r.symbol);
-  std::vector<std::pair<uint64_t, std::string>> sites;
-  auto add_sites = [&](uint64_t at, uint64_t slot) {
-    auto range = slot_symbols.equal_range(slot);
-    for (auto it = range.first; it != range.second; ++it) sites.emplace_back(at, it->second);
-  };
-  std::set<uint64_t> reached;  // slots some code reaches
-  std::vector<std::pair<uint64_t, std::string>> calls;
+  Sites out;
   for (const auto& section : code) {
     if (section.plt) continue;
     scan_displacements(section, targets, [&](uint64_t at, uint64_t target) {
       auto stub = stub_slot.find(target);
       uint64_t slot = stub == stub_slot.end() ? target : stub->second;
-      reached.insert(slot);
-      add_sites(at, slot);
+      out.reached.insert(slot);
+      auto range = slot_symbols.equal_range(slot);
+      for (auto it = range.first; it != range.second; ++it) out.sites.emplace_back(at, it->second);
       if (transfers_control(section, at - section.address, stub == stub_slot.end())) {
-        auto range = slot_symbols.equal_range(slot);
-        for (auto it = range.first; it != range.second; ++it) calls.emplace_back(at, it->second);
+        for (auto it = range.first; it != range.second; ++it) out.calls.emplace_back(at, it->second);
       }
     });
   }
-  std::vector<uint64_t> from_data;
-  for (const auto& r : relocations) {
-    if (in_code(r.address)) {
-      sites.emplace_back(r.address, r.symbol);  // a text relocation
-    } else if (!reached.count(r.address)) {
-      from_data.push_back(r.address);
-    }
-  }
-  // A wanted relocation that no code reaches sits in data: a table, a vtable. The code that uses the
-  // object holding it (through the object's GOT slot, or at its address) is in the unit that most
-  // likely declares the symbol.
-  std::sort(from_data.begin(), from_data.end());
+  return out;
+}
+
+// A wanted relocation that no code reaches sits in data: a table, a vtable. The code that uses the
+// object holding it (through the object's GOT slot, or at its address) is in the unit that most
+// likely declares the symbol. `from_data` is sorted.
+void data_sites(Elf* elf, const std::vector<CodeSection>& code, const std::vector<Relocation>& relocations,
+                const std::vector<uint64_t>& from_data, std::vector<std::pair<uint64_t, std::string>>& sites) {
   std::vector<DataObject> holders = holding_objects(elf, from_data);
-  if (!holders.empty()) {
-    std::set<std::string> names;
-    for (const auto& h : holders) names.insert(h.name);
-    std::vector<Relocation> holder_relocations = relocations_against(elf, names);
-    // Each way code reaches a holder (its start, its GOT slots), with the holder.
-    std::multimap<uint64_t, const DataObject*> ways;
-    for (const auto& h : holders) {
-      ways.emplace(h.start, &h);
-      for (const auto& r : holder_relocations) {
-        if (r.symbol == h.name) ways.emplace(r.address, &h);
-      }
-    }
-    std::vector<uint64_t> holder_targets;
-    for (const auto& way : ways) holder_targets.push_back(way.first);
-    holder_targets.erase(std::unique(holder_targets.begin(), holder_targets.end()), holder_targets.end());
-    for (const auto& section : code) {
-      if (section.plt) continue;
-      scan_displacements(section, holder_targets, [&](uint64_t at, uint64_t target) {
-        auto range = ways.equal_range(target);
-        for (auto it = range.first; it != range.second; ++it) {
-          const DataObject* h = it->second;
-          for (const auto& r : relocations) {
-            if (r.address >= h->start && r.address - h->start < h->size) sites.emplace_back(at, r.symbol);
-          }
-        }
-      });
+  if (holders.empty()) return;
+  std::set<std::string> names;
+  for (const auto& h : holders) names.insert(h.name);
+  std::vector<Relocation> holder_relocations = relocations_against(elf, names);
+  // Each way code reaches a holder (its start, its GOT slots), with the holder.
+  std::multimap<uint64_t, const DataObject*> ways;
+  for (const auto& h : holders) {
+    ways.emplace(h.start, &h);
+    for (const auto& r : holder_relocations) {
+      if (r.symbol == h.name) ways.emplace(r.address, &h);
     }
   }
-  std::sort(sites.begin(), sites.end());
-  sites.erase(std::unique(sites.begin(), sites.end()), sites.end());
-  // The units holding a site, by the address ranges of their unit DIEs.
-  Referencing out;
-  std::sort(calls.begin(), calls.end());
-  calls.erase(std::unique(calls.begin(), calls.end()), calls.end());
-  out.calls = std::move(calls);
+  std::vector<uint64_t> holder_targets;
+  for (const auto& way : ways) holder_targets.push_back(way.first);
+  holder_targets.erase(std::unique(holder_targets.begin(), holder_targets.end()), holder_targets.end());
+  for (const auto& section : code) {
+    if (section.plt) continue;
+    scan_displacements(section, holder_targets, [&](uint64_t at, uint64_t target) {
+      auto range = ways.equal_range(target);
+      for (auto it = range.first; it != range.second; ++it) {
+        const DataObject* h = it->second;
+        for (const auto& r : relocations) {
+          if (r.address >= h->start && r.address - h->start < h->size) sites.emplace_back(at, r.symbol);
+        }
+      }
+    });
+  }
+}
+
+// The units holding a site (sorted), by the address ranges of their unit DIEs.
+void units_of_sites(Dwarf* dw, const std::vector<std::pair<uint64_t, std::string>>& sites, Referencing& out) {
   for_each_unit(dw, [&](Dwarf_Die* cudie) {
     Dwarf_Addr base = 0, start = 0, end = 0;
     ptrdiff_t offset = 0;
@@ -442,6 +429,45 @@ std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::stri
       }
     }
   });
+}
+
+// Which units' code refers to the wanted symbols; nullopt when this file cannot be read that way
+// (then every unit is walked). The passes: the wanted relocations, the PLT stubs through them, the
+// code reaching either, the data holding the rest, then the units holding those sites.
+std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::string>& wanted) {
+  Elf* elf = dwarf_getelf(dw);
+  GElf_Ehdr eh;
+  if (!elf || gelf_getclass(elf) != ELFCLASS64 || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+      (eh.e_type != ET_DYN && eh.e_type != ET_EXEC)) {
+    return std::nullopt;
+  }
+  std::vector<Relocation> relocations = relocations_against(elf, wanted);
+  std::vector<uint64_t> slots = sorted_addresses(relocations);
+  std::optional<std::vector<CodeSection>> code = code_sections(elf);
+  if (!code) return std::nullopt;
+  Sites found = code_sites(*code, relocations, slots, plt_stubs(*code, slots));
+  auto in_code = [&](uint64_t address) {
+    return std::any_of(code->begin(), code->end(), [&](const CodeSection& c) {
+      return address >= c.address && address - c.address < c.size;
+    });
+  };
+  std::vector<uint64_t> from_data;
+  for (const auto& r : relocations) {
+    if (in_code(r.address)) {
+      found.sites.emplace_back(r.address, r.symbol);  // a text relocation's own address is a site too
+    } else if (!found.reached.count(r.address)) {
+      from_data.push_back(r.address);
+    }
+  }
+  std::sort(from_data.begin(), from_data.end());
+  data_sites(elf, *code, relocations, from_data, found.sites);
+  std::sort(found.sites.begin(), found.sites.end());
+  found.sites.erase(std::unique(found.sites.begin(), found.sites.end()), found.sites.end());
+  Referencing out;
+  std::sort(found.calls.begin(), found.calls.end());
+  found.calls.erase(std::unique(found.calls.begin(), found.calls.end()), found.calls.end());
+  out.calls = std::move(found.calls);
+  units_of_sites(dw, found.sites, out);
   return out;
 }
 

@@ -81,11 +81,41 @@ std::string short_list(const std::vector<std::string>& items) {
   return out;
 }
 
-}  // namespace
+// Other versions of a missing library: in the directories the search tried, ld.so.cache's, then the
+// places given. `cache` is ld.so.cache, read on first use.
+void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEntry& need, const std::vector<Place>& places,
+                         const loader::LoaderEnv& env, std::optional<std::vector<loader::CacheEntry>>& cache,
+                         std::vector<OtherVersion>& others) {
+  std::string stem = stem_of(need.name);
+  std::set<std::string> seen, dirs_done;
+  for (const auto& step : need.searched) {
+    if (step.path.empty() || step.path.front() != '/' || step.how == loader::FoundHow::LdSoCache ||
+        step.how == loader::FoundHow::LdSoConf)
+      continue;
+    std::string dir = dir_of(step.path);
+    if (dirs_done.insert(dir).second) scan_dir(dir, loader::to_string(step.how), stem, obj.elf, seen, others);
+  }
+  if (!cache) {
+    auto read = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
+    cache = read ? std::move(read).value() : std::vector<loader::CacheEntry>{};
+  }
+  for (const auto& e : *cache) {
+    if (e.hwcap != 0 || !same_stem(e.soname, stem) ||
+        !loader::cache_flags_match(e.flags, obj.elf.machine, obj.elf.is_64))
+      continue;
+    std::string dir = dir_of(env.sysroot + e.path);
+    if (dirs_done.insert(dir).second) scan_dir(dir, "ld.so.cache", stem, obj.elf, seen, others);
+  }
+  for (const auto& place : places)
+    if (dirs_done.insert(place.dir).second) scan_dir(place.dir, place.how, stem, obj.elf, seen, others);
+}
 
-void find_missing_libraries(const loader::Process& p, std::map<int, LibraryReport>& libs,
-                            std::vector<trace::SymbolFinding>& symbols, const std::vector<Place>& places,
-                            const loader::LoaderEnv& env, CauseList& causes) {
+// Each missing DT_NEEDED name once, with its other versions and a cause. One cause per missing
+// library for the whole run: an environment where one missing libcutensor.so.2 breaks two modules
+// gets one headline naming both (needed_by grows later). Each need names its cause by "@name" for now.
+std::map<std::string, MissingNeed> collect_missing(const loader::Process& p, std::map<int, LibraryReport>& libs,
+                                                   const std::vector<Place>& places, const loader::LoaderEnv& env,
+                                                   CauseList& causes) {
   std::map<std::string, MissingNeed> missing;  // by DT_NEEDED name
   std::optional<std::vector<loader::CacheEntry>> cache;
   for (auto& [index, lib] : libs) {
@@ -96,31 +126,7 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
       auto [it, fresh] = missing.try_emplace(need.name);
       MissingNeed& m = it->second;
       if (fresh) {
-        // Where to look: the directories the search tried, ld.so.cache, then the places given.
-        std::string stem = stem_of(need.name);
-        std::set<std::string> seen, dirs_done;
-        for (const auto& step : need.searched) {
-          if (step.path.empty() || step.path.front() != '/' || step.how == loader::FoundHow::LdSoCache ||
-              step.how == loader::FoundHow::LdSoConf)
-            continue;
-          std::string dir = dir_of(step.path);
-          if (dirs_done.insert(dir).second) scan_dir(dir, loader::to_string(step.how), stem, obj.elf, seen, m.others);
-        }
-        if (!cache) {
-          auto read = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
-          cache = read ? std::move(read).value() : std::vector<loader::CacheEntry>{};
-        }
-        for (const auto& e : *cache) {
-          if (e.hwcap != 0 || !same_stem(e.soname, stem) ||
-              !loader::cache_flags_match(e.flags, obj.elf.machine, obj.elf.is_64))
-            continue;
-          std::string dir = dir_of(env.sysroot + e.path);
-          if (dirs_done.insert(dir).second) scan_dir(dir, "ld.so.cache", stem, obj.elf, seen, m.others);
-        }
-        for (const auto& place : places)
-          if (dirs_done.insert(place.dir).second) scan_dir(place.dir, place.how, stem, obj.elf, seen, m.others);
-        // One cause per missing library for the whole run: an environment where one missing
-        // libcutensor.so.2 breaks two modules gets one headline naming both (needed_by grows below).
+        find_other_versions(obj, need, places, env, cache, m.others);
         bool told = std::any_of(causes.begin(), causes.end(), [&](const Cause& c) {
           return c.kind == "missing-library" && c.library == need.name;
         });
@@ -135,8 +141,12 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
       lib.needed[k].cause = "@" + need.name;  // the name for now: `causes` may still grow
     }
   }
-  if (missing.empty()) return;
-  // Pointers are taken only now: `causes` grew while the needs were collected.
+  return missing;
+}
+
+// Pointers are taken only now (`causes` grew while the needs were collected); each need then names
+// its cause by id, and the cause the libraries that need it.
+void link_causes(std::map<std::string, MissingNeed>& missing, std::map<int, LibraryReport>& libs, CauseList& causes) {
   for (auto& [name, m] : missing)
     for (auto& c : causes)
       if (c.kind == "missing-library" && c.library == name) m.cause = &c;
@@ -148,8 +158,50 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
       if (std::find(c->needed_by.begin(), c->needed_by.end(), lib.path) == c->needed_by.end()) c->needed_by.push_back(lib.path);
     }
   }
+}
 
-  // The symbols each missing library would have provided.
+// The missing library a symbol would have come from: the one its version names, the other version
+// that defines it, or the only one missing; "" when none can be named. The host's API (the Python C
+// API, Perl's XS API) comes from the program that loads the object, not from whatever library is
+// missing - unless that library is the host's own (libpython3.11): then `host_api` is set.
+std::string owner_of(const trace::SymbolFinding& symbol, const loader::LoadedObject& obj,
+                     const std::vector<std::string>& absent, const std::map<std::string, MissingNeed>& missing,
+                     std::string& evidence, bool& host_api) {
+  const auto* ref = &symbol.ref;
+  const auto* u = &symbol.symbol;
+  std::string owner;
+  if (ref->miss == loader::Miss::LibraryMissing && missing.count(std::string(ref->version_file))) {
+    owner = std::string(ref->version_file);
+    evidence = "its version " + std::string(ref->version) + " is required from " + owner;
+  } else if (ref->miss == loader::Miss::NoDefinition) {
+    for (const auto& name : absent) {
+      for (const auto& o : missing.at(name).others) {
+        if (!o.defines.count(u->symbol)) continue;
+        owner = name;
+        evidence = o.soname + " (" + o.copy.path + ") defines it";
+        break;
+      }
+      if (!owner.empty()) break;
+    }
+    const std::string host = trace::host_of(u->symbol);
+    bool host_library = host == "python3" ? absent.front().rfind("libpython", 0) == 0
+                                          : host == "perl" && absent.front().rfind("libperl", 0) == 0;
+    if (owner.empty() && absent.size() == 1 && !host.empty() && !host_library) {
+      host_api = true;
+      return "";
+    }
+    if (owner.empty() && absent.size() == 1) {
+      owner = absent.front();
+      evidence = "no loaded object defines it and " + owner + " is the only library " + base_name(obj.path) +
+                 " needs that was not found";
+    }
+  }
+  return owner;
+}
+
+// The symbols each missing library would have provided.
+void attribute_symbols(const loader::Process& p, std::vector<trace::SymbolFinding>& symbols,
+                       const std::map<std::string, MissingNeed>& missing) {
   for (auto& symbol : symbols) {
     const auto* ref = &symbol.ref;
     auto* u = &symbol.symbol;
@@ -159,35 +211,13 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
     for (const auto& need : obj.needed)
       if (need.object < 0 && missing.count(need.name)) absent.push_back(need.name);
     if (absent.empty()) continue;
-    std::string owner, evidence;
-    if (ref->miss == loader::Miss::LibraryMissing && missing.count(std::string(ref->version_file))) {
-      owner = std::string(ref->version_file);
-      evidence = "its version " + std::string(ref->version) + " is required from " + owner;
-    } else if (ref->miss == loader::Miss::NoDefinition) {
-      for (const auto& name : absent) {
-        for (const auto& o : missing.at(name).others) {
-          if (!o.defines.count(u->symbol)) continue;
-          owner = name;
-          evidence = o.soname + " (" + o.copy.path + ") defines it";
-          break;
-        }
-        if (!owner.empty()) break;
-      }
-      // The host's API (the Python C API, Perl's XS API) comes from the program that loads the object,
-      // not from whatever library is missing - unless that library is the host's own (libpython3.11).
-      const std::string host = trace::host_of(u->symbol);
-      bool host_library = host == "python3" ? absent.front().rfind("libpython", 0) == 0
-                                            : host == "perl" && absent.front().rfind("libperl", 0) == 0;
-      if (owner.empty() && absent.size() == 1 && !host.empty() && !host_library) {
-        u->classification = Classification::Unknown;  // for the host pass, after tracing
-        u->reason = "no loaded object defines it";
-        continue;
-      }
-      if (owner.empty() && absent.size() == 1) {
-        owner = absent.front();
-        evidence = "no loaded object defines it and " + owner + " is the only library " + base_name(obj.path) +
-                   " needs that was not found";
-      }
+    std::string evidence;
+    bool host_api = false;
+    std::string owner = owner_of(symbol, obj, absent, missing, evidence, host_api);
+    if (host_api) {
+      u->classification = Classification::Unknown;  // for the host pass, after tracing
+      u->reason = "no loaded object defines it";
+      continue;
     }
     if (owner.empty()) continue;
     Cause* c = missing.at(owner).cause;
@@ -197,7 +227,11 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
     u->reason = "would come from " + owner + ", which was not found: " + evidence;
     u->suggestions.clear();
   }
+}
 
+// Each cause's headline and fix (install it, or rebuild against the other version found), and the
+// fix of every finding it explains.
+void describe_causes(std::map<std::string, MissingNeed>& missing, std::vector<trace::SymbolFinding>& symbols) {
   for (auto& [name, m] : missing) {
     Cause& c = *m.cause;
     std::vector<std::string> needers;
@@ -225,6 +259,20 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
         u.fix = Fix{.kind = FixKind::UseLibrary, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                     .library = name, .detail = c.fix};
   }
+}
+
+}  // namespace
+
+// The passes: the missing libraries with their other versions and causes, the causes linked to the
+// needs, the symbols each would have provided, then the headlines and fixes.
+void find_missing_libraries(const loader::Process& p, std::map<int, LibraryReport>& libs,
+                            std::vector<trace::SymbolFinding>& symbols, const std::vector<Place>& places,
+                            const loader::LoaderEnv& env, CauseList& causes) {
+  std::map<std::string, MissingNeed> missing = collect_missing(p, libs, places, env, causes);
+  if (missing.empty()) return;
+  link_causes(missing, libs, causes);
+  attribute_symbols(p, symbols, missing);
+  describe_causes(missing, symbols);
 }
 
 }  // namespace mlc::installed

@@ -138,12 +138,26 @@ std::string torch_version_for(const std::string& library, std::string* where) {
   return "";
 }
 
-void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolFinding>& symbols, CauseList& causes) {
-  struct Item {
-    UnresolvedSymbol* u;
-    const loader::UnresolvedRef* ref;
-    Family family;
-  };
+namespace {
+
+// An unresolved symbol that may be a provider mismatch, with the family its owner is looked up by.
+struct Item {
+  UnresolvedSymbol* u;
+  const loader::UnresolvedRef* ref;
+  Family family;
+};
+
+// What one object misses from one owner: the owner's names and the fix, for the grouped cause.
+struct Group {
+  std::vector<UnresolvedSymbol*> symbols;
+  std::string soname, who, path, holder, fix, torch;
+};
+
+using FamilyCounts = std::map<std::pair<std::string, bool>, std::vector<size_t>>;  // (prefix, cxx) -> per object
+
+// The symbols no library defines that are still unexplained (or an ABI mismatch other than
+// _GLIBCXX_USE_CXX11_ABI), and not traced to a source, whose name gives a family.
+std::vector<Item> candidates(std::vector<trace::SymbolFinding>& symbols) {
   std::vector<Item> items;
   for (auto& symbol : symbols) {
     const auto* ref = &symbol.ref;
@@ -155,14 +169,12 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
     if (u->classification == Classification::Unknown && u->origin) continue;  // traced to a source: not a library's
     if (auto f = family_of(*u)) items.push_back({u, ref, std::move(*f)});
   }
-  if (items.empty()) return;
-  struct Group {
-    std::vector<UnresolvedSymbol*> symbols;
-    std::string soname, who, path, holder, fix, torch;
-  };
-  std::map<std::pair<int, int>, Group> groups;  // (referencing object, owner) -> what it misses
-  // One pass over each loaded object's exports counts every family's members.
-  std::map<std::pair<std::string, bool>, std::vector<size_t>> counts;  // (prefix, cxx) -> per object
+  return items;
+}
+
+// One pass over each loaded object's exports counts every family's members.
+FamilyCounts count_members(const loader::Process& p, const std::vector<Item>& items) {
+  FamilyCounts counts;
   for (const auto& it : items)
     for (const auto& pre : it.family.prefixes) counts[{pre, it.family.cxx}].assign(p.objects.size(), 0);
   for (size_t o = 0; o < p.objects.size(); ++o) {
@@ -171,98 +183,117 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
         if (member_of(name, key.first, key.second)) ++per[o];
     });
   }
-  for (auto& it : items) {
-    std::optional<Owner> owner;
-    for (size_t level = 0; level < it.family.prefixes.size() && !owner; ++level) {
-      const auto& per = counts[{it.family.prefixes[level], it.family.cxx}];
-      size_t total = 0, best = 0;
-      int who = -1;
-      for (size_t o = 0; o < per.size(); ++o) {
-        total += per[o];
-        if (per[o] > best) best = per[o], who = static_cast<int>(o);
-      }
-      // A class: its members' home. A namespace or a C family: the library holding most of it, and
-      // enough of it to be a library of that name space rather than a stray helper.
-      bool enough = level == 0 && it.family.cxx && it.family.prefixes.size() > 1 ? best >= 1 : best >= 2;
-      if (who >= 0 && enough && best * 2 > total && who != it.ref->object) owner = Owner{who, best, level};
-    }
-    if (!owner) continue;
-    const auto& lib = p.objects[owner->object];
-    std::string soname = lib.elf.soname.empty() ? base_name(lib.path) : lib.elf.soname;
-    std::string version = soname_version(soname), torch_file;
-    std::string real_version = soname_version(base_name(lib.path));
-    if (real_version.size() > version.size()) version = real_version;
-    std::string torch = torch_version_for(lib.path, &torch_file);
-    if (it.u->classification == Classification::AbiMismatch && version.empty() && torch.empty()) continue;
+  return counts;
+}
 
-    // The closest definitions: the same name with other parameters, else other members of the family.
-    demangle::SymbolName want = demangle::is_mangled(it.u->symbol) ? demangle::parse_symbol(it.u->symbol) : demangle::SymbolName{};
-    std::vector<std::string> same, members;
-    const std::string& prefix = it.family.prefixes[owner->level];
-    for_each_export(lib.elf, [&](std::string_view name) {
-      if (same.size() >= 3 && members.size() >= 5) return;
-      if (!member_of(name, prefix, it.family.cxx)) return;
-      std::string n(name);
-      if (it.family.cxx) {
-        demangle::SymbolName got = demangle::parse_symbol(n);
-        std::string text = got.demangled.empty() ? demangle::demangle(n) : got.demangled;
-        if (got.name == want.name && got.scopes == want.scopes) {
-          if (same.size() < 3 && std::find(same.begin(), same.end(), text) == same.end()) same.push_back(text);
-        } else if (owner->level == 0 && members.size() < 5 && std::find(members.begin(), members.end(), text) == members.end()) {
-          members.push_back(text);
-        }
-      } else if (members.size() < 5) {
-        members.push_back(n);
-      }
-    });
-    std::sort(same.begin(), same.end());
-    std::sort(members.begin(), members.end());
-
-    std::string who = soname + (version.empty() || soname_version(soname) == version ? "" : " (" + version + ")");
-    if (version.empty() && torch.empty()) who += " (version unknown)";
-    std::string torch_note = torch.empty() ? "" : ", torch " + torch + " (" + torch_file + ")";
-    std::string family = owner->level == 0 && it.family.cxx && it.family.prefixes.size() > 1
-                             ? "class " + it.family.labels[0]
-                             : it.family.labels[owner->level];
-    UnresolvedSymbol& u = *it.u;
-    u.classification = Classification::ProviderMismatch;
-    u.reason = "built against another version of " + soname + ": the loaded " + lib.path + torch_note + " defines " +
-               std::to_string(owner->members) + " symbol" + (owner->members == 1 ? "" : "s") + " of " + family +
-               " but not this one";
-    if (!same.empty()) {
-      u.reason += "; it has ";
-      for (size_t i = 0; i < same.size(); ++i) u.reason += (i ? ", " : "") + same[i];
-    } else if (!members.empty()) {
-      u.reason += "; its other members include ";
-      for (size_t i = 0; i < members.size(); ++i) u.reason += (i ? ", " : "") + members[i];
+// The library that owns the symbol's family, innermost scope first; never the referencing object.
+std::optional<Owner> owner_of(const Item& it, FamilyCounts& counts) {
+  for (size_t level = 0; level < it.family.prefixes.size(); ++level) {
+    const auto& per = counts[{it.family.prefixes[level], it.family.cxx}];
+    size_t total = 0, best = 0;
+    int who = -1;
+    for (size_t o = 0; o < per.size(); ++o) {
+      total += per[o];
+      if (per[o] > best) best = per[o], who = static_cast<int>(o);
     }
-    u.origin = Origin{.file = lib.path, .line = std::nullopt, .kind = OriginKind::Library, .library = lib.path, .ported_from = std::nullopt};
-    std::string holder = base_name(p.objects[it.ref->object].path);
-    u.fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
-                .library = lib.path,
-                .detail = "install the version of " + (torch.empty() ? soname : "torch") + " that " + holder +
-                          " was built against, or rebuild " + holder + " against the loaded " + who +
-                          (torch.empty() ? "" : " (torch " + torch + ")")};
-    Group& g = groups[{it.ref->object, owner->object}];
-    g.symbols.push_back(&u);
-    g.soname = soname;
-    g.who = who;
-    g.path = lib.path;
-    g.holder = holder;
-    g.fix = u.fix->detail;
-    g.torch = torch;
-    // A constructor's complete and base-object variants (C1, C2) read alike: one did-you-mean each.
-    std::vector<Suggestion> unique;
-    for (auto& s : u.suggestions)
-      if (std::none_of(unique.begin(), unique.end(), [&](const Suggestion& k) { return k.demangled == s.demangled; }))
-        unique.push_back(std::move(s));
-    u.suggestions = std::move(unique);
-    // The definitions it has stay as suggestions (did you mean), with the drift's reason when known.
-    if (u.suggestions.empty()) {
-      for (const auto& s : same) u.suggestions.push_back({.symbol = "", .demangled = s, .library = lib.path, .reason = "signature"});
-    }
+    // A class: its members' home. A namespace or a C family: the library holding most of it, and
+    // enough of it to be a library of that name space rather than a stray helper.
+    bool enough = level == 0 && it.family.cxx && it.family.prefixes.size() > 1 ? best >= 1 : best >= 2;
+    if (who >= 0 && enough && best * 2 > total && who != it.ref->object) return Owner{who, best, level};
   }
-  // Many symbols one object misses from one owner are one cause: the version it was built against.
+  return std::nullopt;
+}
+
+// The closest definitions the owner has: the same name with other parameters (up to three), else
+// other members of the family (up to five), each list sorted.
+void closest_definitions(const elf::ElfObject& lib, const Item& it, const Owner& owner, std::vector<std::string>& same,
+                         std::vector<std::string>& members) {
+  demangle::SymbolName want = demangle::is_mangled(it.u->symbol) ? demangle::parse_symbol(it.u->symbol) : demangle::SymbolName{};
+  const std::string& prefix = it.family.prefixes[owner.level];
+  for_each_export(lib, [&](std::string_view name) {
+    if (same.size() >= 3 && members.size() >= 5) return;
+    if (!member_of(name, prefix, it.family.cxx)) return;
+    std::string n(name);
+    if (it.family.cxx) {
+      demangle::SymbolName got = demangle::parse_symbol(n);
+      std::string text = got.demangled.empty() ? demangle::demangle(n) : got.demangled;
+      if (got.name == want.name && got.scopes == want.scopes) {
+        if (same.size() < 3 && std::find(same.begin(), same.end(), text) == same.end()) same.push_back(text);
+      } else if (owner.level == 0 && members.size() < 5 && std::find(members.begin(), members.end(), text) == members.end()) {
+        members.push_back(text);
+      }
+    } else if (members.size() < 5) {
+      members.push_back(n);
+    }
+  });
+  std::sort(same.begin(), same.end());
+  std::sort(members.begin(), members.end());
+}
+
+// The owner as a reader knows it: its soname and version (else the real file's), and torch's
+// version where the owner is libtorch.
+struct OwnerVersion {
+  std::string soname, version, torch, torch_file;
+};
+
+OwnerVersion version_of(const loader::LoadedObject& lib) {
+  OwnerVersion v;
+  v.soname = lib.elf.soname.empty() ? base_name(lib.path) : lib.elf.soname;
+  v.version = soname_version(v.soname);
+  std::string real_version = soname_version(base_name(lib.path));
+  if (real_version.size() > v.version.size()) v.version = real_version;
+  v.torch = torch_version_for(lib.path, &v.torch_file);
+  return v;
+}
+
+// The finding becomes a provider mismatch: its reason, origin, fix and did-you-mean; `g` gathers it.
+void mark_mismatch(UnresolvedSymbol& u, const Item& it, const Owner& owner, const loader::LoadedObject& lib,
+                   const OwnerVersion& v, const std::string& holder, const std::vector<std::string>& same,
+                   const std::vector<std::string>& members, Group& g) {
+  std::string who = v.soname + (v.version.empty() || soname_version(v.soname) == v.version ? "" : " (" + v.version + ")");
+  if (v.version.empty() && v.torch.empty()) who += " (version unknown)";
+  std::string torch_note = v.torch.empty() ? "" : ", torch " + v.torch + " (" + v.torch_file + ")";
+  std::string family = owner.level == 0 && it.family.cxx && it.family.prefixes.size() > 1
+                           ? "class " + it.family.labels[0]
+                           : it.family.labels[owner.level];
+  u.classification = Classification::ProviderMismatch;
+  u.reason = "built against another version of " + v.soname + ": the loaded " + lib.path + torch_note + " defines " +
+             std::to_string(owner.members) + " symbol" + (owner.members == 1 ? "" : "s") + " of " + family +
+             " but not this one";
+  if (!same.empty()) {
+    u.reason += "; it has ";
+    for (size_t i = 0; i < same.size(); ++i) u.reason += (i ? ", " : "") + same[i];
+  } else if (!members.empty()) {
+    u.reason += "; its other members include ";
+    for (size_t i = 0; i < members.size(); ++i) u.reason += (i ? ", " : "") + members[i];
+  }
+  u.origin = Origin{.file = lib.path, .line = std::nullopt, .kind = OriginKind::Library, .library = lib.path, .ported_from = std::nullopt};
+  u.fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+              .library = lib.path,
+              .detail = "install the version of " + (v.torch.empty() ? v.soname : "torch") + " that " + holder +
+                        " was built against, or rebuild " + holder + " against the loaded " + who +
+                        (v.torch.empty() ? "" : " (torch " + v.torch + ")")};
+  g.symbols.push_back(&u);
+  g.soname = v.soname;
+  g.who = who;
+  g.path = lib.path;
+  g.holder = holder;
+  g.fix = u.fix->detail;
+  g.torch = v.torch;
+  // A constructor's complete and base-object variants (C1, C2) read alike: one did-you-mean each.
+  std::vector<Suggestion> unique;
+  for (auto& s : u.suggestions)
+    if (std::none_of(unique.begin(), unique.end(), [&](const Suggestion& k) { return k.demangled == s.demangled; }))
+      unique.push_back(std::move(s));
+  u.suggestions = std::move(unique);
+  // The definitions it has stay as suggestions (did you mean), with the drift's reason when known.
+  if (u.suggestions.empty()) {
+    for (const auto& s : same) u.suggestions.push_back({.symbol = "", .demangled = s, .library = lib.path, .reason = "signature"});
+  }
+}
+
+// Many symbols one object misses from one owner are one cause: the version it was built against.
+void add_group_causes(std::map<std::pair<int, int>, Group>& groups, CauseList& causes) {
   for (auto& [key, g] : groups) {
     if (g.symbols.size() < 2) continue;
     Cause c;
@@ -276,6 +307,29 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
     const std::string& id = causes.add(std::move(c)).id;
     for (UnresolvedSymbol* u : g.symbols) u->cause = id;
   }
+}
+
+}  // namespace
+
+// The passes: candidates, their families' members counted per loaded object, each candidate's owner
+// and closest definitions, then one cause per (object, owner) pair missing several.
+void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolFinding>& symbols, CauseList& causes) {
+  std::vector<Item> items = candidates(symbols);
+  if (items.empty()) return;
+  std::map<std::pair<int, int>, Group> groups;  // (referencing object, owner) -> what it misses
+  FamilyCounts counts = count_members(p, items);
+  for (auto& it : items) {
+    std::optional<Owner> owner = owner_of(it, counts);
+    if (!owner) continue;
+    const auto& lib = p.objects[owner->object];
+    OwnerVersion v = version_of(lib);
+    if (it.u->classification == Classification::AbiMismatch && v.version.empty() && v.torch.empty()) continue;
+    std::vector<std::string> same, members;
+    closest_definitions(lib.elf, it, *owner, same, members);
+    std::string holder = base_name(p.objects[it.ref->object].path);
+    mark_mismatch(*it.u, it, *owner, lib, v, holder, same, members, groups[{it.ref->object, owner->object}]);
+  }
+  add_group_causes(groups, causes);
 }
 
 }  // namespace mlc::installed

@@ -244,34 +244,27 @@ class CandidateIndex {
 };
 
 
-// The references of `checked` looked up in one scope (lookup_scope: the objects in the order ld.so
-// walks them).
-void bind_in_scope(const Process& p, const std::vector<int>& checked, const std::vector<int>& scope,
-                   BindOutcome& result) {
-  // Every relocated reference of the checked objects (ld.so looks up only what relocations name;
-  // the relative ones name nothing). No defined name of any object is read or hashed unless the
-  // reference's GNU hash leads to it.
-  struct Ref {
-    int object;
-    uint32_t symbol;
-    uint32_t job;  // references with the same name and version requirement share one look-up
-  };
-  std::vector<Ref> refs;
-  std::vector<Job> jobs;
-  auto same_requirement = [](const elf::VersionRequirement* a, const elf::VersionRequirement* b) {
-    if (!a || !b) return a == b;
-    return a->name == b->name && a->file == b->file && a->hidden == b->hidden;
-  };
-  // Each object's references, read in parallel (the reads touch cold .dynsym, .gnu.version and
-  // .dynstr pages; the name's GNU hash is computed while its bytes are read, as ld.so does).
-  struct Pending {
-    uint32_t symbol;
-    uint32_t hash;
-    std::string_view name;
-    const elf::VersionRequirement* version;
-  };
+// A relocated reference of a checked object, with the look-up it shares with every reference of the
+// same name and version requirement.
+struct Ref {
+  int object;
+  uint32_t symbol;
+  uint32_t job;
+};
+
+// A reference as read, before it is given a look-up.
+struct Pending {
+  uint32_t symbol;
+  uint32_t hash;
+  std::string_view name;
+  const elf::VersionRequirement* version;
+};
+
+// Every relocated reference of the checked objects (ld.so looks up only what relocations name; the
+// relative ones name nothing), read in parallel: the reads touch cold .dynsym, .gnu.version and
+// .dynstr pages, and the name's GNU hash is computed while its bytes are read, as ld.so does.
+std::vector<std::vector<Pending>> read_references(const Process& p, const std::vector<int>& checked) {
   std::vector<std::vector<Pending>> pending(checked.size());
-  std::optional<PhaseTime> step(std::in_place, "bind.references");
   tbb::parallel_for(size_t{0}, checked.size(), [&](size_t k) {
     const auto& o = p.objects[checked[k]].elf;
     auto& out = pending[k];
@@ -293,9 +286,17 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
       for (uint32_t s = 1; s < o.dynamic_symbol_count(); ++s) consider(s, false);
     }
   });
-  step.emplace("bind.jobs");
-  // One look-up per name and version requirement: an open-addressing table of each name's first
-  // job, keyed by the GNU hash (other versions of the name are chained through next_same_name).
+  return pending;
+}
+
+// One look-up per name and version requirement: an open-addressing table of each name's first job,
+// keyed by the GNU hash (other versions of the name are chained through next_same_name).
+void make_jobs(const std::vector<int>& checked, const std::vector<std::vector<Pending>>& pending, std::vector<Ref>& refs,
+               std::vector<Job>& jobs) {
+  auto same_requirement = [](const elf::VersionRequirement* a, const elf::VersionRequirement* b) {
+    if (!a || !b) return a == b;
+    return a->name == b->name && a->file == b->file && a->hidden == b->hidden;
+  };
   size_t expected = 0;
   for (const auto& v : pending) expected += v.size();
   refs.reserve(expected);
@@ -325,17 +326,10 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
       refs.push_back({checked[k], r.symbol, job});
     }
   }
-  pending = {};
-  // Candidates from the hash tables (scope order), then the look-ups, in parallel.
-  step.emplace("bind.index");
-  CandidateIndex index(jobs);
-  {
-    std::vector<std::vector<uint32_t>> slots(scope.size());
-    tbb::parallel_for(size_t{0}, scope.size(),
-                      [&](size_t k) { index.match(p, static_cast<uint32_t>(scope[k]), slots[k]); });
-    for (size_t k = 0; k < scope.size(); ++k) index.add(static_cast<uint32_t>(scope[k]), slots[k]);
-  }
-  step.emplace("bind.lookups");
+}
+
+// The look-ups, in parallel, each over the candidates the index gives for its hash.
+void look_up_jobs(const Process& p, const CandidateIndex& index, std::vector<Job>& jobs) {
   tbb::parallel_for(tbb::blocked_range<size_t>(0, jobs.size(), 512), [&](const tbb::blocked_range<size_t>& range) {
     std::vector<uint32_t> candidates;
     std::vector<uint32_t> scratch;
@@ -345,7 +339,11 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
       look_up(p, jobs[j], candidates.data(), candidates.size(), scratch, defs);
     }
   });
-  step.reset();
+}
+
+// Each reference whose look-up found nothing, with why (its library missing, a wrong or hidden version,
+// hidden visibility, or no definition).
+void record_unresolved(const Process& p, const std::vector<Ref>& refs, const std::vector<Job>& jobs, BindOutcome& result) {
   for (const Ref& r : refs) {
     const Lookup& look = jobs[r.job].look;
     if (look.found) continue;
@@ -370,8 +368,10 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
     u.near_definitions = look.near;
     result.unresolved.push_back(std::move(u));
   }
+}
 
-  // dl-version.c: every Vernaux must name a Verdef of the loaded file it is required from.
+// dl-version.c: every Vernaux must name a Verdef of the loaded file it is required from.
+void check_version_requirements(const Process& p, const std::vector<int>& checked, BindOutcome& result) {
   for (int i : checked) {
     const auto& o = p.objects[i].elf;
     for (const auto& req : o.version_requirements) {
@@ -384,6 +384,35 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
       if (!present) result.missing_versions.push_back({i, std::string(req.name), std::string(req.file), provider, req.weak});
     }
   }
+}
+
+// The references of `checked` looked up in one scope (lookup_scope: the objects in the order ld.so
+// walks them). The passes: read the references, share their look-ups, index the scope's candidates,
+// look up, record what is unresolved, then check the version requirements. No defined name of any
+// object is read or hashed unless a reference's GNU hash leads to it.
+void bind_in_scope(const Process& p, const std::vector<int>& checked, const std::vector<int>& scope,
+                   BindOutcome& result) {
+  std::optional<PhaseTime> step(std::in_place, "bind.references");
+  std::vector<std::vector<Pending>> pending = read_references(p, checked);
+  step.emplace("bind.jobs");
+  std::vector<Ref> refs;
+  std::vector<Job> jobs;
+  make_jobs(checked, pending, refs, jobs);
+  pending = {};
+  // Candidates from the hash tables (scope order), then the look-ups, in parallel.
+  step.emplace("bind.index");
+  CandidateIndex index(jobs);
+  {
+    std::vector<std::vector<uint32_t>> slots(scope.size());
+    tbb::parallel_for(size_t{0}, scope.size(),
+                      [&](size_t k) { index.match(p, static_cast<uint32_t>(scope[k]), slots[k]); });
+    for (size_t k = 0; k < scope.size(); ++k) index.add(static_cast<uint32_t>(scope[k]), slots[k]);
+  }
+  step.emplace("bind.lookups");
+  look_up_jobs(p, index, jobs);
+  step.reset();
+  record_unresolved(p, refs, jobs, result);
+  check_version_requirements(p, checked, result);
 }
 
 }  // namespace

@@ -62,103 +62,105 @@ json fix_json(const SymbolFix& fix) {
   return {{"description", text(fix.description)}, {"artifactChanges", changes}};
 }
 
-}  // namespace
-
-std::string render_sarif(const Report& report, const SarifOptions& given) {
-  // The help URI is the install's (or the source tree's) path: its bytes, like a symbol's, may be any,
-  // and dump() throws on invalid UTF-8 (found by fuzz_report).
-  SarifOptions options = given;
-  options.help_uri = ci::printable_utf8(options.help_uri);
-  options.tool_version = ci::printable_utf8(options.tool_version);
-  auto found = ci::findings(report);
-  // Every known classification is a rule, so rule indexes are stable across runs; a classification
-  // added later without a rule text still gets a rule of its own.
-  json rules = json::array();
+// The run's rules, indexed as results cite them. Every known classification is a rule, so rule indexes
+// are stable across runs; a classification added later without a rule text still gets a rule of its own.
+struct Rules {
+  json list = json::array();
   std::vector<std::string> ids;
-  for (const auto& r : ci::rules()) {
-    ids.emplace_back(to_string(r.classification));
-    rules.push_back(rule_json(ids.back(), &r, options.help_uri));
+  const std::string& help_uri;
+
+  explicit Rules(const std::string& uri) : help_uri(uri) {
+    for (const auto& r : ci::rules()) {
+      ids.emplace_back(to_string(r.classification));
+      list.push_back(rule_json(ids.back(), &r, help_uri));
+    }
   }
-  auto index_of = [&](const std::string& id) {
+
+  size_t index_of(const std::string& id) {
     for (size_t i = 0; i < ids.size(); ++i)
       if (ids[i] == id) return i;
     ids.push_back(id);
-    rules.push_back(rule_json(id, nullptr, options.help_uri));
+    list.push_back(rule_json(id, nullptr, help_uri));
     return ids.size() - 1;
-  };
-
-  json results = json::array();
-  for (const auto& f : found) {
-    std::string message = f.title;
-    for (const auto& d : f.details) message += "\n" + d;
-    json location;
-    if (f.file) {
-      location["physicalLocation"] = {{"artifactLocation", {{"uri", file_uri(*f.file)}}}};
-      if (f.line && *f.line > 0) location["physicalLocation"]["region"] = {{"startLine", *f.line}};
-    } else {
-      location["physicalLocation"] = {{"artifactLocation", {{"uri", file_uri(f.library->path)}}}};
-    }
-    if (f.symbol) {
-      location["logicalLocations"] = json::array({{{"fullyQualifiedName", ci::printable_utf8(f.symbol->demangled)},
-                                                   {"decoratedName", ci::printable_utf8(f.symbol->symbol)},
-                                                   {"kind", f.symbol->type == SymbolType::Object ? "variable" : "function"}}});
-    }
-    std::string library_name = f.library->soname.empty() ? f.library->path.substr(f.library->path.rfind('/') + 1)
-                                                          : f.library->soname;
-    json result = {{"ruleId", f.rule},
-                   {"ruleIndex", index_of(f.rule)},
-                   {"level", f.baselined ? "note" : "error"},
-                   {"message", text(message)},
-                   {"locations", json::array({location})},
-                   // Stable across rebuilds and checkouts: the library's name and what is missing.
-                   {"partialFingerprints",
-                    {{"musaLinkcheckFinding/v1", ci::printable_utf8(library_name + ":" +
-                                                                    (f.symbol ? f.symbol->symbol : f.name))}}},
-                   {"properties",
-                    {{"library", ci::printable_utf8(f.library->path)}, {"classification", f.rule},
-                     {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)},
-                     // Who installed the library (dpkg, conda, a wheel, the SDK), as in the JSON report.
-                     {"owner", f.library->owner ? json{{"kind", f.library->owner->kind},
-                                                       {"name", ci::printable_utf8(f.library->owner->name)},
-                                                       {"version", ci::printable_utf8(f.library->owner->version)}}
-                                                 : json(nullptr)}}}};
-    if (f.baselined) result["baselineState"] = "unchanged";
-    if (f.symbol) {
-      json fixes = json::array();
-      for (const auto& fix : options.fixes)
-        if (fix.library == f.library->path && fix.symbol == f.symbol->symbol && !fix.edits.empty())
-          fixes.push_back(fix_json(fix));
-      if (!fixes.empty()) result["fixes"] = fixes;
-    }
-    results.push_back(std::move(result));
   }
+};
 
-  // Run-time look-ups: a rule of their own (not a classification of an undefined symbol), added only
-  // when there are some, so the rule indexes of the classifications stay as they were.
+std::string message_of(const std::string& title, const std::vector<std::string>& details) {
+  std::string message = title;
+  for (const auto& d : details) message += "\n" + d;
+  return message;
+}
+
+// One result per finding: located at the referencing source line (else at the library), with the
+// fixes whose edits apply to it.
+json finding_result(const ci::Finding& f, size_t rule_index, const std::vector<SymbolFix>& all_fixes) {
+  json location;
+  if (f.file) {
+    location["physicalLocation"] = {{"artifactLocation", {{"uri", file_uri(*f.file)}}}};
+    if (f.line && *f.line > 0) location["physicalLocation"]["region"] = {{"startLine", *f.line}};
+  } else {
+    location["physicalLocation"] = {{"artifactLocation", {{"uri", file_uri(f.library->path)}}}};
+  }
+  if (f.symbol) {
+    location["logicalLocations"] = json::array({{{"fullyQualifiedName", ci::printable_utf8(f.symbol->demangled)},
+                                                 {"decoratedName", ci::printable_utf8(f.symbol->symbol)},
+                                                 {"kind", f.symbol->type == SymbolType::Object ? "variable" : "function"}}});
+  }
+  std::string library_name = f.library->soname.empty() ? f.library->path.substr(f.library->path.rfind('/') + 1)
+                                                        : f.library->soname;
+  json result = {{"ruleId", f.rule},
+                 {"ruleIndex", rule_index},
+                 {"level", f.baselined ? "note" : "error"},
+                 {"message", text(message_of(f.title, f.details))},
+                 {"locations", json::array({location})},
+                 // Stable across rebuilds and checkouts: the library's name and what is missing.
+                 {"partialFingerprints",
+                  {{"musaLinkcheckFinding/v1", ci::printable_utf8(library_name + ":" +
+                                                                  (f.symbol ? f.symbol->symbol : f.name))}}},
+                 {"properties",
+                  {{"library", ci::printable_utf8(f.library->path)}, {"classification", f.rule},
+                   {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)},
+                   // Who installed the library (dpkg, conda, a wheel, the SDK), as in the JSON report.
+                   {"owner", f.library->owner ? json{{"kind", f.library->owner->kind},
+                                                     {"name", ci::printable_utf8(f.library->owner->name)},
+                                                     {"version", ci::printable_utf8(f.library->owner->version)}}
+                                               : json(nullptr)}}}};
+  if (f.baselined) result["baselineState"] = "unchanged";
+  if (f.symbol) {
+    json fixes = json::array();
+    for (const auto& fix : all_fixes)
+      if (fix.library == f.library->path && fix.symbol == f.symbol->symbol && !fix.edits.empty())
+        fixes.push_back(fix_json(fix));
+    if (!fixes.empty()) result["fixes"] = fixes;
+  }
+  return result;
+}
+
+// Run-time look-ups: a rule of their own (not a classification of an undefined symbol), added only
+// when there are some, so the rule indexes of the classifications stay as they were.
+void add_runtime_results(const Report& report, Rules& rules, json& results) {
   for (const auto& f : ci::runtime_findings(report)) {
-    size_t before = ids.size();
-    size_t index = index_of(ci::kRuntimeLookupRule);
-    if (ids.size() > before) {
+    size_t before = rules.ids.size();
+    size_t index = rules.index_of(ci::kRuntimeLookupRule);
+    if (rules.ids.size() > before) {
       const char* help =
           "A string literal given to dlopen names a library the search from that object does not find, or one "
           "given to dlsym names an entry point the library found does not export. A warning unless --fail-on "
           "runtime: install the library (or the driver version) that provides it, or stop looking it up.";
-      rules[index] = {{"id", ci::kRuntimeLookupRule},
-                      {"name", "RuntimeLookup"},
-                      {"shortDescription", text("A name looked up at run time (dlopen/dlsym) is not satisfied.")},
-                      {"fullDescription", text(help)},
-                      {"help", text(help)},
-                      {"defaultConfiguration", {{"level", "warning"}}}};
-      if (!options.help_uri.empty()) rules[index]["helpUri"] = options.help_uri + "#" + ci::kRuntimeLookupRule;
+      rules.list[index] = {{"id", ci::kRuntimeLookupRule},
+                           {"name", "RuntimeLookup"},
+                           {"shortDescription", text("A name looked up at run time (dlopen/dlsym) is not satisfied.")},
+                           {"fullDescription", text(help)},
+                           {"help", text(help)},
+                           {"defaultConfiguration", {{"level", "warning"}}}};
+      if (!rules.help_uri.empty()) rules.list[index]["helpUri"] = rules.help_uri + "#" + ci::kRuntimeLookupRule;
     }
     const auto& r = *f.lookup;
-    std::string message = f.title;
-    for (const auto& d : f.details) message += "\n" + d;
     results.push_back(
         {{"ruleId", ci::kRuntimeLookupRule},
          {"ruleIndex", index},
          {"level", f.fatal ? "error" : "warning"},
-         {"message", text(message)},
+         {"message", text(message_of(f.title, f.details))},
          {"locations", json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", file_uri(r.library)}}}}}}})},
          {"partialFingerprints",
           {{"musaLinkcheckFinding/v1", ci::printable_utf8(r.library.substr(r.library.rfind('/') + 1) + ":" + r.kind +
@@ -168,7 +170,10 @@ std::string render_sarif(const Report& report, const SarifOptions& given) {
            {"name", ci::printable_utf8(r.name)},
            {"provider", r.provider ? json(ci::printable_utf8(*r.provider)) : json(nullptr)}}}});
   }
+}
 
+// The run's envelope: the tool and its rules, the invocation with one notification per bad input, the results.
+std::string sarif_document(const Report& report, const SarifOptions& options, const json& rules, const json& results) {
   json notifications = json::array();
   for (const auto& e : report.errors) {
     notifications.push_back({{"level", "error"},
@@ -190,6 +195,23 @@ std::string render_sarif(const Report& report, const SarifOptions& given) {
                                      {"columnKind", "unicodeCodePoints"},
                                      {"results", results}}})}};
   return doc.dump(2) + "\n";
+}
+
+}  // namespace
+
+// The passes: the rules, one result per finding, then the run-time look-ups, in one document.
+std::string render_sarif(const Report& report, const SarifOptions& given) {
+  // The help URI is the install's (or the source tree's) path: its bytes, like a symbol's, may be any,
+  // and dump() throws on invalid UTF-8 (found by fuzz_report).
+  SarifOptions options = given;
+  options.help_uri = ci::printable_utf8(options.help_uri);
+  options.tool_version = ci::printable_utf8(options.tool_version);
+  auto found = ci::findings(report);
+  Rules rules(options.help_uri);
+  json results = json::array();
+  for (const auto& f : found) results.push_back(finding_result(f, rules.index_of(f.rule), options.fixes));
+  add_runtime_results(report, rules, results);
+  return sarif_document(report, options, rules.list, results);
 }
 
 }  // namespace mlc

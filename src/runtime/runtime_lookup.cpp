@@ -153,40 +153,49 @@ static Result<std::vector<std::string>> literals_of(const elf::ElfObject& object
   return read;
 }
 
-std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
-                                                 const loader::LoaderEnv& env, LiteralCache* lcache) {
-  std::vector<RuntimeLookup> out;
-  // The literals of the objects that import dlopen, read in parallel (each file on its own handle):
-  // a large library's .rodata is most of the cost of this pass.
+namespace {
+
+// The objects that import dlopen. The distribution's own libraries in the closure (/lib, /usr/lib) are
+// not scanned unless named: their run-time look-ups are the distribution's concern, and their .rodata
+// is most of the bytes.
+std::vector<int> dlopen_callers(const loader::Process& p, const std::vector<int>& objects) {
   std::vector<int> callers;
   for (int index : objects) {
-    // The distribution's own libraries in the closure (/lib, /usr/lib) are not scanned unless named:
-    // their run-time look-ups are the distribution's concern, and their .rodata is most of the bytes.
     const auto& path = p.objects[index].path;
     bool system = path.rfind("/lib/", 0) == 0 || path.rfind("/usr/lib/", 0) == 0 || path.rfind("/lib64/", 0) == 0 ||
                   path.rfind("/usr/lib64/", 0) == 0;
     if (system && !p.objects[index].is_target) continue;
     if (imports(p.objects[index].elf, {"dlopen", "dlmopen"})) callers.push_back(index);
   }
-  // First only the literals holding ".so" (memmem over .rodata); every entry-point literal is read
-  // later, and only from an object one of whose dlopen'd libraries was found.
+  return callers;
+}
+
+// Each caller's literals holding ".so" (memmem over .rodata), read in parallel in the mapping the
+// loader made of its file; a section that cannot be read costs only that caller's check.
+std::vector<std::optional<std::vector<std::string>>> soname_literals(const loader::Process& p, const std::vector<int>& callers,
+                                                                     LiteralCache* lcache) {
   std::vector<std::optional<std::vector<std::string>>> read(callers.size());
   tbb::parallel_for(size_t{0}, callers.size(), [&](size_t i) {
-    // In the mapping the loader made of this file (it is not opened again).
     auto literals = literals_of(
         p.objects[callers[i]].elf,
         {.min_length = 4, .keep = [](std::string_view s) { return is_soname_literal(std::string(s)); },
          .containing = ".so", .starting = {}},
         "sonames", lcache);
-    // A section that cannot be read costs only this check.
     if (literals) read[i] = std::move(literals).value();
   });
-  if (std::none_of(read.begin(), read.end(), [](const auto& r) { return r && !r->empty(); })) return out;
-  // Where each caller's dlopen literals lead (the search stats the caller's search order), in parallel.
+  return read;
+}
+
+using FoundPerCaller = std::vector<std::vector<std::pair<std::string, Found>>>;  // soname literal, where
+
+// Where each caller's dlopen literals lead (the search stats the caller's search order), in parallel.
+FoundPerCaller where_opened(const loader::Process& p, const std::vector<int>& callers,
+                            const std::vector<std::optional<std::vector<std::string>>>& read,
+                            const loader::LoaderEnv& env) {
   const auto ld_cache = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
   const loader::SystemCache system_cache{
       .entries = ld_cache ? ld_cache.value() : std::vector<loader::CacheEntry>{}, .from_conf = false};
-  std::vector<std::vector<std::pair<std::string, Found>>> found(callers.size());  // soname literal, where
+  FoundPerCaller found(callers.size());
   tbb::parallel_for(size_t{0}, callers.size(), [&](size_t k) {
     if (!read[k]) return;
     std::set<std::string> seen;
@@ -194,95 +203,129 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
       if (is_soname_literal(lit) && seen.insert(lit).second)
         found[k].emplace_back(lit, search(p, callers[k], lit, env, system_cache));
   });
-  // Each library found, read once (in parallel) with its exported API prefixes: a driver that every
-  // library of a CUDA stack dlopens is not read and scanned once per caller.
+  return found;
+}
+
+// Each library found, read once (in parallel) with its exported API prefixes: a driver that every
+// library of a CUDA stack dlopens is not read and scanned once per caller.
+std::map<std::string, Opened> open_libraries(const loader::Process& p, const FoundPerCaller& found) {
   std::map<std::string, Opened> opened;
   for (const auto& per_caller : found)
     for (const auto& [lit, f] : per_caller)
       if (!f.path.empty()) opened.try_emplace(f.path);
-  {
-    std::vector<std::pair<const std::string, Opened>*> libs;
-    for (auto& entry : opened) libs.push_back(&entry);
-    std::map<std::string, int> loaded;
-    for (const auto& per_caller : found)
-      for (const auto& [lit, f] : per_caller)
-        if (f.loaded >= 0) loaded.emplace(f.path, f.loaded);
-    tbb::parallel_for(size_t{0}, libs.size(), [&](size_t k) {
-      auto& [path, lib] = *libs[k];
-      if (auto it = loaded.find(path); it != loaded.end()) {
-        lib.object = &p.objects[it->second].elf;
-      } else if (auto r = elf::read_object(path, elf::ReadOptions{.relocations = false, .lookup_only = true})) {
-        lib.read = std::move(r).value();
-        lib.object = &*lib.read;
-      }
-      if (lib.object) lib.prefixes = own_prefixes(*lib.object);
-    });
-  }
-  // The look-ups of each caller, in parallel, then in the callers' order.
-  std::vector<std::vector<RuntimeLookup>> per_caller(callers.size());
-  tbb::parallel_for(size_t{0}, callers.size(), [&](size_t k) {
-    const auto& obj = p.objects[callers[k]];
-    auto& told = per_caller[k];
-    std::vector<std::pair<std::string, const Opened*>> libs;  // soname literal, the library found
-    for (const auto& [lit, f] : found[k]) {
-      if (f.path.empty()) {
-        told.push_back({.library = obj.path, .kind = "dlopen", .name = lit, .provider = std::nullopt, .provider_name = "",
-                        .searched = f.searched, .driver = is_gpu_driver(lit)});
-        continue;
-      }
-      if (const Opened& lib = opened.at(f.path); lib.object) libs.emplace_back(lit, &lib);
+  std::vector<std::pair<const std::string, Opened>*> libs;
+  for (auto& entry : opened) libs.push_back(&entry);
+  std::map<std::string, int> loaded;
+  for (const auto& per_caller : found)
+    for (const auto& [lit, f] : per_caller)
+      if (f.loaded >= 0) loaded.emplace(f.path, f.loaded);
+  tbb::parallel_for(size_t{0}, libs.size(), [&](size_t k) {
+    auto& [path, lib] = *libs[k];
+    if (auto it = loaded.find(path); it != loaded.end()) {
+      lib.object = &p.objects[it->second].elf;
+    } else if (auto r = elf::read_object(path, elf::ReadOptions{.relocations = false, .lookup_only = true})) {
+      lib.read = std::move(r).value();
+      lib.object = &*lib.read;
     }
-    if (libs.empty() || !imports(obj.elf, {"dlsym", "dlvsym"})) return;
-    // Only a prefix one of the opened libraries exports can make a finding (a prefix counts for the
-    // library that exports one of its names), and not the object's own: the literals beginning with
-    // those prefixes are all that is read, not every literal of .rodata (libcublasLt's 46 MB hold
-    // 4.6 million NULs, one memchr each).
-    const std::set<std::string> own = own_prefixes(obj.elf);
-    std::set<std::string> wanted;
-    for (const auto& lib : libs)
-      for (const auto& prefix : lib.second->prefixes)
-        if (!own.count(prefix)) wanted.insert(prefix);
-    if (wanted.empty()) return;
-    elf::LiteralSearch search{.min_length = 4, .keep = {}, .containing = {},
-                              .starting = std::vector<std::string>(wanted.begin(), wanted.end())};
-    search.keep = [](std::string_view s) {
-      // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
-      if (s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0])) || s.find_first_of(" %/:.") != s.npos)
-        return false;
-      auto prefix = prefix_of(s);
-      if (prefix.empty()) return false;
-      // Enum and error-code names (hipSuccess, hipErrorInvalidValue, cudaErrorNoDevice) are literals of
-      // the library's error-string tables, never a dlsym argument: no API exports a function so named.
-      std::string_view rest = s.substr(prefix.size());
-      return rest.rfind("Success", 0) != 0 && rest.rfind("Error", 0) != 0;
-    };
-    std::string query = "entry-points";
-    for (const auto& prefix : wanted) query += ' ' + prefix;
-    auto identifiers = literals_of(obj.elf, search, query, lcache);
-    if (!identifiers) return;
-    // Entry points by API prefix; a prefix counts for a library that exports one of them.
-    std::map<std::string, std::vector<std::string>> by_prefix;
-    std::set<std::string> names;
-    for (const auto& s : identifiers.value())
-      if (auto prefix = api_prefix(s); !prefix.empty() && names.insert(s).second) by_prefix[prefix].push_back(s);
-    for (const auto& [prefix, entries] : by_prefix) {
-      if (own.count(prefix)) continue;  // its own API's names (hipSuccess in libamdhip64's error table)
-      const std::pair<std::string, const Opened*>* owner = nullptr;
-      for (const auto& lib : libs) {
-        for (const auto& e : entries)
-          if (exports(*lib.second->object, e)) owner = &lib;
-        if (owner) break;
-      }
-      if (!owner) continue;
-      for (const auto& e : entries) {
-        bool anywhere = false;
-        for (const auto& lib : libs) anywhere |= exports(*lib.second->object, e);
-        if (!anywhere)
-          told.push_back({.library = obj.path, .kind = "dlsym", .name = e, .provider = owner->second->object->path,
-                          .provider_name = owner->first, .searched = {}, .driver = false});
-      }
-    }
+    if (lib.object) lib.prefixes = own_prefixes(*lib.object);
   });
+  return opened;
+}
+
+// The search for literals that may be dlsym arguments: those starting with a wanted API prefix.
+elf::LiteralSearch entry_point_search(const std::set<std::string>& wanted) {
+  elf::LiteralSearch search{.min_length = 4, .keep = {}, .containing = {},
+                            .starting = std::vector<std::string>(wanted.begin(), wanted.end())};
+  search.keep = [](std::string_view s) {
+    // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
+    if (s.size() > 128 || !std::islower(static_cast<unsigned char>(s[0])) || s.find_first_of(" %/:.") != s.npos)
+      return false;
+    auto prefix = prefix_of(s);
+    if (prefix.empty()) return false;
+    // Enum and error-code names (hipSuccess, hipErrorInvalidValue, cudaErrorNoDevice) are literals of
+    // the library's error-string tables, never a dlsym argument: no API exports a function so named.
+    std::string_view rest = s.substr(prefix.size());
+    return rest.rfind("Success", 0) != 0 && rest.rfind("Error", 0) != 0;
+  };
+  return search;
+}
+
+using OpenedLibs = std::vector<std::pair<std::string, const Opened*>>;  // soname literal, the library found
+
+// The entry points no opened library exports, grouped by API prefix: a prefix counts for a library
+// that exports one of its names, and the object's own API is not looked up elsewhere.
+void missing_entry_points(const loader::LoadedObject& obj, const OpenedLibs& libs, const std::set<std::string>& own,
+                          const std::vector<std::string>& identifiers, std::vector<RuntimeLookup>& told) {
+  std::map<std::string, std::vector<std::string>> by_prefix;
+  std::set<std::string> names;
+  for (const auto& s : identifiers)
+    if (auto prefix = api_prefix(s); !prefix.empty() && names.insert(s).second) by_prefix[prefix].push_back(s);
+  for (const auto& [prefix, entries] : by_prefix) {
+    if (own.count(prefix)) continue;  // its own API's names (hipSuccess in libamdhip64's error table)
+    const std::pair<std::string, const Opened*>* owner = nullptr;
+    for (const auto& lib : libs) {
+      for (const auto& e : entries)
+        if (exports(*lib.second->object, e)) owner = &lib;
+      if (owner) break;
+    }
+    if (!owner) continue;
+    for (const auto& e : entries) {
+      bool anywhere = false;
+      for (const auto& lib : libs) anywhere |= exports(*lib.second->object, e);
+      if (!anywhere)
+        told.push_back({.library = obj.path, .kind = "dlsym", .name = e, .provider = owner->second->object->path,
+                        .provider_name = owner->first, .searched = {}, .driver = false});
+    }
+  }
+}
+
+// One caller's look-ups: the libraries it dlopens that are not found, then the entry points it
+// dlsyms that no library it opens exports.
+void caller_lookups(const loader::LoadedObject& obj, const std::vector<std::pair<std::string, Found>>& found,
+                    const std::map<std::string, Opened>& opened, LiteralCache* lcache, std::vector<RuntimeLookup>& told) {
+  OpenedLibs libs;
+  for (const auto& [lit, f] : found) {
+    if (f.path.empty()) {
+      told.push_back({.library = obj.path, .kind = "dlopen", .name = lit, .provider = std::nullopt, .provider_name = "",
+                      .searched = f.searched, .driver = is_gpu_driver(lit)});
+      continue;
+    }
+    if (const Opened& lib = opened.at(f.path); lib.object) libs.emplace_back(lit, &lib);
+  }
+  if (libs.empty() || !imports(obj.elf, {"dlsym", "dlvsym"})) return;
+  // Only a prefix one of the opened libraries exports can make a finding (a prefix counts for the
+  // library that exports one of its names), and not the object's own: the literals beginning with
+  // those prefixes are all that is read, not every literal of .rodata (libcublasLt's 46 MB hold
+  // 4.6 million NULs, one memchr each).
+  const std::set<std::string> own = own_prefixes(obj.elf);
+  std::set<std::string> wanted;
+  for (const auto& lib : libs)
+    for (const auto& prefix : lib.second->prefixes)
+      if (!own.count(prefix)) wanted.insert(prefix);
+  if (wanted.empty()) return;
+  std::string query = "entry-points";
+  for (const auto& prefix : wanted) query += ' ' + prefix;
+  auto identifiers = literals_of(obj.elf, entry_point_search(wanted), query, lcache);
+  if (!identifiers) return;
+  missing_entry_points(obj, libs, own, identifiers.value(), told);
+}
+
+}  // namespace
+
+// The passes: the callers of dlopen, their soname literals (only those, at first), where each leads,
+// each library found read once, then each caller's look-ups, in the callers' order.
+std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
+                                                 const loader::LoaderEnv& env, LiteralCache* lcache) {
+  std::vector<RuntimeLookup> out;
+  std::vector<int> callers = dlopen_callers(p, objects);
+  // Every entry-point literal is read later, and only from an object one of whose dlopen'd libraries was found.
+  auto read = soname_literals(p, callers, lcache);
+  if (std::none_of(read.begin(), read.end(), [](const auto& r) { return r && !r->empty(); })) return out;
+  FoundPerCaller found = where_opened(p, callers, read, env);
+  std::map<std::string, Opened> opened = open_libraries(p, found);
+  std::vector<std::vector<RuntimeLookup>> per_caller(callers.size());
+  tbb::parallel_for(size_t{0}, callers.size(),
+                    [&](size_t k) { caller_lookups(p.objects[callers[k]], found[k], opened, lcache, per_caller[k]); });
   for (auto& told : per_caller)
     for (auto& r : told) out.push_back(std::move(r));
   return out;

@@ -12,17 +12,16 @@ bool Parser::is_decl_keyword(std::string_view w) {
          w == "__noinline__";
 }
 
-void Parser::function_statement(size_t start, size_t paren, bool extern_c, std::vector<std::string> tparams,
-                                bool is_template, bool instantiation) {
-  // Declarator: walk back from '(' over "name", "operator ...", "~name", "<args>" and "A::".
+// Walks back from '(' over "name", "operator ...", "~name", "<args>" and "A::"; nullopt when no name
+// precedes it.
+std::optional<Parser::Declarator> Parser::function_declarator(size_t start, size_t paren) {
+  Declarator out;
   size_t d = paren;
-  std::string name;
-  std::string targs;
   size_t op = SIZE_MAX;
   for (size_t m = start; m < paren; ++m)
     if (t_[m].text == "operator") op = m;
   if (op != SIZE_MAX) {
-    name = canonical_operator_name("operator " + text(op + 1, paren));
+    out.name = canonical_operator_name("operator " + text(op + 1, paren));
     d = op;
   } else {
     if (d > start && t_[d - 1].text == ">") {  // f<int>(...)
@@ -33,23 +32,19 @@ void Parser::function_statement(size_t start, size_t paren, bool extern_c, std::
         if (t_[m].text == "<" && --depth == 0) break;
       }
       if (m > start && m < d && ident(m - 1)) {
-        targs = normalize_args(text(m + 1, d - 1));
+        out.targs = normalize_args(text(m + 1, d - 1));
         d = m;
       }
     }
-    if (d == start || !ident(d - 1)) {
-      skip_rest(paren);
-      return;
-    }
-    name = std::string(t_[d - 1].text);
+    if (d == start || !ident(d - 1)) return std::nullopt;
+    out.name = std::string(t_[d - 1].text);
     --d;
     if (d > start && t_[d - 1].text == "~") {
-      name = "~" + name;
+      out.name = "~" + out.name;
       --d;
     }
   }
-  // Qualifiers "A::B<T>::"
-  std::vector<std::string> quals;
+  // Qualifiers "A::B<T>::"; a leading global "::name" is fine.
   while (d >= start + 2 && t_[d - 1].text == "::") {
     size_t m = d - 1;
     if (m > start && t_[m - 1].text == ">") {
@@ -60,19 +55,31 @@ void Parser::function_statement(size_t start, size_t paren, bool extern_c, std::
       }
     }
     if (m == start || !ident(m - 1)) break;
-    quals.insert(quals.begin(), std::string(t_[m - 1].text));
+    out.quals.insert(out.quals.begin(), std::string(t_[m - 1].text));
     d = m - 1;
   }
-  if (d == start && quals.size() == 1 && start > 0 && t_[start - 1].text == "::") {
-    // leading global "::name" - fine
+  out.begin = d;
+  return out;
+}
+
+// The passes: the declarator, the specifiers before it, the parameters and what follows them, then
+// the entity (and the class's key function).
+void Parser::function_statement(size_t start, size_t paren, bool extern_c, std::vector<std::string> tparams,
+                                bool is_template, bool instantiation) {
+  std::optional<Declarator> decl = function_declarator(start, paren);
+  if (!decl) {
+    skip_rest(paren);
+    return;
   }
+  const std::string& name = decl->name;
+  const std::vector<std::string>& quals = decl->quals;
+  const size_t d = decl->begin;
   // What precedes the declarator: return type and specifiers.
-  bool has_type = false, is_inline = false, is_virtual = false, is_extern = false;
+  bool has_type = false, is_inline = false, is_virtual = false;
   for (size_t m = start; m < d; ++m) {
     std::string_view w = t_[m].text;
     if (w == "inline" || w == "constexpr" || w == "__forceinline__" || w == "__inline__") is_inline = true;
     else if (w == "virtual") is_virtual = true;
-    else if (w == "extern") is_extern = true;
     if (!is_decl_keyword(w)) has_type = true;
   }
   Scope* cls = current_class();
@@ -86,7 +93,6 @@ void Parser::function_statement(size_t start, size_t paren, bool extern_c, std::
     skip_rest(paren);
     return;
   }
-  (void)is_extern;
   size_t close = skip_group(paren);
   std::vector<std::string> params = parameter_types(paren, close);
   // After the parameters: qualifiers, "= 0", a body, a ctor initializer list.
@@ -109,7 +115,7 @@ void Parser::function_statement(size_t start, size_t paren, bool extern_c, std::
   all_tparams.insert(all_tparams.end(), tparams.begin(), tparams.end());
   e.template_params = join_list(all_tparams);
   e.is_template = is_template && !instantiation;
-  e.template_args = targs;
+  e.template_args = decl->targs;
   e.is_inline = is_inline || (body && cls != nullptr);
   if (instantiation) {
     e.kind = EntityKind::ExplicitInstantiation;

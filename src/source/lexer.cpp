@@ -38,6 +38,68 @@ void read_define(std::string_view s, size_t i, size_t end, std::vector<Define>* 
 }
 
 
+// The end of the directive at `i` (the '#'), past its continuations, counted in `line`; a block
+// comment starting on the line ends it, to be lexed normally.
+size_t directive_end(std::string_view s, size_t i, uint32_t& line) {
+  const size_t n = s.size();
+  while (i < n && s[i] != '\n') {
+    if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') {
+      ++line;
+      i += 2;
+      continue;
+    }
+    if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') break;
+    ++i;
+  }
+  return i;
+}
+
+// The end of the block comment opening at `i`, its newlines counted in `line`.
+size_t block_comment_end(std::string_view s, size_t i, uint32_t& line) {
+  const size_t n = s.size();
+  i += 2;
+  while (i < n && !(s[i] == '*' && i + 1 < n && s[i + 1] == '/')) {
+    if (s[i] == '\n') ++line;
+    ++i;
+  }
+  return std::min(n, i + 2);
+}
+
+// The end of the raw string R"delim( ... )delim" at `i`, or npos when no delimiter opens one.
+size_t raw_string_end(std::string_view s, size_t i) {
+  size_t open = s.find('(', i + 2);
+  if (open == std::string_view::npos || open - i >= 20) return std::string_view::npos;
+  std::string close = ")" + std::string(s.substr(i + 2, open - i - 2)) + "\"";
+  size_t end = s.find(close, open);
+  return end == std::string_view::npos ? s.size() : end + close.size();
+}
+
+// The end of the number at `i`: digits, letters, '.', digit separators and an exponent's sign.
+size_t number_end(std::string_view s, size_t i) {
+  const size_t n = s.size();
+  while (i < n && (ident_char(s[i]) || s[i] == '.' || s[i] == '\'' ||
+                   ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E' || s[i - 1] == 'p')))) {
+    ++i;
+  }
+  return i;
+}
+
+// The end of the string or character literal at `i`; an unclosed one ends at the line's end.
+size_t quoted_end(std::string_view s, size_t i) {
+  const size_t n = s.size();
+  const char quote = s[i++];
+  while (i < n && s[i] != quote && s[i] != '\n') i += s[i] == '\\' ? 2 : 1;
+  return std::min(n, i + 1);
+}
+
+// The length of the punctuator at `i`: the multi-character ones the scanner reads, else one byte.
+size_t punct_size(std::string_view s, size_t i) {
+  static constexpr std::string_view kMulti[] = {"::", "->", "...", "&&"};
+  for (auto m : kMulti)
+    if (s.substr(i, m.size()) == m) return m.size();
+  return 1;
+}
+
 }  // namespace
 
 std::vector<Token> lex(std::string_view s, std::vector<Define>* defines) {
@@ -62,15 +124,7 @@ std::vector<Token> lex(std::string_view s, std::vector<Define>* defines) {
     }
     if (c == '#' && line_start) {  // preprocessor directive, with continuations
       size_t hash = i;
-      while (i < n && s[i] != '\n') {
-        if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') {
-          ++line;
-          i += 2;
-          continue;
-        }
-        if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') break;  // a comment starts; lex it normally
-        ++i;
-      }
+      i = directive_end(s, i, line);
       read_define(s, hash, i, defines, &conditions);
       continue;
     }
@@ -80,20 +134,11 @@ std::vector<Token> lex(std::string_view s, std::vector<Define>* defines) {
       continue;
     }
     if (c == '/' && i + 1 < n && s[i + 1] == '*') {
-      i += 2;
-      while (i < n && !(s[i] == '*' && i + 1 < n && s[i + 1] == '/')) {
-        if (s[i] == '\n') ++line;
-        ++i;
-      }
-      i = std::min(n, i + 2);
+      i = block_comment_end(s, i, line);
       continue;
     }
-    if (c == 'R' && i + 1 < n && s[i + 1] == '"') {  // raw string R"delim( ... )delim"
-      size_t open = s.find('(', i + 2);
-      if (open != std::string_view::npos && open - i < 20) {
-        std::string close = ")" + std::string(s.substr(i + 2, open - i - 2)) + "\"";
-        size_t end = s.find(close, open);
-        end = end == std::string_view::npos ? n : end + close.size();
+    if (c == 'R' && i + 1 < n && s[i + 1] == '"') {
+      if (size_t end = raw_string_end(s, i); end != std::string_view::npos) {
         for (size_t k = i; k < end; ++k) line += s[k] == '\n';
         out.push_back({Tok::String, s.substr(i, end - i), line});
         i = end;
@@ -111,33 +156,18 @@ std::vector<Token> lex(std::string_view s, std::vector<Define>* defines) {
       out.push_back({Tok::Ident, s.substr(start, i - start), line});
       continue;
     }
+    size_t start = i;
+    Tok kind = Tok::Punct;
     if (std::isdigit(static_cast<unsigned char>(c))) {
-      size_t start = i;
-      while (i < n && (ident_char(s[i]) || s[i] == '.' || s[i] == '\'' ||
-                       ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E' || s[i - 1] == 'p')))) {
-        ++i;
-      }
-      out.push_back({Tok::Number, s.substr(start, i - start), line});
-      continue;
+      i = number_end(s, i);
+      kind = Tok::Number;
+    } else if (c == '"' || c == '\'') {
+      i = quoted_end(s, i);
+      kind = Tok::String;
+    } else {
+      i += punct_size(s, i);
     }
-    if (c == '"' || c == '\'') {
-      size_t start = i++;
-      while (i < n && s[i] != c && s[i] != '\n') i += s[i] == '\\' ? 2 : 1;
-      i = std::min(n, i + 1);
-      out.push_back({Tok::String, s.substr(start, i - start), line});
-      continue;
-    }
-    static constexpr std::string_view kMulti[] = {"::", "->", "...", "&&"};
-    bool multi = false;
-    for (auto m : kMulti) {
-      if (s.substr(i, m.size()) == m) {
-        out.push_back({Tok::Punct, s.substr(i, m.size()), line});
-        i += m.size();
-        multi = true;
-        break;
-      }
-    }
-    if (!multi) out.push_back({Tok::Punct, s.substr(i++, 1), line});
+    out.push_back({kind, s.substr(start, i - start), line});
   }
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -102,6 +103,14 @@ class Parser {
   static bool is_decl_keyword(std::string_view w);
   void function_statement(size_t start, size_t paren, bool extern_c, std::vector<std::string> tparams,
                           bool is_template, bool instantiation);
+  // A function's declarator, read back from its '(': the name, its template arguments, the qualifiers
+  // before it ("A::B<T>::"), and its first token (what precedes is the return type and specifiers).
+  struct Declarator {
+    std::string name, targs;
+    std::vector<std::string> quals;
+    size_t begin = 0;
+  };
+  std::optional<Declarator> function_declarator(size_t start, size_t paren);
   std::vector<std::string> parameter_types(size_t paren, size_t close) const;
   struct FunctionTail {
     size_t end = 0;  // just past the statement

@@ -172,7 +172,10 @@ std::string join_list(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string normalize_type(std::string_view type, bool is_parameter) {
+namespace {
+
+// The type's tokens as words, a parameter's default argument cut off.
+std::vector<std::string> type_words(std::string_view type, bool is_parameter) {
   auto toks = lex(type);
   std::vector<std::string> words;
   int depth = 0;
@@ -182,15 +185,20 @@ std::string normalize_type(std::string_view type, bool is_parameter) {
     if (is_parameter && depth == 0 && t.kind == Tok::Punct && t.text == "=") break;  // default argument
     words.emplace_back(t.text);
   }
+  return words;
+}
+
+// A parameter's type without its name: arrays decay to pointers, the name comes off.
+void drop_parameter_name(std::vector<std::string>& words) {
   // Arrays decay to pointers in parameters (the name comes off first, then the '*' goes on).
   bool array_param = false;
-  if (is_parameter && words.size() >= 2 && words.back() == "]") {
+  if (words.size() >= 2 && words.back() == "]") {
     while (!words.empty() && words.back() != "[") words.pop_back();
     if (!words.empty()) words.pop_back();
     array_param = true;
   }
   // Drop the parameter name: a trailing identifier after something that already names a type.
-  if (is_parameter && words.size() >= 2) {
+  if (words.size() >= 2) {
     const std::string& last = words.back();
     const std::string& prev = words[words.size() - 2];
     bool last_is_name = ident_start(last[0]) && !is_builtin_word(last) && !is_cv(last) && prev != "::" &&
@@ -200,11 +208,14 @@ std::string normalize_type(std::string_view type, bool is_parameter) {
   }
   if (array_param) words.push_back("*");
   // A function pointer's name: "int (*fn)(int)" -> "int(*)(int)".
-  if (is_parameter)
-    for (size_t i = 0; i + 3 < words.size(); ++i)
-      if (words[i] == "(" && (words[i + 1] == "*" || words[i + 1] == "&") && ident_start(words[i + 2][0]) &&
-          words[i + 3] == ")")
-        words.erase(words.begin() + static_cast<long>(i) + 2);
+  for (size_t i = 0; i + 3 < words.size(); ++i)
+    if (words[i] == "(" && (words[i + 1] == "*" || words[i + 1] == "&") && ident_start(words[i + 2][0]) &&
+        words[i + 3] == ")")
+      words.erase(words.begin() + static_cast<long>(i) + 2);
+}
+
+// The words without noise and qualification, fixed-width typedefs spelled as the builtin types they are.
+std::vector<std::string> unqualified(const std::vector<std::string>& words) {
   std::vector<std::string> out;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -227,7 +238,11 @@ std::string normalize_type(std::string_view type, bool is_parameter) {
     }
     out.push_back(w);
   }
-  // Integer spellings: "long int" -> "long", "unsigned" alone -> "unsigned int", "short int" -> "short".
+  return out;
+}
+
+// Integer spellings: "long int" -> "long", "unsigned" alone -> "unsigned int", "short int" -> "short".
+void canonical_integers(std::vector<std::string>& out) {
   for (size_t i = 0; i + 1 < out.size(); ++i) {
     if ((out[i] == "long" || out[i] == "short") && out[i + 1] == "int") out.erase(out.begin() + i + 1);
   }
@@ -237,36 +252,49 @@ std::string normalize_type(std::string_view type, bool is_parameter) {
     if (out[i] == "unsigned" && !next_is_int_word) out.insert(out.begin() + i + 1, "int");
     if (out[i] == "signed" && i + 1 < out.size() && out[i + 1] == "int") out.erase(out.begin() + i);
   }
-  // cv-qualifiers after what they qualify: leading "const volatile" move past the first type unit
-  // (a run of builtin words such as "unsigned long", or a name with its template arguments), at the
-  // start of the type and of every template argument ("Vector<const char>" -> "Vector<char const>").
-  auto move_cv = [&out](size_t from) {
-    size_t lead = from;
-    while (lead < out.size() && is_cv(out[lead])) ++lead;
-    if (lead == from || lead >= out.size()) return;
-    std::vector<std::string> cvs(out.begin() + static_cast<long>(from), out.begin() + static_cast<long>(lead));
-    out.erase(out.begin() + static_cast<long>(from), out.begin() + static_cast<long>(lead));
-    size_t unit = from;
-    if (is_builtin_word(out[from])) {
-      while (unit < out.size() && is_builtin_word(out[unit])) ++unit;
-    } else {
-      unit = from + 1;
-      if (unit < out.size() && out[unit] == "<") {
-        int d = 0;
-        for (; unit < out.size(); ++unit) {
-          if (out[unit] == "<") ++d;
-          if (out[unit] == ">" && --d == 0) {
-            ++unit;
-            break;
-          }
+}
+
+// Moves the cv-qualifiers leading at `from` past the first type unit (a run of builtin words such as
+// "unsigned long", or a name with its template arguments).
+void move_cv(std::vector<std::string>& out, size_t from) {
+  size_t lead = from;
+  while (lead < out.size() && is_cv(out[lead])) ++lead;
+  if (lead == from || lead >= out.size()) return;
+  std::vector<std::string> cvs(out.begin() + static_cast<long>(from), out.begin() + static_cast<long>(lead));
+  out.erase(out.begin() + static_cast<long>(from), out.begin() + static_cast<long>(lead));
+  size_t unit = from;
+  if (is_builtin_word(out[from])) {
+    while (unit < out.size() && is_builtin_word(out[unit])) ++unit;
+  } else {
+    unit = from + 1;
+    if (unit < out.size() && out[unit] == "<") {
+      int d = 0;
+      for (; unit < out.size(); ++unit) {
+        if (out[unit] == "<") ++d;
+        if (out[unit] == ">" && --d == 0) {
+          ++unit;
+          break;
         }
       }
     }
-    out.insert(out.begin() + static_cast<long>(unit), cvs.begin(), cvs.end());
-  };
-  move_cv(0);
+  }
+  out.insert(out.begin() + static_cast<long>(unit), cvs.begin(), cvs.end());
+}
+
+}  // namespace
+
+// The passes: words, the parameter's name dropped, qualification and noise gone, integer spellings
+// made canonical, cv-qualifiers after what they qualify, then the compact text.
+std::string normalize_type(std::string_view type, bool is_parameter) {
+  std::vector<std::string> words = type_words(type, is_parameter);
+  if (is_parameter) drop_parameter_name(words);
+  std::vector<std::string> out = unqualified(words);
+  canonical_integers(out);
+  // cv-qualifiers after what they qualify, at the start of the type and of every template argument
+  // ("Vector<const char>" -> "Vector<char const>").
+  move_cv(out, 0);
   for (size_t i = 0; i < out.size(); ++i)
-    if (out[i] == "<" || out[i] == ",") move_cv(i + 1);
+    if (out[i] == "<" || out[i] == ",") move_cv(out, i + 1);
   // A top-level const on a by-value parameter is not part of the signature.
   if (is_parameter) {
     while (!out.empty() && is_cv(out.back())) out.pop_back();

@@ -233,14 +233,12 @@ Cause& torch_cause_for(CauseList& causes, const loader::Process& p, int picked_i
   return causes.add(std::move(c));
 }
 
-}  // namespace
+using Copies = std::map<int, std::vector<CandidateCopy>>;  // per loaded object, in search order
 
-void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbols,
-                    std::vector<VersionFinding>& versions, CauseList& causes) {
-  if (symbols.empty() && versions.empty()) return;
-  // The candidates of each loaded object: those of the search that first loaded it (by `requester`).
-  std::map<int, std::vector<CandidateCopy>> copies;
-  std::map<int, int> requester_of;
+// The candidates of each loaded object: those of the search that first loaded it (by its requester),
+// read in parallel.
+Copies candidate_copies(const loader::Process& p, std::map<int, int>& requester_of) {
+  Copies copies;
   for (const auto& o : p.objects) {
     for (const auto& need : o.needed) {
       if (need.object < 0 || need.how == loader::FoundHow::AlreadyLoaded || need.candidates.empty()) continue;
@@ -253,44 +251,57 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
       }
     }
   }
-  if (copies.empty()) return;
+  if (copies.empty()) return copies;
   std::vector<CandidateCopy*> all;
   for (auto& [index, list] : copies)
     for (auto& c : list) all.push_back(&c);
   tbb::parallel_for(size_t{0}, all.size(), [&](size_t i) { read_copy(*all[i]); });
+  return copies;
+}
 
-  struct Hit {
-    int object;
-    const CandidateCopy* copy;
-  };
+// A loaded object and the candidate that has what it lacks.
+struct Hit {
+  int object;
+  const CandidateCopy* copy;
+};
+
+// Links findings to the copy the loader took over one that has what they miss.
+struct ShadowTracer {
+  const loader::Process& p;
+  CauseList& causes;
+  const Copies& copies;
+  std::map<int, std::optional<TorchLoad>> torch_of = {};  // per picked object: torch/version.py is read once
+  std::set<std::string> touched = {};  // ids: the vector may grow while findings are linked
+
   // The first candidate (in search order) of `object` with that version node or symbol.
-  auto first_copy = [&](int object, auto&& pred) -> const CandidateCopy* {
+  template <typename Pred>
+  const CandidateCopy* first_copy(int object, Pred&& pred) const {
     auto it = copies.find(object);
     if (it == copies.end()) return nullptr;
     for (const auto& c : it->second)
       if (c.elf && pred(c)) return &c;
     return nullptr;
-  };
-  auto link = [&](const Hit& hit) -> Cause& {
+  }
+
+  Cause& link(const Hit& hit) {
     const auto& picked = p.objects[hit.object];
     std::string soname = picked.elf.soname.empty() ? picked.names.front() : picked.elf.soname;
     return cause_for(causes, soname, picked, hit.copy->where);
-  };
+  }
 
-  std::map<int, std::optional<TorchLoad>> torch_of;  // per picked object: torch/version.py is read once
-  auto torch_loads = [&](int object) -> const std::optional<TorchLoad>& {
+  const std::optional<TorchLoad>& torch_loads(int object) {
     auto it = torch_of.find(object);
     if (it == torch_of.end()) it = torch_of.emplace(object, torch_loading(p, object)).first;
     return it->second;
-  };
-  std::set<std::string> touched;  // ids: the vector may grow while findings are linked
-  // Plain names, not structured bindings: the lambdas below capture them (clang 14 cannot).
-  for (auto& version_finding : versions) {
+  }
+
+  // A version node the loaded copy lacks and another candidate has.
+  void version(VersionFinding& version_finding) {
     const auto* mv = &version_finding.missing;
     auto* finding = &version_finding.finding;
-    if (mv->provider < 0) continue;
+    if (mv->provider < 0) return;
     const auto* copy = first_copy(mv->provider, [&](const CandidateCopy& c) { return c.versions.count(mv->version) > 0; });
-    if (!copy || torch_loads(mv->provider)) continue;  // torch's own copy is no stale copy
+    if (!copy || torch_loads(mv->provider)) return;  // torch's own copy is no stale copy
     Cause& c = link({mv->provider, copy});
     c.kind = "version-mismatch";
     if (std::find(c.missing_versions.begin(), c.missing_versions.end(), mv->version) == c.missing_versions.end())
@@ -298,54 +309,64 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
     finding->cause = c.id;
     touched.insert(c.id);
   }
-  for (auto& symbol : symbols) {
-    const auto* ref = &symbol.ref;
-    auto* u = &symbol.symbol;
-    if (ref->miss != loader::Miss::NoDefinition && ref->miss != loader::Miss::WrongVersion) continue;
-    std::optional<Hit> hit;
+
+  // The loaded object one of whose other candidates defines the reference.
+  std::optional<Hit> hit_for(const loader::UnresolvedRef* ref) const {
     if (!ref->version.empty()) {
       // A versioned reference binds to the file it names (dl-lookup.c checks the version there).
       for (const auto& [index, list] : copies) {
         if (!answers_to(p.objects[index], ref->version_file)) continue;
         if (const auto* c = first_copy(index, [&](const CandidateCopy& cc) { return satisfies(cc, ref->name, ref->version); }))
-          hit = Hit{index, c};
+          return Hit{index, c};
         break;
       }
-    } else {
-      for (const auto& [index, list] : copies) {
-        if (const auto* c = first_copy(index, [&](const CandidateCopy& cc) { return satisfies(cc, ref->name, {}); })) {
-          hit = Hit{index, c};
-          break;
-        }
-      }
+      return std::nullopt;
     }
-    if (!hit) continue;
+    for (const auto& [index, list] : copies) {
+      if (const auto* c = first_copy(index, [&](const CandidateCopy& cc) { return satisfies(cc, ref->name, {}); }))
+        return Hit{index, c};
+    }
+    return std::nullopt;
+  }
+
+  // The copy torch itself loads is no stale copy: the referencing object was built against another
+  // torch. Removing the copy breaks torch; the fix is the provider-mismatch one.
+  void torch_mismatch(UnresolvedSymbol* u, const loader::UnresolvedRef* ref, const Hit& hit, const TorchLoad& torch) {
+    const auto& picked = p.objects[hit.object];
+    Cause& c = torch_cause_for(causes, p, hit.object, hit.copy->where, ref->object, torch);
+    ++c.symbols;
+    touched.insert(c.id);
+    c.headline = base_of(c.needed_by.front()) + " was built against another version of " + c.library + ": the loaded " +
+                 c.picked->path + " (" + c.picked->how + "), the copy " + torch.who + " loads, lacks " +
+                 with_commas(c.symbols) + " symbol" + (c.symbols == 1 ? "" : "s") + " that " + c.other->path + " (" +
+                 c.other->how + ") has";
+    const std::string& soname = c.library;
+    u->classification = Classification::ProviderMismatch;
+    u->cause = c.id;
+    u->reason = "built against another version of " + soname + ": the loaded " + picked.path + " [" +
+                loader::to_string(picked.how) + "], the copy " + torch.who + " loads, lacks it; " +
+                hit.copy->where.path + " [" + loader::to_string(hit.copy->where.how) + "] has it";
+    u->origin = Origin{.file = picked.path, .line = std::nullopt, .kind = OriginKind::Library, .library = picked.path,
+                       .ported_from = std::nullopt};
+    u->fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+                 .library = picked.path, .detail = c.fix};
+    u->suggestions.clear();
+  }
+
+  // A symbol the loaded copy lacks (or lacks at that version) and another candidate has.
+  void symbol(SymbolFinding& symbol_finding) {
+    const auto* ref = &symbol_finding.ref;
+    auto* u = &symbol_finding.symbol;
+    if (ref->miss != loader::Miss::NoDefinition && ref->miss != loader::Miss::WrongVersion) return;
+    std::optional<Hit> hit = hit_for(ref);
+    if (!hit) return;
     const auto& picked = p.objects[hit->object];
     // A loaded copy that itself exports the symbol is not what the reference missed: the miss is one
     // of scope (the copy is loaded RTLD_LOCAL, in another object's scope), not of which copy was found.
-    if (picked_exports(picked.elf, ref->name, ref->version)) continue;
+    if (picked_exports(picked.elf, ref->name, ref->version)) return;
     if (const auto& torch = torch_loads(hit->object)) {
-      // The copy torch itself loads is no stale copy: the referencing object was built against
-      // another torch. Removing the copy breaks torch; the fix is the provider-mismatch one.
-      Cause& c = torch_cause_for(causes, p, hit->object, hit->copy->where, ref->object, *torch);
-      ++c.symbols;
-      touched.insert(c.id);
-      c.headline = base_of(c.needed_by.front()) + " was built against another version of " + c.library + ": the loaded " +
-                   c.picked->path + " (" + c.picked->how + "), the copy " + torch->who + " loads, lacks " +
-                   with_commas(c.symbols) + " symbol" + (c.symbols == 1 ? "" : "s") + " that " + c.other->path + " (" +
-                   c.other->how + ") has";
-      const std::string& soname = c.library;
-      u->classification = Classification::ProviderMismatch;
-      u->cause = c.id;
-      u->reason = "built against another version of " + soname + ": the loaded " + picked.path + " [" +
-                  loader::to_string(picked.how) + "], the copy " + torch->who + " loads, lacks it; " +
-                  hit->copy->where.path + " [" + loader::to_string(hit->copy->where.how) + "] has it";
-      u->origin = Origin{.file = picked.path, .line = std::nullopt, .kind = OriginKind::Library, .library = picked.path,
-                         .ported_from = std::nullopt};
-      u->fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
-                   .library = picked.path, .detail = c.fix};
-      u->suggestions.clear();
-      continue;
+      torch_mismatch(u, ref, *hit, *torch);
+      return;
     }
     Cause& c = link(*hit);
     bool node_missing = !ref->version.empty() && !has_version(picked.elf, ref->version);
@@ -368,16 +389,35 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
                        .ported_from = std::nullopt};
     u->suggestions.clear();
   }
-  for (auto& c : causes) {
-    if (!touched.count(c.id) || c.kind == "provider-mismatch") continue;
-    std::sort(c.missing_versions.begin(), c.missing_versions.end(), version_less);
-    write_headline(c);
-    int picked = -1;
-    for (const auto& [index, list] : copies)
-      if (p.objects[index].path == c.picked->path) picked = index;
-    if (picked >= 0) c.fix = stale_copy_fix(p, requester_of[picked], c);
+
+  // Each cause touched: its headline and the stale-copy fix, in the words of the search that loaded it.
+  void finish(const std::map<int, int>& requester_of) {
+    for (auto& c : causes) {
+      if (!touched.count(c.id) || c.kind == "provider-mismatch") continue;
+      std::sort(c.missing_versions.begin(), c.missing_versions.end(), version_less);
+      write_headline(c);
+      int picked = -1;
+      for (const auto& [index, list] : copies)
+        if (p.objects[index].path == c.picked->path) picked = index;
+      if (picked >= 0) c.fix = stale_copy_fix(p, requester_of.at(picked), c);
+    }
   }
-  // Each finding's fix names the copy to load, in the cause's words.
+};
+
+}  // namespace
+
+// The passes: each loaded object's other candidates, the version nodes and symbols one of them has,
+// the causes' headlines and fixes, then each finding's fix in its cause's words.
+void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbols,
+                    std::vector<VersionFinding>& versions, CauseList& causes) {
+  if (symbols.empty() && versions.empty()) return;
+  std::map<int, int> requester_of;
+  const Copies copies = candidate_copies(p, requester_of);
+  if (copies.empty()) return;
+  ShadowTracer tracer{.p = p, .causes = causes, .copies = copies};
+  for (auto& version_finding : versions) tracer.version(version_finding);
+  for (auto& symbol_finding : symbols) tracer.symbol(symbol_finding);
+  tracer.finish(requester_of);
   for (auto& [ref, u] : symbols) {
     if (!u.cause || u.classification == Classification::ProviderMismatch) continue;
     for (const auto& c : causes)

@@ -48,6 +48,75 @@ std::string TraceResources::cache_file(const std::string& kind, const std::vecto
   return o_.cache_dir + "/" + kind + "-" + hex + ".idx";
 }
 
+namespace {
+
+// The trees searched for definitions, and those of them the build derived (bounded by its targets).
+struct SearchRoots {
+  std::vector<std::string> roots;
+  std::set<std::string> bounded;
+};
+
+// --build-dir alone (the FAQ's first command): the build knows its own sources, and they are what is
+// searched (not as source roots of the context: those are trees a porting tree was generated from).
+// Once the user names the trees (--porting-dir, --source-root, --cmake-lists), those are the search: a
+// build whose source directory also holds vendored projects, test data or other worlds (a fixture built
+// inside its tool's own build) would otherwise lend definitions from files that belong to none of it.
+SearchRoots search_roots(const TraceOptions& o, const TraceContext& ctx, const cmake::BuildInfo* build) {
+  SearchRoots out;
+  auto& roots = out.roots;
+  if (!ctx.porting_dir.empty()) roots.push_back(ctx.porting_dir);
+  roots.insert(roots.end(), ctx.source_roots.begin(), ctx.source_roots.end());
+  if (!build || !o.porting_dir.empty() || !o.source_roots.empty() || !o.cmake_lists.empty()) return out;
+  auto under_any = [&](const std::string& path) {
+    return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
+      return path == r || (path.size() > r.size() && path.compare(0, r.size(), r) == 0 && path[r.size()] == '/');
+    });
+  };
+  auto derived = cmake::source_search_roots(*build);
+  for (const auto& t : derived.trees)
+    if (!under_any(t)) out.bounded.insert(roots.emplace_back(t));
+  for (const auto& d : derived.flat) {
+    if (under_any(d)) continue;
+    walk_tree(d, [&](const std::string& path, const struct stat&) {
+      if (source::is_source_file(path)) roots.push_back(path);
+    }, WalkOptions{.skip_hidden = true, .follow_symlinks = true, .max_depth = 0, .max_files = 10000});
+  }
+  return out;
+}
+
+// torchgen backend yamls: those given, else those the build's custom commands pass to gen_backend_stubs.
+std::vector<codegen::BackendYaml> read_codegen_yamls(const TraceOptions& o, const TraceContext& ctx,
+                                                     const cmake::BuildInfo* build, std::vector<InputError>& errors) {
+  std::vector<codegen::BackendYaml> out;
+  std::vector<codegen::FoundYaml> yamls;
+  for (const auto& y : o.codegen_yamls) yamls.push_back({y, "", ""});
+  std::vector<codegen::FoundYaml> from_build;
+  if (build) from_build = codegen::find_backend_yamls(*build);
+  if (yamls.empty()) yamls = from_build;
+  for (auto& f : yamls) {
+    for (const auto& b : from_build)  // what the build knows of a yaml given by name
+      if (b.yaml == cmake::normalize_path(f.yaml)) f = b;
+    auto y = codegen::read_backend_yaml(f.yaml);
+    if (!y) {
+      // A yaml the user named must be one; a file found by its name alone may be something else.
+      if (!o.codegen_yamls.empty()) errors.push_back(y.error());
+      continue;
+    }
+    y->output_dir = f.output_dir;
+    y->native_yaml = f.native_yaml;
+    for (const auto& r : ctx.source_roots)  // PyTorch's checkout holds the schema the generator read
+      if (y->native_yaml.empty() && std::filesystem::exists(r + "/aten/src/ATen/native/native_functions.yaml"))
+        y->native_yaml = r + "/aten/src/ATen/native/native_functions.yaml";
+    codegen::read_schemas(*y);
+    out.push_back(std::move(y).value());
+  }
+  return out;
+}
+
+}  // namespace
+
+// The passes: the build, the porting and source trees, the source index, the porting map, the
+// torchgen yamls, then the SDK and CUDA indexes as loaders run on first use.
 void TraceResources::prepare() {
   ready_ = true;
   if (!o_.build_dir.empty() || !o_.cmake_lists.empty()) {
@@ -64,32 +133,9 @@ void TraceResources::prepare() {
   }
   ctx_.porting_dir = ctx_.porting_dir.empty() ? "" : cmake::normalize_path(ctx_.porting_dir);
   for (const auto& r : o_.source_roots) ctx_.source_roots.push_back(cmake::normalize_path(r));
-  std::vector<std::string> roots;
-  if (!ctx_.porting_dir.empty()) roots.push_back(ctx_.porting_dir);
-  roots.insert(roots.end(), ctx_.source_roots.begin(), ctx_.source_roots.end());
-  // --build-dir alone (the FAQ's first command): the build knows its own sources, and they are what is
-  // searched (not as source roots of ctx_: those are trees a porting tree was generated from). Once the
-  // user names the trees (--porting-dir, --source-root, --cmake-lists), those are the search: a build
-  // whose source directory also holds vendored projects, test data or other worlds (a fixture built
-  // inside its tool's own build) would otherwise lend definitions from files that belong to none of it.
-  std::set<std::string> bounded;
-  if (build_ && o_.porting_dir.empty() && o_.source_roots.empty() && o_.cmake_lists.empty()) {
-    auto under_any = [&](const std::string& path) {
-      return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
-        return path == r || (path.size() > r.size() && path.compare(0, r.size(), r) == 0 && path[r.size()] == '/');
-      });
-    };
-    auto derived = cmake::source_search_roots(*build_);
-    for (const auto& t : derived.trees)
-      if (!under_any(t)) bounded.insert(roots.emplace_back(t));
-    for (const auto& d : derived.flat) {
-      if (under_any(d)) continue;
-      walk_tree(d, [&](const std::string& path, const struct stat&) {
-        if (source::is_source_file(path)) roots.push_back(path);
-      }, WalkOptions{.skip_hidden = true, .follow_symlinks = true, .max_depth = 0, .max_files = 10000});
-    }
-  }
-  if (!roots.empty()) {
+  SearchRoots search = search_roots(o_, ctx_, build_ ? &*build_ : nullptr);
+  if (!search.roots.empty()) {
+    const auto& roots = search.roots;
     // The build directory's generated headers (config.h, export headers) define namespace macros.
     std::vector<std::string> macro_roots;
     if (!o_.build_dir.empty()) macro_roots.push_back(cmake::normalize_path(o_.build_dir));
@@ -99,7 +145,7 @@ void TraceResources::prepare() {
     sources_.emplace(source::SourceIndex::build({.roots = roots,
                                                  .cache_file = cache_file("sources", roots),
                                                  .defines = defines,
-                                                 .bounded_roots = bounded},
+                                                 .bounded_roots = search.bounded},
                                                 &source_stats_, macro_roots));
     for (const auto& r : source_stats_.cut_short)
       warnings_.push_back("the search for definitions under " + r + " (the build's source directory) stopped after " +
@@ -115,29 +161,7 @@ void TraceResources::prepare() {
       errors_.push_back(m.error());
     }
   }
-  // torchgen backend yamls: those given, else those the build's custom commands pass to gen_backend_stubs.
-  std::vector<codegen::FoundYaml> yamls;
-  for (const auto& y : o_.codegen_yamls) yamls.push_back({y, "", ""});
-  std::vector<codegen::FoundYaml> from_build;
-  if (build_) from_build = codegen::find_backend_yamls(*build_);
-  if (yamls.empty()) yamls = from_build;
-  for (auto& f : yamls) {
-    for (const auto& b : from_build)  // what the build knows of a yaml given by name
-      if (b.yaml == cmake::normalize_path(f.yaml)) f = b;
-    auto y = codegen::read_backend_yaml(f.yaml);
-    if (!y) {
-      // A yaml the user named must be one; a file found by its name alone may be something else.
-      if (!o_.codegen_yamls.empty()) errors_.push_back(y.error());
-      continue;
-    }
-    y->output_dir = f.output_dir;
-    y->native_yaml = f.native_yaml;
-    for (const auto& r : ctx_.source_roots)  // PyTorch's checkout holds the schema the generator read
-      if (y->native_yaml.empty() && std::filesystem::exists(r + "/aten/src/ATen/native/native_functions.yaml"))
-        y->native_yaml = r + "/aten/src/ATen/native/native_functions.yaml";
-    codegen::read_schemas(*y);
-    codegen_.push_back(std::move(y).value());
-  }
+  codegen_ = read_codegen_yamls(o_, ctx_, build_ ? &*build_ : nullptr, errors_);
   if (!codegen_.empty()) ctx_.codegen = &codegen_;
   ctx_.sdk_home = o_.sdk_home;
   ctx_.backend = &o_.backend;
