@@ -122,11 +122,11 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
         // One cause per missing library for the whole run: an environment where one missing
         // libcutensor.so.2 breaks two modules gets one headline naming both (needed_by grows below).
         bool told = std::any_of(causes.begin(), causes.end(), [&](const Cause& c) {
-          return c.kind == "missing-library" && c.library == need.name;
+          return c.kind == CauseKind::MissingLibrary && c.library == need.name;
         });
         if (!told) {
           Cause c;
-          c.kind = "missing-library";
+          c.kind = CauseKind::MissingLibrary;
           c.library = need.name;
           for (const auto& o : m.others) c.others.push_back(o.copy);
           causes.add(std::move(c));
@@ -139,7 +139,7 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
   // Pointers are taken only now: `causes` grew while the needs were collected.
   for (auto& [name, m] : missing)
     for (auto& c : causes)
-      if (c.kind == "missing-library" && c.library == name) m.cause = &c;
+      if (c.kind == CauseKind::MissingLibrary && c.library == name) m.cause = &c;
   for (auto& [index, lib] : libs) {
     for (auto& n : lib.needed) {
       if (!n.cause || n.cause->front() != '@') continue;

@@ -266,7 +266,7 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
   for (auto& [key, g] : groups) {
     if (g.symbols.size() < 2) continue;
     Cause c;
-    c.kind = "provider-mismatch";
+    c.kind = CauseKind::ProviderMismatch;
     c.library = g.soname;
     c.symbols = g.symbols.size();
     c.headline = g.holder + " was built against another version of " + g.soname + ": the loaded " + g.who + " (" + g.path +

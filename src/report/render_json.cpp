@@ -140,7 +140,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     auto copy = [](const std::optional<LibraryCopy>& l) { return l ? json{{"path", l->path}, {"how", l->how}} : json(nullptr); };
     json others = json::array();
     for (const auto& o : c.others) others.push_back({{"path", o.path}, {"how", o.how}});
-    causes.push_back({{"id", c.id}, {"kind", c.kind}, {"headline", c.headline}, {"library", c.library},
+    causes.push_back({{"id", c.id}, {"kind", to_string(c.kind)}, {"headline", c.headline}, {"library", c.library},
                       {"picked", copy(c.picked)}, {"other", copy(c.other)}, {"missing_versions", c.missing_versions},
                       {"symbols", c.symbols}, {"fix", c.fix}, {"needed_by", c.needed_by}, {"others", others}});
   }

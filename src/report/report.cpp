@@ -77,6 +77,17 @@ const char* to_string(FixKind k) {
   return "none";
 }
 
+const char* to_string(CauseKind k) {
+  switch (k) {
+    case CauseKind::Shadowed: return "shadowed";
+    case CauseKind::VersionMismatch: return "version-mismatch";
+    case CauseKind::ProviderMismatch: return "provider-mismatch";
+    case CauseKind::Host: return "host";
+    case CauseKind::MissingLibrary: return "missing-library";
+  }
+  return "shadowed";
+}
+
 template <>
 std::optional<Classification> from_string(std::string_view name) {
   return search<Classification, Classification::Unknown>(name);

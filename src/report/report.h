@@ -163,9 +163,13 @@ struct LibraryCopy {
 // One cause shared by many findings, told once: a stale copy picked before the right one
 // (shadowed, version-mismatch), symbols the host process provides (host), or a needed library that
 // is nowhere (missing-library: `others` are the other versions of it that were found).
+// provider-mismatch: the loaded owner of a namespace lacks what an object was built against.
+enum class CauseKind { Shadowed, VersionMismatch, ProviderMismatch, Host, MissingLibrary };
+const char* to_string(CauseKind k);  // JSON `causes[].kind`
+
 struct Cause {
   std::string id;
-  std::string kind;      // shadowed | version-mismatch | host | missing-library
+  CauseKind kind = CauseKind::Shadowed;
   std::string headline;  // one sentence naming the cause
   std::string library;   // the soname concerned, or the host ("python3", "perl")
   std::optional<LibraryCopy> picked, other;
