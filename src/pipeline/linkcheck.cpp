@@ -431,8 +431,8 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
   for (int i : in.checked) {
     LibraryReport lib = report_object(p, i);
     const auto& o = p.objects[i];
-    lib.role = i == p.target ? "target" : o.is_with ? "preloaded" : "dependency";
-    if (lib.role == "dependency") lib.loaded_by = p.objects[p.target].path;
+    lib.role = i == p.target ? LibraryRole::Target : o.is_with ? LibraryRole::Preloaded : LibraryRole::Dependency;
+    if (lib.role == LibraryRole::Dependency) lib.loaded_by = p.objects[p.target].path;
     // Part of the import of torch that importing the target does first: its failure is the target's.
     if (o.is_with && o.root >= 0 &&
         std::find(in.import_roots.begin(), in.import_roots.end(), p.objects[o.root].path) != in.import_roots.end())
@@ -583,7 +583,7 @@ void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<s
   for (int i : in.checked) {
     auto& lib = in.libs[i];
     // A dependency, or a library of the import of torch done first, is listed only when its load fails.
-    bool loaded_for_target = lib.role == "dependency" || (lib.role == "preloaded" && lib.loaded_by);
+    bool loaded_for_target = lib.role == LibraryRole::Dependency || (lib.role == LibraryRole::Preloaded && lib.loaded_by);
     if (loaded_for_target && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
         lib.missing_libraries() == 0)
       continue;

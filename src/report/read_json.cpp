@@ -42,7 +42,9 @@ Result<Report> read_json_report(const std::string& path) {
   try {
     for (const auto& lj : doc.at("libraries")) {
       // Stubs go into the named libraries: a dependency's gaps (issue 15's default) are not theirs to fix.
-      if (lj.contains("role") && lj["role"].is_string() && lj["role"] != "target") continue;
+      if (lj.contains("role") && lj["role"].is_string() &&
+          from_string<LibraryRole>(lj["role"].get<std::string>()) != LibraryRole::Target)
+        continue;
       LibraryReport lib;
       lib.path = lj.at("path").get<std::string>();
       for (const auto& uj : lj.at("unresolved")) {

@@ -123,7 +123,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));
     libs.push_back({{"path", lib.path},
                     {"soname", lib.soname.empty() ? json(nullptr) : json(lib.soname)},
-                    {"role", lib.role},
+                    {"role", to_string(lib.role)},
                     {"loaded_by", opt(lib.loaded_by)},
                     {"python_extension", lib.python_extension},
                     {"program", lib.program},

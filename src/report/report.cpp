@@ -88,6 +88,15 @@ const char* to_string(CauseKind k) {
   return "shadowed";
 }
 
+const char* to_string(LibraryRole r) {
+  switch (r) {
+    case LibraryRole::Target: return "target";
+    case LibraryRole::Dependency: return "dependency";
+    case LibraryRole::Preloaded: return "preloaded";
+  }
+  return "target";
+}
+
 template <>
 std::optional<Classification> from_string(std::string_view name) {
   return search<Classification, Classification::Unknown>(name);
@@ -103,6 +112,10 @@ std::optional<OriginKind> from_string(std::string_view name) {
 template <>
 std::optional<FixKind> from_string(std::string_view name) {
   return search<FixKind, FixKind::None>(name);
+}
+template <>
+std::optional<LibraryRole> from_string(std::string_view name) {
+  return search<LibraryRole, LibraryRole::Preloaded>(name);
 }
 
 std::string with_commas(size_t n) {

@@ -226,12 +226,18 @@ struct PythonContext {
   std::optional<PackageOwner> torch_owner;
 };
 
+// Why a library was checked: named by the user, brought in by loading a target, or loaded before
+// the targets (--with/--python or their dependencies; checked only with --closure).
+enum class LibraryRole { Target, Dependency, Preloaded };
+// JSON `libraries[].role`; read back by read_json, whose stubs go into the targets alone.
+const char* to_string(LibraryRole r);
+template <>
+std::optional<LibraryRole> from_string(std::string_view name);
+
 struct LibraryReport {
   std::string path;
   std::string soname;
-  // Why it was checked: "target" (named by the user), "dependency" (loading a target brings it in),
-  // "preloaded" (--with/--python or their dependencies; checked only with --closure).
-  std::string role = "target";
+  LibraryRole role = LibraryRole::Target;
   std::optional<std::string> loaded_by;  // the target whose load brought it in (dependencies)
   bool python_extension = false;         // exports PyInit_<module>: Python imports it
   // An executable (ET_EXEC, or DF_1_PIE): checked as the program's start (ldd -r), not as a dlopen,
