@@ -418,7 +418,7 @@ std::optional<InputCheck> load_input(const std::string& file, const loader::Load
 }
 
 // `told` holds (library, kind, name) of what the report has.
-void add_runtime_lookups(std::vector<RuntimeLookup>&& found, std::set<std::tuple<std::string, std::string, std::string>>& told,
+void add_runtime_lookups(std::vector<RuntimeLookup>&& found, std::set<std::tuple<std::string, LookupKind, std::string>>& told,
                          Report& report) {
   for (auto& r : found)
     if (told.emplace(r.library, r.kind, r.name).second) report.runtime_lookups.push_back(std::move(r));
@@ -618,7 +618,7 @@ void release_pages(const loader::Process& p, Mappings& mappings) {
 void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<RuntimeLookup>&& lookups,
               const loader::LoaderEnv& env, const std::optional<environment::TorchInstall>& torch,
               const LinkcheckOptions& options, TraceResources& resources,
-              std::set<std::tuple<std::string, std::string, std::string>>& told, std::set<std::string>& reported,
+              std::set<std::tuple<std::string, LookupKind, std::string>>& told, std::set<std::string>& reported,
               Report& report) {
   // Run-time look-ups: dlopen/dlsym string literals (read in the parallel stage), each told once per run.
   add_runtime_lookups(std::move(lookups), told, report);
@@ -671,7 +671,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   const auto torch = import_context(options, report);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   std::set<std::string> checked_before, reported;
-  std::set<std::tuple<std::string, std::string, std::string>> told;  // run-time look-ups in the report
+  std::set<std::tuple<std::string, LookupKind, std::string>> told;  // run-time look-ups in the report
   runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
   size_t next = 0;
   Mappings mappings;  // what the run has mapped, given back to the page cache now and then

@@ -79,7 +79,7 @@ json to_json(const std::optional<PackageOwner>& o) {
 void add_environment(const Report& report, json& doc) {
   json lookups = json::array();
   for (const auto& r : report.runtime_lookups) {
-    lookups.push_back({{"library", r.library}, {"kind", r.kind}, {"name", r.name}, {"provider", opt(r.provider)},
+    lookups.push_back({{"library", r.library}, {"kind", to_string(r.kind)}, {"name", r.name}, {"provider", opt(r.provider)},
                        {"provider_name", r.provider_name.empty() ? json(nullptr) : json(r.provider_name)},
                        {"searched", r.searched}, {"classification", "runtime-lookup"},
                        {"severity", report.runtime_lookups_fatal ? "error" : "warning"},

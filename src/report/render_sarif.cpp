@@ -161,10 +161,10 @@ std::string render_sarif(const Report& report, const SarifOptions& given) {
          {"message", text(message)},
          {"locations", json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", file_uri(r.library)}}}}}}})},
          {"partialFingerprints",
-          {{"musaLinkcheckFinding/v1", ci::printable_utf8(r.library.substr(r.library.rfind('/') + 1) + ":" + r.kind +
+          {{"musaLinkcheckFinding/v1", ci::printable_utf8(r.library.substr(r.library.rfind('/') + 1) + ":" + to_string(r.kind) +
                                                           ":" + r.name)}}},
          {"properties",
-          {{"library", ci::printable_utf8(r.library)}, {"classification", ci::kRuntimeLookupRule}, {"kind", r.kind},
+          {{"library", ci::printable_utf8(r.library)}, {"classification", ci::kRuntimeLookupRule}, {"kind", to_string(r.kind)},
            {"name", ci::printable_utf8(r.name)},
            {"provider", r.provider ? json(ci::printable_utf8(*r.provider)) : json(nullptr)}}}});
   }

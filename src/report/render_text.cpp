@@ -275,11 +275,11 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
   std::map<std::string, std::vector<std::string>> drivers;
   std::set<std::string> optional_libraries, optional_names;
   for (const auto& r : report.runtime_lookups) {
-    if (r.driver && r.kind == "dlopen") {
+    if (r.driver && r.kind == LookupKind::Dlopen) {
       drivers[r.name].push_back(base_name(r.library));
     } else {
       optional_names.insert(r.name);
-      if (r.kind == "dlopen") optional_libraries.insert(r.name);
+      if (r.kind == LookupKind::Dlopen) optional_libraries.insert(r.name);
     }
   }
   for (const auto& [name, users] : drivers) {

@@ -88,6 +88,14 @@ const char* to_string(CauseKind k) {
   return "shadowed";
 }
 
+const char* to_string(LookupKind k) {
+  switch (k) {
+    case LookupKind::Dlopen: return "dlopen";
+    case LookupKind::Dlsym: return "dlsym";
+  }
+  return "dlopen";
+}
+
 const char* to_string(LibraryRole r) {
   switch (r) {
     case LibraryRole::Target: return "target";

@@ -205,9 +205,15 @@ class CauseList {
 
 // A name a library looks up at run time (a string literal given to dlopen or dlsym) that the
 // environment does not satisfy: a warning unless the run makes it fatal (--fail-on runtime).
+enum class LookupKind {
+  Dlopen,  // the library is not found
+  Dlsym,   // the library found lacks the entry point
+};
+const char* to_string(LookupKind k);  // JSON `runtime_lookups[].kind`
+
 struct RuntimeLookup {
   std::string library;  // the object holding the string literal
-  std::string kind;     // dlopen (the library is not found) | dlsym (the library found lacks the entry point)
+  LookupKind kind = LookupKind::Dlopen;
   std::string name;     // the soname, or the entry point
   std::optional<std::string> provider;  // for dlsym: the library dlopen would load
   std::string provider_name;            // for dlsym: its soname as the literal spells it

@@ -90,7 +90,7 @@ Block undefined_symbol_block(const LibraryReport& lib, const UnresolvedSymbol& u
 }
 
 Block runtime_lookup_block(const RuntimeLookup& r) {
-  if (r.kind != "dlopen")
+  if (r.kind != LookupKind::Dlopen)
     return {.title = fmt::format("dlsym(\"{}\") in {}: {} ({}) does not export it", r.name, r.library, r.provider_name,
                                  r.provider.value_or("?")),
             .details = {}};

@@ -226,7 +226,7 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
     std::vector<std::pair<std::string, const Opened*>> libs;  // soname literal, the library found
     for (const auto& [lit, f] : found[k]) {
       if (f.path.empty()) {
-        told.push_back({.library = obj.path, .kind = "dlopen", .name = lit, .provider = std::nullopt, .provider_name = "",
+        told.push_back({.library = obj.path, .kind = LookupKind::Dlopen, .name = lit, .provider = std::nullopt, .provider_name = "",
                         .searched = f.searched, .driver = is_gpu_driver(lit)});
         continue;
       }
@@ -278,7 +278,7 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
         bool anywhere = false;
         for (const auto& lib : libs) anywhere |= exports(*lib.second->object, e);
         if (!anywhere)
-          told.push_back({.library = obj.path, .kind = "dlsym", .name = e, .provider = owner->second->object->path,
+          told.push_back({.library = obj.path, .kind = LookupKind::Dlsym, .name = e, .provider = owner->second->object->path,
                           .provider_name = owner->first, .searched = {}, .driver = false});
       }
     }
