@@ -71,7 +71,7 @@ void escape_strings(json& j) {
 }
 
 json to_json(const std::optional<PackageOwner>& o) {
-  return o ? json{{"kind", o->kind}, {"name", o->name}, {"version", o->version.empty() ? json(nullptr) : json(o->version)}}
+  return o ? json{{"kind", to_string(o->kind)}, {"name", o->name}, {"version", o->version.empty() ? json(nullptr) : json(o->version)}}
            : json(nullptr);
 }
 

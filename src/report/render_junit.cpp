@@ -44,7 +44,7 @@ std::string render_junit(const Report& report) {
     // Who installed the library, where known: a suite property (JUnit puts properties before the cases).
     if (lib.owner) {
       cases += fmt::format("    <properties>\n      <property name=\"owner\" value=\"{}\"/>\n    </properties>\n",
-                           xml(lib.owner->kind + " " + lib.owner->name +
+                           xml(std::string(to_string(lib.owner->kind)) + " " + lib.owner->name +
                                    (lib.owner->version.empty() ? "" : " " + lib.owner->version),
                                true));
     }

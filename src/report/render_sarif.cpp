@@ -118,7 +118,7 @@ std::string render_sarif(const Report& report, const SarifOptions& given) {
                     {{"library", ci::printable_utf8(f.library->path)}, {"classification", f.rule},
                      {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)},
                      // Who installed the library (dpkg, conda, a wheel, the SDK), as in the JSON report.
-                     {"owner", f.library->owner ? json{{"kind", f.library->owner->kind},
+                     {"owner", f.library->owner ? json{{"kind", to_string(f.library->owner->kind)},
                                                        {"name", ci::printable_utf8(f.library->owner->name)},
                                                        {"version", ci::printable_utf8(f.library->owner->version)}}
                                                  : json(nullptr)}}}};

@@ -88,6 +88,16 @@ const char* to_string(CauseKind k) {
   return "shadowed";
 }
 
+const char* to_string(OwnerKind k) {
+  switch (k) {
+    case OwnerKind::Dpkg: return "dpkg";
+    case OwnerKind::Python: return "python";
+    case OwnerKind::Conda: return "conda";
+    case OwnerKind::Sdk: return "sdk";
+  }
+  return "dpkg";
+}
+
 const char* to_string(LookupKind k) {
   switch (k) {
     case LookupKind::Dlopen: return "dlopen";
@@ -120,6 +130,10 @@ std::optional<OriginKind> from_string(std::string_view name) {
 template <>
 std::optional<FixKind> from_string(std::string_view name) {
   return search<FixKind, FixKind::None>(name);
+}
+template <>
+std::optional<OwnerKind> from_string(std::string_view name) {
+  return search<OwnerKind, OwnerKind::Sdk>(name);
 }
 template <>
 std::optional<LibraryRole> from_string(std::string_view name) {

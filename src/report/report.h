@@ -123,8 +123,14 @@ struct UnresolvedSymbol {
 
 // The package a library file belongs to, as known offline (dpkg's database, a Python dist-info
 // RECORD, conda-meta, an SDK's version file).
+enum class OwnerKind { Dpkg, Python, Conda, Sdk };
+// JSON `owner.kind`, and the site index's cache file (src/environment/site_index.cpp) both ways.
+const char* to_string(OwnerKind k);
+template <>
+std::optional<OwnerKind> from_string(std::string_view name);
+
 struct PackageOwner {
-  std::string kind;  // dpkg | python | conda | sdk
+  OwnerKind kind = OwnerKind::Dpkg;
   std::string name;
   std::string version;
 };

@@ -23,9 +23,9 @@ std::string holder_note(const LibraryReport& lib) {
 
 std::string owner_text(const PackageOwner& o) {
   std::string v = o.version.empty() ? "" : " " + o.version;
-  if (o.kind == "dpkg") return "Debian's " + o.name + v;
-  if (o.kind == "conda") return "conda's " + o.name + v;
-  if (o.kind == "python") return "Python package " + o.name + v;
+  if (o.kind == OwnerKind::Dpkg) return "Debian's " + o.name + v;
+  if (o.kind == OwnerKind::Conda) return "conda's " + o.name + v;
+  if (o.kind == OwnerKind::Python) return "Python package " + o.name + v;
   return "the SDK " + o.name + v;
 }
 
