@@ -454,7 +454,7 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     u.demangled = demangle::demangle(ref.name);
     if (!ref.version.empty()) u.version = std::string(ref.version);
     u.type = symbol_type(sym.type);
-    u.binding = sym.binding == elf::Binding::Weak ? "weak" : "global";
+    u.binding = sym.binding == elf::Binding::Weak ? ReferenceBinding::Weak : ReferenceBinding::Global;
     u.referenced_by.push_back({p.objects[ref.object].path, std::nullopt, std::nullopt, std::nullopt});
     classify_loader_miss(p, ref, u);
     in.symbols.push_back({.ref = std::move(ref), .symbol = std::move(u)});
@@ -781,7 +781,7 @@ Report explain_symbols(const std::vector<std::string>& symbols, const LinkcheckO
     u.symbol = symbol;
     u.demangled = demangle::is_mangled(symbol) ? demangle::demangle(symbol) : symbol;
     u.type = SymbolType::NoType;
-    u.binding = "global";
+    u.binding = ReferenceBinding::Global;
     u.reason = "not found in the sources, the SDK or CUDA";
     trace::trace_symbol(nullptr, -1, resources.context(nullptr), u);
     lib.unresolved.push_back(std::move(u));

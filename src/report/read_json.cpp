@@ -54,7 +54,7 @@ Result<Report> read_json_report(const std::string& path) {
         u.version = opt(uj, "version");
         u.type = kind_of(uj, "type", std::optional(SymbolType::NoType));
         if (uj.contains("size") && uj["size"].is_number_unsigned()) u.size = uj["size"].get<uint64_t>();
-        u.binding = uj.value("binding", "global");
+        u.binding = from_string<ReferenceBinding>(uj.value("binding", "global")).value_or(ReferenceBinding::Global);
         u.reason = uj.value("reason", "");
         u.classification = from_string<Classification>(uj.value("classification", "unknown")).value_or(Classification::Unknown);
         if (uj.contains("origin") && uj["origin"].is_object()) {

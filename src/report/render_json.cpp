@@ -40,7 +40,7 @@ json to_json(const UnresolvedSymbol& u) {
           {"version", opt(u.version)},
           {"type", to_string(u.type)},
           {"size", opt(u.size)},
-          {"binding", u.binding},
+          {"binding", to_string(u.binding)},
           {"referenced_by", refs},
           {"classification", to_string(u.classification)},
           {"reason", u.reason},

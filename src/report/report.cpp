@@ -88,6 +88,14 @@ const char* to_string(CauseKind k) {
   return "shadowed";
 }
 
+const char* to_string(ReferenceBinding b) {
+  switch (b) {
+    case ReferenceBinding::Global: return "global";
+    case ReferenceBinding::Weak: return "weak";
+  }
+  return "global";
+}
+
 const char* to_string(OwnerKind k) {
   switch (k) {
     case OwnerKind::Dpkg: return "dpkg";
@@ -130,6 +138,10 @@ std::optional<OriginKind> from_string(std::string_view name) {
 template <>
 std::optional<FixKind> from_string(std::string_view name) {
   return search<FixKind, FixKind::None>(name);
+}
+template <>
+std::optional<ReferenceBinding> from_string(std::string_view name) {
+  return search<ReferenceBinding, ReferenceBinding::Weak>(name);
 }
 template <>
 std::optional<OwnerKind> from_string(std::string_view name) {

@@ -101,6 +101,12 @@ struct Fix {
   std::string detail;
 };
 
+// How strongly a reference binds (JSON `binding`): a weak one may stay unresolved at run time.
+enum class ReferenceBinding { Global, Weak };
+const char* to_string(ReferenceBinding b);
+template <>
+std::optional<ReferenceBinding> from_string(std::string_view name);
+
 struct UnresolvedSymbol {
   std::string symbol;
   std::string demangled;
@@ -109,7 +115,7 @@ struct UnresolvedSymbol {
   // A variable's byte size as the referencing library's DWARF declares it (what a data stub must
   // reserve); unknown for a function, or without debug information.
   std::optional<uint64_t> size = std::nullopt;
-  std::string binding;  // global | weak
+  ReferenceBinding binding = ReferenceBinding::Global;
   std::vector<Reference> referenced_by;
   Classification classification = Classification::Unknown;
   std::string reason;  // one sentence: what the loader saw

@@ -63,7 +63,7 @@ Report one_of_each() {
   a.symbol = "_Z1av";
   a.demangled = "a()";
   a.type = SymbolType::Tls;
-  a.binding = "global";
+  a.binding = ReferenceBinding::Global;
   a.classification = Classification::MissingInstantiation;
   a.origin = Origin{.file = "/w/a.cpp", .line = 3, .kind = OriginKind::ExplicitInstantiation, .library = std::nullopt,
                     .ported_from = std::nullopt};
@@ -73,7 +73,7 @@ Report one_of_each() {
   b.demangled = "b_data";
   b.type = SymbolType::Object;
   b.size = 40;
-  b.binding = "weak";
+  b.binding = ReferenceBinding::Weak;
   b.classification = Classification::UnlinkedLibrary;
   b.origin = Origin{.file = "/w/libb.so", .line = std::nullopt, .kind = OriginKind::Library, .library = "/w/libb.so",
                     .ported_from = std::nullopt};
