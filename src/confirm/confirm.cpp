@@ -620,7 +620,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       u.symbol = symbol;
       u.demangled = demangle::demangle(symbol);
       u.type = SymbolType::Func;
-      u.binding = "global";
+      u.binding = ReferenceBinding::Global;
       // The library the given-back sources go into references it now: its target's directories rank.
       u.referenced_by.push_back({report.libraries.front().path, std::nullopt, std::nullopt, std::nullopt});
       trace::trace_symbol(nullptr, -1, ctx, u);

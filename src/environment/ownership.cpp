@@ -81,7 +81,7 @@ SiteRecords read_site(const std::string& site) {
     // name-version.dist-info (the wheel spec escapes '-' inside either part as '_').
     std::string stem = name.substr(0, name.size() - 10);
     auto dash = stem.find('-');
-    PackageOwner owner{.kind = "python", .name = stem.substr(0, dash),
+    PackageOwner owner{.kind = OwnerKind::Python, .name = stem.substr(0, dash),
                        .version = dash == std::string::npos ? "" : stem.substr(dash + 1)};
     auto record = read_text(site + "/" + name + "/RECORD");
     if (!record) continue;
@@ -105,7 +105,7 @@ std::map<std::string, PackageOwner> read_conda(const std::string& prefix) {
     if (!text) continue;
     auto doc = nlohmann::json::parse(*text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object() || !doc.contains("files") || !doc["files"].is_array()) continue;
-    PackageOwner owner{.kind = "conda", .name = doc.value("name", std::string()), .version = doc.value("version", std::string())};
+    PackageOwner owner{.kind = OwnerKind::Conda, .name = doc.value("name", std::string()), .version = doc.value("version", std::string())};
     if (owner.name.empty()) continue;
     for (const auto& f : doc["files"])
       if (f.is_string() && inside_record_directory(f.get<std::string>())) files.emplace(f.get<std::string>(), owner);
@@ -120,9 +120,9 @@ std::optional<PackageOwner> sdk_owner(const std::string& home) {
     auto doc = nlohmann::json::parse(*text, nullptr, false);
     if (!doc.is_discarded() && doc.is_object()) {
       for (const auto& [key, value] : doc.items()) {
-        if (key == "version" && value.is_string()) return PackageOwner{.kind = "sdk", .name = name, .version = value.get<std::string>()};
+        if (key == "version" && value.is_string()) return PackageOwner{.kind = OwnerKind::Sdk, .name = name, .version = value.get<std::string>()};
         if (value.is_object() && value.contains("version") && value["version"].is_string())
-          return PackageOwner{.kind = "sdk", .name = name, .version = value["version"].get<std::string>()};
+          return PackageOwner{.kind = OwnerKind::Sdk, .name = name, .version = value["version"].get<std::string>()};
       }
     }
   }
@@ -132,7 +132,7 @@ std::optional<PackageOwner> sdk_owner(const std::string& home) {
     while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
     auto space = line.rfind(' ');
     std::string version = space == std::string::npos ? line : line.substr(space + 1);
-    if (!version.empty()) return PackageOwner{.kind = "sdk", .name = name, .version = version};
+    if (!version.empty()) return PackageOwner{.kind = OwnerKind::Sdk, .name = name, .version = version};
   }
   return std::nullopt;
 }
@@ -234,7 +234,7 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
         for (const auto& form : spellings[w]) {
           auto it = index->files.find(form);
           if (it == index->files.end()) continue;
-          out[w] = PackageOwner{.kind = "dpkg", .name = it->second.package.substr(0, it->second.package.find(':')),
+          out[w] = PackageOwner{.kind = OwnerKind::Dpkg, .name = it->second.package.substr(0, it->second.package.find(':')),
                                 .version = it->second.version};
           break;
         }
@@ -279,7 +279,7 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
   // Versions from the status file, for the packages found only.
   auto status = read_text(dpkg_dir + "/status");
   for (const auto& [file, package] : package_of) {
-    out[file] = PackageOwner{.kind = "dpkg", .name = package.substr(0, package.find(':')),
+    out[file] = PackageOwner{.kind = OwnerKind::Dpkg, .name = package.substr(0, package.find(':')),
                              .version = status ? status_version(*status, package) : ""};
   }
 }

@@ -85,7 +85,7 @@ void read_dist_infos(const std::string& site, SiteIndex& index) {
     // name-version.dist-info (the wheel spec escapes '-' inside either part as '_').
     std::string stem = name.substr(0, name.size() - 10);
     auto dash = stem.find('-');
-    PackageOwner owner{.kind = "python", .name = stem.substr(0, dash),
+    PackageOwner owner{.kind = OwnerKind::Python, .name = stem.substr(0, dash),
                        .version = dash == std::string::npos ? "" : stem.substr(dash + 1)};
     auto record = read_text(site + "/" + name + "/RECORD");
     if (!record) continue;
@@ -106,7 +106,7 @@ void read_conda_meta(const std::string& prefix, SiteIndex& index) {
     if (!text) continue;
     auto doc = nlohmann::json::parse(*text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object() || !doc.contains("files") || !doc["files"].is_array()) continue;
-    PackageOwner owner{.kind = "conda", .name = doc.value("name", std::string()), .version = doc.value("version", std::string())};
+    PackageOwner owner{.kind = OwnerKind::Conda, .name = doc.value("name", std::string()), .version = doc.value("version", std::string())};
     if (owner.name.empty()) continue;
     for (const auto& f : doc["files"])
       if (f.is_string()) add(index, f.get<std::string>(), owner);
@@ -142,11 +142,12 @@ std::optional<SiteIndex> read_cache(const std::string& path, const std::string& 
       line.remove_prefix(tab + 1);
     }
     field[3] = line;
-    if (line.find('\t') != std::string_view::npos || (field[1] != "python" && field[1] != "conda")) return std::nullopt;
+    auto kind = from_string<OwnerKind>(field[1]);
+    if (line.find('\t') != std::string_view::npos || (kind != OwnerKind::Python && kind != OwnerKind::Conda)) return std::nullopt;
     // Only what add() lets in was written: a path outside the directory is not a file we wrote.
     if (!inside_record_directory(field[0]) || !site_index_covers(std::string(field[0]))) return std::nullopt;
     if (!index.files
-             .try_emplace(std::string(field[0]), PackageOwner{.kind = std::string(field[1]), .name = std::string(field[2]),
+             .try_emplace(std::string(field[0]), PackageOwner{.kind = *kind, .name = std::string(field[2]),
                                                              .version = std::string(field[3])})
              .second)
       return std::nullopt;  // a path twice: not a file we wrote
@@ -160,7 +161,7 @@ void write_cache(const std::string& path, const std::string& key, const SiteInde
   size_t lines = 0;
   for (const auto& [file, owner] : index.files) {
     if ((owner.name + owner.version).find_first_of("\t\n") != std::string::npos || owner.name.empty()) continue;
-    out += file + "\t" + owner.kind + "\t" + owner.name + "\t" + owner.version + "\n";
+    out += file + "\t" + to_string(owner.kind) + "\t" + owner.name + "\t" + owner.version + "\n";
     ++lines;
   }
   out += "end\t" + std::to_string(lines) + "\n";

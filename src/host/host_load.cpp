@@ -46,7 +46,7 @@ std::vector<UnresolvedSymbol*> find_host_load_symbols(const std::vector<Unresolv
                                                       CauseList& causes) {
   Cause* cause = nullptr;
   for (auto& c : causes)
-    if (c.kind == "host" && c.library == "python3") cause = &c;
+    if (c.kind == CauseKind::Host && c.library == "python3") cause = &c;
   if (!cause || interpreter.empty()) return unknown;
   // The objects that get the Python C API from their host: they are loaded into a Python process.
   std::set<std::string> extensions;

@@ -128,11 +128,11 @@ std::map<std::string, MissingNeed> collect_missing(const loader::Process& p, std
       if (fresh) {
         find_other_versions(obj, need, places, env, cache, m.others);
         bool told = std::any_of(causes.begin(), causes.end(), [&](const Cause& c) {
-          return c.kind == "missing-library" && c.library == need.name;
+          return c.kind == CauseKind::MissingLibrary && c.library == need.name;
         });
         if (!told) {
           Cause c;
-          c.kind = "missing-library";
+          c.kind = CauseKind::MissingLibrary;
           c.library = need.name;
           for (const auto& o : m.others) c.others.push_back(o.copy);
           causes.add(std::move(c));
@@ -149,7 +149,7 @@ std::map<std::string, MissingNeed> collect_missing(const loader::Process& p, std
 void link_causes(std::map<std::string, MissingNeed>& missing, std::map<int, LibraryReport>& libs, CauseList& causes) {
   for (auto& [name, m] : missing)
     for (auto& c : causes)
-      if (c.kind == "missing-library" && c.library == name) m.cause = &c;
+      if (c.kind == CauseKind::MissingLibrary && c.library == name) m.cause = &c;
   for (auto& [index, lib] : libs) {
     for (auto& n : lib.needed) {
       if (!n.cause || n.cause->front() != '@') continue;

@@ -297,7 +297,7 @@ void add_group_causes(std::map<std::pair<int, int>, Group>& groups, CauseList& c
   for (auto& [key, g] : groups) {
     if (g.symbols.size() < 2) continue;
     Cause c;
-    c.kind = "provider-mismatch";
+    c.kind = CauseKind::ProviderMismatch;
     c.library = g.soname;
     c.symbols = g.symbols.size();
     c.headline = g.holder + " was built against another version of " + g.soname + ": the loaded " + g.who + " (" + g.path +

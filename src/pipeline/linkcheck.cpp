@@ -418,7 +418,7 @@ std::optional<InputCheck> load_input(const std::string& file, const loader::Load
 }
 
 // `told` holds (library, kind, name) of what the report has.
-void add_runtime_lookups(std::vector<RuntimeLookup>&& found, std::set<std::tuple<std::string, std::string, std::string>>& told,
+void add_runtime_lookups(std::vector<RuntimeLookup>&& found, std::set<std::tuple<std::string, LookupKind, std::string>>& told,
                          Report& report) {
   for (auto& r : found)
     if (told.emplace(r.library, r.kind, r.name).second) report.runtime_lookups.push_back(std::move(r));
@@ -431,8 +431,8 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
   for (int i : in.checked) {
     LibraryReport lib = report_object(p, i);
     const auto& o = p.objects[i];
-    lib.role = i == p.target ? "target" : o.is_with ? "preloaded" : "dependency";
-    if (lib.role == "dependency") lib.loaded_by = p.objects[p.target].path;
+    lib.role = i == p.target ? LibraryRole::Target : o.is_with ? LibraryRole::Preloaded : LibraryRole::Dependency;
+    if (lib.role == LibraryRole::Dependency) lib.loaded_by = p.objects[p.target].path;
     // Part of the import of torch that importing the target does first: its failure is the target's.
     if (o.is_with && o.root >= 0 &&
         std::find(in.import_roots.begin(), in.import_roots.end(), p.objects[o.root].path) != in.import_roots.end())
@@ -454,7 +454,7 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     u.demangled = demangle::demangle(ref.name);
     if (!ref.version.empty()) u.version = std::string(ref.version);
     u.type = symbol_type(sym.type);
-    u.binding = sym.binding == elf::Binding::Weak ? "weak" : "global";
+    u.binding = sym.binding == elf::Binding::Weak ? ReferenceBinding::Weak : ReferenceBinding::Global;
     u.referenced_by.push_back({p.objects[ref.object].path, std::nullopt, std::nullopt, std::nullopt});
     classify_loader_miss(p, ref, u);
     in.symbols.push_back({.ref = std::move(ref), .symbol = std::move(u)});
@@ -583,7 +583,7 @@ void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<s
   for (int i : in.checked) {
     auto& lib = in.libs[i];
     // A dependency, or a library of the import of torch done first, is listed only when its load fails.
-    bool loaded_for_target = lib.role == "dependency" || (lib.role == "preloaded" && lib.loaded_by);
+    bool loaded_for_target = lib.role == LibraryRole::Dependency || (lib.role == LibraryRole::Preloaded && lib.loaded_by);
     if (loaded_for_target && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
         lib.missing_libraries() == 0)
       continue;
@@ -618,7 +618,7 @@ void release_pages(const loader::Process& p, Mappings& mappings) {
 void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<RuntimeLookup>&& lookups,
               const loader::LoaderEnv& env, const std::optional<environment::TorchInstall>& torch,
               const LinkcheckOptions& options, TraceResources& resources,
-              std::set<std::tuple<std::string, std::string, std::string>>& told, std::set<std::string>& reported,
+              std::set<std::tuple<std::string, LookupKind, std::string>>& told, std::set<std::string>& reported,
               Report& report) {
   // Run-time look-ups: dlopen/dlsym string literals (read in the parallel stage), each told once per run.
   add_runtime_lookups(std::move(lookups), told, report);
@@ -671,7 +671,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   const auto torch = import_context(options, report);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   std::set<std::string> checked_before, reported;
-  std::set<std::tuple<std::string, std::string, std::string>> told;  // run-time look-ups in the report
+  std::set<std::tuple<std::string, LookupKind, std::string>> told;  // run-time look-ups in the report
   runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
   size_t next = 0;
   Mappings mappings;  // what the run has mapped, given back to the page cache now and then
@@ -781,7 +781,7 @@ Report explain_symbols(const std::vector<std::string>& symbols, const LinkcheckO
     u.symbol = symbol;
     u.demangled = demangle::is_mangled(symbol) ? demangle::demangle(symbol) : symbol;
     u.type = SymbolType::NoType;
-    u.binding = "global";
+    u.binding = ReferenceBinding::Global;
     u.reason = "not found in the sources, the SDK or CUDA";
     trace::trace_symbol(nullptr, -1, resources.context(nullptr), u);
     lib.unresolved.push_back(std::move(u));

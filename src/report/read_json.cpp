@@ -42,7 +42,9 @@ Result<Report> read_json_report(const std::string& path) {
   try {
     for (const auto& lj : doc.at("libraries")) {
       // Stubs go into the named libraries: a dependency's gaps (issue 15's default) are not theirs to fix.
-      if (lj.contains("role") && lj["role"].is_string() && lj["role"] != "target") continue;
+      if (lj.contains("role") && lj["role"].is_string() &&
+          from_string<LibraryRole>(lj["role"].get<std::string>()) != LibraryRole::Target)
+        continue;
       LibraryReport lib;
       lib.path = lj.at("path").get<std::string>();
       for (const auto& uj : lj.at("unresolved")) {
@@ -52,7 +54,7 @@ Result<Report> read_json_report(const std::string& path) {
         u.version = opt(uj, "version");
         u.type = kind_of(uj, "type", std::optional(SymbolType::NoType));
         if (uj.contains("size") && uj["size"].is_number_unsigned()) u.size = uj["size"].get<uint64_t>();
-        u.binding = uj.value("binding", "global");
+        u.binding = from_string<ReferenceBinding>(uj.value("binding", "global")).value_or(ReferenceBinding::Global);
         u.reason = uj.value("reason", "");
         u.classification = from_string<Classification>(uj.value("classification", "unknown")).value_or(Classification::Unknown);
         if (uj.contains("origin") && uj["origin"].is_object()) {

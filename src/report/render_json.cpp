@@ -40,7 +40,7 @@ json to_json(const UnresolvedSymbol& u) {
           {"version", opt(u.version)},
           {"type", to_string(u.type)},
           {"size", opt(u.size)},
-          {"binding", u.binding},
+          {"binding", to_string(u.binding)},
           {"referenced_by", refs},
           {"classification", to_string(u.classification)},
           {"reason", u.reason},
@@ -71,7 +71,7 @@ void escape_strings(json& j) {
 }
 
 json to_json(const std::optional<PackageOwner>& o) {
-  return o ? json{{"kind", o->kind}, {"name", o->name}, {"version", o->version.empty() ? json(nullptr) : json(o->version)}}
+  return o ? json{{"kind", to_string(o->kind)}, {"name", o->name}, {"version", o->version.empty() ? json(nullptr) : json(o->version)}}
            : json(nullptr);
 }
 
@@ -79,7 +79,7 @@ json to_json(const std::optional<PackageOwner>& o) {
 void add_environment(const Report& report, json& doc) {
   json lookups = json::array();
   for (const auto& r : report.runtime_lookups) {
-    lookups.push_back({{"library", r.library}, {"kind", r.kind}, {"name", r.name}, {"provider", opt(r.provider)},
+    lookups.push_back({{"library", r.library}, {"kind", to_string(r.kind)}, {"name", r.name}, {"provider", opt(r.provider)},
                        {"provider_name", r.provider_name.empty() ? json(nullptr) : json(r.provider_name)},
                        {"searched", r.searched}, {"classification", "runtime-lookup"},
                        {"severity", report.runtime_lookups_fatal ? "error" : "warning"},
@@ -123,7 +123,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));
     libs.push_back({{"path", lib.path},
                     {"soname", lib.soname.empty() ? json(nullptr) : json(lib.soname)},
-                    {"role", lib.role},
+                    {"role", to_string(lib.role)},
                     {"loaded_by", opt(lib.loaded_by)},
                     {"python_extension", lib.python_extension},
                     {"program", lib.program},
@@ -140,7 +140,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     auto copy = [](const std::optional<LibraryCopy>& l) { return l ? json{{"path", l->path}, {"how", l->how}} : json(nullptr); };
     json others = json::array();
     for (const auto& o : c.others) others.push_back({{"path", o.path}, {"how", o.how}});
-    causes.push_back({{"id", c.id}, {"kind", c.kind}, {"headline", c.headline}, {"library", c.library},
+    causes.push_back({{"id", c.id}, {"kind", to_string(c.kind)}, {"headline", c.headline}, {"library", c.library},
                       {"picked", copy(c.picked)}, {"other", copy(c.other)}, {"missing_versions", c.missing_versions},
                       {"symbols", c.symbols}, {"fix", c.fix}, {"needed_by", c.needed_by}, {"others", others}});
   }

@@ -44,7 +44,7 @@ std::string render_junit(const Report& report) {
     // Who installed the library, where known: a suite property (JUnit puts properties before the cases).
     if (lib.owner) {
       cases += fmt::format("    <properties>\n      <property name=\"owner\" value=\"{}\"/>\n    </properties>\n",
-                           xml(lib.owner->kind + " " + lib.owner->name +
+                           xml(std::string(to_string(lib.owner->kind)) + " " + lib.owner->name +
                                    (lib.owner->version.empty() ? "" : " " + lib.owner->version),
                                true));
     }
@@ -89,7 +89,7 @@ std::string render_junit(const Report& report) {
       for (const auto& d : f.details) body += "\n" + d;
       const auto& r = *f.lookup;
       cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml(file_name(r.library), true),
-                           xml(r.kind + "(\"" + r.name + "\")", true));
+                           xml(std::string(to_string(r.kind)) + "(\"" + r.name + "\")", true));
       if (f.fatal) {
         ++failed;
         cases += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml(f.title, true),

@@ -121,7 +121,7 @@ json finding_result(const ci::Finding& f, size_t rule_index, const std::vector<S
                   {{"library", ci::printable_utf8(f.library->path)}, {"classification", f.rule},
                    {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)},
                    // Who installed the library (dpkg, conda, a wheel, the SDK), as in the JSON report.
-                   {"owner", f.library->owner ? json{{"kind", f.library->owner->kind},
+                   {"owner", f.library->owner ? json{{"kind", to_string(f.library->owner->kind)},
                                                      {"name", ci::printable_utf8(f.library->owner->name)},
                                                      {"version", ci::printable_utf8(f.library->owner->version)}}
                                                : json(nullptr)}}}};
@@ -163,10 +163,10 @@ void add_runtime_results(const Report& report, Rules& rules, json& results) {
          {"message", text(message_of(f.title, f.details))},
          {"locations", json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", file_uri(r.library)}}}}}}})},
          {"partialFingerprints",
-          {{"musaLinkcheckFinding/v1", ci::printable_utf8(r.library.substr(r.library.rfind('/') + 1) + ":" + r.kind +
+          {{"musaLinkcheckFinding/v1", ci::printable_utf8(r.library.substr(r.library.rfind('/') + 1) + ":" + to_string(r.kind) +
                                                           ":" + r.name)}}},
          {"properties",
-          {{"library", ci::printable_utf8(r.library)}, {"classification", ci::kRuntimeLookupRule}, {"kind", r.kind},
+          {{"library", ci::printable_utf8(r.library)}, {"classification", ci::kRuntimeLookupRule}, {"kind", to_string(r.kind)},
            {"name", ci::printable_utf8(r.name)},
            {"provider", r.provider ? json(ci::printable_utf8(*r.provider)) : json(nullptr)}}}});
   }

@@ -40,8 +40,8 @@ size_t load_causes(const Report& report, const LibraryReport& target, bool& torc
     }
   };
   for (const auto& lib : report.libraries) {
-    bool torch_import = lib.role == "preloaded" && lib.loaded_by == target.path;
-    if (&lib != &target && !(lib.role == "dependency" && lib.loaded_by == target.path) && !torch_import) continue;
+    bool torch_import = lib.role == LibraryRole::Preloaded && lib.loaded_by == target.path;
+    if (&lib != &target && !(lib.role == LibraryRole::Dependency && lib.loaded_by == target.path) && !torch_import) continue;
     size_t before = shared.size() + own;
     for (const auto& n : lib.needed)
       if (!n.path) count(n.cause, n.baselined);
@@ -61,7 +61,7 @@ const char* load_verb(const LibraryReport& target) {
 std::string render_load_headlines(const Report& report, const TextStyle& style) {
   std::string out;
   for (const auto& target : report.libraries) {
-    if (target.role != "target") continue;
+    if (target.role != LibraryRole::Target) continue;
     bool torch_first = false;
     size_t n = load_causes(report, target, torch_first);
     if (n == 0) continue;
@@ -78,7 +78,7 @@ std::string render_environment_summary(const Report& report) {
   size_t named = 0, failing = 0, unowned = 0;
   std::map<std::string, size_t> packages;  // owner name -> failing files
   for (const auto& target : report.libraries) {
-    if (target.role != "target") continue;
+    if (target.role != LibraryRole::Target) continue;
     ++named;
     bool torch_first = false;
     if (load_causes(report, target, torch_first) == 0) continue;
@@ -105,8 +105,8 @@ struct LoadFailure {
 LoadFailure load_failure(const Report& report, const LibraryReport& target) {
   LoadFailure f;
   for (const auto& lib : report.libraries) {
-    bool part = &lib == &target || (lib.role == "dependency" && lib.loaded_by == target.path) ||
-                (lib.role == "preloaded" && lib.loaded_by == target.path);
+    bool part = &lib == &target || (lib.role == LibraryRole::Dependency && lib.loaded_by == target.path) ||
+                (lib.role == LibraryRole::Preloaded && lib.loaded_by == target.path);
     if (!part) continue;
     std::string in = &lib == &target ? "" : " (in " + (lib.soname.empty() ? base_name(lib.path) : lib.soname) + ")";
     for (const auto& n : lib.needed)
@@ -144,7 +144,7 @@ std::string render_environment(const Report& report, const TextStyle& style) {
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> own;   // package -> (file, what)
   std::string own_lines;
   for (const auto& target : report.libraries) {
-    if (target.role != "target") continue;
+    if (target.role != LibraryRole::Target) continue;
     LoadFailure f = load_failure(report, target);
     for (const auto& c : f.causes) broken[c][package_of(target)].push_back(base_name(target.path));
     if (f.own.empty()) continue;
@@ -226,7 +226,7 @@ std::string render_causes(const Report& report, const TextStyle& style) {
     for (size_t i = 0; i < symbols.size() && i < kCauseSymbols; ++i) {
       const auto* u = symbols[i];
       const auto* h = holders[i];
-      std::string in = h->role == "target" ? "" : " (in " + (h->soname.empty() ? base_name(h->path) : h->soname) + ")";
+      std::string in = h->role == LibraryRole::Target ? "" : " (in " + (h->soname.empty() ? base_name(h->path) : h->soname) + ")";
       out += fmt::format(">>> {}: {}{}{}\n", to_string(u->classification), u->demangled, u->version ? "@" + *u->version : "", in);
     }
     if (symbols.size() > kCauseSymbols)
@@ -275,11 +275,11 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
   std::map<std::string, std::vector<std::string>> drivers;
   std::set<std::string> optional_libraries, optional_names;
   for (const auto& r : report.runtime_lookups) {
-    if (r.driver && r.kind == "dlopen") {
+    if (r.driver && r.kind == LookupKind::Dlopen) {
       drivers[r.name].push_back(base_name(r.library));
     } else {
       optional_names.insert(r.name);
-      if (r.kind == "dlopen") optional_libraries.insert(r.name);
+      if (r.kind == LookupKind::Dlopen) optional_libraries.insert(r.name);
     }
   }
   for (const auto& [name, users] : drivers) {
@@ -305,7 +305,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
   std::string out;
   auto err_for = [&](bool baselined) { return error_prefix(style, baselined); };
   size_t targets = std::count_if(report.libraries.begin(), report.libraries.end(),
-                                 [](const LibraryReport& l) { return l.role == "target"; });
+                                 [](const LibraryReport& l) { return l.role == LibraryRole::Target; });
   const bool environment = style.environment && style.load_headlines && targets > 1;
   if (style.load_headlines && !environment) out += render_load_headlines(report, style);
   if (!style.quiet) out += render_python(report);

@@ -77,6 +77,52 @@ const char* to_string(FixKind k) {
   return "none";
 }
 
+const char* to_string(CauseKind k) {
+  switch (k) {
+    case CauseKind::Shadowed: return "shadowed";
+    case CauseKind::VersionMismatch: return "version-mismatch";
+    case CauseKind::ProviderMismatch: return "provider-mismatch";
+    case CauseKind::Host: return "host";
+    case CauseKind::MissingLibrary: return "missing-library";
+  }
+  return "shadowed";
+}
+
+const char* to_string(ReferenceBinding b) {
+  switch (b) {
+    case ReferenceBinding::Global: return "global";
+    case ReferenceBinding::Weak: return "weak";
+  }
+  return "global";
+}
+
+const char* to_string(OwnerKind k) {
+  switch (k) {
+    case OwnerKind::Dpkg: return "dpkg";
+    case OwnerKind::Python: return "python";
+    case OwnerKind::Conda: return "conda";
+    case OwnerKind::Sdk: return "sdk";
+  }
+  return "dpkg";
+}
+
+const char* to_string(LookupKind k) {
+  switch (k) {
+    case LookupKind::Dlopen: return "dlopen";
+    case LookupKind::Dlsym: return "dlsym";
+  }
+  return "dlopen";
+}
+
+const char* to_string(LibraryRole r) {
+  switch (r) {
+    case LibraryRole::Target: return "target";
+    case LibraryRole::Dependency: return "dependency";
+    case LibraryRole::Preloaded: return "preloaded";
+  }
+  return "target";
+}
+
 template <>
 std::optional<Classification> from_string(std::string_view name) {
   return search<Classification, Classification::Unknown>(name);
@@ -92,6 +138,18 @@ std::optional<OriginKind> from_string(std::string_view name) {
 template <>
 std::optional<FixKind> from_string(std::string_view name) {
   return search<FixKind, FixKind::None>(name);
+}
+template <>
+std::optional<ReferenceBinding> from_string(std::string_view name) {
+  return search<ReferenceBinding, ReferenceBinding::Weak>(name);
+}
+template <>
+std::optional<OwnerKind> from_string(std::string_view name) {
+  return search<OwnerKind, OwnerKind::Sdk>(name);
+}
+template <>
+std::optional<LibraryRole> from_string(std::string_view name) {
+  return search<LibraryRole, LibraryRole::Preloaded>(name);
 }
 
 std::string with_commas(size_t n) {

@@ -101,6 +101,12 @@ struct Fix {
   std::string detail;
 };
 
+// How strongly a reference binds (JSON `binding`): a weak one may stay unresolved at run time.
+enum class ReferenceBinding { Global, Weak };
+const char* to_string(ReferenceBinding b);
+template <>
+std::optional<ReferenceBinding> from_string(std::string_view name);
+
 struct UnresolvedSymbol {
   std::string symbol;
   std::string demangled;
@@ -109,7 +115,7 @@ struct UnresolvedSymbol {
   // A variable's byte size as the referencing library's DWARF declares it (what a data stub must
   // reserve); unknown for a function, or without debug information.
   std::optional<uint64_t> size = std::nullopt;
-  std::string binding;  // global | weak
+  ReferenceBinding binding = ReferenceBinding::Global;
   std::vector<Reference> referenced_by;
   Classification classification = Classification::Unknown;
   std::string reason;  // one sentence: what the loader saw
@@ -123,8 +129,14 @@ struct UnresolvedSymbol {
 
 // The package a library file belongs to, as known offline (dpkg's database, a Python dist-info
 // RECORD, conda-meta, an SDK's version file).
+enum class OwnerKind { Dpkg, Python, Conda, Sdk };
+// JSON `owner.kind`, and the site index's cache file (src/environment/site_index.cpp) both ways.
+const char* to_string(OwnerKind k);
+template <>
+std::optional<OwnerKind> from_string(std::string_view name);
+
 struct PackageOwner {
-  std::string kind;  // dpkg | python | conda | sdk
+  OwnerKind kind = OwnerKind::Dpkg;
   std::string name;
   std::string version;
 };
@@ -163,9 +175,13 @@ struct LibraryCopy {
 // One cause shared by many findings, told once: a stale copy picked before the right one
 // (shadowed, version-mismatch), symbols the host process provides (host), or a needed library that
 // is nowhere (missing-library: `others` are the other versions of it that were found).
+// provider-mismatch: the loaded owner of a namespace lacks what an object was built against.
+enum class CauseKind { Shadowed, VersionMismatch, ProviderMismatch, Host, MissingLibrary };
+const char* to_string(CauseKind k);  // JSON `causes[].kind`
+
 struct Cause {
   std::string id;
-  std::string kind;      // shadowed | version-mismatch | host | missing-library
+  CauseKind kind = CauseKind::Shadowed;
   std::string headline;  // one sentence naming the cause
   std::string library;   // the soname concerned, or the host ("python3", "perl")
   std::optional<LibraryCopy> picked, other;
@@ -201,9 +217,15 @@ class CauseList {
 
 // A name a library looks up at run time (a string literal given to dlopen or dlsym) that the
 // environment does not satisfy: a warning unless the run makes it fatal (--fail-on runtime).
+enum class LookupKind {
+  Dlopen,  // the library is not found
+  Dlsym,   // the library found lacks the entry point
+};
+const char* to_string(LookupKind k);  // JSON `runtime_lookups[].kind`
+
 struct RuntimeLookup {
   std::string library;  // the object holding the string literal
-  std::string kind;     // dlopen (the library is not found) | dlsym (the library found lacks the entry point)
+  LookupKind kind = LookupKind::Dlopen;
   std::string name;     // the soname, or the entry point
   std::optional<std::string> provider;  // for dlsym: the library dlopen would load
   std::string provider_name;            // for dlsym: its soname as the literal spells it
@@ -222,12 +244,18 @@ struct PythonContext {
   std::optional<PackageOwner> torch_owner;
 };
 
+// Why a library was checked: named by the user, brought in by loading a target, or loaded before
+// the targets (--with/--python or their dependencies; checked only with --closure).
+enum class LibraryRole { Target, Dependency, Preloaded };
+// JSON `libraries[].role`; read back by read_json, whose stubs go into the targets alone.
+const char* to_string(LibraryRole r);
+template <>
+std::optional<LibraryRole> from_string(std::string_view name);
+
 struct LibraryReport {
   std::string path;
   std::string soname;
-  // Why it was checked: "target" (named by the user), "dependency" (loading a target brings it in),
-  // "preloaded" (--with/--python or their dependencies; checked only with --closure).
-  std::string role = "target";
+  LibraryRole role = LibraryRole::Target;
   std::optional<std::string> loaded_by;  // the target whose load brought it in (dependencies)
   bool python_extension = false;         // exports PyInit_<module>: Python imports it
   // An executable (ET_EXEC, or DF_1_PIE): checked as the program's start (ldd -r), not as a dlopen,

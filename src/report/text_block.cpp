@@ -14,18 +14,18 @@ constexpr size_t kMaxLocations = 3;
 }  // namespace
 
 std::string holder_note(const LibraryReport& lib) {
-  if (lib.role == "dependency" && lib.loaded_by) return fmt::format(" (a dependency loaded for {})", base_name(*lib.loaded_by));
-  if (lib.role == "preloaded" && lib.loaded_by)
+  if (lib.role == LibraryRole::Dependency && lib.loaded_by) return fmt::format(" (a dependency loaded for {})", base_name(*lib.loaded_by));
+  if (lib.role == LibraryRole::Preloaded && lib.loaded_by)
     return fmt::format(" (loaded by the import of torch that importing {} does first)", base_name(*lib.loaded_by));
-  if (lib.role == "preloaded") return " (loaded before the checked files: --with/--python)";
+  if (lib.role == LibraryRole::Preloaded) return " (loaded before the checked files: --with/--python)";
   return "";
 }
 
 std::string owner_text(const PackageOwner& o) {
   std::string v = o.version.empty() ? "" : " " + o.version;
-  if (o.kind == "dpkg") return "Debian's " + o.name + v;
-  if (o.kind == "conda") return "conda's " + o.name + v;
-  if (o.kind == "python") return "Python package " + o.name + v;
+  if (o.kind == OwnerKind::Dpkg) return "Debian's " + o.name + v;
+  if (o.kind == OwnerKind::Conda) return "conda's " + o.name + v;
+  if (o.kind == OwnerKind::Python) return "Python package " + o.name + v;
   return "the SDK " + o.name + v;
 }
 
@@ -64,7 +64,7 @@ Block undefined_symbol_block(const LibraryReport& lib, const UnresolvedSymbol& u
     }
   }
   // Which object holds the reference, when it is not the named file ("in the SDK's libmusa.so.1").
-  if (lib.role != "target")
+  if (lib.role != LibraryRole::Target)
     add(fmt::format("in {}{}{}{}", lib.in_sdk ? "the SDK's " : "", lib.soname.empty() ? base_name(lib.path) : lib.soname,
                     holder_note(lib), lib.loaded_by ? ", not in " + base_name(*lib.loaded_by) : std::string()));
   if (u.referenced_by.size() > kMaxLocations)
@@ -90,7 +90,7 @@ Block undefined_symbol_block(const LibraryReport& lib, const UnresolvedSymbol& u
 }
 
 Block runtime_lookup_block(const RuntimeLookup& r) {
-  if (r.kind != "dlopen")
+  if (r.kind != LookupKind::Dlopen)
     return {.title = fmt::format("dlsym(\"{}\") in {}: {} ({}) does not export it", r.name, r.library, r.provider_name,
                                  r.provider.value_or("?")),
             .details = {}};

@@ -273,7 +273,7 @@ void missing_entry_points(const loader::LoadedObject& obj, const OpenedLibs& lib
       bool anywhere = false;
       for (const auto& lib : libs) anywhere |= exports(*lib.second->object, e);
       if (!anywhere)
-        told.push_back({.library = obj.path, .kind = "dlsym", .name = e, .provider = owner->second->object->path,
+        told.push_back({.library = obj.path, .kind = LookupKind::Dlsym, .name = e, .provider = owner->second->object->path,
                         .provider_name = owner->first, .searched = {}, .driver = false});
     }
   }
@@ -286,7 +286,7 @@ void caller_lookups(const loader::LoadedObject& obj, const std::vector<std::pair
   OpenedLibs libs;
   for (const auto& [lit, f] : found) {
     if (f.path.empty()) {
-      told.push_back({.library = obj.path, .kind = "dlopen", .name = lit, .provider = std::nullopt, .provider_name = "",
+      told.push_back({.library = obj.path, .kind = LookupKind::Dlopen, .name = lit, .provider = std::nullopt, .provider_name = "",
                       .searched = f.searched, .driver = is_gpu_driver(lit)});
       continue;
     }

@@ -193,7 +193,7 @@ Cause& cause_for(CauseList& causes, const std::string& soname, const loader::Loa
     if (c.picked && c.other && c.picked->path == picked.path && c.other->path == other.path) return c;
   }
   Cause c;
-  c.kind = "shadowed";
+  c.kind = CauseKind::Shadowed;
   c.library = soname;
   c.picked = LibraryCopy{.path = picked.path, .how = loader::to_string(picked.how)};
   c.other = LibraryCopy{.path = other.path, .how = loader::to_string(other.how)};
@@ -219,11 +219,11 @@ Cause& torch_cause_for(CauseList& causes, const loader::Process& p, int picked_i
   const auto& picked = p.objects[picked_index];
   std::string holder = base_of(p.objects[holder_index].path);
   for (auto& c : causes)
-    if (c.kind == "provider-mismatch" && c.picked && c.other && c.picked->path == picked.path && c.other->path == other.path &&
+    if (c.kind == CauseKind::ProviderMismatch && c.picked && c.other && c.picked->path == picked.path && c.other->path == other.path &&
         !c.needed_by.empty() && c.needed_by.front() == p.objects[holder_index].path)
       return c;
   Cause c;
-  c.kind = "provider-mismatch";
+  c.kind = CauseKind::ProviderMismatch;
   c.library = picked.elf.soname.empty() ? picked.names.front() : picked.elf.soname;
   c.picked = LibraryCopy{.path = picked.path, .how = loader::to_string(picked.how)};
   c.other = LibraryCopy{.path = other.path, .how = loader::to_string(other.how)};
@@ -303,7 +303,7 @@ struct ShadowTracer {
     const auto* copy = first_copy(mv->provider, [&](const CandidateCopy& c) { return c.versions.count(mv->version) > 0; });
     if (!copy || torch_loads(mv->provider)) return;  // torch's own copy is no stale copy
     Cause& c = link({mv->provider, copy});
-    c.kind = "version-mismatch";
+    c.kind = CauseKind::VersionMismatch;
     if (std::find(c.missing_versions.begin(), c.missing_versions.end(), mv->version) == c.missing_versions.end())
       c.missing_versions.push_back(mv->version);
     finding->cause = c.id;
@@ -371,7 +371,7 @@ struct ShadowTracer {
     Cause& c = link(*hit);
     bool node_missing = !ref->version.empty() && !has_version(picked.elf, ref->version);
     if (node_missing) {
-      c.kind = "version-mismatch";
+      c.kind = CauseKind::VersionMismatch;
       std::string v(ref->version);
       if (std::find(c.missing_versions.begin(), c.missing_versions.end(), v) == c.missing_versions.end())
         c.missing_versions.push_back(v);
@@ -393,7 +393,7 @@ struct ShadowTracer {
   // Each cause touched: its headline and the stale-copy fix, in the words of the search that loaded it.
   void finish(const std::map<int, int>& requester_of) {
     for (auto& c : causes) {
-      if (!touched.count(c.id) || c.kind == "provider-mismatch") continue;
+      if (!touched.count(c.id) || c.kind == CauseKind::ProviderMismatch) continue;
       std::sort(c.missing_versions.begin(), c.missing_versions.end(), version_less);
       write_headline(c);
       int picked = -1;
@@ -487,10 +487,10 @@ std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSym
   for (const auto& [host, list] : by_host) {
     Cause* c = nullptr;
     for (auto& existing : causes)
-      if (existing.kind == "host" && existing.library == host) c = &existing;
+      if (existing.kind == CauseKind::Host && existing.library == host) c = &existing;
     if (!c) {
       Cause fresh;
-      fresh.kind = "host";
+      fresh.kind = CauseKind::Host;
       fresh.library = host;
       c = &causes.add(std::move(fresh));
     }

@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   u.demangled = s(6);
   u.version = s(7);
   u.type = SymbolType::Func;
-  u.binding = "global";
+  u.binding = ReferenceBinding::Global;
   u.reason = s(4);
   u.referenced_by.push_back({s(0), s(6), s(3), 7});
   u.origin = Origin{s(3), 1, OriginKind::Definition, std::nullopt, s(2)};

@@ -43,7 +43,7 @@ Report awkward_report() {
   UnresolvedSymbol odd;
   odd.symbol = odd.demangled = "bad\xff" "name";
   odd.type = SymbolType::Func;
-  odd.binding = "global";
+  odd.binding = ReferenceBinding::Global;
   odd.referenced_by = {Reference{.library = "/w/libodd.so", .function = "use_it", .file = "/w/src/a:b,c.cpp", .line = 7}};
   odd.classification = Classification::SdkDeclaredOnly;
   odd.reason = "declared in 100% of the SDK headers";
@@ -52,7 +52,7 @@ Report awkward_report() {
   UnresolvedSymbol old;
   old.symbol = old.demangled = "old_one";
   old.type = SymbolType::Object;
-  old.binding = "global";
+  old.binding = ReferenceBinding::Global;
   old.referenced_by = {Reference{.library = "/w/libodd.so", .function = {}, .file = {}, .line = {}}};
   old.classification = Classification::Unknown;
   old.reason = "nothing defines it";

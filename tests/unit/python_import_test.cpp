@@ -432,7 +432,7 @@ TEST(Ownership, debian_libtorch_cpu_is_owned_by_libtorch1_13) {
   auto version = run("dpkg-query -W -f '${Version}' " + package);
   auto owners = environment::find_owners({lib, "/lib/x86_64-linux-gnu/libc.so.6"}, {});
   ASSERT_TRUE(owners.count(lib));
-  EXPECT_EQ(owners[lib].kind, "dpkg");
+  EXPECT_EQ(owners[lib].kind, OwnerKind::Dpkg);
   EXPECT_EQ(owners[lib].name, "libtorch1.13");
   EXPECT_EQ(owners[lib].name, package);
   EXPECT_EQ(owners[lib].version, version.out);
@@ -461,10 +461,10 @@ TEST(Ownership, conda_meta_and_sdk_version_files_name_their_packages) {
       {root + "/conda/lib/libstdc++.so.6", root + "/musa/lib/libmusart.so.4", root + "/cuda/lib64/libcudart.so.12",
        root + "/loose/libloose.so"},
       {.dpkg_dir = "/var/lib/dpkg", .sdk_homes = {root + "/musa", root + "/cuda"}, .cache_dir = ""});
-  EXPECT_EQ(owners[root + "/conda/lib/libstdc++.so.6"].kind, "conda");
+  EXPECT_EQ(owners[root + "/conda/lib/libstdc++.so.6"].kind, OwnerKind::Conda);
   EXPECT_EQ(owners[root + "/conda/lib/libstdc++.so.6"].name, "libstdcxx-ng");
   EXPECT_EQ(owners[root + "/conda/lib/libstdc++.so.6"].version, "9.3.0");
-  EXPECT_EQ(owners[root + "/musa/lib/libmusart.so.4"].kind, "sdk");
+  EXPECT_EQ(owners[root + "/musa/lib/libmusart.so.4"].kind, OwnerKind::Sdk);
   EXPECT_EQ(owners[root + "/musa/lib/libmusart.so.4"].name, "musa");
   EXPECT_EQ(owners[root + "/musa/lib/libmusart.so.4"].version, "3.1.0");
   EXPECT_EQ(owners[root + "/cuda/lib64/libcudart.so.12"].version, "12.2.0");

@@ -63,7 +63,7 @@ Report one_of_each() {
   a.symbol = "_Z1av";
   a.demangled = "a()";
   a.type = SymbolType::Tls;
-  a.binding = "global";
+  a.binding = ReferenceBinding::Global;
   a.classification = Classification::MissingInstantiation;
   a.origin = Origin{.file = "/w/a.cpp", .line = 3, .kind = OriginKind::ExplicitInstantiation, .library = std::nullopt,
                     .ported_from = std::nullopt};
@@ -73,7 +73,7 @@ Report one_of_each() {
   b.demangled = "b_data";
   b.type = SymbolType::Object;
   b.size = 40;
-  b.binding = "weak";
+  b.binding = ReferenceBinding::Weak;
   b.classification = Classification::UnlinkedLibrary;
   b.origin = Origin{.file = "/w/libb.so", .line = std::nullopt, .kind = OriginKind::Library, .library = "/w/libb.so",
                     .ported_from = std::nullopt};
@@ -86,7 +86,7 @@ Report one_of_each() {
 
 // reclaim_own_build and explain drop causes after others were issued: an id handed out once is never
 // handed out again, so a finding's `cause` can never point at a newer, unrelated cause.
-Cause cause_of(const std::string& kind, const std::string& library) {
+Cause cause_of(CauseKind kind, const std::string& library) {
   Cause c;
   c.kind = kind;
   c.library = library;
@@ -95,10 +95,10 @@ Cause cause_of(const std::string& kind, const std::string& library) {
 
 TEST(CauseIds, an_erased_cause_never_lends_its_id_to_the_next) {
   CauseList causes;
-  causes.add(cause_of("shadowed", "libc10.so"));
-  causes.add(cause_of("host", "python3"));
-  EXPECT_EQ(causes.erase_if([](const Cause& c) { return c.kind == "host"; }), 1u);
-  const Cause& fresh = causes.add(cause_of("missing-library", "libmusa.so.1"));
+  causes.add(cause_of(CauseKind::Shadowed, "libc10.so"));
+  causes.add(cause_of(CauseKind::Host, "python3"));
+  EXPECT_EQ(causes.erase_if([](const Cause& c) { return c.kind == CauseKind::Host; }), 1u);
+  const Cause& fresh = causes.add(cause_of(CauseKind::MissingLibrary, "libmusa.so.1"));
   EXPECT_EQ(fresh.id, "cause-3");
   std::vector<std::string> ids;
   for (const auto& c : causes) ids.push_back(c.id);
@@ -106,7 +106,7 @@ TEST(CauseIds, an_erased_cause_never_lends_its_id_to_the_next) {
   // The old scheme (size + 1) would have given the new cause "cause-2" beside a finding still
   // naming the erased "cause-2"; erasing the first instead shows no id is reused either way.
   causes.erase_if([](const Cause& c) { return c.id == "cause-1"; });
-  EXPECT_EQ(causes.add(cause_of("shadowed", "libz.so.1")).id, "cause-4");
+  EXPECT_EQ(causes.add(cause_of(CauseKind::Shadowed, "libz.so.1")).id, "cause-4");
 }
 
 TEST(ReadJsonReport, kinds_survive_a_round_trip_through_render_json) {

@@ -94,7 +94,7 @@ TEST(SiteOwners, dist_info_records_are_indexed_once_and_rebuilt_when_a_package_c
         continue;
       }
       ASSERT_NE(it, owners.end());
-      EXPECT_EQ(it->second.kind, "python");
+      EXPECT_EQ(it->second.kind, OwnerKind::Python);
       EXPECT_EQ(owner_text(it->second), oracle[f]);
     }
   };
@@ -202,7 +202,7 @@ TEST(SiteOwners, conda_meta_is_indexed_once_and_rebuilt_when_a_package_changes) 
   EXPECT_EQ(first.files.size(), 1u);
   EXPECT_TRUE(environment::load_site_index(prefix, environment::RecordSource::CondaMeta, cache).from_cache);
   auto owners = environment::find_owners({prefix + "/lib/libstdc++.so.6.0.30", prefix + "/lib/libz.so.1"}, sources);
-  EXPECT_EQ(owners.at(prefix + "/lib/libstdc++.so.6.0.30").kind, "conda");
+  EXPECT_EQ(owners.at(prefix + "/lib/libstdc++.so.6.0.30").kind, OwnerKind::Conda);
   EXPECT_EQ(owner_text(owners.at(prefix + "/lib/libstdc++.so.6.0.30")), "libstdcxx-ng 12.2.0");
   EXPECT_FALSE(owners.count(prefix + "/lib/libz.so.1"));
   // conda install zlib: a new conda-meta file.
