@@ -20,21 +20,20 @@
 namespace mlc::cmake {
 namespace {
 
-// "<bindir>/CMakeFiles/<target>.dir/..." -> {bindir, target}; empty target when the path is no object
-// of a target directory.
+// "<bindir>/CMakeFiles/<target>.dir/..." (absolute) -> {bindir, target}; empty target when the path is
+// no object of a target directory.
 struct ObjectDir {
   std::string binary_dir, target;
 };
 ObjectDir object_dir_of(const std::string& path) {
-  auto at = path.rfind("/CMakeFiles/");
-  size_t start = at == std::string::npos ? (path.rfind("CMakeFiles/", 0) == 0 ? 0 : std::string::npos) : at + 12;
-  if (start == std::string::npos) return {};
-  if (at == std::string::npos) start = 11;
+  const auto at = path.rfind("/CMakeFiles/");
+  if (at == std::string::npos) return {};
+  const size_t start = at + 12;
   auto dir_end = path.find(".dir/", start);
   if (dir_end == std::string::npos) return {};
   std::string target = path.substr(start, dir_end - start);
   if (target.empty() || target.find('/') != std::string::npos) return {};
-  return {at == std::string::npos ? "" : path.substr(0, at), target};
+  return {path.substr(0, at), target};
 }
 
 std::string output_of(const std::vector<std::string>& argv) {
