@@ -1,11 +1,13 @@
 // compile_commands.json, as the build wrote it: each translation unit's working directory, argv and
 // absolute file. The confirm pass compiles with these commands; the source index takes their -D/-U.
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "cmake/build_info.h"
 #include "cmake/command_line.h"
+#include "common/paths.h"
 
 namespace mlc::cmake {
 // compile_commands.json's "command" is a shell string; only quoting and backslashes matter here.
@@ -36,6 +38,32 @@ std::vector<std::string> split_command(const std::string& s) {
   }
   if (any || !cur.empty()) out.push_back(cur);
   return out;
+}
+
+bool is_nvcc(const std::string& compiler) { return base_name(compiler).starts_with("nvcc"); }
+
+bool nvcc_takes_value(std::string_view a) {
+  static const std::set<std::string_view> options = {
+      "-Xcompiler", "--compiler-options", "-Xlinker", "--linker-options", "-Xptxas", "--ptxas-options",
+      "-Xnvlink", "--nvlink-options", "-Xarchive", "--archive-options", "-ccbin", "--compiler-bindir",
+      "-x", "--x", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code",
+      "-I", "-isystem", "-D", "-U", "-include", "--pre-include", "-L", "-l", "-rdc", "--relocatable-device-code"};
+  return options.count(a) > 0;
+}
+
+std::optional<OutputArgument> output_argument(const std::vector<std::string>& argv) {
+  const bool nvcc = !argv.empty() && is_nvcc(argv[0]);
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (nvcc && nvcc_takes_value(a)) {
+      ++i;
+      continue;
+    }
+    if ((a == "-o" || a == "--output-file") && i + 1 < argv.size()) return OutputArgument{i + 1, 0};
+    if (nvcc && (a.starts_with("-o=") || a.starts_with("--output-file="))) return OutputArgument{i, a.find('=') + 1};
+    if (!nvcc && a.size() > 2 && a.starts_with("-o")) return OutputArgument{i, 2};
+  }
+  return std::nullopt;
 }
 
 std::string absolute_in(const std::string& dir, const std::string& path) {

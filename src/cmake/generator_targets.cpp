@@ -5,7 +5,6 @@
 //   edge per target in build.ninja (its OBJECT_DIR and TARGET_FILE variables);
 // - the OBJECT libraries it takes: objects of another target's directory on its link line.
 // A target without a link step whose objects another target links is an OBJECT library.
-#include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -36,14 +35,10 @@ ObjectDir object_dir_of(const std::string& path) {
   return {path.substr(0, at), target};
 }
 
+// The path a command's output argument names ("" when it names none).
 std::string output_of(const std::vector<std::string>& argv) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if ((a == "-o" || a == "--output-file") && i + 1 < argv.size()) return argv[i + 1];
-    if (a.rfind("-o=", 0) == 0) return a.substr(3);
-    if (a.rfind("--output-file=", 0) == 0) return a.substr(14);
-  }
-  return "";
+  auto out = output_argument(argv);
+  return out ? argv[out->index].substr(out->offset) : "";
 }
 
 struct LinkStep {
@@ -128,6 +123,7 @@ std::map<std::string, LinkStep> read_build_ninja(const std::string& build_dir) {
   while (std::getline(in, line)) {
     if (line.rfind("build ", 0) == 0) {
       finish();
+      if (line.find("_LINKER__") == std::string::npos) continue;  // a compile or custom edge
       auto colon = line.find(": ");
       while (colon != std::string::npos && colon > 0 && line[colon - 1] == '$') colon = line.find(": ", colon + 1);
       if (colon == std::string::npos) continue;
@@ -165,14 +161,15 @@ std::vector<TargetInfo> targets_from_generator(const std::string& build_dir, con
   std::map<std::string, TargetInfo> by_key;  // bindir + "\n" + target
   std::map<std::string, std::vector<std::string>> objects;  // by the same key
   for (const auto& c : read_compile_commands(build_dir)) {
-    std::string object = output_of(c.argv);
-    if (object.empty()) continue;
-    auto od = object_dir_of(absolute_in(c.directory, object));
+    const std::string relative = output_of(c.argv);
+    if (relative.empty()) continue;
+    const std::string object = absolute_in(c.directory, relative);
+    auto od = object_dir_of(object);
     if (od.target.empty()) continue;
     const std::string key = od.binary_dir + "\n" + od.target;
     TargetInfo& t = by_key[key];
     t.name = od.target;
-    objects[key].push_back(absolute_in(c.directory, object));
+    objects[key].push_back(object);
     const std::string file = normalize_path(c.file);
     if (t.compiles.insert(file).second) t.sources.push_back(file);
     if (t.source_dir.empty() && !source_dir.empty() && od.binary_dir.rfind(build_dir, 0) == 0)
@@ -180,7 +177,7 @@ std::vector<TargetInfo> targets_from_generator(const std::string& build_dir, con
   }
   if (by_key.empty()) return out;
   auto ninja = read_build_ninja(build_dir);
-  std::map<std::string, std::string> linked_by;  // object library key -> a target that links its objects
+  std::set<std::string> linked;  // keys of the targets whose objects another target links
   for (auto& [key, t] : by_key) {
     const std::string bindir = key.substr(0, key.find('\n'));
     std::optional<LinkStep> step;
@@ -199,11 +196,11 @@ std::vector<TargetInfo> targets_from_generator(const std::string& build_dir, con
       auto od = object_dir_of(input);
       if (od.target.empty() || od.target == t.name) continue;
       if (deps.insert(od.target).second) t.dependencies.push_back(od.target);
-      linked_by[od.binary_dir + "\n" + od.target] = t.name;
+      linked.insert(od.binary_dir + "\n" + od.target);
     }
   }
   for (auto& [key, t] : by_key) {
-    if (t.type.empty() && linked_by.count(key)) {
+    if (t.type.empty() && linked.count(key)) {
       t.type = "OBJECT_LIBRARY";  // its artifacts are its objects, as the codemodel lists them
       t.artifacts = objects[key];
     }

@@ -21,6 +21,8 @@ namespace mlc::confirm {
 namespace {
 
 using cmake::absolute_in;
+using cmake::is_nvcc;
+using cmake::nvcc_takes_value;
 
 std::string extension(const std::string& path) {
   auto slash = path.rfind('/');
@@ -34,16 +36,6 @@ std::string parent(const std::string& path) {
 }
 
 bool starts(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-// nvcc's options whose value is the next argument and never the compiler's output or the source.
-bool nvcc_takes_value(std::string_view a) {
-  static const std::set<std::string_view> options = {
-      "-Xcompiler", "--compiler-options", "-Xlinker", "--linker-options", "-Xptxas", "--ptxas-options",
-      "-Xnvlink", "--nvlink-options", "-Xarchive", "--archive-options", "-ccbin", "--compiler-bindir",
-      "-x", "--x", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code",
-      "-I", "-isystem", "-D", "-U", "-include", "--pre-include", "-L", "-l", "-rdc", "--relocatable-device-code"};
-  return options.count(a) > 0;
-}
 
 // Response files (gcc's @file, nvcc's --options-file / -optf FILE, as CMake writes includes_CUDA.rsp),
 // read inline relative to the command's directory, so the flags inside are shaped like the rest. One
@@ -100,9 +92,15 @@ void drop_side_outputs(std::vector<std::string>& argv) {
   argv = std::move(kept);
 }
 
-// Output redirected to `object`: replaces -o X (-oX for gcc; nvcc's -o=X, --output-file[=]X), else
-// appends -c -o. nvcc's -odir, -optf... are no -o, and what follows -Xcompiler is the host's.
-void redirect_output(std::vector<std::string>& argv, const std::string& object, bool nvcc) {
+// Output redirected to `object`: replaces the path of the command's output argument (see
+// cmake::output_argument), else appends -c -o. nvcc's -odir, -optf... are no -o, and what follows
+// -Xcompiler is the host's.
+void redirect_output(std::vector<std::string>& argv, const std::string& object) {
+  if (auto out = cmake::output_argument(argv)) {
+    argv[out->index].replace(out->offset, std::string::npos, object);
+    return;
+  }
+  const bool nvcc = is_nvcc(argv[0]);
   bool has_c = false;
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& a = argv[i];
@@ -111,18 +109,6 @@ void redirect_output(std::vector<std::string>& argv, const std::string& object, 
       continue;
     }
     if (a == "-c" || (nvcc && (a == "--compile" || a == "-dc" || a == "--device-c"))) has_c = true;
-    if ((a == "-o" || a == "--output-file") && i + 1 < argv.size()) {
-      argv[i + 1] = object;
-      return;
-    }
-    if (nvcc && (starts(a, "-o=") || starts(a, "--output-file="))) {
-      argv[i] = a.substr(0, a.find('=') + 1) + object;
-      return;
-    }
-    if (!nvcc && a.size() > 2 && starts(a, "-o")) {
-      argv[i] = "-o" + object;
-      return;
-    }
   }
   if (!has_c) argv.push_back("-c");
   argv.push_back("-o");
@@ -244,8 +230,6 @@ std::vector<CompileCommand> read_findcuda_commands(const std::string& build_dir,
   return out;
 }
 
-bool is_nvcc(const std::string& compiler) { return starts(base_name(compiler), "nvcc"); }
-
 bool is_cuda_source(const std::string& file) { return extension(file) == ".cu"; }
 
 bool command_for(const std::vector<CompileCommand>& db, const std::string& file, const std::string& object,
@@ -284,7 +268,7 @@ bool command_for(const std::vector<CompileCommand>& db, const std::string& file,
     out.argv = as_nvcc(out, cuda_compiler);
   }
   drop_side_outputs(out.argv);
-  redirect_output(out.argv, object, !out.argv.empty() && is_nvcc(out.argv[0]));
+  if (!out.argv.empty()) redirect_output(out.argv, object);
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cmake/build_info.h"
+#include "cmake/command_line.h"
 #include "loader/loader.h"
 #include "report/report.h"
 #include "trace/trace.h"
@@ -66,8 +67,9 @@ bool command_for(const std::vector<CompileCommand>& db, const std::string& file,
 // leaves out: each generated CMakeFiles/<target>.dir/.../<target>_generated_<file>.cu.o.cmake script's
 // command for its source, as it runs it in `configuration` (CMAKE_BUILD_TYPE; the script's default Debug).
 std::vector<CompileCommand> read_findcuda_commands(const std::string& build_dir, const std::string& configuration);
-// True for nvcc (by the driver's file name), and for a source CUDA's compiler takes (.cu).
-bool is_nvcc(const std::string& compiler);
+// True for nvcc (by the driver's file name: cmake/command_line.h), and for a source CUDA's compiler
+// takes (.cu).
+using cmake::is_nvcc;
 bool is_cuda_source(const std::string& file);
 
 ConfirmOutcome confirm_files(const std::vector<std::string>& files, const ConfirmOptions& options);
