@@ -147,7 +147,6 @@ struct Edits {
   std::map<std::string, std::vector<std::string>> fixes_of_add;
   std::map<std::string, std::vector<EditPurpose>> purposes;
   std::set<std::string> added;
-  std::set<std::string> reached;  // list keys already found present and unreached
 
   Edits(const Triage& triage, const trace::TraceContext& context, Plan& plan) : t(triage), ctx(context), p(plan) {
     for (const auto& add : t.list_adds) fixes_of_add[list_key(add)].push_back(add.symbol);
@@ -243,7 +242,7 @@ struct Edits {
   // CMake file has not been rebuilt since: the rebuild takes the entry in. A library built after it
   // still lacks what the source defines: that list does not reach this build (an if() branch the
   // configure did not take, another target's list), and saying "added" again would promise a
-  // rebuild that fails as before.
+  // rebuild that fails as before. Called once per entry (add_to_list skips a key it has seen).
   void already_listed(const ListAdd& add, const std::string& key) {
     const std::string said = add.entry + " is already in " + add.list + " (" + add.file + "): not added again";
     struct stat cmake_st, lib_st;
@@ -256,7 +255,6 @@ struct Edits {
       p.warnings.push_back(said + "; " + add.library + " predates that file: rebuild it");
       return;
     }
-    if (!reached.insert(key).second) return;
     for (const auto& a : t.list_adds) {
       if (list_key(a) != key) continue;
       p.unreached.push_back(a.symbol);
