@@ -136,9 +136,8 @@ int summarize(const Arguments& a, const mlc::StubgenRun& done) {
   for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& n : plan.notes) std::fprintf(stderr, "musa-stubgen: %s\n", n.c_str());
   for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
-  std::set<std::string> said;  // a broken CMake file is found by the build reader and the patcher: one line
-  for (const auto& e : done.errors)
-    if (said.insert(e.to_line()).second) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
+  // A broken CMake file is said once: the editor plans on the build reader's parse (build/edit.h).
+  for (const auto& e : done.errors) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
   size_t changed = 0;
   for (const auto& f : plan.stub_files) changed += f.changed();
   for (const auto& f : plan.cmake_files) changed += (a.apply || a.dry_run) && f.changed();

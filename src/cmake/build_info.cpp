@@ -134,24 +134,6 @@ bool is_keyword(const std::string& a) {
 
 }  // namespace
 
-std::string normalize_path(const std::string& path) {
-  if (path.empty()) return path;
-  bool absolute = path[0] == '/';
-  std::vector<std::string> parts;
-  std::stringstream ss(path);
-  std::string part;
-  while (std::getline(ss, part, '/')) {
-    if (part.empty() || part == ".") continue;
-    if (part == ".." && !parts.empty() && parts.back() != "..") {
-      parts.pop_back();
-    } else if (!(part == ".." && absolute)) {
-      parts.push_back(part);
-    }
-  }
-  std::string out = absolute ? "/" : "";
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
-  return out.empty() ? "." : out;
-}
 
 std::map<std::string, std::string> read_cmake_cache(const std::string& path, std::optional<InputError>& error) {
   std::map<std::string, std::string> vars;
@@ -312,7 +294,7 @@ void read_entries(const std::vector<CMakeArg>& a, size_t first, SourceList& list
       if (v == "RELATIVE" || v == "LIST_DIRECTORIES") ++k;  // skip its value
       continue;
     }
-    if (list.command == "set" && (v == "CACHE" || v == "PARENT_SCOPE")) break;
+    if (list.command == build::ListCommand::Set && (v == "CACHE" || v == "PARENT_SCOPE")) break;
     ListEntry e = make_entry(a[k], vars, cur_dir, glob_cmd, recurse);
     if (!e.raw.empty() && !seen.insert(e.raw).second) list.duplicates.push_back(e.raw);  // "" is no source
     list.entries.push_back(std::move(e));
@@ -340,7 +322,7 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
     if ((cmd.name == "endif" || cmd.name == "endforeach" || cmd.name == "endwhile") && conditional > 0) --conditional;
     SourceList list;
     list.cmake_file = cmake_file;
-    list.command = cmd.name;
+    list.command = list_command(cmd.name, scope.library_helper);
     list.current_dir = cur_dir;
     list.line = cmd.line;
     list.close_paren = cmd.close_paren;
@@ -397,91 +379,12 @@ std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& comma
   return lists;
 }
 
-std::map<std::string, std::string> BuildInfo::variables() const {
-  std::map<std::string, std::string> vars = cache;
-  vars["CMAKE_SOURCE_DIR"] = source_dir;
-  vars["PROJECT_SOURCE_DIR"] = source_dir;
-  vars["CMAKE_BINARY_DIR"] = build_dir;
-  vars["PROJECT_BINARY_DIR"] = build_dir;
-  return vars;
-}
 
-bool BuildInfo::is_compiled(const std::string& abs_path) const { return compiled.count(normalize_path(abs_path)) > 0; }
+
 
 namespace {
 
-// The file a path names once symlinks are followed (libz.so -> libz.so.1.3.1); the path itself when it
-// does not exist.
-std::string resolved(const std::string& path) {
-  std::error_code ec;
-  auto real = std::filesystem::canonical(path, ec);
-  return ec ? path : real.string();
-}
-
-bool is_library_type(const std::string& type) {
-  return type == "SHARED_LIBRARY" || type == "MODULE_LIBRARY" || type == "STATIC_LIBRARY";
-}
-
-}  // namespace
-
-const TargetInfo* BuildInfo::target_for_artifact(const std::string& path) const {
-  // The exact artifact first, then the file a symlink names (the File API lists libz.so.1.3.1, the user
-  // gives build/libz.so), and only then a file of the same name elsewhere.
-  std::string real = resolved(path);
-  for (const auto& t : targets)
-    for (const auto& a : t.artifacts)
-      if (a == path || (real != path && resolved(a) == real)) return &t;
-  std::string base = path.substr(path.rfind('/') + 1);
-  for (const auto& t : targets) {
-    for (const auto& a : t.artifacts) {
-      if (a.substr(a.rfind('/') + 1) == base) return &t;
-    }
-  }
-  return nullptr;
-}
-
-bool BuildInfo::compiled_by(const TargetInfo& target, const std::string& abs_path) const {
-  std::string path = normalize_path(abs_path);
-  std::set<std::string> seen;
-  std::vector<const TargetInfo*> todo{&target};
-  while (!todo.empty()) {
-    const TargetInfo* t = todo.back();
-    todo.pop_back();
-    if (!seen.insert(t->name).second) continue;
-    if (t->compiles.count(path)) return true;
-    for (const auto& dep : t->dependencies)
-      for (const auto& d : targets)
-        if (d.name == dep && d.type == "OBJECT_LIBRARY") todo.push_back(&d);
-  }
-  return false;
-}
-
-std::string target_of_library(const BuildInfo* build, const std::string& path) {
-  if (build)
-    if (const auto* t = build->target_for_artifact(path)) return t->name;
-  std::string base = path.substr(path.rfind('/') + 1);
-  if (base.rfind("lib", 0) == 0) base = base.substr(3);
-  base = base.substr(0, base.find(".so"));
-  if (build) {
-    // A library is never built by an executable: with OUTPUT_NAME, add_executable(pcre2grep) and
-    // add_library(pcre2-8 ... OUTPUT_NAME pcre2grep) may share the name. The target named like the file is
-    // the library's only when it is not an executable (the File API's type, else add_executable in the lists).
-    for (const auto& t : build->targets)
-      if (t.name == base && !t.type.empty() && !is_library_type(t.type)) return "";
-    bool executable = false, library = false;
-    for (const auto& l : build->lists) {
-      if (l.variable != base) continue;
-      if (l.command == "add_executable" || l.command == "cuda_add_executable") executable = true;
-      if (creates_library(l.command, build->library_helper)) library = true;
-    }
-    if (executable && !library) return "";
-  }
-  return base;
-}
-
-namespace {
-
-void read_compile_database(BuildInfo& info) {
+void read_compile_database(Model& info) {
   std::string path = info.build_dir + "/compile_commands.json";
   auto text = read_text(path);
   if (!text) return;
@@ -499,7 +402,7 @@ void read_compile_database(BuildInfo& info) {
 }
 
 // CMake File API (cmake-file-api(7)): reply/index-*.json -> codemodel-v2 -> one file per target.
-void read_file_api(BuildInfo& info) {
+void read_file_api(Model& info) {
   std::string reply = info.build_dir + "/.cmake/api/v1/reply";
   std::string index;
   if (DIR* d = opendir(reply.c_str())) {
@@ -533,7 +436,7 @@ void read_file_api(BuildInfo& info) {
   for (const auto& t : cm["configurations"][0].value("targets", nlohmann::json::array())) {
     auto tj = parse(t.value("jsonFile", ""));
     if (!tj.is_object()) continue;
-    TargetInfo target;
+    Target target;
     target.name = tj.value("name", "");
     if (tj.contains("paths") && tj["paths"].is_object())
       target.source_dir = normalize_path(join(top, tj["paths"].value("source", ".")));
@@ -605,27 +508,41 @@ std::set<std::string> files_the_build_read(const std::string& build_dir) {
   return out;
 }
 
+// A CMake file read and parsed once, kept in the model's parse for the editor; a file that cannot be
+// is an error, once. Null then.
+const build::ProviderParse::File* parse_once(const std::string& file, build::ProviderParse& parse,
+                                             std::set<std::string>& failed, std::vector<InputError>& errors) {
+  if (auto it = parse.files.find(file); it != parse.files.end()) return &it->second;
+  if (failed.count(file)) return nullptr;
+  auto text = read_text(file);
+  if (!text) {
+    failed.insert(file);
+    errors.push_back({file, "cannot open"});
+    return nullptr;
+  }
+  auto commands = parse_cmake(*text, file);
+  if (!commands) {
+    failed.insert(file);
+    errors.push_back(commands.error());
+    return nullptr;
+  }
+  return &parse.files.emplace(file, build::ProviderParse::File{std::move(*text), std::move(commands).value()}).first->second;
+}
+
 // Reads the project as CMake does: the top CMakeLists.txt, each add_subdirectory() in a child scope
 // and each include()d project file in the same scope, in order, so variables (and PARENT_SCOPE)
 // carry what CMake would carry.
 class TreeWalker {
  public:
-  TreeWalker(BuildInfo& info, std::set<std::string> read) : info_(info), read_(std::move(read)) {}
+  TreeWalker(Model& info, build::ProviderParse& parse, std::set<std::string> read)
+      : info_(info), parse_(parse), read_(std::move(read)) {}
 
   void visit(const std::string& file, const std::string& cur_dir, Scope& scope, Scope* parent, int depth) {
     if (depth > 64 || !visited_.insert(file + "\n" + cur_dir).second) return;
-    auto text = read_text(file);
-    if (!text) {
-      info_.errors.push_back({file, "cannot open"});
-      return;
-    }
-    auto commands = parse_cmake(*text, file);
-    if (!commands) {
-      info_.errors.push_back(commands.error());
-      return;
-    }
+    const auto* parsed = parse_once(file, parse_, failed_, info_.errors);
+    if (!parsed) return;
     info_.cmake_files.push_back(file);
-    read_commands(commands.value(), file, cur_dir, scope, parent, info_.lists, [&](const CMakeCommand& c) {
+    read_commands(parsed->commands, file, cur_dir, scope, parent, info_.lists, [&](const CMakeCommand& c) {
       if (c.args.empty()) return;
       std::string arg = expand_variables(c.args[0].value, scope.vars);
       if (c.name == "add_subdirectory") {
@@ -649,43 +566,43 @@ class TreeWalker {
   }
 
  private:
-  BuildInfo& info_;
+  Model& info_;
+  build::ProviderParse& parse_;
   std::set<std::string> read_;
   std::set<std::string> visited_;
+  std::set<std::string> failed_;
 };
 
 }  // namespace
 
-SearchRoots source_search_roots(const BuildInfo& build) {
-  auto under = [](const std::string& path, const std::string& dir) {
-    return !dir.empty() && (path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                                            (dir.back() == '/' || path[dir.size()] == '/')));
-  };
-  std::string build_dir = build.build_dir.empty() ? "" : normalize_path(build.build_dir);
-  std::set<std::string> dirs;
-  if (!build.source_dir.empty()) dirs.insert(normalize_path(build.source_dir));
-  for (const auto& t : build.targets) {
-    if (!t.source_dir.empty()) dirs.insert(t.source_dir);
-    for (const auto& src : t.sources) dirs.insert(normalize_path(src.substr(0, src.rfind('/'))));
-  }
-  for (const auto& f : build.compiled) dirs.insert(normalize_path(f.substr(0, f.rfind('/'))));
-  SearchRoots roots;
-  std::string source_dir = build.source_dir.empty() ? "" : normalize_path(build.source_dir);
-  for (const auto& d : dirs) {
-    if (d.empty() || d == "/" || !is_dir(d)) continue;
-    // Inside a build tree (not an in-source build): the generated sources of that directory only
-    // (its CMakeFiles/ holds compiler probes with a main() each, its _deps/ other projects).
-    if (build_dir != source_dir && under(d, build_dir)) {
-      roots.flat.push_back(d);
-    } else if (std::none_of(roots.trees.begin(), roots.trees.end(), [&](const auto& t) { return under(d, t); })) {
-      roots.trees.push_back(d);  // sorted: a parent comes before what it holds
-    }
-  }
-  return roots;
+build::ListCommand list_command(const std::string& name, const std::string& library_helper) {
+  using build::ListCommand;
+  if (name == "set") return ListCommand::Set;
+  if (name == "file") return ListCommand::Glob;
+  if (name == "list") return ListCommand::ListEdit;
+  if (!library_helper.empty() && name == library_helper) return ListCommand::BackendLibrary;
+  if (creates_library(name, library_helper)) return ListCommand::AddLibrary;
+  if (name == "target_sources") return ListCommand::TargetSources;
+  return ListCommand::AddExecutable;  // add_executable, cuda_add_executable: creates_target's last kind
 }
 
-BuildInfo read_build(const BuildOptions& options) {
-  BuildInfo info;
+std::map<std::string, std::string> variables(const Model& build) {
+  std::map<std::string, std::string> vars = build.cache;
+  vars["CMAKE_SOURCE_DIR"] = build.source_dir;
+  vars["PROJECT_SOURCE_DIR"] = build.source_dir;
+  vars["CMAKE_BINARY_DIR"] = build.build_dir;
+  vars["PROJECT_BINARY_DIR"] = build.build_dir;
+  return vars;
+}
+
+}  // namespace mlc::cmake
+
+namespace mlc::build {
+
+// The one provider today: CMake.
+Model read_build(const BuildOptions& options) {
+  using namespace cmake;
+  Model info;
   info.library_helper = options.library_helper;
   info.build_dir = options.build_dir.empty() ? "" : normalize_path(options.build_dir);
   if (!info.build_dir.empty()) {
@@ -697,10 +614,13 @@ BuildInfo read_build(const BuildOptions& options) {
     read_file_api(info);
     if (info.targets.empty()) info.targets = targets_from_generator(info.build_dir, info.source_dir);
   }
-  Scope scope{.vars = info.variables(), .origins = {}, .library_helper = info.library_helper};
+  auto parse = std::make_shared<ProviderParse>();
+  std::set<std::string> failed;
+  Scope scope{.vars = variables(info), .origins = {}, .library_helper = info.library_helper};
   std::string top = info.source_dir.empty() ? "" : normalize_path(info.source_dir) + "/CMakeLists.txt";
   if (options.cmake_lists.empty() && !top.empty() && exists(top)) {
-    TreeWalker(info, files_the_build_read(info.build_dir)).visit(top, normalize_path(info.source_dir), scope, nullptr, 0);
+    TreeWalker(info, *parse, files_the_build_read(info.build_dir)).visit(top, normalize_path(info.source_dir), scope, nullptr, 0);
+    info.parse = std::move(parse);
     return info;
   }
   // Explicit files (or no top CMakeLists.txt): each read in turn in one scope.
@@ -715,21 +635,14 @@ BuildInfo read_build(const BuildOptions& options) {
   }
   for (const auto& f : files) {
     std::string path = normalize_path(f);
-    auto text = read_text(path);
-    if (!text) {
-      info.errors.push_back({path, "cannot open"});
-      continue;
-    }
-    auto commands = parse_cmake(*text, path);
-    if (!commands) {
-      info.errors.push_back(commands.error());
-      continue;
-    }
+    const auto* parsed = parse_once(path, *parse, failed, info.errors);
+    if (!parsed) continue;
     info.cmake_files.push_back(path);
-    read_commands(commands.value(), path, path.substr(0, path.rfind('/')), scope, nullptr, info.lists,
+    read_commands(parsed->commands, path, path.substr(0, path.rfind('/')), scope, nullptr, info.lists,
                   [](const CMakeCommand&) {});
   }
+  info.parse = std::move(parse);
   return info;
 }
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build

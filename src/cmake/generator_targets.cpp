@@ -12,11 +12,14 @@
 #include <sstream>
 
 #include "cmake/build_info.h"
-#include "cmake/command_line.h"
+#include "build/command_line.h"
 #include "cmake/generator_targets.h"
 #include "common/file_io.h"
 
 namespace mlc::cmake {
+
+using build::output_argument;
+using build::split_command;
 namespace {
 
 // "<bindir>/CMakeFiles/<target>.dir/..." (absolute) -> {bindir, target}; empty target when the path is
@@ -154,11 +157,11 @@ std::map<std::string, LinkStep> read_build_ninja(const std::string& build_dir) {
 
 }  // namespace
 
-std::vector<TargetInfo> targets_from_generator(const std::string& build_dir, const std::string& source_dir) {
-  std::vector<TargetInfo> out;
+std::vector<Target> targets_from_generator(const std::string& build_dir, const std::string& source_dir) {
+  std::vector<Target> out;
   if (build_dir.empty()) return out;
   // Objects of compile_commands.json, by target directory.
-  std::map<std::string, TargetInfo> by_key;  // bindir + "\n" + target
+  std::map<std::string, Target> by_key;  // bindir + "\n" + target
   std::map<std::string, std::vector<std::string>> objects;  // by the same key
   for (const auto& c : read_compile_commands(build_dir)) {
     const std::string relative = output_of(c.argv);
@@ -167,7 +170,7 @@ std::vector<TargetInfo> targets_from_generator(const std::string& build_dir, con
     auto od = object_dir_of(object);
     if (od.target.empty()) continue;
     const std::string key = od.binary_dir + "\n" + od.target;
-    TargetInfo& t = by_key[key];
+    Target& t = by_key[key];
     t.name = od.target;
     objects[key].push_back(object);
     const std::string file = normalize_path(c.file);

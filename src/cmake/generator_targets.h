@@ -12,6 +12,6 @@ namespace mlc::cmake {
 
 // Targets with compiled sources in compile_commands.json (objects under CMakeFiles/<target>.dir/);
 // source_dir (CMAKE_HOME_DIRECTORY) maps a target's binary directory to its source directory.
-std::vector<TargetInfo> targets_from_generator(const std::string& build_dir, const std::string& source_dir);
+std::vector<Target> targets_from_generator(const std::string& build_dir, const std::string& source_dir);
 
 }  // namespace mlc::cmake

@@ -8,7 +8,7 @@
 
 #include "common/paths.h"
 
-namespace mlc::cmake {
+namespace mlc::build {
 namespace {
 
 std::string extension_of(const std::string& path) {
@@ -47,7 +47,7 @@ std::string entry_base(const SourceList& list, const ListEntry& e, const std::st
 
 }  // namespace
 
-bool feeds_build(const BuildInfo& build, const SourceList& list) {
+bool feeds_build(const Model& build, const SourceList& list) {
   for (const auto& e : list.entries) {
     if (is_indirect_entry(e.raw)) continue;
     for (const auto& f : e.files) {
@@ -62,7 +62,7 @@ bool feeds_build(const BuildInfo& build, const SourceList& list) {
   return false;
 }
 
-std::optional<Exclusion> exclusion_for(const BuildInfo& build, const std::string& file, const std::string& target) {
+std::optional<Exclusion> exclusion_for(const Model& build, const std::string& file, const std::string& target) {
   bool any_feeds = !target.empty() && std::any_of(build.lists.begin(), build.lists.end(), [&](const SourceList& l) {
                      return !l.removal && l.targets.count(target);
                    });
@@ -122,7 +122,7 @@ std::string entry_spelling(const SourceList& list, const std::string& file, cons
   return file;
 }
 
-std::optional<ListChoice> choose_list(const BuildInfo& build, const std::string& file, const std::string& target,
+std::optional<ListChoice> choose_list(const Model& build, const std::string& file, const std::string& target,
                                       const std::string& porting_dir) {
   bool any_feeds = !target.empty() && std::any_of(build.lists.begin(), build.lists.end(), [&](const SourceList& l) {
                      return !l.removal && l.targets.count(target);
@@ -150,7 +150,7 @@ std::optional<ListChoice> choose_list(const BuildInfo& build, const std::string&
   std::string ext = extension_of(file);
   for (const auto& l : build.lists) {
     if (l.removal || !in_scope(l)) continue;
-    bool variable_list = l.command == "set" || l.command == "list" || l.command == "file";
+    bool variable_list = is_variable_list(l.command);
     long same_ext = 0, direct = 0;
     size_t prefix = 0;
     for (const auto& e : l.entries) {
@@ -176,4 +176,4 @@ std::optional<ListChoice> choose_list(const BuildInfo& build, const std::string&
                     .note = ""};
 }
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build

@@ -341,7 +341,7 @@ std::optional<FoundYaml> from_command(const std::string& line, const std::string
 
 }  // namespace
 
-std::vector<FoundYaml> find_backend_yamls(const cmake::BuildInfo& build) {
+std::vector<FoundYaml> find_backend_yamls(const build::Model& build) {
   std::vector<FoundYaml> out;
   auto add = [&](FoundYaml f) {
     for (const auto& o : out)

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cmake/build_info.h"
+#include "build/model.h"
 #include "common/result.h"
 #include "demangle/symbol_name.h"
 
@@ -57,7 +57,7 @@ Result<BackendYaml> read_backend_yaml(const std::string& path);
 struct FoundYaml {
   std::string yaml, output_dir, native_yaml;
 };
-std::vector<FoundYaml> find_backend_yamls(const cmake::BuildInfo& build);
+std::vector<FoundYaml> find_backend_yamls(const build::Model& build);
 
 // The generated declaration of a kernel: the header gen_backend_stubs wrote (or `headers` searched),
 // file:line and the declaration's text.

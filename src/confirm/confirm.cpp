@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cmake/build_info.h"
+#include "build/model.h"
 #include "common/file_io.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
@@ -37,7 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-using cmake::absolute_in;
+using build::absolute_in;
 
 std::string hex_hash(const std::string& key) {
   char hex[17];
@@ -153,30 +153,6 @@ std::vector<std::string> once_in_order(const std::vector<std::string>& files_in)
   return files;
 }
 
-// The build's compile commands, and its CUDA compiler for a .cu file that only host commands neighbour.
-struct BuildCommands {
-  std::vector<CompileCommand> db;
-  std::string cuda_compiler;
-};
-
-BuildCommands read_build_commands(const std::string& build_dir) {
-  BuildCommands out;
-  out.db = read_compile_commands(build_dir);
-  std::optional<InputError> no_cache;
-  const auto cache_vars = cmake::read_cmake_cache(build_dir + "/CMakeCache.txt", no_cache);
-  auto cache_value = [&](const std::string& var) {
-    auto it = cache_vars.find(var);
-    return it == cache_vars.end() || it->second.find("NOTFOUND") != std::string::npos ? std::string() : it->second;
-  };
-  // FindCUDA's .cu files are compiled by custom commands that compile_commands.json leaves out.
-  if (!cache_value("CUDA_NVCC_EXECUTABLE").empty())
-    for (auto& c : read_findcuda_commands(build_dir, cache_value("CMAKE_BUILD_TYPE"))) out.db.push_back(std::move(c));
-  // CMake's CUDA language names it CMAKE_CUDA_COMPILER, FindCUDA CUDA_NVCC_EXECUTABLE.
-  out.cuda_compiler = cache_value("CMAKE_CUDA_COMPILER");
-  if (out.cuda_compiler.empty()) out.cuda_compiler = cache_value("CUDA_NVCC_EXECUTABLE");
-  return out;
-}
-
 // The cache key of one compile: the source's bytes, the directory and the command (the object's
 // scratch path left out, as it differs between runs).
 std::string compile_key(const std::string& file, const CompileCommand& cmd, const std::string& object) {
@@ -217,7 +193,7 @@ void read_object_symbols(const std::string& object, FileResult& r) {
 
 // What every worker shares: the commands, the scratch directory, the cache and the deadline.
 struct CompileJob {
-  const BuildCommands& build;
+  const build::BuildCommands& commands;
   const std::string& scratch;
   const std::string& cache_dir;
   Clock::time_point deadline;
@@ -230,7 +206,7 @@ void confirm_one(const CompileJob& job, size_t i, FileResult& r) {
   std::error_code ec;
   std::string object = job.scratch + "/" + std::to_string(i) + ".o";
   CompileCommand cmd;
-  if (!command_for(job.build.db, r.file, object, cmd, r.command_from, job.build.cuda_compiler)) {
+  if (!command_for(job.commands.db, r.file, object, cmd, r.command_from, job.commands.cuda_compiler)) {
     r.skipped = true;
     if (is_cuda_source(r.file))
       r.warning = "the build names no CUDA compiler (CMAKE_CUDA_COMPILER, CUDA_NVCC_EXECUTABLE) and its commands are "
@@ -284,8 +260,8 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
   std::vector<std::string> files = once_in_order(files_in);
   outcome.stats.files = files.size();
   if (files.empty()) return outcome;
-  BuildCommands build = read_build_commands(options.build_dir);
-  if (build.db.empty()) {
+  build::BuildCommands commands = build::read_build_commands(options.build_dir);
+  if (commands.db.empty()) {
     outcome.warnings.push_back("--confirm: no compile_commands.json in " +
                                (options.build_dir.empty() ? std::string("(no --build-dir)") : options.build_dir) +
                                "; " + std::to_string(files.size()) + " candidate file(s) left unconfirmed");
@@ -314,7 +290,7 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
   std::vector<FileResult> results(files.size());
   std::atomic<size_t> next{0}, compiled{0};
   auto start = Clock::now();
-  const CompileJob job{.build = build,
+  const CompileJob job{.commands = commands,
                        .scratch = scratch,
                        .cache_dir = options.cache_dir,
                        .deadline = start + std::chrono::milliseconds(static_cast<long long>(options.budget_seconds * 1000)),
@@ -435,7 +411,7 @@ struct Confirmer {
     std::string target;
     for (const auto& ref : u.referenced_by)
       if (const auto* t = ctx.build->target_for_artifact(ref.library); t && target.empty()) target = t->name;
-    u.fix = trace::add_source_fix(cmake::choose_list(*ctx.build, f.file, target, ctx.porting_dir), f.file);
+    u.fix = trace::add_source_fix(build::choose_list(*ctx.build, f.file, target, ctx.porting_dir), f.file);
     w.settled = true;
     ++placed_by[f.file];
     return true;
@@ -639,7 +615,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       if (u.classification != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;
       // The tracer had no referencing library to name the target: the fix is aimed at ours.
       if (ctx.build && u.fix && u.fix->kind == FixKind::AddSource) {
-        if (auto choice = cmake::choose_list(*ctx.build, u.origin->file, target, ctx.porting_dir); choice)
+        if (auto choice = build::choose_list(*ctx.build, u.origin->file, target, ctx.porting_dir); choice)
           u.fix = trace::add_source_fix(choice, u.origin->file);
       }
       u.reason += " (needed by a source this patch gives back)";

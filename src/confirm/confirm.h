@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cmake/build_info.h"
-#include "cmake/command_line.h"
+#include "build/model.h"
+#include "build/command_line.h"
 #include "loader/loader.h"
 #include "report/report.h"
 #include "trace/trace.h"
@@ -51,9 +51,9 @@ struct ConfirmOutcome {
   std::vector<std::string> warnings;
 };
 
-// The build's compile commands are read by the build-tree reader (src/cmake).
-using cmake::CompileCommand;
-using cmake::read_compile_commands;
+// The build's compile commands come from the build model (build/model.h).
+using build::CompileCommand;
+using build::read_compile_commands;
 
 // The command that compiles `file` into `object`: the build's own, else its nearest sibling's (same
 // directory and extension first) with the file substituted. `from` names the file whose command it was.
@@ -63,13 +63,9 @@ using cmake::read_compile_commands;
 // CUDA rules pass them; without one it has no command (false).
 bool command_for(const std::vector<CompileCommand>& db, const std::string& file, const std::string& object,
                  CompileCommand& out, std::string& from, const std::string& cuda_compiler = "");
-// The nvcc commands of FindCUDA's cuda_add_library()/cuda_add_executable(), which compile_commands.json
-// leaves out: each generated CMakeFiles/<target>.dir/.../<target>_generated_<file>.cu.o.cmake script's
-// command for its source, as it runs it in `configuration` (CMAKE_BUILD_TYPE; the script's default Debug).
-std::vector<CompileCommand> read_findcuda_commands(const std::string& build_dir, const std::string& configuration);
-// True for nvcc (by the driver's file name: cmake/command_line.h), and for a source CUDA's compiler
+// True for nvcc (by the driver's file name: build/command_line.h), and for a source CUDA's compiler
 // takes (.cu).
-using cmake::is_nvcc;
+using build::is_nvcc;
 bool is_cuda_source(const std::string& file);
 
 ConfirmOutcome confirm_files(const std::vector<std::string>& files, const ConfirmOptions& options);

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "cmake/build_info.h"
+#include "build/model.h"
 #include "confirm/confirm.h"
 #include "demangle/symbol_name.h"
 #include "source/source_index.h"
@@ -110,9 +110,9 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
       for (const auto& s : t->sources) dirs.insert(parent(s));
       continue;
     }
-    std::string base = cmake::target_of_library(nullptr, ref.library);  // named after the library
+    std::string base = build::target_of_library(nullptr, ref.library);  // named after the library
     for (const auto& l : ctx.build->lists)
-      if (!l.removal && (l.targets.count(base) || l.variable == base) && cmake::feeds_build(*ctx.build, l))
+      if (!l.removal && (l.targets.count(base) || l.variable == base) && build::feeds_build(*ctx.build, l))
         for (const auto& e : l.entries)
           for (const auto& f : e.files) dirs.insert(parent(f));
   }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "cmake/build_info.h"
+#include "build/model.h"
 #include "stubgen/stubgen.h"
 
 namespace mlc::stubgen::detail {
@@ -34,8 +34,8 @@ struct LinkAdd {
   std::string file, target, entry, symbol;
 };
 struct Drop {
-  const cmake::SourceList* removal;
-  const cmake::ListEntry* entry;
+  const build::SourceList* removal;
+  const build::ListEntry* entry;
   std::string file;    // the source it gives back
   std::string symbol;  // demangled, for a refusal
 };
@@ -83,8 +83,6 @@ void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o
 
 // --- cmake_patch.cpp: the CMake edits ---
 
-// An imported target for the library in the SDK's CMake package (lib/cmake/*/*.cmake), if any.
-std::optional<std::string> imported_target(const trace::TraceContext& ctx, const std::string& link_name);
 
 void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p);
 

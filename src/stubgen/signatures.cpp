@@ -515,7 +515,7 @@ Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, co
 namespace {
 
 // The build's include directories (-I, -isystem): compile_commands.json, else the Makefiles' flags.make.
-std::vector<std::string> include_dirs(const cmake::BuildInfo& build) {
+std::vector<std::string> include_dirs(const build::Model& build) {
   std::vector<std::string> dirs;
   auto take = [&](const std::vector<std::string>& argv, const std::string& cwd) {
     for (size_t i = 0; i < argv.size(); ++i) {
@@ -523,10 +523,10 @@ std::vector<std::string> include_dirs(const cmake::BuildInfo& build) {
       if ((argv[i] == "-I" || argv[i] == "-isystem") && i + 1 < argv.size()) d = argv[i + 1];
       else if (argv[i].rfind("-I", 0) == 0 && argv[i].size() > 2) d = argv[i].substr(2);
       if (d.empty()) continue;
-      dirs.push_back(cmake::normalize_path(fs::path(d).is_absolute() ? d : cwd + "/" + d));
+      dirs.push_back(build::normalize_path(fs::path(d).is_absolute() ? d : cwd + "/" + d));
     }
   };
-  for (const auto& c : cmake::read_compile_commands(build.build_dir)) take(c.argv, c.directory);
+  for (const auto& c : build::read_compile_commands(build.build_dir)) take(c.argv, c.directory);
   if (!dirs.empty() || build.build_dir.empty()) return dirs;
   // Without a compile database: build.ninja's `INCLUDES = ` and the Makefiles' `CXX_INCLUDES = `.
   auto read_flags = [&](const std::string& path, const std::string& key) {

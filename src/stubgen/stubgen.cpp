@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "build/edit.h"
 #include "common/file_io.h"
 #include "stubgen/diff.h"
 #include "stubgen/internal.h"
@@ -60,15 +61,15 @@ bool patch(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Tra
   }
   if (u.classification == Classification::MissingSource && ctx.build && u.origin && !u.origin->file.empty()) {
     const auto* target = ctx.build->target_for_artifact(lib.path);
-    auto ex = cmake::exclusion_for(*ctx.build, cmake::normalize_path(u.origin->file), target ? target->name : "");
+    auto ex = build::exclusion_for(*ctx.build, build::normalize_path(u.origin->file), target ? target->name : "");
     if (ex && ex->removal) {
-      t.drops.push_back({ex->removal, ex->removal_entry, cmake::normalize_path(u.origin->file), u.demangled});
+      t.drops.push_back({ex->removal, ex->removal_entry, build::normalize_path(u.origin->file), u.demangled});
       return true;
     }
   }
   if ((u.classification == Classification::UnlinkedLibrary || u.classification == Classification::StaticArchive) &&
       u.fix && u.fix->entry) {
-    std::string target = cmake::target_of_library(ctx.build, lib.path);
+    std::string target = build::target_of_library(ctx.build, lib.path);
     std::string file = u.fix->cmake_file.value_or("");
     if (target.empty()) {  // an executable is named like the library: linking that one fixes nothing
       p.refused.push_back({u.demangled, "no CMake target is known to build " + lib.path +
@@ -79,7 +80,7 @@ bool patch(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Tra
       p.refused.push_back({u.demangled, "no CMake file found that defines the target " + target + "; " + u.fix->detail});
       return true;
     }
-    t.link_adds.push_back({file, target, imported_target(ctx, *u.fix->entry).value_or(*u.fix->entry), u.symbol});
+    t.link_adds.push_back({file, target, build::imported_target(ctx.sdk() ? ctx.sdk()->home : "", *u.fix->entry).value_or(*u.fix->entry), u.symbol});
     return true;
   }
   return false;

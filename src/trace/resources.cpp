@@ -61,7 +61,7 @@ struct SearchRoots {
 // Once the user names the trees (--porting-dir, --source-root, --cmake-lists), those are the search: a
 // build whose source directory also holds vendored projects, test data or other worlds (a fixture built
 // inside its tool's own build) would otherwise lend definitions from files that belong to none of it.
-SearchRoots search_roots(const TraceOptions& o, const TraceContext& ctx, const cmake::BuildInfo* build) {
+SearchRoots search_roots(const TraceOptions& o, const TraceContext& ctx, const build::Model* build) {
   SearchRoots out;
   auto& roots = out.roots;
   if (!ctx.porting_dir.empty()) roots.push_back(ctx.porting_dir);
@@ -72,7 +72,7 @@ SearchRoots search_roots(const TraceOptions& o, const TraceContext& ctx, const c
       return path == r || (path.size() > r.size() && path.compare(0, r.size(), r) == 0 && path[r.size()] == '/');
     });
   };
-  auto derived = cmake::source_search_roots(*build);
+  auto derived = build::source_search_roots(*build);
   for (const auto& t : derived.trees)
     if (!under_any(t)) out.bounded.insert(roots.emplace_back(t));
   for (const auto& d : derived.flat) {
@@ -86,7 +86,7 @@ SearchRoots search_roots(const TraceOptions& o, const TraceContext& ctx, const c
 
 // torchgen backend yamls: those given, else those the build's custom commands pass to gen_backend_stubs.
 std::vector<codegen::BackendYaml> read_codegen_yamls(const TraceOptions& o, const TraceContext& ctx,
-                                                     const cmake::BuildInfo* build, std::vector<InputError>& errors) {
+                                                     const build::Model* build, std::vector<InputError>& errors) {
   std::vector<codegen::BackendYaml> out;
   std::vector<codegen::FoundYaml> yamls;
   for (const auto& y : o.codegen_yamls) yamls.push_back({y, "", ""});
@@ -95,7 +95,7 @@ std::vector<codegen::BackendYaml> read_codegen_yamls(const TraceOptions& o, cons
   if (yamls.empty()) yamls = from_build;
   for (auto& f : yamls) {
     for (const auto& b : from_build)  // what the build knows of a yaml given by name
-      if (b.yaml == cmake::normalize_path(f.yaml)) f = b;
+      if (b.yaml == build::normalize_path(f.yaml)) f = b;
     auto y = codegen::read_backend_yaml(f.yaml);
     if (!y) {
       // A yaml the user named must be one; a file found by its name alone may be something else.
@@ -120,7 +120,7 @@ std::vector<codegen::BackendYaml> read_codegen_yamls(const TraceOptions& o, cons
 void TraceResources::prepare() {
   ready_ = true;
   if (!o_.build_dir.empty() || !o_.cmake_lists.empty()) {
-    build_.emplace(cmake::read_build({o_.build_dir, o_.cmake_lists, o_.backend.cmake_add_library}));
+    build_.emplace(build::read_build({o_.build_dir, o_.cmake_lists, o_.backend.cmake_add_library}));
     for (const auto& e : build_->errors) errors_.push_back(e);
     for (const auto& l : build_->lists)
       for (const auto& d : l.duplicates)
@@ -131,17 +131,17 @@ void TraceResources::prepare() {
   if (ctx_.porting_dir.empty() && build_) {
     if (auto it = build_->cache.find("GENERATED_PORTING_DIR"); it != build_->cache.end()) ctx_.porting_dir = it->second;
   }
-  ctx_.porting_dir = ctx_.porting_dir.empty() ? "" : cmake::normalize_path(ctx_.porting_dir);
-  for (const auto& r : o_.source_roots) ctx_.source_roots.push_back(cmake::normalize_path(r));
+  ctx_.porting_dir = ctx_.porting_dir.empty() ? "" : build::normalize_path(ctx_.porting_dir);
+  for (const auto& r : o_.source_roots) ctx_.source_roots.push_back(build::normalize_path(r));
   SearchRoots search = search_roots(o_, ctx_, build_ ? &*build_ : nullptr);
   if (!search.roots.empty()) {
     const auto& roots = search.roots;
     // The build directory's generated headers (config.h, export headers) define namespace macros.
     std::vector<std::string> macro_roots;
-    if (!o_.build_dir.empty()) macro_roots.push_back(cmake::normalize_path(o_.build_dir));
+    if (!o_.build_dir.empty()) macro_roots.push_back(build::normalize_path(o_.build_dir));
     // The build's -D/-U flags decide which #if branch of a config header defines a namespace macro.
     std::map<std::string, std::string> defines;
-    for (const auto& c : cmake::read_compile_commands(o_.build_dir)) source::add_command_definitions(c.argv, defines);
+    for (const auto& c : build::read_compile_commands(o_.build_dir)) source::add_command_definitions(c.argv, defines);
     sources_.emplace(source::SourceIndex::build({.roots = roots,
                                                  .cache_file = cache_file("sources", roots),
                                                  .defines = defines,

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "cmake/build_info.h"
+#include "build/model.h"
 #include "loader/loader.h"
 #include "porting/porting_map.h"
 #include "report/report.h"
@@ -59,7 +59,7 @@ class TraceResources {
   std::vector<std::string>& warnings_;
   bool ready_ = false;
   TraceContext ctx_;
-  std::optional<cmake::BuildInfo> build_;
+  std::optional<build::Model> build_;
   std::optional<source::SourceIndex> sources_;
   source::IndexStats source_stats_;
   std::optional<porting::PortingMap> mapping_;

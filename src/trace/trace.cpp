@@ -11,7 +11,6 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "cmake/cmake_lang.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "installed/installed.h"
@@ -343,7 +342,7 @@ class Tracer {
   }
 
   std::string target_name() const {
-    return p_ && ref_ >= 0 ? cmake::target_of_library(ctx_.build, p_->objects[ref_].path) : "";
+    return p_ && ref_ >= 0 ? build::target_of_library(ctx_.build, p_->objects[ref_].path) : "";
   }
 
   std::optional<std::string> target_cmake_file(const std::string& target) const {
@@ -351,7 +350,7 @@ class Tracer {
     for (const auto& t : ctx_.build->targets)
       if (t.name == target && !t.cmake_file.empty()) return t.cmake_file;
     for (const auto& l : ctx_.build->lists)
-      if (l.variable == target && cmake::creates_library(l.command, ctx_.backend->cmake_add_library)) return l.cmake_file;
+      if (l.variable == target && build::creates_library(l.command)) return l.cmake_file;
     return std::nullopt;
   }
 
@@ -628,7 +627,7 @@ class Tracer {
     }
     u_.reason = "defined in " + where + about + ", which the build does not compile";
     Fix fix = add_source_fix(
-        ctx_.build ? cmake::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt,
+        ctx_.build ? build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt,
         origin_file);
     if (original && original->size() > 4 && original->compare(original->size() - 4, 4, ".cpp") == 0 &&
         fix.list.value_or("") != "PORTING_CPP_CSRCS") {
@@ -810,7 +809,7 @@ const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& incl
   return *ctx.includers;
 }
 
-Fix add_source_fix(const std::optional<cmake::ListChoice>& choice, const std::string& file) {
+Fix add_source_fix(const std::optional<build::ListChoice>& choice, const std::string& file) {
   Fix fix;
   fix.kind = FixKind::AddSource;
   if (!choice) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "cmake/build_info.h"
+#include "build/model.h"
 #include "codegen/backend_yaml.h"
 #include "loader/loader.h"
 #include "porting/porting_map.h"
@@ -36,7 +36,7 @@ struct TraceContext {
   std::string sdk_home, cuda_home;               // what load_sdk / load_cuda would read
   const porting::PortingMap* mapping = nullptr;
   const backend::Backend* backend = &backend::musa();  // names in sentences, the SDK's layout
-  const cmake::BuildInfo* build = nullptr;
+  const build::Model* build = nullptr;
   const std::vector<codegen::BackendYaml>* codegen = nullptr;  // torchgen backend yamls (kernels the generated code calls)
   // Ported path (relative) -> original path (relative), filled on first use.
   mutable std::optional<std::unordered_map<std::string, std::string>> original_of;
@@ -77,11 +77,11 @@ void trace_symbol(const loader::Process* process, int referencing, const TraceCo
 // one-unit rule and the confirm pass's evidence ranking share it).
 const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& includers(const TraceContext& ctx);
 
-// The add-source fix that compiles `file`, from the list cmake::choose_list chose for it (the one
+// The add-source fix that compiles `file`, from the list build::choose_list chose for it (the one
 // ListChoice -> Fix conversion): the entry to add, or the choice's note alone when no entry is the
 // fix (a glob already covers the file, or a list(REMOVE_ITEM) takes it out), so that no "add  to  in "
 // is ever written and stubgen never takes a note for a list addition; "compile FILE into the
 // library" without a choice.
-Fix add_source_fix(const std::optional<cmake::ListChoice>& choice, const std::string& file);
+Fix add_source_fix(const std::optional<build::ListChoice>& choice, const std::string& file);
 
 }  // namespace mlc::trace

@@ -2,6 +2,7 @@
 // the tool reads a build's, and a missing-source fix is planned into the first list found; a patched
 // file must still parse, and an input that parsed must still parse after the patch.
 #include "backend/backend.h"
+#include "build/model.h"
 #include "cmake/build_info.h"
 #include "fuzz_support.h"
 #include "stubgen/stubgen.h"
@@ -11,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   bool parsed = cmake::parse_cmake(text, "CMakeLists.txt").ok();
   std::string path = fuzz::write_file("CMakeLists.txt", text);
-  cmake::BuildInfo info = cmake::read_build({"", {path}, backend::musa().cmake_add_library});
+  build::Model info = build::read_build({"", {path}, backend::musa().cmake_add_library});
   if (info.lists.empty()) return 0;
   Report report;
   LibraryReport lib;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "backend/backend.h"
+#include "build/model.h"
 #include "cmake/build_info.h"
 #include "cmake/generator_targets.h"
 #include "porting/porting_map.h"
@@ -83,7 +84,7 @@ TEST(SourceLists, glob_entries_expand_on_disk_and_missing_explicit_paths_vanish)
   EXPECT_EQ(lists[1].entries[2].files, std::vector<std::string>{dir + "/ops/sub/b.mu"});
   EXPECT_EQ(lists[1].duplicates, std::vector<std::string>{"${GEN}/gen.mu"});
   EXPECT_EQ(vars["EXTRA"], "x.cpp;y.cpp");
-  EXPECT_EQ(lists[3].command, "list");
+  EXPECT_EQ(lists[3].command, build::ListCommand::ListEdit);
 }
 
 // Found by fuzz_cmake: a pattern holding NUL bytes after an unset variable's "/" made the walk's base
@@ -117,20 +118,20 @@ TEST(SourceLists, remove_item_and_filter_exclude_regex_name_what_they_take_out_o
   auto cmds = cmake::parse_cmake(text, dir + "/CMakeLists.txt");
   ASSERT_TRUE(cmds.ok());
   std::map<std::string, std::string> vars;
-  cmake::BuildInfo info;
+  build::Model info;
   info.lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars, backend::musa().cmake_add_library);
   ASSERT_EQ(info.lists.size(), 4u);
   EXPECT_EQ(vars["SRCS"], dir + "/src/a.cc;" + dir + "/src/posix.cc");
   EXPECT_TRUE(info.lists[2].removal && info.lists[2].filter);
   EXPECT_EQ(info.lists[2].entries.at(0).files, std::vector<std::string>{dir + "/src/win.cc"});
-  auto b = cmake::exclusion_for(info, dir + "/src/b.cc", "core");
+  auto b = build::exclusion_for(info, dir + "/src/b.cc", "core");
   ASSERT_TRUE(b && b->removal);
   EXPECT_EQ(b->removal->line, 2u);
   EXPECT_EQ(b->removal_entry->raw, "${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc");
-  auto win = cmake::exclusion_for(info, dir + "/src/win.cc", "core");
+  auto win = build::exclusion_for(info, dir + "/src/win.cc", "core");
   ASSERT_TRUE(win && win->removal);
   EXPECT_EQ(win->removal->line, 3u);
-  auto a = cmake::exclusion_for(info, dir + "/src/a.cc", "core");  // globbed and kept: no removal
+  auto a = build::exclusion_for(info, dir + "/src/a.cc", "core");  // globbed and kept: no removal
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->removal, nullptr);
 }
@@ -144,17 +145,17 @@ TEST(SourceLists, missing_file_goes_to_the_list_of_its_kind_spelled_like_its_nei
   std::string text =
       "file(GLOB PORTING_CPP_CSRCS ${GENERATED_PORTING_DIR}/aten/musa/Act.cpp)\n"
       "file(GLOB_RECURSE MU_SRCS ${GENERATED_PORTING_DIR}/aten/musa/Loss.mu)\n";
-  cmake::BuildInfo info;
+  build::Model info;
   auto cmds = cmake::parse_cmake(text, dir + "/CMakeLists.txt");
   std::map<std::string, std::string> vars = {{"GENERATED_PORTING_DIR", gen}};
   info.lists = cmake::find_source_lists(cmds.value(), dir + "/CMakeLists.txt", vars, backend::musa().cmake_add_library);
-  auto mu = cmake::choose_list(info, gen + "/aten/musa/cub.mu", "", gen);
+  auto mu = build::choose_list(info, gen + "/aten/musa/cub.mu", "", gen);
   ASSERT_TRUE(mu.has_value());
   EXPECT_EQ(mu->list, "MU_SRCS");
   EXPECT_EQ(mu->entry, "${GENERATED_PORTING_DIR}/aten/musa/cub.mu");
-  auto cpp = cmake::choose_list(info, gen + "/aten/musa/Resize.cpp", "", gen);
+  auto cpp = build::choose_list(info, gen + "/aten/musa/Resize.cpp", "", gen);
   EXPECT_EQ(cpp->list, "PORTING_CPP_CSRCS");
-  EXPECT_FALSE(cmake::choose_list(info, gen + "/x.py", "", gen).has_value());
+  EXPECT_FALSE(build::choose_list(info, gen + "/x.py", "", gen).has_value());
 }
 
 TEST(Porting, path_rules_follow_torch_musa) {
@@ -354,15 +355,15 @@ TEST(TargetOfLibrary, output_name_and_an_executable_named_like_the_library) {
   std::string lib = dir + "/build/libfoo.so.1";
   ASSERT_TRUE(std::filesystem::is_symlink(lib));
 
-  auto build = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
-  EXPECT_EQ(cmake::target_of_library(&build, lib), "foo_shared");  // not the executable foo
+  auto build = build::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
+  EXPECT_EQ(build::target_of_library(&build, lib), "foo_shared");  // not the executable foo
 
   // Without the File API reply the lists still say that `foo` is an executable: no target, not the wrong one.
   std::filesystem::remove_all(dir + "/build/.cmake/api/v1/reply");
-  auto lists_only = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
+  auto lists_only = build::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
   EXPECT_TRUE(lists_only.targets.empty());
-  EXPECT_EQ(cmake::target_of_library(&lists_only, lib), "");
-  EXPECT_EQ(cmake::target_of_library(nullptr, lib), "foo");  // with no build at all: named after the file
+  EXPECT_EQ(build::target_of_library(&lists_only, lib), "");
+  EXPECT_EQ(build::target_of_library(nullptr, lib), "foo");  // with no build at all: named after the file
 }
 
 // What a target compiles is its own, with the OBJECT libraries it takes: a test target compiling the same
@@ -380,7 +381,7 @@ TEST(TargetSources, a_target_compiles_its_own_sources_and_its_object_libraries) 
   test::write_file(dir + "/build/.cmake/api/v1/query/codemodel-v2", "");
   auto r = test::run("cmake -S " + test::quote(dir + "/src") + " -B " + test::quote(dir + "/build") + " >/dev/null");
   ASSERT_EQ(r.status, 0) << r.err;
-  auto build = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
+  auto build = build::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
   const auto* core = build.target_for_artifact(dir + "/build/libcore.so");
   ASSERT_NE(core, nullptr);
   EXPECT_EQ(core->name, "core");
@@ -421,10 +422,10 @@ TEST_P(GeneratorTargets, give_the_codemodels_targets_without_a_file_api_query) {
                      test::quote(dir + "/src") + " -B " + test::quote(dir + "/build") + " >/dev/null");
   ASSERT_EQ(r.status, 0) << r.err;
 
-  const auto oracle = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
+  const auto oracle = build::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
   ASSERT_FALSE(oracle.targets.empty()) << "no File API reply";
   const auto got = cmake::targets_from_generator(dir + "/build", dir + "/src");
-  std::map<std::string, const cmake::TargetInfo*> by_name;
+  std::map<std::string, const build::Target*> by_name;
   for (const auto& t : got) by_name[t.name] = &t;
   size_t compared = 0;
   for (const auto& want : oracle.targets) {
@@ -449,10 +450,10 @@ TEST_P(GeneratorTargets, give_the_codemodels_targets_without_a_file_api_query) {
   // SONAME link), not the executable named like it; the OBJECT library's source is compiled by it, the
   // test target's copy of shared.c is, and t.c is not.
   std::filesystem::remove_all(dir + "/build/.cmake/api/v1/reply");
-  const auto build = cmake::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
+  const auto build = build::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
   auto b = test::run("cmake --build " + test::quote(dir + "/build") + " >/dev/null");
   ASSERT_EQ(b.status, 0) << b.err;
-  EXPECT_EQ(cmake::target_of_library(&build, dir + "/build/libkernels.so.1"), "kernels_shared");
+  EXPECT_EQ(build::target_of_library(&build, dir + "/build/libkernels.so.1"), "kernels_shared");
   const auto* lib = build.target_for_artifact(dir + "/build/libkernels.so");
   ASSERT_NE(lib, nullptr);
   EXPECT_TRUE(build.compiled_by(*lib, dir + "/src/o.c"));

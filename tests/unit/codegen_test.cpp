@@ -304,7 +304,7 @@ TEST(Codegen, the_yaml_comes_from_the_build_ninja_command_else_from_the_source_t
                    "build generated/RegisterPrivateUse1.cpp: CUSTOM_COMMAND ../backend.yaml\n"
                    "  COMMAND = cd " + dir + "/build && /usr/bin/python3 " + dir +
                    "/pt/torchgen/gen_backend_stubs.py -s ../backend.yaml --output_dir=generated\n");
-  cmake::BuildInfo build;
+  build::Model build;
   build.build_dir = dir + "/build";
   build.source_dir = dir;
   auto found = codegen::find_backend_yamls(build);

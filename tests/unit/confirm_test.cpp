@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cmake/build_info.h"
 #include "confirm/confirm.h"
 #include "pipeline/linkcheck.h"
 #include "test_support.h"
@@ -414,7 +415,7 @@ TEST(ConfirmCommand, FindCudasGeneratedScriptsGiveTheNvccCommand) {
                &log),
             0)
       << log;
-  auto findcuda = mlc::confirm::read_findcuda_commands(build, "");
+  auto findcuda = mlc::cmake::read_findcuda_commands(build, "");
   ASSERT_EQ(findcuda.size(), 1u);
   EXPECT_EQ(findcuda[0].file, src + "/kernels/add_kernel.cu");
   EXPECT_EQ(findcuda[0].argv[0], kNvcc);

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "cmake/build_info.h"
+#include "build/model.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -301,7 +301,7 @@ TEST(Leftovers, coverage_cites_no_if_or_other_define_as_the_declaration) {
 TEST(Leftovers, an_empty_list_entry_is_never_listed_twice) {
   const std::string dir = test::scratch_dir("empty-entry");
   test::write_file(dir + "/CMakeLists.txt", "set(SRCS a.cpp \"\" b.cpp \"\" a.cpp)\n");
-  cmake::BuildInfo build = cmake::read_build({"", {dir + "/CMakeLists.txt"}, {}});
+  build::Model build = build::read_build({"", {dir + "/CMakeLists.txt"}, {}});
   ASSERT_EQ(build.lists.size(), 1u);
   EXPECT_EQ(build.lists[0].duplicates, std::vector<std::string>{"a.cpp"});
 }

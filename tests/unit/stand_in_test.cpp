@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cmake/build_info.h"
+#include "build/model.h"
 #include "porting/porting_map.h"
 #include "source/scanner.h"
 #include "stubgen/stubgen.h"
@@ -436,11 +436,11 @@ TEST(StandIn, torch_musas_real_csrc_cmake_lists_give_every_mu_srcs_entry_at_its_
   std::vector<std::string> twice;
   for (const auto& [entry, n] : times)
     if (n > 1) twice.push_back(entry);
-  auto info = cmake::read_build({.build_dir = "", .cmake_lists = {file}, .library_helper = {}});
+  auto info = build::read_build({.build_dir = "", .cmake_lists = {file}, .library_helper = {}});
   EXPECT_TRUE(info.errors.empty()) << info.errors[0].to_line();
-  const cmake::SourceList* mu = nullptr;
+  const build::SourceList* mu = nullptr;
   for (const auto& l : info.lists)
-    if (l.variable == "MU_SRCS" && l.command == "file") mu = &l;
+    if (l.variable == "MU_SRCS" && l.command == build::ListCommand::Glob) mu = &l;
   ASSERT_NE(mu, nullptr);
   EXPECT_EQ(mu->line, 58u);  // `file(` opens on line 58, MU_SRCS is on line 60
   std::vector<std::pair<uint32_t, std::string>> got;

@@ -230,7 +230,7 @@ TEST(Stubgen, oddly_formatted_cmake_file_is_patched_without_changing_any_other_b
   u.fix = Fix{FixKind::AddSource, cmake, "MU_SRCS", "${GENERATED_PORTING_DIR}/aten/musa/cub.mu", std::nullopt, ""};
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
-  cmake::BuildInfo info;
+  build::Model info;
   info.cache["GENERATED_PORTING_DIR"] = dir + "/gen";
   trace::TraceContext ctx;
   ctx.build = &info;

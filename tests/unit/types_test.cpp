@@ -152,7 +152,7 @@ TEST(TypeModel, every_symbol_of_an_uncompiled_source_traces_to_it_as_missing_sou
                       " -o " + f.object);
   ASSERT_EQ(cc.status, 0) << "g++ cannot compile the fixture: " << cc.err;
   source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""}, nullptr, {f.dir + "/build"});
-  cmake::BuildInfo build;
+  build::Model build;
   build.has_compile_database = true;  // a compile database that lacks lib.cpp
   build.compiled.insert(f.dir + "/tree/src/other.cpp");
   trace::TraceContext ctx;
@@ -204,7 +204,7 @@ TEST(TypeModel, same_name_and_arity_with_unmatched_types_is_missing_source_with_
   Fixture f = make_fixture("inexact");
   test::write_file(f.lib, "#include <string>\nnamespace q { void fuzzy(std::string::size_type n) { (void)n; } }\n");
   source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""});
-  cmake::BuildInfo build;
+  build::Model build;
   build.has_compile_database = true;
   build.compiled.insert(f.dir + "/tree/src/other.cpp");
   trace::TraceContext ctx;
@@ -283,7 +283,7 @@ TEST(TypeModel, definitions_only_one_uncompiled_unit_can_emit_trace_to_that_unit
   }
   ASSERT_GE(truth.size(), 5u);  // j::use, Counter::next, Counter::reset, twice<int>, twice<long>
   source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""});
-  cmake::BuildInfo build;
+  build::Model build;
   build.has_compile_database = true;  // the build compiles other.cpp only
   build.compiled.insert(src + "/other.cpp");
   trace::TraceContext ctx;
@@ -401,7 +401,7 @@ FMT_FUNC int wvsystem_error(int error_code, wformat_args args) { return error_co
                            "std::back_insert_iterator<f::v9::detail::buffer<wchar_t> >, wchar_t> >)"})
     EXPECT_TRUE(names.count(want)) << want << " is not among g++'s symbols";
   source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""});
-  cmake::BuildInfo build;
+  build::Model build;
   build.has_compile_database = true;  // the build compiles lib.cpp only
   build.compiled.insert(f.lib);
   trace::TraceContext ctx;
@@ -464,7 +464,7 @@ REGISTER_DISPATCH(cpublas::gemm_stub, &gemm_impl);
     if (demangle::demangle(s).find("DispatchStub") != std::string::npos) members.push_back(s);
   ASSERT_EQ(members.size(), 2u);  // add_stub's and gemm_stub's AVX2
   source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""});
-  cmake::BuildInfo build;
+  build::Model build;
   build.has_compile_database = true;
   build.compiled.insert(src + "/mul_kernel.cpp");
   trace::TraceContext ctx;

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mlc::cmake {
+namespace mlc::build {
 
 // Only quoting and backslashes matter here: the build wrote these strings, no shell expands them.
 std::vector<std::string> split_command(const std::string& s);
@@ -28,4 +28,4 @@ struct OutputArgument {
 };
 std::optional<OutputArgument> output_argument(const std::vector<std::string>& argv);
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build

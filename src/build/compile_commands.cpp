@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cmake/build_info.h"
-#include "cmake/command_line.h"
+#include "build/model.h"
+#include "build/command_line.h"
 #include "common/paths.h"
 
-namespace mlc::cmake {
+namespace mlc::build {
 // compile_commands.json's "command" is a shell string; only quoting and backslashes matter here.
 std::vector<std::string> split_command(const std::string& s) {
   std::vector<std::string> out;
@@ -67,8 +67,8 @@ std::optional<OutputArgument> output_argument(const std::vector<std::string>& ar
 }
 
 std::string absolute_in(const std::string& dir, const std::string& path) {
-  if (path.empty() || path[0] == '/') return cmake::normalize_path(path);
-  return cmake::normalize_path(dir + "/" + path);
+  if (path.empty() || path[0] == '/') return normalize_path(path);
+  return normalize_path(dir + "/" + path);
 }
 
 std::vector<CompileCommand> read_compile_commands(const std::string& build_dir) {
@@ -94,4 +94,4 @@ std::vector<CompileCommand> read_compile_commands(const std::string& build_dir) 
   return out;
 }
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build

@@ -1,0 +1,135 @@
+// The build model's own queries, which need no provider: targets by artifact, what a target compiles,
+// the target of a library, where the build's sources live, and path normalisation.
+#include "build/model.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include "common/paths.h"
+
+namespace mlc::build {
+
+std::string normalize_path(const std::string& path) {
+  if (path.empty()) return path;
+  bool absolute = path[0] == '/';
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  std::string part;
+  while (std::getline(ss, part, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == ".." && !parts.empty() && parts.back() != "..") {
+      parts.pop_back();
+    } else if (!(part == ".." && absolute)) {
+      parts.push_back(part);
+    }
+  }
+  std::string out = absolute ? "/" : "";
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+  return out.empty() ? "." : out;
+}
+
+bool Model::is_compiled(const std::string& abs_path) const { return compiled.count(normalize_path(abs_path)) > 0; }
+
+namespace {
+
+// The file a path names once symlinks are followed (libz.so -> libz.so.1.3.1); the path itself when it
+// does not exist.
+std::string resolved(const std::string& path) {
+  std::error_code ec;
+  auto real = std::filesystem::canonical(path, ec);
+  return ec ? path : real.string();
+}
+
+bool is_library_type(const std::string& type) {
+  return type == "SHARED_LIBRARY" || type == "MODULE_LIBRARY" || type == "STATIC_LIBRARY";
+}
+
+}  // namespace
+
+const Target* Model::target_for_artifact(const std::string& path) const {
+  // The exact artifact first, then the file a symlink names (the File API lists libz.so.1.3.1, the user
+  // gives build/libz.so), and only then a file of the same name elsewhere.
+  std::string real = resolved(path);
+  for (const auto& t : targets)
+    for (const auto& a : t.artifacts)
+      if (a == path || (real != path && resolved(a) == real)) return &t;
+  std::string base = path.substr(path.rfind('/') + 1);
+  for (const auto& t : targets) {
+    for (const auto& a : t.artifacts) {
+      if (a.substr(a.rfind('/') + 1) == base) return &t;
+    }
+  }
+  return nullptr;
+}
+
+bool Model::compiled_by(const Target& target, const std::string& abs_path) const {
+  std::string path = normalize_path(abs_path);
+  std::set<std::string> seen;
+  std::vector<const Target*> todo{&target};
+  while (!todo.empty()) {
+    const Target* t = todo.back();
+    todo.pop_back();
+    if (!seen.insert(t->name).second) continue;
+    if (t->compiles.count(path)) return true;
+    for (const auto& dep : t->dependencies)
+      for (const auto& d : targets)
+        if (d.name == dep && d.type == "OBJECT_LIBRARY") todo.push_back(&d);
+  }
+  return false;
+}
+
+std::string target_of_library(const Model* build, const std::string& path) {
+  if (build)
+    if (const auto* t = build->target_for_artifact(path)) return t->name;
+  std::string base = path.substr(path.rfind('/') + 1);
+  if (base.rfind("lib", 0) == 0) base = base.substr(3);
+  base = base.substr(0, base.find(".so"));
+  if (build) {
+    // A library is never built by an executable: with OUTPUT_NAME, add_executable(pcre2grep) and
+    // add_library(pcre2-8 ... OUTPUT_NAME pcre2grep) may share the name. The target named like the file is
+    // the library's only when it is not an executable (the File API's type, else add_executable in the lists).
+    for (const auto& t : build->targets)
+      if (t.name == base && !t.type.empty() && !is_library_type(t.type)) return "";
+    bool executable = false, library = false;
+    for (const auto& l : build->lists) {
+      if (l.variable != base) continue;
+      if (l.command == ListCommand::AddExecutable) executable = true;
+      if (creates_library(l.command)) library = true;
+    }
+    if (executable && !library) return "";
+  }
+  return base;
+}
+
+SearchRoots source_search_roots(const Model& build) {
+  auto under = [](const std::string& path, const std::string& dir) {
+    return !dir.empty() && (path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                                            (dir.back() == '/' || path[dir.size()] == '/')));
+  };
+  std::string build_dir = build.build_dir.empty() ? "" : normalize_path(build.build_dir);
+  std::set<std::string> dirs;
+  if (!build.source_dir.empty()) dirs.insert(normalize_path(build.source_dir));
+  for (const auto& t : build.targets) {
+    if (!t.source_dir.empty()) dirs.insert(t.source_dir);
+    for (const auto& src : t.sources) dirs.insert(normalize_path(src.substr(0, src.rfind('/'))));
+  }
+  for (const auto& f : build.compiled) dirs.insert(normalize_path(f.substr(0, f.rfind('/'))));
+  SearchRoots roots;
+  std::string source_dir = build.source_dir.empty() ? "" : normalize_path(build.source_dir);
+  for (const auto& d : dirs) {
+    if (d.empty() || d == "/" || !is_dir(d)) continue;
+    // Inside a build tree (not an in-source build): the generated sources of that directory only
+    // (its CMakeFiles/ holds compiler probes with a main() each, its _deps/ other projects).
+    if (build_dir != source_dir && under(d, build_dir)) {
+      roots.flat.push_back(d);
+    } else if (std::none_of(roots.trees.begin(), roots.trees.end(), [&](const auto& t) { return under(d, t); })) {
+      roots.trees.push_back(d);  // sorted: a parent comes before what it holds
+    }
+  }
+  return roots;
+}
+
+}  // namespace mlc::build

@@ -1,0 +1,174 @@
+// The build model: what a configured build knows, in no generator's terms. Its targets (artifacts,
+// what each compiles, the OBJECT libraries it takes), the files it compiles and how (compile
+// commands), and where a source or a library is written into it: source lists with each entry's
+// exact position, so a fix can be placed and patched (build/edit.h).
+//
+// trace, confirm and stubgen see the build only through this header and build/edit.h. CMake is the
+// one provider today (src/cmake: CMakeCache.txt, the File API or the generator's own files, the
+// CMakeLists.txt source lists); a second provider fills the same model.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace mlc::build {
+
+struct ListEntry {
+  std::string raw;                 // as written
+  std::vector<std::string> files;  // what it names on disk (globs evaluated; a missing explicit path names nothing)
+  bool is_glob = false;
+  uint32_t line = 0;
+  size_t begin = 0, end = 0;       // byte range in the build file
+};
+
+// What writes a source list: a variable's value, a glob, an edit of a variable's list, or a
+// target's own sources (CMake: set, file(GLOB), list(APPEND|REMOVE_ITEM|FILTER), add_library or the
+// backend's helper, add_executable, target_sources).
+enum class ListCommand { Set, Glob, ListEdit, AddLibrary, BackendLibrary, AddExecutable, TargetSources };
+
+// True for the commands that create a library target (add_library, cuda_add_library, the backend's helper).
+inline bool creates_library(ListCommand c) { return c == ListCommand::AddLibrary || c == ListCommand::BackendLibrary; }
+// True for the commands whose list is a variable's value (set, file(GLOB), list(...)), not a target's sources.
+inline bool is_variable_list(ListCommand c) {
+  return c == ListCommand::Set || c == ListCommand::Glob || c == ListCommand::ListEdit;
+}
+
+struct SourceList {
+  std::string variable;     // MU_SRCS, or the target name for add_library/target_sources
+  std::string cmake_file;   // the build file writing it, absolute
+  ListCommand command = ListCommand::Set;
+  std::string current_dir;  // the directory its relative entries are read from (CMAKE_CURRENT_SOURCE_DIR)
+  uint32_t line = 0;
+  std::vector<ListEntry> entries;
+  size_t close_paren = 0;   // where the command ends (an insertion point)
+  std::vector<std::string> duplicates;  // entries written twice (raw spelling)
+  std::set<std::string> targets;  // the targets it feeds: add_library(T ${V}), target_sources(T PRIVATE ${V}), ...
+  bool removal = false;           // list(REMOVE_ITEM V ...): its entries are taken out of V
+  bool filter = false;            // list(FILTER V EXCLUDE REGEX re) (a removal): its one entry is the regex
+};
+
+struct Target {
+  std::string name;
+  std::string type;                   // SHARED_LIBRARY, ...
+  std::vector<std::string> artifacts;  // absolute paths
+  std::vector<std::string> sources;    // absolute paths
+  std::vector<std::string> link_fragments;
+  std::set<std::string> compiles;          // its sources that it compiles, normalized
+  std::vector<std::string> dependencies;   // the targets it depends on, by name
+  std::string cmake_file;             // where the target is created (add_library() or the backend's helper), when known
+  uint32_t line = 0;
+  std::string source_dir;             // its source directory, absolute
+};
+
+// The provider's own reading of the build files (CMake: each file's text and commands), kept so
+// that an edit is planned on the parse the model was read from: a file is parsed once.
+struct ProviderParse;
+
+struct Model {
+  std::string library_helper;  // the backend's command that creates a library (musa_add_library)
+  std::string build_dir;
+  std::string source_dir;  // the top of the sources (CMAKE_HOME_DIRECTORY)
+  std::map<std::string, std::string> cache;  // the configure's variables (CMakeCache.txt)
+  std::set<std::string> compiled;            // from compile_commands.json and the provider's targets
+  bool has_compile_database = false;
+  std::vector<Target> targets;
+  std::vector<SourceList> lists;
+  std::vector<std::string> cmake_files;      // the build files read
+  std::vector<InputError> errors;            // unreadable or broken inputs (the rest is still used)
+  std::shared_ptr<const ProviderParse> parse;
+
+  bool is_compiled(const std::string& abs_path) const;
+  const Target* target_for_artifact(const std::string& path) const;
+  // True when `target` compiles `abs_path` itself or through an OBJECT library it depends on
+  // ($<TARGET_OBJECTS:...> or target_link_libraries(T obj)): another target compiling the same file
+  // (a test that is neither built nor linked into it) does not count.
+  bool compiled_by(const Target& target, const std::string& abs_path) const;
+};
+
+struct BuildOptions {
+  std::string build_dir;                 // may be empty
+  std::vector<std::string> cmake_lists;  // explicit build files; default: the build's own, from the top one
+  std::string library_helper;            // the backend's command that creates a library (musa_add_library)
+};
+
+// The model of the build at options.build_dir (and its build files), read by its provider (CMake).
+Model read_build(const BuildOptions& options);
+
+// The target that builds the library at `path`: the target with that artifact, else the target the
+// library is named after (libcore.so.1 -> core), as add_library(core SHARED) names it.
+std::string target_of_library(const Model* build, const std::string& path);
+
+// Where the build's own sources live, searched for definitions when no --source-root names them:
+// `trees` (walked, build trees below them skipped) are the source directory, each target's source
+// directory and the directories of the sources it lists or compiles; `flat` are such directories
+// inside a build tree (generated sources), whose files alone are read, never the tree below.
+// A directory inside another one listed is left out.
+struct SearchRoots {
+  std::vector<std::string> trees;
+  std::vector<std::string> flat;
+};
+SearchRoots source_search_roots(const Model& build);
+
+// Where a file that the build does not compile should be listed, and how to spell its entry there.
+// `target` (may be empty) is the target whose library references the file's symbols: a list that
+// feeds it wins. When a glob of such a list already matches the file, or a removal takes it out, no
+// entry is proposed and `note` says why. Answered by the provider (entries are spelled in its language).
+struct ListChoice {
+  std::string cmake_file;
+  std::string list;   // the variable, or the target for add_library()/target_sources()
+  std::string entry;  // its value as it should be written (quoted at insertion when its neighbours are)
+  uint32_t line = 0;
+  std::string note;   // set instead of cmake_file/list/entry when no entry is the fix
+};
+std::optional<ListChoice> choose_list(const Model& build, const std::string& file, const std::string& target,
+                                      const std::string& porting_dir);
+
+// How `file` is written in `list`, in the style of its nearest entry: the same variable prefix
+// (${CMAKE_CURRENT_SOURCE_DIR}/, ${GENERATED_PORTING_DIR}/...) or path relative to the list's directory.
+std::string entry_spelling(const SourceList& list, const std::string& file, const std::string& porting_dir);
+
+// A file that a glob of the target's lists matches (`glob`, `glob_entry`), and the removal entry
+// (list(REMOVE_ITEM) or list(FILTER ... EXCLUDE REGEX)) that takes it out again, if one does.
+struct Exclusion {
+  const SourceList* glob = nullptr;
+  const ListEntry* glob_entry = nullptr;
+  const SourceList* removal = nullptr;
+  const ListEntry* removal_entry = nullptr;
+};
+std::optional<Exclusion> exclusion_for(const Model& build, const std::string& file, const std::string& target);
+
+// True when the build compiles a file the list names: the list is in the branch of an if() that the
+// configure took (a list only in an inactive branch compiles nothing).
+bool feeds_build(const Model& build, const SourceList& list);
+
+// Lexical path normalisation ("a/./b/../c" -> "a/c"), no symlink resolution.
+std::string normalize_path(const std::string& path);
+
+// `path` made absolute against `dir` (the working directory of a compile command), normalized.
+std::string absolute_in(const std::string& dir, const std::string& path);
+
+// One compile command from compile_commands.json: working directory and argv.
+struct CompileCommand {
+  std::string directory;
+  std::vector<std::string> argv;
+  std::string file;  // absolute
+};
+// The build's compile commands (none when build_dir is empty or has no readable compile_commands.json).
+std::vector<CompileCommand> read_compile_commands(const std::string& build_dir);
+
+// Every compile the build runs: compile_commands.json's, and those it leaves out (CMake: FindCUDA's
+// .cu compiles, from the scripts it generates); and the build's CUDA compiler (CMAKE_CUDA_COMPILER,
+// else FindCUDA's CUDA_NVCC_EXECUTABLE), for a .cu file that only host commands neighbour.
+struct BuildCommands {
+  std::vector<CompileCommand> db;
+  std::string cuda_compiler;
+};
+BuildCommands read_build_commands(const std::string& build_dir);
+
+}  // namespace mlc::build
