@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "backend/backend.h"
+#include "build/edit.h"
 #include "build/model.h"
 #include "cmake/build_info.h"
 #include "cmake/generator_targets.h"
@@ -156,6 +157,36 @@ TEST(SourceLists, missing_file_goes_to_the_list_of_its_kind_spelled_like_its_nei
   auto cpp = build::choose_list(info, gen + "/aten/musa/Resize.cpp", "", gen);
   EXPECT_EQ(cpp->list, "PORTING_CPP_CSRCS");
   EXPECT_FALSE(build::choose_list(info, gen + "/x.py", "", gen).has_value());
+}
+
+// The editor plans on the parse the build reader made: each CMake file is read and parsed once. With
+// the file gone after the read, an entry is still placed, in the text the reader saw; a file the
+// reader never read is read by the editor, and one it cannot read is an error naming it.
+TEST(BuildEditor, edits_are_planned_on_the_readers_parse) {
+  std::string dir = test::scratch_dir("editor");
+  test::write_file(dir + "/a.cc", "");
+  const std::string text = "set(SRCS\n  a.cc\n)\nadd_library(core SHARED ${SRCS})\n";
+  test::write_file(dir + "/CMakeLists.txt", text);
+  build::Model model = build::read_build({"", {dir + "/CMakeLists.txt"}, ""});
+  ASSERT_TRUE(model.errors.empty());
+  ASSERT_EQ(model.lists.size(), 2u);
+  EXPECT_EQ(model.lists[0].command, build::ListCommand::Set);
+  EXPECT_EQ(model.lists[1].command, build::ListCommand::AddLibrary);
+  std::filesystem::remove(dir + "/CMakeLists.txt");
+  build::Editor editor(&model, "");
+  EXPECT_EQ(editor.add_source(dir + "/CMakeLists.txt", "SRCS", "b.cc"), build::EditOutcome::Added);
+  EXPECT_EQ(editor.add_source(dir + "/CMakeLists.txt", "SRCS", "a.cc"), build::EditOutcome::Present);
+  EXPECT_EQ(editor.add_source(dir + "/CMakeLists.txt", "OTHER", "b.cc"), build::EditOutcome::NoPlace);
+  EXPECT_EQ(editor.add_link(dir + "/CMakeLists.txt", "core", "m"), build::EditOutcome::Added);
+  EXPECT_EQ(editor.add_source(dir + "/sub/CMakeLists.txt", "SRCS", "b.cc"), build::EditOutcome::Unreadable);
+  auto edits = editor.finish();
+  ASSERT_EQ(edits.size(), 1u);
+  EXPECT_EQ(edits[0].before, text);
+  EXPECT_EQ(edits[0].after,
+            "set(SRCS\n  a.cc\n  b.cc\n)\nadd_library(core SHARED ${SRCS})\ntarget_link_libraries(core PRIVATE m)\n");
+  ASSERT_EQ(editor.errors().size(), 1u);
+  EXPECT_EQ(editor.errors()[0].to_line(), dir + "/sub/CMakeLists.txt: cannot read");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Porting, path_rules_follow_torch_musa) {
