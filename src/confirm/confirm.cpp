@@ -513,10 +513,13 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
   AfterPatch a;
   std::set<std::string> stubs(stubbed.begin(), stubbed.end());
   const std::set<std::string> left(unreached.begin(), unreached.end());
+  // Only the sources the patch gives back: a symbol stubbed, or whose entry does not reach the build,
+  // needs no compile to be counted.
   std::vector<std::string> files;
   for (const auto& lib : report.libraries)
     for (const auto& u : lib.unresolved)
-      if (u.fix && u.fix->kind == FixKind::AddSource && u.origin) files.push_back(u.origin->file);
+      if (u.fix && u.fix->kind == FixKind::AddSource && u.origin && !left.count(u.symbol) && !stubs.count(u.symbol))
+        files.push_back(u.origin->file);
   ConfirmOutcome out = confirm_files(files, options);
   for (auto& w : out.warnings) warnings.push_back(std::move(w));
   a.stats = out.stats;

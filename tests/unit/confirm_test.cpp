@@ -506,6 +506,30 @@ TEST(AfterPatch, AnUncompilableAddedSourceIsExpectedByItsTextAndItsFailureSaidOn
   fs::remove_all(root);
 }
 
+// A symbol whose entry does not reach the build (a second --apply's refusal) or that a stub defines is
+// counted without compiling its source: only the sources the patch gives back are compiled.
+TEST(AfterPatch, OnlyTheSourcesThePatchGivesBackAreCompiled) {
+  mlc::Report report;
+  mlc::LibraryReport lib;
+  for (const char* name : {"_Z1av", "_Z1bv", "_Z1cv"}) {
+    mlc::UnresolvedSymbol u;
+    u.symbol = name;
+    u.classification = mlc::Classification::MissingSource;
+    u.origin.emplace();
+    u.origin->file = std::string("/nonexistent/") + name + ".cpp";
+    u.fix.emplace();
+    u.fix->kind = mlc::FixKind::AddSource;
+    lib.unresolved.push_back(u);
+  }
+  report.libraries.push_back(lib);
+  std::vector<std::string> warnings;
+  auto a = mlc::confirm::after_patch(report, {"_Z1cv"}, {"_Z1bv"}, mlc::confirm::ConfirmOptions{}, warnings);
+  EXPECT_EQ(a.stats.files, 1u);  // a's source alone
+  EXPECT_EQ(a.total, 3u);
+  EXPECT_EQ(a.still, 1u);    // b: its entry does not reach the build
+  EXPECT_EQ(a.by_text, 1u);  // a: not compiled here (no build), expected by its text
+}
+
 // torch_musa's FAQ 8.3 loop from the user's first command, `musa-linkcheck --build-dir build
 // build/libmyops.so` and nothing else (issue 26 item 1): a project configured as users configure it
 // (no compile database, no File API query) whose scale_kernel.cpp is missing from its target's source
