@@ -386,38 +386,8 @@ class Emulator {
   }
 
   const SystemCache& system_cache() {
-    if (cache_loaded_) return cache_;
+    if (!cache_loaded_) cache_ = read_system_cache(env_, platform_.default_dirs);
     cache_loaded_ = true;
-    auto cache = read_ld_cache(env_.sysroot + env_.ld_so_cache);
-    if (cache) {
-      cache_.entries = std::move(cache).value();
-      return cache_;
-    }
-    // No cache (a bare sysroot): what ldconfig would write from ld.so.conf, by soname, first wins.
-    auto dirs = read_ld_conf(env_.ld_so_conf, env_.sysroot);
-    if (!dirs) return cache_;
-    cache_.from_conf = true;
-    std::vector<std::string> all = dirs.value();
-    all.insert(all.end(), platform_.default_dirs.begin(), platform_.default_dirs.end());
-    std::map<std::string, bool> seen;
-    for (const auto& dir : all) {
-      std::unique_ptr<DIR, int (*)(DIR*)> d(opendir((env_.sysroot + dir).c_str()), closedir);
-      if (!d) continue;
-      std::vector<std::string> files;
-      while (dirent* de = readdir(d.get())) {
-        std::string f = de->d_name;
-        if (f.rfind("lib", 0) == 0 && f.find(".so") != std::string::npos) files.push_back(f);
-      }
-      std::sort(files.begin(), files.end());
-      for (const auto& f : files) {
-        auto obj = elf::read_object(env_.sysroot + join_path(dir, f), kHeadersOnly);
-        if (!obj || obj->kind != elf::ObjectKind::SharedObject) continue;
-        std::string soname = obj->soname.empty() ? f : obj->soname;
-        if (seen.emplace(soname, true).second) {
-          cache_.entries.push_back({soname, join_path(dir, soname), cache_flags_for(obj->machine, obj->is_64), 0});
-        }
-      }
-    }
     return cache_;
   }
 

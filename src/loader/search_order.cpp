@@ -2,7 +2,14 @@
 // the loader's mapping phase, the candidates of a picked copy and run-time dlopen all walk it.
 #include "loader/search_order.h"
 
+#include <dirent.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
 #include "common/paths.h"
+#include "elf/elf_object.h"
 
 namespace mlc::loader {
 namespace {
@@ -105,5 +112,41 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
   add(dirs, FoundHow::Default);
   return out;
 }
+
+SystemCache read_system_cache(const LoaderEnv& env, const std::vector<std::string>& default_dirs) {
+  SystemCache cache;
+  auto read = read_ld_cache(env.sysroot + env.ld_so_cache);
+  if (read) {
+    cache.entries = std::move(read).value();
+    return cache;
+  }
+  // No cache (a bare sysroot): what ldconfig would write from ld.so.conf, by soname, first wins.
+  auto dirs = read_ld_conf(env.ld_so_conf, env.sysroot);
+  if (!dirs) return cache;
+  cache.from_conf = true;
+  std::vector<std::string> all = dirs.value();
+  all.insert(all.end(), default_dirs.begin(), default_dirs.end());
+  std::map<std::string, bool> seen;
+  for (const auto& dir : all) {
+    std::unique_ptr<DIR, int (*)(DIR*)> d(opendir((env.sysroot + dir).c_str()), closedir);
+    if (!d) continue;
+    std::vector<std::string> files;
+    while (dirent* de = readdir(d.get())) {
+      std::string f = de->d_name;
+      if (f.rfind("lib", 0) == 0 && f.find(".so") != std::string::npos) files.push_back(f);
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      auto obj = elf::read_object(env.sysroot + join_path(dir, f), elf::ReadOptions{false, false, false});
+      if (!obj || obj->kind != elf::ObjectKind::SharedObject) continue;
+      std::string soname = obj->soname.empty() ? f : obj->soname;
+      if (seen.emplace(soname, true).second) {
+        cache.entries.push_back({soname, join_path(dir, soname), cache_flags_for(obj->machine, obj->is_64), 0});
+      }
+    }
+  }
+  return cache;
+}
+
 
 }  // namespace mlc::loader

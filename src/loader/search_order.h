@@ -30,6 +30,9 @@ struct SystemCache {
   std::vector<CacheEntry> entries;
   bool from_conf = false;
 };
+// The cache the loader consults, read once per process: env's ld.so.cache, else (no cache) the
+// libraries of ld.so.conf's directories and `default_dirs`, by soname, first wins.
+SystemCache read_system_cache(const LoaderEnv& env, const std::vector<std::string>& default_dirs);
 
 // One step of the search. A step the loader passes over (no cache entry, NODEFLIB) has `passed_over`
 // set: it is recorded (the report's "searched"), never tried.

@@ -192,9 +192,11 @@ using FoundPerCaller = std::vector<std::vector<std::pair<std::string, Found>>>; 
 FoundPerCaller where_opened(const loader::Process& p, const std::vector<int>& callers,
                             const std::vector<std::optional<std::vector<std::string>>>& read,
                             const loader::LoaderEnv& env) {
-  const auto ld_cache = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
-  const loader::SystemCache system_cache{
-      .entries = ld_cache ? ld_cache.value() : std::vector<loader::CacheEntry>{}, .from_conf = false};
+  // The cache the loader's own search consulted (with ld.so.conf's fallback in a bare sysroot).
+  if (p.objects.empty()) return FoundPerCaller(callers.size());
+  const auto& main = p.objects[p.target >= 0 ? p.target : 0].elf;
+  const loader::SystemCache system_cache =
+      loader::read_system_cache(env, loader::search_platform(env, main.machine, main.is_64).default_dirs);
   FoundPerCaller found(callers.size());
   tbb::parallel_for(size_t{0}, callers.size(), [&](size_t k) {
     if (!read[k]) return;

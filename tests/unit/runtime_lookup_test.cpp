@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "elf/elf_object.h"
+#include "pipeline/linkcheck.h"
 #include "runtime/runtime_lookup.h"
 #include "test_support.h"
 
@@ -249,6 +250,24 @@ TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request
   EXPECT_EQ(doc["runtime_lookups"][0]["library"], kApi);
   EXPECT_EQ(doc["runtime_lookups"][0]["classification"], "runtime-lookup");
   EXPECT_EQ(doc["runtime_lookups"][0]["severity"], "warning");
+}
+
+// One system cache for the loader and dlopen at run time (issue 27): without an ld.so.cache the loader
+// reads ld.so.conf's directories as ldconfig would, and a run-time dlopen by name finds what the
+// loader's own search would (the look-up used to read the cache file alone, and found nothing).
+TEST(RuntimeLookup, dlopen_without_an_ld_so_cache_searches_ld_so_conf_as_the_loader_does) {
+  const std::string dir = test::scratch_dir("runtime-conf");
+  test::write_file(dir + "/ld.so.conf", kDir + "/full\n");
+  LinkcheckOptions o;
+  o.env.ld_so_cache = dir + "/no-ld.so.cache";
+  o.env.ld_so_conf = dir + "/ld.so.conf";
+  Report found = run_linkcheck({kApi}, o);
+  EXPECT_TRUE(found.runtime_lookups.empty()) << found.runtime_lookups.front().name;
+  o.env.ld_so_conf = dir + "/no-ld.so.conf";
+  Report absent = run_linkcheck({kApi}, o);
+  ASSERT_EQ(absent.runtime_lookups.size(), 1u);
+  EXPECT_EQ(absent.runtime_lookups[0].name, "libmusa_drv.so.4");
+  std::filesystem::remove_all(dir);
 }
 
 // Issue 24 item 1 for dlopen at run time: LD_LIBRARY_PATH's entries are searched as given, so a
