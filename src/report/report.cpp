@@ -152,6 +152,10 @@ std::optional<LibraryRole> from_string(std::string_view name) {
   return search<LibraryRole, LibraryRole::Preloaded>(name);
 }
 
+std::string shown_how(const LibraryCopy& copy) {
+  return copy.how == loader::FoundHow::Home ? copy.home : loader::to_string(copy.how);
+}
+
 std::string with_commas(size_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {

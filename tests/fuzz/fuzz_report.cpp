@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   LibraryReport lib;
   lib.path = s(0);
   lib.soname = s(1);
-  lib.needed.push_back(NeededLibrary{s(2), std::nullopt, "not-found", {s(3)}, {{s(3), "default", s(4)}}});
+  lib.needed.push_back(NeededLibrary{.name = s(2), .path = std::nullopt, .searched = {s(3)}, .search = {{s(3), loader::FoundHow::Default, s(4)}}});
   UnresolvedSymbol u;
   u.symbol = s(5);
   u.demangled = s(6);
