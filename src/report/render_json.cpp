@@ -21,7 +21,7 @@ json to_json(const UnresolvedSymbol& u) {
   }
   json sugg = json::array();
   for (const auto& s : u.suggestions) {
-    sugg.push_back({{"symbol", s.symbol}, {"demangled", s.demangled}, {"library", s.library}, {"reason", s.reason}});
+    sugg.push_back({{"symbol", s.symbol}, {"demangled", s.demangled}, {"library", s.library}, {"reason", to_string(s.reason)}});
   }
   json origin = nullptr;
   if (u.origin) {

@@ -86,11 +86,18 @@ struct Counterpart {
   std::optional<std::string> library;
 };
 
+// Why a near miss may be what was meant (JSON `suggestions[].reason`): the other std::string ABI,
+// a parameter by value against by reference, const drift, another signature, another instantiation,
+// another namespace, the C function of that name; source-signature: a declaration in the sources with
+// other parameters (no evidence of ABI drift, which needs a binary).
+enum class SuggestionReason { Cxx11Abi, ByValue, Const, Signature, Instantiation, Namespace, ExternC, SourceSignature };
+const char* to_string(SuggestionReason r);
+
 struct Suggestion {
   std::string symbol;
   std::string demangled;
   std::string library;
-  std::string reason;  // cxx11-abi | by-value | const | signature | instantiation | namespace | extern-c | spelling
+  SuggestionReason reason = SuggestionReason::Signature;
 };
 
 struct Fix {

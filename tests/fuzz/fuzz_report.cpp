@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   u.reason = s(4);
   u.referenced_by.push_back({s(0), s(6), s(3), 7});
   u.origin = Origin{s(3), 1, OriginKind::Definition, std::nullopt, s(2)};
-  u.suggestions.push_back({s(5), s(6), s(0), "signature"});
+  u.suggestions.push_back({s(5), s(6), s(0), SuggestionReason::Signature});
   u.fix = Fix{.kind = FixKind::AddSource, .cmake_file = s(3), .list = s(7), .entry = s(2), .detail = s(4)};
   lib.unresolved.push_back(u);
   lib.missing_versions.push_back({s(7), s(1), s(0)});

@@ -355,7 +355,7 @@ TEST(Suggestions, abi_drift_extern_c_and_namespace_moves_are_suggested) {
   ASSERT_EQ(take->suggestions.size(), 1u);
   EXPECT_EQ(take->suggestions[0].symbol, "_ZN2ns4takeERKNS_6WidgetE");
   EXPECT_EQ(take->suggestions[0].demangled, "ns::take(ns::Widget const&)");
-  EXPECT_EQ(take->suggestions[0].reason, "by-value");
+  EXPECT_EQ(take->suggestions[0].reason, SuggestionReason::ByValue);
   EXPECT_EQ(take->suggestions[0].library, provider);
   EXPECT_EQ(take->fix->kind, FixKind::RebuildAbi);
 
@@ -363,20 +363,20 @@ TEST(Suggestions, abi_drift_extern_c_and_namespace_moves_are_suggested) {
   ASSERT_NE(label, nullptr);
   EXPECT_EQ(label->classification, Classification::AbiMismatch);
   EXPECT_EQ(label->suggestions.at(0).symbol, "_ZN2ns5labelB5cxx11Ei");
-  EXPECT_EQ(label->suggestions.at(0).reason, "cxx11-abi");
+  EXPECT_EQ(label->suggestions.at(0).reason, SuggestionReason::Cxx11Abi);
 
   const auto* legacy = find_symbol(u, "legacy_init");
   ASSERT_NE(legacy, nullptr);
   EXPECT_EQ(legacy->suggestions.at(0).symbol, "_Z11legacy_initv");
-  EXPECT_EQ(legacy->suggestions.at(0).reason, "extern-c");
+  EXPECT_EQ(legacy->suggestions.at(0).reason, SuggestionReason::ExternC);
   const auto* modern = find_symbol(u, "_Z11modern_initv");
   ASSERT_NE(modern, nullptr);
   EXPECT_EQ(modern->suggestions.at(0).symbol, "modern_init");
-  EXPECT_EQ(modern->suggestions.at(0).reason, "extern-c");
+  EXPECT_EQ(modern->suggestions.at(0).reason, SuggestionReason::ExternC);
   const auto* moved = find_symbol(u, "_ZN5oldns5movedEi");
   ASSERT_NE(moved, nullptr);
   EXPECT_EQ(moved->suggestions.at(0).demangled, "newns::moved(int)");
-  EXPECT_EQ(moved->suggestions.at(0).reason, "namespace");
+  EXPECT_EQ(moved->suggestions.at(0).reason, SuggestionReason::Namespace);
 }
 
 }  // namespace
