@@ -75,13 +75,13 @@ std::vector<Place> install_places() {
   for (const auto& pattern : patterns) {
     glob_t g{};
     if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-      std::string how = pattern.substr(0, pattern.find('*') + 1);  // "/usr/local/musa*"
-      for (size_t i = 0; i < g.gl_pathc; ++i) places.push_back({g.gl_pathv[i], how});
+      std::string home = pattern.substr(0, pattern.find('*') + 1);  // "/usr/local/musa*"
+      for (size_t i = 0; i < g.gl_pathc; ++i) places.push_back({.dir = g.gl_pathv[i], .how = loader::FoundHow::Home, .home = home});
     }
     globfree(&g);
   }
-  if (const char* c = std::getenv("CONDA_PREFIX"); c && *c) places.push_back({std::string(c) + "/lib", "conda"});
-  if (const char* v = std::getenv("VIRTUAL_ENV"); v && *v) places.push_back({std::string(v) + "/lib", "venv"});
+  if (const char* c = std::getenv("CONDA_PREFIX"); c && *c) places.push_back({.dir = std::string(c) + "/lib", .how = loader::FoundHow::Conda});
+  if (const char* v = std::getenv("VIRTUAL_ENV"); v && *v) places.push_back({.dir = std::string(v) + "/lib", .how = loader::FoundHow::Venv});
   return places;
 }
 

@@ -77,7 +77,7 @@ std::string with_bindings(const std::string& json, const std::vector<mlc::explai
     if (b.state == mlc::explain::SymbolBinding::State::Resolved) {
       e["provider"] = b.provider;
       e["provider_soname"] = b.provider_name;
-      e["how"] = b.how;
+      e["how"] = mlc::loader::to_string(b.how);
       e["weak"] = b.weak;
     }
     if (!b.near.empty()) e["near"] = b.near;

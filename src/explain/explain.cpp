@@ -111,7 +111,7 @@ SymbolBinding binding_in(const std::string& symbol, const loader::Process& p) {
       const auto& def = p.objects[one.provider];
       b.provider = def.path;
       b.provider_name = def.elf.soname.empty() ? std::filesystem::path(def.path).filename().string() : def.elf.soname;
-      b.how = loader::to_string(def.how);
+      b.how = def.how;
     }
   }
   if (b.state == SymbolBinding::State::Unreferenced) b.near = near_references(target.elf, symbol);
@@ -121,8 +121,9 @@ SymbolBinding binding_in(const std::string& symbol, const loader::Process& p) {
 std::string describe(const SymbolBinding& b, const std::string& shown_name) {
   switch (b.state) {
     case SymbolBinding::State::Resolved: {
-      std::string how = b.how == "direct" ? "it is the file named" : b.how == "with" ? "it was loaded first (--with)"
-                                                                                    : "found through " + b.how;
+      std::string how = b.how == loader::FoundHow::Direct ? "it is the file named"
+                        : b.how == loader::FoundHow::With ? "it was loaded first (--with)"
+                                                          : "found through " + std::string(loader::to_string(b.how));
       return shown_name + "\n>>> referenced by " + b.library + (b.weak ? " (weak)" : "") + "\n>>> resolved by " +
              b.provider_name + " (" + b.provider + "), " + how + "\n";
     }

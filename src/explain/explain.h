@@ -18,8 +18,9 @@ struct SymbolBinding {
   enum class State { Resolved, Unresolved, Unreferenced } state = State::Unreferenced;
   bool weak = false;
   // Resolved: the object that defines it, its soname (the file name without one) and how the
-  // loader found it (loader::to_string: ld.so.cache, runpath, with...).
-  std::string provider, provider_name, how;
+  // loader found it (ld.so.cache, runpath, with...).
+  std::string provider, provider_name;
+  loader::FoundHow how = loader::FoundHow::Direct;
   // Unreferenced: the library's references (demangled) of the same function under another spelling
   // ("char const*" for "const char*", an overload of a bare name), for "did you mean ...".
   std::vector<std::string> near;

@@ -16,11 +16,13 @@
 namespace mlc::installed {
 
 // A directory off the loader's search path where other versions of a library may sit, and what it
-// is ("sdk", "/usr/local/musa*", "/usr/local/cuda*", "conda", "venv", "python"). The tools fill these
-// (from --sdk-home, $CONDA_PREFIX, $VIRTUAL_ENV, globs of the usual places): the core reads no environment.
+// is (Sdk, Home with its glob "/usr/local/musa*" or "/usr/local/cuda*", Conda, Venv). The tools fill
+// these (from --sdk-home, $CONDA_PREFIX, $VIRTUAL_ENV, globs of the usual places): the core reads no
+// environment.
 struct Place {
   std::string dir;
-  std::string how;
+  loader::FoundHow how = loader::FoundHow::Sdk;
+  std::string home = "";  // FoundHow::Home: the glob ("/usr/local/musa*"), which the report shows
 };
 
 // Pass (before origin tracing): one `missing-library` cause per DT_NEEDED name that was found

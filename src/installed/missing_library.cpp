@@ -40,8 +40,9 @@ struct OtherVersion {
   std::unordered_set<std::string> defines;  // exported names
 };
 
-// Every file of `dir` with the stem's name and an ELF shared object of the requester's class and machine.
-void scan_dir(const std::string& dir, const std::string& how, const std::string& stem, const elf::ElfObject& requester,
+// Every file of `dir` with the stem's name and an ELF shared object of the requester's class and machine,
+// found as `found` says (its how, and the home's glob for a home).
+void scan_dir(const std::string& dir, const LibraryCopy& found, const std::string& stem, const elf::ElfObject& requester,
               std::set<std::string>& seen, std::vector<OtherVersion>& out) {
   DIR* d = opendir(dir.c_str());
   if (!d) return;
@@ -61,7 +62,8 @@ void scan_dir(const std::string& dir, const std::string& how, const std::string&
       continue;
     auto obj = elf::read_object(path, elf::ReadOptions{.static_symbols = false, .relocations = false});
     if (!obj) continue;
-    OtherVersion v{.copy = LibraryCopy{.path = path, .how = how}, .soname = obj->soname.empty() ? n : obj->soname, .defines = {}};
+    OtherVersion v{.copy = LibraryCopy{.path = path, .how = found.how, .home = found.home},
+                   .soname = obj->soname.empty() ? n : obj->soname, .defines = {}};
     for (size_t i = 1; i < obj->dynamic_symbols.size(); ++i) {
       const auto& s = obj->dynamic_symbols[i];
       if (!s.is_undefined() && !s.name.empty() && s.binding != elf::Binding::Local) v.defines.emplace(s.name);
@@ -93,7 +95,7 @@ void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEn
         step.how == loader::FoundHow::LdSoConf)
       continue;
     std::string dir = dir_of(step.path);
-    if (dirs_done.insert(dir).second) scan_dir(dir, loader::to_string(step.how), stem, obj.elf, seen, others);
+    if (dirs_done.insert(dir).second) scan_dir(dir, {.path = "", .how = step.how}, stem, obj.elf, seen, others);
   }
   if (!cache) {
     auto read = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
@@ -104,10 +106,11 @@ void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEn
         !loader::cache_flags_match(e.flags, obj.elf.machine, obj.elf.is_64))
       continue;
     std::string dir = dir_of(env.sysroot + e.path);
-    if (dirs_done.insert(dir).second) scan_dir(dir, "ld.so.cache", stem, obj.elf, seen, others);
+    if (dirs_done.insert(dir).second) scan_dir(dir, {.path = "", .how = loader::FoundHow::LdSoCache}, stem, obj.elf, seen, others);
   }
   for (const auto& place : places)
-    if (dirs_done.insert(place.dir).second) scan_dir(place.dir, place.how, stem, obj.elf, seen, others);
+    if (dirs_done.insert(place.dir).second)
+      scan_dir(place.dir, {.path = "", .how = place.how, .home = place.home}, stem, obj.elf, seen, others);
 }
 
 // Each missing DT_NEEDED name once, with its other versions and a cause. One cause per missing
@@ -229,6 +232,13 @@ void attribute_symbols(const loader::Process& p, std::vector<trace::SymbolFindin
   }
 }
 
+// Whether the loader's search for the library already reaches a copy found this way: no RUNPATH to add.
+bool searched_for_it(loader::FoundHow how) {
+  using loader::FoundHow;
+  return how == FoundHow::Runpath || how == FoundHow::Rpath || how == FoundHow::LdLibraryPath || how == FoundHow::LdSoCache ||
+         how == FoundHow::Default;
+}
+
 // Each cause's headline and fix (install it, or rebuild against the other version found), and the
 // fix of every finding it explains.
 void describe_causes(std::map<std::string, MissingNeed>& missing, std::vector<trace::SymbolFinding>& symbols) {
@@ -237,7 +247,7 @@ void describe_causes(std::map<std::string, MissingNeed>& missing, std::vector<tr
     std::vector<std::string> needers;
     for (const auto& n : c.needed_by) needers.push_back(base_name(n));
     std::vector<std::string> found;
-    for (const auto& o : m.others) found.push_back(o.copy.path + " [" + o.copy.how + "]");
+    for (const auto& o : m.others) found.push_back(o.copy.path + " [" + shown_how(o.copy) + "]");
     c.headline = "library not found: " + name + " (needed by " + short_list(needers) + "); " +
                  (found.empty() ? std::string("no other version of it was found")
                                 : std::to_string(found.size()) + " other version" + (found.size() == 1 ? "" : "s") +
@@ -249,9 +259,7 @@ void describe_causes(std::map<std::string, MissingNeed>& missing, std::vector<tr
       const auto& o = m.others.front();
       c.fix = "install " + name + " (the version " + first + " was linked against) where the loader searches, or rebuild " +
               first + " against " + o.soname + " (" + o.copy.path + ")" +
-              (o.copy.how == "runpath" || o.copy.how == "rpath" || o.copy.how == "ld_library_path" || o.copy.how == "ld.so.cache" ||
-                       o.copy.how == "default"
-                   ? std::string()
+              (searched_for_it(o.copy.how) ? std::string()
                    : " and add " + dir_of(o.copy.path) + " to its RUNPATH");
     }
     for (auto& [ref, u] : symbols)

@@ -164,7 +164,8 @@ std::vector<Item> candidates(std::vector<trace::SymbolFinding>& symbols) {
     auto* u = &symbol.symbol;
     if (u->cause || ref->miss != loader::Miss::NoDefinition) continue;
     bool abi = u->classification == Classification::AbiMismatch &&
-               std::none_of(u->suggestions.begin(), u->suggestions.end(), [](const Suggestion& s) { return s.reason == "cxx11-abi"; });
+               std::none_of(u->suggestions.begin(), u->suggestions.end(),
+                            [](const Suggestion& s) { return s.reason == SuggestionReason::Cxx11Abi; });
     if (u->classification != Classification::Unknown && !abi) continue;
     if (u->classification == Classification::Unknown && u->origin) continue;  // traced to a source: not a library's
     if (auto f = family_of(*u)) items.push_back({u, ref, std::move(*f)});
@@ -288,7 +289,8 @@ void mark_mismatch(UnresolvedSymbol& u, const Item& it, const Owner& owner, cons
   u.suggestions = std::move(unique);
   // The definitions it has stay as suggestions (did you mean), with the drift's reason when known.
   if (u.suggestions.empty()) {
-    for (const auto& s : same) u.suggestions.push_back({.symbol = "", .demangled = s, .library = lib.path, .reason = "signature"});
+    for (const auto& s : same)
+      u.suggestions.push_back({.symbol = "", .demangled = s, .library = lib.path, .reason = SuggestionReason::Signature});
   }
 }
 

@@ -35,6 +35,9 @@ const char* to_string(FoundHow how) {
     case FoundHow::With: return "with";
     case FoundHow::AlreadyLoaded: return "loaded";
     case FoundHow::Sdk: return "sdk";
+    case FoundHow::Home: return "home";
+    case FoundHow::Conda: return "conda";
+    case FoundHow::Venv: return "venv";
   }
   return "direct";
 }

@@ -12,6 +12,7 @@
 
 #include "common/result.h"
 #include "elf/elf_object.h"
+#include "loader/found_how.h"
 
 namespace mlc::loader {
 
@@ -35,9 +36,6 @@ struct LoaderEnv {
   // (the vendor SDK's lib/): where the right copy may sit when a stale one is picked.
   std::vector<std::string> candidate_dirs;
 };
-
-enum class FoundHow { Direct, Rpath, LdLibraryPath, Runpath, LdSoCache, LdSoConf, Default, With, AlreadyLoaded, Sdk };
-const char* to_string(FoundHow how);
 
 struct SearchAttempt {
   std::string path;

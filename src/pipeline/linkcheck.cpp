@@ -166,18 +166,18 @@ LibraryReport report_object(const loader::Process& p, int index) {
     if (need.object >= 0) {
       const auto& found = p.objects[need.object];
       // A name satisfied by an already-loaded object reports how that object was found.
-      std::string how = loader::to_string(need.how == loader::FoundHow::AlreadyLoaded ? found.how : need.how);
-      lib.needed.push_back(NeededLibrary{need.name, found.path, how, {}, {}});
+      auto how = need.how == loader::FoundHow::AlreadyLoaded ? found.how : need.how;
+      lib.needed.push_back(NeededLibrary{.name = need.name, .path = found.path, .how = how, .searched = {}, .search = {}});
       continue;
     }
-    NeededLibrary n{need.name, std::nullopt, "not-found", {}, {}};
+    NeededLibrary n{.name = need.name, .path = std::nullopt, .searched = {}, .search = {}};
     for (const auto& step : need.searched) {
       std::string where = step.path;
       if (step.how != loader::FoundHow::LdSoCache && step.how != loader::FoundHow::LdSoConf && step.path.front() != '(') {
         where = step.path.substr(0, step.path.rfind('/'));
       }
       n.searched.push_back(where);
-      n.search.push_back({step.path, loader::to_string(step.how), step.outcome});
+      n.search.push_back({.path = step.path, .how = step.how, .outcome = step.outcome});
     }
     lib.needed.push_back(std::move(n));
   }
@@ -480,7 +480,7 @@ void reclaim_own_build(InputCheck& in, const LinkcheckOptions& options, TraceRes
 void find_missing_libraries(InputCheck& in, const loader::LoaderEnv& env, const LinkcheckOptions& options, Report& report) {
   std::vector<installed::Place> places;
   for (const char* sub : {"/lib", "/lib64"})
-    if (!options.trace.sdk_home.empty()) places.push_back({options.trace.sdk_home + sub, "sdk"});
+    if (!options.trace.sdk_home.empty()) places.push_back({.dir = options.trace.sdk_home + sub, .how = loader::FoundHow::Sdk});
   places.insert(places.end(), options.places.begin(), options.places.end());
   installed::find_missing_libraries(in.process, in.libs, in.symbols, places, env, report.causes);
 }

@@ -21,7 +21,7 @@ json to_json(const UnresolvedSymbol& u) {
   }
   json sugg = json::array();
   for (const auto& s : u.suggestions) {
-    sugg.push_back({{"symbol", s.symbol}, {"demangled", s.demangled}, {"library", s.library}, {"reason", s.reason}});
+    sugg.push_back({{"symbol", s.symbol}, {"demangled", s.demangled}, {"library", s.library}, {"reason", to_string(s.reason)}});
   }
   json origin = nullptr;
   if (u.origin) {
@@ -106,10 +106,10 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     json needed = json::array();
     for (const auto& n : lib.needed) {
       if (n.path) {
-        needed.push_back({{"name", n.name}, {"path", *n.path}, {"how", n.how}, {"owner", to_json(n.owner)}});
+        needed.push_back({{"name", n.name}, {"path", *n.path}, {"how", loader::to_string(n.how)}, {"owner", to_json(n.owner)}});
       } else {
         json search = json::array();
-        for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", s.how}, {"outcome", s.outcome}});
+        for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", loader::to_string(s.how)}, {"outcome", s.outcome}});
         needed.push_back({{"name", n.name}, {"path", nullptr}, {"searched", n.searched}, {"search", search},
                           {"baselined", n.baselined}, {"cause", opt(n.cause)}});
       }
@@ -137,9 +137,9 @@ std::string render_json(const Report& report, const std::string& tool_version) {
   for (const auto& e : report.errors) errors.push_back({{"file", e.path}, {"message", e.message}});
   json causes = json::array();
   for (const auto& c : report.causes) {
-    auto copy = [](const std::optional<LibraryCopy>& l) { return l ? json{{"path", l->path}, {"how", l->how}} : json(nullptr); };
+    auto copy = [](const std::optional<LibraryCopy>& l) { return l ? json{{"path", l->path}, {"how", shown_how(*l)}} : json(nullptr); };
     json others = json::array();
-    for (const auto& o : c.others) others.push_back({{"path", o.path}, {"how", o.how}});
+    for (const auto& o : c.others) others.push_back({{"path", o.path}, {"how", shown_how(o)}});
     causes.push_back({{"id", c.id}, {"kind", to_string(c.kind)}, {"headline", c.headline}, {"library", c.library},
                       {"picked", copy(c.picked)}, {"other", copy(c.other)}, {"missing_versions", c.missing_versions},
                       {"symbols", c.symbols}, {"fix", c.fix}, {"needed_by", c.needed_by}, {"others", others}});

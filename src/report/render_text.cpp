@@ -220,9 +220,9 @@ std::string render_causes(const Report& report, const TextStyle& style) {
       out += fmt::format(">>> needed by {}{}\n", lib->path, holder_note(*lib));
       for (const auto& need : lib->needed)
         if (need.cause == c.id)
-          for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, step.how, step.outcome);
+          for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, loader::to_string(step.how), step.outcome);
     }
-    for (const auto& o : c.others) out += fmt::format(">>> other version: {} [{}]\n", o.path, o.how);
+    for (const auto& o : c.others) out += fmt::format(">>> other version: {} [{}]\n", o.path, shown_how(o));
     for (size_t i = 0; i < symbols.size() && i < kCauseSymbols; ++i) {
       const auto* u = symbols[i];
       const auto* h = holders[i];

@@ -114,6 +114,20 @@ const char* to_string(LookupKind k) {
   return "dlopen";
 }
 
+const char* to_string(SuggestionReason r) {
+  switch (r) {
+    case SuggestionReason::Cxx11Abi: return "cxx11-abi";
+    case SuggestionReason::ByValue: return "by-value";
+    case SuggestionReason::Const: return "const";
+    case SuggestionReason::Signature: return "signature";
+    case SuggestionReason::Instantiation: return "instantiation";
+    case SuggestionReason::Namespace: return "namespace";
+    case SuggestionReason::ExternC: return "extern-c";
+    case SuggestionReason::SourceSignature: return "source-signature";
+  }
+  return "signature";
+}
+
 const char* to_string(LibraryRole r) {
   switch (r) {
     case LibraryRole::Target: return "target";
@@ -150,6 +164,10 @@ std::optional<OwnerKind> from_string(std::string_view name) {
 template <>
 std::optional<LibraryRole> from_string(std::string_view name) {
   return search<LibraryRole, LibraryRole::Preloaded>(name);
+}
+
+std::string shown_how(const LibraryCopy& copy) {
+  return copy.how == loader::FoundHow::Home ? copy.home : loader::to_string(copy.how);
 }
 
 std::string with_commas(size_t n) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "loader/found_how.h"
 
 namespace mlc {
 
@@ -85,11 +86,18 @@ struct Counterpart {
   std::optional<std::string> library;
 };
 
+// Why a near miss may be what was meant (JSON `suggestions[].reason`): the other std::string ABI,
+// a parameter by value against by reference, const drift, another signature, another instantiation,
+// another namespace, the C function of that name; source-signature: a declaration in the sources with
+// other parameters (no evidence of ABI drift, which needs a binary).
+enum class SuggestionReason { Cxx11Abi, ByValue, Const, Signature, Instantiation, Namespace, ExternC, SourceSignature };
+const char* to_string(SuggestionReason r);
+
 struct Suggestion {
   std::string symbol;
   std::string demangled;
   std::string library;
-  std::string reason;  // cxx11-abi | by-value | const | signature | instantiation | namespace | extern-c | spelling
+  SuggestionReason reason = SuggestionReason::Signature;
 };
 
 struct Fix {
@@ -143,14 +151,14 @@ struct PackageOwner {
 
 struct SearchStep {
   std::string path;
-  std::string how;
+  loader::FoundHow how = loader::FoundHow::Direct;
   std::string outcome;
 };
 
 struct NeededLibrary {
   std::string name;
   std::optional<std::string> path;
-  std::string how;
+  loader::FoundHow how = loader::FoundHow::Direct;  // how `path` was found (when it was)
   std::vector<std::string> searched;   // directories (or cache files) considered, in order
   std::vector<SearchStep> search;      // the same, with each candidate path and its outcome
   bool baselined = false;
@@ -169,8 +177,11 @@ struct MissingVersionFinding {
 // A copy of a library and how the loader (or the tool) found it.
 struct LibraryCopy {
   std::string path;
-  std::string how;  // ld_library_path | runpath | ld.so.cache | default | sdk ...
+  loader::FoundHow how = loader::FoundHow::Direct;
+  std::string home = "";  // FoundHow::Home: the glob of the homes it was found under ("/usr/local/musa*")
 };
+// A copy's `how` as the report shows it: the FoundHow's name, or for a home the glob it was found by.
+std::string shown_how(const LibraryCopy& copy);
 
 // One cause shared by many findings, told once: a stale copy picked before the right one
 // (shadowed, version-mismatch), symbols the host process provides (host), or a needed library that

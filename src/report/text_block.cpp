@@ -33,7 +33,7 @@ Block missing_library_block(const LibraryReport& lib, const NeededLibrary& need)
   Block b{.title = "library not found: " + need.name, .details = {}};
   b.details.push_back({.line = fmt::format("needed by {}{}", lib.path, holder_note(lib))});
   for (const auto& step : need.search)
-    b.details.push_back({.line = fmt::format("searched {} [{}]: {}", step.path, step.how, step.outcome)});
+    b.details.push_back({.line = fmt::format("searched {} [{}]: {}", step.path, loader::to_string(step.how), step.outcome)});
   return b;
 }
 
@@ -84,7 +84,7 @@ Block undefined_symbol_block(const LibraryReport& lib, const UnresolvedSymbol& u
   if (u.counterpart)
     add(fmt::format("counterpart: {}{}", u.counterpart->name,
                     u.counterpart->library ? " in " + *u.counterpart->library : std::string()));
-  for (const auto& s : u.suggestions) add(fmt::format("did you mean: {} ({}, {})", s.demangled, s.reason, s.library));
+  for (const auto& s : u.suggestions) add(fmt::format("did you mean: {} ({}, {})", s.demangled, to_string(s.reason), s.library));
   if (u.fix && !u.fix->detail.empty()) add("fix: " + u.fix->detail);
   return b;
 }

@@ -56,7 +56,7 @@ std::string guarded(const std::string& block, const StubOptions& o, const backen
 }
 
 struct Signature {
-  std::string source;  // sdk-header | cuda-header | demangled | asm-label
+  SignatureSource source = SignatureSource::Demangled;
   std::string return_type = "void";
   std::string name;                      // C name, unqualified C++ name, or the asm-label function's name
   std::vector<std::string> params;
@@ -116,7 +116,7 @@ class Planner {
     auto found = declarations_in(ctx_.sdk()->headers, sym.name);
     if (found.empty()) return std::nullopt;
     const auto& d = found.front();
-    Signature s = from_raw(d.raw, "sdk-header");
+    Signature s = from_raw(d.raw, SignatureSource::SdkHeader);
     s.includes.insert(relative_include(d.file, ctx_.sdk()->home));
     s.origin = "declared in " + relative_include(d.file, ctx_.sdk()->home) + ":" + std::to_string(d.line);
     return s;
@@ -133,7 +133,7 @@ class Planner {
       d.raw.return_type = porting::map_identifiers(d.raw.return_type, to_musa);
       for (auto& p : d.raw.params) p = porting::map_identifiers(p, to_musa);
       d.raw.name = sym.name;
-      Signature s = from_raw(d.raw, "cuda-header");
+      Signature s = from_raw(d.raw, SignatureSource::CudaHeader);
       std::set<std::string> names(d.raw.param_names.begin(), d.raw.param_names.end());
       std::string all = d.raw.return_type;
       for (const auto& p : d.raw.params) all += " " + p;
@@ -180,15 +180,16 @@ class Planner {
     struct Model {
       FoundDeclaration d;
       std::string from;
+      SignatureSource source;
     };
     std::vector<Model> models;
     if (ctx_.sdk())
-      for (auto& d : declarations_in(ctx_.sdk()->headers, sym.name)) models.push_back({std::move(d), "the SDK's"});
+      for (auto& d : declarations_in(ctx_.sdk()->headers, sym.name)) models.push_back({std::move(d), "the SDK's", SignatureSource::SdkHeader});
     if (ctx_.cuda()) {
       for (auto d : declarations_in(ctx_.cuda()->headers, cuda_name)) {
         d.raw.return_type = porting::map_identifiers(d.raw.return_type, ctx_.mapping->to_musa);
         for (auto& p : d.raw.params) p = porting::map_identifiers(p, ctx_.mapping->to_musa);
-        models.push_back({std::move(d), "CUDA's " + cuda_name + ","});
+        models.push_back({std::move(d), "CUDA's " + cuda_name + ",", SignatureSource::CudaHeader});
       }
     }
     // The model whose parameters agree with the most of the mangled ones (the SDK's first on ties).
@@ -205,7 +206,7 @@ class Planner {
     }
     if (!best) return std::nullopt;
     Signature s;
-    s.source = best->from == "the SDK's" ? "sdk-header" : "cuda-header";
+    s.source = best->source;
     s.name = sym.name;
     s.scopes = sym.scopes;
     s.display = sym.name;  // torch_musa's message: "musaMallocAsync is not supported now!"
@@ -284,7 +285,7 @@ class Planner {
       if (scope.find_first_of("<({ ") != std::string::npos || !is_namespace(sym, scope)) return std::nullopt;
     }
     Signature s;
-    s.source = "demangled";
+    s.source = SignatureSource::Demangled;
     s.name = sym.name;
     s.scopes = sym.scopes;
     std::set<std::string> forward;
@@ -339,7 +340,7 @@ class Planner {
 
   Signature asm_label(const UnresolvedSymbol& u) {
     Signature s;
-    s.source = "asm-label";
+    s.source = SignatureSource::AsmLabel;
     s.name = backend::stub_name(*ctx_.backend, "") + hex64(fnv1a(u.symbol)).substr(0, 12);
     s.asm_label = u.symbol;
     s.c_linkage = true;
@@ -347,7 +348,7 @@ class Planner {
     return s;
   }
 
-  static Signature from_raw(const source::RawDeclaration& raw, const std::string& source) {
+  static Signature from_raw(const source::RawDeclaration& raw, SignatureSource source) {
     Signature s;
     s.source = source;
     s.return_type = raw.return_type.empty() ? "void" : raw.return_type;
@@ -596,7 +597,7 @@ std::optional<Stub> kernel_stub(const UnresolvedSymbol& u, const trace::TraceCon
   std::string header = generated_include(d.file, *m.yaml, ctx);
   Stub stub;
   stub.definition = {guarded(block, o, *ctx.backend), "stdexcept," + header};
-  stub.info = {u.symbol, "generated-header", signature_text(s)};
+  stub.info = {u.symbol, SignatureSource::GeneratedHeader, signature_text(s)};
   return stub;
 }
 
@@ -609,7 +610,7 @@ Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& libr
                       "alignas(16) unsigned char " + name + "[" + std::to_string(size) + "] __asm__(" +
                       cpp_string(u.symbol) + ") = {};\n";
   return {.definition = {guarded(block, o, b), ""}, .declaration = std::nullopt,
-          .info = {u.symbol, "dwarf-size", "unsigned char " + name + "[" + std::to_string(size) + "]"}};
+          .info = {u.symbol, SignatureSource::DwarfSize, "unsigned char " + name + "[" + std::to_string(size) + "]"}};
 }
 
 }  // namespace mlc::stubgen::detail

@@ -109,6 +109,18 @@ Triage triage(const Report& report, const trace::TraceContext& ctx, const StubOp
 
 }  // namespace
 
+const char* to_string(SignatureSource s) {
+  switch (s) {
+    case SignatureSource::SdkHeader: return "sdk-header";
+    case SignatureSource::CudaHeader: return "cuda-header";
+    case SignatureSource::Demangled: return "demangled";
+    case SignatureSource::AsmLabel: return "asm-label";
+    case SignatureSource::GeneratedHeader: return "generated-header";
+    case SignatureSource::DwarfSize: return "dwarf-size";
+  }
+  return "demangled";
+}
+
 Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOptions& o) {
   Plan p;
   Triage t = triage(report, ctx, o, p);

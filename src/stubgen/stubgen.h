@@ -56,10 +56,16 @@ struct Refusal {
   std::string reason;
 };
 
+// Where a stub's signature came from, in the order they are tried (docs/stubgen.md): the SDK's
+// header, CUDA's with names mapped, the demangled name, an asm label for a name C++ cannot spell; a
+// kernel's generated header; a variable's size from the referencing library's DWARF.
+enum class SignatureSource { SdkHeader, CudaHeader, Demangled, AsmLabel, GeneratedHeader, DwarfSize };
+const char* to_string(SignatureSource s);
+
 struct StubInfo {
   std::string mangled;
-  std::string signature_source;  // sdk-header | cuda-header | demangled | asm-label
-  std::string declaration;       // as emitted
+  SignatureSource signature_source = SignatureSource::Demangled;
+  std::string declaration;  // as emitted
 };
 
 struct Plan {

@@ -119,7 +119,9 @@ std::string version_list(const std::vector<std::string>& versions) {
   return versions.front() + " ... " + versions.back() + " (" + std::to_string(versions.size()) + " version nodes)";
 }
 
-bool system_how(const std::string& how) { return how == "ld.so.cache" || how == "ld.so.conf" || how == "default"; }
+bool system_how(loader::FoundHow how) {
+  return how == loader::FoundHow::LdSoCache || how == loader::FoundHow::LdSoConf || how == loader::FoundHow::Default;
+}
 
 std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
@@ -149,12 +151,17 @@ int rpath_holder(const loader::Process& p, int requester, const std::string& dir
 // Where a directory of the search came from, in the loader's words: the list it was read from, with
 // the dynamic tag and the object that carries it ("the DT_RPATH of libfoo.so").
 std::string search_list(const loader::Process& p, int requester, const LibraryCopy& copy) {
-  if (copy.how == "ld_library_path") return "LD_LIBRARY_PATH (or --library-path)";
-  if (copy.how == "rpath") return "the DT_RPATH of " + base_of(p.objects[rpath_holder(p, requester, dir_of(copy.path))].path);
-  if (copy.how == "runpath") return "the DT_RUNPATH of " + base_of(p.objects[requester].path);
-  if (copy.how == "sdk") return "the SDK's library directory";
-  if (system_how(copy.how)) return "the system search path (" + copy.how + ")";
-  return "the search path";
+  using loader::FoundHow;
+  switch (copy.how) {
+    case FoundHow::LdLibraryPath: return "LD_LIBRARY_PATH (or --library-path)";
+    case FoundHow::Rpath: return "the DT_RPATH of " + base_of(p.objects[rpath_holder(p, requester, dir_of(copy.path))].path);
+    case FoundHow::Runpath: return "the DT_RUNPATH of " + base_of(p.objects[requester].path);
+    case FoundHow::Sdk: return "the SDK's library directory";
+    case FoundHow::LdSoCache:
+    case FoundHow::LdSoConf:
+    case FoundHow::Default: return "the system search path (" + shown_how(copy) + ")";
+    default: return "the search path";
+  }
 }
 
 // The fix of a stale copy: remove it, or change the list that put its directory first. Only the list
@@ -168,7 +175,7 @@ std::string stale_copy_fix(const loader::Process& p, int requester, const Cause&
     change = "take " + picked_dir + " out of " + picked_list;
   } else if (picked_list == other_list) {
     change = "reorder " + picked_list + " so that " + other_dir + " comes before " + picked_dir;
-  } else if (c.other->how == "sdk") {
+  } else if (c.other->how == loader::FoundHow::Sdk) {
     change = system_how(c.picked->how) ? "add " + other_dir + " to LD_LIBRARY_PATH (or --library-path), which the loader searches before " + picked_list
                                        : "put " + other_dir + " before " + picked_dir + " in " + picked_list;
   } else {
@@ -183,8 +190,8 @@ void write_headline(Cause& c) {
   if (c.symbols > 0) {
     lacks += (lacks.empty() ? "" : " and ") + with_commas(c.symbols) + " symbol" + (c.symbols == 1 ? "" : "s");
   }
-  c.headline = c.library + " from " + c.picked->path + " (" + c.picked->how + ") lacks " + lacks + " that " +
-               c.other->path + " (" + c.other->how + ") has";
+  c.headline = c.library + " from " + c.picked->path + " (" + shown_how(*c.picked) + ") lacks " + lacks + " that " +
+               c.other->path + " (" + shown_how(*c.other) + ") has";
 }
 
 Cause& cause_for(CauseList& causes, const std::string& soname, const loader::LoadedObject& picked,
@@ -195,8 +202,8 @@ Cause& cause_for(CauseList& causes, const std::string& soname, const loader::Loa
   Cause c;
   c.kind = CauseKind::Shadowed;
   c.library = soname;
-  c.picked = LibraryCopy{.path = picked.path, .how = loader::to_string(picked.how)};
-  c.other = LibraryCopy{.path = other.path, .how = loader::to_string(other.how)};
+  c.picked = LibraryCopy{.path = picked.path, .how = picked.how};
+  c.other = LibraryCopy{.path = other.path, .how = other.how};
   return causes.add(std::move(c));
 }
 
@@ -225,8 +232,8 @@ Cause& torch_cause_for(CauseList& causes, const loader::Process& p, int picked_i
   Cause c;
   c.kind = CauseKind::ProviderMismatch;
   c.library = picked.elf.soname.empty() ? picked.names.front() : picked.elf.soname;
-  c.picked = LibraryCopy{.path = picked.path, .how = loader::to_string(picked.how)};
-  c.other = LibraryCopy{.path = other.path, .how = loader::to_string(other.how)};
+  c.picked = LibraryCopy{.path = picked.path, .how = picked.how};
+  c.other = LibraryCopy{.path = other.path, .how = other.how};
   c.needed_by = {p.objects[holder_index].path};  // the object built against another torch
   c.fix = "install the version of torch that " + holder + " was built against, or rebuild " + holder + " against the loaded " +
           c.library + " (" + torch.who + "); do not remove " + picked.path + ": " + torch.who + " loads it";
@@ -337,9 +344,9 @@ struct ShadowTracer {
     ++c.symbols;
     touched.insert(c.id);
     c.headline = base_of(c.needed_by.front()) + " was built against another version of " + c.library + ": the loaded " +
-                 c.picked->path + " (" + c.picked->how + "), the copy " + torch.who + " loads, lacks " +
+                 c.picked->path + " (" + shown_how(*c.picked) + "), the copy " + torch.who + " loads, lacks " +
                  with_commas(c.symbols) + " symbol" + (c.symbols == 1 ? "" : "s") + " that " + c.other->path + " (" +
-                 c.other->how + ") has";
+                 shown_how(*c.other) + ") has";
     const std::string& soname = c.library;
     u->classification = Classification::ProviderMismatch;
     u->cause = c.id;

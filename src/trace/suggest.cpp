@@ -67,21 +67,22 @@ bool by_value_pair(const std::string& a, const std::string& b) {
   return referee(b) == a || referee(a) == b;
 }
 
-// Why `have` is a plausible meaning of `want`, or "" when it is not.
-std::string relation(const std::string& want_mangled, const demangle::SymbolName& want, const std::string& have_mangled,
-                     const demangle::SymbolName& have) {
-  if (without(want_mangled, "B5cxx11") == without(have_mangled, "B5cxx11")) return "cxx11-abi";
-  if (want.kind != have.kind) return "";
+// Why `have` is a plausible meaning of `want`, or nothing when it is not.
+std::optional<SuggestionReason> relation(const std::string& want_mangled, const demangle::SymbolName& want,
+                                         const std::string& have_mangled, const demangle::SymbolName& have) {
+  using R = SuggestionReason;
+  if (without(want_mangled, "B5cxx11") == without(have_mangled, "B5cxx11")) return R::Cxx11Abi;
+  if (want.kind != have.kind) return std::nullopt;
   if (want_mangled != have_mangled && want.kind != demangle::NameKind::Other &&
       cxx11_neutral(want.demangled) == cxx11_neutral(have.demangled)) {
-    return "cxx11-abi";
+    return R::Cxx11Abi;
   }
   if (want.qualified() == have.qualified()) {
     // Another instantiation of the same template (of the function, or of its class).
     if ((!want.template_args.empty() && want.template_args != have.template_args) || want.scopes != have.scopes) {
-      return "instantiation";
+      return R::Instantiation;
     }
-    if (want.params == have.params && want.method_qualifiers != have.method_qualifiers) return "const";
+    if (want.params == have.params && want.method_qualifiers != have.method_qualifiers) return R::Const;
     if (join(want.params) != join(have.params)) {
       auto strip = [](std::vector<std::string> ps) {
         for (auto& p : ps) p = without(without(p, " const"), "const ");
@@ -92,16 +93,16 @@ std::string relation(const std::string& want_mangled, const demangle::SymbolName
         for (size_t i = 0; i < want.params.size() && by_value; ++i) {
           by_value = want.params[i] == have.params[i] || by_value_pair(want.params[i], have.params[i]);
         }
-        if (by_value) return "by-value";
+        if (by_value) return R::ByValue;
       }
-      return strip(want.params) == strip(have.params) ? "const" : "signature";
+      return strip(want.params) == strip(have.params) ? R::Const : R::Signature;
     }
-    return "";
+    return std::nullopt;
   }
   if (want.name == have.name && join(want.params) == join(have.params) && want.scopes.size() == have.scopes.size()) {
-    return "namespace";
+    return R::Namespace;
   }
-  return "";
+  return std::nullopt;
 }
 
 struct Instance {
@@ -134,10 +135,10 @@ void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want,
   const std::string lib = base_name(s.library);
   u.classification = Classification::AbiMismatch;
   u.origin = Origin{.file = s.library, .line = std::nullopt, .kind = OriginKind::Library, .library = s.library, .ported_from = std::nullopt};
-  std::string head = s.library + " defines " + s.demangled + " (" + s.reason + "): ";
+  std::string head = s.library + " defines " + s.demangled + " (" + to_string(s.reason) + "): ";
   std::string detail;
   bool caller_new = cxx11_abi(u.symbol), lib_new = cxx11_abi(s.symbol);
-  if (s.reason == "cxx11-abi" && caller_new != lib_new) {
+  if (s.reason == SuggestionReason::Cxx11Abi && caller_new != lib_new) {
     auto what = [](bool cxx11) {
       return cxx11 ? std::string("the C++11 std::string ABI, std::__cxx11::basic_string / [abi:cxx11]")
                    : std::string("the old std::string ABI, std::string mangled Ss");
@@ -147,7 +148,7 @@ void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want,
     detail = "rebuild the caller with " + abi_flag(lib_new) + " to match " + lib + " (or load a " + lib + " built with " +
              abi_flag(caller_new) + "); for a PyTorch extension use torch's value: python -c 'import torch; "
              "print(int(torch.compiled_with_cxx11_abi()))'";
-  } else if (s.reason == "by-value" || s.reason == "const") {
+  } else if (s.reason == SuggestionReason::ByValue || s.reason == SuggestionReason::Const) {
     auto have = demangle::parse_symbol(s.symbol);
     int i = first_difference(want, have);
     std::string what, there, here;
@@ -161,7 +162,7 @@ void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want,
       here = want.params[i];
     }
     u.reason = head + what + " is `" + there + "` there but `" + here + "` in the declaration the caller was compiled " +
-               "against" + (s.reason == "by-value" ? ": one side passes it by value, the other by reference" : "");
+               "against" + (s.reason == SuggestionReason::ByValue ? ": one side passes it by value, the other by reference" : "");
     detail = "declare " + what + " as `" + there + "` where the caller sees it, as " + lib + " defines " + s.demangled +
              ", and rebuild the caller (or rebuild " + lib + " from the caller's headers)";
   } else {
@@ -240,7 +241,7 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
   if (definition) u.origin->library = library;
   u.suggestions.clear();
   for (const auto& f : found) {
-    if (u.suggestions.size() < 3) u.suggestions.push_back({f.symbol, f.demangled, f.where, "instantiation"});
+    if (u.suggestions.size() < 3) u.suggestions.push_back({f.symbol, f.demangled, f.where, SuggestionReason::Instantiation});
   }
   u.fix = Fix{.kind = FixKind::AddInstantiation, .cmake_file = {}, .list = {}, .entry = {}, .library = library,
               .detail = "add the explicit instantiation `" + line + "` to " +
@@ -316,7 +317,7 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
   std::set<std::pair<UnresolvedSymbol*, std::string>> seen;
   std::map<UnresolvedSymbol*, Instances> instances;
   auto add = [&](UnresolvedSymbol* u, std::string_view name, const std::string& demangled, const std::string& lib,
-                 const std::string& why) {
+                 SuggestionReason why) {
     // Told once per meaning: a constructor's complete and base objects (C1, C2) demangle alike.
     if (u->origin || u->suggestions.size() >= 3 || !seen.insert({u, demangled + "\n" + lib}).second) return;
     u->suggestions.push_back({std::string(name), demangled, lib, why});
@@ -328,7 +329,7 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
       std::string_view name = obj.elf.name_of(def);
       if (!demangle::is_mangled(name)) {
         if (auto it = by_c_name.find(name); it != by_c_name.end()) {
-          for (auto* u : it->second) add(u, name, std::string(name), obj.path, "extern-c");
+          for (auto* u : it->second) add(u, name, std::string(name), obj.path, SuggestionReason::ExternC);
         }
         continue;
       }
@@ -345,15 +346,15 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
       for (auto* u : hits) {
         if (!demangle::is_mangled(u->symbol)) {
           if (have.kind == demangle::NameKind::Function && have.name == u->symbol && have.scopes.empty()) {
-            add(u, name, have.demangled, obj.path, "extern-c");
+            add(u, name, have.demangled, obj.path, SuggestionReason::ExternC);
           }
           continue;
         }
-        std::string why = relation(u->symbol, parsed[u], std::string(name), have);
-        if (why == "instantiation") {
+        std::optional<SuggestionReason> why = relation(u->symbol, parsed[u], std::string(name), have);
+        if (why == SuggestionReason::Instantiation) {
           instances[u].push_back({.symbol = std::string(name), .demangled = have.demangled, .where = obj.path});
-        } else if (!why.empty() && !u->origin) {
-          add(u, name, have.demangled, obj.path, why);
+        } else if (why && !u->origin) {
+          add(u, name, have.demangled, obj.path, *why);
         }
       }
     }
@@ -366,7 +367,8 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
     if (u->origin) continue;
     // Strongest evidence first: the string ABI names its flag; parameter and const drift name the parameter.
     const Suggestion* best = nullptr;
-    for (const char* reason : {"cxx11-abi", "by-value", "const", "signature"}) {
+    for (SuggestionReason reason : {SuggestionReason::Cxx11Abi, SuggestionReason::ByValue, SuggestionReason::Const,
+                                    SuggestionReason::Signature}) {
       for (const auto& s : u->suggestions) {
         if (!best && s.reason == reason) best = &s;
       }

@@ -643,9 +643,9 @@ class Tracer {
       if (c.rank == 0) continue;
       std::string params = c.entity->params;
       std::replace(params.begin(), params.end(), source::kListSep, ',');
-      // "source-signature", not "signature": a source is no evidence of ABI drift (that needs a binary).
+      // SourceSignature, not Signature: a source is no evidence of ABI drift (that needs a binary).
       u_.suggestions.push_back({"", c.entity->qualified + "(" + params + ")", path + ":" + std::to_string(c.entity->line),
-                                "source-signature"});
+                                SuggestionReason::SourceSignature});
       if (u_.suggestions.size() >= 3) break;
     }
   }

@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   LibraryReport lib;
   lib.path = s(0);
   lib.soname = s(1);
-  lib.needed.push_back(NeededLibrary{s(2), std::nullopt, "not-found", {s(3)}, {{s(3), "default", s(4)}}});
+  lib.needed.push_back(NeededLibrary{.name = s(2), .path = std::nullopt, .searched = {s(3)}, .search = {{s(3), loader::FoundHow::Default, s(4)}}});
   UnresolvedSymbol u;
   u.symbol = s(5);
   u.demangled = s(6);
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   u.reason = s(4);
   u.referenced_by.push_back({s(0), s(6), s(3), 7});
   u.origin = Origin{s(3), 1, OriginKind::Definition, std::nullopt, s(2)};
-  u.suggestions.push_back({s(5), s(6), s(0), "signature"});
+  u.suggestions.push_back({s(5), s(6), s(0), SuggestionReason::Signature});
   u.fix = Fix{.kind = FixKind::AddSource, .cmake_file = s(3), .list = s(7), .entry = s(2), .detail = s(4)};
   lib.unresolved.push_back(u);
   lib.missing_versions.push_back({s(7), s(1), s(0)});

@@ -77,7 +77,7 @@ TEST_P(CrossArch, loader_and_binding_work_on_foreign_objects) {
   ASSERT_EQ(r.libraries.size(), 1u);
   ASSERT_EQ(r.libraries[0].needed.size(), 1u);
   EXPECT_EQ(r.libraries[0].needed[0].path, dir() + "/libxprov.so");
-  EXPECT_EQ(r.libraries[0].needed[0].how, "runpath");
+  EXPECT_EQ(r.libraries[0].needed[0].how, loader::FoundHow::Runpath);
   ASSERT_EQ(r.libraries[0].unresolved.size(), 1u);
   EXPECT_EQ(r.libraries[0].unresolved[0].symbol, "xmissing");
   EXPECT_EQ(r.libraries[0].unresolved[0].type, SymbolType::NoType);

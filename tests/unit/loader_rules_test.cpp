@@ -107,14 +107,14 @@ TEST(LoaderRules, rpath_is_searched_up_the_loader_chain) {
   const auto& b = lib(r, "chain/rpath/../b/libchain_b.so");
   // libchain_b.so has no search path of its own: libchain_a.so's DT_RPATH finds its dependency.
   EXPECT_EQ(needed(b, "libchain_c.so").path, kFix + "/chain/rpath/../c/libchain_c.so");
-  EXPECT_EQ(needed(b, "libchain_c.so").how, "rpath");
+  EXPECT_EQ(needed(b, "libchain_c.so").how, loader::FoundHow::Rpath);
   EXPECT_EQ(r.unresolved_count(), 0u);
 }
 
 TEST(LoaderRules, runpath_is_not_inherited_by_dependencies) {
   Report r = check("chain/runpath/libchain_a.so", closure());
   const auto& a = lib(r, "chain/runpath/libchain_a.so");
-  EXPECT_EQ(needed(a, "libchain_b.so").how, "runpath");
+  EXPECT_EQ(needed(a, "libchain_b.so").how, loader::FoundHow::Runpath);
   const auto& b = lib(r, "chain/runpath/../b/libchain_b.so");
   const auto& c = needed(b, "libchain_c.so");
   EXPECT_FALSE(c.path.has_value());
@@ -129,7 +129,7 @@ TEST(LoaderRules, rpath_comes_before_ld_library_path) {
   Report r = check("prec/libprec_user_rpath.so", o);
   const auto& u = lib(r, "prec/libprec_user_rpath.so");
   EXPECT_EQ(needed(u, "libprec.so").path, kFix + "/prec/rp/libprec.so");
-  EXPECT_EQ(needed(u, "libprec.so").how, "rpath");
+  EXPECT_EQ(needed(u, "libprec.so").how, loader::FoundHow::Rpath);
   EXPECT_TRUE(u.unresolved.empty());
 }
 
@@ -139,12 +139,12 @@ TEST(LoaderRules, ld_library_path_comes_before_runpath) {
   Report r = check("prec/libprec_user_runpath.so", o);
   const auto& u = lib(r, "prec/libprec_user_runpath.so");
   EXPECT_EQ(needed(u, "libprec.so").path, kFix + "/prec/llp/libprec.so");
-  EXPECT_EQ(needed(u, "libprec.so").how, "ld_library_path");
+  EXPECT_EQ(needed(u, "libprec.so").how, loader::FoundHow::LdLibraryPath);
   // The copy found first lacks the symbol the user was linked against.
   EXPECT_EQ(names(u), Names{"prec_from_rpath_dir"});
   // Without LD_LIBRARY_PATH the RUNPATH copy is used and everything resolves.
   Report plain = check("prec/libprec_user_runpath.so");
-  EXPECT_EQ(needed(lib(plain, "prec/libprec_user_runpath.so"), "libprec.so").how, "runpath");
+  EXPECT_EQ(needed(lib(plain, "prec/libprec_user_runpath.so"), "libprec.so").how, loader::FoundHow::Runpath);
   EXPECT_EQ(plain.unresolved_count(), 0u);
 }
 
@@ -171,7 +171,7 @@ TEST(LoaderRules, ld_library_path_is_searched) {
   Report with = check("llp/libllp_user.so", o);
   const auto& n = needed(lib(with, "llp/libllp_user.so"), "libllp_dep.so");
   EXPECT_EQ(n.path, kFix + "/llp/elsewhere/libllp_dep.so");
-  EXPECT_EQ(n.how, "ld_library_path");
+  EXPECT_EQ(n.how, loader::FoundHow::LdLibraryPath);
   EXPECT_EQ(with.unresolved_count(), 0u);
 }
 
@@ -179,13 +179,13 @@ TEST(LoaderRules, nodeflib_skips_system_cache_entries_and_default_dirs) {
   Report plain = check("nodeflib/libdeflib_user.so");
   const auto& m = needed(lib(plain, "nodeflib/libdeflib_user.so"), "libm.so.6");
   ASSERT_TRUE(m.path.has_value());
-  EXPECT_EQ(m.how, "ld.so.cache");
+  EXPECT_EQ(m.how, loader::FoundHow::LdSoCache);
 
   Report nodef = check("nodeflib/libnodeflib_user.so");
   const auto& n = needed(lib(nodef, "nodeflib/libnodeflib_user.so"), "libm.so.6");
   EXPECT_FALSE(n.path.has_value());
   ASSERT_EQ(n.search.size(), 2u);
-  EXPECT_EQ(n.search[0].how, "ld.so.cache");
+  EXPECT_EQ(n.search[0].how, loader::FoundHow::LdSoCache);
   EXPECT_EQ(n.search[0].outcome, "skipped: in a system directory (NODEFLIB)");
   EXPECT_EQ(n.search[1].outcome, "skipped: NODEFLIB");
 }
@@ -281,7 +281,7 @@ TEST(LoaderRules, missing_library_lists_every_path_considered_in_order) {
   const auto& n = needed(u, "libnothere.so.1");
   EXPECT_FALSE(n.path.has_value());
   std::vector<std::string> got;
-  for (const auto& s : n.search) got.push_back(s.path + " [" + s.how + "] " + s.outcome);
+  for (const auto& s : n.search) got.push_back(s.path + " [" + loader::to_string(s.how) + "] " + s.outcome);
   std::vector<std::string> want = {
       kFix + "/miss/first/libnothere.so.1 [rpath] not found",
       kFix + "/miss/second/libnothere.so.1 [rpath] not found",
@@ -315,7 +315,7 @@ TEST(LoaderRules, platform_token_expands_in_runpath) {
   Report r = check("dst/libdst_user.so", o);
   const auto& n = needed(lib(r, "dst/libdst_user.so"), "libdst_dep.so");
   EXPECT_EQ(n.path, kFix + "/dst/x86_64/libdst_dep.so");
-  EXPECT_EQ(n.how, "runpath");
+  EXPECT_EQ(n.how, loader::FoundHow::Runpath);
 }
 
 TEST(LoaderRules, sysroot_uses_its_ld_so_conf_when_it_has_no_cache) {
@@ -325,7 +325,7 @@ TEST(LoaderRules, sysroot_uses_its_ld_so_conf_when_it_has_no_cache) {
   Report r = check("sysroot_user/libsysroot_user.so", o);
   const auto& n = needed(lib(r, "sysroot_user/libsysroot_user.so"), "libvendor.so.2");
   EXPECT_EQ(n.path, kFix + "/sysroot/opt/vendor/lib/libvendor.so.2");
-  EXPECT_EQ(n.how, "ld.so.conf");
+  EXPECT_EQ(n.how, loader::FoundHow::LdSoConf);
   EXPECT_EQ(r.unresolved_count(), 0u);
 }
 
@@ -355,7 +355,7 @@ TEST(Suggestions, abi_drift_extern_c_and_namespace_moves_are_suggested) {
   ASSERT_EQ(take->suggestions.size(), 1u);
   EXPECT_EQ(take->suggestions[0].symbol, "_ZN2ns4takeERKNS_6WidgetE");
   EXPECT_EQ(take->suggestions[0].demangled, "ns::take(ns::Widget const&)");
-  EXPECT_EQ(take->suggestions[0].reason, "by-value");
+  EXPECT_EQ(take->suggestions[0].reason, SuggestionReason::ByValue);
   EXPECT_EQ(take->suggestions[0].library, provider);
   EXPECT_EQ(take->fix->kind, FixKind::RebuildAbi);
 
@@ -363,20 +363,20 @@ TEST(Suggestions, abi_drift_extern_c_and_namespace_moves_are_suggested) {
   ASSERT_NE(label, nullptr);
   EXPECT_EQ(label->classification, Classification::AbiMismatch);
   EXPECT_EQ(label->suggestions.at(0).symbol, "_ZN2ns5labelB5cxx11Ei");
-  EXPECT_EQ(label->suggestions.at(0).reason, "cxx11-abi");
+  EXPECT_EQ(label->suggestions.at(0).reason, SuggestionReason::Cxx11Abi);
 
   const auto* legacy = find_symbol(u, "legacy_init");
   ASSERT_NE(legacy, nullptr);
   EXPECT_EQ(legacy->suggestions.at(0).symbol, "_Z11legacy_initv");
-  EXPECT_EQ(legacy->suggestions.at(0).reason, "extern-c");
+  EXPECT_EQ(legacy->suggestions.at(0).reason, SuggestionReason::ExternC);
   const auto* modern = find_symbol(u, "_Z11modern_initv");
   ASSERT_NE(modern, nullptr);
   EXPECT_EQ(modern->suggestions.at(0).symbol, "modern_init");
-  EXPECT_EQ(modern->suggestions.at(0).reason, "extern-c");
+  EXPECT_EQ(modern->suggestions.at(0).reason, SuggestionReason::ExternC);
   const auto* moved = find_symbol(u, "_ZN5oldns5movedEi");
   ASSERT_NE(moved, nullptr);
   EXPECT_EQ(moved->suggestions.at(0).demangled, "newns::moved(int)");
-  EXPECT_EQ(moved->suggestions.at(0).reason, "namespace");
+  EXPECT_EQ(moved->suggestions.at(0).reason, SuggestionReason::Namespace);
 }
 
 }  // namespace

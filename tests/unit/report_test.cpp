@@ -54,6 +54,16 @@ TEST(Kinds, every_enum_value_has_the_schemas_name_and_reads_back) {
   expect_names_are(schema_enum("/$defs/unresolved/properties/fix/properties/kind/enum"), FixKind::None);
 }
 
+// How a needed library was found: each loader::FoundHow the search gives a found entry (Direct to
+// Sdk) prints one of the schema's names, each once; the places after Sdk name only other copies
+// (causes' `others`, whose `how` the schema leaves open for a home's glob).
+TEST(Kinds, every_search_how_has_the_schemas_name) {
+  std::set<std::string> printed;
+  for (int k = 0; k <= static_cast<int>(loader::FoundHow::Sdk); ++k)
+    printed.insert(loader::to_string(static_cast<loader::FoundHow>(k)));
+  EXPECT_EQ(printed, schema_enum("/$defs/needed/oneOf/0/properties/how/enum"));
+}
+
 Report one_of_each() {
   Report r;
   LibraryReport lib;

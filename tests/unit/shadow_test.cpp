@@ -169,9 +169,9 @@ TEST(Shadow, no_did_you_mean_from_another_namespace_for_a_std_name) {
   UnresolvedSymbol u;
   u.symbol = "_ZNKSt13runtime_error4whatEv";  // std::runtime_error::what() const
   u.suggestions = {{.symbol = "_ZNK4gloo14EnforceNotMet4whatEv", .demangled = "gloo::EnforceNotMet::what() const",
-                    .library = "/x/libgloo.so", .reason = "namespace"},
+                    .library = "/x/libgloo.so", .reason = SuggestionReason::Namespace},
                    {.symbol = "_ZNKSt11logic_error4whatEv", .demangled = "std::logic_error::what() const",
-                    .library = "/x/libstdc++.so.6", .reason = "spelling"}};
+                    .library = "/x/libstdc++.so.6", .reason = SuggestionReason::Namespace}};
   UnresolvedSymbol caused = u;
   caused.cause = "cause-1";
   UnresolvedSymbol other = u;

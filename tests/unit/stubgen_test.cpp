@@ -309,7 +309,7 @@ TEST(Stubgen, real_cuda_declarations_through_the_real_map_read_like_hand_written
   ASSERT_EQ(p.stubs.size(), 3u);
   std::map<std::string, std::string> decl;
   for (const auto& s : p.stubs) {
-    EXPECT_EQ(s.signature_source, "cuda-header") << s.mangled;
+    EXPECT_EQ(s.signature_source, stubgen::SignatureSource::CudaHeader) << s.mangled;
     decl[s.mangled] = s.declaration;
   }
   EXPECT_EQ(decl["musaMallocAsync"], "__host__ musaError_t musaMallocAsync(void** devPtr, size_t size, musaStream_t hStream)");
@@ -373,7 +373,7 @@ TEST(Stubgen, a_data_object_is_stubbed_from_the_size_its_finding_carries) {
   auto p = stubgen::plan(report, ctx, so);
   EXPECT_TRUE(p.refused.empty());
   ASSERT_EQ(p.stubs.size(), 1u);
-  EXPECT_EQ(p.stubs[0].signature_source, "dwarf-size");
+  EXPECT_EQ(p.stubs[0].signature_source, stubgen::SignatureSource::DwarfSize);
   ASSERT_FALSE(p.stub_files.empty());
   const std::string& cpp = p.stub_files[0].after;
   EXPECT_NE(cpp.find("#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < 40100)\n"
@@ -512,7 +512,7 @@ TEST(Stubgen, namespace_option_encloses_stubs_whose_own_scope_cannot_be_used) {
   trace::TraceContext ctx;
   auto p = stubgen::plan(report, ctx, so);
   ASSERT_EQ(p.stubs.size(), 1u);
-  EXPECT_EQ(p.stubs[0].signature_source, "asm-label");
+  EXPECT_EQ(p.stubs[0].signature_source, stubgen::SignatureSource::AsmLabel);
   const auto* cpp = edit_for(p, "u.cpp");
   ASSERT_NE(cpp, nullptr);
   EXPECT_NE(cpp->after.find("// at::Tensor::size(long) const\nnamespace c10::musa {\n"
