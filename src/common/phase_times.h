@@ -14,7 +14,8 @@ namespace mlc {
 
 class PhaseTime {
  public:
-  explicit PhaseTime(std::string name) : name_(std::move(name)) {
+  // A phase shorter than `min_ms` is not written (per-object phases: only the slow ones).
+  explicit PhaseTime(std::string name, double min_ms = 0) : name_(std::move(name)), min_ms_(min_ms) {
     if (enabled()) start_ = std::chrono::steady_clock::now();
   }
   PhaseTime(const PhaseTime&) = delete;
@@ -22,7 +23,7 @@ class PhaseTime {
   ~PhaseTime() {
     if (!enabled()) return;
     std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start_;
-    std::fprintf(stderr, "phase %s %.2f\n", name_.c_str(), ms.count());
+    if (ms.count() >= min_ms_) std::fprintf(stderr, "phase %s %.2f\n", name_.c_str(), ms.count());
   }
   static bool enabled() {
     static const bool on = std::getenv("MLC_PHASE_TIMES") != nullptr;
@@ -31,6 +32,7 @@ class PhaseTime {
 
  private:
   std::string name_;
+  double min_ms_ = 0;
   std::chrono::steady_clock::time_point start_{};
 };
 

@@ -418,8 +418,10 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
     // Debian installs nothing under /usr/local or /home (policy 9.1.2): only system paths can be dpkg's.
     if (!done && (dpkg_territory(path) || dpkg_territory(canonical(path)))) left.insert(path);
   }
-  PhaseTime t("owners.dpkg");
-  if (!left.empty() && !sources.dpkg_dir.empty()) find_dpkg(left, sources, out, prefetched);
+  if (!left.empty() && !sources.dpkg_dir.empty()) {
+    PhaseTime t("owners.dpkg");  // timed only when dpkg is asked
+    find_dpkg(left, sources, out, prefetched);
+  }
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "installed/installed.h"
 #include "loader/ld_cache.h"
+#include "loader/search_order.h"
 #include "common/paths.h"
 #include "trace/causes.h"
 
@@ -84,9 +85,9 @@ std::string short_list(const std::vector<std::string>& items) {
 }
 
 // Other versions of a missing library: in the directories the search tried, ld.so.cache's, then the
-// places given. `cache` is ld.so.cache, read on first use.
+// places given. `cache` is the loader's system cache (ld.so.cache, else ld.so.conf's), read on first use.
 void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEntry& need, const std::vector<Place>& places,
-                         const loader::LoaderEnv& env, std::optional<std::vector<loader::CacheEntry>>& cache,
+                         const loader::LoaderEnv& env, std::optional<loader::SystemCache>& cache,
                          std::vector<OtherVersion>& others) {
   std::string stem = stem_of(need.name);
   std::set<std::string> seen, dirs_done;
@@ -97,16 +98,15 @@ void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEn
     std::string dir = dir_of(step.path);
     if (dirs_done.insert(dir).second) scan_dir(dir, {.path = "", .how = step.how}, stem, obj.elf, seen, others);
   }
-  if (!cache) {
-    auto read = loader::read_ld_cache(env.sysroot + env.ld_so_cache);
-    cache = read ? std::move(read).value() : std::vector<loader::CacheEntry>{};
-  }
-  for (const auto& e : *cache) {
+  if (!cache)
+    cache = loader::read_system_cache(env, loader::search_platform(env, obj.elf.machine, obj.elf.is_64).default_dirs);
+  const auto cached_how = cache->from_conf ? loader::FoundHow::LdSoConf : loader::FoundHow::LdSoCache;
+  for (const auto& e : cache->entries) {
     if (e.hwcap != 0 || !same_stem(e.soname, stem) ||
         !loader::cache_flags_match(e.flags, obj.elf.machine, obj.elf.is_64))
       continue;
     std::string dir = dir_of(env.sysroot + e.path);
-    if (dirs_done.insert(dir).second) scan_dir(dir, {.path = "", .how = loader::FoundHow::LdSoCache}, stem, obj.elf, seen, others);
+    if (dirs_done.insert(dir).second) scan_dir(dir, {.path = "", .how = cached_how}, stem, obj.elf, seen, others);
   }
   for (const auto& place : places)
     if (dirs_done.insert(place.dir).second)
@@ -120,7 +120,7 @@ std::map<std::string, MissingNeed> collect_missing(const loader::Process& p, std
                                                    const std::vector<Place>& places, const loader::LoaderEnv& env,
                                                    CauseList& causes) {
   std::map<std::string, MissingNeed> missing;  // by DT_NEEDED name
-  std::optional<std::vector<loader::CacheEntry>> cache;
+  std::optional<loader::SystemCache> cache;
   for (auto& [index, lib] : libs) {
     const auto& obj = p.objects[index];
     for (size_t k = 0; k < obj.needed.size() && k < lib.needed.size(); ++k) {

@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <deque>
 #include <map>
@@ -464,12 +463,9 @@ void read_symbol_tables(Process& process, const std::vector<int>& objects) {
   std::vector<std::optional<InputError>> errors(objects.size());
   tbb::parallel_for(size_t{0}, objects.size(), [&](size_t k) {
     auto& elf = process.objects[objects[k]].elf;
-    const auto start = std::chrono::steady_clock::now();
+    // The objects whose relocations take long, each on its own line.
+    PhaseTime timed(PhaseTime::enabled() ? "relocations:" + elf.path : std::string(), 2.0);
     errors[k] = elf::read_symbols(elf, elf::ReadOptions{.relocations = true, .lookup_only = true});
-    if (PhaseTime::enabled()) {  // the objects whose relocations take long, each on its own line
-      std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
-      if (ms.count() >= 2) std::fprintf(stderr, "phase relocations:%s %.2f\n", elf.path.c_str(), ms.count());
-    }
   });
   for (auto& e : errors)
     if (e) process.errors.push_back(*e);

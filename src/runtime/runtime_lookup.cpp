@@ -101,15 +101,17 @@ std::string_view prefix_of(std::string_view s) {
 
 // The API prefixes of the names an object itself exports (hip for hipMalloc): string literals of its
 // own API in its .rodata are its error-name and enum tables, not names it looks up elsewhere.
-std::set<std::string> own_prefixes(const elf::ElfObject& o) {
-  std::set<std::string, std::less<>> out;
+using Prefixes = std::set<std::string, std::less<>>;  // looked up by string_view, never copied for it
+
+Prefixes own_prefixes(const elf::ElfObject& o) {
+  Prefixes out;
   for (size_t i = 1; i < o.dynamic_symbol_count(); ++i) {
     auto s = o.dynamic_symbol(static_cast<uint32_t>(i));
     if (s.is_undefined() || s.binding == elf::Binding::Local) continue;
     // Mangled C++ names (most of a large library's) start with '_' and are turned away at once.
     if (auto prefix = prefix_of(o.name_of(s)); !prefix.empty() && !out.count(prefix)) out.emplace(prefix);
   }
-  return {out.begin(), out.end()};
+  return out;
 }
 
 // A library some caller dlopens, read once per check however many callers open it: the process's
@@ -117,7 +119,7 @@ std::set<std::string> own_prefixes(const elf::ElfObject& o) {
 struct Opened {
   const elf::ElfObject* object = nullptr;
   std::optional<elf::ElfObject> read;  // when not loaded in the process
-  std::set<std::string> prefixes;
+  Prefixes prefixes;
 };
 
 }  // namespace
@@ -256,7 +258,7 @@ using OpenedLibs = std::vector<std::pair<std::string, const Opened*>>;  // sonam
 
 // The entry points no opened library exports, grouped by API prefix: a prefix counts for a library
 // that exports one of its names, and the object's own API is not looked up elsewhere.
-void missing_entry_points(const loader::LoadedObject& obj, const OpenedLibs& libs, const std::set<std::string>& own,
+void missing_entry_points(const loader::LoadedObject& obj, const OpenedLibs& libs, const Prefixes& own,
                           const std::vector<std::string>& identifiers, std::vector<RuntimeLookup>& told) {
   std::map<std::string, std::vector<std::string>> by_prefix;
   std::set<std::string> names;
@@ -299,7 +301,7 @@ void caller_lookups(const loader::LoadedObject& obj, const std::vector<std::pair
   // library that exports one of its names), and not the object's own: the literals beginning with
   // those prefixes are all that is read, not every literal of .rodata (libcublasLt's 46 MB hold
   // 4.6 million NULs, one memchr each).
-  const std::set<std::string> own = own_prefixes(obj.elf);
+  const Prefixes own = own_prefixes(obj.elf);
   std::set<std::string> wanted;
   for (const auto& lib : libs)
     for (const auto& prefix : lib.second->prefixes)
