@@ -271,24 +271,39 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
     for (const auto& r : report.runtime_lookups) listed(r);
     return out;
   }
-  // By default: the GPU driver, once per name with the libraries that look it up, then a count.
-  std::map<std::string, std::vector<std::string>> drivers;
+  // By default: each GPU driver once, with the libraries that look it up, then a count. One driver
+  // is one library however it is spelled: libcuda.so.1, and libcuda.so where a caller falls back to it.
+  struct Driver {
+    std::vector<std::string> names, users;
+  };
+  std::map<std::string, Driver> drivers;  // by the name up to ".so"
   std::set<std::string> optional_libraries, optional_names;
+  auto add_once = [](std::vector<std::string>& v, const std::string& x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+  };
   for (const auto& r : report.runtime_lookups) {
     if (r.driver && r.kind == LookupKind::Dlopen) {
-      drivers[r.name].push_back(base_name(r.library));
+      Driver& d = drivers[r.name.substr(0, r.name.find(".so"))];
+      add_once(d.names, r.name);
+      add_once(d.users, base_name(r.library));
     } else {
       optional_names.insert(r.name);
       if (r.kind == LookupKind::Dlopen) optional_libraries.insert(r.name);
     }
   }
-  for (const auto& [name, users] : drivers) {
+  for (auto& [stem, d] : drivers) {
+    // The versioned name first (what the driver's package installs), the others as also looked up.
+    std::stable_sort(d.names.begin(), d.names.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    std::string also;
+    for (size_t i = 1; i < d.names.size(); ++i) also += (i > 1 ? ", " : " (also as ") + d.names[i];
+    if (!also.empty()) also += ")";
+    const auto& users = d.users;
     std::string who;
     for (size_t i = 0; i < users.size() && i < 3; ++i) who += (i ? ", " : "") + users[i];
     if (users.size() > 3) who += fmt::format(" and {} more", users.size() - 3);
-    out += fmt::format("warning: runtime-lookup: the GPU driver {} is not installed here: {} load{} it at run time "
+    out += fmt::format("warning: runtime-lookup: the GPU driver {}{} is not installed here: {} load{} it at run time "
                        "and fail{} when first used (install the driver, or check on a machine that has it)\n",
-                       name, who, users.size() == 1 ? "s" : "", users.size() == 1 ? "s" : "");
+                       d.names.front(), also, who, users.size() == 1 ? "s" : "", users.size() == 1 ? "s" : "");
   }
   if (!optional_names.empty())
     out += fmt::format("note: {} name{} looked up at run time (dlopen/dlsym) not found here, optional: {} librar{} not "

@@ -103,6 +103,29 @@ Cause cause_of(CauseKind kind, const std::string& library) {
   return c;
 }
 
+// A GPU driver is one warning however its callers spell it: torch's stack dlopens libcuda.so.1, and
+// libcuda.so where a caller falls back to the development name. Each library that looks it up is
+// named once.
+TEST(RuntimeText, a_driver_looked_up_under_two_names_is_one_warning) {
+  Report r;
+  auto lookup = [&](const std::string& library, const std::string& name) {
+    RuntimeLookup l;
+    l.library = library;
+    l.name = name;
+    l.driver = true;
+    r.runtime_lookups.push_back(l);
+  };
+  lookup("/v/torch/lib/libtorch_cuda.so", "libcuda.so.1");
+  lookup("/v/triton/backends/nvidia/lib/libtriton.so", "libcuda.so");
+  lookup("/v/torch/lib/libtorch_cuda.so", "libcuda.so");
+  lookup("/v/nvidia/cu13/lib/libnvrtc.so.13", "libcuda.so.1");
+  const std::string text = render_text(r, TextStyle{.summary = false});
+  EXPECT_EQ(text,
+            "warning: runtime-lookup: the GPU driver libcuda.so.1 (also as libcuda.so) is not installed here: "
+            "libtorch_cuda.so, libtriton.so, libnvrtc.so.13 load it at run time and fail when first used (install the "
+            "driver, or check on a machine that has it)\n");
+}
+
 TEST(CauseIds, an_erased_cause_never_lends_its_id_to_the_next) {
   CauseList causes;
   causes.add(cause_of(CauseKind::Shadowed, "libc10.so"));
