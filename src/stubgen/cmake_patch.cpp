@@ -1,21 +1,18 @@
-// CMake patches: a source-list entry for each missing source, in the list's own style; a link for each
-// unlinked library; the list(REMOVE_ITEM)/list(FILTER EXCLUDE) entry that takes out a needed source
-// dropped. Each CMake file is read and parsed once and edited by insertions at byte offsets.
+// The build patches: a source-list entry for each missing source; a link for each unlinked library; the
+// list(REMOVE_ITEM)/list(FILTER EXCLUDE) entry that takes out a needed source dropped. What to edit,
+// for which symbols, and what to refuse is decided here; the edits themselves go through the build
+// model's editor (build/edit.h), on the parse the build reader made.
 #include <sys/stat.h>
 
-#include <algorithm>
-#include <filesystem>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include "build/edit.h"
-#include "common/file_io.h"
 #include "stubgen/internal.h"
 
 namespace mlc::stubgen::detail {
 namespace {
-
-namespace fs = std::filesystem;
 
 // The entries to drop, by the list(REMOVE_ITEM)/list(FILTER) command holding them.
 using Dropped = std::map<const build::SourceList*, std::set<const build::ListEntry*>>;
