@@ -44,7 +44,7 @@ std::string lower(std::string x) {
 // own with the neighbour's indentation (or beside it when entries share a line). A sorted list stays
 // sorted; otherwise the entry goes next to the one sharing the longest prefix with it, in alphabetical
 // order with that neighbour. References (${SRCS}) and generator expressions are never neighbours.
-std::optional<Insertion> insertion_for(const std::string& text, const SourceList& list, const std::string& entry) {
+Insertion insertion_for(const std::string& text, const SourceList& list, const std::string& entry) {
   std::vector<const ListEntry*> direct;
   for (const auto& e : list.entries)
     if (!build::is_indirect_entry(e.raw)) direct.push_back(&e);
@@ -140,22 +140,22 @@ struct Editor::State {
   std::map<std::string, std::vector<Insertion>> inserts;
 
   // The model's parse of `file`, else this editor's own (read once; a failure said once). A file
-  // the model failed to read is an error there already.
+  // the reader failed to read is an error there already, and is not read again.
   const ProviderParse::File* parsed(const std::string& file) {
     if (build && build->parse)
       if (auto it = build->parse->files.find(file); it != build->parse->files.end()) return &it->second;
     if (auto it = own.find(file); it != own.end()) return it->second ? &*it->second : nullptr;
     auto& slot = own[file];
-    bool said = build && std::any_of(build->errors.begin(), build->errors.end(),
-                                     [&](const InputError& e) { return e.path == file; });
+    if (build && std::any_of(build->errors.begin(), build->errors.end(), [&](const InputError& e) { return e.path == file; }))
+      return nullptr;  // the reader could not read or parse it, and said so
     auto text = read_text(file);
     if (!text) {
-      if (!said) errors.push_back({file, "cannot read"});
+      errors.push_back({file, "cannot read"});
       return nullptr;
     }
     auto cmds = parse_cmake(*text, file);
     if (!cmds) {
-      if (!said) errors.push_back(cmds.error());
+      errors.push_back(cmds.error());
       return nullptr;
     }
     slot = ProviderParse::File{std::move(*text), std::move(cmds).value()};
@@ -210,9 +210,7 @@ EditOutcome Editor::add_source(const std::string& cmake_file, const std::string&
       size_t len = common_prefix(e.raw, entry);
       if (len > best) best = len, list = l;
     }
-  auto ins = insertion_for(file->text, *list, entry);
-  if (!ins) return EditOutcome::NoPlace;
-  s_->inserts[cmake_file].push_back(*ins);
+  s_->inserts[cmake_file].push_back(insertion_for(file->text, *list, entry));
   return EditOutcome::Added;
 }
 
