@@ -346,8 +346,13 @@ int run(int argc, char** argv) {
   // any shim), else the file found on PATH.
   report.interpreter = options.python ? options.python->executable : a.context.python_interpreter();
   if (known) mlc::apply_baseline(report, *known);
-  if (!a.update_baseline.empty() && !mlc::tools::write_output(absolute(a.update_baseline), mlc::render_baseline(report))) {
-    report.errors.push_back({absolute(a.update_baseline), "cannot write the baseline"});
+  // --update-baseline accepts what it writes: once the file holds them, the findings are baselined, so
+  // `musa-linkcheck --update-baseline f lib.so && git add f` reaches git add. A write that fails is exit 2.
+  if (!a.update_baseline.empty()) {
+    if (mlc::tools::write_output(absolute(a.update_baseline), mlc::render_baseline(report)))
+      mlc::apply_baseline(report, mlc::baseline_of(report));
+    else
+      report.errors.push_back({absolute(a.update_baseline), "cannot write the baseline"});
   }
   return write_and_judge(a, report, render(a, analysis, named_directory), runtime_fatal);
 }

@@ -17,7 +17,9 @@ bool read_text_into(const std::string& path, std::string& buf);
 // named: a typo in -o must not make a directory tree).
 enum class Parents { MustExist, Create };
 
-// Keeps the permissions of a file it replaces.
+// Keeps the permissions of a file it replaces, and a symbolic link (the file it names is replaced). A path
+// that names no regular file (/dev/null, a FIFO, /dev/stdout, /proc/self/fd/N) is written in place, never
+// renamed over.
 std::optional<InputError> write_atomic(const std::string& path, const std::string& text,
                                        Parents parents = Parents::MustExist);
 

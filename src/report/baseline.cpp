@@ -50,16 +50,20 @@ Result<Baseline> read_baseline(const std::string& path) {
   return b;
 }
 
-std::string render_baseline(const Report& report) {
-  std::set<std::string> keys;
+Baseline baseline_of(const Report& report) {
+  Baseline keys;
   for (const auto& lib : report.libraries) {
     for (const auto& u : lib.unresolved) keys.insert(key(lib, u));
     for (const auto& n : lib.needed)
       if (!n.path) keys.insert(key(lib, n));
     for (const auto& v : lib.missing_versions) keys.insert(key(lib, v));
   }
+  return keys;
+}
+
+std::string render_baseline(const Report& report) {
   std::string out = "# musa-linkcheck baseline: findings accepted for now (musa-linkcheck --update-baseline).\n";
-  for (const auto& k : keys) out += k + "\n";
+  for (const auto& k : baseline_of(report)) out += k + "\n";
   return out;
 }
 

@@ -17,6 +17,8 @@ namespace mlc {
 using Baseline = std::set<std::string>;
 
 Result<Baseline> read_baseline(const std::string& path);
+// Every finding of the report, as keys (what --update-baseline writes).
+Baseline baseline_of(const Report& report);
 std::string render_baseline(const Report& report);
 // Marks the findings the baseline lists; returns how many findings are not in it.
 size_t apply_baseline(Report& report, const Baseline& baseline);
