@@ -277,17 +277,15 @@ LinkcheckOptions ContextOptions::resolve() const {
   if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && *llp) {
     for (const auto& d : loader::split_search_path(llp)) options.env.library_path.push_back(d);
   }
-  if (python_option && python_option->count() > 0) {
-    // The interpreter is the main program of an extension's process: loaded before everything else.
-    options.env.with.push_back(python_interpreter());
-  } else {
-    // Not loaded, only read if an extension leaves symbols its host's own libraries define (libm's pow).
-    options.host_python = find_on_path("python3");
-  }
+  // The interpreter files Python hosts are loaded into (read, never run): python3 as PATH finds it, until
+  // --python's interpreter answers (tools/python_context.cpp); if it does not, the files are checked as
+  // without --python.
+  options.host_python = find_on_path("python3");
   for (const auto& w : with) {
     auto [path, local] = with_mode(w);
     options.env.with.push_back(absolute(path));
     if (local) options.env.with_local.push_back(options.env.with.back());
+    if (path == w) options.with_unscoped.push_back(options.env.with.back());
   }
   auto& t = options.trace;
   t.build_dir = build_dir.empty() ? "" : absolute(build_dir);

@@ -344,7 +344,7 @@ int run(int argc, char** argv) {
 
   // Which interpreter --python took, said in text and JSON: what it said it runs (sys.executable, past
   // any shim), else the file found on PATH.
-  report.interpreter = options.python ? options.python->executable : a.context.python_interpreter();
+  report.interpreter = options.python ? options.python->executable : "";
   if (known) mlc::apply_baseline(report, *known);
   // --update-baseline accepts what it writes: once the file holds them, the findings are baselined, so
   // `musa-linkcheck --update-baseline f lib.so && git add f` reaches git add. A write that fails is exit 2.

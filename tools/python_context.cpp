@@ -123,22 +123,12 @@ std::optional<std::string> failure(const Ran& r) {
 }  // namespace
 
 std::optional<InputError> ask_python(const std::string& interpreter, LinkcheckOptions& options) {
-  auto drop_interpreter = [&] {
-    if (!options.env.with.empty()) options.env.with.erase(options.env.with.begin());
-  };
   Ran r = run_program({interpreter, "-c", environment::query_program(environment::context_packages(options.trace.backend))},
                       python_time_limit());
-  if (auto why = failure(r)) {
-    drop_interpreter();
-    return InputError{interpreter, "the Python interpreter " + *why};
-  }
+  if (auto why = failure(r)) return InputError{interpreter, "the Python interpreter " + *why};
   auto env = environment::parse_answer(interpreter, r.out);
-  if (!env) {
-    drop_interpreter();
-    return env.error();
-  }
-  if (options.env.with.empty()) options.env.with.push_back(env->executable);
-  else options.env.with[0] = env->executable;
+  if (!env) return env.error();
+  options.host_python = env->executable;
   options.python = std::move(env).value();
   return std::nullopt;
 }

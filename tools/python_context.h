@@ -13,8 +13,8 @@ namespace mlc::tools {
 
 // Runs `interpreter -c <query>` (a name without '/' is found on PATH as a shell would, so a pyenv or
 // conda shim resolves itself and answers with its sys.executable). On success options.python is set
-// and env.with[0] (the interpreter) becomes that executable; on failure env.with[0] is dropped and
-// the one-line error names the interpreter.
+// and options.host_python becomes that executable; on failure nothing changes (the files are checked as
+// without --python) and the one-line error names the interpreter.
 std::optional<InputError> ask_python(const std::string& interpreter, LinkcheckOptions& options);
 
 // A wheel (.whl, a zip) unpacked into a directory of its own under `parent`, with Python's zipfile

@@ -520,6 +520,22 @@ void add_site(std::vector<CallSite>& sites, const CallSite& site) {
 
 }  // namespace
 
+std::vector<CompileUnit> compile_units(const std::string& path) {
+  std::vector<CompileUnit> out;
+  Session s(path);
+  if (!s.get()) return out;
+  Dwarf_CU* cu = nullptr;
+  Dwarf_Die cudie;
+  uint8_t unit_type = 0;
+  while (dwarf_get_units(s.get(), cu, &cu, nullptr, &unit_type, &cudie, nullptr) == 0) {
+    if (unit_type != DW_UT_compile) continue;
+    std::string name = string_attr(&cudie, DW_AT_name);
+    if (name.empty()) continue;
+    out.push_back({.source = absolute_source(name, &cudie), .comp_dir = string_attr(&cudie, DW_AT_comp_dir)});
+  }
+  return out;
+}
+
 References references(const std::string& path, const std::set<std::string>& wanted) {
   References refs;
   auto& out = refs.calls;

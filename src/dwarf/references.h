@@ -32,6 +32,17 @@ struct References {
 // Empty when the library has no debug information.
 References references(const std::string& path, const std::set<std::string>& wanted);
 
+// A unit the library was compiled from: its DW_AT_name as an absolute path (joined to DW_AT_comp_dir when
+// relative) and its DW_AT_comp_dir, the directory the compiler ran in.
+struct CompileUnit {
+  std::string source;
+  std::string comp_dir;
+};
+
+// The library's compile units (DW_UT_compile), in DWARF order; empty without debug information. Only the
+// unit DIEs are read.
+std::vector<CompileUnit> compile_units(const std::string& path);
+
 // The byte size of the variable `name` (mangled or C name) as the library declares it.
 std::optional<uint64_t> declared_size(const std::string& path, const std::string& name);
 

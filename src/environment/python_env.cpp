@@ -196,6 +196,11 @@ std::optional<TorchInstall> torch_beside(const std::string& file) {
   return std::nullopt;
 }
 
+std::optional<TorchInstall> torch_in_site(const std::string& site) {
+  if (!is_file(site + "/torch/__init__.py")) return std::nullopt;
+  return torch_in(site + "/torch", false);
+}
+
 bool needs_torch(const std::vector<std::string>& needed, const std::string& path) {
   for (const auto& n : needed)
     if (n.rfind("libc10.so", 0) == 0 || n.rfind("libc10_", 0) == 0 || n.rfind("libtorch", 0) == 0) return true;

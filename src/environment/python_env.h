@@ -62,6 +62,9 @@ std::optional<TorchInstall> find_torch(const PythonEnv& env);
 // site directory an extension is installed in). Nullopt for torch's own files, or when none is there.
 std::optional<TorchInstall> torch_beside(const std::string& file);
 
+// The torch package of a site directory (site/torch with its __init__.py and _C), nullopt when none.
+std::optional<TorchInstall> torch_in_site(const std::string& site);
+
 // The __version__ = '...' assignment of a version.py, read as text; "" when there is none.
 std::string version_from_text(const std::string& text);
 

@@ -5,11 +5,14 @@
 #include <limits.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdlib>
 #include <set>
 #include <unordered_set>
 
+#include "common/walk.h"
 #include "installed/installed.h"
+#include "python/package.h"
 #include "loader/ld_cache.h"
 #include "loader/search_order.h"
 #include "common/paths.h"
@@ -86,11 +89,32 @@ std::string short_list(const std::vector<std::string>& items) {
 
 // Other versions of a missing library: in the directories the search tried, ld.so.cache's, then the
 // places given. `cache` is the loader's system cache (ld.so.cache, else ld.so.conf's), read on first use.
+// A copy where the requesting object's author put it: its own directory, or anywhere in its Python
+// package (pkg/lib/ beside pkg/_C.so), searched only when the loader's search did not reach there.
+void find_beside(const loader::LoadedObject& obj, const std::string& stem, std::set<std::string>& seen,
+                 std::set<std::string>& dirs_done, std::vector<OtherVersion>& others) {
+  const std::string own = dir_of(obj.path);
+  if (dirs_done.insert(own).second) scan_dir(own, {.path = "", .how = loader::FoundHow::Beside}, stem, obj.elf, seen, others);
+  const auto chain = python::package_chain(obj.path);
+  if (chain.packages.empty()) return;
+  std::set<std::string> dirs;
+  walk_tree(chain.packages.front(), [&](const std::string& path, const struct stat&) {
+    if (same_stem(base_name(path), stem)) dirs.insert(dir_of(path));
+  }, WalkOptions{.skip_hidden = true, .follow_symlinks = false, .max_depth = 8, .max_files = 20000});
+  for (const auto& d : dirs)
+    if (dirs_done.insert(d).second) scan_dir(d, {.path = "", .how = loader::FoundHow::Beside}, stem, obj.elf, seen, others);
+}
+
 void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEntry& need, const std::vector<Place>& places,
                          const loader::LoaderEnv& env, std::optional<loader::SystemCache>& cache,
                          std::vector<OtherVersion>& others) {
   std::string stem = stem_of(need.name);
   std::set<std::string> seen, dirs_done;
+  // The directories the search tried come first (a copy there is of another version: it was not taken).
+  for (const auto& step : need.searched)
+    if (!step.path.empty() && step.path.front() == '/') dirs_done.insert(dir_of(step.path));
+  find_beside(obj, stem, seen, dirs_done, others);
+  dirs_done.clear();
   for (const auto& step : need.searched) {
     if (step.path.empty() || step.path.front() != '/' || step.how == loader::FoundHow::LdSoCache ||
         step.how == loader::FoundHow::LdSoConf)
@@ -239,6 +263,13 @@ bool searched_for_it(loader::FoundHow how) {
          how == FoundHow::Default;
 }
 
+// $ORIGIN, or $ORIGIN/<relative path> from the requester's directory to the directory holding the copy.
+std::string relative_origin(const std::string& from, const std::string& to) {
+  if (from == to) return "$ORIGIN";
+  std::string rel = std::filesystem::path(to).lexically_relative(from).string();
+  return rel.empty() ? "$ORIGIN" : "$ORIGIN/" + rel;
+}
+
 // Each cause's headline and fix (install it, or rebuild against the other version found), and the
 // fix of every finding it explains.
 void describe_causes(std::map<std::string, MissingNeed>& missing, std::vector<trace::SymbolFinding>& symbols) {
@@ -253,7 +284,17 @@ void describe_causes(std::map<std::string, MissingNeed>& missing, std::vector<tr
                                 : std::to_string(found.size()) + " other version" + (found.size() == 1 ? "" : "s") +
                                       " found: " + short_list(found));
     std::string first = needers.empty() ? std::string("it") : needers.front();
-    if (found.empty()) {
+    // The very library, where its author put it but off its search path: the search path is the fix.
+    const OtherVersion* beside = nullptr;
+    for (const auto& o : m.others)
+      if (o.copy.how == loader::FoundHow::Beside && o.soname == name) beside = &o;
+    if (beside && !c.needed_by.empty()) {
+      const std::string origin = relative_origin(dir_of(c.needed_by.front()), dir_of(beside->copy.path));
+      c.headline = "library not found: " + name + " (needed by " + short_list(needers) + "): found beside it (" +
+                   beside->copy.path + "), but not on its search path";
+      c.fix = "add RUNPATH " + origin + " to " + first + " (link it with -Wl,-rpath,'" + origin +
+              "', or patchelf --set-rpath '" + origin + "' " + c.needed_by.front() + ")";
+    } else if (found.empty()) {
       c.fix = "install " + name + ", or add the directory that holds it to " + first + "'s RUNPATH or LD_LIBRARY_PATH";
     } else {
       const auto& o = m.others.front();

@@ -8,9 +8,10 @@ namespace mlc::loader {
 // copy of a library only (never the one loaded), a place off the search path where such copies are
 // looked for: the SDK's library directories (LoaderEnv::candidate_dirs, --sdk-home), a versioned
 // install home beside them (/usr/local/musa-3.1, /usr/local/cuda-12.1: shown as the glob it was
-// found by, LibraryCopy::home), the active conda or virtual environment.
+// found by, LibraryCopy::home), the active conda or virtual environment, the requesting object's own
+// directory or Python package (Beside: where its author put it, yet off its search path).
 enum class FoundHow {
-  Direct, Rpath, LdLibraryPath, Runpath, LdSoCache, LdSoConf, Default, With, AlreadyLoaded, Sdk, Home, Conda, Venv
+  Direct, Rpath, LdLibraryPath, Runpath, LdSoCache, LdSoConf, Default, With, AlreadyLoaded, Sdk, Home, Conda, Venv, Beside
 };
 const char* to_string(FoundHow how);
 

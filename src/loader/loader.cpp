@@ -37,6 +37,7 @@ const char* to_string(FoundHow how) {
     case FoundHow::Home: return "home";
     case FoundHow::Conda: return "conda";
     case FoundHow::Venv: return "venv";
+    case FoundHow::Beside: return "beside";
   }
   return "direct";
 }

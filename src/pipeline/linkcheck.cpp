@@ -17,6 +17,8 @@
 #include <tbb/parallel_pipeline.h>
 
 #include "backend/cuda_api.h"
+#include "build/model.h"
+#include "common/paths.h"
 #include "common/phase_times.h"
 #include "common/walk.h"
 #include "confirm/confirm.h"
@@ -27,7 +29,10 @@
 #include "installed/installed.h"
 #include "environment/ownership.h"
 #include "host/host_load.h"
+#include "host/program_host.h"
 #include "host/python_host.h"
+#include "python/import_plan.h"
+#include "python/interpreter.h"
 #include "loader/binding.h"
 #include "loader/program.h"
 #include "runtime/runtime_lookup.h"
@@ -215,45 +220,25 @@ bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) 
          (u.classification == Classification::MissingLibrary && ref.miss == loader::Miss::NoDefinition);
 }
 
-// The process Python's import makes: the interpreter, then what `import torch` loads - its
-// libtorch_global_deps with RTLD_GLOBAL (torch/__init__.py's _load_global_deps), then the _C
-// extension with RTLD_LOCAL, as every import (its DT_NEEDED closure is torch's libraries, from where
-// that torch loads them, visible only to what links them) - then the --with libraries.
-loader::LoaderEnv import_env(const loader::LoaderEnv& env, const environment::TorchInstall& torch, const std::string& file) {
-  if (file.rfind(torch.dir + "/", 0) == 0) return env;  // torch's own files
-  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = false});
-  if (!headers || !environment::needs_torch(headers->needed, file)) return env;
+// The loader's environment of a file's process (src/python/import_plan.h): the loads done before it (the
+// interpreter, then what `import torch` loads: libtorch_global_deps with RTLD_GLOBAL, torch/_C with RTLD_LOCAL
+// as every import), then the --with libraries.
+loader::LoaderEnv planned_env(const loader::LoaderEnv& env, const python::ImportPlan& plan,
+                              const std::vector<std::string>& unscoped) {
   loader::LoaderEnv out = env;
-  auto at = out.with.begin() + (out.with.empty() ? 0 : 1);
-  at = out.with.insert(at, torch.extension);
-  // torch/__init__.py: RTLD_LOCAL (Python's flags) unless _utils_internal.py sets USE_RTLD_GLOBAL_WITH_LIBTORCH;
-  // libtorch_global_deps only if USE_GLOBAL_DEPS.
-  if (!torch.extension_global) out.with_local.push_back(torch.extension);
-  if (std::string deps = torch.dir + "/lib/libtorch_global_deps.so"; torch.global_deps && access(deps.c_str(), F_OK) == 0)
-    out.with.insert(at, deps);
+  // Before an extension module, --with libraries given without a scope are what Python's import of torch
+  // loaded: RTLD_LOCAL (torch/_C's closure), not the RTLD_GLOBAL of LD_PRELOAD.
+  if (plan.hosting == host::PythonHosting::ExtensionModule)
+    for (const auto& w : unscoped)
+      if (std::find(out.with_local.begin(), out.with_local.end(), w) == out.with_local.end()) out.with_local.push_back(w);
+  if (plan.loads.empty()) return out;
+  out.with.clear();
+  for (const auto& load : plan.loads) {
+    out.with.push_back(load.path);
+    if (!load.global) out.with_local.push_back(load.path);
+  }
+  out.with.insert(out.with.end(), env.with.begin(), env.with.end());
   return out;
-}
-
-// A file Python hosts (src/host/python_host.h: an extension module, or a library that needs the
-// Python C API and links no libpython) is checked as a Python process loads it, without --python too:
-// the interpreter (LinkcheckOptions::host_python, the first ELF python3 on PATH; read, never run) is
-// the main program of its process, so the C API it exports binds the file's Py* references, as in a
-// real import or a ctypes.CDLL in Python. Other files keep their own process.
-host::PythonHosting python_hosting(const std::string& host_python, const std::string& file) {
-  if (host_python.empty() || access(host_python.c_str(), R_OK) != 0) return host::PythonHosting::None;
-  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .defined_names = false});
-  return headers ? host::python_hosting(*headers) : host::PythonHosting::None;
-}
-
-loader::LoaderEnv host_env(const loader::LoaderEnv& env, const std::string& host_python) {
-  loader::LoaderEnv out = env;
-  out.with.insert(out.with.begin(), host_python);
-  return out;
-}
-
-bool needs_torch_warning(const std::string& file) {
-  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = false});
-  return headers && environment::needs_torch(headers->needed, file);
 }
 
 PythonContext python_context(const environment::PythonEnv& py, const std::optional<environment::TorchInstall>& torch) {
@@ -334,12 +319,20 @@ struct InputCheck {
   std::map<int, LibraryReport> libs;            // per checked object: its needed entries and role
   std::vector<trace::SymbolFinding> symbols;    // one per unresolved reference, in binding order
   std::vector<trace::VersionFinding> versions;  // one per missing (non-weak) version node
+  // How Python's import loads it (src/python): its host, and the import of torch done first.
+  python::ImportPlan plan;
   // The loads of the import of torch when it comes first (libtorch_global_deps, torch/_C), else none.
   std::vector<std::string> import_roots;
-  // The interpreter that is the main program of its process (--python's, or the host of a file Python
-  // hosts), "" for none; and whether the file is hosted as a library that needs the C API.
-  std::string host;
-  bool needs_python_api = false;
+};
+
+// What every input of a run shares: the loader's environment, the host interpreter's site directories,
+// the torch --python imports, the object cache.
+struct RunContext {
+  const LinkcheckOptions& options;
+  loader::LoaderEnv env;
+  python::InterpreterSites host;
+  std::optional<environment::TorchInstall> python_torch;
+  loader::ObjectCache* objects = nullptr;
 };
 
 // The loader's environment of a run: the SDK's copies of a library count as candidates when a stale
@@ -351,6 +344,7 @@ loader::LoaderEnv run_env(const LinkcheckOptions& options) {
   return env;
 }
 
+// --python: the torch that interpreter imports, said in the report.
 std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& options, Report& report) {
   if (!options.python) return std::nullopt;
   auto torch = environment::find_torch(*options.python);
@@ -360,9 +354,8 @@ std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& 
 
 // What loading the file binds (default), everything (--closure), or the file alone (--only-named).
 // The import of the file includes the import of torch before it (`import_roots`: torch/_C and
-// libtorch_global_deps, with --python): what those loads bring in is checked too, since a failure
-// there fails the import first.
-// A dependency already reported for an earlier input of this run is not checked again.
+// libtorch_global_deps): what those loads bring in is checked too, since a failure there fails the
+// import first. A dependency already reported for an earlier input of this run is not checked again.
 std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOptions& options,
                                  const std::set<std::string>& checked_before, const std::vector<std::string>& import_roots) {
   std::vector<int> checked;
@@ -378,37 +371,61 @@ std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOption
   return checked;
 }
 
+// How Python's import would load the file (src/python/import_plan.h), from its headers.
+python::ImportPlan import_plan(const std::string& file, const RunContext& run, Report& report) {
+  const auto& options = run.options;
+  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .defined_names = false});
+  python::ImportQuestion q{.file = file,
+                           .needed = headers ? headers->needed : std::vector<std::string>{},
+                           .hosting = headers ? host::python_hosting(*headers) : host::PythonHosting::None,
+                           .program = headers && loader::is_program(*headers),
+                           .python = options.python ? &*options.python : nullptr,
+                           .python_torch = run.python_torch ? &*run.python_torch : nullptr,
+                           .host = &run.host};
+  python::ImportPlan plan = python::plan_import(q);
+  // Not Python's: a plugin of a program that exports what it uses is loaded into that program.
+  if (plan.loads.empty() && headers && !q.program && q.hosting == host::PythonHosting::None)
+    if (auto program = host::plugin_host(file, *headers, {.sysroot = run.env.sysroot})) {
+      plan.host = plan.plugin_of = *program;
+      plan.loads.push_back({.path = *program, .global = true});
+    }
+  if (plan.torch && !plan.torch->torch)
+    report.warnings.push_back(file + " needs torch (" + python::reason_text(*plan.torch) + "), which " +
+                              (options.python ? options.python->executable + " does not import"
+                                              : std::string("is neither beside it nor in the site directories of ") +
+                                                    (run.host.executable.empty() ? "python3" : run.host.executable)) +
+                              ": checked without it");
+  return plan;
+}
+
 // The process the file's import makes, the objects checked in it, and their symbol tables (the
 // checked objects' relocations say which names ld.so would look up; every object is looked up
 // through its own hash table). Empty, with the error in the report, when the file cannot be loaded.
-std::optional<InputCheck> load_input(const std::string& file, const loader::LoaderEnv& env,
-                                     const std::optional<environment::TorchInstall>& torch, const LinkcheckOptions& options,
-                                     loader::ObjectCache* objects, const std::set<std::string>& checked_before,
-                                     Report& report) {
+std::optional<InputCheck> load_input(const std::string& file, const RunContext& run,
+                                     const std::set<std::string>& checked_before, Report& report) {
   InputCheck in;
-  auto hosting = options.python ? host::PythonHosting::None : python_hosting(options.host_python, file);
-  in.env = torch ? import_env(env, *torch, file) : hosting != host::PythonHosting::None ? host_env(env, options.host_python) : env;
-  if (options.python && !env.with.empty()) in.host = env.with.front();
-  if (hosting != host::PythonHosting::None) in.host = options.host_python;
-  in.needs_python_api = hosting == host::PythonHosting::PythonApi;
-  if (options.python && !torch && needs_torch_warning(file))
-    report.warnings.push_back(file + " needs torch, which " + options.python->executable + " does not import");
+  in.plan = import_plan(file, run, report);
+  in.env = planned_env(run.env, in.plan, run.options.with_unscoped);
+  if (in.plan.hosting == host::PythonHosting::ExtensionModule)
+    for (const auto& w : run.options.with_unscoped)
+      if (std::find(report.with_as_import.begin(), report.with_as_import.end(), w) == report.with_as_import.end())
+        report.with_as_import.push_back(w);
   auto process = [&] {
     PhaseTime t("load");
-    return loader::load_process(file, in.env, objects);
+    return loader::load_process(file, in.env, run.objects);
   }();
   if (!process) {
     report.errors.push_back(process.error());
     return std::nullopt;
   }
   in.process = std::move(process).value();
+  // A file the import of torch already loaded (torch/lib's libraries) is that object, found under the name
+  // the loader took; the report names it as the user did.
+  in.process.objects[in.process.target].path = file;
   // torch/_C and, when loaded, libtorch_global_deps: either failing fails `import torch`.
-  if (torch && in.env.with.size() != env.with.size())
-    for (const auto& w : in.env.with)
-      if (w == torch->extension ||
-          (w.rfind(torch->dir + "/lib/", 0) == 0 && std::find(env.with.begin(), env.with.end(), w) == env.with.end()))
-        in.import_roots.push_back(w);
-  in.checked = checked_objects(in.process, options, checked_before, in.import_roots);
+  for (const auto& load : in.plan.loads)
+    if (load.path != in.plan.host) in.import_roots.push_back(load.path);
+  in.checked = checked_objects(in.process, run.options, checked_before, in.import_roots);
   {
     PhaseTime t("relocations");
     loader::read_symbol_tables(in.process, in.checked);
@@ -422,6 +439,22 @@ void add_runtime_lookups(std::vector<RuntimeLookup>&& found, std::set<std::tuple
                          Report& report) {
   for (auto& r : found)
     if (told.emplace(r.library, r.kind, r.name).second) report.runtime_lookups.push_back(std::move(r));
+}
+
+// The import of torch the file was checked after, as the report says it.
+std::optional<ImportedAfter> imported_after(const python::ImportPlan& plan) {
+  if (!plan.torch || !plan.torch->torch) return std::nullopt;
+  const auto& t = *plan.torch;
+  ImportedAfter out{.torch = t.torch->dir,
+                    .version = t.torch->version.empty() ? std::nullopt : std::optional<std::string>(t.torch->version),
+                    .reason = TorchImportReason::PackageImportsTorch,
+                    .evidence = t.evidence};
+  switch (t.reason) {
+    case python::TorchReason::PackageImportsTorch: out.reason = TorchImportReason::PackageImportsTorch; break;
+    case python::TorchReason::NeedsTorchLibraries: out.reason = TorchImportReason::NeedsTorchLibraries; break;
+    case python::TorchReason::PartOfTorch: out.reason = TorchImportReason::PartOfTorch; break;
+  }
+  return out;
 }
 
 // One library report per checked object; one finding per unresolved reference, demangled and
@@ -442,8 +475,10 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     if (i == p.target) {
       lib.python_extension = host::is_extension_module(o.elf);
       lib.program = loader::is_program(o.elf);
-      if (!in.host.empty()) lib.host = in.host;
-      lib.needs_python_api = in.needs_python_api;
+      if (!in.plan.host.empty()) lib.host = in.plan.host;
+      lib.needs_python_api = in.plan.needs_python_api;
+      lib.imported_after = imported_after(in.plan);
+      if (!in.plan.plugin_of.empty()) lib.plugin_of = in.plan.plugin_of;
     }
     in.libs.emplace(i, std::move(lib));
   }
@@ -535,10 +570,42 @@ void confirm_findings(InputCheck& in, const trace::TraceContext& ctx, const Link
   std::erase_if(unknown, [](const UnresolvedSymbol* u) { return u->classification != Classification::Unknown; });
 }
 
+// The natural call names no source tree and no build: the library's own DWARF says where it was built.
+// Each unit's DW_AT_comp_dir (where the compiler ran: a setup.py's directory, a CMake build's) and the
+// directory of its source, outermost first; directories that do not exist here (a distribution's build
+// root) and the system's own are left out.
+std::optional<trace::InferredSources> dwarf_sources(const InputCheck& in, const TraceOptions& t) {
+  if (!t.build_dir.empty() || !t.source_roots.empty() || !t.cmake_lists.empty() || !t.porting_dir.empty())
+    return std::nullopt;
+  std::set<int> referencing;
+  for (const auto& f : in.symbols)
+    if (wants_tracing(f.symbol, f.ref)) referencing.insert(f.ref.object);
+  trace::InferredSources out;
+  std::set<std::string> dirs;
+  auto system = [](const std::string& d) {
+    if (d == "/") return true;
+    for (const std::string p : {"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev"})
+      if (d == p || d.rfind(p + "/", 0) == 0) return true;
+    return false;
+  };
+  for (int object : referencing)
+    for (const auto& unit : dwarf::compile_units(in.process.objects[object].path)) {
+      out.units.insert(unit.source);
+      for (const std::string& d : {unit.comp_dir, dir_name(unit.source)})
+        if (!d.empty() && d.front() == '/' && !system(d) && is_dir(d)) dirs.insert(build::normalize_path(d));
+    }
+  for (const auto& d : dirs)
+    if (std::none_of(out.roots.begin(), out.roots.end(), [&](const std::string& r) { return d.rfind(r + "/", 0) == 0; }))
+      out.roots.push_back(d);
+  if (out.roots.empty()) return std::nullopt;
+  return out;
+}
+
 // Origin tracing and what refines it, for the findings the loader could not explain (none of it
 // runs, and no index is built, when every miss is explained already).
-void trace_origins(InputCheck& in, const LinkcheckOptions& options, const loader::LoaderEnv& env,
-                   const std::optional<environment::TorchInstall>& torch, TraceResources& resources, Report& report) {
+void trace_origins(InputCheck& in, const RunContext& run, TraceResources& resources, Report& report) {
+  const LinkcheckOptions& options = run.options;
+  const loader::LoaderEnv& env = run.env;
   if (std::none_of(in.symbols.begin(), in.symbols.end(), [](const auto& f) { return wants_tracing(f.symbol, f.ref); }))
     return;
   // The import context (with --python, or a torch installed beside the target): torch's own libraries
@@ -546,13 +613,16 @@ void trace_origins(InputCheck& in, const LinkcheckOptions& options, const loader
   std::optional<trace::ImportContext> import;
   auto read_import = [&]() -> const trace::ImportContext* {
     const std::string& target = in.process.objects[in.process.target].path;
-    auto found = torch ? torch : environment::torch_beside(target);
+    auto found = in.plan.torch && in.plan.torch->torch ? in.plan.torch->torch
+                 : run.python_torch                      ? run.python_torch
+                                                         : environment::torch_beside(target);
     if (!options.python && !found) return nullptr;
     import.emplace(trace::read_import_context(
         {.target = target, .torch_dir = found ? found->dir : "", .torch_version = found ? found->version : ""}, in.process));
     return &*import;
   };
-  const trace::TraceContext& ctx = resources.context(&in.process, read_import);
+  const auto inferred = dwarf_sources(in, options.trace);
+  const trace::TraceContext& ctx = resources.context(&in.process, read_import, inferred ? &*inferred : nullptr);
   // Where each should come from, its class and its fix.
   std::vector<UnresolvedSymbol*> unknown = trace_symbols(in, ctx);
   // (--confirm) the compiler's verdict on what text matching could not settle.
@@ -571,6 +641,40 @@ void trace_origins(InputCheck& in, const LinkcheckOptions& options, const loader
   // A symbol a loaded library should own (its class, namespace or C prefix) but lacks: the
   // referencing object was built against another version of that library.
   installed::find_provider_mismatch(in.process, in.symbols, report.causes);
+}
+
+// A file the import of torch loads as part of torch/_C's closure binds in that load's scope, which may hold
+// libraries it does not link itself (torch 2.x's libtorch_nvshmem uses libc10_cuda): the import works, so
+// that is its verdict, but loading it alone fails, which is worth a warning. The file is loaded a second
+// time as ctypes.CDLL would load it in a bare interpreter, and what that leaves undefined is named by the
+// library the import's scope took it from.
+void warn_scope_only(const InputCheck& in, const RunContext& run, Report& report) {
+  const loader::Process& p = in.process;
+  const auto& target = p.objects[p.target];
+  if (target.root == p.target || target.root < 0) return;
+  for (const auto& f : in.symbols)
+    if (f.ref.object == p.target) return;  // it fails in the import too: its findings say so
+  for (const auto& v : in.versions)
+    if (v.missing.object == p.target) return;
+  loader::LoaderEnv alone = run.env;
+  alone.with.clear();
+  alone.with_local.clear();
+  if (!in.plan.host.empty()) alone.with.push_back(in.plan.host);
+  auto own = loader::load_process(target.path, alone, run.objects);
+  if (!own) return;
+  loader::read_symbol_tables(*own, {own->target});
+  auto outcome = loader::bind(*own, {own->target});
+  std::set<std::string> providers;
+  for (const auto& ref : outcome.unresolved) {
+    auto b = loader::bind_one(p, p.target, ref.name);
+    if (b.provider >= 0) providers.insert(p.objects[b.provider].elf.soname.empty() ? base_name(p.objects[b.provider].path)
+                                                                                 : p.objects[b.provider].elf.soname);
+  }
+  if (providers.empty()) return;
+  std::string names;
+  for (const auto& n : providers) names += (names.empty() ? "" : ", ") + n;
+  report.warnings.push_back(target.path + ": loads as part of the import of torch, but loading it alone fails: it does not link " +
+                            names + ", which that import loads first");
 }
 
 // The findings joined to their libraries, in load order, symbols sorted by mangled name. By default
@@ -614,12 +718,24 @@ void release_pages(const loader::Process& p, Mappings& mappings) {
   mappings.since_release = 0;
 }
 
+// What the passes of every input write to: the report, the indexes, what has been told and checked.
+struct RunState {
+  RunContext run;
+  TraceResources& resources;
+  Report& report;
+  std::set<std::tuple<std::string, LookupKind, std::string>> told;  // run-time look-ups in the report
+  std::set<std::string> reported;        // libraries in the report
+  std::set<std::string> checked_before;  // objects an earlier input checked
+};
+
 // The passes after the binding, for one input, in order.
-void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<RuntimeLookup>&& lookups,
-              const loader::LoaderEnv& env, const std::optional<environment::TorchInstall>& torch,
-              const LinkcheckOptions& options, TraceResources& resources,
-              std::set<std::tuple<std::string, LookupKind, std::string>>& told, std::set<std::string>& reported,
-              Report& report) {
+void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<RuntimeLookup>&& lookups, RunState& state) {
+  const LinkcheckOptions& options = state.run.options;
+  const loader::LoaderEnv& env = state.run.env;
+  TraceResources& resources = state.resources;
+  Report& report = state.report;
+  auto& told = state.told;
+  auto& reported = state.reported;
   // Run-time look-ups: dlopen/dlsym string literals (read in the parallel stage), each told once per run.
   add_runtime_lookups(std::move(lookups), told, report);
   // Demangle and classify at the loader's level: one finding per miss.
@@ -641,8 +757,10 @@ void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<Runtime
   step.emplace("diagnose.trace");
   // Trace: origin, class and fix of what the loader could not explain; confirm, host symbols,
   // near misses, provider mismatches (src/trace, src/confirm, src/installed).
-  trace_origins(in, options, env, torch, resources, report);
+  trace_origins(in, state.run, resources, report);
   step.reset();
+  // A file torch's import loads binds in that import's scope: loads, but not alone (a warning).
+  warn_scope_only(in, state.run, report);
   // Report: the findings joined to their libraries, in load order.
   report_findings(in, options, reported, report);
 }
@@ -660,18 +778,25 @@ Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOpti
 // the indexes tracing reads (`resources`) and the object cache are shared by all inputs of the run.
 void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options, TraceResources& resources,
                    Report& report) {
-  const loader::LoaderEnv env = run_env(options);
   const std::vector<std::string> files = [&] {
     PhaseTime t("inputs");
     return expand_inputs(inputs, report.errors);
   }();
   // The owners' indexes, built beside the loads and diagnoses: the last pass only looks them up.
   environment::OwnerPrefetch owner_indexes(owner_sources(options), files);
-  // Import context (--python): the torch that interpreter imports, loaded first for extensions that need it.
-  const auto torch = import_context(options, report);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
-  std::set<std::string> checked_before, reported;
-  std::set<std::tuple<std::string, LookupKind, std::string>> told;  // run-time look-ups in the report
+  // The context every input shares: the loader's environment, the host interpreter's site directories
+  // (read, never run) and, with --python, the torch that interpreter imports.
+  RunState state{.run = {.options = options,
+                         .env = run_env(options),
+                         .host = options.host_python.empty() ? python::InterpreterSites{} : python::read_sites(options.host_python),
+                         .python_torch = import_context(options, report),
+                         .objects = files.size() > 1 ? &objects : nullptr},
+                 .resources = resources,
+                 .report = report,
+                 .told = {},
+                 .reported = {},
+                 .checked_before = {}};
   runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
   size_t next = 0;
   Mappings mappings;  // what the run has mapped, given back to the page cache now and then
@@ -700,10 +825,9 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
             auto stage = std::make_shared<Stage>();
             // Load: read the ELF file and emulate the loader's mapping phase as its import would (with
             // one input, nothing is read twice: the cache would only cost a copy of every object).
-            stage->in = load_input(file, env, torch, options, files.size() > 1 ? &objects : nullptr, checked_before,
-                                   stage->loaded);
+            stage->in = load_input(file, state.run, state.checked_before, stage->loaded);
             if (stage->in)
-              for (int i : stage->in->checked) checked_before.insert(stage->in->process.objects[i].path);
+              for (int i : stage->in->checked) state.checked_before.insert(stage->in->process.objects[i].path);
             return stage;
           }) &
           tbb::make_filter<std::shared_ptr<Stage>, std::shared_ptr<Stage>>(
@@ -725,12 +849,14 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
               tbb::filter_mode::serial_in_order, [&](std::shared_ptr<Stage> stage) {
                 for (auto& e : stage->loaded.errors) report.errors.push_back(std::move(e));
                 for (auto& w : stage->loaded.warnings) report.warnings.push_back(std::move(w));
+                for (auto& w : stage->loaded.with_as_import)
+                  if (std::find(report.with_as_import.begin(), report.with_as_import.end(), w) == report.with_as_import.end())
+                    report.with_as_import.push_back(std::move(w));
                 if (!stage->in) return;
                 if (options.inspect) options.inspect(stage->in->process);
                 PhaseTime t(PhaseTime::enabled() ? "diagnose:" + stage->in->process.objects[stage->in->process.target].path
                                                  : std::string());
-                diagnose(*stage->in, std::move(stage->binding), std::move(stage->lookups), env, torch, options, resources,
-                         told, reported, report);
+                diagnose(*stage->in, std::move(stage->binding), std::move(stage->lookups), state);
                 // Memory: what a tree's inputs map is given back to the page cache now and then, so the
                 // resident set stays bounded whatever the tree's size (the cache keeps the objects).
                 release_pages(stage->in->process, mappings);

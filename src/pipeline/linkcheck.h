@@ -31,13 +31,19 @@ struct LinkcheckOptions {
   // Where other versions of a missing library may be installed, off the search path (the SDK's
   // lib/ is added from trace.sdk_home): /usr/local/musa*/lib, conda and venv lib dirs...
   std::vector<installed::Place> places;
-  // --python: the interpreter's answer (the tool ran it). env.with[0] is then that interpreter;
-  // torch's extension is loaded right after it for the inputs that need torch (src/environment).
+  // --python: the interpreter's answer (the tool ran it). Every file's process then has that interpreter
+  // as its main program, and the torch it imports is loaded first for the files that need torch.
   std::optional<environment::PythonEnv> python = std::nullopt;
   std::string dpkg_dir = "/var/lib/dpkg";  // whose lists name each library's package ("" for none)
-  // Without --python: the python3 an extension would be imported by (the tool finds the first ELF
-  // python3 on PATH; "" for none). Its own load (libm...) provides what extensions leave undefined.
+  // The interpreter that is the main program of the process of a file Python loads (an extension module,
+  // a library of modules, a file of a package): --python's executable, else the first ELF python3 on PATH
+  // ("" for none). Read, never run: its exported C API and its own load (libm...) bind what such files
+  // leave undefined, and its site directories hold the torch a package imports (src/python).
   std::string host_python = "";
+  // The --with libraries given without :global or :local. Before an extension module they are loaded as
+  // Python's import loads torch's libraries (RTLD_LOCAL: the module binds only what it links); before any
+  // other file with RTLD_GLOBAL (LD_PRELOAD, ctypes.CDLL(lib, RTLD_GLOBAL)).
+  std::vector<std::string> with_unscoped = {};
   // Called after each named file is checked (done of total); the tool draws a progress line with it.
   std::function<void(size_t done, size_t total)> progress = nullptr;
   // Called with each named file's process as its findings see it (the environment of its import,

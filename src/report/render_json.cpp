@@ -98,6 +98,13 @@ void add_environment(const Report& report, json& doc) {
   doc["python"] = {{"interpreter", py.interpreter}, {"executable", executable}, {"version", py.version}, {"torch", torch}};
 }
 
+// The import of torch a file was checked after (src/python), null when none.
+json imported_after_json(const std::optional<ImportedAfter>& a) {
+  if (!a) return nullptr;
+  return {{"torch", a->torch}, {"version", a->version ? json(*a->version) : json(nullptr)},
+          {"reason", to_string(a->reason)}, {"evidence", a->evidence}};
+}
+
 }  // namespace
 
 std::string render_json(const Report& report, const std::string& tool_version) {
@@ -131,7 +138,9 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                     {"missing_versions", versions},
                     {"unresolved", unresolved},
                     {"owner", to_json(lib.owner)},
-                    {"host", opt(lib.host)}});
+                    {"host", opt(lib.host)},
+                    {"imported_after", imported_after_json(lib.imported_after)},
+                    {"plugin_of", opt(lib.plugin_of)}});
   }
   json errors = json::array();
   for (const auto& e : report.errors) errors.push_back({{"file", e.path}, {"message", e.message}});
@@ -151,6 +160,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
               {"warnings", report.warnings},
               {"causes", causes},
               {"interpreter", report.interpreter.empty() ? json(nullptr) : json(report.interpreter)},
+              {"with_as_import", report.with_as_import},
               {"summary",
                {{"libraries", report.libraries.size()},
                 {"unresolved", report.unresolved_count()},

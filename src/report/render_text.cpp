@@ -249,6 +249,62 @@ std::string render_python(const Report& report) {
   return fmt::format("note: import context: {} (Python {}); {}\n", who, py.version, torch);
 }
 
+// Why a file was checked after the import of torch, as one clause.
+std::string torch_reason(const ImportedAfter& a) {
+  switch (a.reason) {
+    case TorchImportReason::PackageImportsTorch: return a.evidence + " imports it";
+    case TorchImportReason::NeedsTorchLibraries: return "it needs " + a.evidence + ", which the import of torch loads";
+    case TorchImportReason::PartOfTorch: return "it is part of torch, whose import runs first";
+  }
+  return "";
+}
+
+std::string torch_named(const ImportedAfter& a) {
+  return fmt::format("torch {}from {}", a.version ? *a.version + " " : std::string(), a.torch);
+}
+
+// The context a file was checked in, when the tool inferred it (src/python): one line per file, or for an
+// environment one line per torch with the count of files and why.
+std::string render_imported_after(const Report& report, bool environment) {
+  std::string out;
+  if (!environment) {
+    size_t targets = 0;
+    for (const auto& lib : report.libraries) targets += lib.role == LibraryRole::Target;
+    for (const auto& lib : report.libraries)
+      if (lib.role == LibraryRole::Target && lib.imported_after && !report.python)
+        out += fmt::format("note: {}checked as imported after {}: {}\n", targets > 1 ? lib.path + ": " : "",
+                           torch_named(*lib.imported_after), torch_reason(*lib.imported_after));
+    return out;
+  }
+  struct Count {
+    const ImportedAfter* first = nullptr;
+    size_t by_reason[3] = {0, 0, 0};
+    size_t total = 0;
+  };
+  std::map<std::string, Count> by_torch;
+  for (const auto& lib : report.libraries) {
+    if (lib.role != LibraryRole::Target || !lib.imported_after) continue;
+    Count& c = by_torch[lib.imported_after->torch];
+    if (!c.first) c.first = &*lib.imported_after;
+    ++c.by_reason[static_cast<int>(lib.imported_after->reason)];
+    ++c.total;
+  }
+  for (const auto& [dir, c] : by_torch) {
+    std::string why;
+    auto part = [&](size_t n, const char* one, const char* many) {
+      if (n) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", n, n == 1 ? one : many);
+    };
+    part(c.by_reason[static_cast<int>(TorchImportReason::PartOfTorch)], "is part of torch", "are part of torch");
+    part(c.by_reason[static_cast<int>(TorchImportReason::PackageImportsTorch)], "is in a package that imports it",
+         "are in packages that import it");
+    part(c.by_reason[static_cast<int>(TorchImportReason::NeedsTorchLibraries)], "needs its libraries",
+         "need its libraries");
+    out += fmt::format("note: {} file{} checked as imported after {}: {}\n", c.total, c.total == 1 ? "" : "s",
+                       torch_named(*c.first), why);
+  }
+  return out;
+}
+
 // One finding's block (report/text_block.h): its error line, then, unless -q, its evidence, a
 // detail's second line aligned under the text of its first.
 std::string print_block(const std::string& prefix, const text::Block& block, const TextStyle& style) {
@@ -358,6 +414,20 @@ std::string render_text(const Report& report, const TextStyle& style) {
       if (lib.needs_python_api && lib.host && (report.libraries.size() == 1 || failing))
         out += fmt::format("note: {} uses the Python C API and links no libpython: checked as loaded into {}, which "
                            "provides it\n", lib.path, *lib.host);
+    }
+    out += render_imported_after(report, environment);
+    for (const auto& lib : report.libraries) {
+      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
+      if (lib.plugin_of && !environment && (report.libraries.size() == 1 || failing))
+        out += fmt::format("note: {} is a plugin of {}, which exports what it uses: checked as loaded into it\n", lib.path,
+                           *lib.plugin_of);
+    }
+    if (!report.with_as_import.empty()) {
+      std::string names;
+      for (const auto& w : report.with_as_import) names += (names.empty() ? "" : ", ") + base_name(w);
+      out += fmt::format("note: --with {}: loaded with RTLD_LOCAL before an extension module, as Python's import of torch "
+                         "loads {} (the module binds only what it links); write LIB:global for RTLD_GLOBAL\n",
+                         names, report.with_as_import.size() == 1 ? "it" : "them");
     }
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
     // The import-context line (render_python) names the interpreter already, with what it resolved to.

@@ -128,6 +128,15 @@ const char* to_string(SuggestionReason r) {
   return "signature";
 }
 
+const char* to_string(TorchImportReason r) {
+  switch (r) {
+    case TorchImportReason::PackageImportsTorch: return "package-imports-torch";
+    case TorchImportReason::NeedsTorchLibraries: return "needs-torch-libraries";
+    case TorchImportReason::PartOfTorch: return "part-of-torch";
+  }
+  return "package-imports-torch";
+}
+
 const char* to_string(LibraryRole r) {
   switch (r) {
     case LibraryRole::Target: return "target";

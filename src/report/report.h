@@ -263,6 +263,20 @@ const char* to_string(LibraryRole r);
 template <>
 std::optional<LibraryRole> from_string(std::string_view name);
 
+// The import of torch a file's process does before it loads the file (src/python/import_plan.h), and why
+// the tool took it to come first: a module its package runs first imports torch (evidence: that module,
+// relative to its site directory), its DT_NEEDED names torch's libraries (evidence: the soname), or it is
+// part of torch itself.
+enum class TorchImportReason { PackageImportsTorch, NeedsTorchLibraries, PartOfTorch };
+const char* to_string(TorchImportReason r);  // JSON `libraries[].imported_after.reason`
+
+struct ImportedAfter {
+  std::string torch;                   // the torch package directory
+  std::optional<std::string> version;  // torch's version, where known
+  TorchImportReason reason = TorchImportReason::PackageImportsTorch;
+  std::string evidence;
+};
+
 struct LibraryReport {
   std::string path;
   std::string soname;
@@ -281,6 +295,9 @@ struct LibraryReport {
   // names): --python's for every file, else the host a file Python hosts gets (src/host/python_host.h).
   std::optional<std::string> host = std::nullopt;
   bool needs_python_api = false;  // hosted as a library of modules: not a module, yet it needs the C API
+  std::optional<ImportedAfter> imported_after = std::nullopt;  // checked as loaded after `import torch`
+  // A plugin checked as loaded into the program that loads it (and exports what it uses): that program.
+  std::optional<std::string> plugin_of = std::nullopt;
   size_t missing_libraries() const;
 };
 
@@ -293,6 +310,9 @@ struct Report {
   bool runtime_lookups_fatal = false;          // --fail-on runtime: they fail the run
   std::optional<PythonContext> python;         // --python: the environment checked against
   std::string interpreter;            // --python: the interpreter loaded first ("" without)
+  // --with libraries given without :global or :local that were loaded with RTLD_LOCAL before an extension
+  // module, as Python's import loads torch's libraries (what the text report says once).
+  std::vector<std::string> with_as_import = {};
   size_t unresolved_count() const;
   size_t missing_library_count() const;
   size_t missing_version_count() const;

@@ -475,7 +475,10 @@ size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& s
 const char* host_of(std::string_view s) {
   auto upper_after = [&](size_t n) { return s.size() > n && ((s[n] >= 'A' && s[n] <= 'Z') || s[n] == '_'); };
   if ((s.rfind("Py", 0) == 0 && upper_after(2)) || (s.rfind("_Py", 0) == 0 && upper_after(3))) return "python3";
-  if (s.rfind("Perl_", 0) == 0 || s.rfind("PL_", 0) == 0) return "perl";
+  // Perl's API: Perl_*, PL_* (its globals), PerlIO*_* (its I/O layers), perl_alloc and the other
+  // interpreter entry points of perlembed.
+  if (s.rfind("Perl_", 0) == 0 || s.rfind("PL_", 0) == 0 || s.rfind("PerlIO", 0) == 0 || s.rfind("perl_", 0) == 0)
+    return "perl";
   return "";
 }
 

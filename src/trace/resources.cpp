@@ -15,13 +15,41 @@
 
 namespace mlc::trace {
 
+// Files walked under each directory inferred from a library's DWARF.
+constexpr size_t kInferredWalkLimit = 20000;
+
 TraceResources::TraceResources(const TraceOptions& o, Report& report)
     : o_(o), errors_(report.errors), warnings_(report.warnings) {}
 TraceResources::~TraceResources() = default;
 
-const TraceContext& TraceResources::context(const loader::Process* p, std::function<const ImportContext*()> import_context) {
+const TraceContext& TraceResources::context(const loader::Process* p, std::function<const ImportContext*()> import_context,
+                                            const InferredSources* inferred) {
   if (!ready_) prepare();
   ctx_.set_import_context(std::move(import_context));
+  // The natural call: no tree and no build named, so the library's DWARF says where it was built. Each walk
+  // is bounded (a unit compiled in a home directory costs a bound, not the home directory).
+  ctx_.sources = sources_ ? &*sources_ : nullptr;
+  ctx_.compiled_units = nullptr;
+  if (!sources_ && !build_ && inferred && !inferred->roots.empty()) {
+    auto it = inferred_.find(inferred->roots);
+    if (it == inferred_.end()) {
+      source::IndexStats stats;
+      const std::set<std::string> bounded(inferred->roots.begin(), inferred->roots.end());
+      it = inferred_.emplace(inferred->roots, source::SourceIndex::build({.roots = inferred->roots,
+                                                                          .cache_file = cache_file("sources", inferred->roots),
+                                                                          .defines = {},
+                                                                          .bounded_roots = bounded,
+                                                                          .walk_limit = kInferredWalkLimit},
+                                                                         &stats))
+               .first;
+      for (const auto& r : stats.cut_short)
+        warnings_.push_back("the search for definitions under " + r + " (where the library's debug information says it "
+                            "was built) stopped after " + std::to_string(kInferredWalkLimit) +
+                            " files; --source-root names the trees to search");
+    }
+    ctx_.sources = &it->second;
+    ctx_.compiled_units = &inferred->units;
+  }
   search_path_.reset();
   ctx_.search_path = nullptr;
   if (p) {

@@ -2,7 +2,9 @@
 // (TraceResources): the build tree, the source index, the porting map, the SDK and CUDA.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,14 @@ struct TraceOptions {
   double confirm_budget = 60;             // seconds of compiling allowed; the rest stays unconfirmed
 };
 
+// Where a library's own DWARF says it was built (the natural call, with no source tree and no build
+// named): the directories to search for definitions (its units' DW_AT_comp_dir and source directories)
+// and the sources it was compiled from.
+struct InferredSources {
+  std::vector<std::string> roots;
+  std::set<std::string> units;
+};
+
 // The indexes and build knowledge tracing needs, built on first use and shared by all inputs of a
 // run (and by musa-stubgen, which plans its stubs from the same context, and by the coverage report).
 // Problems reading them are added to the report's errors and warnings.
@@ -45,7 +55,8 @@ class TraceResources {
   // The context for one process (null: no loaded libraries, as for explain).
   // `import_context` reads the input's import context (import_context.h) when tracing first asks.
   const TraceContext& context(const loader::Process* process,
-                              std::function<const ImportContext*()> import_context = {});
+                              std::function<const ImportContext*()> import_context = {},
+                              const InferredSources* inferred = nullptr);
   // What building each index cost: files scanned in this run, or reused from the cache (the cache
   // is only worth its files when a second run scans nothing). Null for an index not built.
   const source::IndexStats* source_index_stats() const { return sources_ ? &source_stats_ : nullptr; }
@@ -65,6 +76,8 @@ class TraceResources {
   std::optional<porting::PortingMap> mapping_;
   std::vector<codegen::BackendYaml> codegen_;
   std::optional<sdk::SdkIndex> sdk_, cuda_, search_path_;
+  // Indexes of the trees inferred from the DWARF of the inputs, by their roots (one per project met).
+  std::map<std::vector<std::string>, source::SourceIndex> inferred_;
 };
 
 }  // namespace mlc::trace

@@ -107,7 +107,10 @@ class Tracer {
     if (check_stand_in(sym_, ctx_, declared_only_, u_)) return;  // c10::musa::musaX, torch_musa's stand-ins
     if (check_cuda()) return;
     if (check_cuda_api()) return;
-    if (declared_only_) {
+    // A declaration is the verdict only where the user named the trees: in the sources the library's own
+    // DWARF points to, a prototype of an API it calls (the Python C API, a driver's) says nothing of where
+    // that API is defined, and the host and provider passes that come later do.
+    if (declared_only_ && !ctx_.compiled_units) {
       u_.reason = "declared in " + declared_only_->file + (declared_only_->line ? ":" + std::to_string(*declared_only_->line) : "") +
                   " but defined in no source, SDK library or CUDA library that was searched";
       u_.origin = declared_only_;
@@ -476,7 +479,7 @@ class Tracer {
   }
 
   bool in_build(const std::string& path) const {
-    if (!ctx_.build) return false;
+    if (!ctx_.build) return ctx_.compiled_units && ctx_.compiled_units->count(path);
     // The library's own target, when the File API knows it: what another target compiles is not in this one.
     if (p_ && ref_ >= 0)
       if (const auto* t = ctx_.build->target_for_artifact(p_->objects[ref_].path); t && !t->compiles.empty())

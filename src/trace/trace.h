@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,9 @@ struct TraceContext {
   const porting::PortingMap* mapping = nullptr;
   const backend::Backend* backend = &backend::musa();  // names in sentences, the SDK's layout
   const build::Model* build = nullptr;
+  // Without a build: the sources the library's own DWARF says it was compiled from (its units), the one
+  // evidence of what the build compiled; null when there is a build, or no DWARF.
+  const std::set<std::string>* compiled_units = nullptr;
   const std::vector<codegen::BackendYaml>* codegen = nullptr;  // torchgen backend yamls (kernels the generated code calls)
   // Ported path (relative) -> original path (relative), filled on first use.
   mutable std::optional<std::unordered_map<std::string, std::string>> original_of;

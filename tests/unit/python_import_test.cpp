@@ -105,14 +105,24 @@ TEST(PythonEnv, answer_and_version_text_are_parsed_without_running_anything) {
 
 TEST_F(PythonImport, import_torch_binds_torchs_libc10_not_the_system_copy) {
   Site s = make_site("pyimport-competing");
-  // Without the import context, libc10.so comes from the system-like directory, which lacks c10_new.
-  ASSERT_EQ(ctypes_loads("", s.ext, s.system), "fails\n");
-  auto alone = run(tool(s, "--library-path " + quote(s.system) + " " + quote(s.ext)));
+  // Loaded alone (a copy outside any package), libc10.so comes from the system-like directory, which
+  // lacks c10_new.
+  const std::string plain = s.root + "/plain/_C.so";
+  copy(s.ext, plain);
+  ASSERT_EQ(ctypes_loads("", plain, s.system), "fails\n");
+  auto alone = run(tool(s, "--library-path " + quote(s.system) + " " + quote(plain)));
   EXPECT_EQ(alone.status, 1) << alone.out << alone.err;
   EXPECT_NE(alone.out.find("error: undefined symbol: c10_new\n"), std::string::npos) << alone.out;
 
-  // `import torch` first: its _C loads torch/lib/libc10.so, which then answers myext's DT_NEEDED.
+  // `import torch` first (myext/__init__.py imports it): its _C loads torch/lib/libc10.so, which then
+  // answers myext's DT_NEEDED. The natural call infers that context from the package, as --python does.
   ASSERT_EQ(ctypes_loads(s.torch_c, s.ext, s.system), "ok\n");
+  auto natural = run(tool(s, "--library-path " + quote(s.system) + " " + quote(s.ext)));
+  EXPECT_EQ(natural.status, 0) << natural.out << natural.err;
+  EXPECT_NE(natural.out.find("note: checked as imported after torch 9.9.1 from " + s.site +
+                             "/torch: myext/__init__.py imports it\n"),
+            std::string::npos)
+      << natural.out;
   auto r = run(tool(s, "--python=" + kPython + " --library-path " + quote(s.system) + " " + quote(s.ext)));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("note: import context: " + kPython + " (Python 3."), std::string::npos) << r.out;
@@ -168,12 +178,22 @@ TEST_F(PythonImport, explain_resolves_in_the_process_of_the_findings) {
   EXPECT_EQ(doc["explain"][0]["how"], "rpath");
   EXPECT_EQ(doc["libraries"].size(), 0u) << doc.dump(2);
 
-  ASSERT_EQ(ctypes_loads("", s.ext, s.system), "fails\n");
-  auto alone = run(tool(s, "explain c10_new" + args));
+  // Without --python the natural call infers the same import (myext/__init__.py imports torch): the same
+  // binding. A copy outside any package is loaded alone: the system-like copy, which lacks it.
+  auto natural = run(tool(s, "explain c10_new" + args));
+  EXPECT_EQ(natural.status, 0) << natural.out << natural.err;
+  EXPECT_NE(natural.out.find(">>> resolved by libc10.so (" + s.site + "/torch/lib/libc10.so), found through rpath\n"),
+            std::string::npos)
+      << natural.out;
+  const std::string plain = s.root + "/plain/_C.so";
+  copy(s.ext, plain);
+  const std::string plain_args = " --library-path " + quote(s.system) + " " + quote(plain);
+  ASSERT_EQ(ctypes_loads("", plain, s.system), "fails\n");
+  auto alone = run(tool(s, "explain c10_new" + plain_args));
   EXPECT_EQ(alone.status, 1) << alone.out << alone.err;
   EXPECT_NE(alone.out.find("error: undefined symbol: c10_new\n"), std::string::npos) << alone.out;
   EXPECT_EQ(alone.out.find("resolved by"), std::string::npos) << alone.out;
-  auto alone_doc = json::parse(run(tool(s, "explain c10_new --format json" + args)).out);
+  auto alone_doc = json::parse(run(tool(s, "explain c10_new --format json" + plain_args)).out);
   ASSERT_EQ(alone_doc["explain"].size(), 1u) << alone_doc.dump(2);
   EXPECT_EQ(alone_doc["explain"][0]["state"], "unresolved");
 }

@@ -1,0 +1,114 @@
+// The import context of one file: read from its package, its DT_NEEDED and the torch installations in
+// reach (torch/__init__.py's own order: _load_global_deps, then `from torch._C import *`).
+#include "python/import_plan.h"
+
+#include <unistd.h>
+
+#include "common/paths.h"
+#include "python/package.h"
+
+namespace mlc::python {
+namespace {
+
+bool is_torch_library(const std::string& soname) {
+  return soname.rfind("libc10.so", 0) == 0 || soname.rfind("libc10_", 0) == 0 || soname.rfind("libtorch", 0) == 0;
+}
+
+// The torch package that `file` is part of: the nearest directory above it named torch that holds an
+// __init__.py (its lib/, bin/ and subpackages are torch's own files).
+std::optional<environment::TorchInstall> own_torch(const std::string& file) {
+  for (std::string dir = dir_name(file); dir != "/" && dir != "."; dir = dir_name(dir))
+    if (base_name(dir) == "torch" && access((dir + "/__init__.py").c_str(), F_OK) == 0)
+      return environment::torch_in_site(dir_name(dir));
+  return std::nullopt;
+}
+
+// The torch another file's import would bring: --python's, else the one in the site directory holding
+// the file (pip installs a package beside the torch it was built for), else the host interpreter's.
+std::optional<environment::TorchInstall> torch_in_reach(const ImportQuestion& q) {
+  if (q.python) return q.python_torch ? std::optional<environment::TorchInstall>(*q.python_torch) : std::nullopt;
+  if (auto beside = environment::torch_beside(q.file)) return beside;
+  if (q.host)
+    for (const auto& site : q.host->site_dirs)
+      if (auto t = environment::torch_in_site(site)) return t;
+  return std::nullopt;
+}
+
+// Whether Python is what loads the file: an extension module or a library of modules, a file of a package,
+// or one in a site directory of the interpreter. A library of the system (libtorch_cpu.so in /usr/lib) is
+// loaded by whatever links it, with or without Python, so its DT_NEEDED says nothing of an import.
+bool loaded_by_python(const ImportQuestion& q, const PackageChain& chain) {
+  if (q.hosting != host::PythonHosting::None || !chain.packages.empty()) return true;
+  if (q.host)
+    for (const auto& site : q.host->site_dirs)
+      if (q.file.rfind(site + "/", 0) == 0) return true;
+  return false;
+}
+
+std::string relative_to(const std::string& path, const std::string& dir) {
+  return !dir.empty() && path.rfind(dir + "/", 0) == 0 ? path.substr(dir.size() + 1) : path;
+}
+
+}  // namespace
+
+std::optional<TorchImport> torch_imported_before(const ImportQuestion& q) {
+  if (auto own = own_torch(q.file))
+    return TorchImport{.torch = std::move(*own), .reason = TorchReason::PartOfTorch, .evidence = "torch/__init__.py"};
+  TorchImport out;
+  const PackageChain chain = package_chain(q.file);
+  if (auto module = module_importing(chain, "torch")) {
+    out.reason = TorchReason::PackageImportsTorch;
+    out.evidence = relative_to(*module, chain.site);
+  } else if (loaded_by_python(q, chain)) {
+    for (const auto& n : q.needed)
+      if (is_torch_library(n)) {
+        out.reason = TorchReason::NeedsTorchLibraries;
+        out.evidence = n;
+        break;
+      }
+    if (out.evidence.empty()) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  out.torch = torch_in_reach(q);
+  return out;
+}
+
+ImportPlan plan_import(const ImportQuestion& q) {
+  ImportPlan plan;
+  if (q.program) return plan;  // glibc's dlopen refuses a program; it starts its own process
+  plan.hosting = q.hosting;
+  // With --python every file's process is the interpreter's (the report says so once); without, a library
+  // of modules is hosted because it needs the C API, which its note says.
+  plan.needs_python_api = !q.python && q.hosting == host::PythonHosting::PythonApi;
+  plan.torch = torch_imported_before(q);
+  const std::string host_exe = q.host ? q.host->executable : "";
+  if (q.python) {
+    plan.host = q.python->executable;
+  } else if ((q.hosting != host::PythonHosting::None || plan.torch) && !host_exe.empty() &&
+             access(host_exe.c_str(), R_OK) == 0) {
+    plan.host = host_exe;
+  }
+  if (!plan.host.empty()) plan.loads.push_back({.path = plan.host, .global = true});
+  if (!plan.torch || !plan.torch->torch) return plan;
+  const auto& t = *plan.torch->torch;
+  const std::string deps = t.dir + "/lib/libtorch_global_deps.so";
+  // torch/__init__.py: _load_global_deps() (ctypes.CDLL with RTLD_GLOBAL) unless USE_GLOBAL_DEPS is False,
+  // then `from torch._C import *` (Python's RTLD_LOCAL, or RTLD_GLOBAL under USE_RTLD_GLOBAL_WITH_LIBTORCH).
+  // The roots of that import are checked after what comes before them: the global deps alone, _C after them.
+  if (q.file == deps) return plan;
+  if (t.global_deps && access(deps.c_str(), F_OK) == 0) plan.loads.push_back({.path = deps, .global = true});
+  if (q.file != t.extension) plan.loads.push_back({.path = t.extension, .global = t.extension_global});
+  return plan;
+}
+
+std::string reason_text(const TorchImport& t) {
+  switch (t.reason) {
+    case TorchReason::PackageImportsTorch: return t.evidence + " imports it";
+    case TorchReason::NeedsTorchLibraries: return "it needs " + t.evidence + ", which the import of torch loads";
+    case TorchReason::PartOfTorch: return "it is part of torch, whose import runs first";
+  }
+  return "";
+}
+
+}  // namespace mlc::python

@@ -1,0 +1,74 @@
+// The process a file is really loaded into, inferred from the files (nothing is run): Python hosts an
+// extension module, a library of modules and any library of a package; a package that imports torch, or a
+// file that needs torch's libraries, is loaded after `import torch` has loaded torch's own (its
+// libtorch_global_deps with RTLD_GLOBAL, then torch/_C with Python's RTLD_LOCAL, whose whole closure is
+// one scope). The pipeline turns a plan into the loader's environment for that file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "environment/python_env.h"
+#include "host/python_host.h"
+#include "python/interpreter.h"
+
+namespace mlc::python {
+
+// Why the import of torch comes first.
+enum class TorchReason {
+  PackageImportsTorch,  // a module its package runs first imports torch (evidence: that module)
+  NeedsTorchLibraries,  // its DT_NEEDED names torch's libraries (evidence: the first such soname)
+  PartOfTorch,          // a file of the torch package: importing it imports torch first (evidence: torch/__init__.py)
+};
+
+struct TorchImport {
+  // The torch imported; nullopt when the file needs one but none is in reach (it is then checked without).
+  std::optional<environment::TorchInstall> torch;
+  TorchReason reason = TorchReason::PackageImportsTorch;
+  std::string evidence;
+};
+
+// One load done before the file, in order: the interpreter (the main program), then torch's.
+struct PriorLoad {
+  std::string path;
+  bool global = true;  // RTLD_GLOBAL (the main program is always in the global scope)
+};
+
+struct ImportPlan {
+  std::string host;  // the interpreter that is the main program of the file's process, "" for none
+  host::PythonHosting hosting = host::PythonHosting::None;  // how Python hosts the file itself
+  bool needs_python_api = false;  // hosted as a library of modules (host::PythonHosting::PythonApi)
+  std::optional<TorchImport> torch;
+  // A plugin's program (src/host/program_host.h): the host, when it is no interpreter; "" otherwise.
+  std::string plugin_of;
+  std::vector<PriorLoad> loads;  // host first, then libtorch_global_deps and torch/_C as `import torch` loads them
+};
+
+struct ImportQuestion {
+  std::string file;
+  std::vector<std::string> needed;  // the file's DT_NEEDED
+  host::PythonHosting hosting = host::PythonHosting::None;
+  bool program = false;  // an executable: the main program of a process of its own, never imported
+  // --python's answer (every file's main program is then that interpreter), else none; and the torch it
+  // imports (environment::find_torch of that answer, found once per run), else none.
+  const environment::PythonEnv* python = nullptr;
+  const environment::TorchInstall* python_torch = nullptr;
+  // The interpreter that hosts files Python loads: --python's executable, else the first ELF python3 on
+  // PATH ("" for none), with its site directories.
+  const InterpreterSites* host = nullptr;
+};
+
+// Whether torch is imported before the file, why, and which torch: the one --python imports, else the one
+// in the site directory holding the file, else the host interpreter's. Nullopt when nothing imports torch
+// before the file.
+std::optional<TorchImport> torch_imported_before(const ImportQuestion& q);
+
+// The whole plan: the host and the loads before the file.
+ImportPlan plan_import(const ImportQuestion& q);
+
+// The sentence a note gives for the context: "myext/__init__.py imports it", "it needs libc10.so, which
+// torch's import loads", "it is part of torch".
+std::string reason_text(const TorchImport& t);
+
+}  // namespace mlc::python

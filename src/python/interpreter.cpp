@@ -1,0 +1,107 @@
+// The site directories of an interpreter, from its layout on disk (CPython's site.py getsitepackages,
+// Debian's patch of it, and venv's pyvenv.cfg), as data: nothing is run.
+#include "python/interpreter.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <algorithm>
+
+#include "common/file_io.h"
+#include "common/paths.h"
+
+namespace mlc::python {
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+std::string real_path(const std::string& p) {
+  char buf[PATH_MAX];
+  return realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+// "3.11" from "python3.11", "3.11.2" or "3.11.2+": the first two numbers.
+std::string major_minor(const std::string& text) {
+  size_t at = text.find_first_of("0123456789");
+  if (at == std::string::npos) return "";
+  size_t dot = text.find('.', at);
+  if (dot == std::string::npos) return "";
+  size_t end = text.find_first_not_of("0123456789", dot + 1);
+  std::string v = text.substr(at, (end == std::string::npos ? text.size() : end) - at);
+  return v.size() > dot + 1 - at ? v : "";
+}
+
+// The one lib/python3.N directory of a prefix, when the program's name does not say N.
+std::string version_from_prefix(const std::string& prefix) {
+  std::vector<std::string> found;
+  if (DIR* d = opendir((prefix + "/lib").c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.rfind("python3.", 0) == 0 && n.find_first_not_of("0123456789", 8) == std::string::npos) found.push_back(n);
+    }
+    closedir(d);
+  }
+  return found.size() == 1 ? major_minor(found.front()) : "";
+}
+
+// pyvenv.cfg's `key = value` lines.
+std::string cfg_value(const std::string& text, const std::string& key) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    start = nl == std::string::npos ? text.size() : nl + 1;
+    size_t eq = line.find('=');
+    if (eq != std::string::npos && trim(line.substr(0, eq)) == key) return trim(line.substr(eq + 1));
+  }
+  return "";
+}
+
+void add_prefix_sites(const std::string& prefix, const std::string& version, std::vector<std::string>& out) {
+  if (version.empty()) return;
+  // Debian's python3 (site.py as Debian patches it): /usr/local first, then the packaged dist-packages.
+  if (prefix == "/usr") {
+    out.push_back("/usr/local/lib/python" + version + "/dist-packages");
+    out.push_back("/usr/lib/python3/dist-packages");
+    out.push_back("/usr/lib/python" + version + "/dist-packages");
+  }
+  out.push_back(prefix + "/lib/python" + version + "/site-packages");
+}
+
+}  // namespace
+
+InterpreterSites read_sites(const std::string& executable) {
+  InterpreterSites out;
+  out.executable = executable;
+  std::vector<std::string> candidates;
+  // venv (PEP 405): pyvenv.cfg one directory above the directory of the program as it is named.
+  const std::string venv = dir_name(dir_name(executable));
+  if (auto cfg = read_text(venv + "/pyvenv.cfg")) {
+    out.version = major_minor(cfg_value(*cfg, "version_info"));
+    if (out.version.empty()) out.version = major_minor(cfg_value(*cfg, "version"));
+    std::string home = cfg_value(*cfg, "home");
+    if (out.version.empty()) out.version = major_minor(base_name(real_path(executable)));
+    if (out.version.empty()) out.version = version_from_prefix(venv);
+    if (!out.version.empty()) candidates.push_back(venv + "/lib/python" + out.version + "/site-packages");
+    if (cfg_value(*cfg, "include-system-site-packages") == "true" && !home.empty())
+      add_prefix_sites(dir_name(home), out.version, candidates);  // home: the base interpreter's bin/
+  } else {
+    const std::string real = real_path(executable);
+    const std::string prefix = dir_name(dir_name(real));
+    out.version = major_minor(base_name(real));
+    if (out.version.empty()) out.version = version_from_prefix(prefix);
+    add_prefix_sites(prefix, out.version, candidates);
+  }
+  for (const auto& c : candidates)
+    if (is_dir(c) && std::find(out.site_dirs.begin(), out.site_dirs.end(), c) == out.site_dirs.end())
+      out.site_dirs.push_back(c);
+  return out;
+}
+
+}  // namespace mlc::python

@@ -1,0 +1,30 @@
+// What Python runs before it imports a file, read from the package's sources (never run): importing
+// `pkg.sub._C` executes pkg/__init__.py, then pkg/sub/__init__.py, and whatever modules of the package they
+// import, before the extension is loaded. A module-level `import torch` anywhere in that chain means the
+// extension is loaded into a process where torch's import is done.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlc::python {
+
+// The packages above a file: the directories from the topmost one holding __init__.py down to the file's
+// own, each with its __init__.py. Empty when the file's directory is no package.
+struct PackageChain {
+  std::string site;                   // the directory holding the top package ("" when none)
+  std::vector<std::string> packages;  // package directories, top first
+};
+PackageChain package_chain(const std::string& file);
+
+// The module of the chain (an __init__.py, or a module of the same package one of them imports, followed
+// to at most `limit` files) that imports `package` at module level: `import torch`, `import torch.nn as nn`,
+// `from torch import ...`, `import os, torch`, also inside a top-level try/if/with block, not inside a def
+// or class. Nullopt when none does.
+std::optional<std::string> module_importing(const PackageChain& chain, const std::string& package, size_t limit = 64);
+
+// Whether one line of Python source imports `package` (the line's own text; indentation is the caller's).
+bool line_imports(const std::string& line, const std::string& package);
+
+}  // namespace mlc::python

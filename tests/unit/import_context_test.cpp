@@ -1,0 +1,244 @@
+// The natural call: a file checked with no flag is checked in the process its import really makes. The
+// import of torch its package does first, torch's own scopes, the interpreter's site directories: all read
+// from the files. The real loader is the oracle: ctypes doing what `import torch` does (the global deps
+// with RTLD_GLOBAL, then _C with RTLD_LOCAL) before the file, and Debian's own python3 importing Debian's
+// packages.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "python/interpreter.h"
+#include "python/package.h"
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::quote;
+using test::read_file;
+using test::run;
+using test::write_file;
+
+const std::string kBin = MLC_LINKCHECK_BIN;
+const std::string kFix = MLC_LOADER_FIXTURES;
+const std::string kPython = "/usr/bin/python3";
+
+void copy_tree(const std::string& from, const std::string& to) {
+  fs::create_directories(to);
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+}
+
+// The real loader doing what `import torch` does before the file (torch/__init__.py: _load_global_deps with
+// RTLD_GLOBAL, then `from torch._C import *`, RTLD_LOCAL), then loading `file` with RTLD_NOW; "ok", or the
+// loader's complaint. Without a torch directory, the file alone in a bare interpreter.
+std::string real_import(const std::string& torch_dir, const std::string& file) {
+  std::string py = "import ctypes, os, sys\ntry:\n";
+  if (!torch_dir.empty()) {
+    py += "    d = os.path.join(sys.argv[1], 'lib', 'libtorch_global_deps.so')\n"
+          "    if os.path.exists(d): ctypes.CDLL(d, os.RTLD_NOW | os.RTLD_GLOBAL)\n"
+          "    ctypes.CDLL(os.path.join(sys.argv[1], '_C.so'), os.RTLD_NOW)\n";
+  }
+  py += "    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\nexcept OSError as e:\n    print(e)\n";
+  auto r = run("env -u LD_LIBRARY_PATH " + kPython + " -c " + quote(py) + " " + quote(torch_dir.empty() ? "-" : torch_dir) +
+               " " + quote(file));
+  std::string out = r.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+std::string linkcheck(const std::string& args) { return "env -u LD_LIBRARY_PATH " + kBin + " --no-cache " + args; }
+
+// site/torch with libc10.so (pyimport fixtures) and site/myext, whose _C.so needs libc10.so by name only
+// and has no search path to it: it loads only because torch's import loaded libc10.so first.
+std::string pyimport_site(const std::string& name, const std::string& myext_init) {
+  std::string site = test::scratch_dir(name) + "/site";
+  copy_tree(kFix + "/pyimport/torch", site + "/torch");
+  copy_tree(kFix + "/pyimport/myext", site + "/myext");
+  write_file(site + "/torch/__init__.py", "from torch._C import *\n");
+  write_file(site + "/torch/version.py", "__version__ = '9.9.1'\n");
+  write_file(site + "/myext/__init__.py", myext_init);
+  return site;
+}
+
+TEST(ImportContext, an_extension_whose_package_imports_torch_is_checked_after_the_torch_beside_it) {
+  std::string site = pyimport_site("beside", "import torch\nfrom myext import _C\n");
+  const std::string ext = site + "/myext/_C.so";
+  ASSERT_EQ(real_import(site + "/torch", ext), "ok");
+  auto r = run(linkcheck(quote(ext)));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "note: checked as imported after torch 9.9.1 from " + site + "/torch: myext/__init__.py imports it\n"
+                   "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  auto j = json::parse(run(linkcheck("--format json " + quote(ext))).out);
+  EXPECT_EQ(j["libraries"][0]["imported_after"],
+            json({{"torch", site + "/torch"}, {"version", "9.9.1"}, {"reason", "package-imports-torch"},
+                  {"evidence", "myext/__init__.py"}}));
+}
+
+// The package imports torch through a module of its own (`from .ops import *`, ops.py imports torch);
+// an import inside a function or a docstring does not run on import.
+TEST(ImportContext, the_chain_is_followed_through_the_packages_own_modules_at_module_level) {
+  std::string site = pyimport_site("through-module", "\"\"\"Docs.\nimport torch\n\"\"\"\nfrom .ops import *\n");
+  write_file(site + "/myext/ops.py", "def later():\n    import torch\ntry:\n    import os, torch\nexcept ImportError:\n    pass\n");
+  auto chain = python::package_chain(site + "/myext/_C.so");
+  ASSERT_EQ(chain.packages, std::vector<std::string>{site + "/myext"});
+  EXPECT_EQ(python::module_importing(chain, "torch"), site + "/myext/ops.py");
+  write_file(site + "/myext/ops.py", "def later():\n    import torch\nimport torchvision\nclass A:\n  import torch\n");
+  EXPECT_EQ(python::module_importing(chain, "torch"), std::nullopt);
+  EXPECT_TRUE(python::line_imports("from torch.utils import cpp_extension", "torch"));
+  EXPECT_TRUE(python::line_imports("import numpy as np, torch.nn as nn", "torch"));
+  EXPECT_FALSE(python::line_imports("import torchvision", "torch"));
+  EXPECT_FALSE(python::line_imports("from torchaudio import x", "torch"));
+}
+
+// Without an import of torch in its package, a file whose DT_NEEDED names torch's libraries is still
+// loaded only after torch (nothing else provides libc10.so): that is the reason given.
+TEST(ImportContext, a_file_needing_torchs_libraries_is_checked_after_torch_and_says_so) {
+  std::string site = pyimport_site("needs", "from myext import _C\n");
+  auto r = run(linkcheck(quote(site + "/myext/_C.so")));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "note: checked as imported after torch 9.9.1 from " + site +
+                                                   "/torch: it needs libc10.so, which the import of torch loads");
+}
+
+// torch 2.x's libtorch_nvshmem.so uses libc10_cuda.so without linking it: in its only real context, the
+// closure of torch/_C (one RTLD_LOCAL scope), it loads. That is its verdict; loading it alone fails, which
+// is a warning naming the library it does not link.
+TEST(ImportContext, a_file_torchs_import_loads_takes_the_imports_verdict_and_a_warning_for_loading_it_alone) {
+  std::string site = test::scratch_dir("scope") + "/site";
+  copy_tree(kFix + "/pyscope/torch", site + "/torch");
+  write_file(site + "/torch/__init__.py", "from torch._C import *\n");
+  const std::string lib = site + "/torch/lib/libtorch_nvshmem.so";
+  ASSERT_EQ(real_import(site + "/torch", lib), "ok");
+  ASSERT_EQ(real_import("", lib), lib + ": undefined symbol: c10_cuda_f");
+  auto r = run(linkcheck(quote(lib)));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "note: checked as imported after torch from " + site + "/torch: it is part of torch, whose import runs first\n"
+                   "warning: " + lib + ": loads as part of the import of torch, but loading it alone fails: it does not "
+                   "link libc10_cuda.so, which that import loads first\n"
+                   "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  // The whole environment: nothing fails; the warning stands.
+  auto dir = run(linkcheck(quote(site)));
+  EXPECT_EQ(dir.status, 0) << dir.out;
+  EXPECT_NE(dir.out.find("0 of 5 files would fail to load\n"), std::string::npos) << dir.out;
+}
+
+// torch's global deps bring the system's libgomp with RTLD_GLOBAL: an extension of a package that imports
+// torch takes omp_* from it without linking it, and its import works.
+TEST(ImportContext, an_extension_takes_what_torchs_global_deps_load_globally) {
+  std::string site = test::scratch_dir("gomp") + "/site";
+  copy_tree(kFix + "/pyscope/torch", site + "/torch");
+  copy_tree(kFix + "/pyscope/ompext", site + "/ompext");
+  write_file(site + "/torch/__init__.py", "from torch._C import *\n");
+  write_file(site + "/ompext/__init__.py", "import torch\nfrom . import _C\n");
+  const std::string ext = site + "/ompext/_C.so";
+  ASSERT_EQ(real_import(site + "/torch", ext), "ok");
+  ASSERT_NE(real_import("", ext), "ok");
+  auto r = run(linkcheck("-q " + quote(ext)));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+// The interpreter's site directories, read from its files, are the ones it puts on sys.path.
+TEST(ImportContext, an_interpreters_site_directories_are_read_as_it_puts_them_on_sys_path) {
+  if (!fs::exists(kPython)) MLC_SKIP() << kPython << " is absent";
+  auto site_dirs_of = [](const std::string& exe) {
+    auto r = run(quote(exe) + " -c " + quote("import sys\nfor p in sys.path:\n    if p.endswith(('site-packages', "
+                                             "'dist-packages')): print(p)"));
+    std::vector<std::string> out;
+    std::istringstream lines(r.out);
+    for (std::string l; std::getline(lines, l);)
+      if (fs::is_directory(l)) out.push_back(l);
+    return out;
+  };
+  EXPECT_EQ(python::read_sites(kPython).site_dirs, site_dirs_of(kPython));
+  EXPECT_EQ(python::read_sites(kPython).version, "3.11");
+  std::string venv = test::scratch_dir("venv") + "/v";
+  ASSERT_EQ(run(kPython + " -m venv --without-pip " + quote(venv)).status, 0);
+  EXPECT_EQ(python::read_sites(venv + "/bin/python3").site_dirs, site_dirs_of(venv + "/bin/python3"));
+  auto cfg = read_file(venv + "/pyvenv.cfg");
+  cfg.replace(cfg.find("include-system-site-packages = false"), 36, "include-system-site-packages = true");
+  write_file(venv + "/pyvenv.cfg", cfg);
+  EXPECT_EQ(python::read_sites(venv + "/bin/python3").site_dirs, site_dirs_of(venv + "/bin/python3"));
+}
+
+}  // namespace
+}  // namespace mlc
+
+namespace mlc {
+namespace {
+
+// gcc, in the scratch area: the C source text, and the file it builds.
+void cc(const std::string& dir, const std::string& source, const std::string& out, const std::string& flags) {
+  write_file(dir + "/src.c", source);
+  auto r = run("gcc -O1 -fPIC -o " + quote(out) + " " + quote(dir + "/src.c") + " " + flags);
+  ASSERT_EQ(r.status, 0) << r.err;
+}
+
+// A library its author installed beside the one that needs it, with no search path to it: the load fails,
+// and what fixes it is the search path ($ORIGIN), not an install.
+TEST(ImportContext, a_library_found_beside_it_but_off_its_search_path_is_fixed_by_runpath_origin) {
+  std::string dir = test::scratch_dir("beside");
+  fs::create_directories(dir + "/opt/lib");
+  cc(dir, "int beside_f(void) { return 1; }\n", dir + "/opt/lib/libbeside.so.1", "-shared -Wl,-soname,libbeside.so.1");
+  cc(dir, "int beside_f(void);\nint user_f(void) { return beside_f(); }\n", dir + "/opt/lib/libuser.so",
+     "-shared " + quote(dir + "/opt/lib/libbeside.so.1"));
+  const std::string user = dir + "/opt/lib/libuser.so";
+  ASSERT_EQ(real_import("", user), "libbeside.so.1: cannot open shared object file: No such file or directory");
+  auto r = run(linkcheck("-q " + quote(user)));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "error: loading libuser.so would fail: 1 cause\n"
+                   "error: library not found: libbeside.so.1 (needed by libuser.so): found beside it (" + dir +
+                   "/opt/lib/libbeside.so.1), but not on its search path\n");
+  auto full = run(linkcheck(quote(user)));
+  EXPECT_NE(full.out.find(">>> fix: add RUNPATH $ORIGIN to libuser.so (link it with -Wl,-rpath,'$ORIGIN', or patchelf "
+                          "--set-rpath '$ORIGIN' " + user + ")\n"),
+            std::string::npos)
+      << full.out;
+  // The fix, as the line says: linked with that RUNPATH, the library loads, and the tool agrees.
+  cc(dir, "int beside_f(void);\nint user_f(void) { return beside_f(); }\n", user,
+     "-shared -Wl,-rpath,'$ORIGIN' " + quote(dir + "/opt/lib/libbeside.so.1"));
+  ASSERT_EQ(real_import("", user), "ok");
+  EXPECT_EQ(run(linkcheck("-q " + quote(user))).status, 0);
+}
+
+// A plugin takes what its program exports (built with -rdynamic), as tc's plugins take get_u32 from tc: in
+// the program that loads it, it loads; the program named like its directory is that host.
+TEST(ImportContext, a_plugin_is_checked_as_loaded_into_the_program_that_exports_what_it_uses) {
+  std::string dir = test::scratch_dir("plugin");
+  fs::create_directories(dir + "/app/bin");
+  fs::create_directories(dir + "/app/lib/plugtool");
+  const std::string program = dir + "/app/bin/plugtool", plugin = dir + "/app/lib/plugtool/m_one.so";
+  cc(dir, "int host_api_f(void);\nint plugin_f(void) { return host_api_f(); }\n", plugin, "-shared");
+  cc(dir,
+     "#include <dlfcn.h>\n#include <stdio.h>\nint host_api_f(void) { return 7; }\n"
+     "int main(int argc, char** argv) { void* h = dlopen(argv[1], RTLD_NOW);\n"
+     "  if (!h) { printf(\"%s\\n\", dlerror()); return 1; }\n  printf(\"ok\\n\"); return 0; }\n",
+     program, "-rdynamic -ldl");
+  EXPECT_EQ(run(quote(program) + " " + quote(plugin)).out, "ok\n");
+  ASSERT_EQ(real_import("", plugin), plugin + ": undefined symbol: host_api_f");
+  auto r = run(linkcheck(quote(plugin)));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "note: " + plugin + " is a plugin of " + program + ", which exports what it uses: checked as loaded into it\n"
+                   "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+}
+
+// Debian's tc plugins take addattr_l, get_u32... from /usr/sbin/tc (its exports are the oracle): never a
+// fix asking for another libc.
+TEST(ImportContext, debians_tc_plugin_is_checked_in_tc_not_blamed_on_libc) {
+  const std::string plugin = "/usr/lib/x86_64-linux-gnu/tc/m_xt.so";
+  if (!fs::exists(plugin) || !fs::exists("/usr/sbin/tc")) MLC_SKIP() << "Debian's iproute2 is not installed";
+  auto exports = run("nm -D --defined-only /usr/sbin/tc");
+  for (const char* name : {" addattr_l\n", " get_u32\n", " print_nl\n"}) ASSERT_NE(exports.out.find(name), std::string::npos);
+  auto r = run(linkcheck(quote(plugin)));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("note: " + plugin + " is a plugin of /usr/sbin/tc, which exports what it uses: checked as loaded into it\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("libc.so.6"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace mlc
