@@ -30,6 +30,7 @@
 #include "environment/ownership.h"
 #include "host/host_load.h"
 #include "host/program_host.h"
+#include "host/python_api.h"
 #include "host/python_host.h"
 #include "python/import_plan.h"
 #include "python/interpreter.h"
@@ -570,6 +571,19 @@ void confirm_findings(InputCheck& in, const trace::TraceContext& ctx, const Link
   std::erase_if(unknown, [](const UnresolvedSymbol* u) { return u->classification != Classification::Unknown; });
 }
 
+// The interpreter that is the main program of the input's process, with the objects it hosts (the target
+// and what its load brought in); none for a plugin's program or a file Python does not load.
+host::HostInterpreter hosting_interpreter(const InputCheck& in, const RunContext& run) {
+  host::HostInterpreter h;
+  if (in.plan.host.empty() || !in.plan.plugin_of.empty()) return h;
+  h.path = in.plan.host;
+  h.version = run.options.python ? run.options.python->version : run.host.version;
+  const auto& p = in.process;
+  for (const auto& o : p.objects)
+    if (o.is_target || o.root == p.target) h.hosted.push_back(o.path);
+  return h;
+}
+
 // The natural call names no source tree and no build: the library's own DWARF says where it was built.
 // Each unit's DW_AT_comp_dir (where the compiler ran: a setup.py's directory, a CMake build's) and the
 // directory of its source, outermost first; directories that do not exist here (a distribution's build
@@ -627,7 +641,9 @@ void trace_origins(InputCheck& in, const RunContext& run, TraceResources& resour
   std::vector<UnresolvedSymbol*> unknown = trace_symbols(in, ctx);
   // (--confirm) the compiler's verdict on what text matching could not settle.
   if (options.trace.confirm) confirm_findings(in, ctx, options, unknown, report);
-  // Symbols the host program provides (the Python C API from the interpreter)...
+  // The Python C API the interpreter that hosts the file lacks (an extension built for a newer Python)...
+  unknown = host::find_api_the_interpreter_lacks(unknown, hosting_interpreter(in, run), report.causes);
+  // ... symbols the host program provides (the Python C API from the interpreter, when none hosts it)...
   const std::vector<UnresolvedSymbol*> before_host = unknown;
   unknown = trace::find_host_symbols(unknown, report.causes);
   // ... and what that interpreter's own load defines (libm's pow, for a module linked without -lm).

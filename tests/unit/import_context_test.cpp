@@ -242,3 +242,59 @@ TEST(ImportContext, debians_tc_plugin_is_checked_in_tc_not_blamed_on_libc) {
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+// A --python that cannot answer (a typo, a program that fails, one that hangs) is one line naming it, and
+// the files are checked as without it: the interpreter on PATH hosts the extension, nothing is lost.
+TEST(ImportContext, a_python_that_fails_is_one_error_and_the_check_goes_on_without_it) {
+  if (!fs::exists(kPython)) MLC_SKIP() << kPython << " is absent";
+  const std::string ext = kFix + "/pyext/_pyext.so";
+  std::string dir = test::scratch_dir("badpython");
+  write_file(dir + "/hang", "#!/bin/sh\nsleep 60\n");
+  fs::permissions(dir + "/hang", fs::perms::owner_all);
+  const std::string env = "PATH=/usr/bin:/bin MUSA_LINKCHECK_PYTHON_TIMEOUT=1 ";
+  const std::string without = run(env + kBin + " --no-cache " + quote(ext)).out;
+  ASSERT_NE(without.find("0 undefined symbols"), std::string::npos) << without;
+  for (const auto& [python, why] : std::vector<std::pair<std::string, std::string>>{
+           {"/nonexistent/python3", "the Python interpreter cannot run: No such file or directory"},
+           {"/bin/false", "the Python interpreter exited with status 1"},
+           {dir + "/hang", "the Python interpreter did not answer within 1 s (it and its children were killed)"}}) {
+    auto r = run(env + kBin + " --no-cache --python=" + quote(python) + " " + quote(ext));
+    EXPECT_EQ(r.status, 2) << python;
+    EXPECT_EQ(r.err, "musa-linkcheck: error: " + python + ": " + why + "\n");
+    EXPECT_EQ(r.out, without) << python;
+  }
+}
+
+// An extension built for a newer Python references an API its interpreter lacks: said with both versions,
+// never as a missing --python (the real import fails on it, which is the oracle).
+TEST(ImportContext, an_api_the_interpreter_lacks_names_its_version_and_the_one_that_added_it) {
+  if (!fs::exists(kPython)) MLC_SKIP() << kPython << " is absent";
+  std::string dir = test::scratch_dir("newapi");
+  auto version = run(kPython + " -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").out;
+  version.pop_back();
+  if (version != "3.11" && version != "3.12") MLC_SKIP() << kPython << " is Python " << version << ", which has PyLong_AsInt";
+  const std::string module = dir + "/newapi.cpython-311-x86_64-linux-gnu.so";
+  cc(dir, "long PyLong_AsInt(void*);\nvoid* PyLong_FromLong(long);\n"
+          "void* PyInit_newapi(void) { PyLong_AsInt(0); return PyLong_FromLong(1); }\n",
+     module, "-shared");
+  auto real = run("cd " + quote(dir) + " && " + kPython + " -c 'import newapi'");
+  ASSERT_NE(real.err.find("undefined symbol: PyLong_AsInt"), std::string::npos) << real.err;
+  auto r = run("PATH=/usr/bin:/bin " + kBin + " --no-cache " + quote(module));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "error: importing newapi.cpython-311-x86_64-linux-gnu.so would fail: 1 cause\n"
+                   "error: 1 symbol of the Python C API is not in " + kPython + " (Python " + version + "), the interpreter "
+                   "that loads this extension: it was built for a newer Python (3.13 added PyLong_AsInt)\n"
+                   ">>> version-mismatch: PyLong_AsInt\n"
+                   ">>> fix: build it against Python " + version + "'s headers, or check it with --python=EXE for the "
+                   "Python it was built for (3.13 or later)\n"
+                   "1 undefined symbol, 0 missing libraries, 0 missing versions in 1 library\n");
+  auto j = json::parse(run("PATH=/usr/bin:/bin " + kBin + " --no-cache --format json " + quote(module)).out);
+  EXPECT_EQ(j["libraries"][0]["unresolved"][0]["reason"],
+            "this interpreter is too old: Python 3.13 added it, and " + kPython + " is Python " + version);
+}
+
+}  // namespace
+}  // namespace mlc
