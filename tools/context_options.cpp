@@ -1,5 +1,6 @@
 // Shared option handling for musa-linkcheck and musa-stubgen.
 #include "context_options.h"
+#include "python_context.h"
 
 #include <glob.h>
 #include <sys/stat.h>
@@ -265,6 +266,13 @@ std::optional<std::string> ContextOptions::path_error() const {
 std::string ContextOptions::python_interpreter() const {
   if (!python_option || python_option->count() == 0) return "";
   return python.find('/') == std::string::npos ? find_on_path(python) : absolute(python);
+}
+
+LinkcheckOptions ContextOptions::prepare(std::vector<InputError>& errors) const {
+  LinkcheckOptions options = resolve();
+  if (python_option && python_option->count() > 0)
+    if (auto e = ask_python(python, options)) errors.push_back(*e);
+  return options;
 }
 
 LinkcheckOptions ContextOptions::resolve() const {

@@ -42,6 +42,10 @@ struct ContextOptions {
   std::string python_interpreter() const;
   // Paths made absolute, defaults filled from the environment ($MUSA_HOME, LD_LIBRARY_PATH...).
   LinkcheckOptions resolve() const;
+  // resolve(), and --python's interpreter asked where its packages live (tools/python_context.h): the one
+  // context both tools check in. An interpreter that cannot answer is an error in `errors`; the run then
+  // goes on as without --python.
+  LinkcheckOptions prepare(std::vector<InputError>& errors) const;
 };
 
 // Lexically absolute (no symlink resolution: $ORIGIN depends on the path as given).

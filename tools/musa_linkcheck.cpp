@@ -197,8 +197,6 @@ std::optional<int> check_arguments(const Arguments& a, std::optional<mlc::Baseli
 // checked as the directory they unpack to, under the cache (or temporary) directory.
 void prepare_inputs(Arguments& a, mlc::LinkcheckOptions& options, mlc::tools::UnpackedWheels& wheels,
                     std::vector<mlc::InputError>& context_errors) {
-  if (a.context.python_option && a.context.python_option->count() > 0)
-    if (auto e = mlc::tools::ask_python(a.context.python, options)) context_errors.push_back(*e);
   if (*a.explain) return;
   std::string parent = options.trace.cache_dir.empty() ? std::filesystem::temp_directory_path().string()
                                                        : options.trace.cache_dir;
@@ -320,7 +318,8 @@ int run(int argc, char** argv) {
   if (*a.coverage.app) return a.coverage.run(a.context);
   std::optional<mlc::Baseline> known;
   if (auto status = check_arguments(a, known)) return *status;
-  mlc::LinkcheckOptions options = a.context.resolve();
+  std::vector<mlc::InputError> context_errors;
+  mlc::LinkcheckOptions options = a.context.prepare(context_errors);
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
   for (auto& in : a.inputs) in = absolute(in);
   const bool named_directory = std::any_of(a.inputs.begin(), a.inputs.end(), [](const std::string& in) {
@@ -328,7 +327,6 @@ int run(int argc, char** argv) {
     return std::filesystem::is_directory(in, ec);
   });
   const bool runtime_fatal = ("," + a.fail_on + ",").find(",runtime,") != std::string::npos;
-  std::vector<mlc::InputError> context_errors;
   mlc::tools::UnpackedWheels wheels;
   prepare_inputs(a, options, wheels, context_errors);
 

@@ -158,7 +158,11 @@ int run(int argc, char** argv) {
   if (auto status = check_arguments(a)) return *status;
   a.so.relative_to = std::filesystem::current_path().string();  // when the build names no source directory
   for (auto& in : a.inputs) in = absolute(in);
-  auto result = mlc::run_stubgen(a.inputs, {.linkcheck = a.context.resolve(),
+  // The context musa-linkcheck checks in, --python's answer included.
+  std::vector<mlc::InputError> context_errors;
+  mlc::LinkcheckOptions context = a.context.prepare(context_errors);
+  for (const auto& e : context_errors) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
+  auto result = mlc::run_stubgen(a.inputs, {.linkcheck = context,
                                             .report_file = a.report_file.empty() ? "" : absolute(a.report_file),
                                             .stubs = a.so});
   if (!result) {
@@ -177,7 +181,8 @@ int run(int argc, char** argv) {
                  done.after->total, text_alone.c_str());
   }
   write_changes(a, done);
-  return summarize(a, done);
+  int status = summarize(a, done);
+  return context_errors.empty() ? status : 2;
 }
 
 }  // namespace

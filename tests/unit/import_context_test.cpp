@@ -298,3 +298,31 @@ TEST(ImportContext, an_api_the_interpreter_lacks_names_its_version_and_the_one_t
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+// musa-stubgen checks in the context musa-linkcheck does (the import of torch its package does first):
+// the symbols it stubs or refuses are those linkcheck reports, no more.
+TEST(ImportContext, stubgen_takes_the_same_context_as_linkcheck) {
+  std::string site = pyimport_site("stubgen-context", "import torch\nfrom myext import _C\n");
+  fs::copy_file(kFix + "/pyimport/system/libc10.so", site + "/torch/lib/libc10.so", fs::copy_options::overwrite_existing);
+  const std::string ext = site + "/myext/_C.so";
+  ASSERT_EQ(real_import(site + "/torch", ext), ext + ": undefined symbol: c10_new");
+  auto j = json::parse(run(linkcheck("--format json " + quote(ext))).out);
+  ASSERT_EQ(j["libraries"][0]["unresolved"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["libraries"][0]["unresolved"][0]["symbol"], "c10_new");
+  std::string out = test::scratch_root() / "stubgen-context";
+  auto r = run("env -u LD_LIBRARY_PATH " + std::string(MLC_STUBGEN_BIN) + " --no-cache --dry-run --out-cpp " +
+               quote(out + "/stubs.cpp") + " --out-header " + quote(out + "/stubs.h") + " " + quote(ext));
+  // c10_new is defined nowhere (not something a stub fixes unless asked); c10_old, which torch's libc10
+  // defines, is no finding: it was refused as missing-library when stubgen checked the file alone.
+  EXPECT_NE(r.err.find("musa-stubgen: cannot fix c10_new: unknown: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("musa-stubgen: 0 stubs, 0 CMake files to patch, 0 files would change, 1 symbol refused\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("c10_old"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace mlc
