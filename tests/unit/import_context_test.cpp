@@ -326,3 +326,54 @@ TEST(ImportContext, stubgen_takes_the_same_context_as_linkcheck) {
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+// The real verdict on each ELF file of a site directory: a program by `ldd -r` (Debian's own, trusted);
+// any other file by a fresh /usr/bin/python3 importing the innermost package holding it (its __init__
+// runs as a real import would) and then loading it with ctypes.CDLL(RTLD_NOW), as the import does.
+bool really_loads(const std::string& site, const std::string& file, bool program) {
+  if (program) {
+    auto r = run("ldd -r " + quote(file) + " 2>&1");
+    return r.status == 0 && r.out.find("undefined symbol") == std::string::npos && r.out.find("not found") == std::string::npos;
+  }
+  std::string package;
+  for (std::string dir = fs::path(file).parent_path().string(); dir.size() > site.size() && fs::exists(dir + "/__init__.py");
+       dir = fs::path(dir).parent_path().string())
+    package = fs::path(dir).filename().string() + (package.empty() ? "" : "." + package);
+  std::string py = "import ctypes, importlib, os, sys\ntry:\n    if sys.argv[1]: importlib.import_module(sys.argv[1])\n"
+                   "    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\nexcept Exception as e:\n    print(e)\n";
+  auto r = run("cd / && env -u LD_LIBRARY_PATH " + kPython + " -c " + quote(py) + " " + quote(package) + " " + quote(file));
+  return r.out == "ok\n";
+}
+
+// Debian's dist-packages as one environment: the natural call's verdict on each file, and the directory
+// mode's count, equal the real loader's.
+TEST(ImportContext, debians_dist_packages_verdict_per_file_equals_the_real_import) {
+  const std::string site = "/usr/lib/python3/dist-packages";
+  if (!fs::exists(site + "/torch/__init__.py") || !fs::exists(kPython)) MLC_SKIP() << "Debian's python3-torch is not installed";
+  auto j = json::parse(run("PATH=/usr/bin:/bin " + kBin + " --no-cache --format json " + quote(site)).out);
+  size_t files = 0, failing = 0;
+  std::string disagreements;
+  for (const auto& lib : j["libraries"]) {
+    if (lib["role"] != "target") continue;
+    const std::string path = lib["path"];
+    ++files;
+    const bool real = really_loads(site, path, lib["program"]);
+    failing += real ? 0 : 1;
+    auto alone = run("PATH=/usr/bin:/bin " + kBin + " --no-cache -q " + quote(path));
+    if ((alone.status == 0) != real)
+      disagreements += path + ": the tool says " + (alone.status == 0 ? "loads" : "fails") + ", the loader " +
+                       (real ? "loads" : "fails") + "\n" + alone.out;
+  }
+  ASSERT_GT(files, 20u);
+  EXPECT_EQ(disagreements, "");
+  auto text = run("PATH=/usr/bin:/bin " + kBin + " --no-cache " + quote(site));
+  EXPECT_NE(text.out.find(std::to_string(failing) + " of " + std::to_string(files) + " files would fail to load"),
+            std::string::npos)
+      << text.out;
+}
+
+}  // namespace
+}  // namespace mlc
