@@ -442,6 +442,21 @@ void add_runtime_lookups(std::vector<RuntimeLookup>&& found, std::set<std::tuple
     if (told.emplace(r.library, r.kind, r.name).second) report.runtime_lookups.push_back(std::move(r));
 }
 
+// The other objects the named file's load makes of: what it brings in, and what the import of torch done
+// first brings in (either failing fails the file's import).
+std::vector<std::string> load_objects(const InputCheck& in) {
+  std::vector<std::string> out;
+  const auto& p = in.process;
+  for (size_t i = 0; i < p.objects.size(); ++i) {
+    const auto& o = p.objects[i];
+    if (static_cast<int>(i) == p.target || o.root < 0) continue;
+    bool imported_first = std::find(in.import_roots.begin(), in.import_roots.end(), p.objects[o.root].path) !=
+                          in.import_roots.end();
+    if (o.root == p.target || imported_first) out.push_back(o.path);
+  }
+  return out;
+}
+
 // The import of torch the file was checked after, as the report says it.
 std::optional<ImportedAfter> imported_after(const python::ImportPlan& plan) {
   if (!plan.torch || !plan.torch->torch) return std::nullopt;
@@ -479,6 +494,7 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
       if (!in.plan.host.empty()) lib.host = in.plan.host;
       lib.needs_python_api = in.plan.needs_python_api;
       lib.imported_after = imported_after(in.plan);
+      lib.load_objects = load_objects(in);
       if (!in.plan.plugin_of.empty()) lib.plugin_of = in.plan.plugin_of;
     }
     in.libs.emplace(i, std::move(lib));
@@ -585,29 +601,46 @@ host::HostInterpreter hosting_interpreter(const InputCheck& in, const RunContext
 }
 
 // The natural call names no source tree and no build: the library's own DWARF says where it was built.
-// Each unit's DW_AT_comp_dir (where the compiler ran: a setup.py's directory, a CMake build's) and the
-// directory of its source, outermost first; directories that do not exist here (a distribution's build
-// root) and the system's own are left out.
+// The directory its units' sources share (the project's top, when the compiler was given paths inside one
+// project), else each unit's directory; and each unit's DW_AT_comp_dir where the compiler ran (a setup.py's
+// directory) unless that is a CMake build tree, which holds copies and generated files, not the project.
+// Directories that do not exist here (a distribution's build root) and the system's own are left out.
 std::optional<trace::InferredSources> dwarf_sources(const InputCheck& in, const TraceOptions& t) {
   if (!t.build_dir.empty() || !t.source_roots.empty() || !t.cmake_lists.empty() || !t.porting_dir.empty())
     return std::nullopt;
   std::set<int> referencing;
   for (const auto& f : in.symbols)
     if (wants_tracing(f.symbol, f.ref)) referencing.insert(f.ref.object);
-  trace::InferredSources out;
-  std::set<std::string> dirs;
   auto system = [](const std::string& d) {
-    if (d == "/") return true;
+    if (d == "/" || d.empty() || d.front() != '/') return true;
     for (const std::string p : {"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev"})
       if (d == p || d.rfind(p + "/", 0) == 0) return true;
     return false;
   };
-  for (int object : referencing)
+  auto build_tree = [](const std::string& d) {
+    return access((d + "/CMakeCache.txt").c_str(), F_OK) == 0 || d.ends_with("/CMakeFiles");
+  };
+  trace::InferredSources out;
+  // What was compiled: every unit of the loaded objects outside the system (a sibling library of the same
+  // project compiles a file the referencing one lacks: that file is no missing source of it).
+  for (const auto& o : in.process.objects)
+    if (!system(dir_name(o.path)))
+      for (const auto& unit : dwarf::compile_units(o.path)) out.units.insert(unit.source);
+  std::set<std::string> dirs;
+  for (int object : referencing) {
+    std::string shared;
+    bool first = true;
     for (const auto& unit : dwarf::compile_units(in.process.objects[object].path)) {
-      out.units.insert(unit.source);
-      for (const std::string& d : {unit.comp_dir, dir_name(unit.source)})
-        if (!d.empty() && d.front() == '/' && !system(d) && is_dir(d)) dirs.insert(build::normalize_path(d));
+      const std::string dir = build::normalize_path(dir_name(unit.source));
+      if (system(dir) || !is_dir(dir)) continue;
+      shared = first ? dir : shared.substr(0, shared_dir_prefix(shared + "/", dir + "/"));
+      first = false;
+      dirs.insert(dir);
+      if (!unit.comp_dir.empty() && !system(unit.comp_dir) && is_dir(unit.comp_dir) && !build_tree(unit.comp_dir))
+        dirs.insert(build::normalize_path(unit.comp_dir));
     }
+    if (!shared.empty() && !system(shared)) dirs.insert(shared);
+  }
   for (const auto& d : dirs)
     if (std::none_of(out.roots.begin(), out.roots.end(), [&](const std::string& r) { return d.rfind(r + "/", 0) == 0; }))
       out.roots.push_back(d);
@@ -707,7 +740,11 @@ void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<s
     if (loaded_for_target && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
         lib.missing_libraries() == 0)
       continue;
-    if (!reported.insert(lib.path).second) continue;
+    // A library is reported once; a named file once more as itself, when an earlier file's load reported it
+    // as a dependency: its own load is another scope, and the file must have its verdict.
+    const bool named = lib.role == LibraryRole::Target;
+    if (!reported.insert(lib.path).second && !(named && reported.insert("\n" + lib.path).second)) continue;
+    if (named) reported.insert("\n" + lib.path);
     std::stable_sort(lib.unresolved.begin(), lib.unresolved.end(), [](const auto& a, const auto& b) {
       return std::tie(a.symbol, a.version) < std::tie(b.symbol, b.version);
     });

@@ -140,7 +140,8 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                     {"owner", to_json(lib.owner)},
                     {"host", opt(lib.host)},
                     {"imported_after", imported_after_json(lib.imported_after)},
-                    {"plugin_of", opt(lib.plugin_of)}});
+                    {"plugin_of", opt(lib.plugin_of)},
+                    {"loads", lib.role == LibraryRole::Target ? json(!load_fails(report, lib)) : json(nullptr)}});
   }
   json errors = json::array();
   for (const auto& e : report.errors) errors.push_back({{"file", e.path}, {"message", e.message}});

@@ -39,9 +39,10 @@ size_t load_causes(const Report& report, const LibraryReport& target, bool& torc
       ++own;
     }
   };
+  std::set<std::string> seen;  // a library listed twice (a dependency, then a named file) counts once
   for (const auto& lib : report.libraries) {
     bool torch_import = lib.role == LibraryRole::Preloaded && lib.loaded_by == target.path;
-    if (&lib != &target && !(lib.role == LibraryRole::Dependency && lib.loaded_by == target.path) && !torch_import) continue;
+    if (!part_of_load(target, lib) || !seen.insert(lib.path).second) continue;
     size_t before = shared.size() + own;
     for (const auto& n : lib.needed)
       if (!n.path) count(n.cause, n.baselined);
@@ -104,10 +105,9 @@ struct LoadFailure {
 
 LoadFailure load_failure(const Report& report, const LibraryReport& target) {
   LoadFailure f;
+  std::set<std::string> seen;  // a library listed twice (a dependency, then a named file) counts once
   for (const auto& lib : report.libraries) {
-    bool part = &lib == &target || (lib.role == LibraryRole::Dependency && lib.loaded_by == target.path) ||
-                (lib.role == LibraryRole::Preloaded && lib.loaded_by == target.path);
-    if (!part) continue;
+    if (!part_of_load(target, lib) || !seen.insert(lib.path).second) continue;
     std::string in = &lib == &target ? "" : " (in " + (lib.soname.empty() ? base_name(lib.path) : lib.soname) + ")";
     for (const auto& n : lib.needed)
       if (!n.path && !n.baselined) n.cause ? (void)f.causes.insert(*n.cause) : f.own.push_back("library not found: " + n.name + in);

@@ -1,6 +1,8 @@
 // The kinds' names in the JSON report, and counting helpers over the findings model.
 #include "report/report.h"
 
+#include <algorithm>
+
 namespace mlc {
 namespace {
 
@@ -223,6 +225,25 @@ std::map<std::string, size_t> Report::by_classification() const {
   for (const auto& lib : libraries)
     for (const auto& u : lib.unresolved) ++counts[to_string(u.classification)];
   return counts;
+}
+
+bool part_of_load(const LibraryReport& target, const LibraryReport& lib) {
+  if (&lib == &target) return true;
+  if ((lib.role == LibraryRole::Dependency || lib.role == LibraryRole::Preloaded) && lib.loaded_by == target.path) return true;
+  return std::find(target.load_objects.begin(), target.load_objects.end(), lib.path) != target.load_objects.end();
+}
+
+bool load_fails(const Report& report, const LibraryReport& target) {
+  for (const auto& lib : report.libraries) {
+    if (!part_of_load(target, lib)) continue;  // (a library listed twice says the same either way)
+    for (const auto& n : lib.needed)
+      if (!n.path && !n.baselined) return true;
+    for (const auto& mv : lib.missing_versions)
+      if (!mv.baselined) return true;
+    for (const auto& u : lib.unresolved)
+      if (!u.baselined) return true;
+  }
+  return false;
 }
 
 }  // namespace mlc

@@ -298,8 +298,18 @@ struct LibraryReport {
   std::optional<ImportedAfter> imported_after = std::nullopt;  // checked as loaded after `import torch`
   // A plugin checked as loaded into the program that loads it (and exports what it uses): that program.
   std::optional<std::string> plugin_of = std::nullopt;
+  // A named file: every other object its load brings in, the import of torch it does first included, by
+  // path. In a run over many files a dependency is reported once, under the first file that loads it; this
+  // is how each later file that loads it still fails with it. Not rendered.
+  std::vector<std::string> load_objects = {};
   size_t missing_libraries() const;
 };
+
+// Whether a named file's load is part-made of `lib`: itself, a dependency it brings in, or a library of
+// the import of torch it does first.
+bool part_of_load(const LibraryReport& target, const LibraryReport& lib);
+// Whether loading the named file would fail (a finding, not baselined, in any part of its load).
+bool load_fails(const struct Report& report, const LibraryReport& target);
 
 struct Report {
   std::vector<LibraryReport> libraries;

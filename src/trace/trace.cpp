@@ -559,6 +559,9 @@ class Tracer {
       origin_file = ported;
       if (const IndexedEntity* e = in_file(ported, *best.entity)) at = e;
     }
+    // Without a build, the units are those of the loaded objects' DWARF: a file compiled into another
+    // loaded library decides nothing here (its definition there may differ: the near-miss pass reads it).
+    if (!ctx_.build && ctx_.compiled_units && source::is_compiled_source(origin_file) && in_build(origin_file)) return false;
     Origin origin{origin_file, static_cast<int>(at->line), origin_kind(*at), std::nullopt, original};
     u_.origin = origin;
     std::string where = origin_file + ":" + std::to_string(at->line);
