@@ -239,6 +239,8 @@ std::string roff_escaped(const std::string& option) {
 // its own table row (none under "Other options"), with a real placeholder (never CLI11's TEXT),
 // exit status 3 is documented, and man renders the page without a warning.
 TEST(FirstHour, every_option_is_in_help_and_man_page) {
+  // man renders each page with its warnings on: the page's roff is checked, not only its text.
+  if (run("command -v man").status != 0) MLC_SKIP() << "man (man-db) is not installed";
   struct Tool {
     std::string name, bin;
     std::vector<std::string> sources;
@@ -261,7 +263,6 @@ TEST(FirstHour, every_option_is_in_help_and_man_page) {
     EXPECT_EQ(help.out.find(" TEXT"), std::string::npos) << help.out;
     EXPECT_NE(help.out.find("3 internal error"), std::string::npos) << help.out;
     EXPECT_NE(page.find("3 internal error"), std::string::npos) << page_path;
-    if (run("command -v man").status != 0) continue;
     auto warnings = run("MANWIDTH=80 man --warnings -l " + quote(page_path) + " 2>&1 >/dev/null");
     EXPECT_EQ(warnings.out, "") << page_path;
   }

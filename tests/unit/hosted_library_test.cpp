@@ -115,12 +115,12 @@ TEST(HostedLibrary, a_weak_reference_or_a_linked_libpython_needs_no_host) {
   gcc("-Wl,-soname,libweak.so -o " + dir + "/libweak.so " + dir + "/weak.c");
   std::vector<std::string> libs = {dir + "/libweak.so"};
   auto ldflags = run("python3-config --embed --ldflags 2>/dev/null");
-  if (ldflags.status == 0 && ldflags.out.find("-lpython") != std::string::npos) {
-    write_file(dir + "/linked.c", "void* PyLong_FromLong(long);\nvoid* answer(void) { return PyLong_FromLong(42); }\n");
-    ldflags.out.pop_back();
-    gcc("-Wl,-soname,liblinked.so -o " + dir + "/liblinked.so " + dir + "/linked.c " + ldflags.out);
-    libs.push_back(dir + "/liblinked.so");
-  }
+  if (ldflags.status != 0 || ldflags.out.find("-lpython") == std::string::npos)
+    MLC_SKIP() << "python3-config (python3-dev) gives no -lpython to link a library against";
+  write_file(dir + "/linked.c", "void* PyLong_FromLong(long);\nvoid* answer(void) { return PyLong_FromLong(42); }\n");
+  ldflags.out.pop_back();
+  gcc("-Wl,-soname,liblinked.so -o " + dir + "/liblinked.so " + dir + "/linked.c " + ldflags.out);
+  libs.push_back(dir + "/liblinked.so");
   ASSERT_FALSE(HasFailure());
   for (const auto& lib : libs) {
     auto real = test::real_load(lib);

@@ -341,7 +341,7 @@ TEST_F(PythonImport, debian_torchvision_against_a_copied_torch_with_a_broken_lib
 // extension that calls libtorch_cpu without linking it imports. A torch built both ways (its
 // __init__.py does what torch's does), checked against a real import in a fresh /usr/bin/python3.
 TEST_F(PythonImport, torch_imported_rtld_global_lends_its_libraries_to_later_extensions) {
-  if (!fs::exists("/usr/include/python3.11/Python.h")) GTEST_SKIP() << "python3-dev is not installed";
+  if (!fs::exists("/usr/include/python3.11/Python.h")) MLC_SKIP() << "python3-dev is not installed";
   auto cc = [](const std::string& out, const std::string& source, const std::string& args) {
     fs::create_directories(fs::path(out).parent_path());
     write_file(out + ".c", source);
@@ -396,7 +396,7 @@ TEST_F(PythonImport, torch_imported_rtld_global_lends_its_libraries_to_later_ext
 // that load fails (a library it needs is nowhere), `import torch` fails, and with it the import of
 // every extension whose package imports torch. Checked against a real import in /usr/bin/python3.
 TEST_F(PythonImport, a_failing_libtorch_global_deps_fails_the_import_of_torch_first) {
-  if (!fs::exists("/usr/include/python3.11/Python.h")) GTEST_SKIP() << "python3-dev is not installed";
+  if (!fs::exists("/usr/include/python3.11/Python.h")) MLC_SKIP() << "python3-dev is not installed";
   std::string root = test::scratch_dir("pyimport-global-deps"), site = root + "/site";
   auto cc = [](const std::string& out, const std::string& source, const std::string& args) {
     fs::create_directories(fs::path(out).parent_path());
@@ -612,6 +612,9 @@ TEST(Ownership, cached_dpkg_index_is_rebuilt_when_the_database_changes) {
     auto colon = line.find(": /");
     if (colon != std::string::npos) package_of[line.substr(colon + 2)] = line.substr(0, line.find_first_of(":,"));
   }
+  // Neither loop below may pass on nothing: dpkg-query named packages, and the tool found owners.
+  ASSERT_FALSE(package_of.empty()) << "dpkg-query -S named no package:" << args;
+  ASSERT_FALSE(real.empty());
   for (const auto& p : paths) {
     std::string package;
     for (const auto& form : {p, fs::canonical(p).string(), "/usr" + p})
