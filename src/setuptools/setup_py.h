@@ -1,0 +1,54 @@
+// A setup.py read as text, never run: the extension modules it declares with Extension, CppExtension or
+// CUDAExtension (setuptools, torch.utils.cpp_extension), each with its name and its literal `sources=[...]`
+// list, every entry with its byte range, so that a missing source can be added beside its siblings. A
+// list that is not a literal (a variable, glob.glob(...), a comprehension) is named with the reason it
+// cannot be edited.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace mlc::setuptools {
+
+struct SourceEntry {
+  std::string value;  // the string literal's value (the path as written)
+  uint32_t line = 0;
+  size_t begin = 0, end = 0;  // the literal's byte range, quotes included
+};
+
+struct ExtensionDecl {
+  std::string kind;  // Extension, CppExtension, CUDAExtension (as called, without a module prefix)
+  std::string name;  // "myext._C"; "" when the name is not a string literal
+  uint32_t line = 0;  // the call's line
+  // The literal list of sources, or why there is none to edit.
+  bool literal_sources = false;
+  std::string not_literal;  // "sources= is the variable SRCS", "no sources= argument"...
+  std::vector<SourceEntry> sources;
+  size_t list_begin = 0, list_end = 0;  // the list's brackets: '[' and the byte after ']'
+};
+
+struct SetupPy {
+  std::string path;  // absolute
+  std::string text;
+  std::vector<ExtensionDecl> extensions;
+};
+
+// Reads `path`. An unreadable file is an error naming it; a file with no extension call is no error (no
+// extensions); a malformed one (an unterminated string or bracket) is read as far as it goes.
+Result<SetupPy> read_setup_py(const std::string& path);
+
+// The extension whose built module is `module` (a path: <dir>/<leaf>.cpython-311-x86_64-linux-gnu.so):
+// the one whose dotted name is the module's path below the directory of setup.py (an in-place build) or
+// ends the module's path (an installed one). Null when none.
+const ExtensionDecl* extension_for(const SetupPy& setup, const std::string& module);
+
+// `text` with `entry` added to the extension's literal list after its last entry, in the quote style,
+// indentation and separator of its neighbours. Nullopt when the list is not a literal.
+std::optional<std::string> with_source_added(const SetupPy& setup, const ExtensionDecl& ext, const std::string& entry);
+
+}  // namespace mlc::setuptools
