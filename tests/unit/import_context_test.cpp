@@ -7,8 +7,12 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "environment/python_env.h"
+#include "python/import_plan.h"
 #include "python/interpreter.h"
 #include "python/package.h"
 #include "test_support.h"
@@ -399,6 +403,57 @@ TEST(ImportContext, a_broken_dependency_fails_every_file_of_a_directory_that_loa
     EXPECT_FALSE(verdict[f]) << f;
   }
   EXPECT_NE(run(linkcheck(quote(dir))).out.find("3 of 3 files would fail to load"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mlc
+
+namespace mlc {
+namespace {
+
+// torch's scopes as the real loader makes them (LD_DEBUG=scopes while Debian's python3 imports Debian's
+// torch), against the plan the tool loads a file of torch's package with: libtorch_global_deps in the
+// global scope, _C with RTLD_LOCAL (its closure, libc10 and libtorch_cpu, in its own scope only).
+TEST(ImportContext, torchs_scopes_are_the_real_loaders) {
+  const std::string torch = "/usr/lib/python3/dist-packages/torch";
+  if (!fs::exists(torch + "/__init__.py") || !fs::exists(kPython)) MLC_SKIP() << "Debian's python3-torch is not installed";
+  auto r = run("cd / && env -u LD_LIBRARY_PATH LD_DEBUG=scopes " + kPython + " -c 'import torch'");
+  ASSERT_EQ(r.status, 0) << r.err.substr(0, 2000);
+  // "add <path> [0] to global scope" lines, and each object's "scope 0:" (the global scope it sees).
+  std::set<std::string> added_globally;
+  std::string c_global_scope;
+  std::istringstream lines(r.err);
+  std::string object;
+  for (std::string line; std::getline(lines, line);) {
+    if (auto at = line.find("add "); at != std::string::npos && line.find(" to global scope") != std::string::npos)
+      added_globally.insert(line.substr(at + 4, line.find(" [") - at - 4));
+    if (auto at = line.find("object="); at != std::string::npos) object = line.substr(at + 7, line.find(" [") - at - 7);
+    if (auto at = line.find("scope 0:"); at != std::string::npos && object.find("/torch/_C.") != std::string::npos)
+      c_global_scope = line.substr(at + 8) + " ";
+  }
+  ASSERT_FALSE(c_global_scope.empty()) << "no scope line for torch/_C";
+  EXPECT_TRUE(added_globally.count(torch + "/lib/libtorch_global_deps.so"));
+  EXPECT_NE(c_global_scope.find(torch + "/lib/libtorch_global_deps.so "), std::string::npos);
+  EXPECT_EQ(c_global_scope.find("libtorch_cpu"), std::string::npos) << c_global_scope;
+  EXPECT_EQ(c_global_scope.find("libc10"), std::string::npos) << c_global_scope;
+  // The tool's plan for a file of torch's package (its _C_flatbuffer extension, which imports torch first).
+  auto env = environment::torch_in_site("/usr/lib/python3/dist-packages");
+  ASSERT_TRUE(env.has_value());
+  python::InterpreterSites host = python::read_sites(kPython);
+  python::ImportQuestion q{.file = torch + "/_C_flatbuffer.cpython-311-x86_64-linux-gnu.so",
+                           .needed = {},
+                           .hosting = host::PythonHosting::ExtensionModule,
+                           .program = false,
+                           .python = nullptr,
+                           .python_torch = nullptr,
+                           .host = &host};
+  auto plan = python::plan_import(q);
+  ASSERT_EQ(plan.loads.size(), 3u);
+  EXPECT_EQ(plan.loads[0].path, kPython);
+  EXPECT_EQ(plan.loads[1].path, torch + "/lib/libtorch_global_deps.so");
+  EXPECT_TRUE(plan.loads[1].global);
+  EXPECT_EQ(plan.loads[2].path, env->extension);
+  EXPECT_FALSE(plan.loads[2].global);
 }
 
 }  // namespace
