@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A pip torch venv, side by side with the real tools (issues 25 and 28). A benchmark, not a test.
+"""A pip torch venv, side by side with the real tools. A benchmark, not a test.
 
 Usage: venv_bench.py MUSA_LINKCHECK VENV [RUNS] [OUTDIR]
 
@@ -9,12 +9,14 @@ alternately in the same conditions, median wall time and peak RSS (wait4's ru_ma
      against `ldd -r`;
   2. `--python` on torch/_C*.so: exit status, lines of text, warnings (the import works: no warning is the
      target);
-  3. the whole venv in one command (first run: --no-cache; second: the literal cache of the first) against an
-     `ldd -r` loop over the same ELF files (the named files of its JSON report), and the report's summary line;
-  4. the load verdict of every named file against the real loader: ctypes.CDLL(path, RTLD_NOW) in a fresh
-     interpreter of the venv; for a Python extension module (it exports PyInit_*) the oracle imports torch
-     first, as the tool does for modules that need it; a program (ET_EXEC, or DF_1_PIE) is not a dlopen
-     target (glibc refuses a PIE), so its oracle is `ldd -r`; a disagreement is listed by file.
+  3. the whole venv in one command, as a user calls it (no flag): the first run with an empty cache
+     directory, with the page cache dropped (as root) and with it warm, against `--no-cache` and an `ldd -r`
+     loop over the same ELF files in the same page-cache state; then a later run (the caches of the first);
+  4. the directory mode's verdict on every named file (JSON `loads`) against the real loader: a program
+     (ET_EXEC, or DF_1_PIE) by `ldd -r`; any other file by a fresh interpreter of the venv that imports the
+     innermost package holding it (its __init__ runs, importing torch where it does) and then loads it
+     with ctypes.CDLL(path, RTLD_NOW); a disagreement is listed by file;
+  5. torch's scopes as the real loader makes them: LD_DEBUG=scopes during `import torch`.
 """
 import json
 import os
@@ -80,38 +82,77 @@ def main():
           f"warnings, {w * 1000:.0f} ms, RSS {r:.1f} MB")
     print("  " + "\n  ".join(text.splitlines()[:12]))
 
-    # 3. The whole venv in one command.
+    # 3. The whole venv in one command, as a user calls it.
     report = os.path.join(outdir, "venv.json")
-    env_run = [tool, "--cuda-home", "", "--sdk-home", "", "--no-cache", "--format", "json", "-o", report, venv]
-    measure(env_run)
+    env_run = [tool, "--format", "json", "-o", report, venv]
+    measure(env_run + ["--no-cache"])
     named = [lib["path"] for lib in json.load(open(report))["libraries"] if lib["role"] == "target"]
     listing = os.path.join(outdir, "files")
     with open(listing, "w") as f:
         f.write("\n".join(named) + "\n")
-    loop = ["sh", "-c", 'while IFS= read -r f; do ldd -r "$f"; done < "$1"', "sh", listing]
+    loop = ["sh", "-c", 'while IFS= read -r f; do ldd -r "$f"; done < "$1" >/dev/null 2>&1', "sh", listing]
     print(f"whole venv: {len(named)} ELF files")
-    side_by_side("musa-linkcheck VENV vs ldd -r loop", env_run, loop, max(1, runs // 2))
-    # The second run of a user's day: the literals of each file cached by the first.
-    warm_run = [tool, "--cuda-home", "", "--sdk-home", "", "--cache-dir", cache, "--format", "json", "-o",
-                os.path.join(outdir, "venv-warm.json"), venv]
-    side_by_side("musa-linkcheck VENV (cache) vs loop", warm_run, loop, max(1, runs // 2))
+
+    def drop_page_cache():
+        try:
+            subprocess.run(["sync"])
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3\n")
+            return True
+        except OSError:
+            return False
+
+    labels = ("musa-linkcheck VENV, empty cache", "musa-linkcheck VENV --no-cache", "ldd -r loop")
+
+    def first_run(cold_pages):
+        """One first run (an empty cache directory) and its peers, each from the same page-cache state."""
+        rows = []
+        for label in labels:
+            if label == labels[0]:
+                argv = env_run + ["--cache-dir", tempfile.mkdtemp(prefix="cache.", dir=outdir)]
+            else:
+                argv = env_run + ["--no-cache"] if label == labels[1] else loop
+            if cold_pages and not drop_page_cache():
+                return None
+            rows.append(measure(argv))
+        return rows
+
+    for cold in (True, False):
+        samples = [first_run(cold) for _ in range(max(1, runs // 2))]
+        if samples[0] is None:
+            print("page cache: cannot be dropped here (not root?)")
+            continue
+        print(f"first run, page cache {'dropped' if cold else 'warm'} ({len(samples)} runs, median):")
+        peer = statistics.median(row[2][0] for row in samples)
+        for i, label in enumerate(labels):
+            t = statistics.median(row[i][0] for row in samples)
+            rss = max(row[i][1] for row in samples)
+            print(f"  {label:<34} {t * 1000:9.1f} ms  RSS {rss:7.1f} MB | ratio to the ldd -r loop {t / peer:6.3f}x",
+                  flush=True)
+    cache = os.path.join(outdir, "cache-venv")
+    measure(env_run + ["--cache-dir", cache])
+    side_by_side("later run (caches) vs ldd -r loop", env_run + ["--cache-dir", cache], loop, max(1, runs // 2))
     with open(os.path.join(outdir, "venv.txt"), "w") as out:
-        measure([tool, "--cuda-home", "", "--sdk-home", "", "--no-cache", venv], out=out)
+        measure([tool, "--no-cache", venv], out=out)
     text = open(os.path.join(outdir, "venv.txt")).read().splitlines()
     print(f"text report: {len(text)} lines; summary: {[l for l in text if 'files would fail' in l or 'files load' in l]}")
+    print("  " + "\n  ".join(text[:40]))
 
     # 4. Verdicts against the real loader.
     data = json.load(open(report))
-    failing = set()
-    for lib in data["libraries"]:
-        fails = bool(lib.get("unresolved")) or bool(lib.get("missing_versions"))
-        fails |= any(n.get("path") is None for n in lib.get("needed", []))
-        if fails:
-            failing.add(lib["path"] if lib["role"] == "target" or lib.get("loaded_by") is None else lib["loaded_by"])
-    probe = ("import ctypes, os, sys\n"
-             "if sys.argv[2] == '1':\n    import torch\n"
-             "try:\n    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n    print('ok')\n"
-             "except OSError as e:\n    print('fails', str(e).splitlines()[0][:200])\n")
+    failing = {lib["path"] for lib in data["libraries"] if lib["role"] == "target" and lib.get("loads") is False}
+    probe = ("import ctypes, importlib, os, sys\n"
+             "try:\n    if sys.argv[2]: importlib.import_module(sys.argv[2])\n"
+             "    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n    print('ok')\n"
+             "except Exception as e:\n    print('fails', str(e).splitlines()[0][:200] if str(e) else type(e).__name__)\n")
+
+    def package_of(path):
+        """The innermost package holding the file, dotted ("" when its directory is no package)."""
+        parts, d = [], os.path.dirname(path)
+        while os.path.exists(os.path.join(d, "__init__.py")):
+            parts.insert(0, os.path.basename(d))
+            d = os.path.dirname(d)
+        return ".".join(parts)
 
     def extension(path):
         try:
@@ -158,8 +199,8 @@ def main():
             r = subprocess.run(["ldd", "-r", path], capture_output=True, text=True, env=env, timeout=300)
             bad = [l.strip() for l in (r.stdout + r.stderr).splitlines() if "not found" in l or "undefined symbol" in l]
             return path, ext, ("fails (program) " + bad[0][:200]) if bad else "ok (program)"
-        r = subprocess.run([py, "-c", probe, path, "1" if ext else "0"], capture_output=True, text=True, env=env,
-                           timeout=300)
+        r = subprocess.run([py, "-c", probe, path, package_of(path)], capture_output=True, text=True, env=env,
+                           timeout=300, cwd="/")
         return path, ext, r.stdout.strip() or ("fails " + r.stderr.strip().splitlines()[-1][:200]
                                                if r.stderr.strip() else "fails")
 
@@ -176,6 +217,23 @@ def main():
     for p, e, v in results:
         if p in truth:
             print(f"  real failure {os.path.relpath(p, venv)}: {v}")
+
+
+    # 5. torch's scopes, as the real loader makes them.
+    r = subprocess.run([py, "-c", "import torch"], capture_output=True, text=True, cwd="/",
+                       env={**{k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}, "LD_DEBUG": "scopes"})
+    added = [l.split("add ", 1)[1].split(" [")[0] for l in r.stderr.splitlines() if " to global scope" in l]
+    print(f"LD_DEBUG=scopes, import torch: {len(added)} objects added to the global scope, in order:")
+    for a in added:
+        print(f"  {a}")
+    obj, c_scope0 = "", ""
+    for l in r.stderr.splitlines():
+        if "object=" in l:
+            obj = l.split("object=", 1)[1].split(" [")[0]
+        if "scope 0:" in l and "/torch/_C." in obj and not c_scope0:
+            c_scope0 = l.split("scope 0:", 1)[1].strip()
+    print(f"  torch/_C's global scope: {len(c_scope0.split())} objects; libc10 in it: {'libc10' in c_scope0}; "
+          f"libtorch_cpu in it: {'libtorch_cpu' in c_scope0}")
 
 
 if __name__ == "__main__":
