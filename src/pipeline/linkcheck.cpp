@@ -63,11 +63,24 @@ std::optional<elf::ElfIdent> ident_of(const std::string& path) {
   return ident ? std::optional<elf::ElfIdent>(ident.value()) : std::nullopt;
 }
 
+// Names that no shared object or program is given (sources, Python, text and data): a directory's walk skips
+// them without opening them. A name with none of these endings is identified by its first bytes.
+bool never_elf(const std::string& path) {
+  static const std::vector<std::string_view> kEndings = {
+      ".py", ".pyc", ".pyi", ".pyx", ".pxd", ".h", ".hpp", ".hh", ".cuh", ".c", ".cc", ".cpp", ".cu", ".txt", ".md",
+      ".rst", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".html", ".css", ".js", ".svg", ".png", ".jpg",
+      ".csv", ".xml", ".pem", ".mo", ".po", ".typed", ".npz", ".npy", ".gz", ".zip", ".whl", ".pt", ".pth", ".proto"};
+  const std::string_view name(path.c_str() + path.rfind('/') + 1);
+  return std::any_of(kEndings.begin(), kEndings.end(), [&](std::string_view e) { return name.ends_with(e); });
+}
+
 // Every ELF shared object or executable below dir. Symlinks (libfoo.so -> libfoo.so.1) are skipped:
 // the file they name is listed itself. `unloadable` gets the first .o or .a seen (for the error when
 // the directory holds nothing else).
 void collect_dir(const std::string& dir, std::vector<std::string>& out, std::string& unloadable) {
-  walk_tree(dir, [&](const std::string& path, const struct stat&) {
+  walk_tree(dir, [&](const std::string& path, const struct stat& st) {
+    // A site directory holds tens of thousands of sources, text and data files: those are not opened.
+    if (st.st_size < 64 || never_elf(path)) return;
     auto ident = ident_of(path);
     if (ident && (ident->kind == elf::ObjectKind::SharedObject || ident->kind == elf::ObjectKind::Executable)) {
       out.push_back(path);
@@ -334,6 +347,7 @@ struct RunContext {
   python::InterpreterSites host;
   std::optional<environment::TorchInstall> python_torch;
   loader::ObjectCache* objects = nullptr;
+  python::ImportMemo memo = {};  // what the import plans of the run's files share (the load stage is serial)
 };
 
 // The loader's environment of a run: the SDK's copies of a library count as candidates when a stale
@@ -373,16 +387,17 @@ std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOption
 }
 
 // How Python's import would load the file (src/python/import_plan.h), from its headers.
-python::ImportPlan import_plan(const std::string& file, const RunContext& run, Report& report) {
+python::ImportPlan import_plan(const std::string& file, RunContext& run, Report& report) {
   const auto& options = run.options;
-  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .defined_names = false});
+  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .lookup_only = true});
   python::ImportQuestion q{.file = file,
                            .needed = headers ? headers->needed : std::vector<std::string>{},
                            .hosting = headers ? host::python_hosting(*headers) : host::PythonHosting::None,
                            .program = headers && loader::is_program(*headers),
                            .python = options.python ? &*options.python : nullptr,
                            .python_torch = run.python_torch ? &*run.python_torch : nullptr,
-                           .host = &run.host};
+                           .host = &run.host,
+                           .memo = &run.memo};
   python::ImportPlan plan = python::plan_import(q);
   // Not Python's: a plugin of a program that exports what it uses is loaded into that program.
   if (plan.loads.empty() && headers && !q.program && q.hosting == host::PythonHosting::None)
@@ -402,10 +417,13 @@ python::ImportPlan import_plan(const std::string& file, const RunContext& run, R
 // The process the file's import makes, the objects checked in it, and their symbol tables (the
 // checked objects' relocations say which names ld.so would look up; every object is looked up
 // through its own hash table). Empty, with the error in the report, when the file cannot be loaded.
-std::optional<InputCheck> load_input(const std::string& file, const RunContext& run,
+std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
                                      const std::set<std::string>& checked_before, Report& report) {
   InputCheck in;
-  in.plan = import_plan(file, run, report);
+  in.plan = [&] {
+    PhaseTime t("plan");
+    return import_plan(file, run, report);
+  }();
   in.env = planned_env(run.env, in.plan, run.options.with_unscoped);
   if (in.plan.hosting == host::PythonHosting::ExtensionModule)
     for (const auto& w : run.options.with_unscoped)

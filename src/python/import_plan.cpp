@@ -14,12 +14,22 @@ bool is_torch_library(const std::string& soname) {
   return soname.rfind("libc10.so", 0) == 0 || soname.rfind("libc10_", 0) == 0 || soname.rfind("libtorch", 0) == 0;
 }
 
+// `find()` once per key of `memo` (when there is one).
+template <class V, class F>
+V memoized(std::map<std::string, V>* memo, const std::string& key, F find) {
+  if (!memo) return find();
+  auto it = memo->find(key);
+  if (it == memo->end()) it = memo->emplace(key, find()).first;
+  return it->second;
+}
+
 // The torch package that `file` is part of: the nearest directory above it named torch that holds an
 // __init__.py (its lib/, bin/ and subpackages are torch's own files).
-std::optional<environment::TorchInstall> own_torch(const std::string& file) {
+std::optional<environment::TorchInstall> own_torch(const std::string& file, ImportMemo* memo) {
   for (std::string dir = dir_name(file); dir != "/" && dir != "."; dir = dir_name(dir))
     if (base_name(dir) == "torch" && access((dir + "/__init__.py").c_str(), F_OK) == 0)
-      return environment::torch_in_site(dir_name(dir));
+      return memoized(memo ? &memo->torch_of_dir : nullptr, "own:" + dir,
+                      [&] { return environment::torch_in_site(dir_name(dir)); });
   return std::nullopt;
 }
 
@@ -27,11 +37,14 @@ std::optional<environment::TorchInstall> own_torch(const std::string& file) {
 // the file (pip installs a package beside the torch it was built for), else the host interpreter's.
 std::optional<environment::TorchInstall> torch_in_reach(const ImportQuestion& q) {
   if (q.python) return q.python_torch ? std::optional<environment::TorchInstall>(*q.python_torch) : std::nullopt;
-  if (auto beside = environment::torch_beside(q.file)) return beside;
-  if (q.host)
-    for (const auto& site : q.host->site_dirs)
-      if (auto t = environment::torch_in_site(site)) return t;
-  return std::nullopt;
+  return memoized(q.memo ? &q.memo->torch_of_dir : nullptr, "reach:" + dir_name(q.file),
+                  [&]() -> std::optional<environment::TorchInstall> {
+                    if (auto beside = environment::torch_beside(q.file)) return beside;
+                    if (q.host)
+                      for (const auto& site : q.host->site_dirs)
+                        if (auto t = environment::torch_in_site(site)) return t;
+                    return std::nullopt;
+                  });
 }
 
 // Whether Python is what loads the file: an extension module or a library of modules, a file of a package,
@@ -52,11 +65,15 @@ std::string relative_to(const std::string& path, const std::string& dir) {
 }  // namespace
 
 std::optional<TorchImport> torch_imported_before(const ImportQuestion& q) {
-  if (auto own = own_torch(q.file))
+  if (auto own = own_torch(q.file, q.memo))
     return TorchImport{.torch = std::move(*own), .reason = TorchReason::PartOfTorch, .evidence = "torch/__init__.py"};
   TorchImport out;
   const PackageChain chain = package_chain(q.file);
-  if (auto module = module_importing(chain, "torch")) {
+  const auto module = chain.packages.empty()
+                          ? std::nullopt
+                          : memoized(q.memo ? &q.memo->torch_importer : nullptr, chain.packages.back(),
+                                     [&] { return module_importing(chain, "torch"); });
+  if (module) {
     out.reason = TorchReason::PackageImportsTorch;
     out.evidence = relative_to(*module, chain.site);
   } else if (loaded_by_python(q, chain)) {

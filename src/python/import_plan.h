@@ -5,6 +5,7 @@
 // one scope). The pipeline turns a plan into the loader's environment for that file.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,14 @@ struct ImportPlan {
   std::vector<PriorLoad> loads;  // host first, then libtorch_global_deps and torch/_C as `import torch` loads them
 };
 
+// What the plans of a run's files share, read once: the torch package found for a directory (or none), and
+// the module of a package chain that imports torch (or none), by the chain's innermost package. A directory
+// of 800 files (a venv) would otherwise read torch's version.py and its __init__'s chain 800 times.
+struct ImportMemo {
+  std::map<std::string, std::optional<environment::TorchInstall>> torch_of_dir;
+  std::map<std::string, std::optional<std::string>> torch_importer;
+};
+
 struct ImportQuestion {
   std::string file;
   std::vector<std::string> needed;  // the file's DT_NEEDED
@@ -57,6 +66,7 @@ struct ImportQuestion {
   // The interpreter that hosts files Python loads: --python's executable, else the first ELF python3 on
   // PATH ("" for none), with its site directories.
   const InterpreterSites* host = nullptr;
+  ImportMemo* memo = nullptr;  // the run's, or none
 };
 
 // Whether torch is imported before the file, why, and which torch: the one --python imports, else the one

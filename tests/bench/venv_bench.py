@@ -147,11 +147,13 @@ def main():
              "except Exception as e:\n    print('fails', str(e).splitlines()[0][:200] if str(e) else type(e).__name__)\n")
 
     def package_of(path):
-        """The innermost package holding the file, dotted ("" when its directory is no package)."""
-        parts, d = [], os.path.dirname(path)
-        while os.path.exists(os.path.join(d, "__init__.py")):
-            parts.insert(0, os.path.basename(d))
-            d = os.path.dirname(d)
+        """The package holding the file, as the import names it: its directory below the site directory,
+        dotted (a namespace package's portions included: cuda.bindings, torch.lib); "" outside the site
+        directory or where a part is no identifier."""
+        rel = os.path.relpath(os.path.dirname(path), site)
+        parts = [] if rel == "." else rel.split(os.sep)
+        if rel.startswith("..") or not all(p.isidentifier() for p in parts):
+            return ""
         return ".".join(parts)
 
     def extension(path):

@@ -5,6 +5,7 @@
 // packages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -343,10 +344,18 @@ bool really_loads(const std::string& site, const std::string& file, bool program
     auto r = run("ldd -r " + quote(file) + " 2>&1");
     return r.status == 0 && r.out.find("undefined symbol") == std::string::npos && r.out.find("not found") == std::string::npos;
   }
+  // The package as the import names it: the file's directory below the site directory, dotted (namespace
+  // packages' portions included: torch.lib imports torch first).
   std::string package;
-  for (std::string dir = fs::path(file).parent_path().string(); dir.size() > site.size() && fs::exists(dir + "/__init__.py");
-       dir = fs::path(dir).parent_path().string())
-    package = fs::path(dir).filename().string() + (package.empty() ? "" : "." + package);
+  for (const auto& part : fs::path(file).parent_path().lexically_relative(site)) {
+    const std::string p = part.string();
+    if (p == "." || p.empty()) continue;
+    if (!std::all_of(p.begin(), p.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
+      package.clear();
+      break;
+    }
+    package += (package.empty() ? "" : ".") + p;
+  }
   std::string py = "import ctypes, importlib, os, sys\ntry:\n    if sys.argv[1]: importlib.import_module(sys.argv[1])\n"
                    "    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\nexcept Exception as e:\n    print(e)\n";
   auto r = run("cd / && env -u LD_LIBRARY_PATH " + kPython + " -c " + quote(py) + " " + quote(package) + " " + quote(file));
