@@ -10,6 +10,7 @@
 
 #include "common/paths.h"
 #include "loader/program.h"
+#include "trace/causes.h"
 
 namespace mlc::host {
 namespace {
@@ -77,9 +78,18 @@ std::optional<std::string> plugin_host(const std::string& plugin, const elf::Elf
     if (s.is_undefined() && s.binding == elf::Binding::Global) wanted.emplace_back(object.name_of(s));
   }
   if (wanted.empty()) return std::nullopt;
-  for (const auto& program : candidate_programs(plugin, search)) {
+  // An XS module takes Perl's API from the perl that loads it: the program itself (Debian builds libperl into
+  // it and exports the API) or the libperl it links.
+  std::vector<std::string> programs;
+  if (std::any_of(wanted.begin(), wanted.end(), [](const std::string& n) { return std::string_view(trace::host_of(n)) == "perl"; }))
+    for (const auto& bin : search.bin_dirs)
+      if (is_executable_file(search.sysroot + bin + "/perl")) programs.push_back(search.sysroot + bin + "/perl");
+  for (auto& p : candidate_programs(plugin, search)) programs.push_back(std::move(p));
+  for (const auto& program : programs) {
     auto obj = elf::read_object(program, elf::ReadOptions{.relocations = false, .lookup_only = true});
     if (!obj || !loader::is_program(*obj)) continue;
+    if (std::any_of(obj->needed.begin(), obj->needed.end(), [](const std::string& n) { return n.rfind("libperl", 0) == 0; }))
+      return program;
     std::vector<uint32_t> found;
     for (const auto& name : wanted) {
       found.clear();

@@ -467,3 +467,27 @@ TEST(ImportContext, torchs_scopes_are_the_real_loaders) {
 
 }  // namespace
 }  // namespace mlc
+
+namespace mlc {
+namespace {
+
+// A Perl XS module is a plugin of perl, which exports Perl's API (Debian builds libperl into it): checked as
+// loaded into it, as `perl -MIO` loads it, never as 42 missing symbols.
+TEST(ImportContext, a_perl_xs_module_is_checked_as_loaded_into_perl) {
+  std::string module;
+  for (const auto& dir : {"/usr/lib/x86_64-linux-gnu/perl", "/usr/lib/x86_64-linux-gnu/perl-base"})
+    if (fs::exists(dir))
+      for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (module.empty() && e.path().filename() == "IO.so") module = e.path().string();
+  if (module.empty() || !fs::exists("/usr/bin/perl")) MLC_SKIP() << "Debian's perl (IO.so) is not installed";
+  ASSERT_EQ(run("/usr/bin/perl -MIO::Handle -e 'print qq(ok)'").out, "ok");
+  ASSERT_NE(run("nm -D --defined-only /usr/bin/perl").out.find(" PL_ppaddr\n"), std::string::npos);
+  auto r = run(linkcheck(quote(module)));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("note: " + module + " is a plugin of /usr/bin/perl, which exports what it uses: checked as loaded into it\n"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace mlc
