@@ -526,6 +526,8 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
     return test::read_file(path);
   });
   ASSERT_GE(fixed_files.size(), 4u);  // the CMake file, the stub source, its header, the stub runtime header
+  // The stub source goes into the build with the rest, as --apply puts it there.
+  EXPECT_NE(fixed_files[cmake].find("unimplemented_functions.cpp"), std::string::npos) << fixed_files[cmake];
   auto applied = run(in_ops + kStubgen + " --apply --no-confirm" + args);
   EXPECT_NE(applied.err.find(std::to_string(fixed_files.size()) + " files changed"), std::string::npos) << applied.err;
   for (const auto& [path, text] : fixed_files) EXPECT_EQ(test::read_file(path), text) << path;
@@ -601,6 +603,34 @@ TEST(CiFormats, github_commands_escape_data_and_properties_as_the_runner_require
       "%0Areferenced by /w/libodd.so%0Aunknown: nothing defines it\n"
       "::error file=not-elf.txt,title=unusable input::/w/not-elf.txt: not an ELF file\n";
   EXPECT_EQ(render_github(awkward_report(), "/w"), want);
+}
+
+// Two inputs need one missing library: each input's annotations and JUnit cases name that input in
+// their fix (libb.so's said "add the directory ... to liba.so's RUNPATH").
+TEST(CiFormats, each_inputs_records_name_that_input_when_inputs_share_a_cause) {
+  if (run("command -v xmllint").status != 0) MLC_SKIP() << "xmllint (libxml2-utils) not installed";
+  std::string dir = test::scratch_dir("ci-shared-cause");
+  test::write_file(dir + "/m.c", "int miss_fn(void) { return 1; }\n");
+  test::write_file(dir + "/u.c", "int miss_fn(void);\nint use(void) { return miss_fn(); }\n");
+  ASSERT_EQ(run("cd " + quote(dir) + " && git init -q . && gcc -shared -fPIC -Wl,-soname,libmiss.so.1 -o libmiss.so.1 m.c && "
+                "gcc -shared -fPIC -o liba.so u.c libmiss.so.1 && gcc -shared -fPIC -o libb.so u.c libmiss.so.1 && "
+                "rm libmiss.so.1").status, 0);
+  auto gh = run("cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --format github liba.so libb.so");
+  EXPECT_EQ(gh.status, 1) << gh.err;
+  for (const std::string lib : {"liba.so", "libb.so"}) {
+    std::string line, prefix = "::error file=" + lib + ",title=missing-library%3A undefined symbol";
+    for (size_t at = 0, end; (end = gh.out.find('\n', at)) != std::string::npos; at = end + 1)
+      if (gh.out.compare(at, prefix.size(), prefix) == 0) line = gh.out.substr(at, end - at);
+    EXPECT_NE(line.find("%0Afix: install libmiss.so.1, or add the directory that holds it to " + lib +
+                        "'s RUNPATH or LD_LIBRARY_PATH"), std::string::npos) << lib << ":\n" << gh.out;
+  }
+  std::string file = dir + "/r.xml";
+  auto ju = run("cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --format junit -o r.xml liba.so libb.so");
+  EXPECT_EQ(ju.status, 1) << ju.err;
+  std::string body = xpath(file, "string(//testsuite[@name='" + dir + "/libb.so']/testcase[@name='miss_fn']/failure)");
+  EXPECT_NE(body.find("fix: install libmiss.so.1, or add the directory that holds it to libb.so's RUNPATH or "
+                      "LD_LIBRARY_PATH"), std::string::npos) << body;
+  EXPECT_EQ(body.find("liba.so"), std::string::npos) << body;
 }
 
 // A library built without -g: the annotation is on the library, relative to the checkout, with no line.
