@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "common/phase_times.h"
 #include "demangle/demangle.h"
 #include "elf/elf_object.h"
 #include "explain/explain.h"
@@ -359,11 +360,14 @@ int run(int argc, char** argv) {
     check_inputs(a, options, wheels, analysis);
   }
   // The outputs rule again, with everything the run read: what the loads brought in, what tracing indexed.
-  std::vector<mlc::FileRead> reads = named_reads(a);
-  reads.insert(reads.end(), loaded.reads().begin(), loaded.reads().end());
-  if (analysis.resources)
-    for (auto& r : analysis.resources->files_read()) reads.push_back(std::move(r));
-  if (mlc::tools::refuse_clobber("musa-linkcheck", writes_of(a), reads)) return 2;
+  if (auto writes = writes_of(a); !writes.empty()) {
+    mlc::PhaseTime t("outputs");
+    std::vector<mlc::FileRead> reads = named_reads(a);
+    reads.insert(reads.end(), loaded.reads().begin(), loaded.reads().end());
+    if (analysis.resources)
+      for (auto& r : analysis.resources->files_read()) reads.push_back(std::move(r));
+    if (mlc::tools::refuse_clobber("musa-linkcheck", writes, reads)) return 2;
+  }
   mlc::Report& report = analysis.report;
   report.errors.insert(report.errors.begin(), context_errors.begin(), context_errors.end());
   report.runtime_lookups_fatal = runtime_fatal;

@@ -20,6 +20,7 @@ struct Landing {
   bool exists = false;
   dev_t dev = 0;
   ino_t ino = 0;
+  uint64_t size = 0;
   std::string path;  // resolved, for an output that does not exist yet
 };
 
@@ -30,6 +31,7 @@ Landing landing_of(const std::string& path) {
     l.exists = true;
     l.dev = st.st_dev;
     l.ino = st.st_ino;
+    l.size = static_cast<uint64_t>(st.st_size);
     return l;
   }
   std::error_code ec;
@@ -62,21 +64,24 @@ std::string as_write(const FileWrite& w, const FileWrite& earlier) {
 std::optional<std::string> clobbered(const std::vector<FileWrite>& writes, const std::vector<FileRead>& reads) {
   std::vector<std::optional<Landing>> landings;
   std::map<std::pair<dev_t, ino_t>, std::vector<size_t>> existing;  // (dev, ino) -> the writes landing there
+  std::set<uint64_t> sizes;                                         // their sizes
   for (size_t i = 0; i < writes.size(); ++i) {
     if (replaces_nothing(writes[i])) {
       landings.emplace_back();
       continue;
     }
     landings.push_back(landing_of(writes[i].path));
-    if (landings.back()->exists) existing[{landings.back()->dev, landings.back()->ino}].push_back(i);
+    if (landings.back()->exists) {
+      existing[{landings.back()->dev, landings.back()->ino}].push_back(i);
+      sizes.insert(landings.back()->size);
+    }
   }
   // Per write, the first read it would replace. A file that does not exist yet is read by no one, so
   // the reads (the source index may hold 10^5 files) are looked at only when an output exists.
   std::vector<const FileRead*> first_read(writes.size(), nullptr);
   if (!existing.empty()) {
-    std::set<std::pair<std::string, ReadKind>> seen;  // a file read twice for one reason is looked at once
     for (const auto& r : reads) {
-      if (!seen.insert({r.path, r.kind}).second) continue;
+      if (r.size && !sizes.count(*r.size)) continue;
       struct stat st;
       if (stat(r.path.c_str(), &st) != 0) continue;
       auto it = existing.find({st.st_dev, st.st_ino});

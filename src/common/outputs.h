@@ -3,6 +3,7 @@
 // with everything they read; a clobber is one line naming both uses, said before anything is written.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct FileRead {
   std::string path;  // absolute
   std::string what;  // how a refusal names it: "the input ./lib.so", "the --baseline bl.txt"
   ReadKind kind = ReadKind::Input;
+  // Its size when the reader knows it from this run (the source index stats every file it walks): an
+  // output of another size is another file, so the 10^5 files of a source tree need no stat(2) again.
+  std::optional<uint64_t> size = std::nullopt;
 };
 
 struct FileWrite {

@@ -70,8 +70,8 @@ const TraceContext& TraceResources::context(const loader::Process* p, std::funct
 
 std::vector<FileRead> TraceResources::files_read() const {
   std::vector<FileRead> out;
-  auto add = [&](const std::string& path, const std::string& what, ReadKind kind) {
-    out.push_back({.path = path, .what = what + " " + path, .kind = kind});
+  auto add = [&](const std::string& path, const std::string& what, ReadKind kind, std::optional<uint64_t> size = {}) {
+    out.push_back({.path = path, .what = what + " " + path, .kind = kind, .size = size});
   };
   if (build_) {
     for (const auto& f : build_->cmake_files) add(f, "the build file", ReadKind::BuildFile);
@@ -80,7 +80,7 @@ std::vector<FileRead> TraceResources::files_read() const {
         add(build_->build_dir + name, "the build file", ReadKind::BuildFile);
   }
   if (sources_)
-    for (const auto& f : sources_->files()) add(f.path, "the source", ReadKind::Source);
+    for (const auto& f : sources_->files()) add(f.path, "the source", ReadKind::Source, f.size);
   for (const auto& y : codegen_) {
     add(y.path, "the torchgen yaml", ReadKind::Context);
     if (!y.native_yaml.empty()) add(y.native_yaml, "the torchgen schema", ReadKind::Context);
@@ -88,7 +88,7 @@ std::vector<FileRead> TraceResources::files_read() const {
   for (const auto& [index, whose] : {std::pair{&sdk_, "the SDK's"}, std::pair{&cuda_, "CUDA's"}}) {
     if (!*index) continue;
     for (const auto& lib : (*index)->libraries) add(lib.path, std::string(whose) + " library", ReadKind::Sdk);
-    for (const auto& h : (*index)->headers.files()) add(h.path, std::string(whose) + " header", ReadKind::Sdk);
+    for (const auto& h : (*index)->headers.files()) add(h.path, std::string(whose) + " header", ReadKind::Sdk, h.size);
   }
   for (const auto& lib : searched_libraries_) add(lib, "the library", ReadKind::Loaded);
   return out;
