@@ -81,6 +81,8 @@ std::vector<FileRead> TraceResources::files_read() const {
   }
   if (sources_)
     for (const auto& f : sources_->files()) add(f.path, "the source", ReadKind::Source, f.size);
+  for (const auto& [roots, index] : inferred_)  // the trees the inputs' DWARF names
+    for (const auto& f : index.files()) add(f.path, "the source", ReadKind::Source, f.size);
   for (const auto& y : codegen_) {
     add(y.path, "the torchgen yaml", ReadKind::Context);
     if (!y.native_yaml.empty()) add(y.native_yaml, "the torchgen schema", ReadKind::Context);

@@ -64,7 +64,7 @@ class TraceResources {
   const source::IndexStats* source_index_stats() const { return sources_ ? &source_stats_ : nullptr; }
   const source::IndexStats* sdk_header_stats() const { return sdk_ ? &sdk_->header_stats : nullptr; }
   // Every file the indexes and the build model have read so far: the build's files, the sources
-  // indexed, the torchgen yamls, the SDK's and CUDA's libraries and headers, the libraries indexed
+  // indexed (those the inputs' DWARF names included), the torchgen yamls, the SDK's and CUDA's libraries and headers, the libraries indexed
   // beside a process's objects (the files named as context, --mapping's, are the tool's to list). A
   // run's outputs never replace one (common/outputs.h).
   std::vector<FileRead> files_read() const;
