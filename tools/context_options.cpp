@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "codegen/backend_yaml.h"
 #include "common/file_io.h"
+#include "report/escape.h"
 #include "version.h"
 #include "common/paths.h"
 
@@ -143,15 +144,50 @@ std::string stub_runtime_header() {
   return MLC_STUB_RUNTIME_HEADER;
 }
 
-std::string output_is_input(const std::string& option, const std::string& output, const std::vector<std::string>& inputs) {
-  struct stat out;
-  if (output.empty() || output == "-" || stat(output.c_str(), &out) != 0) return "";
-  for (const auto& in : inputs) {
-    struct stat st;
-    if (stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
-      return option + " " + output + ": it is the input " + in + "; refusing to overwrite it with the report";
+std::string report_root(const std::string& build_source_dir, const std::vector<std::string>& source_roots) {
+  std::string start = !build_source_dir.empty() ? build_source_dir
+                      : !source_roots.empty()   ? absolute(source_roots.front())
+                                                : absolute(".");
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::weakly_canonical(start, ec);
+  if (ec) dir = start;
+  for (auto d = dir; !d.empty(); d = d.parent_path()) {
+    if (std::filesystem::exists(d / ".git", ec)) return d.string();
+    if (d == d.root_path()) break;
   }
-  return "";
+  return dir.string();
+}
+
+std::vector<FileRead> inputs_read(const std::vector<std::string>& inputs) {
+  std::vector<FileRead> out;
+  for (const auto& in : inputs) out.push_back({.path = absolute(in), .what = "the input " + in, .kind = ReadKind::Input});
+  return out;
+}
+
+void LoadedFiles::add(const loader::Process& process) {
+  if (process.target < 0) return;
+  const std::string& target = process.objects[process.target].path;
+  for (const auto& o : process.objects) {
+    if (!seen_.insert(o.path).second) continue;
+    if (o.is_target) {
+      // A file found under a named directory is named by both.
+      std::string what = "the input " + o.path;
+      for (const auto& n : named_)
+        if (o.path.size() > n.size() && o.path.compare(0, n.size(), n) == 0 && o.path[n.size()] == '/')
+          what = o.path + ", an ELF file checked under the input directory " + n;
+      reads_.push_back({.path = o.path, .what = what, .kind = ReadKind::Input});
+    } else if (o.is_with) {
+      reads_.push_back({.path = o.path, .what = o.path + ", loaded before the input (--with, --python)", .kind = ReadKind::Loaded});
+    } else {
+      reads_.push_back({.path = o.path, .what = o.path + ", which loading " + target + " brings in", .kind = ReadKind::Loaded});
+    }
+  }
+}
+
+bool refuse_clobber(const std::string& tool, const std::vector<FileWrite>& writes, const std::vector<FileRead>& reads) {
+  auto why = clobbered(writes, reads);
+  if (why) std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), controls_escaped(*why).c_str());
+  return why.has_value();
 }
 
 bool write_output(const std::string& path, const std::string& text) {
@@ -217,6 +253,12 @@ void ContextOptions::add_to(CLI::App& app) {
   app.add_flag("--no-confirm", no_confirm, "text matching only: compile nothing, even with --build-dir (by default the "
                "sources text matching could not settle, and musa-stubgen's planned ones, are compiled whenever the "
                "build has compile commands)");
+  // Without a build tree the confirm pass warns that it has no compile commands.
+  app.add_flag("--confirm", confirm, "compile the candidate sources text matching could not settle, with the "
+               "build's commands (the default whenever --build-dir is given)")
+      ->excludes("--no-confirm");
+  app.add_flag("--verbose", verbose, "say every candidate source the confirm pass could not compile, with the "
+               "compiler's error (by default only those of symbols no candidate settled; the rest are counted)");
   app.add_option("--confirm-budget", confirm_budget, "seconds of compiling the confirm pass may spend (default 60)");
 }
 
@@ -261,6 +303,25 @@ std::optional<std::string> ContextOptions::path_error() const {
   struct stat st;
   if (!mapping.empty() && stat(mapping.c_str(), &st) != 0) return "--mapping " + mapping + ": " + std::strerror(errno);
   return std::nullopt;
+}
+
+std::vector<FileRead> ContextOptions::files_named() const {
+  std::vector<FileRead> out;
+  auto add = [&](const std::string& option, const std::string& path, ReadKind kind) {
+    out.push_back({.path = absolute(path), .what = "the " + option + " " + path, .kind = kind});
+  };
+  for (const auto& w : with) add("--with", with_mode(w).first, ReadKind::Loaded);
+  // A directory map is its *.json files (porting::load_mapping); a hipify map is one file.
+  if (!mapping.empty() && is_dir(mapping)) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(mapping, ec))
+      if (e.path().extension() == ".json") add("--mapping", e.path().string(), ReadKind::Context);
+  } else if (!mapping.empty()) {
+    add("--mapping", mapping, ReadKind::Context);
+  }
+  for (const auto& c : cmake_lists) add("--cmake-lists", c, ReadKind::BuildFile);
+  for (const auto& y : codegen_yamls) add("--codegen-yaml", y, ReadKind::Context);
+  return out;
 }
 
 std::string ContextOptions::python_interpreter() const {
@@ -319,6 +380,7 @@ LinkcheckOptions ContextOptions::resolve() const {
   // The compiler has the last word whenever a build tree is known (--no-confirm: text only).
   t.confirm = !no_confirm && (confirm || !t.build_dir.empty());
   t.confirm_budget = confirm_budget;
+  t.confirm_verbose = verbose;
   return options;
 }
 

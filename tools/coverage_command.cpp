@@ -37,6 +37,12 @@ int CoverageCommand::run(const ContextOptions& context) const {
     return 2;
   };
   if (auto e = context.path_error()) return fail(*e);
+  // The outputs rule (common/outputs.h): the report never replaces a tree scanned, the map or the SDK.
+  std::vector<FileWrite> writes;
+  if (!output.empty() && output != "-") writes.push_back({.option = "-o", .shown = output, .path = absolute(output)});
+  std::vector<FileRead> reads = inputs_read(roots);
+  for (auto& r : context.files_named()) reads.push_back(std::move(r));
+  if (refuse_clobber("musa-linkcheck", writes, reads)) return 2;
   // (A SOURCE_DIR operand that cannot be read is named, and the others still reported, as for any input.)
   for (const auto& r : context.source_roots)
     if (access(r.c_str(), R_OK) != 0) return fail("--source-root " + r + ": " + std::strerror(errno));
@@ -56,6 +62,8 @@ int CoverageCommand::run(const ContextOptions& context) const {
   co.sdk_home = options.trace.sdk_home;
   co.mapping = options.trace.mapping;
   coverage::CoverageReport report = coverage::run_coverage(co);
+  for (auto& r : resources.files_read()) reads.push_back(std::move(r));
+  if (refuse_clobber("musa-linkcheck", writes, reads)) return 2;
   report.errors.insert(report.errors.begin(), errors_only.errors.begin(), errors_only.errors.end());
   if (co.sdk)
     for (const auto& e : co.sdk->errors) report.errors.push_back(e);

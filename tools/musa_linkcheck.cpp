@@ -11,11 +11,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "common/phase_times.h"
 #include "demangle/demangle.h"
 #include "elf/elf_object.h"
 #include "explain/explain.h"
 #include "pipeline/linkcheck.h"
 #include "report/baseline.h"
+#include "report/escape.h"
 #include "report/render.h"
 #include "stubgen/stubgen.h"
 #include "context_options.h"
@@ -127,10 +129,6 @@ void add_options(CLI::App& app, Arguments& a) {
              "Full documentation: man musa-linkcheck, and docs/ in the source tree.");
   app.add_option("FILE_OR_DIR", a.inputs, "ELF shared objects or executables; a directory means every ELF file below it");
   a.context.add_to(app);
-  // musa-linkcheck's own: without a build tree the confirm pass then warns that it has no compile commands.
-  app.add_flag("--confirm", a.context.confirm, "compile the candidate sources text matching could not settle, with the "
-               "build's commands (the default whenever --build-dir is given)")
-      ->excludes("--no-confirm");
   app.add_option("--format", a.format, "output format: text, json, or for CI sarif (code scanning), junit (test "
                  "reports), github (Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "sarif", "junit", "github"}));
@@ -156,6 +154,27 @@ void add_options(CLI::App& app, Arguments& a) {
   mlc::tools::document_options(app);
 }
 
+// The files the run writes, for the outputs rule (common/outputs.h).
+std::vector<mlc::FileWrite> writes_of(const Arguments& a) {
+  std::vector<mlc::FileWrite> out;
+  auto add = [&](const std::string& option, const std::string& path, std::vector<mlc::ReadKind> may_be) {
+    if (!path.empty() && path != "-") out.push_back({.option = option, .shown = path, .path = absolute(path), .may_be = may_be});
+  };
+  add("-o", a.output, {});
+  add("--json-report", a.json_report, {});
+  add("--update-baseline", a.update_baseline, {mlc::ReadKind::Baseline});  // rewriting the baseline given is its point
+  return out;
+}
+
+// The files the command line names for the run to read: the inputs, the context files, the baseline.
+std::vector<mlc::FileRead> named_reads(const Arguments& a) {
+  std::vector<mlc::FileRead> reads = mlc::tools::inputs_read(a.inputs);
+  for (auto& r : a.context.files_named()) reads.push_back(std::move(r));
+  if (!a.baseline.empty())
+    reads.push_back({.path = absolute(a.baseline), .what = "the --baseline " + a.baseline, .kind = mlc::ReadKind::Baseline});
+  return reads;
+}
+
 // Usage errors the parser cannot see (no input, an output that is also read, unusable paths, an
 // unreadable baseline): each is exit status 2 before any report is printed. Reads the baseline.
 std::optional<int> check_arguments(const Arguments& a, std::optional<mlc::Baseline>& known) {
@@ -163,15 +182,8 @@ std::optional<int> check_arguments(const Arguments& a, std::optional<mlc::Baseli
     std::fprintf(stderr, "musa-linkcheck: missing FILE_OR_DIR\nTry 'musa-linkcheck --help' for more information.\n");
     return 2;
   }
-  for (const auto& [option, path] : {std::pair<std::string, std::string>{"-o", a.output}, {"--json-report", a.json_report},
-                                     {"--update-baseline", a.update_baseline}}) {
-    std::vector<std::string> read = a.inputs;
-    read.insert(read.end(), a.context.with.begin(), a.context.with.end());
-    if (std::string why = mlc::tools::output_is_input(option, path, read); !why.empty()) {
-      std::fprintf(stderr, "musa-linkcheck: %s\nTry 'musa-linkcheck --help' for more information.\n", why.c_str());
-      return 2;
-    }
-  }
+  // What the command line names is refused before the run; what the run finds it reads, after it.
+  if (mlc::tools::refuse_clobber("musa-linkcheck", writes_of(a), named_reads(a))) return 2;
   if (auto e = a.context.path_error()) {
     std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->c_str());
     return 2;
@@ -227,11 +239,13 @@ std::optional<int> explain_symbol(const Arguments& a, mlc::LinkcheckOptions& opt
   }
   // One load per input: the binding is read in the process the findings come from (with --python,
   // the import's), not from a second load in another environment.
+  auto also = options.inspect;  // the outputs rule's collection of what the run reads
   options.inspect = [&](const mlc::loader::Process& process) {
+    if (also) also(process);
     out.explained_bindings.push_back(mlc::explain::binding_in(symbol, process));
   };
   out.report = mlc::explain_symbol(symbol, a.inputs, options);
-  options.inspect = nullptr;
+  options.inspect = also;
   for (const auto& b : out.explained_bindings)
     out.explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
                                                    ? mlc::demangle::demangle(symbol) : symbol);
@@ -261,19 +275,25 @@ void check_inputs(const Arguments& a, mlc::LinkcheckOptions& options, mlc::tools
 }
 
 // The report in the format asked for.
-std::string render(const Arguments& a, Analysis& in, bool named_directory) {
+std::string render(const Arguments& a, Analysis& in, const std::vector<std::string>& named_directories) {
   const mlc::Report& report = in.report;
   if (a.format == "json") {
     std::string text = mlc::render_json(report, MLC_VERSION);
     if (*a.explain) text = with_bindings(text, in.explained_bindings);
     return text;
   }
+  // CI names files relative to the checkout (SARIF's %SRCROOT%, the runner's file=).
+  auto root = [&] {
+    const mlc::build::Model* build = in.resources ? in.resources->context(nullptr).build : nullptr;
+    return mlc::tools::report_root(build ? build->source_dir : "", a.context.source_roots);
+  };
   if (a.format == "sarif")
     return mlc::render_sarif(report, {.tool_version = MLC_VERSION, .help_uri = classifications_uri(),
                                       .fixes = in.resources ? stub_fixes(report, *in.resources)
-                                                            : std::vector<mlc::SymbolFix>{}});
+                                                            : std::vector<mlc::SymbolFix>{},
+                                      .source_root = root()});
   if (a.format == "junit") return mlc::render_junit(report);
-  if (a.format == "github") return mlc::render_github(report);
+  if (a.format == "github") return mlc::render_github(report, root());
   bool use_color = a.color == "always" ||
                    (a.color == "auto" && a.output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
   // explain narrows the report to one symbol: a count of the load's causes would be a partial one,
@@ -283,7 +303,8 @@ std::string render(const Arguments& a, Analysis& in, bool named_directory) {
                                                                    .load_headlines = !*a.explain,
                                                                    .summary = !*a.explain,
                                                                    .runtime = a.runtime_listed,
-                                                                   .environment = named_directory});
+                                                                   .environment = !named_directories.empty(),
+                                                                   .named_directories = named_directories});
 }
 
 // Writes the report (and the JSON copy), names bad inputs on stderr, and maps the findings to the exit status.
@@ -299,7 +320,8 @@ int write_and_judge(const Arguments& a, const mlc::Report& report, const std::st
     return 2;
   }
   // Bad inputs are named on stderr, one line each, whatever the format (JSON also lists them).
-  for (const auto& e : report.errors) std::fprintf(stderr, "musa-linkcheck: error: %s\n", e.to_line().c_str());
+  for (const auto& e : report.errors)
+    std::fprintf(stderr, "musa-linkcheck: error: %s\n", mlc::controls_escaped(e.to_line()).c_str());
   if (!report.errors.empty()) return 2;
   // Baselined findings never fail the run; "any" and "new" differ only in name once a baseline is given.
   if (runtime_fatal && !report.runtime_lookups.empty()) return 1;
@@ -322,19 +344,29 @@ int run(int argc, char** argv) {
   mlc::LinkcheckOptions options = a.context.prepare(context_errors);
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
   for (auto& in : a.inputs) in = absolute(in);
-  const bool named_directory = std::any_of(a.inputs.begin(), a.inputs.end(), [](const std::string& in) {
-    std::error_code ec;
-    return std::filesystem::is_directory(in, ec);
-  });
+  std::vector<std::string> named_directories;
+  for (const auto& in : a.inputs)
+    if (std::error_code ec; std::filesystem::is_directory(in, ec)) named_directories.push_back(in);
   const bool runtime_fatal = ("," + a.fail_on + ",").find(",runtime,") != std::string::npos;
   mlc::tools::UnpackedWheels wheels;
   prepare_inputs(a, options, wheels, context_errors);
+  mlc::tools::LoadedFiles loaded(a.inputs);  // every object each input's load reads
+  options.inspect = [&](const mlc::loader::Process& process) { loaded.add(process); };
 
   Analysis analysis;
   if (*a.explain) {
     if (auto status = explain_symbol(a, options, analysis)) return *status;
   } else {
     check_inputs(a, options, wheels, analysis);
+  }
+  // The outputs rule again, with everything the run read: what the loads brought in, what tracing indexed.
+  if (auto writes = writes_of(a); !writes.empty()) {
+    mlc::PhaseTime t("outputs");
+    std::vector<mlc::FileRead> reads = named_reads(a);
+    reads.insert(reads.end(), loaded.reads().begin(), loaded.reads().end());
+    if (analysis.resources)
+      for (auto& r : analysis.resources->files_read()) reads.push_back(std::move(r));
+    if (mlc::tools::refuse_clobber("musa-linkcheck", writes, reads)) return 2;
   }
   mlc::Report& report = analysis.report;
   report.errors.insert(report.errors.begin(), context_errors.begin(), context_errors.end());
@@ -352,7 +384,7 @@ int run(int argc, char** argv) {
     else
       report.errors.push_back({absolute(a.update_baseline), "cannot write the baseline"});
   }
-  return write_and_judge(a, report, render(a, analysis, named_directory), runtime_fatal);
+  return write_and_judge(a, report, render(a, analysis, named_directories), runtime_fatal);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "context_options.h"
 #include "pipeline/stubgen_pipeline.h"
+#include "report/escape.h"
 #include "stubgen/stubgen.h"
 #include "version.h"
 
@@ -27,6 +28,7 @@ struct Arguments {
   bool apply = false, dry_run = false, no_runtime = false, c10 = false, no_c10 = false;
   std::optional<int> guard;
   mlc::tools::ContextOptions context;
+  std::string out_cpp_given, out_header_given;  // --out-cpp and --out-header as named (a refusal quotes them)
 };
 
 // The command line: usage and every option.
@@ -67,6 +69,35 @@ void add_options(CLI::App& app, Arguments& a) {
   mlc::tools::document_options(app);
 }
 
+// The files the run writes, for the outputs rule (common/outputs.h): the stub files, which it merges into
+// (the source index reads them as sources), the patch, and with a plan the stub runtime header and
+// the build files --apply patches (read by the build model, for that very patch).
+std::vector<mlc::FileWrite> writes_of(const Arguments& a, const mlc::stubgen::Plan* plan) {
+  using mlc::ReadKind;
+  std::vector<mlc::FileWrite> out;
+  out.push_back({.option = "--out-cpp", .shown = a.out_cpp_given, .path = a.so.out_cpp, .may_be = {ReadKind::Source}});
+  out.push_back({.option = "--out-header", .shown = a.out_header_given, .path = a.so.out_header, .may_be = {ReadKind::Source}});
+  if (!a.cmake_patch.empty())
+    out.push_back({.option = "--cmake-patch", .shown = a.cmake_patch, .path = absolute(a.cmake_patch), .may_be = {}});
+  if (!plan) return out;
+  for (const auto& f : plan->stub_files)
+    if (f.path != a.so.out_cpp && f.path != a.so.out_header)
+      out.push_back({.option = "the stub runtime header", .shown = f.path, .path = f.path, .may_be = {ReadKind::Source}});
+  if (a.apply)
+    for (const auto& f : plan->cmake_files)
+      out.push_back({.option = "--apply", .shown = f.path, .path = f.path, .may_be = {ReadKind::BuildFile}});
+  return out;
+}
+
+// The files the command line names for the run to read: the inputs, the saved report, the context files.
+std::vector<mlc::FileRead> named_reads(const Arguments& a) {
+  std::vector<mlc::FileRead> reads = mlc::tools::inputs_read(a.inputs);
+  if (!a.report_file.empty())
+    reads.push_back({.path = absolute(a.report_file), .what = "the --report " + a.report_file, .kind = mlc::ReadKind::Context});
+  for (auto& r : a.context.files_named()) reads.push_back(std::move(r));
+  return reads;
+}
+
 // The stub options from the parsed flags, then the usage errors the parser cannot see (no input, an
 // output that is also read, unusable paths): each is exit status 2.
 std::optional<int> check_arguments(Arguments& a) {
@@ -80,21 +111,15 @@ std::optional<int> check_arguments(Arguments& a) {
   for (const auto& c : a.stub_classes) so.classes.insert(*mlc::from_string<mlc::Classification>(c));
   so.version_guard = a.guard;
   so.ns = a.ns;
+  a.out_cpp_given = so.out_cpp;
+  a.out_header_given = so.out_header;
   so.out_cpp = absolute(so.out_cpp);
   so.out_header = absolute(so.out_header);
   so.runtime_header = a.no_runtime ? "" : mlc::tools::stub_runtime_header();
   if (a.c10) so.c10 = true;
   if (a.no_c10) so.c10 = false;
 
-  std::vector<std::string> read = a.inputs;
-  if (!a.report_file.empty()) read.push_back(a.report_file);
-  for (const auto& [option, path] : {std::pair<std::string, std::string>{"--out-cpp", so.out_cpp}, {"--out-header", so.out_header},
-                                     {"--cmake-patch", a.cmake_patch}}) {
-    if (std::string why = mlc::tools::output_is_input(option, path, read); !why.empty()) {
-      std::fprintf(stderr, "musa-stubgen: %s\nTry 'musa-stubgen --help' for more information.\n", why.c_str());
-      return 2;
-    }
-  }
+  if (mlc::tools::refuse_clobber("musa-stubgen", writes_of(a, nullptr), named_reads(a))) return 2;
   if (auto e = a.context.path_error()) {
     std::fprintf(stderr, "musa-stubgen: error: %s\n", e->c_str());
     return 2;
@@ -137,7 +162,8 @@ int summarize(const Arguments& a, const mlc::StubgenRun& done) {
   for (const auto& n : plan.notes) std::fprintf(stderr, "musa-stubgen: %s\n", n.c_str());
   for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
   // A broken CMake file is said once: the editor plans on the build reader's parse (build/edit.h).
-  for (const auto& e : done.errors) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
+  for (const auto& e : done.errors)
+    std::fprintf(stderr, "musa-stubgen: error: %s\n", mlc::controls_escaped(e.to_line()).c_str());
   size_t changed = 0;
   for (const auto& f : plan.stub_files) changed += f.changed();
   for (const auto& f : plan.cmake_files) changed += (a.apply || a.dry_run) && f.changed();
@@ -162,6 +188,8 @@ int run(int argc, char** argv) {
   std::vector<mlc::InputError> context_errors;
   mlc::LinkcheckOptions context = a.context.prepare(context_errors);
   for (const auto& e : context_errors) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
+  mlc::tools::LoadedFiles loaded(a.inputs);  // every object each input's load reads
+  context.inspect = [&](const mlc::loader::Process& process) { loaded.add(process); };
   auto result = mlc::run_stubgen(a.inputs, {.linkcheck = context,
                                             .report_file = a.report_file.empty() ? "" : absolute(a.report_file),
                                             .stubs = a.so});
@@ -171,6 +199,11 @@ int run(int argc, char** argv) {
   }
   mlc::StubgenRun& done = result.value();
   a.so = done.stubs;
+  // The outputs rule again, with everything the run read and every file the plan writes.
+  std::vector<mlc::FileRead> reads = named_reads(a);
+  reads.insert(reads.end(), loaded.reads().begin(), loaded.reads().end());
+  reads.insert(reads.end(), done.read.begin(), done.read.end());
+  if (mlc::tools::refuse_clobber("musa-stubgen", writes_of(a, &done.plan), reads)) return 2;
   if (done.after) {
     // Resolved counts only what compiled proof shows; what the sources' text alone promises is said apart.
     std::string text_alone;

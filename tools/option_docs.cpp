@@ -55,6 +55,7 @@ constexpr OptionDoc kOptionDocs[] = {
     {"--confirm", kConfirm, ""},
     {"--no-confirm", kConfirm, ""},
     {"--confirm-budget", kConfirm, "SECONDS"},
+    {"--verbose", kConfirm, ""},
     {"--report", kStubs, "REPORT.json"},
     {"--out-cpp", kStubs, "PATH"},
     {"--out-header", kStubs, "PATH"},

@@ -79,6 +79,12 @@ std::optional<InputError> write_in_place(const std::string& path, const std::str
 
 }  // namespace
 
+bool written_in_place(const std::string& path) {
+  if (descriptor_named(path) >= 0) return true;
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 std::optional<InputError> write_atomic(const std::string& requested, const std::string& text, Parents parents) {
   if (int fd = descriptor_named(requested); fd >= 0) return write_all(fd, requested, text);
   // A symbolic link is written through: the file it names is replaced, the link a person made stays.

@@ -23,4 +23,8 @@ enum class Parents { MustExist, Create };
 std::optional<InputError> write_atomic(const std::string& path, const std::string& text,
                                        Parents parents = Parents::MustExist);
 
+// True for a path write_atomic writes in place: a descriptor path (/dev/stdout, /dev/stderr,
+// /dev/fd/N, /proc/self/fd/N) or an existing node that is neither a regular file nor a directory.
+bool written_in_place(const std::string& path);
+
 }  // namespace mlc

@@ -37,6 +37,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// How a failed compile's warning begins ("--confirm: compiling F failed: ...").
+const std::string kCompileFailed = "--confirm: compiling ";
+
 using build::absolute_in;
 
 std::string hex_hash(const std::string& key) {
@@ -246,7 +249,7 @@ void tally(ConfirmOutcome& outcome, std::vector<FileResult>& results) {
     } else if (!r.ok) {
       ++outcome.stats.failed;
     }
-    if (!r.warning.empty()) outcome.warnings.push_back("--confirm: compiling " + r.file + " failed: " + r.warning);
+    if (!r.warning.empty()) outcome.warnings.push_back(kCompileFailed + r.file + " failed: " + r.warning);
     outcome.files[r.file] = std::move(r);
   }
 }
@@ -374,7 +377,9 @@ struct Confirmer {
     ConfirmOptions o = options;
     o.budget_seconds = std::max(0.0, options.budget_seconds - std::chrono::duration<double>(Clock::now() - start).count());
     ConfirmOutcome out = confirm_files(files, o);
-    for (auto& w : out.warnings) warnings.push_back(std::move(w));
+    // A candidate's failed compile is said later, for a symbol nothing settled (tell_failures).
+    for (auto& w : out.warnings)
+      if (options.verbose || w.rfind(kCompileFailed, 0) != 0) warnings.push_back(std::move(w));
     total.files += out.stats.files;
     total.compiled += out.stats.compiled;
     total.cached += out.stats.cached;
@@ -458,13 +463,32 @@ struct Confirmer {
     }
   }
 
+  // The compiler's error of each candidate of a symbol no candidate settled: why it stays open. A
+  // candidate of a settled symbol that failed is only counted (say_outcome). Returns how many failed
+  // compiles were not said.
+  size_t tell_failures(const std::vector<Want>& wants) {
+    std::set<std::string> told;
+    for (const auto& w : wants) {
+      if (w.settled) continue;
+      for (const auto& f : w.files) {
+        auto it = results.find(f.file);
+        if (it == results.end() || it->second.warning.empty() || !told.insert(f.file).second) continue;
+        if (!options.verbose) warnings.push_back(kCompileFailed + f.file + " failed: " + it->second.warning);
+      }
+    }
+    size_t unsaid = 0;
+    for (const auto& [file, r] : results) unsaid += !r.warning.empty() && !told.count(file) && !options.verbose;
+    return unsaid;
+  }
+
   // What confirming cost, so a user can weigh it against the budget, and what the compiler placed
   // where: the report says what was compiled to settle what.
-  void say_outcome(size_t wanted) {
+  void say_outcome(size_t wanted, size_t unsaid) {
     const ConfirmStats& s = total;
     std::string line = "--confirm: " + std::to_string(s.files) + " candidate file(s): " + std::to_string(s.compiled) +
                        " compiled, " + std::to_string(s.cached) + " from cache, " + std::to_string(s.failed) +
-                       " failed, " + std::to_string(s.skipped) + " skipped (budget or no command)";
+                       " failed" + (unsaid ? " (" + std::to_string(unsaid) + " not the answer: --verbose shows why)" : "") +
+                       ", " + std::to_string(s.skipped) + " skipped (budget or no command)";
     if (s.compiled > 0) {
       line += "; " + std::to_string(std::llround(s.compile_ms)) + " ms compiling, " +
               std::to_string(std::llround(s.compile_ms / static_cast<double>(s.compiled))) + " ms per compiled file";
@@ -502,8 +526,9 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
     if (!w.settled && !w.other.empty()) w.u->reason += "; " + w.other;
 
   confirmer.total.settled = static_cast<size_t>(std::count_if(wants.begin(), wants.end(), [](const Want& w) { return w.settled; }));
+  size_t unsaid = confirmer.tell_failures(wants);
   if (confirmer.total.files == 0) return confirmer.total;  // nothing could be compiled: no cost to report, nothing placed
-  confirmer.say_outcome(wants.size());
+  confirmer.say_outcome(wants.size(), unsaid);
   return confirmer.total;
 }
 

@@ -21,6 +21,9 @@ struct ConfirmOptions {
   std::string cache_dir;        // results cache and scratch objects ("" : a private dir under build_dir)
   double budget_seconds = 60;   // wall-clock budget for all compiles; what it cuts off stays unconfirmed
   unsigned jobs = 0;            // parallel compiles (0: one per core)
+  // Every candidate's failed compile said, with the compiler's error; by default only those of the
+  // symbols no candidate settled (a candidate that does not compile is simply not the answer).
+  bool verbose = false;
 };
 
 // What compiling one file showed.

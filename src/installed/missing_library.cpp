@@ -270,9 +270,38 @@ std::string relative_origin(const std::string& from, const std::string& to) {
   return rel.empty() ? "$ORIGIN" : "$ORIGIN/" + rel;
 }
 
+// The very library, where its author put it but off its search path (then the search path is the fix).
+const OtherVersion* beside_of(const std::string& name, const MissingNeed& m) {
+  for (const auto& o : m.others)
+    if (o.copy.how == loader::FoundHow::Beside && o.soname == name) return &o;
+  return nullptr;
+}
+
+// What fixes a missing library for `needers` (the paths of the files whose DT_NEEDED names it): a
+// RUNPATH to the copy beside them, else install it, or rebuild them against the other version found.
+std::string fix_for(const std::string& name, const MissingNeed& m, const std::vector<std::string>& needers) {
+  std::vector<std::string> names;
+  for (const auto& n : needers) names.push_back(base_name(n));
+  std::string who = names.empty() ? std::string("it") : short_list(names);
+  if (const OtherVersion* beside = beside_of(name, m); beside && !needers.empty()) {
+    const std::string origin = relative_origin(dir_of(needers.front()), dir_of(beside->copy.path));
+    return "add RUNPATH " + origin + " to " + names.front() + " (link it with -Wl,-rpath,'" + origin +
+           "', or patchelf --set-rpath '" + origin + "' " + needers.front() + ")";
+  }
+  if (m.others.empty())
+    return "install " + name + ", or add the directory that holds it to " +
+           (names.size() > 1 ? "the RUNPATH of " + who : who + "'s RUNPATH") + " or LD_LIBRARY_PATH";
+  const auto& o = m.others.front();
+  return "install " + name + " (the version " + who + (names.size() > 1 ? " were" : " was") +
+         " linked against) where the loader searches, or rebuild " + who + " against " + o.soname + " (" + o.copy.path +
+         ")" + (searched_for_it(o.copy.how) ? std::string() : " and add " + dir_of(o.copy.path) + " to its RUNPATH");
+}
+
 // Each cause's headline and fix (install it, or rebuild against the other version found), and the
-// fix of every finding it explains.
-void describe_causes(std::map<std::string, MissingNeed>& missing, std::vector<trace::SymbolFinding>& symbols) {
+// fix of every finding it explains, which names the file holding that finding (the cause may be
+// shared by other inputs: their names are not this finding's fix).
+void describe_causes(const loader::Process& p, std::map<std::string, MissingNeed>& missing,
+                     std::vector<trace::SymbolFinding>& symbols) {
   for (auto& [name, m] : missing) {
     Cause& c = *m.cause;
     std::vector<std::string> needers;
@@ -283,30 +312,14 @@ void describe_causes(std::map<std::string, MissingNeed>& missing, std::vector<tr
                  (found.empty() ? std::string("no other version of it was found")
                                 : std::to_string(found.size()) + " other version" + (found.size() == 1 ? "" : "s") +
                                       " found: " + short_list(found));
-    std::string first = needers.empty() ? std::string("it") : needers.front();
-    // The very library, where its author put it but off its search path: the search path is the fix.
-    const OtherVersion* beside = nullptr;
-    for (const auto& o : m.others)
-      if (o.copy.how == loader::FoundHow::Beside && o.soname == name) beside = &o;
-    if (beside && !c.needed_by.empty()) {
-      const std::string origin = relative_origin(dir_of(c.needed_by.front()), dir_of(beside->copy.path));
+    if (const OtherVersion* beside = beside_of(name, m); beside && !c.needed_by.empty())
       c.headline = "library not found: " + name + " (needed by " + short_list(needers) + "): found beside it (" +
                    beside->copy.path + "), but not on its search path";
-      c.fix = "add RUNPATH " + origin + " to " + first + " (link it with -Wl,-rpath,'" + origin +
-              "', or patchelf --set-rpath '" + origin + "' " + c.needed_by.front() + ")";
-    } else if (found.empty()) {
-      c.fix = "install " + name + ", or add the directory that holds it to " + first + "'s RUNPATH or LD_LIBRARY_PATH";
-    } else {
-      const auto& o = m.others.front();
-      c.fix = "install " + name + " (the version " + first + " was linked against) where the loader searches, or rebuild " +
-              first + " against " + o.soname + " (" + o.copy.path + ")" +
-              (searched_for_it(o.copy.how) ? std::string()
-                   : " and add " + dir_of(o.copy.path) + " to its RUNPATH");
-    }
+    c.fix = fix_for(name, m, c.needed_by);
     for (auto& [ref, u] : symbols)
       if (u.cause == c.id)
         u.fix = Fix{.kind = FixKind::UseLibrary, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
-                    .library = name, .detail = c.fix};
+                    .library = name, .detail = fix_for(name, m, {p.objects[ref.object].path})};
   }
 }
 
@@ -321,7 +334,7 @@ void find_missing_libraries(const loader::Process& p, std::map<int, LibraryRepor
   if (missing.empty()) return;
   link_causes(missing, libs, causes);
   attribute_symbols(p, symbols, missing);
-  describe_causes(missing, symbols);
+  describe_causes(p, missing, symbols);
 }
 
 }  // namespace mlc::installed

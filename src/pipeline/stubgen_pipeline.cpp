@@ -18,7 +18,8 @@ bool can_confirm(const TraceOptions& trace) {
 }
 
 confirm::ConfirmOptions confirm_options(const TraceOptions& trace) {
-  return {.build_dir = trace.build_dir, .cache_dir = trace.cache_dir, .budget_seconds = trace.confirm_budget, .jobs = 0};
+  return {.build_dir = trace.build_dir, .cache_dir = trace.cache_dir, .budget_seconds = trace.confirm_budget, .jobs = 0,
+          .verbose = trace.confirm_verbose};
 }
 
 // A saved report may have been made with less context (a post-build gate without --sdk-home): what
@@ -57,8 +58,11 @@ void close_over_sources(const LinkcheckOptions& options, const trace::TraceConte
 
 // What the patch would leave: the planned stubs and the objects of the planned add-source files.
 confirm::AfterPatch after_patch(const LinkcheckOptions& options, const stubgen::Plan& plan, Report& report) {
+  // A stub counts once its file reaches the build (stubgen::Plan::unreached lists those that do not).
+  const std::set<std::string> left(plan.unreached.begin(), plan.unreached.end());
   std::vector<std::string> stubbed;
-  for (const auto& st : plan.stubs) stubbed.push_back(st.mangled);
+  for (const auto& st : plan.stubs)
+    if (!left.count(st.mangled)) stubbed.push_back(st.mangled);
   return confirm::after_patch(report, stubbed, plan.unreached, confirm_options(options.trace), report.warnings);
 }
 
@@ -93,6 +97,7 @@ Result<StubgenRun> run_stubgen(const std::vector<std::string>& inputs, const Stu
   // The closure, the plan's proof and the link check compile the same files: a failure is said once.
   std::set<std::string> said;
   std::erase_if(run.report.warnings, [&](const std::string& w) { return !said.insert(w).second; });
+  run.read = resources.files_read();
   return run;
 }
 

@@ -29,6 +29,7 @@ struct StubgenRun {
   bool confirmed = false;                    // the compiler ran (the build has compile commands)
   std::optional<confirm::AfterPatch> after;  // when confirmed: what the planned patch would leave unresolved
   std::vector<InputError> errors;            // the report's, then the plan's
+  std::vector<FileRead> read;                // what tracing and planning read (TraceResources::files_read)
 };
 
 // Fails only when `report_file` cannot be read; every other problem is in the run's errors.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/escape.h"
+#include "report/render.h"
 #include "report/text_block.h"
 
 namespace mlc::ci {
@@ -63,6 +64,20 @@ std::vector<LookupFinding> runtime_findings(const Report& report) {
   }
   return out;
 }
+
+}  // namespace mlc::ci
+
+namespace mlc {
+
+std::string relative_to_root(const std::string& path, const std::string& root) {
+  if (root.empty()) return path;
+  std::string dir = root.back() == '/' ? root : root + "/";
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 ? path.substr(dir.size()) : path;
+}
+
+}  // namespace mlc
+
+namespace mlc::ci {
 
 std::string printable_utf8(std::string_view text, bool xml) {
   std::string out = utf8_escaped(text);  // one escaping rule for every writer (report/escape.h)

@@ -2,6 +2,7 @@
 // any bytes, while JSON (and SARIF, JUnit XML...) must be valid UTF-8. One rule for all writers.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,5 +15,15 @@ std::string utf8_escaped(std::string_view text);
 
 // True when `text` is valid UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
 bool is_valid_utf8(std::string_view text);
+
+// `text` as one line of a terminal report: every C0 control character and DEL written as \xNN, so a
+// newline or an escape sequence in a file name cannot break a line or drive the terminal.
+std::string controls_escaped(std::string_view text);
+bool has_controls(std::string_view text);
+
+// RFC 4648 base64 (with padding): a name's exact bytes in JSON, beside its escaped text. Decoding
+// gives nothing for text that is not base64.
+std::string base64(std::string_view bytes);
+std::optional<std::string> from_base64(std::string_view text);
 
 }  // namespace mlc

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
+#include "report/escape.h"
 #include "report/render.h"
 
 namespace mlc {
@@ -47,6 +48,9 @@ Result<Report> read_json_report(const std::string& path) {
         continue;
       LibraryReport lib;
       lib.path = lj.at("path").get<std::string>();
+      // A name that is not valid UTF-8 is escaped in `path`; its bytes are in `path_bytes`.
+      if (auto b = lj.find("path_bytes"); b != lj.end() && b->is_string())
+        if (auto bytes = from_base64(b->get<std::string>())) lib.path = *bytes;
       for (const auto& uj : lj.at("unresolved")) {
         UnresolvedSymbol u;
         u.symbol = uj.at("symbol").get<std::string>();

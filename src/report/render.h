@@ -20,6 +20,9 @@ struct TextStyle {
   // A directory was named (an environment): with several named files, each shared cause once with the
   // files it breaks by package, then per package the files failing on their own, one line each.
   bool environment = false;
+  // The directories named (absolute): a file found below one is named by its path there
+  // ("test/test_jit", not "test_jit"); any other file by its base name.
+  std::vector<std::string> named_directories = {};
 };
 
 std::string render_text(const Report& report, const TextStyle& style);
@@ -55,12 +58,21 @@ struct SarifOptions {
   std::string tool_version;
   std::string help_uri;  // the classifications page; each rule's helpUri is help_uri + "#" + classification
   std::vector<SymbolFix> fixes;
+  // The checkout the findings are reported against (absolute; "" for none): a file below it is named
+  // by a URI relative to %SRCROOT%, which the run's originalUriBaseIds maps to it, so code scanning
+  // maps it to the repository; a file elsewhere keeps its absolute file URI.
+  std::string source_root = "";
 };
 // SARIF 2.1.0: one rule per classification, one result per finding, located at the reference.
 std::string render_sarif(const Report& report, const SarifOptions& options);
 // JUnit XML as Jenkins and GitLab read it: a testsuite per library, a testcase per finding.
 std::string render_junit(const Report& report);
-// GitHub Actions workflow commands: one ::error (::notice when baselined) per finding.
-std::string render_github(const Report& report);
+// GitHub Actions workflow commands: one ::error (::notice when baselined) per finding, on the
+// referencing source line, else on the library (no line: without debug information there is none).
+// Paths below `source_root` (the checkout, where the runner resolves them) are given relative to it.
+std::string render_github(const Report& report, const std::string& source_root = "");
+
+// `path` relative to `root` when it lies below it ("" root, or a path elsewhere: the path itself).
+std::string relative_to_root(const std::string& path, const std::string& root);
 
 }  // namespace mlc

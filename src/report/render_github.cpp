@@ -26,18 +26,16 @@ std::string escape(const std::string& s, bool property) {
 
 }  // namespace
 
-std::string render_github(const Report& report) {
+std::string render_github(const Report& report, const std::string& source_root) {
+  auto file = [&](const std::string& path) { return "file=" + escape(relative_to_root(path, source_root), true); };
   std::string out;
   for (const auto& f : ci::findings(report)) {
     std::string message = f.title;
     for (const auto& d : f.details) message += "\n" + d;
-    std::string props;
-    if (f.file) {
-      props += "file=" + escape(*f.file, true);
-      if (f.line && *f.line > 0) props += fmt::format(",line={}", *f.line);
-      props += ",";
-    }
-    props += "title=" + escape(f.rule + ": " + f.title, true);
+    // On the referencing line; without debug information, on the library, with no line.
+    std::string props = file(f.file ? *f.file : f.library->path);
+    if (f.file && f.line && *f.line > 0) props += fmt::format(",line={}", *f.line);
+    props += ",title=" + escape(f.rule + ": " + f.title, true);
     // Baselined findings stay visible without marking the run as failed.
     out += fmt::format("::{} {}::{}\n", f.baselined ? "notice" : "error", props, escape(message, false));
   }
@@ -45,11 +43,11 @@ std::string render_github(const Report& report) {
   for (const auto& f : ci::runtime_findings(report)) {
     std::string message = f.title;
     for (const auto& d : f.details) message += "\n" + d;
-    out += fmt::format("::{} file={},title={}::{}\n", f.fatal ? "error" : "warning", escape(f.lookup->library, true),
+    out += fmt::format("::{} {},title={}::{}\n", f.fatal ? "error" : "warning", file(f.lookup->library),
                        escape(std::string(ci::kRuntimeLookupRule) + ": " + f.title, true), escape(message, false));
   }
   for (const auto& e : report.errors) {
-    out += fmt::format("::error file={},title=unusable input::{}\n", escape(e.path, true), escape(e.to_line(), false));
+    out += fmt::format("::error {},title=unusable input::{}\n", file(e.path), escape(e.to_line(), false));
   }
   return out;
 }

@@ -70,6 +70,10 @@ void escape_strings(json& j) {
   }
 }
 
+// A path's exact bytes when its text cannot carry them (not valid UTF-8, so `path` holds it with \xNN
+// escapes): base64, from which a program gets a name it can open. Null for a path valid as text.
+json path_bytes(const std::string& path) { return is_valid_utf8(path) ? json(nullptr) : json(base64(path)); }
+
 json to_json(const std::optional<PackageOwner>& o) {
   return o ? json{{"kind", to_string(o->kind)}, {"name", o->name}, {"version", o->version.empty() ? json(nullptr) : json(o->version)}}
            : json(nullptr);
@@ -113,11 +117,12 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     json needed = json::array();
     for (const auto& n : lib.needed) {
       if (n.path) {
-        needed.push_back({{"name", n.name}, {"path", *n.path}, {"how", loader::to_string(n.how)}, {"owner", to_json(n.owner)}});
+        needed.push_back({{"name", n.name}, {"path", *n.path}, {"path_bytes", path_bytes(*n.path)},
+                          {"how", loader::to_string(n.how)}, {"owner", to_json(n.owner)}});
       } else {
         json search = json::array();
         for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", loader::to_string(s.how)}, {"outcome", s.outcome}});
-        needed.push_back({{"name", n.name}, {"path", nullptr}, {"searched", n.searched}, {"search", search},
+        needed.push_back({{"name", n.name}, {"path", nullptr}, {"path_bytes", nullptr}, {"searched", n.searched}, {"search", search},
                           {"baselined", n.baselined}, {"cause", opt(n.cause)}});
       }
     }
@@ -129,6 +134,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     json unresolved = json::array();
     for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));
     libs.push_back({{"path", lib.path},
+                    {"path_bytes", path_bytes(lib.path)},
                     {"soname", lib.soname.empty() ? json(nullptr) : json(lib.soname)},
                     {"role", to_string(lib.role)},
                     {"loaded_by", opt(lib.loaded_by)},

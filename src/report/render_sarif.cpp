@@ -15,9 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-// RFC 8089 file URI: unreserved characters and '/' stay, every other byte is percent-encoded.
-std::string file_uri(const std::string& path) {
-  std::string out = "file://";
+// RFC 3986 path: unreserved characters and '/' stay, every other byte is percent-encoded.
+std::string uri_path(const std::string& path) {
+  std::string out;
   for (unsigned char c : path) {
     if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
       out += static_cast<char>(c);
@@ -26,6 +26,20 @@ std::string file_uri(const std::string& path) {
     }
   }
   return out;
+}
+
+// RFC 8089 file URI of an absolute path.
+std::string file_uri(const std::string& path) { return "file://" + uri_path(path); }
+
+constexpr const char* kSrcRoot = "%SRCROOT%";
+
+// An artifactLocation (SARIF 3.4): below the source root, a relative reference with uriBaseId
+// %SRCROOT% (SARIF 3.4.4: a uriBaseId goes with a relative uri only); elsewhere an absolute file URI,
+// which code scanning also takes (a path of the runner's own).
+json artifact(const std::string& path, const std::string& root) {
+  std::string rel = relative_to_root(path, root);
+  if (rel == path) return {{"uri", file_uri(path)}};
+  return {{"uri", uri_path(rel)}, {"uriBaseId", kSrcRoot}};
 }
 
 json text(const std::string& s) { return {{"text", ci::printable_utf8(s)}}; }
@@ -45,7 +59,7 @@ json rule_json(const std::string& id, const ci::RuleText* r, const std::string& 
 
 // One artifactChange per file, its replacements in file order, every deletedRegion in the original
 // file's lines (an insertion is an empty region: start and end at column 1 of the same line).
-json fix_json(const SymbolFix& fix) {
+json fix_json(const SymbolFix& fix, const std::string& root) {
   json changes = json::array();
   std::vector<std::string> files;
   for (const auto& e : fix.edits) {
@@ -53,7 +67,7 @@ json fix_json(const SymbolFix& fix) {
     while (i < files.size() && files[i] != e.file) ++i;
     if (i == files.size()) {
       files.push_back(e.file);
-      changes.push_back({{"artifactLocation", {{"uri", file_uri(e.file)}}}, {"replacements", json::array()}});
+      changes.push_back({{"artifactLocation", artifact(e.file, root)}, {"replacements", json::array()}});
     }
     json region = {{"startLine", e.start_line}, {"startColumn", 1},
                    {"endLine", std::max(e.end_line, e.start_line)}, {"endColumn", e.end_column}};
@@ -91,16 +105,20 @@ std::string message_of(const std::string& title, const std::vector<std::string>&
   return message;
 }
 
+// A physicalLocation: the file, at `line`. Code scanning shows a result only with region.startLine
+// (GitHub's documented subset of SARIF); a library without debug information has no line of its own,
+// so its first line stands for the whole file.
+json physical(const std::string& path, std::optional<int> line, const std::string& root) {
+  return {{"artifactLocation", artifact(path, root)}, {"region", {{"startLine", line && *line > 0 ? *line : 1}}}};
+}
+
 // One result per finding: located at the referencing source line (else at the library), with the
 // fixes whose edits apply to it.
-json finding_result(const ci::Finding& f, size_t rule_index, const std::vector<SymbolFix>& all_fixes) {
+json finding_result(const ci::Finding& f, size_t rule_index, const SarifOptions& options) {
+  const std::vector<SymbolFix>& all_fixes = options.fixes;
   json location;
-  if (f.file) {
-    location["physicalLocation"] = {{"artifactLocation", {{"uri", file_uri(*f.file)}}}};
-    if (f.line && *f.line > 0) location["physicalLocation"]["region"] = {{"startLine", *f.line}};
-  } else {
-    location["physicalLocation"] = {{"artifactLocation", {{"uri", file_uri(f.library->path)}}}};
-  }
+  location["physicalLocation"] = f.file ? physical(*f.file, f.line, options.source_root)
+                                        : physical(f.library->path, std::nullopt, options.source_root);
   if (f.symbol) {
     location["logicalLocations"] = json::array({{{"fullyQualifiedName", ci::printable_utf8(f.symbol->demangled)},
                                                  {"decoratedName", ci::printable_utf8(f.symbol->symbol)},
@@ -130,7 +148,7 @@ json finding_result(const ci::Finding& f, size_t rule_index, const std::vector<S
     json fixes = json::array();
     for (const auto& fix : all_fixes)
       if (fix.library == f.library->path && fix.symbol == f.symbol->symbol && !fix.edits.empty())
-        fixes.push_back(fix_json(fix));
+        fixes.push_back(fix_json(fix, options.source_root));
     if (!fixes.empty()) result["fixes"] = fixes;
   }
   return result;
@@ -138,7 +156,7 @@ json finding_result(const ci::Finding& f, size_t rule_index, const std::vector<S
 
 // Run-time look-ups: a rule of their own (not a classification of an undefined symbol), added only
 // when there are some, so the rule indexes of the classifications stay as they were.
-void add_runtime_results(const Report& report, Rules& rules, json& results) {
+void add_runtime_results(const Report& report, const std::string& root, Rules& rules, json& results) {
   for (const auto& f : ci::runtime_findings(report)) {
     size_t before = rules.ids.size();
     size_t index = rules.index_of(ci::kRuntimeLookupRule);
@@ -161,7 +179,7 @@ void add_runtime_results(const Report& report, Rules& rules, json& results) {
          {"ruleIndex", index},
          {"level", f.fatal ? "error" : "warning"},
          {"message", text(message_of(f.title, f.details))},
-         {"locations", json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", file_uri(r.library)}}}}}}})},
+         {"locations", json::array({{{"physicalLocation", physical(r.library, std::nullopt, root)}}})},
          {"partialFingerprints",
           {{"musaLinkcheckFinding/v1", ci::printable_utf8(r.library.substr(r.library.rfind('/') + 1) + ":" + to_string(r.kind) +
                                                           ":" + r.name)}}},
@@ -179,21 +197,23 @@ std::string sarif_document(const Report& report, const SarifOptions& options, co
     notifications.push_back({{"level", "error"},
                              {"message", text(e.to_line())},
                              {"locations", json::array({{{"physicalLocation",
-                                                          {{"artifactLocation", {{"uri", file_uri(e.path)}}}}}}})}});
+                                                          {{"artifactLocation", artifact(e.path, options.source_root)}}}}})}});
   }
   json driver = {{"name", "musa-linkcheck"},
                  {"version", options.tool_version},
                  {"semanticVersion", options.tool_version},
                  {"rules", rules}};
   if (!options.help_uri.empty()) driver["informationUri"] = options.help_uri;
-  json doc = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-              {"version", "2.1.0"},
-              {"runs", json::array({{{"tool", {{"driver", driver}}},
-                                     {"invocations", json::array({{{"executionSuccessful", report.errors.empty()},
-                                                                   {"toolExecutionNotifications", notifications}}})},
-                                     // Fix regions end at a column only after a last line without a newline.
-                                     {"columnKind", "unicodeCodePoints"},
-                                     {"results", results}}})}};
+  json run = {{"tool", {{"driver", driver}}}};
+  // %SRCROOT%: the checkout (SARIF 3.14.14: an absolute URI ending in '/').
+  if (!options.source_root.empty()) {
+    std::string root = options.source_root.back() == '/' ? options.source_root : options.source_root + "/";
+    run["originalUriBaseIds"] = {{kSrcRoot, {{"uri", file_uri(root)}}}};
+  }
+  run["invocations"] = json::array({{{"executionSuccessful", report.errors.empty()}, {"toolExecutionNotifications", notifications}}});
+  run["columnKind"] = "unicodeCodePoints";  // fix regions end at a column only after a last line without a newline
+  run["results"] = results;
+  json doc = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
   return doc.dump(2) + "\n";
 }
 
@@ -209,8 +229,8 @@ std::string render_sarif(const Report& report, const SarifOptions& given) {
   auto found = ci::findings(report);
   Rules rules(options.help_uri);
   json results = json::array();
-  for (const auto& f : found) results.push_back(finding_result(f, rules.index_of(f.rule), options.fixes));
-  add_runtime_results(report, rules, results);
+  for (const auto& f : found) results.push_back(finding_result(f, rules.index_of(f.rule), options));
+  add_runtime_results(report, options.source_root, rules, results);
   return sarif_document(report, options, rules.list, results);
 }
 

@@ -25,32 +25,102 @@ std::string error_prefix(const TextStyle& style, bool baselined) {
 
 constexpr size_t kCauseSymbols = 5;
 
-// How many causes would fail the load of a named file: each shared cause once and each finding
-// without one as a cause of its own (baselined findings do not count); `torch_first` tells whether
-// the import of torch it does first fails.
-size_t load_causes(const Report& report, const LibraryReport& target, bool& torch_first) {
-  std::set<std::string> shared;
-  size_t own = 0;
-  auto count = [&](const std::optional<std::string>& cause, bool baselined) {
-    if (baselined) return;
-    if (cause) {
-      shared.insert(*cause);
-    } else {
-      ++own;
-    }
+// A named file as a headline names it: its path below the directory named that holds it (two files
+// of one name in two folders stay apart), else its base name.
+std::string target_name(const LibraryReport& target, const TextStyle& style) {
+  for (const auto& dir : style.named_directories) {
+    std::string rel = relative_to_root(target.path, dir);
+    if (rel != target.path) return rel;
+  }
+  return base_name(target.path);
+}
+
+// Every text the report holds, for one escaping rule over all of them (the report is bytes from ELF
+// files and file names: a newline or an escape sequence in a name must not reach the terminal raw).
+template <class R, class F>
+void for_each_text(R& r, F&& f) {
+  auto opt = [&](auto& o) {
+    if (o) f(*o);
   };
+  auto owner = [&](auto& o) {
+    if (o) f(o->name), f(o->version);
+  };
+  auto copy = [&](auto& c) {
+    if (c) f(c->path), f(c->home);
+  };
+  for (auto& lib : r.libraries) {
+    f(lib.path), f(lib.soname), opt(lib.loaded_by), opt(lib.host), owner(lib.owner);
+    for (auto& n : lib.needed) {
+      f(n.name), opt(n.path), owner(n.owner);
+      for (auto& s : n.searched) f(s);
+      for (auto& s : n.search) f(s.path), f(s.outcome);
+    }
+    for (auto& mv : lib.missing_versions) f(mv.version), f(mv.file), opt(mv.provider);
+    for (auto& u : lib.unresolved) {
+      f(u.symbol), f(u.demangled), opt(u.version), f(u.reason);
+      for (auto& ref : u.referenced_by) f(ref.library), opt(ref.function), opt(ref.file);
+      if (u.origin) f(u.origin->file), opt(u.origin->library), opt(u.origin->ported_from);
+      if (u.counterpart) f(u.counterpart->name), opt(u.counterpart->library);
+      for (auto& s : u.suggestions) f(s.symbol), f(s.demangled), f(s.library);
+      if (u.fix) opt(u.fix->cmake_file), opt(u.fix->list), opt(u.fix->entry), opt(u.fix->library), f(u.fix->detail);
+    }
+  }
+  for (auto& w : r.warnings) f(w);
+  for (auto& c : r.causes) {
+    f(c.headline), f(c.library), f(c.fix), copy(c.picked), copy(c.other);
+    for (auto& v : c.missing_versions) f(v);
+    for (auto& o : c.others) f(o.path), f(o.home);
+    for (auto& n : c.needed_by) f(n);
+    for (auto& h : c.host_libraries) f(h);
+  }
+  for (auto& l : r.runtime_lookups) {
+    f(l.library), f(l.name), opt(l.provider), f(l.provider_name);
+    for (auto& s : l.searched) f(s);
+  }
+  if (r.python) {
+    f(r.python->interpreter), f(r.python->executable), f(r.python->version), opt(r.python->torch_path),
+        opt(r.python->torch_version), owner(r.python->torch_owner);
+  }
+  f(r.interpreter);
+}
+
+// What one finding without a shared cause is a cause of: a missing source file is one cause however
+// many symbols it would define, and so is a library left unlinked; any other finding is its own.
+std::string own_cause(const UnresolvedSymbol& u) {
+  if (u.classification == Classification::MissingSource && u.origin) return "source\n" + u.origin->file;
+  if ((u.classification == Classification::UnlinkedLibrary || u.classification == Classification::StaticArchive) &&
+      u.fix && u.fix->library)
+    return "link\n" + *u.fix->library;
+  return "symbol\n" + u.symbol;
+}
+
+// What would fail the load of a named file: its causes (each shared cause once, each missing source
+// or unlinked library once, any other finding as its own), baselined findings left out;
+// `torch_first` tells whether the import of torch it does first fails.
+struct LoadCount {
+  size_t causes = 0;
+  bool torch_first = false;
+};
+
+LoadCount load_causes(const Report& report, const LibraryReport& target) {
+  std::set<std::string> causes;
+  size_t own = 0;
+  LoadCount n;
   std::set<std::string> seen;  // a library listed twice (a dependency, then a named file) counts once
   for (const auto& lib : report.libraries) {
     bool torch_import = lib.role == LibraryRole::Preloaded && lib.loaded_by == target.path;
     if (!part_of_load(target, lib) || !seen.insert(lib.path).second) continue;
-    size_t before = shared.size() + own;
-    for (const auto& n : lib.needed)
-      if (!n.path) count(n.cause, n.baselined);
-    for (const auto& mv : lib.missing_versions) count(mv.cause, mv.baselined);
-    for (const auto& u : lib.unresolved) count(u.cause, u.baselined);
-    torch_first |= torch_import && shared.size() + own > before;
+    size_t before = causes.size() + own;
+    for (const auto& need : lib.needed)
+      if (!need.path && !need.baselined) need.cause ? (void)causes.insert("cause\n" + *need.cause) : (void)++own;
+    for (const auto& mv : lib.missing_versions)
+      if (!mv.baselined) mv.cause ? (void)causes.insert("cause\n" + *mv.cause) : (void)++own;
+    for (const auto& u : lib.unresolved)
+      if (!u.baselined) causes.insert(u.cause ? "cause\n" + *u.cause : own_cause(u));
+    n.torch_first |= torch_import && causes.size() + own > before;
   }
-  return shared.size() + own;
+  n.causes = causes.size() + own;
+  return n;
 }
 
 // How the named file is loaded: Python imports a module, a program is started, a library is loaded.
@@ -63,12 +133,13 @@ std::string render_load_headlines(const Report& report, const TextStyle& style) 
   std::string out;
   for (const auto& target : report.libraries) {
     if (target.role != LibraryRole::Target) continue;
-    bool torch_first = false;
-    size_t n = load_causes(report, target, torch_first);
-    if (n == 0) continue;
-    out += fmt::format("{}{} {} would fail{}: {} cause{}\n", error_prefix(style, false),
-                       load_verb(target), base_name(target.path),
-                       torch_first ? ", in the import of torch it does first" : "", n, n == 1 ? "" : "s");
+    LoadCount n = load_causes(report, target);
+    if (n.causes == 0) continue;
+    // Causes, not symbols: three unlinked libraries are three causes however many symbols each
+    // leaves (the closing line counts those).
+    out += fmt::format("{}{} {} would fail{}: {} cause{}\n", error_prefix(style, false), load_verb(target),
+                       target_name(target, style), n.torch_first ? ", in the import of torch it does first" : "", n.causes,
+                       n.causes == 1 ? "" : "s");
   }
   return out;
 }
@@ -81,8 +152,7 @@ std::string render_environment_summary(const Report& report) {
   for (const auto& target : report.libraries) {
     if (target.role != LibraryRole::Target) continue;
     ++named;
-    bool torch_first = false;
-    if (load_causes(report, target, torch_first) == 0) continue;
+    if (load_causes(report, target).causes == 0) continue;
     ++failing;
     if (target.owner) ++packages[target.owner->name];
     else ++unowned;
@@ -146,14 +216,14 @@ std::string render_environment(const Report& report, const TextStyle& style) {
   for (const auto& target : report.libraries) {
     if (target.role != LibraryRole::Target) continue;
     LoadFailure f = load_failure(report, target);
-    for (const auto& c : f.causes) broken[c][package_of(target)].push_back(base_name(target.path));
+    for (const auto& c : f.causes) broken[c][package_of(target)].push_back(target_name(target, style));
     if (f.own.empty()) continue;
     const char* verb = load_verb(target);
     std::string why = fmt::format("would fail: {} finding{} of its own: {}", f.own.size(), f.own.size() == 1 ? "" : "s",
                                   first_names(f.own, 2));
     std::string what = fmt::format("{} {}", verb, why);
     // -q: one error line per failing file, which names it.
-    if (style.quiet) own_lines += fmt::format("{}{} {} {}\n", error_prefix(style, false), verb, base_name(target.path), why);
+    if (style.quiet) own_lines += fmt::format("{}{} {} {}\n", error_prefix(style, false), verb, target_name(target, style), why);
     own[package_of(target)].push_back({target.path, what});
   }
   std::string out;
@@ -373,6 +443,17 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
 }  // namespace
 
 std::string render_text(const Report& report, const TextStyle& style) {
+  // Control characters in a name are written \xNN: the text is rendered from a copy so escaped (only
+  // when some name has one).
+  bool controls = false;
+  for_each_text(report, [&](const std::string& s) { controls = controls || has_controls(s); });
+  if (controls) {
+    Report shown = report;
+    for_each_text(shown, [](std::string& s) {
+      if (has_controls(s)) s = controls_escaped(s);
+    });
+    return render_text(shown, style);
+  }
   std::string out;
   auto err_for = [&](bool baselined) { return error_prefix(style, baselined); };
   size_t targets = std::count_if(report.libraries.begin(), report.libraries.end(),

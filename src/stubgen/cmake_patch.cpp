@@ -50,6 +50,7 @@ struct Edits {
       case build::EditOutcome::Present: already_listed(add, key); break;
       case build::EditOutcome::NoPlace:
         p.refused.push_back({add.entry, "the list " + add.list + " is not in " + add.file});
+        for (const auto& symbol : fixes_of_add[key]) p.unreached.push_back(symbol);
         break;
       case build::EditOutcome::Unreadable: break;  // said once, by the build reader or the editor
     }

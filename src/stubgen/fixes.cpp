@@ -50,7 +50,7 @@ std::string capitalized(std::string s) {
 
 // What fixes `symbol` first, then the files, then what else the same edit does (a few named, the
 // rest counted: a run with a thousand stubs must not write a thousand names into each result).
-std::string describe(const Group& g, const std::string& symbol) {
+std::string describe_part(const Group& g, const std::string& symbol) {
   std::string own, others;
   size_t named = 0, more = 0;
   for (const auto& p : g.purposes) {
@@ -64,12 +64,12 @@ std::string describe(const Group& g, const std::string& symbol) {
       ++more;
     }
   }
-  std::string text = capitalized(own) + " (" + g.files;
+  std::string text = own + " (" + g.files;
   if (!others.empty()) {
     text += "; the same edit also does: " + others;
     if (more) text += "; and " + std::to_string(more) + " more";
   }
-  return text + "), as musa-stubgen --apply does";
+  return text + ")";
 }
 
 }  // namespace
@@ -115,23 +115,29 @@ std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report, size_
         for (size_t g : it->second) ++results_of[g];
   for (size_t g = 0; g < groups.size(); ++g)
     for (const auto& e : groups[g].edits) bytes[g] += e.inserted.size() + e.file.size() + 200;
+  // One fix per symbol, holding every edit that fixes it, as --apply writes them together: a stub is
+  // its files and the entry that puts its source into the build.
   std::vector<bool> given(groups.size(), false);
   std::vector<SymbolFix> fixes;
   for (const auto& lib : report.libraries) {
     for (const auto& u : lib.unresolved) {
       auto it = groups_of.find(u.symbol);
       if (it == groups_of.end()) continue;
+      SymbolFix fix{.library = lib.path, .symbol = u.symbol, .description = "", .edits = {}};
+      std::string once_note;
       for (size_t g : it->second) {
         bool once = results_of[g] > 1 && bytes[g] * results_of[g] > repeat_budget;
         if (once && given[g]) continue;
-        std::string description = describe(groups[g], u.symbol);
-        if (once) {
-          description += "; given here once for all " + std::to_string(results_of[g]) +
-                         " results it fixes, to keep the report small";
-        }
-        fixes.push_back({.library = lib.path, .symbol = u.symbol, .description = description, .edits = groups[g].edits});
+        std::string part = describe_part(groups[g], u.symbol);
+        fix.description += fix.description.empty() ? capitalized(part) : "; and " + part;
+        if (once) once_note = "; given here once for all " + std::to_string(results_of[g]) +
+                              " results it fixes, to keep the report small";
+        fix.edits.insert(fix.edits.end(), groups[g].edits.begin(), groups[g].edits.end());
         given[g] = true;
       }
+      if (fix.edits.empty()) continue;
+      fix.description += ", as musa-stubgen --apply does" + once_note;
+      fixes.push_back(std::move(fix));
     }
   }
   return fixes;

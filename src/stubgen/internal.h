@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -47,6 +48,10 @@ struct Triage {
   std::vector<ListAdd> list_adds;
   std::vector<LinkAdd> link_adds;
   std::vector<Drop> drops;
+  // Per library (its path), the symbols stubbed for it (mangled, demangled): the stub file goes into
+  // the build of each.
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> stubbed_in;
+  std::vector<std::string> thrown_instead;  // --style return-error: stubs returning no error code (demangled)
 };
 
 // --- signatures.cpp: the stubs themselves ---
@@ -59,6 +64,10 @@ struct Stub {
   Block definition;
   std::optional<Block> declaration;
   StubInfo info;
+  // --style return-error: why no stub is written (its error type has no "not supported" value, so the
+  // only code it could return is 0, success); and whether it throws instead (it returns no error code).
+  std::optional<std::string> refused = std::nullopt;
+  bool throws_instead = false;
 };
 Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, const StubOptions& o, bool c10);
 

@@ -360,15 +360,22 @@ class Planner {
     return s;
   }
 
-  // The "not supported" value of the SDK's error enum (musaError_t -> musaErrorNotSupported), when
-  // an SDK header defines it.
-  std::optional<std::string> error_value(const Signature& s) {
-    std::string rt = s.return_type;
+  // The SDK's error type a function returns (musaError_t), if it returns one.
+  static std::optional<std::string> error_type(const Signature& s) {
+    const std::string& rt = s.return_type;
     auto pos = rt.find("Error_t");
     if (pos == std::string::npos) return std::nullopt;
     size_t start = pos;
     while (start > 0 && is_ident_char(rt[start - 1])) --start;
-    std::string value = rt.substr(start, pos - start) + "ErrorNotSupported";
+    return rt.substr(start, pos + 7 - start);
+  }
+
+  // The "not supported" value of the SDK's error enum (musaError_t -> musaErrorNotSupported), when
+  // an SDK header defines it.
+  std::optional<std::string> error_value(const Signature& s) {
+    auto type = error_type(s);
+    if (!type) return std::nullopt;
+    std::string value = type->substr(0, type->size() - 7) + "ErrorNotSupported";
     if (!ctx_.sdk()) return std::nullopt;
     for (const auto& f : ctx_.sdk()->headers.files()) {
       auto text = read_text(f.path);
@@ -502,6 +509,17 @@ Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, co
   if (!sig) sig = planner.from_demangled(sym);
   if (!sig) sig = planner.asm_label(u);
   Stub stub;
+  // --style return-error returns the SDK's "not supported" code: without one (an error type that is a
+  // plain int, say) the only value left is 0, which callers read as success.
+  if (o.style == Style::ReturnError && sig->asm_label.empty() && !planner.error_value(*sig)) {
+    if (auto type = Planner::error_type(*sig)) {
+      stub.refused = "--style return-error: the SDK's headers define no " + type->substr(0, type->size() - 7) +
+                     "ErrorNotSupported for its " + *type + " (not an enum of error codes), so the stub could only "
+                     "return 0, which is success: stub it with --style throw or abort";
+      return stub;
+    }
+    stub.throws_instead = sig->return_type != "void";
+  }
   for (const auto& inc : sig->includes) stub.definition.uses += (stub.definition.uses.empty() ? "" : ",") + inc;
   stub.definition.body = stub_block(u, *sig, o, *ctx.backend, planner, c10);
   if (sig->declare_in_header) {

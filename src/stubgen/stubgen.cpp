@@ -46,11 +46,46 @@ bool stub(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Trac
     s = *k;
   } else {
     s = function_stub(u, ctx, o, t.c10);
+    if (s.refused) {
+      p.refused.push_back({u.demangled, *s.refused});
+      return true;
+    }
+    if (s.throws_instead) t.thrown_instead.push_back(u.demangled);
   }
   t.cpp_blocks[u.symbol] = s.definition;
   if (s.declaration) t.hdr_blocks[u.symbol] = *s.declaration;
   p.stubs.push_back(s.info);
+  t.stubbed_in[lib.path].push_back({u.symbol, u.demangled});
   return true;
+}
+
+// The stub file goes into the build of each library it stubs for, as a missing source does: an entry
+// in a source list of the library's target (the build model chooses it, the editor writes it), unless
+// that target compiles the file already. Stubs no list takes reach no build: said, and left out of
+// what the patch resolves.
+void place_stub_file(const trace::TraceContext& ctx, const StubOptions& o, Triage& t, Plan& p) {
+  if (!ctx.build || !p.stub_files_complete) return;  // stub files that cannot be written go into no build
+  const std::string file = build::normalize_path(o.out_cpp);
+  for (const auto& [library, symbols] : t.stubbed_in) {
+    const build::Target* built = ctx.build->target_for_artifact(library);
+    if (built ? ctx.build->compiled_by(*built, file) : ctx.build->is_compiled(file)) continue;
+    std::string target = build::target_of_library(ctx.build, library);
+    auto choice = build::choose_list(*ctx.build, file, target, ctx.porting_dir);
+    if (choice && !choice->cmake_file.empty()) {
+      for (const auto& [mangled, demangled] : symbols)
+        t.list_adds.push_back({choice->cmake_file, choice->list, choice->entry, mangled, demangled, library});
+      continue;
+    }
+    if (choice) {
+      p.notes.push_back("the stubs for " + library + ": " + choice->note);
+      continue;
+    }
+    p.warnings.push_back("no source list of " + (target.empty() ? library : "the target " + target) +
+                         " takes the stubs in " + o.out_cpp + ": add it to that target's sources, or the " +
+                         std::to_string(symbols.size()) + " symbol" + (symbols.size() == 1 ? "" : "s") +
+                         " stubbed there stay unresolved");
+    for (const auto& s : symbols) p.unreached.push_back(s.first);
+  }
 }
 
 // A CMake edit for `u`: an entry for a missing source, a dropped exclusion, a link; false when none fits.
@@ -124,8 +159,17 @@ const char* to_string(SignatureSource s) {
 Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOptions& o) {
   Plan p;
   Triage t = triage(report, ctx, o, p);
+  if (!t.thrown_instead.empty()) {
+    const auto& f = t.thrown_instead;
+    p.notes.push_back("--style return-error: " + std::to_string(f.size()) + " stub" + (f.size() == 1 ? "" : "s") +
+                      " return" + (f.size() == 1 ? "s" : "") + " no error code (" + f.front() +
+                      (f.size() > 1 ? " and " + std::to_string(f.size() - 1) + " more" : "") +
+                      "): they throw, as with --style throw (when the stub runtime only warns, they return a value-initialized "
+                      "result)");
+  }
   plan_stub_files(report, t, o, *ctx.backend, p);  // phase 2: unimplemented_functions.cpp/.h
-  plan_cmake_edits(t, ctx, p);       // phase 3: source lists and link lines
+  place_stub_file(ctx, o, t, p);     // phase 3: source lists (the stub file's), and link lines
+  plan_cmake_edits(t, ctx, p);
   return p;
 }
 

@@ -73,8 +73,9 @@ struct Plan {
   std::vector<FileEdit> stub_files;   // unimplemented_functions.cpp/.h (and the runtime header)
   std::vector<FileEdit> cmake_files;  // patched CMakeLists.txt files
   std::vector<Refusal> refused;       // neither stubbed nor patched, with the reason
-  // Symbols (mangled) whose source is listed already, in a list the build of their library does not
-  // compile from (a library newer than the CMake file): no patch of ours resolves them.
+  // Symbols (mangled) the patch leaves unresolved whatever it compiles: their source is listed
+  // already, in a list the build of their library does not compile from (a library newer than the
+  // CMake file), their entry has no list to go into, or their stub file no source list to take it.
   std::vector<std::string> unreached;
   std::vector<std::string> warnings;
   std::vector<std::string> notes;     // what a CMake edit other than an added entry does, and why

@@ -63,8 +63,37 @@ const TraceContext& TraceResources::context(const loader::Process* p, std::funct
     }
     search_path_.emplace(sdk::index_libraries({dirs.begin(), dirs.end()}));
     ctx_.search_path = &*search_path_;
+    for (const auto& lib : search_path_->libraries) searched_libraries_.insert(lib.path);
   }
   return ctx_;
+}
+
+std::vector<FileRead> TraceResources::files_read() const {
+  std::vector<FileRead> out;
+  auto add = [&](const std::string& path, const std::string& what, ReadKind kind, std::optional<uint64_t> size = {}) {
+    out.push_back({.path = path, .what = what + " " + path, .kind = kind, .size = size});
+  };
+  if (build_) {
+    for (const auto& f : build_->cmake_files) add(f, "the build file", ReadKind::BuildFile);
+    if (!build_->build_dir.empty())
+      for (const char* name : {"/CMakeCache.txt", "/compile_commands.json"})
+        add(build_->build_dir + name, "the build file", ReadKind::BuildFile);
+  }
+  if (sources_)
+    for (const auto& f : sources_->files()) add(f.path, "the source", ReadKind::Source, f.size);
+  for (const auto& [roots, index] : inferred_)  // the trees the inputs' DWARF names
+    for (const auto& f : index.files()) add(f.path, "the source", ReadKind::Source, f.size);
+  for (const auto& y : codegen_) {
+    add(y.path, "the torchgen yaml", ReadKind::Context);
+    if (!y.native_yaml.empty()) add(y.native_yaml, "the torchgen schema", ReadKind::Context);
+  }
+  for (const auto& [index, whose] : {std::pair{&sdk_, "the SDK's"}, std::pair{&cuda_, "CUDA's"}}) {
+    if (!*index) continue;
+    for (const auto& lib : (*index)->libraries) add(lib.path, std::string(whose) + " library", ReadKind::Sdk);
+    for (const auto& h : (*index)->headers.files()) add(h.path, std::string(whose) + " header", ReadKind::Sdk, h.size);
+  }
+  for (const auto& lib : searched_libraries_) add(lib, "the library", ReadKind::Loaded);
+  return out;
 }
 
 std::string TraceResources::cache_file(const std::string& kind, const std::vector<std::string>& roots) const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "common/outputs.h"
 #include "build/model.h"
 #include "loader/loader.h"
 #include "porting/porting_map.h"
@@ -33,6 +34,7 @@ struct TraceOptions {
   std::string cache_dir;                  // where indexes are cached ("" for none)
   bool confirm = false;                   // compile unsettled candidates with the build's command (src/confirm)
   double confirm_budget = 60;             // seconds of compiling allowed; the rest stays unconfirmed
+  bool confirm_verbose = false;           // every failed candidate compile said (confirm::ConfirmOptions::verbose)
 };
 
 // Where a library's own DWARF says it was built (the natural call, with no source tree and no build
@@ -61,6 +63,11 @@ class TraceResources {
   // is only worth its files when a second run scans nothing). Null for an index not built.
   const source::IndexStats* source_index_stats() const { return sources_ ? &source_stats_ : nullptr; }
   const source::IndexStats* sdk_header_stats() const { return sdk_ ? &sdk_->header_stats : nullptr; }
+  // Every file the indexes and the build model have read so far: the build's files, the sources
+  // indexed (those the inputs' DWARF names included), the torchgen yamls, the SDK's and CUDA's libraries and headers, the libraries indexed
+  // beside a process's objects (the files named as context, --mapping's, are the tool's to list). A
+  // run's outputs never replace one (common/outputs.h).
+  std::vector<FileRead> files_read() const;
 
  private:
   std::string cache_file(const std::string& kind, const std::vector<std::string>& roots) const;
@@ -78,6 +85,7 @@ class TraceResources {
   std::optional<sdk::SdkIndex> sdk_, cuda_, search_path_;
   // Indexes of the trees inferred from the DWARF of the inputs, by their roots (one per project met).
   std::map<std::vector<std::string>, source::SourceIndex> inferred_;
+  std::set<std::string> searched_libraries_;  // every search_path_'s libraries, for files_read()
 };
 
 }  // namespace mlc::trace

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "installed/installed.h"
@@ -203,9 +204,8 @@ class Tracer {
         Fix fix{FixKind::LinkLibrary, {}, {}, lib.link_name, lib.path, ""};
         std::string target = target_name();
         if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
-        fix.detail = "link " + (lib.soname.empty() ? lib.path.substr(lib.path.rfind('/') + 1) : lib.soname) +
-                     ": target_link_libraries(" + (target.empty() ? "<target>" : target) +
-                     " PRIVATE " + lib.link_name + ")";
+        fix.detail = "link " + (lib.soname.empty() ? lib.path.substr(lib.path.rfind('/') + 1) : lib.soname) + ": " +
+                     link_line(target, lib.link_name);
         u_.fix = fix;
         return true;
       }
@@ -271,8 +271,7 @@ class Tracer {
     Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, ""};
     std::string target = target_name();
     if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
-    fix.detail = "link " + soname + ": target_link_libraries(" + (target.empty() ? "<target>" : target) + " PRIVATE " +
-                 link + ")";
+    fix.detail = "link " + soname + ": " + link_line(target, link);
     u_.fix = fix;
   }
 
@@ -300,8 +299,8 @@ class Tracer {
     Fix fix{FixKind::LinkLibrary, {}, {}, def.archive, def.archive, ""};
     std::string target = target_name();
     if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
-    fix.detail = "link the archive into the library: target_link_libraries(" + (target.empty() ? "<target>" : target) +
-                 " PRIVATE " + def.archive + ") (its objects must be position-independent)";
+    fix.detail = "link the archive into the library: " + link_line(target, def.archive) +
+                 " (its objects must be position-independent)";
     u_.fix = fix;
     return true;
   }
@@ -344,8 +343,26 @@ class Tracer {
     return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   }
 
+  // The CMake target that builds the referencing library, when the build model knows one: a target
+  // with that artifact, or one the build creates under the library's name. "" otherwise: a file name
+  // is no target (ext.cpython-311-x86_64-linux-gnu), so a fix says the target is not known.
   std::string target_name() const {
-    return p_ && ref_ >= 0 ? build::target_of_library(ctx_.build, p_->objects[ref_].path) : "";
+    if (!p_ || ref_ < 0 || !ctx_.build) return "";
+    std::string t = build::target_of_library(ctx_.build, p_->objects[ref_].path);
+    if (t.empty()) return "";
+    for (const auto& target : ctx_.build->targets)
+      if (target.name == t) return t;
+    for (const auto& l : ctx_.build->lists)
+      if (l.variable == t && build::creates_library(l.command)) return t;
+    return "";
+  }
+
+  // The link a fix asks for, in CMake's words; without a known target, the line says whose it is.
+  std::string link_line(const std::string& target, const std::string& link) const {
+    if (!target.empty()) return "target_link_libraries(" + target + " PRIVATE " + link + ")";
+    std::string lib = p_ && ref_ >= 0 ? base_name(p_->objects[ref_].path) : std::string("the library");
+    return "target_link_libraries(<target> PRIVATE " + link + "), <target> being the CMake target that builds " + lib +
+           (ctx_.build ? " (the build model names none)" : " (not known without --build-dir)");
   }
 
   std::optional<std::string> target_cmake_file(const std::string& target) const {

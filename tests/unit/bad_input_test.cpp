@@ -244,37 +244,5 @@ TEST(BadInput, a_string_table_of_type_null_with_wild_bounds_is_never_read) {
   fs::remove_all(dir);
 }
 
-// Data loss a new user met (issue 24 item 6): an output that is an input, under any spelling, is
-// refused before anything is written, and the library is left byte for byte as it was; an output in a
-// directory that does not exist is refused with that reason, and no directory is made.
-TEST(Outputs, an_output_that_is_an_input_is_refused_and_the_input_kept) {
-  std::string dir = test::scratch_dir("output-is-input");
-  std::string copy = dir + "/kcopy.so";
-  fs::copy_file(kGood, copy);
-  const std::string before = test::read_file(copy);
-  for (const std::string& option : {std::string("-o"), std::string("--json-report")}) {
-    auto r = test::run("cd " + quote(dir) + " && " + kBin + " --no-cache " + option + " kcopy.so ./kcopy.so");
-    EXPECT_EQ(r.status, 2) << option;
-    EXPECT_EQ(r.err, "musa-linkcheck: " + option + " kcopy.so: it is the input ./kcopy.so"
-                         "; refusing to overwrite it with the report\nTry 'musa-linkcheck --help' for more information.\n");
-    EXPECT_EQ(r.out, "");
-    EXPECT_EQ(test::read_file(copy), before) << option;
-  }
-  auto stub = test::run("cd " + quote(dir) + " && " + std::string(MLC_STUBGEN_BIN) + " --no-cache --dry-run --out-cpp kcopy.so kcopy.so");
-  EXPECT_EQ(stub.status, 2);
-  EXPECT_NE(stub.err.find("musa-stubgen: --out-cpp " + copy + ": it is the input kcopy.so; refusing"), std::string::npos)
-      << stub.err;
-  EXPECT_EQ(test::read_file(copy), before);
-}
-
-TEST(Outputs, an_output_in_a_missing_directory_is_refused_with_the_reason) {
-  std::string dir = test::scratch_dir("output-missing-dir");
-  auto r = test::run("cd " + quote(dir) + " && " + kBin + " --no-cache -o nodir/report.txt " + quote(kGood));
-  EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/nodir/report.txt: cannot write: its directory " + dir +
-                       "/nodir does not exist\n");
-  EXPECT_FALSE(fs::exists(dir + "/nodir"));
-}
-
 }  // namespace
 }  // namespace mlc

@@ -85,6 +85,104 @@ std::string sarif_validator_missing() {
   return ::testing::AssertionFailure() << file << " does not validate against " << kSchema << ":\n" << v.err;
 }
 
+// What GitHub code scanning documents it takes of SARIF 2.1.0 beyond the schema (docs.github.com, "SARIF
+// support for code scanning", and its upload limits; the GH rules of Microsoft's SARIF multitool state
+// the same), one line per breach: 2.1.0 with at most 20 runs; a driver name; per rule an id and
+// non-empty shortDescription, fullDescription and help texts; at most 25,000 results a run; per result
+// a ruleId, a message text and 1 to 1,000 locations, each a physicalLocation whose artifactLocation
+// uri is a file path (relative, with a uriBaseId the run maps to an absolute URI ending in '/', or a
+// file: URI) and whose region has a startLine of 1 or more; partialFingerprints of strings.
+std::vector<std::string> github_subset_breaches(const nlohmann::json& sarif) {
+  std::vector<std::string> out;
+  auto text_of = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j[key].contains("text") && j[key]["text"].is_string() ? j[key]["text"].get<std::string>()
+                                                                                    : std::string();
+  };
+  if (sarif.value("version", "") != "2.1.0") out.push_back("version is not 2.1.0");
+  if (!sarif.contains("runs") || sarif["runs"].size() > 20) out.push_back("no runs, or more than 20");
+  for (const auto& run : sarif.value("runs", nlohmann::json::array())) {
+    const auto bases = run.value("originalUriBaseIds", nlohmann::json::object());
+    for (const auto& [id, base] : bases.items()) {
+      std::string uri = base.value("uri", "");
+      if (uri.rfind("file:///", 0) != 0 || uri.back() != '/') out.push_back("base " + id + " is no absolute URI ending in '/'");
+    }
+    if (run["tool"]["driver"].value("name", "").empty()) out.push_back("driver without a name");
+    for (const auto& rule : run["tool"]["driver"].value("rules", nlohmann::json::array())) {
+      if (rule.value("id", "").empty()) out.push_back("rule without an id");
+      for (const char* key : {"shortDescription", "fullDescription", "help"})
+        if (text_of(rule, key).empty()) out.push_back("rule " + rule.value("id", "") + " without " + key);
+    }
+    const auto& results = run.value("results", nlohmann::json::array());
+    if (results.size() > 25000) out.push_back("more than 25,000 results");
+    for (const auto& r : results) {
+      std::string id = r.value("ruleId", "");
+      if (id.empty()) out.push_back("result without a ruleId");
+      if (text_of(r, "message").empty()) out.push_back(id + ": result without a message text");
+      const auto& locations = r.value("locations", nlohmann::json::array());
+      if (locations.empty() || locations.size() > 1000) out.push_back(id + ": no location, or more than 1,000");
+      for (const auto& l : locations) {
+        const auto& physical = l.value("physicalLocation", nlohmann::json::object());
+        const auto& artifact = physical.value("artifactLocation", nlohmann::json::object());
+        std::string uri = artifact.value("uri", "");
+        if (uri.empty()) out.push_back(id + ": location without an artifact uri");
+        if (artifact.contains("uriBaseId")) {
+          if (uri.find(':') != std::string::npos) out.push_back(id + ": " + uri + " has a uriBaseId but is not relative");
+          if (!bases.contains(artifact["uriBaseId"].get<std::string>())) out.push_back(id + ": unmapped uriBaseId");
+        } else if (uri.rfind("file:///", 0) != 0) {
+          out.push_back(id + ": " + uri + " is neither relative to a base nor a file URI");
+        }
+        if (physical.value("region", nlohmann::json::object()).value("startLine", 0) < 1)
+          out.push_back(id + ": location without region.startLine");
+      }
+      const auto fingerprints = r.value("partialFingerprints", nlohmann::json::object());
+      for (const auto& [k, v] : fingerprints.items())
+        if (!v.is_string()) out.push_back(id + ": fingerprint " + k + " is not a string");
+    }
+  }
+  return out;
+}
+
+std::string percent_decoded(const std::string& uri, size_t from) {
+  std::string out;
+  for (size_t i = from; i < uri.size(); ++i) {
+    if (uri[i] == '%' && i + 2 < uri.size()) {
+      out += static_cast<char>(std::stoi(uri.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += uri[i];
+    }
+  }
+  return out;
+}
+
+// The file an artifactLocation names, as a SARIF consumer resolves it (SARIF 3.4.4): a relative uri
+// against its uriBaseId's absolute URI in the run's originalUriBaseIds, else an absolute file URI.
+std::string path_of(const nlohmann::json& sarif, const nlohmann::json& location) {
+  std::string uri = location["uri"];
+  if (location.contains("uriBaseId")) {
+    EXPECT_EQ(uri.find(':'), std::string::npos) << "a uri with a uriBaseId must be relative: " << uri;
+    std::string base = sarif["runs"][0]["originalUriBaseIds"][location["uriBaseId"].get<std::string>()]["uri"];
+    EXPECT_EQ(base.back(), '/') << base;
+    uri = base + uri;
+  }
+  EXPECT_EQ(uri.rfind("file://", 0), 0u) << uri;
+  return percent_decoded(uri, 7);
+}
+
+TEST(CiFormats, the_github_subset_check_names_each_breach) {
+  auto sarif = nlohmann::json::parse(R"({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x", "rules": [
+      {"id": "r", "shortDescription": {"text": "s"}, "fullDescription": {"text": "f"}}]}},
+      "originalUriBaseIds": {"%SRCROOT%": {"uri": "file:///w"}},
+      "results": [{"ruleId": "r", "message": {"text": "m"}, "locations": [
+        {"physicalLocation": {"artifactLocation": {"uri": "file:///w/a.c", "uriBaseId": "%SRCROOT%"}}},
+        {"physicalLocation": {"artifactLocation": {"uri": "https://x/a.c"}, "region": {"startLine": 3}}}]}]}]})");
+  EXPECT_EQ(github_subset_breaches(sarif),
+            (std::vector<std::string>{"base %SRCROOT% is no absolute URI ending in '/'", "rule r without help",
+                                      "r: file:///w/a.c has a uriBaseId but is not relative",
+                                      "r: location without region.startLine",
+                                      "r: https://x/a.c is neither relative to a base nor a file URI"}));
+}
+
 TEST(CiFormats, sarif_validator_rejects_what_the_schema_forbids) {
   REQUIRE_SARIF_VALIDATOR();
   std::string dir = test::scratch_dir("ci-sarif-invalid");
@@ -98,12 +196,15 @@ TEST(CiFormats, sarif_of_the_bundled_example_validates_and_has_one_result_per_sy
   REQUIRE_SARIF_VALIDATOR();
   std::string dir = test::scratch_dir("ci-sarif");
   std::string args = " --with " + quote(kExample + "/libc10.so") + " " + quote(kExample + "/libmusa_kernels.so");
-  auto s = run(kBin + " --format sarif -o " + quote(dir + "/r.sarif") + args);
+  // Run in the source tree: %SRCROOT% is its checkout (the tree itself when it is no git work tree).
+  auto s = run("cd " + quote(kSource) + " && " + kBin + " --format sarif -o " + quote(dir + "/r.sarif") + args);
   EXPECT_EQ(s.status, 1) << s.err;
   auto j = run(kBin + " --format json" + args);
   auto report = nlohmann::json::parse(j.out);
   auto sarif = nlohmann::json::parse(test::read_file(dir + "/r.sarif"));
   EXPECT_TRUE(sarif_is_valid(dir + "/r.sarif"));
+  EXPECT_EQ(github_subset_breaches(sarif), std::vector<std::string>{});
+  EXPECT_EQ(sarif["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"], "file://" + kSource + "/");
 
   const auto& run0 = sarif["runs"][0];
   EXPECT_EQ(sarif["version"], "2.1.0");
@@ -132,12 +233,14 @@ TEST(CiFormats, sarif_of_the_bundled_example_validates_and_has_one_result_per_sy
     EXPECT_EQ(res["message"]["text"].get<std::string>().rfind("undefined symbol: " + u["demangled"].get<std::string>(), 0), 0u);
     const auto& loc = res["locations"][0]["physicalLocation"];
     const auto& ref = u["referenced_by"][0];
-    if (ref["file"].is_string()) {
-      EXPECT_EQ(loc["artifactLocation"]["uri"], "file://" + ref["file"].get<std::string>());
-      EXPECT_EQ(loc["region"]["startLine"], ref["line"]);
-    } else {
-      EXPECT_EQ(loc["artifactLocation"]["uri"], "file://" + kExample + "/libmusa_kernels.so");
+    // A file of the checkout is named relative to %SRCROOT%, the way code scanning maps it to the repository.
+    std::string where = ref["file"].is_string() ? ref["file"].get<std::string>() : kExample + "/libmusa_kernels.so";
+    EXPECT_EQ(path_of(sarif, loc["artifactLocation"]), where);
+    if (where.rfind(kSource + "/", 0) == 0) {
+      EXPECT_EQ(loc["artifactLocation"],
+                nlohmann::json({{"uri", where.substr(kSource.size() + 1)}, {"uriBaseId", "%SRCROOT%"}}));
     }
+    EXPECT_EQ(loc["region"]["startLine"], ref["file"].is_string() ? ref["line"] : nlohmann::json(1));
   }
   fs::remove_all(dir);
 }
@@ -212,20 +315,6 @@ std::string apply_replacements(std::string text, const nlohmann::json& replaceme
   return text;
 }
 
-std::string path_of_uri(const std::string& uri) {
-  EXPECT_EQ(uri.rfind("file://", 0), 0u) << uri;
-  std::string out;
-  for (size_t i = 7; i < uri.size(); ++i) {
-    if (uri[i] == '%' && i + 2 < uri.size()) {
-      out += static_cast<char>(std::stoi(uri.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += uri[i];
-    }
-  }
-  return out;
-}
-
 // Every distinct fix of the run (results share one edit when it fixes several symbols; only the
 // description differs), each applied once to the files as `original` gives them (absent: a file the
 // fix creates). Returns the new contents by path; a file touched by two different edits is a
@@ -233,17 +322,16 @@ std::string path_of_uri(const std::string& uri) {
 std::map<std::string, std::string> apply_fixes(const nlohmann::json& sarif,
                                                const std::function<std::optional<std::string>(const std::string&)>& original) {
   std::map<std::string, std::string> files;
-  std::set<std::string> done;
-  std::map<std::string, std::string> fix_of_file;
+  std::map<std::string, std::string> change_of_file;  // path -> its replacements, applied once
   for (const auto& result : sarif["runs"][0]["results"]) {
     if (!result.contains("fixes")) continue;
     for (const auto& fix : result["fixes"]) {
-      std::string key = fix["artifactChanges"].dump();
-      if (!done.insert(key).second) continue;
       for (const auto& change : fix["artifactChanges"]) {
-        std::string path = path_of_uri(change["artifactLocation"]["uri"]);
-        auto [it, fresh] = fix_of_file.emplace(path, key);
+        std::string path = path_of(sarif, change["artifactLocation"]);
+        std::string key = change["replacements"].dump();
+        auto [it, fresh] = change_of_file.emplace(path, key);
         EXPECT_TRUE(fresh || it->second == key) << path << " is changed by two different edits";
+        if (!fresh) continue;
         if (!files.count(path)) files[path] = original(path).value_or("");
         files[path] = apply_replacements(files[path], change["replacements"]);
       }
@@ -348,6 +436,8 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
                    quote(kSource + "/tests/build_world.cmake"));
   ASSERT_EQ(built.status, 0) << built.out << built.err;
   std::string b = w + "/build", src = w + "/src";
+  // The world's sources are a checkout of their own: %SRCROOT% is its top.
+  ASSERT_EQ(run("git init -q " + quote(src)).status, 0);
   std::string args = " --build-dir " + quote(b) + " --source-root " + quote(src + "/pytorch") + " --sdk-home " +
                      quote(b + "/musa_sdk") + " --cuda-home " + quote(b + "/cuda_home") + " --mapping " +
                      quote(src + "/mapping") + " --with " + quote(b + "/libc10.so") + " --library-path " +
@@ -373,7 +463,7 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   for (const auto& r : b_sarif["runs"][0]["results"]) {
     if (!r.contains("fixes")) continue;
     ++with_fixes;
-    EXPECT_EQ(path_of_uri(r["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"]), cmake) << r["ruleId"];
+    EXPECT_EQ(path_of(b_sarif, r["fixes"][0]["artifactChanges"][0]["artifactLocation"]), cmake) << r["ruleId"];
   }
   EXPECT_EQ(with_fixes, 4u);  // three missing sources and the unlinked mublas
 
@@ -384,6 +474,19 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   EXPECT_EQ(s.status, 1) << s.err;
   EXPECT_TRUE(sarif_is_valid(w + "/r.sarif"));
   auto sarif = nlohmann::json::parse(test::read_file(w + "/r.sarif"));
+  EXPECT_EQ(github_subset_breaches(sarif), std::vector<std::string>{});
+  // From a real build: the checkout is %SRCROOT%, and what lies in it is named relative to it.
+  EXPECT_EQ(sarif["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"], "file://" + src + "/");
+  size_t relative = 0;
+  for (const auto& r : sarif["runs"][0]["results"]) {
+    const auto& a = r["locations"][0]["physicalLocation"]["artifactLocation"];
+    bool inside = path_of(sarif, a).rfind(src + "/", 0) == 0;
+    EXPECT_EQ(a.contains("uriBaseId"), inside) << a;
+    relative += inside;
+    for (const auto& f : r.value("fixes", nlohmann::json::array()))
+      for (const auto& c : f["artifactChanges"]) EXPECT_EQ(c["artifactLocation"]["uriBaseId"], "%SRCROOT%") << c;
+  }
+  EXPECT_GT(relative, 0u);
 
   // Every stubbed or patched symbol's result has its fix; nothing else has one.
   std::map<std::string, std::string> fixed;  // symbol -> its fix's first file
@@ -394,7 +497,7 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
     EXPECT_EQ(r.contains("fixes"), fixable) << r["properties"]["symbol"] << " " << rule;
     if (!r.contains("fixes")) continue;
     EXPECT_EQ(r["fixes"].size(), 1u);
-    fixed[r["properties"]["symbol"]] = path_of_uri(r["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"]);
+    fixed[r["properties"]["symbol"]] = path_of(sarif, r["fixes"][0]["artifactChanges"][0]["artifactLocation"]);
   }
   // Each result's fix says first what in the shared edit fixes its own symbol.
   std::map<std::string, std::string> described;  // symbol -> its fix's description
@@ -423,6 +526,8 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
     return test::read_file(path);
   });
   ASSERT_GE(fixed_files.size(), 4u);  // the CMake file, the stub source, its header, the stub runtime header
+  // The stub source goes into the build with the rest, as --apply puts it there.
+  EXPECT_NE(fixed_files[cmake].find("unimplemented_functions.cpp"), std::string::npos) << fixed_files[cmake];
   auto applied = run(in_ops + kStubgen + " --apply --no-confirm" + args);
   EXPECT_NE(applied.err.find(std::to_string(fixed_files.size()) + " files changed"), std::string::npos) << applied.err;
   for (const auto& [path, text] : fixed_files) EXPECT_EQ(test::read_file(path), text) << path;
@@ -486,24 +591,66 @@ TEST(CiFormats, junit_with_invalid_utf8_and_bad_input_is_well_formed) {
 }
 
 TEST(CiFormats, github_commands_escape_data_and_properties_as_the_runner_requires) {
+  // Paths relative to the checkout the runner resolves them in; a finding without a source line is
+  // on its library, with no line.
   std::string want =
-      "::error title=missing-library%3A library not found%3A libgone.so.1::library not found: libgone.so.1"
+      "::error file=libodd.so,title=missing-library%3A library not found%3A libgone.so.1::library not found: libgone.so.1"
       "%0Aneeded by /w/libodd.so%0Asearched /w/lib/libgone.so.1 [runpath]: no such file\n"
-      "::error file=/w/src/a%3Ab%2Cc.cpp,line=7,title=sdk-declared-only%3A undefined symbol%3A bad\\xFFname::"
+      "::error file=src/a%3Ab%2Cc.cpp,line=7,title=sdk-declared-only%3A undefined symbol%3A bad\\xFFname::"
       "undefined symbol: bad\\xFFname%0Areferenced by /w/src/a:b,c.cpp:7 (use_it) in /w/libodd.so"
       "%0Asdk-declared-only: declared in 100%25 of the SDK headers%0Afix: write a stub\n"
-      "::notice title=unknown%3A undefined symbol%3A old_one::undefined symbol: old_one"
+      "::notice file=libodd.so,title=unknown%3A undefined symbol%3A old_one::undefined symbol: old_one"
       "%0Areferenced by /w/libodd.so%0Aunknown: nothing defines it\n"
-      "::error file=/w/not-elf.txt,title=unusable input::/w/not-elf.txt: not an ELF file\n";
-  EXPECT_EQ(render_github(awkward_report()), want);
+      "::error file=not-elf.txt,title=unusable input::/w/not-elf.txt: not an ELF file\n";
+  EXPECT_EQ(render_github(awkward_report(), "/w"), want);
+}
+
+// Two inputs need one missing library: each input's annotations and JUnit cases name that input in
+// their fix (libb.so's said "add the directory ... to liba.so's RUNPATH").
+TEST(CiFormats, each_inputs_records_name_that_input_when_inputs_share_a_cause) {
+  if (run("command -v xmllint").status != 0) MLC_SKIP() << "xmllint (libxml2-utils) not installed";
+  std::string dir = test::scratch_dir("ci-shared-cause");
+  test::write_file(dir + "/m.c", "int miss_fn(void) { return 1; }\n");
+  test::write_file(dir + "/u.c", "int miss_fn(void);\nint use(void) { return miss_fn(); }\n");
+  ASSERT_EQ(run("cd " + quote(dir) + " && git init -q . && gcc -shared -fPIC -Wl,-soname,libmiss.so.1 -o libmiss.so.1 m.c && "
+                "gcc -shared -fPIC -o liba.so u.c libmiss.so.1 && gcc -shared -fPIC -o libb.so u.c libmiss.so.1 && "
+                "rm libmiss.so.1").status, 0);
+  auto gh = run("cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --format github liba.so libb.so");
+  EXPECT_EQ(gh.status, 1) << gh.err;
+  for (const std::string lib : {"liba.so", "libb.so"}) {
+    std::string line, prefix = "::error file=" + lib + ",title=missing-library%3A undefined symbol";
+    for (size_t at = 0, end; (end = gh.out.find('\n', at)) != std::string::npos; at = end + 1)
+      if (gh.out.compare(at, prefix.size(), prefix) == 0) line = gh.out.substr(at, end - at);
+    EXPECT_NE(line.find("%0Afix: install libmiss.so.1, or add the directory that holds it to " + lib +
+                        "'s RUNPATH or LD_LIBRARY_PATH"), std::string::npos) << lib << ":\n" << gh.out;
+  }
+  std::string file = dir + "/r.xml";
+  auto ju = run("cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --format junit -o r.xml liba.so libb.so");
+  EXPECT_EQ(ju.status, 1) << ju.err;
+  std::string body = xpath(file, "string(//testsuite[@name='" + dir + "/libb.so']/testcase[@name='miss_fn']/failure)");
+  EXPECT_NE(body.find("fix: install libmiss.so.1, or add the directory that holds it to libb.so's RUNPATH or "
+                      "LD_LIBRARY_PATH"), std::string::npos) << body;
+  EXPECT_EQ(body.find("liba.so"), std::string::npos) << body;
+}
+
+// A library built without -g: the annotation is on the library, relative to the checkout, with no line.
+TEST(CiFormats, github_annotation_of_a_library_without_debug_information_is_on_the_library_without_a_line) {
+  std::string dir = test::scratch_dir("ci-github-nodebug");
+  test::write_file(dir + "/n.c", "int gone(void);\nint use(void) { return gone(); }\n");
+  ASSERT_EQ(run("cd " + quote(dir) + " && git init -q . && mkdir lib && gcc -shared -fPIC -g0 -o lib/libnodebug.so n.c").status, 0);
+  auto r = run("cd " + quote(dir) + " && " + kBin + " --no-cache --format github lib/libnodebug.so");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find("::", 2) + 2),
+            "::error file=lib/libnodebug.so,title=unknown%3A undefined symbol%3A gone::") << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 
 TEST(CiFormats, github_format_from_the_command_line_annotates_the_referencing_line) {
-  auto r = run(kBin + " --format github " + quote(kFix + "/ver/libver_user.so"));
+  auto r = run("cd " + quote(kSource) + " && " + kBin + " --format github " + quote(kFix + "/ver/libver_user.so"));
   EXPECT_EQ(r.status, 1);
   const std::string src = std::string(MLC_SOURCE_DIR) + "/fixtures/loader/src/fixture.c";
   std::string want =
-      "::error file=" + src + ",line=8,title=hidden%3A undefined symbol%3A ver_hid::undefined symbol: ver_hid"
+      "::error file=fixtures/loader/src/fixture.c,line=8,title=hidden%3A undefined symbol%3A ver_hid::undefined symbol: ver_hid"
       "%0Areferenced by " + src + ":8 (use_ver_hid) in " + kFix + "/ver/libver_user.so"
       "%0Ahidden: defined in " + kFix + "/ver/run/libver.so.1 only under a hidden (non-default) version, "
       "invisible to an unversioned reference"

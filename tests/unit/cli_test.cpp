@@ -2,6 +2,7 @@
 // input that is named in one line while the other inputs are still reported.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -274,6 +275,141 @@ TEST(Cli, baseline_accepts_known_findings_and_fails_on_new_ones) {
   auto bad = test::run(kBin + " -q --baseline " + test::quote(base) + " " + lib);
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find(base + ": line 1: expected"), std::string::npos) << bad.err;
+}
+
+// --- what the text says of each load, and of the names in it ---
+
+// Compiles each (file, source, extra gcc arguments) into `dir` as a shared object, in order.
+void build_libraries(const std::string& dir, const std::vector<std::array<std::string, 3>>& libs) {
+  for (const auto& [file, source, extra] : libs) {
+    test::write_file(dir + "/src.c", source);
+    auto cc = run("cd " + quote(dir) + " && gcc -shared -fPIC -o " + quote(file) + " src.c " + extra);
+    ASSERT_EQ(cc.status, 0) << file << ": " << cc.err;
+  }
+}
+
+// Three libraries beside the one a file links define its nine symbols, three each: "9 causes" counted
+// symbols. A library left unlinked is one cause; the closing line counts the symbols.
+TEST(Cli, a_load_headline_counts_causes_and_the_closing_line_symbols) {
+  std::string dir = test::scratch_dir("cli-causes");
+  std::string refs, calls;
+  std::vector<std::array<std::string, 3>> libs = {{"libq.so", "int q(void) { return 0; }\n", ""}};
+  for (int l = 1; l <= 3; ++l) {
+    std::string defs;
+    for (char c : std::string("abc")) {
+      std::string f = std::string(1, c) + std::to_string(l);
+      defs += "int " + f + "(void) { return " + std::to_string(l) + "; }\n";
+      refs += "int " + f + "(void);\n";
+      calls += " + " + f + "()";
+    }
+    libs.push_back({"libp" + std::to_string(l) + ".so", defs, ""});
+  }
+  libs.push_back({"libuser.so", refs + "int q(void);\nint use(void) { return q()" + calls + "; }\n",
+                  "-L. -lq -Wl,--enable-new-dtags,-rpath,'$ORIGIN'"});
+  build_libraries(dir, libs);
+  auto r = run(linkcheck("--no-cache --sdk-home '' --cuda-home '' " + quote(dir + "/libuser.so")));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "error: loading libuser.so would fail: 3 causes") << r.out;
+  EXPECT_EQ(r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1),
+            "9 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 9 * 5 + 1) << r.out;  // each symbol still told in full
+}
+
+// A file named under a directory is named by its path there, not its base name alone.
+TEST(Cli, a_directory_headline_names_the_file_by_its_path_in_the_directory) {
+  std::string dir = test::scratch_dir("cli-dir-names");
+  std::filesystem::create_directories(dir + "/tree/test");
+  build_libraries(dir + "/tree/test", {{"libjit.so", "int gone(void);\nint use(void) { return gone(); }\n", ""}});
+  auto r = run(linkcheck("-q --no-cache --sdk-home '' --cuda-home '' " + quote(dir + "/tree")));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out, "error: loading test/libjit.so would fail: 1 cause\nerror: undefined symbol: gone\n");
+}
+
+// A newline in a file name is written \x0A: it can break no line of the report.
+TEST(Cli, a_control_character_in_a_file_name_is_escaped_in_text) {
+  std::string dir = test::scratch_dir("cli-controls");
+  build_libraries(dir, {{"lib\nx\x1b.so", "int gone(void);\nint use(void) { return gone(); }\n", ""}});
+  auto r = run(linkcheck("--no-cache --sdk-home '' --cuda-home '' " + quote(dir + "/lib\nx\x1b.so")));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out, "error: loading lib\\x0Ax\\x1B.so would fail: 1 cause\n"
+                   "error: undefined symbol: gone\n"
+                   ">>> referenced by " + dir + "/lib\\x0Ax\\x1B.so\n"
+                   ">>> unknown: no loaded object defines it (no sources, SDK or CUDA were given to trace it further)\n"
+                   "1 undefined symbol, 0 missing libraries, 0 missing versions in 1 library\n");
+}
+
+// A name that is not valid UTF-8 is escaped in `path` and carried byte for byte in `path_bytes`
+// (base64), which the schema in docs/ describes; a program opens the file by those bytes.
+TEST(Cli, json_carries_the_bytes_of_a_path_that_is_not_utf8) {
+  if (run("/usr/bin/python3 -c 'import jsonschema'").status != 0) MLC_SKIP() << "python3-jsonschema is not installed";
+  std::string dir = test::scratch_dir("cli-path-bytes");
+  const std::string name = "lib\xff\xfe.so";
+  build_libraries(dir, {{name, "int gone(void);\nint use(void) { return gone(); }\n", ""},
+                        {"libok.so", "int ok(void) { return 1; }\n", ""}});
+  std::string file = dir + "/r.json";
+  auto r = run(linkcheck("--no-cache --sdk-home '' --cuda-home '' --format json -o " + quote(file) + " " +
+                         quote(dir + "/" + name) + " " + quote(dir + "/libok.so")));
+  EXPECT_EQ(r.status, 1) << r.err;
+  auto doc = nlohmann::json::parse(test::read_file(file));
+  EXPECT_EQ(doc["libraries"][0]["path"], dir + "/lib\\xFF\\xFE.so");
+  EXPECT_EQ(doc["libraries"][1]["path_bytes"], nullptr);
+  // Python's own base64 and open(): the bytes name the file.
+  auto opened = run("/usr/bin/python3 -c " +
+                    quote("import base64, json, os, sys\n"
+                          "lib = json.load(open(sys.argv[1]))['libraries'][0]\n"
+                          "path = base64.b64decode(lib['path_bytes'])\n"
+                          "print(os.path.getsize(path) == os.path.getsize(os.fsencode(sys.argv[2])))\n") +
+                    " " + quote(file) + " " + quote(dir + "/" + name));
+  EXPECT_EQ(opened.out, "True\n") << opened.err;
+  const std::string schema = std::string(MLC_SOURCE_DIR) + "/docs/report.schema.json";
+  auto v = run("/usr/bin/python3 -c " +
+               quote("import json, sys, jsonschema\n"
+                     "jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))\n") +
+               " " + quote(schema) + " " + quote(file));
+  EXPECT_EQ(v.status, 0) << v.err;
+}
+
+// The README says --confirm applies to both tools.
+TEST(Cli, musa_stubgen_takes_confirm_as_the_readme_says) {
+  std::string dir = test::scratch_dir("cli-stubgen-confirm");
+  build_libraries(dir, {{"libok.so", "int ok(void) { return 1; }\n", ""}});
+  auto r = run(std::string(MLC_STUBGEN_BIN) + " --confirm --no-cache --sdk-home '' --cuda-home '' --dry-run " +
+               quote(dir + "/libok.so"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "musa-stubgen: 0 stubs, 0 CMake files to patch, 0 files would change, 0 symbols refused\n");
+  auto both = run(std::string(MLC_STUBGEN_BIN) + " --confirm --no-confirm " + quote(dir + "/libok.so"));
+  EXPECT_EQ(both.status, 2);
+  EXPECT_EQ(both.err.substr(0, both.err.find('\n')), "musa-stubgen: options '--no-confirm' and '--confirm' cannot be used together");
+}
+
+// Two sources define foo(int) by their text; one cannot compile here (windows.h). The one that does
+// settles it: the other is counted as failed, its error shown only with --verbose. Without a candidate
+// that settles it, each failed compile is shown: it is why the symbol stays open.
+TEST(Cli, a_candidate_that_does_not_compile_is_counted_and_its_error_shown_only_when_it_matters) {
+  if (run("command -v ninja").status != 0) MLC_SKIP() << "ninja (ninja-build) not installed";
+  std::string dir = test::scratch_dir("cli-confirm-failures");
+  std::filesystem::create_directories(dir + "/src");
+  test::write_file(dir + "/src/ops.cpp", "int foo(int);\nextern \"C\" int run(int x) { return foo(x); }\n");
+  test::write_file(dir + "/src/a.cpp", "#include <windows.h>\nint foo(int x) { return x; }\n");
+  test::write_file(dir + "/src/b.cpp", "#ifdef NEVER\nint foo(int x) { return x; }\n#endif\nint foo(int x) { return x + 1; }\n");
+  test::write_file(dir + "/CMakeLists.txt", "cmake_minimum_required(VERSION 3.16)\nproject(k CXX)\nadd_library(k SHARED src/ops.cpp)\n");
+  ASSERT_EQ(run("cd " + quote(dir) + " && cmake -S . -B build -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > /dev/null && "
+                "cmake --build build > /dev/null").status, 0);
+  std::string check = "cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --build-dir build ";
+  const std::string failed = "warning: --confirm: compiling " + dir + "/src/a.cpp failed: " + dir +
+                             "/src/a.cpp:1:10: fatal error: windows.h: No such file or directory\n";
+  auto quiet = run(check + "build/libk.so");
+  EXPECT_EQ(quiet.status, 1) << quiet.err;
+  EXPECT_EQ(quiet.out.find(failed), std::string::npos) << quiet.out;
+  EXPECT_NE(quiet.out.find("warning: --confirm: 2 candidate file(s): 2 compiled, 0 from cache, 1 failed (1 not the answer: "
+                           "--verbose shows why), 0 skipped (budget or no command); "), std::string::npos) << quiet.out;
+  EXPECT_NE(quiet.out.find(">>> missing-source: compiling " + dir + "/src/b.cpp defines it"), std::string::npos);
+  auto verbose = run(check + "--verbose build/libk.so");
+  EXPECT_NE(verbose.out.find(failed), std::string::npos) << verbose.out;
+  // Without b.cpp's definition nothing settles foo(int): why a.cpp could not is said.
+  test::write_file(dir + "/src/b.cpp", "#ifdef NEVER\nint foo(int x) { return x; }\n#endif\n");
+  auto open = run(check + "build/libk.so");
+  EXPECT_NE(open.out.find(failed), std::string::npos) << open.out;
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ TEST(EnvironmentTree, one_missing_library_is_one_cause_naming_the_modules_it_bre
     ++headlines;
   EXPECT_EQ(headlines, 1u) << text.out;
   EXPECT_NE(text.out.find("error: library not found: libcuten.so.2 (needed by _a.so and _b.so); no other version of it was "
-                          "found\n>>> breaks 2 files, by package:\n>>>   cuten 1.0 (2): _a.so, _b.so\n"),
+                          "found\n>>> breaks 2 files, by package:\n>>>   cuten 1.0 (2): cuten/_a.so, cuten/_b.so\n"),
             std::string::npos)
       << text.out;
   // Nothing about the healthy files: Debian's module, the cross-package dependency.

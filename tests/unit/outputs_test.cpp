@@ -1,5 +1,7 @@
 // The files a run writes: what each output option may name, and what it must never replace. A device
-// node, a FIFO or a descriptor path is written in place; a file the run reads is never an output.
+// node, a FIFO or a descriptor path is written in place; a file the run reads or loads is never an
+// output, nor are two outputs one file (src/common/outputs.h): refused, exit 2, one line naming both
+// uses, and the file's bytes untouched.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -103,6 +105,158 @@ TEST(Outputs, a_symlinked_output_is_written_through_and_the_link_kept) {
   EXPECT_TRUE(fs::is_symlink(dir + "/report.txt"));
   std::string text = test::read_file(dir + "/reports/latest.txt");
   EXPECT_EQ(text.substr(0, text.find('\n')), "error: loading libmusa_kernels.so would fail: 3 causes") << text;
+}
+
+// A library needing libfoo.so.1 from lib/ (DT_RUNPATH $ORIGIN/lib) and referencing one symbol nothing
+// defines (a finding for a baseline to hold): one compiler call each.
+struct UserAndDependency {
+  std::string user, dependency;
+};
+UserAndDependency user_and_dependency(const std::string& dir) {
+  fs::create_directories(dir + "/lib");
+  test::write_file(dir + "/foo.c", "int foo(void) { return 1; }\n");
+  test::write_file(dir + "/user.c", "int foo(void);\nint gone(void);\nint use(void) { return foo() + gone(); }\n");
+  auto cc = run("cd " + quote(dir) + " && gcc -shared -fPIC -Wl,-soname,libfoo.so.1 -o lib/libfoo.so.1 foo.c && gcc "
+                "-shared -fPIC -o libuser.so user.c lib/libfoo.so.1 -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'");
+  EXPECT_EQ(cc.status, 0) << cc.err;
+  return {dir + "/libuser.so", dir + "/lib/libfoo.so.1"};
+}
+
+// What a refused run must show: exit status 2, the one line on standard error, nothing on standard
+// output, and the file it would have replaced byte for byte as it was.
+void expect_refused(const test::CommandResult& r, const std::string& line, const std::string& file,
+                    const std::string& before) {
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err, line + "\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(test::read_file(file), before) << file << " was written";
+}
+
+TEST(Outputs, an_output_that_is_an_input_is_refused_and_the_input_kept) {
+  std::string dir = test::scratch_dir("output-is-input");
+  auto lib = user_and_dependency(dir);
+  const std::string before = test::read_file(lib.user);
+  for (const std::string& option : {std::string("-o"), std::string("--json-report")}) {
+    auto r = run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache " + option + " libuser.so ./libuser.so");
+    expect_refused(r, "musa-linkcheck: error: " + option + " libuser.so: it is the input ./libuser.so; refusing to "
+                      "overwrite a file the run reads", lib.user, before);
+  }
+  auto stub = run("cd " + quote(dir) + " && " + kStubgen + " --no-cache --dry-run --out-cpp libuser.so libuser.so");
+  expect_refused(stub, "musa-stubgen: error: --out-cpp libuser.so: it is the input libuser.so; refusing to overwrite a "
+                       "file the run reads", lib.user, before);
+}
+
+TEST(Outputs, an_output_in_a_missing_directory_is_refused_with_the_reason) {
+  std::string dir = test::scratch_dir("output-missing-dir");
+  auto lib = user_and_dependency(dir);
+  auto r = run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache -o nodir/report.txt " + quote(lib.dependency));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/nodir/report.txt: cannot write: its directory " + dir +
+                       "/nodir does not exist\n");
+  EXPECT_FALSE(fs::exists(dir + "/nodir"));
+}
+
+// `-o bl.txt --baseline bl.txt` replaced the committed baseline with the text report.
+TEST(Outputs, the_report_never_replaces_the_baseline_it_reads_but_update_baseline_may) {
+  std::string dir = test::scratch_dir("output-baseline");
+  user_and_dependency(dir);
+  std::string in = "cd " + quote(dir) + " && " + kLinkcheck + " --no-cache ";
+  ASSERT_EQ(run(in + "--update-baseline bl.txt libuser.so").status, 0);
+  const std::string baseline = test::read_file(dir + "/bl.txt");
+  ASSERT_NE(baseline.find("gone"), std::string::npos) << baseline;
+  for (const std::string& option : {std::string("-o"), std::string("--json-report")})
+    expect_refused(run(in + option + " bl.txt --baseline bl.txt libuser.so"),
+                   "musa-linkcheck: error: " + option + " bl.txt: it is the --baseline bl.txt; refusing to overwrite a "
+                   "file the run reads", dir + "/bl.txt", baseline);
+  // Rewriting the baseline given is what --update-baseline is for.
+  auto update = run(in + "--update-baseline bl.txt --baseline bl.txt libuser.so");
+  EXPECT_EQ(update.status, 0) << update.err;
+  EXPECT_EQ(test::read_file(dir + "/bl.txt"), baseline);
+}
+
+// `-o libb.so DIR` overwrote an ELF file inside the directory being checked.
+TEST(Outputs, an_elf_file_checked_under_an_input_directory_is_never_an_output) {
+  std::string dir = test::scratch_dir("output-under-dir");
+  auto lib = user_and_dependency(dir + "/build");
+  fs::create_directories(dir + "/d/sub");
+  fs::copy_file(lib.dependency, dir + "/d/liba.so");
+  fs::copy_file(lib.dependency, dir + "/d/sub/libb.so");
+  const std::string before = test::read_file(dir + "/d/sub/libb.so");
+  auto r = run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache -o d/sub/libb.so d");
+  expect_refused(r, "musa-linkcheck: error: -o d/sub/libb.so: it is " + dir + "/d/sub/libb.so, an ELF file checked under "
+                    "the input directory " + dir + "/d; refusing to overwrite a file the run reads",
+                 dir + "/d/sub/libb.so", before);
+}
+
+// `-o lib/libfoo.so.1 libuser.so` overwrote the library's own dependency; its load then failed with
+// "invalid ELF header".
+TEST(Outputs, a_dependency_the_load_brings_in_is_never_an_output) {
+  std::string dir = test::scratch_dir("output-dependency");
+  auto lib = user_and_dependency(dir);
+  const std::string before = test::read_file(lib.dependency);
+  auto r = run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache -o lib/libfoo.so.1 libuser.so");
+  expect_refused(r, "musa-linkcheck: error: -o lib/libfoo.so.1: it is " + lib.dependency + ", which loading " + lib.user +
+                    " brings in; refusing to overwrite a file the run reads", lib.dependency, before);
+  // The real loader still loads it: the dependency is intact.
+  auto real = test::real_load(lib.dependency);
+  EXPECT_TRUE(real.ok) << real.error;
+}
+
+// `-o r.json --json-report r.json` kept one of the two reports without a word.
+TEST(Outputs, two_outputs_naming_one_file_are_refused_before_either_is_written) {
+  std::string dir = test::scratch_dir("output-twice");
+  auto lib = user_and_dependency(dir);
+  fs::create_symlink("r.json", dir + "/link.json");  // the same file by another name, once it exists
+  auto r = run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache -o r.json --json-report r.json libuser.so");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "musa-linkcheck: error: --json-report r.json: it is also -o r.json; one file cannot hold two outputs\n");
+  EXPECT_FALSE(fs::exists(dir + "/r.json"));
+  test::write_file(dir + "/r.json", "kept\n");
+  expect_refused(run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache -o link.json --update-baseline r.json "
+                     "libuser.so"),
+                 "musa-linkcheck: error: --update-baseline r.json: it is also -o link.json; one file cannot hold two "
+                 "outputs", dir + "/r.json", "kept\n");
+  // musa-stubgen's --out-cpp X --out-header X kept only the header, yet said "3 files changed".
+  auto s = run("cd " + quote(dir) + " && " + kStubgen + " --no-cache --out-cpp X --out-header X libuser.so");
+  EXPECT_EQ(s.status, 2);
+  EXPECT_EQ(s.err, "musa-stubgen: error: --out-header X: it is also --out-cpp X; one file cannot hold two outputs\n");
+  EXPECT_FALSE(fs::exists(dir + "/X"));
+}
+
+// `musa-stubgen --out-cpp SDK/lib/libmusa.so.4.0.0` appended C++ text to the SDK's ELF file; an
+// --out-cpp naming the CMake file the build is read from, or an SDK header, is refused the same way.
+TEST(Outputs, musa_stubgen_never_writes_its_stubs_over_the_sdk_or_the_build_it_reads) {
+  std::string dir = test::scratch_dir("output-sdk");
+  fs::copy(kExample + "/sdk", dir + "/sdk", fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  fs::copy(kExampleSrc + "/csrc", dir + "/csrc", fs::copy_options::recursive);
+  std::string args = " --no-runtime --porting-dir " + quote(kExampleSrc + "/generated_cuda_compatible") +
+                     " --cmake-lists csrc/CMakeLists.txt --mapping " + quote(kExampleSrc + "/mapping") +
+                     " --sdk-home sdk --with " + quote(kExample + "/libc10.so") + " --cache-dir " + quote(dir + "/cache") +
+                     " " + quote(kExample + "/libmusa_kernels.so");
+  std::string in = "cd " + quote(dir) + " && " + kStubgen;
+  std::string so = dir + "/sdk/lib/libmusart.so.4.0.0";
+  ASSERT_TRUE(fs::is_regular_file(fs::symlink_status(so)));
+  const std::string elf = test::read_file(so);
+  expect_refused(run(in + " --out-cpp sdk/lib/libmusart.so.4.0.0" + args),
+                 "musa-stubgen: error: --out-cpp sdk/lib/libmusart.so.4.0.0: it is the SDK's library " + so +
+                 "; refusing to overwrite a file the run reads", so, elf);
+  std::string header = dir + "/sdk/include/musa_runtime_api.h";
+  const std::string declared = test::read_file(header);
+  expect_refused(run(in + " --out-header sdk/include/musa_runtime_api.h" + args),
+                 "musa-stubgen: error: --out-header sdk/include/musa_runtime_api.h: it is the SDK's header " + header +
+                 "; refusing to overwrite a file the run reads", header, declared);
+  std::string cmake = dir + "/csrc/CMakeLists.txt";
+  const std::string lists = test::read_file(cmake);
+  expect_refused(run(in + " --out-cpp csrc/CMakeLists.txt" + args),
+                 "musa-stubgen: error: --out-cpp csrc/CMakeLists.txt: it is the --cmake-lists csrc/CMakeLists.txt; "
+                 "refusing to overwrite a file the run reads", cmake, lists);
+  // Its own stub file, read back as a source of the tree it lies in, is merged into: not a clobber.
+  auto merged = run(in + " --out-cpp csrc/aten/ops/musa/stubs.cpp --out-header csrc/stubs.h" + args);
+  EXPECT_EQ(merged.status, 0) << merged.err;
+  ASSERT_TRUE(fs::exists(dir + "/csrc/aten/ops/musa/stubs.cpp"));
+  auto again = run(in + " --source-root csrc --out-cpp csrc/aten/ops/musa/stubs.cpp --out-header csrc/stubs.h" + args);
+  EXPECT_NE(again.status, 2) << again.err;
+  EXPECT_EQ(again.err.find("refusing"), std::string::npos) << again.err;
 }
 
 }  // namespace

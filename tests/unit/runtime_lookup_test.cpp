@@ -300,7 +300,10 @@ TEST(RuntimeLookup, dlopen_reads_an_empty_ld_library_path_entry_as_the_current_d
 // a JUnit case (a failure only when fatal), a SARIF result under a rule of its own, level warning
 // (error with --fail-on runtime).
 TEST(RuntimeLookup, ci_formats_carry_the_lookup_as_a_warning_and_fatal_on_request) {
-  const std::string base = "env -u LD_LIBRARY_PATH " + kBin;
+  // Run in a checkout of its own: the library lies outside it, so annotations name it by its absolute path.
+  const std::string checkout = test::scratch_dir("runtime-ci-checkout");
+  ASSERT_EQ(run("git init -q " + quote(checkout)).status, 0);
+  const std::string base = "cd " + quote(checkout) + " && env -u LD_LIBRARY_PATH " + kBin;
   const std::string title = "dlopen(\"libmusa_drv.so.4\") in " + kApi + ": library not found";
   auto gh_escaped = [](std::string s) {
     std::string out;

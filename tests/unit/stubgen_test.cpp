@@ -521,5 +521,87 @@ TEST(Stubgen, namespace_option_encloses_stubs_whose_own_scope_cannot_be_used) {
   EXPECT_NE(cpp->after.find("}\n}  // namespace c10::musa\n"), std::string::npos);
 }
 
+// A small CMake project as a port leaves it: src/ops.cpp calls helper(), defined in src/helper.cpp that
+// the source list leaves out, and two functions the SDK's header declares and no SDK library defines
+// (musaMallocAsync, musaFreeAsync), beside one it does (musaMalloc). `error_type` is the SDK's
+// declaration of musaError_t. Configured and built with Ninja; returns the project directory.
+std::string port_project(const std::string& dir, const std::string& error_type) {
+  fs::create_directories(dir + "/sdk/include");
+  fs::create_directories(dir + "/sdk/lib");
+  fs::create_directories(dir + "/src/musa");
+  test::write_file(dir + "/sdk/include/musa_runtime_api.h",
+                   "#pragma once\n#include <stddef.h>\n" + error_type +
+                   "\ntypedef struct MUstream_st* musaStream_t;\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+                   "musaError_t musaMalloc(void** p, size_t n);\nmusaError_t musaMallocAsync(void** p, size_t n, musaStream_t s);\n"
+                   "musaError_t musaFreeAsync(void* p, musaStream_t s);\n#ifdef __cplusplus\n}\n#endif\n");
+  test::write_file(dir + "/sdk/rt.c", "#include <musa_runtime_api.h>\n#include <stdlib.h>\n"
+                   "musaError_t musaMalloc(void** p, size_t n) { *p = malloc(n); return 0; }\n");
+  test::write_file(dir + "/src/ops.cpp",
+                   "#include <musa_runtime_api.h>\nint helper(int x);\n"
+                   "extern \"C\" int kern_run(int x) {\n  void* p = nullptr;\n  musaMalloc(&p, 4);\n"
+                   "  musaMallocAsync(&p, 4, nullptr);\n  musaFreeAsync(p, nullptr);\n  return helper(x);\n}\n");
+  test::write_file(dir + "/src/helper.cpp", "int helper(int x) { return x + 1; }\n");
+  test::write_file(dir + "/CMakeLists.txt",
+                   "cmake_minimum_required(VERSION 3.16)\nproject(kern CXX)\nset(KERN_SRCS\n  src/ops.cpp\n)\n"
+                   "add_library(kern SHARED ${KERN_SRCS})\ntarget_include_directories(kern PRIVATE ${MUSA_HOME}/include)\n"
+                   "target_link_libraries(kern PRIVATE ${MUSA_HOME}/lib/libmusart.so)\n");
+  auto built = run("cd " + quote(dir) + " && gcc -shared -fPIC -Isdk/include -Wl,-soname,libmusart.so -o sdk/lib/libmusart.so "
+                   "sdk/rt.c && cmake -S . -B build -G Ninja -DMUSA_HOME=" + quote(dir + "/sdk") +
+                   " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > /dev/null && cmake --build build > /dev/null");
+  EXPECT_EQ(built.status, 0) << built.out << built.err;
+  return dir;
+}
+
+// What the real loader says of a library: a fresh /usr/bin/python3 loads it with ctypes, RTLD_NOW.
+test::CommandResult ctypes_load(const std::string& lib) {
+  return run("/usr/bin/python3 -c 'import ctypes, os, sys; ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW)' " + quote(lib));
+}
+
+// `--apply` put the missing sources into the build but not its own stub file, so the rebuild still
+// failed on musaFreeAsync though it said "0 of 4 still unresolved": the stub file goes into the
+// target's source list like a missing source, and one --apply and one rebuild make a library that loads.
+TEST(Stubgen, one_apply_and_one_rebuild_make_a_library_that_loads) {
+  if (run("command -v ninja").status != 0) MLC_SKIP() << "ninja (ninja-build) not installed";
+  std::string p = port_project(test::scratch_dir("apply-stub-into-build"),
+                               "typedef enum musaError { musaSuccess = 0, musaErrorNotSupported = 801 } musaError_t;");
+  std::string lib = p + "/build/libkern.so";
+  auto before = ctypes_load(lib);
+  ASSERT_NE(before.status, 0) << "the real loader loads it before any fix?";
+  std::string args = " --build-dir build --sdk-home sdk --cuda-home '' --no-cache --out-cpp src/musa/unimplemented_functions.cpp"
+                     " --out-header src/musa/unimplemented_functions.h build/libkern.so";
+  auto applied = run("cd " + quote(p) + " && " + kStubgen + " --apply" + args);
+  EXPECT_EQ(applied.status, 0) << applied.err;
+  EXPECT_NE(applied.err.find("musa-stubgen: after this patch: 0 of 3 still unresolved\n"), std::string::npos) << applied.err;
+  EXPECT_EQ(test::read_file(p + "/CMakeLists.txt"),
+            "cmake_minimum_required(VERSION 3.16)\nproject(kern CXX)\nset(KERN_SRCS\n  src/helper.cpp\n"
+            "  src/musa/unimplemented_functions.cpp\n  src/ops.cpp\n)\nadd_library(kern SHARED ${KERN_SRCS})\n"
+            "target_include_directories(kern PRIVATE ${MUSA_HOME}/include)\n"
+            "target_link_libraries(kern PRIVATE ${MUSA_HOME}/lib/libmusart.so)\n");
+  auto rebuilt = run("cmake --build " + quote(p + "/build"));
+  ASSERT_EQ(rebuilt.status, 0) << rebuilt.out << rebuilt.err;
+  auto after = ctypes_load(lib);
+  EXPECT_EQ(after.status, 0) << after.err;
+  // Nothing is left to do: a second run changes no file.
+  auto again = run("cd " + quote(p) + " && " + kStubgen + " --apply" + args);
+  EXPECT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.err.find(", 0 files changed, "), std::string::npos) << again.err;
+}
+
+// With an error type that is a plain int there is no "not supported" code to return: --style
+// return-error refuses the SDK functions, naming why, instead of stubs that return 0 (success).
+TEST(Stubgen, return_error_style_refuses_an_error_type_with_no_not_supported_code) {
+  if (run("command -v ninja").status != 0) MLC_SKIP() << "ninja (ninja-build) not installed";
+  std::string p = port_project(test::scratch_dir("return-error-int"), "typedef int musaError_t;");
+  auto r = run("cd " + quote(p) + " && " + kStubgen + " --style return-error --no-confirm --build-dir build --sdk-home sdk "
+               "--cuda-home '' --no-cache --dry-run build/libkern.so");
+  EXPECT_EQ(r.status, 1) << r.err;
+  for (const char* f : {"musaFreeAsync", "musaMallocAsync"})
+    EXPECT_NE(r.err.find(std::string("musa-stubgen: cannot fix ") + f + ": --style return-error: the SDK's headers define "
+                         "no musaErrorNotSupported for its musaError_t (not an enum of error codes), so the stub could "
+                         "only return 0, which is success: stub it with --style throw or abort\n"),
+              std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("return {}"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace mlc
