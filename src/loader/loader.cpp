@@ -6,7 +6,12 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <deque>
 #include <map>
@@ -18,6 +23,7 @@
 #include "common/paths.h"
 #include "common/phase_times.h"
 #include "loader/ld_cache.h"
+#include "loader/program.h"
 #include "loader/search_order.h"
 
 namespace mlc::loader {
@@ -39,6 +45,20 @@ const char* to_string(FoundHow how) {
     case FoundHow::Venv: return "venv";
   }
   return "direct";
+}
+
+const char* to_string(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::BadCandidate: return "bad-candidate";
+    case FailureKind::NoOpen: return "noopen";
+    case FailureKind::StaticTls: return "static-tls";
+    case FailureKind::TlsMismatch: return "tls-mismatch";
+    case FailureKind::VersionFileUnmatched: return "version-file-unmatched";
+    case FailureKind::VersionWithoutVersym: return "version-without-versym";
+    case FailureKind::ProtectedCopy: return "protected-copy";
+    case FailureKind::IsaLevel: return "isa-level";
+  }
+  return "bad-candidate";
 }
 
 std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64) {
@@ -75,33 +95,39 @@ std::string platform_token_for(uint16_t machine, bool is_64) {
 
 std::optional<std::string> expand_dst(const std::string& element, const std::string& origin, const std::string& lib,
                                       const std::string& platform) {
+  // dl-load.c is_dst: "$NAME" or "${NAME}", NAME one of the known tokens and not followed by an
+  // identifier character; _dl_dst_substitute copies anything else after '$' as it stands.
+  auto is_dst = [&](size_t at, std::string_view name) -> size_t {
+    const bool curly = at < element.size() && element[at] == '{';
+    const size_t start = at + (curly ? 1 : 0);
+    if (element.compare(start, name.size(), name) != 0) return 0;
+    const size_t after = start + name.size();
+    if (curly) return after < element.size() && element[after] == '}' ? name.size() + 2 : 0;
+    if (after < element.size() && (isalnum(static_cast<unsigned char>(element[after])) || element[after] == '_')) return 0;
+    return name.size();
+  };
   std::string out;
   for (size_t i = 0; i < element.size();) {
     if (element[i] != '$') {
       out += element[i++];
       continue;
     }
-    // glibc's is_dst: $NAME or ${NAME}, NAME ending at a non-identifier character.
-    bool braced = i + 1 < element.size() && element[i + 1] == '{';
-    size_t start = i + (braced ? 2 : 1);
-    size_t end = start;
-    while (end < element.size() && (isalnum(static_cast<unsigned char>(element[end])) || element[end] == '_')) ++end;
-    std::string token = element.substr(start, end - start);
-    if (braced) {
-      if (end >= element.size() || element[end] != '}') return std::nullopt;
-      ++end;
+    const std::pair<std::string_view, const std::string*> tokens[] = {
+        {"ORIGIN", &origin}, {"PLATFORM", &platform}, {"LIB", &lib}};
+    size_t len = 0;
+    const std::string* value = nullptr;
+    for (const auto& [name, repl] : tokens)
+      if ((len = is_dst(i + 1, name)) != 0) {
+        value = repl;
+        break;
+      }
+    if (!value) {
+      out += element[i++];  // no token glibc knows: the '$' stays
+      continue;
     }
-    if (token == "ORIGIN") {
-      out += origin;
-    } else if (token == "LIB") {
-      out += lib;
-    } else if (token == "PLATFORM") {
-      if (platform.empty()) return std::nullopt;
-      out += platform;
-    } else {
-      return std::nullopt;  // unknown DST: glibc drops the whole element
-    }
-    i = end;
+    if (value->empty()) return std::nullopt;  // a known token without a value: the element is dropped
+    out += *value;
+    i += 1 + len;
   }
   return out;
 }
@@ -110,21 +136,71 @@ namespace {
 
 constexpr elf::ReadOptions kHeadersOnly{false, false, false};
 
-}  // namespace
-
-std::vector<std::string> split_search_path(const std::string& list) {
+std::vector<std::string> split_at(const std::string& list, const char* separators) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
-    size_t colon = list.find_first_of(":;", start);
-    out.push_back(list.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
-    if (colon == std::string::npos) break;
-    start = colon + 1;
+    size_t at = list.find_first_of(separators, start);
+    out.push_back(list.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) break;
+    start = at + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> split_search_path(const std::string& list) { return split_at(list, ":;"); }
+
+std::vector<std::string> split_rpath(const std::string& list) { return split_at(list, ":"); }
+
+std::vector<std::string> hwcaps_subdirs(uint16_t machine, bool is_64, int x86_isa_level, const std::string& platform,
+                                        bool avx512_1) {
+  std::vector<std::string> out;
+  std::vector<std::string> legacy;  // dl-hwcaps.c: the hwcap names (bit order), the platform, then "tls"
+  if (machine == 62 && is_64) {
+    // sysdeps/x86_64/dl-hwcaps-subdirs.c: the supported levels, best first.
+    for (int level = std::min(x86_isa_level, 4); level >= 2; --level)
+      out.push_back("glibc-hwcaps/x86-64-v" + std::to_string(level) + "/");
+    // sysdeps/x86/cpu-features.c: dl_hwcap is HWCAP_X86_64, plus HWCAP_X86_AVX512_1 on such Intel
+    // CPUs; HWCAP_IMPORTANT keeps both.
+    legacy.push_back("x86_64");
+    if (avx512_1) legacy.push_back("avx512_1");
+  }
+  if (!platform.empty()) legacy.push_back(platform);
+  legacy.push_back("tls");
+  // The power set, largest subset first; within a subset the names from the last to the first.
+  const size_t n = legacy.size();
+  for (size_t subset = (size_t{1} << n); subset-- > 0;) {
+    std::string dir;
+    for (size_t k = n; k-- > 0;)
+      if (subset & (size_t{1} << k)) dir += legacy[k] + "/";
+    out.push_back(dir);
   }
   return out;
 }
 
 namespace {
+
+constexpr uint64_t kDfStaticTls = 0x10;     // elf.h DF_STATIC_TLS
+constexpr uint64_t kDf1Noopen = 0x40;       // elf.h DF_1_NOOPEN
+constexpr uint64_t kDf1Pie = 0x08000000;    // elf.h DF_1_PIE
+
+// The names glibc's own ld.so answers to in a process: the soname rtld.c adds to its map beside the
+// PT_INTERP path. Every process has it loaded before anything else.
+std::vector<std::string> ldso_names(uint16_t machine, bool is_64) {
+  switch (machine) {
+    case 62: return is_64 ? std::vector<std::string>{"ld-linux-x86-64.so.2", "/lib64/ld-linux-x86-64.so.2"}
+                          : std::vector<std::string>{"ld-linux-x32.so.2", "/libx32/ld-linux-x32.so.2"};
+    case 3: return {"ld-linux.so.2", "/lib/ld-linux.so.2"};
+    case 183: return {"ld-linux-aarch64.so.1", "/lib/ld-linux-aarch64.so.1"};
+    case 40: return {"ld-linux-armhf.so.3", "/lib/ld-linux-armhf.so.3"};
+    case 21: return {"ld64.so.2", "/lib64/ld64.so.2"};
+    case 22: return {"ld64.so.1", "/lib/ld64.so.1"};
+    case 243: return {"ld-linux-riscv64-lp64d.so.1", "/lib/ld-linux-riscv64-lp64d.so.1"};
+    default: return {};
+  }
+}
 
 class Emulator {
  public:
@@ -187,13 +263,17 @@ class Emulator {
     if (platform_set_) return;
     platform_set_ = true;
     platform_ = search_platform(env_, o.machine, o.is_64);
+    process_class_ = {.is_64 = o.is_64, .big_endian = o.big_endian, .machine = o.machine};
   }
 
   // The objects from `first` on were brought in by the load of `root`.
   void mark_root(size_t first, int root) {
-    for (size_t i = first; i < process_.objects.size(); ++i) process_.objects[i].root = root;
+    for (size_t i = first; i < process_.objects.size(); ++i)
+      if (!process_.objects[i].host) process_.objects[i].root = root;
   }
 
+  // A --with library or the target: dlopen'ed by the host, or - a program (loader/program.h) - the
+  // main program the process starts with, whose closure is loaded at start.
   int load_root(const std::string& path, FoundHow how) {
     struct stat st;
     if (stat(path.c_str(), &st) == 0) {
@@ -205,23 +285,44 @@ class Emulator {
       return -1;
     }
     set_platform(*obj);
-    return add_object(std::move(obj).value(), path, how, -1, path.substr(path.rfind('/') + 1), st);
+    const bool program = process_.objects.empty() && is_program(*obj);
+    starting_ = program;
+    obj->header = elf::read_load_header(path, process_class_);
+    const int index = add_object(std::move(obj).value(), path, how, -1, path, st);
+    auto& o = process_.objects[index];
+    if (program) {
+      // The main program: $ORIGIN is its real directory (dl-origin.c reads /proc/self/exe).
+      char real[PATH_MAX];
+      if (realpath(o.path.c_str(), real)) o.origin = dir_name(real);
+      o.at_start = true;
+      o.global = true;
+      process_.main = index;
+    } else if (o.elf.dt_flags_1 & kDf1Noopen) {
+      fail(FailureKind::NoOpen, index, o.path, "shared object cannot be dlopen()ed",
+           "the object is linked with -z nodlopen; load it as a dependency (DT_NEEDED) of an object that is "
+           "dlopen'ed, or relink it without -z nodlopen");
+    }
+    check_isa_level(index, index);
+    return index;
   }
 
-  int add_object(elf::ElfObject obj, const std::string& path, FoundHow how, int loader, const std::string& name,
+  int add_object(elf::ElfObject obj, const std::string& realname, FoundHow how, int loader, const std::string& name,
                  const struct stat& st) {
     LoadedObject lo;
-    lo.path = path;
+    lo.realname = realname;
+    lo.path = realname[0] == '/' || env_.cwd.empty() ? realname : join_path(env_.cwd, realname);
+    lo.origin = dir_name(lo.path);
     lo.how = how;
     lo.loader = loader;
     lo.dev = st.st_dev;
     lo.ino = st.st_ino;
     lo.names.push_back(name);
-    if (!obj.soname.empty() && obj.soname != name) lo.names.push_back(obj.soname);
+    lo.at_start = starting_;
     lo.elf = std::move(obj);
     const int index = static_cast<int>(process_.objects.size());
-    for (const auto& n : lo.names) index_name(n, index);
-    index_name(lo.elf.soname, index);
+    index_name(name, index);
+    index_name(lo.realname, index);
+    if (!lo.elf.soname.empty()) by_soname_.emplace(lo.elf.soname, index);
     by_inode_.emplace(std::make_pair(lo.dev, lo.ino), index);
     process_.objects.push_back(std::move(lo));
     return index;
@@ -232,11 +333,18 @@ class Emulator {
     return it == by_inode_.end() ? -1 : it->second;
   }
 
-  // glibc's _dl_name_match_p plus the soname comparison of _dl_map_object: the first object in
-  // load order that answers to the name (its names or its soname).
-  int find_by_name(const std::string& name) const {
-    auto it = by_name_.find(name);
-    return it == by_name_.end() ? -1 : it->second;
+  // dl-load.c _dl_map_object: the first object in load order that answers to the name - its l_name,
+  // one of the names it was requested by (_dl_name_match_p), or its soname, which it then answers to.
+  int find_by_name(const std::string& name) {
+    auto by_name = by_name_.find(name);
+    auto by_soname = by_soname_.find(name);
+    int found = by_name == by_name_.end() ? -1 : by_name->second;
+    if (by_soname != by_soname_.end() && (found < 0 || by_soname->second < found)) {
+      found = by_soname->second;
+      process_.objects[found].names.push_back(name);
+      index_name(name, found);
+    }
+    return found;
   }
 
   void index_name(const std::string& name, int index) {
@@ -255,55 +363,96 @@ class Emulator {
         NeededEntry entry = map_needed(name, current);
         process_.objects[current].needed.push_back(entry);
         for (size_t i = before; i < process_.objects.size(); ++i) {
+          if (process_.objects[i].host) continue;
           process_.objects[i].is_with = with;
           queue.push_back(static_cast<int>(i));
         }
       }
     }
+    starting_ = false;
   }
 
-  std::string origin_of(int index) const { return dir_name(process_.objects[index].path); }
-
-  // glibc's open_verify: a file of another ELF class or machine is skipped silently and the search goes
-  // on; anything else that is not a loadable ELF object ends the search with an error.
-  const char* skip_reason(const elf::ElfIdent& ident) const {
-    if (platform_set_ && ident.is_64 != platform_.is_64) return "skipped: wrong ELF class";
-    if (platform_set_ && ident.machine != platform_.machine) return "skipped: wrong machine";
-    return nullptr;
+  void fail(FailureKind kind, int object, const std::string& file, std::string message, std::string fix) {
+    process_.failures.push_back({.kind = kind, .object = object, .file = file, .message = std::move(message),
+                                 .symbol = "", .fix = std::move(fix)});
   }
 
-  // One candidate file: identified (open_verify), then matched by device and inode against the loaded
-  // objects, else read. An object already read in this process or run answers for its file's
-  // identification; any other file is identified and read in one opening.
+  // sysdeps/x86/dl-prop.h dl_isa_level_check: an object needing a higher x86-64 ISA level than the
+  // CPU's fails the load (ld.so itself is exempt).
+  void check_isa_level(int index, int requester) {
+    const auto& o = process_.objects[index];
+    const uint32_t needed = o.elf.header.x86_isa_1_needed;
+    const int level = env_.x86_cpu_isa_level;
+    const uint32_t cpu = (1u << std::clamp(level, 1, 4)) - 1;
+    if (level <= 0 || o.elf.machine != 62 || o.host || (needed & cpu) == needed) return;
+    fail(FailureKind::IsaLevel, requester, o.path, "CPU ISA level is lower than required",
+         "the object is built for a newer x86-64 level than this CPU's (" +
+             (level == 1 ? std::string("baseline") : "x86-64-v" + std::to_string(level)) +
+             "; its GNU_PROPERTY_X86_ISA_1_NEEDED says more): rebuild it for this level, or run it on a CPU that has it");
+  }
+
+  // A candidate glibc refuses: the search ends and the load fails there (the tool goes on, as ldd
+  // does, to report the rest).
+  void refuse(FailureKind kind, const std::string& path, const std::string& words, int requester, NeededEntry& entry) {
+    const std::string file = path[0] == '/' || env_.cwd.empty() ? path : join_path(env_.cwd, path);
+    entry.refused = file;
+    entry.searched.back().outcome = words;
+    const std::string needed_by = requester >= 0 ? base_name(process_.objects[requester].path) : "the host program";
+    std::string fix = kind == FailureKind::NoOpen
+                          ? "the library is linked with -z nodlopen, so it cannot come in through a dlopen: relink it "
+                            "without -z nodlopen, or remove it from " + dir_name(file)
+                          : "remove it (or move it off the search path): glibc stops its search for " + entry.expanded +
+                                " (needed by " + needed_by + ") at the first file of that name that is not a loadable "
+                                "object of this process, rather than skipping it";
+    fail(kind, requester, file, words, fix);
+  }
+
+  // One candidate file, as dl-load.c tries it: open_verify (another class or machine is skipped;
+  // anything else amiss ends the search with an error), the device and inode against the loaded
+  // objects, then _dl_map_object_from_fd's own refusals. `quiet`: a hwcaps subdirectory's candidate,
+  // recorded only when something is there. `open_errno`: the error the open gave (ENOENT for a file
+  // passed over), which decides whether open_path goes on (search()).
   bool try_path(const std::string& path, const std::string& name, FoundHow how, int requester, NeededEntry& entry,
-                bool& stop) {
+                bool quiet, bool& stop, int& open_errno) {
     struct stat st;
-    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      entry.searched.push_back({path, how, "not found"});
+    open_errno = ENOENT;  // glibc's open_verify says ENOENT for a file it passes over
+    if (stat(path.c_str(), &st) != 0) {
+      open_errno = errno == ENOTDIR ? ENOENT : errno;
+      if (open_errno == ENOENT || open_errno == EACCES) {
+        if (!quiet) entry.searched.push_back({path, how, "not found"});
+        return false;
+      }
+      entry.searched.push_back({path, how, std::string("skipped: ") + std::strerror(open_errno)});
+      return false;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      // open(2) takes a directory; reading its header fails with EISDIR.
+      entry.searched.push_back({path, how, ""});
+      refuse(FailureKind::BadCandidate, path, "cannot read file data: Is a directory", requester, entry);
+      stop = true;
+      return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      if (!quiet) entry.searched.push_back({path, how, "not found"});
       return false;
     }
     const int existing = find_by_inode(st);
     const elf::ElfObject* known = existing >= 0 ? &process_.objects[existing].elf
                                   : cache_objects_ ? cache_objects_->find(st.st_dev, st.st_ino)
                                                    : nullptr;
-    std::optional<elf::ElfObject> fresh;
-    elf::ElfIdent ident;
-    if (known) {
-      ident = {known->is_64, known->big_endian, known->machine, known->osabi, known->kind};
-    } else {
-      auto probed = elf::probe_object(path, kHeadersOnly, [this](const elf::ElfIdent& id) { return !skip_reason(id); });
-      if (!probed) {
-        process_.errors.push_back(probed.error());
-        entry.searched.push_back({path, how, probed.error().message});
+    const elf::LoadHeader header = known ? known->header : elf::read_load_header(path, process_class_);
+    switch (header.verdict) {
+      case elf::LoadHeader::Verdict::Unopened:
+        if (!quiet) entry.searched.push_back({path, how, "not found"});
+        return false;
+      case elf::LoadHeader::Verdict::OtherClass: entry.searched.push_back({path, how, "skipped: wrong ELF class"}); return false;
+      case elf::LoadHeader::Verdict::OtherMachine: entry.searched.push_back({path, how, "skipped: wrong machine"}); return false;
+      case elf::LoadHeader::Verdict::Refused:
+        entry.searched.push_back({path, how, ""});
+        refuse(FailureKind::BadCandidate, path, header.open_refusal, requester, entry);
         stop = true;
         return false;
-      }
-      ident = probed->ident;
-      fresh = std::move(probed->object);
-    }
-    if (const char* skipped = skip_reason(ident)) {
-      entry.searched.push_back({path, how, skipped});
-      return false;
+      case elf::LoadHeader::Verdict::Accepted: break;
     }
     entry.searched.push_back({path, how, "found"});
     if (existing >= 0) {
@@ -314,42 +463,116 @@ class Emulator {
       entry.how = how;
       return true;
     }
-    Result<elf::ElfObject> obj = fresh ? Result<elf::ElfObject>(std::move(*fresh)) : read_headers(path, st);
+    if (!header.map_refusal.empty()) {
+      refuse(FailureKind::BadCandidate, path, header.map_refusal, requester, entry);
+      stop = true;
+      return false;
+    }
+    Result<elf::ElfObject> obj = read_headers(path, st);
     if (!obj) {
       process_.errors.push_back(obj.error());
       entry.searched.back().outcome = obj.error().message;
       stop = true;
       return false;
     }
+    obj->header = header;
+    // _dl_map_object_from_fd: a PIE is never loaded as a library; a DF_1_NOOPEN object never by dlopen.
+    if (obj->dt_flags_1 & kDf1Pie) {
+      refuse(FailureKind::BadCandidate, path, "cannot dynamically load position-independent executable", requester, entry);
+      stop = true;
+      return false;
+    }
+    if ((obj->dt_flags_1 & kDf1Noopen) && !starting_) {
+      refuse(FailureKind::NoOpen, path, "shared object cannot be dlopen()ed", requester, entry);
+      stop = true;
+      return false;
+    }
     entry.object = add_object(std::move(obj).value(), path, how, requester, name, st);
     entry.how = how;
+    check_isa_level(entry.object, requester);
     return true;
   }
 
   NeededEntry map_needed(const std::string& name, int requester) {
     NeededEntry entry;
     entry.name = name;
-    if (int loaded = find_by_name(name); loaded >= 0) {
+    // dl-deps.c: every DT_NEEDED is expanded (DSTs) before it is matched or searched.
+    auto expanded = expand_dst(name, process_.objects[requester].origin, platform_.lib, platform_.platform);
+    entry.expanded = expanded.value_or(name);
+    if (!expanded) {
+      entry.searched.push_back({name, FoundHow::Direct, "skipped: a dynamic string token has no value here"});
+      return entry;
+    }
+    if (int loaded = find_by_name(entry.expanded); loaded >= 0) {
       entry.object = loaded;
       entry.how = FoundHow::AlreadyLoaded;
       return entry;
     }
-    if (auto missing = missing_.find(name); missing != missing_.end()) {
+    if (int host = host_object(entry.expanded); host >= 0) {
+      entry.object = host;
+      entry.how = FoundHow::AlreadyLoaded;
+      return entry;
+    }
+    if (auto missing = missing_.find(entry.expanded); missing != missing_.end()) {
       // glibc (trace mode) keeps a stand-in map for a library that was not found; later requests
       // for the same name match it and fail the same way.
-      entry.searched = missing->second;
+      entry.searched = missing->second.searched;
+      entry.refused = missing->second.refused;
       return entry;
     }
     bool stop = false;
-    if (name.find('/') != std::string::npos) {
-      auto expanded = expand_dst(name, origin_of(requester), platform_.lib, platform_.platform);
-      if (expanded) try_path(*expanded, name, FoundHow::Direct, requester, entry, stop);
+    int open_errno = 0;
+    if (entry.expanded.find('/') != std::string::npos) {
+      try_path(entry.expanded, entry.expanded, FoundHow::Direct, requester, entry, false, stop, open_errno);
     } else {
-      search(name, requester, entry, stop);
-      if (entry.object >= 0) entry.candidates = other_candidates(name, requester, process_.objects[entry.object]);
+      search(entry.expanded, requester, entry);
+      if (entry.object >= 0)
+        entry.candidates = other_candidates(entry.expanded, requester, process_.objects[entry.object]);
     }
-    if (entry.object < 0) missing_[name] = entry.searched;
+    // The report's paths are absolute: a relative search path element is the working directory's.
+    for (auto& step : entry.searched)
+      if (!step.path.empty() && step.path[0] != '/' && step.path[0] != '(' && !env_.cwd.empty())
+        step.path = join_path(env_.cwd, step.path);
+    if (entry.object < 0) missing_[entry.expanded] = entry;
     return entry;
+  }
+
+  // The host a dlopen'ed file is loaded into (a Python, a C program) has ld.so and its own libc.so.6
+  // loaded before anything: a DT_NEEDED of either name is that object, whatever the requester's
+  // search path or DF_1_NODEFLIB say (dl-load.c _dl_map_object matches loaded names first). A program
+  // target's own start loads libc by its search; ld.so is in every process. They are added when
+  // first asked for, found as the host's own start finds them (LD_LIBRARY_PATH, ld.so.cache, the
+  // system directories).
+  int host_object(const std::string& name) {
+    if (!platform_set_) return -1;
+    const auto ldso = ldso_names(platform_.machine, platform_.is_64);
+    const bool is_ldso = std::find(ldso.begin(), ldso.end(), name) != ldso.end();
+    if (!is_ldso && (name != "libc.so.6" || process_.main >= 0)) return -1;
+    const std::string soname = is_ldso ? ldso.front() : name;
+    NeededEntry entry;
+    entry.name = entry.expanded = soname;
+    const bool was_starting = starting_;
+    starting_ = true;
+    search(soname, -1, entry);
+    starting_ = was_starting;
+    if (entry.object < 0) return -1;
+    const int index = entry.object;
+    auto& o = process_.objects[index];
+    o.host = o.global = o.at_start = true;
+    for (const auto& n : ldso)
+      if (is_ldso && n != soname) {
+        o.names.push_back(n);
+        index_name(n, index);
+      }
+    // Its own dependencies (libc's ld.so) were loaded with it, at the host's start.
+    const std::vector<std::string> needs = o.elf.needed;
+    starting_ = true;
+    for (const auto& n : needs) {
+      NeededEntry dep = map_needed(n, index);
+      process_.objects[index].needed.push_back(std::move(dep));
+    }
+    starting_ = was_starting;
+    return index;
   }
 
   // The files the search would accept other than `picked`, in search order (loader/search_order.h),
@@ -369,7 +592,8 @@ class Emulator {
       seen.push_back({st.st_dev, st.st_ino});
       auto ident = elf::read_ident(path);
       if (!ident || ident->is_64 != platform_.is_64 || ident->machine != platform_.machine) continue;
-      out.push_back({path, how, "candidate"});
+      out.push_back({path.size() && path[0] != '/' && !env_.cwd.empty() ? join_path(env_.cwd, path) : path, how,
+                     "candidate"});
     }
     return out;
   }
@@ -377,14 +601,33 @@ class Emulator {
   // The search itself: each step of the order (loader/search_order.h) tried until one is taken or an
   // error ends it; the steps the loader passes over are recorded. The order is listed before the
   // first try, since a try that loads a library grows process_.objects.
-  void search(const std::string& name, int requester, NeededEntry& entry, bool& stop) {
+  void search(const std::string& name, int requester, NeededEntry& entry) {
+    bool stop = false;
+    int ended = -1;          // a list an open error ended
+    int last_errno = ENOENT;  // the last open's error in the current directory
     for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache())) {
+      if (step.list == ended) continue;
       if (step.passed_over) {
         entry.searched.push_back({step.path, step.how, step.passed_over});
         continue;
       }
-      if (try_path(step.path, name, step.how, requester, entry, stop) || stop) return;
+      if (step.subdir && !dir_exists(dir_name(step.path))) {
+        last_errno = ENOENT;
+        continue;
+      }
+      if (try_path(step.path, name, step.how, requester, entry, step.subdir, stop, last_errno) || stop) return;
+      // dl-load.c open_path: once a directory's files are all tried (its own last), an error other
+      // than ENOENT or EACCES in an existing directory ends the list.
+      if (!step.subdir && last_errno != ENOENT && last_errno != EACCES && dir_exists(dir_name(step.path))) ended = step.list;
     }
+  }
+
+  // Whether a hwcaps subdirectory exists, asked once per directory (glibc remembers it too: the
+  // r_search_path_elem status of each directory and subdirectory).
+  bool dir_exists(const std::string& dir) {
+    auto [it, fresh] = dirs_.emplace(dir, false);
+    if (fresh) it->second = is_dir(dir);
+    return it->second;
   }
 
   const SystemCache& system_cache() {
@@ -409,11 +652,15 @@ class Emulator {
     return elf::read_object(path, kHeadersOnly);
   }
   Process process_;
-  std::unordered_map<std::string, int> by_name_;           // find_by_name's index
-  std::map<std::pair<dev_t, ino_t>, int> by_inode_;        // find_by_inode's index
-  std::map<std::string, std::vector<SearchAttempt>> missing_;
+  std::unordered_map<std::string, int> by_name_;    // l_name and the names requested (find_by_name)
+  std::unordered_map<std::string, int> by_soname_;  // sonames not requested yet
+  std::map<std::pair<dev_t, ino_t>, int> by_inode_;  // find_by_inode's index
+  std::map<std::string, NeededEntry> missing_;
+  std::unordered_map<std::string, bool> dirs_;  // dir_exists's answers
   bool platform_set_ = false;
+  bool starting_ = false;  // mapping the main program's closure (a process's start), not a dlopen
   SearchPlatform platform_;
+  elf::ProcessClass process_class_;
   bool cache_loaded_ = false;
   SystemCache cache_;
 };
@@ -459,7 +706,14 @@ std::vector<int> lookup_scope(const Process& process, int root) {
   return scope;
 }
 
-void read_symbol_tables(Process& process, const std::vector<int>& objects) {
+void read_symbol_tables(Process& process, const std::vector<int>& checked) {
+  // The checked objects, and every other object flagged DF_STATIC_TLS mapped by a dlopen: the static
+  // TLS model (relocation_checks.h) needs their initial-exec relocations.
+  std::vector<int> objects = checked;
+  for (size_t i = 0; i < process.objects.size(); ++i)
+    if ((process.objects[i].elf.dt_flags & kDfStaticTls) && !process.objects[i].at_start &&
+        std::find(checked.begin(), checked.end(), static_cast<int>(i)) == checked.end())
+      objects.push_back(static_cast<int>(i));
   std::vector<std::optional<InputError>> errors(objects.size());
   tbb::parallel_for(size_t{0}, objects.size(), [&](size_t k) {
     auto& elf = process.objects[objects[k]].elf;
