@@ -171,6 +171,7 @@ LibraryReport report_object(const loader::Process& p, int index) {
       continue;
     }
     NeededLibrary n{.name = need.name, .path = std::nullopt, .searched = {}, .search = {}};
+    if (!need.refused.empty()) n.refused = need.refused;
     for (const auto& step : need.searched) {
       std::string where = step.path;
       if (step.how != loader::FoundHow::LdSoCache && step.how != loader::FoundHow::LdSoConf && step.path.front() != '(') {
@@ -464,6 +465,18 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     MissingVersionFinding finding{mv.version, mv.file, p.objects[mv.provider].path};
     in.versions.push_back({.missing = std::move(mv), .finding = std::move(finding)});
   }
+  // Loads that fail for another reason (loader::FailureKind): told with the object whose load fails,
+  // or with the target when that object is not reported (a library loaded before it, the host's).
+  auto failures = p.failures;
+  failures.insert(failures.end(), binding.failures.begin(), binding.failures.end());
+  for (const auto& f : failures) {
+    auto lib = in.libs.find(f.object);
+    if (lib == in.libs.end()) lib = in.libs.find(p.target);
+    if (lib == in.libs.end()) continue;
+    lib->second.load_failures.push_back({.kind = f.kind, .file = f.file, .message = f.message,
+                                         .symbol = f.symbol.empty() ? std::nullopt : std::optional<std::string>(f.symbol),
+                                         .fix = f.fix});
+  }
 }
 
 // A shadowed symbol whose picked copy is this build's own product, re-traced through its sources.
@@ -585,7 +598,8 @@ void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<s
     // A dependency, or a library of the import of torch done first, is listed only when its load fails.
     bool loaded_for_target = lib.role == LibraryRole::Dependency || (lib.role == LibraryRole::Preloaded && lib.loaded_by);
     if (loaded_for_target && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
-        lib.missing_libraries() == 0)
+        lib.missing_libraries() == 0 && lib.load_failures.empty() &&
+        std::none_of(lib.needed.begin(), lib.needed.end(), [](const NeededLibrary& n) { return n.refused.has_value(); }))
       continue;
     if (!reported.insert(lib.path).second) continue;
     std::stable_sort(lib.unresolved.begin(), lib.unresolved.end(), [](const auto& a, const auto& b) {
@@ -713,7 +727,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
                 if (!stage->in) return stage;
                 {
                   PhaseTime t("bind");
-                  stage->binding = loader::bind(stage->in->process, stage->in->checked);
+                  stage->binding = loader::bind(stage->in->process, stage->in->checked, stage->in->env);
                 }
                 PhaseTime t("runtime-lookups");
                 // Run-time look-ups: the dlopen/dlsym string literals of the checked objects (src/runtime).

@@ -44,9 +44,10 @@ size_t load_causes(const Report& report, const LibraryReport& target, bool& torc
     if (&lib != &target && !(lib.role == LibraryRole::Dependency && lib.loaded_by == target.path) && !torch_import) continue;
     size_t before = shared.size() + own;
     for (const auto& n : lib.needed)
-      if (!n.path) count(n.cause, n.baselined);
+      if (!n.path && !n.refused) count(n.cause, n.baselined);
     for (const auto& mv : lib.missing_versions) count(mv.cause, mv.baselined);
     for (const auto& u : lib.unresolved) count(u.cause, u.baselined);
+    for (const auto& f : lib.load_failures) count(std::nullopt, f.baselined);
     torch_first |= torch_import && shared.size() + own > before;
   }
   return shared.size() + own;
@@ -110,7 +111,10 @@ LoadFailure load_failure(const Report& report, const LibraryReport& target) {
     if (!part) continue;
     std::string in = &lib == &target ? "" : " (in " + (lib.soname.empty() ? base_name(lib.path) : lib.soname) + ")";
     for (const auto& n : lib.needed)
-      if (!n.path && !n.baselined) n.cause ? (void)f.causes.insert(*n.cause) : f.own.push_back("library not found: " + n.name + in);
+      if (!n.path && !n.refused && !n.baselined)
+        n.cause ? (void)f.causes.insert(*n.cause) : f.own.push_back("library not found: " + n.name + in);
+    for (const auto& lf : lib.load_failures)
+      if (!lf.baselined) f.own.push_back(base_name(lf.file) + ": " + lf.message + in);
     for (const auto& mv : lib.missing_versions)
       if (!mv.baselined)
         mv.cause ? (void)f.causes.insert(*mv.cause) : f.own.push_back("version " + mv.version + " not found in " + mv.file + in);
@@ -328,8 +332,9 @@ std::string render_text(const Report& report, const TextStyle& style) {
   if (!environment) out += render_causes(report, style);
   for (const auto& lib : report.libraries) {
     if (environment) break;  // told above, grouped
+    for (const auto& f : lib.load_failures) out += print_block(err_for(f.baselined), text::load_failure_block(lib, f), style);
     for (const auto& need : lib.needed) {
-      if (need.path || need.cause) continue;  // a cause's library is told under its headline
+      if (need.path || need.cause || need.refused) continue;  // a cause's library is told under its headline
       out += print_block(err_for(need.baselined), text::missing_library_block(lib, need), style);
     }
     for (const auto& mv : lib.missing_versions) {
@@ -346,7 +351,8 @@ std::string render_text(const Report& report, const TextStyle& style) {
     // Who installed what: for a file checked alone, and otherwise only where something is wrong (an
     // environment of hundreds of healthy files is not a page of notes).
     for (const auto& lib : report.libraries) {
-      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
+      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0 ||
+                     !lib.load_failures.empty();
       if (lib.owner && !environment && (report.libraries.size() == 1 || failing))
         out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
     }
@@ -354,7 +360,8 @@ std::string render_text(const Report& report, const TextStyle& style) {
     // libpython: only a Python process loads it), told as the owner is: for a file checked alone, or
     // where its load fails.
     for (const auto& lib : report.libraries) {
-      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
+      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0 ||
+                     !lib.load_failures.empty();
       if (lib.needs_python_api && lib.host && (report.libraries.size() == 1 || failing))
         out += fmt::format("note: {} uses the Python C API and links no libpython: checked as loaded into {}, which "
                            "provides it\n", lib.path, *lib.host);
@@ -369,10 +376,12 @@ std::string render_text(const Report& report, const TextStyle& style) {
   if (!style.quiet && style.summary) out += render_environment_summary(report);
   if (!style.quiet && style.summary && !(report.libraries.empty() && !report.errors.empty())) {
     size_t u = report.unresolved_count(), m = report.missing_library_count(), v = report.missing_version_count();
-    size_t fresh = new_findings(report), total = u + m + v;
-    out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{} in {} librar{}{}\n", u,
-                       u == 1 ? "" : "s", m, m == 1 ? "y" : "ies", v, v == 1 ? "" : "s", report.libraries.size(),
-                       report.libraries.size() == 1 ? "y" : "ies",
+    size_t l = report.load_failure_count();
+    size_t fresh = new_findings(report), total = u + m + v + l;
+    out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{}{} in {} librar{}{}\n", u,
+                       u == 1 ? "" : "s", m, m == 1 ? "y" : "ies", v, v == 1 ? "" : "s",
+                       l ? fmt::format(", {} other load failure{}", l, l == 1 ? "" : "s") : std::string(),
+                       report.libraries.size(), report.libraries.size() == 1 ? "y" : "ies",
                        fresh < total ? fmt::format(" ({} baselined)", total - fresh) : std::string());
   }
   return utf8_escaped(out);  // names are bytes from the ELF files; the terminal gets valid UTF-8

@@ -181,7 +181,7 @@ std::string with_commas(size_t n) {
 
 size_t LibraryReport::missing_libraries() const {
   size_t n = 0;
-  for (const auto& need : needed) n += need.path ? 0 : 1;
+  for (const auto& need : needed) n += need.path || need.refused ? 0 : 1;
   return n;
 }
 
@@ -206,6 +206,12 @@ size_t Report::missing_library_count() const {
 size_t Report::missing_version_count() const {
   size_t n = 0;
   for (const auto& lib : libraries) n += lib.missing_versions.size();
+  return n;
+}
+
+size_t Report::load_failure_count() const {
+  size_t n = 0;
+  for (const auto& lib : libraries) n += lib.load_failures.size();
   return n;
 }
 
