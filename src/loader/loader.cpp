@@ -207,6 +207,13 @@ class Emulator {
   Emulator(const LoaderEnv& env, ObjectCache* cache) : env_(env), cache_objects_(cache) {}
 
   Result<Process> run(const std::string& target) {
+    // The main program: the target when it is one (its --with libraries are then what LD_PRELOAD
+    // loads at its start), else the first --with library when that is one (an interpreter).
+    if (auto headers = elf::read_object(target, kHeadersOnly); headers && is_program(*headers)) {
+      main_path_ = target;
+    } else if (!env_.with.empty()) {
+      if (auto first = elf::read_object(env_.with.front(), kHeadersOnly); first && is_program(*first)) main_path_ = env_.with.front();
+    }
     for (const auto& with : env_.with) {
       const bool global = std::find(env_.with_local.begin(), env_.with_local.end(), with) == env_.with_local.end();
       const size_t before = process_.objects.size();
@@ -285,8 +292,9 @@ class Emulator {
       return -1;
     }
     set_platform(*obj);
-    const bool program = process_.objects.empty() && is_program(*obj);
-    starting_ = program;
+    const bool program = path == main_path_;
+    // Loaded at the process's start: the main program, and before a program target, its preloads.
+    starting_ = program || (!main_path_.empty() && process_.main < 0 && how == FoundHow::With);
     obj->header = elf::read_load_header(path, process_class_);
     const int index = add_object(std::move(obj).value(), path, how, -1, path, st);
     auto& o = process_.objects[index];
@@ -297,7 +305,7 @@ class Emulator {
       o.at_start = true;
       o.global = true;
       process_.main = index;
-    } else if (o.elf.dt_flags_1 & kDf1Noopen) {
+    } else if ((o.elf.dt_flags_1 & kDf1Noopen) && !starting_) {
       fail(FailureKind::NoOpen, index, o.path, "shared object cannot be dlopen()ed",
            "the object is linked with -z nodlopen; load it as a dependency (DT_NEEDED) of an object that is "
            "dlopen'ed, or relink it without -z nodlopen");
@@ -310,7 +318,7 @@ class Emulator {
                  const struct stat& st) {
     LoadedObject lo;
     lo.realname = realname;
-    lo.path = realname[0] == '/' || env_.cwd.empty() ? realname : join_path(env_.cwd, realname);
+    lo.path = absolute(realname);
     lo.origin = dir_name(lo.path);
     lo.how = how;
     lo.loader = loader;
@@ -326,6 +334,13 @@ class Emulator {
     by_inode_.emplace(std::make_pair(lo.dev, lo.ino), index);
     process_.objects.push_back(std::move(lo));
     return index;
+  }
+
+  // A path the process opens relative to its working directory, made absolute for the report.
+  std::string absolute(std::string path) const {
+    if (path.empty() || path[0] == '/' || env_.cwd.empty()) return path;
+    while (path.rfind("./", 0) == 0) path.erase(0, 2);
+    return join_path(env_.cwd, path);
   }
 
   int find_by_inode(const struct stat& st) const {
@@ -394,7 +409,7 @@ class Emulator {
   // A candidate glibc refuses: the search ends and the load fails there (the tool goes on, as ldd
   // does, to report the rest).
   void refuse(FailureKind kind, const std::string& path, const std::string& words, int requester, NeededEntry& entry) {
-    const std::string file = path[0] == '/' || env_.cwd.empty() ? path : join_path(env_.cwd, path);
+    const std::string file = absolute(path);
     entry.refused = file;
     entry.searched.back().outcome = words;
     const std::string needed_by = requester >= 0 ? base_name(process_.objects[requester].path) : "the host program";
@@ -531,8 +546,7 @@ class Emulator {
     }
     // The report's paths are absolute: a relative search path element is the working directory's.
     for (auto& step : entry.searched)
-      if (!step.path.empty() && step.path[0] != '/' && step.path[0] != '(' && !env_.cwd.empty())
-        step.path = join_path(env_.cwd, step.path);
+      if (!step.path.empty() && step.path[0] != '(') step.path = absolute(step.path);
     if (entry.object < 0) missing_[entry.expanded] = entry;
     return entry;
   }
@@ -547,7 +561,7 @@ class Emulator {
     if (!platform_set_) return -1;
     const auto ldso = ldso_names(platform_.machine, platform_.is_64);
     const bool is_ldso = std::find(ldso.begin(), ldso.end(), name) != ldso.end();
-    if (!is_ldso && (name != "libc.so.6" || process_.main >= 0)) return -1;
+    if (!is_ldso && (name != "libc.so.6" || !main_path_.empty())) return -1;
     const std::string soname = is_ldso ? ldso.front() : name;
     NeededEntry entry;
     entry.name = entry.expanded = soname;
@@ -592,8 +606,7 @@ class Emulator {
       seen.push_back({st.st_dev, st.st_ino});
       auto ident = elf::read_ident(path);
       if (!ident || ident->is_64 != platform_.is_64 || ident->machine != platform_.machine) continue;
-      out.push_back({path.size() && path[0] != '/' && !env_.cwd.empty() ? join_path(env_.cwd, path) : path, how,
-                     "candidate"});
+      out.push_back({absolute(path), how, "candidate"});
     }
     return out;
   }
@@ -659,6 +672,7 @@ class Emulator {
   std::unordered_map<std::string, bool> dirs_;  // dir_exists's answers
   bool platform_set_ = false;
   bool starting_ = false;  // mapping the main program's closure (a process's start), not a dlopen
+  std::string main_path_;  // the main program, when the process has a known one
   SearchPlatform platform_;
   elf::ProcessClass process_class_;
   bool cache_loaded_ = false;
