@@ -413,13 +413,13 @@ void look_up_jobs(const Process& p, const CandidateIndex& index, std::vector<Job
 // Each reference whose look-up found nothing, with why (its library missing, a wrong or hidden version,
 // hidden visibility, or no definition).
 void record_unresolved(const Process& p, const std::vector<Ref>& refs, const std::vector<Job>& jobs, BindOutcome& result) {
-  std::set<std::pair<int, uint32_t>> aborted;  // (referencing object, job): one failure each
+  std::set<int> aborted;  // referencing objects: the first abort ends the process, one failure each
   for (const Ref& r : refs) {
     const Lookup& look = jobs[r.job].look;
     if (look.found) continue;
     const Job& job = jobs[r.job];
     if (look.aborted_in >= 0) {
-      if (aborted.emplace(r.object, r.job).second)
+      if (aborted.insert(r.object).second)
         result.failures.push_back(version_without_versym(p, r.object, look.aborted_in, job.name,
                                                          job.version ? job.version->name : std::string_view()));
       continue;
