@@ -1,6 +1,8 @@
 // The mapping phase of glibc's ld.so, emulated on files: breadth-first over DT_NEEDED in load order,
-// each name searched as _dl_map_object does (RPATH chain, LD_LIBRARY_PATH, RUNPATH, ld.so.cache,
-// system dirs), objects de-duplicated by name, soname and device+inode.
+// each name expanded (dl-deps.c) and searched as _dl_map_object does (RPATH chain, LD_LIBRARY_PATH,
+// RUNPATH, ld.so.cache, system dirs, each directory after its hwcaps subdirectories), each candidate
+// verified as open_verify and _dl_map_object_from_fd do, objects de-duplicated by name, soname and
+// device+inode; the host's ld.so and libc loaded already.
 #include "loader/loader.h"
 
 #include <dirent.h>
@@ -28,160 +30,9 @@
 
 namespace mlc::loader {
 
-const char* to_string(FoundHow how) {
-  switch (how) {
-    case FoundHow::Direct: return "direct";
-    case FoundHow::Rpath: return "rpath";
-    case FoundHow::LdLibraryPath: return "ld_library_path";
-    case FoundHow::Runpath: return "runpath";
-    case FoundHow::LdSoCache: return "ld.so.cache";
-    case FoundHow::LdSoConf: return "ld.so.conf";
-    case FoundHow::Default: return "default";
-    case FoundHow::With: return "with";
-    case FoundHow::AlreadyLoaded: return "loaded";
-    case FoundHow::Sdk: return "sdk";
-    case FoundHow::Home: return "home";
-    case FoundHow::Conda: return "conda";
-    case FoundHow::Venv: return "venv";
-  }
-  return "direct";
-}
-
-const char* to_string(FailureKind kind) {
-  switch (kind) {
-    case FailureKind::BadCandidate: return "bad-candidate";
-    case FailureKind::NoOpen: return "noopen";
-    case FailureKind::StaticTls: return "static-tls";
-    case FailureKind::TlsMismatch: return "tls-mismatch";
-    case FailureKind::VersionFileUnmatched: return "version-file-unmatched";
-    case FailureKind::VersionWithoutVersym: return "version-without-versym";
-    case FailureKind::ProtectedCopy: return "protected-copy";
-    case FailureKind::IsaLevel: return "isa-level";
-  }
-  return "bad-candidate";
-}
-
-std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64) {
-  // Debian's glibc: slibdir and libdir are the multiarch directories, then the generic ones.
-  std::string triplet;
-  switch (machine) {
-    case 62: triplet = is_64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32"; break;
-    case 3: triplet = "i386-linux-gnu"; break;
-    case 183: triplet = "aarch64-linux-gnu"; break;
-    case 40: triplet = "arm-linux-gnueabihf"; break;
-    case 21: triplet = "powerpc64le-linux-gnu"; break;
-    case 22: triplet = "s390x-linux-gnu"; break;
-    case 243: triplet = "riscv64-linux-gnu"; break;
-    default: break;
-  }
-  if (triplet.empty()) return {"/lib", "/usr/lib"};
-  return {"/lib/" + triplet, "/usr/lib/" + triplet, "/lib", "/usr/lib"};
-}
-
-std::string lib_token_for(uint16_t machine, bool is_64) {
-  auto dirs = default_dirs_for(machine, is_64);
-  return dirs.size() > 2 ? dirs[0].substr(1) : "lib";  // Debian: $LIB = lib/<triplet>
-}
-
-std::string platform_token_for(uint16_t machine, bool is_64) {
-  switch (machine) {
-    case 62: return is_64 ? "x86_64" : "i686";
-    case 3: return "i686";
-    case 183: return "aarch64";
-    case 21: return "power8";
-    default: return "";
-  }
-}
-
-std::optional<std::string> expand_dst(const std::string& element, const std::string& origin, const std::string& lib,
-                                      const std::string& platform) {
-  // dl-load.c is_dst: "$NAME" or "${NAME}", NAME one of the known tokens and not followed by an
-  // identifier character; _dl_dst_substitute copies anything else after '$' as it stands.
-  auto is_dst = [&](size_t at, std::string_view name) -> size_t {
-    const bool curly = at < element.size() && element[at] == '{';
-    const size_t start = at + (curly ? 1 : 0);
-    if (element.compare(start, name.size(), name) != 0) return 0;
-    const size_t after = start + name.size();
-    if (curly) return after < element.size() && element[after] == '}' ? name.size() + 2 : 0;
-    if (after < element.size() && (isalnum(static_cast<unsigned char>(element[after])) || element[after] == '_')) return 0;
-    return name.size();
-  };
-  std::string out;
-  for (size_t i = 0; i < element.size();) {
-    if (element[i] != '$') {
-      out += element[i++];
-      continue;
-    }
-    const std::pair<std::string_view, const std::string*> tokens[] = {
-        {"ORIGIN", &origin}, {"PLATFORM", &platform}, {"LIB", &lib}};
-    size_t len = 0;
-    const std::string* value = nullptr;
-    for (const auto& [name, repl] : tokens)
-      if ((len = is_dst(i + 1, name)) != 0) {
-        value = repl;
-        break;
-      }
-    if (!value) {
-      out += element[i++];  // no token glibc knows: the '$' stays
-      continue;
-    }
-    if (value->empty()) return std::nullopt;  // a known token without a value: the element is dropped
-    out += *value;
-    i += 1 + len;
-  }
-  return out;
-}
-
 namespace {
 
 constexpr elf::ReadOptions kHeadersOnly{false, false, false};
-
-std::vector<std::string> split_at(const std::string& list, const char* separators) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t at = list.find_first_of(separators, start);
-    out.push_back(list.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) break;
-    start = at + 1;
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<std::string> split_search_path(const std::string& list) { return split_at(list, ":;"); }
-
-std::vector<std::string> split_rpath(const std::string& list) { return split_at(list, ":"); }
-
-std::vector<std::string> hwcaps_subdirs(uint16_t machine, bool is_64, int x86_isa_level, const std::string& platform,
-                                        bool avx512_1) {
-  std::vector<std::string> out;
-  std::vector<std::string> legacy;  // dl-hwcaps.c: the hwcap names (bit order), the platform, then "tls"
-  if (machine == 62 && is_64) {
-    // sysdeps/x86_64/dl-hwcaps-subdirs.c: the supported levels, best first.
-    for (int level = std::min(x86_isa_level, 4); level >= 2; --level)
-      out.push_back("glibc-hwcaps/x86-64-v" + std::to_string(level) + "/");
-    // sysdeps/x86/cpu-features.c: dl_hwcap is HWCAP_X86_64, plus HWCAP_X86_AVX512_1 on such Intel
-    // CPUs; HWCAP_IMPORTANT keeps both.
-    legacy.push_back("x86_64");
-    if (avx512_1) legacy.push_back("avx512_1");
-  }
-  if (!platform.empty()) legacy.push_back(platform);
-  legacy.push_back("tls");
-  // The power set, largest subset first; within a subset the names from the last to the first.
-  const size_t n = legacy.size();
-  for (size_t subset = (size_t{1} << n); subset-- > 0;) {
-    std::string dir;
-    for (size_t k = n; k-- > 0;)
-      if (subset & (size_t{1} << k)) dir += legacy[k] + "/";
-    out.push_back(dir);
-  }
-  return out;
-}
-
-namespace {
-
 constexpr uint64_t kDfStaticTls = 0x10;     // elf.h DF_STATIC_TLS
 constexpr uint64_t kDf1Noopen = 0x40;       // elf.h DF_1_NOOPEN
 constexpr uint64_t kDf1Pie = 0x08000000;    // elf.h DF_1_PIE
@@ -422,89 +273,103 @@ class Emulator {
     fail(kind, requester, file, words, fix);
   }
 
+  // One file to try: where, for which name, reached how, asked for by whom. `quiet`: a hwcaps
+  // subdirectory's file, recorded only when something is there.
+  struct Candidate {
+    const std::string& path;
+    const std::string& name;
+    FoundHow how;
+    int requester;
+    bool quiet;
+  };
+  // What a try says besides taking the file: whether the search ends there (a refused file), and the
+  // error the open gave (ENOENT for a file passed over), which decides whether open_path goes on.
+  struct TryOutcome {
+    bool stop = false;
+    int open_errno = ENOENT;
+  };
+
   // One candidate file, as dl-load.c tries it: open_verify (another class or machine is skipped;
-  // anything else amiss ends the search with an error), the device and inode against the loaded
-  // objects, then _dl_map_object_from_fd's own refusals. `quiet`: a hwcaps subdirectory's candidate,
-  // recorded only when something is there. `open_errno`: the error the open gave (ENOENT for a file
-  // passed over), which decides whether open_path goes on (search()).
-  bool try_path(const std::string& path, const std::string& name, FoundHow how, int requester, NeededEntry& entry,
-                bool quiet, bool& stop, int& open_errno) {
+  // anything else amiss ends the search with an error), then map_candidate.
+  bool try_path(const Candidate& c, NeededEntry& entry, TryOutcome& out) {
     struct stat st;
-    open_errno = ENOENT;  // glibc's open_verify says ENOENT for a file it passes over
-    if (stat(path.c_str(), &st) != 0) {
-      open_errno = errno == ENOTDIR ? ENOENT : errno;
-      if (open_errno == ENOENT || open_errno == EACCES) {
-        if (!quiet) entry.searched.push_back({path, how, "not found"});
-        return false;
+    out.open_errno = ENOENT;
+    if (stat(c.path.c_str(), &st) != 0) {
+      out.open_errno = errno == ENOTDIR ? ENOENT : errno;
+      if (out.open_errno == ENOENT || out.open_errno == EACCES) {
+        if (!c.quiet) entry.searched.push_back({c.path, c.how, "not found"});
+      } else {
+        entry.searched.push_back({c.path, c.how, std::string("skipped: ") + std::strerror(out.open_errno)});
       }
-      entry.searched.push_back({path, how, std::string("skipped: ") + std::strerror(open_errno)});
       return false;
     }
     if (S_ISDIR(st.st_mode)) {
       // open(2) takes a directory; reading its header fails with EISDIR.
-      entry.searched.push_back({path, how, ""});
-      refuse(FailureKind::BadCandidate, path, "cannot read file data: Is a directory", requester, entry);
-      stop = true;
+      entry.searched.push_back({c.path, c.how, ""});
+      refuse(FailureKind::BadCandidate, c.path, "cannot read file data: Is a directory", c.requester, entry);
+      out.stop = true;
       return false;
     }
-    if (!S_ISREG(st.st_mode)) {
-      if (!quiet) entry.searched.push_back({path, how, "not found"});
-      return false;
-    }
-    const int existing = find_by_inode(st);
+    const int existing = S_ISREG(st.st_mode) ? find_by_inode(st) : -1;
     const elf::ElfObject* known = existing >= 0 ? &process_.objects[existing].elf
                                   : cache_objects_ ? cache_objects_->find(st.st_dev, st.st_ino)
                                                    : nullptr;
-    const elf::LoadHeader header = known ? known->header : elf::read_load_header(path, process_class_);
+    const elf::LoadHeader header = !S_ISREG(st.st_mode) ? elf::LoadHeader{}
+                                   : known              ? known->header
+                                                        : elf::read_load_header(c.path, process_class_);
     switch (header.verdict) {
       case elf::LoadHeader::Verdict::Unopened:
-        if (!quiet) entry.searched.push_back({path, how, "not found"});
+        if (!c.quiet) entry.searched.push_back({c.path, c.how, "not found"});
         return false;
-      case elf::LoadHeader::Verdict::OtherClass: entry.searched.push_back({path, how, "skipped: wrong ELF class"}); return false;
-      case elf::LoadHeader::Verdict::OtherMachine: entry.searched.push_back({path, how, "skipped: wrong machine"}); return false;
+      case elf::LoadHeader::Verdict::OtherClass: entry.searched.push_back({c.path, c.how, "skipped: wrong ELF class"}); return false;
+      case elf::LoadHeader::Verdict::OtherMachine: entry.searched.push_back({c.path, c.how, "skipped: wrong machine"}); return false;
       case elf::LoadHeader::Verdict::Refused:
-        entry.searched.push_back({path, how, ""});
-        refuse(FailureKind::BadCandidate, path, header.open_refusal, requester, entry);
-        stop = true;
+        entry.searched.push_back({c.path, c.how, ""});
+        refuse(FailureKind::BadCandidate, c.path, header.open_refusal, c.requester, entry);
+        out.stop = true;
         return false;
       case elf::LoadHeader::Verdict::Accepted: break;
     }
-    entry.searched.push_back({path, how, "found"});
+    entry.searched.push_back({c.path, c.how, "found"});
+    return map_candidate(c, header, st, existing, entry, out);
+  }
+
+  // An accepted file: the loaded object of the same device and inode, else _dl_map_object_from_fd's
+  // own refusals (no PT_LOAD or PT_DYNAMIC, an executable, a PIE, DF_1_NOOPEN under dlopen), else a
+  // new object.
+  bool map_candidate(const Candidate& c, const elf::LoadHeader& header, const struct stat& st, int existing,
+                     NeededEntry& entry, TryOutcome& out) {
     if (existing >= 0) {
       // glibc: same device and inode as a loaded object -> that object, now also known by this name.
-      process_.objects[existing].names.push_back(name);
-      index_name(name, existing);
+      process_.objects[existing].names.push_back(c.name);
+      index_name(c.name, existing);
       entry.object = existing;
-      entry.how = how;
+      entry.how = c.how;
       return true;
     }
-    if (!header.map_refusal.empty()) {
-      refuse(FailureKind::BadCandidate, path, header.map_refusal, requester, entry);
-      stop = true;
-      return false;
-    }
-    Result<elf::ElfObject> obj = read_headers(path, st);
-    if (!obj) {
+    const char* refusal = header.map_refusal.empty() ? nullptr : header.map_refusal.c_str();
+    Result<elf::ElfObject> obj = refusal ? Result<elf::ElfObject>(InputError{c.path, ""}) : read_headers(c.path, st);
+    if (!refusal && !obj) {
       process_.errors.push_back(obj.error());
       entry.searched.back().outcome = obj.error().message;
-      stop = true;
+      out.stop = true;
+      return false;
+    }
+    FailureKind kind = FailureKind::BadCandidate;
+    if (!refusal && (obj->dt_flags_1 & kDf1Pie)) refusal = "cannot dynamically load position-independent executable";
+    if (!refusal && (obj->dt_flags_1 & kDf1Noopen) && !starting_) {
+      refusal = "shared object cannot be dlopen()ed";
+      kind = FailureKind::NoOpen;
+    }
+    if (refusal) {
+      refuse(kind, c.path, refusal, c.requester, entry);
+      out.stop = true;
       return false;
     }
     obj->header = header;
-    // _dl_map_object_from_fd: a PIE is never loaded as a library; a DF_1_NOOPEN object never by dlopen.
-    if (obj->dt_flags_1 & kDf1Pie) {
-      refuse(FailureKind::BadCandidate, path, "cannot dynamically load position-independent executable", requester, entry);
-      stop = true;
-      return false;
-    }
-    if ((obj->dt_flags_1 & kDf1Noopen) && !starting_) {
-      refuse(FailureKind::NoOpen, path, "shared object cannot be dlopen()ed", requester, entry);
-      stop = true;
-      return false;
-    }
-    entry.object = add_object(std::move(obj).value(), path, how, requester, name, st);
-    entry.how = how;
-    check_isa_level(entry.object, requester);
+    entry.object = add_object(std::move(obj).value(), c.path, c.how, c.requester, c.name, st);
+    entry.how = c.how;
+    check_isa_level(entry.object, c.requester);
     return true;
   }
 
@@ -535,10 +400,9 @@ class Emulator {
       entry.refused = missing->second.refused;
       return entry;
     }
-    bool stop = false;
-    int open_errno = 0;
     if (entry.expanded.find('/') != std::string::npos) {
-      try_path(entry.expanded, entry.expanded, FoundHow::Direct, requester, entry, false, stop, open_errno);
+      TryOutcome out;
+      try_path({entry.expanded, entry.expanded, FoundHow::Direct, requester, false}, entry, out);
     } else {
       search(entry.expanded, requester, entry);
       if (entry.object >= 0)
@@ -615,9 +479,8 @@ class Emulator {
   // error ends it; the steps the loader passes over are recorded. The order is listed before the
   // first try, since a try that loads a library grows process_.objects.
   void search(const std::string& name, int requester, NeededEntry& entry) {
-    bool stop = false;
-    int ended = -1;          // a list an open error ended
-    int last_errno = ENOENT;  // the last open's error in the current directory
+    int ended = -1;  // a list an open error ended
+    TryOutcome out;  // its open_errno: the last open's error in the current directory
     for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache())) {
       if (step.list == ended) continue;
       if (step.passed_over) {
@@ -625,13 +488,14 @@ class Emulator {
         continue;
       }
       if (step.subdir && !dir_exists(dir_name(step.path))) {
-        last_errno = ENOENT;
+        out.open_errno = ENOENT;
         continue;
       }
-      if (try_path(step.path, name, step.how, requester, entry, step.subdir, stop, last_errno) || stop) return;
+      if (try_path({step.path, name, step.how, requester, step.subdir}, entry, out) || out.stop) return;
       // dl-load.c open_path: once a directory's files are all tried (its own last), an error other
       // than ENOENT or EACCES in an existing directory ends the list.
-      if (!step.subdir && last_errno != ENOENT && last_errno != EACCES && dir_exists(dir_name(step.path))) ended = step.list;
+      if (!step.subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_name(step.path)))
+        ended = step.list;
     }
   }
 
