@@ -1,6 +1,5 @@
 // Shared option handling for musa-linkcheck and musa-stubgen.
 #include "context_options.h"
-#include "loader_facts.h"
 
 #include <glob.h>
 #include <sys/stat.h>
@@ -18,6 +17,7 @@
 #include "common/file_io.h"
 #include "version.h"
 #include "common/paths.h"
+#include "loader_facts.h"
 
 namespace mlc::tools {
 namespace {

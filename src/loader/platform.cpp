@@ -10,25 +10,6 @@
 
 namespace mlc::loader {
 
-const char* to_string(FoundHow how) {
-  switch (how) {
-    case FoundHow::Direct: return "direct";
-    case FoundHow::Rpath: return "rpath";
-    case FoundHow::LdLibraryPath: return "ld_library_path";
-    case FoundHow::Runpath: return "runpath";
-    case FoundHow::LdSoCache: return "ld.so.cache";
-    case FoundHow::LdSoConf: return "ld.so.conf";
-    case FoundHow::Default: return "default";
-    case FoundHow::With: return "with";
-    case FoundHow::AlreadyLoaded: return "loaded";
-    case FoundHow::Sdk: return "sdk";
-    case FoundHow::Home: return "home";
-    case FoundHow::Conda: return "conda";
-    case FoundHow::Venv: return "venv";
-  }
-  return "direct";
-}
-
 const char* to_string(FailureKind kind) {
   switch (kind) {
     case FailureKind::BadCandidate: return "bad-candidate";
