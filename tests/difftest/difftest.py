@@ -583,7 +583,9 @@ class Builder:
         if self.world.get("python"):
             return module_paths(self.world, self.root)[0]
         if lib_get(t, "program"):
-            return os.path.join(self.root, "bin" if lib_get(t, "via_symlink") else t["dir"], t["name"])
+            # Run through a symlink, the program's real file is one level deeper than the link: its
+            # $ORIGIN/../dX names another directory than the link's would.
+            return os.path.join(self.root, "bin/real" if lib_get(t, "via_symlink") else t["dir"], t["name"])
         return os.path.join(self.root, t["dir"], t["name"])
 
     def build(self):
