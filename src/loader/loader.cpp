@@ -478,7 +478,7 @@ class Emulator {
   std::vector<SearchAttempt> other_candidates(const std::string& name, int requester, const LoadedObject& picked) {
     std::vector<std::pair<std::string, FoundHow>> order;
     for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache()))
-      if (!step.passed_over) order.push_back({step.path, step.how});
+      if (!step.passed_over && (!step.subdir || dir_exists(dir_name(step.path)))) order.push_back({step.path, step.how});
     for (const auto& d : env_.candidate_dirs) order.push_back({join_path(d, name), FoundHow::Sdk});
     std::vector<SearchAttempt> out;
     std::vector<std::pair<dev_t, ino_t>> seen{{picked.dev, picked.ino}};
