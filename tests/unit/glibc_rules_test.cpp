@@ -153,7 +153,7 @@ TEST(GlibcRules, hwcaps_subdirectory_copy_shadows_the_directory_copy) {
 }
 
 // The level is the CPU's (cpuid, as ld.so computes it), GLIBC_TUNABLES' glibc.cpu.hwcaps applied: with
-// a feature of the best level turned off the loader no longer searches that level's subdirectory, and
+// a feature of the best level turned off the loader does not search that level's subdirectory, and
 // neither does the tool; --cpu-level chooses another level outright.
 TEST(GlibcRules, hwcaps_level_follows_the_cpu_and_glibc_tunables) {
   const auto levels = test::real_hwcaps_levels();

@@ -289,7 +289,7 @@ TEST(LoaderRules, dynamic_string_tokens_expand_as_the_real_loader_expands_them) 
 TEST(LoaderRules, versioned_reference_binds_only_to_its_version) {
   Report r = check("ver/libver_moved_user.so");
   const auto& u = lib(r, "ver/libver_moved_user.so");
-  // ver_moved@VER_2 is now only in VER_1.
+  // ver_moved is in VER_1 at run time, not in VER_2.
   ASSERT_EQ(names(u), (Names{"ver_moved@VER_2"}));
   EXPECT_EQ(u.unresolved[0].classification, Classification::VersionMismatch);
   EXPECT_EQ(u.unresolved[0].reason, "defined in " + kFix + "/ver/run/libver.so.1, but not with version VER_2");
