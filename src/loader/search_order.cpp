@@ -53,6 +53,27 @@ bool in_system_dir(const std::string& path, const SearchPlatform& platform) {
   return false;
 }
 
+// dl-cache.c search_cache: of the entries for the name whose flags fit, a glibc-hwcaps one for a
+// subdirectory this CPU searches, the best first; else the first without hwcaps bits.
+const CacheEntry* cache_entry(const SystemCache& cache, const std::string& name, const SearchPlatform& platform) {
+  const CacheEntry* best = nullptr;
+  const CacheEntry* plain = nullptr;
+  size_t best_rank = platform.subdirs.size();
+  for (const auto& e : cache.entries) {
+    if (e.soname != name || !cache_flags_match(e.flags, platform.machine, platform.is_64)) continue;
+    if (!e.glibc_hwcaps.empty()) {
+      auto at = std::find(platform.subdirs.begin(), platform.subdirs.end(), "glibc-hwcaps/" + e.glibc_hwcaps + "/");
+      if (at != platform.subdirs.end() && static_cast<size_t>(at - platform.subdirs.begin()) < best_rank) {
+        best = &e;
+        best_rank = static_cast<size_t>(at - platform.subdirs.begin());
+      }
+    } else if (e.hwcap == 0 && !plain) {
+      plain = &e;
+    }
+  }
+  return best ? best : plain;
+}
+
 }  // namespace
 
 SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_64) {
@@ -107,17 +128,14 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
   if (has_runpath) add(tag_dirs(*self->elf.runpath, origin_of(requester), env, platform), FoundHow::Runpath);
   // 4. ld.so.cache.
   const FoundHow cache_how = cache.from_conf ? FoundHow::LdSoConf : FoundHow::LdSoCache;
-  bool in_cache = false;
   ++list;
-  for (const auto& e : cache.entries) {
-    if (e.soname != name || e.hwcap != 0 || !cache_flags_match(e.flags, platform.machine, platform.is_64)) continue;
-    in_cache = true;
-    out.push_back({.path = env.sysroot + e.path, .how = cache_how,
-                   .passed_over = nodeflib && in_system_dir(e.path, platform) ? "skipped: in a system directory (NODEFLIB)"
-                                                                              : nullptr,
+  const CacheEntry* e = cache_entry(cache, name, platform);
+  const bool in_cache = e != nullptr;
+  if (e)
+    out.push_back({.path = env.sysroot + e->path, .how = cache_how,
+                   .passed_over = nodeflib && in_system_dir(e->path, platform) ? "skipped: in a system directory (NODEFLIB)"
+                                                                               : nullptr,
                    .list = list});
-    break;
-  }
   if (!in_cache)
     out.push_back({.path = env.sysroot + (cache.from_conf ? env.ld_so_conf : env.ld_so_cache), .how = cache_how,
                    .passed_over = "no entry", .list = list});
