@@ -323,9 +323,11 @@ class Emulator {
       return false;
     }
     if (S_ISDIR(st.st_mode)) {
-      // open(2) takes a directory; reading its header fails with EISDIR.
+      // open(2) takes a directory; reading its header fails with EISDIR. At a program's start ld.so
+      // words errno itself (dl-minimal.c __strerror_r: "Error 21"); a dlopen's dlerror() has libc's.
       entry.searched.push_back({c.path, c.how, ""});
-      refuse(FailureKind::BadCandidate, c.path, "cannot read file data: Is a directory", c.requester, entry);
+      refuse(FailureKind::BadCandidate, c.path,
+             starting_ ? "cannot read file data: Error 21" : "cannot read file data: Is a directory", c.requester, entry);
       out.stop = true;
       return false;
     }
