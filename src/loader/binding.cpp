@@ -77,20 +77,6 @@ int find_needed(const Process& p, int requiring, std::string_view file) {
   return -1;
 }
 
-// check_match's assertion, said for the report: where the process stops and why.
-LoadFailure version_without_versym(const Process& p, int referencing, int provider, std::string_view symbol,
-                                   std::string_view version) {
-  const std::string& file = p.objects[provider].path;
-  const std::string& by = p.objects[referencing].path;
-  return {.kind = FailureKind::VersionWithoutVersym, .object = referencing, .file = file,
-          .message = "ld.so aborts: dl-lookup.c check_match: Assertion `version->filename == NULL || ! "
-                     "_dl_name_match_p (version->filename, map)' failed",
-          .symbol = std::string(symbol),
-          .fix = base_name(by) + " needs " + std::string(symbol) + "@" + std::string(version) + " from " + base_name(file) +
-                 ", which has no symbol versions (.gnu.version): load the copy it was linked against (built with its "
-                 "version script), or relink " + base_name(by) + " against this one"};
-}
-
 // _dl_check_map_versions's assertion, said for the report.
 LoadFailure version_file_unmatched(const Process& p, int requiring, const elf::VersionRequirement& req) {
   const auto& o = p.objects[requiring];
@@ -500,6 +486,20 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
 }
 
 }  // namespace
+
+// check_match's assertion, said for the report: where the process stops and why.
+LoadFailure version_without_versym(const Process& p, int referencing, int provider, std::string_view symbol,
+                                   std::string_view version) {
+  const std::string& file = p.objects[provider].path;
+  const std::string& by = p.objects[referencing].path;
+  return {.kind = FailureKind::VersionWithoutVersym, .object = referencing, .file = file,
+          .message = "ld.so aborts: dl-lookup.c check_match: Assertion `version->filename == NULL || ! "
+                     "_dl_name_match_p (version->filename, map)' failed",
+          .symbol = std::string(symbol),
+          .fix = base_name(by) + " needs " + std::string(symbol) + "@" + std::string(version) + " from " + base_name(file) +
+                 ", which has no symbol versions (.gnu.version): load the copy it was linked against (built with its "
+                 "version script), or relink " + base_name(by) + " against this one"};
+}
 
 BindOutcome bind(const Process& p, const std::vector<int>& checked, const LoaderEnv& env) {
   // Objects brought in by one load share its scope (glibc gives a dlopen'ed object and the

@@ -143,7 +143,10 @@ void check_copy_relocations(const Process& p, const std::vector<int>& checked, B
     const std::string_view name = o.name_of(s);
     const elf::VersionRequirement* version = version_of(o, s);
     Definition def = find_definition(p, main, name, version, main);
-    if (def.aborted_in >= 0) continue;  // told by the look-up of the same name, if any
+    if (def.aborted_in >= 0) {
+      out.failures.push_back(version_without_versym(p, main, def.aborted_in, name, version ? version->name : ""));
+      continue;
+    }
     if (def.object < 0) {
       UnresolvedRef u;
       u.object = main;

@@ -21,6 +21,11 @@ struct Definition {
 Definition find_definition(const Process& p, int referencing, std::string_view name,
                            const elf::VersionRequirement* version, int skip = -1);
 
+// check_match's assertion (a versioned reference of `referencing` met in `provider`, which has no
+// .gnu.version), said for the report.
+LoadFailure version_without_versym(const Process& p, int referencing, int provider, std::string_view symbol,
+                                   std::string_view version);
+
 // dl-lookup.c do_lookup_x with ELF_RTYPE_CLASS_COPY: the main program's copy relocations are looked
 // up in every object but the program; one that finds nothing is an undefined symbol, one that finds
 // protected data of an object marked GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS fails the start
