@@ -112,12 +112,14 @@ void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef&
       break;
     case loader::Miss::NoDefinition: {
       const auto& refobj = p.objects[ref.object];
-      size_t missing = 0;
-      for (const auto& need : refobj.needed) missing += need.object < 0 ? 1 : 0;
-      if (missing > 0) {
+      size_t missing = 0, refused = 0;
+      for (const auto& need : refobj.needed) (need.refused.empty() ? missing : refused) += need.object < 0 ? 1 : 0;
+      if (missing + refused > 0) {
         u.classification = Classification::MissingLibrary;
-        u.reason = "no loaded object defines it, and " + std::to_string(missing) + " needed librar" +
-                   (missing == 1 ? "y was" : "ies were") + " not found";
+        u.reason = missing > 0 ? "no loaded object defines it, and " + std::to_string(missing) + " needed librar" +
+                                     (missing == 1 ? "y was" : "ies were") + " not found"
+                               : "no loaded object defines it, and a needed library was not loaded: the loader refused "
+                                 "a file of its name (the load failure above)";
       } else {
         u.classification = Classification::Unknown;
         u.reason = "no object in the global scope (" + std::to_string(p.objects.size()) + " loaded) defines it";
