@@ -19,6 +19,7 @@
 #include "report/escape.h"
 #include "version.h"
 #include "common/paths.h"
+#include "loader_facts.h"
 
 namespace mlc::tools {
 namespace {
@@ -223,6 +224,11 @@ void ContextOptions::add_to(CLI::App& app) {
   app.add_option("--library-path", library_path, "extra directory searched like LD_LIBRARY_PATH (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--sysroot", sysroot, "resolve absolute search paths and ld.so.cache inside DIR");
+  app.add_option("--cpu-level", cpu_level,
+                 "the x86-64 level of the CPU the process runs on (baseline, x86-64-v2, x86-64-v3, x86-64-v4): which "
+                 "glibc-hwcaps/x86-64-vN subdirectories the loader searches, and which objects' ISA level it refuses "
+                 "(default: this machine's, with GLIBC_TUNABLES' glibc.cpu.hwcaps applied)")
+      ->check(CLI::IsMember({"baseline", "x86-64-v2", "x86-64-v3", "x86-64-v4"}));
   app.add_flag("--closure", closure, "check every object in the DT_NEEDED closure, as ldd -r does (--with's too)");
   app.add_flag("--only-named", only_named,
                "check the named files only, not the dependencies their load brings in (the default before 0.2)")
@@ -342,6 +348,9 @@ LinkcheckOptions ContextOptions::resolve() const {
   options.only_named = only_named;
   options.places = install_places();
   options.env.sysroot = sysroot;
+  if (char cwd[4096]; getcwd(cwd, sizeof cwd)) options.env.cwd = cwd;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  apply_loader_facts(options.env, tunables ? tunables : "", cpu_level);
   for (const auto& d : library_path) options.env.library_path.push_back(absolute(d));
   if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && *llp) {
     for (const auto& d : loader::split_search_path(llp)) options.env.library_path.push_back(d);

@@ -17,6 +17,7 @@ namespace mlc::tools {
 struct ContextOptions {
   std::vector<std::string> with, library_path, source_roots, cmake_lists;
   std::string sysroot, build_dir, porting_dir, mapping, cache_dir;
+  std::string cpu_level;  // --cpu-level: the x86-64 level the loader's process runs at ("" for this machine's)
   std::vector<std::string> codegen_yamls;
   std::string backend = mlc::backend::all().front()->name;  // --backend: a backend::all() name, the first by default
   std::optional<std::string> sdk_home, cuda_home;

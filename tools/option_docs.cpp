@@ -30,6 +30,7 @@ constexpr OptionDoc kOptionDocs[] = {
     {"--python", kLoader, ""},  // --python or --python=EXE (a value only after '=')
     {"--library-path", kLoader, "DIR"},
     {"--sysroot", kLoader, "DIR"},
+    {"--cpu-level", kLoader, "LEVEL"},
     {"--closure", kLoader, ""},
     {"--only-named", kLoader, ""},
     {"--backend", kContext, "musa|hip"},

@@ -84,6 +84,35 @@ struct GnuHashTable {
   }
 };
 
+// The class, byte order and machine of a process: the loader skips files of another class or
+// machine, and refuses those of another byte order.
+struct ProcessClass {
+  bool is_64 = true;
+  bool big_endian = false;
+  uint16_t machine = 62;
+};
+
+// What glibc's loader reads of a candidate file before mapping it, and its words when it refuses
+// the file (src/elf/load_header.cpp): dl-load.c open_verify checks the ELF header (a file of another
+// class or machine is skipped, anything else wrong - too short, not ELF, another byte order, OS ABI,
+// ABI version, padding, version, type, phentsize - ends the search with an error);
+// _dl_map_object_from_fd checks the program headers, after it has matched the file against the
+// loaded objects by device and inode. Program-header facts are read for files of the tool's own
+// class and byte order only.
+struct LoadHeader {
+  enum class Verdict : uint8_t { Unopened, Accepted, OtherClass, OtherMachine, Refused };
+  Verdict verdict = Verdict::Unopened;
+  int errno_value = 0;       // Unopened: open(2)'s error
+  std::string open_refusal;  // Refused: open_verify's words ("invalid ELF header", "file too short"...)
+  // Accepted, yet refused when mapped ("object file has no loadable segments", "cannot dynamically
+  // load executable", "object file has no dynamic section"); "" when it maps.
+  std::string map_refusal;
+  bool refused_unless_main = false;  // map_refusal is ET_EXEC's, which the main program is exempt from
+  ObjectKind kind = ObjectKind::Other;
+  uint64_t tls_blocksize = 0, tls_align = 0, tls_firstbyte_offset = 0;  // PT_TLS (0: no TLS block)
+  uint32_t gnu_1_needed = 0;      // GNU_PROPERTY_1_NEEDED (bit 0: indirect external access)
+  uint32_t x86_isa_1_needed = 0;  // GNU_PROPERTY_X86_ISA_1_NEEDED (bit 0 baseline, 1 v2, 2 v3, 3 v4)
+};
 struct ElfObject {
   std::string path;           // as given / as found (never canonicalised: $ORIGIN depends on it)
   std::string archive_member;  // set for members of a static archive
@@ -112,6 +141,12 @@ struct ElfObject {
   // Sorted .dynsym indexes of the undefined symbols the dynamic relocations name (the references
   // ld.so looks up; relocations naming definitions bind within the scope and cannot fail).
   std::vector<uint32_t> relocated_symbols;
+  // .dynsym indexes (sorted, each once) of the symbols an x86-64 copy relocation names
+  // (R_X86_64_COPY: a program's copy of a library's data, which ld.so looks up outside the program),
+  // and of those an initial-exec TLS relocation names (R_X86_64_TPOFF64: the defining object's block
+  // must sit in static TLS, dl-reloc.c CHECK_STATIC_TLS); 0 there is the object's own block.
+  std::vector<uint32_t> copy_symbols;
+  std::vector<uint32_t> static_tls_symbols;
   bool has_static_symtab = false;    // a .symtab exists (read only when ReadOptions::static_symbols)
 
   std::string_view dynamic_strings;  // the .dynsym's string table (names not materialised are read from it)
@@ -125,6 +160,7 @@ struct ElfObject {
   void* handle = nullptr;                  // the open libelf handle (opaque outside src/elf)
   void* native = nullptr;  // the file read without libelf (host byte order; opaque outside src/elf)
   bool tables_read = false;  // .dynsym views and version tables already read (read_symbols reads them once)
+  LoadHeader header;  // what the loader read of it before mapping it (read_load_header; the loader fills it)
 
   bool nodeflib() const { return (dt_flags_1 & 0x800) != 0; }  // DF_1_NODEFLIB
   const VersionDefinition* definition(uint16_t index) const;
@@ -167,6 +203,8 @@ struct ElfIdent {
 
 // Cheap check on the first bytes only; an error when the file is not an ELF file at all.
 Result<ElfIdent> read_ident(const std::string& path);
+
+LoadHeader read_load_header(const std::string& path, const ProcessClass& process);
 
 Result<ElfObject> read_object(const std::string& path, const ReadOptions& options = {});
 

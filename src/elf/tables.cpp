@@ -163,31 +163,42 @@ Result<std::vector<VersionRequirement>> decode_verneed(std::string_view data, st
 
 // Marks every dynamic symbol named by a relocation: only those can make the loader fail. The first
 // `skip` entries are DT_RELACOUNT/DT_RELCOUNT's relative relocations, which ld.so applies without
-// any symbol (elf_machine_rela_relative), so their pages are never touched.
+// any symbol (elf_machine_rela_relative), so their pages are never touched. On x86-64 the copy and
+// initial-exec TLS relocations are told apart (RelocationKinds).
+constexpr uint8_t kNamed = 1, kCopy = 2, kStaticTls = 4;
 template <typename Rel, bool kIs64>
-void mark_relocated(std::string_view bytes, size_t skip, std::vector<uint8_t>& named) {
+void mark_relocated(std::string_view bytes, size_t skip, bool x86_64, std::vector<uint8_t>& named) {
   size_t count = bytes.size() / sizeof(Rel);
   for (size_t i = std::min(skip, count); i < count; ++i) {
     decltype(Rel::r_info) info;  // copied out: a hostile section need not be aligned
     std::memcpy(&info, bytes.data() + i * sizeof(Rel) + offsetof(Rel, r_info), sizeof info);
     uint64_t sym = kIs64 ? (static_cast<uint64_t>(info) >> 32) : (static_cast<uint64_t>(info) >> 8);
-    if (sym != 0 && sym < named.size()) named[sym] = 1;
+    uint32_t type = kIs64 ? static_cast<uint32_t>(info & 0xffffffff) : static_cast<uint32_t>(info & 0xff);
+    if (sym >= named.size()) continue;
+    if (sym != 0) named[sym] |= kNamed;
+    if (x86_64 && type == R_X86_64_COPY) named[sym] |= kCopy;
+    if (x86_64 && type == R_X86_64_TPOFF64) named[sym] |= kStaticTls;
   }
 }
 
-void mark_relocated(const RelocationBytes& r, bool is_64, size_t skip, std::vector<uint8_t>& named) {
+void mark_relocated(const RelocationBytes& r, bool is_64, bool x86_64, size_t skip, std::vector<uint8_t>& named) {
   if (r.rela) {
-    is_64 ? mark_relocated<Elf64_Rela, true>(r.bytes, skip, named) : mark_relocated<Elf32_Rela, false>(r.bytes, skip, named);
+    is_64 ? mark_relocated<Elf64_Rela, true>(r.bytes, skip, x86_64, named)
+          : mark_relocated<Elf32_Rela, false>(r.bytes, skip, x86_64, named);
   } else {
-    is_64 ? mark_relocated<Elf64_Rel, true>(r.bytes, skip, named) : mark_relocated<Elf32_Rel, false>(r.bytes, skip, named);
+    is_64 ? mark_relocated<Elf64_Rel, true>(r.bytes, skip, x86_64, named)
+          : mark_relocated<Elf32_Rel, false>(r.bytes, skip, x86_64, named);
   }
 }
 
 // The named entries that are undefined (st_shndx read in place from the raw .dynsym).
 void collect_undefined(ElfObject& obj, const std::vector<uint8_t>& named) {
   const size_t n = std::min(named.size(), obj.dynsym_count);
+  for (uint32_t i = 0; i < n; ++i)
+    if (named[i] & kStaticTls) obj.static_tls_symbols.push_back(i);
   for (uint32_t i = 1; i < n; ++i) {
-    if (!named[i]) continue;
+    if (named[i] & kCopy) obj.copy_symbols.push_back(i);
+    if (!(named[i] & kNamed)) continue;
     uint16_t shndx = obj.is_64 ? static_cast<const Elf64_Sym*>(obj.dynsym_data)[i].st_shndx
                                : static_cast<const Elf32_Sym*>(obj.dynsym_data)[i].st_shndx;
     if (shndx == SHN_UNDEF) obj.relocated_symbols.push_back(i);
@@ -246,16 +257,18 @@ std::optional<InputError> decode_tables(const TableBytes& b, const ReadOptions& 
     if (auto err = read_lookup_tables(b, obj)) return err;
   }
   if (b.has_dynsym && options.relocations) {
-    std::vector<uint8_t> named(obj.dynsym_count, 0);
+    std::vector<uint8_t> named(std::max<size_t>(obj.dynsym_count, 1), 0);
     for (const auto& r : b.relocations) {
       size_t skip = 0;
       if (r.addr != 0 && r.addr == (r.rela ? obj.rela_table : obj.rel_table)) {
         skip = r.rela ? obj.relative_rela_count : obj.relative_rel_count;
       }
-      mark_relocated(r, obj.is_64, skip, named);
+      mark_relocated(r, obj.is_64, obj.machine == EM_X86_64, skip, named);
     }
     obj.has_relocation_info = !b.relocations.empty() && b.relocations_readable;
     obj.relocated_symbols.clear();
+    obj.copy_symbols.clear();
+    obj.static_tls_symbols.clear();
     if (obj.has_relocation_info) collect_undefined(obj, named);
   }
   if (b.has_dynsym && !options.lookup_only) {

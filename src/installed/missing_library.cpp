@@ -149,7 +149,8 @@ std::map<std::string, MissingNeed> collect_missing(const loader::Process& p, std
     const auto& obj = p.objects[index];
     for (size_t k = 0; k < obj.needed.size() && k < lib.needed.size(); ++k) {
       const auto& need = obj.needed[k];
-      if (need.object >= 0) continue;
+      // A refused file is a load failure of its own (loader::FailureKind::BadCandidate), not a missing library.
+      if (need.object >= 0 || !need.refused.empty()) continue;
       auto [it, fresh] = missing.try_emplace(need.name);
       MissingNeed& m = it->second;
       if (fresh) {

@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_set>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "common/paths.h"
 #include "common/phase_times.h"
+#include "loader/relocation_checks.h"
 
 namespace mlc::loader {
 namespace {
@@ -58,45 +61,91 @@ std::string_view named_version(const elf::ElfObject& o, uint16_t index) {
   return d && !d->is_base ? d->name : std::string_view();
 }
 
-int find_loaded(const Process& p, std::string_view name) {
-  for (size_t i = 0; i < p.objects.size(); ++i) {
-    for (const auto& n : p.objects[i].names)
-      if (n == name) return static_cast<int>(i);
-    if (p.objects[i].elf.soname == name) return static_cast<int>(i);
-  }
+// dl-misc.c _dl_name_match_p: the object's l_name or a name it was requested by (its soname once
+// a request used it).
+bool answers_to(const LoadedObject& o, std::string_view name) {
+  return o.realname == name || std::find(o.names.begin(), o.names.end(), name) != o.names.end();
+}
+
+// dl-version.c find_needed: the loaded object a Verneed entry's file names - any object of the
+// process, then the requiring object's own dependencies; -1 when none answers to it.
+int find_needed(const Process& p, int requiring, std::string_view file) {
+  for (size_t i = 0; i < p.objects.size(); ++i)
+    if (answers_to(p.objects[i], file)) return static_cast<int>(i);
+  for (int i : lookup_scope(p, requiring))
+    if (answers_to(p.objects[i], file)) return i;
   return -1;
+}
+
+// _dl_check_map_versions's assertion, said for the report.
+LoadFailure version_file_unmatched(const Process& p, int requiring, const elf::VersionRequirement& req) {
+  const auto& o = p.objects[requiring];
+  std::string file, expanded;
+  for (const auto& n : o.needed)
+    if (n.name == req.file && n.object >= 0) {
+      file = p.objects[n.object].path;
+      expanded = n.expanded;
+    }
+  return {.kind = FailureKind::VersionFileUnmatched, .object = requiring, .file = file.empty() ? o.path : file,
+          .message = "ld.so aborts: dl-version.c _dl_check_map_versions: Assertion `needed != NULL' failed",
+          .symbol = "",
+          .fix = base_name(o.path) + " requires version " + std::string(req.name) + " of " + std::string(req.file) +
+                 ", a name no loaded object answers to: the loader loaded it as " +
+                 (expanded.empty() ? std::string("its expansion") : expanded) +
+                 ". Spell the DT_NEEDED and the soname without dynamic string tokens (patchelf --replace-needed '" +
+                 std::string(req.file) + "' " + (expanded.empty() ? "NAME" : base_name(expanded)) + " " + base_name(o.path) + ")"};
+}
+
+// Whether a requirement's file is one of the object's DT_NEEDED entries that was not found: the
+// missing library is then the finding (glibc fails on it before it checks versions).
+bool needed_missing(const LoadedObject& o, std::string_view file) {
+  return std::any_of(o.needed.begin(), o.needed.end(),
+                     [&](const NeededEntry& n) { return n.object < 0 && (n.name == file || n.expanded == file); });
 }
 
 struct Lookup {
   bool found = false;
+  uint32_t found_index = 0;  // the .dynsym index of the definition found
+  int aborted_in = -1;  // the object check_match's assertion stops the process in
   bool wrong_version = false;
   bool hidden_version = false;
   bool hidden_visibility = false;
   std::vector<int> near;
 };
 
-// One object's candidates for one reference (do_lookup_x's loop over one map).
+// One object's candidates for one reference (do_lookup_x's loop over one map). `names_file`: the
+// object answers to the file the reference's version is required from.
 void match_in_object(const elf::ElfObject& def_obj, const std::vector<Def>& defs, size_t begin, size_t end,
-                     const elf::VersionRequirement* version, Lookup& out) {
+                     const elf::VersionRequirement* version, bool names_file, Lookup& out) {
   int versioned_count = 0;
   for (size_t k = begin; k < end; ++k) {
     const Symbol d = def_obj.dynamic_symbol(defs[k].index);
     Usable u = usable(d);
+    // check_match: a versioned reference met in the very object its version is required from, which
+    // has no .gnu.version, fails "assert (version->filename == NULL || ! _dl_name_match_p (...))":
+    // ld.so aborts (before visibility is looked at).
+    if (u != Usable::NoValue && version && !def_obj.has_versym && names_file) {
+      out.aborted_in = defs[k].object;
+      return;
+    }
     if (u == Usable::Local) out.hidden_visibility = true;
     if (u != Usable::Yes) continue;
     if (!def_obj.has_versym) {
       out.found = true;
+      out.found_index = defs[k].index;
       return;
     }
     if (version) {
       std::string_view have = named_version(def_obj, d.version_index);
       if (have == version->name) {
         out.found = true;
+        out.found_index = defs[k].index;
         return;
       }
       // An unnamed (base/global) non-hidden definition also satisfies a versioned reference.
       if (have.empty() && !version->hidden && !d.version_hidden) {
         out.found = true;
+        out.found_index = defs[k].index;
         return;
       }
       (d.version_hidden ? out.hidden_version : out.wrong_version) = true;
@@ -105,12 +154,13 @@ void match_in_object(const elf::ElfObject& def_obj, const std::vector<Def>& defs
       // non-hidden versioned definition in this object.
       if (d.version_index < 3) {
         out.found = true;
+        out.found_index = defs[k].index;
         return;
       }
       if (d.version_hidden) {
         out.hidden_version = true;
-      } else {
-        ++versioned_count;
+      } else if (versioned_count++ == 0) {
+        out.found_index = defs[k].index;
       }
     }
   }
@@ -146,7 +196,12 @@ void look_up(const Process& p, Job& job, const uint32_t* candidates, size_t coun
     defs.clear();
     for (uint32_t index : scratch) defs.push_back({obj, index});
     Lookup here;
-    match_in_object(o, defs, 0, defs.size(), job.version, here);
+    const bool names_file = job.version && !o.has_versym && answers_to(p.objects[obj], job.version->file);
+    match_in_object(o, defs, 0, defs.size(), job.version, names_file, here);
+    if (here.aborted_in >= 0) {
+      job.look.aborted_in = here.aborted_in;
+      return;
+    }
     if (!here.found && (here.wrong_version || here.hidden_version || here.hidden_visibility)) job.look.near.push_back(obj);
     job.look.found = here.found;
     job.look.wrong_version |= here.wrong_version;
@@ -344,10 +399,17 @@ void look_up_jobs(const Process& p, const CandidateIndex& index, std::vector<Job
 // Each reference whose look-up found nothing, with why (its library missing, a wrong or hidden version,
 // hidden visibility, or no definition).
 void record_unresolved(const Process& p, const std::vector<Ref>& refs, const std::vector<Job>& jobs, BindOutcome& result) {
+  std::set<int> aborted;  // referencing objects: the first abort ends the process, one failure each
   for (const Ref& r : refs) {
     const Lookup& look = jobs[r.job].look;
     if (look.found) continue;
     const Job& job = jobs[r.job];
+    if (look.aborted_in >= 0) {
+      if (aborted.insert(r.object).second)
+        result.failures.push_back(version_without_versym(p, r.object, look.aborted_in, job.name,
+                                                         job.version ? job.version->name : std::string_view()));
+      continue;
+    }
     UnresolvedRef u;
     u.object = r.object;
     u.symbol_index = r.symbol;
@@ -356,7 +418,7 @@ void record_unresolved(const Process& p, const std::vector<Ref>& refs, const std
       u.version = job.version->name;
       u.version_file = job.version->file;
     }
-    if (job.version && find_loaded(p, job.version->file) < 0) {
+    if (job.version && find_needed(p, r.object, job.version->file) < 0) {
       u.miss = Miss::LibraryMissing;
     } else if (look.wrong_version) {
       u.miss = Miss::WrongVersion;
@@ -370,13 +432,21 @@ void record_unresolved(const Process& p, const std::vector<Ref>& refs, const std
   }
 }
 
-// dl-version.c: every Vernaux must name a Verdef of the loaded file it is required from.
+// dl-version.c _dl_check_map_versions: every Vernaux must name a Verdef of the loaded file it is
+// required from (weak ones only warn; a file without version definitions only warns). A file no
+// loaded object answers to - a DT_NEEDED spelled with a dynamic string token, which the loader
+// matched under its expansion - fails its assertion `needed != NULL': ld.so aborts.
 void check_version_requirements(const Process& p, const std::vector<int>& checked, BindOutcome& result) {
   for (int i : checked) {
     const auto& o = p.objects[i].elf;
+    std::set<std::string_view> unmatched;
     for (const auto& req : o.version_requirements) {
-      int provider = find_loaded(p, req.file);
-      if (provider < 0) continue;  // the missing library is its own finding
+      int provider = find_needed(p, i, req.file);
+      if (provider < 0) {
+        if (!needed_missing(p.objects[i], req.file) && unmatched.insert(req.file).second)
+          result.failures.push_back(version_file_unmatched(p, i, req));
+        continue;  // the missing library is its own finding
+      }
       const auto& pe = p.objects[provider].elf;
       if (!pe.has_verdef) continue;  // glibc only warns: "no version information available"
       bool present = std::any_of(pe.version_definitions.begin(), pe.version_definitions.end(),
@@ -417,14 +487,54 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
 
 }  // namespace
 
-BindOutcome bind(const Process& p, const std::vector<int>& checked) {
+// check_match's assertion, said for the report: where the process stops and why.
+LoadFailure version_without_versym(const Process& p, int referencing, int provider, std::string_view symbol,
+                                   std::string_view version) {
+  const std::string& file = p.objects[provider].path;
+  const std::string& by = p.objects[referencing].path;
+  return {.kind = FailureKind::VersionWithoutVersym, .object = referencing, .file = file,
+          .message = "ld.so aborts: dl-lookup.c check_match: Assertion `version->filename == NULL || ! "
+                     "_dl_name_match_p (version->filename, map)' failed",
+          .symbol = std::string(symbol),
+          .fix = base_name(by) + " needs " + std::string(symbol) + "@" + std::string(version) + " from " + base_name(file) +
+                 ", which has no symbol versions (.gnu.version): load the copy it was linked against (built with its "
+                 "version script), or relink " + base_name(by) + " against this one"};
+}
+
+BindOutcome bind(const Process& p, const std::vector<int>& checked, const LoaderEnv& env) {
   // Objects brought in by one load share its scope (glibc gives a dlopen'ed object and the
   // dependencies it maps one l_scope): one look-up pass per load.
   std::map<int, std::vector<int>> by_root;
   for (int i : checked) by_root[p.objects[i].root].push_back(i);
   BindOutcome result;
   for (const auto& [root, objects] : by_root) bind_in_scope(p, objects, lookup_scope(p, root), result);
+  check_copy_relocations(p, checked, result);
+  check_static_tls(p, env, result);
   return result;
+}
+
+Definition find_definition(const Process& p, int referencing, std::string_view name,
+                           const elf::VersionRequirement* version, int skip) {
+  const uint32_t hash = elf::gnu_hash(name);
+  std::vector<uint32_t> found;
+  std::vector<Def> defs;
+  // The referencing object's scope, as bind() looks it up: a definition an earlier RTLD_LOCAL load
+  // holds is not one the reference can bind to.
+  for (int obj : lookup_scope(p, p.objects[referencing].root)) {
+    if (obj == skip) continue;
+    const elf::ElfObject& d = p.objects[obj].elf;
+    found.clear();
+    d.find_defined(name, hash, found);
+    if (found.empty()) continue;
+    defs.clear();
+    for (uint32_t index : found) defs.push_back({obj, index});
+    Lookup here;
+    const bool names_file = version && !d.has_versym && answers_to(p.objects[obj], version->file);
+    match_in_object(d, defs, 0, defs.size(), version, names_file, here);
+    if (here.aborted_in >= 0) return {.object = -1, .symbol = 0, .aborted_in = obj};
+    if (here.found) return {.object = obj, .symbol = here.found_index, .aborted_in = -1};
+  }
+  return {};
 }
 
 OneBinding bind_one(const Process& p, int referencing, std::string_view name) {
@@ -441,25 +551,7 @@ OneBinding bind_one(const Process& p, int referencing, std::string_view name) {
     break;
   }
   if (out.referencing < 0) return out;
-  const uint32_t hash = elf::gnu_hash(name);
-  std::vector<uint32_t> found;
-  std::vector<Def> defs;
-  // The referencing object's scope, as bind() looks it up: a definition an earlier RTLD_LOCAL load
-  // holds is not one the reference can bind to.
-  for (int obj : lookup_scope(p, p.objects[referencing].root)) {
-    const elf::ElfObject& d = p.objects[obj].elf;
-    found.clear();
-    d.find_defined(name, hash, found);
-    if (found.empty()) continue;
-    defs.clear();
-    for (uint32_t index : found) defs.push_back({obj, index});
-    Lookup here;
-    match_in_object(d, defs, 0, defs.size(), version, here);
-    if (here.found) {
-      out.provider = obj;
-      break;
-    }
-  }
+  out.provider = find_definition(p, referencing, name, version).object;
   return out;
 }
 

@@ -42,10 +42,17 @@ struct MissingVersion {
 struct BindOutcome {
   std::vector<UnresolvedRef> unresolved;
   std::vector<MissingVersion> missing_versions;
+  // Failures of the binding phase that are no unresolved name: check_match's and
+  // _dl_check_map_versions's assertions, a copy relocation against protected data that forbids it,
+  // initial-exec TLS past the static surplus or bound to data without a TLS block.
+  std::vector<LoadFailure> failures;
 };
 
-// Checks the given objects (indexes into process.objects) against the whole global scope.
-BindOutcome bind(const Process& process, const std::vector<int>& checked);
+// Checks the given objects (indexes into process.objects) against the whole global scope, and the
+// relocations of the process that bind more than a name (relocation_checks.cpp): the main program's
+// copy relocations (R_X86_64_COPY, looked up past the program itself) and the initial-exec TLS of
+// what each dlopen maps (R_X86_64_TPOFF64, in glibc's static TLS surplus: LoaderEnv's tunables).
+BindOutcome bind(const Process& process, const std::vector<int>& checked, const LoaderEnv& env = {});
 
 // One reference followed to its definition (musa-linkcheck explain): the reference `referencing`
 // makes to `name` (an undefined global or weak .dynsym entry; -1 when it makes none) and the object

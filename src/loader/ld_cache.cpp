@@ -37,6 +37,30 @@ bool string_at(const std::string& buf, size_t off, std::string& out) {
   return true;
 }
 
+// The names of the glibc-hwcaps subdirectories the cache's extension directory lists
+// (dl-cache.h cache_extension_load: magic, count, sections; cache_extension_tag_glibc_hwcaps is an
+// array of string offsets from the start of the file). None when anything is out of bounds.
+std::vector<std::string> glibc_hwcaps_names(const std::string& buf, size_t new_start) {
+  constexpr uint32_t kExtensionMagic = static_cast<uint32_t>(-358342284);
+  constexpr uint32_t kTagGlibcHwcaps = 1;
+  std::vector<std::string> names;
+  const uint64_t ext = load<uint32_t>(buf, new_start + 32);
+  if (ext == 0 || ext % 4 != 0 || ext + 8 > buf.size() || load<uint32_t>(buf, ext) != kExtensionMagic) return names;
+  const uint64_t count = load<uint32_t>(buf, ext + 4);
+  if (ext + 8 + count * 16 > buf.size()) return names;
+  for (uint64_t i = 0; i < count; ++i) {
+    const size_t section = ext + 8 + i * 16;
+    const uint64_t offset = load<uint32_t>(buf, section + 8), size = load<uint32_t>(buf, section + 12);
+    if (load<uint32_t>(buf, section) != kTagGlibcHwcaps || offset % 4 != 0 || offset + size > buf.size()) continue;
+    for (uint64_t at = offset; at + 4 <= offset + size; at += 4) {
+      std::string name;
+      if (!string_at(buf, load<uint32_t>(buf, at), name)) return {};
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
 }  // namespace
 
 int32_t cache_flags_for(uint16_t machine, bool is_64) {
@@ -99,12 +123,17 @@ Result<std::vector<CacheEntry>> read_ld_cache(const std::string& file) {
   }
   uint32_t nlibs = load<uint32_t>(buf, new_start + 20);
   if (nlibs > (buf.size() - new_start - kNewHeader) / kNewEntry) return InputError{file, "truncated ld.so.cache"};
+  const std::vector<std::string> hwcaps_names = glibc_hwcaps_names(buf, new_start);
   entries.reserve(nlibs);
   for (uint32_t i = 0; i < nlibs; ++i) {
     size_t e = new_start + kNewHeader + size_t{i} * kNewEntry;
     CacheEntry entry;
     entry.flags = load<int32_t>(buf, e);
     entry.hwcap = load<uint64_t>(buf, e + 16);
+    // dl-cache.h dl_cache_hwcap_extension: only DL_CACHE_HWCAP_EXTENSION (bit 62) set in the upper
+    // half, the ISA level bits aside; the lower half indexes the glibc-hwcaps names.
+    if (((entry.hwcap >> 32) & ~uint64_t{0x3ff}) == (uint64_t{1} << 30) && (entry.hwcap & 0xffffffff) < hwcaps_names.size())
+      entry.glibc_hwcaps = hwcaps_names[entry.hwcap & 0xffffffff];
     if (!string_at(buf, new_start + load<uint32_t>(buf, e + 4), entry.soname) ||
         !string_at(buf, new_start + load<uint32_t>(buf, e + 8), entry.path)) {
       return InputError{file, "corrupt ld.so.cache (string offset out of range)"};

@@ -1,12 +1,19 @@
 // The mapping phase of glibc's ld.so, emulated on files: breadth-first over DT_NEEDED in load order,
-// each name searched as _dl_map_object does (RPATH chain, LD_LIBRARY_PATH, RUNPATH, ld.so.cache,
-// system dirs), objects de-duplicated by name, soname and device+inode.
+// each name expanded (dl-deps.c) and searched as _dl_map_object does (RPATH chain, LD_LIBRARY_PATH,
+// RUNPATH, ld.so.cache, system dirs, each directory after its hwcaps subdirectories), each candidate
+// verified as open_verify and _dl_map_object_from_fd do, objects de-duplicated by name, soname and
+// device+inode; the host's ld.so and libc loaded already.
 #include "loader/loader.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <deque>
 #include <map>
@@ -18,6 +25,7 @@
 #include "common/paths.h"
 #include "common/phase_times.h"
 #include "loader/ld_cache.h"
+#include "loader/program.h"
 #include "loader/search_order.h"
 
 namespace mlc::loader {
@@ -42,96 +50,41 @@ const char* to_string(FoundHow how) {
   return "direct";
 }
 
-std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64) {
-  // Debian's glibc: slibdir and libdir are the multiarch directories, then the generic ones.
-  std::string triplet;
-  switch (machine) {
-    case 62: triplet = is_64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32"; break;
-    case 3: triplet = "i386-linux-gnu"; break;
-    case 183: triplet = "aarch64-linux-gnu"; break;
-    case 40: triplet = "arm-linux-gnueabihf"; break;
-    case 21: triplet = "powerpc64le-linux-gnu"; break;
-    case 22: triplet = "s390x-linux-gnu"; break;
-    case 243: triplet = "riscv64-linux-gnu"; break;
-    default: break;
-  }
-  if (triplet.empty()) return {"/lib", "/usr/lib"};
-  return {"/lib/" + triplet, "/usr/lib/" + triplet, "/lib", "/usr/lib"};
-}
-
-std::string lib_token_for(uint16_t machine, bool is_64) {
-  auto dirs = default_dirs_for(machine, is_64);
-  return dirs.size() > 2 ? dirs[0].substr(1) : "lib";  // Debian: $LIB = lib/<triplet>
-}
-
-std::string platform_token_for(uint16_t machine, bool is_64) {
-  switch (machine) {
-    case 62: return is_64 ? "x86_64" : "i686";
-    case 3: return "i686";
-    case 183: return "aarch64";
-    case 21: return "power8";
-    default: return "";
-  }
-}
-
-std::optional<std::string> expand_dst(const std::string& element, const std::string& origin, const std::string& lib,
-                                      const std::string& platform) {
-  std::string out;
-  for (size_t i = 0; i < element.size();) {
-    if (element[i] != '$') {
-      out += element[i++];
-      continue;
-    }
-    // glibc's is_dst: $NAME or ${NAME}, NAME ending at a non-identifier character.
-    bool braced = i + 1 < element.size() && element[i + 1] == '{';
-    size_t start = i + (braced ? 2 : 1);
-    size_t end = start;
-    while (end < element.size() && (isalnum(static_cast<unsigned char>(element[end])) || element[end] == '_')) ++end;
-    std::string token = element.substr(start, end - start);
-    if (braced) {
-      if (end >= element.size() || element[end] != '}') return std::nullopt;
-      ++end;
-    }
-    if (token == "ORIGIN") {
-      out += origin;
-    } else if (token == "LIB") {
-      out += lib;
-    } else if (token == "PLATFORM") {
-      if (platform.empty()) return std::nullopt;
-      out += platform;
-    } else {
-      return std::nullopt;  // unknown DST: glibc drops the whole element
-    }
-    i = end;
-  }
-  return out;
-}
-
 namespace {
 
 constexpr elf::ReadOptions kHeadersOnly{false, false, false};
+constexpr uint64_t kDfStaticTls = 0x10;     // elf.h DF_STATIC_TLS
+constexpr uint64_t kDf1Noopen = 0x40;       // elf.h DF_1_NOOPEN
+constexpr uint64_t kDf1Pie = 0x08000000;    // elf.h DF_1_PIE
 
-}  // namespace
-
-std::vector<std::string> split_search_path(const std::string& list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t colon = list.find_first_of(":;", start);
-    out.push_back(list.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
-    if (colon == std::string::npos) break;
-    start = colon + 1;
+// The names glibc's own ld.so answers to in a process: the soname rtld.c adds to its map beside the
+// PT_INTERP path. Every process has it loaded before anything else.
+std::vector<std::string> ldso_names(uint16_t machine, bool is_64) {
+  switch (machine) {
+    case 62: return is_64 ? std::vector<std::string>{"ld-linux-x86-64.so.2", "/lib64/ld-linux-x86-64.so.2"}
+                          : std::vector<std::string>{"ld-linux-x32.so.2", "/libx32/ld-linux-x32.so.2"};
+    case 3: return {"ld-linux.so.2", "/lib/ld-linux.so.2"};
+    case 183: return {"ld-linux-aarch64.so.1", "/lib/ld-linux-aarch64.so.1"};
+    case 40: return {"ld-linux-armhf.so.3", "/lib/ld-linux-armhf.so.3"};
+    case 21: return {"ld64.so.2", "/lib64/ld64.so.2"};
+    case 22: return {"ld64.so.1", "/lib/ld64.so.1"};
+    case 243: return {"ld-linux-riscv64-lp64d.so.1", "/lib/ld-linux-riscv64-lp64d.so.1"};
+    default: return {};
   }
-  return out;
 }
-
-namespace {
 
 class Emulator {
  public:
   Emulator(const LoaderEnv& env, ObjectCache* cache) : env_(env), cache_objects_(cache) {}
 
   Result<Process> run(const std::string& target) {
+    // The main program: the target when it is one (its --with libraries are then what LD_PRELOAD
+    // loads at its start), else the first --with library when that is one (an interpreter).
+    if (auto headers = elf::read_object(target, kHeadersOnly); headers && is_program(*headers)) {
+      main_path_ = target;
+    } else if (!env_.with.empty()) {
+      if (auto first = elf::read_object(env_.with.front(), kHeadersOnly); first && is_program(*first)) main_path_ = env_.with.front();
+    }
     for (const auto& with : env_.with) {
       const bool global = std::find(env_.with_local.begin(), env_.with_local.end(), with) == env_.with_local.end();
       const size_t before = process_.objects.size();
@@ -188,13 +141,17 @@ class Emulator {
     if (platform_set_) return;
     platform_set_ = true;
     platform_ = search_platform(env_, o.machine, o.is_64);
+    process_class_ = {.is_64 = o.is_64, .big_endian = o.big_endian, .machine = o.machine};
   }
 
   // The objects from `first` on were brought in by the load of `root`.
   void mark_root(size_t first, int root) {
-    for (size_t i = first; i < process_.objects.size(); ++i) process_.objects[i].root = root;
+    for (size_t i = first; i < process_.objects.size(); ++i)
+      if (!process_.objects[i].host) process_.objects[i].root = root;
   }
 
+  // A --with library or the target: dlopen'ed by the host, or - a program (loader/program.h) - the
+  // main program the process starts with, whose closure is loaded at start.
   int load_root(const std::string& path, FoundHow how) {
     struct stat st;
     if (stat(path.c_str(), &st) == 0) {
@@ -206,26 +163,55 @@ class Emulator {
       return -1;
     }
     set_platform(*obj);
-    return add_object(std::move(obj).value(), path, how, -1, path.substr(path.rfind('/') + 1), st);
+    const bool program = path == main_path_;
+    // Loaded at the process's start: the main program, and before a program target, its preloads.
+    starting_ = program || (!main_path_.empty() && process_.main < 0 && how == FoundHow::With);
+    obj->header = elf::read_load_header(path, process_class_);
+    const int index = add_object(std::move(obj).value(), path, how, -1, path, st);
+    auto& o = process_.objects[index];
+    if (program) {
+      // The main program: $ORIGIN is its real directory (dl-origin.c reads /proc/self/exe).
+      char real[PATH_MAX];
+      if (realpath(o.path.c_str(), real)) o.origin = dir_name(real);
+      o.at_start = true;
+      o.global = true;
+      process_.main = index;
+    } else if ((o.elf.dt_flags_1 & kDf1Noopen) && !starting_) {
+      fail(FailureKind::NoOpen, index, o.path, "shared object cannot be dlopen()ed",
+           "the object is linked with -z nodlopen; load it as a dependency (DT_NEEDED) of an object that is "
+           "dlopen'ed, or relink it without -z nodlopen");
+    }
+    check_isa_level(index, index);
+    return index;
   }
 
-  int add_object(elf::ElfObject obj, const std::string& path, FoundHow how, int loader, const std::string& name,
+  int add_object(elf::ElfObject obj, const std::string& realname, FoundHow how, int loader, const std::string& name,
                  const struct stat& st) {
     LoadedObject lo;
-    lo.path = path;
+    lo.realname = realname;
+    lo.path = absolute(realname);
+    lo.origin = dir_name(lo.path);
     lo.how = how;
     lo.loader = loader;
     lo.dev = st.st_dev;
     lo.ino = st.st_ino;
     lo.names.push_back(name);
-    if (!obj.soname.empty() && obj.soname != name) lo.names.push_back(obj.soname);
+    lo.at_start = starting_;
     lo.elf = std::move(obj);
     const int index = static_cast<int>(process_.objects.size());
-    for (const auto& n : lo.names) index_name(n, index);
-    index_name(lo.elf.soname, index);
+    index_name(name, index);
+    index_name(lo.realname, index);
+    if (!lo.elf.soname.empty()) by_soname_.emplace(lo.elf.soname, index);
     by_inode_.emplace(std::make_pair(lo.dev, lo.ino), index);
     process_.objects.push_back(std::move(lo));
     return index;
+  }
+
+  // A path the process opens relative to its working directory, made absolute for the report.
+  std::string absolute(std::string path) const {
+    if (path.empty() || path[0] == '/' || env_.cwd.empty()) return path;
+    while (path.rfind("./", 0) == 0) path.erase(0, 2);
+    return join_path(env_.cwd, path);
   }
 
   int find_by_inode(const struct stat& st) const {
@@ -233,11 +219,18 @@ class Emulator {
     return it == by_inode_.end() ? -1 : it->second;
   }
 
-  // glibc's _dl_name_match_p plus the soname comparison of _dl_map_object: the first object in
-  // load order that answers to the name (its names or its soname).
-  int find_by_name(const std::string& name) const {
-    auto it = by_name_.find(name);
-    return it == by_name_.end() ? -1 : it->second;
+  // dl-load.c _dl_map_object: the first object in load order that answers to the name - its l_name,
+  // one of the names it was requested by (_dl_name_match_p), or its soname, which it then answers to.
+  int find_by_name(const std::string& name) {
+    auto by_name = by_name_.find(name);
+    auto by_soname = by_soname_.find(name);
+    int found = by_name == by_name_.end() ? -1 : by_name->second;
+    if (by_soname != by_soname_.end() && (found < 0 || by_soname->second < found)) {
+      found = by_soname->second;
+      process_.objects[found].names.push_back(name);
+      index_name(name, found);
+    }
+    return found;
   }
 
   void index_name(const std::string& name, int index) {
@@ -256,101 +249,230 @@ class Emulator {
         NeededEntry entry = map_needed(name, current);
         process_.objects[current].needed.push_back(entry);
         for (size_t i = before; i < process_.objects.size(); ++i) {
+          if (process_.objects[i].host) continue;
           process_.objects[i].is_with = with;
           queue.push_back(static_cast<int>(i));
         }
       }
     }
+    starting_ = false;
   }
 
-  std::string origin_of(int index) const { return dir_name(process_.objects[index].path); }
-
-  // glibc's open_verify: a file of another ELF class or machine is skipped silently and the search goes
-  // on; anything else that is not a loadable ELF object ends the search with an error.
-  const char* skip_reason(const elf::ElfIdent& ident) const {
-    if (platform_set_ && ident.is_64 != platform_.is_64) return "skipped: wrong ELF class";
-    if (platform_set_ && ident.machine != platform_.machine) return "skipped: wrong machine";
-    return nullptr;
+  void fail(FailureKind kind, int object, const std::string& file, std::string message, std::string fix) {
+    process_.failures.push_back({.kind = kind, .object = object, .file = file, .message = std::move(message),
+                                 .symbol = "", .fix = std::move(fix)});
   }
 
-  // One candidate file: identified (open_verify), then matched by device and inode against the loaded
-  // objects, else read. An object already read in this process or run answers for its file's
-  // identification; any other file is identified and read in one opening.
-  bool try_path(const std::string& path, const std::string& name, FoundHow how, int requester, NeededEntry& entry,
-                bool& stop) {
+  // sysdeps/x86/dl-prop.h dl_isa_level_check: an object needing a higher x86-64 ISA level than the
+  // CPU's fails the load (ld.so itself is exempt).
+  void check_isa_level(int index, int requester) {
+    const auto& o = process_.objects[index];
+    const uint32_t needed = o.elf.header.x86_isa_1_needed;
+    const int level = env_.x86_cpu_isa_level;
+    const uint32_t cpu = (1u << std::clamp(level, 1, 4)) - 1;
+    if (level <= 0 || o.elf.machine != 62 || o.host || (needed & cpu) == needed) return;
+    fail(FailureKind::IsaLevel, requester, o.path, "CPU ISA level is lower than required",
+         "the object is built for a newer x86-64 level than this CPU's (" +
+             (level == 1 ? std::string("baseline") : "x86-64-v" + std::to_string(level)) +
+             "; its GNU_PROPERTY_X86_ISA_1_NEEDED says more): rebuild it for this level, or run it on a CPU that has it");
+  }
+
+  // A candidate glibc refuses: the search ends and the load fails there (the tool goes on, as ldd
+  // does, to report the rest).
+  void refuse(FailureKind kind, const std::string& path, const std::string& words, int requester, NeededEntry& entry) {
+    const std::string file = absolute(path);
+    entry.refused = file;
+    entry.searched.back().outcome = words;
+    const std::string needed_by = requester >= 0 ? base_name(process_.objects[requester].path) : "the host program";
+    std::string fix = kind == FailureKind::NoOpen
+                          ? "the library is linked with -z nodlopen, so it cannot come in through a dlopen: relink it "
+                            "without -z nodlopen, or remove it from " + dir_name(file)
+                          : "remove it (or move it off the search path): glibc stops its search for " + entry.expanded +
+                                " (needed by " + needed_by + ") at the first file of that name that is not a loadable "
+                                "object of this process, rather than skipping it";
+    fail(kind, requester, file, words, fix);
+  }
+
+  // One file to try: where, for which name, reached how, asked for by whom. `quiet`: a hwcaps
+  // subdirectory's file, recorded only when something is there.
+  struct Candidate {
+    const std::string& path;
+    const std::string& name;
+    FoundHow how;
+    int requester;
+    bool quiet;
+  };
+  // What a try says besides taking the file: whether the search ends there (a refused file), and the
+  // error the open gave (ENOENT for a file passed over), which decides whether open_path goes on.
+  struct TryOutcome {
+    bool stop = false;
+    int open_errno = ENOENT;
+  };
+
+  // One candidate file, as dl-load.c tries it: open_verify (another class or machine is skipped;
+  // anything else amiss ends the search with an error), then map_candidate.
+  bool try_path(const Candidate& c, NeededEntry& entry, TryOutcome& out) {
     struct stat st;
-    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      entry.searched.push_back({path, how, "not found"});
+    out.open_errno = ENOENT;
+    if (stat(c.path.c_str(), &st) != 0) {
+      out.open_errno = errno == ENOTDIR ? ENOENT : errno;
+      if (out.open_errno == ENOENT || out.open_errno == EACCES) {
+        if (!c.quiet) entry.searched.push_back({c.path, c.how, "not found"});
+      } else {
+        entry.searched.push_back({c.path, c.how, std::string("skipped: ") + std::strerror(out.open_errno)});
+      }
       return false;
     }
-    const int existing = find_by_inode(st);
+    if (S_ISDIR(st.st_mode)) {
+      // open(2) takes a directory; reading its header fails with EISDIR. At a program's start ld.so
+      // words errno itself (dl-minimal.c __strerror_r: "Error 21"); a dlopen's dlerror() has libc's.
+      entry.searched.push_back({c.path, c.how, ""});
+      refuse(FailureKind::BadCandidate, c.path,
+             starting_ ? "cannot read file data: Error 21" : "cannot read file data: Is a directory", c.requester, entry);
+      out.stop = true;
+      return false;
+    }
+    const int existing = S_ISREG(st.st_mode) ? find_by_inode(st) : -1;
     const elf::ElfObject* known = existing >= 0 ? &process_.objects[existing].elf
                                   : cache_objects_ ? cache_objects_->find(st.st_dev, st.st_ino)
                                                    : nullptr;
-    std::optional<elf::ElfObject> fresh;
-    elf::ElfIdent ident;
-    if (known) {
-      ident = {known->is_64, known->big_endian, known->machine, known->osabi, known->kind};
-    } else {
-      auto probed = elf::probe_object(path, kHeadersOnly, [this](const elf::ElfIdent& id) { return !skip_reason(id); });
-      if (!probed) {
-        process_.errors.push_back(probed.error());
-        entry.searched.push_back({path, how, probed.error().message});
-        stop = true;
+    const elf::LoadHeader header = !S_ISREG(st.st_mode) ? elf::LoadHeader{}
+                                   : known              ? known->header
+                                                        : elf::read_load_header(c.path, process_class_);
+    switch (header.verdict) {
+      case elf::LoadHeader::Verdict::Unopened:
+        if (!c.quiet) entry.searched.push_back({c.path, c.how, "not found"});
         return false;
-      }
-      ident = probed->ident;
-      fresh = std::move(probed->object);
+      case elf::LoadHeader::Verdict::OtherClass: entry.searched.push_back({c.path, c.how, "skipped: wrong ELF class"}); return false;
+      case elf::LoadHeader::Verdict::OtherMachine: entry.searched.push_back({c.path, c.how, "skipped: wrong machine"}); return false;
+      case elf::LoadHeader::Verdict::Refused:
+        entry.searched.push_back({c.path, c.how, ""});
+        refuse(FailureKind::BadCandidate, c.path, header.open_refusal, c.requester, entry);
+        out.stop = true;
+        return false;
+      case elf::LoadHeader::Verdict::Accepted: break;
     }
-    if (const char* skipped = skip_reason(ident)) {
-      entry.searched.push_back({path, how, skipped});
-      return false;
-    }
-    entry.searched.push_back({path, how, "found"});
+    entry.searched.push_back({c.path, c.how, "found"});
+    return map_candidate(c, header, st, existing, entry, out);
+  }
+
+  // An accepted file: the loaded object of the same device and inode, else _dl_map_object_from_fd's
+  // own refusals (no PT_LOAD or PT_DYNAMIC, an executable, a PIE, DF_1_NOOPEN under dlopen), else a
+  // new object.
+  bool map_candidate(const Candidate& c, const elf::LoadHeader& header, const struct stat& st, int existing,
+                     NeededEntry& entry, TryOutcome& out) {
     if (existing >= 0) {
       // glibc: same device and inode as a loaded object -> that object, now also known by this name.
-      process_.objects[existing].names.push_back(name);
-      index_name(name, existing);
+      process_.objects[existing].names.push_back(c.name);
+      index_name(c.name, existing);
       entry.object = existing;
-      entry.how = how;
+      entry.how = c.how;
       return true;
     }
-    Result<elf::ElfObject> obj = fresh ? Result<elf::ElfObject>(std::move(*fresh)) : read_headers(path, st);
-    if (!obj) {
+    const char* refusal = header.map_refusal.empty() ? nullptr : header.map_refusal.c_str();
+    Result<elf::ElfObject> obj = refusal ? Result<elf::ElfObject>(InputError{c.path, ""}) : read_headers(c.path, st);
+    if (!refusal && !obj) {
       process_.errors.push_back(obj.error());
       entry.searched.back().outcome = obj.error().message;
-      stop = true;
+      out.stop = true;
       return false;
     }
-    entry.object = add_object(std::move(obj).value(), path, how, requester, name, st);
-    entry.how = how;
+    FailureKind kind = FailureKind::BadCandidate;
+    if (!refusal && (obj->dt_flags_1 & kDf1Pie)) refusal = "cannot dynamically load position-independent executable";
+    if (!refusal && (obj->dt_flags_1 & kDf1Noopen) && !starting_) {
+      refusal = "shared object cannot be dlopen()ed";
+      kind = FailureKind::NoOpen;
+    }
+    if (refusal) {
+      refuse(kind, c.path, refusal, c.requester, entry);
+      out.stop = true;
+      return false;
+    }
+    obj->header = header;
+    entry.object = add_object(std::move(obj).value(), c.path, c.how, c.requester, c.name, st);
+    entry.how = c.how;
+    check_isa_level(entry.object, c.requester);
     return true;
   }
 
   NeededEntry map_needed(const std::string& name, int requester) {
     NeededEntry entry;
     entry.name = name;
-    if (int loaded = find_by_name(name); loaded >= 0) {
+    // dl-deps.c: every DT_NEEDED is expanded (DSTs) before it is matched or searched.
+    auto expanded = expand_dst(name, process_.objects[requester].origin, platform_.lib, platform_.platform);
+    entry.expanded = expanded.value_or(name);
+    if (!expanded) {
+      entry.searched.push_back({name, FoundHow::Direct, "skipped: a dynamic string token has no value here"});
+      return entry;
+    }
+    if (int loaded = find_by_name(entry.expanded); loaded >= 0) {
       entry.object = loaded;
       entry.how = FoundHow::AlreadyLoaded;
       return entry;
     }
-    if (auto missing = missing_.find(name); missing != missing_.end()) {
-      // glibc (trace mode) keeps a stand-in map for a library that was not found; later requests
-      // for the same name match it and fail the same way.
-      entry.searched = missing->second;
+    if (int host = host_object(entry.expanded); host >= 0) {
+      entry.object = host;
+      entry.how = FoundHow::AlreadyLoaded;
       return entry;
     }
-    bool stop = false;
-    if (name.find('/') != std::string::npos) {
-      auto expanded = expand_dst(name, origin_of(requester), platform_.lib, platform_.platform);
-      if (expanded) try_path(*expanded, name, FoundHow::Direct, requester, entry, stop);
-    } else {
-      search(name, requester, entry, stop);
-      if (entry.object >= 0) entry.candidates = other_candidates(name, requester, process_.objects[entry.object]);
+    if (auto missing = missing_.find(entry.expanded); missing != missing_.end()) {
+      // glibc (trace mode) keeps a stand-in map for a library that was not found; later requests
+      // for the same name match it and fail the same way.
+      entry.searched = missing->second.searched;
+      entry.refused = missing->second.refused;
+      return entry;
     }
-    if (entry.object < 0) missing_[name] = entry.searched;
+    if (entry.expanded.find('/') != std::string::npos) {
+      TryOutcome out;
+      try_path({entry.expanded, entry.expanded, FoundHow::Direct, requester, false}, entry, out);
+    } else {
+      search(entry.expanded, requester, entry);
+      if (entry.object >= 0)
+        entry.candidates = other_candidates(entry.expanded, requester, process_.objects[entry.object]);
+    }
+    // The report's paths are absolute: a relative search path element is the working directory's.
+    for (auto& step : entry.searched)
+      if (!step.path.empty() && step.path[0] != '(') step.path = absolute(step.path);
+    if (entry.object < 0) missing_[entry.expanded] = entry;
     return entry;
+  }
+
+  // The host a dlopen'ed file is loaded into (a Python, a C program) has ld.so and its own libc.so.6
+  // loaded before anything: a DT_NEEDED of either name is that object, whatever the requester's
+  // search path or DF_1_NODEFLIB say (dl-load.c _dl_map_object matches loaded names first). A program
+  // target's own start loads libc by its search; ld.so is in every process. They are added when
+  // first asked for, found as the host's own start finds them (LD_LIBRARY_PATH, ld.so.cache, the
+  // system directories).
+  int host_object(const std::string& name) {
+    if (!platform_set_) return -1;
+    const auto ldso = ldso_names(platform_.machine, platform_.is_64);
+    const bool is_ldso = std::find(ldso.begin(), ldso.end(), name) != ldso.end();
+    if (!is_ldso && (name != "libc.so.6" || !main_path_.empty())) return -1;
+    const std::string soname = is_ldso ? ldso.front() : name;
+    NeededEntry entry;
+    entry.name = entry.expanded = soname;
+    const bool was_starting = starting_;
+    starting_ = true;
+    search(soname, -1, entry);
+    starting_ = was_starting;
+    if (entry.object < 0) return -1;
+    const int index = entry.object;
+    auto& o = process_.objects[index];
+    o.host = o.global = o.at_start = true;
+    for (const auto& n : ldso)
+      if (is_ldso && n != soname) {
+        o.names.push_back(n);
+        index_name(n, index);
+      }
+    // Its own dependencies (libc's ld.so) were loaded with it, at the host's start.
+    const std::vector<std::string> needs = o.elf.needed;
+    starting_ = true;
+    for (const auto& n : needs) {
+      NeededEntry dep = map_needed(n, index);
+      process_.objects[index].needed.push_back(std::move(dep));
+    }
+    starting_ = was_starting;
+    return index;
   }
 
   // The files the search would accept other than `picked`, in search order (loader/search_order.h),
@@ -359,7 +481,7 @@ class Emulator {
   std::vector<SearchAttempt> other_candidates(const std::string& name, int requester, const LoadedObject& picked) {
     std::vector<std::pair<std::string, FoundHow>> order;
     for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache()))
-      if (!step.passed_over) order.push_back({step.path, step.how});
+      if (!step.passed_over && (!step.subdir || dir_exists(dir_name(step.path)))) order.push_back({step.path, step.how});
     for (const auto& d : env_.candidate_dirs) order.push_back({join_path(d, name), FoundHow::Sdk});
     std::vector<SearchAttempt> out;
     std::vector<std::pair<dev_t, ino_t>> seen{{picked.dev, picked.ino}};
@@ -370,7 +492,7 @@ class Emulator {
       seen.push_back({st.st_dev, st.st_ino});
       auto ident = elf::read_ident(path);
       if (!ident || ident->is_64 != platform_.is_64 || ident->machine != platform_.machine) continue;
-      out.push_back({path, how, "candidate"});
+      out.push_back({absolute(path), how, "candidate"});
     }
     return out;
   }
@@ -378,14 +500,33 @@ class Emulator {
   // The search itself: each step of the order (loader/search_order.h) tried until one is taken or an
   // error ends it; the steps the loader passes over are recorded. The order is listed before the
   // first try, since a try that loads a library grows process_.objects.
-  void search(const std::string& name, int requester, NeededEntry& entry, bool& stop) {
+  void search(const std::string& name, int requester, NeededEntry& entry) {
+    int ended = -1;  // a list an open error ended
+    TryOutcome out;  // its open_errno: the last open's error in the current directory
     for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache())) {
+      if (step.list == ended) continue;
       if (step.passed_over) {
         entry.searched.push_back({step.path, step.how, step.passed_over});
         continue;
       }
-      if (try_path(step.path, name, step.how, requester, entry, stop) || stop) return;
+      if (step.subdir && !dir_exists(dir_name(step.path))) {
+        out.open_errno = ENOENT;
+        continue;
+      }
+      if (try_path({step.path, name, step.how, requester, step.subdir}, entry, out) || out.stop) return;
+      // dl-load.c open_path: once a directory's files are all tried (its own last), an error other
+      // than ENOENT or EACCES in an existing directory ends the list.
+      if (!step.subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_name(step.path)))
+        ended = step.list;
     }
+  }
+
+  // Whether a hwcaps subdirectory exists, asked once per directory (glibc remembers it too: the
+  // r_search_path_elem status of each directory and subdirectory).
+  bool dir_exists(const std::string& dir) {
+    auto [it, fresh] = dirs_.emplace(dir, false);
+    if (fresh) it->second = is_dir(dir);
+    return it->second;
   }
 
   const SystemCache& system_cache() {
@@ -410,11 +551,16 @@ class Emulator {
     return elf::read_object(path, kHeadersOnly);
   }
   Process process_;
-  std::unordered_map<std::string, int> by_name_;           // find_by_name's index
-  std::map<std::pair<dev_t, ino_t>, int> by_inode_;        // find_by_inode's index
-  std::map<std::string, std::vector<SearchAttempt>> missing_;
+  std::unordered_map<std::string, int> by_name_;    // l_name and the names requested (find_by_name)
+  std::unordered_map<std::string, int> by_soname_;  // sonames not requested yet
+  std::map<std::pair<dev_t, ino_t>, int> by_inode_;  // find_by_inode's index
+  std::map<std::string, NeededEntry> missing_;
+  std::unordered_map<std::string, bool> dirs_;  // dir_exists's answers
   bool platform_set_ = false;
+  bool starting_ = false;  // mapping the main program's closure (a process's start), not a dlopen
+  std::string main_path_;  // the main program, when the process has a known one
   SearchPlatform platform_;
+  elf::ProcessClass process_class_;
   bool cache_loaded_ = false;
   SystemCache cache_;
 };
@@ -460,7 +606,14 @@ std::vector<int> lookup_scope(const Process& process, int root) {
   return scope;
 }
 
-void read_symbol_tables(Process& process, const std::vector<int>& objects) {
+void read_symbol_tables(Process& process, const std::vector<int>& checked) {
+  // The checked objects, and every other object flagged DF_STATIC_TLS mapped by a dlopen: the static
+  // TLS model (relocation_checks.h) needs their initial-exec relocations.
+  std::vector<int> objects = checked;
+  for (size_t i = 0; i < process.objects.size(); ++i)
+    if ((process.objects[i].elf.dt_flags & kDfStaticTls) && !process.objects[i].at_start &&
+        std::find(checked.begin(), checked.end(), static_cast<int>(i)) == checked.end())
+      objects.push_back(static_cast<int>(i));
   std::vector<std::optional<InputError>> errors(objects.size());
   tbb::parallel_for(size_t{0}, objects.size(), [&](size_t k) {
     auto& elf = process.objects[objects[k]].elf;

@@ -12,6 +12,7 @@
 
 #include "common/result.h"
 #include "elf/elf_object.h"
+#include "loader/failure_kind.h"
 #include "loader/found_how.h"
 
 namespace mlc::loader {
@@ -35,12 +36,37 @@ struct LoaderEnv {
   // Directories off the search path whose copies of a needed library still count as candidates
   // (the vendor SDK's lib/): where the right copy may sit when a stale one is picked.
   std::vector<std::string> candidate_dirs;
+  // The process's working directory (absolute): relative search-path elements and names are opened
+  // against it, and the report gives their absolute paths. "" leaves them as they are.
+  std::string cwd;
+  // The CPU the process runs on, as glibc sees it (sysdeps/x86/cpu-features.c, get-isa-level.h): its
+  // x86-64 ISA level (1 baseline, 2, 3, 4) picks the glibc-hwcaps/x86-64-vN subdirectories searched
+  // before each directory, after GLIBC_TUNABLES' glibc.cpu.hwcaps has turned features off; an Intel
+  // CPU with AVX512BW/DQ/VL adds the legacy avx512_1 subdirectory (HWCAP_X86_AVX512_1). The legacy
+  // platform subdirectory is platform_token (glibc's dl_platform: "x86_64", "haswell"...).
+  int x86_isa_level = 1;
+  // The level each object's GNU_PROPERTY_X86_ISA_1_NEEDED is checked against (dl-prop.h
+  // dl_isa_level_check): the CPU's own, computed before the tunables apply; 0 when not known (no check).
+  int x86_cpu_isa_level = 0;
+  bool hwcap_avx512_1 = false;
+  // The glibc.rtld tunables that size the static TLS surplus (dl-tls.c _dl_tls_static_surplus_init).
+  uint64_t optional_static_tls = 512;
+  uint64_t nns = 4;
 };
 
 struct SearchAttempt {
   std::string path;
   FoundHow how;
   std::string outcome;  // "not found", "wrong ELF class", "wrong machine", "excluded by NODEFLIB"...
+};
+
+struct LoadFailure {
+  FailureKind kind = FailureKind::BadCandidate;
+  int object = -1;      // the object whose load fails there (the requester of a refused candidate)
+  std::string file;     // the file glibc names (absolute): the refused candidate, the TLS block's owner...
+  std::string message;  // glibc's words ("invalid ELF header", "cannot allocate memory in static TLS block")
+  std::string symbol;   // the symbol concerned, where there is one
+  std::string fix;      // what to do, said for the report
 };
 
 struct NeededEntry {
@@ -53,14 +79,22 @@ struct NeededEntry {
   // directories, LoaderEnv::candidate_dirs. Probed (class and machine), never loaded; other files
   // than the picked one only (device and inode). Filled when a search picked a file.
   std::vector<SearchAttempt> candidates;
+  std::string expanded;  // the name after dynamic string token expansion (dl-deps.c), as searched
+  std::string refused;   // a file the search met and glibc refuses (its path): the load fails there
 };
 
 struct LoadedObject {
   elf::ElfObject elf;
-  std::string path;  // the path the loader opened (not canonicalised)
+  std::string path;  // the path the loader opened (not canonicalised), made absolute against LoaderEnv::cwd
+  // glibc's l_name: the path as opened (relative when a relative search path found it); names and
+  // version requirements match it as they match `names` (dl-misc.c _dl_name_match_p).
+  std::string realname;
+  std::string origin;  // what $ORIGIN expands to: its directory; a program's real directory (/proc/self/exe)
   FoundHow how = FoundHow::Direct;
   int loader = -1;   // the object whose DT_NEEDED first brought this one in (glibc's l_loader)
-  std::vector<std::string> names;  // names it answers to (requested names and its soname)
+  // Names it answers to (glibc's l_libname): the names it was requested by, after expansion, and its
+  // soname once a request matched that.
+  std::vector<std::string> names;
   dev_t dev = 0;
   ino_t ino = 0;
   bool is_target = false;  // named by the user (the main map of the emulated process)
@@ -69,13 +103,19 @@ struct LoadedObject {
   // dlopen'ed with RTLD_LOCAL, as Python imports it, and so are the RTLD_LOCAL --with libraries.
   bool global = false;
   int root = -1;  // the load (a --with library or the target) that first brought this object in
+  // Loaded when the process started (the main program, its dependencies, and for a dlopen'ed target
+  // the host's libc and ld.so), not by a dlopen: its TLS block is in static TLS from the start.
+  bool at_start = false;
+  bool host = false;  // the host process's own (libc, ld.so), not brought in by a file named
   std::vector<NeededEntry> needed;
 };
 
 struct Process {
   std::vector<LoadedObject> objects;  // in load order, which is also the global scope's order
   int target = -1;
+  int main = -1;  // the main program (the target or the interpreter when a program; -1: a host not known)
   std::vector<InputError> errors;     // unusable files met along the way (the rest is still analysed)
+  std::vector<LoadFailure> failures;  // loads that fail while mapping (bad candidates, NOOPEN, ISA level)
 };
 
 struct ReadContext;
@@ -102,17 +142,31 @@ std::vector<int> lookup_scope(const Process& process, int root);
 Result<Process> load_process(const std::string& target, const LoaderEnv& env, ObjectCache* cache = nullptr);
 
 // Reads which symbols the dynamic relocations of the objects to be checked name: those are the
-// references ld.so looks up. Errors join process.errors.
-void read_symbol_tables(Process& process, const std::vector<int>& objects);
+// references ld.so looks up. The relocations of every object a dlopen maps that is flagged
+// DF_STATIC_TLS are read too (bind() places their initial-exec TLS). Errors join process.errors.
+void read_symbol_tables(Process& process, const std::vector<int>& checked);
 
-// Expands $ORIGIN, $LIB and $PLATFORM (also in the ${...} form) in one search path element;
-// nullopt when the element uses an unknown token (glibc drops such elements).
+// Expands $ORIGIN, $LIB and $PLATFORM (also in the ${...} form) in a search path element or a
+// DT_NEEDED name, as dl-load.c _dl_dst_substitute does: a token is a known name not followed by an
+// identifier character; anything else after '$' (an unknown $NAME, an unterminated ${) is kept
+// literally. nullopt when a known token has no value (an empty $PLATFORM or $ORIGIN): glibc drops
+// the element (and skips such a DT_NEEDED).
 std::optional<std::string> expand_dst(const std::string& element, const std::string& origin,
                                       const std::string& lib, const std::string& platform);
 
-// A search path list split as ld.so splits LD_LIBRARY_PATH and DT_RUNPATH: at ':' and ';', empty
-// elements kept (they mean the current directory).
+// LD_LIBRARY_PATH split as _dl_init_paths splits it: at ':' and ';', empty elements kept (they mean
+// the current directory).
 std::vector<std::string> split_search_path(const std::string& list);
+// DT_RPATH and DT_RUNPATH split as decompose_rpath splits them: at ':' only (a ';' is part of a
+// directory's name), empty elements kept.
+std::vector<std::string> split_rpath(const std::string& list);
+
+// glibc's legacy and glibc-hwcaps subdirectories searched before each directory of a search path
+// (dl-hwcaps.c _dl_important_hwcaps), in order, each ending in '/', the directory itself ("") last:
+// glibc-hwcaps/x86-64-v4/ ... v2/ by the ISA level, then the power set of the legacy names (the hwcap
+// names, the platform, "tls"), largest first.
+std::vector<std::string> hwcaps_subdirs(uint16_t machine, bool is_64, int x86_isa_level,
+                                        const std::string& platform, bool avx512_1);
 
 // Debian's system search path for the machine (glibc's SYSTEM_DIRS), and its $LIB / $PLATFORM values.
 std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64);

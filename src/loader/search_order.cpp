@@ -16,29 +16,35 @@ namespace {
 
 
 // The elements as given, never joined and split again: an empty element is the current directory
-// wherever it stands (glibc's fillin_rpath), the first one included. An element with an unknown DST
-// is dropped.
+// wherever it stands (dl-load.c fillin_rpath: the directory name ""), the first one included; an
+// element a DST expands to nothing is dropped; trailing slashes go; a directory listed twice is kept
+// once.
 std::vector<std::string> search_dirs(const std::vector<std::string>& elements, const std::string& origin,
                                      const LoaderEnv& env, const SearchPlatform& platform) {
   std::vector<std::string> dirs;
   for (const auto& element : elements) {
-    auto expanded = expand_dst(element, origin, platform.lib, platform.platform);
-    if (!expanded) continue;
-    std::string dir = expanded->empty() ? "." : *expanded;
-    // $ORIGIN is already a path on disk; other absolute elements are inside the sysroot.
-    bool from_origin = element.find("ORIGIN") != std::string::npos;
-    if (!from_origin && dir[0] == '/' && !env.sysroot.empty()) dir = env.sysroot + dir;
-    dirs.push_back(dir);
+    std::string dir;
+    if (!element.empty()) {
+      auto expanded = expand_dst(element, origin, platform.lib, platform.platform);
+      if (!expanded || expanded->empty()) continue;
+      dir = *expanded;
+      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+      // $ORIGIN is already a path on disk; other absolute elements are inside the sysroot.
+      bool from_origin = element.find("ORIGIN") != std::string::npos;
+      if (!from_origin && dir[0] == '/' && !env.sysroot.empty()) dir = env.sysroot + dir;
+    }
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
   }
   return dirs;
 }
 
 // dl-load.c decompose_rpath: "Ignore empty rpaths" - a DT_RPATH/DT_RUNPATH that is the empty string
-// searches nothing, while an empty element inside a longer one is the current directory.
+// searches nothing, while an empty element inside a longer one is the current directory. Its
+// elements are split at ':' only.
 std::vector<std::string> tag_dirs(const std::string& list, const std::string& origin, const LoaderEnv& env,
                                   const SearchPlatform& platform) {
   if (list.empty()) return {};
-  return search_dirs(split_search_path(list), origin, env, platform);
+  return search_dirs(split_rpath(list), origin, env, platform);
 }
 
 bool in_system_dir(const std::string& path, const SearchPlatform& platform) {
@@ -47,15 +53,39 @@ bool in_system_dir(const std::string& path, const SearchPlatform& platform) {
   return false;
 }
 
+// dl-cache.c search_cache: of the entries for the name whose flags fit, a glibc-hwcaps one for a
+// subdirectory this CPU searches, the best first; else the first without hwcaps bits.
+const CacheEntry* cache_entry(const SystemCache& cache, const std::string& name, const SearchPlatform& platform) {
+  const CacheEntry* best = nullptr;
+  const CacheEntry* plain = nullptr;
+  size_t best_rank = platform.subdirs.size();
+  for (const auto& e : cache.entries) {
+    if (e.soname != name || !cache_flags_match(e.flags, platform.machine, platform.is_64)) continue;
+    if (!e.glibc_hwcaps.empty()) {
+      auto at = std::find(platform.subdirs.begin(), platform.subdirs.end(), "glibc-hwcaps/" + e.glibc_hwcaps + "/");
+      if (at != platform.subdirs.end() && static_cast<size_t>(at - platform.subdirs.begin()) < best_rank) {
+        best = &e;
+        best_rank = static_cast<size_t>(at - platform.subdirs.begin());
+      }
+    } else if (e.hwcap == 0 && !plain) {
+      plain = &e;
+    }
+  }
+  return best ? best : plain;
+}
+
 }  // namespace
 
 SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_64) {
-  return SearchPlatform{
+  SearchPlatform p{
       .machine = machine,
       .is_64 = is_64,
       .default_dirs = env.default_dirs.empty() ? default_dirs_for(machine, is_64) : env.default_dirs,
       .lib = env.lib_token.empty() ? lib_token_for(machine, is_64) : env.lib_token,
-      .platform = env.platform_token.empty() ? platform_token_for(machine, is_64) : env.platform_token};
+      .platform = env.platform_token.empty() ? platform_token_for(machine, is_64) : env.platform_token,
+      .subdirs = {}};
+  p.subdirs = hwcaps_subdirs(machine, is_64, env.x86_isa_level, p.platform, env.hwcap_avx512_1);
+  return p;
 }
 
 std::vector<SearchCandidate> search_order(const std::string& name, const Process& process, int requester,
@@ -63,48 +93,56 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
                                           const SystemCache& cache) {
   std::vector<SearchCandidate> out;
   const auto& objects = process.objects;
-  const auto origin_of = [&](int index) { return dir_name(objects[index].path); };
+  const auto origin_of = [&](int index) { return objects[index].origin; };
+  int list = 0;
+  // dl-load.c open_path: each directory with its capability subdirectories first.
   const auto add = [&](const std::vector<std::string>& dirs, FoundHow how) {
-    for (const auto& dir : dirs) out.push_back({.path = join_path(dir, name), .how = how});
+    ++list;
+    for (const auto& dir : dirs)
+      for (const auto& sub : platform.subdirs)
+        out.push_back({.path = join_path(dir, sub + name), .how = how, .list = list, .subdir = !sub.empty()});
   };
-  const std::optional<std::string>& runpath = objects[requester].elf.runpath;
-  const bool nodeflib = objects[requester].elf.nodeflib();
+  const LoadedObject* self = requester >= 0 ? &objects[requester] : nullptr;
+  const bool has_runpath = self && self->elf.runpath;
+  const bool nodeflib = self && self->elf.nodeflib();
+  const int main = process.main;
   // 1. glibc: "When the object has the RUNPATH information we don't use any RPATHs."
-  if (!runpath) {
+  if (!has_runpath) {
     bool did_main = false;
     for (int l = requester; l >= 0; l = objects[l].loader) {
       if (!objects[l].elf.rpath) continue;
-      did_main |= l == process.target;
+      did_main |= l == main;
       add(tag_dirs(*objects[l].elf.rpath, origin_of(l), env, platform), FoundHow::Rpath);
     }
     // "If dynamically linked, try the DT_RPATH of the executable itself."
-    const int main = process.target;
-    if (!did_main && main >= 0 && main != requester && objects[main].elf.rpath)
+    if (!did_main && main >= 0 && objects[main].elf.rpath)
       add(tag_dirs(*objects[main].elf.rpath, origin_of(main), env, platform), FoundHow::Rpath);
   }
-  // 2. LD_LIBRARY_PATH.
-  if (!env.library_path.empty())
-    add(search_dirs(env.library_path, origin_of(process.target >= 0 ? process.target : requester), env, platform),
+  // 2. LD_LIBRARY_PATH, its $ORIGIN the main program's.
+  if (!env.library_path.empty()) {
+    const int origin_from = main >= 0 ? main : process.target >= 0 ? process.target : requester;
+    add(search_dirs(env.library_path, origin_from >= 0 ? origin_of(origin_from) : std::string(), env, platform),
         FoundHow::LdLibraryPath);
+  }
   // 3. The requester's own DT_RUNPATH.
-  if (runpath) add(tag_dirs(*runpath, origin_of(requester), env, platform), FoundHow::Runpath);
+  if (has_runpath) add(tag_dirs(*self->elf.runpath, origin_of(requester), env, platform), FoundHow::Runpath);
   // 4. ld.so.cache.
   const FoundHow cache_how = cache.from_conf ? FoundHow::LdSoConf : FoundHow::LdSoCache;
-  bool in_cache = false;
-  for (const auto& e : cache.entries) {
-    if (e.soname != name || e.hwcap != 0 || !cache_flags_match(e.flags, platform.machine, platform.is_64)) continue;
-    in_cache = true;
-    out.push_back({.path = env.sysroot + e.path, .how = cache_how,
-                   .passed_over = nodeflib && in_system_dir(e.path, platform) ? "skipped: in a system directory (NODEFLIB)"
-                                                                              : nullptr});
-    break;
-  }
+  ++list;
+  const CacheEntry* e = cache_entry(cache, name, platform);
+  const bool in_cache = e != nullptr;
+  if (e)
+    out.push_back({.path = env.sysroot + e->path, .how = cache_how,
+                   .passed_over = nodeflib && in_system_dir(e->path, platform) ? "skipped: in a system directory (NODEFLIB)"
+                                                                               : nullptr,
+                   .list = list});
   if (!in_cache)
     out.push_back({.path = env.sysroot + (cache.from_conf ? env.ld_so_conf : env.ld_so_cache), .how = cache_how,
-                   .passed_over = "no entry"});
+                   .passed_over = "no entry", .list = list});
   // 5. The system directories.
   if (nodeflib) {
-    out.push_back({.path = "(system directories)", .how = FoundHow::Default, .passed_over = "skipped: NODEFLIB"});
+    out.push_back({.path = "(system directories)", .how = FoundHow::Default, .passed_over = "skipped: NODEFLIB",
+                   .list = list + 1});
     return out;
   }
   std::vector<std::string> dirs;

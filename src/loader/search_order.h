@@ -22,6 +22,8 @@ struct SearchPlatform {
   std::vector<std::string> default_dirs;
   std::string lib;
   std::string platform;
+  // The subdirectories searched before each directory of a search path (hwcaps_subdirs), "" last.
+  std::vector<std::string> subdirs;
 };
 SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_64);
 
@@ -40,20 +42,24 @@ struct SearchCandidate {
   std::string path;  // the file to try: a directory joined with the name, or the cache's entry
   FoundHow how;
   const char* passed_over = nullptr;
+  int list = 0;         // which list it belongs to (dl-load.c open_path walks one list at a time)
+  bool subdir = false;  // in a hwcaps subdirectory of a search path's directory
 };
 
-// Every step of the search for `name` requested by `requester` (an index into process.objects), in
-// the loader's order:
+// Every step of the search for `name` requested by `requester` (an index into process.objects; -1
+// for the host program the process started with, which has no search path of its own), in the
+// loader's order, each directory preceded by its hwcaps subdirectories (SearchPlatform::subdirs):
 //  1. DT_RPATH of the requester, then of the objects that loaded it (l_loader), then of the main
-//     object (process.target) - only when the requester has no DT_RUNPATH;
+//     program (process.main) - only when the requester has no DT_RUNPATH;
 //  2. LD_LIBRARY_PATH, element by element (an empty element is the current directory), its $ORIGIN
-//     the main object's;
+//     the main program's (the target's when the host is not known);
 //  3. the requester's own DT_RUNPATH (never inherited);
 //  4. ld.so.cache, its first matching entry only (one in a system directory passed over under
 //     DF_1_NODEFLIB);
 //  5. the system directories, unless the requester has DF_1_NODEFLIB.
 // The list stops at NODEFLIB's passed-over step. DSTs are expanded and the sysroot applied to
-// absolute elements that did not come from $ORIGIN.
+// absolute elements that did not come from $ORIGIN. A directory named twice in one list is searched
+// once (dl-load.c fillin_rpath).
 std::vector<SearchCandidate> search_order(const std::string& name, const Process& process, int requester,
                                           const LoaderEnv& env, const SearchPlatform& platform,
                                           const SystemCache& cache);

@@ -131,12 +131,14 @@ void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef&
       break;
     case loader::Miss::NoDefinition: {
       const auto& refobj = p.objects[ref.object];
-      size_t missing = 0;
-      for (const auto& need : refobj.needed) missing += need.object < 0 ? 1 : 0;
-      if (missing > 0) {
+      size_t missing = 0, refused = 0;
+      for (const auto& need : refobj.needed) (need.refused.empty() ? missing : refused) += need.object < 0 ? 1 : 0;
+      if (missing + refused > 0) {
         u.classification = Classification::MissingLibrary;
-        u.reason = "no loaded object defines it, and " + std::to_string(missing) + " needed librar" +
-                   (missing == 1 ? "y was" : "ies were") + " not found";
+        u.reason = missing > 0 ? "no loaded object defines it, and " + std::to_string(missing) + " needed librar" +
+                                     (missing == 1 ? "y was" : "ies were") + " not found"
+                               : "no loaded object defines it, and a needed library was not loaded: the loader refused "
+                                 "a file of its name (the load failure above)";
       } else {
         u.classification = Classification::Unknown;
         u.reason = "no object in the global scope (" + std::to_string(p.objects.size()) + " loaded) defines it";
@@ -190,6 +192,7 @@ LibraryReport report_object(const loader::Process& p, int index) {
       continue;
     }
     NeededLibrary n{.name = need.name, .path = std::nullopt, .searched = {}, .search = {}};
+    if (!need.refused.empty()) n.refused = need.refused;
     for (const auto& step : need.searched) {
       std::string where = step.path;
       if (step.how != loader::FoundHow::LdSoCache && step.how != loader::FoundHow::LdSoConf && step.path.front() != '(') {
@@ -534,6 +537,18 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     MissingVersionFinding finding{mv.version, mv.file, p.objects[mv.provider].path};
     in.versions.push_back({.missing = std::move(mv), .finding = std::move(finding)});
   }
+  // Loads that fail for another reason (loader::FailureKind): told with the object whose load fails,
+  // or with the target when that object is not reported (a library loaded before it, the host's).
+  auto failures = p.failures;
+  failures.insert(failures.end(), binding.failures.begin(), binding.failures.end());
+  for (const auto& f : failures) {
+    auto lib = in.libs.find(f.object);
+    if (lib == in.libs.end()) lib = in.libs.find(p.target);
+    if (lib == in.libs.end()) continue;
+    lib->second.load_failures.push_back({.kind = f.kind, .file = f.file, .message = f.message,
+                                         .symbol = f.symbol.empty() ? std::nullopt : std::optional<std::string>(f.symbol),
+                                         .fix = f.fix});
+  }
 }
 
 // A shadowed symbol whose picked copy is this build's own product, re-traced through its sources.
@@ -757,7 +772,8 @@ void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<s
     // A dependency, or a library of the import of torch done first, is listed only when its load fails.
     bool loaded_for_target = lib.role == LibraryRole::Dependency || (lib.role == LibraryRole::Preloaded && lib.loaded_by);
     if (loaded_for_target && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
-        lib.missing_libraries() == 0)
+        lib.missing_libraries() == 0 && lib.load_failures.empty() &&
+        std::none_of(lib.needed.begin(), lib.needed.end(), [](const NeededLibrary& n) { return n.refused.has_value(); }))
       continue;
     // A library is reported once; a named file once more as itself, when an earlier file's load reported it
     // as a dependency: its own load is another scope, and the file must have its verdict.
@@ -909,7 +925,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
                 if (!stage->in) return stage;
                 {
                   PhaseTime t("bind");
-                  stage->binding = loader::bind(stage->in->process, stage->in->checked);
+                  stage->binding = loader::bind(stage->in->process, stage->in->checked, stage->in->env);
                 }
                 PhaseTime t("runtime-lookups");
                 // Run-time look-ups: the dlopen/dlsym string literals of the checked objects (src/runtime).

@@ -22,6 +22,9 @@ std::string key(const LibraryReport& lib, const NeededLibrary& n) { return libra
 std::string key(const LibraryReport& lib, const MissingVersionFinding& v) {
   return library_key(lib) + " missing-version " + v.file + " " + v.version;
 }
+std::string key(const LibraryReport& lib, const LoadFailureFinding& f) {
+  return library_key(lib) + " load-failure " + loader::to_string(f.kind) + " " + f.file.substr(f.file.rfind('/') + 1);
+}
 
 }  // namespace
 
@@ -41,9 +44,9 @@ Result<Baseline> read_baseline(const std::string& path) {
     std::istringstream words(line);
     std::string lib, kind, rest;
     words >> lib >> kind;
-    if (kind != "undefined" && kind != "missing-library" && kind != "missing-version") {
+    if (kind != "undefined" && kind != "missing-library" && kind != "missing-version" && kind != "load-failure") {
       return InputError{path, "line " + std::to_string(n) + ": expected '<library> undefined|missing-library|"
-                              "missing-version ...', found '" + line + "'"};
+                              "missing-version|load-failure ...', found '" + line + "'"};
     }
     b.insert(line);
   }
@@ -55,8 +58,9 @@ Baseline baseline_of(const Report& report) {
   for (const auto& lib : report.libraries) {
     for (const auto& u : lib.unresolved) keys.insert(key(lib, u));
     for (const auto& n : lib.needed)
-      if (!n.path) keys.insert(key(lib, n));
+      if (!n.path && !n.refused) keys.insert(key(lib, n));
     for (const auto& v : lib.missing_versions) keys.insert(key(lib, v));
+    for (const auto& f : lib.load_failures) keys.insert(key(lib, f));
   }
   return keys;
 }
@@ -73,6 +77,7 @@ size_t apply_baseline(Report& report, const Baseline& baseline) {
     for (auto& n : lib.needed)
       if (!n.path) n.baselined = baseline.count(key(lib, n)) > 0;
     for (auto& v : lib.missing_versions) v.baselined = baseline.count(key(lib, v)) > 0;
+    for (auto& f : lib.load_failures) f.baselined = baseline.count(key(lib, f)) > 0;
   }
   return new_findings(report);
 }
@@ -81,8 +86,9 @@ size_t new_findings(const Report& report) {
   size_t n = 0;
   for (const auto& lib : report.libraries) {
     for (const auto& u : lib.unresolved) n += !u.baselined;
-    for (const auto& need : lib.needed) n += !need.path && !need.baselined;
+    for (const auto& need : lib.needed) n += !need.path && !need.refused && !need.baselined;
     for (const auto& v : lib.missing_versions) n += !v.baselined;
+    for (const auto& f : lib.load_failures) n += !f.baselined;
   }
   return n;
 }

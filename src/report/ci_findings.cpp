@@ -34,8 +34,11 @@ Finding make(const LibraryReport& lib, const UnresolvedSymbol* u, std::string ru
 std::vector<Finding> findings(const Report& report) {
   std::vector<Finding> out;
   for (const auto& lib : report.libraries) {
+    for (const auto& f : lib.load_failures)
+      out.push_back(make(lib, nullptr, "load-failure", f.file.substr(f.file.rfind('/') + 1) + ": " + f.message,
+                         f.baselined, text::load_failure_block(lib, f)));
     for (const auto& need : lib.needed)
-      if (!need.path)
+      if (!need.path && !need.refused)
         out.push_back(make(lib, nullptr, "missing-library", need.name, need.baselined, text::missing_library_block(lib, need)));
     for (const auto& mv : lib.missing_versions)
       out.push_back(make(lib, nullptr, "version-mismatch", mv.version + " (" + mv.file + ")", mv.baselined,

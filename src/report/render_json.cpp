@@ -123,7 +123,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
         json search = json::array();
         for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", loader::to_string(s.how)}, {"outcome", s.outcome}});
         needed.push_back({{"name", n.name}, {"path", nullptr}, {"path_bytes", nullptr}, {"searched", n.searched}, {"search", search},
-                          {"baselined", n.baselined}, {"cause", opt(n.cause)}});
+                          {"refused", opt(n.refused)}, {"baselined", n.baselined}, {"cause", opt(n.cause)}});
       }
     }
     json versions = json::array();
@@ -133,6 +133,10 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     }
     json unresolved = json::array();
     for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));
+    json failures = json::array();
+    for (const auto& f : lib.load_failures)
+      failures.push_back({{"kind", loader::to_string(f.kind)}, {"file", f.file}, {"message", f.message},
+                          {"symbol", opt(f.symbol)}, {"fix", f.fix}, {"baselined", f.baselined}});
     libs.push_back({{"path", lib.path},
                     {"path_bytes", path_bytes(lib.path)},
                     {"soname", lib.soname.empty() ? json(nullptr) : json(lib.soname)},
@@ -143,6 +147,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                     {"needed", needed},
                     {"missing_versions", versions},
                     {"unresolved", unresolved},
+                    {"load_failures", failures},
                     {"owner", to_json(lib.owner)},
                     {"host", opt(lib.host)},
                     {"imported_after", imported_after_json(lib.imported_after)},
@@ -173,6 +178,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                 {"unresolved", report.unresolved_count()},
                 {"missing_libraries", report.missing_library_count()},
                 {"missing_versions", report.missing_version_count()},
+                {"load_failures", report.load_failure_count()},
                 {"by_classification", report.by_classification()}}}};
   add_environment(report, doc);
   escape_strings(doc);

@@ -51,11 +51,12 @@ void for_each_text(R& r, F&& f) {
   for (auto& lib : r.libraries) {
     f(lib.path), f(lib.soname), opt(lib.loaded_by), opt(lib.host), owner(lib.owner);
     for (auto& n : lib.needed) {
-      f(n.name), opt(n.path), owner(n.owner);
+      f(n.name), opt(n.path), opt(n.refused), owner(n.owner);
       for (auto& s : n.searched) f(s);
       for (auto& s : n.search) f(s.path), f(s.outcome);
     }
     for (auto& mv : lib.missing_versions) f(mv.version), f(mv.file), opt(mv.provider);
+    for (auto& lf : lib.load_failures) f(lf.file), f(lf.message), opt(lf.symbol), f(lf.fix);
     for (auto& u : lib.unresolved) {
       f(u.symbol), f(u.demangled), opt(u.version), f(u.reason);
       for (auto& ref : u.referenced_by) f(ref.library), opt(ref.function), opt(ref.file);
@@ -112,11 +113,13 @@ LoadCount load_causes(const Report& report, const LibraryReport& target) {
     if (!part_of_load(target, lib) || !seen.insert(lib.path).second) continue;
     size_t before = causes.size() + own;
     for (const auto& need : lib.needed)
-      if (!need.path && !need.baselined) need.cause ? (void)causes.insert("cause\n" + *need.cause) : (void)++own;
+      if (!need.path && !need.refused && !need.baselined) need.cause ? (void)causes.insert("cause\n" + *need.cause) : (void)++own;
     for (const auto& mv : lib.missing_versions)
       if (!mv.baselined) mv.cause ? (void)causes.insert("cause\n" + *mv.cause) : (void)++own;
     for (const auto& u : lib.unresolved)
       if (!u.baselined) causes.insert(u.cause ? "cause\n" + *u.cause : own_cause(u));
+    for (const auto& f : lib.load_failures)
+      if (!f.baselined) ++own;
     n.torch_first |= torch_import && causes.size() + own > before;
   }
   n.causes = causes.size() + own;
@@ -180,7 +183,10 @@ LoadFailure load_failure(const Report& report, const LibraryReport& target) {
     if (!part_of_load(target, lib) || !seen.insert(lib.path).second) continue;
     std::string in = &lib == &target ? "" : " (in " + (lib.soname.empty() ? base_name(lib.path) : lib.soname) + ")";
     for (const auto& n : lib.needed)
-      if (!n.path && !n.baselined) n.cause ? (void)f.causes.insert(*n.cause) : f.own.push_back("library not found: " + n.name + in);
+      if (!n.path && !n.refused && !n.baselined)
+        n.cause ? (void)f.causes.insert(*n.cause) : f.own.push_back("library not found: " + n.name + in);
+    for (const auto& lf : lib.load_failures)
+      if (!lf.baselined) f.own.push_back(base_name(lf.file) + ": " + lf.message + in);
     for (const auto& mv : lib.missing_versions)
       if (!mv.baselined)
         mv.cause ? (void)f.causes.insert(*mv.cause) : f.own.push_back("version " + mv.version + " not found in " + mv.file + in);
@@ -465,8 +471,9 @@ std::string render_text(const Report& report, const TextStyle& style) {
   if (!environment) out += render_causes(report, style);
   for (const auto& lib : report.libraries) {
     if (environment) break;  // told above, grouped
+    for (const auto& f : lib.load_failures) out += print_block(err_for(f.baselined), text::load_failure_block(lib, f), style);
     for (const auto& need : lib.needed) {
-      if (need.path || need.cause) continue;  // a cause's library is told under its headline
+      if (need.path || need.cause || need.refused) continue;  // a cause's library is told under its headline
       out += print_block(err_for(need.baselined), text::missing_library_block(lib, need), style);
     }
     for (const auto& mv : lib.missing_versions) {
@@ -483,7 +490,8 @@ std::string render_text(const Report& report, const TextStyle& style) {
     // Who installed what: for a file checked alone, and otherwise only where something is wrong (an
     // environment of hundreds of healthy files is not a page of notes).
     for (const auto& lib : report.libraries) {
-      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
+      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0 ||
+                     !lib.load_failures.empty();
       if (lib.owner && !environment && (report.libraries.size() == 1 || failing))
         out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
     }
@@ -491,7 +499,8 @@ std::string render_text(const Report& report, const TextStyle& style) {
     // libpython: only a Python process loads it), told as the owner is: for a file checked alone, or
     // where its load fails.
     for (const auto& lib : report.libraries) {
-      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
+      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0 ||
+                     !lib.load_failures.empty();
       if (lib.needs_python_api && lib.host && (report.libraries.size() == 1 || failing))
         out += fmt::format("note: {} uses the Python C API and links no libpython: checked as loaded into {}, which "
                            "provides it\n", lib.path, *lib.host);
@@ -520,10 +529,12 @@ std::string render_text(const Report& report, const TextStyle& style) {
   if (!style.quiet && style.summary) out += render_environment_summary(report);
   if (!style.quiet && style.summary && !(report.libraries.empty() && !report.errors.empty())) {
     size_t u = report.unresolved_count(), m = report.missing_library_count(), v = report.missing_version_count();
-    size_t fresh = new_findings(report), total = u + m + v;
-    out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{} in {} librar{}{}\n", u,
-                       u == 1 ? "" : "s", m, m == 1 ? "y" : "ies", v, v == 1 ? "" : "s", report.libraries.size(),
-                       report.libraries.size() == 1 ? "y" : "ies",
+    size_t l = report.load_failure_count();
+    size_t fresh = new_findings(report), total = u + m + v + l;
+    out += fmt::format("{} undefined symbol{}, {} missing librar{}, {} missing version{}{} in {} librar{}{}\n", u,
+                       u == 1 ? "" : "s", m, m == 1 ? "y" : "ies", v, v == 1 ? "" : "s",
+                       l ? fmt::format(", {} other load failure{}", l, l == 1 ? "" : "s") : std::string(),
+                       report.libraries.size(), report.libraries.size() == 1 ? "y" : "ies",
                        fresh < total ? fmt::format(" ({} baselined)", total - fresh) : std::string());
   }
   return utf8_escaped(out);  // names are bytes from the ELF files; the terminal gets valid UTF-8

@@ -192,7 +192,7 @@ std::string with_commas(size_t n) {
 
 size_t LibraryReport::missing_libraries() const {
   size_t n = 0;
-  for (const auto& need : needed) n += need.path ? 0 : 1;
+  for (const auto& need : needed) n += need.path || need.refused ? 0 : 1;
   return n;
 }
 
@@ -220,6 +220,12 @@ size_t Report::missing_version_count() const {
   return n;
 }
 
+size_t Report::load_failure_count() const {
+  size_t n = 0;
+  for (const auto& lib : libraries) n += lib.load_failures.size();
+  return n;
+}
+
 std::map<std::string, size_t> Report::by_classification() const {
   std::map<std::string, size_t> counts;
   for (const auto& lib : libraries)
@@ -242,6 +248,8 @@ bool load_fails(const Report& report, const LibraryReport& target) {
       if (!mv.baselined) return true;
     for (const auto& u : lib.unresolved)
       if (!u.baselined) return true;
+    for (const auto& f : lib.load_failures)
+      if (!f.baselined) return true;
   }
   return false;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "loader/failure_kind.h"
 #include "loader/found_how.h"
 
 namespace mlc {
@@ -158,6 +159,9 @@ struct SearchStep {
 struct NeededLibrary {
   std::string name;
   std::optional<std::string> path;
+  // A file of that name the search met and glibc refuses (loader::FailureKind::BadCandidate, NoOpen):
+  // the library is not missing, its load fails there (told as a load failure).
+  std::optional<std::string> refused = std::nullopt;
   loader::FoundHow how = loader::FoundHow::Direct;  // how `path` was found (when it was)
   std::vector<std::string> searched;   // directories (or cache files) considered, in order
   std::vector<SearchStep> search;      // the same, with each candidate path and its outcome
@@ -172,6 +176,17 @@ struct MissingVersionFinding {
   std::optional<std::string> provider;
   bool baselined = false;
   std::optional<std::string> cause = std::nullopt;  // id of the Report::causes entry that explains it
+};
+
+// A load glibc fails for another reason than a missing library, symbol or version
+// (loader::FailureKind): a refused candidate, DF_1_NOOPEN, static TLS, an assertion...
+struct LoadFailureFinding {
+  loader::FailureKind kind = loader::FailureKind::BadCandidate;
+  std::string file;     // the file it concerns (absolute)
+  std::string message;  // glibc's words
+  std::optional<std::string> symbol = std::nullopt;
+  std::string fix;      // what to do
+  bool baselined = false;
 };
 
 // A copy of a library and how the loader (or the tool) found it.
@@ -290,6 +305,7 @@ struct LibraryReport {
   std::vector<NeededLibrary> needed;
   std::vector<MissingVersionFinding> missing_versions;
   std::vector<UnresolvedSymbol> unresolved;
+  std::vector<LoadFailureFinding> load_failures;  // the load fails there for another reason
   std::optional<PackageOwner> owner = std::nullopt;  // who installed this file, where known
   // The Python interpreter that is the main program of its process (its C API binds the file's Py*
   // names): --python's for every file, else the host a file Python hosts gets (src/host/python_host.h).
@@ -326,6 +342,7 @@ struct Report {
   size_t unresolved_count() const;
   size_t missing_library_count() const;
   size_t missing_version_count() const;
+  size_t load_failure_count() const;
   std::map<std::string, size_t> by_classification() const;
 };
 

@@ -50,6 +50,14 @@ Block missing_version_block(const LibraryReport& lib, const MissingVersionFindin
   return b;
 }
 
+Block load_failure_block(const LibraryReport& lib, const LoadFailureFinding& f) {
+  Block b{.title = fmt::format("{}: {}", f.file, f.message), .details = {}};
+  b.details.push_back({.line = fmt::format("the load of {}{} fails there{}", lib.path, holder_note(lib),
+                                           f.symbol ? " (" + *f.symbol + ")" : std::string())});
+  b.details.push_back({.line = "fix: " + f.fix});
+  return b;
+}
+
 Block undefined_symbol_block(const LibraryReport& lib, const UnresolvedSymbol& u) {
   Block b{.title = "undefined symbol: " + u.demangled + (u.version ? "@" + *u.version : ""), .details = {}};
   auto add = [&](std::string line) { b.details.push_back({.line = std::move(line)}); };

@@ -25,6 +25,7 @@ struct Block {
 
 Block missing_library_block(const LibraryReport& lib, const NeededLibrary& need);
 Block missing_version_block(const LibraryReport& lib, const MissingVersionFinding& mv);
+Block load_failure_block(const LibraryReport& lib, const LoadFailureFinding& f);
 Block undefined_symbol_block(const LibraryReport& lib, const UnresolvedSymbol& u);
 // Without "warning: " / "error: " and without "runtime-lookup: ".
 Block runtime_lookup_block(const RuntimeLookup& r);

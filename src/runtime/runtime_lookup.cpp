@@ -15,6 +15,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "common/paths.h"
 #include "loader/search_order.h"
 
 namespace mlc::runtime {
@@ -67,13 +68,18 @@ Found search(const loader::Process& p, int caller, const std::string& name, cons
         return f;
       }
   const auto& obj = p.objects[caller].elf;
+  // A path relative to the working directory (an empty LD_LIBRARY_PATH element) is reported absolute.
+  auto absolute = [&](const std::string& path) {
+    return path.empty() || path[0] == '/' || env.cwd.empty() ? path : join_path(env.cwd, path);
+  };
   for (const auto& step :
        loader::search_order(name, p, caller, env, loader::search_platform(env, obj.machine, obj.is_64), cache)) {
-    if (step.passed_over) continue;
-    f.searched.push_back(step.path);
+    // A hwcaps subdirectory that does not exist holds nothing (the loader's own search skips it too).
+    if (step.passed_over || (step.subdir && !is_dir(dir_name(step.path)))) continue;
+    f.searched.push_back(absolute(step.path));
     auto ident = elf::read_ident(step.path);
     if (ident && ident->is_64 == obj.is_64 && ident->machine == obj.machine) {
-      f.path = step.path;
+      f.path = absolute(step.path);
       return f;
     }
   }

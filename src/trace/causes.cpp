@@ -138,7 +138,7 @@ int rpath_holder(const loader::Process& p, int requester, const std::string& dir
     if (!o.elf.rpath) return false;
     std::string origin = dir_of(o.path);
     std::string lib = loader::lib_token_for(o.elf.machine, o.elf.is_64), platform = loader::platform_token_for(o.elf.machine, o.elf.is_64);
-    for (const auto& e : loader::split_search_path(*o.elf.rpath))
+    for (const auto& e : loader::split_rpath(*o.elf.rpath))
       if (auto x = loader::expand_dst(e, origin, lib, platform); x && !x->empty() && without_trailing_slash(*x) == dir) return true;
     return false;
   };

@@ -11,10 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "demangle/demangle.h"
 #include "elf/elf_object.h"
 #include "loader/ld_cache.h"
+#include "../unit/real_loader.h"
 #include "../unit/test_support.h"
 #include "demangler_differences.h"
 
@@ -103,12 +105,9 @@ void expect_all_caused(const nlohmann::json& doc, const std::string& picked, con
   const auto& c = doc["causes"][0];
   EXPECT_EQ(c["picked"]["path"], picked);
   EXPECT_EQ(c["picked"]["how"], "ld_library_path");
-  // The system's copy: what ld.so.cache gives for that soname.
-  std::string system;
-  auto cache = loader::read_ld_cache("/etc/ld.so.cache");
-  ASSERT_TRUE(cache.ok()) << cache.error().to_line();
-  for (const auto& e : cache.value())
-    if (e.soname == other_soname && e.hwcap == 0 && system.empty()) system = e.path;
+  // The system's copy: what ld.so.cache gives for that soname, by `ldconfig -p`.
+  const std::string system = test::system_copy(other_soname);
+  ASSERT_FALSE(system.empty()) << "ldconfig -p lists no " << other_soname;
   EXPECT_EQ(c["other"]["path"], system);
   EXPECT_EQ(c["other"]["how"], "ld.so.cache");
   size_t n = 0;
@@ -381,15 +380,17 @@ TEST(Oracle, ld_so_cache_reader_agrees_with_ldconfig_p) {
   ASSERT_TRUE(entries.ok()) << entries.error().to_line();
   auto p = run("ldconfig -p");
   ASSERT_EQ(p.status, 0);
-  std::multiset<std::pair<std::string, std::string>> want, got;
-  std::istringstream in(p.out);
-  for (std::string line; std::getline(in, line);) {
-    auto arrow = line.find(" => ");
-    if (arrow == std::string::npos || line[0] != '\t') continue;
-    std::string soname = line.substr(1, line.find(' ', 1) - 1);
-    want.insert({soname, line.substr(arrow + 4)});
+  // Each entry's soname, path, hwcap column (a glibc-hwcaps subdirectory's name, or the legacy bits)
+  // and whether it is a 64-bit x86 one (the flags the loader filters on): the reader's against
+  // ldconfig's columns.
+  std::multiset<std::tuple<std::string, std::string, std::string, bool>> want, got;
+  for (const auto& e : test::ldconfig_entries()) want.insert({e.soname, e.path, e.hwcap, e.flags == "libc6,x86-64"});
+  for (const auto& e : entries.value()) {
+    char legacy[32];
+    std::snprintf(legacy, sizeof legacy, "0x%016llx", static_cast<unsigned long long>(e.hwcap));
+    got.insert({e.soname, e.path, !e.glibc_hwcaps.empty() ? e.glibc_hwcaps : e.hwcap ? legacy : "",
+                loader::cache_flags_match(e.flags, 62, true)});
   }
-  for (const auto& e : entries.value()) got.insert({e.soname, e.path});
   EXPECT_EQ(got, want);
   EXPECT_GT(got.size(), 10u);
 }
@@ -409,6 +410,35 @@ TEST(Oracle, sysroot_cache_written_by_ldconfig_is_read) {
   EXPECT_EQ(n["name"], "libvendor.so.2");
   EXPECT_EQ(n["path"], root + "/opt/vendor/lib/libvendor.so.2");
   EXPECT_EQ(n["how"], "ld.so.cache");
+}
+
+// ldconfig indexes glibc-hwcaps subdirectories (its entries carry the subdirectory's name: `ldconfig
+// -p`'s hwcap column, the oracle for what the cache says); dl-cache.c search_cache takes the entry of
+// the best level the CPU supports (`ld.so --help`'s order) before the plain one, and the plain one
+// on a CPU below every level.
+TEST(Oracle, sysroot_cache_glibc_hwcaps_entry_of_the_best_level_comes_first) {
+  if (geteuid() != 0) MLC_SKIP() << "ldconfig -r needs root (chroot)";
+  const auto levels = test::real_hwcaps_levels();
+  if (levels.empty()) MLC_SKIP() << "this CPU supports no x86-64-v2 (ld.so --help)";
+  std::string root = test::scratch_dir("sysroot-hwcaps");
+  std::filesystem::copy(kFix + "/sysroot", root, std::filesystem::copy_options::recursive);
+  const std::string plain = root + "/opt/vendor/lib/libvendor.so.2";
+  const std::string variant = root + "/opt/vendor/lib/glibc-hwcaps/" + levels.back() + "/libvendor.so.2";
+  std::filesystem::create_directories(std::filesystem::path(variant).parent_path());
+  std::filesystem::copy_file(plain, variant);
+  auto ldc = run("ldconfig -r " + quote(root));
+  ASSERT_EQ(ldc.status, 0) << ldc.err;
+  auto listed = run("ldconfig -C " + quote(root + "/etc/ld.so.cache") + " -p");
+  ASSERT_NE(listed.out.find("libvendor.so.2 (libc6,x86-64, hwcap: \"" + levels.back() + "\") => /opt/vendor/lib/glibc-hwcaps/"),
+            std::string::npos) << listed.out;
+  auto path = [&](const std::string& options) {
+    auto r = run(kBin + " --format json " + options + " --sysroot " + quote(root) + " " +
+                 quote(kFix + "/sysroot_user/libsysroot_user.so"));
+    auto doc = nlohmann::json::parse(r.out, nullptr, false);
+    return doc.is_object() ? doc["libraries"][0]["needed"][0]["path"].get<std::string>() : r.out + r.err;
+  };
+  EXPECT_EQ(path(""), variant);
+  EXPECT_EQ(path("--cpu-level baseline"), plain);
 }
 
 }  // namespace

@@ -1,14 +1,22 @@
-// One test per loader rule, each on a fixture world built from fixtures/loader: which symbols are
-// unresolved, why, and where each needed library was found (or every path that was considered).
-// Every world the running system can load is also loaded by the real loader (a libc-only host that
-// dlopens it with RTLD_NOW, see test::real_load): the load must fail exactly when the model finds an
-// unresolved symbol or a missing library, dlerror() must name one of the model's causes, and the copy
-// of each needed library the model picks must be the one in the host's /proc/self/maps.
+// One test per loader rule, each on a fixture world of its own built from fixtures/loader: which
+// symbols are unresolved, why, and where each needed library was found (or every path that was
+// considered). Every world the running system can load is also loaded by the real loader: a libc-only
+// host that dlopens it with RTLD_NOW (test::real_load) must fail exactly when the model finds a
+// cause, and dlerror()'s cause must be one of the model's; ld.so's trace mode (test::real_trace, what
+// ldd -r asks) names every cause, and the model must name exactly those; the copy of each needed
+// library the model picks must be the one the real loader maps (/proc/self/maps when it loads, the
+// trace's list when it does not). Search orders and dynamic string tokens are checked against the
+// files the real loader tries (LD_DEBUG=libs, test::real_search).
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
+#include <set>
 
+#include "loader/search_order.h"
+#include "common/paths.h"
 #include "pipeline/linkcheck.h"
+#include "real_loader.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -16,38 +24,62 @@ namespace {
 
 const std::string kFix = MLC_LOADER_FIXTURES;
 
-// The model's verdict on one world against the real loader's. The model fails a load when a
-// non-weak reference stays unresolved or a needed library is nowhere; glibc's dlerror() names the first
-// of them it meets, which must be among the model's.
+// The model's causes in real_trace's words.
+std::set<std::string> model_causes(const Report& r) {
+  std::set<std::string> causes;
+  for (const auto& l : r.libraries) {
+    const std::string where = test::real_path_of(l.path);
+    for (const auto& u : l.unresolved) causes.insert("undefined " + u.symbol + (u.version ? "@" + *u.version : "") + " in " + where);
+    for (const auto& n : l.needed)
+      if (!n.path && !n.refused) causes.insert("missing " + n.name);
+    for (const auto& v : l.missing_versions) causes.insert("version " + v.version + " required by " + where);
+  }
+  return causes;
+}
+
+// dlerror()'s one cause in the same words ("" when it is none of the three kinds).
+std::string dlerror_cause(const std::string& error) {
+  std::smatch m;
+  static const std::regex undefined(R"(^(.*): undefined symbol: ([^,\s]+)(?:, version (\S+))?$)");
+  static const std::regex missing(R"(^(.*): cannot open shared object file(: .*)?$)");
+  static const std::regex version(R"(^(.*): version `([^']+)' not found \(required by (.*)\)$)");
+  if (std::regex_match(error, m, undefined))
+    return "undefined " + m[2].str() + (m[3].matched ? "@" + m[3].str() : "") + " in " + test::real_path_of(m[1]);
+  if (std::regex_match(error, m, missing)) return "missing " + m[1].str();
+  if (std::regex_match(error, m, version)) return "version " + m[2].str() + " required by " + test::real_path_of(m[3]);
+  return "";
+}
+
+// The model's verdict on one world against the real loader's (see the file's head).
 void expect_real_loader_agrees(const std::string& target, const LinkcheckOptions& options, const Report& r) {
   std::vector<std::pair<std::string, bool>> preloads;
-  for (const auto& w : options.env.with)
-    preloads.emplace_back(w, std::find(options.env.with_local.begin(), options.env.with_local.end(), w) ==
-                                 options.env.with_local.end());
+  std::vector<std::string> global;
+  bool any_local = false;
+  for (const auto& w : options.env.with) {
+    const bool is_global = std::find(options.env.with_local.begin(), options.env.with_local.end(), w) == options.env.with_local.end();
+    preloads.emplace_back(w, is_global);
+    any_local |= !is_global;
+    if (is_global) global.push_back(w);
+  }
   auto real = test::real_load(target, options.env.library_path, preloads);
   ASSERT_TRUE(real.ok || !real.error.empty()) << "the real loader did not run";
-  std::vector<std::string> causes;
-  bool model_ok = true;
-  for (const auto& l : r.libraries) {
-    for (const auto& u : l.unresolved) {
-      causes.push_back("undefined symbol: " + u.symbol + (u.version ? ", version " + *u.version : ""));
-      model_ok = false;
-    }
-    for (const auto& n : l.needed)
-      if (!n.path) {
-        causes.push_back(n.name + ": cannot open shared object file");
-        model_ok = false;
-      }
-    for (const auto& v : l.missing_versions) {
-      causes.push_back("version `" + v.version + "' not found");
-      model_ok = false;
-    }
+  const std::set<std::string> causes = model_causes(r);
+  EXPECT_EQ(real.ok, causes.empty()) << target << ": the real loader says " << (real.ok ? "ok" : real.error);
+  if (!real.ok) {
+    EXPECT_TRUE(causes.count(dlerror_cause(real.error))) << "dlerror() names a cause the model does not: " << real.error;
   }
-  EXPECT_EQ(real.ok, model_ok) << target << ": the real loader says " << (real.ok ? "ok" : real.error);
-  if (!real.ok && !model_ok) {
-    bool named = false;
-    for (const auto& c : causes) named = named || real.error.find(c) != std::string::npos;
-    EXPECT_TRUE(named) << "dlerror() names a cause the model does not: " << real.error;
+  // An RTLD_LOCAL preload has no trace-mode counterpart (LD_PRELOAD is global).
+  if (!any_local) {
+    auto trace = test::real_trace(target, options.env.library_path, global);
+    EXPECT_EQ(causes, trace.causes) << "the real loader's trace:\n" << trace.raw;
+    size_t compared = 0;
+    for (const auto& l : r.libraries)
+      for (const auto& n : l.needed)
+        if (n.path && trace.mapped.count(n.name)) {
+          EXPECT_EQ(test::real_path_of(*n.path), trace.mapped.at(n.name)) << n.name << " needed by " << l.path;
+          ++compared;
+        }
+    (void)compared;
   }
   if (!real.ok) return;
   size_t compared = 0;
@@ -60,7 +92,15 @@ void expect_real_loader_agrees(const std::string& target, const LinkcheckOptions
   EXPECT_GT(compared, 0u) << target << ": no needed library to compare";
 }
 
+// The x86-64 level this machine's loader searches glibc-hwcaps subdirectories for (ld.so --help).
+int machine_level() {
+  auto levels = test::real_hwcaps_levels();
+  return levels.empty() ? 1 : levels.front().back() - '0';
+}
+
 Report check(const std::string& rel, LinkcheckOptions options = {}) {
+  options.env.x86_isa_level = machine_level();
+  if (options.env.platform_token.empty()) options.env.platform_token = test::real_platform();
   Report r = run_linkcheck({kFix + "/" + rel}, options);
   if (options.env.sysroot.empty()) {  // a sysroot is not what this machine's loader reads
     LinkcheckOptions all = options;
@@ -118,6 +158,7 @@ TEST(LoaderRules, runpath_is_not_inherited_by_dependencies) {
   const auto& b = lib(r, "chain/runpath/../b/libchain_b.so");
   const auto& c = needed(b, "libchain_c.so");
   EXPECT_FALSE(c.path.has_value());
+  ASSERT_FALSE(c.searched.empty());
   for (const auto& dir : c.searched) EXPECT_EQ(dir.find("/chain/c"), std::string::npos) << dir;
   ASSERT_EQ(names(b), Names{"chain_c"});
   EXPECT_EQ(b.unresolved[0].classification, Classification::MissingLibrary);
@@ -212,37 +253,54 @@ TEST(LoaderRules, same_device_and_inode_is_one_object) {
   EXPECT_EQ(r.unresolved_count(), 0u);
 }
 
-TEST(LoaderRules, dynamic_string_tokens_expand_like_glibc) {
-  using loader::expand_dst;
-  EXPECT_EQ(expand_dst("$ORIGIN/../lib", "/opt/x/bin", "lib/x86_64-linux-gnu", "x86_64"), "/opt/x/bin/../lib");
-  EXPECT_EQ(expand_dst("${ORIGIN}/$LIB", "/o", "lib/x86_64-linux-gnu", "x86_64"), "/o/lib/x86_64-linux-gnu");
-  EXPECT_EQ(expand_dst("/p/$PLATFORM/sub", "/o", "lib", "x86_64"), "/p/x86_64/sub");
-  EXPECT_EQ(expand_dst("/p/${PLATFORM}x", "/o", "lib", "x86_64"), "/p/x86_64x");
-  // An unknown token drops the element; so does an unterminated brace.
-  EXPECT_EQ(expand_dst("/p/$UNKNOWN", "/o", "lib", "x86_64"), std::nullopt);
-  EXPECT_EQ(expand_dst("/p/${ORIGIN", "/o", "lib", "x86_64"), std::nullopt);
-  EXPECT_EQ(expand_dst("/plain/dir", "/o", "lib", "x86_64"), "/plain/dir");
-  EXPECT_EQ(loader::lib_token_for(62, true), "lib/x86_64-linux-gnu");
-  EXPECT_EQ(loader::default_dirs_for(62, true),
-            (std::vector<std::string>{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"}));
+// dl-load.c _dl_dst_substitute, as the real loader applies it to one DT_RUNPATH holding every form of
+// token (fixtures/loader "dst/forms"): known tokens, braced or not, expanded; an unknown $NAME, a
+// token followed by an identifier character, an unterminated ${ kept literally; a directory named
+// twice searched once. The files the model tries are the files the real loader
+// tries (LD_DEBUG=libs), hwcaps subdirectories included.
+TEST(LoaderRules, dynamic_string_tokens_expand_as_the_real_loader_expands_them) {
+  const std::string target = kFix + "/dst/forms/libdst_forms.so";
+  auto real = test::real_search(target, "libdst_nothere.so");
+  ASSERT_FALSE(real.tried.empty()) << "the real loader tried nothing";
+  auto p = loader::load_process(target, {});
+  ASSERT_TRUE(p.ok()) << p.error().to_line();
+  const loader::NeededEntry* entry = nullptr;
+  for (const auto& n : p->objects[p->target].needed)
+    if (n.name == "libdst_nothere.so") entry = &n;
+  ASSERT_NE(entry, nullptr);
+  EXPECT_FALSE(entry->object >= 0);
+  // The model's whole order for that name (every candidate, as a fresh process tries each once).
+  const auto& o = p->objects[p->target];
+  loader::LoaderEnv env;
+  env.x86_isa_level = machine_level();
+  env.platform_token = test::real_platform();
+  auto platform = loader::search_platform(env, o.elf.machine, o.elf.is_64);
+  std::vector<std::string> model;
+  for (const auto& step : loader::search_order("libdst_nothere.so", *p, p->target, env, platform,
+                                               loader::read_system_cache(env, platform.default_dirs)))
+    if (!step.passed_over && step.how == loader::FoundHow::Runpath) model.push_back(step.path);
+  std::vector<std::string> tried_in_runpath(real.tried.begin(), real.tried.begin() + std::min(real.tried.size(), model.size()));
+  EXPECT_EQ(model, tried_in_runpath);
+  // The literal directories are searched, and the one holding the library is where both find it.
+  for (const char* literal : {"/dst/forms/d$UNKNOWN/", "/dst/forms/${ORIGIN/", "/dst/forms/$ORIGINX/"})
+    EXPECT_NE(std::find(model.begin(), model.end(), kFix + literal + "libdst_nothere.so"), model.end()) << literal;
 }
 
 TEST(LoaderRules, versioned_reference_binds_only_to_its_version) {
-  Report r = check("ver/libver_user.so");
-  const auto& u = lib(r, "ver/libver_user.so");
-  // ver_moved@VER_2 is now only in VER_1; ver_hid has only a hidden version.
-  EXPECT_EQ(names(u), (Names{"ver_hid", "ver_moved@VER_2"}));
-  ASSERT_EQ(u.unresolved.size(), 2u);
-  EXPECT_EQ(u.unresolved[1].classification, Classification::VersionMismatch);
-  EXPECT_EQ(u.unresolved[1].reason, "defined in " + kFix + "/ver/run/libver.so.1, but not with version VER_2");
+  Report r = check("ver/libver_moved_user.so");
+  const auto& u = lib(r, "ver/libver_moved_user.so");
+  // ver_moved is in VER_1 at run time, not in VER_2.
+  ASSERT_EQ(names(u), (Names{"ver_moved@VER_2"}));
+  EXPECT_EQ(u.unresolved[0].classification, Classification::VersionMismatch);
+  EXPECT_EQ(u.unresolved[0].reason, "defined in " + kFix + "/ver/run/libver.so.1, but not with version VER_2");
   EXPECT_TRUE(u.missing_versions.empty());
 }
 
 TEST(LoaderRules, hidden_version_is_invisible_to_unversioned_reference) {
-  Report r = check("ver/libver_user.so");
-  const auto& u = lib(r, "ver/libver_user.so");
-  ASSERT_FALSE(u.unresolved.empty());
-  EXPECT_EQ(u.unresolved[0].symbol, "ver_hid");
+  Report r = check("ver/libver_hid_user.so");
+  const auto& u = lib(r, "ver/libver_hid_user.so");
+  // ver_hid has only a hidden version (VER_2, not the default).
+  ASSERT_EQ(names(u), (Names{"ver_hid"}));
   EXPECT_FALSE(u.unresolved[0].version.has_value());
   EXPECT_EQ(u.unresolved[0].classification, Classification::Hidden);
 }
@@ -257,7 +315,16 @@ TEST(LoaderRules, missing_version_node_is_reported_as_such) {
   EXPECT_EQ(names(u), Names{"ver_new@VER_2"});
 }
 
+// A world whose only unresolved reference is weak: it loads, for the model and for the real loader.
 TEST(LoaderRules, weak_undefined_reference_is_never_an_error) {
+  Report r = check("weak/libweak_only_user.so");
+  EXPECT_TRUE(lib(r, "weak/libweak_only_user.so").unresolved.empty());
+  EXPECT_EQ(r.unresolved_count(), 0u);
+  EXPECT_TRUE(r.errors.empty());
+}
+
+// The same reference beside a strong one: only the strong one is a finding.
+TEST(LoaderRules, strong_undefined_reference_beside_a_weak_one_is_the_only_finding) {
   Report r = check("weak/libweak_user.so");
   EXPECT_EQ(names(lib(r, "weak/libweak_user.so")), Names{"strong_missing"});
   EXPECT_EQ(lib(r, "weak/libweak_user.so").unresolved[0].classification, Classification::Unknown);
@@ -294,6 +361,17 @@ TEST(LoaderRules, missing_library_lists_every_path_considered_in_order) {
   };
   EXPECT_EQ(got, want);
   EXPECT_EQ(n.searched.front(), kFix + "/miss/first");
+  // The real loader tries the same files in the same order, where a file could be (its directory
+  // exists: glibc tries each hwcaps subdirectory once, the model lists only those that exist).
+  auto real = test::real_search(kFix + "/miss/libmiss_user.so", "libnothere.so.1", o.env.library_path);
+  auto could_be = [](const std::string& path) { return is_dir(std::filesystem::path(path).parent_path().string()); };
+  std::vector<std::string> model_paths, real_paths;
+  for (const auto& s : n.search)
+    if (s.how != loader::FoundHow::LdSoCache && could_be(s.path)) model_paths.push_back(s.path);
+  for (const auto& t : real.tried)
+    if (could_be(t)) real_paths.push_back(t);
+  ASSERT_FALSE(real_paths.empty());
+  EXPECT_EQ(model_paths, real_paths);
   EXPECT_EQ(names(u), Names{"nothere_func"});
   EXPECT_EQ(u.unresolved[0].classification, Classification::MissingLibrary);
 }

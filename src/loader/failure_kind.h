@@ -1,0 +1,27 @@
+// Why a load fails when no library is missing and no symbol or version is undefined: the loader's
+// vocabulary shared with the report (JSON `load_failures[].kind`), a leaf header as found_how.h is.
+#pragma once
+
+namespace mlc::loader {
+
+// A load glibc fails for another reason than a library not found, a symbol undefined or a version
+// node missing: each with the glibc function that fails it.
+enum class FailureKind {
+  BadCandidate,          // dl-load.c open_verify / _dl_map_object_from_fd: a file met on the search
+                         // that is no loadable object of the process's class (empty, text, a directory,
+                         // ET_REL, an executable, another byte order...) ends the search with an error
+  NoOpen,                // _dl_map_object_from_fd: DF_1_NOOPEN, "shared object cannot be dlopen()ed"
+  StaticTls,             // dl-reloc.c _dl_allocate_static_tls: initial-exec TLS past the surplus
+  TlsMismatch,           // an initial-exec TLS relocation bound to a non-TLS symbol of an object without
+                         // PT_TLS: _dl_try_allocate_static_tls divides by its zero alignment (SIGFPE)
+  VersionFileUnmatched,  // dl-version.c _dl_check_map_versions: a Verneed file no loaded object answers
+                         // to (a DT_NEEDED spelled with $ORIGIN/$PLATFORM) - assertion, abort
+  VersionWithoutVersym,  // dl-lookup.c check_match: a versioned reference looked up in the object it
+                         // names, which has no .gnu.version - assertion, abort
+  ProtectedCopy,         // dl-protected.h: a copy relocation against protected data of an object
+                         // marked GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS
+  IsaLevel,              // sysdeps/x86/dl-prop.h: GNU_PROPERTY_X86_ISA_1_NEEDED above the CPU's level
+};
+const char* to_string(FailureKind kind);  // JSON `load_failures[].kind`
+
+}  // namespace mlc::loader

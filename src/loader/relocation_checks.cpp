@@ -1,0 +1,211 @@
+// The relocations that bind more than a name (relocation_checks.h): copy relocations of the main
+// program (dl-lookup.c, dl-protected.h) and initial-exec TLS in the static TLS surplus (dl-tls.c,
+// dl-reloc.c). x86-64 only, where the relocation types are read.
+#include "loader/relocation_checks.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/paths.h"
+
+namespace mlc::loader {
+namespace {
+
+using elf::Symbol;
+
+const elf::VersionRequirement* version_of(const elf::ElfObject& o, const Symbol& s) {
+  return o.has_versym && s.version_index >= 2 ? o.requirement(s.version_index) : nullptr;
+}
+
+// sysdeps/x86_64/nptl/tls.h: TCB_ALIGNMENT; dl-tls.c: LIBC_IE_TLS, OTHER_IE_TLS and the legacy
+// part that makes the default surplus 1664 bytes.
+constexpr uint64_t kTcbAlignment = 64;
+constexpr uint64_t kLibcIeTls = 144, kOtherIeTls = 144, kLegacyTls = 144;
+
+uint64_t round_up(uint64_t value, uint64_t align) { return align ? (value + align - 1) / align * align : value; }
+
+// The static TLS block as the process starts: what the objects loaded at start use
+// (_dl_determine_tlsoffset, TLS_TCB_AT_TP) and the free bytes after it, the surplus included.
+struct StaticTls {
+  uint64_t max_align = kTcbAlignment;
+  uint64_t free = 0;
+  std::set<int> placed;  // objects whose block has its place
+};
+
+StaticTls at_start(const Process& p, uint64_t surplus) {
+  StaticTls tls;
+  uint64_t offset = 0, freetop = 0, freebottom = 0;
+  for (size_t i = 0; i < p.objects.size(); ++i) {
+    const auto& o = p.objects[i];
+    const auto& h = o.elf.header;
+    if (!o.at_start || h.tls_blocksize == 0) continue;
+    const uint64_t align = std::max<uint64_t>(h.tls_align, 1);
+    const uint64_t firstbyte = (0 - h.tls_firstbyte_offset) & (align - 1);
+    tls.max_align = std::max(tls.max_align, align);
+    tls.placed.insert(static_cast<int>(i));
+    if (freebottom - freetop >= h.tls_blocksize) {
+      uint64_t off = round_up(freetop + h.tls_blocksize - firstbyte, align) + firstbyte;
+      if (off <= freebottom) {
+        freetop = off;
+        continue;
+      }
+    }
+    uint64_t off = round_up(offset + h.tls_blocksize - firstbyte, align) + firstbyte;
+    if (off > offset + h.tls_blocksize + (freebottom - freetop)) {
+      freetop = offset;
+      freebottom = off - h.tls_blocksize;
+    }
+    offset = off;
+  }
+  tls.free = round_up(offset + surplus, tls.max_align) - offset;
+  return tls;
+}
+
+// dl-reloc.c _dl_try_allocate_static_tls: the block goes at the top of what is free, aligned.
+bool place(StaticTls& tls, const elf::LoadHeader& h) {
+  const uint64_t align = std::max<uint64_t>(h.tls_align, 1);
+  const uint64_t size = h.tls_blocksize + h.tls_firstbyte_offset;
+  if (align > tls.max_align || tls.free < size) return false;
+  const uint64_t n = (tls.free - size) / align;
+  tls.free -= tls.free - n * align - h.tls_firstbyte_offset;
+  return true;
+}
+
+// One initial-exec reference: the object whose block it reaches (its own for index 0), -1 when the
+// look-up finds nothing (an undefined symbol, reported as one).
+struct TlsReference {
+  int provider = -1;
+  std::string symbol;
+};
+TlsReference resolve(const Process& p, int object, uint32_t index) {
+  if (index == 0) return {object, ""};
+  const auto& o = p.objects[object].elf;
+  const Symbol s = o.dynamic_symbol(index);
+  const std::string name(o.name_of(s));
+  // A local symbol, or one that binds within its object, is the object's own.
+  if (s.binding == elf::Binding::Local || (!s.is_undefined() && (s.visibility == elf::Visibility::Hidden ||
+                                                                s.visibility == elf::Visibility::Internal)))
+    return {object, name};
+  return {find_definition(p, object, name, version_of(o, s)).object, name};
+}
+
+// The objects whose initial-exec relocations glibc applies, in its order: what the process starts
+// with, then each dlopen's new objects (dl-open.c relocates them last loaded first).
+std::vector<int> relocation_order(const Process& p) {
+  std::vector<int> order;
+  for (size_t i = 0; i < p.objects.size(); ++i)
+    if (p.objects[i].at_start) order.push_back(static_cast<int>(i));
+  std::vector<int> roots;
+  for (const auto& o : p.objects)
+    if (!o.at_start && o.root >= 0 && std::find(roots.begin(), roots.end(), o.root) == roots.end()) roots.push_back(o.root);
+  for (int root : roots)
+    for (size_t i = p.objects.size(); i-- > 0;)
+      if (!p.objects[i].at_start && p.objects[i].root == root) order.push_back(static_cast<int>(i));
+  return order;
+}
+
+// Whether every block the dlopens reach fits, with this surplus; the first that does not, else -1
+// (and the reference that reached it).
+struct Outcome {
+  int object = -1, provider = -1;
+  std::string symbol;
+  bool mismatch = false;  // a non-TLS definition in an object without a TLS block
+};
+Outcome simulate(const Process& p, uint64_t surplus) {
+  StaticTls tls = at_start(p, surplus);
+  for (int x : relocation_order(p)) {
+    for (uint32_t index : p.objects[x].elf.static_tls_symbols) {
+      TlsReference ref = resolve(p, x, index);
+      if (ref.provider < 0) continue;
+      const auto& h = p.objects[ref.provider].elf.header;
+      if (h.tls_blocksize == 0 || h.tls_align == 0) return {x, ref.provider, ref.symbol, true};
+      if (tls.placed.count(ref.provider)) continue;
+      if (!place(tls, h)) return {x, ref.provider, ref.symbol, false};
+      tls.placed.insert(ref.provider);
+    }
+  }
+  return {};
+}
+
+uint64_t surplus_of(const LoaderEnv& env, uint64_t optional) {
+  const uint64_t nns = std::max<uint64_t>(env.nns, 1);
+  return (nns - 1) * kLibcIeTls + nns * kOtherIeTls + optional + kLegacyTls;
+}
+
+}  // namespace
+
+void check_copy_relocations(const Process& p, const std::vector<int>& checked, BindOutcome& out) {
+  const int main = p.main;
+  if (main < 0 || std::find(checked.begin(), checked.end(), main) == checked.end()) return;
+  const auto& o = p.objects[main].elf;
+  for (uint32_t index : o.copy_symbols) {
+    const Symbol s = o.dynamic_symbol(index);
+    const std::string_view name = o.name_of(s);
+    const elf::VersionRequirement* version = version_of(o, s);
+    Definition def = find_definition(p, main, name, version, main);
+    if (def.aborted_in >= 0) {
+      out.failures.push_back(version_without_versym(p, main, def.aborted_in, name, version ? version->name : ""));
+      continue;
+    }
+    if (def.object < 0) {
+      UnresolvedRef u;
+      u.object = main;
+      u.symbol_index = index;
+      u.name = name;
+      if (version) {
+        u.version = version->name;
+        u.version_file = version->file;
+      }
+      out.unresolved.push_back(std::move(u));
+      continue;
+    }
+    const auto& provider = p.objects[def.object];
+    const Symbol d = provider.elf.dynamic_symbol(def.symbol);
+    // GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS (bit 0): the object's protected data cannot be copied.
+    if (d.visibility == elf::Visibility::Protected && (provider.elf.header.gnu_1_needed & 1)) {
+      out.failures.push_back(
+          {.kind = FailureKind::ProtectedCopy, .object = main, .file = provider.path,
+           .message = "error due to GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS", .symbol = std::string(name),
+           .fix = base_name(p.objects[main].path) + " copies " + std::string(name) + " (a copy relocation), which " +
+                  base_name(provider.path) + " defines as protected data built with -mno-direct-extern-access: "
+                  "rebuild the program with -fPIC (no copy relocation), or the library without that option"});
+    }
+  }
+}
+
+void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out) {
+  if (p.objects.empty() || p.objects.front().elf.machine != 62 || !p.objects.front().elf.is_64) return;
+  Outcome first = simulate(p, surplus_of(env, env.optional_static_tls));
+  if (first.object < 0) return;
+  const auto& provider = p.objects[first.provider];
+  const std::string by = base_name(p.objects[first.object].path);
+  const std::string what = first.symbol.empty() ? "its own thread-local variables" : first.symbol;
+  if (first.mismatch) {
+    out.failures.push_back(
+        {.kind = FailureKind::TlsMismatch, .object = first.object, .file = provider.path,
+         .message = "ld.so ends the process (SIGFPE): an initial-exec TLS relocation binds " + what +
+                    " to an object without a TLS block",
+         .symbol = first.symbol,
+         .fix = by + " accesses " + what + " as a thread-local variable (initial-exec), but " + base_name(provider.path) +
+                " defines it as ordinary data: load the copy " + by + " was built against, or rebuild " + by +
+                " against this one"});
+    return;
+  }
+  // The smallest glibc.rtld.optional_static_tls that lets every block in (rounded up to 512 bytes).
+  uint64_t low = env.optional_static_tls, high = std::max<uint64_t>(low, 512) * 2;
+  while (simulate(p, surplus_of(env, high)).object >= 0 && high < (uint64_t{1} << 30)) high *= 2;
+  while (low + 1 < high) {
+    uint64_t mid = low + (high - low) / 2;
+    (simulate(p, surplus_of(env, mid)).object >= 0 ? low : high) = mid;
+  }
+  const uint64_t tunable = round_up(high, 512);
+  out.failures.push_back(
+      {.kind = FailureKind::StaticTls, .object = first.object, .file = provider.path,
+       .message = "cannot allocate memory in static TLS block", .symbol = first.symbol,
+       .fix = base_name(provider.path) + "'s thread-local storage (" + std::to_string(provider.elf.header.tls_blocksize) +
+              " bytes, reached through initial-exec relocations of " + by + ") does not fit in the static TLS "
+              "surplus a dlopen can use: set GLIBC_TUNABLES=glibc.rtld.optional_static_tls=" + std::to_string(tunable) +
+              ", load it at start (LD_PRELOAD), or build it with -ftls-model=global-dynamic"});
+}
+
+}  // namespace mlc::loader
