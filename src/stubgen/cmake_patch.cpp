@@ -45,7 +45,7 @@ struct Edits {
   void add_to_list(const ListAdd& add) {
     std::string key = list_key(add);
     if (!added.insert(key).second) return;
-    switch (editor.add_source(add.file, add.list, add.entry)) {
+    switch (editor.add_source(add.file, add.list, add.entry, add.source)) {
       case build::EditOutcome::Added: record(add.file, key, "add " + add.entry + " to " + add.list); break;
       case build::EditOutcome::Present: already_listed(add, key); break;
       case build::EditOutcome::NoPlace:
@@ -150,12 +150,70 @@ struct Edits {
 
 }  // namespace
 
-void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p) {
-  Edits edits(t, ctx, p);
+namespace {
+
+// The plan's edits of `t`, made on a copy of `p` (a second try starts again from `p`).
+Plan planned(const Triage& t, const trace::TraceContext& ctx, const Plan& p) {
+  Plan trial = p;
+  Edits edits(t, ctx, trial);
   for (const auto& add : t.list_adds) edits.add_to_list(add);
   for (const auto& add : t.link_adds) edits.link(add);
   edits.drop(edits.drops_to_make());
   edits.finish();
+  return trial;
+}
+
+// The targets each added source is for (by the library lacking it), as the build system names them.
+std::vector<std::pair<std::string, std::string>> wanted(const Triage& t, const build::Model& build) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& add : t.list_adds)
+    if (const auto* target = build.target_for_artifact(add.library); target && !add.source.empty())
+      out.emplace_back(target->name, add.source);
+  return out;
+}
+
+}  // namespace
+
+void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p) {
+  Plan trial = planned(t, ctx, p);
+  // CMake's own word on the edited files, when the tool may ask it: they must configure, and each added
+  // source must be compiled by the target that lacks it. An edit that fails either is not written.
+  if (!ctx.build || !ctx.build->from_build_system || trial.cmake_files.empty()) {
+    p = std::move(trial);
+    return;
+  }
+  std::vector<build::FileEdit> edits;
+  for (const auto& f : trial.cmake_files) edits.push_back({f.path, f.before, f.after});
+  const auto check = build::check_edits(*ctx.build, edits, wanted(t, *ctx.build));
+  if (!check.ran || (check.failure.empty() && check.not_compiled.empty())) {
+    p = std::move(trial);
+    return;
+  }
+  Triage kept = t;
+  auto refuse = [&](const ListAdd& add, const std::string& why) {
+    p.refused.push_back({add.demangled.empty() ? add.symbol : add.demangled, why});
+    p.unreached.push_back(add.symbol);
+  };
+  if (!check.failure.empty()) {
+    // Not one CMake file is written: the edits together break the configure.
+    for (const auto& add : t.list_adds)
+      refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file + ") leaves a build that does not configure: " +
+                      check.failure);
+    kept.list_adds.clear();
+    kept.link_adds.clear();
+    kept.drops.clear();
+  } else {
+    std::erase_if(kept.list_adds, [&](const ListAdd& add) {
+      for (const auto& [target, file] : check.not_compiled)
+        if (file == add.source) {
+          refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file + ") does not make CMake compile " +
+                          file + " into " + target + ": that list does not reach the target in this configuration");
+          return true;
+        }
+      return false;
+    });
+  }
+  p = planned(kept, ctx, p);
 }
 
 }  // namespace mlc::stubgen::detail
