@@ -531,7 +531,7 @@ void confirm_findings(InputCheck& in, const trace::TraceContext& ctx, const Link
   std::vector<UnresolvedSymbol*> all;
   for (auto& f : in.symbols) all.push_back(&f.symbol);
   confirm::confirm_symbols(ctx, all, {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
-                                      .budget_seconds = options.trace.confirm_budget, .jobs = 0}, report.warnings);
+                                      .budget_compiles = options.trace.confirm_budget, .jobs = 0}, report.warnings);
   std::erase_if(unknown, [](const UnresolvedSymbol* u) { return u->classification != Classification::Unknown; });
 }
 
