@@ -570,7 +570,7 @@ void trace_origins(InputCheck& in, const LinkcheckOptions& options, const loader
   trace::filter_suggestions(unknown);
   // A symbol a loaded library should own (its class, namespace or C prefix) but lacks: the
   // referencing object was built against another version of that library.
-  installed::find_provider_mismatch(in.process, in.symbols, report.causes);
+  installed::find_provider_mismatch(in.process, in.symbols, report.causes, ctx.build);
 }
 
 // The findings joined to their libraries, in load order, symbols sorted by mangled name. By default

@@ -207,6 +207,45 @@ TEST(ConfirmOrder, the_budget_compiles_the_targets_own_source_before_tests_and_o
   fs::remove_all(root);
 }
 
+// Evidence order (abseil's strings_internal): a sibling library the same build makes defines other
+// names of the namespace; the forgotten source of the library's own target defines this one. A
+// neighbour in a namespace is no "other version" of a library the build itself makes: without the
+// compiler the symbol stays unknown, with it it is missing-source in that source.
+TEST(ConfirmOrder, a_sibling_librarys_namespace_never_outranks_the_targets_own_forgotten_source) {
+  const std::string root = mlc::test::scratch_dir("confirm-sibling");
+  fs::remove_all(root);
+  const std::string src = root + "/src", build = root + "/build";
+  fs::create_directories(src);
+  write_file(src + "/CMakeLists.txt", "cmake_minimum_required(VERSION 3.16)\nproject(sibling CXX)\n"
+                                      "add_library(outer_internal SHARED internal.cc)\n"
+                                      "add_library(outer SHARED outer.cc)\n"
+                                      "target_link_libraries(outer PRIVATE outer_internal)\n");
+  // b() is declared and defined through macros: text matching finds neither (as abseil's inline
+  // namespace macros hid its names), and only its namespace is there to go by.
+  write_file(src + "/internal.h", "namespace ns { namespace internal {\nint a();\nint c();\nint d();\n"
+                                  "#define DECLARE_INTERNAL(name) int name();\nDECLARE_INTERNAL(b)\n} }\n");
+  write_file(src + "/internal.cc", "#include \"internal.h\"\nnamespace ns { namespace internal {\n"
+                                   "int a() { return 1; }\nint c() { return 3; }\nint d() { return 4; }\n} }\n");
+  write_file(src + "/outer.cc", "#include \"internal.h\"\nint outer() { return ns::internal::a() + ns::internal::b(); }\n");
+  // The target's forgotten source, written by a macro that text matching cannot read.
+  write_file(src + "/b_impl.cc", "#include \"internal.h\"\n#define DEFINE_INTERNAL(name, v) namespace ns { namespace internal "
+                                 "{ int name() { return v; } } }\nDEFINE_INTERNAL(b, 2)\n");
+  std::string log;
+  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null && "
+               "cmake --build " + quote(build), &log), 0) << log;
+  auto classify = [&](const std::string& extra) {
+    std::string out;
+    sh(std::string(MLC_LINKCHECK_BIN) + " --build-dir " + quote(build) + " --no-cache --cuda-home '' --sdk-home '' " +
+       extra + " --format json -o " + quote(root + "/r.json") + " " + quote(build + "/libouter.so"), &out);
+    auto doc = nlohmann::json::parse(read_file(root + "/r.json"));
+    const auto& u = doc.at("libraries").at(0).at("unresolved").at(0);
+    return u.at("classification").get<std::string>() + " " + (u.at("origin").is_object() ? u.at("origin").value("file", "") : "");
+  };
+  EXPECT_EQ(classify("--no-confirm"), "unknown ");
+  EXPECT_EQ(classify("--confirm-budget 8"), "missing-source " + src + "/b_impl.cc");
+  fs::remove_all(root);
+}
+
 TEST(ConfirmCommand, SiblingCommandSubstitutesFileAndOutput) {
   std::vector<mlc::confirm::CompileCommand> db = {
       {.directory = "/b", .argv = {"/usr/bin/mcc", "-DA", "-o", "k.o", "-c", "/s/k/a.mu"}, .file = "/s/k/a.mu"},
