@@ -99,7 +99,8 @@ struct Model {
   std::map<std::string, std::string> cache;  // the configure's variables (CMakeCache.txt)
   std::set<std::string> compiled;            // from compile_commands.json and the provider's targets
   // Sources the configure compiles whose object no build has written yet (an entry added, or a glob
-  // that sees a new file, since the last build): in no library built so far, so not in `compiled`.
+  // that sees a new file, since the last build): not in the built artifacts of the targets that list
+  // them, so not in their `compiles` nor in `compiled`.
   std::set<std::string> unbuilt;
   bool has_compile_database = false;
   std::vector<Target> targets;

@@ -463,11 +463,14 @@ void read_compile_database(Model& info) {
   }
 }
 
-// What is compiled, as far as the libraries built so far are concerned: without the unbuilt sources.
+// What is compiled, as far as the libraries built so far are concerned: a target whose artifact exists
+// was built without its unbuilt sources (a target never built yet keeps them: nothing is behind).
 void drop_unbuilt(Model& info) {
-  for (const auto& f : info.unbuilt) {
-    info.compiled.erase(f);
-    for (auto& t : info.targets) t.compiles.erase(f);
+  if (info.unbuilt.empty()) return;
+  for (auto& t : info.targets) {
+    if (std::none_of(t.artifacts.begin(), t.artifacts.end(), [](const std::string& a) { return exists(a); })) continue;
+    for (const auto& f : info.unbuilt)
+      if (t.compiles.erase(f)) info.compiled.erase(f);
   }
 }
 

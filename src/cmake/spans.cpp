@@ -45,6 +45,15 @@ void referenced(const std::string& raw, std::vector<std::string>& out) {
   }
 }
 
+// A header by its extension (CMake completes a name without one with the source extensions first).
+bool is_header(const std::string& path) {
+  const std::string name = path.substr(path.rfind('/') + 1);
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos) return false;
+  static const std::set<std::string> headers = {"h", "hh", "hpp", "hxx", "h++", "inl", "inc", "cuh", "muh", "tcc"};
+  return headers.count(name.substr(dot + 1)) > 0;
+}
+
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
@@ -239,10 +248,11 @@ class SpanReader {
       std::string rest = pattern.substr(slash + 1), name = source.substr(source.rfind('/') + 1);
       return fnmatch(rest.c_str(), source.c_str() + slash + 1, 0) == 0 || fnmatch(rest.c_str(), name.c_str(), 0) == 0;
     }
-    // CMake tries the source extensions on a name without one ("drivers/pn532_uart" is pn532_uart.c).
+    // CMake tries the source extensions on a name without one ("drivers/pn532_uart" is pn532_uart.c); a
+    // header is not taken so (a function's NAME fn is no fn.h).
     std::string named = source;
     const std::string last = raw.substr(raw.rfind('/') == std::string::npos ? 0 : raw.rfind('/') + 1);
-    if (last.find('.') == std::string::npos && last.find('$') == std::string::npos) {
+    if (last.find('.') == std::string::npos && last.find('$') == std::string::npos && !is_header(source)) {
       size_t dot = source.rfind('.');
       if (dot != std::string::npos && dot > source.rfind('/')) named = source.substr(0, dot);
     }
