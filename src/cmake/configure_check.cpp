@@ -1,5 +1,5 @@
 // The edited CMake files checked by CMake itself before they are written: a copy of the source tree
-// (directories made, every file a link to the original, the edited files written out) is configured
+// (directories made, every file a hard link to the original, the edited files written out anew) is configured
 // with a copy of the build's cache, and its File API reply says whether each added file is now
 // compiled by its target. The user's sources and build tree are never touched.
 #include <unistd.h>
@@ -21,7 +21,9 @@ bool under(const std::string& path, const std::string& dir) {
   return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
 
-// The source tree as links, the build tree left out (it may sit inside it), hidden directories too.
+// The source tree as hard links (a copy where the tree spans file systems), the build tree left out (it
+// may sit inside it), hidden directories too. Not symbolic links: a project that asks CMake for a
+// file's real path (nng's websocket sources) would be led back into the original tree.
 bool link_tree(const std::string& from, const std::string& to, const std::string& skip, std::string& error) {
   std::error_code ec;
   fs::create_directories(to, ec);
@@ -38,7 +40,11 @@ bool link_tree(const std::string& from, const std::string& to, const std::string
       fs::create_directories(copy, ec);
       if (ec) break;
     } else {
-      fs::create_symlink(it->path(), copy, ec);
+      fs::create_hard_link(it->path(), copy, ec);
+      if (ec) {
+        ec.clear();
+        fs::copy(it->path(), copy, fs::copy_options::copy_symlinks, ec);
+      }
       if (ec) break;
     }
   }

@@ -237,11 +237,20 @@ std::string first_cmake_error(const std::string& output) {
   std::string line, last;
   while (std::getline(in, line)) {
     if (line.rfind("CMake Error", 0) == 0) {
-      // "CMake Error at CMakeLists.txt:3 (add_library):" is followed by the message, indented.
-      std::string next;
-      while (std::getline(in, next) && next.find_first_not_of(" \t") == std::string::npos) {}
-      size_t at = next.find_first_not_of(" \t");
-      return at == std::string::npos ? line : line + " " + next.substr(at);
+      // "CMake Error at CMakeLists.txt:3 (add_library):" is followed by the message, indented, in
+      // paragraphs ("Cannot find source file:", a blank line, the file): up to the second blank line.
+      std::string message = line;
+      int blanks = 0;
+      for (std::string next; blanks < 2 && std::getline(in, next);) {
+        size_t at = next.find_first_not_of(" \t");
+        if (at == std::string::npos) {
+          blanks += message.size() > line.size();
+          continue;
+        }
+        message += " " + next.substr(at);
+        if (message.size() > 400) break;
+      }
+      return message;
     }
     if (line.find_first_not_of(" \t") != std::string::npos) last = line;
   }

@@ -553,15 +553,20 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
 size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
                           const std::string& target, const ConfirmOptions& options, std::vector<std::string>& warnings) {
   if (report.libraries.empty()) return 0;
-  // What the libraries define already: their own references to it are not the patch's business.
+  // What the libraries define already: their own references to it are not the patch's business. Their
+  // symbol tables too: a library built with hidden visibility (nng) exports none of its internal names.
   std::set<std::string> known;
   for (const auto& lib : report.libraries) {
     for (const auto& u : lib.unresolved) known.insert(u.symbol);
     elf::ReadOptions ro;
     ro.relocations = false;
-    if (auto obj = elf::read_object(lib.path, ro))
+    ro.static_symbols = true;
+    if (auto obj = elf::read_object(lib.path, ro)) {
       for (const auto& s : obj.value().dynamic_symbols)
         if (!s.is_undefined() && !s.name.empty()) known.insert(std::string(s.name));
+      for (const auto& s : obj.value().static_symbols)
+        if (!s.is_undefined() && !s.name.empty()) known.insert(std::string(s.name));
+    }
   }
   auto given_back = [&]() {
     std::set<std::string> files;
