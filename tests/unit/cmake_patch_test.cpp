@@ -482,7 +482,8 @@ TEST_F(CMakePatch, a_source_goes_back_into_the_if_branch_of_its_own_header) {
 
 TEST_F(CMakePatch, an_edit_with_which_cmake_would_not_configure_is_refused_and_not_written) {
   // add_impl() reads its arguments below impl/: other/b.cc, spelled as the call's siblings are, names
-  // impl/other/b.cc, which does not exist. CMake, asked on a copy of the tree, says so.
+  // impl/other/b.cc, which does not exist. CMake, asked on a copy of the tree, says so; impl/d.cc, the
+  // other source a.cc needs, goes in as planned.
   const std::string cmake = kHead +
                             "add_library(core SHARED lib.cc)\n"
                             "function(add_impl)\n"
@@ -491,18 +492,21 @@ TEST_F(CMakePatch, an_edit_with_which_cmake_would_not_configure_is_refused_and_n
                             "  endforeach()\n"
                             "endfunction()\n"
                             "add_impl(a.cc c.cc)\n" + kApp;
-  std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake}, {"lib.cc", "int lib_value() { return 0; }\n"},
-                                              {"impl/a.cc", kA}, {"impl/c.cc", kC}, {"other/b.cc", kB},
-                                              {"main.cc", kMain}};
+  std::map<std::string, std::string> files = {
+      {"CMakeLists.txt", cmake}, {"lib.cc", "int lib_value() { return 0; }\n"},
+      {"impl/a.cc", "int b_value(int v);\nint d_value(int v);\nint a_value(int v) { return b_value(v) + d_value(v); }\n"},
+      {"impl/c.cc", kC}, {"impl/d.cc", "int d_value(int v) { return v + 2; }\n"}, {"other/b.cc", kB}, {"main.cc", kMain}};
   make("check_configure", files);
   auto r = stubgen("--apply");
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(file("CMakeLists.txt"), cmake);
+  std::string want = cmake;
+  want.replace(want.find("add_impl(a.cc c.cc)"), 19, "add_impl(a.cc c.cc d.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
   EXPECT_NE(r.err.find("musa-stubgen: cannot fix b_value(int): adding other/b.cc to add_impl (" + src_ +
                        "/CMakeLists.txt) leaves a build that does not configure: CMake Error at CMakeLists.txt:3 "
-                       "(add_library): Cannot find source file:"),
+                       "(add_library): Cannot find source file: " + src_ + "/impl/other/b.cc"),
             std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(build_ + "/.musa-linkcheck-check-" + std::to_string(getpid())));
+  EXPECT_EQ(r.err.find("cannot fix d_value"), std::string::npos) << r.err;
   // Nothing of the check is left in the build tree.
   for (const auto& e : fs::directory_iterator(build_))
     EXPECT_EQ(e.path().filename().string().rfind(".musa-linkcheck-check", 0), std::string::npos) << e.path();
