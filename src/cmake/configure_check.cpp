@@ -119,7 +119,8 @@ EditCheck check_edits(const Model& build, const std::vector<FileEdit>& edits,
     checked.source_dir = copy;
     cmake::read_file_api(checked);
     for (const auto& [target, file] : wanted) {
-      const std::string in_copy = copy + (under(file, source) ? file.substr(source.size()) : "/");
+      // A file outside the sources (a generated porting tree in the build) keeps its path in the copy.
+      const std::string in_copy = under(file, source) ? copy + file.substr(source.size()) : file;
       // Compiled by it, or among its sources (FindCUDA's .cu files are compiled by custom commands).
       const bool compiled = std::any_of(checked.targets.begin(), checked.targets.end(), [&](const Target& t) {
         return t.name == target &&
