@@ -550,24 +550,55 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
   return a;
 }
 
+namespace {
+
+// The shared libraries the build links into `target` (its dependencies' artifacts, and theirs in turn).
+std::vector<std::string> linked_artifacts(const build::Model* build, const std::string& target) {
+  std::vector<std::string> out;
+  if (!build || target.empty()) return out;
+  std::set<std::string> seen;
+  std::vector<std::string> todo{target};
+  while (!todo.empty()) {
+    std::string name = todo.back();
+    todo.pop_back();
+    if (!seen.insert(name).second) continue;
+    for (const auto& t : build->targets) {
+      if (t.name != name) continue;
+      if (name != target && t.type == "SHARED_LIBRARY")
+        for (const auto& a : t.artifacts)
+          if (fs::exists(a)) out.push_back(a);
+      todo.insert(todo.end(), t.dependencies.begin(), t.dependencies.end());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
                           const std::string& target, const ConfirmOptions& options, std::vector<std::string>& warnings) {
   if (report.libraries.empty()) return 0;
   // What the libraries define already: their own references to it are not the patch's business. Their
   // symbol tables too: a library built with hidden visibility (nng) exports none of its internal names.
+  // And what the libraries the build links into the target define (abseil's strings links
+  // strings_internal, which --as-needed dropped while no kept source used it): the rebuild links them.
   std::set<std::string> known;
-  for (const auto& lib : report.libraries) {
-    for (const auto& u : lib.unresolved) known.insert(u.symbol);
+  auto define = [&](const std::string& path, bool statics) {
     elf::ReadOptions ro;
     ro.relocations = false;
-    ro.static_symbols = true;
-    if (auto obj = elf::read_object(lib.path, ro)) {
+    ro.static_symbols = statics;
+    if (auto obj = elf::read_object(path, ro)) {
       for (const auto& s : obj.value().dynamic_symbols)
         if (!s.is_undefined() && !s.name.empty()) known.insert(std::string(s.name));
       for (const auto& s : obj.value().static_symbols)
         if (!s.is_undefined() && !s.name.empty()) known.insert(std::string(s.name));
     }
+  };
+  for (const auto& lib : report.libraries) {
+    for (const auto& u : lib.unresolved) known.insert(u.symbol);
+    define(lib.path, true);
   }
+  for (const auto& dependency : linked_artifacts(ctx.build, target)) define(dependency, false);
   auto given_back = [&]() {
     std::set<std::string> files;
     for (const auto& lib : report.libraries)

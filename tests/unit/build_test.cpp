@@ -390,6 +390,8 @@ TEST(TargetOfLibrary, output_name_and_an_executable_named_like_the_library) {
 
   auto build = build::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
   EXPECT_EQ(build::target_of_library(&build, lib), "foo_shared");  // not the executable foo
+  // The real file the loader names (the links lead to it) is the same target's.
+  EXPECT_EQ(build::target_of_library(&build, dir + "/build/libfoo.so.1.2.3"), "foo_shared");
 
   // Without the File API reply the lists still say that `foo` is an executable: no target, not the wrong one.
   std::filesystem::remove_all(dir + "/build/.cmake/api/v1/reply");
