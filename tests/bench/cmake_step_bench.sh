@@ -4,8 +4,8 @@
 # (10 GB for musa-linkcheck, 18 GB for musa-stubgen, std::bad_alloc under 8 GB). Side by side, RUNS
 # times each, alternating: BEFORE's reader (a build tree of an older checkout, or none), this tree's
 # reader without CMake (the fallback: --no-reconfigure), and this tree asking CMake for its File API
-# reply (a configure of the existing tree, then the spans its backtraces lead to). Each run gets a copy
-# of the build tree as configured, without a reply. Peak RSS is wait4's ru_maxrss (/usr/bin/time -v);
+# reply (a configure of the existing tree, then the spans its backtraces lead to). Each run starts from
+# the build tree as configured, its reply removed. Peak RSS is wait4's ru_maxrss (/usr/bin/time -v);
 # BEFORE runs under an address-space cap (CAP_GB, default 8), as the issue's measure did.
 #   usage: bash tests/bench/cmake_step_bench.sh BUILD [RUNS] [BEFORE_SOURCE_TREE BEFORE_BUILD]
 set -euo pipefail
@@ -21,12 +21,12 @@ if [ ! -d "$work/libssh-build" ]; then
   src=$(ls -d "$work"/libssh-*/ | head -n 1)
   cmake -S "$src" -B "$work/libssh-build" -DWITH_GSSAPI=OFF -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF \
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
-  cmake --build "$work/libssh-build" -j "$(nproc)" >/dev/null
+  cmake --build "$work/libssh-build" -j "$(nproc)" >/dev/null 2>&1
 fi
 
 # The bench program against this tree, and against BEFORE's.
 compile() {  # compile SRC_TREE CORE_LIB OUT [DEFINES]
-  c++ -std=c++20 -O2 $4 -I "$1/src" "$here/tests/bench/cmake_step_bench.cpp" "$2" -ltbb -lelf -ldw -liberty -lfmt \
+  c++ -std=c++20 -O2 ${4:-} -I "$1/src" "$here/tests/bench/cmake_step_bench.cpp" "$2" -ltbb -lelf -ldw -liberty -lfmt \
     -o "$3"
 }
 cmake --build "$build" --target mlc_core >/dev/null
@@ -36,13 +36,14 @@ if [ -n "$before_src" ]; then
   compile "$before_src" "$before_build/src/libmlc_core.a" "$work/before"
 fi
 
-one() {  # one NAME PROGRAM ARGS...: a fresh copy of the configured tree, the program under time -v
+one() {  # one NAME PROGRAM ARGS...: the configured tree without a reply (in place: CMake refuses a copied
+  # cache), the program under time -v
   local name=$1; shift
-  rm -rf "$work/tree" && cp -a "$work/libssh-build" "$work/tree" && rm -rf "$work/tree/.cmake"
+  rm -rf "$work/libssh-build/.cmake"
   local limit=""
   [ "$name" = before ] && limit="prlimit --as=$((cap_gb << 30))"
   local out rc=0
-  out=$( { /usr/bin/time -v $limit "$@" "$work/tree" ${ASK:-} ; } 2>&1 ) || rc=$?
+  out=$( { /usr/bin/time -v $limit "$@" "$work/libssh-build" ${ASK:-} ; } 2>&1 ) || rc=$?
   local wall rss line
   wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' <<<"$out")
   rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' <<<"$out")
