@@ -143,10 +143,10 @@ class SpanReader {
 
   std::vector<SourceList> lists() {
     for (const auto& t : info_.targets) {
-      std::set<std::string> own;
-      for (const auto& s : t.added) own.insert(s.file);
+      own_.clear();
+      for (const auto& s : t.added) own_.insert(s.file);
       sections_.clear();  // its sections depend on the target's files
-      for (const auto& s : t.added) place(t, s, own);
+      for (const auto& s : t.added) place(t, s);
     }
     std::vector<SourceList> out;
     for (auto& [key, list] : lists_) out.push_back(std::move(list));
@@ -326,7 +326,7 @@ class SpanReader {
 
   // Where `s` was written: the innermost call of its stack that spells it, itself or through the
   // variables it draws on. Every command found there feeds `t`.
-  void place(const Target& t, const AddedSource& s, const std::set<std::string>& own) {
+  void place(const Target& t, const AddedSource& s) {
     for (const auto& frame : s.stack) {
       const CMakeCommand* c = command_at(frame);
       if (!c) continue;
@@ -340,7 +340,7 @@ class SpanReader {
       for (const auto& sec : sections(*c, first, file, t))
         for (size_t k : sec.args)
           if (spells(c->args[k].value, file, t, s.file, nullptr)) {
-            record(t, own, file, *c, first, sec, nullptr);
+            record(t, file, *c, first, sec, nullptr);
             found = true;
           }
       for (const Writer* w : reachable(*c, first)) {
@@ -348,22 +348,22 @@ class SpanReader {
         for (const auto& sec : sections(*w->cmd, w->first, *w->file, t))
           for (size_t k : sec.args)
             if (spells(w->cmd->args[k].value, *w->file, t, s.file, w->glob ? w : nullptr)) {
-              record(t, own, *w->file, *w->cmd, w->first, sec, w);
+              record(t, *w->file, *w->cmd, w->first, sec, w);
               found = true;
             }
       }
       if (!found) continue;
       // What takes files out of those variables again (list(REMOVE_ITEM), list(FILTER)) feeds it too.
       for (const Writer* w : reachable(*c, first))
-        if (w->removal) record(t, own, *w->file, *w->cmd, w->first, sections(*w->cmd, w->first, *w->file, t)[0], w);
+        if (w->removal) record(t, *w->file, *w->cmd, w->first, sections(*w->cmd, w->first, *w->file, t)[0], w);
       return;
     }
   }
 
   // The list of one section of one command, tied to `t`; its entries name what they spell of t's
   // sources, else the file they name with the known directories expanded.
-  void record(const Target& t, const std::set<std::string>& own, const std::string& file, const CMakeCommand& c,
-              size_t first, const Section& sec, const Writer* w) {
+  void record(const Target& t, const std::string& file, const CMakeCommand& c, size_t first, const Section& sec,
+              const Writer* w) {
     auto key = std::make_tuple(file, c.close_paren, sec.keyword, sec.args.empty() ? 0 : sec.args.front());
     auto [it, fresh] = lists_.try_emplace(key);
     SourceList& l = it->second;
@@ -396,7 +396,7 @@ class SpanReader {
             if (exists(f)) named.push_back(f);
         if (!named.empty()) e.files = named;
         for (const auto& f : e.files)
-          if (!own.count(f) && exists(f)) ++l.foreign;
+          if (!own_.count(f) && exists(f)) ++l.foreign;
       }
       if (!e.raw.empty() && !seen.insert(e.raw).second) l.duplicates.push_back(e.raw);
       l.entries.push_back(std::move(e));
@@ -425,6 +425,7 @@ class SpanReader {
   std::map<const CMakeCommand*, std::vector<Section>> sections_;
   std::map<std::string, std::map<std::string, std::string>> vars_;
   std::map<std::string, std::map<size_t, uint32_t>> depths_;
+  std::set<std::string> own_;  // the sources of the target being placed
   std::map<std::tuple<std::string, size_t, std::string, size_t>, SourceList> lists_;
 };
 
