@@ -689,9 +689,19 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   // a glob lists them all.
   auto listed = [&](const std::string& file) {
     if (!p.glob_list.empty()) return true;
-    const std::string name = fs::path(file).stem().string();
+    // Its name, or its name without the extension, as a whole word of an argument.
+    const std::string names[] = {fs::path(file).filename().string(), fs::path(file).stem().string()};
+    auto whole = [](const std::string& text, const std::string& name) {
+      const std::string before = " \t\n/\"(", after = " \t\n\")";
+      for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
+        if ((at == 0 || before.find(text[at - 1]) != std::string::npos) &&
+            (at + name.size() == text.size() || after.find(text[at + name.size()]) != std::string::npos))
+          return true;
+      return false;
+    };
     return std::any_of(cmake_files.begin(), cmake_files.end(), [&](const fs::path& f) {
-      return test::read_file(f.string()).find(name) != std::string::npos;
+      const std::string text = test::read_file(f.string());
+      return whole(text, names[0]) || whole(text, names[1]);
     });
   };
   std::vector<CompileCommand> removed;
