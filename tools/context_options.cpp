@@ -237,6 +237,9 @@ void ContextOptions::add_to(CLI::App& app) {
                  "searched for definitions: CMAKE_HOME_DIRECTORY, each target's source directory and the directories "
                  "of its sources (build trees below them skipped, at most 200000 files each), and the files of "
                  "generated-source directories");
+  app.add_flag("--no-reconfigure", no_reconfigure,
+               "never run cmake: with --build-dir and no current CMake File API reply, the build tree is not "
+               "configured again to write one (its CMake files are then read alone)");
   app.add_option("--porting-dir", porting_dir, "the generated porting tree (default: GENERATED_PORTING_DIR)");
   app.add_option("--source-root", source_roots, "a source tree to search for definitions besides the build's own (repeatable)")
       ->allow_extra_args(false);
@@ -265,7 +268,9 @@ void ContextOptions::add_to(CLI::App& app) {
       ->excludes("--no-confirm");
   app.add_flag("--verbose", verbose, "say every candidate source the confirm pass could not compile, with the "
                "compiler's error (by default only those of symbols no candidate settled; the rest are counted)");
-  app.add_option("--confirm-budget", confirm_budget, "seconds of compiling the confirm pass may spend (default 60)");
+  app.add_option("--confirm-budget", confirm_budget,
+                 "compiler runs the confirm pass may start, the best-ranked candidates first (default 60; answers "
+                 "from its cache are free): a count of compiler work, so the answer does not depend on the machine's load");
 }
 
 std::vector<std::string> ContextOptions::path_warnings() const {
@@ -367,6 +372,7 @@ LinkcheckOptions ContextOptions::resolve() const {
   }
   auto& t = options.trace;
   t.build_dir = build_dir.empty() ? "" : absolute(build_dir);
+  t.reconfigure = !no_reconfigure;
   t.porting_dir = porting_dir.empty() ? "" : absolute(porting_dir);
   for (const auto& r : source_roots) t.source_roots.push_back(absolute(r));
   for (const auto& c : cmake_lists) t.cmake_lists.push_back(absolute(c));
@@ -388,7 +394,7 @@ LinkcheckOptions ContextOptions::resolve() const {
   t.cache_dir = no_cache ? "" : (cache_dir.empty() ? default_cache_dir(build_dir) : absolute(cache_dir));
   // The compiler has the last word whenever a build tree is known (--no-confirm: text only).
   t.confirm = !no_confirm && (confirm || !t.build_dir.empty());
-  t.confirm_budget = confirm_budget;
+  t.confirm_budget = static_cast<size_t>(confirm_budget);
   t.confirm_verbose = verbose;
   return options;
 }

@@ -22,6 +22,7 @@ struct ContextOptions {
   std::string backend = mlc::backend::all().front()->name;  // --backend: a backend::all() name, the first by default
   std::optional<std::string> sdk_home, cuda_home;
   bool closure = false, only_named = false, no_cache = false;
+  bool no_reconfigure = false;  // --no-reconfigure: never run cmake on the build tree
   // The confirm pass (src/confirm): on whenever a build tree is given (or with --confirm), unless
   // --no-confirm.
   bool confirm = false, no_confirm = false;

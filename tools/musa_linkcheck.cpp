@@ -319,6 +319,7 @@ int write_and_judge(const Arguments& a, const mlc::Report& report, const std::st
     std::fprintf(stderr, "musa-linkcheck: error: %s\n", e->to_line().c_str());
     return 2;
   }
+  for (const auto& n : report.notes) std::fprintf(stderr, "musa-linkcheck: note: %s\n", n.c_str());
   // Bad inputs are named on stderr, one line each, whatever the format (JSON also lists them).
   for (const auto& e : report.errors)
     std::fprintf(stderr, "musa-linkcheck: error: %s\n", mlc::controls_escaped(e.to_line()).c_str());

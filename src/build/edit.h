@@ -34,8 +34,10 @@ class Editor {
   Editor& operator=(const Editor&) = delete;
 
   // `entry` into the list named `list` written in `file`. Of several commands writing it, only those
-  // the configure took count, and the entry goes beside its nearest siblings.
-  EditOutcome add_source(const std::string& file, const std::string& list, const std::string& entry);
+  // the configure took count, and the entry goes beside its nearest siblings: those of `source`, the
+  // absolute file the entry names, when the caller knows it (else the file `entry` spells).
+  EditOutcome add_source(const std::string& file, const std::string& list, const std::string& entry,
+                         const std::string& source = "");
   // `entry` to what `target` links: appended to its link command, else a new one after the command
   // creating it.
   EditOutcome add_link(const std::string& file, const std::string& target, const std::string& entry);
@@ -53,6 +55,18 @@ class Editor {
   struct State;
   std::unique_ptr<State> s_;
 };
+
+// What the build system says of edited build files before they are written, asked on a copy of the
+// tree (the sources and the build untouched): whether it configures, and which (target, file) the
+// edits meant to add it does not compile. `ran` is false when it was not asked (not allowed, or no
+// build tree): nothing is known then.
+struct EditCheck {
+  bool ran = false;
+  std::string failure;  // the configure's first error, when it failed
+  std::vector<std::pair<std::string, std::string>> not_compiled;
+};
+EditCheck check_edits(const Model& build, const std::vector<FileEdit>& edits,
+                      const std::vector<std::pair<std::string, std::string>>& wanted, unsigned timeout_seconds = 600);
 
 // How the build names an SDK library when linking it: CMake, the IMPORTED target of the SDK's package
 // (lib/cmake/*/*.cmake) whose name ends in `link_name` (MUSA::mublas for mublas), if any.

@@ -50,12 +50,16 @@ bool is_library_type(const std::string& type) {
 }  // namespace
 
 const Target* Model::target_for_artifact(const std::string& path) const {
-  // The exact artifact first, then the file a symlink names (the File API lists libz.so.1.3.1, the user
-  // gives build/libz.so), and only then a file of the same name elsewhere.
+  // The exact artifact first, then the file a symlink names on either side (the File API lists
+  // libz.so.1.3.1 and the user gives build/libz.so, or it lists the link name libabsl_strings.so and the
+  // loader names the real file), and only then a file of the same name elsewhere.
   std::string real = resolved(path);
   for (const auto& t : targets)
     for (const auto& a : t.artifacts)
-      if (a == path || (real != path && resolved(a) == real)) return &t;
+      if (a == path) return &t;
+  for (const auto& t : targets)
+    for (const auto& a : t.artifacts)
+      if (resolved(a) == real) return &t;
   std::string base = path.substr(path.rfind('/') + 1);
   for (const auto& t : targets) {
     for (const auto& a : t.artifacts) {

@@ -29,8 +29,9 @@ struct ListEntry {
 
 // What writes a source list: a variable's value, a glob, an edit of a variable's list, or a
 // target's own sources (CMake: set, file(GLOB), list(APPEND|REMOVE_ITEM|FILTER), add_library or the
-// backend's helper, add_executable, target_sources).
-enum class ListCommand { Set, Glob, ListEdit, AddLibrary, BackendLibrary, AddExecutable, TargetSources };
+// backend's helper, add_executable, target_sources), or a project's own function or macro whose
+// arguments the build system says are a target's sources (abseil's absl_cc_library(... SRCS ...)).
+enum class ListCommand { Set, Glob, ListEdit, AddLibrary, BackendLibrary, AddExecutable, TargetSources, Call };
 
 // True for the commands that create a library target (add_library, cuda_add_library, the backend's helper).
 inline bool creates_library(ListCommand c) { return c == ListCommand::AddLibrary || c == ListCommand::BackendLibrary; }
@@ -51,6 +52,26 @@ struct SourceList {
   std::set<std::string> targets;  // the targets it feeds: add_library(T ${V}), target_sources(T PRIVATE ${V}), ...
   bool removal = false;           // list(REMOVE_ITEM V ...): its entries are taken out of V
   bool filter = false;            // list(FILTER V EXCLUDE REGEX re) (a removal): its one entry is the regex
+  // Entries naming an existing file that none of `targets` has, by the build system's own answer: a
+  // command in an if() branch the configure did not take spells such files (File API only).
+  size_t foreign = 0;
+  uint32_t conditions = 0;  // the if() blocks its command sits in (0: the configure always runs it)
+};
+
+// One call of the stack that added a target's source (CMake's File API backtraceGraph node): the
+// file and line of the command, and its name. A stack runs from the innermost call (the add_library()
+// or target_sources() that added it, perhaps inside a function) out to the CMakeLists.txt calling it.
+struct Frame {
+  std::string file;  // absolute
+  uint32_t line = 0;
+  std::string command;  // lower-cased, as the parser names commands
+};
+
+// A target's source as the configure added it, with the call stack that added it.
+struct AddedSource {
+  std::string file;  // absolute, normalized
+  bool compiled = false;
+  std::vector<Frame> stack;  // innermost first; empty when the reply gives no backtrace
 };
 
 struct Target {
@@ -64,6 +85,7 @@ struct Target {
   std::string cmake_file;             // where the target is created (add_library() or the backend's helper), when known
   uint32_t line = 0;
   std::string source_dir;             // its source directory, absolute
+  std::vector<AddedSource> added;     // its sources with the calls that added them (File API only)
 };
 
 // The provider's own reading of the build files (CMake: each file's text and commands), kept so
@@ -76,11 +98,21 @@ struct Model {
   std::string source_dir;  // the top of the sources (CMAKE_HOME_DIRECTORY)
   std::map<std::string, std::string> cache;  // the configure's variables (CMakeCache.txt)
   std::set<std::string> compiled;            // from compile_commands.json and the provider's targets
+  // Sources the configure compiles whose object no build has written yet (an entry added, or a glob
+  // that sees a new file, since the last build): not in the built artifacts of the targets that list
+  // them, so not in their `compiles` nor in `compiled`.
+  std::set<std::string> unbuilt;
   bool has_compile_database = false;
   std::vector<Target> targets;
   std::vector<SourceList> lists;
   std::vector<std::string> cmake_files;      // the build files read
   std::vector<InputError> errors;            // unreadable or broken inputs (the rest is still used)
+  std::vector<std::string> notes;            // what reading the build did that a person should know (one line each)
+  // True when the targets and their lists come from the build system's own answer (CMake's File API
+  // reply): the lists are then the commands that spell each target's sources, found by its backtraces,
+  // and nothing was evaluated. False: the lists are the reader's own evaluation of the build files.
+  bool from_build_system = false;
+  bool may_run_build_system = false;         // BuildOptions::ask_build_system, kept for the editor's check
   std::shared_ptr<const ProviderParse> parse;
 
   bool is_compiled(const std::string& abs_path) const;
@@ -95,9 +127,16 @@ struct BuildOptions {
   std::string build_dir;                 // may be empty
   std::vector<std::string> cmake_lists;  // explicit build files; default: the build's own, from the top one
   std::string library_helper;            // the backend's command that creates a library (musa_add_library)
+  // The tool's permission to run the build system itself (CMake: configure the existing build tree again
+  // so that it writes its File API reply; check an edited tree on a copy). Off, only files are read.
+  bool ask_build_system = false;
+  unsigned ask_timeout_seconds = 600;    // one configure's limit
 };
 
 // The model of the build at options.build_dir (and its build files), read by its provider (CMake).
+// With ask_build_system and no current reply of the build system's own, the provider asks it (CMake:
+// writes the codemodel query and configures the build tree again, which leaves the cache and the
+// built files alone) and says so in `notes`.
 Model read_build(const BuildOptions& options);
 
 // The target that builds the library at `path`: the target with that artifact, else the target the

@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "build/command_line.h"
+#include "cmake/file_api.h"
 #include "cmake/generator_targets.h"
 #include "common/file_io.h"
 #include "common/walk.h"
@@ -69,6 +71,7 @@ std::vector<std::string> split_semicolons(const std::string& s) {
 
 bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
+
 std::vector<std::string> evaluate_glob(const std::string& pattern, bool recurse) {
   std::vector<std::string> out;
   if (!recurse) {
@@ -96,6 +99,8 @@ std::vector<std::string> evaluate_glob(const std::string& pattern, bool recurse)
   });
   return out;
 }
+
+}  // namespace
 
 ListEntry make_entry(const CMakeArg& arg, const std::map<std::string, std::string>& vars, const std::string& cur_dir,
                      bool glob_command, bool recurse) {
@@ -132,7 +137,6 @@ bool is_keyword(const std::string& a) {
   return kw.count(a) > 0;
 }
 
-}  // namespace
 
 
 std::map<std::string, std::string> read_cmake_cache(const std::string& path, std::optional<InputError>& error) {
@@ -189,6 +193,40 @@ void draw_on(const std::vector<CMakeArg>& a, size_t from, const Scope& scope, st
       if (auto it = scope.origins.find(v); it != scope.origins.end()) sources.insert(it->second.begin(), it->second.end());
 }
 
+// The reader evaluates no loop, so a value grows only by what the text spells; this cap holds a file
+// that spells an exponential growth (set(A ${A} ${A}) repeated) to linear time and memory.
+constexpr size_t kMaxValue = size_t{1} << 20;
+
+std::string bounded(std::string value) {
+  if (value.size() <= kMaxValue) return value;
+  size_t cut = value.rfind(';', kMaxValue);
+  value.resize(cut == std::string::npos ? kMaxValue : cut);
+  return value;
+}
+
+// The items of `a` then those of `b` that `a` lacks, each once (CMake lists: ';'-separated).
+std::string union_of(const std::string& a, const std::string& b) {
+  std::set<std::string_view> seen;
+  std::string out;
+  out.reserve(a.size() + b.size() + 1);
+  auto add = [&](const std::string& list) {
+    size_t start = 0;
+    while (start <= list.size()) {
+      size_t end = list.find(';', start);
+      if (end == std::string::npos) end = list.size();
+      std::string_view item(list.data() + start, end - start);
+      if (!item.empty() && seen.insert(item).second) {
+        out += out.empty() ? "" : ";";
+        out.append(item);
+      }
+      start = end + 1;
+    }
+  };
+  add(a);
+  add(b);
+  return bounded(std::move(out));
+}
+
 // set(V ...): the variable's new value, in this scope or (PARENT_SCOPE) the parent's; the list is
 // list number `index`.
 void read_set(const std::vector<CMakeArg>& a, SourceList& list, Scope& scope, Scope* parent, int conditional,
@@ -210,12 +248,13 @@ void read_set(const std::vector<CMakeArg>& a, SourceList& list, Scope& scope, Sc
   Scope& into = up && parent ? *parent : scope;
   if (up && !parent) return;
   // set() in one branch of an if() does not undo the other branch's: both lists may feed the target.
+  // The union keeps each item once: `set(X ${X} a.c)` under n if()s would otherwise double X n times.
   if (conditional > 0 && into.vars.count(list.variable)) {
     std::string& old = into.vars[list.variable];
-    old += (old.empty() || value.empty() ? "" : ";") + value;
+    old = union_of(old, value);
     into.origins[list.variable].insert(sources.begin(), sources.end());
   } else {
-    into.vars[list.variable] = value;
+    into.vars[list.variable] = bounded(std::move(value));
     into.origins[list.variable] = sources;
   }
 }
@@ -237,6 +276,7 @@ void read_list_edit(const std::vector<CMakeArg>& a, SourceList& list, Scope& sco
     value = kept;
   } else {
     for (size_t k = 2; k < a.size(); ++k) value += (value.empty() ? "" : ";") + expand_variables(a[k].value, vars);
+    value = bounded(std::move(value));
     draw_on(a, 2, scope, sources);
     scope.origins[list.variable].insert(sources.begin(), sources.end());
     scope.origins[list.variable].insert(index);
@@ -254,11 +294,25 @@ void read_list_filter(const std::vector<CMakeArg>& a, SourceList& list, Vars& va
   e.begin = a[4].begin;
   e.end = a[4].end;
   std::string& value = vars[list.variable];
+  const auto pieces = split_semicolons(value);
+  const auto matched = regex_matches(expand_variables(a[4].value, vars), pieces);
+  const std::set<std::string> gone(matched.begin(), matched.end());
   std::string kept;
+  for (const auto& piece : pieces) {
+    if (gone.count(piece)) e.files.push_back(join(cur_dir, piece));
+    else kept += (kept.empty() ? "" : ";") + piece;
+  }
+  value = kept;
+  list.entries.push_back(std::move(e));
+}
+
+}  // namespace
+
+std::vector<std::string> regex_matches(const std::string& written, const std::vector<std::string>& items) {
+  std::vector<std::string> out;
   try {
     // CMake's escapes first: written "/d\\.cc$", the regex is /d\.cc$.
     std::string pattern;
-    const std::string written = expand_variables(a[4].value, vars);
     for (size_t k = 0; k < written.size(); ++k) {
       if (written[k] == '\\' && k + 1 < written.size()) {
         char next = written[++k];
@@ -268,16 +322,15 @@ void read_list_filter(const std::vector<CMakeArg>& a, SourceList& list, Vars& va
       }
     }
     const std::regex re(pattern, std::regex::extended);
-    for (const auto& piece : split_semicolons(value)) {
-      if (std::regex_search(piece, re)) e.files.push_back(join(cur_dir, piece));
-      else kept += (kept.empty() ? "" : ";") + piece;
-    }
-    value = kept;
+    for (const auto& item : items)
+      if (std::regex_search(item, re)) out.push_back(item);
   } catch (const std::regex_error&) {
-    // A regex CMake accepts but std::regex does not: the list is left as it was.
+    // A regex CMake accepts but std::regex does not: it takes nothing out here.
   }
-  list.entries.push_back(std::move(e));
+  return out;
 }
+
+namespace {
 
 // The list's entries, from argument `first` on (keywords and file sets skipped, repeats noted); a
 // glob's variable becomes the files it matched.
@@ -326,6 +379,7 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
     list.current_dir = cur_dir;
     list.line = cmd.line;
     list.close_paren = cmd.close_paren;
+    list.conditions = static_cast<uint32_t>(conditional);
     size_t first = 0;
     bool glob_cmd = false, recurse = false;
     size_t index = lists.size();
@@ -399,92 +453,24 @@ void read_compile_database(Model& info) {
     std::string dir = entry.value("directory", info.build_dir);
     info.compiled.insert(join(dir, entry["file"].get<std::string>()));
   }
+  // A source whose object the build has not written yet (an entry added, a glob that sees a new file,
+  // since the last build) is compiled by the configure but in no library built so far.
+  for (const auto& c : read_compile_commands(info.build_dir)) {
+    auto out = build::output_argument(c.argv);
+    if (!out) continue;
+    const std::string object = join(c.directory, c.argv[out->index].substr(out->offset));
+    if (!exists(object)) info.unbuilt.insert(normalize_path(c.file));
+  }
 }
 
-// CMake File API (cmake-file-api(7)): reply/index-*.json -> codemodel-v2 -> one file per target.
-void read_file_api(Model& info) {
-  std::string reply = info.build_dir + "/.cmake/api/v1/reply";
-  std::string index;
-  if (DIR* d = opendir(reply.c_str())) {
-    while (dirent* de = readdir(d)) {
-      std::string n = de->d_name;
-      if (n.rfind("index-", 0) == 0 && n > index) index = n;  // the newest sorts last
-    }
-    closedir(d);
-  }
-  if (index.empty()) return;
-  auto parse = [&](const std::string& file) -> nlohmann::json {
-    auto text = read_text(reply + "/" + file);
-    if (!text) return nullptr;
-    auto j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_discarded()) {
-      info.errors.push_back({reply + "/" + file, "invalid JSON in the CMake File API reply"});
-      return nullptr;
-    }
-    return j;
-  };
-  auto idx = parse(index);
-  if (!idx.is_object()) return;
-  std::string codemodel;
-  for (const auto& obj : idx.value("objects", nlohmann::json::array()))
-    if (obj.value("kind", "") == "codemodel") codemodel = obj.value("jsonFile", "");
-  if (codemodel.empty()) return;
-  auto cm = parse(codemodel);
-  if (!cm.is_object() || !cm.contains("configurations") || cm["configurations"].empty()) return;
-  std::string top = cm.value("paths", nlohmann::json::object()).value("source", info.source_dir);
-  if (info.source_dir.empty()) info.source_dir = top;
-  for (const auto& t : cm["configurations"][0].value("targets", nlohmann::json::array())) {
-    auto tj = parse(t.value("jsonFile", ""));
-    if (!tj.is_object()) continue;
-    Target target;
-    target.name = tj.value("name", "");
-    if (tj.contains("paths") && tj["paths"].is_object())
-      target.source_dir = normalize_path(join(top, tj["paths"].value("source", ".")));
-    target.type = tj.value("type", "");
-    for (const auto& a : tj.value("artifacts", nlohmann::json::array())) {
-      target.artifacts.push_back(join(info.build_dir, a.value("path", "")));
-    }
-    for (const auto& s : tj.value("sources", nlohmann::json::array())) {
-      std::string p = join(top, s.value("path", ""));
-      target.sources.push_back(p);
-      if (s.contains("compileGroupIndex")) {
-        info.compiled.insert(p);
-        target.compiles.insert(normalize_path(p));
-      }
-    }
-    for (const auto& d : tj.value("dependencies", nlohmann::json::array())) {
-      std::string id = d.value("id", "");  // name::@hash
-      target.dependencies.push_back(id.substr(0, id.find("::@")));
-    }
-    if (tj.contains("link")) {
-      for (const auto& f : tj["link"].value("commandFragments", nlohmann::json::array())) {
-        target.link_fragments.push_back(f.value("fragment", ""));
-      }
-    }
-    if (tj.contains("backtraceGraph") && tj.contains("backtrace")) {
-      // The command that created the target may sit inside a helper function (musa_add_library);
-      // the place a person edits is the outermost call in a CMakeLists.txt.
-      const auto& g = tj["backtraceGraph"];
-      const auto& nodes = g.value("nodes", nlohmann::json::array());
-      const auto& files = g.value("files", nlohmann::json::array());
-      size_t node = tj["backtrace"].get<size_t>();
-      for (int guard = 0; node < nodes.size() && guard < 64; ++guard) {
-        const auto& n = nodes[node];
-        size_t file = n.value("file", files.size());
-        if (file < files.size()) {
-          std::string path = join(top, files[file].get<std::string>());
-          bool lists_file = path.size() >= 14 && path.compare(path.size() - 14, 14, "CMakeLists.txt") == 0;
-          if (target.cmake_file.empty() || lists_file) {
-            target.cmake_file = path;
-            target.line = n.value("line", 0u);
-          }
-          if (lists_file) break;
-        }
-        if (!n.contains("parent")) break;
-        node = n["parent"].get<size_t>();
-      }
-    }
-    info.targets.push_back(std::move(target));
+// What is compiled, as far as the libraries built so far are concerned: a target whose artifact exists
+// was built without its unbuilt sources (a target never built yet keeps them: nothing is behind).
+void drop_unbuilt(Model& info) {
+  if (info.unbuilt.empty()) return;
+  for (auto& t : info.targets) {
+    if (std::none_of(t.artifacts.begin(), t.artifacts.end(), [](const std::string& a) { return exists(a); })) continue;
+    for (const auto& f : info.unbuilt)
+      if (t.compiles.erase(f)) info.compiled.erase(f);
   }
 }
 
@@ -595,6 +581,28 @@ std::map<std::string, std::string> variables(const Model& build) {
   return vars;
 }
 
+namespace {
+
+// Asks CMake for its reply (file_api.h) and reads the new one; says so, or why it could not, in
+// one note. Without a new reply, the one read before stands.
+Reply ask_again(Model& info, const build::BuildOptions& options, const Reply& before) {
+  const std::string call = "`" + cmake_program(info) + " " + info.build_dir + "`";
+  if (auto failed = ask_cmake(info, options.ask_timeout_seconds)) {
+    info.notes.push_back("could not ask CMake for its File API reply: " + failed->message + "; " +
+                         (before.found ? "its older reply is read" : "the CMake files are read without it"));
+    return before;
+  }
+  // The reply replaces what the older one said.
+  info.targets.clear();
+  info.compiled.clear();
+  Reply reply = read_file_api(info);
+  info.notes.push_back("asked CMake for its File API reply: " + call + " configured the build tree again, which "
+                       "leaves the cache and the built files as they are (--no-reconfigure reads the files alone)");
+  return reply;
+}
+
+}  // namespace
+
 }  // namespace mlc::cmake
 
 namespace mlc::build {
@@ -605,14 +613,34 @@ Model read_build(const BuildOptions& options) {
   Model info;
   info.library_helper = options.library_helper;
   info.build_dir = options.build_dir.empty() ? "" : normalize_path(options.build_dir);
+  info.may_run_build_system = options.ask_build_system;
   if (!info.build_dir.empty()) {
     std::optional<InputError> err;
     info.cache = read_cmake_cache(info.build_dir + "/CMakeCache.txt", err);
     if (err) info.errors.push_back(*err);
     if (auto it = info.cache.find("CMAKE_HOME_DIRECTORY"); it != info.cache.end()) info.source_dir = it->second;
+    Reply reply = read_file_api(info);
+    if (options.ask_build_system && !err && (!reply.found || !reply.has_inputs || reply_is_stale(reply)))
+      reply = ask_again(info, options, reply);
     read_compile_database(info);
-    read_file_api(info);
-    if (info.targets.empty()) info.targets = targets_from_generator(info.build_dir, info.source_dir);
+    drop_unbuilt(info);
+    if (reply.found) {
+      // CMake's own answer: the lists are the commands its backtraces lead to, read as spans.
+      info.from_build_system = true;
+      auto parse = std::make_shared<ProviderParse>();
+      info.lists = lists_from_reply(info, *parse, reply.inputs);
+      if (!options.cmake_lists.empty()) {
+        std::set<std::string> named;
+        for (const auto& f : options.cmake_lists) named.insert(normalize_path(f));
+        std::erase_if(info.lists, [&](const SourceList& l) { return !named.count(l.cmake_file); });
+      }
+      info.parse = std::move(parse);
+      return info;
+    }
+    if (info.targets.empty()) {
+      info.targets = targets_from_generator(info.build_dir, info.source_dir);
+      drop_unbuilt(info);
+    }
   }
   auto parse = std::make_shared<ProviderParse>();
   std::set<std::string> failed;

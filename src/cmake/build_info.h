@@ -25,6 +25,11 @@ struct ProviderParse {
   std::map<std::string, File> files;
 };
 
+// Of lists that could take `file` (absolute), the nearest: the command that names its own header or
+// source, else files of its kind, in its directory, with names like its; of that command, the section
+// holding files of its kind. Null when there is none.
+const SourceList* nearest_list(const std::vector<const SourceList*>& candidates, const std::string& file);
+
 // True for an entry that is only a reference to other lists (${SRCS}) or a generator expression:
 // it names no file of its own and is never a neighbour for a new entry.
 bool is_indirect_entry(const std::string& raw);
@@ -62,5 +67,26 @@ std::vector<CompileCommand> read_findcuda_commands(const std::string& build_dir,
 
 // ${VAR} expansion (nested references inside-out); unknown variables expand to nothing, as in CMake.
 std::string expand_variables(const std::string& text, const std::map<std::string, std::string>& vars);
+
+// One argument of a list command as an entry: its text and position, and the files it names with
+// `vars` expanded (a glob's matches in file(GLOB); an explicit path that exists; in add_library() and
+// the like, the path even when absent).
+ListEntry make_entry(const CMakeArg& arg, const std::map<std::string, std::string>& vars, const std::string& cur_dir,
+                     bool glob_command, bool recurse);
+
+// The items that a regex written in a CMake file (its escapes first: "/d\\.cc$" is /d\.cc$) finds in;
+// none for a regex CMake accepts and std::regex does not.
+std::vector<std::string> regex_matches(const std::string& written, const std::vector<std::string>& items);
+
+// A word CMake's list commands take as a keyword, never as a file (PRIVATE, SHARED, CACHE, ...).
+bool is_keyword(const std::string& word);
+
+// The source lists of a build read from its File API reply (cmake/spans.cpp): for each target's
+// source, the innermost call of its stack whose text spells it, directly (add_library(T a.c),
+// absl_cc_library(... SRCS a.cc)) or through a set()/list()/file(GLOB)/foreach() of a variable that call
+// references. The CMake files are parsed once into `parse`: those the stacks name (a broken one is an
+// error) and `inputs`, the other project files the configure read (a file of another language that
+// only ends in .cmake is passed over). Nothing is evaluated.
+std::vector<SourceList> lists_from_reply(Model& info, build::ProviderParse& parse, const std::vector<std::string>& inputs);
 
 }  // namespace mlc::cmake

@@ -168,7 +168,8 @@ Editor::Editor(const Model* build, std::string library_helper)
                                        build ? variables(*build) : std::map<std::string, std::string>{}, {}, {}, {}})) {}
 Editor::~Editor() = default;
 
-EditOutcome Editor::add_source(const std::string& cmake_file, const std::string& list_name, const std::string& entry) {
+EditOutcome Editor::add_source(const std::string& cmake_file, const std::string& list_name, const std::string& entry,
+                               const std::string& source) {
   const auto* file = s_->parsed(cmake_file);
   if (!file) return EditOutcome::Unreadable;
   // The lists as the build read them (its scopes' variables expanded); the file alone otherwise.
@@ -184,7 +185,8 @@ EditOutcome Editor::add_source(const std::string& cmake_file, const std::string&
   if (named.empty()) return EditOutcome::NoPlace;
   // Only the commands the configure took count (those whose files the build compiles): an entry in
   // an if() branch that is not taken changes nothing, there or as a duplicate.
-  if (s_->build) {
+  // (The build system's own lists are those of the configure already: a header-only one counts too.)
+  if (s_->build && !s_->build->from_build_system) {
     std::vector<const SourceList*> live;
     for (const auto* l : named)
       if (feeds_build(*s_->build, *l)) live.push_back(l);
@@ -195,21 +197,27 @@ EditOutcome Editor::add_source(const std::string& cmake_file, const std::string&
   local_vars["CMAKE_CURRENT_SOURCE_DIR"] = dir;
   local_vars["CMAKE_CURRENT_LIST_DIR"] = cmake_file.substr(0, cmake_file.rfind('/'));
   std::string expanded = expand_variables(entry, local_vars);
-  expanded = normalize_path(!expanded.empty() && expanded[0] == '/' ? expanded : dir + "/" + expanded);
+  if (expanded.empty() || expanded[0] != '/') {
+    // Relative to the list's directory, else to that of a target it feeds (CMake reads a source named in a
+    // subdirectory's list(APPEND) relative to the directory that creates the target).
+    std::string relative = expanded;
+    expanded = dir + "/" + relative;
+    if (s_->build && !std::filesystem::exists(expanded))
+      for (const auto& t : s_->build->targets)
+        if (named.front()->targets.count(t.name) && !t.source_dir.empty() && std::filesystem::exists(t.source_dir + "/" + relative))
+          expanded = t.source_dir + "/" + relative;
+  }
+  // What the entry spells wins; the caller's file stands in for a spelling CMake completes (no extension).
+  if (!source.empty() && !std::filesystem::exists(expanded)) expanded = source;
+  expanded = normalize_path(expanded);
   for (const auto* l : named)
     for (const auto& e : l->entries)
       if (e.raw == entry || std::find(e.files.begin(), e.files.end(), expanded) != e.files.end())
         return EditOutcome::Present;
-  // Of several commands writing the list (if/else branches, list(APPEND)), the one holding the
-  // entry's nearest siblings.
-  const SourceList* list = named.back();
-  size_t best = 0;
-  for (const auto* l : named)
-    for (const auto& e : l->entries) {
-      if (is_indirect_entry(e.raw)) continue;
-      size_t len = common_prefix(e.raw, entry);
-      if (len > best) best = len, list = l;
-    }
+  // Of several commands writing the list (if/else branches, list(APPEND), a call's sections), the one
+  // holding the entry's nearest siblings, as choose_list found it.
+  const SourceList* list = nearest_list(named, expanded);
+  if (!list) list = named.back();
   s_->inserts[cmake_file].push_back(insertion_for(file->text, *list, entry));
   return EditOutcome::Added;
 }

@@ -3,6 +3,10 @@
 // file(GLOB) of the target already matches needs no entry, and the choice says so instead.
 #include <algorithm>
 #include <filesystem>
+#include <cctype>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include "cmake/build_info.h"
 
@@ -102,16 +106,21 @@ std::string entry_spelling(const SourceList& list, const std::string& file, cons
     if (std::string base = entry_base(list, *near, file); !base.empty() && under(file, base)) {
       return file.substr(base.size() + 1);
     }
-    const std::string& raw = near->raw;
-    const std::string& named = near->files[0];
+    const std::string raw = unquoted(near->raw);
+    std::string named = near->files[0], spelled = file;
+    // Written without its extension, as CMake allows ("drivers/pn532_uart" for pn532_uart.c): so is the file.
+    if (extension_of(raw).empty() && !extension_of(named).empty() && extension_of(named) == extension_of(file)) {
+      named.resize(named.size() - extension_of(named).size());
+      spelled.resize(spelled.size() - extension_of(file).size());
+    }
     for (size_t cut = named.rfind('/'); cut != std::string::npos && cut > 0; cut = named.rfind('/', cut - 1)) {
       std::string tail = named.substr(cut + 1);
       if (!ends_with(raw, tail)) break;
       std::string dir = named.substr(0, cut);
-      if (!under(file, dir)) continue;
+      if (!under(spelled, dir)) continue;
       std::string prefix = raw.substr(0, raw.size() - tail.size());
       if (!prefix.empty() && prefix.back() != '/') break;  // "x${A}b.cc": no clean directory prefix
-      return prefix + file.substr(dir.size() + 1);
+      return prefix + spelled.substr(dir.size() + 1);
     }
   }
   bool uses_porting_var = std::any_of(list.entries.begin(), list.entries.end(), [](const ListEntry& e) {
@@ -120,6 +129,130 @@ std::string entry_spelling(const SourceList& list, const std::string& file, cons
   if (uses_porting_var && under(file, porting_dir)) return "${GENERATED_PORTING_DIR}/" + file.substr(porting_dir.size() + 1);
   if (under(file, list.current_dir)) return file.substr(list.current_dir.size() + 1);
   return file;
+}
+
+namespace {
+
+std::string stem_of(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  return name.substr(0, name.rfind('.'));
+}
+
+// How near a list is to the file it would take: by the files its direct entries name (or their
+// spelling, when they name nothing on disk). Compared field by field, the first the strongest.
+struct Nearness {
+  int clean = 0;          // it spells no file its targets lack (a branch the configure took)
+  int stem = 0;           // it names the file's own header or source (plugins_unix.h for plugins_unix.cc)
+  int same_ext = 0;       // it names files of the file's kind
+  size_t dir = 0;         // the directory it shares with the file
+  long kin = 0;           // files beside it sharing a word of its name (pki_crypto.c for md_crypto.c)
+  long unconditional = 0;  // minus the if() blocks around it: where it compiles in every configuration
+  long same_ext_count = 0;
+  int variable = 0;       // a variable's list (set, list(APPEND)) rather than a target's own
+  auto key() const { return std::tie(clean, stem, same_ext, dir, kin, unconditional, same_ext_count, variable); }
+  bool operator<(const Nearness& o) const { return key() < o.key(); }
+};
+
+// The words of a file name, three letters or more, lower-cased: "md_crypto" -> crypto; "ThreadImpl" -> thread, impl.
+std::set<std::string> words_of(const std::string& stem) {
+  std::set<std::string> out;
+  std::string word;
+  auto flush = [&] {
+    if (word.size() >= 3) out.insert(word);
+    word.clear();
+  };
+  for (size_t k = 0; k < stem.size(); ++k) {
+    unsigned char c = static_cast<unsigned char>(stem[k]);
+    if (!std::isalnum(c)) {
+      flush();
+      continue;
+    }
+    if (std::isupper(c) && !word.empty() && std::islower(static_cast<unsigned char>(word.back()))) flush();
+    word += static_cast<char>(std::tolower(c));
+  }
+  flush();
+  return out;
+}
+
+// Whether the list names at least one file (an existing one, a glob's, or one with an extension): a
+// set(JPEG_LIB_VERSION 62) names none and is no source list, whatever it feeds.
+bool names_files(const SourceList& l) {
+  for (const auto& e : l.entries) {
+    if (is_indirect_entry(e.raw)) continue;
+    if (e.is_glob || !extension_of(e.raw).empty()) return true;
+    for (const auto& f : e.files)
+      if (std::filesystem::exists(f)) return true;
+  }
+  return false;
+}
+
+Nearness nearness(const SourceList& l, const std::string& file) {
+  Nearness n{.clean = l.foreign == 0 ? 1 : 0, .stem = 0, .same_ext = 0, .dir = 0, .kin = 0,
+             .unconditional = -static_cast<long>(l.conditions), .same_ext_count = 0,
+             .variable = is_variable_list(l.command) ? 1 : 0};
+  const std::string ext = extension_of(file), dir = file.substr(0, file.rfind('/'));
+  const std::set<std::string> words = words_of(stem_of(file));
+  for (const auto& e : l.entries) {
+    if (is_indirect_entry(e.raw)) continue;
+    if (extension_of(e.raw) == ext || (e.is_glob && ends_with(e.raw, ext))) ++n.same_ext_count;
+    std::vector<std::string> named = e.files;
+    if (named.empty()) named.push_back(e.raw);  // an entry naming nothing on disk still tells where its kind goes
+    for (const auto& f : named) {
+      n.dir = std::max(n.dir, shared_dir_prefix(f, file));
+      if (f == file || f.substr(0, f.rfind('/')) != dir) continue;
+      if (stem_of(f) == stem_of(file) && extension_of(f) != ext) n.stem = 1;
+      const auto theirs = words_of(stem_of(f));
+      if (std::any_of(theirs.begin(), theirs.end(), [&](const std::string& w) { return words.count(w) > 0; })) ++n.kin;
+    }
+  }
+  n.same_ext = n.same_ext_count > 0 ? 1 : 0;
+  n.same_ext_count = std::min<long>(n.same_ext_count, 4095);
+  return n;
+}
+
+// Nearness of a command from its sections' lists: the best of each field, the counts summed.
+Nearness nearness(const std::vector<const SourceList*>& sections, const std::string& file) {
+  Nearness out = nearness(*sections.front(), file);
+  for (size_t k = 1; k < sections.size(); ++k) {
+    Nearness n = nearness(*sections[k], file);
+    out.clean = std::min(out.clean, n.clean);
+    out.stem = std::max(out.stem, n.stem);
+    out.same_ext = std::max(out.same_ext, n.same_ext);
+    out.dir = std::max(out.dir, n.dir);
+    out.kin += n.kin;
+    out.unconditional = std::max(out.unconditional, n.unconditional);
+    out.same_ext_count += n.same_ext_count;
+    out.variable = std::max(out.variable, n.variable);
+  }
+  return out;
+}
+
+}  // namespace
+
+const SourceList* nearest_list(const std::vector<const SourceList*>& candidates, const std::string& file) {
+  // By command first (a call's sections together: absl_cc_library's HDRS hold str_cat.h, its SRCS the
+  // .cc files), then the command's section that holds files of the file's kind.
+  std::map<std::pair<std::string, size_t>, std::vector<const SourceList*>> commands;
+  std::vector<std::pair<std::string, size_t>> order;
+  for (const auto* l : candidates) {
+    auto key = std::make_pair(l->cmake_file, l->close_paren);
+    if (!commands.count(key)) order.push_back(key);
+    commands[key].push_back(l);
+  }
+  const std::vector<const SourceList*>* best = nullptr;
+  Nearness best_n;
+  for (const auto& key : order) {
+    Nearness n = nearness(commands[key], file);
+    if (!best || best_n < n) best = &commands[key], best_n = n;
+  }
+  if (!best) return nullptr;
+  const SourceList* section = best->front();
+  std::tuple<long, int> section_n{-1, 0};
+  for (const auto* l : *best) {
+    Nearness n = nearness(*l, file);
+    if (std::make_tuple(n.same_ext_count, n.stem) > section_n) section = l, section_n = {n.same_ext_count, n.stem};
+  }
+  return section;
 }
 
 std::optional<ListChoice> choose_list(const Model& build, const std::string& file, const std::string& target,
@@ -140,34 +273,28 @@ std::optional<ListChoice> choose_list(const Model& build, const std::string& fil
       return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = r.line,
                         .note = glob + ", but " + call + " at " + where(r) + " takes it out again: drop that entry"};
     }
+    if (build.unbuilt.count(file))  // the configure globs it in already: only the build is behind
+      return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = l.line,
+                        .note = glob + ", and the configure compiles it, so it needs no entry: the library was built "
+                                "before it, rebuild it (cmake --build)"};
     return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = l.line,
                       .note = glob + ", so it needs no entry: the fix lies elsewhere (re-run cmake if the file "
                               "is newer than the configure; otherwise a wrong directory, #if guards or a missing port)"};
   }
 
-  const SourceList* best = nullptr;
-  long best_score = -1;
-  std::string ext = extension_of(file);
+  std::vector<const SourceList*> candidates;
+  const std::string ext = extension_of(file);
   for (const auto& l : build.lists) {
-    if (l.removal || !in_scope(l)) continue;
-    bool variable_list = is_variable_list(l.command);
-    long same_ext = 0, direct = 0;
-    size_t prefix = 0;
-    for (const auto& e : l.entries) {
-      if (is_indirect_entry(e.raw)) continue;
-      ++direct;
-      if (extension_of(e.raw) == ext || (e.is_glob && ends_with(e.raw, ext))) ++same_ext;
-      for (const auto& f : e.files) prefix = std::max(prefix, shared_dir_prefix(f, file));
-      // An entry naming nothing on disk still tells where its kind of file goes.
-      if (e.files.empty()) prefix = std::max(prefix, shared_dir_prefix(e.raw, file));
-    }
-    if (direct == 0) continue;
+    if (l.removal || !in_scope(l) || !names_files(l)) continue;
     // Without a target to go by, only a list holding files of the same kind is a candidate.
-    if (same_ext == 0 && !any_feeds) continue;
-    long score = (same_ext > 0 ? 1L << 40 : 0) + static_cast<long>(std::min<size_t>(prefix, 4095)) * (1L << 20) +
-                 std::min<long>(same_ext, 4095) * 2 + (variable_list ? 1 : 0);
-    if (score > best_score) best_score = score, best = &l;
+    if (!any_feeds && nearness(l, file).same_ext == 0) continue;
+    // Listed already (a second run before the rebuild): that list, where the editor finds it present.
+    for (const auto& e : l.entries)
+      if (!e.is_glob && !is_indirect_entry(e.raw) && std::find(e.files.begin(), e.files.end(), file) != e.files.end())
+        return ListChoice{.cmake_file = l.cmake_file, .list = l.variable, .entry = e.raw, .line = l.line, .note = ""};
+    candidates.push_back(&l);
   }
+  const SourceList* best = nearest_list(candidates, file);
   if (!best) return std::nullopt;
   return ListChoice{.cmake_file = best->cmake_file,
                     .list = best->variable,

@@ -208,7 +208,7 @@ std::string cpp_name(const KernelEntry& e, const std::map<std::string, OpSchema>
 
 std::optional<GeneratedDeclaration> generated_declaration(const BackendYaml& y, const demangle::SymbolName& sym) {
   if (y.output_dir.empty()) return std::nullopt;
-  std::string header = y.output_dir + "/" + y.backend + "NativeFunctions.h";
+  std::string header = y.output_dir + "/" + y.class_name + ".h";
   auto text = read_text(header);
   if (!text) return std::nullopt;
   std::vector<std::string> want;
@@ -341,6 +341,73 @@ std::optional<FoundYaml> from_command(const std::string& line, const std::string
 
 }  // namespace
 
+// The build's include directories (-I, -isystem): compile_commands.json, else the Makefiles' flags.make.
+std::vector<std::string> include_dirs(const build::Model& build) {
+  std::vector<std::string> dirs;
+  auto take = [&](const std::vector<std::string>& argv, const std::string& cwd) {
+    for (size_t i = 0; i < argv.size(); ++i) {
+      std::string d;
+      if ((argv[i] == "-I" || argv[i] == "-isystem") && i + 1 < argv.size()) d = argv[i + 1];
+      else if (argv[i].rfind("-I", 0) == 0 && argv[i].size() > 2) d = argv[i].substr(2);
+      if (d.empty()) continue;
+      dirs.push_back(build::normalize_path(fs::path(d).is_absolute() ? d : cwd + "/" + d));
+    }
+  };
+  for (const auto& c : build::read_compile_commands(build.build_dir)) take(c.argv, c.directory);
+  if (!dirs.empty() || build.build_dir.empty()) return dirs;
+  // Without a compile database: build.ninja's `INCLUDES = ` and the Makefiles' `CXX_INCLUDES = `.
+  auto read_flags = [&](const std::string& path, const std::string& key) {
+    std::istringstream in(read_text(path).value_or(""));
+    for (std::string line; std::getline(in, line);) {
+      size_t at = line.find(key);
+      if (at == std::string::npos || line.find_first_not_of(' ') != at) continue;
+      std::istringstream words(line.substr(at + key.size()));
+      std::vector<std::string> argv;
+      for (std::string w; words >> w;) argv.push_back(w);
+      take(argv, build.build_dir);
+    }
+  };
+  read_flags(build.build_dir + "/build.ninja", "INCLUDES = ");
+  walk_tree(build.build_dir, [&](const std::string& path, const struct stat&) {
+    if (!path.ends_with("/flags.make")) return;
+    std::istringstream in(read_text(path).value_or(""));
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("CXX_INCLUDES = ", 0) != 0) continue;
+      std::istringstream words(line.substr(15));
+      std::vector<std::string> argv;
+      for (std::string w; words >> w;) argv.push_back(w);
+      take(argv, build.build_dir);
+    }
+  }, {.skip_hidden = true, .follow_symlinks = false});
+  return dirs;
+}
+
+namespace {
+
+// Where gen_backend_stubs wrote <class_name>.h: the output directory its command names, else a directory
+// the build's compiles include, else anywhere in the source tree (torch_npu generates it there, outside
+// the build). The first that holds it; the command's own directory when none does yet.
+void locate_generated_header(FoundYaml& f, const build::Model& build, const std::vector<std::string>& includes) {
+  auto y = read_backend_yaml(f.yaml);
+  if (!y) return;
+  const std::string name = y->class_name + ".h";
+  std::error_code ec;
+  if (!f.output_dir.empty() && fs::exists(f.output_dir + "/" + name, ec)) return;
+  for (const auto& dir : includes)
+    if (fs::exists(dir + "/" + name, ec)) {
+      f.output_dir = dir;
+      return;
+    }
+  if (build.source_dir.empty()) return;
+  std::string found;
+  walk_tree(build.source_dir, [&](const std::string& path, const struct stat&) {
+    if (found.empty() && path.ends_with("/" + name)) found = path.substr(0, path.size() - name.size() - 1);
+  }, {.skip_hidden = true, .follow_symlinks = false, .max_depth = 64, .max_files = 200000});
+  if (!found.empty()) f.output_dir = found;
+}
+
+}  // namespace
+
 std::vector<FoundYaml> find_backend_yamls(const build::Model& build) {
   std::vector<FoundYaml> out;
   auto add = [&](FoundYaml f) {
@@ -378,6 +445,10 @@ std::vector<FoundYaml> find_backend_yamls(const build::Model& build) {
       if (!build.build_dir.empty() && path.rfind(build.build_dir + "/", 0) == 0) return;
       add({path, "", ""});
     }, {.skip_hidden = true, .follow_symlinks = false});
+  }
+  if (!out.empty()) {
+    const auto includes = include_dirs(build);
+    for (auto& f : out) locate_generated_header(f, build, includes);
   }
   return out;
 }

@@ -57,7 +57,13 @@ Result<BackendYaml> read_backend_yaml(const std::string& path);
 struct FoundYaml {
   std::string yaml, output_dir, native_yaml;
 };
+// Each with the directory that holds its generated <class_name>.h: the generator's -o, else a directory
+// the build's compiles include (-I), else where it lies in the source tree.
 std::vector<FoundYaml> find_backend_yamls(const build::Model& build);
+
+// The build's include directories (-I, -isystem): compile_commands.json, else the Makefiles' flags.make
+// and build.ninja's INCLUDES.
+std::vector<std::string> include_dirs(const build::Model& build);
 
 // The generated declaration of a kernel: the header gen_backend_stubs wrote (or `headers` searched),
 // file:line and the declaration's text.

@@ -67,6 +67,9 @@ struct RunResult {
 // Runs argv in `dir` in its own process group (a timeout kills the driver and its cc1plus alike).
 RunResult run_compiler(const CompileCommand& cmd, const std::string& err_file, Clock::time_point deadline) {
   RunResult r;
+  const auto timeout_seconds_of = [started = Clock::now()](Clock::time_point end) {
+    return std::llround(std::chrono::duration<double>(end - started).count());
+  };
   std::vector<char*> args;
   for (const auto& a : cmd.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -107,7 +110,7 @@ RunResult run_compiler(const CompileCommand& cmd, const std::string& err_file, C
   std::stringstream ss;
   ss << err.rdbuf();
   if (r.timed_out) {
-    r.diagnostics = "did not finish within the --confirm-budget";
+    r.diagnostics = "did not finish within " + std::to_string(timeout_seconds_of(deadline)) + " s (a hung compiler)";
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
     r.diagnostics = "compiler " + cmd.argv[0] + " not found";
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
@@ -194,50 +197,55 @@ void read_object_symbols(const std::string& object, FileResult& r) {
   r.undefined.erase(std::unique(r.undefined.begin(), r.undefined.end()), r.undefined.end());
 }
 
-// What every worker shares: the commands, the scratch directory, the cache and the deadline.
+// What every worker shares: the commands, the scratch directory, the cache and the time one compile may take.
 struct CompileJob {
   const build::BuildCommands& commands;
   const std::string& scratch;
   const std::string& cache_dir;
-  Clock::time_point deadline;
-  std::atomic<size_t>& compiled;
+  double timeout_seconds;
 };
 
-// Confirms file number `i`: from the cache, else by compiling it with the build's command (or a
-// sibling's) before the deadline.
-void confirm_one(const CompileJob& job, size_t i, FileResult& r) {
-  std::error_code ec;
-  std::string object = job.scratch + "/" + std::to_string(i) + ".o";
+// One file's compile, prepared: its command and cache entry; `run` when the budget gives it a compile.
+struct Prepared {
   CompileCommand cmd;
-  if (!command_for(job.commands.db, r.file, object, cmd, r.command_from, job.commands.cuda_compiler)) {
+  std::string object, cache;
+  bool run = false;
+};
+
+// Prepares file number `i`: its command (the build's own, or a sibling's) and its cached answer, if any.
+// True when it needs the compiler.
+bool prepare_one(const CompileJob& job, size_t i, FileResult& r, Prepared& p) {
+  p.object = job.scratch + "/" + std::to_string(i) + ".o";
+  if (!command_for(job.commands.db, r.file, p.object, p.cmd, r.command_from, job.commands.cuda_compiler)) {
     r.skipped = true;
     if (is_cuda_source(r.file))
       r.warning = "the build names no CUDA compiler (CMAKE_CUDA_COMPILER, CUDA_NVCC_EXECUTABLE) and its commands are "
                   "the host compiler's, which compiles no .cu";
-    return;
+    return false;
   }
-  std::string key = compile_key(r.file, cmd, object);
-  std::string cache = job.cache_dir.empty() ? "" : job.cache_dir + "/confirm-" + hex_hash(key) + ".syms";
-  if (!cache.empty() && read_cache(cache, r)) return;
-  if (Clock::now() >= job.deadline) {
-    r.skipped = true;
-    return;
-  }
-  ++job.compiled;
-  RunResult run = run_compiler(cmd, object + ".err", job.deadline);
-  if (run.exited_ok && !fs::exists(object)) {
+  std::string key = compile_key(r.file, p.cmd, p.object);
+  p.cache = job.cache_dir.empty() ? "" : job.cache_dir + "/confirm-" + hex_hash(key) + ".syms";
+  return p.cache.empty() || !read_cache(p.cache, r);
+}
+
+// Compiles a prepared file and reads what its object defines.
+void compile_one(const CompileJob& job, FileResult& r, const Prepared& p) {
+  std::error_code ec;
+  RunResult run = run_compiler(p.cmd, p.object + ".err",
+                               Clock::now() + std::chrono::milliseconds(static_cast<long long>(job.timeout_seconds * 1000)));
+  if (run.exited_ok && !fs::exists(p.object)) {
     // Read where the compiler was told to write it; a driver that exits 0 without it compiled nothing.
-    r.warning = "the compiler exited without writing an object (" + base_name(cmd.argv[0]) + " with -o " + object + ")";
+    r.warning = "the compiler exited without writing an object (" + base_name(p.cmd.argv[0]) + " with -o " + p.object + ")";
   } else if (run.exited_ok) {
-    read_object_symbols(object, r);
+    read_object_symbols(p.object, r);
   } else {
     r.warning = run.diagnostics;
     if (run.timed_out) r.skipped = true;
   }
-  // A budget cut is not a property of the file: only settled outcomes are cached.
-  if (!cache.empty() && !run.timed_out && run.started) write_cache(cache, r);
-  fs::remove(object, ec);
-  fs::remove(object + ".err", ec);
+  // A hung compile is not a property of the file: only settled outcomes are cached.
+  if (!p.cache.empty() && !run.timed_out && run.started) write_cache(p.cache, r);
+  fs::remove(p.object, ec);
+  fs::remove(p.object + ".err", ec);
 }
 
 // The counts and warnings of the outcome, and each file's result.
@@ -256,8 +264,8 @@ void tally(ConfirmOutcome& outcome, std::vector<FileResult>& results) {
 
 }  // namespace
 
-// The passes: each file once, the build's commands, a scratch directory, the compiles on a pool of
-// workers until the budget runs out, then the tally.
+// The passes: each file once, the build's commands, a scratch directory, the files the budget gives
+// a compile, the compiles on a pool of workers, then the tally.
 ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const ConfirmOptions& options) {
   ConfirmOutcome outcome;
   std::vector<std::string> files = once_in_order(files_in);
@@ -290,27 +298,33 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
     return outcome;
   }
 
+  // Which files the compiler runs on is decided here, in the order given, before any runs: the
+  // first `budget_compiles` that the cache cannot answer. The same input compiles the same files on
+  // an idle machine and a loaded one.
   std::vector<FileResult> results(files.size());
-  std::atomic<size_t> next{0}, compiled{0};
+  std::vector<Prepared> prepared(files.size());
+  const CompileJob job{.commands = commands, .scratch = scratch, .cache_dir = options.cache_dir,
+                       .timeout_seconds = options.compile_timeout_seconds};
+  std::vector<size_t> to_compile;
+  for (size_t i = 0; i < files.size(); ++i) {
+    results[i].file = files[i];
+    if (!prepare_one(job, i, results[i], prepared[i])) continue;
+    if (to_compile.size() < options.budget_compiles) to_compile.push_back(i);
+    else results[i].skipped = true;
+  }
+  std::atomic<size_t> next{0};
   auto start = Clock::now();
-  const CompileJob job{.commands = commands,
-                       .scratch = scratch,
-                       .cache_dir = options.cache_dir,
-                       .deadline = start + std::chrono::milliseconds(static_cast<long long>(options.budget_seconds * 1000)),
-                       .compiled = compiled};
   auto worker = [&] {
-    for (size_t i; (i = next++) < files.size();) {
-      results[i].file = files[i];
-      confirm_one(job, i, results[i]);
-    }
+    for (size_t k; (k = next++) < to_compile.size();) compile_one(job, results[to_compile[k]], prepared[to_compile[k]]);
   };
   unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(files.size()));
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<size_t>(1, to_compile.size())));
   std::vector<std::thread> pool;
-  for (unsigned t = 0; t < jobs; ++t) pool.emplace_back(worker);
+  for (unsigned t = 0; t < jobs && !to_compile.empty(); ++t) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
   fs::remove_all(scratch, ec);
 
+  const size_t compiled = to_compile.size();
   outcome.stats.compiled = compiled;
   outcome.stats.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   tally(outcome, results);
@@ -349,7 +363,7 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
       const std::string& path = ctx.sources->file_of(*e).path;
       if (!source::is_compiled_source(path) || ctx.build->is_compiled(path)) continue;
       if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.file == path; }))
-        files.push_back({.file = path, .tier = 0, .line = e->line, .evidence = ""});
+        files.push_back({.file = path, .tier = 0, .line = e->line, .evidence = "", .place = candidate_place(ctx, *u, path)});
     }
     // Unsettled: unknown or declaration-only (whatever text found), or defined in several uncompiled
     // sources (text cannot see which #if the build takes).
@@ -375,7 +389,7 @@ struct Confirmer {
   void compile(const std::vector<std::string>& files) {
     if (files.empty()) return;
     ConfirmOptions o = options;
-    o.budget_seconds = std::max(0.0, options.budget_seconds - std::chrono::duration<double>(Clock::now() - start).count());
+    o.budget_compiles = options.budget_compiles > total.compiled ? options.budget_compiles - total.compiled : 0;
     ConfirmOutcome out = confirm_files(files, o);
     // A candidate's failed compile is said later, for a symbol nothing settled (tell_failures).
     for (auto& w : out.warnings)
@@ -422,19 +436,10 @@ struct Confirmer {
     return true;
   }
 
-  // Round 0: the sources text matching names.
-  void text_round(std::vector<Want>& wants) {
-    std::vector<std::string> files;
-    for (const auto& w : wants)
-      for (const auto& f : w.files) files.push_back(f.file);
-    compile(files);
-    for (auto& w : wants)
-      for (const auto& f : w.files)
-        if (settle(w, f)) break;
-  }
-
-  // Rounds 1-3: what is still open, by the ranked evidence, tier by tier while the budget lasts.
-  void ranked_rounds(std::vector<Want>& wants) {
+  // The rounds: by place first (the target's own directories, then other targets', then elsewhere, tests
+  // and other platforms last), within a place by tier (0: the sources text matching names, then the
+  // ranked evidence); each round settles what it can before the next one compiles, while the budget lasts.
+  void rounds(std::vector<Want>& wants) {
     std::map<std::string, std::string> texts;
     for (auto& w : wants) {
       if (w.settled || !is_open(*w.u)) continue;
@@ -443,24 +448,25 @@ struct Confirmer {
           w.files.push_back(std::move(r));
     }
     texts.clear();
-    for (int tier = 1; tier <= 3; ++tier) {
-      std::vector<std::string> files;
-      for (const auto& w : wants)
-        if (!w.settled)
-          for (const auto& f : w.files)
-            if (f.tier == tier && !results.count(f.file)) files.push_back(f.file);
-      if (files.empty()) continue;
-      if (std::chrono::duration<double>(Clock::now() - start).count() >= options.budget_seconds) {
-        total.files += files.size();
-        total.skipped += files.size();
-        continue;
+    for (int place = 0; place <= 3; ++place)
+      for (int tier = 0; tier <= 3; ++tier) {
+        std::vector<std::string> files;
+        for (const auto& w : wants)
+          if (!w.settled)
+            for (const auto& f : w.files)
+              if (f.place == place && f.tier == tier && !results.count(f.file)) files.push_back(f.file);
+        if (files.empty()) continue;
+        if (total.compiled >= options.budget_compiles) {
+          total.files += files.size();
+          total.skipped += files.size();
+          continue;
+        }
+        compile(files);
+        for (auto& w : wants)
+          if (!w.settled)
+            for (const auto& f : w.files)
+              if (std::make_pair(f.place, f.tier) <= std::make_pair(place, tier) && settle(w, f)) break;
       }
-      compile(files);
-      for (auto& w : wants)
-        if (!w.settled)
-          for (const auto& f : w.files)
-            if (f.tier <= tier && settle(w, f)) break;
-    }
   }
 
   // The compiler's error of each candidate of a symbol no candidate settled: why it stays open. A
@@ -510,8 +516,8 @@ struct Confirmer {
 
 }  // namespace
 
-// The passes: the unsettled symbols, the sources text names (round 0), the ranked candidates tier by
-// tier (rounds 1-3), then what it cost and what it placed.
+// The passes: the unsettled symbols, their candidates (the sources text names, then the ranked ones)
+// compiled round by round, then what it cost and what it placed.
 ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
                              const ConfirmOptions& options, std::vector<std::string>& warnings) {
   if (!ctx.sources || !ctx.build) return {};
@@ -520,8 +526,7 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
   if (wants.empty()) return {};
   Confirmer confirmer{.ctx = ctx, .options = options, .warnings = warnings, .start = start, .total = {}, .results = {},
                       .placed_by = {}};
-  confirmer.text_round(wants);
-  confirmer.ranked_rounds(wants);
+  confirmer.rounds(wants);
   for (auto& w : wants)
     if (!w.settled && !w.other.empty()) w.u->reason += "; " + w.other;
 
@@ -570,19 +575,55 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
   return a;
 }
 
+namespace {
+
+// The shared libraries the build links into `target` (its dependencies' artifacts, and theirs in turn).
+std::vector<std::string> linked_artifacts(const build::Model* build, const std::string& target) {
+  std::vector<std::string> out;
+  if (!build || target.empty()) return out;
+  std::set<std::string> seen;
+  std::vector<std::string> todo{target};
+  while (!todo.empty()) {
+    std::string name = todo.back();
+    todo.pop_back();
+    if (!seen.insert(name).second) continue;
+    for (const auto& t : build->targets) {
+      if (t.name != name) continue;
+      if (name != target && t.type == "SHARED_LIBRARY")
+        for (const auto& a : t.artifacts)
+          if (fs::exists(a)) out.push_back(a);
+      todo.insert(todo.end(), t.dependencies.begin(), t.dependencies.end());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
                           const std::string& target, const ConfirmOptions& options, std::vector<std::string>& warnings) {
   if (report.libraries.empty()) return 0;
-  // What the libraries define already: their own references to it are not the patch's business.
+  // What the libraries define already: their own references to it are not the patch's business. Their
+  // symbol tables too: a library built with hidden visibility (nng) exports none of its internal names.
+  // And what the libraries the build links into the target define (abseil's strings links
+  // strings_internal, which --as-needed dropped while no kept source used it): the rebuild links them.
   std::set<std::string> known;
-  for (const auto& lib : report.libraries) {
-    for (const auto& u : lib.unresolved) known.insert(u.symbol);
+  auto define = [&](const std::string& path, bool statics) {
     elf::ReadOptions ro;
     ro.relocations = false;
-    if (auto obj = elf::read_object(lib.path, ro))
+    ro.static_symbols = statics;
+    if (auto obj = elf::read_object(path, ro)) {
       for (const auto& s : obj.value().dynamic_symbols)
         if (!s.is_undefined() && !s.name.empty()) known.insert(std::string(s.name));
+      for (const auto& s : obj.value().static_symbols)
+        if (!s.is_undefined() && !s.name.empty()) known.insert(std::string(s.name));
+    }
+  };
+  for (const auto& lib : report.libraries) {
+    for (const auto& u : lib.unresolved) known.insert(u.symbol);
+    define(lib.path, true);
   }
+  for (const auto& dependency : linked_artifacts(ctx.build, target)) define(dependency, false);
   auto given_back = [&]() {
     std::set<std::string> files;
     for (const auto& lib : report.libraries)

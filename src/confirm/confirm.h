@@ -19,11 +19,15 @@ namespace mlc::confirm {
 struct ConfirmOptions {
   std::string build_dir;        // where compile_commands.json lives
   std::string cache_dir;        // results cache and scratch objects ("" : a private dir under build_dir)
-  double budget_seconds = 60;   // wall-clock budget for all compiles; what it cuts off stays unconfirmed
+  // The compiler work allowed: this many compiler runs, the best-ranked candidates first (what the
+  // cache answers is free); what it leaves out stays unconfirmed. A count, not a clock, so that the
+  // same input gets the same answer on a loaded machine as on an idle one.
+  size_t budget_compiles = 60;
   unsigned jobs = 0;            // parallel compiles (0: one per core)
   // Every candidate's failed compile said, with the compiler's error; by default only those of the
   // symbols no candidate settled (a candidate that does not compile is simply not the answer).
   bool verbose = false;
+  double compile_timeout_seconds = 600;  // one compile running longer is a hung compiler: killed, left unconfirmed
 };
 
 // What compiling one file showed.
@@ -82,7 +86,14 @@ struct RankedSource {
   int tier = 3;
   uint32_t line = 0;      // where it includes the header or spells the name (0: unknown)
   std::string evidence;   // "it includes /src/a.h"
+  int place = 2;          // candidate_place: where it lies, which orders the tiers
 };
+
+// Where a candidate lies, the first rank of the confirm pass's order (the tier comes second): 0 in a
+// directory of the target referencing the symbol, 1 among another target's sources (or beside a
+// declaring header), 2 elsewhere, 3 a test, benchmark, example or another platform's file (*_test.*,
+// win/, os390...), which a library rarely forgets.
+int candidate_place(const trace::TraceContext& ctx, const UnresolvedSymbol& u, const std::string& file);
 // Ranked candidates for `u` (files read for their text are kept in `texts` across calls).
 std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const UnresolvedSymbol& u,
                                        std::map<std::string, std::string>& texts);
@@ -92,8 +103,8 @@ uint32_t line_mentioning(const std::string& text, const std::string& word);
 // The pass: picks the unsettled symbols among `symbols` (unknown, declaration-only, or defined in
 // several uncompiled sources), compiles their candidate files and restates the classification of
 // those the compiler settles. The candidates are first the uncompiled sources text matching names;
-// for what they leave unsettled, the ranked sources of rank_sources, tier by tier, while the budget
-// lasts. Warnings (failed compiles, budget) and the summary of what was compiled go to `warnings`.
+// for what they leave unsettled, the ranked sources of rank_sources, by place then tier, while the
+// budget lasts. Warnings (failed compiles, budget) and the summary of what was compiled go to `warnings`.
 ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
                              const ConfirmOptions& options, std::vector<std::string>& warnings);
 

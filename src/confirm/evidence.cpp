@@ -27,7 +27,47 @@ bool ends_with_path(const std::string& file, const std::string& tail) {
 
 bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A test, benchmark, example or fuzzer, or a file for another platform than this build's (by the names
+// projects give them: *_test.cc, tests/, win32/, os390...).
+bool is_test_or_platform_file(const std::string& path) {
+  static const std::set<std::string> dirs = {
+      "test", "tests", "testing", "unittest", "unittests", "gtest", "benchmark", "benchmarks", "bench", "example",
+      "examples", "sample", "samples", "fuzz", "fuzzing", "fuzzer", "win", "win32", "win64", "windows", "mingw", "msvc",
+      "darwin", "mac", "macos", "osx", "ios", "android", "os390", "zos", "aix", "solaris", "sunos", "haiku", "cygwin",
+      "freertos", "emscripten", "wasm"};
+  std::string p = lower(path);
+  for (size_t start = 0, slash; (slash = p.find('/', start)) != std::string::npos; start = slash + 1)
+    if (dirs.count(p.substr(start, slash - start))) return true;
+  std::string stem = p.substr(p.rfind('/') + 1);
+  stem = stem.substr(0, stem.rfind('.'));
+  for (const char* tail : {"_test", "_tests", "_unittest", "-test", "_benchmark", "_bench", "_fuzzer", "_fuzz",
+                           "_win32", "_windows", "_win", "_darwin", "_mac", "_os390", "_android"})
+    if (stem.size() > std::string(tail).size() && stem.ends_with(tail)) return true;
+  return stem.rfind("test_", 0) == 0 || stem == "test" || stem.rfind("win32_", 0) == 0;
+}
+
 }  // namespace
+
+int candidate_place(const trace::TraceContext& ctx, const UnresolvedSymbol& u, const std::string& file) {
+  if (is_test_or_platform_file(file)) return 3;
+  if (!ctx.build) return 2;
+  const std::string dir = parent(file);
+  const build::Target* own = nullptr;
+  for (const auto& ref : u.referenced_by)
+    if ((own = ctx.build->target_for_artifact(ref.library))) break;
+  if (own && (own->source_dir == dir || std::any_of(own->sources.begin(), own->sources.end(),
+                                                    [&](const std::string& s) { return parent(s) == dir; })))
+    return 0;
+  for (const auto& t : ctx.build->targets)
+    if (&t != own && std::any_of(t.sources.begin(), t.sources.end(), [&](const std::string& s) { return parent(s) == dir; }))
+      return 1;
+  return 2;
+}
 
 uint32_t line_mentioning(const std::string& text, const std::string& word) {
   if (word.empty()) return 0;
@@ -134,6 +174,7 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
   }
   out.insert(out.end(), mentions.begin(), mentions.end());
   out.insert(out.end(), others.begin(), others.end());
+  for (auto& r : out) r.place = candidate_place(ctx, u, r.file);
   return out;
 }
 

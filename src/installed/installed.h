@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "build/model.h"
 #include "loader/binding.h"
 #include "loader/loader.h"
 #include "report/report.h"
@@ -43,8 +44,11 @@ void find_missing_libraries(const loader::Process& process, std::map<int, Librar
 // beside them), and the closest definitions it has; the fix gives both ways out. An abi-mismatch is
 // turned only when the owner's version is known. Two or more symbols one object misses from the same
 // owner are one Cause (kind provider-mismatch) in `causes`: one headline, one fix.
+// An owner that `build` itself makes (a sibling library of the same build: abseil's
+// libabsl_strings_internal beside libabsl_strings) is another version of nothing: it must define the
+// same name with another signature (the same symbol, drifted) before a C++ symbol is called its mismatch.
 void find_provider_mismatch(const loader::Process& process, std::vector<trace::SymbolFinding>& symbols,
-                            CauseList& causes);
+                            CauseList& causes, const build::Model* build = nullptr);
 
 // The version a library file carries in its name or soname ("libtorch_cpu.so.1.13" -> "1.13"), or "".
 std::string soname_version(const std::string& name);

@@ -315,7 +315,8 @@ void add_group_causes(std::map<std::pair<int, int>, Group>& groups, CauseList& c
 
 // The passes: candidates, their families' members counted per loaded object, each candidate's owner
 // and closest definitions, then one cause per (object, owner) pair missing several.
-void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolFinding>& symbols, CauseList& causes) {
+void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolFinding>& symbols, CauseList& causes,
+                            const build::Model* build) {
   std::vector<Item> items = candidates(symbols);
   if (items.empty()) return;
   std::map<std::pair<int, int>, Group> groups;  // (referencing object, owner) -> what it misses
@@ -328,6 +329,9 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
     if (it.u->classification == Classification::AbiMismatch && v.version.empty() && v.torch.empty()) continue;
     std::vector<std::string> same, members;
     closest_definitions(lib.elf, it, *owner, same, members);
+    // Only neighbours in its scope, in a library the same build makes: no evidence of another version
+    // (the symbol belongs to a source that build leaves out, here or there).
+    if (it.family.cxx && same.empty() && build && build->target_for_artifact(lib.path)) continue;
     std::string holder = base_name(p.objects[it.ref->object].path);
     mark_mismatch(*it.u, it, *owner, lib, v, holder, same, members, groups[{it.ref->object, owner->object}]);
   }

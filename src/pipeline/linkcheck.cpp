@@ -616,7 +616,7 @@ void confirm_findings(InputCheck& in, const trace::TraceContext& ctx, const Link
   std::vector<UnresolvedSymbol*> all;
   for (auto& f : in.symbols) all.push_back(&f.symbol);
   confirm::confirm_symbols(ctx, all, {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
-                                      .budget_seconds = options.trace.confirm_budget, .jobs = 0,
+                                      .budget_compiles = options.trace.confirm_budget, .jobs = 0,
                                       .verbose = options.trace.confirm_verbose}, report.warnings);
   std::erase_if(unknown, [](const UnresolvedSymbol* u) { return u->classification != Classification::Unknown; });
 }
@@ -723,7 +723,7 @@ void trace_origins(InputCheck& in, const RunContext& run, TraceResources& resour
   trace::filter_suggestions(unknown);
   // A symbol a loaded library should own (its class, namespace or C prefix) but lacks: the
   // referencing object was built against another version of that library.
-  installed::find_provider_mismatch(in.process, in.symbols, report.causes);
+  installed::find_provider_mismatch(in.process, in.symbols, report.causes, ctx.build);
 }
 
 // A file the import of torch loads as part of torch/_C's closure binds in that load's scope, which may hold

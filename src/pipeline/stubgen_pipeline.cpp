@@ -18,7 +18,7 @@ bool can_confirm(const TraceOptions& trace) {
 }
 
 confirm::ConfirmOptions confirm_options(const TraceOptions& trace) {
-  return {.build_dir = trace.build_dir, .cache_dir = trace.cache_dir, .budget_seconds = trace.confirm_budget, .jobs = 0,
+  return {.build_dir = trace.build_dir, .cache_dir = trace.cache_dir, .budget_compiles = trace.confirm_budget, .jobs = 0,
           .verbose = trace.confirm_verbose};
 }
 

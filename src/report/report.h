@@ -331,6 +331,7 @@ struct Report {
   std::vector<LibraryReport> libraries;
   std::vector<InputError> errors;  // unusable inputs; the other inputs are still reported
   std::vector<std::string> warnings;  // worth knowing, not failing (e.g. a source listed twice)
+  std::vector<std::string> notes;     // what the run did that a person should know (it ran cmake): the tools say them on stderr
   CauseList causes;                   // shared causes, linked from findings by id
   std::vector<RuntimeLookup> runtime_lookups;  // dlopen/dlsym names not satisfied (warnings by default)
   bool runtime_lookups_fatal = false;          // --fail-on runtime: they fail the run

@@ -108,6 +108,7 @@ void Parser::function_statement(size_t start, size_t paren, bool extern_c, std::
   std::string qual;
   for (const auto& q : quals) qual += q + "::";
   e.qualified = prefix() + qual + name;
+  e.using_qualified = using_alternatives(quals, name);
   e.params = join_list(params);
   e.const_method = tail.const_method;
   e.extern_c = extern_c;
@@ -278,6 +279,7 @@ void Parser::variable_statement(size_t start, size_t end, size_t eq, bool extern
   std::string qual;
   for (const auto& q : quals) qual += q + "::";
   e.qualified = prefix() + qual + name;
+  e.using_qualified = using_alternatives(quals, name);
   e.extern_c = extern_c;
   e.is_inline = is_inline;
   Scope* cls = current_class();

@@ -23,6 +23,11 @@ std::vector<Entity> macro_entities(const std::vector<Define>& defines) {
   for (const auto& d : defines) {
     if (!macro_like(d.name)) continue;
     auto v = macro_scope_value(d.body);
+    // A number (abseil's ABSL_OPTION_USE_INLINE_NAMESPACE 1): the #if that picks a namespace macro reads it.
+    if (!v) {
+      auto toks = lex(d.body);
+      if (toks.size() == 1 && toks[0].kind == Tok::Number) v = std::string(toks[0].text);
+    }
     if (!v) continue;
     Entity e;
     e.kind = EntityKind::Macro;

@@ -48,6 +48,28 @@ std::string Parser::prefix() const {
   return p;
 }
 
+std::string Parser::using_alternatives(const std::vector<std::string>& quals, const std::string& name) const {
+  if (quals.empty()) return "";  // "void f() {}" after "using namespace N;" is ::f, a new function
+  std::string rest;
+  for (const auto& q : quals) rest += q + "::";
+  rest += name;
+  std::vector<std::string> out;
+  // Outermost first: a directive at file scope, then those of each enclosing scope.
+  auto add = [&](const std::vector<std::string>& usings, const std::string& at) {
+    for (const auto& n : usings) {
+      out.push_back(at + n + "::" + rest);
+      if (!at.empty()) out.push_back(n + "::" + rest);  // written relative to that scope, or from the top
+    }
+  };
+  add(file_usings_, "");
+  std::string p;
+  for (const auto& s : scopes_) {
+    if (s.kind != Scope::Linkage) p += s.name + "::";
+    add(s.usings, p);
+  }
+  return join_list(out);
+}
+
 bool Parser::in_extern_c() const {
   for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
     if (it->kind == Scope::Linkage) return it->c_linkage;
@@ -262,6 +284,19 @@ void Parser::clear_pending() {
 
 void Parser::using_decl() {
   size_t start = i_;
+  if (at("namespace", 1)) {  // "using namespace a::b;": a directive, in force to the end of its scope
+    std::string named;
+    size_t k = i_ + 2;
+    for (; k < t_.size() && (ident(k) || t_[k].text == "::"); ++k)
+      named += macro_like(t_[k].text) && t_[k].kind == Tok::Ident ? macro_namespace(t_[k].text) : std::string(t_[k].text);
+    if (named.rfind("::", 0) == 0) named = named.substr(2);
+    if (!named.empty() && k < t_.size() && t_[k].text == ";") {
+      (scopes_.empty() ? file_usings_ : scopes_.back().usings).push_back(named);
+      i_ = k + 1;
+      clear_pending();
+      return;
+    }
+  }
   if (ident(i_ + 1) && at("=", 2)) {
     Entity e;
     e.kind = EntityKind::Alias;

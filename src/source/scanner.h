@@ -23,7 +23,8 @@ enum class EntityKind : uint8_t {
   ClassInstantiation,
   Alias,
   Macro,  // an object-like #define naming namespaces: qualified = macro, extra = "a::b" (may be empty),
-          // params = the #if branch it is defined in (preprocessor.h; "" when unconditional)
+          // or a number (an #if reads it); params = the #if branch it is defined in (preprocessor.h; ""
+          // when unconditional)
 };
 const char* to_string(EntityKind kind);
 
@@ -42,6 +43,10 @@ struct Entity {
   std::string template_params;  // template parameter names in scope, kListSep-joined
   std::string template_args;    // explicit instantiation/specialisation arguments, normalized
   std::string extra;            // ClassDefinition: key function "name(params)"; Alias: normalized target
+  // A definition written with a qualifier (A::f) where `using namespace N;` is in force: the names the
+  // compiler may find it under instead (N::A::f), kListSep-joined. The index keeps the one another
+  // declaration confirms (SourceIndex: C++ [namespace.udir], a qualifier is looked up through it).
+  std::string using_qualified;
   std::string_view name() const;  // last component of `qualified`
 };
 

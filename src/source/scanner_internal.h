@@ -50,6 +50,7 @@ struct Scope {
   bool key_found = false;
   bool c_linkage = false;
   bool from_macro = false;  // opened by a FOO_NAMESPACE_BEGIN-style macro
+  std::vector<std::string> usings = {};  // namespaces its `using namespace N;` directives name, resolved
 };
 
 // macros.cpp
@@ -73,6 +74,8 @@ class Parser {
   // Index just past the bracket group starting at k (t_[k] is the opener).
   size_t skip_group(size_t k) const;
   std::string prefix() const;
+  // The other names of a definition qualified by `quals`, through the using-directives in force.
+  std::string using_alternatives(const std::vector<std::string>& quals, const std::string& name) const;
   bool in_extern_c() const;
   Scope* current_class();
   std::vector<std::string> scope_template_params() const;
@@ -144,6 +147,7 @@ class Parser {
   std::vector<Token> t_;
   size_t i_ = 0;
   std::vector<Scope> scopes_;
+  std::vector<std::string> file_usings_;  // using-directives at file scope
   std::vector<Entity> out_;
   std::vector<std::string> pending_template_;
   bool pending_is_template_ = false;

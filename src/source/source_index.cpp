@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <cctype>
 #include <cstring>
@@ -25,7 +26,7 @@
 namespace mlc::source {
 namespace {
 
-constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 6\n";  // 5: macros keep their #if condition; 6: #include lines
+constexpr char kCacheMagic[] = "MLC-SOURCE-INDEX 7\n";  // 6: #include lines; 7: names through using-directives
 
 bool has_suffix(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -117,6 +118,7 @@ std::map<std::string, CachedFile> load_cache(const std::string& file, const std:
       e.template_params = c.str();
       e.template_args = c.str();
       e.extra = c.str();
+      e.using_qualified = c.str();
     }
     uint64_t ni = c.u64();
     if (!c.ok || ni > buf.size()) return {};
@@ -151,6 +153,7 @@ bool save_cache(const std::string& file, const std::vector<std::string>& roots, 
       put_str(b, e.template_params);
       put_str(b, e.template_args);
       put_str(b, e.extra);
+      put_str(b, e.using_qualified);
     }
     put_u64(b, includes[f].size());
     for (const auto& inc : includes[f]) {
@@ -311,6 +314,7 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
   idx.includes_ = std::move(includes);
   idx.resolve_macro_scopes(options.defines);
   idx.build_lookup();
+  idx.resolve_using_directives();
   if (stats) {
     stats->files = idx.files_.size();
     stats->reused = n_reused;
@@ -327,9 +331,16 @@ void SourceIndex::resolve_macro_scopes(const std::map<std::string, std::string>&
   // whose branch cannot be evaluated; else the first.
   std::unordered_map<std::string_view, std::string_view> value;
   std::unordered_map<std::string_view, int> strength;  // 2 taken, 1 undecided, 0 not taken
+  // The conditions read the build's -D flags, then the numbers the project's own headers define
+  // unconditionally (an undefined name is 0 to the preprocessor, which would take the wrong branch).
+  std::map<std::string, std::string> known = defines;
+  for (const auto& e : entities_)
+    if (e.kind == EntityKind::Macro && !e.extra.empty() && std::isdigit(static_cast<unsigned char>(e.extra[0])) &&
+        evaluate_condition(e.params, defines).value_or(false))  // its header's guard is no condition
+      known.emplace(e.qualified, e.extra);
   for (const auto& e : entities_) {
     if (e.kind != EntityKind::Macro) continue;
-    auto taken = evaluate_condition(e.params, defines);
+    auto taken = evaluate_condition(e.params, known);
     int s = !taken ? 1 : *taken ? 2 : 0;
     auto it = strength.find(e.qualified);
     if (it == strength.end() || s > it->second) {
@@ -337,30 +348,73 @@ void SourceIndex::resolve_macro_scopes(const std::map<std::string, std::string>&
       value[e.qualified] = e.extra;
     }
   }
-  for (auto& e : entities_) {
-    if (e.qualified.find(kMacroMark) == std::string::npos) continue;
+  // A value may name another macro (abseil: ABSL_NAMESPACE_BEGIN opens ABSL_OPTION_INLINE_NAMESPACE_NAME,
+  // whose value is the inline namespace): each component is resolved again, a few levels deep.
+  std::function<std::string(std::string_view, int)> resolved = [&](std::string_view name, int depth) -> std::string {
+    auto it = value.find(name);
+    if (it == value.end()) return std::string(name);  // no #define seen: a namespace spelled in capitals
+    if (depth >= 8) return std::string(it->second);
     std::string out;
-    std::string_view q = e.qualified;
+    std::string_view v = it->second;
+    for (size_t p = 0; p <= v.size();) {
+      size_t end = v.find("::", p);
+      if (end == std::string_view::npos) end = v.size();
+      std::string part = resolved(v.substr(p, end - p), depth + 1);
+      if (!part.empty()) out += (out.empty() ? "" : "::") + part;
+      p = end + 2;
+    }
+    return out;
+  };
+  auto rewrite = [&](std::string& text) {
+    if (text.find(kMacroMark) == std::string::npos) return;
+    std::string out;
+    std::string_view q = text;
     for (size_t p = 0; p < q.size();) {
       if (q[p] != kMacroMark) {
         out += q[p++];
         continue;
       }
       size_t end = p + 1;
-      while (end < q.size() && q[end] != ':') ++end;
-      std::string_view name = q.substr(p + 1, end - p - 1);
-      auto it = value.find(name);
-      if (it == value.end()) {
-        out += name;  // no #define seen: a namespace spelled in capitals (namespace YAML)
-      } else if (!it->second.empty()) {
-        out += it->second;
-      } else if (end + 1 < q.size() && q[end] == ':') {
-        end += 2;  // an empty macro: the component goes away with its "::"
-      }
+      while (end < q.size() && q[end] != ':' && q[end] != kListSep) ++end;
+      std::string v = resolved(q.substr(p + 1, end - p - 1), 0);
+      if (!v.empty()) out += v;
+      else if (end + 1 < q.size() && q[end] == ':') end += 2;  // an empty macro: the component goes with its "::"
       p = end;
     }
-    e.qualified = std::move(out);
+    text = std::move(out);
+  };
+  for (auto& e : entities_) {
+    rewrite(e.qualified);
+    rewrite(e.using_qualified);
   }
+}
+
+void SourceIndex::resolve_using_directives() {
+  // C++ [namespace.udir]: after "using namespace N;", the A of a definition "A::f" may be N's. The
+  // definition is N::A::f when another declaration of that name exists (the class's own member, the
+  // header's prototype) and none of the name as written does.
+  // The lookup's keys are views into the names: they are decided first, then renamed, then looked up anew.
+  std::vector<std::pair<size_t, std::string>> renamed;
+  for (size_t k = 0; k < entities_.size(); ++k) {
+    const auto& e = entities_[k];
+    if (e.using_qualified.empty()) continue;
+    auto declared = [&](const std::string& qualified) {
+      if (auto it = by_name_.find(e.name()); it != by_name_.end())
+        for (uint32_t i : it->second)
+          if (i != k && entities_[i].qualified == qualified) return true;
+      return false;
+    };
+    if (declared(e.qualified)) continue;
+    for (const auto& alternative : split_list(e.using_qualified))
+      if (declared(alternative)) {
+        renamed.emplace_back(k, alternative);
+        break;
+      }
+  }
+  if (renamed.empty()) return;
+  for (auto& [k, name] : renamed) entities_[k].qualified = std::move(name);
+  by_name_.clear();
+  build_lookup();
 }
 
 void SourceIndex::build_lookup() {

@@ -91,6 +91,7 @@ class SourceIndex {
   const IndexedEntity* alias_entity(std::string_view name, std::string_view scope) const;
   void build_lookup();
   void resolve_macro_scopes(const std::map<std::string, std::string>& defines);
+  void resolve_using_directives();
   std::vector<std::string> roots_;
   std::vector<SourceFile> files_;
   std::vector<IndexedEntity> entities_;

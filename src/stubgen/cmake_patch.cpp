@@ -45,7 +45,7 @@ struct Edits {
   void add_to_list(const ListAdd& add) {
     std::string key = list_key(add);
     if (!added.insert(key).second) return;
-    switch (editor.add_source(add.file, add.list, add.entry)) {
+    switch (editor.add_source(add.file, add.list, add.entry, add.source)) {
       case build::EditOutcome::Added: record(add.file, key, "add " + add.entry + " to " + add.list); break;
       case build::EditOutcome::Present: already_listed(add, key); break;
       case build::EditOutcome::NoPlace:
@@ -151,12 +151,119 @@ struct Edits {
 
 }  // namespace
 
-void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p) {
-  Edits edits(t, ctx, p);
+namespace {
+
+// The plan's edits of `t`, made on a copy of `p` (a second try starts again from `p`).
+Plan planned(const Triage& t, const trace::TraceContext& ctx, const Plan& p) {
+  Plan trial = p;
+  Edits edits(t, ctx, trial);
   for (const auto& add : t.list_adds) edits.add_to_list(add);
   for (const auto& add : t.link_adds) edits.link(add);
   edits.drop(edits.drops_to_make());
   edits.finish();
+  return trial;
+}
+
+// The targets each added source is for (by the library lacking it), as the build system names them.
+std::vector<std::pair<std::string, std::string>> wanted(const Triage& t, const build::Model& build) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& add : t.list_adds)
+    if (const auto* target = build.target_for_artifact(add.library); target && !add.source.empty())
+      out.emplace_back(target->name, add.source);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// CMake's verdict on the edits of `t` (planned on a copy of `p`).
+build::EditCheck checked(const Triage& t, const trace::TraceContext& ctx, const Plan& p) {
+  std::vector<build::FileEdit> edits;
+  for (const auto& f : planned(t, ctx, p).cmake_files) edits.push_back({f.path, f.before, f.after});
+  return build::check_edits(*ctx.build, edits, wanted(t, *ctx.build));
+}
+
+// The source entries without which the edits of `t` configure (halves tried in turn: a few configures
+// for one bad entry among many), each with CMake's error; all of them when the rest fails alone.
+void breaking_adds(const Triage& t, const std::vector<size_t>& adds, const std::string& failure,
+                   const trace::TraceContext& ctx, const Plan& p, std::map<size_t, std::string>& out) {
+  if (adds.size() == 1) {
+    out[adds[0]] = failure;
+    return;
+  }
+  const size_t half = adds.size() / 2;
+  for (const auto& part : {std::vector<size_t>(adds.begin(), adds.begin() + static_cast<long>(half)),
+                           std::vector<size_t>(adds.begin() + static_cast<long>(half), adds.end())}) {
+    Triage alone = t;
+    alone.list_adds.clear();
+    for (size_t k : part) alone.list_adds.push_back(t.list_adds[k]);
+    const auto check = checked(alone, ctx, p);
+    if (!check.failure.empty()) breaking_adds(t, part, check.failure, ctx, p, out);
+  }
+}
+
+}  // namespace
+
+void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p) {
+  Plan trial = planned(t, ctx, p);
+  // CMake's own word on the edited files, when the tool may ask it: they must configure, and each added
+  // source must be compiled by the target that lacks it. An edit that fails either is not written.
+  if (!ctx.build || !ctx.build->from_build_system || trial.cmake_files.empty()) {
+    p = std::move(trial);
+    return;
+  }
+  auto check = checked(t, ctx, p);
+  if (!check.ran || (check.failure.empty() && check.not_compiled.empty())) {
+    p = std::move(trial);
+    return;
+  }
+  Triage kept = t;
+  auto refuse = [&](const ListAdd& add, const std::string& why) {
+    p.refused.push_back({add.demangled.empty() ? add.symbol : add.demangled, why});
+    p.unreached.push_back(add.symbol);
+  };
+  if (!check.failure.empty()) {
+    // The entries that break the configure go; the rest is checked again below.
+    std::vector<size_t> all(t.list_adds.size());
+    for (size_t k = 0; k < all.size(); ++k) all[k] = k;
+    std::map<size_t, std::string> breaking;
+    if (!all.empty()) breaking_adds(t, all, check.failure, ctx, p, breaking);
+    if (breaking.empty())  // the links or removals break it: nothing is written
+      for (size_t k = 0; k < all.size(); ++k) breaking[k] = check.failure;
+    kept.list_adds.clear();
+    for (size_t k = 0; k < t.list_adds.size(); ++k) {
+      const auto& add = t.list_adds[k];
+      if (auto it = breaking.find(k); it != breaking.end())
+        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file + ") leaves a build that does not "
+                    "configure: " + it->second);
+      else
+        kept.list_adds.push_back(add);
+    }
+    if (breaking.size() == t.list_adds.size()) {
+      kept.link_adds.clear();
+      kept.drops.clear();
+    }
+    check = kept.list_adds.empty() ? build::EditCheck{} : checked(kept, ctx, p);
+    if (!check.failure.empty()) {  // what fails only together goes too
+      for (const auto& add : kept.list_adds)
+        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file + ") leaves a build that does not "
+                    "configure: " + check.failure);
+      kept.list_adds.clear();
+      kept.link_adds.clear();
+      kept.drops.clear();
+    }
+  }
+  std::erase_if(kept.list_adds, [&](const ListAdd& add) {
+    for (const auto& [target, file] : check.not_compiled)
+      if (file == add.source) {
+        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file + ") does not make CMake compile " + file +
+                        " into " + target + ": that list does not reach the target in this configuration");
+        return true;
+      }
+    return false;
+  });
+  p = planned(kept, ctx, p);
 }
 
 }  // namespace mlc::stubgen::detail

@@ -30,6 +30,7 @@ struct Block {
 struct ListAdd {
   std::string file, list, entry, symbol;
   std::string demangled, library;  // the symbol as a person reads it; the library that lacks it
+  std::string source;              // the file the entry names (the symbol's origin), absolute
 };
 struct LinkAdd {
   std::string file, target, entry, symbol;

@@ -533,54 +533,13 @@ Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, co
 
 namespace {
 
-// The build's include directories (-I, -isystem): compile_commands.json, else the Makefiles' flags.make.
-std::vector<std::string> include_dirs(const build::Model& build) {
-  std::vector<std::string> dirs;
-  auto take = [&](const std::vector<std::string>& argv, const std::string& cwd) {
-    for (size_t i = 0; i < argv.size(); ++i) {
-      std::string d;
-      if ((argv[i] == "-I" || argv[i] == "-isystem") && i + 1 < argv.size()) d = argv[i + 1];
-      else if (argv[i].rfind("-I", 0) == 0 && argv[i].size() > 2) d = argv[i].substr(2);
-      if (d.empty()) continue;
-      dirs.push_back(build::normalize_path(fs::path(d).is_absolute() ? d : cwd + "/" + d));
-    }
-  };
-  for (const auto& c : build::read_compile_commands(build.build_dir)) take(c.argv, c.directory);
-  if (!dirs.empty() || build.build_dir.empty()) return dirs;
-  // Without a compile database: build.ninja's `INCLUDES = ` and the Makefiles' `CXX_INCLUDES = `.
-  auto read_flags = [&](const std::string& path, const std::string& key) {
-    std::istringstream in(read_text(path).value_or(""));
-    for (std::string line; std::getline(in, line);) {
-      size_t at = line.find(key);
-      if (at == std::string::npos || line.find_first_not_of(' ') != at) continue;
-      std::istringstream words(line.substr(at + key.size()));
-      std::vector<std::string> argv;
-      for (std::string w; words >> w;) argv.push_back(w);
-      take(argv, build.build_dir);
-    }
-  };
-  read_flags(build.build_dir + "/build.ninja", "INCLUDES = ");
-  walk_tree(build.build_dir, [&](const std::string& path, const struct stat&) {
-    if (!path.ends_with("/flags.make")) return;
-    std::istringstream in(read_text(path).value_or(""));
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("CXX_INCLUDES = ", 0) != 0) continue;
-      std::istringstream words(line.substr(15));
-      std::vector<std::string> argv;
-      for (std::string w; words >> w;) argv.push_back(w);
-      take(argv, build.build_dir);
-    }
-  }, {.skip_hidden = true, .follow_symlinks = false});
-  return dirs;
-}
-
 // How the stub file includes the generated header: relative to the build's include directory that
 // holds it (the generated directory is on the backend's include path, or its Register<Backend>.cpp
 // would not compile), else as the generated Register<Backend>.cpp spells it.
 std::string generated_include(const std::string& header, const codegen::BackendYaml& y, const trace::TraceContext& ctx) {
   std::string best;
   if (ctx.build)
-    for (const auto& d : include_dirs(*ctx.build))
+    for (const auto& d : codegen::include_dirs(*ctx.build))
       if (header.rfind(d + "/", 0) == 0 && d.size() > best.size()) best = d;
   if (!best.empty()) return header.substr(best.size() + 1);
   std::string name = fs::path(header).filename().string();

@@ -91,7 +91,13 @@ void place_stub_file(const trace::TraceContext& ctx, const StubOptions& o, Triag
 // A CMake edit for `u`: an entry for a missing source, a dropped exclusion, a link; false when none fits.
 bool patch(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::TraceContext& ctx, Triage& t, Plan& p) {
   if (u.classification == Classification::MissingSource && u.fix && u.fix->cmake_file && u.fix->list && u.fix->entry) {
-    t.list_adds.push_back({*u.fix->cmake_file, *u.fix->list, *u.fix->entry, u.symbol, u.demangled, lib.path});
+    t.list_adds.push_back({.file = *u.fix->cmake_file,
+                           .list = *u.fix->list,
+                           .entry = *u.fix->entry,
+                           .symbol = u.symbol,
+                           .demangled = u.demangled,
+                           .library = lib.path,
+                           .source = u.origin ? build::normalize_path(u.origin->file) : ""});
     return true;
   }
   if (u.classification == Classification::MissingSource && ctx.build && u.origin && !u.origin->file.empty()) {

@@ -19,7 +19,7 @@ namespace mlc::trace {
 constexpr size_t kInferredWalkLimit = 20000;
 
 TraceResources::TraceResources(const TraceOptions& o, Report& report)
-    : o_(o), errors_(report.errors), warnings_(report.warnings) {}
+    : o_(o), errors_(report.errors), warnings_(report.warnings), notes_(report.notes) {}
 TraceResources::~TraceResources() = default;
 
 const TraceContext& TraceResources::context(const loader::Process* p, std::function<const ImportContext*()> import_context,
@@ -177,8 +177,12 @@ std::vector<codegen::BackendYaml> read_codegen_yamls(const TraceOptions& o, cons
 void TraceResources::prepare() {
   ready_ = true;
   if (!o_.build_dir.empty() || !o_.cmake_lists.empty()) {
-    build_.emplace(build::read_build({o_.build_dir, o_.cmake_lists, o_.backend.cmake_add_library}));
+    build_.emplace(build::read_build({.build_dir = o_.build_dir,
+                                      .cmake_lists = o_.cmake_lists,
+                                      .library_helper = o_.backend.cmake_add_library,
+                                      .ask_build_system = o_.reconfigure}));
     for (const auto& e : build_->errors) errors_.push_back(e);
+    notes_.insert(notes_.end(), build_->notes.begin(), build_->notes.end());
     for (const auto& l : build_->lists)
       for (const auto& d : l.duplicates)
         warnings_.push_back(d + " is listed twice in " + l.variable + " (" + l.cmake_file + ":" + std::to_string(l.line) + ")");

@@ -23,6 +23,7 @@ namespace mlc::trace {
 // Where origin tracing looks. Everything is optional; missing context means fewer conclusions.
 struct TraceOptions {
   std::string build_dir;                  // CMakeCache.txt, compile_commands.json, File API reply
+  bool reconfigure = false;               // may configure build_dir again to get CMake's File API reply
   std::string porting_dir;                // default: GENERATED_PORTING_DIR from the cache
   std::vector<std::string> source_roots;  // original PyTorch tree, the project's sources
   std::vector<std::string> cmake_lists;   // default: every CMakeLists.txt under the build's source dir
@@ -33,7 +34,7 @@ struct TraceOptions {
   std::vector<std::string> codegen_yamls;  // torchgen backend yamls (default: those the build runs gen_backend_stubs on)
   std::string cache_dir;                  // where indexes are cached ("" for none)
   bool confirm = false;                   // compile unsettled candidates with the build's command (src/confirm)
-  double confirm_budget = 60;             // seconds of compiling allowed; the rest stays unconfirmed
+  size_t confirm_budget = 60;             // compiler runs allowed (confirm::ConfirmOptions); the rest stays unconfirmed
   bool confirm_verbose = false;           // every failed candidate compile said (confirm::ConfirmOptions::verbose)
 };
 
@@ -75,6 +76,7 @@ class TraceResources {
   const TraceOptions& o_;
   std::vector<InputError>& errors_;
   std::vector<std::string>& warnings_;
+  std::vector<std::string>& notes_;
   bool ready_ = false;
   TraceContext ctx_;
   std::optional<build::Model> build_;

@@ -338,6 +338,16 @@ class Tracer {
     return -1;
   }
 
+  // The referencing library's path when its file is older than `source` (it was built before the
+  // source changed or appeared); "" otherwise.
+  std::string library_older_than(const std::string& source) const {
+    if (!p_ || ref_ < 0) return "";
+    const std::string& lib = p_->objects[ref_].path;
+    struct stat ls, ss;
+    if (stat(lib.c_str(), &ls) != 0 || stat(source.c_str(), &ss) != 0) return "";
+    return std::tie(ls.st_mtim.tv_sec, ls.st_mtim.tv_nsec) < std::tie(ss.st_mtim.tv_sec, ss.st_mtim.tv_nsec) ? lib : "";
+  }
+
   static bool same_file(const std::string& a, const std::string& b) {
     struct stat sa, sb;
     return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
@@ -609,6 +619,12 @@ class Tracer {
     }
     if (in_build(origin_file)) {
       u_.classification = Classification::Unknown;
+      if (const std::string lib = library_older_than(origin_file); !lib.empty()) {
+        // The configure compiles it (a glob that now sees it, an entry added since), the library predates it.
+        u_.reason = "defined in " + where + about + ", which the build compiles, but " + lib + " is older than it";
+        u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "rebuild " + lib + " (cmake --build): it predates " + origin_file};
+        return true;
+      }
       u_.reason = "defined in " + where + about + ", which is compiled, yet the symbol is missing: check #if guards "
                   "and the library it is compiled into";
       u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "check that " + origin_file + " is compiled into this library"};

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "backend/backend.h"
@@ -388,6 +390,8 @@ TEST(TargetOfLibrary, output_name_and_an_executable_named_like_the_library) {
 
   auto build = build::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
   EXPECT_EQ(build::target_of_library(&build, lib), "foo_shared");  // not the executable foo
+  // The real file the loader names (the links lead to it) is the same target's.
+  EXPECT_EQ(build::target_of_library(&build, dir + "/build/libfoo.so.1.2.3"), "foo_shared");
 
   // Without the File API reply the lists still say that `foo` is an executable: no target, not the wrong one.
   std::filesystem::remove_all(dir + "/build/.cmake/api/v1/reply");
@@ -422,9 +426,50 @@ TEST(TargetSources, a_target_compiles_its_own_sources_and_its_object_libraries) 
   EXPECT_TRUE(build.is_compiled(dir + "/src/shared.c"));           // though the build as a whole does
 }
 
+// CMake's own codemodel, read by the test straight from the reply CMake wrote (not by the code under
+// test): each target's name, type, artifacts (absolute), compiled sources (absolute), source directory
+// and the names of the targets it depends on.
+struct OracleTarget {
+  std::string name, type, source_dir;
+  std::vector<std::string> artifacts, dependencies;
+  std::set<std::string> compiles;
+};
+std::vector<OracleTarget> codemodel_targets(const std::string& build) {
+  namespace fs = std::filesystem;
+  const std::string reply = build + "/.cmake/api/v1/reply";
+  std::string index;
+  for (const auto& e : fs::directory_iterator(reply))
+    if (e.path().filename().string().rfind("index-", 0) == 0) index = std::max(index, e.path().string());
+  auto idx = nlohmann::json::parse(test::read_file(index));
+  std::string codemodel;
+  for (const auto& o : idx.at("objects"))
+    if (o.at("kind") == "codemodel") codemodel = o.at("jsonFile");
+  auto cm = nlohmann::json::parse(test::read_file(reply + "/" + codemodel));
+  const fs::path top = cm.at("paths").at("source").get<std::string>();
+  std::vector<OracleTarget> out;
+  for (const auto& ref : cm.at("configurations").at(0).at("targets")) {
+    auto t = nlohmann::json::parse(test::read_file(reply + "/" + ref.at("jsonFile").get<std::string>()));
+    OracleTarget o{.name = t.at("name"), .type = t.at("type"),
+                   .source_dir = (top / t.at("paths").at("source").get<std::string>()).lexically_normal().string(),
+                   .artifacts = {}, .dependencies = {}, .compiles = {}};
+    if (o.source_dir.size() > 1 && o.source_dir.back() == '/') o.source_dir.pop_back();
+    for (const auto& a : t.value("artifacts", nlohmann::json::array()))
+      o.artifacts.push_back((fs::path(build) / a.at("path").get<std::string>()).lexically_normal().string());
+    for (const auto& src : t.value("sources", nlohmann::json::array()))
+      if (src.contains("compileGroupIndex")) o.compiles.insert((top / src.at("path").get<std::string>()).lexically_normal().string());
+    for (const auto& d : t.value("dependencies", nlohmann::json::array())) {
+      std::string id = d.at("id");
+      o.dependencies.push_back(id.substr(0, id.find("::@")));
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 // A build configured without a File API query (a user's, torch_musa's setup.py) still knows its targets:
 // the generator's files (compile_commands.json's object directories, Makefiles' link.txt, build.ninja's
-// link edges) give what CMake's codemodel gives, and the codemodel of the same build is the oracle.
+// link edges) give what CMake's codemodel gives, and CMake's own reply of the same build, read by the
+// test, is the oracle.
 // The library's file is named by OUTPUT_NAME, an executable takes the target-like name, an OBJECT
 // library feeds it and a test target compiles one of the same sources.
 class GeneratorTargets : public testing::TestWithParam<std::string> {};
@@ -453,13 +498,13 @@ TEST_P(GeneratorTargets, give_the_codemodels_targets_without_a_file_api_query) {
                      test::quote(dir + "/src") + " -B " + test::quote(dir + "/build") + " >/dev/null");
   ASSERT_EQ(r.status, 0) << r.err;
 
-  const auto oracle = build::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
-  ASSERT_FALSE(oracle.targets.empty()) << "no File API reply";
+  const auto oracle = codemodel_targets(dir + "/build");
+  ASSERT_FALSE(oracle.empty()) << "no File API reply";
   const auto got = cmake::targets_from_generator(dir + "/build", dir + "/src");
   std::map<std::string, const build::Target*> by_name;
   for (const auto& t : got) by_name[t.name] = &t;
   size_t compared = 0;
-  for (const auto& want : oracle.targets) {
+  for (const auto& want : oracle) {
     if (want.compiles.empty()) continue;  // utility targets compile nothing
     ++compared;
     ASSERT_TRUE(by_name.count(want.name)) << want.name << " not found from the generator's files";
@@ -470,7 +515,7 @@ TEST_P(GeneratorTargets, give_the_codemodels_targets_without_a_file_api_query) {
     EXPECT_EQ(t.source_dir, want.source_dir) << want.name;
     std::vector<std::string> object_deps;  // the codemodel also lists link dependencies; OBJECT ones compare
     for (const auto& d : want.dependencies)
-      for (const auto& o : oracle.targets)
+      for (const auto& o : oracle)
         if (o.name == d && o.type == "OBJECT_LIBRARY") object_deps.push_back(d);
     EXPECT_EQ(t.dependencies, object_deps) << want.name;
   }
@@ -496,6 +541,104 @@ INSTANTIATE_TEST_SUITE_P(Build, GeneratorTargets, testing::Values("Unix Makefile
                          [](const testing::TestParamInfo<std::string>& param_info) {
                            return param_info.param == "Ninja" ? std::string("Ninja") : std::string("Makefiles");
                          });
+
+// libssh's pattern, read without CMake's help (no File API, cmake not asked): set(X ${X} f.c) in one
+// if() after another. Each branch may be taken, so the list is the union of them all, each file once;
+// the reader's work and memory grow with the file, not with 2^(number of if()s).
+TEST(CMakeReader, set_x_x_under_many_ifs_is_read_in_linear_space) {
+  const std::string dir = test::scratch_dir("linear-reader");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  constexpr int kBlocks = 48;  // 2^48 entries, were the value doubled in each branch
+  std::string text = "set(SRCS main.c)\n";
+  for (int k = 0; k < kBlocks; ++k) {
+    text += "if(WITH_" + std::to_string(k) + ")\n  set(SRCS ${SRCS} f" + std::to_string(k) + ".c)\nendif()\n";
+    test::write_file(dir + "/f" + std::to_string(k) + ".c", "");
+  }
+  text += "add_library(core SHARED ${SRCS})\n";
+  test::write_file(dir + "/main.c", "");
+  test::write_file(dir + "/CMakeLists.txt", text);
+  build::Model model = build::read_build({.build_dir = "", .cmake_lists = {dir + "/CMakeLists.txt"}, .library_helper = {}});
+  ASSERT_TRUE(model.errors.empty());
+  const build::SourceList* library = nullptr;
+  size_t named = 0;
+  for (const auto& l : model.lists) {
+    for (const auto& e : l.entries) named += e.files.size();
+    if (l.command == build::ListCommand::AddLibrary) library = &l;
+  }
+  ASSERT_NE(library, nullptr);
+  ASSERT_EQ(library->entries.size(), 1u);
+  // The library's ${SRCS}: main.c and every branch's file, once each.
+  std::set<std::string> files(library->entries[0].files.begin(), library->entries[0].files.end());
+  EXPECT_EQ(files.size(), static_cast<size_t>(kBlocks + 1));
+  EXPECT_EQ(library->entries[0].files.size(), files.size());
+  // Each ${SRCS} names at most what the file spells so far: quadratic in the blocks at worst, never 2^48.
+  EXPECT_LE(named, static_cast<size_t>((kBlocks + 2) * (kBlocks + 2)));
+  std::filesystem::remove_all(dir);
+}
+
+// With CMake's File API, the lists are the commands the backtraces lead to, read as spans: a function's
+// call (its SRCS section), a parent's set() of a list a subdirectory's target takes, an if() branch's
+// target_sources, each tied to its target; nothing else (a version set() beside them, a test's list).
+// CMake's own reply of the configure is what the spans are found from; what they name, by the test.
+TEST(FileApiLists, each_list_is_the_command_whose_text_spells_the_targets_sources) {
+  const std::string dir = test::scratch_dir("file-api-lists");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/src/shared");
+  std::filesystem::create_directories(dir + "/src/cmake");
+  test::write_file(dir + "/src/cmake/helpers.cmake",
+                   "function(core_library)\n  cmake_parse_arguments(C \"\" \"NAME\" \"SRCS;HDRS\" ${ARGN})\n"
+                   "  add_library(${C_NAME} SHARED \"\")\n  target_sources(${C_NAME} PRIVATE ${C_SRCS} ${C_HDRS})\nendfunction()\n");
+  test::write_file(dir + "/src/CMakeLists.txt",
+                   "cmake_minimum_required(VERSION 3.16)\nproject(p C)\ninclude(cmake/helpers.cmake)\n"
+                   "set(LIB_VERSION 62)\n"
+                   "set(SHARED_SOURCES s1.c s2.c)\n"
+                   "core_library(NAME fn HDRS fn.h SRCS fn1.c fn2.c)\n"
+                   "add_subdirectory(shared)\n"
+                   "set(TEST_SRCS t.c)\nadd_executable(t ${TEST_SRCS})\n"
+                   "add_library(br SHARED b1.c)\nif(WIN32)\n  target_sources(br PRIVATE w.c w.h)\nelse()\n"
+                   "  target_sources(br PRIVATE u.h)\nendif()\n");
+  test::write_file(dir + "/src/shared/CMakeLists.txt",
+                   "foreach(src ${SHARED_SOURCES})\n  set(SRCS ${SRCS} ../${src})\nendforeach()\nadd_library(sh SHARED ${SRCS})\n");
+  for (const char* f : {"s1.c", "s2.c", "fn1.c", "fn2.c", "fn.h", "t.c", "b1.c", "w.c", "w.h", "u.h"})
+    test::write_file(dir + "/src/" + f, std::string(f).ends_with(".h") ? "" : "int x_" + std::string(1, f[0]) + std::string(1, f[1]) + ";\n");
+  test::write_file(dir + "/src/t.c", "int main(void) { return 0; }\n");
+  std::filesystem::create_directories(dir + "/build/.cmake/api/v1/query");
+  test::write_file(dir + "/build/.cmake/api/v1/query/codemodel-v2", "");
+  test::write_file(dir + "/build/.cmake/api/v1/query/cmakeFiles-v1", "");
+  auto r = test::run("cmake -S " + test::quote(dir + "/src") + " -B " + test::quote(dir + "/build") + " >/dev/null");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto model = build::read_build({.build_dir = dir + "/build", .cmake_lists = {}, .library_helper = {}});
+  ASSERT_TRUE(model.errors.empty()) << model.errors[0].to_line();
+  EXPECT_TRUE(model.from_build_system);
+  // Each list as "file:line variable -> targets: entries".
+  std::set<std::string> got;
+  for (const auto& l : model.lists) {
+    std::string line = l.cmake_file.substr(dir.size() + 5) + ":" + std::to_string(l.line) + " " + l.variable + " ->";
+    for (const auto& t : l.targets) line += " " + t;
+    line += ":";
+    for (const auto& e : l.entries) line += " " + e.raw;
+    got.insert(line);
+  }
+  EXPECT_EQ(got, (std::set<std::string>{
+                     "CMakeLists.txt:5 SHARED_SOURCES -> sh: s1.c s2.c",
+                     "CMakeLists.txt:6 core_library(fn) HDRS -> fn: fn.h",
+                     "CMakeLists.txt:6 core_library(fn) SRCS -> fn: fn1.c fn2.c",
+                     "CMakeLists.txt:8 TEST_SRCS -> t: t.c",
+                     "CMakeLists.txt:10 br -> br: b1.c",
+                     "CMakeLists.txt:14 br -> br: u.h",
+                 }));
+  // The placement follows them: a new source of fn goes into the call's SRCS, u.c into the else()
+  // branch beside its header, s3.c into the parent's list of sh.
+  auto place = [&](const std::string& file, const std::string& target) {
+    auto c = build::choose_list(model, dir + "/src/" + file, target, "");
+    return c ? c->cmake_file.substr(dir.size() + 5) + ":" + std::to_string(c->line) + " " + c->list + " " + c->entry : "none";
+  };
+  EXPECT_EQ(place("fn3.c", "fn"), "CMakeLists.txt:6 core_library(fn) SRCS fn3.c");
+  EXPECT_EQ(place("u.c", "br"), "CMakeLists.txt:14 br u.c");
+  EXPECT_EQ(place("s3.c", "sh"), "CMakeLists.txt:5 SHARED_SOURCES s3.c");
+  std::filesystem::remove_all(dir);
+}
 
 }  // namespace
 }  // namespace mlc

@@ -5,6 +5,8 @@
 // a second run must change no byte.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <map>
 
@@ -174,14 +176,21 @@ TEST_F(CMakePatch, file_covered_by_a_glob_gets_no_entry_and_the_reason) {
   files.erase("src/b.cc");  // added after the configure: the glob has not seen it
   make("glob", files);
   test::write_file(src_ + "/src/b.cc", kB);
-  auto r = stubgen("--apply");
+  // Read alone, the files say the glob matches it: no entry, and re-running cmake is the fix.
+  auto r = stubgen("--apply --no-reconfigure");
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(file("CMakeLists.txt"), cmake);
   EXPECT_NE(r.err.find(src_ + "/src/b.cc matches the file(GLOB) pattern src/*.cc of CORE_SRCS (" + src_ +
                        "/CMakeLists.txt:3), so it needs no entry: the fix lies elsewhere (re-run cmake"),
             std::string::npos) << r.err;
-  // And indeed: re-running cmake is the fix.
-  ASSERT_EQ(run("cmake " + quote(build_)).status, 0);
+  // Asked, CMake's configure globs it in (no object yet): what is left is to rebuild the library.
+  auto asked = stubgen("--apply");
+  EXPECT_EQ(asked.status, 1) << asked.err;
+  EXPECT_EQ(file("CMakeLists.txt"), cmake);
+  EXPECT_NE(asked.err.find(src_ + "/src/b.cc matches the file(GLOB) pattern src/*.cc of CORE_SRCS (" + src_ +
+                           "/CMakeLists.txt:3), and the configure compiles it, so it needs no entry: the library was "
+                           "built before it, rebuild it (cmake --build)"),
+            std::string::npos) << asked.err;
   EXPECT_EQ(run("cmake --build " + quote(build_) + " -j 2").status, 0);
 }
 
@@ -326,6 +335,218 @@ TEST_F(CMakePatch, broken_cmake_file_is_one_error_line_naming_it_and_exit_2) {
   for (size_t at = r.err.find("error:"); at != std::string::npos; at = r.err.find("error:", at + 1)) ++errors;
   EXPECT_EQ(errors, 1u) << r.err;
   EXPECT_EQ(file("db/CMakeLists.txt"), "set(DB_SRCS db/a.cc \"db/c.cc PARENT_SCOPE)\n");
+}
+
+// Issue 38: CMake's own File API (asked for by the tool: the fixture configures without a query) says
+// which commands hold each target's sources; the constructs below are those the tool once emulated.
+
+TEST_F(CMakePatch, sources_a_function_takes_go_into_the_section_of_its_call_that_holds_their_kind) {
+  // abseil's shape: the call's own arguments (SRCS ...) hold the files, the function creates the target in
+  // a helper file and names its file by OUTPUT_NAME; the headers' section holds b.h, beside b.cc's name.
+  const std::string helpers =
+      "function(core_library)\n"
+      "  cmake_parse_arguments(CORE \"\" \"NAME\" \"SRCS;HDRS\" ${ARGN})\n"
+      "  add_library(${CORE_NAME}_shared SHARED \"\")\n"
+      "  target_sources(${CORE_NAME}_shared PRIVATE ${CORE_SRCS} ${CORE_HDRS})\n"
+      "  set_target_properties(${CORE_NAME}_shared PROPERTIES OUTPUT_NAME ${CORE_NAME})\n"
+      "endfunction()\n";
+  const std::string cmake = kHead + "include(cmake/CoreHelpers.cmake)\n"
+                            "core_library(\n"
+                            "  NAME core\n"
+                            "  HDRS\n"
+                            "    \"a.h\"\n"
+                            "    \"b.h\"\n"
+                            "  SRCS\n"
+                            "    \"a.cc\"\n"
+                            "    \"c.cc\"\n"
+                            ")\n"
+                            "add_executable(app main.cc)\ntarget_link_libraries(app PRIVATE core_shared)\n";
+  auto files = sources("", cmake);
+  files["cmake/CoreHelpers.cmake"] = helpers;
+  files["a.h"] = "int a_value(int v);\n";
+  files["b.h"] = "int b_value(int v);\n";
+  make("function_call", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.insert(want.find("    \"c.cc\""), "    \"b.cc\"\n");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  EXPECT_EQ(file("cmake/CoreHelpers.cmake"), helpers);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, a_macro_made_library_takes_the_entry_in_the_list_its_call_names_not_a_programs_list) {
+  // libevent's shape: add_core_library() is a macro naming the target core_shared and its file core; a
+  // test program's list, in an if(), holds more names like b.cc.
+  const std::string cmake = kHead +
+                            "macro(add_core_library NAME)\n"
+                            "  cmake_parse_arguments(LIB \"\" \"\" \"SOURCES\" ${ARGN})\n"
+                            "  add_library(${NAME}_shared SHARED ${LIB_SOURCES})\n"
+                            "  set_target_properties(${NAME}_shared PROPERTIES OUTPUT_NAME ${NAME})\n"
+                            "endmacro()\n"
+                            "set(SRC_CORE a.cc c.cc)\n"
+                            "option(WITH_REGRESS \"\" ON)\n"
+                            "if(WITH_REGRESS)\n"
+                            "  list(APPEND SRC_REGRESS b_regress.cc b_more.cc b_util.cc)\n"
+                            "  add_executable(regress ${SRC_REGRESS})\n"
+                            "endif()\n"
+                            "add_core_library(core SOURCES ${SRC_CORE})\n"
+                            "add_executable(app main.cc)\ntarget_link_libraries(app PRIVATE core_shared)\n";
+  auto files = sources("", cmake);
+  files["b_regress.cc"] = "int main() { return 0; }\n";
+  files["b_more.cc"] = "int b_more() { return 1; }\n";
+  files["b_util.cc"] = "int b_util() { return 2; }\n";
+  make("macro_call", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("set(SRC_CORE a.cc c.cc)"), 23, "set(SRC_CORE a.cc b.cc c.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, a_target_in_a_subdirectory_built_from_the_parents_list_is_patched_there_never_in_another_set) {
+  // libjpeg-turbo's shape: shared/ builds the library from the parent's CORE_SOURCES; the parent also
+  // sets a version that a generated header takes. Only the list gets the entry: config.h still says 62.
+  const std::string top = kHead +
+                          "set(CORE_LIB_VERSION 62)\n"
+                          "set(CORE_SOURCES a.cc c.cc)\n"
+                          "configure_file(config.h.in config.h)\n"
+                          "add_subdirectory(shared)\n"
+                          "add_executable(app main.cc)\ntarget_link_libraries(app PRIVATE core)\n";
+  const std::string shared =
+      "set(CMAKE_LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/..)\n"
+      "foreach(src ${CORE_SOURCES})\n"
+      "  set(CORE_SRCS ${CORE_SRCS} ../${src})\n"
+      "endforeach()\n"
+      "add_library(core SHARED ${CORE_SRCS})\n";
+  auto files = sources("", top);
+  files["shared/CMakeLists.txt"] = shared;
+  files["config.h.in"] = "#define CORE_LIB_VERSION ${CORE_LIB_VERSION}\n";
+  make("parent_list", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = top;
+  want.replace(want.find("set(CORE_SOURCES a.cc c.cc)"), 27, "set(CORE_SOURCES a.cc b.cc c.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  EXPECT_EQ(file("shared/CMakeLists.txt"), shared);
+  expect_restored("CMakeLists.txt");
+  EXPECT_EQ(test::read_file(build_ + "/config.h"), "#define CORE_LIB_VERSION 62\n");
+}
+
+TEST_F(CMakePatch, set_x_x_under_if_blocks_the_entry_joins_the_block_whose_files_share_its_name) {
+  // libssh's shape: set(CORE_SRCS ${CORE_SRCS} ...) in one if() per platform; b_posix.cc belongs beside io_posix.cc.
+  const std::string cmake = kHead +
+                            "set(CORE_SRCS a.cc c.cc)\n"
+                            "if(UNIX)\n"
+                            "  set(CORE_SRCS ${CORE_SRCS} io_posix.cc)\n"
+                            "endif()\n"
+                            "if(WIN32)\n"
+                            "  set(CORE_SRCS ${CORE_SRCS} io_win.cc b_win.cc)\n"
+                            "endif()\n"
+                            "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+  std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake}, {"a.cc", kA}, {"c.cc", kC},
+                                              {"b_posix.cc", kB}, {"io_posix.cc", "int io_value() { return 0; }\n"},
+                                              {"io_win.cc", "#error not here\n"}, {"b_win.cc", "#error not here\n"},
+                                              {"main.cc", kMain}};
+  make("set_under_ifs", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("${CORE_SRCS} io_posix.cc)"), 25, "${CORE_SRCS} b_posix.cc io_posix.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, a_source_goes_back_into_the_if_branch_of_its_own_header) {
+  // libheif's shape: plug_unix.cc sat beside plug_unix.h in the else() branch's target_sources.
+  const std::string cmake = kHead +
+                            "add_library(core SHARED a.cc c.cc)\n"
+                            "if(WIN32)\n"
+                            "  target_sources(core PRIVATE plug_win.cc plug_win.h)\n"
+                            "else()\n"
+                            "  target_sources(core PRIVATE plug_unix.h)\n"
+                            "endif()\n" + kApp;
+  std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake}, {"a.cc", kA}, {"c.cc", kC},
+                                              {"plug_unix.cc", kB}, {"plug_unix.h", "int b_value(int v);\n"},
+                                              {"plug_win.cc", "#error not here\n"}, {"plug_win.h", "\n"},
+                                              {"main.cc", kMain}};
+  make("branch_header", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("PRIVATE plug_unix.h)"), 20, "PRIVATE plug_unix.cc plug_unix.h)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, an_edit_with_which_cmake_would_not_configure_is_refused_and_not_written) {
+  // add_impl() reads its arguments below impl/: other/b.cc, spelled as the call's siblings are, names
+  // impl/other/b.cc, which does not exist. CMake, asked on a copy of the tree, says so; impl/d.cc, the
+  // other source a.cc needs, goes in as planned.
+  const std::string cmake = kHead +
+                            "add_library(core SHARED lib.cc)\n"
+                            "function(add_impl)\n"
+                            "  foreach(f ${ARGN})\n"
+                            "    target_sources(core PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/impl/${f})\n"
+                            "  endforeach()\n"
+                            "endfunction()\n"
+                            "add_impl(a.cc c.cc)\n" + kApp;
+  std::map<std::string, std::string> files = {
+      {"CMakeLists.txt", cmake}, {"lib.cc", "int lib_value() { return 0; }\n"},
+      {"impl/a.cc", "int b_value(int v);\nint d_value(int v);\nint a_value(int v) { return b_value(v) + d_value(v); }\n"},
+      {"impl/c.cc", kC}, {"impl/d.cc", "int d_value(int v) { return v + 2; }\n"}, {"other/b.cc", kB}, {"main.cc", kMain}};
+  make("check_configure", files);
+  auto r = stubgen("--apply");
+  EXPECT_EQ(r.status, 1) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("add_impl(a.cc c.cc)"), 19, "add_impl(a.cc c.cc d.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  EXPECT_NE(r.err.find("musa-stubgen: cannot fix b_value(int): adding other/b.cc to add_impl (" + src_ +
+                       "/CMakeLists.txt) leaves a build that does not configure: CMake Error at CMakeLists.txt:3 "
+                       "(add_library): Cannot find source file: " + src_ + "/impl/other/b.cc"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cannot fix d_value"), std::string::npos) << r.err;
+  // Nothing of the check is left in the build tree.
+  for (const auto& e : fs::directory_iterator(build_))
+    EXPECT_EQ(e.path().filename().string().rfind(".musa-linkcheck-check", 0), std::string::npos) << e.path();
+}
+
+TEST_F(CMakePatch, asking_cmake_configures_the_tree_again_says_so_once_and_leaves_cache_and_library_alone) {
+  const std::string cmake = kHead + "add_library(core SHARED a.cc c.cc)\n" + kApp;
+  make("ask_cmake", sources("", cmake));
+  const std::string cache = test::read_file(build_ + "/CMakeCache.txt");
+  const auto built = fs::last_write_time(build_ + "/libcore.so");
+  ASSERT_FALSE(fs::exists(build_ + "/.cmake/api/v1/reply"));
+  auto r = run(kLinkcheck + " --build-dir " + quote(build_) + " " + quote(build_ + "/libcore.so"));
+  EXPECT_EQ(r.status, 1) << r.err;
+  // The cmake that configured the tree (the cache's CMAKE_COMMAND) is the one run.
+  const auto at = cache.find("CMAKE_COMMAND:INTERNAL=") + 23;
+  const std::string cmake_command = cache.substr(at, cache.find('\n', at) - at);
+  const std::string note = "musa-linkcheck: note: asked CMake for its File API reply: `" + cmake_command + " " + build_ +
+                           "` configured the build tree again, which leaves the cache and the built files as they are "
+                           "(--no-reconfigure reads the files alone)\n";
+  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("note:", r.err.find(note) + note.size()), std::string::npos) << r.err;  // once
+  EXPECT_TRUE(fs::exists(build_ + "/.cmake/api/v1/reply"));
+  EXPECT_EQ(test::read_file(build_ + "/CMakeCache.txt"), cache);
+  EXPECT_EQ(fs::last_write_time(build_ + "/libcore.so"), built);
+  EXPECT_NE(r.out.find("b_value(int)"), std::string::npos) << r.out;
+  // The reply is current now: a second run asks nothing.
+  auto again = run(kLinkcheck + " --build-dir " + quote(build_) + " " + quote(build_ + "/libcore.so"));
+  EXPECT_EQ(again.err.find("note:"), std::string::npos) << again.err;
+}
+
+TEST_F(CMakePatch, no_reconfigure_runs_no_cmake_and_reads_the_files_alone) {
+  const std::string cmake = kHead + "add_library(core SHARED a.cc c.cc)\n" + kApp;
+  make("no_reconfigure", sources("", cmake));
+  auto r = run(kStubgen + " --build-dir " + quote(build_) + " --no-reconfigure --no-runtime --out-cpp " +
+               quote(root_ + "/stubs.cpp") + " --out-header " + quote(root_ + "/stubs.h") + " --apply " +
+               quote(build_ + "/libcore.so"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("note:"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(build_ + "/.cmake/api/v1"));
+  EXPECT_EQ(file("CMakeLists.txt"), kHead + "add_library(core SHARED a.cc b.cc c.cc)\n" + kApp);
 }
 
 }  // namespace

@@ -363,5 +363,50 @@ TEST(Codegen, a_yaml_without_backend_and_cpp_namespace_is_refused_naming_the_fil
                    "`cpp_namespace:`\n");
 }
 
+// torch_npu's shape: the backend's generator runs outside the build (setup.py) and writes
+// PrivateUse1NativeFunctions.h into the source tree, beside the yaml (npu_native_functions.yaml); the
+// CMake build has no custom command that names it. torchgen writes the header (the oracle of its
+// declarations); --build-dir alone finds it in the source tree, and musa-stubgen writes the kernel's
+// stub from it instead of refusing.
+TEST(Codegen, the_generated_header_in_the_source_tree_is_found_without_a_custom_command) {
+  if (!fs::exists(kTorchgen + "/gen_backend_stubs.py") || !fs::exists("/usr/bin/python3"))
+    MLC_SKIP() << kTorchgen << "/gen_backend_stubs.py is missing (python3-torch provides it)";
+  const std::string dir = test::scratch_dir("codegen-source-tree");
+  const std::string src = dir + "/src", build = dir + "/build", gen = src + "/csrc/aten";
+  fs::create_directories(src + "/pytorch/aten/src");
+  fs::create_symlink(kTorchgen + "/packaged/ATen", src + "/pytorch/aten/src/ATen");
+  fs::create_symlink(kTorchgen, src + "/pytorch/torchgen");
+  test::write_file(src + "/npu_native_functions.yaml", kBackendYaml);
+  auto generated = run("/usr/bin/python3 " + quote(src + "/pytorch/torchgen/gen_backend_stubs.py") + " --source_yaml " +
+                       quote(src + "/npu_native_functions.yaml") + " --output_dir " + quote(gen));
+  ASSERT_EQ(generated.status, 0) << generated.out << generated.err;
+  ASSERT_TRUE(fs::exists(gen + "/PrivateUse1NativeFunctions.h"));
+  // The library refers to add.Scalar's kernel (its address: no libtorch needed to build it).
+  test::write_file(src + "/uses.cpp", "namespace c10 { class Scalar; }\nnamespace at { class Tensor; using c10::Scalar; }\n"
+                                      "namespace demo_backend { struct PrivateUse1NativeFunctions {\n"
+                                      "  static at::Tensor add(const at::Tensor&, const at::Scalar&, const at::Scalar&);\n};\n}\n"
+                                      "void* kernel() { return reinterpret_cast<void*>(&demo_backend::PrivateUse1NativeFunctions::add); }\n");
+  test::write_file(src + "/CMakeLists.txt", "cmake_minimum_required(VERSION 3.18)\nproject(npu_like CXX)\n"
+                                            "add_library(npu_like SHARED uses.cpp)\n");
+  auto configured = run("cmake -S " + quote(src) + " -B " + quote(build) + " && cmake --build " + quote(build));
+  ASSERT_EQ(configured.status, 0) << configured.out << configured.err;
+  const std::string lib = build + "/libnpu_like.so";
+  const std::string yaml = fs::canonical(src + "/npu_native_functions.yaml").string();
+  auto stub = run(kStubgen + " --no-cache --no-confirm --build-dir " + quote(build) + " --out-cpp " +
+                  quote(src + "/unimplemented_functions.cpp") + " --out-header " + quote(src + "/unimplemented_functions.h") +
+                  " " + quote(lib));
+  EXPECT_EQ(stub.status, 0) << stub.out << stub.err;
+  const std::string cpp = test::read_file(src + "/unimplemented_functions.cpp");
+  // (Without the generator's native_functions.yaml the two add overloads share one C++ name: the
+  // declaration, found by the symbol's parameters, is add.Scalar's either way.)
+  EXPECT_NE(cpp.find(", listed in " + yaml + ":"), std::string::npos) << cpp << stub.err;
+  EXPECT_NE(cpp.find("; declared in " + gen + "/PrivateUse1NativeFunctions.h:"), std::string::npos) << cpp << stub.err;
+  EXPECT_NE(cpp.find("at::Tensor demo_backend::PrivateUse1NativeFunctions::add(const at::Tensor& self, const at::Scalar& "
+                     "other,\n"),
+            std::string::npos)
+      << cpp;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace mlc

@@ -78,7 +78,7 @@ class ConfirmTest : public ::testing::Test {
     o.trace.cache_dir = f_.cache;
     o.trace.cuda_home = "";
     o.trace.confirm = confirm;
-    o.trace.confirm_budget = 3600;  // the verdicts below must not hang on a loaded machine's clock
+    o.trace.confirm_budget = 3600;  // compiles: every candidate of these verdicts
     return o;
   }
   const mlc::UnresolvedSymbol* find(const mlc::Report& r, const std::string& sym) const {
@@ -134,8 +134,8 @@ TEST_F(ConfirmTest, CompilerSettlesWhichSourceDefinesIt) {
     EXPECT_EQ(e.path().filename().string().rfind("confirm-tmp-", 0), std::string::npos) << e.path();
 }
 
-// The budget is the only wall clock of the confirm pass: when it is spent before a compile starts,
-// that file is skipped (never half-read), the text candidates stand, and the confirm line counts it.
+// The budget counts compiles: when it is spent before a compile starts, that file is skipped (never
+// half-read), the text candidates stand, and the confirm line counts it.
 TEST_F(ConfirmTest, a_spent_budget_skips_the_compiles_and_keeps_the_text_verdict) {
   std::string lib = f_.build + "/libuser.so";
   auto o = options(true);
@@ -151,7 +151,7 @@ TEST_F(ConfirmTest, a_spent_budget_skips_the_compiles_and_keeps_the_text_verdict
 
 TEST_F(ConfirmTest, FailingCompileAndMissingCompilerAreWarnings) {
   write_file(f_.src + "/broken.cpp", "namespace ns { int f(int x) { return x }\n");
-  mlc::confirm::ConfirmOptions o{.build_dir = f_.build, .cache_dir = f_.cache, .budget_seconds = 60, .jobs = 0};
+  mlc::confirm::ConfirmOptions o{.build_dir = f_.build, .cache_dir = f_.cache, .budget_compiles = 60, .jobs = 0};
   auto out = mlc::confirm::confirm_files({f_.src + "/broken.cpp"}, o);
   EXPECT_EQ(out.stats.failed, 1u);
   EXPECT_FALSE(out.files[f_.src + "/broken.cpp"].ok);
@@ -164,11 +164,86 @@ TEST_F(ConfirmTest, FailingCompileAndMissingCompilerAreWarnings) {
   write_file(other + "/compile_commands.json",
              "[{\"directory\": \"" + other + "\", \"file\": \"" + f_.src + "/user.cpp\", \"command\": "
              "\"/nonexistent/mcc -c " + f_.src + "/user.cpp -o user.o\"}]");
-  mlc::confirm::ConfirmOptions o2{.build_dir = other, .cache_dir = f_.cache, .budget_seconds = 60, .jobs = 0};
+  mlc::confirm::ConfirmOptions o2{.build_dir = other, .cache_dir = f_.cache, .budget_compiles = 60, .jobs = 0};
   auto out2 = mlc::confirm::confirm_files({f_.src + "/x.cpp"}, o2);
   EXPECT_EQ(out2.stats.failed, 1u);
   ASSERT_EQ(out2.warnings.size(), 1u);
   EXPECT_EQ(out2.warnings[0], "--confirm: compiling " + f_.src + "/x.cpp failed: compiler /nonexistent/mcc not found");
+}
+
+// The confirm pass compiles the best-ranked candidates first and exactly as many as the budget says, a
+// count of compiler runs: the target's own sources before its tests (and another platform's files),
+// whatever their names sort as. impl_value() is written by a macro, so text matching cannot place it.
+TEST(ConfirmOrder, the_budget_compiles_the_targets_own_source_before_tests_and_other_platforms) {
+  const std::string root = mlc::test::scratch_dir("confirm-order");
+  fs::remove_all(root);
+  const std::string src = root + "/src", build = root + "/build";
+  fs::create_directories(src);
+  write_file(src + "/CMakeLists.txt", "cmake_minimum_required(VERSION 3.16)\nproject(order CXX)\n"
+                                      "add_library(core SHARED core.cpp)\n");
+  write_file(src + "/core.cpp", "int impl_value();\nint core_value() { return impl_value(); }\n");
+  const std::string defining = "#define DEFINE_VALUE(name) int name() { return 1; }\nDEFINE_VALUE(impl_value)\n";
+  write_file(src + "/value.cpp", defining);
+  // Sorted by name these come first; each spells impl_value and one even defines it.
+  write_file(src + "/a_value_test.cpp", "int impl_value();\nint main() { return impl_value(); }\n");
+  write_file(src + "/b_value_test.cpp", defining);
+  std::string log;
+  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null && "
+               "cmake --build " + quote(build), &log), 0) << log;
+  std::string out;
+  sh(std::string(MLC_LINKCHECK_BIN) + " --build-dir " + quote(build) + " --no-reconfigure --no-cache --cuda-home '' "
+     "--confirm-budget 1 --format json -o " + quote(root + "/r.json") + " " + quote(build + "/libcore.so"), &out);
+  auto report = nlohmann::json::parse(read_file(root + "/r.json"));
+  const auto& u = report.at("libraries").at(0).at("unresolved").at(0);
+  EXPECT_EQ(u.at("classification"), "missing-source") << u.dump(1);
+  EXPECT_EQ(u.at("origin").at("file"), src + "/value.cpp") << u.dump(1);
+  std::string line;
+  for (const auto& w : report.at("warnings"))
+    if (w.get<std::string>().find("candidate file(s)") != std::string::npos) line = w;
+  // One compile, and it settled the symbol: the tests were never compiled.
+  EXPECT_EQ(line.substr(0, line.find(';')),
+            "--confirm: 1 candidate file(s): 1 compiled, 0 from cache, 0 failed, 0 skipped (budget or no command)")
+      << out;
+  fs::remove_all(root);
+}
+
+// Evidence order (abseil's strings_internal): a sibling library the same build makes defines other
+// names of the namespace; the forgotten source of the library's own target defines this one. A
+// neighbour in a namespace is no "other version" of a library the build itself makes: without the
+// compiler the symbol stays unknown, with it it is missing-source in that source.
+TEST(ConfirmOrder, a_sibling_librarys_namespace_never_outranks_the_targets_own_forgotten_source) {
+  const std::string root = mlc::test::scratch_dir("confirm-sibling");
+  fs::remove_all(root);
+  const std::string src = root + "/src", build = root + "/build";
+  fs::create_directories(src);
+  write_file(src + "/CMakeLists.txt", "cmake_minimum_required(VERSION 3.16)\nproject(sibling CXX)\n"
+                                      "add_library(outer_internal SHARED internal.cc)\n"
+                                      "add_library(outer SHARED outer.cc)\n"
+                                      "target_link_libraries(outer PRIVATE outer_internal)\n");
+  // b() is declared and defined through macros: text matching finds neither (as abseil's inline
+  // namespace macros hid its names), and only its namespace is there to go by.
+  write_file(src + "/internal.h", "namespace ns { namespace internal {\nint a();\nint c();\nint d();\n"
+                                  "#define DECLARE_INTERNAL(name) int name();\nDECLARE_INTERNAL(b)\n} }\n");
+  write_file(src + "/internal.cc", "#include \"internal.h\"\nnamespace ns { namespace internal {\n"
+                                   "int a() { return 1; }\nint c() { return 3; }\nint d() { return 4; }\n} }\n");
+  write_file(src + "/outer.cc", "#include \"internal.h\"\nint outer() { return ns::internal::a() + ns::internal::b(); }\n");
+  // The target's forgotten source, written by a macro that text matching cannot read.
+  write_file(src + "/b_impl.cc", "#include \"internal.h\"\n#define DEFINE_INTERNAL(name, v) namespace ns { namespace internal "
+                                 "{ int name() { return v; } } }\nDEFINE_INTERNAL(b, 2)\n");
+  std::string log;
+  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null && "
+               "cmake --build " + quote(build), &log), 0) << log;
+  auto classify = [&](const std::string& extra) {
+    std::string out;
+    sh(std::string(MLC_LINKCHECK_BIN) + " --build-dir " + quote(build) + " --no-cache --cuda-home '' --sdk-home '' " +
+       extra + " --format json -o " + quote(root + "/r.json") + " " + quote(build + "/libouter.so"), &out);
+    auto doc = nlohmann::json::parse(read_file(root + "/r.json"));
+    const auto& u = doc.at("libraries").at(0).at("unresolved").at(0);
+    return u.at("classification").get<std::string>() + " " + (u.at("origin").is_object() ? u.at("origin").value("file", "") : "");
+  };
+  EXPECT_EQ(classify("--no-confirm"), "unknown ");
+  EXPECT_EQ(classify("--confirm-budget 8"), "missing-source " + src + "/b_impl.cc");
+  fs::remove_all(root);
 }
 
 TEST(ConfirmCommand, SiblingCommandSubstitutesFileAndOutput) {
@@ -253,9 +328,10 @@ TEST(ConfirmGlob, FileAGlobCoversGetsTheNoteNotAnEmptyEntry) {
   EXPECT_FALSE(u->fix->list);
   EXPECT_FALSE(u->fix->entry);
 
-  // As a user sees it: the note is the fix line; stubgen names it and patches nothing.
-  std::string args = " --build-dir " + quote(build) + " --source-root " + quote(src) + " --cache-dir " + quote(cache) +
-                     " --cuda-home '' ";
+  // As a user sees it: the note is the fix line; stubgen names it and patches nothing. (With CMake
+  // asked, its configure would glob y.cpp in, and the fix is a rebuild: cmake_patch_test says so.)
+  std::string args = " --build-dir " + quote(build) + " --no-reconfigure --source-root " + quote(src) + " --cache-dir " +
+                     quote(cache) + " --cuda-home '' ";
   std::string out;
   EXPECT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--confirm --color never " + quote(build + "/libuser.so"), &out), 1)
       << out;
@@ -349,7 +425,7 @@ TEST(ConfirmCommand, NvccCommandsOfCmakesCudaLanguageAreRedirected) {
 
     auto before = tree_state(build);
     mlc::confirm::ConfirmOptions o{.build_dir = build, .cache_dir = root + "/cache-" + generator.substr(0, 5),
-                                   .budget_seconds = 3600, .jobs = 0};
+                                   .budget_compiles = 3600, .jobs = 0};
     auto out = mlc::confirm::confirm_files({src + "/kernels/scale_kernel.cu"}, o);
     const auto& r = out.files[src + "/kernels/scale_kernel.cu"];
     EXPECT_TRUE(r.ok) << r.warning;
@@ -376,7 +452,7 @@ TEST(ConfirmCommand, CudaFileWithOnlyAHostSiblingGetsTheBuildsNvcc) {
   ASSERT_EQ(db.size(), 1u);
   ASSERT_EQ(db[0].argv[0].find("nvcc"), std::string::npos) << db[0].argv[0];
 
-  mlc::confirm::ConfirmOptions o{.build_dir = build, .cache_dir = root + "/cache", .budget_seconds = 3600, .jobs = 0};
+  mlc::confirm::ConfirmOptions o{.build_dir = build, .cache_dir = root + "/cache", .budget_compiles = 3600, .jobs = 0};
   auto out = mlc::confirm::confirm_files({src + "/kernels/scale_kernel.cu"}, o);
   const auto& r = out.files[src + "/kernels/scale_kernel.cu"];
   EXPECT_TRUE(r.ok) << r.warning;
@@ -424,7 +500,7 @@ TEST(ConfirmCommand, FindCudasGeneratedScriptsGiveTheNvccCommand) {
       << ::testing::PrintToString(findcuda[0].argv);
 
   auto before = tree_state(build);
-  mlc::confirm::ConfirmOptions o{.build_dir = build, .cache_dir = root + "/cache", .budget_seconds = 3600, .jobs = 0};
+  mlc::confirm::ConfirmOptions o{.build_dir = build, .cache_dir = root + "/cache", .budget_compiles = 3600, .jobs = 0};
   auto out = mlc::confirm::confirm_files({src + "/kernels/scale_kernel.cu"}, o);
   const auto& r = out.files[src + "/kernels/scale_kernel.cu"];
   EXPECT_TRUE(r.ok) << r.warning;
@@ -556,8 +632,9 @@ TEST(BuildDirAlone, FaqCaseIsTracedToTheForgottenSourcePatchedAndRebuilt) {
   const std::string args = " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
 
   std::string out;
-  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json " + quote(lib), &out), 1) << out;
-  auto doc = nlohmann::json::parse(out.substr(out.find('{')));
+  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json -o " + quote(root + "/report.json") + " " + quote(lib), &out), 1)
+      << out;
+  auto doc = nlohmann::json::parse(read_file(root + "/report.json"));
   const auto& us = doc["libraries"][0]["unresolved"];
   ASSERT_EQ(us.size(), 1u) << us.dump();
   EXPECT_EQ(us[0]["demangled"], "myops::scale(float, float)");
@@ -621,8 +698,9 @@ TEST(BuildDirAlone, PastedNamesAreCompiledForPatchedOnceAndASecondApplyTellsTheT
   const std::string args = " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
 
   std::string out;
-  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json " + quote(lib), &out), 1) << out;
-  auto doc = nlohmann::json::parse(out.substr(out.find('{')));
+  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json -o " + quote(root + "/report.json") + " " + quote(lib), &out), 1)
+      << out;
+  auto doc = nlohmann::json::parse(read_file(root + "/report.json"));
   std::map<std::string, nlohmann::json> by_symbol;
   for (const auto& u : doc["libraries"][0]["unresolved"]) by_symbol[u["symbol"]] = u;
   ASSERT_EQ(by_symbol.size(), 2u) << doc.dump(1);
@@ -694,8 +772,9 @@ void cuda_faq_loop(const std::string& name, const std::string& generator, bool f
   const std::string args = " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
 
   std::string out;
-  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json " + quote(lib), &out), 1) << out;
-  auto doc = nlohmann::json::parse(out.substr(out.find('{')));
+  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json -o " + quote(root + "/report.json") + " " + quote(lib), &out), 1)
+      << out;
+  auto doc = nlohmann::json::parse(read_file(root + "/report.json"));
   const auto& us = doc["libraries"][0]["unresolved"];
   ASSERT_EQ(us.size(), 1u) << us.dump();
   EXPECT_EQ(us[0]["symbol"], kScaleOnGpu);

@@ -1,12 +1,14 @@
 // The declaration scanner on PyTorch-shaped code, and the demangled-name splitter on real symbols.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "demangle/symbol_name.h"
 #include "source/scanner.h"
+#include "source/source_index.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -242,6 +244,76 @@ TEST(Scanner, normalize_type_gives_source_and_cxxfilt_spellings_one_key) {
   EXPECT_EQ(normalize_type(params[0], false), normalize_type("char const * const * argv", true));
   EXPECT_EQ(normalize_type(params[1], false), normalize_type("const volatile std::vector<int, std::allocator<int> >& v", true));
   EXPECT_EQ(normalize_type(params[2], false), normalize_type("const at::TensorIteratorBase& iter", true));
+}
+
+// C++ [namespace.udir]: after "using namespace N;", the A of a definition "A::f" may be N's (graphite2's
+// sources define every member this way). The scanner says what else it may be called; an unqualified
+// definition is a new ::f and gets no other name.
+TEST(Scanner, definitions_after_a_using_directive_carry_the_names_it_makes_possible) {
+  const char* code = R"(
+#include "inc/Cmap.h"
+using namespace gr;
+Cmap::Cmap(const Face & face) : m_face(face) {}
+int Cmap::count = 0;
+void helper() {}
+namespace outer {
+using namespace inner;
+void Table::load() {}
+}
+)";
+  auto es = scan_source(code);
+  const auto* ctor = find(es, "Cmap::Cmap", EntityKind::FunctionDefinition);
+  ASSERT_NE(ctor, nullptr);
+  EXPECT_EQ(source::split_list(ctor->using_qualified), (std::vector<std::string>{"gr::Cmap::Cmap"}));
+  const auto* count = find(es, "Cmap::count", EntityKind::VariableDefinition);
+  ASSERT_NE(count, nullptr);
+  EXPECT_EQ(source::split_list(count->using_qualified), (std::vector<std::string>{"gr::Cmap::count"}));
+  const auto* helper = find(es, "helper", EntityKind::FunctionDefinition);
+  ASSERT_NE(helper, nullptr);
+  EXPECT_EQ(helper->using_qualified, "");
+  const auto* load = find(es, "outer::Table::load", EntityKind::FunctionDefinition);
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(source::split_list(load->using_qualified),
+            (std::vector<std::string>{"gr::Table::load", "outer::inner::Table::load", "inner::Table::load"}));
+}
+
+// The index keeps the name another declaration confirms, as the compiler's lookup would find it; a
+// namespace a::b { block and an inline namespace a macro names (abseil's ABSL_NAMESPACE_BEGIN, whose
+// value is another macro) are the names the mangled symbols carry.
+TEST(SourceIndexNames, using_directives_nested_namespaces_and_inline_namespace_macros_give_the_compilers_names) {
+  const std::string dir = test::scratch_dir("index-names");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/inc");
+  std::filesystem::create_directories(dir + "/base");
+  test::write_file(dir + "/inc/Cmap.h", "namespace gr {\nclass Face;\nclass Cmap {\n public:\n  Cmap(const Face& face);\n"
+                                        "  static int count;\n};\n}\n");
+  test::write_file(dir + "/Cmap.cpp", "#include \"inc/Cmap.h\"\nusing namespace gr;\nCmap::Cmap(const Face & face) {}\n"
+                                      "int Cmap::count = 0;\nvoid helper() {}\n");
+  test::write_file(dir + "/nested.cpp", "namespace a::b {\nint twice(int v) { return 2 * v; }\n}\n");
+  test::write_file(dir + "/base/options.h", "#ifndef BASE_OPTIONS_H_\n#define BASE_OPTIONS_H_\n"
+                                            "#define ABSL_OPTION_USE_INLINE_NAMESPACE 1\n"
+                                            "#define ABSL_OPTION_INLINE_NAMESPACE_NAME debian3\n#endif\n");
+  // The #if picks the definition by a number options.h defines (no -D flag says it).
+  test::write_file(dir + "/base/config.h", "#include \"options.h\"\n#if ABSL_OPTION_USE_INLINE_NAMESPACE == 0\n"
+                                           "#define ABSL_NAMESPACE_BEGIN\n#define ABSL_NAMESPACE_END\n"
+                                           "#elif ABSL_OPTION_USE_INLINE_NAMESPACE == 1\n#define ABSL_NAMESPACE_BEGIN \\\n"
+                                           "  inline namespace ABSL_OPTION_INLINE_NAMESPACE_NAME {\n"
+                                           "#define ABSL_NAMESPACE_END }\n#endif\n");
+  test::write_file(dir + "/str_cat.cc", "#include \"base/config.h\"\nnamespace absl {\nABSL_NAMESPACE_BEGIN\n"
+                                        "void StrAppend(int v) {}\nABSL_NAMESPACE_END\n}  // namespace absl\n");
+  auto index = source::SourceIndex::build({.roots = {dir}, .cache_file = ""}, nullptr);
+  auto definition_of = [&](const std::string& name) -> std::string {
+    for (const auto* e : index.lookup(name))
+      if (e->kind == EntityKind::FunctionDefinition || e->kind == EntityKind::VariableDefinition)
+        return e->qualified + " in " + index.file_of(*e).path.substr(dir.size() + 1);
+    return "";
+  };
+  EXPECT_EQ(definition_of("Cmap"), "gr::Cmap::Cmap in Cmap.cpp");
+  EXPECT_EQ(definition_of("count"), "gr::Cmap::count in Cmap.cpp");
+  EXPECT_EQ(definition_of("helper"), "helper in Cmap.cpp");  // unqualified: a new ::helper
+  EXPECT_EQ(definition_of("twice"), "a::b::twice in nested.cpp");
+  EXPECT_EQ(definition_of("StrAppend"), "absl::debian3::StrAppend in str_cat.cc");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SymbolName, splits_functions_templates_and_specials) {
