@@ -7,6 +7,8 @@
 #include <cstring>
 #include <set>
 
+#include <sys/stat.h>
+
 #include "common/file_io.h"
 #include "common/paths.h"
 
@@ -191,7 +193,11 @@ void read_sources(const std::vector<Token>& toks, const Argument& a, const std::
 Result<SetupPy> read_setup_py(const std::string& path) {
   auto text = read_text(path);
   if (!text) return InputError{path, std::string("cannot read: ") + std::strerror(errno)};
-  SetupPy setup{.path = path, .text = std::move(*text), .extensions = {}};
+  return parse_setup_py(path, std::move(*text));
+}
+
+SetupPy parse_setup_py(const std::string& path, std::string text) {
+  SetupPy setup{.path = path, .text = std::move(text), .extensions = {}};
   const std::vector<Token> toks = Lexer(setup.text).all();
   static const std::set<std::string> kinds = {"Extension", "CppExtension", "CUDAExtension"};
   for (size_t i = 0; i + 1 < toks.size(); ++i) {
@@ -236,6 +242,32 @@ const ExtensionDecl* extension_for(const SetupPy& setup, const std::string& modu
     if (stem == dir_name(setup.path) + "/" + rel || stem.ends_with("/" + rel)) return &ext;
   }
   return nullptr;
+}
+
+std::optional<ExtensionSite> find_extension(const std::string& module, const std::string& near) {
+  for (const std::string& from : {dir_name(module), near.empty() ? std::string() : dir_name(near)}) {
+    std::string dir = from;
+    for (int up = 0; up <= 8 && !dir.empty(); ++up) {
+      const std::string candidate = (dir == "/" ? "" : dir) + "/setup.py";
+      struct stat st;
+      if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        if (auto setup = read_setup_py(candidate)) {
+          if (const ExtensionDecl* ext = extension_for(*setup, module)) {
+            const size_t index = static_cast<size_t>(ext - setup->extensions.data());
+            return ExtensionSite{std::move(*setup), index};
+          }
+        }
+      }
+      if (dir == "/") break;
+      dir = dir_name(dir);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string entry_for(const SetupPy& setup, const std::string& file) {
+  const std::string dir = dir_name(setup.path) + "/";
+  return file.rfind(dir, 0) == 0 ? file.substr(dir.size()) : file;
 }
 
 std::optional<std::string> with_source_added(const SetupPy& setup, const ExtensionDecl& ext, const std::string& entry) {

@@ -41,11 +41,28 @@ struct SetupPy {
 // Reads `path`. An unreadable file is an error naming it; a file with no extension call is no error (no
 // extensions); a malformed one (an unterminated string or bracket) is read as far as it goes.
 Result<SetupPy> read_setup_py(const std::string& path);
+// The same, of `text` as the file at `path` would hold it (an edit not yet written).
+SetupPy parse_setup_py(const std::string& path, std::string text);
 
 // The extension whose built module is `module` (a path: <dir>/<leaf>.cpython-311-x86_64-linux-gnu.so):
 // the one whose dotted name is the module's path below the directory of setup.py (an in-place build) or
 // ends the module's path (an installed one). Null when none.
 const ExtensionDecl* extension_for(const SetupPy& setup, const std::string& module);
+
+// The setup.py that builds `module` and the extension in it: the first setup.py that declares an
+// extension for the module, looked for in the module's directory and up to 8 directories above it,
+// then likewise from `near` (a source the module compiles, for a build that installed the module
+// elsewhere). Nullopt when none does.
+struct ExtensionSite {
+  SetupPy setup;
+  size_t index = 0;  // into setup.extensions
+  const ExtensionDecl& extension() const { return setup.extensions[index]; }
+};
+std::optional<ExtensionSite> find_extension(const std::string& module, const std::string& near);
+
+// How a setup.py names `file` in a sources= list: relative to setup.py's directory when it lies below
+// it (setuptools runs from there), else its absolute path.
+std::string entry_for(const SetupPy& setup, const std::string& file);
 
 // `text` with `entry` added to the extension's literal list after its last entry, in the quote style,
 // indentation and separator of its neighbours. Nullopt when the list is not a literal.

@@ -9,6 +9,8 @@
 #include <tuple>
 
 #include "build/edit.h"
+#include "common/paths.h"
+#include "setuptools/setup_py.h"
 #include "stubgen/internal.h"
 
 namespace mlc::stubgen::detail {
@@ -42,9 +44,13 @@ struct Edits {
     purposes[file].push_back({change, fixes_of_add[key]});
   }
 
+  // setup.py's text before and after this plan's additions, by path (the setuptools builds).
+  std::map<std::string, std::pair<std::string, std::string>> setup_texts;
+
   void add_to_list(const ListAdd& add) {
     std::string key = list_key(add);
     if (!added.insert(key).second) return;
+    if (is_setup_py(add)) return add_to_setup_py(add, key);
     switch (editor.add_source(add.file, add.list, add.entry, add.source)) {
       case build::EditOutcome::Added: record(add.file, key, "add " + add.entry + " to " + add.list); break;
       case build::EditOutcome::Present: already_listed(add, key); break;
@@ -54,6 +60,42 @@ struct Edits {
         break;
       case build::EditOutcome::Unreadable: break;  // said once, by the build reader or the editor
     }
+  }
+
+  static bool is_setup_py(const ListAdd& add) { return base_name(add.file) == "setup.py" && add.list == "sources"; }
+
+  // An entry for the sources= list of the setuptools extension that builds the library: setup.py is
+  // read as text and edited there, never run.
+  void add_to_setup_py(const ListAdd& add, const std::string& key) {
+    auto it = setup_texts.find(add.file);
+    if (it == setup_texts.end()) {
+      auto read = setuptools::read_setup_py(add.file);
+      if (!read) {
+        p.errors.push_back(read.error());
+        for (const auto& symbol : fixes_of_add[key]) p.unreached.push_back(symbol);
+        return;
+      }
+      it = setup_texts.emplace(add.file, std::make_pair(read->text, read->text)).first;
+    }
+    const setuptools::SetupPy setup = setuptools::parse_setup_py(add.file, it->second.second);
+    const setuptools::ExtensionDecl* ext = setuptools::extension_for(setup, add.library);
+    auto refuse = [&](const std::string& why) {
+      p.refused.push_back({add.entry, why});
+      for (const auto& symbol : fixes_of_add[key]) p.unreached.push_back(symbol);
+    };
+    if (!ext) return refuse("no extension in " + add.file + " builds " + add.library);
+    const std::string what = "the sources of " + ext->kind + "('" + ext->name + "')";
+    for (const auto& entry : ext->sources)
+      if (entry.value == add.entry) {
+        p.warnings.push_back(add.entry + " is already in " + what + " (" + add.file + ":" + std::to_string(entry.line) +
+                             "): not added again; rebuild the extension (python3 setup.py build_ext)");
+        return;
+      }
+    auto after = setuptools::with_source_added(setup, *ext, add.entry);
+    if (!after) return refuse(what + " at " + add.file + ":" + std::to_string(ext->line) + " is no list to edit (" +
+                              ext->not_literal + "): add " + add.entry + " by hand");
+    it->second.second = std::move(*after);
+    record(add.file, key, "add " + add.entry + " to " + what);
   }
 
   // The entry is there already (a second --apply, or a person's edit). A library older than the
@@ -145,6 +187,9 @@ struct Edits {
   void finish() {
     for (auto& edit : editor.finish())
       p.cmake_files.push_back({edit.file, std::move(edit.before), std::move(edit.after), false, purposes[edit.file]});
+    for (auto& [file, texts] : setup_texts)
+      if (texts.first != texts.second)
+        p.cmake_files.push_back({file, std::move(texts.first), std::move(texts.second), false, purposes[file]});
     p.errors.insert(p.errors.end(), editor.errors().begin(), editor.errors().end());
   }
 };

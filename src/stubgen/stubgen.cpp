@@ -4,11 +4,13 @@
 // applied.
 #include "stubgen/stubgen.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include "build/edit.h"
 #include "common/file_io.h"
+#include "setuptools/setup_py.h"
 #include "stubgen/diff.h"
 #include "stubgen/internal.h"
 
@@ -64,8 +66,21 @@ bool stub(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Trac
 // that target compiles the file already. Stubs no list takes reach no build: said, and left out of
 // what the patch resolves.
 void place_stub_file(const trace::TraceContext& ctx, const StubOptions& o, Triage& t, Plan& p) {
-  if (!ctx.build || !p.stub_files_complete) return;  // stub files that cannot be written go into no build
+  if (!p.stub_files_complete) return;  // stub files that cannot be written go into no build
   const std::string file = build::normalize_path(o.out_cpp);
+  if (!ctx.build) {
+    // A setuptools extension: the stub file joins its sources= list, as a missing source does.
+    for (const auto& [library, symbols] : t.stubbed_in) {
+      auto site = setuptools::find_extension(library, file);
+      if (!site) continue;
+      const std::string entry = setuptools::entry_for(site->setup, file);
+      const auto& listed = site->extension().sources;
+      if (std::any_of(listed.begin(), listed.end(), [&](const auto& e) { return e.value == entry; })) continue;
+      for (const auto& [mangled, demangled] : symbols)
+        t.list_adds.push_back({site->setup.path, "sources", entry, mangled, demangled, library, file});
+    }
+    return;
+  }
   for (const auto& [library, symbols] : t.stubbed_in) {
     const build::Target* built = ctx.build->target_for_artifact(library);
     if (built ? ctx.build->compiled_by(*built, file) : ctx.build->is_compiled(file)) continue;
@@ -73,7 +88,7 @@ void place_stub_file(const trace::TraceContext& ctx, const StubOptions& o, Triag
     auto choice = build::choose_list(*ctx.build, file, target, ctx.porting_dir);
     if (choice && !choice->cmake_file.empty()) {
       for (const auto& [mangled, demangled] : symbols)
-        t.list_adds.push_back({choice->cmake_file, choice->list, choice->entry, mangled, demangled, library});
+        t.list_adds.push_back({choice->cmake_file, choice->list, choice->entry, mangled, demangled, library, file});
       continue;
     }
     if (choice) {

@@ -15,6 +15,7 @@
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "installed/installed.h"
+#include "setuptools/setup_py.h"
 #include "trace/stand_in.h"
 
 namespace mlc::trace {
@@ -665,9 +666,9 @@ class Tracer {
       return true;
     }
     u_.reason = "defined in " + where + about + ", which the build does not compile";
-    Fix fix = add_source_fix(
-        ctx_.build ? build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt,
-        origin_file);
+    auto choice = ctx_.build ? build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt;
+    Fix fix = choice || !p_ || ref_ < 0 ? add_source_fix(choice, origin_file)
+                                        : setup_py_fix(p_->objects[ref_].path, origin_file).value_or(add_source_fix(choice, origin_file));
     if (original && original->size() > 4 && original->compare(original->size() - 4, 4, ".cpp") == 0 &&
         fix.list.value_or("") != "PORTING_CPP_CSRCS") {
       fix.detail += " (PyTorch defines it in a .cpp: add the ported .cpp to PORTING_CPP_CSRCS, or report a bug)";
@@ -846,6 +847,25 @@ const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& incl
       }
   }
   return *ctx.includers;
+}
+
+std::optional<Fix> setup_py_fix(const std::string& module, const std::string& file) {
+  auto site = setuptools::find_extension(module, file);
+  if (!site) return std::nullopt;
+  const auto& ext = site->extension();
+  const std::string entry = setuptools::entry_for(site->setup, file);
+  const std::string where = ext.kind + "('" + ext.name + "') at " + site->setup.path + ":" + std::to_string(ext.line);
+  Fix fix;
+  fix.kind = FixKind::AddSource;
+  if (!ext.literal_sources) {
+    fix.detail = "add " + entry + " to the sources of " + where + " (" + ext.not_literal + ": edit it by hand)";
+    return fix;
+  }
+  fix.cmake_file = site->setup.path;
+  fix.list = "sources";
+  fix.entry = entry;
+  fix.detail = "add " + entry + " to the sources of " + where;
+  return fix;
 }
 
 Fix add_source_fix(const std::optional<build::ListChoice>& choice, const std::string& file) {

@@ -87,5 +87,9 @@ const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& incl
 // is ever written and stubgen never takes a note for a list addition; "compile FILE into the
 // library" without a choice.
 Fix add_source_fix(const std::optional<build::ListChoice>& choice, const std::string& file);
+// The fix that puts `file` back into the setuptools extension building `module` (setup.py's literal
+// sources= list: cmake_file is setup.py, list "sources", entry as setup.py would name it); nullopt when
+// no setup.py declares the module (setuptools::find_extension).
+std::optional<Fix> setup_py_fix(const std::string& module, const std::string& file);
 
 }  // namespace mlc::trace

@@ -3,6 +3,7 @@
 // after the edit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 namespace mlc {
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 using test::quote;
 using test::run;
@@ -142,6 +144,214 @@ TEST(SetupPy, the_built_module_is_mapped_to_its_extension_in_place_and_installed
   EXPECT_EQ(built->name, "pkg._cpu");
   EXPECT_EQ(setuptools::extension_for(*s, dir + "/other/_C.so"), nullptr);
   EXPECT_FALSE(setuptools::read_setup_py(dir + "/missing.py").ok());
+}
+
+// --- A setuptools extension with a source left out of sources= (issue 36) ----------------------------
+// The natural call names the module alone: its DWARF names the compiled unit, beside which the
+// defining source sits; the fix is setup.py's list; one --apply, one `build_ext --force`, and a fresh
+// interpreter imports the module and gets the right answer.
+
+const std::string kPython = "/usr/bin/python3";
+
+// The module build_ext --inplace wrote for `ext` (a dotted name) below `dir`.
+std::string built_module(const std::string& dir, const std::string& ext) {
+  std::string rel = ext;
+  std::replace(rel.begin(), rel.end(), '.', '/');
+  const fs::path folder = (fs::path(dir) / rel).parent_path();
+  for (const auto& e : fs::directory_iterator(folder))
+    if (e.path().filename().string().rfind(fs::path(rel).filename().string() + ".", 0) == 0 && e.path().extension() == ".so")
+      return e.path().string();
+  return "";
+}
+
+test::CommandResult build_ext(const std::string& dir) {
+  // --force: setuptools rebuilds an extension only when a source is newer than the module, and the
+  // source put back is older.
+  return run("cd " + quote(dir) + " && CFLAGS=-g " + kPython + " setup.py -q build_ext --inplace --force");
+}
+
+void write_c_project(const std::string& dir) {
+  fs::create_directories(dir + "/scaler");
+  fs::create_directories(dir + "/csrc");
+  write_file(dir + "/setup.py", R"(from setuptools import setup, Extension
+
+setup(
+    name="scaler",
+    packages=["scaler"],
+    ext_modules=[
+        Extension(
+            "scaler._C",
+            sources=[
+                "csrc/module.c",
+            ],
+        ),
+    ],
+)
+)");
+  write_file(dir + "/scaler/__init__.py", "");
+  write_file(dir + "/csrc/scale.h", "long scale(long x);\n");
+  write_file(dir + "/csrc/scale.c", "#include \"scale.h\"\nlong scale(long x) { return 2 * x; }\n");
+  write_file(dir + "/csrc/module.c", R"(#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include "scale.h"
+static PyObject* run_scale(PyObject* self, PyObject* arg) {
+  (void)self;
+  return PyLong_FromLong(scale(PyLong_AsLong(arg)));
+}
+static PyMethodDef methods[] = {{"scale", run_scale, METH_O, ""}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "_C", NULL, -1, methods, NULL, NULL, NULL, NULL};
+PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&mod); }
+)");
+}
+
+TEST(SetupPyExtension, a_source_left_out_of_sources_is_traced_put_back_and_the_module_imports) {
+  if (!fs::exists(kPython) || run(kPython + " -c 'import setuptools, sysconfig, os; "
+                                 "assert os.path.exists(sysconfig.get_paths()[\"include\"] + \"/Python.h\")'").status != 0)
+    MLC_SKIP() << kPython << " with setuptools and Python.h (python3-dev, python3-setuptools) is not installed";
+  const std::string dir = test::scratch_dir("setup-py-e2e");
+  write_c_project(dir);
+  auto built = build_ext(dir);
+  ASSERT_EQ(built.status, 0) << built.out << built.err;
+  const std::string module = built_module(dir, "scaler._C");
+  ASSERT_FALSE(module.empty());
+  // The real import fails on the one symbol.
+  auto before = run("cd " + quote(dir) + " && " + kPython + " -c 'import scaler._C'");
+  ASSERT_NE(before.status, 0);
+  ASSERT_NE((before.out + before.err).find("undefined symbol: scale"), std::string::npos) << before.out << before.err;
+
+  // The natural call: the module alone.
+  auto r = run("env -u LD_LIBRARY_PATH " + std::string(MLC_LINKCHECK_BIN) + " --no-cache --format json " + quote(module));
+  ASSERT_EQ(r.status, 1) << r.out << r.err;
+  json report = json::parse(r.out);
+  ASSERT_EQ(report["libraries"][0]["unresolved"].size(), 1u) << r.out << r.err;
+  const json& u = report["libraries"][0]["unresolved"][0];
+  EXPECT_EQ(u["symbol"], "scale");
+  EXPECT_EQ(u["classification"], "missing-source");
+  EXPECT_EQ(u["origin"]["file"], dir + "/csrc/scale.c");
+  EXPECT_EQ(u["fix"]["cmake_file"], dir + "/setup.py");
+  EXPECT_EQ(u["fix"]["list"], "sources");
+  EXPECT_EQ(u["fix"]["entry"], "csrc/scale.c");
+  EXPECT_EQ(u["fix"]["detail"], "add csrc/scale.c to the sources of Extension('scaler._C') at " + dir + "/setup.py:7");
+
+  // One --apply: setup.py's list, as Python's parser reads it, gains the file; nothing else changes.
+  const std::string setup_before = test::read_file(dir + "/setup.py");
+  auto apply = run("cd " + quote(dir) + " && env -u LD_LIBRARY_PATH " + std::string(MLC_STUBGEN_BIN) +
+                   " --no-cache --apply " + quote(module) + "");
+  ASSERT_EQ(apply.status, 0) << apply.out << apply.err;
+  json exts = ast_extensions(dir + "/setup.py");
+  ASSERT_EQ(exts.size(), 1u);
+  EXPECT_EQ(exts[0]["sources"], json::array({"csrc/module.c", "csrc/scale.c"}));
+  EXPECT_EQ(test::read_file(dir + "/setup.py"), std::string(setup_before).insert(setup_before.find("\"csrc/module.c\",") + 16,
+                                                                                  "\n                \"csrc/scale.c\","));
+  // The rebuild links, the module imports and computes, and the tool agrees.
+  built = build_ext(dir);
+  ASSERT_EQ(built.status, 0) << built.out << built.err;
+  auto after = run("cd " + quote(dir) + " && " + kPython + " -c 'import scaler._C as m; print(m.scale(21))'");
+  EXPECT_EQ(after.status, 0) << after.out << after.err;
+  EXPECT_EQ(after.out, "42\n");
+  auto again = run("env -u LD_LIBRARY_PATH " + std::string(MLC_LINKCHECK_BIN) + " --no-cache " + quote(module));
+  EXPECT_EQ(again.status, 0) << again.out << again.err;
+  // A second --apply finds nothing to do and leaves setup.py as it is.
+  const std::string setup_after = test::read_file(dir + "/setup.py");
+  auto second = run("cd " + quote(dir) + " && env -u LD_LIBRARY_PATH " + std::string(MLC_STUBGEN_BIN) +
+                    " --no-cache --apply " + quote(module) + "");
+  EXPECT_EQ(second.status, 0) << second.out << second.err;
+  EXPECT_EQ(test::read_file(dir + "/setup.py"), setup_after);
+}
+
+TEST(SetupPyExtension, a_list_that_is_no_literal_is_named_and_left_alone) {
+  if (!fs::exists(kPython) || run(kPython + " -c 'import setuptools, sysconfig, os; "
+                                 "assert os.path.exists(sysconfig.get_paths()[\"include\"] + \"/Python.h\")'").status != 0)
+    MLC_SKIP() << kPython << " with setuptools and Python.h (python3-dev, python3-setuptools) is not installed";
+  const std::string dir = test::scratch_dir("setup-py-glob");
+  write_c_project(dir);
+  std::string setup = test::read_file(dir + "/setup.py");
+  setup.replace(setup.find("sources=["), std::string("sources=[\n                \"csrc/module.c\",\n            ]").size(),
+                "sources=SRCS");
+  setup.insert(setup.find("setup("), "SRCS = [\"csrc/module.c\"]\n\n");
+  write_file(dir + "/setup.py", setup);
+  auto built = build_ext(dir);
+  ASSERT_EQ(built.status, 0) << built.out << built.err;
+  const std::string module = built_module(dir, "scaler._C");
+  auto r = run("env -u LD_LIBRARY_PATH " + std::string(MLC_LINKCHECK_BIN) + " --no-cache --format json " + quote(module));
+  ASSERT_EQ(r.status, 1) << r.out << r.err;
+  const json u = json::parse(r.out)["libraries"][0]["unresolved"][0];
+  EXPECT_EQ(u["classification"], "missing-source");
+  EXPECT_EQ(u["fix"]["cmake_file"], nullptr);
+  EXPECT_EQ(u["fix"]["detail"], "add csrc/scale.c to the sources of Extension('scaler._C') at " + dir +
+                                    "/setup.py:9 (sources= is the variable SRCS, not a literal list: edit it by hand)");
+  auto apply = run("cd " + quote(dir) + " && env -u LD_LIBRARY_PATH " + std::string(MLC_STUBGEN_BIN) +
+                   " --no-cache --apply " + quote(module) + "");
+  EXPECT_EQ(test::read_file(dir + "/setup.py"), setup);
+  EXPECT_NE((apply.out + apply.err).find("edit it by hand"), std::string::npos) << apply.out << apply.err;
+}
+
+// Real material: torch.utils.cpp_extension's CppExtension (Debian's python3-torch), the way most PyTorch
+// extensions are built, with a package whose __init__ imports torch first. The natural call finds the
+// one cause the real import fails on (no "install libc10.so": torch's import loads it first), and the
+// fix goes into setup.py.
+TEST(SetupPyExtension, a_torch_cpp_extension_missing_its_kernel_file_is_one_cause_and_is_put_back) {
+  if (!fs::exists(kPython) || run(kPython + " -c 'import torch.utils.cpp_extension' 2>/dev/null").status != 0)
+    MLC_SKIP() << "Debian's python3-torch (torch.utils.cpp_extension) is not installed";
+  const std::string dir = test::scratch_dir("setup-py-torch");
+  fs::create_directories(dir + "/tscale");
+  fs::create_directories(dir + "/csrc");
+  write_file(dir + "/setup.py", R"(from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+setup(
+    name="tscale",
+    packages=["tscale"],
+    ext_modules=[CppExtension("tscale._C", ["csrc/ops.cpp"], extra_compile_args=["-g", "-O0"])],
+    cmdclass={"build_ext": BuildExtension},
+)
+)");
+  write_file(dir + "/tscale/__init__.py", "import torch\nfrom . import _C\n");
+  write_file(dir + "/csrc/scale_kernel.cpp", "float scale_impl(float x, float by) { return x * by; }\n");
+  write_file(dir + "/csrc/ops.cpp", R"(#include <torch/extension.h>
+float scale_impl(float x, float by);
+at::Tensor scale(const at::Tensor& t, double by) {
+  auto out = t.contiguous().clone();
+  float* p = out.data_ptr<float>();
+  for (int64_t i = 0; i < out.numel(); ++i) p[i] = scale_impl(p[i], static_cast<float>(by));
+  return out;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale); }
+)");
+  auto built = build_ext(dir);
+  ASSERT_EQ(built.status, 0) << built.out << built.err;
+  const std::string module = built_module(dir, "tscale._C");
+  ASSERT_FALSE(module.empty());
+  auto before = run("cd " + quote(dir) + " && " + kPython + " -c 'import tscale'");
+  ASSERT_NE(before.status, 0);
+  ASSERT_NE((before.out + before.err).find("undefined symbol: _Z10scale_implff"), std::string::npos) << before.out << before.err;
+
+  auto r = run("env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin " + std::string(MLC_LINKCHECK_BIN) + " --no-cache --format json " +
+               quote(module));
+  ASSERT_EQ(r.status, 1) << r.out << r.err;
+  json report = json::parse(r.out);
+  EXPECT_EQ(report["causes"].size(), 0u) << report["causes"].dump();  // no missing library: torch's import loads them
+  std::vector<std::string> unresolved;
+  for (const auto& lib : report["libraries"])
+    for (const auto& u : lib["unresolved"]) unresolved.push_back(u["symbol"]);
+  ASSERT_EQ(unresolved, std::vector<std::string>{"_Z10scale_implff"}) << r.out << r.err;
+  const json& u = report["libraries"][0]["unresolved"][0];
+  EXPECT_EQ(u["classification"], "missing-source");
+  EXPECT_EQ(u["origin"]["file"], dir + "/csrc/scale_kernel.cpp");
+  EXPECT_EQ(u["fix"]["detail"], "add csrc/scale_kernel.cpp to the sources of CppExtension('tscale._C') at " + dir + "/setup.py:7");
+
+  auto apply = run("cd " + quote(dir) + " && env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin " + std::string(MLC_STUBGEN_BIN) +
+                   " --no-cache --apply " + quote(module) + "");
+  ASSERT_EQ(apply.status, 0) << apply.out << apply.err;
+  json exts = ast_extensions(dir + "/setup.py");
+  ASSERT_EQ(exts.size(), 1u);
+  EXPECT_EQ(exts[0]["sources"], json::array({"csrc/ops.cpp", "csrc/scale_kernel.cpp"}));
+  built = build_ext(dir);
+  ASSERT_EQ(built.status, 0) << built.out << built.err;
+  auto after = run("cd " + quote(dir) + " && " + kPython +
+                   " -c 'import torch, tscale; print(tscale._C.scale(torch.tensor([1.5, 2.0]), 2.0).tolist())'");
+  EXPECT_EQ(after.status, 0) << after.out << after.err;
+  EXPECT_EQ(after.out, "[3.0, 4.0]\n");
 }
 
 }  // namespace
