@@ -226,7 +226,18 @@ namespace {
 build::EditCheck checked(const Triage& t, const trace::TraceContext& ctx, const Plan& p) {
   std::vector<build::FileEdit> edits;
   for (const auto& f : planned(t, ctx, p).cmake_files) edits.push_back({f.path, f.before, f.after});
-  return build::check_edits(*ctx.build, edits, wanted(t, *ctx.build));
+  // The stub files the plan writes exist in the checked copy too (a list or a glob must find them
+  // there); one outside the source tree is none of CMake's files to copy.
+  // A stub file outside it cannot be shown to CMake without writing it: its entry is not asked about.
+  const std::string tree = build::normalize_path(ctx.build->source_dir) + "/";
+  std::set<std::string> unseen;
+  for (const auto& f : p.stub_files) {
+    if (f.path.rfind(tree, 0) != 0) unseen.insert(build::normalize_path(f.path));
+    else if (!edits.empty()) edits.push_back({f.path, f.before, f.after});
+  }
+  auto want = wanted(t, *ctx.build);
+  std::erase_if(want, [&](const auto& w) { return unseen.count(w.second) > 0; });
+  return build::check_edits(*ctx.build, edits, want);
 }
 
 // The source entries without which the edits of `t` configure (halves tried in turn: a few configures
