@@ -69,19 +69,34 @@ const Target* Model::target_for_artifact(const std::string& path) const {
   return nullptr;
 }
 
-bool Model::compiled_by(const Target& target, const std::string& abs_path) const {
-  std::string path = normalize_path(abs_path);
+std::vector<const Target*> Model::with_objects(const Target& target) const {
+  std::vector<const Target*> out;
   std::set<std::string> seen;
   std::vector<const Target*> todo{&target};
   while (!todo.empty()) {
     const Target* t = todo.back();
     todo.pop_back();
     if (!seen.insert(t->name).second) continue;
-    if (t->compiles.count(path)) return true;
+    out.push_back(t);
     for (const auto& dep : t->dependencies)
       for (const auto& d : targets)
         if (d.name == dep && d.type == "OBJECT_LIBRARY") todo.push_back(&d);
   }
+  return out;
+}
+
+std::vector<std::string> Model::source_files(const Target& target) const {
+  std::vector<std::string> out;
+  for (const Target* t : with_objects(target))
+    for (const auto& s : t->sources)
+      if (!s.ends_with(".o") && !s.ends_with(".obj")) out.push_back(s);  // $<TARGET_OBJECTS:...>: its library's
+  return out;
+}
+
+bool Model::compiled_by(const Target& target, const std::string& abs_path) const {
+  std::string path = normalize_path(abs_path);
+  for (const Target* t : with_objects(target))
+    if (t->compiles.count(path)) return true;
   return false;
 }
 

@@ -121,6 +121,11 @@ struct Model {
   // ($<TARGET_OBJECTS:...> or target_link_libraries(T obj)): another target compiling the same file
   // (a test that is neither built nor linked into it) does not count.
   bool compiled_by(const Target& target, const std::string& abs_path) const;
+  // The target and the OBJECT libraries it takes, transitively (it first).
+  std::vector<const Target*> with_objects(const Target& target) const;
+  // The source files it is built from, its OBJECT libraries' included (not the object files
+  // $<TARGET_OBJECTS:...> names).
+  std::vector<std::string> source_files(const Target& target) const;
 };
 
 struct BuildOptions {

@@ -11,6 +11,7 @@
 #include "build/edit.h"
 #include "cmake/file_api.h"
 #include "common/file_io.h"
+#include "common/paths.h"
 
 namespace mlc::build {
 namespace {
@@ -89,12 +90,22 @@ EditCheck check_edits(const Model& build, const std::vector<FileEdit>& edits,
   auto cache = read_text(build.build_dir + "/CMakeCache.txt");
   if (!cache) return out;
   const std::string scratch = build.build_dir + "/.musa-linkcheck-check-" + std::to_string(getpid());
-  const std::string copy = scratch + "/src", copy_build = scratch + "/build";
+  // The copy of the source tree sits beside it, at the same depth, so that what its CMake files name
+  // above it (lz4's build/cmake reads ../../lib/lz4.h) is the same file from the copy; in the build
+  // directory when the tree's parent takes no new directory.
+  std::string copy = dir_name(source) + "/.musa-linkcheck-check-" + std::to_string(getpid());
+  const std::string copy_build = scratch + "/build";
   std::error_code ec;
   fs::remove_all(scratch, ec);
+  fs::remove_all(copy, ec);
+  if (dir_name(source) == source || !fs::create_directory(copy, ec) || ec) copy = scratch + "/src";
   out.ran = true;
-  if (!link_tree(source, copy, build.build_dir, out.failure)) {
+  auto clean = [&] {
     fs::remove_all(scratch, ec);
+    fs::remove_all(copy, ec);
+  };
+  if (!link_tree(source, copy, build.build_dir, out.failure)) {
+    clean();
     return out;
   }
   for (const auto& e : edits) {
@@ -129,7 +140,7 @@ EditCheck check_edits(const Model& build, const std::vector<FileEdit>& edits,
       if (!compiled) out.not_compiled.emplace_back(target, file);
     }
   }
-  fs::remove_all(scratch, ec);
+  clean();
   return out;
 }
 

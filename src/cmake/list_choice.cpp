@@ -66,12 +66,30 @@ bool feeds_build(const Model& build, const SourceList& list) {
   return false;
 }
 
+namespace {
+
+// The target and the OBJECT libraries it takes, by name: the lists feeding any of them feed it.
+std::set<std::string> scope_of(const Model& build, const std::string& target) {
+  std::set<std::string> out{target};
+  for (const auto& t : build.targets)
+    if (t.name == target)
+      for (const Target* o : build.with_objects(t)) out.insert(o->name);
+  return out;
+}
+
+bool feeds_any(const SourceList& l, const std::set<std::string>& scope) {
+  return std::any_of(scope.begin(), scope.end(), [&](const std::string& t) { return l.targets.count(t) > 0; });
+}
+
+}  // namespace
+
 std::optional<Exclusion> exclusion_for(const Model& build, const std::string& file, const std::string& target) {
+  const std::set<std::string> scope = scope_of(build, target);
   bool any_feeds = !target.empty() && std::any_of(build.lists.begin(), build.lists.end(), [&](const SourceList& l) {
-                     return !l.removal && l.targets.count(target);
+                     return !l.removal && feeds_any(l, scope);
                    });
   for (const auto& l : build.lists) {
-    if (l.removal || (any_feeds && !l.targets.count(target))) continue;
+    if (l.removal || (any_feeds && !feeds_any(l, scope))) continue;
     for (const auto& e : l.entries) {
       if (!e.is_glob || std::find(e.files.begin(), e.files.end(), file) == e.files.end()) continue;
       for (const auto& r : build.lists) {
@@ -257,10 +275,11 @@ const SourceList* nearest_list(const std::vector<const SourceList*>& candidates,
 
 std::optional<ListChoice> choose_list(const Model& build, const std::string& file, const std::string& target,
                                       const std::string& porting_dir) {
+  const std::set<std::string> scope = scope_of(build, target);
   bool any_feeds = !target.empty() && std::any_of(build.lists.begin(), build.lists.end(), [&](const SourceList& l) {
-                     return !l.removal && l.targets.count(target);
+                     return !l.removal && names_files(l) && feeds_any(l, scope);
                    });
-  auto in_scope = [&](const SourceList& l) { return !any_feeds || l.targets.count(target) > 0; };
+  auto in_scope = [&](const SourceList& l) { return !any_feeds || feeds_any(l, scope); };
 
   // A glob of the target's lists already matches it: an entry would be a duplicate.
   if (auto ex = exclusion_for(build, file, target)) {

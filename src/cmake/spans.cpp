@@ -217,6 +217,28 @@ class SpanReader {
     vars.erase("PROJECT_BINARY_DIR");
     vars["CMAKE_CURRENT_SOURCE_DIR"] = dir_of(file);
     vars["CMAKE_CURRENT_LIST_DIR"] = dir_of(file);
+    // A name the file sets once, to words alone (set(src-pattern "src/*.cpp")), has that value wherever
+    // it is read: yaml-cpp's file(GLOB yaml-cpp-sources ${src-pattern}). A name set twice, or from other
+    // names, would need evaluation: it stays unknown.
+    if (auto parsed = parse_.files.find(file); parsed != parse_.files.end()) {
+      std::map<std::string, std::pair<int, std::string>> sets;
+      for (const auto& c : parsed->second.commands) {
+        if (c.name != "set" || c.args.size() < 2) continue;
+        auto& [count, value] = sets[c.args[0].value];
+        ++count;
+        value.clear();
+        for (size_t k = 1; k < c.args.size(); ++k) {
+          const std::string& v = c.args[k].value;
+          if (v.find("${") != std::string::npos || v.find("$<") != std::string::npos || v == "CACHE" || v == "PARENT_SCOPE") {
+            count = 2;  // not words alone
+            break;
+          }
+          value += (value.empty() ? "" : ";") + v;
+        }
+      }
+      for (const auto& [name, set] : sets)
+        if (set.first == 1 && !vars.count(name)) vars[name] = set.second;
+    }
     return vars_[file] = std::move(vars);
   }
 
@@ -238,7 +260,7 @@ class SpanReader {
       for (size_t at = expanded.find("${" + v + "}"); at != std::string::npos; at = expanded.find("${" + v + "}"))
         expanded.replace(at, v.size() + 3, it->second);
     }
-    if (glob && raw.find_first_of("*?[") != std::string::npos) {
+    if (glob && expanded.find_first_of("*?[") != std::string::npos) {  // (the pattern may be a variable's value)
       if (!complete) return false;
       std::string pattern = expanded[0] == '/' ? normalize_path(expanded) : normalize_path(dir_of(file) + "/" + expanded);
       if (!glob->recurse) return fnmatch(pattern.c_str(), source.c_str(), FNM_PATHNAME) == 0;

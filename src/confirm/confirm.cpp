@@ -462,10 +462,16 @@ struct Confirmer {
           continue;
         }
         compile(files);
-        for (auto& w : wants)
-          if (!w.settled)
-            for (const auto& f : w.files)
-              if (std::make_pair(f.place, f.tier) <= std::make_pair(place, tier) && settle(w, f)) break;
+        for (auto& w : wants) {
+          if (w.settled) continue;
+          for (const auto& f : w.files)
+            if (std::make_pair(f.place, f.tier) <= std::make_pair(place, tier) && settle(w, f)) break;
+          // What a file compiled for another symbol defines settles this one too (glog's GetStackTrace
+          // comes from a header utilities.cc includes through a macro: no text names it).
+          if (w.settled || !is_open(*w.u)) continue;
+          for (const auto& file : files)
+            if (settle(w, RankedSource{.file = file, .tier = tier, .line = 0, .evidence = "", .place = place})) break;
+        }
       }
   }
 

@@ -60,9 +60,11 @@ int candidate_place(const trace::TraceContext& ctx, const UnresolvedSymbol& u, c
   const build::Target* own = nullptr;
   for (const auto& ref : u.referenced_by)
     if ((own = ctx.build->target_for_artifact(ref.library))) break;
-  if (own && (own->source_dir == dir || std::any_of(own->sources.begin(), own->sources.end(),
-                                                    [&](const std::string& s) { return parent(s) == dir; })))
-    return 0;
+  if (own) {
+    const auto own_sources = ctx.build->source_files(*own);
+    if (own->source_dir == dir || std::any_of(own_sources.begin(), own_sources.end(), [&](const std::string& s) { return parent(s) == dir; }))
+      return 0;
+  }
   for (const auto& t : ctx.build->targets)
     if (&t != own && std::any_of(t.sources.begin(), t.sources.end(), [&](const std::string& s) { return parent(s) == dir; }))
       return 1;
@@ -147,7 +149,7 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
   std::set<std::string> dirs, spelling_dirs;
   for (const auto& ref : u.referenced_by) {
     if (const auto* t = ctx.build->target_for_artifact(ref.library)) {
-      for (const auto& s : t->sources) dirs.insert(parent(s));
+      for (const auto& s : ctx.build->source_files(*t)) dirs.insert(parent(s));
       continue;
     }
     std::string base = build::target_of_library(nullptr, ref.library);  // named after the library

@@ -41,7 +41,7 @@ class LiteralCache {
   size_t hits_ = 0;
 };
 
-// Heuristic (documented in docs/architecture.md, "Additions: run-time look-ups"):
+// Heuristic (documented in docs/architecture.md, the runtime/ room):
 // - Which objects: the named files, and the other objects of `objects` outside the system directories
 //   (/lib, /usr/lib, /lib64, /usr/lib64): a distribution's libraries are its own concern.
 // - dlopen: literals in .rodata shaped like a soname (lib<name>.so or lib<name>.so.<digits>..., no
