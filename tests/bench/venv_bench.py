@@ -143,10 +143,22 @@ def main():
     # 4. Verdicts against the real loader.
     data = json.load(open(report))
     failing = {lib["path"] for lib in data["libraries"] if lib["role"] == "target" and lib.get("loads") is False}
-    probe = ("import ctypes, importlib, os, sys\n"
-             "try:\n    if sys.argv[2]: importlib.import_module(sys.argv[2])\n"
-             "    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n    print('ok')\n"
-             "except Exception as e:\n    print('fails', str(e).splitlines()[0][:200] if str(e) else type(e).__name__)\n")
+    # The package's import first (its __init__ runs, importing torch where it does), then the file with
+    # RTLD_NOW. A package whose import fails in Python (not in the loader: a subpackage for another CUDA,
+    # a registry filled twice) cannot say where the file loads: its nearest importable parent is
+    # imported instead, and the verdict says so.
+    probe = ("import ctypes, importlib, os, re, sys\n"
+             "loader = re.compile(r'cannot open shared object|undefined symbol|version `|ELF|cannot (allocate|enable|map)|"
+             "file too short|static TLS')\n"
+             "def said(e):\n    return str(e).splitlines()[0][:200] if str(e) else type(e).__name__\n"
+             "pkg, note = sys.argv[2], ''\n"
+             "while pkg:\n    try:\n        importlib.import_module(pkg)\n        break\n"
+             "    except Exception as e:\n        if loader.search(said(e)):\n            print('fails', said(e))\n"
+             "            sys.exit(0)\n        note = note or said(e)\n        pkg = pkg.rpartition('.')[0]\n"
+             "try:\n    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n"
+             "    print('ok' + (' (its package fails in Python: ' + note + '; checked after ' + (pkg or 'no package') + ')'"
+             " if note else ''))\n"
+             "except Exception as e:\n    print('fails', said(e))\n")
 
     def package_of(path):
         """The package holding the file, as the import names it: its directory below the site directory,
@@ -221,6 +233,9 @@ def main():
     for p, e, v in results:
         if p in truth:
             print(f"  real failure {os.path.relpath(p, venv)}: {v}")
+    python_only = [p for p, _, v in results if "fails in Python" in v]
+    print(f"  {len(python_only)} files whose package's import fails in Python (not the loader), checked after its "
+          f"nearest importable parent")
 
 
     # 5. torch's scopes, as the real loader makes them.
