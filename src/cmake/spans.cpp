@@ -217,9 +217,17 @@ class SpanReader {
     vars.erase("PROJECT_BINARY_DIR");
     vars["CMAKE_CURRENT_SOURCE_DIR"] = dir_of(file);
     vars["CMAKE_CURRENT_LIST_DIR"] = dir_of(file);
-    // A name the file sets once, to words alone (set(src-pattern "src/*.cpp")), has that value wherever
-    // it is read: yaml-cpp's file(GLOB yaml-cpp-sources ${src-pattern}). A name set twice, or from other
-    // names, would need evaluation: it stays unknown.
+    return vars_[file] = std::move(vars);
+  }
+
+  // For a file(GLOB) pattern, besides: a name the file sets once, to words alone (set(src-pattern
+  // "src/*.cpp")), has that value wherever it is read (yaml-cpp's file(GLOB yaml-cpp-sources
+  // ${src-pattern})). A name set twice, or from other names, would need evaluation: it stays unknown.
+  // (Only for patterns: add_executable(t ${TEST_SRCS}) spells no file, its set() does.)
+  const std::map<std::string, std::string>& glob_vars_for(const std::string& file) {
+    auto it = glob_vars_.find(file);
+    if (it != glob_vars_.end()) return it->second;
+    auto vars = vars_for(file);
     if (auto parsed = parse_.files.find(file); parsed != parse_.files.end()) {
       std::map<std::string, std::pair<int, std::string>> sets;
       for (const auto& c : parsed->second.commands) {
@@ -239,7 +247,7 @@ class SpanReader {
       for (const auto& [name, set] : sets)
         if (set.first == 1 && !vars.count(name)) vars[name] = set.second;
     }
-    return vars_[file] = std::move(vars);
+    return glob_vars_[file] = std::move(vars);
   }
 
   // Whether argument `raw` of a command in `file` names `source` (absolute): its path with the known
@@ -248,7 +256,7 @@ class SpanReader {
   bool spells(const std::string& raw, const std::string& file, const Target& t, const std::string& source,
               const Writer* glob) {
     if (raw.empty() || raw.find("$<") != std::string::npos) return false;
-    const auto& vars = vars_for(file);
+    const auto& vars = glob ? glob_vars_for(file) : vars_for(file);
     std::string expanded = raw;
     bool complete = true;
     for (const auto& v : [&] { std::vector<std::string> r; referenced(raw, r); return r; }()) {
@@ -404,7 +412,7 @@ class SpanReader {
     l.variable = w ? w->variable : list_name(c, first, sec);
     l.removal = w && w->removal;
     l.filter = w && w->filter;
-    const auto& vars = vars_for(file);
+    const auto& vars = w && w->glob ? glob_vars_for(file) : vars_for(file);
     std::set<std::string> seen;
     for (size_t k : sec.args) {
       ListEntry e = make_entry(c.args[k], vars, l.current_dir, w && w->glob, w && w->recurse);
@@ -445,7 +453,7 @@ class SpanReader {
   std::map<std::string, std::vector<Writer>> writers_;
   std::map<const CMakeCommand*, std::vector<const Writer*>> reach_;
   std::map<const CMakeCommand*, std::vector<Section>> sections_;
-  std::map<std::string, std::map<std::string, std::string>> vars_;
+  std::map<std::string, std::map<std::string, std::string>> vars_, glob_vars_;
   std::map<std::string, std::map<size_t, uint32_t>> depths_;
   std::set<std::string> own_;  // the sources of the target being placed
   std::map<std::tuple<std::string, size_t, std::string, size_t>, SourceList> lists_;

