@@ -853,6 +853,72 @@ void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<Runtime
   report_findings(in, options, reported, report);
 }
 
+// One input on its way through the stages of run_linkcheck.
+struct Stage {
+  std::optional<InputCheck> in;
+  loader::BindOutcome binding;
+  std::vector<RuntimeLookup> lookups;
+  Report loaded;  // the load's errors and warnings, joined to the report in input order
+};
+
+// The three stages every input goes through, in order.
+struct Stages {
+  const std::vector<std::string>& files;
+  RunState& state;
+  runtime::LiteralCache& literals;
+  Mappings mappings;  // what the run has mapped, given back to the page cache now and then
+  size_t next = 0;
+
+  // Load (sequential: the object cache, and which dependencies an earlier input checked already): read
+  // the ELF file and emulate the loader's mapping phase as its import would.
+  std::shared_ptr<Stage> load(tbb::flow_control& flow) {
+    if (next == files.size()) {
+      flow.stop();
+      return nullptr;
+    }
+    const LinkcheckOptions& options = state.run.options;
+    if (options.progress) options.progress(next, files.size());
+    const std::string& file = files[next++];
+    auto stage = std::make_shared<Stage>();
+    stage->in = load_input(file, state.run, state.checked_before, stage->loaded);
+    if (stage->in)
+      for (int i : stage->in->checked) state.checked_before.insert(stage->in->process.objects[i].path);
+    return stage;
+  }
+
+  // Bind (in parallel: each input's process is its own, the shared objects are only read): every
+  // relocated reference in the global scope, version requirements (src/loader); then the dlopen/dlsym
+  // string literals of the checked objects (src/runtime).
+  std::shared_ptr<Stage> bind(std::shared_ptr<Stage> stage) {
+    if (!stage->in) return stage;
+    {
+      PhaseTime t("bind");
+      stage->binding = loader::bind(stage->in->process, stage->in->checked, stage->in->env);
+    }
+    PhaseTime t("runtime-lookups");
+    stage->lookups = runtime::check_runtime_lookups(stage->in->process, stage->in->checked, stage->in->env, &literals);
+    return stage;
+  }
+
+  // Report (in input order): the load's messages, then the passes that diagnose the input.
+  void report(std::shared_ptr<Stage> stage) {
+    Report& out = state.report;
+    for (auto& e : stage->loaded.errors) out.errors.push_back(std::move(e));
+    for (auto& w : stage->loaded.warnings) out.warnings.push_back(std::move(w));
+    for (auto& w : stage->loaded.with_as_import)
+      if (std::find(out.with_as_import.begin(), out.with_as_import.end(), w) == out.with_as_import.end())
+        out.with_as_import.push_back(std::move(w));
+    if (!stage->in) return;
+    if (state.run.options.inspect) state.run.options.inspect(stage->in->process);
+    PhaseTime t(PhaseTime::enabled() ? "diagnose:" + stage->in->process.objects[stage->in->process.target].path : std::string());
+    diagnose(*stage->in, std::move(stage->binding), std::move(stage->lookups), state);
+    // Memory: what a tree's inputs map is given back to the page cache now and then, so the resident
+    // set stays bounded whatever the tree's size (the cache keeps the objects).
+    release_pages(stage->in->process, mappings);
+    stage->in.reset();
+  }
+};
+
 }  // namespace
 
 Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options) {
@@ -886,70 +952,16 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
                  .reported = {},
                  .checked_before = {}};
   runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
-  size_t next = 0;
-  Mappings mappings;  // what the run has mapped, given back to the page cache now and then
-  // Inputs flow through three stages, in order: the load (sequential: the object cache, and which
-  // dependencies an earlier input checked already), the binding and the scan for run-time look-ups
-  // (in parallel: each input's process is its own, the shared objects are only read), then the
-  // passes that write the report (in order).
-  struct Stage {
-    std::optional<InputCheck> in;
-    loader::BindOutcome binding;
-    std::vector<RuntimeLookup> lookups;
-    Report loaded;  // the load's errors and warnings, joined to the report in input order
-  };
+  Stages stages{.files = files, .state = state, .literals = literals, .mappings = {}, .next = 0};
+  // Inputs flow through three stages, in order: the load (sequential), the binding and the scan for
+  // run-time look-ups (in parallel), then the passes that write the report (in input order).
   const size_t in_flight = files.size() > 1 ? 2 * std::max<size_t>(1, std::thread::hardware_concurrency()) : 1;
+  using Item = std::shared_ptr<Stage>;
   tbb::parallel_pipeline(
       in_flight,
-      tbb::make_filter<void, std::shared_ptr<Stage>>(
-          tbb::filter_mode::serial_in_order,
-          [&](tbb::flow_control& flow) -> std::shared_ptr<Stage> {
-            if (next == files.size()) {
-              flow.stop();
-              return nullptr;
-            }
-            if (options.progress) options.progress(next, files.size());
-            const std::string& file = files[next++];
-            auto stage = std::make_shared<Stage>();
-            // Load: read the ELF file and emulate the loader's mapping phase as its import would (with
-            // one input, nothing is read twice: the cache would only cost a copy of every object).
-            stage->in = load_input(file, state.run, state.checked_before, stage->loaded);
-            if (stage->in)
-              for (int i : stage->in->checked) state.checked_before.insert(stage->in->process.objects[i].path);
-            return stage;
-          }) &
-          tbb::make_filter<std::shared_ptr<Stage>, std::shared_ptr<Stage>>(
-              tbb::filter_mode::parallel,
-              [&](std::shared_ptr<Stage> stage) {
-                // Bind: every relocated reference in the global scope; version requirements (src/loader).
-                if (!stage->in) return stage;
-                {
-                  PhaseTime t("bind");
-                  stage->binding = loader::bind(stage->in->process, stage->in->checked, stage->in->env);
-                }
-                PhaseTime t("runtime-lookups");
-                // Run-time look-ups: the dlopen/dlsym string literals of the checked objects (src/runtime).
-                stage->lookups = runtime::check_runtime_lookups(stage->in->process, stage->in->checked,
-                                                                stage->in->env, &literals);
-                return stage;
-              }) &
-          tbb::make_filter<std::shared_ptr<Stage>, void>(
-              tbb::filter_mode::serial_in_order, [&](std::shared_ptr<Stage> stage) {
-                for (auto& e : stage->loaded.errors) report.errors.push_back(std::move(e));
-                for (auto& w : stage->loaded.warnings) report.warnings.push_back(std::move(w));
-                for (auto& w : stage->loaded.with_as_import)
-                  if (std::find(report.with_as_import.begin(), report.with_as_import.end(), w) == report.with_as_import.end())
-                    report.with_as_import.push_back(std::move(w));
-                if (!stage->in) return;
-                if (options.inspect) options.inspect(stage->in->process);
-                PhaseTime t(PhaseTime::enabled() ? "diagnose:" + stage->in->process.objects[stage->in->process.target].path
-                                                 : std::string());
-                diagnose(*stage->in, std::move(stage->binding), std::move(stage->lookups), state);
-                // Memory: what a tree's inputs map is given back to the page cache now and then, so the
-                // resident set stays bounded whatever the tree's size (the cache keeps the objects).
-                release_pages(stage->in->process, mappings);
-                stage->in.reset();
-              }));
+      tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control& f) { return stages.load(f); }) &
+          tbb::make_filter<Item, Item>(tbb::filter_mode::parallel, [&](Item item) { return stages.bind(std::move(item)); }) &
+          tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) { stages.report(std::move(item)); }));
   if (options.progress) options.progress(files.size(), files.size());
   literals.save();
   // Owners: which package installed each library named (offline sources only).
