@@ -129,7 +129,9 @@ EditCheck check_edits(const Model& build, const std::vector<FileEdit>& edits,
     checked.build_dir = copy_build;
     checked.source_dir = copy;
     cmake::read_file_api(checked);
-    for (const auto& [target, file] : wanted) {
+    for (const auto& want : wanted) {
+      const std::string& target = want.first;
+      const std::string& file = want.second;
       // A file outside the sources (a generated porting tree in the build) keeps its path in the copy.
       const std::string in_copy = under(file, source) ? copy + file.substr(source.size()) : file;
       // Compiled by it, or among its sources (FindCUDA's .cu files are compiled by custom commands).
