@@ -51,15 +51,16 @@ const std::string kSet = from_env("MLC_REALCODE_SET", "");
 // MLC_REALCODE_TIME=1: each tool call under /usr/bin/time, its wall time and peak RSS in the result.
 const bool kTime = from_env("MLC_REALCODE_TIME", "0") == "1";
 
-// The seed of this run's own pick: MLC_REALCODE_SEED (a number, or "random"), else the source tree's
-// commit: every commit draws other files (nobody tunes the tool to a draw it cannot know in advance),
-// and a failure on CI repeats on any machine from the same commit.
+// The seed of this run's own pick: MLC_REALCODE_SEED (a number, or "random"), else the hash of the
+// tool's sources (git's tree of src/): every change to the tool draws other files (nobody tunes it to a
+// draw it cannot know in advance), a change to docs or tests draws the same, and a failure on CI
+// repeats on any machine from the same sources.
 std::uint32_t run_seed() {
   static const std::uint32_t seed = [] {
     const std::string given = from_env("MLC_REALCODE_SEED", "");
     if (given == "random") return static_cast<std::uint32_t>(std::random_device{}());
     if (!given.empty()) return static_cast<std::uint32_t>(std::stoul(given));
-    auto head = test::run("git -C " + test::quote(MLC_SOURCE_DIR) + " rev-parse HEAD 2>/dev/null");
+    auto head = test::run("git -C " + test::quote(MLC_SOURCE_DIR) + " rev-parse HEAD:src 2>/dev/null");
     if (head.status == 0 && head.out.size() >= 8) return static_cast<std::uint32_t>(std::stoul(head.out.substr(0, 8), nullptr, 16));
     return kSeed;
   }();
