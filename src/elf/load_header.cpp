@@ -12,23 +12,11 @@
 #include <vector>
 
 #include "elf/elf_object.h"
+#include "elf/readers.h"
 #include "elf/tables.h"
 
 namespace mlc::elf {
 namespace {
-
-bool read_at(int fd, void* buf, size_t len, uint64_t offset) {
-  char* out = static_cast<char*>(buf);
-  while (len > 0) {
-    ssize_t got = pread(fd, out, len, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    out += got;
-    len -= static_cast<size_t>(got);
-    offset += static_cast<uint64_t>(got);
-  }
-  return true;
-}
 
 // glibc's sysdeps/gnu/ldsodefs.h: VALID_ELF_OSABI and VALID_ELF_ABIVERSION, with LIBC_ABI_MAX = 4 on
 // x86-64 (libc-abis: UNIQUE, IFUNC, ABSOLUTE).
@@ -89,7 +77,7 @@ void read_properties(const std::vector<char>& notes, LoadHeader& out) {
 // here): _dl_map_object_from_fd's PT_LOAD, PT_DYNAMIC and PT_TLS, and the property note.
 void read_program_headers(int fd, const Elf64_Ehdr& ehdr, LoadHeader& out) {
   std::vector<Elf64_Phdr> phdrs(ehdr.e_phnum);
-  if (ehdr.e_phnum && !read_at(fd, phdrs.data(), phdrs.size() * sizeof(Elf64_Phdr), ehdr.e_phoff)) {
+  if (ehdr.e_phnum && !detail::pread_all(fd, phdrs.data(), phdrs.size() * sizeof(Elf64_Phdr), ehdr.e_phoff)) {
     out.open_refusal = "cannot read file data";
     return;
   }
@@ -122,7 +110,7 @@ void read_program_headers(int fd, const Elf64_Ehdr& ehdr, LoadHeader& out) {
   }
   if (property && property->p_align == 8 && property->p_filesz > 0 && property->p_filesz < (1u << 16)) {
     std::vector<char> notes(property->p_filesz);
-    if (read_at(fd, notes.data(), notes.size(), property->p_offset)) read_properties(notes, out);
+    if (detail::pread_all(fd, notes.data(), notes.size(), property->p_offset)) read_properties(notes, out);
   }
 }
 

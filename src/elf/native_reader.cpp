@@ -71,19 +71,6 @@ struct File {
   }
 };
 
-bool pread_all(int fd, void* buf, size_t len, uint64_t offset) {
-  char* out = static_cast<char*>(buf);
-  while (len > 0) {
-    ssize_t got = pread(fd, out, len, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    out += got;
-    len -= static_cast<size_t>(got);
-    offset += static_cast<uint64_t>(got);
-  }
-  return true;
-}
-
 template <typename Ehdr, typename Shdr>
 std::optional<InputError> read_headers(int fd, const std::string& path, File& f, ElfObject& obj) {
   Ehdr ehdr;
@@ -202,6 +189,19 @@ TableBytes table_bytes(File& f, const ReadOptions& options, const ElfObject& obj
 }
 
 }  // namespace
+
+bool pread_all(int fd, void* buf, size_t len, uint64_t offset) {
+  char* out = static_cast<char*>(buf);
+  while (len > 0) {
+    ssize_t got = pread(fd, out, len, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    out += got;
+    len -= static_cast<size_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+  return true;
+}
 
 Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size, const ElfIdent& ident,
                               const ReadOptions& options) {

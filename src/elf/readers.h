@@ -10,6 +10,10 @@
 
 namespace mlc::elf::detail {
 
+// Reads exactly `len` bytes at `offset` (pread, retried on EINTR and short reads); false at EOF or on
+// an error.
+bool pread_all(int fd, void* buf, size_t len, uint64_t offset);
+
 // Reads a host-order file whose descriptor is open (and stays the caller's: nothing keeps it).
 Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size, const ElfIdent& ident,
                               const ReadOptions& options);
