@@ -30,6 +30,7 @@
 #include "source/source_index.h"
 #include "trace/trace.h"
 #include "common/paths.h"
+#include "verdict/verdict.h"
 
 namespace mlc::confirm {
 namespace {
@@ -345,9 +346,10 @@ struct Want {
 // Open: unknown, or known only by a declaration in the sources. A symbol the SDK declares and no
 // SDK library exports (sdk-declared-only, cuda-only) is settled by the SDK, not by compiling.
 bool is_open(const UnresolvedSymbol& u) {
-  return u.classification == Classification::Unknown ||
-         (u.origin && u.origin->kind == OriginKind::Declaration && u.classification != Classification::SdkDeclaredOnly &&
-          u.classification != Classification::CudaOnly);
+  const Classification now = verdict::current(u);
+  return now == Classification::Unknown ||
+         (u.origin && u.origin->kind == OriginKind::Declaration && now != Classification::SdkDeclaredOnly &&
+          now != Classification::CudaOnly);
 }
 
 // The symbols worth compiling for, each with the uncompiled sources text matching says define it.
@@ -368,7 +370,7 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
     // Unsettled: unknown or declaration-only (whatever text found), or defined in several uncompiled
     // sources (text cannot see which #if the build takes).
     bool open = is_open(*u);
-    bool ambiguous = u->classification == Classification::MissingSource && files.size() > 1;
+    bool ambiguous = verdict::current(*u) == Classification::MissingSource && files.size() > 1;
     if (!open && !ambiguous) continue;
     if (!open && files.empty()) continue;
     wants.push_back({.u = u, .name = sym, .files = std::move(files), .settled = false, .other = {}});
@@ -421,7 +423,7 @@ struct Confirmer {
     }
     std::optional<std::string> ported_from;
     if (u.origin && u.origin->file == f.file) ported_from = u.origin->ported_from;
-    u.classification = Classification::MissingSource;
+    verdict::claim(u, EvidencePass::Compiler, Classification::MissingSource);
     u.origin = Origin{.file = f.file, .line = f.line ? std::optional<int>(static_cast<int>(f.line)) : std::nullopt,
                       .kind = OriginKind::Definition, .library = std::nullopt, .ported_from = ported_from};
     u.reason = "compiling " + f.file + " defines it";
@@ -569,7 +571,7 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
           continue;
         // Not compiled here (a failed or skipped compile proves nothing either way): the source's text
         // defines it, so the patch is expected to resolve it, but only the rebuild can say.
-        if ((it == out.files.end() || !it->second.ok) && u.classification == Classification::MissingSource &&
+        if ((it == out.files.end() || !it->second.ok) && verdict::current(u) == Classification::MissingSource &&
             u.origin->kind == OriginKind::Definition) {
           ++a.by_text;
           continue;
@@ -634,7 +636,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
     std::set<std::string> files;
     for (const auto& lib : report.libraries)
       for (const auto& u : lib.unresolved)
-        if (u.classification == Classification::MissingSource && u.fix && u.fix->kind == FixKind::AddSource && u.origin &&
+        if (verdict::current(u) == Classification::MissingSource && u.fix && u.fix->kind == FixKind::AddSource && u.origin &&
             !u.origin->file.empty() && !(ctx.build && ctx.build->is_compiled(u.origin->file)))
           files.insert(u.origin->file);
     return files;
@@ -687,7 +689,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
         if (w.rfind("--confirm: compiling ", 0) == 0) warnings.push_back(std::move(w));
     }
     for (auto& u : traced) {
-      if (u.classification != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;
+      if (verdict::current(u) != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;
       // The tracer had no referencing library to name the target: the fix is aimed at ours.
       if (ctx.build && u.fix && u.fix->kind == FixKind::AddSource) {
         if (auto choice = build::choose_list(*ctx.build, u.origin->file, target, ctx.porting_dir); choice)

@@ -2,6 +2,8 @@
 // DT_NEEDED closure), and the still-unknown symbols of its extensions that it defines. Looked up
 // through each object's hash table, as ld.so would find them in the host's global scope.
 #include "host/host_load.h"
+#include "host/host_api.h"
+#include "verdict/verdict.h"
 
 #include <algorithm>
 #include <set>
@@ -46,7 +48,7 @@ std::vector<UnresolvedSymbol*> find_host_load_symbols(const std::vector<Unresolv
                                                       CauseList& causes) {
   Cause* cause = nullptr;
   for (auto& c : causes)
-    if (c.kind == CauseKind::Host && c.library == "python3") cause = &c;
+    if (c.kind == CauseKind::Host && c.library == executable_of(HostApi::Python)) cause = &c;
   if (!cause || interpreter.empty()) return unknown;
   // The objects that get the Python C API from their host: they are loaded into a Python process.
   std::set<std::string> extensions;
@@ -57,7 +59,7 @@ std::vector<UnresolvedSymbol*> find_host_load_symbols(const std::vector<Unresolv
   for (UnresolvedSymbol* u : unknown) {
     bool theirs = std::any_of(u->referenced_by.begin(), u->referenced_by.end(),
                               [&](const Reference& r) { return extensions.count(r.library) > 0; });
-    if (theirs && u->classification == Classification::Unknown && !u->origin) candidates.push_back(u);
+    if (theirs && verdict::current(*u) == Classification::Unknown && !u->origin) candidates.push_back(u);
     else rest.push_back(u);
   }
   if (candidates.empty()) return unknown;
@@ -80,7 +82,7 @@ std::vector<UnresolvedSymbol*> find_host_load_symbols(const std::vector<Unresolv
     ++cause->symbols;
     ++cause->from_host_load;
     u->cause = cause->id;
-    u->classification = Classification::HostProvided;
+    verdict::claim(*u, EvidencePass::HostLoad, Classification::HostProvided);
     u->reason = "defined by " + soname + " (" + o.path + "), which the python3 executable " + interpreter +
                 " loads itself: the extension gets it from its host's process, as it gets the Python C API";
     u->fix = Fix{.kind = FixKind::None, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
@@ -98,7 +100,7 @@ std::vector<UnresolvedSymbol*> find_host_load_symbols(const std::vector<Unresolv
   // In the order given (the report sorts later; callers may rely on the order of the rest).
   std::vector<UnresolvedSymbol*> ordered;
   for (UnresolvedSymbol* u : unknown)
-    if (u->classification != Classification::HostProvided || u->cause != cause->id ||
+    if (verdict::current(*u) != Classification::HostProvided || u->cause != cause->id ||
         std::find(candidates.begin(), candidates.end(), u) == candidates.end())
       ordered.push_back(u);
   return ordered;

@@ -9,8 +9,8 @@
 #include <set>
 
 #include "common/paths.h"
+#include "host/host_api.h"
 #include "loader/program.h"
-#include "trace/causes.h"
 
 namespace mlc::host {
 namespace {
@@ -81,7 +81,7 @@ std::optional<std::string> plugin_host(const std::string& plugin, const elf::Elf
   // An XS module takes Perl's API from the perl that loads it: the program itself (Debian builds libperl into
   // it and exports the API) or the libperl it links.
   std::vector<std::string> programs;
-  if (std::any_of(wanted.begin(), wanted.end(), [](const std::string& n) { return std::string_view(trace::host_of(n)) == "perl"; }))
+  if (std::any_of(wanted.begin(), wanted.end(), [](const std::string& n) { return host_api_of(n) == HostApi::Perl; }))
     for (const auto& bin : search.bin_dirs)
       if (is_executable_file(search.sysroot + bin + "/perl")) programs.push_back(search.sysroot + bin + "/perl");
   for (auto& p : candidate_programs(plugin, search)) programs.push_back(std::move(p));

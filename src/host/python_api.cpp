@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <map>
 
-#include "trace/causes.h"
+#include "host/host_api.h"
+#include "verdict/verdict.h"
 
 namespace mlc::host {
 namespace {
@@ -92,8 +93,8 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
     bool hosted = std::any_of(u->referenced_by.begin(), u->referenced_by.end(), [&](const Reference& r) {
       return std::find(host.hosted.begin(), host.hosted.end(), r.library) != host.hosted.end();
     });
-    if (hosted && u->classification == Classification::Unknown && !u->origin &&
-        std::string(trace::host_of(u->symbol)) == "python3")
+    if (hosted && verdict::current(*u) == Classification::Unknown && !u->origin &&
+        host_api_of(u->symbol) == HostApi::Python)
       lacking.push_back(u);
     else
       rest.push_back(u);
@@ -125,7 +126,7 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
   for (UnresolvedSymbol* u : lacking) {
     auto added = python_api_added(u->symbol);
     u->cause = c.id;
-    u->classification = Classification::VersionMismatch;
+    verdict::claim(*u, EvidencePass::HostApi, Classification::VersionMismatch);
     u->reason = added && !version.empty() && older(version, *added)
                     ? "this interpreter is too old: Python " + *added + " added it, and " + host.path + " is " + python
                     : host.path + " (" + python + ") does not define it";

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "host/host_api.h"
 #include "loader/program.h"
-#include "trace/causes.h"
 
 namespace mlc::host {
 
@@ -29,7 +29,7 @@ PythonHosting python_hosting(const elf::ElfObject& o) {
   for (size_t i = 1, n = o.dynamic_symbol_count(); i < n; ++i) {
     elf::Symbol s = o.dynamic_symbol(i);
     if (!s.is_undefined() || s.binding == elf::Binding::Weak || s.binding == elf::Binding::Local) continue;
-    if (std::string_view(trace::host_of(o.name_of(s))) == "python3") return PythonHosting::PythonApi;
+    if (host_api_of(o.name_of(s)) == HostApi::Python) return PythonHosting::PythonApi;
   }
   return PythonHosting::None;
 }

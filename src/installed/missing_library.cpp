@@ -17,6 +17,8 @@
 #include "loader/search_order.h"
 #include "common/paths.h"
 #include "trace/causes.h"
+#include "host/host_api.h"
+#include "verdict/verdict.h"
 
 namespace mlc::installed {
 namespace {
@@ -211,10 +213,9 @@ std::string owner_of(const trace::SymbolFinding& symbol, const loader::LoadedObj
       }
       if (!owner.empty()) break;
     }
-    const std::string host = trace::host_of(u->symbol);
-    bool host_library = host == "python3" ? absent.front().rfind("libpython", 0) == 0
-                                          : host == "perl" && absent.front().rfind("libperl", 0) == 0;
-    if (owner.empty() && absent.size() == 1 && !host.empty() && !host_library) {
+    const host::HostApi host = host::host_api_of(u->symbol);
+    const bool host_library = host != host::HostApi::None && absent.front().starts_with(host::library_prefix_of(host));
+    if (owner.empty() && absent.size() == 1 && host != host::HostApi::None && !host_library) {
       host_api = true;
       return "";
     }
@@ -243,14 +244,14 @@ void attribute_symbols(const loader::Process& p, std::vector<trace::SymbolFindin
     bool host_api = false;
     std::string owner = owner_of(symbol, obj, absent, missing, evidence, host_api);
     if (host_api) {
-      u->classification = Classification::Unknown;  // for the host pass, after tracing
+      verdict::claim(*u, EvidencePass::MissingLibrary, Classification::Unknown);  // for the host pass, after tracing
       u->reason = "no loaded object defines it";
       continue;
     }
     if (owner.empty()) continue;
     Cause* c = missing.at(owner).cause;
     ++c->symbols;
-    u->classification = Classification::MissingLibrary;
+    verdict::claim(*u, EvidencePass::MissingLibrary, Classification::MissingLibrary);
     u->cause = c->id;
     u->reason = "would come from " + owner + ", which was not found: " + evidence;
     u->suggestions.clear();

@@ -11,6 +11,7 @@
 #include "demangle/symbol_name.h"
 #include "installed/installed.h"
 #include "common/paths.h"
+#include "verdict/verdict.h"
 
 namespace mlc::installed {
 namespace {
@@ -163,11 +164,11 @@ std::vector<Item> candidates(std::vector<trace::SymbolFinding>& symbols) {
     const auto* ref = &symbol.ref;
     auto* u = &symbol.symbol;
     if (u->cause || ref->miss != loader::Miss::NoDefinition) continue;
-    bool abi = u->classification == Classification::AbiMismatch &&
+    bool abi = verdict::current(*u) == Classification::AbiMismatch &&
                std::none_of(u->suggestions.begin(), u->suggestions.end(),
                             [](const Suggestion& s) { return s.reason == SuggestionReason::Cxx11Abi; });
-    if (u->classification != Classification::Unknown && !abi) continue;
-    if (u->classification == Classification::Unknown && u->origin) continue;  // traced to a source: not a library's
+    if (verdict::current(*u) != Classification::Unknown && !abi) continue;
+    if (verdict::current(*u) == Classification::Unknown && u->origin) continue;  // traced to a source: not a library's
     if (auto f = family_of(*u)) items.push_back({u, ref, std::move(*f)});
   }
   return items;
@@ -257,7 +258,7 @@ void mark_mismatch(UnresolvedSymbol& u, const Item& it, const Owner& owner, cons
   std::string family = owner.level == 0 && it.family.cxx && it.family.prefixes.size() > 1
                            ? "class " + it.family.labels[0]
                            : it.family.labels[owner.level];
-  u.classification = Classification::ProviderMismatch;
+  verdict::claim(u, EvidencePass::Provider, Classification::ProviderMismatch);
   u.reason = "built against another version of " + v.soname + ": the loaded " + lib.path + torch_note + " defines " +
              std::to_string(owner.members) + " symbol" + (owner.members == 1 ? "" : "s") + " of " + family +
              " but not this one";
@@ -326,7 +327,7 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
     if (!owner) continue;
     const auto& lib = p.objects[owner->object];
     OwnerVersion v = version_of(lib);
-    if (it.u->classification == Classification::AbiMismatch && v.version.empty() && v.torch.empty()) continue;
+    if (verdict::current(*it.u) == Classification::AbiMismatch && v.version.empty() && v.torch.empty()) continue;
     std::vector<std::string> same, members;
     closest_definitions(lib.elf, it, *owner, same, members);
     // Only neighbours in its scope, in a library the same build makes: no evidence of another version

@@ -40,7 +40,9 @@
 #include "trace/causes.h"
 #include "trace/suggest.h"
 #include "trace/finding.h"
+#include "trace/loader_miss.h"
 #include "trace/trace.h"
+#include "verdict/verdict.h"
 
 namespace mlc {
 namespace {
@@ -90,94 +92,6 @@ void collect_dir(const std::string& dir, std::vector<std::string>& out, std::str
   }, WalkOptions{false, false});
 }
 
-SymbolType symbol_type(elf::SymbolType t) {
-  switch (t) {
-    case elf::SymbolType::Func:
-    case elf::SymbolType::GnuIfunc: return SymbolType::Func;
-    case elf::SymbolType::Object:
-    case elf::SymbolType::Common: return SymbolType::Object;
-    case elf::SymbolType::Tls: return SymbolType::Tls;
-    default: return SymbolType::NoType;
-  }
-}
-
-// Pass: classify what the loader saw. Later passes (origin tracing) refine Unknown.
-void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef& ref, UnresolvedSymbol& u) {
-  auto lib_of = [&](int i) { return p.objects[i].path; };
-  switch (ref.miss) {
-    case loader::Miss::LibraryMissing:
-      u.classification = Classification::MissingLibrary;
-      u.reason = "required from " + std::string(ref.version_file) + ", which was not found";
-      break;
-    case loader::Miss::WrongVersion:
-      u.classification = Classification::VersionMismatch;
-      u.reason = "defined in " + lib_of(ref.near_definitions.front()) + ", but not with version " +
-                 (ref.version.empty() ? std::string("(default)") : std::string(ref.version));
-      u.fix = Fix{FixKind::UseLibrary, {}, {}, {}, lib_of(ref.near_definitions.front()),
-                  "rebuild against the library that is loaded at run time, or load the one it was linked against"};
-      break;
-    case loader::Miss::HiddenVersion:
-      u.classification = Classification::Hidden;
-      u.reason = "defined in " + lib_of(ref.near_definitions.front()) +
-                 " only under a hidden (non-default) version, invisible to an unversioned reference";
-      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, lib_of(ref.near_definitions.front()),
-                  "make the version the default (@@) in the provider's version script"};
-      break;
-    case loader::Miss::HiddenVisibility:
-      u.classification = Classification::Hidden;
-      u.reason = "defined in " + lib_of(ref.near_definitions.front()) + " with hidden or internal visibility";
-      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, lib_of(ref.near_definitions.front()),
-                  "give the definition default visibility (or list it in the export map)"};
-      break;
-    case loader::Miss::NoDefinition: {
-      const auto& refobj = p.objects[ref.object];
-      size_t missing = 0, refused = 0;
-      for (const auto& need : refobj.needed) (need.refused.empty() ? missing : refused) += need.object < 0 ? 1 : 0;
-      if (missing + refused > 0) {
-        u.classification = Classification::MissingLibrary;
-        u.reason = missing > 0 ? "no loaded object defines it, and " + std::to_string(missing) + " needed librar" +
-                                     (missing == 1 ? "y was" : "ies were") + " not found"
-                               : "no loaded object defines it, and a needed library was not loaded: the loader refused "
-                                 "a file of its name (the load failure above)";
-      } else {
-        u.classification = Classification::Unknown;
-        u.reason = "no object in the global scope (" + std::to_string(p.objects.size()) + " loaded) defines it";
-      }
-      break;
-    }
-  }
-}
-
-// A definition present only in a .symtab (not exported) explains a NoDefinition miss.
-void find_unexported(const loader::Process& p, std::vector<trace::SymbolFinding>& findings) {
-  std::vector<trace::SymbolFinding*> unknown;
-  for (auto& f : findings)
-    if (f.ref.miss == loader::Miss::NoDefinition) unknown.push_back(&f);
-  if (unknown.empty()) return;
-  for (const auto& obj : p.objects) {
-    if (!obj.elf.has_static_symtab) continue;  // stripped: nothing more to learn
-    auto full = elf::read_object(obj.path, elf::ReadOptions{true, false});
-    if (!full || full->static_symbols.empty()) continue;
-    std::set<std::string_view> local;
-    // Only what the object keeps to itself (local binding, hidden or internal visibility): a global
-    // default definition is exported, and a miss beside it is a matter of scope, not of visibility.
-    for (const auto& s : full->static_symbols)
-      if (!s.is_undefined() && s.type != elf::SymbolType::Section && s.type != elf::SymbolType::File &&
-          (s.binding == elf::Binding::Local || (s.visibility != elf::Visibility::Default &&
-                                                s.visibility != elf::Visibility::Protected)))
-        local.insert(s.name);
-    for (auto* f : unknown) {
-      UnresolvedSymbol& u = f->symbol;
-      if (u.classification == Classification::Hidden || !local.count(f->ref.name)) continue;
-      u.classification = Classification::Hidden;
-      u.reason = "defined in " + obj.path + " but not exported (local or hidden in its symbol table)";
-      u.origin = Origin{obj.path, std::nullopt, OriginKind::Library, obj.path, std::nullopt};
-      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, obj.path,
-                  "give the definition default visibility (or list it in the export map)"};
-    }
-  }
-}
-
 LibraryReport report_object(const loader::Process& p, int index) {
   const auto& o = p.objects[index];
   LibraryReport lib;
@@ -204,37 +118,6 @@ LibraryReport report_object(const loader::Process& p, int index) {
     lib.needed.push_back(std::move(n));
   }
   return lib;
-}
-
-// What "defined nowhere" covered, so a reader knows which context was missing. CUDA is named only for a
-// name that looks like one of the backend's CUDA APIs: no CUDA install is searched for a C++ function of
-// the project's own.
-std::string nowhere_reason(const trace::TraceContext& ctx, const UnresolvedSymbol& u) {
-  std::vector<std::string> searched;
-  if (ctx.sources) searched.push_back(std::to_string(ctx.sources->files().size()) + " indexed source files");
-  if (!ctx.sdk_home.empty()) searched.push_back("the SDK (" + ctx.sdk_home + ")");
-  if (!ctx.cuda_home.empty() && ctx.backend && backend::looks_like_cuda_api(*ctx.backend, u.symbol))
-    searched.push_back("CUDA (" + ctx.cuda_home + ")");
-  if (searched.empty() && !ctx.cuda_home.empty())
-    return "no loaded object defines it (no sources or SDK were given to trace it further)";
-  if (searched.empty()) return "no loaded object defines it (no sources, SDK or CUDA were given to trace it further)";
-  std::string list;
-  for (size_t i = 0; i < searched.size(); ++i) {
-    list += (i == 0 ? "" : i + 1 == searched.size() ? " or " : ", ") + searched[i];
-  }
-  std::string reason = "no loaded object defines it, nor was it found in " + list;
-  // A name that macros paste together (PRIV(x) -> _prefix_x_8) is spelled by no text; only the compiler
-  // can place it, and it needs the build's compile commands.
-  if (ctx.build && !ctx.build->build_dir.empty() && !ctx.build->has_compile_database && !ctx.build->cache.empty())
-    reason += " (no text spells it; with compile_commands.json, which -DCMAKE_EXPORT_COMPILE_COMMANDS=ON writes, the "
-              "compiler would try the sources the build leaves out)";
-  return reason;
-}
-
-bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {
-  if (u.cause) return false;  // a shared cause (a stale copy picked first) already explains it
-  return u.classification == Classification::Unknown ||
-         (u.classification == Classification::MissingLibrary && ref.miss == loader::Miss::NoDefinition);
 }
 
 // The loader's environment of a file's process (src/python/import_plan.h): the loads done before it (the
@@ -526,10 +409,10 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     u.symbol = std::string(ref.name);
     u.demangled = demangle::demangle(ref.name);
     if (!ref.version.empty()) u.version = std::string(ref.version);
-    u.type = symbol_type(sym.type);
+    u.type = trace::symbol_type(sym.type);
     u.binding = sym.binding == elf::Binding::Weak ? ReferenceBinding::Weak : ReferenceBinding::Global;
     u.referenced_by.push_back({p.objects[ref.object].path, std::nullopt, std::nullopt, std::nullopt});
-    classify_loader_miss(p, ref, u);
+    trace::classify_loader_miss(p, ref, u);
     in.symbols.push_back({.ref = std::move(ref), .symbol = std::move(u)});
   }
   for (auto& mv : binding.missing_versions) {
@@ -555,7 +438,7 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
 void reclaim_own_build(InputCheck& in, const LinkcheckOptions& options, TraceResources& resources, Report& report) {
   if (options.trace.build_dir.empty() ||
       std::none_of(in.symbols.begin(), in.symbols.end(),
-                   [](const auto& f) { return f.symbol.classification == Classification::Shadowed; }))
+                   [](const auto& f) { return verdict::current(f.symbol) == Classification::Shadowed; }))
     return;
   trace::reclaim_own_build(in.process, in.symbols, resources.context(&in.process), report.causes);
 }
@@ -570,41 +453,16 @@ void find_missing_libraries(InputCheck& in, const loader::LoaderEnv& env, const 
   installed::find_missing_libraries(in.process, in.libs, in.symbols, places, env, report.causes);
 }
 
-void locate_references(InputCheck& in) {
-  std::map<int, std::vector<UnresolvedSymbol*>> by_object;  // by object index: in load order, as reported
-  for (auto& f : in.symbols) by_object[f.ref.object].push_back(&f.symbol);
-  for (auto& [index, symbols] : by_object) {
-    const std::string& path = in.process.objects[index].path;
-    std::set<std::string> names;
-    for (const auto* u : symbols) names.insert(u->symbol);
-    auto refs = dwarf::references(path, names);
-    for (auto* u : symbols) {
-      // An undefined reference carries no type in .dynsym; the library's DWARF knows a variable.
-      if (u->type == SymbolType::NoType && refs.variables.count(u->symbol)) u->type = SymbolType::Object;
-      // Its size travels in the finding, for a stub that must match it (stubgen reads no DWARF).
-      if (auto v = refs.variables.find(u->symbol); v != refs.variables.end() && v->second > 0) u->size = v->second;
-      auto it = refs.calls.find(u->symbol);
-      if (it == refs.calls.end() || it->second.empty()) continue;
-      u->referenced_by.clear();
-      for (const auto& site : it->second) {
-        u->referenced_by.push_back({path, site.function.empty() ? std::nullopt : std::optional<std::string>(site.function),
-                                    site.file.empty() ? std::nullopt : std::optional<std::string>(site.file),
-                                    site.line > 0 ? std::optional<int>(site.line) : std::nullopt});
-      }
-    }
-  }
-}
-
 // Each symbol the loader could not explain, traced by the FAQ's decision tree (src/trace). Returns
 // those left unknown: defined nowhere (the reason then says where it looked), or a template found in
 // the sources (checked later for a missing instantiation).
 std::vector<UnresolvedSymbol*> trace_symbols(InputCheck& in, const trace::TraceContext& ctx) {
   std::vector<UnresolvedSymbol*> unknown;
   for (auto& [ref, u] : in.symbols) {
-    if (!wants_tracing(u, ref)) continue;
+    if (!trace::wants_tracing(u, ref)) continue;
     trace::trace_symbol(&in.process, ref.object, ctx, u);
-    if (u.classification == Classification::Unknown && !u.origin) u.reason = nowhere_reason(ctx, u);
-    if (u.classification == Classification::Unknown) unknown.push_back(&u);
+    if (verdict::current(u) == Classification::Unknown && !u.origin) u.reason = trace::nowhere_reason(ctx, u);
+    if (verdict::current(u) == Classification::Unknown) unknown.push_back(&u);
   }
   return unknown;
 }
@@ -618,7 +476,7 @@ void confirm_findings(InputCheck& in, const trace::TraceContext& ctx, const Link
   confirm::confirm_symbols(ctx, all, {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
                                       .budget_compiles = options.trace.confirm_budget, .jobs = 0,
                                       .verbose = options.trace.confirm_verbose}, report.warnings);
-  std::erase_if(unknown, [](const UnresolvedSymbol* u) { return u->classification != Classification::Unknown; });
+  std::erase_if(unknown, [](const UnresolvedSymbol* u) { return verdict::current(*u) != Classification::Unknown; });
 }
 
 // The interpreter that is the main program of the input's process, with the objects it hosts (the target
@@ -634,60 +492,12 @@ host::HostInterpreter hosting_interpreter(const InputCheck& in, const RunContext
   return h;
 }
 
-// The natural call names no source tree and no build: the library's own DWARF says where it was built.
-// The directory its units' sources share (the project's top, when the compiler was given paths inside one
-// project), else each unit's directory; and each unit's DW_AT_comp_dir where the compiler ran (a setup.py's
-// directory) unless that is a CMake build tree, which holds copies and generated files, not the project.
-// Directories that do not exist here (a distribution's build root) and the system's own are left out.
-std::optional<trace::InferredSources> dwarf_sources(const InputCheck& in, const TraceOptions& t) {
-  if (!t.build_dir.empty() || !t.source_roots.empty() || !t.cmake_lists.empty() || !t.porting_dir.empty())
-    return std::nullopt;
-  std::set<int> referencing;
-  for (const auto& f : in.symbols)
-    if (wants_tracing(f.symbol, f.ref)) referencing.insert(f.ref.object);
-  auto system = [](const std::string& d) {
-    if (d == "/" || d.empty() || d.front() != '/') return true;
-    for (const std::string p : {"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev"})
-      if (d == p || d.rfind(p + "/", 0) == 0) return true;
-    return false;
-  };
-  auto build_tree = [](const std::string& d) {
-    return access((d + "/CMakeCache.txt").c_str(), F_OK) == 0 || d.ends_with("/CMakeFiles");
-  };
-  trace::InferredSources out;
-  // What was compiled: every unit of the loaded objects outside the system (a sibling library of the same
-  // project compiles a file the referencing one lacks: that file is no missing source of it).
-  for (const auto& o : in.process.objects)
-    if (!system(dir_name(o.path)))
-      for (const auto& unit : dwarf::compile_units(o.path)) out.units.insert(unit.source);
-  std::set<std::string> dirs;
-  for (int object : referencing) {
-    std::string shared;
-    bool first = true;
-    for (const auto& unit : dwarf::compile_units(in.process.objects[object].path)) {
-      const std::string dir = build::normalize_path(dir_name(unit.source));
-      if (system(dir) || !is_dir(dir)) continue;
-      shared = first ? dir : shared.substr(0, shared_dir_prefix(shared + "/", dir + "/"));
-      first = false;
-      dirs.insert(dir);
-      if (!unit.comp_dir.empty() && !system(unit.comp_dir) && is_dir(unit.comp_dir) && !build_tree(unit.comp_dir))
-        dirs.insert(build::normalize_path(unit.comp_dir));
-    }
-    if (!shared.empty() && !system(shared)) dirs.insert(shared);
-  }
-  for (const auto& d : dirs)
-    if (std::none_of(out.roots.begin(), out.roots.end(), [&](const std::string& r) { return d.rfind(r + "/", 0) == 0; }))
-      out.roots.push_back(d);
-  if (out.roots.empty()) return std::nullopt;
-  return out;
-}
-
 // Origin tracing and what refines it, for the findings the loader could not explain (none of it
 // runs, and no index is built, when every miss is explained already).
 void trace_origins(InputCheck& in, const RunContext& run, TraceResources& resources, Report& report) {
   const LinkcheckOptions& options = run.options;
   const loader::LoaderEnv& env = run.env;
-  if (std::none_of(in.symbols.begin(), in.symbols.end(), [](const auto& f) { return wants_tracing(f.symbol, f.ref); }))
+  if (std::none_of(in.symbols.begin(), in.symbols.end(), [](const auto& f) { return trace::wants_tracing(f.symbol, f.ref); }))
     return;
   // The import context (with --python, or a torch installed beside the target): torch's own libraries
   // and the target's package, read only if tracing gets that far (src/trace/import_context.h).
@@ -702,7 +512,9 @@ void trace_origins(InputCheck& in, const RunContext& run, TraceResources& resour
         {.target = target, .torch_dir = found ? found->dir : "", .torch_version = found ? found->version : ""}, in.process));
     return &*import;
   };
-  const auto inferred = dwarf_sources(in, options.trace);
+  const TraceOptions& t = options.trace;
+  const bool trees_named = !t.build_dir.empty() || !t.source_roots.empty() || !t.cmake_lists.empty() || !t.porting_dir.empty();
+  const auto inferred = trees_named ? std::nullopt : trace::dwarf_sources(in.process, in.symbols);
   const trace::TraceContext& ctx = resources.context(&in.process, read_import, inferred ? &*inferred : nullptr);
   // Where each should come from, its class and its fix.
   std::vector<UnresolvedSymbol*> unknown = trace_symbols(in, ctx);
@@ -718,7 +530,7 @@ void trace_origins(InputCheck& in, const RunContext& run, TraceResources& resour
   // Near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
   trace::suggest(in.process, unknown, ctx.sources);
   // ... and in the import context, for what no loaded object comes near (a library --as-needed dropped).
-  if (std::any_of(unknown.begin(), unknown.end(), [](const UnresolvedSymbol* u) { return u->classification == Classification::Unknown; }))
+  if (std::any_of(unknown.begin(), unknown.end(), [](const UnresolvedSymbol* u) { return verdict::current(*u) == Classification::Unknown; }))
     if (const auto* ic = ctx.import_context()) trace::suggest_in_import_context(*ic, unknown);
   trace::filter_suggestions(unknown);
   // A symbol a loaded library should own (its class, namespace or C prefix) but lacks: the
@@ -829,19 +641,19 @@ void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<Runtime
   // Demangle and classify at the loader's level: one finding per miss.
   collect_findings(in, std::move(binding), options);
   // Unexported: a definition present only in a .symtab explains a missing one.
-  find_unexported(in.process, in.symbols);
+  trace::find_unexported(in.process, in.symbols);
   // Stale copies: another candidate for a loaded soname has what the picked copy lacks (src/trace/causes).
   trace::find_shadowing(in.process, in.symbols, in.versions, report.causes);
-  // The build's own product first: a copy of it that lacks what an uncompiled source defines is a
-  // missing source, not a search-path problem.
-  reclaim_own_build(in, options, resources, report);
   // Missing libraries: one cause per needed library found nowhere, with its other installed
   // versions; the symbols it would have provided are its, not traced further (src/installed).
   find_missing_libraries(in, env, options, report);
+  // The build's own product: a copy of it that lacks what an uncompiled source defines is a
+  // missing source, not a search-path problem.
+  reclaim_own_build(in, options, resources, report);
   // Locate: where each symbol is referenced in the library's source (DWARF call sites), and which
   // ones are variables (src/dwarf).
   std::optional<PhaseTime> step(std::in_place, "diagnose.locate");
-  locate_references(in);
+  trace::locate_references(in.process, in.symbols);
   step.emplace("diagnose.trace");
   // Trace: origin, class and fix of what the loader could not explain; confirm, host symbols,
   // near misses, provider mismatches (src/trace, src/confirm, src/installed).
@@ -849,6 +661,8 @@ void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<Runtime
   step.reset();
   // A file torch's import loads binds in that import's scope: loads, but not alone (a warning).
   warn_scope_only(in, state.run, report);
+  // Decide: each finding's classification from its passes' claims (src/verdict).
+  for (auto& f : in.symbols) verdict::resolve(f.symbol);
   // Report: the findings joined to their libraries, in load order.
   report_findings(in, options, reported, report);
 }

@@ -7,6 +7,7 @@
 
 #include "dwarf/references.h"
 #include "report/render.h"
+#include "verdict/verdict.h"
 
 namespace mlc {
 namespace {
@@ -54,6 +55,9 @@ void close_over_sources(const LinkcheckOptions& options, const trace::TraceConte
   auto process = loader::load_process(report.libraries.front().path, options.env);
   confirm::close_over_sources(report, ctx, process ? &process.value() : nullptr, target, confirm_options(options.trace),
                               report.warnings);
+  // What the compiler placed is decided again (src/verdict).
+  for (auto& lib : report.libraries)
+    for (auto& u : lib.unresolved) verdict::resolve(u);
 }
 
 // What the patch would leave: the planned stubs and the objects of the planned add-source files.

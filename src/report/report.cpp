@@ -45,6 +45,23 @@ const char* to_string(Classification c) {
   return "unknown";
 }
 
+const char* to_string(EvidencePass p) {
+  switch (p) {
+    case EvidencePass::Loader: return "loader";
+    case EvidencePass::Unexported: return "unexported";
+    case EvidencePass::Shadow: return "shadow";
+    case EvidencePass::MissingLibrary: return "missing-library";
+    case EvidencePass::Trace: return "trace";
+    case EvidencePass::Compiler: return "compiler";
+    case EvidencePass::HostApi: return "host-api";
+    case EvidencePass::Host: return "host";
+    case EvidencePass::HostLoad: return "host-load";
+    case EvidencePass::NearMiss: return "near-miss";
+    case EvidencePass::Provider: return "provider";
+  }
+  return "loader";
+}
+
 const char* to_string(SymbolType t) {
   switch (t) {
     case SymbolType::Func: return "func";

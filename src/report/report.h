@@ -110,6 +110,31 @@ struct Fix {
   std::string detail;
 };
 
+// The passes that give evidence about a finding, lowest rank first (src/verdict decides between
+// them): a claim of a later pass outranks any claim of an earlier one, whatever order they ran in, and
+// within one pass the last claim stands. docs/architecture.md's "Evidence order" says why each pass
+// outranks those above it.
+enum class EvidencePass {
+  Loader,          // the binding's Miss (classify_loader_miss)
+  Unexported,      // a definition only in some object's .symtab
+  Shadow,          // a stale copy picked first (trace::find_shadowing)
+  MissingLibrary,  // a needed library found nowhere (installed::find_missing_libraries)
+  Trace,           // the tracer's decision tree (trace::trace_symbol)
+  Compiler,        // what the real compiler placed (confirm::confirm_symbols)
+  HostApi,         // the C API the hosting interpreter lacks
+  Host,            // a host program's API (Python, Perl)
+  HostLoad,        // the hosting interpreter's own load defines it
+  NearMiss,        // another definition of the same entity (trace::suggest, suggest_in_import_context)
+  Provider,        // the loaded library owning its name lacks it (installed::find_provider_mismatch)
+};
+const char* to_string(EvidencePass p);
+
+// What one pass concluded about a finding.
+struct Claim {
+  EvidencePass by = EvidencePass::Loader;
+  Classification is = Classification::Unknown;
+};
+
 // How strongly a reference binds (JSON `binding`): a weak one may stay unresolved at run time.
 enum class ReferenceBinding { Global, Weak };
 const char* to_string(ReferenceBinding b);
@@ -126,7 +151,9 @@ struct UnresolvedSymbol {
   std::optional<uint64_t> size = std::nullopt;
   ReferenceBinding binding = ReferenceBinding::Global;
   std::vector<Reference> referenced_by;
+  // Decided by verdict::resolve from `claims` (or read from a saved report); the passes only claim.
   Classification classification = Classification::Unknown;
+  std::vector<Claim> claims = {};  // the passes' evidence, in the order they ran; not reported
   std::string reason;  // one sentence: what the loader saw
   std::optional<Origin> origin;
   std::optional<Counterpart> counterpart;

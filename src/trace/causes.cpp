@@ -18,6 +18,8 @@
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "installed/installed.h"
+#include "host/host_api.h"
+#include "verdict/verdict.h"
 
 namespace mlc::trace {
 namespace {
@@ -348,7 +350,7 @@ struct ShadowTracer {
                  with_commas(c.symbols) + " symbol" + (c.symbols == 1 ? "" : "s") + " that " + c.other->path + " (" +
                  shown_how(*c.other) + ") has";
     const std::string& soname = c.library;
-    u->classification = Classification::ProviderMismatch;
+    verdict::claim(*u, EvidencePass::Shadow, Classification::ProviderMismatch);
     u->cause = c.id;
     u->reason = "built against another version of " + soname + ": the loaded " + picked.path + " [" +
                 loader::to_string(picked.how) + "], the copy " + torch.who + " loads, lacks it; " +
@@ -385,7 +387,7 @@ struct ShadowTracer {
     }
     ++c.symbols;
     touched.insert(c.id);
-    u->classification = node_missing ? Classification::VersionMismatch : Classification::Shadowed;
+    verdict::claim(*u, EvidencePass::Shadow, node_missing ? Classification::VersionMismatch : Classification::Shadowed);
     u->cause = c.id;
     u->reason = "the loader takes " + picked.path + " [" + loader::to_string(picked.how) + "] for " + c.library +
                 ", which lacks " + (node_missing ? "version " + std::string(ref->version) : std::string("it")) + "; " +
@@ -426,7 +428,7 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
   for (auto& symbol_finding : symbols) tracer.symbol(symbol_finding);
   tracer.finish(requester_of);
   for (auto& [ref, u] : symbols) {
-    if (!u.cause || u.classification == Classification::ProviderMismatch) continue;
+    if (!u.cause || verdict::current(u) == Classification::ProviderMismatch) continue;
     for (const auto& c : causes)
       if (c.id == *u.cause) u.fix = Fix{.kind = FixKind::UseLibrary, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                      .library = c.other->path, .detail = c.fix};
@@ -448,18 +450,18 @@ size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& s
   for (auto& symbol : symbols) {
     const auto* ref = &symbol.ref;
     auto* u = &symbol.symbol;
-    if (!u->cause || u->classification != Classification::Shadowed) continue;
+    if (!u->cause || verdict::current(*u) != Classification::Shadowed) continue;
     const std::string& id = *u->cause;  // a structured binding cannot be captured before C++20 (clang 14)
     auto c = std::find_if(causes.begin(), causes.end(), [&](const Cause& k) { return k.id == id; });
     if (c == causes.end() || !c->picked || !c->other || !own(c->picked->path)) continue;
     UnresolvedSymbol again = *u;
-    again.classification = Classification::Unknown;
+    again.claims.clear();  // traced afresh: the tracer's claim alone
     again.cause.reset();
     again.origin.reset();
     again.fix.reset();
     again.reason.clear();
     trace_symbol(&p, ref->object, ctx, again);
-    if (again.classification != Classification::MissingSource) continue;
+    if (verdict::current(again) != Classification::MissingSource) continue;
     if (again.reason.find("another installed copy") == std::string::npos)
       again.reason += "; " + c->other->path + ", another installed copy of the library, defines it too, but the "
                       "build's own product lacks it";
@@ -472,29 +474,22 @@ size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& s
   return reclaimed;
 }
 
-const char* host_of(std::string_view s) {
-  auto upper_after = [&](size_t n) { return s.size() > n && ((s[n] >= 'A' && s[n] <= 'Z') || s[n] == '_'); };
-  if ((s.rfind("Py", 0) == 0 && upper_after(2)) || (s.rfind("_Py", 0) == 0 && upper_after(3))) return "python3";
-  // Perl's API: Perl_*, PL_* (its globals), PerlIO*_* (its I/O layers), perl_alloc and the other
-  // interpreter entry points of perlembed.
-  if (s.rfind("Perl_", 0) == 0 || s.rfind("PL_", 0) == 0 || s.rfind("PerlIO", 0) == 0 || s.rfind("perl_", 0) == 0)
-    return "perl";
-  return "";
-}
-
 std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSymbol*>& symbols,
                                                  CauseList& causes) {
   std::vector<UnresolvedSymbol*> rest;
-  std::map<std::string, std::vector<UnresolvedSymbol*>> by_host;
+  std::map<std::string, std::pair<host::HostApi, std::vector<UnresolvedSymbol*>>> by_host;  // by executable
   for (UnresolvedSymbol* u : symbols) {
-    std::string host = host_of(u->symbol);
-    if (host.empty() || u->classification != Classification::Unknown || u->origin) {
+    const host::HostApi api = host::host_api_of(u->symbol);
+    if (api == host::HostApi::None || verdict::current(*u) != Classification::Unknown || u->origin) {
       rest.push_back(u);
     } else {
-      by_host[host].push_back(u);
+      auto& [kind, list] = by_host[host::executable_of(api)];
+      kind = api;
+      list.push_back(u);
     }
   }
-  for (const auto& [host, list] : by_host) {
+  for (const auto& [host, kind_and_list] : by_host) {
+    const auto& [kind, list] = kind_and_list;
     Cause* c = nullptr;
     for (auto& existing : causes)
       if (existing.kind == CauseKind::Host && existing.library == host) c = &existing;
@@ -505,7 +500,7 @@ std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSym
       c = &causes.add(std::move(fresh));
     }
     c->symbols += list.size();
-    bool python = host == "python3";
+    const bool python = kind == host::HostApi::Python;
     std::string api = python ? "the Python C API" : "Perl's XS API";
     // Not `--with $(command -v python3)`: under pyenv or conda that is a shell script shim, not the
     // interpreter. --python looks past shims for the first ELF python3 on PATH.
@@ -518,7 +513,7 @@ std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSym
     c->fix = "check it as the interpreter loads it: " + option;
     for (UnresolvedSymbol* u : list) {
       u->cause = c->id;
-      u->classification = Classification::HostProvided;  // "unknown" means nothing defines it; the host does
+      verdict::claim(*u, EvidencePass::Host, Classification::HostProvided);  // "unknown": nothing defines it; the host does
       u->reason = "part of " + api + ": the " + host + " executable that imports the extension defines it";
       u->fix = Fix{.kind = FixKind::None, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
                    .library = std::nullopt, .detail = c->fix};

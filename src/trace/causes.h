@@ -37,9 +37,6 @@ size_t reclaim_own_build(const loader::Process& process, std::vector<SymbolFindi
 std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSymbol*>& symbols,
                                                  CauseList& causes);
 
-// Which host provides `symbol` ("python3", "perl"), or "" for none.
-const char* host_of(std::string_view symbol);
-
 // Pass (after suggestions): drops implausible did-you-mean lines - for a name in namespace std, a
 // definition from another top-level namespace - and every suggestion on a finding a cause explains.
 void filter_suggestions(const std::vector<UnresolvedSymbol*>& symbols);

@@ -10,6 +10,7 @@
 
 #include "common/walk.h"
 #include "trace/suggest.h"
+#include "verdict/verdict.h"
 
 namespace mlc::trace {
 namespace {
@@ -96,11 +97,11 @@ int import_definition(const ImportContext& context, const std::string& name) {
 void suggest_in_import_context(const ImportContext& context, const std::vector<UnresolvedSymbol*>& symbols) {
   std::vector<UnresolvedSymbol*> unknown;
   for (auto* u : symbols)
-    if (u->classification == Classification::Unknown && !u->origin) unknown.push_back(u);
+    if (verdict::current(*u) == Classification::Unknown && !u->origin) unknown.push_back(u);
   if (unknown.empty() || context.libraries.objects.empty()) return;
   suggest(context.libraries, unknown, nullptr);
   for (auto* u : unknown) {
-    if (u->classification != Classification::AbiMismatch || !u->origin || !u->origin->library) continue;
+    if (verdict::current(*u) != Classification::AbiMismatch || !u->origin || !u->origin->library) continue;
     for (size_t i = 0; i < context.libraries.objects.size(); ++i)
       if (context.libraries.objects[i].path == *u->origin->library)
         u->reason += "; this module does not link " + context.labels[i] +

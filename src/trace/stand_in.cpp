@@ -2,6 +2,7 @@
 // (c10::musa::musaMallocAsync): the unqualified name, mapped back through the porting map, is a C
 // function that CUDA's runtime declares or exports.
 #include "trace/stand_in.h"
+#include "verdict/verdict.h"
 
 namespace mlc::trace {
 
@@ -69,7 +70,7 @@ bool check_stand_in(const demangle::SymbolName& sym, const TraceContext& ctx, co
       return true;
     }
   }
-  u.classification = Classification::CudaOnly;
+  verdict::claim(u, EvidencePass::Trace, Classification::CudaOnly);
   u.counterpart = Counterpart{.name = cuda, .library = lib ? std::optional<std::string>(lib->path) : std::nullopt};
   u.reason = "a stand-in in " + scope + " for the C function " + sym.name + ", which the MUSA SDK lacks; CUDA has " +
              cuda + (lib ? " in " + lib->path : " (declared in " + cuda_index->headers.file_of(*decl).path + ")");

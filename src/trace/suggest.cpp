@@ -14,6 +14,7 @@
 #include "demangle/symbol_name.h"
 #include "source/source_index.h"
 #include "common/paths.h"
+#include "verdict/verdict.h"
 
 namespace mlc::trace {
 namespace {
@@ -133,7 +134,7 @@ std::string trimmed(const std::string& s) {
 // abi-mismatch: the same function with another signature; the reason and fix name the drift.
 void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want, const Suggestion& s) {
   const std::string lib = base_name(s.library);
-  u.classification = Classification::AbiMismatch;
+  verdict::claim(u, EvidencePass::NearMiss, Classification::AbiMismatch);
   u.origin = Origin{.file = s.library, .line = std::nullopt, .kind = OriginKind::Library, .library = s.library, .ported_from = std::nullopt};
   std::string head = s.library + " defines " + s.demangled + " (" + to_string(s.reason) + "): ";
   std::string detail;
@@ -232,7 +233,7 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
   where = library ? base_name(*library) + " has other instantiations of the same template"
                   : "the sources instantiate the same template explicitly for other arguments only";
   std::string line = instantiation_line(u, want);
-  u.classification = Classification::MissingInstantiation;
+  verdict::claim(u, EvidencePass::NearMiss, Classification::MissingInstantiation);
   u.reason = u.demangled + " is not instantiated: " + where + " (" + have + ")";
   if (definition) u.reason += "; the template is defined in " + definition->file + (definition->line ? ":" + std::to_string(*definition->line) : "");
   u.origin = definition ? *definition
@@ -360,7 +361,7 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
     }
   }
   for (auto* u : symbols) {
-    if (u->classification != Classification::Unknown) continue;
+    if (verdict::current(*u) != Classification::Unknown) continue;
     if (auto it = instances.find(u); it != instances.end() || (sources && u->origin)) {
       if (explain_missing_instantiation(*u, parsed[u], it == instances.end() ? Instances{} : it->second, sources)) continue;
     }

@@ -17,6 +17,7 @@
 #include "installed/installed.h"
 #include "setuptools/setup_py.h"
 #include "trace/stand_in.h"
+#include "verdict/verdict.h"
 
 namespace mlc::trace {
 namespace {
@@ -128,7 +129,7 @@ class Tracer {
     if (m.entries.empty()) return false;
     const codegen::KernelEntry& e = *m.entries.front();
     auto at = [&](const codegen::KernelEntry& k) { return m.yaml->path + ":" + std::to_string(k.line); };
-    u_.classification = Classification::UnimplementedKernel;
+    verdict::claim(u_, EvidencePass::Trace, Classification::UnimplementedKernel);
     std::string listed = e.op + " is listed in " + at(e);
     if (m.entries.size() > 1) {
       listed = "one of ";
@@ -189,7 +190,7 @@ class Tracer {
           // The copy torch itself loads is never stale: the object was built against another torch
           // (provider-mismatch, decided later), and removing that copy would break torch.
           if (!installed::torch_version_for(o.path).empty()) continue;
-          u_.classification = Classification::Shadowed;
+          verdict::claim(u_, EvidencePass::Trace, Classification::Shadowed);
           u_.reason = "the loader takes " + o.path + " [" + loader::to_string(o.how) + "] for " + lib.soname +
                       ", which lacks it; " + lib.path + " defines it";
           u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
@@ -199,7 +200,7 @@ class Tracer {
           return true;
         }
         if (loaded >= 0) continue;  // that very file is loaded: the symbol must be hidden or versioned
-        u_.classification = Classification::UnlinkedLibrary;
+        verdict::claim(u_, EvidencePass::Trace, Classification::UnlinkedLibrary);
         u_.reason = "defined in " + lib.path + ", which the library does not link";
         u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
         Fix fix{FixKind::LinkLibrary, {}, {}, lib.link_name, lib.path, ""};
@@ -266,7 +267,7 @@ class Tracer {
   void unlinked(const loader::LoadedObject& o, std::string reason) {
     std::string soname = soname_of(o);
     std::string link = soname.rfind("lib", 0) == 0 ? soname.substr(3, soname.find(".so") - 3) : soname;
-    u_.classification = Classification::UnlinkedLibrary;
+    verdict::claim(u_, EvidencePass::Trace, Classification::UnlinkedLibrary);
     u_.reason = std::move(reason);
     u_.origin = Origin{o.path, std::nullopt, OriginKind::Library, o.path, std::nullopt};
     Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, ""};
@@ -294,7 +295,7 @@ class Tracer {
     auto it = sdk->archive_definitions.find(u_.symbol);
     if (it == sdk->archive_definitions.end()) return false;
     const auto& def = it->second;
-    u_.classification = Classification::StaticArchive;
+    verdict::claim(u_, EvidencePass::Trace, Classification::StaticArchive);
     u_.reason = "defined only in " + def.archive + "(" + def.member + "), a static archive: no shared library provides it";
     u_.origin = Origin{def.archive, std::nullopt, OriginKind::Library, def.archive + "(" + def.member + ")", std::nullopt};
     Fix fix{FixKind::LinkLibrary, {}, {}, def.archive, def.archive, ""};
@@ -318,7 +319,7 @@ class Tracer {
   bool own_source_defines(const std::string& other_copy) {
     UnresolvedSymbol saved = u_;
     std::optional<Origin> saved_declared = declared_only_;
-    if (check_sources() && u_.classification == Classification::MissingSource) {
+    if (check_sources() && verdict::current(u_) == Classification::MissingSource) {
       u_.reason += "; " + other_copy + ", another installed copy of the library, defines it too, but the build's "
                    "own product lacks it";
       return true;
@@ -611,7 +612,7 @@ class Tracer {
         }
         return missing_source(origin_file, where, about, ported, original);
       }
-      u_.classification = Classification::Unknown;
+      verdict::claim(u_, EvidencePass::Trace, Classification::Unknown);
       u_.reason = std::string(best.rank == 1 ? "a template or inline definition" : "defined") + " in " + where +
                   about + ", which no compiled translation unit instantiates for these arguments";
       u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "add an explicit instantiation to a compiled source, or include " +
@@ -619,7 +620,7 @@ class Tracer {
       return true;
     }
     if (in_build(origin_file)) {
-      u_.classification = Classification::Unknown;
+      verdict::claim(u_, EvidencePass::Trace, Classification::Unknown);
       if (const std::string lib = library_older_than(origin_file); !lib.empty()) {
         // The configure compiles it (a glob that now sees it, an entry added since), the library predates it.
         u_.reason = "defined in " + where + about + ", which the build compiles, but " + lib + " is older than it";
@@ -659,7 +660,7 @@ class Tracer {
 
   bool missing_source(const std::string& origin_file, const std::string& where, const std::string& about,
                       const std::string& ported, const std::optional<std::string>& original) {
-    u_.classification = Classification::MissingSource;
+    verdict::claim(u_, EvidencePass::Trace, Classification::MissingSource);
     if (origin_file != ported && !ctx_.porting_dir.empty() && original) {
       u_.reason = "defined in " + where + about + "; its ported counterpart " + ported + " does not exist";
       u_.fix = Fix{FixKind::AddSource, {}, {}, {}, {}, "port " + *original + " (it is missing from the porting tree)"};
@@ -697,7 +698,7 @@ class Tracer {
       if (!(is_function_kind(e->kind) || is_variable_kind(e->kind))) continue;
       if (sym_.kind != NameKind::CName && e->qualified != sym_.qualified()) continue;
       const std::string& path = ctx_.sdk()->headers.file_of(*e).path;
-      u_.classification = Classification::SdkDeclaredOnly;
+      verdict::claim(u_, EvidencePass::Trace, Classification::SdkDeclaredOnly);
       u_.origin = Origin{path, static_cast<int>(e->line), OriginKind::Declaration, std::nullopt, std::nullopt};
       u_.reason = "declared in " + path + ":" + std::to_string(e->line) + ", but no library of the SDK (" +
                   ctx_.sdk()->home + ") defines it";
@@ -744,14 +745,14 @@ class Tracer {
       for (const IndexedEntity* e : ctx_.cuda()->headers.lookup(name))
         if (is_function_kind(e->kind) || is_variable_kind(e->kind)) decl = e;
     if (lib || decl) {
-      u_.classification = Classification::CudaOnly;
+      verdict::claim(u_, EvidencePass::Trace, Classification::CudaOnly);
       u_.counterpart = Counterpart{name, lib ? std::optional<std::string>(lib->path) : std::nullopt};
       u_.reason = "the " + sdk + " SDK lacks it; CUDA has " + name +
                   (lib ? " in " + lib->path : " (declared in " + ctx_.cuda()->headers.file_of(*decl).path + ")");
     } else if (const porting::ApiInfo* info = unsupported_mark(name)) {
       // No CUDA toolkit here, but the porting map itself says the target has no equivalent
       // (hipify's HIP_UNSUPPORTED): that is evidence enough for cuda-only.
-      u_.classification = Classification::CudaOnly;
+      verdict::claim(u_, EvidencePass::Trace, Classification::CudaOnly);
       u_.counterpart = Counterpart{name, std::nullopt};
       u_.reason = "the " + sdk + " SDK lacks it; the porting map (" + ctx_.mapping->files.front() + ":" +
                   std::to_string(info->line) + ") marks " + name + " HIP_UNSUPPORTED";
@@ -803,13 +804,13 @@ class Tracer {
       return true;
     }
     if (counterpart.empty()) {
-      u_.classification = Classification::CudaOnly;
+      verdict::claim(u_, EvidencePass::Trace, Classification::CudaOnly);
       u_.reason = "a CUDA API the port still calls: " + where + "; the porting map has no " + sdk + " counterpart for it";
       u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
       return true;
     }
     const auto* port = ctx_.sdk() ? ctx_.sdk()->first_exporter(counterpart) : nullptr;
-    u_.classification = Classification::Unported;
+    verdict::claim(u_, EvidencePass::Trace, Classification::Unported);
     u_.counterpart = Counterpart{counterpart, port ? std::optional<std::string>(port->path) : std::nullopt};
     u_.reason = "a CUDA API the port still calls: " + where + "; " + by + " " + sdk + " counterpart is " + counterpart +
                 (port ? ", which " + port->path + " exports" : ctx_.sdk() ? ", which no library of the " + sdk + " SDK (" + ctx_.sdk()->home + ") exports" : "");
@@ -886,6 +887,7 @@ Fix add_source_fix(const std::optional<build::ListChoice>& choice, const std::st
 
 void trace_symbol(const loader::Process* process, int referencing, const TraceContext& ctx, UnresolvedSymbol& u) {
   Tracer(process, referencing, ctx, u).run();
+  verdict::resolve(u);
 }
 
 }  // namespace mlc::trace

@@ -1,0 +1,119 @@
+// The resolver (src/verdict): one declared precedence over the passes' claims, the table of
+// docs/architecture.md ("Evidence order") in the code's order, and no other writer of a classification.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "verdict/verdict.h"
+
+namespace mlc {
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The pass column of the "Evidence order" table, each pass once, in the table's row order.
+std::vector<std::string> table_passes() {
+  const std::string doc = read_file(std::string(MLC_SOURCE_DIR) + "/docs/architecture.md");
+  const size_t at = doc.find("## Evidence order");
+  EXPECT_NE(at, std::string::npos) << "docs/architecture.md has no Evidence order section";
+  std::istringstream lines(doc.substr(at));
+  std::vector<std::string> passes;
+  std::string line;
+  bool in_table = false;
+  const std::regex row(R"(^\| [0-9.]+ \| [^|]+ \| [^|]+ \| `([a-z-]+)` \|)");
+  while (std::getline(lines, line)) {
+    if (line.rfind("| order |", 0) == 0) in_table = true;
+    else if (in_table && line.rfind("|", 0) != 0) break;
+    std::smatch m;
+    if (in_table && std::regex_search(line, m, row) && (passes.empty() || passes.back() != m[1].str()))
+      passes.push_back(m[1].str());
+  }
+  return passes;
+}
+
+TEST(Verdict, the_documented_table_lists_every_pass_in_rank_order) {
+  std::vector<std::string> code;
+  for (EvidencePass p : verdict::precedence()) code.push_back(to_string(p));
+  // Written out: the precedence the docs promise, lowest rank first.
+  const std::vector<std::string> promised = {"loader",  "unexported", "shadow",    "missing-library",
+                                             "trace",   "compiler",   "host-api",  "host",
+                                             "host-load", "near-miss", "provider"};
+  EXPECT_EQ(code, promised);
+  EXPECT_EQ(table_passes(), promised);
+}
+
+TEST(Verdict, a_higher_ranked_pass_wins_whichever_ran_first) {
+  const auto passes = verdict::precedence();
+  ASSERT_EQ(passes.size(), 11u);
+  for (size_t low = 0; low < passes.size(); ++low) {
+    for (size_t high = low + 1; high < passes.size(); ++high) {
+      UnresolvedSymbol in_order, reversed;
+      verdict::claim(in_order, passes[low], Classification::MissingLibrary);
+      verdict::claim(in_order, passes[high], Classification::MissingSource);
+      verdict::claim(reversed, passes[high], Classification::MissingSource);
+      verdict::claim(reversed, passes[low], Classification::MissingLibrary);
+      verdict::resolve(in_order);
+      verdict::resolve(reversed);
+      EXPECT_EQ(in_order.classification, Classification::MissingSource) << to_string(passes[high]) << " over " << to_string(passes[low]);
+      EXPECT_EQ(reversed.classification, Classification::MissingSource) << to_string(passes[high]) << " over " << to_string(passes[low]);
+    }
+  }
+}
+
+TEST(Verdict, a_pass_may_take_back_what_a_lower_one_claimed) {
+  // The loader's "a needed library is missing" for a miss no object defines; the tracer finds the
+  // template that no unit instantiates and says so, still unknown: its unknown stands.
+  UnresolvedSymbol u;
+  verdict::claim(u, EvidencePass::Loader, Classification::MissingLibrary);
+  verdict::claim(u, EvidencePass::Trace, Classification::Unknown);
+  EXPECT_EQ(verdict::current(u), Classification::Unknown);
+  // Within one pass the last claim stands (the tracer's cuda-only, then the map's counterpart).
+  verdict::claim(u, EvidencePass::Trace, Classification::CudaOnly);
+  verdict::claim(u, EvidencePass::Trace, Classification::Unported);
+  verdict::resolve(u);
+  EXPECT_EQ(u.classification, Classification::Unported);
+}
+
+TEST(Verdict, a_finding_read_from_a_saved_report_keeps_its_classification) {
+  UnresolvedSymbol u;
+  u.classification = Classification::SdkDeclaredOnly;  // as read_json reads it
+  EXPECT_EQ(verdict::current(u), Classification::SdkDeclaredOnly);
+  verdict::resolve(u);
+  EXPECT_EQ(u.classification, Classification::SdkDeclaredOnly);
+  verdict::claim(u, EvidencePass::Trace, Classification::MissingSource);  // traced again by stubgen
+  verdict::resolve(u);
+  EXPECT_EQ(u.classification, Classification::MissingSource);
+}
+
+// The resolver is the one writer: no file of src/ but src/verdict (and the JSON reader, which reads a
+// decided report back) assigns a finding's classification.
+TEST(Verdict, no_pass_writes_a_classification) {
+  const std::regex write(R"((\.|->)classification\s*=[^=])");
+  std::vector<std::string> writers;
+  size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(MLC_SOURCE_DIR) + "/src")) {
+    const std::string path = e.path().string();
+    if (!e.is_regular_file() || !(path.ends_with(".cpp") || path.ends_with(".h"))) continue;
+    ++files;
+    if (path.find("/src/verdict/") != std::string::npos || path.ends_with("/src/report/read_json.cpp")) continue;
+    std::istringstream lines(read_file(path));
+    std::string line;
+    for (int n = 1; std::getline(lines, line); ++n)
+      if (std::regex_search(line, write)) writers.push_back(path + ":" + std::to_string(n));
+  }
+  ASSERT_GT(files, 100u) << "src/ was not found under " << MLC_SOURCE_DIR;
+  EXPECT_TRUE(writers.empty()) << "writes a classification outside src/verdict: " << ::testing::PrintToString(writers);
+}
+
+}  // namespace
+}  // namespace mlc
