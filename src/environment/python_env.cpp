@@ -218,4 +218,23 @@ bool needs_torch(const std::vector<std::string>& needed, const std::string& path
   return false;
 }
 
+std::string torch_version_for(const std::string& library, std::string* where) {
+  const std::string name = base_name(library);
+  if (!name.starts_with("libtorch") && !name.starts_with("libc10")) return "";
+  const std::string dir = dir_name(library);
+  const std::string parent = dir_name(dir);
+  std::vector<std::string> candidates = {parent + "/version.py"};  // site-packages/torch/lib/
+  // Debian: /usr/lib/<triplet>/libtorch_cpu.so.1.13 beside /usr/lib/python3/dist-packages/torch/.
+  if (parent.ends_with("/lib")) candidates.push_back(parent + "/python3/dist-packages/torch/version.py");
+  candidates.push_back(dir + "/python3/dist-packages/torch/version.py");
+  for (const auto& c : candidates) {
+    auto text = read_text(c);
+    const std::string v = text ? version_from_text(*text) : "";
+    if (v.empty()) continue;
+    if (where) *where = c;
+    return v;
+  }
+  return "";
+}
+
 }  // namespace mlc::environment

@@ -68,6 +68,11 @@ std::optional<TorchInstall> torch_in_site(const std::string& site);
 // The __version__ = '...' assignment of a version.py, read as text; "" when there is none.
 std::string version_from_text(const std::string& text);
 
+// The torch version installed with a libtorch/libc10 file: torch/version.py beside it (pip's
+// site-packages/torch/lib/) or in Debian's /usr/lib/python3/dist-packages/torch/ for
+// /usr/lib/<triplet>/; "" when neither is there. `where` gets the file it was read from.
+std::string torch_version_for(const std::string& library, std::string* where = nullptr);
+
 // Whether an extension needs torch's libraries loaded before it: it links libc10 or libtorch*, or it
 // lives in a package whose Python code imports torch (checked in the package's top directory).
 bool needs_torch(const std::vector<std::string>& needed, const std::string& path);

@@ -53,9 +53,4 @@ void find_provider_mismatch(const loader::Process& process, std::vector<trace::S
 // The version a library file carries in its name or soname ("libtorch_cpu.so.1.13" -> "1.13"), or "".
 std::string soname_version(const std::string& name);
 
-// The torch version installed with a libtorch/libc10 file: torch/version.py beside it (pip's
-// site-packages/torch/lib/) or in Debian's /usr/lib/python3/dist-packages/torch/ for
-// /usr/lib/<triplet>/; "" when neither is there. `where` gets the file it was read from.
-std::string torch_version_for(const std::string& library, std::string* where = nullptr);
-
 }  // namespace mlc::installed

@@ -3,7 +3,6 @@
 // symbol belongs to that library; the object was built against another version of it.
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -11,12 +10,11 @@
 #include "demangle/symbol_name.h"
 #include "installed/installed.h"
 #include "common/paths.h"
+#include "environment/python_env.h"
 #include "verdict/verdict.h"
 
 namespace mlc::installed {
 namespace {
-
-std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 bool is_identifier(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
@@ -100,43 +98,11 @@ void for_each_export(const elf::ElfObject& o, F&& f) {
   }
 }
 
-std::string read_torch_version(const std::string& file) {
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("__version__", 0) != 0) continue;
-    size_t q = line.find_first_of("'\"");
-    if (q == std::string::npos) continue;
-    size_t e = line.find(line[q], q + 1);
-    if (e != std::string::npos) return line.substr(q + 1, e - q - 1);
-  }
-  return "";
-}
-
 }  // namespace
 
 std::string soname_version(const std::string& name) {
   size_t so = name.find(".so.");
   return so == std::string::npos ? "" : name.substr(so + 4);
-}
-
-std::string torch_version_for(const std::string& library, std::string* where) {
-  std::string name = base_name(library);
-  if (name.rfind("libtorch", 0) != 0 && name.rfind("libc10", 0) != 0) return "";
-  std::string dir = dir_of(library);
-  std::string parent = dir_of(dir);
-  std::vector<std::string> candidates = {parent + "/version.py"};  // site-packages/torch/lib/
-  // Debian: /usr/lib/<triplet>/libtorch_cpu.so.1.13 beside /usr/lib/python3/dist-packages/torch/.
-  if (parent.size() >= 4 && parent.compare(parent.size() - 4, 4, "/lib") == 0)
-    candidates.push_back(parent + "/python3/dist-packages/torch/version.py");
-  candidates.push_back(dir + "/python3/dist-packages/torch/version.py");
-  for (const auto& c : candidates) {
-    std::string v = read_torch_version(c);
-    if (v.empty()) continue;
-    if (where) *where = c;
-    return v;
-  }
-  return "";
 }
 
 namespace {
@@ -244,7 +210,7 @@ OwnerVersion version_of(const loader::LoadedObject& lib) {
   v.version = soname_version(v.soname);
   std::string real_version = soname_version(base_name(lib.path));
   if (real_version.size() > v.version.size()) v.version = real_version;
-  v.torch = torch_version_for(lib.path, &v.torch_file);
+  v.torch = environment::torch_version_for(lib.path, &v.torch_file);
   return v;
 }
 

@@ -17,7 +17,7 @@
 
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
-#include "installed/installed.h"
+#include "environment/python_env.h"
 #include "host/host_api.h"
 #include "verdict/verdict.h"
 
@@ -217,7 +217,7 @@ struct TorchLoad {
 };
 
 std::optional<TorchLoad> torch_loading(const loader::Process& p, int object) {
-  std::string version = installed::torch_version_for(p.objects[object].path);
+  std::string version = environment::torch_version_for(p.objects[object].path);
   if (version.empty()) return std::nullopt;
   return TorchLoad{.who = "torch " + version};
 }

@@ -14,7 +14,7 @@
 #include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
-#include "installed/installed.h"
+#include "environment/python_env.h"
 #include "setuptools/setup_py.h"
 #include "trace/stand_in.h"
 #include "verdict/verdict.h"
@@ -189,7 +189,7 @@ class Tracer {
           if (own_product(o.path) && own_source_defines(lib.path)) return true;
           // The copy torch itself loads is never stale: the object was built against another torch
           // (provider-mismatch, decided later), and removing that copy would break torch.
-          if (!installed::torch_version_for(o.path).empty()) continue;
+          if (!environment::torch_version_for(o.path).empty()) continue;
           verdict::claim(u_, EvidencePass::Trace, Classification::Shadowed);
           u_.reason = "the loader takes " + o.path + " [" + loader::to_string(o.how) + "] for " + lib.soname +
                       ", which lacks it; " + lib.path + " defines it";
