@@ -168,7 +168,7 @@ int summarize(const Arguments& a, const mlc::StubgenRun& done) {
   size_t changed = 0;
   for (const auto& f : plan.stub_files) changed += f.changed();
   for (const auto& f : plan.cmake_files) changed += (a.apply || a.dry_run) && f.changed();
-  std::fprintf(stderr, "musa-stubgen: %zu stub%s, %zu CMake file%s to patch, %zu file%s %s, %zu symbol%s refused\n",
+  std::fprintf(stderr, "musa-stubgen: %zu stub%s, %zu build file%s to patch, %zu file%s %s, %zu symbol%s refused\n",
                plan.stubs.size(), plan.stubs.size() == 1 ? "" : "s", plan.cmake_files.size(),
                plan.cmake_files.size() == 1 ? "" : "s", changed, changed == 1 ? "" : "s",
                a.dry_run ? "would change" : "changed", plan.refused.size(), plan.refused.size() == 1 ? "" : "s");

@@ -376,7 +376,7 @@ TEST(Cli, musa_stubgen_takes_confirm_as_the_readme_says) {
   auto r = run(std::string(MLC_STUBGEN_BIN) + " --confirm --no-cache --sdk-home '' --cuda-home '' --dry-run " +
                quote(dir + "/libok.so"));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "musa-stubgen: 0 stubs, 0 CMake files to patch, 0 files would change, 0 symbols refused\n");
+  EXPECT_EQ(r.err, "musa-stubgen: 0 stubs, 0 build files to patch, 0 files would change, 0 symbols refused\n");
   auto both = run(std::string(MLC_STUBGEN_BIN) + " --confirm --no-confirm " + quote(dir + "/libok.so"));
   EXPECT_EQ(both.status, 2);
   EXPECT_EQ(both.err.substr(0, both.err.find('\n')), "musa-stubgen: options '--no-confirm' and '--confirm' cannot be used together");
