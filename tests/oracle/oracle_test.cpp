@@ -395,8 +395,15 @@ TEST(Oracle, ld_so_cache_reader_agrees_with_ldconfig_p) {
   EXPECT_GT(got.size(), 10u);
 }
 
-TEST(Oracle, sysroot_cache_written_by_ldconfig_is_read) {
-  if (geteuid() != 0) MLC_SKIP() << "ldconfig -r needs root (chroot)";
+// The tests that write a sysroot's ld.so.cache with ldconfig -r, which chroots: root, checked once for each.
+class OracleSysrootCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) MLC_SKIP() << "ldconfig -r needs root (chroot); CI runs the suite as root";
+  }
+};
+
+TEST_F(OracleSysrootCache, sysroot_cache_written_by_ldconfig_is_read) {
   // A private copy: the fixture sysroot itself stays without a cache for the ld.so.conf test.
   std::string root = test::scratch_dir("sysroot");
   std::filesystem::copy(kFix + "/sysroot", root, std::filesystem::copy_options::recursive);
@@ -416,8 +423,7 @@ TEST(Oracle, sysroot_cache_written_by_ldconfig_is_read) {
 // -p`'s hwcap column, the oracle for what the cache says); dl-cache.c search_cache takes the entry of
 // the best level the CPU supports (`ld.so --help`'s order) before the plain one, and the plain one
 // on a CPU below every level.
-TEST(Oracle, sysroot_cache_glibc_hwcaps_entry_of_the_best_level_comes_first) {
-  if (geteuid() != 0) MLC_SKIP() << "ldconfig -r needs root (chroot)";
+TEST_F(OracleSysrootCache, sysroot_cache_glibc_hwcaps_entry_of_the_best_level_comes_first) {
   const auto levels = test::real_hwcaps_levels();
   if (levels.empty()) MLC_SKIP() << "this CPU supports no x86-64-v2 (ld.so --help)";
   std::string root = test::scratch_dir("sysroot-hwcaps");

@@ -549,8 +549,15 @@ std::string xpath(const std::string& file, const std::string& expr) {
   return out;
 }
 
-TEST(CiFormats, junit_has_a_suite_per_library_and_a_failing_case_per_symbol) {
-  if (run("command -v xmllint").status != 0) MLC_SKIP() << "xmllint (libxml2-utils) not installed";
+// The JUnit tests check their XML with xmllint: checked once for each.
+class CiFormatsJUnit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (run("command -v xmllint").status != 0) MLC_SKIP() << "xmllint is not installed (libxml2-utils)";
+  }
+};
+
+TEST_F(CiFormatsJUnit, junit_has_a_suite_per_library_and_a_failing_case_per_symbol) {
   std::string dir = test::scratch_dir("ci-junit");
   std::string file = dir + "/r.xml";
   auto r = run(kBin + " --format junit -o " + quote(file) + " " + quote(kFix + "/ver/libver_user.so") + " " +
@@ -576,8 +583,7 @@ TEST(CiFormats, junit_has_a_suite_per_library_and_a_failing_case_per_symbol) {
   fs::remove_all(dir);
 }
 
-TEST(CiFormats, junit_with_invalid_utf8_and_bad_input_is_well_formed) {
-  if (run("command -v xmllint").status != 0) MLC_SKIP() << "xmllint (libxml2-utils) not installed";
+TEST_F(CiFormatsJUnit, junit_with_invalid_utf8_and_bad_input_is_well_formed) {
   std::string dir = test::scratch_dir("ci-junit-odd");
   std::string file = dir + "/odd.xml";
   test::write_file(file, render_junit(awkward_report()));
@@ -607,8 +613,7 @@ TEST(CiFormats, github_commands_escape_data_and_properties_as_the_runner_require
 
 // Two inputs need one missing library: each input's annotations and JUnit cases name that input in
 // their fix (libb.so's said "add the directory ... to liba.so's RUNPATH").
-TEST(CiFormats, each_inputs_records_name_that_input_when_inputs_share_a_cause) {
-  if (run("command -v xmllint").status != 0) MLC_SKIP() << "xmllint (libxml2-utils) not installed";
+TEST_F(CiFormatsJUnit, each_inputs_records_name_that_input_when_inputs_share_a_cause) {
   std::string dir = test::scratch_dir("ci-shared-cause");
   test::write_file(dir + "/m.c", "int miss_fn(void) { return 1; }\n");
   test::write_file(dir + "/u.c", "int miss_fn(void);\nint use(void) { return miss_fn(); }\n");

@@ -82,7 +82,6 @@ TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_
                            "/usr/lib/python3/dist-packages/torchgen/packaged/ATen/native/native_functions.yaml",
                            "/usr/include/torch/library.h", "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"})
     if (!fs::exists(need)) MLC_SKIP() << need << " is missing (python3-torch and libtorch-dev provide it)";
-  if (run("cmake --version").status != 0) MLC_SKIP() << "cmake is missing";
   const std::string dir = test::scratch_dir("codegen");
   const std::string src = dir + "/src", build = dir + "/build";
   fs::create_directories(src + "/kernels");
@@ -177,12 +176,19 @@ TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_
   EXPECT_EQ(test::read_file(src + "/kernels/unimplemented_functions.cpp"), before);
 }
 
+// The tests that run torchgen's gen_backend_stubs.py (the oracle of the declarations): checked once for each.
+class CodegenTorchgen : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kTorchgen + "/gen_backend_stubs.py") || !fs::exists("/usr/bin/python3"))
+      MLC_SKIP() << kTorchgen << "/gen_backend_stubs.py is missing (python3-torch provides it)";
+  }
+};
+
 // torchgen is the oracle of its own naming: every declaration of the header it generates for a yaml
 // of overloads (out=, in-place, optional, list, string, generator and factory parameters) maps back to
 // exactly one entry, and every entry is reached.
-TEST(Codegen, every_generated_declaration_maps_back_to_exactly_its_yaml_entry) {
-  if (!fs::exists(kTorchgen + "/gen_backend_stubs.py") || !fs::exists("/usr/bin/python3"))
-    MLC_SKIP() << kTorchgen << "/gen_backend_stubs.py is missing (python3-torch provides it)";
+TEST_F(CodegenTorchgen, every_generated_declaration_maps_back_to_exactly_its_yaml_entry) {
   const std::string dir = test::scratch_dir("codegen-names");
   fs::create_directories(dir + "/pytorch/aten/src");
   fs::create_symlink(kTorchgen + "/packaged/ATen", dir + "/pytorch/aten/src/ATen");
@@ -368,9 +374,7 @@ TEST(Codegen, a_yaml_without_backend_and_cpp_namespace_is_refused_naming_the_fil
 // CMake build has no custom command that names it. torchgen writes the header (the oracle of its
 // declarations); --build-dir alone finds it in the source tree, and musa-stubgen writes the kernel's
 // stub from it instead of refusing.
-TEST(Codegen, the_generated_header_in_the_source_tree_is_found_without_a_custom_command) {
-  if (!fs::exists(kTorchgen + "/gen_backend_stubs.py") || !fs::exists("/usr/bin/python3"))
-    MLC_SKIP() << kTorchgen << "/gen_backend_stubs.py is missing (python3-torch provides it)";
+TEST_F(CodegenTorchgen, the_generated_header_in_the_source_tree_is_found_without_a_custom_command) {
   const std::string dir = test::scratch_dir("codegen-source-tree");
   const std::string src = dir + "/src", build = dir + "/build", gen = src + "/csrc/aten";
   fs::create_directories(src + "/pytorch/aten/src");

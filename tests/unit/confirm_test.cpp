@@ -352,6 +352,17 @@ TEST(ConfirmGlob, FileAGlobCoversGetsTheNoteNotAnEmptyEntry) {
 // nvcc 13 compiles without a GPU; the CUDA tests below need only its compiler.
 const std::string kNvcc = "/usr/local/cuda/bin/nvcc";
 
+// The CUDA tests' one prerequisite, checked once for each of them.
+class WithNvcc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kNvcc))
+      MLC_SKIP() << "nvcc is not installed at " << kNvcc << " (NVIDIA's CUDA toolkit: no Debian package has it)";
+  }
+};
+class ConfirmNvccCommand : public WithNvcc {};
+class BuildDirAloneCuda : public WithNvcc {};
+
 // How many times `needle` occurs in `text`.
 size_t count_of(const std::string& text, const std::string& needle) {
   size_t n = 0;
@@ -400,8 +411,7 @@ const std::string kScaleOnGpu = "_ZN5myops12scale_on_gpuEPfif";  // myops::scale
 // -x cu, -c and -o into the build tree. The forgotten scale_kernel.cu borrows add_kernel.cu's command;
 // nvcc compiles it (the include directory is read from the response file), the object is read from
 // our scratch, and the build tree is left exactly as it was.
-TEST(ConfirmCommand, NvccCommandsOfCmakesCudaLanguageAreRedirected) {
-  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+TEST_F(ConfirmNvccCommand, NvccCommandsOfCmakesCudaLanguageAreRedirected) {
   std::string root = mlc::test::scratch_dir("confirm_nvcc");
   std::string src = root + "/myops";
   write_cuda_project(src, true);
@@ -441,8 +451,7 @@ TEST(ConfirmCommand, NvccCommandsOfCmakesCudaLanguageAreRedirected) {
 // The forgotten .cu is the target's only CUDA source: the build's only neighbouring command is the
 // host compiler's for ops.cpp, which given a .cu compiles nothing ("linker input file unused") and
 // exits 0. The file gets the build's CMAKE_CUDA_COMPILER with ops.cpp's flags, and nvcc defines it.
-TEST(ConfirmCommand, CudaFileWithOnlyAHostSiblingGetsTheBuildsNvcc) {
-  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+TEST_F(ConfirmNvccCommand, CudaFileWithOnlyAHostSiblingGetsTheBuildsNvcc) {
   std::string root = mlc::test::scratch_dir("confirm_nvcc_host");
   std::string src = root + "/myops", build = root + "/build";
   write_cuda_project(src, false);
@@ -476,8 +485,7 @@ TEST(ConfirmCommand, CudaFileWithOnlyAHostSiblingGetsTheBuildsNvcc) {
 // holds only the host's ops.cpp. The script's nvcc command (its -Xcompiler host flags, nvcc_flags, the
 // include directories) is read from it, and the forgotten .cu borrows it: compiled by nvcc, the build
 // tree left as it was.
-TEST(ConfirmCommand, FindCudasGeneratedScriptsGiveTheNvccCommand) {
-  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+TEST_F(ConfirmNvccCommand, FindCudasGeneratedScriptsGiveTheNvccCommand) {
   std::string root = mlc::test::scratch_dir("confirm_findcuda");
   std::string src = root + "/myops", build = root + "/build";
   write_cuda_project(src, true);
@@ -800,20 +808,17 @@ void cuda_faq_loop(const std::string& name, const std::string& generator, bool f
   fs::remove_all(root);
 }
 
-TEST(BuildDirAlone, CudaFaqCaseIsTracedCompiledByNvccPatchedAndRebuilt) {
-  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+TEST_F(BuildDirAloneCuda, CudaFaqCaseIsTracedCompiledByNvccPatchedAndRebuilt) {
   cuda_faq_loop("build_dir_alone_cuda", "Unix Makefiles", false);
 }
 
 // Ninja's CUDA rules (depfiles, no response file for the includes).
-TEST(BuildDirAlone, CudaFaqCaseUnderNinjaIsTracedCompiledByNvccPatchedAndRebuilt) {
-  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+TEST_F(BuildDirAloneCuda, CudaFaqCaseUnderNinjaIsTracedCompiledByNvccPatchedAndRebuilt) {
   cuda_faq_loop("build_dir_alone_cuda_ninja", "Ninja", false);
 }
 
 // FindCUDA's cuda_add_library(): the patch goes into that call, the proof borrows its generated nvcc script.
-TEST(BuildDirAlone, CudaFaqCaseWithFindCudaIsTracedCompiledByNvccPatchedAndRebuilt) {
-  if (!fs::exists(kNvcc)) MLC_SKIP() << "nvcc is not installed at " << kNvcc;
+TEST_F(BuildDirAloneCuda, CudaFaqCaseWithFindCudaIsTracedCompiledByNvccPatchedAndRebuilt) {
   cuda_faq_loop("build_dir_alone_findcuda", "Unix Makefiles", true);
 }
 

@@ -112,9 +112,17 @@ std::set<std::string> failing_by_tool(const json& report) {
   return failing;
 }
 
-TEST(EnvironmentTree, one_missing_library_is_one_cause_naming_the_modules_it_breaks_grouped_by_package) {
-  std::string yaml = debian_yaml_module();
-  if (yaml.empty()) MLC_SKIP() << "no PyYAML extension module in " << kYamlDir << " (apt-get install python3-yaml)";
+// The tests that build an environment around Debian's PyYAML extension: found once for each.
+class EnvironmentTreeYaml : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    yaml = debian_yaml_module();
+    if (yaml.empty()) MLC_SKIP() << "no PyYAML extension module in " << kYamlDir << " (python3-yaml)";
+  }
+  std::string yaml;
+};
+
+TEST_F(EnvironmentTreeYaml, one_missing_library_is_one_cause_naming_the_modules_it_breaks_grouped_by_package) {
   Environment env = make_environment(yaml);
   ASSERT_FALSE(HasFailure());
 
@@ -157,9 +165,7 @@ TEST(EnvironmentTree, one_missing_library_is_one_cause_naming_the_modules_it_bre
   EXPECT_EQ(causes, 1u) << j.out;
 }
 
-TEST(EnvironmentTree, a_healthy_environment_exits_0_with_one_summary_line) {
-  std::string yaml = debian_yaml_module();
-  if (yaml.empty()) MLC_SKIP() << "no PyYAML extension module in " << kYamlDir << " (apt-get install python3-yaml)";
+TEST_F(EnvironmentTreeYaml, a_healthy_environment_exits_0_with_one_summary_line) {
   Environment env = make_environment(yaml);
   ASSERT_FALSE(HasFailure());
   fs::remove_all(env.site + "/cuten");  // what is left loads, per the real loader

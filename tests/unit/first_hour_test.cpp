@@ -235,12 +235,19 @@ std::string roff_escaped(const std::string& option) {
   return out;
 }
 
+// The tests that render or find the man pages with man: checked once for each.
+class FirstHourMan : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (run("command -v man").status != 0) MLC_SKIP() << "man is not installed (man-db)";
+  }
+};
+
 // --help and the man page both come from the declarations: every option is in both, in a group of
 // its own table row (none under "Other options"), with a real placeholder (never CLI11's TEXT),
 // exit status 3 is documented, and man renders the page without a warning.
-TEST(FirstHour, every_option_is_in_help_and_man_page) {
+TEST_F(FirstHourMan, every_option_is_in_help_and_man_page) {
   // man renders each page with its warnings on: the page's roff is checked, not only its text.
-  if (run("command -v man").status != 0) MLC_SKIP() << "man (man-db) is not installed";
   struct Tool {
     std::string name, bin;
     std::vector<std::string> sources;
@@ -278,8 +285,7 @@ TEST(FirstHour, every_option_is_in_help_and_man_page) {
 }
 
 // man finds the pages where the README says (the build tree) and after cmake --install.
-TEST(FirstHour, man_finds_the_pages_in_the_build_tree_and_installed) {
-  if (run("command -v man").status != 0) MLC_SKIP() << "man is not installed (man-db)";
+TEST_F(FirstHourMan, man_finds_the_pages_in_the_build_tree_and_installed) {
   auto found = run("MANPATH=" + quote(std::string(MLC_BINARY_DIR) + "/docs/man") + " man -w musa-linkcheck");
   EXPECT_EQ(found.out, std::string(MLC_BINARY_DIR) + "/docs/man/man1/musa-linkcheck.1\n") << found.err;
   std::string prefix = test::scratch_dir("install");

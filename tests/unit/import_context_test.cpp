@@ -147,9 +147,17 @@ TEST(ImportContext, an_extension_takes_what_torchs_global_deps_load_globally) {
   EXPECT_EQ(r.out, "");
 }
 
+// The tests that run the interpreter itself (the oracle of what it puts on sys.path and imports): checked once
+// for each.
+class ImportContextPython : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kPython)) MLC_SKIP() << kPython << " is not installed (python3)";
+  }
+};
+
 // The interpreter's site directories, read from its files, are the ones it puts on sys.path.
-TEST(ImportContext, an_interpreters_site_directories_are_read_as_it_puts_them_on_sys_path) {
-  if (!fs::exists(kPython)) MLC_SKIP() << kPython << " is absent";
+TEST_F(ImportContextPython, an_interpreters_site_directories_are_read_as_it_puts_them_on_sys_path) {
   auto site_dirs_of = [](const std::string& exe) {
     auto r = run(quote(exe) + " -c " + quote("import sys\nfor p in sys.path:\n    if p.endswith(('site-packages', "
                                              "'dist-packages')): print(p)"));
@@ -254,8 +262,7 @@ namespace {
 
 // A --python that cannot answer (a typo, a program that fails, one that hangs) is one line naming it, and
 // the files are checked as without it: the interpreter on PATH hosts the extension, nothing is lost.
-TEST(ImportContext, a_python_that_fails_is_one_error_and_the_check_goes_on_without_it) {
-  if (!fs::exists(kPython)) MLC_SKIP() << kPython << " is absent";
+TEST_F(ImportContextPython, a_python_that_fails_is_one_error_and_the_check_goes_on_without_it) {
   const std::string ext = kFix + "/pyext/_pyext.so";
   std::string dir = test::scratch_dir("badpython");
   write_file(dir + "/hang", "#!/bin/sh\nsleep 60\n");
@@ -276,8 +283,7 @@ TEST(ImportContext, a_python_that_fails_is_one_error_and_the_check_goes_on_witho
 
 // An extension built for a newer Python references an API its interpreter lacks: said with both versions,
 // never as a missing --python (the real import fails on it, which is the oracle).
-TEST(ImportContext, an_api_the_interpreter_lacks_names_its_version_and_the_one_that_added_it) {
-  if (!fs::exists(kPython)) MLC_SKIP() << kPython << " is absent";
+TEST_F(ImportContextPython, an_api_the_interpreter_lacks_names_its_version_and_the_one_that_added_it) {
   std::string dir = test::scratch_dir("newapi");
   auto version = run(kPython + " -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").out;
   version.pop_back();
@@ -362,11 +368,20 @@ bool really_loads(const std::string& site, const std::string& file, bool program
   return r.out == "ok\n";
 }
 
+// The tests that import Debian's torch in the interpreter (the real loader's scopes and verdicts): checked once
+// for each.
+class ImportContextTorch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists("/usr/lib/python3/dist-packages/torch/__init__.py") || !fs::exists(kPython))
+      MLC_SKIP() << "Debian's python3-torch is not installed";
+  }
+};
+
 // Debian's dist-packages as one environment: the directory mode's verdict on each file (JSON `loads`), and
 // its count, equal the real loader's.
-TEST(ImportContext, debians_dist_packages_verdict_per_file_equals_the_real_import) {
+TEST_F(ImportContextTorch, debians_dist_packages_verdict_per_file_equals_the_real_import) {
   const std::string site = "/usr/lib/python3/dist-packages";
-  if (!fs::exists(site + "/torch/__init__.py") || !fs::exists(kPython)) MLC_SKIP() << "Debian's python3-torch is not installed";
   auto j = json::parse(run("PATH=/usr/bin:/bin " + kBin + " --no-cache --format json " + quote(site)).out);
   size_t files = 0, failing = 0;
   std::string disagreements;
@@ -423,9 +438,8 @@ namespace {
 // torch's scopes as the real loader makes them (LD_DEBUG=scopes while Debian's python3 imports Debian's
 // torch), against the plan the tool loads a file of torch's package with: libtorch_global_deps in the
 // global scope, _C with RTLD_LOCAL (its closure, libc10 and libtorch_cpu, in its own scope only).
-TEST(ImportContext, torchs_scopes_are_the_real_loaders) {
+TEST_F(ImportContextTorch, torchs_scopes_are_the_real_loaders) {
   const std::string torch = "/usr/lib/python3/dist-packages/torch";
-  if (!fs::exists(torch + "/__init__.py") || !fs::exists(kPython)) MLC_SKIP() << "Debian's python3-torch is not installed";
   auto r = run("cd / && env -u LD_LIBRARY_PATH LD_DEBUG=scopes " + kPython + " -c 'import torch'");
   ASSERT_EQ(r.status, 0) << r.err.substr(0, 2000);
   // "add <path> [0] to global scope" lines, and each object's "scope 0:" (the global scope it sees).

@@ -55,8 +55,15 @@ bool needs_c10(const std::string& module) {
   return run("readelf -d " + quote(module)).out.find("[libc10.so") != std::string::npos;
 }
 
-TEST(ImportEvidence, an_extension_using_libc10_without_linking_it_is_unlinked_library_naming_torch_lib_libc10) {
-  if (!debian_torch()) MLC_SKIP() << "Debian's python3-torch is not installed";
+// The tests whose oracle imports Debian's torch: checked once for each.
+class ImportEvidenceTorch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!debian_torch()) MLC_SKIP() << "Debian's python3-torch is not installed";
+  }
+};
+
+TEST_F(ImportEvidenceTorch, an_extension_using_libc10_without_linking_it_is_unlinked_library_naming_torch_lib_libc10) {
   std::string root = test::scratch_dir("evidence-unlinked");
   std::string module = build_module(root, "_ext", "");
   ASSERT_FALSE(needs_c10(module));
@@ -87,8 +94,7 @@ TEST(ImportEvidence, an_extension_using_libc10_without_linking_it_is_unlinked_li
   EXPECT_EQ(fixed.status, 0) << fixed.out;
 }
 
-TEST(ImportEvidence, the_old_string_abi_with_as_needed_is_abi_mismatch_naming_libc10) {
-  if (!debian_torch()) MLC_SKIP() << "Debian's python3-torch is not installed";
+TEST_F(ImportEvidenceTorch, the_old_string_abi_with_as_needed_is_abi_mismatch_naming_libc10) {
   std::string root = test::scratch_dir("evidence-abi");
   // libc10 is on the link line, but it defines only the [abi:cxx11] constructor: --as-needed drops it.
   std::string module = build_module(root, "_old", "-D_GLIBCXX_USE_CXX11_ABI=0 -Wl,--as-needed " + kC10, true);

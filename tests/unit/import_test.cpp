@@ -38,6 +38,14 @@ test::CommandResult real_load(const std::string& path, const std::vector<std::st
 
 bool has_python() { return run("python3 -c 'import ctypes'").status == 0; }
 
+// The real loader answers through python3's ctypes in every Import test: checked once for each.
+class Import : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!has_python()) MLC_SKIP() << "python3 (its ctypes is the real loader's oracle here) is not installed";
+  }
+};
+
 // The first line of a text report.
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
@@ -53,7 +61,7 @@ std::string undefined_matching(const std::string& lib, const std::string& needle
   return r.out.substr(0, r.out.find('\n'));
 }
 
-TEST(Import, default_checks_the_dependencies_the_load_binds_sdk_driver_mismatch) {
+TEST_F(Import, default_checks_the_dependencies_the_load_binds_sdk_driver_mismatch) {
   std::string kernels = kImport + "/libmusa_kernels.so", musa = kImport + "/sdk/lib/libmusa.so.1";
   std::string args = kQuiet + " --sdk-home " + quote(kImport + "/sdk") + " ";
   auto text = run("env -u LD_LIBRARY_PATH " + kBin + args + quote(kernels));
@@ -108,7 +116,6 @@ TEST(Import, default_checks_the_dependencies_the_load_binds_sdk_driver_mismatch)
                    quote(kernels));
   EXPECT_EQ(fixed.status, 0) << fixed.out;
 
-  if (!has_python()) MLC_SKIP() << "python3 not available for the ctypes oracle";
   auto load = real_load(kernels);
   EXPECT_NE(load.status, 0) << "the real loader must fail where we report an error";
   EXPECT_NE(load.err.find("libmusa.so.1"), std::string::npos) << load.err;
@@ -116,7 +123,7 @@ TEST(Import, default_checks_the_dependencies_the_load_binds_sdk_driver_mismatch)
   EXPECT_EQ(real_load(kernels, {}, kImport + "/driver_build").status, 0) << "clean for us, clean for ld.so";
 }
 
-TEST(Import, missing_library_is_one_cause_naming_the_other_versions_installed) {
+TEST_F(Import, missing_library_is_one_cause_naming_the_other_versions_installed) {
   std::string user = kImport + "/libmccl_user.so";
   std::string args = kQuiet + " --sdk-home " + quote(kImport + "/sdk") + " ";
   std::string headline = "error: library not found: libmccl.so.2 (needed by libmccl_user.so); 2 other versions found: " +
@@ -157,13 +164,12 @@ TEST(Import, missing_library_is_one_cause_naming_the_other_versions_installed) {
     EXPECT_EQ(u["cause"], c["id"]);
   }
 
-  if (!has_python()) MLC_SKIP() << "python3 not available for the ctypes oracle";
   auto load = real_load(user);
   EXPECT_NE(load.status, 0);
   EXPECT_NE(load.err.find("libmccl.so.2: cannot open shared object file"), std::string::npos) << load.err;
 }
 
-TEST(Import, torch_built_from_other_headers_is_a_provider_mismatch_naming_the_torch_loaded) {
+TEST_F(Import, torch_built_from_other_headers_is_a_provider_mismatch_naming_the_torch_loaded) {
   std::string torch = kImport + "/torch/lib/libtorch_cpu.so";
   std::string ext = kImport + "/ext_old/libmusa_ext.so", ext_ok = kImport + "/ext_new/libmusa_ext.so";
   std::string wanted = undefined_matching(ext, "_GeneratorRegister");
@@ -203,14 +209,13 @@ TEST(Import, torch_built_from_other_headers_is_a_provider_mismatch_naming_the_to
   auto ok = run("env -u LD_LIBRARY_PATH " + kBin + args + quote(ext_ok));
   EXPECT_EQ(ok.status, 0) << ok.out;
 
-  if (!has_python()) MLC_SKIP() << "python3 not available for the ctypes oracle";
   auto load = real_load(ext, {torch});
   EXPECT_NE(load.status, 0);
   EXPECT_NE(load.err.find(wanted), std::string::npos) << load.err;
   EXPECT_EQ(real_load(ext_ok, {torch}).status, 0);
 }
 
-TEST(Import, symbols_missing_from_one_owner_are_one_provider_mismatch_cause) {
+TEST_F(Import, symbols_missing_from_one_owner_are_one_provider_mismatch_cause) {
   std::string torch = kImport + "/torch/lib/libtorch_cpu.so", ext = kImport + "/ext_older/libmusa_ext.so";
   std::string args = kQuiet + " --with " + quote(torch) + " ";
   auto q = run("env -u LD_LIBRARY_PATH " + kBin + args + "-q " + quote(ext));
@@ -235,7 +240,6 @@ TEST(Import, symbols_missing_from_one_owner_are_one_provider_mismatch_cause) {
     EXPECT_EQ(u["classification"], "provider-mismatch");
     EXPECT_EQ(u["cause"], doc["causes"][0]["id"]);
   }
-  if (!has_python()) MLC_SKIP() << "python3 not available for the ctypes oracle";
   EXPECT_NE(real_load(ext, {torch}).status, 0);
 }
 

@@ -88,6 +88,26 @@ class PythonImport : public ::testing::Test {
   }
 };
 
+// The tests that compile extensions against Python.h: checked once for each, with the interpreter.
+class PythonImportDev : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kPython) || !fs::exists("/usr/include/python3.11/Python.h"))
+      MLC_SKIP() << kPython << " with Python.h (python3-dev) is not installed";
+  }
+};
+
+// The tests on Debian's torchvision extension (and the libc10 of Debian's torch it needs): checked once
+// for each, with the interpreter.
+class PythonImportTorchvision : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kPython) || !fs::exists(kDist + "/torchvision/_C.cpython-311-x86_64-linux-gnu.so") ||
+        !fs::exists("/usr/lib/x86_64-linux-gnu/libc10.so.1.13"))
+      MLC_SKIP() << "python3-torchvision is not installed";
+  }
+};
+
 TEST(PythonEnv, answer_and_version_text_are_parsed_without_running_anything) {
   auto env = environment::parse_answer("py", R"({"executable": "/usr/bin/python3.11", "version": "3.11.2",
       "prefix": "/usr", "site": ["/usr/lib/python3/dist-packages"],
@@ -276,9 +296,8 @@ TEST_F(PythonImport, a_shim_script_is_resolved_by_running_it) {
 
 // Debian's python3-torchvision: a real out-of-tree extension, checked in place and in a copied
 // layout broken on purpose.
-TEST_F(PythonImport, debian_torchvision_in_place_names_debian_torch) {
+TEST_F(PythonImportTorchvision, debian_torchvision_in_place_names_debian_torch) {
   std::string tv = kDist + "/torchvision/_C.cpython-311-x86_64-linux-gnu.so";
-  if (!fs::exists(tv)) MLC_SKIP() << "python3-torchvision is not installed";
   auto version = run("dpkg-query -W -f '${Version}' python3-torch");
   ASSERT_EQ(version.status, 0);
   ASSERT_EQ(run("python3 -c 'import torchvision'").status == 0 || run(kPython + " -c 'import torchvision'").status == 0,
@@ -296,10 +315,9 @@ TEST_F(PythonImport, debian_torchvision_in_place_names_debian_torch) {
       << dir.out;
 }
 
-TEST_F(PythonImport, debian_torchvision_against_a_copied_torch_with_a_broken_libc10) {
+TEST_F(PythonImportTorchvision, debian_torchvision_against_a_copied_torch_with_a_broken_libc10) {
   std::string tv = kDist + "/torchvision/_C.cpython-311-x86_64-linux-gnu.so";
   std::string real_c10 = "/usr/lib/x86_64-linux-gnu/libc10.so.1.13";
-  if (!fs::exists(tv) || !fs::exists(real_c10)) MLC_SKIP() << "python3-torchvision is not installed";
   std::string root = test::scratch_dir("pyimport-real"), site = root + "/site";
   copy(kFix + "/real/torch/_C.so", site + "/torch/_C.so");
   copy(real_c10, site + "/torch/lib/libc10.so.1.13");
@@ -340,8 +358,7 @@ TEST_F(PythonImport, debian_torchvision_against_a_copied_torch_with_a_broken_lib
 // sets USE_RTLD_GLOBAL_WITH_LIBTORCH = True; then _C and its libraries are in the global scope, and an
 // extension that calls libtorch_cpu without linking it imports. A torch built both ways (its
 // __init__.py does what torch's does), checked against a real import in a fresh /usr/bin/python3.
-TEST_F(PythonImport, torch_imported_rtld_global_lends_its_libraries_to_later_extensions) {
-  if (!fs::exists("/usr/include/python3.11/Python.h")) MLC_SKIP() << "python3-dev is not installed";
+TEST_F(PythonImportDev, torch_imported_rtld_global_lends_its_libraries_to_later_extensions) {
   auto cc = [](const std::string& out, const std::string& source, const std::string& args) {
     fs::create_directories(fs::path(out).parent_path());
     write_file(out + ".c", source);
@@ -395,8 +412,7 @@ TEST_F(PythonImport, torch_imported_rtld_global_lends_its_libraries_to_later_ext
 // Issue 24 item 3: `import torch` loads lib/libtorch_global_deps.so (RTLD_GLOBAL) before _C; when
 // that load fails (a library it needs is nowhere), `import torch` fails, and with it the import of
 // every extension whose package imports torch. Checked against a real import in /usr/bin/python3.
-TEST_F(PythonImport, a_failing_libtorch_global_deps_fails_the_import_of_torch_first) {
-  if (!fs::exists("/usr/include/python3.11/Python.h")) MLC_SKIP() << "python3-dev is not installed";
+TEST_F(PythonImportDev, a_failing_libtorch_global_deps_fails_the_import_of_torch_first) {
   std::string root = test::scratch_dir("pyimport-global-deps"), site = root + "/site";
   auto cc = [](const std::string& out, const std::string& source, const std::string& args) {
     fs::create_directories(fs::path(out).parent_path());

@@ -204,10 +204,17 @@ PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&mod); }
 )");
 }
 
-TEST(SetupPyExtension, a_source_left_out_of_sources_is_traced_put_back_and_the_module_imports) {
-  if (!fs::exists(kPython) || run(kPython + " -c 'import setuptools, sysconfig, os; "
-                                 "assert os.path.exists(sysconfig.get_paths()[\"include\"] + \"/Python.h\")'").status != 0)
-    MLC_SKIP() << kPython << " with setuptools and Python.h (python3-dev, python3-setuptools) is not installed";
+// The tests that build a C extension with setup.py build_ext: setuptools and Python.h, checked once for each.
+class SetupPyBuildExt : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kPython) || run(kPython + " -c 'import setuptools, sysconfig, os; "
+                                   "assert os.path.exists(sysconfig.get_paths()[\"include\"] + \"/Python.h\")'").status != 0)
+      MLC_SKIP() << kPython << " with setuptools and Python.h (python3-dev, python3-setuptools) is not installed";
+  }
+};
+
+TEST_F(SetupPyBuildExt, a_source_left_out_of_sources_is_traced_put_back_and_the_module_imports) {
   const std::string dir = test::scratch_dir("setup-py-e2e");
   write_c_project(dir);
   auto built = build_ext(dir);
@@ -262,10 +269,7 @@ TEST(SetupPyExtension, a_source_left_out_of_sources_is_traced_put_back_and_the_m
   EXPECT_EQ(test::read_file(dir + "/setup.py"), setup_after);
 }
 
-TEST(SetupPyExtension, a_list_that_is_no_literal_is_named_and_left_alone) {
-  if (!fs::exists(kPython) || run(kPython + " -c 'import setuptools, sysconfig, os; "
-                                 "assert os.path.exists(sysconfig.get_paths()[\"include\"] + \"/Python.h\")'").status != 0)
-    MLC_SKIP() << kPython << " with setuptools and Python.h (python3-dev, python3-setuptools) is not installed";
+TEST_F(SetupPyBuildExt, a_list_that_is_no_literal_is_named_and_left_alone) {
   const std::string dir = test::scratch_dir("setup-py-glob");
   write_c_project(dir);
   std::string setup = test::read_file(dir + "/setup.py");

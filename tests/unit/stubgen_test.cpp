@@ -557,11 +557,18 @@ test::CommandResult ctypes_load(const std::string& lib) {
   return run("/usr/bin/python3 -c 'import ctypes, os, sys; ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW)' " + quote(lib));
 }
 
+// The tests that build a ported project with Ninja: checked once for each.
+class StubgenNinja : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (run("command -v ninja").status != 0) MLC_SKIP() << "ninja is not installed (ninja-build)";
+  }
+};
+
 // `--apply` put the missing sources into the build but not its own stub file, so the rebuild still
 // failed on musaFreeAsync though it said "0 of 4 still unresolved": the stub file goes into the
 // target's source list like a missing source, and one --apply and one rebuild make a library that loads.
-TEST(Stubgen, one_apply_and_one_rebuild_make_a_library_that_loads) {
-  if (run("command -v ninja").status != 0) MLC_SKIP() << "ninja (ninja-build) not installed";
+TEST_F(StubgenNinja, one_apply_and_one_rebuild_make_a_library_that_loads) {
   std::string p = port_project(test::scratch_dir("apply-stub-into-build"),
                                "typedef enum musaError { musaSuccess = 0, musaErrorNotSupported = 801 } musaError_t;");
   std::string lib = p + "/build/libkern.so";
@@ -589,8 +596,7 @@ TEST(Stubgen, one_apply_and_one_rebuild_make_a_library_that_loads) {
 
 // With an error type that is a plain int there is no "not supported" code to return: --style
 // return-error refuses the SDK functions, naming why, instead of stubs that return 0 (success).
-TEST(Stubgen, return_error_style_refuses_an_error_type_with_no_not_supported_code) {
-  if (run("command -v ninja").status != 0) MLC_SKIP() << "ninja (ninja-build) not installed";
+TEST_F(StubgenNinja, return_error_style_refuses_an_error_type_with_no_not_supported_code) {
   std::string p = port_project(test::scratch_dir("return-error-int"), "typedef int musaError_t;");
   auto r = run("cd " + quote(p) + " && " + kStubgen + " --style return-error --no-confirm --build-dir build --sdk-home sdk "
                "--cuda-home '' --no-cache --dry-run build/libkern.so");
