@@ -1,5 +1,5 @@
-// Small path and identifier facts shared by every room (issue 27 item 8: each was written three to
-// five times, with three different definitions of an identifier character).
+// Small path and identifier facts shared by every room: one definition each, so the rooms agree (on an
+// identifier character above all).
 #pragma once
 
 #include <sys/stat.h>

@@ -79,7 +79,7 @@ json to_json(const std::optional<PackageOwner>& o) {
            : json(nullptr);
 }
 
-// Additions of issue 15 (items 4-6): the Python context and the run-time look-ups.
+// The environment: the Python context and the run-time look-ups.
 void add_environment(const Report& report, json& doc) {
   json lookups = json::array();
   for (const auto& r : report.runtime_lookups) {
