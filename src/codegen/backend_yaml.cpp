@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/file_io.h"
+#include "common/text.h"
 #include "common/walk.h"
 #include "source/scanner.h"
 
@@ -20,12 +21,6 @@ namespace mlc::codegen {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string trim(std::string s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  size_t e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 // A scalar as yaml writes it on one line: comment dropped, quotes removed.
 std::string scalar(std::string v) {

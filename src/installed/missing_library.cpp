@@ -16,14 +16,13 @@
 #include "loader/ld_cache.h"
 #include "loader/search_order.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "trace/causes.h"
 #include "host/host_api.h"
 #include "verdict/verdict.h"
 
 namespace mlc::installed {
 namespace {
-
-std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 // "libmccl.so.2" -> "libmccl.so": every soname version of a library shares it.
 std::string stem_of(const std::string& name) {
@@ -83,11 +82,7 @@ struct MissingNeed {
   std::vector<OtherVersion> others;
 };
 
-std::string short_list(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
-  return out;
-}
+std::string short_list(const std::vector<std::string>& items) { return join_list(items, " and "); }
 
 // Other versions of a missing library: in the directories the search tried, ld.so.cache's, then the
 // places given. `cache` is the loader's system cache (ld.so.cache, else ld.so.conf's), read on first use.

@@ -61,7 +61,7 @@ Region parse_region(const std::string& text, const std::string& begin_marker, co
     }
     std::string body = text.substr(line_end + 1, close - line_end - 1);
     r.blocks[key] = text.substr(s, close + end_line.size() - s);
-    r.edited[key] = hex64(fnv1a(body)) != recorded;
+    r.edited[key] = stub_hash(body) != recorded;
     r.uses[key] = uses;
     pos = close + end_line.size();
   }
@@ -70,7 +70,7 @@ Region parse_region(const std::string& text, const std::string& begin_marker, co
 
 // The marker records the body's hash (to recognise edits) and the SDK headers the stub needs.
 std::string wrap_block(const std::string& key, const std::string& body, const std::string& uses) {
-  return std::string(kStubMark) + key + " " + hex64(fnv1a(body)) + (uses.empty() ? "" : " " + uses) + "\n" + body +
+  return std::string(kStubMark) + key + " " + stub_hash(body) + (uses.empty() ? "" : " " + uses) + "\n" + body +
          kEndMark + key + "\n";
 }
 
@@ -147,20 +147,7 @@ std::optional<MergeResult> merge_file(const std::string& path, const std::string
 
 }  // namespace
 
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+std::string stub_hash(std::string_view s) { return hex64(fnv1a(s, kStubHashBasis)); }
 
 void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o, const backend::Backend& b, Plan& p) {
   if (t.cpp_blocks.empty() && !fs::exists(o.out_cpp)) return;
