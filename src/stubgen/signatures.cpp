@@ -149,7 +149,7 @@ class Planner {
       }
       if (!known) continue;
       s.origin = "CUDA's " + cuda_name + " (" + d.file.substr(d.file.rfind('/') + 1) + ":" + std::to_string(d.line) +
-                 "), names mapped to MUSA";
+                 "), names mapped to " + ctx_.backend->display;
       s.declare_in_header = true;
       return s;
     }
