@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "codegen/backend_yaml.h"
 #include "common/file_io.h"
+#include "common/text.h"
 #include "report/escape.h"
 #include "version.h"
 #include "common/paths.h"
@@ -98,12 +99,10 @@ std::vector<std::string> backend_names() {
 // "musa (default) or hip (ROCm HIP as Debian ships it)": the first is the default.
 std::string backend_choices() {
   const auto& all = backend::all();
-  std::string out;
-  for (size_t i = 0; i < all.size(); ++i) {
-    out += i == 0 ? "" : i + 1 == all.size() ? " or " : ", ";
-    out += all[i]->name + (i == 0 ? " (default)" : all[i]->about.empty() ? "" : " (" + all[i]->about + ")");
-  }
-  return out;
+  std::vector<std::string> choices;
+  for (size_t i = 0; i < all.size(); ++i)
+    choices.push_back(all[i]->name + (i == 0 ? " (default)" : all[i]->about.empty() ? "" : " (" + all[i]->about + ")"));
+  return join_list(choices);
 }
 
 // "musa $MUSA_HOME, else /usr/local/musa; hip $ROCM_PATH, else /usr"

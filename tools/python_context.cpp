@@ -1,8 +1,6 @@
-// Subprocesses for --python and wheels: fork/exec with pipes, a time limit, no shell.
+// Subprocesses for --python and wheels: the interpreter asked, a wheel unpacked (common/subprocess.h runs them).
 #include "python_context.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -14,79 +12,19 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/subprocess.h"
+
 namespace mlc::tools {
 namespace {
 
-struct Ran {
-  bool started = false;
-  int status = 0;  // waitpid status
-  bool timed_out = false;
+// A program's run, with the time limit it had (for the message).
+struct Ran : ProgramResult {
   int limit = 0;  // seconds
-  std::string out, err;
-  int exec_errno = 0;
 };
 
-// argv[0] is looked up on PATH when it has no '/' (execvp), as a shell runs it.
 Ran run_program(const std::vector<std::string>& argv, int timeout_seconds) {
-  Ran r;
+  Ran r{mlc::run_program({.argv = argv, .deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds)})};
   r.limit = timeout_seconds;
-  int out_pipe[2], err_pipe[2], exec_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) return r;
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) return r;
-  if (pipe2(exec_pipe, O_CLOEXEC) != 0) return r;
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) return r;
-  if (pid == 0) {
-    setpgid(0, 0);  // a group of its own: a time-out ends it and whatever it started, nothing else
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    execvp(args[0], args.data());
-    int e = errno;
-    ssize_t ignored = write(exec_pipe[1], &e, sizeof e);
-    (void)ignored;
-    _exit(127);
-  }
-  setpgid(pid, pid);  // also from here, so that the group exists before any kill below
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  close(exec_pipe[1]);
-  r.started = true;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  int open_fds = 2;
-  char buf[65536];
-  while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      r.timed_out = true;
-      kill(-pid, SIGKILL);  // the process group: a shim's or a script's children too
-      break;
-    }
-    if (poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t n = read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (auto& f : fds)
-    if (f.fd >= 0) close(f.fd);
-  waitpid(pid, &r.status, 0);
-  if (r.timed_out) kill(-pid, SIGKILL);  // anything of the group started after the first kill
-  int e = 0;
-  if (read(exec_pipe[0], &e, sizeof e) == static_cast<ssize_t>(sizeof e)) r.exec_errno = e;
-  close(exec_pipe[0]);
   return r;
 }
 

@@ -1,4 +1,4 @@
-// The tool's side of Python's import as context (issue 15 item 4): it runs the interpreter (never
+// The tool's side of Python's import as context: it runs the interpreter (never
 // the analysed files) to learn where packages live, and unpacks wheels to check them as a whole.
 // The core gets the answers as values.
 #pragma once

@@ -40,6 +40,10 @@ const Backend& musa() {
       .version_macro = "REAL_MUSA_VERSION",
       .cmake_add_library = "musa_add_library",
       .python_package = "torch_musa",
+      .driver_sonames = {"libmusa.so"},
+      .api_macros = {"MUSARTAPI_CDECL"},
+      .kernel_list_file = "musa_functions.yaml",
+      .kernel_namespace = "at::musa",
   };
   return b;
 }
@@ -71,6 +75,10 @@ const Backend& hip() {
       .version_macro = "HIP_VERSION",  // hip_version.h: major * 10000000 + minor * 100000 + patch
       .cmake_add_library = "hip_add_library",  // FindHIP.cmake
       .python_package = "",  // ROCm's PyTorch is torch itself
+      .driver_sonames = {"libamdhip64.so"},
+      .api_macros = {},
+      .kernel_list_file = "",
+      .kernel_namespace = "",
   };
   return b;
 }
@@ -84,6 +92,23 @@ const Backend* find(std::string_view name) {
   for (const Backend* b : all())
     if (b->name == name) return b;
   return nullptr;
+}
+
+bool is_gpu_driver(std::string_view soname) {
+  if (soname.starts_with(kCudaDriverSoname)) return true;
+  for (const Backend* b : all())
+    for (const auto& stem : b->driver_sonames)
+      if (soname.starts_with(stem)) return true;
+  return false;
+}
+
+bool is_api_macro(std::string_view word) {
+  for (std::string_view m : kCudaApiMacros)
+    if (word == m) return true;
+  for (const Backend* b : all())
+    for (const auto& m : b->api_macros)
+      if (word == m) return true;
+  return false;
 }
 
 std::string names() {

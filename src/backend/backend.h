@@ -43,6 +43,15 @@ struct Backend {
   std::string version_macro;         // the SDK's version as a number, for --version-guard ("REAL_MUSA_VERSION")
   std::string cmake_add_library;     // the SDK's CMake helper that creates a library ("musa_add_library")
   std::string python_package;        // the backend's PyTorch extension package ("torch_musa"), "" for none
+  // Its GPU driver's soname stems ("libmusa.so"): without the driver nothing runs, so a run-time
+  // dlopen of one that finds nothing is a warning of its own.
+  std::vector<std::string> driver_sonames = {};
+  // Calling-convention macros its runtime headers write before a function's name ("MUSARTAPI_CDECL").
+  std::vector<std::string> api_macros = {};
+  // The PyTorch extension's own kernel list (torch_musa's `- func:` musa_functions.yaml) and the C++
+  // namespace its kernels are defined in ("at::musa"); "" for none.
+  std::string kernel_list_file = {};
+  std::string kernel_namespace = {};
 };
 
 // The built-in backends: "musa" (the default) and "hip" (ROCm HIP as Debian ships it).
@@ -52,6 +61,10 @@ const Backend& hip();
 const std::vector<const Backend*>& all();
 // nullptr for an unknown name.
 const Backend* find(std::string_view name);
+// Whether a soname is a GPU driver's: CUDA's or a backend's (driver_sonames), by stem.
+bool is_gpu_driver(std::string_view soname);
+// Whether a word is a calling-convention macro of CUDA's runtime headers or of a backend's (api_macros).
+bool is_api_macro(std::string_view word);
 // "musa|hip", for usage lines.
 std::string names();
 

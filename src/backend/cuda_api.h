@@ -13,4 +13,9 @@ namespace mlc::backend {
 // a word starts after it (cuMemAlloc, not cutlass_gemm); a C++ function (_Z...) never looks like one.
 bool looks_like_cuda_api(const Backend& b, std::string_view symbol);
 
+// CUDA's driver library, by soname stem.
+inline constexpr std::string_view kCudaDriverSoname = "libcuda.so";
+// The macros CUDA's runtime headers write before a function's name.
+inline constexpr std::string_view kCudaApiMacros[] = {"__cudart_builtin__", "CUDARTAPI_CDECL"};
+
 }  // namespace mlc::backend

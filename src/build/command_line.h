@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,11 @@ std::vector<std::string> split_command(const std::string& s);
 bool is_nvcc(const std::string& compiler);
 // nvcc's options whose value is the next argument and never the compiler's output or the source.
 bool nvcc_takes_value(std::string_view a);
+
+// Calls f(i) for each argument of a compile command after the driver that is the compiler's own: the
+// value after one of nvcc's value-taking options is skipped (what follows -Xcompiler is the host's).
+// f returns false to stop.
+void for_each_own_argument(const std::vector<std::string>& argv, const std::function<bool(size_t)>& f);
 
 // Where a compile command names its output: the argument holding the path, and where the path starts
 // in it (-o X, --output-file X: the next argument, at 0; gcc's -oX: at 2; nvcc's -o=X and

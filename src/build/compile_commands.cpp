@@ -51,19 +51,28 @@ bool nvcc_takes_value(std::string_view a) {
   return options.count(a) > 0;
 }
 
-std::optional<OutputArgument> output_argument(const std::vector<std::string>& argv) {
+void for_each_own_argument(const std::vector<std::string>& argv, const std::function<bool(size_t)>& f) {
   const bool nvcc = !argv.empty() && is_nvcc(argv[0]);
   for (size_t i = 1; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (nvcc && nvcc_takes_value(a)) {
+    if (nvcc && nvcc_takes_value(argv[i])) {
       ++i;
       continue;
     }
-    if ((a == "-o" || a == "--output-file") && i + 1 < argv.size()) return OutputArgument{i + 1, 0};
-    if (nvcc && (a.starts_with("-o=") || a.starts_with("--output-file="))) return OutputArgument{i, a.find('=') + 1};
-    if (!nvcc && a.size() > 2 && a.starts_with("-o")) return OutputArgument{i, 2};
+    if (!f(i)) return;
   }
-  return std::nullopt;
+}
+
+std::optional<OutputArgument> output_argument(const std::vector<std::string>& argv) {
+  const bool nvcc = !argv.empty() && is_nvcc(argv[0]);
+  std::optional<OutputArgument> out;
+  for_each_own_argument(argv, [&](size_t i) {
+    const std::string& a = argv[i];
+    if ((a == "-o" || a == "--output-file") && i + 1 < argv.size()) out = OutputArgument{i + 1, 0};
+    else if (nvcc && (a.starts_with("-o=") || a.starts_with("--output-file="))) out = OutputArgument{i, a.find('=') + 1};
+    else if (!nvcc && a.size() > 2 && a.starts_with("-o")) out = OutputArgument{i, 2};
+    return !out;
+  });
+  return out;
 }
 
 std::string absolute_in(const std::string& dir, const std::string& path) {

@@ -227,10 +227,19 @@ std::string union_of(const std::string& a, const std::string& b) {
   return bounded(std::move(out));
 }
 
+// Where the reading of a file stands at a command: its scope, the parent's (for set(... PARENT_SCOPE)),
+// and how many if()/foreach()/while() blocks hold the command.
+struct ReadScope {
+  Scope& scope;
+  Scope* parent = nullptr;
+  int conditional = 0;
+};
+
 // set(V ...): the variable's new value, in this scope or (PARENT_SCOPE) the parent's; the list is
 // list number `index`.
-void read_set(const std::vector<CMakeArg>& a, SourceList& list, Scope& scope, Scope* parent, int conditional,
-              size_t index, std::set<size_t>& sources) {
+void read_set(const std::vector<CMakeArg>& a, SourceList& list, const ReadScope& at, size_t index,
+              std::set<size_t>& sources) {
+  auto& [scope, parent, conditional] = at;
   const auto& vars = scope.vars;
   list.variable = expand_variables(a[0].value, vars);
   std::string value;
@@ -332,10 +341,17 @@ std::vector<std::string> regex_matches(const std::string& written, const std::ve
 
 namespace {
 
+// How a command's arguments name files: relative to `cur_dir`, and as glob patterns (file(GLOB)),
+// recursive ones (file(GLOB_RECURSE)).
+struct EntryKind {
+  const std::string& cur_dir;
+  bool glob_cmd = false, recurse = false;
+};
+
 // The list's entries, from argument `first` on (keywords and file sets skipped, repeats noted); a
 // glob's variable becomes the files it matched.
-void read_entries(const std::vector<CMakeArg>& a, size_t first, SourceList& list, Vars& vars,
-                  const std::string& cur_dir, bool glob_cmd, bool recurse) {
+void read_entries(const std::vector<CMakeArg>& a, size_t first, SourceList& list, Vars& vars, const EntryKind& kind) {
+  const auto& [cur_dir, glob_cmd, recurse] = kind;
   std::set<std::string> seen;
   bool file_set = false;  // target_sources(T FILE_SET ...): headers of a file set, not sources
   for (size_t k = first; k < a.size(); ++k) {
@@ -360,11 +376,18 @@ void read_entries(const std::vector<CMakeArg>& a, size_t first, SourceList& list
   }
 }
 
+// One CMake file's commands, read as the file `cmake_file` in the source directory `cur_dir`.
+struct ListFile {
+  const std::vector<CMakeCommand>& commands;
+  const std::string& cmake_file;
+  const std::string& cur_dir;
+};
+
 // Reads the source-list commands of one file into `lists`, updating `scope` (and `parent` for
 // set(... PARENT_SCOPE)) as CMake would; other commands go to `other` (add_subdirectory, include).
-void read_commands(const std::vector<CMakeCommand>& commands, const std::string& cmake_file, const std::string& cur_dir,
-                   Scope& scope, Scope* parent, std::vector<SourceList>& lists,
+void read_commands(const ListFile& file, Scope& scope, Scope* parent, std::vector<SourceList>& lists,
                    const std::function<void(const CMakeCommand&)>& other) {
+  const auto& [commands, cmake_file, cur_dir] = file;
   auto& vars = scope.vars;
   vars["CMAKE_CURRENT_SOURCE_DIR"] = cur_dir;
   vars["CMAKE_CURRENT_LIST_DIR"] = cmake_file.substr(0, cmake_file.rfind('/'));
@@ -385,7 +408,7 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
     size_t index = lists.size();
     std::set<size_t> sources;  // the lists this command's ${...} arguments draw on
     if (cmd.name == "set" && a.size() >= 1) {
-      read_set(a, list, scope, parent, conditional, index, sources);
+      read_set(a, list, {.scope = scope, .parent = parent, .conditional = conditional}, index, sources);
       first = 1;
     } else if (cmd.name == "list" && a.size() >= 2 &&
                (a[0].value == "APPEND" || a[0].value == "PREPEND" || a[0].value == "REMOVE_ITEM")) {
@@ -416,7 +439,7 @@ void read_commands(const std::vector<CMakeCommand>& commands, const std::string&
       other(cmd);
       continue;
     }
-    read_entries(a, first, list, vars, cur_dir, glob_cmd, recurse);
+    read_entries(a, first, list, vars, {.cur_dir = cur_dir, .glob_cmd = glob_cmd, .recurse = recurse});
     lists.push_back(std::move(list));
   }
 }
@@ -427,7 +450,8 @@ std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& comma
                                           std::map<std::string, std::string>& vars, const std::string& library_helper) {
   std::vector<SourceList> lists;
   Scope scope{.vars = vars, .origins = {}, .library_helper = library_helper};
-  read_commands(commands, cmake_file, cmake_file.substr(0, cmake_file.rfind('/')), scope, nullptr, lists,
+  const std::string cur_dir = cmake_file.substr(0, cmake_file.rfind('/'));
+  read_commands({.commands = commands, .cmake_file = cmake_file, .cur_dir = cur_dir}, scope, nullptr, lists,
                 [](const CMakeCommand&) {});
   vars = std::move(scope.vars);
   return lists;
@@ -528,7 +552,8 @@ class TreeWalker {
     const auto* parsed = parse_once(file, parse_, failed_, info_.errors);
     if (!parsed) return;
     info_.cmake_files.push_back(file);
-    read_commands(parsed->commands, file, cur_dir, scope, parent, info_.lists, [&](const CMakeCommand& c) {
+    read_commands({.commands = parsed->commands, .cmake_file = file, .cur_dir = cur_dir}, scope, parent, info_.lists,
+                  [&](const CMakeCommand& c) {
       if (c.args.empty()) return;
       std::string arg = expand_variables(c.args[0].value, scope.vars);
       if (c.name == "add_subdirectory") {
@@ -666,7 +691,8 @@ Model read_build(const BuildOptions& options) {
     const auto* parsed = parse_once(path, *parse, failed, info.errors);
     if (!parsed) continue;
     info.cmake_files.push_back(path);
-    read_commands(parsed->commands, path, path.substr(0, path.rfind('/')), scope, nullptr, info.lists,
+    const std::string cur_dir = path.substr(0, path.rfind('/'));
+    read_commands({.commands = parsed->commands, .cmake_file = path, .cur_dir = cur_dir}, scope, nullptr, info.lists,
                   [](const CMakeCommand&) {});
   }
   info.parse = std::move(parse);

@@ -5,7 +5,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "common/file_io.h"
+#include "common/subprocess.h"
 
 namespace mlc::cmake {
 namespace {
@@ -173,53 +173,17 @@ bool reply_is_stale(const Reply& reply) {
 
 CMakeRun run_cmake(const std::vector<std::string>& argv, const std::string& dir, unsigned timeout_seconds) {
   CMakeRun r;
-  if (argv.empty()) return r;
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return r;
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return r;
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) dup2(null_fd, 0);
-    if (!dir.empty() && chdir(dir.c_str()) != 0) _exit(126);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  close(fds[1]);
+  ProgramResult ran = run_program({.argv = argv,
+                                   .directory = dir,
+                                   .deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds),
+                                   .merge_output = true});
+  if (!ran.started) return r;
   r.started = true;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
   constexpr size_t kKeep = 64 * 1024;  // the tail is what names the error
-  char buf[4096];
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      r.timed_out = true;
-      break;
-    }
-    pollfd p{.fd = fds[0], .events = POLLIN, .revents = 0};
-    int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n <= 0) break;  // the end: every writer closed
-    r.output.append(buf, static_cast<size_t>(n));
-    if (r.output.size() > 2 * kKeep) r.output.erase(0, r.output.size() - kKeep);
-  }
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  r.output = std::move(ran.out);
+  if (r.output.size() > 2 * kKeep) r.output.erase(0, r.output.size() - kKeep);
+  r.timed_out = ran.timed_out;
+  const int status = ran.status;
   if (!r.timed_out) r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return r;
 }

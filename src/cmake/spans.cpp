@@ -15,6 +15,7 @@
 
 #include "cmake/build_info.h"
 #include "common/file_io.h"
+#include "common/paths.h"
 
 namespace mlc::cmake {
 namespace {
@@ -22,8 +23,6 @@ namespace {
 using build::AddedSource;
 using build::ListCommand;
 using build::ProviderParse;
-
-std::string dir_of(const std::string& file) { return file.substr(0, file.rfind('/')); }
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;

@@ -12,7 +12,9 @@
 #include <set>
 #include <sstream>
 
+#include "backend/backend.h"
 #include "common/file_io.h"
+#include "common/text.h"
 #include "common/walk.h"
 #include "source/scanner.h"
 
@@ -21,10 +23,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string trim(std::string s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  size_t e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+// A backend's own kernel list by file name (backend::Backend::kernel_list_file: musa_functions.yaml).
+bool is_kernel_list(const std::string& name) {
+  for (const backend::Backend* b : backend::all())
+    if (!b->kernel_list_file.empty() && name.ends_with(b->kernel_list_file)) return true;
+  return false;
 }
 
 // A scalar as yaml writes it on one line: comment dropped, quotes removed.
@@ -50,7 +53,10 @@ void split_op(KernelEntry& e) {
 // `dispatch:` names one for PrivateUse1; the others are PyTorch's structured kernels, ported.
 void read_func_list(const std::vector<std::string>& lines, BackendYaml& y) {
   y.backend = "PrivateUse1";
-  y.cpp_namespace = "at::musa";
+  y.cpp_namespace = "";
+  for (const backend::Backend* b : backend::all())
+    if (!b->kernel_list_file.empty() && (y.cpp_namespace.empty() || y.path.ends_with(b->kernel_list_file)))
+      y.cpp_namespace = b->kernel_namespace;
   KernelEntry* cur = nullptr;
   bool in_dispatch = false;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -441,7 +447,7 @@ std::vector<FoundYaml> find_backend_yamls(const build::Model& build) {
     walk_tree(build.source_dir, [&](const std::string& path, const struct stat&) {
       std::string name = fs::path(path).filename().string();
       if (!name.ends_with(".yaml") || name == "native_functions.yaml") return;
-      if (name.find("native_functions") == std::string::npos && !name.ends_with("musa_functions.yaml")) return;
+      if (name.find("native_functions") == std::string::npos && !is_kernel_list(name)) return;
       if (!build.build_dir.empty() && path.rfind(build.build_dir + "/", 0) == 0) return;
       add({path, "", ""});
     }, {.skip_hidden = true, .follow_symlinks = false});

@@ -1,5 +1,5 @@
-// Small path and identifier facts shared by every room (issue 27 item 8: each was written three to
-// five times, with three different definitions of an identifier character).
+// Small path and identifier facts shared by every room: one definition each, so the rooms agree (on an
+// identifier character above all).
 #pragma once
 
 #include <sys/stat.h>
@@ -16,7 +16,10 @@ inline std::string base_name(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
-// Whether the path is a directory (following symlinks).
+// What precedes a path's last '/': "" for "/x", the whole string when it has none (callers pass a path
+// with a slash; dir_name below is dirname(1)).
+inline std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
 // The directory part of a path, as dirname(1) gives it: "." for a bare name, "/" for the root's children.
 inline std::string dir_name(const std::string& path) {
   auto slash = path.rfind('/');
@@ -31,6 +34,7 @@ inline std::string join_path(const std::string& dir, const std::string& name) {
   return dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
+// Whether the path is a directory (following symlinks).
 inline bool is_dir(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);

@@ -12,18 +12,8 @@ namespace {
 bool walk(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
           const WalkOptions& o, int depth, size_t& files) {
   if (depth > 64 || dir.find('\0') != std::string::npos) return true;  // a NUL would cut the path short
-  DIR* d = opendir(dir.c_str());
-  if (!d) return true;
-  std::vector<std::string> names;
-  while (dirent* de = readdir(d)) {
-    std::string n = de->d_name;
-    if (n == "." || n == "..") continue;
+  for (const auto& n : sorted_entries(dir)) {
     if (o.skip_hidden && n[0] == '.') continue;
-    names.push_back(std::move(n));
-  }
-  closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
     std::string p = dir + (dir.back() == '/' ? "" : "/") + n;
     struct stat st;
     if ((o.follow_symlinks ? stat(p.c_str(), &st) : lstat(p.c_str(), &st)) != 0) continue;
@@ -40,6 +30,19 @@ bool walk(const std::string& dir, const std::function<void(const std::string&, c
 }
 
 }  // namespace
+
+std::vector<std::string> sorted_entries(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* de = readdir(d)) {
+      std::string n = de->d_name;
+      if (n != "." && n != "..") names.push_back(std::move(n));
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 bool walk_tree(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
                const WalkOptions& options) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace mlc {
 
@@ -22,5 +23,8 @@ struct WalkOptions {
 // max_files cut the walk short.
 bool walk_tree(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
                const WalkOptions& options = {});
+
+// The names in dir but "." and "..", sorted (deterministic); none when it cannot be read.
+std::vector<std::string> sorted_entries(const std::string& dir);
 
 }  // namespace mlc

@@ -22,7 +22,6 @@ namespace {
 
 using build::absolute_in;
 using build::is_nvcc;
-using build::nvcc_takes_value;
 
 std::string extension(const std::string& path) {
   auto slash = path.rfind('/');
@@ -102,14 +101,11 @@ void redirect_output(std::vector<std::string>& argv, const std::string& object) 
   }
   const bool nvcc = is_nvcc(argv[0]);
   bool has_c = false;
-  for (size_t i = 1; i < argv.size(); ++i) {
+  build::for_each_own_argument(argv, [&](size_t i) {
     const std::string& a = argv[i];
-    if (nvcc && nvcc_takes_value(a)) {
-      ++i;
-      continue;
-    }
-    if (a == "-c" || (nvcc && (a == "--compile" || a == "-dc" || a == "--device-c"))) has_c = true;
-  }
+    has_c = a == "-c" || (nvcc && (a == "--compile" || a == "-dc" || a == "--device-c"));
+    return !has_c;
+  });
   if (!has_c) argv.push_back("-c");
   argv.push_back("-o");
   argv.push_back(object);

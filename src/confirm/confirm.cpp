@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "build/model.h"
+#include "common/hash.h"
 #include "common/file_io.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
@@ -30,6 +31,7 @@
 #include "source/source_index.h"
 #include "trace/trace.h"
 #include "common/paths.h"
+#include "common/subprocess.h"
 #include "verdict/verdict.h"
 
 namespace mlc::confirm {
@@ -42,12 +44,6 @@ using Clock = std::chrono::steady_clock;
 const std::string kCompileFailed = "--confirm: compiling ";
 
 using build::absolute_in;
-
-std::string hex_hash(const std::string& key) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
-  return hex;
-}
 
 std::string first_error_line(const std::string& text) {
   std::istringstream in(text);
@@ -65,59 +61,28 @@ struct RunResult {
   std::string diagnostics;
 };
 
-// Runs argv in `dir` in its own process group (a timeout kills the driver and its cc1plus alike).
-RunResult run_compiler(const CompileCommand& cmd, const std::string& err_file, Clock::time_point deadline) {
+// Runs the compile command in its directory (common/subprocess.h: a timeout kills the driver and its
+// cc1plus alike).
+RunResult run_compiler(const CompileCommand& cmd, Clock::time_point deadline) {
   RunResult r;
-  const auto timeout_seconds_of = [started = Clock::now()](Clock::time_point end) {
-    return std::llround(std::chrono::duration<double>(end - started).count());
-  };
-  std::vector<char*> args;
-  for (const auto& a : cmd.argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
+  const auto started = Clock::now();
+  ProgramResult ran = run_program({.argv = cmd.argv, .directory = cmd.directory, .deadline = deadline, .merge_output = true});
+  if (!ran.started) {
     r.diagnostics = "cannot start a process";
     return r;
   }
-  if (pid == 0) {
-    setpgid(0, 0);
-    int fd = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
-    int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) dup2(null_fd, 0);
-    if (!cmd.directory.empty() && chdir(cmd.directory.c_str()) != 0) _exit(126);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
   r.started = true;
-  int status = 0;
-  for (;;) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0) break;
-    if (Clock::now() >= deadline) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      r.timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  std::ifstream err(err_file);
-  std::stringstream ss;
-  ss << err.rdbuf();
+  r.timed_out = ran.timed_out;
+  const int status = ran.status;
   if (r.timed_out) {
-    r.diagnostics = "did not finish within " + std::to_string(timeout_seconds_of(deadline)) + " s (a hung compiler)";
+    long seconds = std::llround(std::chrono::duration<double>(deadline - started).count());
+    r.diagnostics = "did not finish within " + std::to_string(seconds) + " s (a hung compiler)";
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
     r.diagnostics = "compiler " + cmd.argv[0] + " not found";
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     r.exited_ok = true;
   } else {
-    r.diagnostics = first_error_line(ss.str());
+    r.diagnostics = first_error_line(ran.out);
     if (r.diagnostics.empty()) r.diagnostics = "the compiler failed";
   }
   return r;
@@ -225,15 +190,15 @@ bool prepare_one(const CompileJob& job, size_t i, FileResult& r, Prepared& p) {
     return false;
   }
   std::string key = compile_key(r.file, p.cmd, p.object);
-  p.cache = job.cache_dir.empty() ? "" : job.cache_dir + "/confirm-" + hex_hash(key) + ".syms";
+  p.cache = job.cache_dir.empty() ? "" : job.cache_dir + "/confirm-" + fnv1a_hex(key) + ".syms";
   return p.cache.empty() || !read_cache(p.cache, r);
 }
 
 // Compiles a prepared file and reads what its object defines.
 void compile_one(const CompileJob& job, FileResult& r, const Prepared& p) {
   std::error_code ec;
-  RunResult run = run_compiler(p.cmd, p.object + ".err",
-                               Clock::now() + std::chrono::milliseconds(static_cast<long long>(job.timeout_seconds * 1000)));
+  RunResult run =
+      run_compiler(p.cmd, Clock::now() + std::chrono::milliseconds(static_cast<long long>(job.timeout_seconds * 1000)));
   if (run.exited_ok && !fs::exists(p.object)) {
     // Read where the compiler was told to write it; a driver that exits 0 without it compiled nothing.
     r.warning = "the compiler exited without writing an object (" + base_name(p.cmd.argv[0]) + " with -o " + p.object + ")";
@@ -246,7 +211,6 @@ void compile_one(const CompileJob& job, FileResult& r, const Prepared& p) {
   // A hung compile is not a property of the file: only settled outcomes are cached.
   if (!p.cache.empty() && !run.timed_out && run.started) write_cache(p.cache, r);
   fs::remove(p.object, ec);
-  fs::remove(p.object + ".err", ec);
 }
 
 // The counts and warnings of the outcome, and each file's result.

@@ -61,12 +61,21 @@ const char* find_text(const char* at, const char* limit, std::string_view needle
   return nullptr;
 }
 
+// A section [bytes, end), which must end at a NUL, and the range [at, stop) of it one scan covers.
+struct ScanRange {
+  const char* bytes;
+  const char* end;
+  const char* at;
+  const char* stop;
+};
+
 // The literals holding `needle` whose first occurrence lies in [at, stop): each occurrence (find_text)
 // widened to the printable run around it within the section [bytes, end), which must end at a NUL.
 // A literal is told once, at its first occurrence, so adjacent ranges never tell one twice. The same
 // literals every_literal would give, with that text in them.
-void literals_containing(const char* bytes, const char* end, const char* at, const char* stop, size_t min_length,
-                         std::string_view needle, std::vector<std::string_view>& out) {
+void literals_containing(ScanRange range, size_t min_length, std::string_view needle,
+                         std::vector<std::string_view>& out) {
+  auto [bytes, end, at, stop] = range;
   while (at < stop) {
     // Only occurrences starting before `stop` are this range's: the search ends there.
     const char* limit = std::min(end, stop + needle.size() - 1);
@@ -97,7 +106,8 @@ void literals_containing(const char* bytes, const char* end, size_t min_length, 
   std::vector<std::vector<std::string_view>> found(ranges);
   auto scan = [&](size_t r) {
     const char* from = bytes + r * kRange;
-    literals_containing(bytes, end, from, std::min(end, from + kRange), min_length, needle, found[r]);
+    literals_containing({.bytes = bytes, .end = end, .at = from, .stop = std::min(end, from + kRange)}, min_length, needle,
+                        found[r]);
     if (ranges > 1) release({from, static_cast<size_t>(std::min(end, from + kRange) - from)});
   };
   if (ranges > 1) tbb::parallel_for(size_t{0}, ranges, scan);
@@ -109,8 +119,9 @@ void literals_containing(const char* bytes, const char* end, size_t min_length, 
 // The literals that begin with `needle` and start in [at, stop): an occurrence is a literal's start
 // when the byte before it is not printable (or it opens the section), and the printable run from it
 // ends at a NUL. The same literals every_literal would give, beginning with that text.
-void literals_starting(const char* bytes, const char* end, const char* at, const char* stop, size_t min_length,
-                       std::string_view needle, std::vector<std::string_view>& out) {
+void literals_starting(ScanRange range, size_t min_length, std::string_view needle,
+                       std::vector<std::string_view>& out) {
+  auto [bytes, end, at, stop] = range;
   while (at < stop) {
     const char* limit = std::min(end, stop + needle.size() - 1);
     const char* hit = find_text(at, limit, needle);
@@ -140,7 +151,8 @@ void literals_starting(const char* bytes, const char* end, size_t min_length, st
   auto scan = [&](size_t r) {
     const char* from = bytes + r * kRange;
     for (const auto& needle : kept)
-      literals_starting(bytes, end, from, std::min(end, from + kRange), min_length, needle, found[r]);
+      literals_starting({.bytes = bytes, .end = end, .at = from, .stop = std::min(end, from + kRange)}, min_length,
+                        needle, found[r]);
     if (kept.size() > 1) {
       std::sort(found[r].begin(), found[r].end(), [](auto a, auto b) { return a.data() < b.data(); });
       found[r].erase(std::unique(found[r].begin(), found[r].end(), [](auto a, auto b) { return a.data() == b.data(); }),

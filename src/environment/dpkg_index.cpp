@@ -7,18 +7,20 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include <cstdint>
+#include <array>
 #include <cstring>
 #include <map>
 #include <string_view>
 #include <vector>
 
+#include "common/cache_file.h"
+#include "common/hash.h"
 #include "common/file_io.h"
 
 namespace mlc::environment {
 namespace {
 
-constexpr std::string_view kMagic = "mlc-dpkg-owner-index 1\n";
+constexpr CacheFormat kFormat{.magic = "mlc-dpkg-owner-index 1\n", .fields = 3};
 
 std::string mtime_of(const struct stat& st) {
   return std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
@@ -32,15 +34,6 @@ std::string database_key(const std::string& dpkg_dir) {
   if (stat((dpkg_dir + "/status").c_str(), &status) == 0) key += "\t" + mtime_of(status) + "\t" + std::to_string(status.st_size);
   else key += "\t-\t-";
   return key + "\n";
-}
-
-// FNV-1a: a stable file name per dpkg directory (fake roots in tests share the cache directory).
-std::string name_hash(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  char out[17];
-  snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
 }
 
 // package ("name" and "name:arch") -> Version, from one pass over status.
@@ -118,49 +111,23 @@ DpkgIndex build(const std::string& dpkg_dir) {
 }
 
 std::optional<DpkgIndex> read_cache(const std::string& path, const std::string& key) {
-  std::string text;
-  if (!read_text_into(path, text)) return std::nullopt;
-  std::string_view all = text;
-  if (!all.starts_with(kMagic)) return std::nullopt;
-  all.remove_prefix(kMagic.size());
-  if (!all.starts_with(key)) return std::nullopt;
-  all.remove_prefix(key.size());
+  // path TAB package TAB version, none empty but the version.
   DpkgIndex index;
   index.from_cache = true;
-  while (!all.empty()) {
-    size_t eol = all.find('\n');
-    if (eol == std::string_view::npos) return std::nullopt;  // cut short
-    std::string_view line = all.substr(0, eol);
-    all.remove_prefix(eol + 1);
-    if (line.starts_with("end\t")) {
-      // The count closes the file: anything missing or added makes it corrupt.
-      if (!all.empty() || line.substr(4) != std::to_string(index.files.size())) return std::nullopt;
-      return index;
-    }
-    size_t t1 = line.find('\t');
-    size_t t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
-    if (t2 == std::string_view::npos || line.find('\t', t2 + 1) != std::string_view::npos || t1 == 0 || t2 == t1 + 1)
-      return std::nullopt;
-    index.files.try_emplace(std::string(line.substr(0, t1)),
-                            DpkgEntry{.package = std::string(line.substr(t1 + 1, t2 - t1 - 1)),
-                                      .version = std::string(line.substr(t2 + 1))});
-  }
-  return std::nullopt;  // no end line
+  bool read = read_cache_file(path, kFormat, key, [&](std::span<const std::string_view> f) {
+    if (f[0].empty() || f[1].empty()) return false;
+    return index.files
+        .try_emplace(std::string(f[0]), DpkgEntry{.package = std::string(f[1]), .version = std::string(f[2])})
+        .second;  // a path twice: not a file we wrote
+  });
+  if (!read) return std::nullopt;
+  return index;
 }
 
 void write_cache(const std::string& path, const std::string& key, const DpkgIndex& index) {
-  std::string out(kMagic);
-  out += key;
-  for (const auto& [file, entry] : index.files) {
-    if (entry.package.find_first_of("\t\n") != std::string::npos || entry.version.find_first_of("\t\n") != std::string::npos)
-      continue;
-    out += file + "\t" + entry.package + "\t" + entry.version + "\n";
-  }
-  // The count is of the lines written (an entry skipped above is not counted).
-  size_t lines = 0;
-  for (char c : out) lines += c == '\n';
-  out += "end\t" + std::to_string(lines - 2) + "\n";
-  (void)write_atomic(path, out, Parents::Create);  // a cache that cannot be written costs the next run time, nothing else
+  CacheWriter out(kFormat, key);
+  for (const auto& [file, entry] : index.files) (void)out.add(std::array<std::string_view, 3>{file, entry.package, entry.version});
+  out.write(path);
 }
 
 }  // namespace
@@ -170,7 +137,7 @@ bool dpkg_index_covers(const std::string& path) { return shared_object_line(path
 std::optional<DpkgIndex> load_dpkg_index(const std::string& dpkg_dir, const std::string& cache_dir) {
   std::string key = database_key(dpkg_dir);
   if (key.empty()) return std::nullopt;
-  std::string cache = cache_dir.empty() ? "" : cache_dir + "/dpkg-owners-" + name_hash(dpkg_dir) + ".tsv";
+  std::string cache = cache_dir.empty() ? "" : cache_dir + "/dpkg-owners-" + fnv1a_hex(dpkg_dir) + ".tsv";
   if (!cache.empty())
     if (auto cached = read_cache(cache, key)) return cached;
   DpkgIndex index = build(dpkg_dir);

@@ -19,25 +19,13 @@
 
 #include "common/file_io.h"
 #include "common/phase_times.h"
+#include "common/walk.h"
 #include "environment/dpkg_index.h"
 #include "common/paths.h"
 #include "environment/site_index.h"
 
 namespace mlc::environment {
 namespace {
-
-std::vector<std::string> list_dir(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n != "." && n != "..") names.push_back(n);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // Whether `dir` holds a *.dist-info entry: the first one ends the listing. A directory reached
 // under two names (/lib and /usr/lib across the /usr merge) is listed once; /usr/lib/<triplet>
@@ -74,42 +62,18 @@ struct SiteRecords {
   std::map<std::string, PackageOwner> files;
 };
 
+// The full records (not only what the index covers), read as the index reads them.
 SiteRecords read_site(const std::string& site) {
   SiteRecords r;
-  for (const auto& name : list_dir(site)) {
-    if (!name.ends_with(".dist-info")) continue;
-    // name-version.dist-info (the wheel spec escapes '-' inside either part as '_').
-    std::string stem = name.substr(0, name.size() - 10);
-    auto dash = stem.find('-');
-    PackageOwner owner{.kind = OwnerKind::Python, .name = stem.substr(0, dash),
-                       .version = dash == std::string::npos ? "" : stem.substr(dash + 1)};
-    auto record = read_text(site + "/" + name + "/RECORD");
-    if (!record) continue;
-    size_t start = 0;
-    while (start < record->size()) {
-      size_t nl = record->find('\n', start);
-      std::string line = record->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-      start = nl == std::string::npos ? record->size() : nl + 1;
-      // The same rows the cached index reads (site_index.h): nothing outside the site directory.
-      if (auto path = record_path(line)) r.files.emplace(std::move(*path), owner);
-    }
-  }
+  for_each_record_row(site, RecordSource::DistInfo,
+                      [&](std::string path, const PackageOwner& owner) { r.files.emplace(std::move(path), owner); });
   return r;
 }
 
 std::map<std::string, PackageOwner> read_conda(const std::string& prefix) {
   std::map<std::string, PackageOwner> files;
-  for (const auto& name : list_dir(prefix + "/conda-meta")) {
-    if (!name.ends_with(".json")) continue;
-    auto text = read_text(prefix + "/conda-meta/" + name);
-    if (!text) continue;
-    auto doc = nlohmann::json::parse(*text, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object() || !doc.contains("files") || !doc["files"].is_array()) continue;
-    PackageOwner owner{.kind = OwnerKind::Conda, .name = doc.value("name", std::string()), .version = doc.value("version", std::string())};
-    if (owner.name.empty()) continue;
-    for (const auto& f : doc["files"])
-      if (f.is_string() && inside_record_directory(f.get<std::string>())) files.emplace(f.get<std::string>(), owner);
-  }
+  for_each_record_row(prefix, RecordSource::CondaMeta,
+                      [&](std::string path, const PackageOwner& owner) { files.emplace(std::move(path), owner); });
   return files;
 }
 
@@ -249,7 +213,7 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
   // The lists whose package name holds a library's name are read first: the look-up usually ends
   // there, instead of after reading every one of the system's thousand lists.
   std::vector<std::string> lists;
-  for (auto& name : list_dir(dpkg_dir + "/info"))
+  for (auto& name : sorted_entries(dpkg_dir + "/info"))
     if (name.ends_with(".list")) lists.push_back(std::move(name));
   // A one-letter name only as lib<letter><digit> (libc.so.6 -> libc6), else every list would match.
   auto likely = [&](const std::string& name) {

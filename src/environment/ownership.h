@@ -1,4 +1,4 @@
-// Where every library comes from (issue 15 item 6): the package that installed a file, known
+// Where every library comes from: the package that installed a file, known
 // offline from dpkg's database, a Python dist-info RECORD, conda-meta/*.json or an SDK's version
 // file. Only the files asked about are looked up; each source is read once per call.
 #pragma once
@@ -23,8 +23,8 @@ struct OwnerSources {
   std::string cache_dir;
 };
 
-// The indexes find_owners reads, built on other threads from the start of a run: the first run
-// (no cache yet) spent ~1.5 s building them after everything else (issue 28). With many inputs
+// The indexes find_owners reads, built on other threads from the start of a run: a first run
+// (no cache yet) would otherwise spend ~1.5 s building them after everything else. With many inputs
 // (a tree): dpkg's index and the dist-info index of each site directory above an input. What
 // find_owners does not take is finished and dropped on destruction.
 class OwnerPrefetch {

@@ -11,6 +11,8 @@
 
 #include "common/file_io.h"
 #include "common/paths.h"
+#include "common/text.h"
+#include "common/walk.h"
 
 namespace mlc::environment {
 namespace {
@@ -20,25 +22,9 @@ bool is_file(const std::string& p) {
   return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::vector<std::string> list_dir(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) names.emplace_back(e->d_name);
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 std::string parent_of(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.pop_back();
-  size_t start = s.find_first_not_of(" \t");
-  return start == std::string::npos ? "" : s.substr(start);
 }
 
 // Lines read one by one (std::regex over a whole file recurses per character in libstdc++).
@@ -67,7 +53,7 @@ bool imports_torch(const std::string& line) {
 
 // The Version: line of a dist-info METADATA (or an egg-info PKG-INFO) of `package` in `site`.
 std::string version_from_metadata(const std::string& site, const std::string& package) {
-  for (const auto& name : list_dir(site)) {
+  for (const auto& name : sorted_entries(site)) {
     bool dist = name.ends_with(".dist-info"), egg = name.ends_with(".egg-info");
     if ((!dist && !egg) || name.rfind(package + "-", 0) != 0) continue;
     auto text = read_text(site + "/" + name + (dist ? "/METADATA" : "/PKG-INFO"));
@@ -155,7 +141,7 @@ namespace {
 std::optional<TorchInstall> torch_in(const std::string& dir, bool rtld_global_env) {
   TorchInstall t{.dir = dir, .extension = "", .version = "", .global_deps = true, .extension_global = false};
   // `import torch` runs `from torch._C import *` before anything else needs its libraries.
-  for (const auto& name : list_dir(dir)) {
+  for (const auto& name : sorted_entries(dir)) {
     if (name.rfind("_C.", 0) == 0 && name.ends_with(".so") && is_file(dir + "/" + name)) {
       t.extension = dir + "/" + name;
       break;
@@ -208,7 +194,7 @@ bool needs_torch(const std::vector<std::string>& needed, const std::string& path
   std::string top;
   for (std::string dir = parent_of(path); dir != "/" && is_file(dir + "/__init__.py"); dir = parent_of(dir)) top = dir;
   if (top.empty() || base_name(top) == "torch") return false;
-  for (const auto& name : list_dir(top)) {
+  for (const auto& name : sorted_entries(top)) {
     if (!name.ends_with(".py")) continue;
     auto text = read_text(top + "/" + name);
     if (!text) continue;

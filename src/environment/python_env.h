@@ -1,4 +1,4 @@
-// Python's import as context (issue 15 item 4): what an interpreter says about where its packages
+// Python's import as context: what an interpreter says about where its packages
 // live, parsed from the answer the tool got by running the interpreter (never a package's code), and
 // the torch installation `import torch` would load first for an extension that needs it.
 #pragma once

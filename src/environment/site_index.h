@@ -3,6 +3,7 @@
 // venv's RECORDs hold tens of thousands of rows, and reading them all cost ~45% of a run there.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,12 @@ bool inside_record_directory(std::string_view relative_path);
 // holds a comma, a quote or a line break, a quote inside doubled), when inside_record_directory();
 // nullopt for any other row (a malformed quote included), which owns nothing.
 std::optional<std::string> record_path(std::string_view line);
+
+// Calls row(path, owner) for each path the records of `dir` name (DistInfo: each *.dist-info/RECORD's
+// record_path() rows; CondaMeta: each conda-meta/*.json's "files" inside_record_directory()), record
+// files in sorted order: the one reader of both, for the index and for the full records.
+void for_each_record_row(const std::string& dir, RecordSource source,
+                         const std::function<void(std::string, const PackageOwner&)>& row);
 
 // The index of `dir` (a site directory for DistInfo, a conda prefix for CondaMeta). With a cache
 // directory it is read from <cache_dir>/{site,conda}-owners-<hash>.tsv when that was written for

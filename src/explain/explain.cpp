@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/text.h"
 #include "demangle/demangle.h"
 #include "loader/binding.h"
 
@@ -129,10 +130,9 @@ std::string describe(const SymbolBinding& b, const std::string& shown_name) {
     }
     case SymbolBinding::State::Unreferenced: {
       if (b.near.empty()) return shown_name + "\n>>> not referenced by " + b.library + ": nothing there needs it\n";
-      std::string list;
-      for (size_t i = 0; i < b.near.size(); ++i)
-        list += (i == 0 ? "" : i + 1 == b.near.size() ? " or " : ", ") + ("'" + b.near[i] + "'");
-      return shown_name + "\n>>> no exact match in " + b.library + "; did you mean " + list + "?\n";
+      std::vector<std::string> quoted;
+      for (const auto& n : b.near) quoted.push_back("'" + n + "'");
+      return shown_name + "\n>>> no exact match in " + b.library + "; did you mean " + join_list(quoted) + "?\n";
     }
     case SymbolBinding::State::Unresolved:
       return "";  // the traced finding says it

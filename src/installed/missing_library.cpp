@@ -16,14 +16,13 @@
 #include "loader/ld_cache.h"
 #include "loader/search_order.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "trace/causes.h"
 #include "host/host_api.h"
 #include "verdict/verdict.h"
 
 namespace mlc::installed {
 namespace {
-
-std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 // "libmccl.so.2" -> "libmccl.so": every soname version of a library shares it.
 std::string stem_of(const std::string& name) {
@@ -81,13 +80,11 @@ void scan_dir(const std::string& dir, const LibraryCopy& found, const std::strin
 struct MissingNeed {
   Cause* cause = nullptr;
   std::vector<OtherVersion> others;
+  // The DT_NEEDED entries (library, entry) of this name: they take the cause's id once it is known.
+  std::set<std::pair<int, size_t>> needs;
 };
 
-std::string short_list(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
-  return out;
-}
+std::string short_list(const std::vector<std::string>& items) { return join_list(items, " and "); }
 
 // Other versions of a missing library: in the directories the search tried, ld.so.cache's, then the
 // places given. `cache` is the loader's system cache (ld.so.cache, else ld.so.conf's), read on first use.
@@ -141,7 +138,8 @@ void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEn
 
 // Each missing DT_NEEDED name once, with its other versions and a cause. One cause per missing
 // library for the whole run: an environment where one missing libcutensor.so.2 breaks two modules
-// gets one headline naming both (needed_by grows later). Each need names its cause by "@name" for now.
+// gets one headline naming both (needed_by grows later). Each need is noted under its name, to take
+// its cause's id once `causes` has stopped growing (link_causes).
 std::map<std::string, MissingNeed> collect_missing(const loader::Process& p, std::map<int, LibraryReport>& libs,
                                                    const std::vector<Place>& places, const loader::LoaderEnv& env,
                                                    CauseList& causes) {
@@ -168,7 +166,7 @@ std::map<std::string, MissingNeed> collect_missing(const loader::Process& p, std
           causes.add(std::move(c));
         }
       }
-      lib.needed[k].cause = "@" + need.name;  // the name for now: `causes` may still grow
+      m.needs.insert({index, k});
     }
   }
   return missing;
@@ -180,13 +178,13 @@ void link_causes(std::map<std::string, MissingNeed>& missing, std::map<int, Libr
   for (auto& [name, m] : missing)
     for (auto& c : causes)
       if (c.kind == CauseKind::MissingLibrary && c.library == name) m.cause = &c;
-  for (auto& [index, lib] : libs) {
-    for (auto& n : lib.needed) {
-      if (!n.cause || n.cause->front() != '@') continue;
-      Cause* c = missing.at(n.cause->substr(1)).cause;
-      n.cause = c->id;
-      if (std::find(c->needed_by.begin(), c->needed_by.end(), lib.path) == c->needed_by.end()) c->needed_by.push_back(lib.path);
-    }
+  std::map<std::pair<int, size_t>, Cause*> cause_of;  // in the libraries' and their entries' order
+  for (auto& [name, m] : missing)
+    for (const auto& need : m.needs) cause_of[need] = m.cause;
+  for (const auto& [need, c] : cause_of) {
+    LibraryReport& lib = libs.at(need.first);
+    lib.needed[need.second].cause = c->id;
+    if (std::find(c->needed_by.begin(), c->needed_by.end(), lib.path) == c->needed_by.end()) c->needed_by.push_back(lib.path);
   }
 }
 

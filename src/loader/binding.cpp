@@ -115,10 +115,10 @@ struct Lookup {
 
 // One object's candidates for one reference (do_lookup_x's loop over one map). `names_file`: the
 // object answers to the file the reference's version is required from.
-void match_in_object(const elf::ElfObject& def_obj, const std::vector<Def>& defs, size_t begin, size_t end,
-                     const elf::VersionRequirement* version, bool names_file, Lookup& out) {
+void match_in_object(const elf::ElfObject& def_obj, const std::vector<Def>& defs, const elf::VersionRequirement* version,
+                     bool names_file, Lookup& out) {
   int versioned_count = 0;
-  for (size_t k = begin; k < end; ++k) {
+  for (size_t k = 0; k < defs.size(); ++k) {
     const Symbol d = def_obj.dynamic_symbol(defs[k].index);
     Usable u = usable(d);
     // check_match: a versioned reference met in the very object its version is required from, which
@@ -197,7 +197,7 @@ void look_up(const Process& p, Job& job, const uint32_t* candidates, size_t coun
     for (uint32_t index : scratch) defs.push_back({obj, index});
     Lookup here;
     const bool names_file = job.version && !o.has_versym && answers_to(p.objects[obj], job.version->file);
-    match_in_object(o, defs, 0, defs.size(), job.version, names_file, here);
+    match_in_object(o, defs, job.version, names_file, here);
     if (here.aborted_in >= 0) {
       job.look.aborted_in = here.aborted_in;
       return;
@@ -530,7 +530,7 @@ Definition find_definition(const Process& p, int referencing, std::string_view n
     for (uint32_t index : found) defs.push_back({obj, index});
     Lookup here;
     const bool names_file = version && !d.has_versym && answers_to(p.objects[obj], version->file);
-    match_in_object(d, defs, 0, defs.size(), version, names_file, here);
+    match_in_object(d, defs, version, names_file, here);
     if (here.aborted_in >= 0) return {.object = -1, .symbol = 0, .aborted_in = obj};
     if (here.found) return {.object = obj, .symbol = here.found_index, .aborted_in = -1};
   }

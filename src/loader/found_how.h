@@ -2,6 +2,9 @@
 // so the findings model (report/report.h) names it without the loader's other types.
 #pragma once
 
+#include <string>
+#include <utility>
+
 namespace mlc::loader {
 
 // A step of the loader's search (search_order.h) or what the process already held; and, for another
@@ -14,5 +17,18 @@ enum class FoundHow {
   Direct, Rpath, LdLibraryPath, Runpath, LdSoCache, LdSoConf, Default, With, AlreadyLoaded, Sdk, Home, Conda, Venv, Beside
 };
 const char* to_string(FoundHow how);
+
+// What one candidate of a search came to. The report (JSON `outcome`) writes it as to_string gives:
+// "found", "not found", "no entry" (the cache has none for the name), "skipped: " and why (another ELF
+// class or machine, NODEFLIB, an open error), for a file glibc refuses glibc's own words, and
+// "candidate" for another copy the search would take were the loaded one absent (never tried).
+struct SearchOutcome {
+  enum class Kind { Found, NotFound, NoEntry, Skipped, Refused, Candidate };
+  Kind kind = Kind::NotFound;
+  std::string detail;  // Skipped: why; Refused: glibc's words (dl-load.c, dl-map-segments.h...)
+  bool operator==(const SearchOutcome&) const = default;
+};
+std::string to_string(const SearchOutcome& outcome);
+inline SearchOutcome skipped(std::string why) { return {.kind = SearchOutcome::Kind::Skipped, .detail = std::move(why)}; }
 
 }  // namespace mlc::loader

@@ -30,6 +30,24 @@
 
 namespace mlc::loader {
 
+std::string to_string(const SearchOutcome& outcome) {
+  switch (outcome.kind) {
+    case SearchOutcome::Kind::Found:
+      return "found";
+    case SearchOutcome::Kind::NotFound:
+      return "not found";
+    case SearchOutcome::Kind::NoEntry:
+      return "no entry";
+    case SearchOutcome::Kind::Candidate:
+      return "candidate";
+    case SearchOutcome::Kind::Skipped:
+      return "skipped: " + outcome.detail;
+    case SearchOutcome::Kind::Refused:
+      break;
+  }
+  return outcome.detail;
+}
+
 const char* to_string(FoundHow how) {
   switch (how) {
     case FoundHow::Direct: return "direct";
@@ -282,7 +300,7 @@ class Emulator {
   void refuse(FailureKind kind, const std::string& path, const std::string& words, int requester, NeededEntry& entry) {
     const std::string file = absolute(path);
     entry.refused = file;
-    entry.searched.back().outcome = words;
+    entry.searched.back().outcome = {.kind = SearchOutcome::Kind::Refused, .detail = words};
     const std::string needed_by = requester >= 0 ? base_name(process_.objects[requester].path) : "the host program";
     std::string fix = kind == FailureKind::NoOpen
                           ? "the library is linked with -z nodlopen, so it cannot come in through a dlopen: relink it "
@@ -317,16 +335,16 @@ class Emulator {
     if (stat(c.path.c_str(), &st) != 0) {
       out.open_errno = errno == ENOTDIR ? ENOENT : errno;
       if (out.open_errno == ENOENT || out.open_errno == EACCES) {
-        if (!c.quiet) entry.searched.push_back({c.path, c.how, "not found"});
+        if (!c.quiet) entry.searched.push_back({c.path, c.how, {}});
       } else {
-        entry.searched.push_back({c.path, c.how, std::string("skipped: ") + std::strerror(out.open_errno)});
+        entry.searched.push_back({c.path, c.how, skipped(std::strerror(out.open_errno))});
       }
       return false;
     }
     if (S_ISDIR(st.st_mode)) {
       // open(2) takes a directory; reading its header fails with EISDIR. At a program's start ld.so
       // words errno itself (dl-minimal.c __strerror_r: "Error 21"); a dlopen's dlerror() has libc's.
-      entry.searched.push_back({c.path, c.how, ""});
+      entry.searched.push_back({c.path, c.how, {}});
       refuse(FailureKind::BadCandidate, c.path,
              starting_ ? "cannot read file data: Error 21" : "cannot read file data: Is a directory", c.requester, entry);
       out.stop = true;
@@ -341,18 +359,18 @@ class Emulator {
                                                         : elf::read_load_header(c.path, process_class_);
     switch (header.verdict) {
       case elf::LoadHeader::Verdict::Unopened:
-        if (!c.quiet) entry.searched.push_back({c.path, c.how, "not found"});
+        if (!c.quiet) entry.searched.push_back({c.path, c.how, {}});
         return false;
-      case elf::LoadHeader::Verdict::OtherClass: entry.searched.push_back({c.path, c.how, "skipped: wrong ELF class"}); return false;
-      case elf::LoadHeader::Verdict::OtherMachine: entry.searched.push_back({c.path, c.how, "skipped: wrong machine"}); return false;
+      case elf::LoadHeader::Verdict::OtherClass: entry.searched.push_back({c.path, c.how, skipped("wrong ELF class")}); return false;
+      case elf::LoadHeader::Verdict::OtherMachine: entry.searched.push_back({c.path, c.how, skipped("wrong machine")}); return false;
       case elf::LoadHeader::Verdict::Refused:
-        entry.searched.push_back({c.path, c.how, ""});
+        entry.searched.push_back({c.path, c.how, {}});
         refuse(FailureKind::BadCandidate, c.path, header.open_refusal, c.requester, entry);
         out.stop = true;
         return false;
       case elf::LoadHeader::Verdict::Accepted: break;
     }
-    entry.searched.push_back({c.path, c.how, "found"});
+    entry.searched.push_back({c.path, c.how, {.kind = SearchOutcome::Kind::Found, .detail = ""}});
     return map_candidate(c, header, st, existing, entry, out);
   }
 
@@ -373,7 +391,7 @@ class Emulator {
     Result<elf::ElfObject> obj = refusal ? Result<elf::ElfObject>(InputError{c.path, ""}) : read_headers(c.path, st);
     if (!refusal && !obj) {
       process_.errors.push_back(obj.error());
-      entry.searched.back().outcome = obj.error().message;
+      entry.searched.back().outcome = {.kind = SearchOutcome::Kind::Refused, .detail = obj.error().message};
       out.stop = true;
       return false;
     }
@@ -402,7 +420,7 @@ class Emulator {
     auto expanded = expand_dst(name, process_.objects[requester].origin, platform_.lib, platform_.platform);
     entry.expanded = expanded.value_or(name);
     if (!expanded) {
-      entry.searched.push_back({name, FoundHow::Direct, "skipped: a dynamic string token has no value here"});
+      entry.searched.push_back({name, FoundHow::Direct, skipped("a dynamic string token has no value here")});
       return entry;
     }
     if (int loaded = find_by_name(entry.expanded); loaded >= 0) {
@@ -492,7 +510,7 @@ class Emulator {
       seen.push_back({st.st_dev, st.st_ino});
       auto ident = elf::read_ident(path);
       if (!ident || ident->is_64 != platform_.is_64 || ident->machine != platform_.machine) continue;
-      out.push_back({absolute(path), how, "candidate"});
+      out.push_back({absolute(path), how, {.kind = SearchOutcome::Kind::Candidate, .detail = ""}});
     }
     return out;
   }
@@ -506,7 +524,7 @@ class Emulator {
     for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache())) {
       if (step.list == ended) continue;
       if (step.passed_over) {
-        entry.searched.push_back({step.path, step.how, step.passed_over});
+        entry.searched.push_back({step.path, step.how, *step.passed_over});
         continue;
       }
       if (step.subdir && !dir_exists(dir_name(step.path))) {

@@ -57,7 +57,7 @@ struct LoaderEnv {
 struct SearchAttempt {
   std::string path;
   FoundHow how;
-  std::string outcome;  // "not found", "wrong ELF class", "wrong machine", "excluded by NODEFLIB"...
+  SearchOutcome outcome;
 };
 
 struct LoadFailure {

@@ -133,15 +133,16 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
   const bool in_cache = e != nullptr;
   if (e)
     out.push_back({.path = env.sysroot + e->path, .how = cache_how,
-                   .passed_over = nodeflib && in_system_dir(e->path, platform) ? "skipped: in a system directory (NODEFLIB)"
-                                                                               : nullptr,
+                   .passed_over = nodeflib && in_system_dir(e->path, platform)
+                                      ? std::optional(skipped("in a system directory (NODEFLIB)"))
+                                      : std::nullopt,
                    .list = list});
   if (!in_cache)
     out.push_back({.path = env.sysroot + (cache.from_conf ? env.ld_so_conf : env.ld_so_cache), .how = cache_how,
-                   .passed_over = "no entry", .list = list});
+                   .passed_over = SearchOutcome{.kind = SearchOutcome::Kind::NoEntry, .detail = ""}, .list = list});
   // 5. The system directories.
   if (nodeflib) {
-    out.push_back({.path = "(system directories)", .how = FoundHow::Default, .passed_over = "skipped: NODEFLIB",
+    out.push_back({.path = "(system directories)", .how = FoundHow::Default, .passed_over = skipped("NODEFLIB"),
                    .list = list + 1});
     return out;
   }

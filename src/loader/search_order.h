@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,7 @@ SystemCache read_system_cache(const LoaderEnv& env, const std::vector<std::strin
 struct SearchCandidate {
   std::string path;  // the file to try: a directory joined with the name, or the cache's entry
   FoundHow how;
-  const char* passed_over = nullptr;
+  std::optional<SearchOutcome> passed_over = std::nullopt;
   int list = 0;         // which list it belongs to (dl-load.c open_path walks one list at a time)
   bool subdir = false;  // in a hwcaps subdirectory of a search path's directory
 };

@@ -26,7 +26,7 @@ struct LinkcheckOptions {
   // Which objects are checked. Default: the named files and every object loading them brings in
   // (what dlopen(RTLD_NOW) binds), not those already loaded by --with/--python.
   bool closure = false;     // every loaded object, as `ldd -r` does (--with's too)
-  bool only_named = false;  // the named files only (the default before issue 15)
+  bool only_named = false;  // the named files only, not what loading them binds
   TraceOptions trace;
   // Where other versions of a missing library may be installed, off the search path (the SDK's
   // lib/ is added from trace.sdk_home): /usr/local/musa*/lib, conda and venv lib dirs...

@@ -10,16 +10,10 @@
 
 #include "common/file_io.h"
 #include "common/paths.h"
+#include "common/text.h"
 
 namespace mlc::python {
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
 
 std::string real_path(const std::string& p) {
   char buf[PATH_MAX];

@@ -9,6 +9,7 @@
 
 #include "common/file_io.h"
 #include "common/paths.h"
+#include "common/text.h"
 
 namespace mlc::python {
 namespace {
@@ -16,13 +17,6 @@ namespace {
 bool is_file(const std::string& p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
 }
 
 size_t indent_of(const std::string& line) {

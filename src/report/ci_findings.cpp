@@ -20,14 +20,26 @@ std::vector<std::string> one_line_each(const std::vector<text::Detail>& details)
   return out;
 }
 
-Finding make(const LibraryReport& lib, const UnresolvedSymbol* u, std::string rule, std::string name, bool baselined,
+Finding make(const LibraryReport& lib, const UnresolvedSymbol* u, Rule rule, std::string name, bool baselined,
              text::Block block) {
-  return Finding{.library = &lib, .symbol = u, .rule = std::move(rule), .name = std::move(name),
+  return Finding{.library = &lib, .symbol = u, .rule = rule, .name = std::move(name),
                  .title = std::move(block.title), .details = one_line_each(block.details), .file = std::nullopt,
                  .line = std::nullopt, .baselined = baselined};
 }
 
 }  // namespace
+
+std::string rule_id(const Rule& rule) {
+  switch (rule.kind) {
+    case Rule::Kind::LoadFailure:
+      return "load-failure";
+    case Rule::Kind::RuntimeLookup:
+      return "runtime-lookup";
+    case Rule::Kind::Classified:
+      break;
+  }
+  return to_string(rule.classification);
+}
 
 // A finding a shared cause explains is told here in full, as alone in the text report (CI shows
 // each finding on its own).
@@ -35,16 +47,17 @@ std::vector<Finding> findings(const Report& report) {
   std::vector<Finding> out;
   for (const auto& lib : report.libraries) {
     for (const auto& f : lib.load_failures)
-      out.push_back(make(lib, nullptr, "load-failure", f.file.substr(f.file.rfind('/') + 1) + ": " + f.message,
+      out.push_back(make(lib, nullptr, kLoadFailureRule, f.file.substr(f.file.rfind('/') + 1) + ": " + f.message,
                          f.baselined, text::load_failure_block(lib, f)));
     for (const auto& need : lib.needed)
       if (!need.path && !need.refused)
-        out.push_back(make(lib, nullptr, "missing-library", need.name, need.baselined, text::missing_library_block(lib, need)));
+        out.push_back(make(lib, nullptr, classified(Classification::MissingLibrary), need.name, need.baselined,
+                           text::missing_library_block(lib, need)));
     for (const auto& mv : lib.missing_versions)
-      out.push_back(make(lib, nullptr, "version-mismatch", mv.version + " (" + mv.file + ")", mv.baselined,
-                         text::missing_version_block(lib, mv)));
+      out.push_back(make(lib, nullptr, classified(Classification::VersionMismatch), mv.version + " (" + mv.file + ")",
+                         mv.baselined, text::missing_version_block(lib, mv)));
     for (const auto& u : lib.unresolved) {
-      Finding f = make(lib, &u, to_string(u.classification), u.demangled + (u.version ? "@" + *u.version : ""),
+      Finding f = make(lib, &u, classified(u.classification), u.demangled + (u.version ? "@" + *u.version : ""),
                        u.baselined, text::undefined_symbol_block(lib, u));
       for (const auto& r : u.referenced_by) {
         if (!r.file) continue;

@@ -12,10 +12,25 @@
 
 namespace mlc::ci {
 
+// What a finding is an instance of (a SARIF rule, a JUnit failure type, a GitHub annotation's title):
+// the classification of an undefined symbol (missing libraries and versions have theirs), a load that
+// fails, or a name looked up at run time.
+struct Rule {
+  enum class Kind { Classified, LoadFailure, RuntimeLookup };
+  Kind kind = Kind::Classified;
+  Classification classification = Classification::Unknown;  // when Classified
+  bool operator==(const Rule&) const = default;
+};
+inline constexpr Rule kLoadFailureRule{.kind = Rule::Kind::LoadFailure, .classification = Classification::Unknown};
+inline constexpr Rule kRuntimeLookupRule{.kind = Rule::Kind::RuntimeLookup, .classification = Classification::Unknown};
+inline constexpr Rule classified(Classification c) { return {.kind = Rule::Kind::Classified, .classification = c}; }
+// The rule's id in the CI formats: the classification's name, "load-failure", "runtime-lookup".
+std::string rule_id(const Rule& rule);
+
 struct Finding {
   const LibraryReport* library = nullptr;
   const UnresolvedSymbol* symbol = nullptr;  // null for a missing library or version
-  std::string rule;                          // a classification; missing versions count as version-mismatch
+  Rule rule;                                 // missing versions count as version-mismatch
   std::string name;                          // what is missing: symbol (demangled, @version), library, version
   std::string title;                         // the text report's error line without "error: "
   std::vector<std::string> details;          // its ">>>" lines without the ">>> "
@@ -36,7 +51,6 @@ struct LookupFinding {
   bool fatal = false;
 };
 std::vector<LookupFinding> runtime_findings(const Report& report);
-inline constexpr const char* kRuntimeLookupRule = "runtime-lookup";
 
 // utf8_escaped (report/escape.h): valid UTF-8 passes unchanged; every byte of an invalid sequence
 // becomes the four characters "\xNN" (so a mangled name with stray bytes stays readable).

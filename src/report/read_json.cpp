@@ -42,7 +42,7 @@ Result<Report> read_json_report(const std::string& path) {
   Report r;
   try {
     for (const auto& lj : doc.at("libraries")) {
-      // Stubs go into the named libraries: a dependency's gaps (issue 15's default) are not theirs to fix.
+      // Stubs go into the named libraries: a dependency's gaps (the default load checks them) are not theirs to fix.
       if (lj.contains("role") && lj["role"].is_string() &&
           from_string<LibraryRole>(lj["role"].get<std::string>()) != LibraryRole::Target)
         continue;

@@ -35,7 +35,7 @@ std::string render_github(const Report& report, const std::string& source_root) 
     // On the referencing line; without debug information, on the library, with no line.
     std::string props = file(f.file ? *f.file : f.library->path);
     if (f.file && f.line && *f.line > 0) props += fmt::format(",line={}", *f.line);
-    props += ",title=" + escape(f.rule + ": " + f.title, true);
+    props += ",title=" + escape(ci::rule_id(f.rule) + ": " + f.title, true);
     // Baselined findings stay visible without marking the run as failed.
     out += fmt::format("::{} {}::{}\n", f.baselined ? "notice" : "error", props, escape(message, false));
   }
@@ -44,7 +44,7 @@ std::string render_github(const Report& report, const std::string& source_root) 
     std::string message = f.title;
     for (const auto& d : f.details) message += "\n" + d;
     out += fmt::format("::{} {},title={}::{}\n", f.fatal ? "error" : "warning", file(f.lookup->library),
-                       escape(std::string(ci::kRuntimeLookupRule) + ": " + f.title, true), escape(message, false));
+                       escape(ci::rule_id(ci::kRuntimeLookupRule) + ": " + f.title, true), escape(message, false));
   }
   for (const auto& e : report.errors) {
     out += fmt::format("::error {},title=unusable input::{}\n", file(e.path), escape(e.to_line(), false));

@@ -79,7 +79,7 @@ json to_json(const std::optional<PackageOwner>& o) {
            : json(nullptr);
 }
 
-// Additions of issue 15 (items 4-6): the Python context and the run-time look-ups.
+// The environment: the Python context and the run-time look-ups.
 void add_environment(const Report& report, json& doc) {
   json lookups = json::array();
   for (const auto& r : report.runtime_lookups) {
@@ -121,7 +121,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                           {"how", loader::to_string(n.how)}, {"owner", to_json(n.owner)}});
       } else {
         json search = json::array();
-        for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", loader::to_string(s.how)}, {"outcome", s.outcome}});
+        for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", loader::to_string(s.how)}, {"outcome", loader::to_string(s.outcome)}});
         needed.push_back({{"name", n.name}, {"path", nullptr}, {"path_bytes", nullptr}, {"searched", n.searched}, {"search", search},
                           {"refused", opt(n.refused)}, {"baselined", n.baselined}, {"cause", opt(n.cause)}});
       }

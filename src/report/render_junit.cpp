@@ -63,7 +63,7 @@ std::string render_junit(const Report& report) {
       } else {
         ++failed;
         cases += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml(f.title, true),
-                             xml(f.rule, true), xml(body, false));
+                             xml(ci::rule_id(f.rule), true), xml(body, false));
       }
       cases += "    </testcase>\n";
     }
@@ -93,7 +93,7 @@ std::string render_junit(const Report& report) {
       if (f.fatal) {
         ++failed;
         cases += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml(f.title, true),
-                             ci::kRuntimeLookupRule, xml(body, false));
+                             ci::rule_id(ci::kRuntimeLookupRule), xml(body, false));
       } else {
         cases += fmt::format("      <system-out>warning: {}</system-out>\n", xml(body, false));
       }

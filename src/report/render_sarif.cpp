@@ -80,21 +80,21 @@ json fix_json(const SymbolFix& fix, const std::string& root) {
 // are stable across runs; a classification added later without a rule text still gets a rule of its own.
 struct Rules {
   json list = json::array();
-  std::vector<std::string> ids;
+  std::vector<ci::Rule> ids;
   const std::string& help_uri;
 
   explicit Rules(const std::string& uri) : help_uri(uri) {
     for (const auto& r : ci::rules()) {
-      ids.emplace_back(to_string(r.classification));
-      list.push_back(rule_json(ids.back(), &r, help_uri));
+      ids.push_back(ci::classified(r.classification));
+      list.push_back(rule_json(ci::rule_id(ids.back()), &r, help_uri));
     }
   }
 
-  size_t index_of(const std::string& id) {
+  size_t index_of(const ci::Rule& id) {
     for (size_t i = 0; i < ids.size(); ++i)
       if (ids[i] == id) return i;
     ids.push_back(id);
-    list.push_back(rule_json(id, nullptr, help_uri));
+    list.push_back(rule_json(ci::rule_id(id), nullptr, help_uri));
     return ids.size() - 1;
   }
 };
@@ -126,7 +126,7 @@ json finding_result(const ci::Finding& f, size_t rule_index, const SarifOptions&
   }
   std::string library_name = f.library->soname.empty() ? f.library->path.substr(f.library->path.rfind('/') + 1)
                                                         : f.library->soname;
-  json result = {{"ruleId", f.rule},
+  json result = {{"ruleId", ci::rule_id(f.rule)},
                  {"ruleIndex", rule_index},
                  {"level", f.baselined ? "note" : "error"},
                  {"message", text(message_of(f.title, f.details))},
@@ -136,7 +136,7 @@ json finding_result(const ci::Finding& f, size_t rule_index, const SarifOptions&
                   {{"musaLinkcheckFinding/v1", ci::printable_utf8(library_name + ":" +
                                                                   (f.symbol ? f.symbol->symbol : f.name))}}},
                  {"properties",
-                  {{"library", ci::printable_utf8(f.library->path)}, {"classification", f.rule},
+                  {{"library", ci::printable_utf8(f.library->path)}, {"classification", ci::rule_id(f.rule)},
                    {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)},
                    // Who installed the library (dpkg, conda, a wheel, the SDK), as in the JSON report.
                    {"owner", f.library->owner ? json{{"kind", to_string(f.library->owner->kind)},
@@ -157,6 +157,7 @@ json finding_result(const ci::Finding& f, size_t rule_index, const SarifOptions&
 // Run-time look-ups: a rule of their own (not a classification of an undefined symbol), added only
 // when there are some, so the rule indexes of the classifications stay as they were.
 void add_runtime_results(const Report& report, const std::string& root, Rules& rules, json& results) {
+  const std::string id = ci::rule_id(ci::kRuntimeLookupRule);
   for (const auto& f : ci::runtime_findings(report)) {
     size_t before = rules.ids.size();
     size_t index = rules.index_of(ci::kRuntimeLookupRule);
@@ -165,17 +166,17 @@ void add_runtime_results(const Report& report, const std::string& root, Rules& r
           "A string literal given to dlopen names a library the search from that object does not find, or one "
           "given to dlsym names an entry point the library found does not export. A warning unless --fail-on "
           "runtime: install the library (or the driver version) that provides it, or stop looking it up.";
-      rules.list[index] = {{"id", ci::kRuntimeLookupRule},
+      rules.list[index] = {{"id", id},
                            {"name", "RuntimeLookup"},
                            {"shortDescription", text("A name looked up at run time (dlopen/dlsym) is not satisfied.")},
                            {"fullDescription", text(help)},
                            {"help", text(help)},
                            {"defaultConfiguration", {{"level", "warning"}}}};
-      if (!rules.help_uri.empty()) rules.list[index]["helpUri"] = rules.help_uri + "#" + ci::kRuntimeLookupRule;
+      if (!rules.help_uri.empty()) rules.list[index]["helpUri"] = rules.help_uri + "#" + id;
     }
     const auto& r = *f.lookup;
     results.push_back(
-        {{"ruleId", ci::kRuntimeLookupRule},
+        {{"ruleId", id},
          {"ruleIndex", index},
          {"level", f.fatal ? "error" : "warning"},
          {"message", text(message_of(f.title, f.details))},
@@ -184,7 +185,7 @@ void add_runtime_results(const Report& report, const std::string& root, Rules& r
           {{"musaLinkcheckFinding/v1", ci::printable_utf8(r.library.substr(r.library.rfind('/') + 1) + ":" + to_string(r.kind) +
                                                           ":" + r.name)}}},
          {"properties",
-          {{"library", ci::printable_utf8(r.library)}, {"classification", ci::kRuntimeLookupRule}, {"kind", to_string(r.kind)},
+          {{"library", ci::printable_utf8(r.library)}, {"classification", id}, {"kind", to_string(r.kind)},
            {"name", ci::printable_utf8(r.name)},
            {"provider", r.provider ? json(ci::printable_utf8(*r.provider)) : json(nullptr)}}}});
   }

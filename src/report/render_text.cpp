@@ -53,7 +53,7 @@ void for_each_text(R& r, F&& f) {
     for (auto& n : lib.needed) {
       f(n.name), opt(n.path), opt(n.refused), owner(n.owner);
       for (auto& s : n.searched) f(s);
-      for (auto& s : n.search) f(s.path), f(s.outcome);
+      for (auto& s : n.search) f(s.path), f(s.outcome.detail);
     }
     for (auto& mv : lib.missing_versions) f(mv.version), f(mv.file), opt(mv.provider);
     for (auto& lf : lib.load_failures) f(lf.file), f(lf.message), opt(lf.symbol), f(lf.fix);
@@ -296,7 +296,7 @@ std::string render_causes(const Report& report, const TextStyle& style) {
       out += fmt::format(">>> needed by {}{}\n", lib->path, holder_note(*lib));
       for (const auto& need : lib->needed)
         if (need.cause == c.id)
-          for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, loader::to_string(step.how), step.outcome);
+          for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, loader::to_string(step.how), loader::to_string(step.outcome));
     }
     for (const auto& o : c.others) out += fmt::format(">>> other version: {} [{}]\n", o.path, shown_how(o));
     for (size_t i = 0; i < symbols.size() && i < kCauseSymbols; ++i) {

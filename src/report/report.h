@@ -180,7 +180,7 @@ struct PackageOwner {
 struct SearchStep {
   std::string path;
   loader::FoundHow how = loader::FoundHow::Direct;
-  std::string outcome;
+  loader::SearchOutcome outcome;
 };
 
 struct NeededLibrary {

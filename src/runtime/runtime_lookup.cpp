@@ -15,6 +15,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "backend/backend.h"
 #include "common/paths.h"
 #include "loader/search_order.h"
 
@@ -84,14 +85,6 @@ Found search(const loader::Process& p, int caller, const std::string& name, cons
     }
   }
   return f;
-}
-
-// The GPU drivers a stack dlopens (CUDA's, MUSA's, ROCm's): without them nothing runs, so their
-// absence is the one run-time look-up worth a warning of its own.
-bool is_gpu_driver(const std::string& soname) {
-  for (std::string_view stem : {"libcuda.so", "libmusa.so", "libamdhip64.so"})
-    if (soname.rfind(stem, 0) == 0) return true;
-  return false;
 }
 
 // api_prefix without a copy: a view into `s`.
@@ -297,7 +290,7 @@ void caller_lookups(const loader::LoadedObject& obj, const std::vector<std::pair
   for (const auto& [lit, f] : found) {
     if (f.path.empty()) {
       told.push_back({.library = obj.path, .kind = LookupKind::Dlopen, .name = lit, .provider = std::nullopt, .provider_name = "",
-                      .searched = f.searched, .driver = is_gpu_driver(lit)});
+                      .searched = f.searched, .driver = backend::is_gpu_driver(lit)});
       continue;
     }
     if (const Opened& lib = opened.at(f.path); lib.object) libs.emplace_back(lit, &lib);

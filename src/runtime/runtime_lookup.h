@@ -1,4 +1,4 @@
-// What is looked up at run time (issue 15 item 5): names given to dlopen and dlsym as string
+// What is looked up at run time: names given to dlopen and dlsym as string
 // literals, which no DT_NEEDED shows. Each object of the process that imports dlopen is searched for
 // soname-shaped literals, each is looked for as dlopen from that object would, and entry-point
 // literals are checked against the libraries found. Files are read, never loaded.

@@ -5,22 +5,21 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "common/text.h"
+
 namespace mlc::source {
 namespace {
 
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  // A trailing // comment is no part of the condition (a /* */ one ends the directive's text already).
-  std::string_view t = s.substr(b, e - b);
-  if (auto c = t.find("//"); c != std::string_view::npos) t = t.substr(0, c);
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
-  return std::string(t);
+// A directive's text as a condition: trimmed, a trailing // comment dropped (a /* */ one ends the
+// directive's text already).
+std::string condition_text(std::string_view s) {
+  std::string t = trim(s);
+  if (auto c = t.find("//"); c != std::string::npos) t = trim(std::string_view(t).substr(0, c));
+  return t;
 }
 
 std::string first_word(std::string_view s) {
-  std::string t = trim(s);
+  std::string t = condition_text(s);
   size_t n = 0;
   while (n < t.size() && (std::isalnum(static_cast<unsigned char>(t[n])) || t[n] == '_')) ++n;
   return t.substr(0, n);
@@ -144,13 +143,13 @@ void ConditionStack::directive(std::string_view keyword, std::string_view rest) 
     std::string name = first_word(rest);
     frames_.push_back({{}, (keyword == "ifdef" ? "defined(" : "!defined(") + name + ")"});
   } else if (keyword == "if") {
-    frames_.push_back({{}, trim(rest)});
+    frames_.push_back({{}, condition_text(rest)});
   } else if (keyword == "elif" || keyword == "elifdef" || keyword == "elifndef" || keyword == "else") {
     if (frames_.empty()) return;
     Frame& f = frames_.back();
     f.taken_before.push_back(f.branch);
     if (keyword == "else") f.branch.clear();
-    else if (keyword == "elif") f.branch = trim(rest);
+    else if (keyword == "elif") f.branch = condition_text(rest);
     else f.branch = (keyword == "elifdef" ? "defined(" : "!defined(") + first_word(rest) + ")";
   } else if (keyword == "endif") {
     if (!frames_.empty()) frames_.pop_back();
@@ -168,7 +167,7 @@ std::string ConditionStack::current() const {
 }
 
 std::optional<bool> evaluate_condition(std::string_view expr, const std::map<std::string, std::string>& defined) {
-  if (trim(expr).empty()) return true;
+  if (condition_text(expr).empty()) return true;
   auto v = Evaluator(expr, defined).run();
   if (!v) return std::nullopt;
   return *v != 0;

@@ -3,6 +3,7 @@
 // arguments dropped.
 #include <algorithm>
 
+#include "backend/backend.h"
 #include "source/scanner_internal.h"
 
 namespace mlc::source {
@@ -12,8 +13,7 @@ namespace {
 
 bool is_api_macro(std::string_view w) {
   if (w == "extern" || w == "static" || w == "inline" || w == "__inline__" || w == "__forceinline__" ||
-      w == "__cudart_builtin__" || w == "CUDARTAPI_CDECL" || w == "MUSARTAPI_CDECL" || w == "virtual" ||
-      w == "explicit" || w == "friend") {
+      w == "virtual" || w == "explicit" || w == "friend" || backend::is_api_macro(w)) {
     return true;
   }
   bool caps = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {

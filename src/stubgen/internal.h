@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "build/model.h"
+#include "common/hash.h"
 #include "stubgen/stubgen.h"
 
 namespace mlc::stubgen::detail {
@@ -83,9 +84,12 @@ Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& libr
 
 // --- merge.cpp: the stub files ---
 
-// The hash recorded in a stub's marker (an edited body no longer matches it), also naming helpers.
-std::string hex64(uint64_t v);
-uint64_t fnv1a(std::string_view s);
+// The hash recorded in a stub's marker (an edited body no longer matches it), also naming data stubs:
+// FNV-1a (common/hash.h) from the offset basis these names and markers were first written with (the
+// reference's 14695981039346656037 without its last digit): stub files already written carry its
+// values, and another basis would read every stub there as hand-edited and rename every data stub.
+inline constexpr uint64_t kStubHashBasis = 1469598103934665603ull;
+std::string stub_hash(std::string_view s);
 
 // unimplemented_functions.cpp/.h (and the stub runtime's header, named for backend `b`) with this
 // run's stubs merged in.

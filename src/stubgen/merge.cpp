@@ -61,7 +61,7 @@ Region parse_region(const std::string& text, const std::string& begin_marker, co
     }
     std::string body = text.substr(line_end + 1, close - line_end - 1);
     r.blocks[key] = text.substr(s, close + end_line.size() - s);
-    r.edited[key] = hex64(fnv1a(body)) != recorded;
+    r.edited[key] = stub_hash(body) != recorded;
     r.uses[key] = uses;
     pos = close + end_line.size();
   }
@@ -70,7 +70,7 @@ Region parse_region(const std::string& text, const std::string& begin_marker, co
 
 // The marker records the body's hash (to recognise edits) and the SDK headers the stub needs.
 std::string wrap_block(const std::string& key, const std::string& body, const std::string& uses) {
-  return std::string(kStubMark) + key + " " + hex64(fnv1a(body)) + (uses.empty() ? "" : " " + uses) + "\n" + body +
+  return std::string(kStubMark) + key + " " + stub_hash(body) + (uses.empty() ? "" : " " + uses) + "\n" + body +
          kEndMark + key + "\n";
 }
 
@@ -81,11 +81,19 @@ struct MergeResult {
   std::set<std::string> uses;  // the SDK headers the final set of stubs needs
 };
 
-// `wanted`: key -> body for the stubs this run needs. Existing blocks not wanted are kept unless
-// pruned; edited blocks are always kept.
-MergeResult merge(const std::optional<std::string>& existing, const std::string& fresh_preamble,
-                  const std::string& region_preamble, const std::map<std::string, Block>& wanted,
-                  const std::string& begin_marker, const std::string& end_marker, bool prune, const std::string& path) {
+// One generated region of a stub file: the file, how a new one starts, and what the region holds.
+struct RegionSpec {
+  const std::string& path;
+  const std::string& fresh_preamble;           // a new file's text before the region
+  const std::string& region_preamble;          // the region's text before its blocks
+  const std::map<std::string, Block>& wanted;  // key -> body for the stubs this run needs
+  std::string begin_marker, end_marker;
+  bool prune = false;
+};
+
+// Existing blocks not wanted are kept unless pruned; edited blocks are always kept.
+MergeResult merge(const std::optional<std::string>& existing, const RegionSpec& spec) {
+  const auto& [path, fresh_preamble, region_preamble, wanted, begin_marker, end_marker, prune] = spec;
   MergeResult m;
   Region r = existing ? parse_region(*existing, begin_marker, end_marker) : Region{};
   if (!r.error.empty()) {
@@ -131,11 +139,10 @@ MergeResult merge(const std::optional<std::string>& existing, const std::string&
 
 // Merges `blocks` into the generated region of `path` and plans the file; nothing when the region is
 // broken (the plan has the error, and its stub files are incomplete).
-std::optional<MergeResult> merge_file(const std::string& path, const std::string& fresh, const std::string& preamble,
-                                      const std::map<std::string, Block>& blocks, const char* begin, const char* end,
-                                      bool prune, Plan& p) {
+std::optional<MergeResult> merge_file(const RegionSpec& spec, Plan& p) {
+  const std::string& path = spec.path;
   auto existing = read_text(path);
-  auto m = merge(existing, fresh, preamble, blocks, begin, end, prune, path);
+  auto m = merge(existing, spec);
   if (m.error) {
     p.errors.push_back({path, *m.error});
     p.stub_files_complete = false;
@@ -147,20 +154,7 @@ std::optional<MergeResult> merge_file(const std::string& path, const std::string
 
 }  // namespace
 
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+std::string stub_hash(std::string_view s) { return hex64(fnv1a(s, kStubHashBasis)); }
 
 void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o, const backend::Backend& b, Plan& p) {
   if (t.cpp_blocks.empty() && !fs::exists(o.out_cpp)) return;
@@ -172,7 +166,9 @@ void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o
       "// Stubs for functions the SDK does not provide, so that the library links; calling one is reported by\n"
       "// the stub runtime (" + b.stubs_header + "). musa-stubgen rewrites the region between its markers and keeps any\n"
       "// stub edited there; everything outside the markers is yours and is never touched.\n\n";
-  auto m = merge_file(o.out_cpp, fresh_cpp, cpp_pre, t.cpp_blocks, kCppBegin, kCppEnd, o.prune, p);
+  auto m = merge_file({.path = o.out_cpp, .fresh_preamble = fresh_cpp, .region_preamble = cpp_pre, .wanted = t.cpp_blocks,
+                       .begin_marker = kCppBegin, .end_marker = kCppEnd, .prune = o.prune},
+                      p);
   if (m) p.warnings.insert(p.warnings.end(), m->warnings.begin(), m->warnings.end());
 
   std::string hdr_pre;
@@ -181,7 +177,9 @@ void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o
   std::string fresh_hdr =
       "// Declarations of the stubs in " + fs::path(o.out_cpp).filename().string() +
       " that no SDK header declares (musa-stubgen).\n#pragma once\n\n";
-  merge_file(o.out_header, fresh_hdr, hdr_pre, t.hdr_blocks, kHdrBegin, kHdrEnd, o.prune, p);
+  merge_file({.path = o.out_header, .fresh_preamble = fresh_hdr, .region_preamble = hdr_pre, .wanted = t.hdr_blocks,
+              .begin_marker = kHdrBegin, .end_marker = kHdrEnd, .prune = o.prune},
+             p);
   if (!o.runtime_header.empty()) {
     auto runtime = read_text(o.runtime_header);
     std::string dest = (fs::path(o.out_cpp).parent_path() / b.stubs_header).string();

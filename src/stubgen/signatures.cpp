@@ -149,7 +149,7 @@ class Planner {
       }
       if (!known) continue;
       s.origin = "CUDA's " + cuda_name + " (" + d.file.substr(d.file.rfind('/') + 1) + ":" + std::to_string(d.line) +
-                 "), names mapped to MUSA";
+                 "), names mapped to " + ctx_.backend->display;
       s.declare_in_header = true;
       return s;
     }
@@ -341,7 +341,7 @@ class Planner {
   Signature asm_label(const UnresolvedSymbol& u) {
     Signature s;
     s.source = SignatureSource::AsmLabel;
-    s.name = backend::stub_name(*ctx_.backend, "") + hex64(fnv1a(u.symbol)).substr(0, 12);
+    s.name = backend::stub_name(*ctx_.backend, "") + stub_hash(u.symbol).substr(0, 12);
     s.asm_label = u.symbol;
     s.c_linkage = true;
     s.origin = "signature unknown: bound by its assembler name, which links whatever the signature";
@@ -580,7 +580,7 @@ std::optional<Stub> kernel_stub(const UnresolvedSymbol& u, const trace::TraceCon
 
 Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& library, const StubOptions& o,
                const backend::Backend& b) {
-  std::string name = backend::stub_name(b, "data_") + hex64(fnv1a(u.symbol)).substr(0, 12);
+  std::string name = backend::stub_name(b, "data_") + stub_hash(u.symbol).substr(0, 12);
   std::string block = "// " + std::string(to_string(u.classification)) + ": " + u.demangled + ", " +
                       std::to_string(size) + " bytes as " + fs::path(library).filename().string() +
                       "'s DWARF declares it (zero-filled; a data stub cannot report its use)\n" +

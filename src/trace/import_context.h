@@ -1,4 +1,4 @@
-// The import context as evidence (issue 25 item 3): what a Python extension's import has at hand
+// The import context as evidence: what a Python extension's import has at hand
 // beyond its own load - torch's own libraries (torch/lib of the torch that --python found, or of a
 // torch installed beside the target) and the other shared objects of the target's package. A symbol
 // the load leaves undefined that one of them defines is a library the module does not link (however

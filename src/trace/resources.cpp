@@ -10,6 +10,7 @@
 #include <set>
 
 #include "backend/hipify_map.h"
+#include "common/hash.h"
 #include "common/walk.h"
 #include "source/preprocessor.h"
 
@@ -100,9 +101,7 @@ std::string TraceResources::cache_file(const std::string& kind, const std::vecto
   if (o_.cache_dir.empty()) return "";
   std::string key;
   for (const auto& r : roots) key += r + "\n";
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
-  return o_.cache_dir + "/" + kind + "-" + hex + ".idx";
+  return o_.cache_dir + "/" + kind + "-" + fnv1a_hex(key) + ".idx";
 }
 
 namespace {

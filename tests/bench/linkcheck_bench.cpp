@@ -207,7 +207,7 @@ int dwarf_main(int argc, char** argv) {
   return located > 0 ? 0 : 1;
 }
 
-// --python on an extension against the import it predicts (issue 15 item 4): the peer really imports
+// --python on an extension against the import it predicts: the peer really imports
 // the package (torch and all), which is what a user would otherwise run to find out.
 int python_main(int argc, char** argv) {
   if (argc < 6) {
@@ -314,7 +314,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> ours = {tool, "--closure", "-q", lib};
   if (!search_path.empty()) ours.insert(ours.begin() + 1, {"--library-path", search_path});
-  // The default since issue 15: what loading the library binds (here the same objects as the closure).
+  // The default: what loading the library binds (here the same objects as the closure).
   std::vector<std::string> load = {tool, "-q", lib};
   if (!search_path.empty()) load.insert(load.begin() + 1, {"--library-path", search_path});
   std::vector<std::string> peer = {"ldd", "-r", lib};

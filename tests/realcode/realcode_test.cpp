@@ -1,12 +1,12 @@
-// The real-code panel (issue 8): Debian source packages built with their own CMake files minus a few
+// The real-code panel: Debian source packages built with their own CMake files minus a few
 // library sources: some chosen by a fixed seed, and one more by a seed of this run's own (printed with
 // the result, MLC_REALCODE_SEED=N repeats it), so that the suite does not know in advance which files
 // go. The truth is the compiler's: the removed sources compiled with the build's own flags, and the
 // undefined symbols of the built library that their objects define. The tools get the build
 // directory alone (MLC_REALCODE_SOURCE_ROOT=1 adds --source-root).
 //
-// MLC_REALCODE_SET picks the projects: the suite's own by default; "cmake", the CMake constructs of
-// issue 38 (sources through a function, a macro, a parent's list, set(X ${X} ...) under if()s); "heldout",
+// MLC_REALCODE_SET picks the projects: the suite's own by default; "cmake", the CMake constructs
+// (sources through a function, a macro, a parent's list, set(X ${X} ...) under if()s); "heldout",
 // the projects that measured the tool before it was tuned on them (never tune on these). The last two are
 // run by tools/realcode-panel.sh --set NAME, outside CI (docs/benchmarks.md).
 #include <gtest/gtest.h>
@@ -42,7 +42,7 @@ const std::string kPanel = from_env("MLC_REALCODE_DIR", std::string(MLC_BINARY_D
 const std::string kTools = from_env("MLC_REALCODE_TOOLS", "");
 const std::string kLinkcheck = kTools.empty() ? std::string(MLC_LINKCHECK_BIN) : kTools + "/musa-linkcheck";
 const std::string kStubgen = kTools.empty() ? std::string(MLC_STUBGEN_BIN) : kTools + "/musa-stubgen";
-// The context is the build directory alone, as a user's first command gives it (issue 26); with
+// The context is the build directory alone, as a user's first command gives it; with
 // MLC_REALCODE_SOURCE_ROOT=1 the source tree is named too (--source-root), for the figures beside it.
 const bool kSourceRoot = from_env("MLC_REALCODE_SOURCE_ROOT", "0") == "1";
 constexpr double kThreshold = 98.0;
@@ -93,7 +93,7 @@ struct Project {
 // add_subdirectory levels down (jsoncpp), target_sources (snappy), a plain add_library list (double-conversion),
 // set() lists in if()/elseif()/else() and a namespace macro (fmt), target_sources of a file(GLOB) list that
 // list(REMOVE_ITEM) trims (yaml-cpp, many sources referencing each other).
-// Issue 16 doubled it with projects the tracer was not tuned on: flags written by macros, generated
+// Projects the tracer was not tuned on: flags written by macros, generated
 // config/export headers and an OBJECT library (glog), -inl.h headers and explicit instantiations through
 // an export macro (spdlog), quoted target_sources and vtables (leveldb), C libraries with sources in
 // add_library() (libzip) and an installed copy of the same library (zlib: the system's libz.so.1), and a C
@@ -147,7 +147,7 @@ const std::vector<Project>& suite_panel() {
        .cmake_file = "CMakeLists.txt",
        .remove = 4,
        .glob_list = "yaml-cpp-sources"},
-      // Issue 16, projects the tracer was not tuned on. glog: generated config and export headers, flags
+      // Projects the tracer was not tuned on. glog: generated config and export headers, flags
       // written by GLOG_DEFINE_* macros, sources compiled in an OBJECT library.
       {.name = "glog",
        .package = "google-glog",
@@ -209,7 +209,7 @@ const std::vector<Project>& suite_panel() {
        .must = {{"crc32", "crc32.c"}},
        // The +dfsg repack drops win32/; CMakeLists.txt still lists win32/zlib1.rc (ignored off Windows).
        .prepare = "mkdir -p win32 && touch win32/zlib1.rc"},
-      // pcre2 (issue 26): names no text spells. Internal functions are PRIV(ord2utf), pasted into
+      // pcre2: names no text spells. Internal functions are PRIV(ord2utf), pasted into
       // _pcre2_ord2utf_8, and the public API is renamed by `#define pcre2_x PCRE2_SUFFIX(pcre2_x_)`; the
       // library's target is pcre2-8-shared, its file libpcre2-8.so by OUTPUT_NAME, its list an upper-case
       // SET(PCRE2_SOURCES ...) beside a generated pcre2_chartables.c.
@@ -223,7 +223,7 @@ const std::vector<Project>& suite_panel() {
        .force = {"src/pcre2_ord2utf.c", "src/pcre2_substring.c"},
        .must = {{"_pcre2_ord2utf_8", "src/pcre2_ord2utf.c"},
                 {"pcre2_substring_length_bynumber_8", "src/pcre2_substring.c"}}},
-      // lz4 (issue 26): the library's target is lz4_shared, its file liblz4.so by OUTPUT_NAME, and the
+      // lz4: the library's target is lz4_shared, its file liblz4.so by OUTPUT_NAME, and the
       // program lz4cli is named lz4 by OUTPUT_NAME too; without static libraries the programs compile the
       // library's own sources (list(APPEND LZ4_CLI_SOURCES ${LZ4_SOURCES}) in an else() branch), so other
       // targets compile what the library compiles. The CMake files live in build/cmake, the entries are
@@ -254,7 +254,7 @@ const std::vector<Project>& suite_panel() {
   return projects;
 }
 
-// Issue 38: the CMake constructs the tool once emulated, on projects nobody here had read. Each is traced
+// CMake constructs that text alone cannot follow, on projects nobody here had read. Each is traced
 // and restored with --build-dir alone: CMake's own File API (asked for by the tool) says which commands
 // hold the sources.
 const std::vector<Project>& cmake_panel() {
@@ -317,7 +317,7 @@ const std::vector<Project>& cmake_panel() {
   return projects;
 }
 
-// The projects a held-out measure found broken before the tool asked CMake (issue 38): they stay a
+// The held-out projects, whose sources only CMake's own answer places: they stay a
 // measure, not material to tune on.
 const std::vector<Project>& heldout_panel() {
   static const std::vector<Project> projects = {

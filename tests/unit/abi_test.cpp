@@ -1,4 +1,4 @@
-// The C++ ABI by name (issue 9): _GLIBCXX_USE_CXX11_ABI drift in both directions, by-value against
+// The C++ ABI by name: _GLIBCXX_USE_CXX11_ABI drift in both directions, by-value against
 // const&, const drift and a missing template instantiation, each from two tiny libraries compiled
 // here with the system compiler; and the tool never breaking: non-UTF-8 symbol names in JSON, and a
 // start with broken copies of its own runtime first on LD_LIBRARY_PATH.

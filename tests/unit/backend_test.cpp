@@ -1,4 +1,4 @@
-// The backend is the only room that knows vendor facts (issue 27 item 5): a third backend is one
+// The backend is the only room that knows vendor facts: a third backend is one
 // aggregate, defined here and known nowhere else, and the stubs, coverage's counterparts and the
 // tracer's sentences follow it. The built-in HIP backend's stubs name HIP, not MUSA.
 #include <gtest/gtest.h>

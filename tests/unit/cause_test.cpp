@@ -1,4 +1,4 @@
-// Causes a new user found wrong or harmful (issue 24 items 4b, 4c, 5a-5c): the libc10 torch itself
+// Causes a new user found wrong or harmful: the libc10 torch itself
 // loads called a stale copy to remove, a DT_RPATH fix speaking of RUNPATH, CUDA calls the port missed
 // told "not found in CUDA", a HIP symbol both provider-mismatch and defined, Python C API symbols
 // blamed on a missing libc10. Each world is built from source at test time; where a verdict is at
@@ -206,7 +206,7 @@ TEST(HipLibrary, provider_mismatch_is_not_followed_by_a_defined_in_line_naming_t
 // Item 5c: a library that calls the Python C API (not an extension module) and whose libc10.so.2.0 is
 // missing. Its Py* symbols are the interpreter's: with libc10.so.2.0 back, the real loader in python3
 // binds them all; only c10's symbol is the missing library's. With a python3 on PATH it is checked
-// inside it (issue 25: src/host/python_host.h) and the C API is not a finding; without one, it is
+// inside it (src/host/python_host.h) and the C API is not a finding; without one, it is
 // host-provided.
 TEST(MissingLibrary, python_c_api_symbols_belong_to_the_interpreter_not_to_the_missing_libc10) {
   std::string root = test::scratch_dir("cause-missing-c10");
@@ -340,7 +340,7 @@ TEST(CudaCall, cuda_13_libcudart_exports_cuda_malloc_async_and_the_map_gives_mus
   EXPECT_NE(cls.find("/libcudart.so.13 exports it; the porting map's MUSA counterpart is musaMallocAsync"), std::string::npos) << r.out;
 }
 
-// issue 26 item 4: the "defined nowhere" reason says CUDA was searched only for a name that looks like
+// The "defined nowhere" reason says CUDA was searched only for a name that looks like
 // one of the CUDA APIs the backend ports (cudaX, cuX, cublasX...). The FAQ's forgotten kernel, a C++
 // function of the project's own, has nothing to do with CUDA; nor has a C name that merely starts
 // with "cu" (cutlass_gemm). The loader's verdict is the real one: all three are undefined.

@@ -56,7 +56,7 @@ TEST(Cli, fail_on_none_reports_but_exits_0) {
 TEST(Cli, missing_library_text_lists_the_search) {
   auto r = run(linkcheck("-q " + quote(kFix + "/miss/libmiss_user.so")));
   EXPECT_EQ(r.status, 1);
-  // One cause (issue 15): the symbol the missing library would have provided is told under it.
+  // One cause: the symbol the missing library would have provided is told under it.
   EXPECT_EQ(r.out, "error: loading libmiss_user.so would fail: 1 cause\n"
                    "error: library not found: libnothere.so.1 (needed by libmiss_user.so); no other version of it was found\n");
 }

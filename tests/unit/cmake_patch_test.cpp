@@ -337,8 +337,8 @@ TEST_F(CMakePatch, broken_cmake_file_is_one_error_line_naming_it_and_exit_2) {
   EXPECT_EQ(file("db/CMakeLists.txt"), "set(DB_SRCS db/a.cc \"db/c.cc PARENT_SCOPE)\n");
 }
 
-// Issue 38: CMake's own File API (asked for by the tool: the fixture configures without a query) says
-// which commands hold each target's sources; the constructs below are those the tool once emulated.
+// CMake's own File API (asked for by the tool: the fixture configures without a query) says
+// which commands hold each target's sources, for each construct below (text alone cannot place them).
 
 TEST_F(CMakePatch, sources_a_function_takes_go_into_the_section_of_its_call_that_holds_their_kind) {
   // abseil's shape: the call's own arguments (SRCS ...) hold the files, the function creates the target in

@@ -1,4 +1,4 @@
-// The compiler has the last word (issue 16): a CMake project built at test time whose library leaves
+// The compiler has the last word: a CMake project built at test time whose library leaves
 // out sources that text matching cannot read - a flag and a class's members written by macro
 // families, a key function defined through a macro (vtable, typeinfo), an explicit instantiation
 // through an export macro, a namespace macro a generated config header defines twice - and a second

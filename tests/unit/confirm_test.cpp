@@ -370,7 +370,7 @@ size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// The FAQ's torch op library in CUDA (issue 26): ops.cpp, compiled by the host compiler, calls
+// The FAQ's torch op library in CUDA: ops.cpp, compiled by the host compiler, calls
 // myops::scale_on_gpu, which kernels/scale_kernel.cu defines and its target's list forgets.
 // `cuda_sibling`: the target also compiles kernels/add_kernel.cu (an nvcc command to borrow); without
 // it, the only command beside the .cu is the host's. The include directory comes from
@@ -549,7 +549,7 @@ TEST(ConfirmCommand, DepfilesOdirAndResponseFilesWriteNothingIntoTheBuild) {
   fs::remove_all(root);
 }
 
-// issue 26 item 3: musa-stubgen's "after this patch" counts as resolved only what compiled proof
+// musa-stubgen's "after this patch" counts as resolved only what compiled proof
 // shows. The forgotten source defines the symbol in its text but cannot be compiled here (a header
 // only the real build generates): it is expected by its text, said apart, never "1 of 1 still
 // unresolved"; and its failed compile (met by the closure and by the proof alike) is said once, with
@@ -615,7 +615,7 @@ TEST(AfterPatch, OnlyTheSourcesThePatchGivesBackAreCompiled) {
 }
 
 // torch_musa's FAQ 8.3 loop from the user's first command, `musa-linkcheck --build-dir build
-// build/libmyops.so` and nothing else (issue 26 item 1): a project configured as users configure it
+// build/libmyops.so` and nothing else: a project configured as users configure it
 // (no compile database, no File API query) whose scale_kernel.cpp is missing from its target's source
 // list. The build's own sources are searched, the forgotten file is the origin and the target's
 // add_library() the list; musa-stubgen --apply writes the entry, and the rebuilt library resolves.
@@ -667,7 +667,7 @@ TEST(BuildDirAlone, FaqCaseIsTracedToTheForgottenSourcePatchedAndRebuilt) {
   fs::remove_all(root);
 }
 
-// Names no text spells (issue 26 item 5), as pcre2 writes them: internal functions through
+// Names no text spells, as pcre2 writes them: internal functions through
 // PRIV(name) -> _tok_name_8, the public API renamed by `#define tok_api TOK_SUFFIX(tok_api_)`. The
 // library's target is tok_shared, its file libtok.so by OUTPUT_NAME, and an executable is named tok.
 // With `--build-dir` alone the target comes from the generator's files (no File API query), and the

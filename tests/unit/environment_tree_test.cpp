@@ -1,4 +1,4 @@
-// A directory is an environment (issue 28 items 1 and 4): one run over a site-packages-like tree
+// A directory is an environment: one run over a site-packages-like tree
 // holding Debian's own extension module (PyYAML's _yaml, with what it needs from the system), two
 // gcc-built modules whose one library is missing, and a module that needs another package's library
 // (found through its RUNPATH). The real loader is the oracle: ctypes.CDLL(path, RTLD_NOW) in a fresh
@@ -179,7 +179,7 @@ TEST_F(EnvironmentTreeYaml, a_healthy_environment_exits_0_with_one_summary_line)
   EXPECT_EQ(text.err, "");
 }
 
-// A program in a tree (issue 25 item 2) is no dlopen target: glibc refuses an executable ("cannot
+// A program in a tree is no dlopen target: glibc refuses an executable ("cannot
 // dynamically load position-independent executable"). It is checked as its start is, the file as the
 // main map: `ldd -r` is the oracle for which programs fail and on what, and the report marks them.
 TEST(EnvironmentTree, a_program_in_a_tree_is_checked_as_its_start_as_ldd_r_does) {

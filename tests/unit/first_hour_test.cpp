@@ -1,4 +1,4 @@
-// A new user's first hour (issue 18): what musa-linkcheck prints for the first things people try -
+// A new user's first hour: what musa-linkcheck prints for the first things people try -
 // a .o or .a, a missing file, explain, a bad context path, a typo'd option - as exact lines on
 // stdout and stderr with the exit status, so that none of them can mislead again.
 #include <gtest/gtest.h>
@@ -116,7 +116,7 @@ TEST(FirstHour, explain_names_the_binding_of_a_resolved_symbol) {
   EXPECT_EQ(r.out, want);
 }
 
-// explain follows the reference in the scope the report binds it in (issue 24 item 2): a definition
+// explain follows the reference in the scope the report binds it in: a definition
 // held by a library loaded before with RTLD_LOCAL (--with LIB:local) is not where it binds, and the
 // real loader (ctypes, the library first with RTLD_LOCAL) fails on it; with LIB:global it binds there.
 TEST(FirstHour, explain_binds_in_the_scope_the_report_binds_in) {
@@ -194,8 +194,8 @@ TEST(FirstHour, option_errors_are_gnu_style) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "musa-stubgen: unrecognized option '--aply'; did you mean '--apply'?\n"
                    "Try 'musa-stubgen --help' for more information.\n");
-  // A classification the contract does not have is refused, naming the ones it has (it used to be a
-  // silent no-op: nothing was stubbed).
+  // A classification the contract does not have is refused, naming the ones it has (not a
+  // silent no-op that stubs nothing).
   r = run(std::string(MLC_STUBGEN_BIN) + " --stub unknwon x.so");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "musa-stubgen: invalid argument 'unknwon' for '--stub'\n"

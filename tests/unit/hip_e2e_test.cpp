@@ -1,4 +1,4 @@
-// End to end on a real SDK (issue 17): a kernel library written as CUDA (fixtures/hip_kernels) is
+// End to end on a real SDK: a kernel library written as CUDA (fixtures/hip_kernels) is
 // ported by PyTorch 1.13.1's own hipify, built by its CMake with find_package(hip) and Debian's
 // hipcc, checked against ROCm HIP 5.2.3 as installed, stubbed by musa-stubgen --backend hip, and
 // rebuilt until nothing is unresolved. Truth comes from ldd -r, objdump and grep on the real files.

@@ -1,4 +1,4 @@
-// The import context is evidence (issue 25 item 3): a symbol an extension's load leaves undefined is
+// The import context is evidence: a symbol an extension's load leaves undefined is
 // looked up in torch's own libraries (torch/lib of the torch --python finds, or of one installed
 // beside the target) and in the target's package, for definitions and for ABI near misses, even when
 // --as-needed dropped the library. Real material: Debian's python3-torch (libtorch1.13), extensions

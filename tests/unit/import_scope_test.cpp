@@ -1,4 +1,4 @@
-// The loader's scopes and search order where users met a wrong green (issue 24 items 1-3): an empty
+// The loader's scopes and search order where users met a wrong green: an empty
 // LD_LIBRARY_PATH entry in any position, torch/_C imported RTLD_LOCAL, --with LIB:local against
 // RTLD_GLOBAL, and the import of torch that an extension's import does first. Every case is also
 // loaded by the real loader (ctypes.CDLL(..., RTLD_NOW) or an import in a fresh /usr/bin/python3),

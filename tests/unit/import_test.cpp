@@ -1,4 +1,4 @@
-// Predicting the import (issue 15): the default checks what loading a file binds, dependencies
+// Predicting the import: the default checks what loading a file binds, dependencies
 // included; a missing library is one cause naming the other versions installed; a symbol a loaded
 // library should own but lacks is a provider mismatch. The real loader is the oracle: each
 // environment is also loaded with ctypes.CDLL(path, RTLD_NOW) in a python3 subprocess, which must

@@ -1,4 +1,4 @@
-// The first hour's leftovers (issue 28 item 3), as a new user meets them: --help as GNU tools write
+// The first hour's leftovers, as a new user meets them: --help as GNU tools write
 // it, usage errors in GNU's words before any report, coverage's own options, explain's near misses, a
 // hanging --python, and the smaller slips - each as the exact lines printed and the exit status.
 #include <gtest/gtest.h>

@@ -227,8 +227,8 @@ TEST(LoaderRules, nodeflib_skips_system_cache_entries_and_default_dirs) {
   EXPECT_FALSE(n.path.has_value());
   ASSERT_EQ(n.search.size(), 2u);
   EXPECT_EQ(n.search[0].how, loader::FoundHow::LdSoCache);
-  EXPECT_EQ(n.search[0].outcome, "skipped: in a system directory (NODEFLIB)");
-  EXPECT_EQ(n.search[1].outcome, "skipped: NODEFLIB");
+  EXPECT_EQ(loader::to_string(n.search[0].outcome), "skipped: in a system directory (NODEFLIB)");
+  EXPECT_EQ(loader::to_string(n.search[1].outcome), "skipped: NODEFLIB");
 }
 
 TEST(LoaderRules, loaded_soname_satisfies_a_later_needed_entry) {
@@ -348,7 +348,7 @@ TEST(LoaderRules, missing_library_lists_every_path_considered_in_order) {
   const auto& n = needed(u, "libnothere.so.1");
   EXPECT_FALSE(n.path.has_value());
   std::vector<std::string> got;
-  for (const auto& s : n.search) got.push_back(s.path + " [" + loader::to_string(s.how) + "] " + s.outcome);
+  for (const auto& s : n.search) got.push_back(s.path + " [" + loader::to_string(s.how) + "] " + loader::to_string(s.outcome));
   std::vector<std::string> want = {
       kFix + "/miss/first/libnothere.so.1 [rpath] not found",
       kFix + "/miss/second/libnothere.so.1 [rpath] not found",

@@ -1,4 +1,4 @@
-// Macros as the preprocessor sees them (issue 16 item 2): #if branches as conditions, evaluated with
+// Macros as the preprocessor sees them: #if branches as conditions, evaluated with
 // the build's -D/-U flags, and a namespace macro a generated config header defines twice resolved to
 // the branch the build takes - checked against the compiler's own answer (g++ -E -dM).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Python's import as context (issue 15 item 4) and where each library comes from (item 6).
+// Python's import as context and where each library comes from.
 // Site-packages layouts are assembled in the scratch area from fixtures built at test time (and
 // from Debian's python3-torch/python3-torchvision); /usr/bin/python3 with PYTHONPATH is the
 // interpreter asked. The real loader (ctypes in a subprocess, loading torch's _C first as
@@ -354,7 +354,7 @@ TEST_F(PythonImportTorchvision, debian_torchvision_against_a_copied_torch_with_a
     EXPECT_NE(defined.find(" " + u["symbol"].get<std::string>() + "\n"), std::string::npos) << u["symbol"];
 }
 
-// Issue 24 item 2: torch/__init__.py imports _C with Python's RTLD_LOCAL unless torch/_utils_internal.py
+// torch/__init__.py imports _C with Python's RTLD_LOCAL unless torch/_utils_internal.py
 // sets USE_RTLD_GLOBAL_WITH_LIBTORCH = True; then _C and its libraries are in the global scope, and an
 // extension that calls libtorch_cpu without linking it imports. A torch built both ways (its
 // __init__.py does what torch's does), checked against a real import in a fresh /usr/bin/python3.
@@ -409,7 +409,7 @@ TEST_F(PythonImportDev, torch_imported_rtld_global_lends_its_libraries_to_later_
   }
 }
 
-// Issue 24 item 3: `import torch` loads lib/libtorch_global_deps.so (RTLD_GLOBAL) before _C; when
+// `import torch` loads lib/libtorch_global_deps.so (RTLD_GLOBAL) before _C; when
 // that load fails (a library it needs is nowhere), `import torch` fails, and with it the import of
 // every extension whose package imports torch. Checked against a real import in /usr/bin/python3.
 TEST_F(PythonImportDev, a_failing_libtorch_global_deps_fails_the_import_of_torch_first) {
@@ -682,7 +682,7 @@ TEST(HostLoad, debian_pil_imagingmath_is_checked_as_its_interpreter_imports_it) 
   ASSERT_FALSE(from_libm.empty()) << undefined.out;
   EXPECT_EQ(run(kPython + " -c 'import PIL._imagingmath'").status, 0);  // the real import works
 
-  // An extension module is checked as Python imports it (issue 25 item 4), without --python too: the
+  // An extension module is checked as Python imports it, without --python too: the
   // first ELF python3 on PATH is the main program of its process (read, never run), so the Python C
   // API it exports and its own libm.so.6 bind the module's references, as in the real import above.
   auto hosted = run("PATH=/usr/bin:/bin " + kBin + " --format json " + quote(module));

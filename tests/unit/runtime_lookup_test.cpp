@@ -1,4 +1,4 @@
-// Run-time look-ups (issue 15 item 5): a driver API library dlopens "libmusa_drv.so.4" and dlsyms
+// Run-time look-ups: a driver API library dlopens "libmusa_drv.so.4" and dlsyms
 // "muInit" and "muMissingEntry" by string literal. Three environments: the driver absent, present
 // without muMissingEntry, complete. The real loader (ctypes in a subprocess of this test) is the
 // oracle for each; the tool itself only reads the files.
@@ -252,9 +252,9 @@ TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request
   EXPECT_EQ(doc["runtime_lookups"][0]["severity"], "warning");
 }
 
-// One system cache for the loader and dlopen at run time (issue 27): without an ld.so.cache the loader
+// One system cache for the loader and dlopen at run time: without an ld.so.cache the loader
 // reads ld.so.conf's directories as ldconfig would, and a run-time dlopen by name finds what the
-// loader's own search would (the look-up used to read the cache file alone, and found nothing).
+// loader's own search would (the cache file alone would find nothing).
 TEST(RuntimeLookup, dlopen_without_an_ld_so_cache_searches_ld_so_conf_as_the_loader_does) {
   const std::string dir = test::scratch_dir("runtime-conf");
   test::write_file(dir + "/ld.so.conf", kDir + "/full\n");
@@ -270,9 +270,9 @@ TEST(RuntimeLookup, dlopen_without_an_ld_so_cache_searches_ld_so_conf_as_the_loa
   std::filesystem::remove_all(dir);
 }
 
-// Issue 24 item 1 for dlopen at run time: LD_LIBRARY_PATH's entries are searched as given, so a
-// leading empty entry is the current directory there too (the look-up used to join the entries and
-// split them again, which lost it). Run from a driver's directory, the real loader finds it there.
+// The loader's empty-entry rule for dlopen at run time: LD_LIBRARY_PATH's entries are searched as given, so a
+// leading empty entry is the current directory there too (joining the entries and splitting them again
+// would lose it). Run from a driver's directory, the real loader finds it there.
 TEST(RuntimeLookup, dlopen_reads_an_empty_ld_library_path_entry_as_the_current_directory) {
   const std::string nowhere = kDir + "/nowhere";
   for (const auto& [cwd, oracle, fatal] :

@@ -146,7 +146,7 @@ TEST(SetupPy, the_built_module_is_mapped_to_its_extension_in_place_and_installed
   EXPECT_FALSE(setuptools::read_setup_py(dir + "/missing.py").ok());
 }
 
-// --- A setuptools extension with a source left out of sources= (issue 36) ----------------------------
+// --- A setuptools extension with a source left out of sources= ----------------------------
 // The natural call names the module alone: its DWARF names the compiled unit, beside which the
 // defining source sits; the fix is setup.py's list; one --apply, one `build_ext --force`, and a fresh
 // interpreter imports the module and gets the right answer.

@@ -1,4 +1,4 @@
-// Ownership that costs nothing per run (issue 25 item 2): a site directory's dist-info RECORDs and a
+// Ownership that costs nothing per run: a site directory's dist-info RECORDs and a
 // conda prefix's conda-meta, indexed once (shared objects only) and cached by their mtimes. The site
 // is built here with gcc-built modules; Python's own importlib.metadata, which reads the same
 // RECORDs, is the oracle for who owns each file.
@@ -221,7 +221,7 @@ TEST(SiteOwners, conda_meta_is_indexed_once_and_rebuilt_when_a_package_changes) 
 }
 
 
-// A hostile wheel's RECORD (issue 29 item 8): rows that name files outside the site directory (an
+// A hostile wheel's RECORD: rows that name files outside the site directory (an
 // absolute path, ../ escapes, a path that goes down and back up), empty and huge fields, quotes and
 // commas, bytes that are not UTF-8, a quote never closed. Nothing outside the site directory becomes
 // the package's, nothing crashes, and the rows that name its own files are still indexed, from the

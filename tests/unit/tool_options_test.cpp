@@ -1,4 +1,4 @@
-// Options of the two tools that no other test exercised (issue 29 item 8), each by its effect: the
+// Options of the two tools that no other test exercised, each by its effect: the
 // stub musa-stubgen writes under --style and --version-guard, compiled and run (the stub runtime's
 // verdict, and nm for what a guard leaves defined); --c10/--no-c10; musa-linkcheck's --json-report
 // (the same document --format json prints) and --color always/never; the SDK found from MUSA_HOME

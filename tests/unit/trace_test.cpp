@@ -203,7 +203,7 @@ TEST(Trace, text_shows_the_origin_the_way_lld_does) {
       "(at::native::glu_backward_musa(at::TensorIteratorBase const&))\n"
       ">>>               " + kKernels + "\n"
       ">>> mangled: _ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll\n"
-      // Text finds it in two uncompiled sources; with --build-dir the compiler decides (issue 16), with the
+      // Text finds it in two uncompiled sources; with --build-dir the compiler decides, with the
       // command of the nearest .mu the build compiles.
       ">>> missing-source: compiling " + kGen + "/aten/src/ATen/native/musa/ActivationGluKernel.mu defines it (with the "
       "build's command for " + kGen + "/aten/src/ATen/native/musa/Loss.mu)\n"

@@ -1,0 +1,28 @@
+// Small text facts shared by every room: one definition each.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlc {
+
+// s without the white space (space, tab, CR, LF, VT, FF) at either end.
+inline std::string trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n\v\f";
+  size_t b = s.find_first_not_of(kSpace);
+  if (b == std::string_view::npos) return "";
+  return std::string(s.substr(b, s.find_last_not_of(kSpace) - b + 1));
+}
+
+// The items as a sentence lists them: "a", "a or b", "a, b or c" (with `last` " or " or " and ").
+inline std::string join_list(const std::vector<std::string>& items, std::string_view last = " or ") {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += i + 1 == items.size() ? last : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
+}  // namespace mlc

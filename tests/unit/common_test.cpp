@@ -1,0 +1,141 @@
+// The shared helpers of src/common, each against an outside fact: FNV-1a's published test vectors, the
+// cache format's own text written by hand, sh(1) as the program run.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/cache_file.h"
+#include "common/hash.h"
+#include "common/paths.h"
+#include "common/subprocess.h"
+#include "common/text.h"
+#include "common/walk.h"
+#include "test_support.h"
+
+namespace mlc {
+namespace {
+
+using test::write_file;
+
+TEST(CommonText, trim_drops_white_space_at_both_ends_and_keeps_it_inside) {
+  EXPECT_EQ(trim(" \t a b\r\n"), "a b");
+  EXPECT_EQ(trim(" \t\r\n"), "");
+  EXPECT_EQ(trim("x"), "x");
+}
+
+TEST(CommonText, join_list_lists_as_a_sentence_does) {
+  EXPECT_EQ(join_list({}), "");
+  EXPECT_EQ(join_list({"a"}), "a");
+  EXPECT_EQ(join_list({"a", "b"}), "a or b");
+  EXPECT_EQ(join_list({"a", "b", "c"}), "a, b or c");
+  EXPECT_EQ(join_list({"a", "b", "c"}, " and "), "a, b and c");
+}
+
+TEST(CommonPaths, dir_of_is_what_precedes_the_last_slash) {
+  EXPECT_EQ(dir_of("/usr/lib/libc.so.6"), "/usr/lib");
+  EXPECT_EQ(dir_of("/libc.so.6"), "");
+  EXPECT_EQ(dir_of("a/b/"), "a/b");
+}
+
+TEST(CommonWalk, sorted_entries_lists_a_directory_sorted_without_dot_and_dot_dot) {
+  const std::string dir = test::scratch_dir("common-entries");
+  for (const char* n : {"b", "a", ".hidden", "c"}) write_file(dir + "/" + n, "");
+  EXPECT_EQ(sorted_entries(dir), (std::vector<std::string>{".hidden", "a", "b", "c"}));
+  EXPECT_TRUE(sorted_entries(dir + "/absent").empty());
+  std::filesystem::remove_all(dir);
+}
+
+// The FNV-1a 64-bit test vectors of the algorithm's reference (Fowler, Noll, Vo).
+TEST(CacheFile, fnv1a_hex_gives_the_reference_test_vectors) {
+  EXPECT_EQ(fnv1a_hex(""), "cbf29ce484222325");
+  EXPECT_EQ(fnv1a_hex("a"), "af63dc4c8601ec8c");
+  EXPECT_EQ(fnv1a_hex("foobar"), "85944171f73967e8");
+}
+
+constexpr CacheFormat kFormat{.magic = "test-cache 1\n", .fields = 2};
+
+std::vector<std::string> rows_of(const std::string& path, const std::string& key, bool* answered) {
+  std::vector<std::string> rows;
+  *answered = read_cache_file(path, kFormat, key, [&](std::span<const std::string_view> f) {
+    rows.push_back(std::string(f[0]) + "=" + std::string(f[1]));
+    return f[0] != "refused";
+  });
+  return rows;
+}
+
+TEST(CacheFile, writes_the_format_and_reads_back_only_a_whole_file_for_its_key) {
+  const std::string dir = test::scratch_dir("common-cache");
+  const std::string path = dir + "/sub/c.tsv";
+  CacheWriter out(kFormat, "key\tK\n");
+  EXPECT_TRUE(out.add(std::array<std::string_view, 2>{"a", "1"}));
+  EXPECT_FALSE(out.add(std::array<std::string_view, 2>{"tab\there", "2"}));  // no row can carry a tab
+  EXPECT_FALSE(out.add(std::array<std::string_view, 2>{"b", "new\nline"}));
+  EXPECT_TRUE(out.add(std::array<std::string_view, 2>{"b", ""}));
+  out.write(path);  // creates sub/
+  EXPECT_EQ(test::read_file(path), "test-cache 1\nkey\tK\na\t1\nb\t\nend\t2\n");
+  bool answered = false;
+  EXPECT_EQ(rows_of(path, "key\tK\n", &answered), (std::vector<std::string>{"a=1", "b="}));
+  EXPECT_TRUE(answered);
+  // Each of these is not an answer: another key, a row missing, a row added, cut short, a field more,
+  // another format, a row the reader refuses.
+  rows_of(path, "key\tOther\n", &answered);
+  EXPECT_FALSE(answered);
+  for (const char* text :
+       {"test-cache 1\nkey\tK\na\t1\nend\t2\n", "test-cache 1\nkey\tK\na\t1\nb\t\nc\t3\nend\t2\n",
+        "test-cache 1\nkey\tK\na\t1\nb\t\n", "test-cache 1\nkey\tK\na\t1\nb\t\nend\t2", "test-cache 1\nkey\tK\na\t1\t9\nb\t\nend\t2\n",
+        "test-cache 2\nkey\tK\na\t1\nb\t\nend\t2\n", "test-cache 1\nkey\tK\nrefused\t1\nb\t\nend\t2\n",
+        "test-cache 1\nkey\tK\na\t1\nb\t\nend\t2\nmore\n"}) {
+    write_file(path, text);
+    rows_of(path, "key\tK\n", &answered);
+    EXPECT_FALSE(answered) << text;
+  }
+  rows_of(dir + "/absent.tsv", "key\tK\n", &answered);
+  EXPECT_FALSE(answered);
+  std::filesystem::remove_all(dir);
+}
+
+std::chrono::steady_clock::time_point in_seconds(double s) {
+  return std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
+TEST(Subprocess, run_program_gives_each_stream_its_exit_status_and_its_directory) {
+  const std::string dir = test::scratch_dir("common-run");
+  ProgramResult r = run_program({.argv = {"sh", "-c", "pwd; echo oops >&2; exit 3"}, .directory = dir, .deadline = in_seconds(60)});
+  EXPECT_TRUE(r.started);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.out, std::filesystem::canonical(dir).string() + "\n");
+  EXPECT_EQ(r.err, "oops\n");
+  ASSERT_TRUE(WIFEXITED(r.status));
+  EXPECT_EQ(WEXITSTATUS(r.status), 3);
+  EXPECT_EQ(r.exec_errno, 0);
+  // 2>&1: one stream, in the order written.
+  r = run_program({.argv = {"sh", "-c", "echo 1; echo 2 >&2; echo 3"}, .deadline = in_seconds(60), .merge_output = true});
+  EXPECT_EQ(r.out, "1\n2\n3\n");
+  EXPECT_EQ(r.err, "");
+  // A program that is not there: exec's errno, exit status 127 as a shell gives; a directory that is
+  // not there: 126.
+  r = run_program({.argv = {dir + "/no-such-program"}, .deadline = in_seconds(60)});
+  EXPECT_EQ(r.exec_errno, ENOENT);
+  EXPECT_EQ(WEXITSTATUS(r.status), 127);
+  r = run_program({.argv = {"true"}, .directory = dir + "/absent", .deadline = in_seconds(60)});
+  EXPECT_EQ(WEXITSTATUS(r.status), 126);
+  std::filesystem::remove_all(dir);
+}
+
+// At the deadline the whole group is killed: the background child holds the output pipe open, so a
+// kill of the shell alone would leave the read waiting for it (30 s).
+TEST(Subprocess, run_program_kills_the_program_and_its_children_at_the_deadline) {
+  auto start = std::chrono::steady_clock::now();
+  ProgramResult r = run_program({.argv = {"sh", "-c", "sleep 30 & sleep 30; wait"}, .deadline = in_seconds(0.3)});
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_TRUE(WIFSIGNALED(r.status));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
+}  // namespace
+}  // namespace mlc
