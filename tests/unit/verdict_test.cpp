@@ -98,7 +98,12 @@ TEST(Verdict, a_finding_read_from_a_saved_report_keeps_its_classification) {
 // The resolver is the one writer: no file of src/ but src/verdict (and the JSON reader, which reads a
 // decided report back) assigns a finding's classification.
 TEST(Verdict, no_pass_writes_a_classification) {
-  const std::regex write(R"((\.|->)classification\s*=[^=])");
+  // `x.classification = ...` or `p->classification = ...`; not a designated initializer `{.classification = c}`
+  // of another struct (ci::Rule), nor a comparison.
+  const std::regex write(R"([\w\)\]](\.|->)classification\s*=[^=])");
+  ASSERT_TRUE(std::regex_search("    u_.classification = Classification::Unknown;", write));
+  ASSERT_TRUE(std::regex_search("  again->classification = c;", write));
+  ASSERT_FALSE(std::regex_search("  return {.kind = Rule::Kind::Classified, .classification = c};", write));
   std::vector<std::string> writers;
   size_t files = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(MLC_SOURCE_DIR) + "/src")) {
