@@ -1,4 +1,4 @@
-// What the host program's own load provides (issue 15 leftover): a Python extension module built
+// What the host program's own load provides: a Python extension module built
 // without -lm still gets pow/fmod from the libm.so.6 that the python3 executable itself links. Such
 // symbols are host-provided, like the Python C API, not unknown.
 #pragma once

@@ -215,9 +215,20 @@ OwnerVersion version_of(const loader::LoadedObject& lib) {
 }
 
 // The finding becomes a provider mismatch: its reason, origin, fix and did-you-mean; `g` gathers it.
-void mark_mismatch(UnresolvedSymbol& u, const Item& it, const Owner& owner, const loader::LoadedObject& lib,
-                   const OwnerVersion& v, const std::string& holder, const std::vector<std::string>& same,
-                   const std::vector<std::string>& members, Group& g) {
+// The evidence of one provider mismatch: the symbol's family, the library that owns it and its version,
+// the referencing file, and the definitions the owner has instead (same name, other members).
+struct Mismatch {
+  const Item& it;
+  const Owner& owner;
+  const loader::LoadedObject& lib;
+  const OwnerVersion& v;
+  std::string holder;
+  std::vector<std::string> same, members;
+};
+
+void mark_mismatch(const Mismatch& m, Group& g) {
+  UnresolvedSymbol& u = *m.it.u;
+  const auto& [it, owner, lib, v, holder, same, members] = m;
   std::string who = v.soname + (v.version.empty() || soname_version(v.soname) == v.version ? "" : " (" + v.version + ")");
   if (v.version.empty() && v.torch.empty()) who += " (version unknown)";
   std::string torch_note = v.torch.empty() ? "" : ", torch " + v.torch + " (" + v.torch_file + ")";
@@ -299,8 +310,9 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
     // Only neighbours in its scope, in a library the same build makes: no evidence of another version
     // (the symbol belongs to a source that build leaves out, here or there).
     if (it.family.cxx && same.empty() && build && build->target_for_artifact(lib.path)) continue;
-    std::string holder = base_name(p.objects[it.ref->object].path);
-    mark_mismatch(*it.u, it, *owner, lib, v, holder, same, members, groups[{it.ref->object, owner->object}]);
+    mark_mismatch({.it = it, .owner = *owner, .lib = lib, .v = v, .holder = base_name(p.objects[it.ref->object].path),
+                   .same = std::move(same), .members = std::move(members)},
+                  groups[{it.ref->object, owner->object}]);
   }
   add_group_causes(groups, causes);
 }

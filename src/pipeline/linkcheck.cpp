@@ -467,8 +467,8 @@ std::vector<UnresolvedSymbol*> trace_symbols(InputCheck& in, const trace::TraceC
   return unknown;
 }
 
-// What text matching left unsettled, the real compiler decides (src/confirm); what it settles is
-// no longer unknown.
+// What text matching left unsettled, the real compiler decides (src/confirm); `unknown` keeps only
+// what it did not settle.
 void confirm_findings(InputCheck& in, const trace::TraceContext& ctx, const LinkcheckOptions& options,
                       std::vector<UnresolvedSymbol*>& unknown, Report& report) {
   std::vector<UnresolvedSymbol*> all;

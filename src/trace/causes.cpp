@@ -17,6 +17,7 @@
 
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
+#include "common/paths.h"
 #include "environment/python_env.h"
 #include "host/host_api.h"
 #include "verdict/verdict.h"
@@ -50,8 +51,6 @@ std::string real_path(const std::string& path) {
   char buf[PATH_MAX];
   return realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
-
-std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 // A candidate copy, read for its exported definitions: name -> the version names it carries them
 // under ("" for the base version or an unversioned file).

@@ -11,6 +11,7 @@
 #include "backend/cuda_api.h"
 #include "build/model.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "dwarf/references.h"
 #include "elf/elf_object.h"
 #include "verdict/verdict.h"
@@ -117,11 +118,7 @@ std::string nowhere_reason(const TraceContext& ctx, const UnresolvedSymbol& u) {
   if (searched.empty() && !ctx.cuda_home.empty())
     return "no loaded object defines it (no sources or SDK were given to trace it further)";
   if (searched.empty()) return "no loaded object defines it (no sources, SDK or CUDA were given to trace it further)";
-  std::string list;
-  for (size_t i = 0; i < searched.size(); ++i) {
-    list += (i == 0 ? "" : i + 1 == searched.size() ? " or " : ", ") + searched[i];
-  }
-  std::string reason = "no loaded object defines it, nor was it found in " + list;
+  std::string reason = "no loaded object defines it, nor was it found in " + join_list(searched);
   // A name that macros paste together (PRIV(x) -> _prefix_x_8) is spelled by no text; only the compiler
   // can place it, and it needs the build's compile commands.
   if (ctx.build && !ctx.build->build_dir.empty() && !ctx.build->has_compile_database && !ctx.build->cache.empty())
