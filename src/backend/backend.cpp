@@ -187,4 +187,23 @@ std::string stub_runtime_text(const Backend& b, std::string_view musa_runtime) {
   return text;
 }
 
+std::string_view cuda_api_family(std::string_view n) {
+  // Longest prefixes first: cublasLt before cublas before cu.
+  static const std::pair<std::string_view, std::string_view> prefixes[] = {
+      {"cublasLt", "blas"}, {"cublas", "blas"},     {"CUBLAS", "blas"},     {"cusparse", "sparse"},
+      {"CUSPARSE", "sparse"}, {"cusolver", "solver"}, {"CUSOLVER", "solver"}, {"cufft", "fft"},
+      {"CUFFT", "fft"},     {"curand", "rand"},     {"CURAND", "rand"},     {"cudnn", "dnn"},
+      {"CUDNN", "dnn"},     {"nccl", "nccl"},       {"nvrtc", "rtc"},       {"NVRTC", "rtc"},
+      {"nvtx", "roctx"},    {"cuda", "runtime"},    {"CUDA_", "driver"},    {"CU_", "driver"},
+      {"cu", "driver"},     {"CU", "driver"},
+  };
+  for (const auto& [prefix, family] : prefixes) {
+    if (n.size() <= prefix.size() || n.substr(0, prefix.size()) != prefix) continue;
+    // cuX is the driver only when X starts a word (cuMemAlloc, CUresult), not "cut" or "current".
+    if ((prefix == "cu" || prefix == "CU") && !(n[2] >= 'A' && n[2] <= 'Z')) return "";
+    return family;
+  }
+  return "";
+}
+
 }  // namespace mlc::backend

@@ -13,6 +13,10 @@ namespace mlc::backend {
 // a word starts after it (cuMemAlloc, not cutlass_gemm); a C++ function (_Z...) never looks like one.
 bool looks_like_cuda_api(const Backend& b, std::string_view symbol);
 
+// The API family of a CUDA name by its prefix (cudaX runtime, cuX driver, cublasX blas, nvtxX roctx...),
+// "" when it is no CUDA library name: what torch_musa's maps, which carry no family, are grouped by.
+std::string_view cuda_api_family(std::string_view cuda_name);
+
 // CUDA's driver library, by soname stem.
 inline constexpr std::string_view kCudaDriverSoname = "libcuda.so";
 // The macros CUDA's runtime headers write before a function's name.

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "backend/cuda_api.h"
 #include "common/file_io.h"
 #include "common/walk.h"
 #include "source/source_index.h"
@@ -142,7 +143,7 @@ struct Naming {
   std::string_view family_of(std::string_view cuda) const {
     if (map)
       if (auto it = map->info.find(cuda); it != map->info.end() && !it->second.family.empty()) return it->second.family;
-    return porting::family_of_name(cuda);
+    return backend::cuda_api_family(cuda);
   }
 
   // The CUDA name `id` counts under, or empty; `original` holds a name the naming rule made.

@@ -50,10 +50,6 @@ struct PortingMap {
 // Errors (unreadable file, invalid JSON, a value that is not a string) name the file.
 Result<PortingMap> load_mapping(const std::string& path);
 
-// The API family of a CUDA name by its prefix (cudaX runtime, cuX driver, cublasX blas...), "" when
-// it is no CUDA library name: what torch_musa's maps, which carry no family, are grouped by.
-std::string_view family_of_name(std::string_view cuda_name);
-
 // Replaces whole identifiers found in `map` (the porting script's text rule).
 std::string map_identifiers(std::string_view text, const NameMap& map);
 

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "backend/cuda_api.h"
 #include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
@@ -774,7 +775,7 @@ class Tracer {
     // CUDA install happens to export (OpenCL's clX in libOpenCL). Asked before the CUDA index, which
     // is read on first use: a plain C name (pmix_value_load in a venv's nvshmem) never costs its
     // 1.5 s first build.
-    if (porting::family_of_name(name).empty() && !(ctx_.mapping && ctx_.mapping->to_musa.count(name))) return false;
+    if (backend::cuda_api_family(name).empty() && !(ctx_.mapping && ctx_.mapping->to_musa.count(name))) return false;
     if (!ctx_.cuda()) return false;
     const auto* lib = ctx_.cuda()->first_exporter(name);
     const IndexedEntity* decl = nullptr;
