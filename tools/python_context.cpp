@@ -23,7 +23,8 @@ struct Ran : ProgramResult {
 };
 
 Ran run_program(const std::vector<std::string>& argv, int timeout_seconds) {
-  Ran r{mlc::run_program({.argv = argv, .deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds)})};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  Ran r{mlc::run_program({.argv = argv, .deadline = deadline})};
   r.limit = timeout_seconds;
   return r;
 }

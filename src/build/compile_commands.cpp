@@ -68,7 +68,8 @@ std::optional<OutputArgument> output_argument(const std::vector<std::string>& ar
   for_each_own_argument(argv, [&](size_t i) {
     const std::string& a = argv[i];
     if ((a == "-o" || a == "--output-file") && i + 1 < argv.size()) out = OutputArgument{i + 1, 0};
-    else if (nvcc && (a.starts_with("-o=") || a.starts_with("--output-file="))) out = OutputArgument{i, a.find('=') + 1};
+    else if (nvcc && (a.starts_with("-o=") || a.starts_with("--output-file=")))
+      out = OutputArgument{i, a.find('=') + 1};
     else if (!nvcc && a.size() > 2 && a.starts_with("-o")) out = OutputArgument{i, 2};
     return !out;
   });

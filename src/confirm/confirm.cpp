@@ -66,7 +66,8 @@ struct RunResult {
 RunResult run_compiler(const CompileCommand& cmd, Clock::time_point deadline) {
   RunResult r;
   const auto started = Clock::now();
-  ProgramResult ran = run_program({.argv = cmd.argv, .directory = cmd.directory, .deadline = deadline, .merge_output = true});
+  ProgramResult ran =
+      run_program({.argv = cmd.argv, .directory = cmd.directory, .deadline = deadline, .merge_output = true});
   if (!ran.started) {
     r.diagnostics = "cannot start a process";
     return r;

@@ -106,8 +106,8 @@ void literals_containing(const char* bytes, const char* end, size_t min_length, 
   std::vector<std::vector<std::string_view>> found(ranges);
   auto scan = [&](size_t r) {
     const char* from = bytes + r * kRange;
-    literals_containing({.bytes = bytes, .end = end, .at = from, .stop = std::min(end, from + kRange)}, min_length, needle,
-                        found[r]);
+    literals_containing({.bytes = bytes, .end = end, .at = from, .stop = std::min(end, from + kRange)}, min_length,
+                        needle, found[r]);
     if (ranges > 1) release({from, static_cast<size_t>(std::min(end, from + kRange) - from)});
   };
   if (ranges > 1) tbb::parallel_for(size_t{0}, ranges, scan);

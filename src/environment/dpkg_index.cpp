@@ -126,7 +126,8 @@ std::optional<DpkgIndex> read_cache(const std::string& path, const std::string& 
 
 void write_cache(const std::string& path, const std::string& key, const DpkgIndex& index) {
   CacheWriter out(kFormat, key);
-  for (const auto& [file, entry] : index.files) (void)out.add(std::array<std::string_view, 3>{file, entry.package, entry.version});
+  for (const auto& [file, entry] : index.files)
+    (void)out.add(std::array<std::string_view, 3>{file, entry.package, entry.version});
   out.write(path);
 }
 

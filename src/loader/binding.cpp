@@ -115,8 +115,8 @@ struct Lookup {
 
 // One object's candidates for one reference (do_lookup_x's loop over one map). `names_file`: the
 // object answers to the file the reference's version is required from.
-void match_in_object(const elf::ElfObject& def_obj, const std::vector<Def>& defs, const elf::VersionRequirement* version,
-                     bool names_file, Lookup& out) {
+void match_in_object(const elf::ElfObject& def_obj, const std::vector<Def>& defs,
+                     const elf::VersionRequirement* version, bool names_file, Lookup& out) {
   int versioned_count = 0;
   for (size_t k = 0; k < defs.size(); ++k) {
     const Symbol d = def_obj.dynamic_symbol(defs[k].index);

@@ -121,7 +121,9 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                           {"how", loader::to_string(n.how)}, {"owner", to_json(n.owner)}});
       } else {
         json search = json::array();
-        for (const auto& s : n.search) search.push_back({{"path", s.path}, {"how", loader::to_string(s.how)}, {"outcome", loader::to_string(s.outcome)}});
+        for (const auto& s : n.search)
+          search.push_back(
+              {{"path", s.path}, {"how", loader::to_string(s.how)}, {"outcome", loader::to_string(s.outcome)}});
         needed.push_back({{"name", n.name}, {"path", nullptr}, {"path_bytes", nullptr}, {"searched", n.searched}, {"search", search},
                           {"refused", opt(n.refused)}, {"baselined", n.baselined}, {"cause", opt(n.cause)}});
       }

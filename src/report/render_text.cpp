@@ -296,7 +296,9 @@ std::string render_causes(const Report& report, const TextStyle& style) {
       out += fmt::format(">>> needed by {}{}\n", lib->path, holder_note(*lib));
       for (const auto& need : lib->needed)
         if (need.cause == c.id)
-          for (const auto& step : need.search) out += fmt::format(">>> searched {} [{}]: {}\n", step.path, loader::to_string(step.how), loader::to_string(step.outcome));
+          for (const auto& step : need.search)
+            out += fmt::format(">>> searched {} [{}]: {}\n", step.path, loader::to_string(step.how),
+                               loader::to_string(step.outcome));
     }
     for (const auto& o : c.others) out += fmt::format(">>> other version: {} [{}]\n", o.path, shown_how(o));
     for (size_t i = 0; i < symbols.size() && i < kCauseSymbols; ++i) {

@@ -33,7 +33,8 @@ Block missing_library_block(const LibraryReport& lib, const NeededLibrary& need)
   Block b{.title = "library not found: " + need.name, .details = {}};
   b.details.push_back({.line = fmt::format("needed by {}{}", lib.path, holder_note(lib))});
   for (const auto& step : need.search)
-    b.details.push_back({.line = fmt::format("searched {} [{}]: {}", step.path, loader::to_string(step.how), loader::to_string(step.outcome))});
+    b.details.push_back({.line = fmt::format("searched {} [{}]: {}", step.path, loader::to_string(step.how),
+                                             loader::to_string(step.outcome))});
   return b;
 }
 

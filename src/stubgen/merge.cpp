@@ -166,8 +166,8 @@ void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o
       "// Stubs for functions the SDK does not provide, so that the library links; calling one is reported by\n"
       "// the stub runtime (" + b.stubs_header + "). musa-stubgen rewrites the region between its markers and keeps any\n"
       "// stub edited there; everything outside the markers is yours and is never touched.\n\n";
-  auto m = merge_file({.path = o.out_cpp, .fresh_preamble = fresh_cpp, .region_preamble = cpp_pre, .wanted = t.cpp_blocks,
-                       .begin_marker = kCppBegin, .end_marker = kCppEnd, .prune = o.prune},
+  auto m = merge_file({.path = o.out_cpp, .fresh_preamble = fresh_cpp, .region_preamble = cpp_pre,
+                       .wanted = t.cpp_blocks, .begin_marker = kCppBegin, .end_marker = kCppEnd, .prune = o.prune},
                       p);
   if (m) p.warnings.insert(p.warnings.end(), m->warnings.begin(), m->warnings.end());
 
@@ -177,8 +177,8 @@ void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o
   std::string fresh_hdr =
       "// Declarations of the stubs in " + fs::path(o.out_cpp).filename().string() +
       " that no SDK header declares (musa-stubgen).\n#pragma once\n\n";
-  merge_file({.path = o.out_header, .fresh_preamble = fresh_hdr, .region_preamble = hdr_pre, .wanted = t.hdr_blocks,
-              .begin_marker = kHdrBegin, .end_marker = kHdrEnd, .prune = o.prune},
+  merge_file({.path = o.out_header, .fresh_preamble = fresh_hdr, .region_preamble = hdr_pre,
+              .wanted = t.hdr_blocks, .begin_marker = kHdrBegin, .end_marker = kHdrEnd, .prune = o.prune},
              p);
   if (!o.runtime_header.empty()) {
     auto runtime = read_text(o.runtime_header);

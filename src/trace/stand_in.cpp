@@ -72,8 +72,9 @@ bool check_stand_in(const demangle::SymbolName& sym, const TraceContext& ctx, co
   }
   verdict::claim(u, EvidencePass::Trace, Classification::CudaOnly);
   u.counterpart = Counterpart{.name = cuda, .library = lib ? std::optional<std::string>(lib->path) : std::nullopt};
-  u.reason = "a stand-in in " + scope + " for the C function " + sym.name + ", which the " + ctx.backend->display + " SDK lacks; CUDA has " +
-             cuda + (lib ? " in " + lib->path : " (declared in " + cuda_index->headers.file_of(*decl).path + ")");
+  u.reason = "a stand-in in " + scope + " for the C function " + sym.name + ", which the " + ctx.backend->display +
+             " SDK lacks; CUDA has " + cuda +
+             (lib ? " in " + lib->path : " (declared in " + cuda_index->headers.file_of(*decl).path + ")");
   if (where) u.origin = where;
   u.fix = Fix{.kind = FixKind::Stub, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "define " + qualified + " in unimplemented_functions.cpp (musa-stubgen) and "
                                         "request " + sym.name + " from the SDK team"};

@@ -38,7 +38,9 @@ Report awkward_report() {
   NeededLibrary gone;
   gone.name = "libgone.so.1";
   gone.searched = {"/w/lib"};
-  gone.search = {SearchStep{.path = "/w/lib/libgone.so.1", .how = loader::FoundHow::Runpath, .outcome = {.kind = loader::SearchOutcome::Kind::Refused, .detail = "no such file"}}};
+  gone.search = {SearchStep{.path = "/w/lib/libgone.so.1",
+                            .how = loader::FoundHow::Runpath,
+                            .outcome = {.kind = loader::SearchOutcome::Kind::Refused, .detail = "no such file"}}};
   lib.needed.push_back(gone);
   UnresolvedSymbol odd;
   odd.symbol = odd.demangled = "bad\xff" "name";

@@ -87,7 +87,8 @@ TEST(CacheFile, writes_the_format_and_reads_back_only_a_whole_file_for_its_key) 
   EXPECT_FALSE(answered);
   for (const char* text :
        {"test-cache 1\nkey\tK\na\t1\nend\t2\n", "test-cache 1\nkey\tK\na\t1\nb\t\nc\t3\nend\t2\n",
-        "test-cache 1\nkey\tK\na\t1\nb\t\n", "test-cache 1\nkey\tK\na\t1\nb\t\nend\t2", "test-cache 1\nkey\tK\na\t1\t9\nb\t\nend\t2\n",
+        "test-cache 1\nkey\tK\na\t1\nb\t\n", "test-cache 1\nkey\tK\na\t1\nb\t\nend\t2",
+        "test-cache 1\nkey\tK\na\t1\t9\nb\t\nend\t2\n",
         "test-cache 2\nkey\tK\na\t1\nb\t\nend\t2\n", "test-cache 1\nkey\tK\nrefused\t1\nb\t\nend\t2\n",
         "test-cache 1\nkey\tK\na\t1\nb\t\nend\t2\nmore\n"}) {
     write_file(path, text);
@@ -105,7 +106,8 @@ std::chrono::steady_clock::time_point in_seconds(double s) {
 
 TEST(Subprocess, run_program_gives_each_stream_its_exit_status_and_its_directory) {
   const std::string dir = test::scratch_dir("common-run");
-  ProgramResult r = run_program({.argv = {"sh", "-c", "pwd; echo oops >&2; exit 3"}, .directory = dir, .deadline = in_seconds(60)});
+  ProgramResult r =
+      run_program({.argv = {"sh", "-c", "pwd; echo oops >&2; exit 3"}, .directory = dir, .deadline = in_seconds(60)});
   EXPECT_TRUE(r.started);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.out, std::filesystem::canonical(dir).string() + "\n");
@@ -114,7 +116,8 @@ TEST(Subprocess, run_program_gives_each_stream_its_exit_status_and_its_directory
   EXPECT_EQ(WEXITSTATUS(r.status), 3);
   EXPECT_EQ(r.exec_errno, 0);
   // 2>&1: one stream, in the order written.
-  r = run_program({.argv = {"sh", "-c", "echo 1; echo 2 >&2; echo 3"}, .deadline = in_seconds(60), .merge_output = true});
+  r = run_program(
+      {.argv = {"sh", "-c", "echo 1; echo 2 >&2; echo 3"}, .deadline = in_seconds(60), .merge_output = true});
   EXPECT_EQ(r.out, "1\n2\n3\n");
   EXPECT_EQ(r.err, "");
   // A program that is not there: exec's errno, exit status 127 as a shell gives; a directory that is

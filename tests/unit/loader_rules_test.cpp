@@ -348,7 +348,8 @@ TEST(LoaderRules, missing_library_lists_every_path_considered_in_order) {
   const auto& n = needed(u, "libnothere.so.1");
   EXPECT_FALSE(n.path.has_value());
   std::vector<std::string> got;
-  for (const auto& s : n.search) got.push_back(s.path + " [" + loader::to_string(s.how) + "] " + loader::to_string(s.outcome));
+  for (const auto& s : n.search)
+    got.push_back(s.path + " [" + loader::to_string(s.how) + "] " + loader::to_string(s.outcome));
   std::vector<std::string> want = {
       kFix + "/miss/first/libnothere.so.1 [rpath] not found",
       kFix + "/miss/second/libnothere.so.1 [rpath] not found",
