@@ -162,7 +162,7 @@ int summarize(const Arguments& a, const mlc::StubgenRun& done) {
   for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& n : plan.notes) std::fprintf(stderr, "musa-stubgen: %s\n", n.c_str());
   for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
-  // A broken CMake file is said once: the editor plans on the build reader's parse (build/edit.h).
+  // A broken CMake file is said once: the editor plans on the build reader's parse (buildmodel/edit.h).
   for (const auto& e : done.errors)
     std::fprintf(stderr, "musa-stubgen: error: %s\n", mlc::controls_escaped(e.to_line()).c_str());
   size_t changed = 0;

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "build/command_line.h"
+#include "buildmodel/command_line.h"
 #include "cmake/file_api.h"
 #include "cmake/generator_targets.h"
 #include "common/file_io.h"

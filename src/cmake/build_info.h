@@ -1,8 +1,8 @@
-// The CMake provider of the build model (build/model.h): CMakeCache.txt variables, the files
+// The CMake provider of the build model (buildmodel/model.h): CMakeCache.txt variables, the files
 // compile_commands.json compiles, the targets (CMake File API, else the generator's own files), and the
 // source lists written in CMakeLists.txt files (set, list(APPEND), file(GLOB|GLOB_RECURSE), add_library,
 // musa_add_library, target_sources), each entry with its exact position for patching. What only this
-// provider and its editor need is declared here; the rest of the tool includes build/model.h.
+// provider and its editor need is declared here; the rest of the tool includes buildmodel/model.h.
 #pragma once
 
 #include <map>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "cmake/cmake_lang.h"
 #include "common/result.h"
 

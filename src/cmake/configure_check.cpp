@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "build/edit.h"
+#include "buildmodel/edit.h"
 #include "cmake/file_api.h"
 #include "common/file_io.h"
 #include "common/paths.h"

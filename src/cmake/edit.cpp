@@ -1,8 +1,8 @@
-// The CMake provider's editor (build/edit.h): entries inserted into a source-list command in the
+// The CMake provider's editor (buildmodel/edit.h): entries inserted into a source-list command in the
 // list's own style, target_link_libraries() extended or written, list(REMOVE_ITEM)/list(FILTER) entries
 // or whole commands cut. Each file is taken from the build reader's parse (else read and parsed here,
 // once) and edited by insertions and cuts at byte offsets.
-#include "build/edit.h"
+#include "buildmodel/edit.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "cmake/build_info.h"
-#include "build/command_line.h"
+#include "buildmodel/command_line.h"
 #include "cmake/generator_targets.h"
 #include "common/file_io.h"
 

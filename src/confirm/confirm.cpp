@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "common/hash.h"
 #include "common/file_io.h"
 #include "demangle/demangle.h"

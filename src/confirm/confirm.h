@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "build/model.h"
-#include "build/command_line.h"
+#include "buildmodel/model.h"
+#include "buildmodel/command_line.h"
 #include "loader/loader.h"
 #include "report/report.h"
 #include "trace/trace.h"
@@ -58,7 +58,7 @@ struct ConfirmOutcome {
   std::vector<std::string> warnings;
 };
 
-// The build's compile commands come from the build model (build/model.h).
+// The build's compile commands come from the build model (buildmodel/model.h).
 using build::CompileCommand;
 using build::read_compile_commands;
 
@@ -70,7 +70,7 @@ using build::read_compile_commands;
 // CUDA rules pass them; without one it has no command (false).
 bool command_for(const std::vector<CompileCommand>& db, const std::string& file, const std::string& object,
                  CompileCommand& out, std::string& from, const std::string& cuda_compiler = "");
-// True for nvcc (by the driver's file name: build/command_line.h), and for a source CUDA's compiler
+// True for nvcc (by the driver's file name: buildmodel/command_line.h), and for a source CUDA's compiler
 // takes (.cu).
 using build::is_nvcc;
 bool is_cuda_source(const std::string& file);

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "confirm/confirm.h"
 #include "demangle/symbol_name.h"
 #include "source/source_index.h"

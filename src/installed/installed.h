@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "loader/binding.h"
 #include "loader/loader.h"
 #include "report/report.h"

@@ -17,7 +17,7 @@
 #include <tbb/parallel_pipeline.h>
 
 #include "backend/cuda_api.h"
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "common/paths.h"
 #include "common/phase_times.h"
 #include "common/walk.h"

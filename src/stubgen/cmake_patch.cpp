@@ -1,14 +1,14 @@
 // The build patches: a source-list entry for each missing source; a link for each unlinked library; the
 // list(REMOVE_ITEM)/list(FILTER EXCLUDE) entry that takes out a needed source dropped. What to edit,
 // for which symbols, and what to refuse is decided here; the edits themselves go through the build
-// model's editor (build/edit.h), on the parse the build reader made.
+// model's editor (buildmodel/edit.h), on the parse the build reader made.
 #include <sys/stat.h>
 
 #include <map>
 #include <set>
 #include <tuple>
 
-#include "build/edit.h"
+#include "buildmodel/edit.h"
 #include "common/paths.h"
 #include "setuptools/setup_py.h"
 #include "stubgen/internal.h"

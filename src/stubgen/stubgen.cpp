@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <set>
 
-#include "build/edit.h"
+#include "buildmodel/edit.h"
 #include "common/file_io.h"
 #include "setuptools/setup_py.h"
 #include "stubgen/diff.h"

@@ -3,7 +3,7 @@
 // candidates for that soname show which copy would have satisfied them, so the reason is told once.
 #include "trace/causes.h"
 #include "trace/trace.h"
-#include "build/model.h"
+#include "buildmodel/model.h"
 
 #include <algorithm>
 #include <climits>

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "backend/cuda_api.h"
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "common/paths.h"
 #include "common/text.h"
 #include "dwarf/references.h"

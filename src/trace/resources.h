@@ -10,7 +10,7 @@
 
 #include "backend/backend.h"
 #include "common/outputs.h"
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "loader/loader.h"
 #include "porting/porting_map.h"
 #include "report/report.h"

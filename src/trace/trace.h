@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "codegen/backend_yaml.h"
 #include "loader/loader.h"
 #include "porting/porting_map.h"

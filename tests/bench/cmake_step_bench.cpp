@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "build/model.h"
+#include "buildmodel/model.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

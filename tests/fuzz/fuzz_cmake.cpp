@@ -2,7 +2,7 @@
 // the tool reads a build's, and a missing-source fix is planned into the first list found; a patched
 // file must still parse, and an input that parsed must still parse after the patch.
 #include "backend/backend.h"
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "cmake/build_info.h"
 #include "fuzz_support.h"
 #include "stubgen/stubgen.h"

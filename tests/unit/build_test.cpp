@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "backend/backend.h"
-#include "build/edit.h"
-#include "build/model.h"
+#include "buildmodel/edit.h"
+#include "buildmodel/model.h"
 #include "cmake/build_info.h"
 #include "cmake/generator_targets.h"
 #include "porting/porting_map.h"

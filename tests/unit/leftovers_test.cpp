@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "test_support.h"
 
 namespace mlc {

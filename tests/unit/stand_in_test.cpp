@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "build/model.h"
+#include "buildmodel/model.h"
 #include "porting/porting_map.h"
 #include "source/scanner.h"
 #include "stubgen/stubgen.h"

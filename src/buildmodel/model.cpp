@@ -1,6 +1,6 @@
 // The build model's own queries, which need no provider: targets by artifact, what a target compiles,
 // the target of a library, where the build's sources live, and path normalisation.
-#include "build/model.h"
+#include "buildmodel/model.h"
 
 #include <sys/stat.h>
 

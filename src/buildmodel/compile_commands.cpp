@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "build/model.h"
-#include "build/command_line.h"
+#include "buildmodel/model.h"
+#include "buildmodel/command_line.h"
 #include "common/paths.h"
 
 namespace mlc::build {
