@@ -6,21 +6,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "backend/backend.h"
 #include "codegen/backend_yaml.h"
 #include "common/file_io.h"
+#include "common/paths.h"
 #include "common/text.h"
+#include "loader_facts.h"
 #include "report/escape.h"
 #include "version.h"
-#include "common/paths.h"
-#include "loader_facts.h"
 
 namespace mlc::tools {
 namespace {
@@ -33,7 +33,8 @@ std::pair<std::string, bool> with_mode(const std::string& value) {
   struct stat st;
   if (stat(value.c_str(), &st) == 0) return {value, false};
   for (const auto& [suffix, local] : {std::pair<std::string, bool>{":local", true}, {":global", false}})
-    if (value.size() > suffix.size() && value.ends_with(suffix)) return {value.substr(0, value.size() - suffix.size()), local};
+    if (value.size() > suffix.size() && value.ends_with(suffix))
+      return {value.substr(0, value.size() - suffix.size()), local};
   return {value, false};
 }
 
@@ -80,12 +81,15 @@ std::vector<Place> install_places() {
     glob_t g{};
     if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
       std::string home = pattern.substr(0, pattern.find('*') + 1);  // "/usr/local/musa*"
-      for (size_t i = 0; i < g.gl_pathc; ++i) places.push_back({.dir = g.gl_pathv[i], .how = loader::FoundHow::Home, .home = home});
+      for (size_t i = 0; i < g.gl_pathc; ++i)
+        places.push_back({.dir = g.gl_pathv[i], .how = loader::FoundHow::Home, .home = home});
     }
     globfree(&g);
   }
-  if (const char* c = std::getenv("CONDA_PREFIX"); c && *c) places.push_back({.dir = std::string(c) + "/lib", .how = loader::FoundHow::Conda});
-  if (const char* v = std::getenv("VIRTUAL_ENV"); v && *v) places.push_back({.dir = std::string(v) + "/lib", .how = loader::FoundHow::Venv});
+  if (const char* c = std::getenv("CONDA_PREFIX"); c && *c)
+    places.push_back({.dir = std::string(c) + "/lib", .how = loader::FoundHow::Conda});
+  if (const char* v = std::getenv("VIRTUAL_ENV"); v && *v)
+    places.push_back({.dir = std::string(v) + "/lib", .how = loader::FoundHow::Venv});
   return places;
 }
 
@@ -160,7 +164,8 @@ std::string report_root(const std::string& build_source_dir, const std::vector<s
 
 std::vector<FileRead> inputs_read(const std::vector<std::string>& inputs) {
   std::vector<FileRead> out;
-  for (const auto& in : inputs) out.push_back({.path = absolute(in), .what = "the input " + in, .kind = ReadKind::Input});
+  for (const auto& in : inputs)
+    out.push_back({.path = absolute(in), .what = "the input " + in, .kind = ReadKind::Input});
   return out;
 }
 
@@ -177,9 +182,11 @@ void LoadedFiles::add(const loader::Process& process) {
           what = o.path + ", an ELF file checked under the input directory " + n;
       reads_.push_back({.path = o.path, .what = what, .kind = ReadKind::Input});
     } else if (o.is_with) {
-      reads_.push_back({.path = o.path, .what = o.path + ", loaded before the input (--with, --python)", .kind = ReadKind::Loaded});
+      reads_.push_back(
+          {.path = o.path, .what = o.path + ", loaded before the input (--with, --python)", .kind = ReadKind::Loaded});
     } else {
-      reads_.push_back({.path = o.path, .what = o.path + ", which loading " + target + " brings in", .kind = ReadKind::Loaded});
+      reads_.push_back(
+          {.path = o.path, .what = o.path + ", which loading " + target + " brings in", .kind = ReadKind::Loaded});
     }
   }
 }
@@ -201,7 +208,8 @@ bool write_output(const std::string& path, const std::string& text) {
 std::optional<InputError> write_report(const std::string& path, const std::string& text) {
   if (path.empty() || path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
-    if (std::fflush(stdout) != 0) return InputError{"standard output", std::string("cannot write: ") + std::strerror(errno)};
+    if (std::fflush(stdout) != 0)
+      return InputError{"standard output", std::string("cannot write: ") + std::strerror(errno)};
     return std::nullopt;
   }
   return write_atomic(path, text);
@@ -232,7 +240,8 @@ void ContextOptions::add_to(CLI::App& app) {
   app.add_flag("--only-named", only_named,
                "check the named files only, not the dependencies their load brings in (the default before 0.2)")
       ->excludes("--closure");
-  app.add_option("--build-dir", build_dir, "a CMake build tree (CMakeCache.txt, compile_commands.json, File API); its sources are "
+  app.add_option("--build-dir", build_dir,
+                 "a CMake build tree (CMakeCache.txt, compile_commands.json, File API); its sources are "
                  "searched for definitions: CMAKE_HOME_DIRECTORY, each target's source directory and the directories "
                  "of its sources (build trees below them skipped, at most 200000 files each), and the files of "
                  "generated-source directories");
@@ -240,7 +249,8 @@ void ContextOptions::add_to(CLI::App& app) {
                "never run cmake: with --build-dir and no current CMake File API reply, the build tree is not "
                "configured again to write one (its CMake files are then read alone)");
   app.add_option("--porting-dir", porting_dir, "the generated porting tree (default: GENERATED_PORTING_DIR)");
-  app.add_option("--source-root", source_roots, "a source tree to search for definitions besides the build's own (repeatable)")
+  app.add_option("--source-root", source_roots,
+                 "a source tree to search for definitions besides the build's own (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--cmake-lists", cmake_lists, "a CMakeLists.txt whose source lists are read (repeatable)")
       ->allow_extra_args(false);
@@ -258,18 +268,22 @@ void ContextOptions::add_to(CLI::App& app) {
       ->allow_extra_args(false);
   app.add_option("--cache-dir", cache_dir, "where source and header indexes are cached");
   app.add_flag("--no-cache", no_cache, "build the indexes afresh and keep no cache");
-  app.add_flag("--no-confirm", no_confirm, "text matching only: compile nothing, even with --build-dir (by default the "
+  app.add_flag("--no-confirm", no_confirm,
+               "text matching only: compile nothing, even with --build-dir (by default the "
                "sources text matching could not settle, and musa-stubgen's planned ones, are compiled whenever the "
                "build has compile commands)");
   // Without a build tree the confirm pass warns that it has no compile commands.
-  app.add_flag("--confirm", confirm, "compile the candidate sources text matching could not settle, with the "
+  app.add_flag("--confirm", confirm,
+               "compile the candidate sources text matching could not settle, with the "
                "build's commands (the default whenever --build-dir is given)")
       ->excludes("--no-confirm");
-  app.add_flag("--verbose", verbose, "say every candidate source the confirm pass could not compile, with the "
+  app.add_flag("--verbose", verbose,
+               "say every candidate source the confirm pass could not compile, with the "
                "compiler's error (by default only those of symbols no candidate settled; the rest are counted)");
-  app.add_option("--confirm-budget", confirm_budget,
-                 "compiler runs the confirm pass may start, the best-ranked candidates first (default 60; answers "
-                 "from its cache are free): a count of compiler work, so the answer does not depend on the machine's load");
+  app.add_option(
+      "--confirm-budget", confirm_budget,
+      "compiler runs the confirm pass may start, the best-ranked candidates first (default 60; answers "
+      "from its cache are free): a count of compiler work, so the answer does not depend on the machine's load");
 }
 
 std::vector<std::string> ContextOptions::path_warnings() const {

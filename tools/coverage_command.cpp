@@ -21,8 +21,9 @@ void CoverageCommand::add_to(CLI::App& parent) {
   app->add_option("--format", format, "text, json, markdown or html (one self-contained page)")
       ->check(CLI::IsMember({"text", "json", "markdown", "html"}));
   app->add_option("-o,--output", output, "write the report to FILE (atomically) instead of standard output");
-  app->footer("Exit status:\n  0 the report was written\n  2 usage error or unusable input (a source tree, the map, the SDK)\n"
-              "  3 internal error\n\nFull documentation: man musa-linkcheck, and docs/ in the source tree.");
+  app->footer(
+      "Exit status:\n  0 the report was written\n  2 usage error or unusable input (a source tree, the map, the SDK)\n"
+      "  3 internal error\n\nFull documentation: man musa-linkcheck, and docs/ in the source tree.");
   app->fallthrough();
   // It reads the SDK, the map and the caches, nothing loaded and no baseline: the loader, CI, confirm
   // and link-check output options would be ignored, so they are usage errors here.

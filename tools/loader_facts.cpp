@@ -57,8 +57,9 @@ std::set<std::string> usable_features() {
     add(b & (1u << 3), "BMI1");
     add(b & (1u << 8), "BMI2");
     add(ymm && (b & (1u << 5)), "AVX2");
-    const std::pair<int, const char*> avx512[] = {{16, "AVX512F"}, {17, "AVX512DQ"}, {26, "AVX512PF"}, {27, "AVX512ER"},
-                                                  {28, "AVX512CD"}, {30, "AVX512BW"}, {31, "AVX512VL"}};
+    const std::pair<int, const char*> avx512[] = {{16, "AVX512F"},  {17, "AVX512DQ"}, {26, "AVX512PF"},
+                                                  {27, "AVX512ER"}, {28, "AVX512CD"}, {30, "AVX512BW"},
+                                                  {31, "AVX512VL"}};
     for (const auto& [bit, name] : avx512) add(zmm && (b & (1u << bit)), name);
   }
 #endif

@@ -12,17 +12,17 @@
 #include <optional>
 
 #include "common/phase_times.h"
+#include "context_options.h"
+#include "coverage_command.h"
 #include "demangle/demangle.h"
 #include "elf/elf_object.h"
 #include "explain/explain.h"
 #include "pipeline/linkcheck.h"
+#include "python_context.h"
 #include "report/baseline.h"
 #include "report/escape.h"
 #include "report/render.h"
 #include "stubgen/stubgen.h"
-#include "context_options.h"
-#include "python_context.h"
-#include "coverage_command.h"
 #include "version.h"
 
 namespace {
@@ -36,7 +36,8 @@ std::string classifications_uri() {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = '\0';
-    auto installed = std::filesystem::path(exe).parent_path().parent_path() / MLC_INSTALLED_DOCDIR / "classifications.md";
+    auto installed =
+        std::filesystem::path(exe).parent_path().parent_path() / MLC_INSTALLED_DOCDIR / "classifications.md";
     if (std::filesystem::exists(installed)) page = installed.string();
   }
   return "file://" + page;
@@ -75,7 +76,7 @@ std::string with_bindings(const std::string& json, const std::vector<mlc::explai
     e["symbol"] = b.symbol;
     e["state"] = b.state == mlc::explain::SymbolBinding::State::Resolved     ? "resolved"
                  : b.state == mlc::explain::SymbolBinding::State::Unresolved ? "unresolved"
-                                                                           : "unreferenced";
+                                                                             : "unreferenced";
     if (b.state == mlc::explain::SymbolBinding::State::Resolved) {
       e["provider"] = b.provider;
       e["provider_soname"] = b.provider_name;
@@ -122,25 +123,35 @@ std::string check_fail_on(const std::string& value) {
 // The command line: usage, every option, and the explain and coverage subcommands.
 void add_options(CLI::App& app, Arguments& a) {
   app.set_version_flag("--version", mlc::tools::version_text("musa-linkcheck"));
-  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n       musa-linkcheck coverage [OPTION]... SOURCE_DIR...",
-                                                       "Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
-  app.footer("Exit status:\n  0 nothing unresolved (beyond the baseline)\n  1 unresolved symbols, missing libraries or versions\n"
-             "  2 usage error or unusable input\n  3 internal error\n\n"
-             "Full documentation: man musa-linkcheck, and docs/ in the source tree.");
-  app.add_option("FILE_OR_DIR", a.inputs, "ELF shared objects or executables; a directory means every ELF file below it");
+  app.formatter(std::make_shared<mlc::tools::GnuUsage>(
+      "Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n       musa-linkcheck explain SYMBOL [OPTION]... "
+      "[FILE_OR_DIR]...\n       musa-linkcheck coverage [OPTION]... SOURCE_DIR...",
+      "Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]..."));
+  app.footer(
+      "Exit status:\n  0 nothing unresolved (beyond the baseline)\n  1 unresolved symbols, missing libraries or "
+      "versions\n"
+      "  2 usage error or unusable input\n  3 internal error\n\n"
+      "Full documentation: man musa-linkcheck, and docs/ in the source tree.");
+  app.add_option("FILE_OR_DIR", a.inputs,
+                 "ELF shared objects or executables; a directory means every ELF file below it");
   a.context.add_to(app);
-  app.add_option("--format", a.format, "output format: text, json, or for CI sarif (code scanning), junit (test "
+  app.add_option("--format", a.format,
+                 "output format: text, json, or for CI sarif (code scanning), junit (test "
                  "reports), github (Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "sarif", "junit", "github"}));
   app.add_option("-o,--output", a.output, "write the report to FILE (atomically) instead of standard output");
   app.add_option("--json-report", a.json_report, "also write the JSON report to FILE (as the CMake gate does)");
-  app.add_option("--color", a.color, "colour the text report: auto (on a terminal, unless NO_COLOR is set), always "
-                 "or never")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--color", a.color,
+                 "colour the text report: auto (on a terminal, unless NO_COLOR is set), always "
+                 "or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--baseline", a.baseline, "findings listed in FILE are reported but do not fail");
   app.add_option("--update-baseline", a.update_baseline, "write the current findings to FILE as a baseline");
-  app.add_option("--fail-on", a.fail_on, "which findings make the exit status 1: any, new (not in the baseline) or "
-                 "none; add ',runtime' (or give 'runtime' alone for any,runtime) to make run-time look-ups (dlopen/dlsym "
-                 "names not satisfied, warnings by default) fail too")
+  app.add_option(
+         "--fail-on", a.fail_on,
+         "which findings make the exit status 1: any, new (not in the baseline) or "
+         "none; add ',runtime' (or give 'runtime' alone for any,runtime) to make run-time look-ups (dlopen/dlsym "
+         "names not satisfied, warnings by default) fail too")
       ->check(check_fail_on);
   app.add_flag("-q,--quiet", a.quiet, "only the error lines");
   app.add_flag("--runtime", a.runtime_listed,
@@ -158,7 +169,8 @@ void add_options(CLI::App& app, Arguments& a) {
 std::vector<mlc::FileWrite> writes_of(const Arguments& a) {
   std::vector<mlc::FileWrite> out;
   auto add = [&](const std::string& option, const std::string& path, std::vector<mlc::ReadKind> may_be) {
-    if (!path.empty() && path != "-") out.push_back({.option = option, .shown = path, .path = absolute(path), .may_be = may_be});
+    if (!path.empty() && path != "-")
+      out.push_back({.option = option, .shown = path, .path = absolute(path), .may_be = may_be});
   };
   add("-o", a.output, {});
   add("--json-report", a.json_report, {});
@@ -171,7 +183,8 @@ std::vector<mlc::FileRead> named_reads(const Arguments& a) {
   std::vector<mlc::FileRead> reads = mlc::tools::inputs_read(a.inputs);
   for (auto& r : a.context.files_named()) reads.push_back(std::move(r));
   if (!a.baseline.empty())
-    reads.push_back({.path = absolute(a.baseline), .what = "the --baseline " + a.baseline, .kind = mlc::ReadKind::Baseline});
+    reads.push_back(
+        {.path = absolute(a.baseline), .what = "the --baseline " + a.baseline, .kind = mlc::ReadKind::Baseline});
   return reads;
 }
 
@@ -210,8 +223,8 @@ std::optional<int> check_arguments(const Arguments& a, std::optional<mlc::Baseli
 void prepare_inputs(Arguments& a, mlc::LinkcheckOptions& options, mlc::tools::UnpackedWheels& wheels,
                     std::vector<mlc::InputError>& context_errors) {
   if (*a.explain) return;
-  std::string parent = options.trace.cache_dir.empty() ? std::filesystem::temp_directory_path().string()
-                                                       : options.trace.cache_dir;
+  std::string parent =
+      options.trace.cache_dir.empty() ? std::filesystem::temp_directory_path().string() : options.trace.cache_dir;
   std::string unzip = options.python ? options.python->executable : "python3";
   for (auto& in : a.inputs) {
     if (!mlc::tools::is_wheel(in)) continue;
@@ -247,8 +260,8 @@ std::optional<int> explain_symbol(const Arguments& a, mlc::LinkcheckOptions& opt
   out.report = mlc::explain_symbol(symbol, a.inputs, options);
   options.inspect = also;
   for (const auto& b : out.explained_bindings)
-    out.explained += mlc::explain::describe(b, b.symbol == symbol && mlc::demangle::is_mangled(symbol)
-                                                   ? mlc::demangle::demangle(symbol) : symbol);
+    out.explained += mlc::explain::describe(
+        b, b.symbol == symbol && mlc::demangle::is_mangled(symbol) ? mlc::demangle::demangle(symbol) : symbol);
   return std::nullopt;
 }
 
@@ -288,10 +301,11 @@ std::string render(const Arguments& a, Analysis& in, const std::vector<std::stri
     return mlc::tools::report_root(build ? build->source_dir : "", a.context.source_roots);
   };
   if (a.format == "sarif")
-    return mlc::render_sarif(report, {.tool_version = MLC_VERSION, .help_uri = classifications_uri(),
-                                      .fixes = in.resources ? stub_fixes(report, *in.resources)
-                                                            : std::vector<mlc::SymbolFix>{},
-                                      .source_root = root()});
+    return mlc::render_sarif(report,
+                             {.tool_version = MLC_VERSION,
+                              .help_uri = classifications_uri(),
+                              .fixes = in.resources ? stub_fixes(report, *in.resources) : std::vector<mlc::SymbolFix>{},
+                              .source_root = root()});
   if (a.format == "junit") return mlc::render_junit(report);
   if (a.format == "github") return mlc::render_github(report, root());
   bool use_color = a.color == "always" ||
@@ -332,9 +346,10 @@ int write_and_judge(const Arguments& a, const mlc::Report& report, const std::st
 
 // The passes: parse, check the arguments, prepare the inputs, analyse, apply the baseline, render, write.
 int run(int argc, char** argv) {
-  CLI::App app{"Report the symbols the dynamic loader would fail to resolve, trace each to its origin, and say "
-               "what to change - without running anything.",
-               "musa-linkcheck"};
+  CLI::App app{
+      "Report the symbols the dynamic loader would fail to resolve, trace each to its origin, and say "
+      "what to change - without running anything.",
+      "musa-linkcheck"};
   Arguments a;
   add_options(app, a);
   if (int status = mlc::tools::parse_gnu(app, argc, argv); status >= 0) return status;
@@ -382,8 +397,7 @@ int run(int argc, char** argv) {
   if (!a.update_baseline.empty()) {
     if (mlc::tools::write_output(absolute(a.update_baseline), mlc::render_baseline(report)))
       mlc::apply_baseline(report, mlc::baseline_of(report));
-    else
-      report.errors.push_back({absolute(a.update_baseline), "cannot write the baseline"});
+    else report.errors.push_back({absolute(a.update_baseline), "cannot write the baseline"});
   }
   return write_and_judge(a, report, render(a, analysis, named_directories), runtime_fatal);
 }

@@ -34,17 +34,20 @@ struct Arguments {
 // The command line: usage and every option.
 void add_options(CLI::App& app, Arguments& a) {
   app.set_version_flag("--version", mlc::tools::version_text("musa-stubgen"));
-  app.formatter(std::make_shared<mlc::tools::GnuUsage>("Usage: musa-stubgen [OPTION]... FILE...\n       musa-stubgen [OPTION]... --report REPORT.json"));
-  app.footer("Exit status:\n  0 done (or nothing to do)\n  1 some symbol can be neither stubbed nor patched\n"
-             "  2 usage error or bad input\n  3 internal error\n\n"
-             "Full documentation: man musa-stubgen, and docs/ in the source tree.");
+  app.formatter(std::make_shared<mlc::tools::GnuUsage>(
+      "Usage: musa-stubgen [OPTION]... FILE...\n       musa-stubgen [OPTION]... --report REPORT.json"));
+  app.footer(
+      "Exit status:\n  0 done (or nothing to do)\n  1 some symbol can be neither stubbed nor patched\n"
+      "  2 usage error or bad input\n  3 internal error\n\n"
+      "Full documentation: man musa-stubgen, and docs/ in the source tree.");
   app.add_option("FILE", a.inputs, "the libraries to fix (or use --report)");
   a.context.add_to(app);
   app.add_option("--report", a.report_file, "reuse a musa-linkcheck JSON report instead of analysing FILEs");
   app.add_option("--out-cpp", a.so.out_cpp, "the stub source")->capture_default_str();
   app.add_option("--out-header", a.so.out_header, "the stub header")->capture_default_str();
   app.add_option("--namespace", a.ns, "enclosing namespace for C++ stubs whose own namespace cannot be used");
-  app.add_option("--style", a.style, "stub bodies: throw (default), abort or return-error")->check(CLI::IsMember({"throw", "abort", "return-error"}));
+  app.add_option("--style", a.style, "stub bodies: throw (default), abort or return-error")
+      ->check(CLI::IsMember({"throw", "abort", "return-error"}));
   // A name the contract does not have is a usage error (naming the valid ones), not a silent no-op.
   std::vector<std::string> classifications;
   for (int k = 0; k <= static_cast<int>(mlc::Classification::Unknown); ++k)
@@ -58,7 +61,8 @@ void add_options(CLI::App& app, Arguments& a) {
     macros += (macros.empty() ? "" : ", ") + b->name + ": " + b->version_macro;
     runtimes += (runtimes.empty() ? "" : ", ") + b->name + ": " + b->stubs_header;
   }
-  app.add_option("--version-guard", a.guard, "wrap stubs in #if defined(V) && (V < N), V the backend's version macro (" + macros + ")");
+  app.add_option("--version-guard", a.guard,
+                 "wrap stubs in #if defined(V) && (V < N), V the backend's version macro (" + macros + ")");
   app.add_option("--cmake-patch", a.cmake_patch, "write the source-list / link patches as a unified diff to PATH");
   app.add_flag("--apply", a.apply, "apply the CMake patches in place (atomically)");
   app.add_flag("--prune", a.so.prune, "remove generated stubs no longer needed");
@@ -76,13 +80,15 @@ std::vector<mlc::FileWrite> writes_of(const Arguments& a, const mlc::stubgen::Pl
   using mlc::ReadKind;
   std::vector<mlc::FileWrite> out;
   out.push_back({.option = "--out-cpp", .shown = a.out_cpp_given, .path = a.so.out_cpp, .may_be = {ReadKind::Source}});
-  out.push_back({.option = "--out-header", .shown = a.out_header_given, .path = a.so.out_header, .may_be = {ReadKind::Source}});
+  out.push_back(
+      {.option = "--out-header", .shown = a.out_header_given, .path = a.so.out_header, .may_be = {ReadKind::Source}});
   if (!a.cmake_patch.empty())
     out.push_back({.option = "--cmake-patch", .shown = a.cmake_patch, .path = absolute(a.cmake_patch), .may_be = {}});
   if (!plan) return out;
   for (const auto& f : plan->stub_files)
     if (f.path != a.so.out_cpp && f.path != a.so.out_header)
-      out.push_back({.option = "the stub runtime header", .shown = f.path, .path = f.path, .may_be = {ReadKind::Source}});
+      out.push_back(
+          {.option = "the stub runtime header", .shown = f.path, .path = f.path, .may_be = {ReadKind::Source}});
   if (a.apply)
     for (const auto& f : plan->cmake_files)
       out.push_back({.option = "--apply", .shown = f.path, .path = f.path, .may_be = {ReadKind::BuildFile}});
@@ -93,7 +99,8 @@ std::vector<mlc::FileWrite> writes_of(const Arguments& a, const mlc::stubgen::Pl
 std::vector<mlc::FileRead> named_reads(const Arguments& a) {
   std::vector<mlc::FileRead> reads = mlc::tools::inputs_read(a.inputs);
   if (!a.report_file.empty())
-    reads.push_back({.path = absolute(a.report_file), .what = "the --report " + a.report_file, .kind = mlc::ReadKind::Context});
+    reads.push_back(
+        {.path = absolute(a.report_file), .what = "the --report " + a.report_file, .kind = mlc::ReadKind::Context});
   for (auto& r : a.context.files_named()) reads.push_back(std::move(r));
   return reads;
 }
@@ -102,12 +109,15 @@ std::vector<mlc::FileRead> named_reads(const Arguments& a) {
 // output that is also read, unusable paths): each is exit status 2.
 std::optional<int> check_arguments(Arguments& a) {
   if (a.inputs.empty() && a.report_file.empty()) {
-    std::fprintf(stderr, "musa-stubgen: missing FILE (or --report REPORT.json)\nTry 'musa-stubgen --help' for more information.\n");
+    std::fprintf(
+        stderr,
+        "musa-stubgen: missing FILE (or --report REPORT.json)\nTry 'musa-stubgen --help' for more information.\n");
     return 2;
   }
   auto& so = a.so;
-  so.style = a.style == "abort" ? mlc::stubgen::Style::Abort
-             : a.style == "return-error" ? mlc::stubgen::Style::ReturnError : mlc::stubgen::Style::Throw;
+  so.style = a.style == "abort"          ? mlc::stubgen::Style::Abort
+             : a.style == "return-error" ? mlc::stubgen::Style::ReturnError
+                                         : mlc::stubgen::Style::Throw;
   for (const auto& c : a.stub_classes) so.classes.insert(*mlc::from_string<mlc::Classification>(c));
   so.version_guard = a.guard;
   so.ns = a.ns;
@@ -150,7 +160,8 @@ void write_changes(const Arguments& a, mlc::StubgenRun& done) {
     }
   } else if (!a.apply && !cmake_diff.empty()) {
     std::fwrite(cmake_diff.data(), 1, cmake_diff.size(), stdout);
-    std::fprintf(stderr, "musa-stubgen: CMake changes printed above; --apply applies them, --cmake-patch writes them\n");
+    std::fprintf(stderr,
+                 "musa-stubgen: CMake changes printed above; --apply applies them, --cmake-patch writes them\n");
   }
 }
 
@@ -161,7 +172,8 @@ int summarize(const Arguments& a, const mlc::StubgenRun& done) {
   for (const auto& w : done.report.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& n : plan.notes) std::fprintf(stderr, "musa-stubgen: %s\n", n.c_str());
-  for (const auto& r : plan.refused) std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
+  for (const auto& r : plan.refused)
+    std::fprintf(stderr, "musa-stubgen: cannot fix %s: %s\n", r.symbol.c_str(), r.reason.c_str());
   // A broken CMake file is said once: the editor plans on the build reader's parse (buildmodel/edit.h).
   for (const auto& e : done.errors)
     std::fprintf(stderr, "musa-stubgen: error: %s\n", mlc::controls_escaped(e.to_line()).c_str());
@@ -191,9 +203,9 @@ int run(int argc, char** argv) {
   for (const auto& e : context_errors) std::fprintf(stderr, "musa-stubgen: error: %s\n", e.to_line().c_str());
   mlc::tools::LoadedFiles loaded(a.inputs);  // every object each input's load reads
   context.inspect = [&](const mlc::loader::Process& process) { loaded.add(process); };
-  auto result = mlc::run_stubgen(a.inputs, {.linkcheck = context,
-                                            .report_file = a.report_file.empty() ? "" : absolute(a.report_file),
-                                            .stubs = a.so});
+  auto result = mlc::run_stubgen(
+      a.inputs,
+      {.linkcheck = context, .report_file = a.report_file.empty() ? "" : absolute(a.report_file), .stubs = a.so});
   if (!result) {
     std::fprintf(stderr, "musa-stubgen: error: %s\n", result.error().to_line().c_str());
     return 2;

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -132,7 +132,8 @@ std::string roff(const std::string& text) {
 std::string roff_option(const CLI::Option* opt) {
   std::string names;
   for (const auto& s : opt->get_snames()) names += (names.empty() ? "" : ", ") + std::string("\\fB\\-") + s + "\\fR";
-  for (const auto& l : opt->get_lnames()) names += (names.empty() ? "" : ", ") + std::string("\\fB\\-\\-") + roff(l) + "\\fR";
+  for (const auto& l : opt->get_lnames())
+    names += (names.empty() ? "" : ", ") + std::string("\\fB\\-\\-") + roff(l) + "\\fR";
   const OptionDoc* d = row_for(opt);
   std::string placeholder = d ? std::string(d->placeholder) : (opt->get_expected_max() > 0 ? "VALUE" : "");
   if (opt->get_lnames() == std::vector<std::string>{"python"}) names += "[=\\fIEXE\\fR]";
@@ -144,7 +145,8 @@ std::string roff_groups(const CLI::App& app) {
   std::string out;
   for (const auto& g : groups_of(app)) {
     out += ".SS " + roff(g) + "\n";
-    for (const auto* opt : app.get_options([&](const CLI::Option* o) { return o->nonpositional() && o->get_group() == g; }))
+    for (const auto* opt :
+         app.get_options([&](const CLI::Option* o) { return o->nonpositional() && o->get_group() == g; }))
       out += roff_option(opt);
   }
   return out;
@@ -261,8 +263,9 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
     const CLI::Option* opt = find_option(scope, name);
     if (!opt) {
       std::string near = closest_option(scope, name);
-      return usage_error(app, (long_form ? "unrecognized option '" + name + "'" : "invalid option -- '" + name.substr(1) + "'") +
-                                  (near.empty() ? "" : "; did you mean '" + near + "'?"));
+      return usage_error(
+          app, (long_form ? "unrecognized option '" + name + "'" : "invalid option -- '" + name.substr(1) + "'") +
+                   (near.empty() ? "" : "; did you mean '" + near + "'?"));
     }
     // A subcommand refuses the options of its parent it would ignore (coverage --closure).
     if (scope.size() == 2 && scope.back()->get_option_no_throw(name) == nullptr &&
@@ -285,9 +288,9 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
         errno = 0;
         double number = std::strtod(value.c_str(), &end);
         std::string why = value.empty() || *end != '\0' || errno != 0 || !std::isfinite(number) ? "not a number"
-                          : number < 0                                                       ? "less than 0"
-                          : placeholder == "N" && number != std::floor(number)             ? "not a whole number"
-                                                                                            : "";
+                          : number < 0                                                          ? "less than 0"
+                          : placeholder == "N" && number != std::floor(number)                  ? "not a whole number"
+                                                                                                : "";
         if (!why.empty()) return usage_error(app, "invalid " + opt->get_name() + " '" + value + "': " + why);
       }
       // An option that takes one value, given twice: which one was meant is not for us to guess.
@@ -309,7 +312,8 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
     if (colon != std::string::npos && not_in != std::string::npos && close != std::string::npos && not_in > colon) {
       std::string option = what.substr(0, colon), value = what.substr(colon + 2, not_in - colon - 2);
       std::string valid = what.substr(not_in + 9, close - not_in - 9);
-      for (size_t at = valid.find(','); at != std::string::npos; at = valid.find(',', at + 2)) valid.replace(at, 1, ", ");
+      for (size_t at = valid.find(','); at != std::string::npos; at = valid.find(',', at + 2))
+        valid.replace(at, 1, ", ");
       return usage_error(app, "invalid argument '" + value + "' for '" + option + "'\nValid arguments are: " + valid);
     }
     return usage_error(app, what);
@@ -318,8 +322,8 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
     std::string what = e.what();
     size_t at = what.find(" excludes ");
     if (at == std::string::npos) return usage_error(app, what);
-    return usage_error(app, "options '" + what.substr(0, at) + "' and '" + what.substr(at + 10) +
-                                "' cannot be used together");
+    return usage_error(
+        app, "options '" + what.substr(0, at) + "' and '" + what.substr(at + 10) + "' cannot be used together");
   } catch (const CLI::ParseError& e) {
     return usage_error(app, e.what());
   }
@@ -385,8 +389,8 @@ std::string gnu_option_line(const CLI::Option* opt) {
   std::string description = opt->get_description();
   if (opt->get_lnames() == std::vector<std::string>{"help"}) description = "display this help and exit";
   if (opt->get_lnames() == std::vector<std::string>{"version"}) description = "output version information and exit";
-  if (std::string def = opt->get_default_str(); !def.empty() && opt->get_expected_max() > 0 &&
-                                                description.find("default") == std::string::npos)
+  if (std::string def = opt->get_default_str();
+      !def.empty() && opt->get_expected_max() > 0 && description.find("default") == std::string::npos)
     description += " (default: " + def + ")";
   std::string line = "  " + names;
   if (line.size() + 2 > kColumn) {
@@ -423,7 +427,8 @@ std::string GnuUsage::make_help(const CLI::App* app, std::string, CLI::AppFormat
         app->get_options([&](const CLI::Option* o) { return o->nonpositional() && o->get_group() == g; });
     // A subcommand lists the options of its parent it takes, one group each (its own first).
     if (parent && parent_group_applies(*app, g))
-      for (const auto* o : parent->get_options([&](const CLI::Option* o) { return o->nonpositional() && o->get_group() == g; }))
+      for (const auto* o :
+           parent->get_options([&](const CLI::Option* o) { return o->nonpositional() && o->get_group() == g; }))
         if (std::find(own_names.begin(), own_names.end(), o->get_name()) == own_names.end()) opts.push_back(o);
     group(g, opts);
   }

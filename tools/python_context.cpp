@@ -62,8 +62,9 @@ std::optional<std::string> failure(const Ran& r) {
 }  // namespace
 
 std::optional<InputError> ask_python(const std::string& interpreter, LinkcheckOptions& options) {
-  Ran r = run_program({interpreter, "-c", environment::query_program(environment::context_packages(options.trace.backend))},
-                      python_time_limit());
+  Ran r =
+      run_program({interpreter, "-c", environment::query_program(environment::context_packages(options.trace.backend))},
+                  python_time_limit());
   if (auto why = failure(r)) return InputError{interpreter, "the Python interpreter " + *why};
   auto env = environment::parse_answer(interpreter, r.out);
   if (!env) return env.error();
@@ -77,7 +78,8 @@ bool is_wheel(const std::string& path) {
   return path.size() > 4 && path.ends_with(".whl") && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-Result<std::string> UnpackedWheels::unpack(const std::string& wheel, const std::string& python, const std::string& parent) {
+Result<std::string> UnpackedWheels::unpack(const std::string& wheel, const std::string& python,
+                                           const std::string& parent) {
   std::error_code ec;
   std::filesystem::create_directories(parent, ec);
   std::string templ = parent + "/wheel-XXXXXX";

@@ -11,9 +11,9 @@ namespace {
 
 // What CUDA's libraries call their C APIs (runtime, driver, math libraries, NCCL, NVRTC, NVTX); both
 // backends port from these.
-constexpr std::string_view kCudaApiPrefixes[] = {"cuda",     "cu",    "CU",    "cublas", "CUBLAS", "cusparse", "CUSPARSE",
-                                                 "cusolver", "CUSOLVER", "cufft", "CUFFT", "curand", "CURAND",
-                                                 "cudnn",    "CUDNN", "nccl",  "nvrtc",  "NVRTC",  "nvtx"};
+constexpr std::string_view kCudaApiPrefixes[] = {
+    "cuda",  "cu",     "CU",     "cublas", "CUBLAS", "cusparse", "CUSPARSE", "cusolver", "CUSOLVER", "cufft",
+    "CUFFT", "curand", "CURAND", "cudnn",  "CUDNN",  "nccl",     "nvrtc",    "NVRTC",    "nvtx"};
 
 }  // namespace
 
@@ -72,9 +72,9 @@ const Backend& hip() {
       .stub_prefix = "hip_stub_",
       .stubs_macro = "HIP_STUBS_IMPLEMENTATION",
       .stubs_header = "hip_stubs.h",
-      .version_macro = "HIP_VERSION",  // hip_version.h: major * 10000000 + minor * 100000 + patch
+      .version_macro = "HIP_VERSION",          // hip_version.h: major * 10000000 + minor * 100000 + patch
       .cmake_add_library = "hip_add_library",  // FindHIP.cmake
-      .python_package = "",  // ROCm's PyTorch is torch itself
+      .python_package = "",                    // ROCm's PyTorch is torch itself
       .driver_sonames = {"libamdhip64.so"},
       .api_macros = {},
       .kernel_list_file = "",
@@ -137,7 +137,8 @@ std::string sdk_home(const Backend& b, const std::string& from_env) {
 std::string naming_rule(const Backend& b) { return "cudaX -> " + b.api_prefix + "X"; }
 
 std::optional<std::string> counterpart_by_rule(const Backend& b, std::string_view cuda_name) {
-  if (cuda_name.size() <= 4 || cuda_name.substr(0, 4) != "cuda" || !std::isupper(static_cast<unsigned char>(cuda_name[4])))
+  if (cuda_name.size() <= 4 || cuda_name.substr(0, 4) != "cuda" ||
+      !std::isupper(static_cast<unsigned char>(cuda_name[4])))
     return std::nullopt;
   return b.api_prefix + std::string(cuda_name.substr(4));
 }
@@ -190,12 +191,12 @@ std::string stub_runtime_text(const Backend& b, std::string_view musa_runtime) {
 std::string_view cuda_api_family(std::string_view n) {
   // Longest prefixes first: cublasLt before cublas before cu.
   static const std::pair<std::string_view, std::string_view> prefixes[] = {
-      {"cublasLt", "blas"}, {"cublas", "blas"},     {"CUBLAS", "blas"},     {"cusparse", "sparse"},
+      {"cublasLt", "blas"},   {"cublas", "blas"},     {"CUBLAS", "blas"},     {"cusparse", "sparse"},
       {"CUSPARSE", "sparse"}, {"cusolver", "solver"}, {"CUSOLVER", "solver"}, {"cufft", "fft"},
-      {"CUFFT", "fft"},     {"curand", "rand"},     {"CURAND", "rand"},     {"cudnn", "dnn"},
-      {"CUDNN", "dnn"},     {"nccl", "nccl"},       {"nvrtc", "rtc"},       {"NVRTC", "rtc"},
-      {"nvtx", "roctx"},    {"cuda", "runtime"},    {"CUDA_", "driver"},    {"CU_", "driver"},
-      {"cu", "driver"},     {"CU", "driver"},
+      {"CUFFT", "fft"},       {"curand", "rand"},     {"CURAND", "rand"},     {"cudnn", "dnn"},
+      {"CUDNN", "dnn"},       {"nccl", "nccl"},       {"nvrtc", "rtc"},       {"NVRTC", "rtc"},
+      {"nvtx", "roctx"},      {"cuda", "runtime"},    {"CUDA_", "driver"},    {"CU_", "driver"},
+      {"cu", "driver"},       {"CU", "driver"},
   };
   for (const auto& [prefix, family] : prefixes) {
     if (n.size() <= prefix.size() || n.substr(0, prefix.size()) != prefix) continue;

@@ -37,12 +37,12 @@ struct Backend {
   porting::PortNaming port_naming;  // how the porting script renames paths and scopes (cuda/X.cu -> musa/X.mu)
   // The stub runtime generated stubs call: musa_stub_enter(), MUSA_STUB_THROW, stubs bundled by
   // defining MUSA_STUBS_IMPLEMENTATION before including musa_stubs.h.
-  std::string stub_prefix;           // "musa_stub_"
-  std::string stubs_macro;           // "MUSA_STUBS_IMPLEMENTATION"
-  std::string stubs_header;          // "musa_stubs.h"
-  std::string version_macro;         // the SDK's version as a number, for --version-guard ("REAL_MUSA_VERSION")
-  std::string cmake_add_library;     // the SDK's CMake helper that creates a library ("musa_add_library")
-  std::string python_package;        // the backend's PyTorch extension package ("torch_musa"), "" for none
+  std::string stub_prefix;        // "musa_stub_"
+  std::string stubs_macro;        // "MUSA_STUBS_IMPLEMENTATION"
+  std::string stubs_header;       // "musa_stubs.h"
+  std::string version_macro;      // the SDK's version as a number, for --version-guard ("REAL_MUSA_VERSION")
+  std::string cmake_add_library;  // the SDK's CMake helper that creates a library ("musa_add_library")
+  std::string python_package;     // the backend's PyTorch extension package ("torch_musa"), "" for none
   // Its GPU driver's soname stems ("libmusa.so"): without the driver nothing runs, so a run-time
   // dlopen of one that finds nothing is a warning of its own.
   std::vector<std::string> driver_sonames = {};

@@ -47,7 +47,8 @@ std::optional<ParseError> tokenize(std::string_view s, std::vector<Token>& out) 
       while (i < s.size() && name_char(s[i])) ++i;
       // String prefixes (f"", r"", b""): the prefix belongs to the string that follows.
       bool prefix = i - b <= 2 && i < s.size() && (s[i] == '"' || s[i] == '\'') &&
-                    std::all_of(s.begin() + b, s.begin() + i, [](char p) { return std::string_view("rRbBfFuU").find(p) != std::string_view::npos; });
+                    std::all_of(s.begin() + b, s.begin() + i,
+                                [](char p) { return std::string_view("rRbBfFuU").find(p) != std::string_view::npos; });
       if (!prefix) out.push_back({Tok::Name, std::string(s.substr(b, i - b)), line});
     } else if (c >= '0' && c <= '9') {
       size_t b = i;
@@ -185,8 +186,8 @@ class Reader {
 
 std::string_view family_of(const std::vector<Value>& meta) {
   static const std::unordered_map<std::string_view, std::string_view> families = {
-      {"API_RUNTIME", "runtime"}, {"API_DRIVER", "driver"}, {"API_BLAS", "blas"},   {"API_SPARSE", "sparse"},
-      {"API_RAND", "rand"},       {"API_FFT", "fft"},       {"API_RTC", "rtc"},     {"API_ROCTX", "roctx"},
+      {"API_RUNTIME", "runtime"}, {"API_DRIVER", "driver"}, {"API_BLAS", "blas"},     {"API_SPARSE", "sparse"},
+      {"API_RAND", "rand"},       {"API_FFT", "fft"},       {"API_RTC", "rtc"},       {"API_ROCTX", "roctx"},
       {"API_PYTORCH", "pytorch"}, {"API_C10", "c10"},       {"API_CAFFE2", "caffe2"}, {"API_LAST", "other"},
   };
   for (const auto& m : meta)
@@ -230,8 +231,8 @@ std::optional<ParseError> read_assignments(const std::vector<Token>& tokens, Ass
     std::string name = r.peek().text;
     size_t after = r.pos() + 2;
     r.seek(after);
-    bool ordered_dict = r.peek().kind == Tok::Name && r.peek().text == "collections" && r.peek(2).text == "OrderedDict" &&
-                        r.peek(3).text == "(";
+    bool ordered_dict = r.peek().kind == Tok::Name && r.peek().text == "collections" &&
+                        r.peek(2).text == "OrderedDict" && r.peek(3).text == "(";
     if (ordered_dict) {
       r.seek(after + 4);
       Value list;
@@ -249,7 +250,8 @@ std::optional<ParseError> read_assignments(const std::vector<Token>& tokens, Ass
       Value list;
       if (auto e = r.expr(list)) return e;
       for (const auto& item : list.items) {
-        if (item.kind != Value::Name) return ParseError{item.line, "CUDA_TO_HIP_MAPPINGS lists something other than a name"};
+        if (item.kind != Value::Name)
+          return ParseError{item.line, "CUDA_TO_HIP_MAPPINGS lists something other than a name"};
         out.order.push_back(item.text);
       }
       out.have_order = true;
@@ -274,7 +276,8 @@ std::optional<InputError> merge_entries(const Assignments& a, const std::string&
                                         std::vector<std::string>& first_seen) {
   for (const auto& dict_name : a.order) {
     auto it = a.dicts.find(dict_name);
-    if (it == a.dicts.end()) return InputError{path, "CUDA_TO_HIP_MAPPINGS names " + dict_name + ", which is not defined"};
+    if (it == a.dicts.end())
+      return InputError{path, "CUDA_TO_HIP_MAPPINGS names " + dict_name + ", which is not defined"};
     for (const auto& [key, value] : it->second.entries) {
       std::vector<Value> meta;
       std::string target;

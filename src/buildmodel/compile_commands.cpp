@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "buildmodel/model.h"
 #include "buildmodel/command_line.h"
+#include "buildmodel/model.h"
 #include "common/paths.h"
 
 namespace mlc::build {
@@ -43,11 +43,21 @@ std::vector<std::string> split_command(const std::string& s) {
 bool is_nvcc(const std::string& compiler) { return base_name(compiler).starts_with("nvcc"); }
 
 bool nvcc_takes_value(std::string_view a) {
-  static const std::set<std::string_view> options = {
-      "-Xcompiler", "--compiler-options", "-Xlinker", "--linker-options", "-Xptxas", "--ptxas-options",
-      "-Xnvlink", "--nvlink-options", "-Xarchive", "--archive-options", "-ccbin", "--compiler-bindir",
-      "-x", "--x", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code",
-      "-I", "-isystem", "-D", "-U", "-include", "--pre-include", "-L", "-l", "-rdc", "--relocatable-device-code"};
+  static const std::set<std::string_view> options = {"-Xcompiler", "--compiler-options",
+                                                     "-Xlinker",   "--linker-options",
+                                                     "-Xptxas",    "--ptxas-options",
+                                                     "-Xnvlink",   "--nvlink-options",
+                                                     "-Xarchive",  "--archive-options",
+                                                     "-ccbin",     "--compiler-bindir",
+                                                     "-x",         "--x",
+                                                     "-arch",      "--gpu-architecture",
+                                                     "-gencode",   "--generate-code",
+                                                     "-code",      "--gpu-code",
+                                                     "-I",         "-isystem",
+                                                     "-D",         "-U",
+                                                     "-include",   "--pre-include",
+                                                     "-L",         "-l",
+                                                     "-rdc",       "--relocatable-device-code"};
   return options.count(a) > 0;
 }
 

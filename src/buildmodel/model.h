@@ -24,7 +24,7 @@ struct ListEntry {
   std::vector<std::string> files;  // what it names on disk (globs evaluated; a missing explicit path names nothing)
   bool is_glob = false;
   uint32_t line = 0;
-  size_t begin = 0, end = 0;       // byte range in the build file
+  size_t begin = 0, end = 0;  // byte range in the build file
 };
 
 // What writes a source list: a variable's value, a glob, an edit of a variable's list, or a
@@ -41,13 +41,13 @@ inline bool is_variable_list(ListCommand c) {
 }
 
 struct SourceList {
-  std::string variable;     // MU_SRCS, or the target name for add_library/target_sources
-  std::string cmake_file;   // the build file writing it, absolute
+  std::string variable;    // MU_SRCS, or the target name for add_library/target_sources
+  std::string cmake_file;  // the build file writing it, absolute
   ListCommand command = ListCommand::Set;
   std::string current_dir;  // the directory its relative entries are read from (CMAKE_CURRENT_SOURCE_DIR)
   uint32_t line = 0;
   std::vector<ListEntry> entries;
-  size_t close_paren = 0;   // where the command ends (an insertion point)
+  size_t close_paren = 0;               // where the command ends (an insertion point)
   std::vector<std::string> duplicates;  // entries written twice (raw spelling)
   std::set<std::string> targets;  // the targets it feeds: add_library(T ${V}), target_sources(T PRIVATE ${V}), ...
   bool removal = false;           // list(REMOVE_ITEM V ...): its entries are taken out of V
@@ -76,16 +76,16 @@ struct AddedSource {
 
 struct Target {
   std::string name;
-  std::string type;                   // SHARED_LIBRARY, ...
+  std::string type;                    // SHARED_LIBRARY, ...
   std::vector<std::string> artifacts;  // absolute paths
   std::vector<std::string> sources;    // absolute paths
   std::vector<std::string> link_fragments;
-  std::set<std::string> compiles;          // its sources that it compiles, normalized
-  std::vector<std::string> dependencies;   // the targets it depends on, by name
-  std::string cmake_file;             // where the target is created (add_library() or the backend's helper), when known
+  std::set<std::string> compiles;         // its sources that it compiles, normalized
+  std::vector<std::string> dependencies;  // the targets it depends on, by name
+  std::string cmake_file;  // where the target is created (add_library() or the backend's helper), when known
   uint32_t line = 0;
-  std::string source_dir;             // its source directory, absolute
-  std::vector<AddedSource> added;     // its sources with the calls that added them (File API only)
+  std::string source_dir;          // its source directory, absolute
+  std::vector<AddedSource> added;  // its sources with the calls that added them (File API only)
 };
 
 // The provider's own reading of the build files (CMake: each file's text and commands), kept so
@@ -95,7 +95,7 @@ struct ProviderParse;
 struct Model {
   std::string library_helper;  // the backend's command that creates a library (musa_add_library)
   std::string build_dir;
-  std::string source_dir;  // the top of the sources (CMAKE_HOME_DIRECTORY)
+  std::string source_dir;                    // the top of the sources (CMAKE_HOME_DIRECTORY)
   std::map<std::string, std::string> cache;  // the configure's variables (CMakeCache.txt)
   std::set<std::string> compiled;            // from compile_commands.json and the provider's targets
   // Sources the configure compiles whose object no build has written yet (an entry added, or a glob
@@ -105,14 +105,14 @@ struct Model {
   bool has_compile_database = false;
   std::vector<Target> targets;
   std::vector<SourceList> lists;
-  std::vector<std::string> cmake_files;      // the build files read
-  std::vector<InputError> errors;            // unreadable or broken inputs (the rest is still used)
-  std::vector<std::string> notes;            // what reading the build did that a person should know (one line each)
+  std::vector<std::string> cmake_files;  // the build files read
+  std::vector<InputError> errors;        // unreadable or broken inputs (the rest is still used)
+  std::vector<std::string> notes;        // what reading the build did that a person should know (one line each)
   // True when the targets and their lists come from the build system's own answer (CMake's File API
   // reply): the lists are then the commands that spell each target's sources, found by its backtraces,
   // and nothing was evaluated. False: the lists are the reader's own evaluation of the build files.
   bool from_build_system = false;
-  bool may_run_build_system = false;         // BuildOptions::ask_build_system, kept for the editor's check
+  bool may_run_build_system = false;  // BuildOptions::ask_build_system, kept for the editor's check
   std::shared_ptr<const ProviderParse> parse;
 
   bool is_compiled(const std::string& abs_path) const;
@@ -135,7 +135,7 @@ struct BuildOptions {
   // The tool's permission to run the build system itself (CMake: configure the existing build tree again
   // so that it writes its File API reply; check an edited tree on a copy). Off, only files are read.
   bool ask_build_system = false;
-  unsigned ask_timeout_seconds = 600;    // one configure's limit
+  unsigned ask_timeout_seconds = 600;  // one configure's limit
 };
 
 // The model of the build at options.build_dir (and its build files), read by its provider (CMake).
@@ -168,7 +168,7 @@ struct ListChoice {
   std::string list;   // the variable, or the target for add_library()/target_sources()
   std::string entry;  // its value as it should be written (quoted at insertion when its neighbours are)
   uint32_t line = 0;
-  std::string note;   // set instead of cmake_file/list/entry when no entry is the fix
+  std::string note;  // set instead of cmake_file/list/entry when no entry is the fix
 };
 std::optional<ListChoice> choose_list(const Model& build, const std::string& file, const std::string& target,
                                       const std::string& porting_dir);

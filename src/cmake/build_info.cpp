@@ -11,17 +11,17 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <regex>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "buildmodel/command_line.h"
 #include "cmake/file_api.h"
 #include "cmake/generator_targets.h"
 #include "common/file_io.h"
-#include "common/walk.h"
 #include "common/paths.h"
+#include "common/walk.h"
 
 namespace mlc::cmake {
 namespace {
@@ -70,7 +70,6 @@ std::vector<std::string> split_semicolons(const std::string& s) {
 }
 
 bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
-
 
 std::vector<std::string> evaluate_glob(const std::string& pattern, bool recurse) {
   std::vector<std::string> out;
@@ -130,14 +129,31 @@ ListEntry make_entry(const CMakeArg& arg, const std::map<std::string, std::strin
 }
 
 bool is_keyword(const std::string& a) {
-  static const std::set<std::string> kw = {"PRIVATE", "PUBLIC", "INTERFACE", "STATIC", "SHARED", "MODULE", "OBJECT",
-                                           "EXCLUDE_FROM_ALL", "CONFIGURE_DEPENDS", "LIST_DIRECTORIES",
-                                           "FOLLOW_SYMLINKS", "RELATIVE", "ALIAS", "IMPORTED", "GLOBAL", "PARENT_SCOPE",
-                                           "CACHE", "FORCE", "FILE_SET", "BASE_DIRS", "FILES", "TYPE", "HEADERS"};
+  static const std::set<std::string> kw = {"PRIVATE",
+                                           "PUBLIC",
+                                           "INTERFACE",
+                                           "STATIC",
+                                           "SHARED",
+                                           "MODULE",
+                                           "OBJECT",
+                                           "EXCLUDE_FROM_ALL",
+                                           "CONFIGURE_DEPENDS",
+                                           "LIST_DIRECTORIES",
+                                           "FOLLOW_SYMLINKS",
+                                           "RELATIVE",
+                                           "ALIAS",
+                                           "IMPORTED",
+                                           "GLOBAL",
+                                           "PARENT_SCOPE",
+                                           "CACHE",
+                                           "FORCE",
+                                           "FILE_SET",
+                                           "BASE_DIRS",
+                                           "FILES",
+                                           "TYPE",
+                                           "HEADERS"};
   return kw.count(a) > 0;
 }
-
-
 
 std::map<std::string, std::string> read_cmake_cache(const std::string& path, std::optional<InputError>& error) {
   std::map<std::string, std::string> vars;
@@ -190,7 +206,8 @@ using Vars = std::map<std::string, std::string>;
 void draw_on(const std::vector<CMakeArg>& a, size_t from, const Scope& scope, std::set<size_t>& sources) {
   for (size_t k = from; k < a.size(); ++k)
     for (const auto& v : referenced(a[k].value))
-      if (auto it = scope.origins.find(v); it != scope.origins.end()) sources.insert(it->second.begin(), it->second.end());
+      if (auto it = scope.origins.find(v); it != scope.origins.end())
+        sources.insert(it->second.begin(), it->second.end());
 }
 
 // The reader evaluates no loop, so a value grows only by what the text spells; this cap holds a file
@@ -426,9 +443,8 @@ void read_commands(const ListFile& file, Scope& scope, Scope* parent, std::vecto
       recurse = a[0].value == "GLOB_RECURSE";
       scope.origins[list.variable] = {index};
     } else if (creates_target(cmd.name, scope.library_helper) && !a.empty()) {
-      bool alias = std::any_of(a.begin(), a.end(), [](const CMakeArg& x) {
-        return x.value == "ALIAS" || x.value == "IMPORTED";
-      });
+      bool alias = std::any_of(a.begin(), a.end(),
+                               [](const CMakeArg& x) { return x.value == "ALIAS" || x.value == "IMPORTED"; });
       if (alias) continue;
       list.variable = expand_variables(a[0].value, vars);
       first = 1;
@@ -456,9 +472,6 @@ std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& comma
   vars = std::move(scope.vars);
   return lists;
 }
-
-
-
 
 namespace {
 
@@ -536,7 +549,8 @@ const build::ProviderParse::File* parse_once(const std::string& file, build::Pro
     errors.push_back(commands.error());
     return nullptr;
   }
-  return &parse.files.emplace(file, build::ProviderParse::File{std::move(*text), std::move(commands).value()}).first->second;
+  return &parse.files.emplace(file, build::ProviderParse::File{std::move(*text), std::move(commands).value()})
+              .first->second;
 }
 
 // Reads the project as CMake does: the top CMakeLists.txt, each add_subdirectory() in a child scope
@@ -554,26 +568,27 @@ class TreeWalker {
     info_.cmake_files.push_back(file);
     read_commands({.commands = parsed->commands, .cmake_file = file, .cur_dir = cur_dir}, scope, parent, info_.lists,
                   [&](const CMakeCommand& c) {
-      if (c.args.empty()) return;
-      std::string arg = expand_variables(c.args[0].value, scope.vars);
-      if (c.name == "add_subdirectory") {
-        std::string dir = join(cur_dir, arg);
-        std::string child_file = dir + "/CMakeLists.txt";
-        if (!exists(child_file) || (!read_.empty() && !read_.count(child_file))) return;
-        Scope child = scope;
-        visit(child_file, dir, child, &scope, depth + 1);
-        scope.vars["CMAKE_CURRENT_SOURCE_DIR"] = cur_dir;
-        scope.vars["CMAKE_CURRENT_LIST_DIR"] = file.substr(0, file.rfind('/'));
-      } else if (c.name == "include") {
-        // Only the project's own files: a module name (include(GNUInstallDirs)) is CMake's.
-        std::string path = join(file.substr(0, file.rfind('/')), arg);
-        if (arg.find('/') == std::string::npos && arg.find(".cmake") == std::string::npos) return;
-        if (!exists(path) || is_dir(path) || (!info_.source_dir.empty() && path.rfind(info_.source_dir + "/", 0) != 0))
-          return;
-        visit(path, cur_dir, scope, parent, depth + 1);
-        scope.vars["CMAKE_CURRENT_LIST_DIR"] = file.substr(0, file.rfind('/'));
-      }
-    });
+                    if (c.args.empty()) return;
+                    std::string arg = expand_variables(c.args[0].value, scope.vars);
+                    if (c.name == "add_subdirectory") {
+                      std::string dir = join(cur_dir, arg);
+                      std::string child_file = dir + "/CMakeLists.txt";
+                      if (!exists(child_file) || (!read_.empty() && !read_.count(child_file))) return;
+                      Scope child = scope;
+                      visit(child_file, dir, child, &scope, depth + 1);
+                      scope.vars["CMAKE_CURRENT_SOURCE_DIR"] = cur_dir;
+                      scope.vars["CMAKE_CURRENT_LIST_DIR"] = file.substr(0, file.rfind('/'));
+                    } else if (c.name == "include") {
+                      // Only the project's own files: a module name (include(GNUInstallDirs)) is CMake's.
+                      std::string path = join(file.substr(0, file.rfind('/')), arg);
+                      if (arg.find('/') == std::string::npos && arg.find(".cmake") == std::string::npos) return;
+                      if (!exists(path) || is_dir(path) ||
+                          (!info_.source_dir.empty() && path.rfind(info_.source_dir + "/", 0) != 0))
+                        return;
+                      visit(path, cur_dir, scope, parent, depth + 1);
+                      scope.vars["CMAKE_CURRENT_LIST_DIR"] = file.substr(0, file.rfind('/'));
+                    }
+                  });
   }
 
  private:
@@ -621,7 +636,8 @@ Reply ask_again(Model& info, const build::BuildOptions& options, const Reply& be
   info.targets.clear();
   info.compiled.clear();
   Reply reply = read_file_api(info);
-  info.notes.push_back("asked CMake for its File API reply: " + call + " configured the build tree again, which "
+  info.notes.push_back("asked CMake for its File API reply: " + call +
+                       " configured the build tree again, which "
                        "leaves the cache and the built files as they are (--no-reconfigure reads the files alone)");
   return reply;
 }
@@ -672,7 +688,8 @@ Model read_build(const BuildOptions& options) {
   Scope scope{.vars = variables(info), .origins = {}, .library_helper = info.library_helper};
   std::string top = info.source_dir.empty() ? "" : normalize_path(info.source_dir) + "/CMakeLists.txt";
   if (options.cmake_lists.empty() && !top.empty() && exists(top)) {
-    TreeWalker(info, *parse, files_the_build_read(info.build_dir)).visit(top, normalize_path(info.source_dir), scope, nullptr, 0);
+    TreeWalker(info, *parse, files_the_build_read(info.build_dir))
+        .visit(top, normalize_path(info.source_dir), scope, nullptr, 0);
     info.parse = std::move(parse);
     return info;
   }

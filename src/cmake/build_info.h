@@ -87,6 +87,7 @@ bool is_keyword(const std::string& word);
 // references. The CMake files are parsed once into `parse`: those the stacks name (a broken one is an
 // error) and `inputs`, the other project files the configure read (a file of another language that
 // only ends in .cmake is passed over). Nothing is evaluated.
-std::vector<SourceList> lists_from_reply(Model& info, build::ProviderParse& parse, const std::vector<std::string>& inputs);
+std::vector<SourceList> lists_from_reply(Model& info, build::ProviderParse& parse,
+                                         const std::vector<std::string>& inputs);
 
 }  // namespace mlc::cmake

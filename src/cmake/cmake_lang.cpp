@@ -165,7 +165,8 @@ Result<std::vector<CMakeCommand>> parse_cmake(std::string_view text, const std::
 }
 
 bool creates_library(const std::string& command, const std::string& backend_helper) {
-  return command == "add_library" || command == "cuda_add_library" || (!backend_helper.empty() && command == backend_helper);
+  return command == "add_library" || command == "cuda_add_library" ||
+         (!backend_helper.empty() && command == backend_helper);
 }
 
 bool creates_target(const std::string& command, const std::string& backend_helper) {

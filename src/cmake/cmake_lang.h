@@ -15,14 +15,14 @@ namespace mlc::cmake {
 struct CMakeArg {
   enum class Kind : uint8_t { Unquoted, Quoted, Bracket };
   Kind kind = Kind::Unquoted;
-  std::string value;   // the argument's text without delimiters; escapes left as written
+  std::string value;  // the argument's text without delimiters; escapes left as written
   uint32_t line = 0;
-  size_t begin = 0;    // byte offset of the argument's first character (its quote or bracket included)
-  size_t end = 0;      // one past its last character
+  size_t begin = 0;  // byte offset of the argument's first character (its quote or bracket included)
+  size_t end = 0;    // one past its last character
 };
 
 struct CMakeCommand {
-  std::string name;        // lower-cased: CMake command names are case-insensitive
+  std::string name;  // lower-cased: CMake command names are case-insensitive
   std::vector<CMakeArg> args;
   uint32_t line = 0;
   size_t begin = 0;        // offset of the command name

@@ -136,8 +136,8 @@ EditCheck check_edits(const Model& build, const std::vector<FileEdit>& edits,
       const std::string in_copy = under(file, source) ? copy + file.substr(source.size()) : file;
       // Compiled by it, or among its sources (FindCUDA's .cu files are compiled by custom commands).
       const bool compiled = std::any_of(checked.targets.begin(), checked.targets.end(), [&](const Target& t) {
-        return t.name == target &&
-               (checked.compiled_by(t, in_copy) || std::find(t.sources.begin(), t.sources.end(), in_copy) != t.sources.end());
+        return t.name == target && (checked.compiled_by(t, in_copy) ||
+                                    std::find(t.sources.begin(), t.sources.end(), in_copy) != t.sources.end());
       });
       if (!compiled) out.not_compiled.emplace_back(target, file);
     }

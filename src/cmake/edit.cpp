@@ -146,7 +146,8 @@ struct Editor::State {
       if (auto it = build->parse->files.find(file); it != build->parse->files.end()) return &it->second;
     if (auto it = own.find(file); it != own.end()) return it->second ? &*it->second : nullptr;
     auto& slot = own[file];
-    if (build && std::any_of(build->errors.begin(), build->errors.end(), [&](const InputError& e) { return e.path == file; }))
+    if (build &&
+        std::any_of(build->errors.begin(), build->errors.end(), [&](const InputError& e) { return e.path == file; }))
       return nullptr;  // the reader could not read or parse it, and said so
     auto text = read_text(file);
     if (!text) {
@@ -164,8 +165,12 @@ struct Editor::State {
 };
 
 Editor::Editor(const Model* build, std::string library_helper)
-    : s_(std::make_unique<State>(State{build, std::move(library_helper),
-                                       build ? variables(*build) : std::map<std::string, std::string>{}, {}, {}, {}})) {}
+    : s_(std::make_unique<State>(State{build,
+                                       std::move(library_helper),
+                                       build ? variables(*build) : std::map<std::string, std::string>{},
+                                       {},
+                                       {},
+                                       {}})) {}
 Editor::~Editor() = default;
 
 EditOutcome Editor::add_source(const std::string& cmake_file, const std::string& list_name, const std::string& entry,
@@ -204,7 +209,8 @@ EditOutcome Editor::add_source(const std::string& cmake_file, const std::string&
     expanded = dir + "/" + relative;
     if (s_->build && !std::filesystem::exists(expanded))
       for (const auto& t : s_->build->targets)
-        if (named.front()->targets.count(t.name) && !t.source_dir.empty() && std::filesystem::exists(t.source_dir + "/" + relative))
+        if (named.front()->targets.count(t.name) && !t.source_dir.empty() &&
+            std::filesystem::exists(t.source_dir + "/" + relative))
           expanded = t.source_dir + "/" + relative;
   }
   // What the entry spells wins; the caller's file stands in for a spelling CMake completes (no extension).
@@ -280,7 +286,8 @@ std::optional<std::string> imported_target(const std::string& sdk_home, const st
   for (const char* lib : {"/lib/cmake", "/lib64/cmake"}) {
     fs::path dir = sdk_home + lib;
     if (!fs::exists(dir, ec)) continue;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
       if (ec || !it->is_regular_file() || it->path().extension() != ".cmake") continue;
       auto text = read_text(it->path().string());
       if (!text) continue;
@@ -299,6 +306,5 @@ std::optional<std::string> imported_target(const std::string& sdk_home, const st
   }
   return std::nullopt;
 }
-
 
 }  // namespace mlc::build

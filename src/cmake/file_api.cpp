@@ -59,9 +59,10 @@ std::vector<build::Frame> stack_of(const json& graph, size_t node, const std::st
     size_t file = n.value("file", files.size());
     if (n.contains("command") && file < files.size() && files[file].is_string()) {
       size_t c = n["command"].is_number_unsigned() ? n["command"].get<size_t>() : commands.size();
-      out.push_back({.file = join(top, files[file].get<std::string>()),
-                     .line = n.value("line", 0u),
-                     .command = c < commands.size() && commands[c].is_string() ? lower(commands[c].get<std::string>()) : ""});
+      out.push_back(
+          {.file = join(top, files[file].get<std::string>()),
+           .line = n.value("line", 0u),
+           .command = c < commands.size() && commands[c].is_string() ? lower(commands[c].get<std::string>()) : ""});
     }
     if (!n.contains("parent") || !n["parent"].is_number_unsigned()) break;
     node = n["parent"].get<size_t>();
@@ -77,7 +78,8 @@ Target read_target(const json& tj, Model& info, const std::string& top) {
   if (tj.contains("paths") && tj["paths"].is_object())
     target.source_dir = normalize_path(join(top, tj["paths"].value("source", ".")));
   target.type = tj.value("type", "");
-  for (const auto& a : tj.value("artifacts", json::array())) target.artifacts.push_back(join(info.build_dir, a.value("path", "")));
+  for (const auto& a : tj.value("artifacts", json::array()))
+    target.artifacts.push_back(join(info.build_dir, a.value("path", "")));
   const json graph = tj.value("backtraceGraph", json::object());
   for (const auto& s : tj.value("sources", json::array())) {
     std::string p = join(top, s.value("path", ""));
@@ -96,7 +98,8 @@ Target read_target(const json& tj, Model& info, const std::string& top) {
     target.dependencies.push_back(id.substr(0, id.find("::@")));
   }
   if (tj.contains("link"))
-    for (const auto& f : tj["link"].value("commandFragments", json::array())) target.link_fragments.push_back(f.value("fragment", ""));
+    for (const auto& f : tj["link"].value("commandFragments", json::array()))
+      target.link_fragments.push_back(f.value("fragment", ""));
   if (tj.contains("backtrace") && tj["backtrace"].is_number_unsigned()) {
     // The command that created the target may sit inside a helper function (musa_add_library);
     // the place a person edits is the outermost call in a CMakeLists.txt.
@@ -139,7 +142,8 @@ Reply read_file_api(Model& info) {
   }
   if (codemodel.empty()) return out;
   auto cm = parse(codemodel);
-  if (!cm.is_object() || !cm.contains("configurations") || !cm["configurations"].is_array() || cm["configurations"].empty())
+  if (!cm.is_object() || !cm.contains("configurations") || !cm["configurations"].is_array() ||
+      cm["configurations"].empty())
     return out;
   std::string top = cm.value("paths", json::object()).value("source", info.source_dir);
   if (info.source_dir.empty()) info.source_dir = top;
@@ -184,7 +188,8 @@ CMakeRun run_cmake(const std::vector<std::string>& argv, const std::string& dir,
   if (r.output.size() > 2 * kKeep) r.output.erase(0, r.output.size() - kKeep);
   r.timed_out = ran.timed_out;
   const int status = ran.status;
-  if (!r.timed_out) r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (!r.timed_out)
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return r;
 }
 
@@ -238,7 +243,8 @@ std::optional<InputError> ask_cmake(const Model& info, unsigned timeout_seconds)
                                           std::to_string(timeout_seconds) + " s"};
   if (run.status == 127) return InputError{info.build_dir, program + " not found"};
   if (run.status != 0)
-    return InputError{info.build_dir, "`" + program + " " + info.build_dir + "` failed: " + first_cmake_error(run.output)};
+    return InputError{info.build_dir,
+                      "`" + program + " " + info.build_dir + "` failed: " + first_cmake_error(run.output)};
   return std::nullopt;
 }
 

@@ -91,13 +91,14 @@ std::vector<CompileCommand> read_findcuda_commands(const std::string& build_dir,
   const std::string top = build_dir + "/CMakeFiles";
   if (build_dir.empty() || !std::filesystem::is_directory(top, ec)) return out;
   size_t seen = 0;
-  std::filesystem::recursive_directory_iterator it(top, std::filesystem::directory_options::skip_permission_denied, ec), end;
+  std::filesystem::recursive_directory_iterator it(top, std::filesystem::directory_options::skip_permission_denied, ec),
+      end;
   for (; it != end && !ec; it.increment(ec)) {
     if (++seen > 200000) break;  // bounded: a build tree is walked, never a disk
     if (it.depth() > 12) it.disable_recursion_pending();
     const std::string name = it->path().filename().string();
-    if (name.find("_generated_") == std::string::npos || name.size() < 7 || name.compare(name.size() - 6, 6, ".cmake") != 0 ||
-        !it->is_regular_file(ec))
+    if (name.find("_generated_") == std::string::npos || name.size() < 7 ||
+        name.compare(name.size() - 6, 6, ".cmake") != 0 || !it->is_regular_file(ec))
       continue;
     if (auto c = findcuda_command(it->path().string(), build_dir, configuration)) out.push_back(std::move(*c));
   }
@@ -120,7 +121,8 @@ BuildCommands read_build_commands(const std::string& build_dir) {
   };
   // FindCUDA's .cu files are compiled by custom commands that compile_commands.json leaves out.
   if (!cache_value("CUDA_NVCC_EXECUTABLE").empty())
-    for (auto& c : cmake::read_findcuda_commands(build_dir, cache_value("CMAKE_BUILD_TYPE"))) out.db.push_back(std::move(c));
+    for (auto& c : cmake::read_findcuda_commands(build_dir, cache_value("CMAKE_BUILD_TYPE")))
+      out.db.push_back(std::move(c));
   // CMake's CUDA language names it CMAKE_CUDA_COMPILER, FindCUDA CUDA_NVCC_EXECUTABLE.
   out.cuda_compiler = cache_value("CMAKE_CUDA_COMPILER");
   if (out.cuda_compiler.empty()) out.cuda_compiler = cache_value("CUDA_NVCC_EXECUTABLE");

@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "cmake/build_info.h"
 #include "buildmodel/command_line.h"
+#include "cmake/build_info.h"
 #include "cmake/generator_targets.h"
 #include "common/file_io.h"
 
@@ -45,8 +45,8 @@ std::string output_of(const std::vector<std::string>& argv) {
 }
 
 struct LinkStep {
-  std::string artifact;  // absolute
-  std::string type;      // SHARED_LIBRARY, MODULE_LIBRARY, STATIC_LIBRARY, EXECUTABLE
+  std::string artifact;             // absolute
+  std::string type;                 // SHARED_LIBRARY, MODULE_LIBRARY, STATIC_LIBRARY, EXECUTABLE
   std::vector<std::string> inputs;  // absolute
 };
 
@@ -161,7 +161,7 @@ std::vector<Target> targets_from_generator(const std::string& build_dir, const s
   std::vector<Target> out;
   if (build_dir.empty()) return out;
   // Objects of compile_commands.json, by target directory.
-  std::map<std::string, Target> by_key;  // bindir + "\n" + target
+  std::map<std::string, Target> by_key;                     // bindir + "\n" + target
   std::map<std::string, std::vector<std::string>> objects;  // by the same key
   for (const auto& c : read_compile_commands(build_dir)) {
     const std::string relative = output_of(c.argv);
@@ -190,8 +190,8 @@ std::vector<Target> targets_from_generator(const std::string& build_dir, const s
     t.type = step->type;
     // As the codemodel names it: a versioned library (libx.so.1.2.3) by its link name, libx.so.
     std::string artifact = step->artifact;
-    if (auto so = artifact.rfind(".so."); t.type == "SHARED_LIBRARY" && so != std::string::npos &&
-                                          artifact.find('/', so) == std::string::npos)
+    if (auto so = artifact.rfind(".so.");
+        t.type == "SHARED_LIBRARY" && so != std::string::npos && artifact.find('/', so) == std::string::npos)
       artifact.resize(so + 3);
     t.artifacts.push_back(artifact);
     std::set<std::string> deps;

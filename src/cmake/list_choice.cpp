@@ -2,8 +2,8 @@
 // and already holds its siblings, with the entry spelled like its nearest neighbour. A file that a
 // file(GLOB) of the target already matches needs no entry, and the choice says so instead.
 #include <algorithm>
-#include <filesystem>
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
@@ -59,7 +59,8 @@ bool feeds_build(const Model& build, const SourceList& list) {
       // Named beside the CMake file but read from elsewhere (a function adds a directory): by its tail.
       const std::string tail = "/" + unquoted(e.raw);
       if (tail.size() > 1 && tail.find('$') == std::string::npos &&
-          std::any_of(build.compiled.begin(), build.compiled.end(), [&](const std::string& c) { return ends_with(c, tail); }))
+          std::any_of(build.compiled.begin(), build.compiled.end(),
+                      [&](const std::string& c) { return ends_with(c, tail); }))
         return true;
     }
   }
@@ -86,8 +87,8 @@ bool feeds_any(const SourceList& l, const std::set<std::string>& scope) {
 std::optional<Exclusion> exclusion_for(const Model& build, const std::string& file, const std::string& target) {
   const std::set<std::string> scope = scope_of(build, target);
   bool any_feeds = !target.empty() && std::any_of(build.lists.begin(), build.lists.end(), [&](const SourceList& l) {
-                     return !l.removal && feeds_any(l, scope);
-                   });
+    return !l.removal && feeds_any(l, scope);
+  });
   for (const auto& l : build.lists) {
     if (l.removal || (any_feeds && !feeds_any(l, scope))) continue;
     for (const auto& e : l.entries) {
@@ -144,7 +145,8 @@ std::string entry_spelling(const SourceList& list, const std::string& file, cons
   bool uses_porting_var = std::any_of(list.entries.begin(), list.entries.end(), [](const ListEntry& e) {
     return e.raw.find("${GENERATED_PORTING_DIR}") != std::string::npos;
   });
-  if (uses_porting_var && under(file, porting_dir)) return "${GENERATED_PORTING_DIR}/" + file.substr(porting_dir.size() + 1);
+  if (uses_porting_var && under(file, porting_dir))
+    return "${GENERATED_PORTING_DIR}/" + file.substr(porting_dir.size() + 1);
   if (under(file, list.current_dir)) return file.substr(list.current_dir.size() + 1);
   return file;
 }
@@ -159,14 +161,14 @@ std::string stem_of(const std::string& path) {
 // How near a list is to the file it would take: by the files its direct entries name (or their
 // spelling, when they name nothing on disk). Compared field by field, the first the strongest.
 struct Nearness {
-  int clean = 0;          // it spells no file its targets lack (a branch the configure took)
-  int stem = 0;           // it names the file's own header or source (plugins_unix.h for plugins_unix.cc)
-  int same_ext = 0;       // it names files of the file's kind
-  size_t dir = 0;         // the directory it shares with the file
-  long kin = 0;           // files beside it sharing a word of its name (pki_crypto.c for md_crypto.c)
+  int clean = 0;           // it spells no file its targets lack (a branch the configure took)
+  int stem = 0;            // it names the file's own header or source (plugins_unix.h for plugins_unix.cc)
+  int same_ext = 0;        // it names files of the file's kind
+  size_t dir = 0;          // the directory it shares with the file
+  long kin = 0;            // files beside it sharing a word of its name (pki_crypto.c for md_crypto.c)
   long unconditional = 0;  // minus the if() blocks around it: where it compiles in every configuration
   long same_ext_count = 0;
-  int variable = 0;       // a variable's list (set, list(APPEND)) rather than a target's own
+  int variable = 0;  // a variable's list (set, list(APPEND)) rather than a target's own
   auto key() const { return std::tie(clean, stem, same_ext, dir, kin, unconditional, same_ext_count, variable); }
   bool operator<(const Nearness& o) const { return key() < o.key(); }
 };
@@ -205,8 +207,13 @@ bool names_files(const SourceList& l) {
 }
 
 Nearness nearness(const SourceList& l, const std::string& file) {
-  Nearness n{.clean = l.foreign == 0 ? 1 : 0, .stem = 0, .same_ext = 0, .dir = 0, .kin = 0,
-             .unconditional = -static_cast<long>(l.conditions), .same_ext_count = 0,
+  Nearness n{.clean = l.foreign == 0 ? 1 : 0,
+             .stem = 0,
+             .same_ext = 0,
+             .dir = 0,
+             .kin = 0,
+             .unconditional = -static_cast<long>(l.conditions),
+             .same_ext_count = 0,
              .variable = is_variable_list(l.command) ? 1 : 0};
   const std::string ext = extension_of(file), dir = file.substr(0, file.rfind('/'));
   const std::set<std::string> words = words_of(stem_of(file));
@@ -277,28 +284,41 @@ std::optional<ListChoice> choose_list(const Model& build, const std::string& fil
                                       const std::string& porting_dir) {
   const std::set<std::string> scope = scope_of(build, target);
   bool any_feeds = !target.empty() && std::any_of(build.lists.begin(), build.lists.end(), [&](const SourceList& l) {
-                     return !l.removal && names_files(l) && feeds_any(l, scope);
-                   });
+    return !l.removal && names_files(l) && feeds_any(l, scope);
+  });
   auto in_scope = [&](const SourceList& l) { return !any_feeds || feeds_any(l, scope); };
 
   // A glob of the target's lists already matches it: an entry would be a duplicate.
   if (auto ex = exclusion_for(build, file, target)) {
     const SourceList& l = *ex->glob;
-    std::string glob = file + " matches the file(GLOB) pattern " + ex->glob_entry->raw + " of " + l.variable + " (" + where(l) + ")";
+    std::string glob =
+        file + " matches the file(GLOB) pattern " + ex->glob_entry->raw + " of " + l.variable + " (" + where(l) + ")";
     if (ex->removal) {
       const SourceList& r = *ex->removal;
       std::string call = r.filter ? "list(FILTER " + r.variable + " EXCLUDE REGEX " + ex->removal_entry->raw + ")"
-                                                         : "list(REMOVE_ITEM " + r.variable + " " + ex->removal_entry->raw + ")";
-      return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = r.line,
+                                  : "list(REMOVE_ITEM " + r.variable + " " + ex->removal_entry->raw + ")";
+      return ListChoice{.cmake_file = "",
+                        .list = "",
+                        .entry = "",
+                        .line = r.line,
                         .note = glob + ", but " + call + " at " + where(r) + " takes it out again: drop that entry"};
     }
     if (build.unbuilt.count(file))  // the configure globs it in already: only the build is behind
-      return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = l.line,
-                        .note = glob + ", and the configure compiles it, so it needs no entry: the library was built "
+      return ListChoice{.cmake_file = "",
+                        .list = "",
+                        .entry = "",
+                        .line = l.line,
+                        .note = glob +
+                                ", and the configure compiles it, so it needs no entry: the library was built "
                                 "before it, rebuild it (cmake --build)"};
-    return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = l.line,
-                      .note = glob + ", so it needs no entry: the fix lies elsewhere (re-run cmake if the file "
-                              "is newer than the configure; otherwise a wrong directory, #if guards or a missing port)"};
+    return ListChoice{
+        .cmake_file = "",
+        .list = "",
+        .entry = "",
+        .line = l.line,
+        .note = glob +
+                ", so it needs no entry: the fix lies elsewhere (re-run cmake if the file "
+                "is newer than the configure; otherwise a wrong directory, #if guards or a missing port)"};
   }
 
   std::vector<const SourceList*> candidates;

@@ -62,8 +62,10 @@ bool is_identifier(const std::string& s) {
 
 // An upper-case word (SRCS, SOURCES, PRIVATE, NAME): a keyword of the command, heading a section.
 bool is_section_word(const std::string& s) {
-  return s.size() >= 2 && std::isupper(static_cast<unsigned char>(s[0])) &&
-         std::all_of(s.begin(), s.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'; });
+  return s.size() >= 2 && std::isupper(static_cast<unsigned char>(s[0])) && std::all_of(s.begin(), s.end(), [](char c) {
+           return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+                  c == '_';
+         });
 }
 
 // A command that writes a variable, and where its value's arguments start.
@@ -71,7 +73,7 @@ struct Writer {
   const std::string* file;
   const CMakeCommand* cmd;
   std::string variable;
-  size_t first = 0;        // the first argument of the value
+  size_t first = 0;  // the first argument of the value
   bool glob = false, recurse = false, removal = false, filter = false;
 };
 
@@ -82,10 +84,12 @@ std::optional<Writer> writer_of(const std::string& file, const CMakeCommand& c) 
   if (c.name == "set" && !a.empty()) {
     w.variable = a[0].value, w.first = 1;
   } else if (c.name == "list" && a.size() >= 2 &&
-             (a[0].value == "APPEND" || a[0].value == "PREPEND" || a[0].value == "INSERT" || a[0].value == "REMOVE_ITEM")) {
+             (a[0].value == "APPEND" || a[0].value == "PREPEND" || a[0].value == "INSERT" ||
+              a[0].value == "REMOVE_ITEM")) {
     w.variable = a[1].value, w.first = a[0].value == "INSERT" ? 3 : 2;
     w.removal = a[0].value == "REMOVE_ITEM";
-  } else if (c.name == "list" && a.size() == 5 && a[0].value == "FILTER" && a[2].value == "EXCLUDE" && a[3].value == "REGEX") {
+  } else if (c.name == "list" && a.size() == 5 && a[0].value == "FILTER" && a[2].value == "EXCLUDE" &&
+             a[3].value == "REGEX") {
     w.variable = a[1].value, w.first = 4, w.removal = true, w.filter = true;
   } else if (c.name == "file" && a.size() >= 2 && (a[0].value == "GLOB" || a[0].value == "GLOB_RECURSE")) {
     w.variable = a[1].value, w.first = 2, w.glob = true, w.recurse = a[0].value == "GLOB_RECURSE";
@@ -236,7 +240,8 @@ class SpanReader {
         value.clear();
         for (size_t k = 1; k < c.args.size(); ++k) {
           const std::string& v = c.args[k].value;
-          if (v.find("${") != std::string::npos || v.find("$<") != std::string::npos || v == "CACHE" || v == "PARENT_SCOPE") {
+          if (v.find("${") != std::string::npos || v.find("$<") != std::string::npos || v == "CACHE" ||
+              v == "PARENT_SCOPE") {
             count = 2;  // not words alone
             break;
           }
@@ -258,7 +263,11 @@ class SpanReader {
     const auto& vars = glob ? glob_vars_for(file) : vars_for(file);
     std::string expanded = raw;
     bool complete = true;
-    for (const auto& v : [&] { std::vector<std::string> r; referenced(raw, r); return r; }()) {
+    for (const auto& v : [&] {
+           std::vector<std::string> r;
+           referenced(raw, r);
+           return r;
+         }()) {
       auto it = vars.find(v);
       if (it == vars.end()) {
         complete = false;
@@ -269,7 +278,8 @@ class SpanReader {
     }
     if (glob && expanded.find_first_of("*?[") != std::string::npos) {  // (the pattern may be a variable's value)
       if (!complete) return false;
-      std::string pattern = expanded[0] == '/' ? normalize_path(expanded) : normalize_path(dir_of(file) + "/" + expanded);
+      std::string pattern =
+          expanded[0] == '/' ? normalize_path(expanded) : normalize_path(dir_of(file) + "/" + expanded);
       if (!glob->recurse) return fnmatch(pattern.c_str(), source.c_str(), FNM_PATHNAME) == 0;
       size_t wild = pattern.find_first_of("*?[");
       size_t slash = pattern.rfind('/', wild);
@@ -287,7 +297,8 @@ class SpanReader {
     }
     if (complete && expanded.find("${") == std::string::npos) {
       for (const std::string& base : {dir_of(file), t.source_dir})
-        if ((expanded[0] == '/' ? normalize_path(expanded) : normalize_path(base + "/" + expanded)) == named) return true;
+        if ((expanded[0] == '/' ? normalize_path(expanded) : normalize_path(base + "/" + expanded)) == named)
+          return true;
     }
     // The tail below the last variable: "${X}/src/a.c" -> "src/a.c"; a plain "core/a.c" is its own tail.
     std::string tail = raw;
@@ -321,9 +332,9 @@ class SpanReader {
         continue;
       }
       // A keyword that is no file of the target (a file may well be called README).
-      if ((is_section_word(v) || is_keyword(v)) && std::none_of(t.added.begin(), t.added.end(), [&](const AddedSource& s) {
-            return spells(v, file, t, s.file, nullptr);
-          })) {
+      if ((is_section_word(v) || is_keyword(v)) &&
+          std::none_of(t.added.begin(), t.added.end(),
+                       [&](const AddedSource& s) { return spells(v, file, t, s.file, nullptr); })) {
         out.push_back({v, {}});
         continue;
       }
@@ -403,7 +414,9 @@ class SpanReader {
     l.line = c.line;
     l.close_paren = c.close_paren;
     l.conditions = conditions_of(file, c);
-    l.command = w ? (w->glob ? ListCommand::Glob : c.name == "list" ? ListCommand::ListEdit : ListCommand::Set)
+    l.command = w ? (w->glob            ? ListCommand::Glob
+                     : c.name == "list" ? ListCommand::ListEdit
+                                        : ListCommand::Set)
                   : list_command(c.name, info_.library_helper);
     if (!w && c.name != "add_library" && c.name != "add_executable" && c.name != "target_sources" &&
         c.name != "cuda_add_library" && c.name != "cuda_add_executable" && c.name != info_.library_helper)
@@ -460,7 +473,8 @@ class SpanReader {
 
 }  // namespace
 
-std::vector<SourceList> lists_from_reply(Model& info, build::ProviderParse& parse, const std::vector<std::string>& inputs) {
+std::vector<SourceList> lists_from_reply(Model& info, build::ProviderParse& parse,
+                                         const std::vector<std::string>& inputs) {
   SpanReader reader(info, parse);
   reader.read(inputs);
   return reader.lists();

@@ -287,8 +287,8 @@ Result<BackendYaml> read_backend_yaml(const std::string& path) {
   std::vector<KernelEntry> kept;
   for (const auto& e : y.entries) {
     bool symint = e.section != "symint" && std::any_of(y.entries.begin(), y.entries.end(), [&](const KernelEntry& s) {
-      return s.section == "symint" && s.op == e.op;
-    });
+                    return s.section == "symint" && s.op == e.op;
+                  });
     if (!symint) kept.push_back(e);
   }
   y.entries = std::move(kept);
@@ -310,12 +310,15 @@ std::optional<FoundYaml> from_command(const std::string& line, const std::string
   std::istringstream in(line);
   std::vector<std::string> tokens;
   for (std::string t; in >> t;) {
-    if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front()) t = t.substr(1, t.size() - 2);
+    if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front())
+      t = t.substr(1, t.size() - 2);
     tokens.push_back(t);
   }
   FoundYaml f;
   std::string script;
-  auto abs = [&](const std::string& p) { return fs::path(p).is_absolute() ? p : (fs::path(cwd) / p).lexically_normal().string(); };
+  auto abs = [&](const std::string& p) {
+    return fs::path(p).is_absolute() ? p : (fs::path(cwd) / p).lexically_normal().string();
+  };
   for (size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];
     auto value = [&](const char* opt) -> std::optional<std::string> {
@@ -374,17 +377,19 @@ std::vector<std::string> include_dirs(const build::Model& build) {
     }
   };
   read_flags(build.build_dir + "/build.ninja", "INCLUDES = ");
-  walk_tree(build.build_dir, [&](const std::string& path, const struct stat&) {
-    if (!path.ends_with("/flags.make")) return;
-    std::istringstream in(read_text(path).value_or(""));
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("CXX_INCLUDES = ", 0) != 0) continue;
-      std::istringstream words(line.substr(15));
-      std::vector<std::string> argv;
-      for (std::string w; words >> w;) argv.push_back(w);
-      take(argv, build.build_dir);
-    }
-  }, {.skip_hidden = true, .follow_symlinks = false});
+  walk_tree(build.build_dir,
+            [&](const std::string& path, const struct stat&) {
+              if (!path.ends_with("/flags.make")) return;
+              std::istringstream in(read_text(path).value_or(""));
+              for (std::string line; std::getline(in, line);) {
+                if (line.rfind("CXX_INCLUDES = ", 0) != 0) continue;
+                std::istringstream words(line.substr(15));
+                std::vector<std::string> argv;
+                for (std::string w; words >> w;) argv.push_back(w);
+                take(argv, build.build_dir);
+              }
+            },
+            {.skip_hidden = true, .follow_symlinks = false});
   return dirs;
 }
 
@@ -406,9 +411,11 @@ void locate_generated_header(FoundYaml& f, const build::Model& build, const std:
     }
   if (build.source_dir.empty()) return;
   std::string found;
-  walk_tree(build.source_dir, [&](const std::string& path, const struct stat&) {
-    if (found.empty() && path.ends_with("/" + name)) found = path.substr(0, path.size() - name.size() - 1);
-  }, {.skip_hidden = true, .follow_symlinks = false, .max_depth = 64, .max_files = 200000});
+  walk_tree(build.source_dir,
+            [&](const std::string& path, const struct stat&) {
+              if (found.empty() && path.ends_with("/" + name)) found = path.substr(0, path.size() - name.size() - 1);
+            },
+            {.skip_hidden = true, .follow_symlinks = false, .max_depth = 64, .max_files = 200000});
   if (!found.empty()) f.output_dir = found;
 }
 
@@ -430,27 +437,31 @@ std::vector<FoundYaml> find_backend_yamls(const build::Model& build) {
     std::error_code ec;
     if (fs::exists(build.build_dir + "/build.ninja", ec)) scan(build.build_dir + "/build.ninja", build.build_dir);
     // Makefiles: each target's build.make runs its custom commands from the target's binary dir.
-    walk_tree(build.build_dir, [&](const std::string& path, const struct stat&) {
-      if (!path.ends_with("/build.make")) return;
-      std::ifstream in(path);
-      std::string cwd = build.build_dir;
-      for (std::string line; std::getline(in, line);) {
-        if (size_t cd = line.find("cd "); cd != std::string::npos && line.find("&&") != std::string::npos) {
-          std::string rest = line.substr(cd + 3);
-          cwd = trim(rest.substr(0, rest.find("&&")));
-        }
-        if (auto f = from_command(line, cwd)) add(*f);
-      }
-    }, {.skip_hidden = true, .follow_symlinks = false});
+    walk_tree(build.build_dir,
+              [&](const std::string& path, const struct stat&) {
+                if (!path.ends_with("/build.make")) return;
+                std::ifstream in(path);
+                std::string cwd = build.build_dir;
+                for (std::string line; std::getline(in, line);) {
+                  if (size_t cd = line.find("cd "); cd != std::string::npos && line.find("&&") != std::string::npos) {
+                    std::string rest = line.substr(cd + 3);
+                    cwd = trim(rest.substr(0, rest.find("&&")));
+                  }
+                  if (auto f = from_command(line, cwd)) add(*f);
+                }
+              },
+              {.skip_hidden = true, .follow_symlinks = false});
   }
   if (out.empty() && !build.source_dir.empty()) {
-    walk_tree(build.source_dir, [&](const std::string& path, const struct stat&) {
-      std::string name = fs::path(path).filename().string();
-      if (!name.ends_with(".yaml") || name == "native_functions.yaml") return;
-      if (name.find("native_functions") == std::string::npos && !is_kernel_list(name)) return;
-      if (!build.build_dir.empty() && path.rfind(build.build_dir + "/", 0) == 0) return;
-      add({path, "", ""});
-    }, {.skip_hidden = true, .follow_symlinks = false});
+    walk_tree(build.source_dir,
+              [&](const std::string& path, const struct stat&) {
+                std::string name = fs::path(path).filename().string();
+                if (!name.ends_with(".yaml") || name == "native_functions.yaml") return;
+                if (name.find("native_functions") == std::string::npos && !is_kernel_list(name)) return;
+                if (!build.build_dir.empty() && path.rfind(build.build_dir + "/", 0) == 0) return;
+                add({path, "", ""});
+              },
+              {.skip_hidden = true, .follow_symlinks = false});
   }
   if (!out.empty()) {
     const auto includes = include_dirs(build);
@@ -467,7 +478,8 @@ KernelMatch match_kernel(const std::vector<BackendYaml>& yamls, const demangle::
   // A structured kernel's dispatch name is its class: at::musa::structured_<kernel>::impl (torch_musa's
   // LegacyMeta and Customized strategies; `meta` too for Customized).
   std::string structured;
-  if ((sym.name == "impl" || sym.name == "meta") && sym.scopes.size() > 1 && sym.scopes.back().rfind("structured_", 0) == 0) {
+  if ((sym.name == "impl" || sym.name == "meta") && sym.scopes.size() > 1 &&
+      sym.scopes.back().rfind("structured_", 0) == 0) {
     structured = sym.scopes.back().substr(11);
     scope = scope.substr(0, scope.size() - sym.scopes.back().size() - 2);
   }

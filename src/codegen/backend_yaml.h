@@ -22,9 +22,9 @@ struct KernelEntry {
   std::string base;      // "add", "add_"
   std::string overload;  // "Tensor", "" for the default overload
   uint32_t line = 0;
-  std::string section;   // supported | autograd | symint | full_codegen | func (torch_musa)
-  std::string scope;     // "demo::PrivateUse1NativeFunctions", "at::musa"
-  std::string kernel;    // explicit kernel name (torch_musa's dispatch value), else "" (torchgen's name)
+  std::string section;  // supported | autograd | symint | full_codegen | func (torch_musa)
+  std::string scope;    // "demo::PrivateUse1NativeFunctions", "at::musa"
+  std::string kernel;   // explicit kernel name (torch_musa's dispatch value), else "" (torchgen's name)
 };
 
 // An operator's schema in native_functions.yaml: its parameters as type keys ("Tensor", "Scalar?",
@@ -35,13 +35,13 @@ struct OpSchema {
 };
 
 struct BackendYaml {
-  std::string path;           // absolute
-  std::string backend;        // PrivateUse1, XLA, ...
+  std::string path;     // absolute
+  std::string backend;  // PrivateUse1, XLA, ...
   std::string cpp_namespace;
-  std::string class_name;     // default <backend>NativeFunctions
+  std::string class_name;  // default <backend>NativeFunctions
   std::vector<KernelEntry> entries;
-  std::string output_dir;     // where gen_backend_stubs wrote its files, when the build says so
-  std::string native_yaml;    // the native_functions.yaml the generator read, when known
+  std::string output_dir;                   // where gen_backend_stubs wrote its files, when the build says so
+  std::string native_yaml;                  // the native_functions.yaml the generator read, when known
   std::map<std::string, OpSchema> schemas;  // of the listed ops, from native_yaml (read_schemas)
 };
 

@@ -46,9 +46,7 @@ bool same(const Landing& a, const Landing& b) {
 }
 
 // Outputs that replace nothing: standard output, descriptor paths, devices and FIFOs.
-bool replaces_nothing(const FileWrite& w) {
-  return w.path.empty() || w.path == "-" || written_in_place(w.path);
-}
+bool replaces_nothing(const FileWrite& w) { return w.path.empty() || w.path == "-" || written_in_place(w.path); }
 
 std::string as_read(const FileWrite& w, const FileRead& r) {
   return w.option + " " + w.shown + ": it is " + r.what + "; refusing to overwrite a file the run reads";

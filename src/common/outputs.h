@@ -34,9 +34,9 @@ struct FileRead {
 };
 
 struct FileWrite {
-  std::string option;  // "-o", "--out-cpp", "--apply"
-  std::string shown;   // the path as the user named it (or as the tool chose it)
-  std::string path;    // absolute
+  std::string option;                 // "-o", "--out-cpp", "--apply"
+  std::string shown;                  // the path as the user named it (or as the tool chose it)
+  std::string path;                   // absolute
   std::vector<ReadKind> may_be = {};  // the reads it may coincide with: what writing it is for
 };
 

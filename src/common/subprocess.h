@@ -13,7 +13,7 @@ struct ProgramRun {
   std::vector<std::string> argv = {};  // argv[0] is looked up on PATH when it has no '/' (execvp), as a shell runs it
   std::string directory = {};          // where it runs; "" for here (a directory it cannot enter: exit status 126)
   std::chrono::steady_clock::time_point deadline = {};  // then it and its process group are killed
-  bool merge_output = false;           // stderr into `out`, in the order written (as 2>&1)
+  bool merge_output = false;                            // stderr into `out`, in the order written (as 2>&1)
 };
 
 struct ProgramResult {

@@ -12,10 +12,10 @@
 namespace mlc {
 
 struct WalkOptions {
-  bool skip_hidden = false;      // skip entries whose name starts with '.' (.git ...)
-  bool follow_symlinks = true;   // false: symlinks (to files or directories) are not visited
-  int max_depth = 64;            // 0: only the files directly in dir
-  size_t max_files = 0;          // stop after visiting this many files (0: no limit)
+  bool skip_hidden = false;     // skip entries whose name starts with '.' (.git ...)
+  bool follow_symlinks = true;  // false: symlinks (to files or directories) are not visited
+  int max_depth = 64;           // 0: only the files directly in dir
+  size_t max_files = 0;         // stop after visiting this many files (0: no limit)
   std::function<bool(const std::string&)> skip_dir = nullptr;  // a directory below dir not to enter
 };
 

@@ -70,11 +70,16 @@ std::vector<std::string> expand_response_files(const CompileCommand& c) {
 // nvcc's --generate-dependencies-with-compile --dependency-output) and FindCUDA's -odir. A bare -M/-MM
 // would only list dependencies and compile nothing.
 void drop_side_outputs(std::vector<std::string>& argv) {
-  static const std::set<std::string_view> alone = {"-MD", "-MMD", "-MP", "-M", "-MM", "-MG",
+  static const std::set<std::string_view> alone = {"-MD",
+                                                   "-MMD",
+                                                   "-MP",
+                                                   "-M",
+                                                   "-MM",
+                                                   "-MG",
                                                    "--generate-dependencies-with-compile",
                                                    "--generate-nonsystem-dependencies-with-compile"};
-  static const std::set<std::string_view> with_value = {"-MT", "-MF", "-MQ", "-MJ", "--dependency-output", "-odir",
-                                                        "--output-directory"};
+  static const std::set<std::string_view> with_value = {
+      "-MT", "-MF", "-MQ", "-MJ", "--dependency-output", "-odir", "--output-directory"};
   std::vector<std::string> kept;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
@@ -121,8 +126,8 @@ std::vector<std::string> as_nvcc(const CompileCommand& host, const std::string& 
     if (a == "-x" && i + 1 < host.argv.size()) {  // the host's language: the source is CUDA now
       ++i;
     } else if ((a == "-I" || a == "-D" || a == "-U" || a == "-isystem" || a == "-include" || a == "-o" || a == "-MF" ||
-         a == "-MT" || a == "-MQ") &&
-        i + 1 < host.argv.size()) {
+                a == "-MT" || a == "-MQ") &&
+               i + 1 < host.argv.size()) {
       out.push_back(a);
       out.push_back(host.argv[++i]);
     } else if (!a.empty() && a[0] != '-' && absolute_in(host.directory, a) == host.file) {

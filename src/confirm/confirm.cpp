@@ -23,15 +23,15 @@
 #include <nlohmann/json.hpp>
 
 #include "buildmodel/model.h"
-#include "common/hash.h"
 #include "common/file_io.h"
+#include "common/hash.h"
+#include "common/paths.h"
+#include "common/subprocess.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "elf/elf_object.h"
 #include "source/source_index.h"
 #include "trace/trace.h"
-#include "common/paths.h"
-#include "common/subprocess.h"
 #include "verdict/verdict.h"
 
 namespace mlc::confirm {
@@ -186,8 +186,9 @@ bool prepare_one(const CompileJob& job, size_t i, FileResult& r, Prepared& p) {
   if (!command_for(job.commands.db, r.file, p.object, p.cmd, r.command_from, job.commands.cuda_compiler)) {
     r.skipped = true;
     if (is_cuda_source(r.file))
-      r.warning = "the build names no CUDA compiler (CMAKE_CUDA_COMPILER, CUDA_NVCC_EXECUTABLE) and its commands are "
-                  "the host compiler's, which compiles no .cu";
+      r.warning =
+          "the build names no CUDA compiler (CMAKE_CUDA_COMPILER, CUDA_NVCC_EXECUTABLE) and its commands are "
+          "the host compiler's, which compiles no .cu";
     return false;
   }
   std::string key = compile_key(r.file, p.cmd, p.object);
@@ -202,7 +203,8 @@ void compile_one(const CompileJob& job, FileResult& r, const Prepared& p) {
       run_compiler(p.cmd, Clock::now() + std::chrono::milliseconds(static_cast<long long>(job.timeout_seconds * 1000)));
   if (run.exited_ok && !fs::exists(p.object)) {
     // Read where the compiler was told to write it; a driver that exits 0 without it compiled nothing.
-    r.warning = "the compiler exited without writing an object (" + base_name(p.cmd.argv[0]) + " with -o " + p.object + ")";
+    r.warning =
+        "the compiler exited without writing an object (" + base_name(p.cmd.argv[0]) + " with -o " + p.object + ")";
   } else if (run.exited_ok) {
     read_object_symbols(p.object, r);
   } else {
@@ -269,7 +271,9 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
   // an idle machine and a loaded one.
   std::vector<FileResult> results(files.size());
   std::vector<Prepared> prepared(files.size());
-  const CompileJob job{.commands = commands, .scratch = scratch, .cache_dir = options.cache_dir,
+  const CompileJob job{.commands = commands,
+                       .scratch = scratch,
+                       .cache_dir = options.cache_dir,
                        .timeout_seconds = options.compile_timeout_seconds};
   std::vector<size_t> to_compile;
   for (size_t i = 0; i < files.size(); ++i) {
@@ -312,9 +316,8 @@ struct Want {
 // SDK library exports (sdk-declared-only, cuda-only) is settled by the SDK, not by compiling.
 bool is_open(const UnresolvedSymbol& u) {
   const Classification now = verdict::current(u);
-  return now == Classification::Unknown ||
-         (u.origin && u.origin->kind == OriginKind::Declaration && now != Classification::SdkDeclaredOnly &&
-          now != Classification::CudaOnly);
+  return now == Classification::Unknown || (u.origin && u.origin->kind == OriginKind::Declaration &&
+                                            now != Classification::SdkDeclaredOnly && now != Classification::CudaOnly);
 }
 
 // The symbols worth compiling for, each with the uncompiled sources text matching says define it.
@@ -330,7 +333,8 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
       const std::string& path = ctx.sources->file_of(*e).path;
       if (!source::is_compiled_source(path) || ctx.build->is_compiled(path)) continue;
       if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.file == path; }))
-        files.push_back({.file = path, .tier = 0, .line = e->line, .evidence = "", .place = candidate_place(ctx, *u, path)});
+        files.push_back(
+            {.file = path, .tier = 0, .line = e->line, .evidence = "", .place = candidate_place(ctx, *u, path)});
     }
     // Unsettled: unknown or declaration-only (whatever text found), or defined in several uncompiled
     // sources (text cannot see which #if the build takes).
@@ -389,8 +393,11 @@ struct Confirmer {
     std::optional<std::string> ported_from;
     if (u.origin && u.origin->file == f.file) ported_from = u.origin->ported_from;
     verdict::claim(u, EvidencePass::Compiler, Classification::MissingSource);
-    u.origin = Origin{.file = f.file, .line = f.line ? std::optional<int>(static_cast<int>(f.line)) : std::nullopt,
-                      .kind = OriginKind::Definition, .library = std::nullopt, .ported_from = ported_from};
+    u.origin = Origin{.file = f.file,
+                      .line = f.line ? std::optional<int>(static_cast<int>(f.line)) : std::nullopt,
+                      .kind = OriginKind::Definition,
+                      .library = std::nullopt,
+                      .ported_from = ported_from};
     u.reason = "compiling " + f.file + " defines it";
     if (r.command_from != f.file) u.reason += " (with the build's command for " + r.command_from + ")";
     if (!f.evidence.empty()) u.reason += "; text matching could not place it, the compiler did: " + f.evidence;
@@ -466,8 +473,9 @@ struct Confirmer {
     const ConfirmStats& s = total;
     std::string line = "--confirm: " + std::to_string(s.files) + " candidate file(s): " + std::to_string(s.compiled) +
                        " compiled, " + std::to_string(s.cached) + " from cache, " + std::to_string(s.failed) +
-                       " failed" + (unsaid ? " (" + std::to_string(unsaid) + " not the answer: --verbose shows why)" : "") +
-                       ", " + std::to_string(s.skipped) + " skipped (budget or no command)";
+                       " failed" +
+                       (unsaid ? " (" + std::to_string(unsaid) + " not the answer: --verbose shows why)" : "") + ", " +
+                       std::to_string(s.skipped) + " skipped (budget or no command)";
     if (s.compiled > 0) {
       line += "; " + std::to_string(std::llround(s.compile_ms)) + " ms compiling, " +
               std::to_string(std::llround(s.compile_ms / static_cast<double>(s.compiled))) + " ms per compiled file";
@@ -497,15 +505,22 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
   const auto start = Clock::now();
   std::vector<Want> wants = unsettled(ctx, symbols);
   if (wants.empty()) return {};
-  Confirmer confirmer{.ctx = ctx, .options = options, .warnings = warnings, .start = start, .total = {}, .results = {},
+  Confirmer confirmer{.ctx = ctx,
+                      .options = options,
+                      .warnings = warnings,
+                      .start = start,
+                      .total = {},
+                      .results = {},
                       .placed_by = {}};
   confirmer.rounds(wants);
   for (auto& w : wants)
     if (!w.settled && !w.other.empty()) w.u->reason += "; " + w.other;
 
-  confirmer.total.settled = static_cast<size_t>(std::count_if(wants.begin(), wants.end(), [](const Want& w) { return w.settled; }));
+  confirmer.total.settled =
+      static_cast<size_t>(std::count_if(wants.begin(), wants.end(), [](const Want& w) { return w.settled; }));
   size_t unsaid = confirmer.tell_failures(wants);
-  if (confirmer.total.files == 0) return confirmer.total;  // nothing could be compiled: no cost to report, nothing placed
+  if (confirmer.total.files == 0)
+    return confirmer.total;  // nothing could be compiled: no cost to report, nothing placed
   confirmer.say_outcome(wants.size(), unsaid);
   return confirmer.total;
 }
@@ -574,7 +589,8 @@ std::vector<std::string> linked_artifacts(const build::Model* build, const std::
 }  // namespace
 
 size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
-                          const std::string& target, const ConfirmOptions& options, std::vector<std::string>& warnings) {
+                          const std::string& target, const ConfirmOptions& options,
+                          std::vector<std::string>& warnings) {
   if (report.libraries.empty()) return 0;
   // What the libraries define already: their own references to it are not the patch's business. Their
   // symbol tables too: a library built with hidden visibility (nng) exports none of its internal names.
@@ -601,8 +617,8 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
     std::set<std::string> files;
     for (const auto& lib : report.libraries)
       for (const auto& u : lib.unresolved)
-        if (verdict::current(u) == Classification::MissingSource && u.fix && u.fix->kind == FixKind::AddSource && u.origin &&
-            !u.origin->file.empty() && !(ctx.build && ctx.build->is_compiled(u.origin->file)))
+        if (verdict::current(u) == Classification::MissingSource && u.fix && u.fix->kind == FixKind::AddSource &&
+            u.origin && !u.origin->file.empty() && !(ctx.build && ctx.build->is_compiled(u.origin->file)))
           files.insert(u.origin->file);
     return files;
   };

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "buildmodel/model.h"
 #include "buildmodel/command_line.h"
+#include "buildmodel/model.h"
 #include "loader/loader.h"
 #include "report/report.h"
 #include "trace/trace.h"
@@ -17,13 +17,13 @@
 namespace mlc::confirm {
 
 struct ConfirmOptions {
-  std::string build_dir;        // where compile_commands.json lives
-  std::string cache_dir;        // results cache and scratch objects ("" : a private dir under build_dir)
+  std::string build_dir;  // where compile_commands.json lives
+  std::string cache_dir;  // results cache and scratch objects ("" : a private dir under build_dir)
   // The compiler work allowed: this many compiler runs, the best-ranked candidates first (what the
   // cache answers is free); what it leaves out stays unconfirmed. A count, not a clock, so that the
   // same input gets the same answer on a loaded machine as on an idle one.
   size_t budget_compiles = 60;
-  unsigned jobs = 0;            // parallel compiles (0: one per core)
+  unsigned jobs = 0;  // parallel compiles (0: one per core)
   // Every candidate's failed compile said, with the compiler's error; by default only those of the
   // symbols no candidate settled (a candidate that does not compile is simply not the answer).
   bool verbose = false;
@@ -33,22 +33,22 @@ struct ConfirmOptions {
 // What compiling one file showed.
 struct FileResult {
   std::string file;
-  std::string command_from;          // the file whose build command was used (itself or a sibling)
-  bool ok = false;                   // compiled (now or in an earlier run)
+  std::string command_from;  // the file whose build command was used (itself or a sibling)
+  bool ok = false;           // compiled (now or in an earlier run)
   bool from_cache = false;
-  bool skipped = false;              // no command, or the budget ran out
-  std::vector<std::string> defined;  // global/weak symbols the object defines, sorted
+  bool skipped = false;                // no command, or the budget ran out
+  std::vector<std::string> defined;    // global/weak symbols the object defines, sorted
   std::vector<std::string> undefined;  // strong global symbols it references and does not define, sorted
-  std::string warning;               // why it did not compile, one line
+  std::string warning;                 // why it did not compile, one line
 };
 
 struct ConfirmStats {
   size_t files = 0;
-  size_t settled = 0;    // symbols the compiler placed (confirm_symbols)
-  size_t compiled = 0;   // compiler runs this time
-  size_t cached = 0;     // answered from the cache
-  size_t failed = 0;     // compiler ran and failed, hung, or is missing
-  size_t skipped = 0;    // cut off by the budget or without any command
+  size_t settled = 0;     // symbols the compiler placed (confirm_symbols)
+  size_t compiled = 0;    // compiler runs this time
+  size_t cached = 0;      // answered from the cache
+  size_t failed = 0;      // compiler ran and failed, hung, or is missing
+  size_t skipped = 0;     // cut off by the budget or without any command
   double compile_ms = 0;  // wall time spent compiling
 };
 
@@ -84,9 +84,9 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files, const Confir
 struct RankedSource {
   std::string file;
   int tier = 3;
-  uint32_t line = 0;      // where it includes the header or spells the name (0: unknown)
-  std::string evidence;   // "it includes /src/a.h"
-  int place = 2;          // candidate_place: where it lies, which orders the tiers
+  uint32_t line = 0;     // where it includes the header or spells the name (0: unknown)
+  std::string evidence;  // "it includes /src/a.h"
+  int place = 2;         // candidate_place: where it lies, which orders the tiers
 };
 
 // Where a candidate lies, the first rank of the confirm pass's order (the tier comes second): 0 in a

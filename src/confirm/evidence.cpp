@@ -36,10 +36,11 @@ std::string lower(std::string s) {
 // projects give them: *_test.cc, tests/, win32/, os390...).
 bool is_test_or_platform_file(const std::string& path) {
   static const std::set<std::string> dirs = {
-      "test", "tests", "testing", "unittest", "unittests", "gtest", "benchmark", "benchmarks", "bench", "example",
-      "examples", "sample", "samples", "fuzz", "fuzzing", "fuzzer", "win", "win32", "win64", "windows", "mingw", "msvc",
-      "darwin", "mac", "macos", "osx", "ios", "android", "os390", "zos", "aix", "solaris", "sunos", "haiku", "cygwin",
-      "freertos", "emscripten", "wasm"};
+      "test",  "tests",   "testing",  "unittest", "unittests",  "gtest", "benchmark", "benchmarks",
+      "bench", "example", "examples", "sample",   "samples",    "fuzz",  "fuzzing",   "fuzzer",
+      "win",   "win32",   "win64",    "windows",  "mingw",      "msvc",  "darwin",    "mac",
+      "macos", "osx",     "ios",      "android",  "os390",      "zos",   "aix",       "solaris",
+      "sunos", "haiku",   "cygwin",   "freertos", "emscripten", "wasm"};
   std::string p = lower(path);
   for (size_t start = 0, slash; (slash = p.find('/', start)) != std::string::npos; start = slash + 1)
     if (dirs.count(p.substr(start, slash - start))) return true;
@@ -62,11 +63,13 @@ int candidate_place(const trace::TraceContext& ctx, const UnresolvedSymbol& u, c
     if ((own = ctx.build->target_for_artifact(ref.library))) break;
   if (own) {
     const auto own_sources = ctx.build->source_files(*own);
-    if (own->source_dir == dir || std::any_of(own_sources.begin(), own_sources.end(), [&](const std::string& s) { return parent(s) == dir; }))
+    if (own->source_dir == dir ||
+        std::any_of(own_sources.begin(), own_sources.end(), [&](const std::string& s) { return parent(s) == dir; }))
       return 0;
   }
   for (const auto& t : ctx.build->targets)
-    if (&t != own && std::any_of(t.sources.begin(), t.sources.end(), [&](const std::string& s) { return parent(s) == dir; }))
+    if (&t != own &&
+        std::any_of(t.sources.begin(), t.sources.end(), [&](const std::string& s) { return parent(s) == dir; }))
       return 1;
   return 2;
 }
@@ -77,7 +80,8 @@ uint32_t line_mentioning(const std::string& text, const std::string& word) {
     // As a whole word, or as the tail of a pasted one (DEFINE_bool(name) writes FLAGS_name).
     bool right = at + word.size() == text.size() || !is_word_char(text[at + word.size()]);
     bool left = at == 0 || !is_word_char(text[at - 1]);
-    if (right && left) return static_cast<uint32_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1);
+    if (right && left)
+      return static_cast<uint32_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1);
   }
   return 0;
 }
@@ -168,10 +172,16 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
     if ((!wholesale && !spelling_dirs.count(dir)) || !uncompiled(f.path) || seen.count(f.path)) continue;
     if (uint32_t line = line_mentioning(text_of(f.path), word)) {
       seen.insert(f.path);
-      mentions.push_back({.file = f.path, .tier = 2, .line = line, .evidence = "it spells " + word + " and is beside the library's sources"});
+      mentions.push_back({.file = f.path,
+                          .tier = 2,
+                          .line = line,
+                          .evidence = "it spells " + word + " and is beside the library's sources"});
     } else if (wholesale) {
       seen.insert(f.path);
-      others.push_back({.file = f.path, .tier = 3, .line = 0, .evidence = "it is an uncompiled source beside the library's sources"});
+      others.push_back({.file = f.path,
+                        .tier = 3,
+                        .line = 0,
+                        .evidence = "it is an uncompiled source beside the library's sources"});
     }
   }
   out.insert(out.end(), mentions.begin(), mentions.end());

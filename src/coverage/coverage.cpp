@@ -5,18 +5,18 @@
 
 #include <sys/stat.h>
 
+#include <tbb/parallel_for.h>
 #include <algorithm>
 #include <cctype>
 #include <mutex>
-#include <tbb/parallel_for.h>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "backend/cuda_api.h"
 #include "common/file_io.h"
+#include "common/paths.h"
 #include "common/walk.h"
 #include "source/source_index.h"
-#include "common/paths.h"
 
 namespace mlc::coverage {
 namespace {
@@ -31,7 +31,8 @@ bool is_api_family(std::string_view f) {
 // A name that is a CUDA library API by its prefix alone, for names the map does not know.
 bool looks_like_cuda_api(std::string_view n) {
   for (std::string_view p : {"cublas", "cusparse", "cufft", "curand", "cusolver", "cudnn", "nvrtc"})
-    if (n.size() > p.size() && n.substr(0, p.size()) == p && (n[p.size()] == '_' || (n[p.size()] >= 'A' && n[p.size()] <= 'Z')))
+    if (n.size() > p.size() && n.substr(0, p.size()) == p &&
+        (n[p.size()] == '_' || (n[p.size()] >= 'A' && n[p.size()] <= 'Z')))
       return true;
   return n.size() > 4 && n.substr(0, 4) == "cuda" && n[4] >= 'A' && n[4] <= 'Z';
 }
@@ -43,7 +44,8 @@ bool cuda_spelling(std::string_view n) {
   if (us == std::string_view::npos) return true;
   std::string_view tail = n.substr(us);
   if (tail == "_t") return true;
-  return tail.size() >= 3 && tail[1] == 'v' && std::all_of(tail.begin() + 2, tail.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return tail.size() >= 3 && tail[1] == 'v' &&
+         std::all_of(tail.begin() + 2, tail.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 struct Hit {
@@ -121,9 +123,12 @@ std::vector<std::string> source_files(const std::vector<std::string>& roots, std
     if (stat(root.c_str(), &st) != 0) {
       errors.push_back({root, "cannot open: no such file or directory"});
     } else if (S_ISDIR(st.st_mode)) {
-      walk_tree(root, [&](const std::string& p, const struct stat&) {
-        if (source::is_source_file(p)) files.push_back(p);
-      }, WalkOptions{.skip_hidden = true, .follow_symlinks = true});
+      walk_tree(
+          root,
+          [&](const std::string& p, const struct stat&) {
+            if (source::is_source_file(p)) files.push_back(p);
+          },
+          WalkOptions{.skip_hidden = true, .follow_symlinks = true});
     } else {
       files.push_back(root);
     }
@@ -217,8 +222,8 @@ bool declares(std::string_view text, const std::vector<size_t>& starts, std::str
   if (!l.starts_with("define")) return false;
   l.remove_prefix(6);
   l.remove_prefix(std::min(l.size(), l.find_first_not_of(" \t")));
-  return l.starts_with(id) && (l.size() == id.size() || !(std::isalnum(static_cast<unsigned char>(l[id.size()])) ||
-                                                          l[id.size()] == '_'));
+  return l.starts_with(id) &&
+         (l.size() == id.size() || !(std::isalnum(static_cast<unsigned char>(l[id.size()])) || l[id.size()] == '_'));
 }
 
 using Mentions = std::unordered_map<std::string, std::pair<uint32_t, uint32_t>>;  // name -> header file, line
@@ -317,7 +322,8 @@ void classify(std::map<std::string, ApiUse>& apis, const CoverageOptions& o, con
     a.family = std::string(naming.family_of(cuda));
     a.counterpart = naming.counterpart_of(cuda);
     if (naming.map)
-      if (auto it = naming.map->info.find(cuda); it != naming.map->info.end()) a.marked_unsupported = it->second.unsupported;
+      if (auto it = naming.map->info.find(cuda); it != naming.map->info.end())
+        a.marked_unsupported = it->second.unsupported;
     if (!a.counterpart) {
       a.status = Status::Unmapped;
     } else if (!o.sdk) {
@@ -343,8 +349,9 @@ void add_totals(CoverageReport& r, std::map<std::string, ApiUse>& apis) {
   }
   for (auto& [f, t] : families) r.families.push_back(std::move(t));
   for (auto& [cuda, a] : apis) r.apis.push_back(std::move(a));
-  std::stable_sort(r.apis.begin(), r.apis.end(),
-                   [](const ApiUse& x, const ApiUse& y) { return x.family != y.family ? x.family < y.family : x.cuda < y.cuda; });
+  std::stable_sort(r.apis.begin(), r.apis.end(), [](const ApiUse& x, const ApiUse& y) {
+    return x.family != y.family ? x.family < y.family : x.cuda < y.cuda;
+  });
 }
 
 }  // namespace

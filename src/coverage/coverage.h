@@ -30,8 +30,8 @@ enum class Status {
 const char* to_string(Status s);
 
 struct FileUses {
-  std::string file;        // absolute
-  uint32_t count = 0;      // call sites (references) in this file
+  std::string file;    // absolute
+  uint32_t count = 0;  // call sites (references) in this file
   uint32_t first_line = 0;
 };
 
@@ -46,7 +46,7 @@ struct ApiUse {
   std::optional<std::string> exported_by;  // library path
   Status status = Status::NoSdk;
   uint32_t call_sites = 0;
-  std::vector<FileUses> files;             // sorted by path
+  std::vector<FileUses> files;  // sorted by path
 };
 
 struct FamilyTotals {
@@ -63,8 +63,8 @@ struct CoverageReport {
   std::string naming_rule;  // "cudaX -> hipX" when counterparts come from the backend's rule (no map)
   std::vector<std::string> roots;
   size_t files_scanned = 0;
-  std::vector<ApiUse> apis;             // sorted by family, then CUDA name
-  std::vector<FamilyTotals> families;   // sorted by family
+  std::vector<ApiUse> apis;            // sorted by family, then CUDA name
+  std::vector<FamilyTotals> families;  // sorted by family
   std::map<Status, uint32_t> by_status;
   uint32_t call_sites = 0;
   std::vector<InputError> errors;

@@ -41,8 +41,9 @@ std::string headline(const CoverageReport& r) {
   for (const auto& a : r.apis)
     for (const auto& f : a.files) seen[f.file] = true;
   files = seen.size();
-  return fmt::format("{} CUDA APIs, {} call sites in {} of {} files scanned (backend {}, SDK {}, map {})", r.apis.size(),
-                     r.call_sites, files, r.files_scanned, r.backend, r.sdk_home.empty() ? "none" : r.sdk_home,
+  return fmt::format("{} CUDA APIs, {} call sites in {} of {} files scanned (backend {}, SDK {}, map {})",
+                     r.apis.size(), r.call_sites, files, r.files_scanned, r.backend,
+                     r.sdk_home.empty() ? "none" : r.sdk_home,
                      !r.naming_rule.empty() ? "none: counterparts by the naming rule " + r.naming_rule
                      : r.mapping.empty()    ? "none"
                                             : r.mapping);
@@ -105,8 +106,8 @@ std::string render_text(const CoverageReport& r) {
   std::string todo;
   for (const auto& a : r.apis)
     if (a.status == Status::DeclaredOnly || a.status == Status::Missing)
-      todo += fmt::format("  {} ({}): first used at {}:{}\n", a.counterpart ? *a.counterpart : a.cuda, to_string(a.status),
-                          a.files.front().file, a.files.front().first_line);
+      todo += fmt::format("  {} ({}): first used at {}:{}\n", a.counterpart ? *a.counterpart : a.cuda,
+                          to_string(a.status), a.files.front().file, a.files.front().first_line);
   if (!todo.empty()) out += "\nTo stub or request from the SDK:\n" + todo;
   return out;
 }
@@ -136,7 +137,8 @@ std::string render_json(const CoverageReport& r, const std::string& tool_version
   j["apis"] = json::array();
   for (const auto& a : r.apis) {
     json files = json::array();
-    for (const auto& f : a.files) files.push_back({{"file", utf8_escaped(f.file)}, {"count", f.count}, {"first_line", f.first_line}});
+    for (const auto& f : a.files)
+      files.push_back({{"file", utf8_escaped(f.file)}, {"count", f.count}, {"first_line", f.first_line}});
     json decl = nullptr;
     if (a.declared_file) decl = {{"file", *a.declared_file}, {"line", a.declared_line}, {"kind", a.declared_kind}};
     j["apis"].push_back({{"cuda", utf8_escaped(a.cuda)},
@@ -150,7 +152,8 @@ std::string render_json(const CoverageReport& r, const std::string& tool_version
                          {"files", files}});
   }
   j["errors"] = json::array();
-  for (const auto& e : r.errors) j["errors"].push_back({{"file", utf8_escaped(e.path)}, {"message", utf8_escaped(e.message)}});
+  for (const auto& e : r.errors)
+    j["errors"].push_back({{"file", utf8_escaped(e.path)}, {"message", utf8_escaped(e.message)}});
   return j.dump(2) + "\n";
 }
 
@@ -195,9 +198,10 @@ td.n{text-align:right}
   for (const auto& f : r.families) widest = std::max(widest, f.apis);
   const int label = 90, bar = 560, row = 26;
   int height = static_cast<int>(r.families.size()) * row + 10;
-  out += fmt::format("<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\" "
-                     "aria-label=\"APIs per family by status\">\n",
-                     label + bar + 60, height);
+  out += fmt::format(
+      "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\" "
+      "aria-label=\"APIs per family by status\">\n",
+      label + bar + 60, height);
   int y = 5;
   for (const auto& f : r.families) {
     out += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"13\">{}</text>\n", y + 16, html_escape(f.family));
@@ -206,9 +210,10 @@ td.n{text-align:right}
       uint32_t n = count(f.by_status, s);
       if (n == 0) continue;
       double w = static_cast<double>(bar) * n / widest;
-      out += fmt::format("<rect class=\"bar\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"20\" fill=\"{}\">"
-                         "<title>{} {}: {}</title></rect>\n",
-                         x, y, w, color_of(s), html_escape(f.family), to_string(s), n);
+      out += fmt::format(
+          "<rect class=\"bar\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"20\" fill=\"{}\">"
+          "<title>{} {}: {}</title></rect>\n",
+          x, y, w, color_of(s), html_escape(f.family), to_string(s), n);
       x += w;
     }
     out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"12\">{}</text>\n", x + 4, y + 15, f.apis);
@@ -219,17 +224,18 @@ td.n{text-align:right}
     out += fmt::format("<span><span class=\"s\" style=\"background:{}\">{}</span> {}</span>", color_of(s), to_string(s),
                        count(r.by_status, s));
   out += "</div>\n";
-  out += "<table id=\"apis\"><thead><tr>"
-         "<th data-type=\"s\">CUDA API</th><th data-type=\"s\">family</th><th data-type=\"s\">counterpart</th>"
-         "<th data-type=\"s\">status</th><th data-type=\"s\">declared</th><th data-type=\"s\">exported by</th>"
-         "<th data-type=\"n\">call sites</th><th data-type=\"n\">files</th></tr></thead><tbody>\n";
+  out +=
+      "<table id=\"apis\"><thead><tr>"
+      "<th data-type=\"s\">CUDA API</th><th data-type=\"s\">family</th><th data-type=\"s\">counterpart</th>"
+      "<th data-type=\"s\">status</th><th data-type=\"s\">declared</th><th data-type=\"s\">exported by</th>"
+      "<th data-type=\"n\">call sites</th><th data-type=\"n\">files</th></tr></thead><tbody>\n";
   for (const auto& a : r.apis) {
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td><span class=\"s\" style=\"background:{}\">{}</span>{}</td>"
-                       "<td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-                       html_escape(a.cuda), html_escape(a.family), a.counterpart ? html_escape(*a.counterpart) : "-",
-                       color_of(a.status), to_string(a.status), a.marked_unsupported ? " (map: unsupported)" : "",
-                       html_escape(declared(a)), a.exported_by ? html_escape(*a.exported_by) : "-", a.call_sites,
-                       a.files.size());
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td><span class=\"s\" style=\"background:{}\">{}</span>{}</td>"
+        "<td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+        html_escape(a.cuda), html_escape(a.family), a.counterpart ? html_escape(*a.counterpart) : "-",
+        color_of(a.status), to_string(a.status), a.marked_unsupported ? " (map: unsupported)" : "",
+        html_escape(declared(a)), a.exported_by ? html_escape(*a.exported_by) : "-", a.call_sites, a.files.size());
   }
   out += "</tbody></table>\n";
   // Sorting: a click on a header sorts by it (again: the other way). "#sort=N" or "#sort=-N" in the

@@ -244,7 +244,8 @@ SymbolName parse_demangled(std::string_view text) {
   for (const auto& [prefix, kind] : kSpecial) {
     if (d.substr(0, prefix.size()) != prefix) continue;
     std::string_view rest = d.substr(prefix.size());
-    if (size_t in = rest.find("-in-"); kind == NameKind::VTable && in != std::string_view::npos) rest = rest.substr(0, in);
+    if (size_t in = rest.find("-in-"); kind == NameKind::VTable && in != std::string_view::npos)
+      rest = rest.substr(0, in);
     s.target = std::string(rest);
     if (kind == NameKind::Thunk || kind == NameKind::GuardVariable || kind == NameKind::Other) {
       parse_function_or_data(rest, s);  // the entity the thunk/guard belongs to

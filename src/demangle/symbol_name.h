@@ -11,7 +11,7 @@
 namespace mlc::demangle {
 
 enum class NameKind {
-  CName,          // not mangled: a C symbol
+  CName,  // not mangled: a C symbol
   Function,
   Data,           // a variable or static data member
   VTable,         // "vtable for X" (and VTT, construction vtable)
@@ -24,13 +24,13 @@ enum class NameKind {
 struct SymbolName {
   NameKind kind = NameKind::Other;
   std::string demangled;
-  std::vector<std::string> scopes;          // enclosing namespaces and classes, as printed ("at", "musa", "cub")
-  std::string name;                         // "exclusive_sum_in_common_type", "Foo", "~Foo", "operator()"
-  std::vector<std::string> template_args;   // "int", "int"
-  std::optional<std::string> return_type;   // present for function templates
-  std::vector<std::string> params;          // printed parameter types
-  std::string method_qualifiers;            // " const", " &&"...
-  std::optional<std::string> target;        // for vtable/typeinfo/guard/thunk: the entity it is about
+  std::vector<std::string> scopes;         // enclosing namespaces and classes, as printed ("at", "musa", "cub")
+  std::string name;                        // "exclusive_sum_in_common_type", "Foo", "~Foo", "operator()"
+  std::vector<std::string> template_args;  // "int", "int"
+  std::optional<std::string> return_type;  // present for function templates
+  std::vector<std::string> params;         // printed parameter types
+  std::string method_qualifiers;           // " const", " &&"...
+  std::optional<std::string> target;       // for vtable/typeinfo/guard/thunk: the entity it is about
   bool is_constructor = false;
   bool is_destructor = false;
 

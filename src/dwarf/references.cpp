@@ -94,10 +94,8 @@ bool holds_code_or_symbols(int tag) {
     case DW_TAG_inlined_subroutine:
     case DW_TAG_lexical_block:
     case DW_TAG_try_block:
-    case DW_TAG_catch_block:
-      return true;
-    default:
-      return false;
+    case DW_TAG_catch_block: return true;
+    default: return false;
   }
 }
 
@@ -312,7 +310,8 @@ struct Referencing {
 // through a GOT slot with -fno-plt). Loads of the address (a variable, a function pointer) are not.
 bool transfers_control(const CodeSection& code, size_t offset, bool through_slot) {
   if (through_slot) {
-    return offset >= 2 && code.bytes[offset - 2] == 0xff && (code.bytes[offset - 1] == 0x15 || code.bytes[offset - 1] == 0x25);
+    return offset >= 2 && code.bytes[offset - 2] == 0xff &&
+           (code.bytes[offset - 1] == 0x15 || code.bytes[offset - 1] == 0x25);
   }
   return offset >= 1 && (code.bytes[offset - 1] == 0xe8 || code.bytes[offset - 1] == 0xe9);
 }
@@ -447,9 +446,8 @@ std::optional<Referencing> referencing_units(Dwarf* dw, const std::set<std::stri
   if (!code) return std::nullopt;
   Sites found = code_sites(*code, relocations, slots, plt_stubs(*code, slots));
   auto in_code = [&](uint64_t address) {
-    return std::any_of(code->begin(), code->end(), [&](const CodeSection& c) {
-      return address >= c.address && address - c.address < c.size;
-    });
+    return std::any_of(code->begin(), code->end(),
+                       [&](const CodeSection& c) { return address >= c.address && address - c.address < c.size; });
   };
   std::vector<uint64_t> from_data;
   for (const auto& r : relocations) {
@@ -487,7 +485,8 @@ void walk_scopes(Dwarf_Die* scope, int depth, const std::function<void(Dwarf_Die
 }
 
 // Declarations of wanted variables at namespace scope of one unit, with their size.
-void scope_variables(Dwarf_Die* cudie, const std::set<std::string>& wanted, std::map<std::string, uint64_t>& variables) {
+void scope_variables(Dwarf_Die* cudie, const std::set<std::string>& wanted,
+                     std::map<std::string, uint64_t>& variables) {
   walk_scopes(cudie, 0, [&](Dwarf_Die* die) {
     std::string sym = symbol_of(die);
     if (!wanted.count(sym) || (variables.count(sym) && variables[sym] > 0)) return;
@@ -647,7 +646,8 @@ std::optional<uint64_t> declared_size(const std::string& path, const std::string
   // Declared without a size where it is used (`extern int table[];`), or used by no code found:
   // another unit's namespace-scope declaration may say more.
   for_each_unit(s.get(), [&](Dwarf_Die* cudie) {
-    if (!size && !lazy->units.count(dwarf_dieoffset(cudie))) walk_scopes(cudie, 0, [&](Dwarf_Die* die) { visit(die, 0); });
+    if (!size && !lazy->units.count(dwarf_dieoffset(cudie)))
+      walk_scopes(cudie, 0, [&](Dwarf_Die* die) { visit(die, 0); });
   });
   return size;
 }

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include <bit>
-#include <utility>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "elf/readers.h"
 #include "elf/tables.h"
@@ -111,8 +111,7 @@ void ElfObject::find_defined(std::string_view name, uint32_t hash, std::vector<u
       st_name = static_cast<const Elf32_Sym*>(dynsym_data)[i].st_name;
     }
     // Compared in place: the name must match and end right there (no strlen over long names).
-    if (shndx == kShnUndef || st_name >= dynamic_strings.size() ||
-        dynamic_strings.size() - st_name <= name.size()) {
+    if (shndx == kShnUndef || st_name >= dynamic_strings.size() || dynamic_strings.size() - st_name <= name.size()) {
       return;
     }
     const char* at = dynamic_strings.data() + st_name;

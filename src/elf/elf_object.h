@@ -30,8 +30,8 @@ inline constexpr uint16_t kVerNdxLocal = 0;
 inline constexpr uint16_t kVerNdxGlobal = 1;
 
 struct Symbol {
-  std::string_view name;  // points into the owning object's mapped string table; empty for a defined
-                          // .dynsym entry read with ReadOptions::defined_names = false (ElfObject::name_of)
+  std::string_view name;     // points into the owning object's mapped string table; empty for a defined
+                             // .dynsym entry read with ReadOptions::defined_names = false (ElfObject::name_of)
   uint32_t name_offset = 0;  // st_name: where the name starts in the linked string table
   uint64_t value = 0;
   uint64_t size = 0;
@@ -70,7 +70,7 @@ uint32_t gnu_hash(std::string_view name);
 // was checked against the section and the symbol table when it was read.
 struct GnuHashTable {
   const uint32_t* buckets = nullptr;
-  const uint32_t* chains = nullptr;  // chains[i - symoffset] for symbol i
+  const uint32_t* chains = nullptr;   // chains[i - symoffset] for symbol i
   const uint64_t* bloom64 = nullptr;  // ELFCLASS64: 64-bit bloom words
   const uint32_t* bloom32 = nullptr;  // ELFCLASS32
   uint32_t nbuckets = 0, symoffset = 0, bloom_size = 0, bloom_shift = 0;
@@ -114,7 +114,7 @@ struct LoadHeader {
   uint32_t x86_isa_1_needed = 0;  // GNU_PROPERTY_X86_ISA_1_NEEDED (bit 0 baseline, 1 v2, 2 v3, 3 v4)
 };
 struct ElfObject {
-  std::string path;           // as given / as found (never canonicalised: $ORIGIN depends on it)
+  std::string path;            // as given / as found (never canonicalised: $ORIGIN depends on it)
   std::string archive_member;  // set for members of a static archive
   bool is_64 = true;
   bool big_endian = false;
@@ -147,20 +147,20 @@ struct ElfObject {
   // must sit in static TLS, dl-reloc.c CHECK_STATIC_TLS); 0 there is the object's own block.
   std::vector<uint32_t> copy_symbols;
   std::vector<uint32_t> static_tls_symbols;
-  bool has_static_symtab = false;    // a .symtab exists (read only when ReadOptions::static_symbols)
+  bool has_static_symtab = false;  // a .symtab exists (read only when ReadOptions::static_symbols)
 
-  std::string_view dynamic_strings;  // the .dynsym's string table (names not materialised are read from it)
+  std::string_view dynamic_strings;   // the .dynsym's string table (names not materialised are read from it)
   const void* dynsym_data = nullptr;  // the raw .dynsym (Elf32_Sym/Elf64_Sym, host order) in the mapping
   size_t dynsym_count = 0;
   const uint16_t* versym_data = nullptr;  // the raw .gnu.version
   size_t versym_count = 0;
-  GnuHashTable gnu_hash;             // empty when absent or malformed: lookups then scan .dynsym
+  GnuHashTable gnu_hash;  // empty when absent or malformed: lookups then scan .dynsym
 
   std::shared_ptr<const void> keep_alive;  // owns the mapping the string_views point into
   void* handle = nullptr;                  // the open libelf handle (opaque outside src/elf)
-  void* native = nullptr;  // the file read without libelf (host byte order; opaque outside src/elf)
+  void* native = nullptr;                  // the file read without libelf (host byte order; opaque outside src/elf)
   bool tables_read = false;  // .dynsym views and version tables already read (read_symbols reads them once)
-  LoadHeader header;  // what the loader read of it before mapping it (read_load_header; the loader fills it)
+  LoadHeader header;         // what the loader read of it before mapping it (read_load_header; the loader fills it)
 
   bool nodeflib() const { return (dt_flags_1 & 0x800) != 0; }  // DF_1_NODEFLIB
   const VersionDefinition* definition(uint16_t index) const;

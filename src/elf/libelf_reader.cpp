@@ -87,9 +87,10 @@ Result<std::pair<std::string_view, std::string_view>> version_table(Elf* elf, El
                                                                     const std::string& path) {
   GElf_Shdr shdr;
   Elf_Data* data = elf_getdata(scn, nullptr);
-  if (!gelf_getshdr(scn, &shdr) || !data) return InputError{path, std::string("unreadable ") + name + ": " + elf_error()};
-  std::string_view bytes = data->d_buf ? std::string_view(static_cast<const char*>(data->d_buf), data->d_size)
-                                       : std::string_view();
+  if (!gelf_getshdr(scn, &shdr) || !data)
+    return InputError{path, std::string("unreadable ") + name + ": " + elf_error()};
+  std::string_view bytes =
+      data->d_buf ? std::string_view(static_cast<const char*>(data->d_buf), data->d_size) : std::string_view();
   return std::pair{bytes, string_table(elf, shdr.sh_link)};
 }
 
@@ -106,7 +107,8 @@ Result<Sections> scan_sections(Elf* elf, const std::string& path, ElfObject& obj
       // libelf checks this lazily in elf_getdata; checking here gives one clear message.
       GElf_Off end = shdr.sh_offset + shdr.sh_size;
       if (end < shdr.sh_offset || end > file_size) {
-        return InputError{path, "section " + std::to_string(elf_ndxscn(scn)) + " extends past the end of the file (truncated or corrupt ELF)"};
+        return InputError{path, "section " + std::to_string(elf_ndxscn(scn)) +
+                                    " extends past the end of the file (truncated or corrupt ELF)"};
       }
     }
     if (shdr.sh_link >= shnum && shdr.sh_type != SHT_NULL &&
@@ -114,8 +116,14 @@ Result<Sections> scan_sections(Elf* elf, const std::string& path, ElfObject& obj
       return InputError{path, "section " + std::to_string(elf_ndxscn(scn)) + " links to a section that does not exist"};
     }
     switch (shdr.sh_type) {
-      case SHT_DYNSYM: sec.dynsym = scn; sec.dynsym_index = elf_ndxscn(scn); break;
-      case SHT_SYMTAB: sec.symtab = scn; obj.has_static_symtab = true; break;
+      case SHT_DYNSYM:
+        sec.dynsym = scn;
+        sec.dynsym_index = elf_ndxscn(scn);
+        break;
+      case SHT_SYMTAB:
+        sec.symtab = scn;
+        obj.has_static_symtab = true;
+        break;
       case SHT_DYNAMIC: sec.dynamic = scn; break;
       case SHT_GNU_versym: sec.versym = scn; break;
       case SHT_GNU_verdef: sec.verdef = scn; break;
@@ -162,8 +170,9 @@ Result<TableBytes> table_bytes(Elf* elf, const Sections& sec, const ReadOptions&
       if (!gelf_getshdr(scn, &shdr) || shdr.sh_link != sec.dynsym_index || !(shdr.sh_flags & SHF_ALLOC)) continue;
       Elf_Data* data = elf_getdata(scn, nullptr);
       if (!data || (!data->d_buf && data->d_size)) b.relocations_readable = false;
-      std::string_view bytes = data && data->d_buf ? std::string_view(static_cast<const char*>(data->d_buf), data->d_size)
-                                                   : std::string_view();
+      std::string_view bytes = data && data->d_buf
+                                   ? std::string_view(static_cast<const char*>(data->d_buf), data->d_size)
+                                   : std::string_view();
       b.relocations.push_back({.bytes = bytes, .rela = shdr.sh_type == SHT_RELA, .addr = shdr.sh_addr});
     }
   }
@@ -217,7 +226,8 @@ Result<ElfObject> read_elf(Elf* elf, const std::string& path, const ReadOptions&
   if (sec.dynamic) {
     GElf_Shdr shdr;
     Elf_Data* data = elf_getdata(sec.dynamic, nullptr);
-    if (!gelf_getshdr(sec.dynamic, &shdr) || !data) return InputError{path, "unreadable dynamic section: " + elf_error()};
+    if (!gelf_getshdr(sec.dynamic, &shdr) || !data)
+      return InputError{path, "unreadable dynamic section: " + elf_error()};
     std::string_view strings = string_table(elf, shdr.sh_link);
     size_t entsize = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
     size_t count = entsize ? data->d_size / entsize : 0;
@@ -270,8 +280,10 @@ std::vector<RawSection> libelf_sections(const ElfObject& object) {
     GElf_Shdr shdr;
     if (!gelf_getshdr(scn, &shdr)) continue;
     const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
-    RawSection section{.name = name ? std::string_view(name) : std::string_view(), .type = shdr.sh_type,
-                       .flags = shdr.sh_flags, .bytes = {}};
+    RawSection section{.name = name ? std::string_view(name) : std::string_view(),
+                       .type = shdr.sh_type,
+                       .flags = shdr.sh_flags,
+                       .bytes = {}};
     // Bytes only for a section that lies within the file (libelf would otherwise read past it).
     bool inside = shdr.sh_type != SHT_NOBITS && shdr.sh_offset + shdr.sh_size >= shdr.sh_offset &&
                   shdr.sh_offset + shdr.sh_size <= file_size;

@@ -21,7 +21,9 @@ namespace {
 // glibc's sysdeps/gnu/ldsodefs.h: VALID_ELF_OSABI and VALID_ELF_ABIVERSION, with LIBC_ABI_MAX = 4 on
 // x86-64 (libc-abis: UNIQUE, IFUNC, ABSOLUTE).
 bool valid_osabi(unsigned osabi) { return osabi == ELFOSABI_SYSV || osabi == ELFOSABI_GNU; }
-bool valid_abiversion(unsigned osabi, unsigned version) { return version == 0 || (osabi == ELFOSABI_GNU && version < 4); }
+bool valid_abiversion(unsigned osabi, unsigned version) {
+  return version == 0 || (osabi == ELFOSABI_GNU && version < 4);
+}
 
 // open_verify's checks of e_ident, in its order; "" when they pass. A file of the other class is
 // skipped, not refused (the caller tests that first).
@@ -41,7 +43,7 @@ const char* ident_refusal(const unsigned char* id, bool big_endian) {
 // _dl_process_property_note keeps (GNU_PROPERTY_1_NEEDED, GNU_PROPERTY_X86_ISA_1_NEEDED), read as it
 // reads them: 8-byte aligned notes, properties in ascending order, 4-byte values.
 void read_properties(const std::vector<char>& notes, LoadHeader& out) {
-  constexpr uint32_t kNeeded1 = 0xb0008000;     // GNU_PROPERTY_1_NEEDED
+  constexpr uint32_t kNeeded1 = 0xb0008000;       // GNU_PROPERTY_1_NEEDED
   constexpr uint32_t kX86IsaNeeded = 0xc0008002;  // GNU_PROPERTY_X86_ISA_1_NEEDED
   size_t at = 0;
   while (at + 12 <= notes.size()) {
@@ -86,9 +88,7 @@ void read_program_headers(int fd, const Elf64_Ehdr& ehdr, LoadHeader& out) {
   for (const auto& ph : phdrs) {
     switch (ph.p_type) {
       case PT_LOAD: load = true; break;
-      case PT_DYNAMIC:
-        (ph.p_filesz == 0 ? empty_dynamic : dynamic) = true;
-        break;
+      case PT_DYNAMIC: (ph.p_filesz == 0 ? empty_dynamic : dynamic) = true; break;
       case PT_TLS:
         if (ph.p_memsz == 0) break;
         out.tls_blocksize = ph.p_memsz;

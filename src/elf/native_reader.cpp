@@ -108,14 +108,16 @@ std::optional<InputError> read_headers(int fd, const std::string& path, File& f,
   if (f.shstrndx >= shnum) f.shstrndx = 0;
   f.sections.resize(shnum);
   for (size_t i = 0; i < shnum; ++i) {
-    f.sections[i] = {raw[i].sh_name, raw[i].sh_type, raw[i].sh_link, raw[i].sh_flags, raw[i].sh_addr, raw[i].sh_offset, raw[i].sh_size};
+    f.sections[i] = {raw[i].sh_name, raw[i].sh_type,   raw[i].sh_link, raw[i].sh_flags,
+                     raw[i].sh_addr, raw[i].sh_offset, raw[i].sh_size};
   }
   for (size_t i = 1; i < shnum; ++i) {
     const Section& s = f.sections[i];
     if (s.type != SHT_NOBITS && s.size > 0 && s.type != SHT_NULL) {
       uint64_t end = s.offset + s.size;
       if (end < s.offset || end > f.size) {
-        return InputError{path, "section " + std::to_string(i) + " extends past the end of the file (truncated or corrupt ELF)"};
+        return InputError{
+            path, "section " + std::to_string(i) + " extends past the end of the file (truncated or corrupt ELF)"};
       }
     }
     if (s.link >= shnum && (s.type == SHT_DYNSYM || s.type == SHT_SYMTAB || s.type == SHT_DYNAMIC)) {
@@ -123,7 +125,10 @@ std::optional<InputError> read_headers(int fd, const std::string& path, File& f,
     }
     switch (s.type) {
       case SHT_DYNSYM: f.dynsym = i; break;
-      case SHT_SYMTAB: f.symtab = i; obj.has_static_symtab = true; break;
+      case SHT_SYMTAB:
+        f.symtab = i;
+        obj.has_static_symtab = true;
+        break;
       case SHT_DYNAMIC: f.dynamic = i; break;
       case SHT_GNU_versym: f.versym = i; break;
       case SHT_GNU_verdef: f.verdef = i; break;

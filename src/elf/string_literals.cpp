@@ -35,7 +35,8 @@ void release(std::string_view bytes) {
 // Every literal of one section: from each NUL (found with memchr) back over the printable bytes before
 // it. A literal ends at its NUL, and a run cut by any other byte begins after that byte (what precedes
 // is data).
-void every_literal(const char* bytes, const char* end, size_t min_length, const std::function<void(std::string_view)>& add) {
+void every_literal(const char* bytes, const char* end, size_t min_length,
+                   const std::function<void(std::string_view)>& add) {
   for (const char* from = bytes; from < end;) {
     const auto* nul = static_cast<const char*>(std::memchr(from, 0, static_cast<size_t>(end - from)));
     if (!nul) break;
@@ -91,7 +92,8 @@ void literals_containing(ScanRange range, size_t min_length, std::string_view ne
     while (begin > bytes && printable(begin[-1])) --begin;
     // An earlier occurrence in the same literal (before this range) already told it.
     bool first = find_text(begin, hit + needle.size() - 1, needle) == nullptr;
-    if (first && static_cast<size_t>(nul - begin) >= min_length) out.emplace_back(begin, static_cast<size_t>(nul - begin));
+    if (first && static_cast<size_t>(nul - begin) >= min_length)
+      out.emplace_back(begin, static_cast<size_t>(nul - begin));
     at = nul + 1;
   }
 }
@@ -204,8 +206,9 @@ Result<std::vector<std::string>> read_string_literals(const std::string& path, s
                                                       std::string_view containing) {
   auto object = read_object(path, ReadOptions{.symbols = false});
   if (!object) return object.error();
-  return read_string_literals(object.value(),
-                              LiteralSearch{.min_length = min_length, .keep = keep, .containing = std::string(containing), .starting = {}});
+  return read_string_literals(
+      object.value(),
+      LiteralSearch{.min_length = min_length, .keep = keep, .containing = std::string(containing), .starting = {}});
 }
 
 }  // namespace mlc::elf

@@ -96,7 +96,8 @@ GnuHashTable read_gnu_hash(std::string_view bytes, bool is_64, size_t symbol_cou
   uint64_t header = 16 + uint64_t{bloom_size} * word_bytes + uint64_t{nbuckets} * 4;
   // A shift of 32 or more would shift the 32-bit hash past its width (undefined behaviour; ld.so gets
   // whatever the hardware does): such a table is malformed and set aside, and lookups scan instead.
-  if (nbuckets == 0 || bloom_size == 0 || bloom_shift >= 32 || header > bytes.size() || symoffset > symbol_count) return t;
+  if (nbuckets == 0 || bloom_size == 0 || bloom_shift >= 32 || header > bytes.size() || symoffset > symbol_count)
+    return t;
   size_t nchains = (bytes.size() - header) / 4;
   if (symbol_count - symoffset > nchains) return t;
   const char* base = bytes.data();

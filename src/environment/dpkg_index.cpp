@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "common/cache_file.h"
-#include "common/hash.h"
 #include "common/file_io.h"
+#include "common/hash.h"
 
 namespace mlc::environment {
 namespace {
@@ -31,7 +31,8 @@ std::string database_key(const std::string& dpkg_dir) {
   struct stat info, status;
   if (stat((dpkg_dir + "/info").c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return "";
   std::string key = "key\t" + dpkg_dir + "\t" + mtime_of(info);
-  if (stat((dpkg_dir + "/status").c_str(), &status) == 0) key += "\t" + mtime_of(status) + "\t" + std::to_string(status.st_size);
+  if (stat((dpkg_dir + "/status").c_str(), &status) == 0)
+    key += "\t" + mtime_of(status) + "\t" + std::to_string(status.st_size);
   else key += "\t-\t-";
   return key + "\n";
 }
@@ -85,7 +86,8 @@ DpkgIndex build(const std::string& dpkg_dir) {
       std::string package(name.substr(0, name.size() - 5));
       std::string version;
       if (auto it = versions.find(package); it != versions.end()) version = it->second;
-      else if (auto bare = versions.find(std::string_view(package).substr(0, package.find(':'))); bare != versions.end())
+      else if (auto bare = versions.find(std::string_view(package).substr(0, package.find(':')));
+               bare != versions.end())
         version = bare->second;
       // Only the lines holding ".so": memmem finds them, the line around each hit is then checked.
       const char* base = text.data();

@@ -18,10 +18,10 @@
 #include <utility>
 
 #include "common/file_io.h"
+#include "common/paths.h"
 #include "common/phase_times.h"
 #include "common/walk.h"
 #include "environment/dpkg_index.h"
-#include "common/paths.h"
 #include "environment/site_index.h"
 
 namespace mlc::environment {
@@ -84,7 +84,8 @@ std::optional<PackageOwner> sdk_owner(const std::string& home) {
     auto doc = nlohmann::json::parse(*text, nullptr, false);
     if (!doc.is_discarded() && doc.is_object()) {
       for (const auto& [key, value] : doc.items()) {
-        if (key == "version" && value.is_string()) return PackageOwner{.kind = OwnerKind::Sdk, .name = name, .version = value.get<std::string>()};
+        if (key == "version" && value.is_string())
+          return PackageOwner{.kind = OwnerKind::Sdk, .name = name, .version = value.get<std::string>()};
         if (value.is_object() && value.contains("version") && value["version"].is_string())
           return PackageOwner{.kind = OwnerKind::Sdk, .name = name, .version = value["version"].get<std::string>()};
       }
@@ -198,7 +199,8 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
         for (const auto& form : spellings[w]) {
           auto it = index->files.find(form);
           if (it == index->files.end()) continue;
-          out[w] = PackageOwner{.kind = OwnerKind::Dpkg, .name = it->second.package.substr(0, it->second.package.find(':')),
+          out[w] = PackageOwner{.kind = OwnerKind::Dpkg,
+                                .name = it->second.package.substr(0, it->second.package.find(':')),
                                 .version = it->second.version};
           break;
         }
@@ -243,7 +245,8 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
   // Versions from the status file, for the packages found only.
   auto status = read_text(dpkg_dir + "/status");
   for (const auto& [file, package] : package_of) {
-    out[file] = PackageOwner{.kind = OwnerKind::Dpkg, .name = package.substr(0, package.find(':')),
+    out[file] = PackageOwner{.kind = OwnerKind::Dpkg,
+                             .name = package.substr(0, package.find(':')),
                              .version = status ? status_version(*status, package) : ""};
   }
 }

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <cctype>
+#include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
 #include "common/paths.h"
@@ -82,20 +82,24 @@ std::string query_program(const std::vector<std::string>& packages) {
          "out = {'executable': sys.executable, 'version': '%d.%d.%d' % sys.version_info[:3], 'prefix': sys.prefix,\n"
          "       'torch_use_rtld_global': bool(os.getenv('TORCH_USE_RTLD_GLOBAL')),\n"
          "       'site': [p for p in sys.path if p.endswith(('site-packages', 'dist-packages'))], 'packages': {}}\n"
-         "for name in [" + list + "]:\n"
+         "for name in [" +
+         list +
+         "]:\n"
          "    try:\n"
          "        spec = importlib.util.find_spec(name)\n"
          "    except Exception:\n"
          "        spec = None\n"
          "    if spec is not None:\n"
-         "        out['packages'][name] = {'origin': spec.origin, 'locations': list(spec.submodule_search_locations or [])}\n"
+         "        out['packages'][name] = {'origin': spec.origin, 'locations': list(spec.submodule_search_locations or "
+         "[])}\n"
          "print(json.dumps(out))\n";
 }
 
 Result<PythonEnv> parse_answer(const std::string& interpreter, const std::string& answer) {
   auto bad = InputError{interpreter, "the interpreter did not answer the package query (not a Python 3 interpreter?)"};
   auto doc = nlohmann::json::parse(answer, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("executable") || !doc["executable"].is_string()) return bad;
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("executable") || !doc["executable"].is_string())
+    return bad;
   PythonEnv env;
   env.interpreter = interpreter;
   env.executable = doc["executable"].get<std::string>();

@@ -16,15 +16,15 @@ namespace mlc::environment {
 // The interpreter's answer about one top-level package (importlib.util.find_spec, which locates a
 // package without executing it).
 struct PythonPackage {
-  std::string origin;  // its __init__.py (or the module file)
+  std::string origin;                  // its __init__.py (or the module file)
   std::vector<std::string> locations;  // submodule_search_locations: the package directories
 };
 
 struct PythonEnv {
-  std::string interpreter;  // as the user named it (a shim, a symlink, a name on PATH)
-  std::string executable;   // sys.executable: the real program (a shim resolves itself by running)
-  std::string version;      // "3.11.2"
-  std::string prefix;       // sys.prefix
+  std::string interpreter;             // as the user named it (a shim, a symlink, a name on PATH)
+  std::string executable;              // sys.executable: the real program (a shim resolves itself by running)
+  std::string version;                 // "3.11.2"
+  std::string prefix;                  // sys.prefix
   std::vector<std::string> site_dirs;  // site-packages / dist-packages directories on sys.path
   std::map<std::string, PythonPackage> packages;  // the packages asked about that the interpreter finds
   // TORCH_USE_RTLD_GLOBAL set (non-empty) in the interpreter's environment: torch/__init__.py then

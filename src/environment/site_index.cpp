@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/cache_file.h"
-#include "common/hash.h"
 #include "common/file_io.h"
+#include "common/hash.h"
 #include "common/walk.h"
 
 namespace mlc::environment {
@@ -28,7 +28,8 @@ constexpr CacheFormat kFormat{.magic = "mlc-site-owner-index 1\n", .fields = 4};
 std::string stamp(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return "-";
-  return std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_size);
+  return std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
+         std::to_string(st.st_size);
 }
 
 // The key a cache must carry to answer for `dir` now: one line for the directory, one per record.
@@ -82,7 +83,8 @@ void write_cache(const std::string& path, const std::string& key, const SiteInde
 }  // namespace
 
 bool inside_record_directory(std::string_view path) {
-  if (path.empty() || path.front() == '/' || path.find_first_of(std::string_view("\0\t\r\n", 4)) != std::string_view::npos)
+  if (path.empty() || path.front() == '/' ||
+      path.find_first_of(std::string_view("\0\t\r\n", 4)) != std::string_view::npos)
     return false;
   while (true) {
     size_t slash = path.find('/');
@@ -126,7 +128,9 @@ void for_each_record_row(const std::string& dir, RecordSource source,
       if (!text) continue;
       auto doc = nlohmann::json::parse(*text, nullptr, false);
       if (doc.is_discarded() || !doc.is_object() || !doc.contains("files") || !doc["files"].is_array()) continue;
-      PackageOwner owner{.kind = OwnerKind::Conda, .name = doc.value("name", std::string()), .version = doc.value("version", std::string())};
+      PackageOwner owner{.kind = OwnerKind::Conda,
+                         .name = doc.value("name", std::string()),
+                         .version = doc.value("version", std::string())};
       if (owner.name.empty()) continue;
       for (const auto& f : doc["files"])
         if (f.is_string() && inside_record_directory(f.get<std::string>())) row(f.get<std::string>(), owner);
@@ -138,7 +142,8 @@ void for_each_record_row(const std::string& dir, RecordSource source,
     // name-version.dist-info (the wheel spec escapes '-' inside either part as '_').
     std::string stem = name.substr(0, name.size() - 10);
     auto dash = stem.find('-');
-    PackageOwner owner{.kind = OwnerKind::Python, .name = stem.substr(0, dash),
+    PackageOwner owner{.kind = OwnerKind::Python,
+                       .name = stem.substr(0, dash),
                        .version = dash == std::string::npos ? "" : stem.substr(dash + 1)};
     std::string record;
     if (!read_text_into(dir + "/" + name + "/RECORD", record)) continue;
@@ -160,9 +165,10 @@ bool site_index_covers(const std::string& relative_path) {
 
 SiteIndex load_site_index(const std::string& dir, RecordSource source, const std::string& cache_dir) {
   std::string key = records_key(dir, source);
-  std::string cache = cache_dir.empty() ? ""
-                                        : cache_dir + (source == RecordSource::DistInfo ? "/site-owners-" : "/conda-owners-") +
-                                              fnv1a_hex(dir) + ".tsv";
+  std::string cache = cache_dir.empty()
+                          ? ""
+                          : cache_dir + (source == RecordSource::DistInfo ? "/site-owners-" : "/conda-owners-") +
+                                fnv1a_hex(dir) + ".tsv";
   if (!cache.empty())
     if (auto cached = read_cache(cache, key)) return std::move(*cached);
   SiteIndex index;

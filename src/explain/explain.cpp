@@ -20,9 +20,9 @@ std::string malformed_reason(const std::string& symbol) {
   // Demangled spellings nest (), <> and []: "at::f(int" or "std::vector<int" was cut short. In
   // "operator<" and "operator->" the bracket is part of a name, not a nesting.
   std::string text = symbol;
-  for (const char* op : {"operator<<=", "operator>>=", "operator<<", "operator>>", "operator<=>", "operator<=",
-                         "operator>=", "operator->*", "operator->", "operator<", "operator>", "operator()",
-                         "operator[]"})
+  for (const char* op :
+       {"operator<<=", "operator>>=", "operator<<", "operator>>", "operator<=>",
+        "operator<=", "operator>=", "operator->*", "operator->", "operator<", "operator>", "operator()", "operator[]"})
     for (size_t at = text.find(op); at != std::string::npos; at = text.find(op, at))
       text.replace(at, std::string(op).size(), "operator");
   std::string open;
@@ -134,8 +134,7 @@ std::string describe(const SymbolBinding& b, const std::string& shown_name) {
       for (const auto& n : b.near) quoted.push_back("'" + n + "'");
       return shown_name + "\n>>> no exact match in " + b.library + "; did you mean " + join_list(quoted) + "?\n";
     }
-    case SymbolBinding::State::Unresolved:
-      return "";  // the traced finding says it
+    case SymbolBinding::State::Unresolved: return "";  // the traced finding says it
   }
   return "";
 }

@@ -13,8 +13,8 @@ namespace mlc::explain {
 
 // What explain can say about one symbol in one library's process.
 struct SymbolBinding {
-  std::string library;   // the named file (the process's main object)
-  std::string symbol;    // the mangled name the library references (the asked name when unreferenced)
+  std::string library;  // the named file (the process's main object)
+  std::string symbol;   // the mangled name the library references (the asked name when unreferenced)
   enum class State { Resolved, Unresolved, Unreferenced } state = State::Unreferenced;
   bool weak = false;
   // Resolved: the object that defines it, its soname (the file name without one) and how the

@@ -17,10 +17,24 @@ namespace {
 
 // Directory names that say where a file is, not whose plugin it is.
 bool generic_dir_name(const std::string& name) {
-  static const std::set<std::string> generic = {"lib", "lib32", "lib64", "libexec", "usr", "local", "share", "opt",
-                                                "plugins", "plugin", "modules", "x86_64-linux-gnu", "aarch64-linux-gnu",
-                                                "i386-linux-gnu", "arm-linux-gnueabihf", "powerpc64le-linux-gnu",
-                                                "s390x-linux-gnu", ""};
+  static const std::set<std::string> generic = {"lib",
+                                                "lib32",
+                                                "lib64",
+                                                "libexec",
+                                                "usr",
+                                                "local",
+                                                "share",
+                                                "opt",
+                                                "plugins",
+                                                "plugin",
+                                                "modules",
+                                                "x86_64-linux-gnu",
+                                                "aarch64-linux-gnu",
+                                                "i386-linux-gnu",
+                                                "arm-linux-gnueabihf",
+                                                "powerpc64le-linux-gnu",
+                                                "s390x-linux-gnu",
+                                                ""};
   return generic.count(name) > 0;
 }
 
@@ -88,7 +102,8 @@ std::optional<std::string> plugin_host(const std::string& plugin, const elf::Elf
   for (const auto& program : programs) {
     auto obj = elf::read_object(program, elf::ReadOptions{.relocations = false, .lookup_only = true});
     if (!obj || !loader::is_program(*obj)) continue;
-    if (std::any_of(obj->needed.begin(), obj->needed.end(), [](const std::string& n) { return n.rfind("libperl", 0) == 0; }))
+    if (std::any_of(obj->needed.begin(), obj->needed.end(),
+                    [](const std::string& n) { return n.rfind("libperl", 0) == 0; }))
       return program;
     std::vector<uint32_t> found;
     for (const auto& name : wanted) {

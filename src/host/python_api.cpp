@@ -19,13 +19,38 @@ struct Added {
 const std::vector<Added>& additions() {
   static const std::vector<Added> table = {
       {"3.10",
-       {"Py_GetArgcArgv", "PyIter_Send", "PyUnicode_AsUTF8AndSize", "PyObject_GenericGetDict", "Py_NewRef", "Py_XNewRef",
-        "PyModule_AddType", "PyType_FromModuleAndSpec", "PyType_GetModule", "PyType_GetModuleState",
-        "PyFrame_GetLineNumber", "PyFrame_GetCode", "PyObject_CallNoArgs", "PyThreadState_GetFrame",
-        "PyThreadState_GetID", "PyThreadState_GetInterpreter", "PyModule_AddObjectRef",
-        "Py_FileSystemDefaultEncodeErrors", "PyCodec_Unregister", "PyErr_SetInterruptEx", "Py_Is", "Py_IsTrue",
-        "Py_IsFalse", "Py_IsNone", "_Py_IncRef", "_Py_DecRef", "PyAIter_Check", "PyObject_GetAIter",
-        "PyExc_EncodingWarning", "PyGC_Disable", "PyGC_Enable", "PyGC_IsEnabled"}},
+       {"Py_GetArgcArgv",
+        "PyIter_Send",
+        "PyUnicode_AsUTF8AndSize",
+        "PyObject_GenericGetDict",
+        "Py_NewRef",
+        "Py_XNewRef",
+        "PyModule_AddType",
+        "PyType_FromModuleAndSpec",
+        "PyType_GetModule",
+        "PyType_GetModuleState",
+        "PyFrame_GetLineNumber",
+        "PyFrame_GetCode",
+        "PyObject_CallNoArgs",
+        "PyThreadState_GetFrame",
+        "PyThreadState_GetID",
+        "PyThreadState_GetInterpreter",
+        "PyModule_AddObjectRef",
+        "Py_FileSystemDefaultEncodeErrors",
+        "PyCodec_Unregister",
+        "PyErr_SetInterruptEx",
+        "Py_Is",
+        "Py_IsTrue",
+        "Py_IsFalse",
+        "Py_IsNone",
+        "_Py_IncRef",
+        "_Py_DecRef",
+        "PyAIter_Check",
+        "PyObject_GetAIter",
+        "PyExc_EncodingWarning",
+        "PyGC_Disable",
+        "PyGC_Enable",
+        "PyGC_IsEnabled"}},
       {"3.11",
        {"PyType_GetName", "PyType_GetQualName", "PyStructSequence_UnnamedField", "PyObject_CheckBuffer",
         "PyObject_GetBuffer", "PyBuffer_GetPointer", "PyBuffer_SizeFromFormat", "PyBuffer_ToContiguous",
@@ -37,14 +62,40 @@ const std::vector<Added>& additions() {
         "PyErr_SetRaisedException", "PyException_GetArgs", "PyException_SetArgs", "PyObject_Vectorcall",
         "PyObject_VectorcallMethod", "PyObject_GetTypeData", "PyType_GetTypeDataSize"}},
       {"3.13",
-       {"PyImport_AddModuleRef", "PyWeakref_GetRef", "PyObject_DelAttr", "PyObject_DelAttrString",
-        "PyObject_GetOptionalAttr", "PyObject_GetOptionalAttrString", "PyMapping_GetOptionalItem",
-        "PyMapping_GetOptionalItemString", "PyModule_Add", "PyDict_GetItemRef", "PyDict_GetItemStringRef",
-        "PyLong_AsInt", "PyObject_HasAttrWithError", "PyObject_HasAttrStringWithError", "PyMapping_HasKeyWithError",
-        "PyMapping_HasKeyStringWithError", "Py_IsFinalizing", "PyUnicode_EqualToUTF8", "PyUnicode_EqualToUTF8AndSize",
-        "PyMem_RawMalloc", "PyMem_RawCalloc", "PyMem_RawRealloc", "PyMem_RawFree", "PySys_Audit", "PySys_AuditTuple",
-        "_Py_SetRefcnt", "PyList_GetItemRef", "PyType_GetFullyQualifiedName", "PyType_GetModuleName", "Py_GetConstant",
-        "Py_GetConstantBorrowed", "PyType_GetModuleByDef", "PyEval_GetFrameBuiltins", "PyEval_GetFrameGlobals",
+       {"PyImport_AddModuleRef",
+        "PyWeakref_GetRef",
+        "PyObject_DelAttr",
+        "PyObject_DelAttrString",
+        "PyObject_GetOptionalAttr",
+        "PyObject_GetOptionalAttrString",
+        "PyMapping_GetOptionalItem",
+        "PyMapping_GetOptionalItemString",
+        "PyModule_Add",
+        "PyDict_GetItemRef",
+        "PyDict_GetItemStringRef",
+        "PyLong_AsInt",
+        "PyObject_HasAttrWithError",
+        "PyObject_HasAttrStringWithError",
+        "PyMapping_HasKeyWithError",
+        "PyMapping_HasKeyStringWithError",
+        "Py_IsFinalizing",
+        "PyUnicode_EqualToUTF8",
+        "PyUnicode_EqualToUTF8AndSize",
+        "PyMem_RawMalloc",
+        "PyMem_RawCalloc",
+        "PyMem_RawRealloc",
+        "PyMem_RawFree",
+        "PySys_Audit",
+        "PySys_AuditTuple",
+        "_Py_SetRefcnt",
+        "PyList_GetItemRef",
+        "PyType_GetFullyQualifiedName",
+        "PyType_GetModuleName",
+        "Py_GetConstant",
+        "Py_GetConstantBorrowed",
+        "PyType_GetModuleByDef",
+        "PyEval_GetFrameBuiltins",
+        "PyEval_GetFrameGlobals",
         "PyEval_GetFrameLocals"}},
       {"3.14",
        {"Py_TYPE", "Py_REFCNT", "PyIter_NextItem", "PyLong_FromInt32", "PyLong_FromUInt32", "PyLong_AsInt32",
@@ -81,7 +132,8 @@ bool older(const std::string& a, const std::string& b) {
 
 std::optional<std::string> python_api_added(const std::string& name) {
   for (const auto& a : additions())
-    if (std::any_of(a.names.begin(), a.names.end(), [&](const char* n) { return name == n; })) return std::string(a.version);
+    if (std::any_of(a.names.begin(), a.names.end(), [&](const char* n) { return name == n; }))
+      return std::string(a.version);
   return std::nullopt;
 }
 
@@ -96,8 +148,7 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
     if (hosted && verdict::current(*u) == Classification::Unknown && !u->origin &&
         host_api_of(u->symbol) == HostApi::Python)
       lacking.push_back(u);
-    else
-      rest.push_back(u);
+    else rest.push_back(u);
   }
   if (lacking.empty()) return unknown;
   const std::string version = major_minor(host.version);
@@ -116,12 +167,14 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
   fresh.symbols = lacking.size();
   const size_t n = lacking.size();
   fresh.headline = std::to_string(n) + " symbol" + (n == 1 ? "" : "s") + " of the Python C API " +
-                   (n == 1 ? "is" : "are") + " not in " + host.path + " (" + python + "), the interpreter that loads this "
-                   "extension" + (newest.empty() ? ": it was built for another Python"
-                                                 : ": it was built for a newer Python (" + newest + " added " + example + ")");
-  fresh.fix = "build it against " + python + "'s headers, or check it with --python=EXE for the Python it was built for" +
-              (newest.empty() || (!version.empty() && older(newest, version)) ? std::string()
-                                                                              : " (" + newest + " or later)");
+                   (n == 1 ? "is" : "are") + " not in " + host.path + " (" + python +
+                   "), the interpreter that loads this "
+                   "extension" +
+                   (newest.empty() ? ": it was built for another Python"
+                                   : ": it was built for a newer Python (" + newest + " added " + example + ")");
+  fresh.fix =
+      "build it against " + python + "'s headers, or check it with --python=EXE for the Python it was built for" +
+      (newest.empty() || (!version.empty() && older(newest, version)) ? std::string() : " (" + newest + " or later)");
   Cause& c = causes.add(std::move(fresh));
   for (UnresolvedSymbol* u : lacking) {
     auto added = python_api_added(u->symbol);
@@ -130,8 +183,12 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
     u->reason = added && !version.empty() && older(version, *added)
                     ? "this interpreter is too old: Python " + *added + " added it, and " + host.path + " is " + python
                     : host.path + " (" + python + ") does not define it";
-    u->fix = Fix{.kind = FixKind::None, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
-                 .library = std::nullopt, .detail = c.fix};
+    u->fix = Fix{.kind = FixKind::None,
+                 .cmake_file = std::nullopt,
+                 .list = std::nullopt,
+                 .entry = std::nullopt,
+                 .library = std::nullopt,
+                 .detail = c.fix};
     u->suggestions.clear();
   }
   return rest;

@@ -18,7 +18,7 @@ std::optional<std::string> python_api_added(const std::string& name);
 // The interpreter a set of extensions was checked inside (it was their process's main program).
 struct HostInterpreter {
   std::string path;
-  std::string version;  // "3.11" or "3.11.2"; "" when unknown
+  std::string version;              // "3.11" or "3.11.2"; "" when unknown
   std::vector<std::string> hosted;  // the objects it hosted (their findings' referencing libraries)
 };
 

@@ -5,20 +5,20 @@
 #include <limits.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <unordered_set>
 
-#include "common/walk.h"
-#include "installed/installed.h"
-#include "python/package.h"
-#include "loader/ld_cache.h"
-#include "loader/search_order.h"
 #include "common/paths.h"
 #include "common/text.h"
-#include "trace/causes.h"
+#include "common/walk.h"
 #include "host/host_api.h"
+#include "installed/installed.h"
+#include "loader/ld_cache.h"
+#include "loader/search_order.h"
+#include "python/package.h"
+#include "trace/causes.h"
 #include "verdict/verdict.h"
 
 namespace mlc::installed {
@@ -47,8 +47,8 @@ struct OtherVersion {
 
 // Every file of `dir` with the stem's name and an ELF shared object of the requester's class and machine,
 // found as `found` says (its how, and the home's glob for a home).
-void scan_dir(const std::string& dir, const LibraryCopy& found, const std::string& stem, const elf::ElfObject& requester,
-              std::set<std::string>& seen, std::vector<OtherVersion>& out) {
+void scan_dir(const std::string& dir, const LibraryCopy& found, const std::string& stem,
+              const elf::ElfObject& requester, std::set<std::string>& seen, std::vector<OtherVersion>& out) {
   DIR* d = opendir(dir.c_str());
   if (!d) return;
   std::vector<std::string> names;
@@ -68,7 +68,8 @@ void scan_dir(const std::string& dir, const LibraryCopy& found, const std::strin
     auto obj = elf::read_object(path, elf::ReadOptions{.static_symbols = false, .relocations = false});
     if (!obj) continue;
     OtherVersion v{.copy = LibraryCopy{.path = path, .how = found.how, .home = found.home},
-                   .soname = obj->soname.empty() ? n : obj->soname, .defines = {}};
+                   .soname = obj->soname.empty() ? n : obj->soname,
+                   .defines = {}};
     for (size_t i = 1; i < obj->dynamic_symbols.size(); ++i) {
       const auto& s = obj->dynamic_symbols[i];
       if (!s.is_undefined() && !s.name.empty() && s.binding != elf::Binding::Local) v.defines.emplace(s.name);
@@ -93,20 +94,25 @@ std::string short_list(const std::vector<std::string>& items) { return join_list
 void find_beside(const loader::LoadedObject& obj, const std::string& stem, std::set<std::string>& seen,
                  std::set<std::string>& dirs_done, std::vector<OtherVersion>& others) {
   const std::string own = dir_of(obj.path);
-  if (dirs_done.insert(own).second) scan_dir(own, {.path = "", .how = loader::FoundHow::Beside}, stem, obj.elf, seen, others);
+  if (dirs_done.insert(own).second)
+    scan_dir(own, {.path = "", .how = loader::FoundHow::Beside}, stem, obj.elf, seen, others);
   const auto chain = python::package_chain(obj.path);
   if (chain.packages.empty()) return;
   std::set<std::string> dirs;
-  walk_tree(chain.packages.front(), [&](const std::string& path, const struct stat&) {
-    if (same_stem(base_name(path), stem)) dirs.insert(dir_of(path));
-  }, WalkOptions{.skip_hidden = true, .follow_symlinks = false, .max_depth = 8, .max_files = 20000});
+  walk_tree(
+      chain.packages.front(),
+      [&](const std::string& path, const struct stat&) {
+        if (same_stem(base_name(path), stem)) dirs.insert(dir_of(path));
+      },
+      WalkOptions{.skip_hidden = true, .follow_symlinks = false, .max_depth = 8, .max_files = 20000});
   for (const auto& d : dirs)
-    if (dirs_done.insert(d).second) scan_dir(d, {.path = "", .how = loader::FoundHow::Beside}, stem, obj.elf, seen, others);
+    if (dirs_done.insert(d).second)
+      scan_dir(d, {.path = "", .how = loader::FoundHow::Beside}, stem, obj.elf, seen, others);
 }
 
-void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEntry& need, const std::vector<Place>& places,
-                         const loader::LoaderEnv& env, std::optional<loader::SystemCache>& cache,
-                         std::vector<OtherVersion>& others) {
+void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEntry& need,
+                         const std::vector<Place>& places, const loader::LoaderEnv& env,
+                         std::optional<loader::SystemCache>& cache, std::vector<OtherVersion>& others) {
   std::string stem = stem_of(need.name);
   std::set<std::string> seen, dirs_done;
   // The directories the search tried come first (a copy there is of another version: it was not taken).
@@ -184,7 +190,8 @@ void link_causes(std::map<std::string, MissingNeed>& missing, std::map<int, Libr
   for (const auto& [need, c] : cause_of) {
     LibraryReport& lib = libs.at(need.first);
     lib.needed[need.second].cause = c->id;
-    if (std::find(c->needed_by.begin(), c->needed_by.end(), lib.path) == c->needed_by.end()) c->needed_by.push_back(lib.path);
+    if (std::find(c->needed_by.begin(), c->needed_by.end(), lib.path) == c->needed_by.end())
+      c->needed_by.push_back(lib.path);
   }
 }
 
@@ -259,8 +266,8 @@ void attribute_symbols(const loader::Process& p, std::vector<trace::SymbolFindin
 // Whether the loader's search for the library already reaches a copy found this way: no RUNPATH to add.
 bool searched_for_it(loader::FoundHow how) {
   using loader::FoundHow;
-  return how == FoundHow::Runpath || how == FoundHow::Rpath || how == FoundHow::LdLibraryPath || how == FoundHow::LdSoCache ||
-         how == FoundHow::Default;
+  return how == FoundHow::Runpath || how == FoundHow::Rpath || how == FoundHow::LdLibraryPath ||
+         how == FoundHow::LdSoCache || how == FoundHow::Default;
 }
 
 // $ORIGIN, or $ORIGIN/<relative path> from the requester's directory to the directory holding the copy.
@@ -318,8 +325,12 @@ void describe_causes(const loader::Process& p, std::map<std::string, MissingNeed
     c.fix = fix_for(name, m, c.needed_by);
     for (auto& [ref, u] : symbols)
       if (u.cause == c.id)
-        u.fix = Fix{.kind = FixKind::UseLibrary, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
-                    .library = name, .detail = fix_for(name, m, {p.objects[ref.object].path})};
+        u.fix = Fix{.kind = FixKind::UseLibrary,
+                    .cmake_file = std::nullopt,
+                    .list = std::nullopt,
+                    .entry = std::nullopt,
+                    .library = name,
+                    .detail = fix_for(name, m, {p.objects[ref.object].path})};
   }
 }
 

@@ -6,18 +6,19 @@
 #include <map>
 #include <sstream>
 
+#include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
-#include "installed/installed.h"
-#include "common/paths.h"
 #include "environment/python_env.h"
+#include "installed/installed.h"
 #include "verdict/verdict.h"
 
 namespace mlc::installed {
 namespace {
 
 bool is_identifier(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return !s.empty() && std::all_of(s.begin(), s.end(),
+                                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 // What a symbol's owner is looked up by: the mangled prefix of its class and of its top namespace
@@ -176,7 +177,8 @@ std::optional<Owner> owner_of(const Item& it, FamilyCounts& counts) {
 // other members of the family (up to five), each list sorted.
 void closest_definitions(const elf::ElfObject& lib, const Item& it, const Owner& owner, std::vector<std::string>& same,
                          std::vector<std::string>& members) {
-  demangle::SymbolName want = demangle::is_mangled(it.u->symbol) ? demangle::parse_symbol(it.u->symbol) : demangle::SymbolName{};
+  demangle::SymbolName want =
+      demangle::is_mangled(it.u->symbol) ? demangle::parse_symbol(it.u->symbol) : demangle::SymbolName{};
   const std::string& prefix = it.family.prefixes[owner.level];
   for_each_export(lib, [&](std::string_view name) {
     if (same.size() >= 3 && members.size() >= 5) return;
@@ -187,7 +189,8 @@ void closest_definitions(const elf::ElfObject& lib, const Item& it, const Owner&
       std::string text = got.demangled.empty() ? demangle::demangle(n) : got.demangled;
       if (got.name == want.name && got.scopes == want.scopes) {
         if (same.size() < 3 && std::find(same.begin(), same.end(), text) == same.end()) same.push_back(text);
-      } else if (owner.level == 0 && members.size() < 5 && std::find(members.begin(), members.end(), text) == members.end()) {
+      } else if (owner.level == 0 && members.size() < 5 &&
+                 std::find(members.begin(), members.end(), text) == members.end()) {
         members.push_back(text);
       }
     } else if (members.size() < 5) {
@@ -229,7 +232,8 @@ struct Mismatch {
 void mark_mismatch(const Mismatch& m, Group& g) {
   UnresolvedSymbol& u = *m.it.u;
   const auto& [it, owner, lib, v, holder, same, members] = m;
-  std::string who = v.soname + (v.version.empty() || soname_version(v.soname) == v.version ? "" : " (" + v.version + ")");
+  std::string who =
+      v.soname + (v.version.empty() || soname_version(v.soname) == v.version ? "" : " (" + v.version + ")");
   if (v.version.empty() && v.torch.empty()) who += " (version unknown)";
   std::string torch_note = v.torch.empty() ? "" : ", torch " + v.torch + " (" + v.torch_file + ")";
   std::string family = owner.level == 0 && it.family.cxx && it.family.prefixes.size() > 1
@@ -246,8 +250,15 @@ void mark_mismatch(const Mismatch& m, Group& g) {
     u.reason += "; its other members include ";
     for (size_t i = 0; i < members.size(); ++i) u.reason += (i ? ", " : "") + members[i];
   }
-  u.origin = Origin{.file = lib.path, .line = std::nullopt, .kind = OriginKind::Library, .library = lib.path, .ported_from = std::nullopt};
-  u.fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
+  u.origin = Origin{.file = lib.path,
+                    .line = std::nullopt,
+                    .kind = OriginKind::Library,
+                    .library = lib.path,
+                    .ported_from = std::nullopt};
+  u.fix = Fix{.kind = FixKind::RebuildAbi,
+              .cmake_file = std::nullopt,
+              .list = std::nullopt,
+              .entry = std::nullopt,
               .library = lib.path,
               .detail = "install the version of " + (v.torch.empty() ? v.soname : "torch") + " that " + holder +
                         " was built against, or rebuild " + holder + " against the loaded " + who +
@@ -268,7 +279,8 @@ void mark_mismatch(const Mismatch& m, Group& g) {
   // The definitions it has stay as suggestions (did you mean), with the drift's reason when known.
   if (u.suggestions.empty()) {
     for (const auto& s : same)
-      u.suggestions.push_back({.symbol = "", .demangled = s, .library = lib.path, .reason = SuggestionReason::Signature});
+      u.suggestions.push_back(
+          {.symbol = "", .demangled = s, .library = lib.path, .reason = SuggestionReason::Signature});
   }
 }
 
@@ -280,9 +292,9 @@ void add_group_causes(std::map<std::pair<int, int>, Group>& groups, CauseList& c
     c.kind = CauseKind::ProviderMismatch;
     c.library = g.soname;
     c.symbols = g.symbols.size();
-    c.headline = g.holder + " was built against another version of " + g.soname + ": the loaded " + g.who + " (" + g.path +
-                 (g.torch.empty() ? "" : ", torch " + g.torch) + ") lacks " + std::to_string(g.symbols.size()) +
-                 " symbols it needs";
+    c.headline = g.holder + " was built against another version of " + g.soname + ": the loaded " + g.who + " (" +
+                 g.path + (g.torch.empty() ? "" : ", torch " + g.torch) + ") lacks " +
+                 std::to_string(g.symbols.size()) + " symbols it needs";
     c.fix = g.fix;
     const std::string& id = causes.add(std::move(c)).id;
     for (UnresolvedSymbol* u : g.symbols) u->cause = id;
@@ -310,8 +322,13 @@ void find_provider_mismatch(const loader::Process& p, std::vector<trace::SymbolF
     // Only neighbours in its scope, in a library the same build makes: no evidence of another version
     // (the symbol belongs to a source that build leaves out, here or there).
     if (it.family.cxx && same.empty() && build && build->target_for_artifact(lib.path)) continue;
-    mark_mismatch({.it = it, .owner = *owner, .lib = lib, .v = v, .holder = base_name(p.objects[it.ref->object].path),
-                   .same = std::move(same), .members = std::move(members)},
+    mark_mismatch({.it = it,
+                   .owner = *owner,
+                   .lib = lib,
+                   .v = v,
+                   .holder = base_name(p.objects[it.ref->object].path),
+                   .same = std::move(same),
+                   .members = std::move(members)},
                   groups[{it.ref->object, owner->object}]);
   }
   add_group_causes(groups, causes);

@@ -86,14 +86,17 @@ LoadFailure version_file_unmatched(const Process& p, int requiring, const elf::V
       file = p.objects[n.object].path;
       expanded = n.expanded;
     }
-  return {.kind = FailureKind::VersionFileUnmatched, .object = requiring, .file = file.empty() ? o.path : file,
+  return {.kind = FailureKind::VersionFileUnmatched,
+          .object = requiring,
+          .file = file.empty() ? o.path : file,
           .message = "ld.so aborts: dl-version.c _dl_check_map_versions: Assertion `needed != NULL' failed",
           .symbol = "",
           .fix = base_name(o.path) + " requires version " + std::string(req.name) + " of " + std::string(req.file) +
                  ", a name no loaded object answers to: the loader loaded it as " +
                  (expanded.empty() ? std::string("its expansion") : expanded) +
                  ". Spell the DT_NEEDED and the soname without dynamic string tokens (patchelf --replace-needed '" +
-                 std::string(req.file) + "' " + (expanded.empty() ? "NAME" : base_name(expanded)) + " " + base_name(o.path) + ")"};
+                 std::string(req.file) + "' " + (expanded.empty() ? "NAME" : base_name(expanded)) + " " +
+                 base_name(o.path) + ")"};
 }
 
 // Whether a requirement's file is one of the object's DT_NEEDED entries that was not found: the
@@ -106,7 +109,7 @@ bool needed_missing(const LoadedObject& o, std::string_view file) {
 struct Lookup {
   bool found = false;
   uint32_t found_index = 0;  // the .dynsym index of the definition found
-  int aborted_in = -1;  // the object check_match's assertion stops the process in
+  int aborted_in = -1;       // the object check_match's assertion stops the process in
   bool wrong_version = false;
   bool hidden_version = false;
   bool hidden_visibility = false;
@@ -202,7 +205,8 @@ void look_up(const Process& p, Job& job, const uint32_t* candidates, size_t coun
       job.look.aborted_in = here.aborted_in;
       return;
     }
-    if (!here.found && (here.wrong_version || here.hidden_version || here.hidden_visibility)) job.look.near.push_back(obj);
+    if (!here.found && (here.wrong_version || here.hidden_version || here.hidden_visibility))
+      job.look.near.push_back(obj);
     job.look.found = here.found;
     job.look.wrong_version |= here.wrong_version;
     job.look.hidden_version |= here.hidden_version;
@@ -298,7 +302,6 @@ class CandidateIndex {
   std::vector<uint32_t> object_;
 };
 
-
 // A relocated reference of a checked object, with the look-up it shares with every reference of the
 // same name and version requirement.
 struct Ref {
@@ -346,8 +349,8 @@ std::vector<std::vector<Pending>> read_references(const Process& p, const std::v
 
 // One look-up per name and version requirement: an open-addressing table of each name's first job,
 // keyed by the GNU hash (other versions of the name are chained through next_same_name).
-void make_jobs(const std::vector<int>& checked, const std::vector<std::vector<Pending>>& pending, std::vector<Ref>& refs,
-               std::vector<Job>& jobs) {
+void make_jobs(const std::vector<int>& checked, const std::vector<std::vector<Pending>>& pending,
+               std::vector<Ref>& refs, std::vector<Job>& jobs) {
   auto same_requirement = [](const elf::VersionRequirement* a, const elf::VersionRequirement* b) {
     if (!a || !b) return a == b;
     return a->name == b->name && a->file == b->file && a->hidden == b->hidden;
@@ -363,7 +366,8 @@ void make_jobs(const std::vector<int>& checked, const std::vector<std::vector<Pe
   for (size_t k = 0; k < checked.size(); ++k) {
     for (const Pending& r : pending[k]) {
       size_t slot = (size_t{r.hash} * 0x9E3779B97F4A7C15ull >> 20) & mask;
-      while (first_job[slot] != UINT32_MAX && (jobs[first_job[slot]].hash != r.hash || jobs[first_job[slot]].name != r.name))
+      while (first_job[slot] != UINT32_MAX &&
+             (jobs[first_job[slot]].hash != r.hash || jobs[first_job[slot]].name != r.name))
         slot = (slot + 1) & mask;
       uint32_t job = first_job[slot];
       if (job == UINT32_MAX) {
@@ -371,7 +375,8 @@ void make_jobs(const std::vector<int>& checked, const std::vector<std::vector<Pe
         first_job[slot] = job;
       } else {
         uint32_t last = job;
-        for (; job != UINT32_MAX && !same_requirement(jobs[job].version, r.version); job = jobs[job].next_same_name) last = job;
+        for (; job != UINT32_MAX && !same_requirement(jobs[job].version, r.version); job = jobs[job].next_same_name)
+          last = job;
         if (job == UINT32_MAX) {
           job = static_cast<uint32_t>(jobs.size());
           jobs[last].next_same_name = job;
@@ -398,7 +403,8 @@ void look_up_jobs(const Process& p, const CandidateIndex& index, std::vector<Job
 
 // Each reference whose look-up found nothing, with why (its library missing, a wrong or hidden version,
 // hidden visibility, or no definition).
-void record_unresolved(const Process& p, const std::vector<Ref>& refs, const std::vector<Job>& jobs, BindOutcome& result) {
+void record_unresolved(const Process& p, const std::vector<Ref>& refs, const std::vector<Job>& jobs,
+                       BindOutcome& result) {
   std::set<int> aborted;  // referencing objects: the first abort ends the process, one failure each
   for (const Ref& r : refs) {
     const Lookup& look = jobs[r.job].look;
@@ -451,7 +457,8 @@ void check_version_requirements(const Process& p, const std::vector<int>& checke
       if (!pe.has_verdef) continue;  // glibc only warns: "no version information available"
       bool present = std::any_of(pe.version_definitions.begin(), pe.version_definitions.end(),
                                  [&](const elf::VersionDefinition& d) { return d.name == req.name; });
-      if (!present) result.missing_versions.push_back({i, std::string(req.name), std::string(req.file), provider, req.weak});
+      if (!present)
+        result.missing_versions.push_back({i, std::string(req.name), std::string(req.file), provider, req.weak});
     }
   }
 }
@@ -492,13 +499,18 @@ LoadFailure version_without_versym(const Process& p, int referencing, int provid
                                    std::string_view version) {
   const std::string& file = p.objects[provider].path;
   const std::string& by = p.objects[referencing].path;
-  return {.kind = FailureKind::VersionWithoutVersym, .object = referencing, .file = file,
-          .message = "ld.so aborts: dl-lookup.c check_match: Assertion `version->filename == NULL || ! "
-                     "_dl_name_match_p (version->filename, map)' failed",
+  return {.kind = FailureKind::VersionWithoutVersym,
+          .object = referencing,
+          .file = file,
+          .message =
+              "ld.so aborts: dl-lookup.c check_match: Assertion `version->filename == NULL || ! "
+              "_dl_name_match_p (version->filename, map)' failed",
           .symbol = std::string(symbol),
-          .fix = base_name(by) + " needs " + std::string(symbol) + "@" + std::string(version) + " from " + base_name(file) +
+          .fix = base_name(by) + " needs " + std::string(symbol) + "@" + std::string(version) + " from " +
+                 base_name(file) +
                  ", which has no symbol versions (.gnu.version): load the copy it was linked against (built with its "
-                 "version script), or relink " + base_name(by) + " against this one"};
+                 "version script), or relink " +
+                 base_name(by) + " against this one"};
 }
 
 BindOutcome bind(const Process& p, const std::vector<int>& checked, const LoaderEnv& env) {

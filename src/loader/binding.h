@@ -61,7 +61,7 @@ BindOutcome bind(const Process& process, const std::vector<int>& checked, const 
 // reports it unresolved).
 struct OneBinding {
   int referencing = -1;
-  bool weak = false;     // a weak reference: never an error, even unbound
+  bool weak = false;  // a weak reference: never an error, even unbound
   int provider = -1;
 };
 OneBinding bind_one(const Process& process, int referencing, std::string_view name);

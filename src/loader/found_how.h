@@ -14,7 +14,20 @@ namespace mlc::loader {
 // found by, LibraryCopy::home), the active conda or virtual environment, the requesting object's own
 // directory or Python package (Beside: where its author put it, yet off its search path).
 enum class FoundHow {
-  Direct, Rpath, LdLibraryPath, Runpath, LdSoCache, LdSoConf, Default, With, AlreadyLoaded, Sdk, Home, Conda, Venv, Beside
+  Direct,
+  Rpath,
+  LdLibraryPath,
+  Runpath,
+  LdSoCache,
+  LdSoConf,
+  Default,
+  With,
+  AlreadyLoaded,
+  Sdk,
+  Home,
+  Conda,
+  Venv,
+  Beside
 };
 const char* to_string(FoundHow how);
 
@@ -29,6 +42,8 @@ struct SearchOutcome {
   bool operator==(const SearchOutcome&) const = default;
 };
 std::string to_string(const SearchOutcome& outcome);
-inline SearchOutcome skipped(std::string why) { return {.kind = SearchOutcome::Kind::Skipped, .detail = std::move(why)}; }
+inline SearchOutcome skipped(std::string why) {
+  return {.kind = SearchOutcome::Kind::Skipped, .detail = std::move(why)};
+}
 
 }  // namespace mlc::loader

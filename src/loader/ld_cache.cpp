@@ -16,10 +16,10 @@ namespace {
 constexpr char kOldMagic[] = "ld.so-1.7.0";
 constexpr char kNewMagic[] = "glibc-ld.so.cache";
 constexpr char kNewVersion[] = "1.1";
-constexpr size_t kOldHeader = 16;   // magic[11] padded to 12, uint32 nlibs
-constexpr size_t kOldEntry = 12;    // int32 flags, uint32 key, uint32 value
-constexpr size_t kNewHeader = 48;   // magic+version[20], nlibs, len_strings, flags[4], ext offset, unused[3]
-constexpr size_t kNewEntry = 24;    // int32 flags, uint32 key, value, osversion, uint64 hwcap
+constexpr size_t kOldHeader = 16;  // magic[11] padded to 12, uint32 nlibs
+constexpr size_t kOldEntry = 12;   // int32 flags, uint32 key, uint32 value
+constexpr size_t kNewHeader = 48;  // magic+version[20], nlibs, len_strings, flags[4], ext offset, unused[3]
+constexpr size_t kNewEntry = 24;   // int32 flags, uint32 key, value, osversion, uint64 hwcap
 
 template <typename T>
 T load(const std::string& buf, size_t off) {
@@ -67,10 +67,10 @@ int32_t cache_flags_for(uint16_t machine, bool is_64) {
   constexpr int32_t kLibc6 = 0x0003;
   switch (machine) {
     case 62: return is_64 ? (kLibc6 | 0x0300) : (kLibc6 | 0x0800);  // EM_X86_64: lib64 / x32
-    case 3: return kLibc6;                                           // EM_386
-    case 183: return kLibc6 | 0x0a00;                                // EM_AARCH64
-    case 21: return kLibc6 | 0x0500;                                 // EM_PPC64
-    case 243: return kLibc6 | (is_64 ? 0x0f00 : 0x1000);             // EM_RISCV lp64d / ilp32d
+    case 3: return kLibc6;                                          // EM_386
+    case 183: return kLibc6 | 0x0a00;                               // EM_AARCH64
+    case 21: return kLibc6 | 0x0500;                                // EM_PPC64
+    case 243: return kLibc6 | (is_64 ? 0x0f00 : 0x1000);            // EM_RISCV lp64d / ilp32d
     default: return 0;
   }
 }
@@ -132,7 +132,8 @@ Result<std::vector<CacheEntry>> read_ld_cache(const std::string& file) {
     entry.hwcap = load<uint64_t>(buf, e + 16);
     // dl-cache.h dl_cache_hwcap_extension: only DL_CACHE_HWCAP_EXTENSION (bit 62) set in the upper
     // half, the ISA level bits aside; the lower half indexes the glibc-hwcaps names.
-    if (((entry.hwcap >> 32) & ~uint64_t{0x3ff}) == (uint64_t{1} << 30) && (entry.hwcap & 0xffffffff) < hwcaps_names.size())
+    if (((entry.hwcap >> 32) & ~uint64_t{0x3ff}) == (uint64_t{1} << 30) &&
+        (entry.hwcap & 0xffffffff) < hwcaps_names.size())
       entry.glibc_hwcaps = hwcaps_names[entry.hwcap & 0xffffffff];
     if (!string_at(buf, new_start + load<uint32_t>(buf, e + 4), entry.soname) ||
         !string_at(buf, new_start + load<uint32_t>(buf, e + 8), entry.path)) {

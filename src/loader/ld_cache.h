@@ -14,8 +14,8 @@ namespace mlc::loader {
 struct CacheEntry {
   std::string soname;
   std::string path;
-  int32_t flags = 0;    // FLAG_ELF_LIBC6 | architecture bits
-  uint64_t hwcap = 0;   // non-zero for hwcaps entries (legacy bits, or a glibc-hwcaps subdirectory's)
+  int32_t flags = 0;   // FLAG_ELF_LIBC6 | architecture bits
+  uint64_t hwcap = 0;  // non-zero for hwcaps entries (legacy bits, or a glibc-hwcaps subdirectory's)
   // The glibc-hwcaps subdirectory an entry is for ("x86-64-v3"), from the cache's extension section
   // (dl-cache.h DL_CACHE_HWCAP_EXTENSION); "" for the others.
   std::string glibc_hwcaps = "";

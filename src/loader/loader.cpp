@@ -32,18 +32,12 @@ namespace mlc::loader {
 
 std::string to_string(const SearchOutcome& outcome) {
   switch (outcome.kind) {
-    case SearchOutcome::Kind::Found:
-      return "found";
-    case SearchOutcome::Kind::NotFound:
-      return "not found";
-    case SearchOutcome::Kind::NoEntry:
-      return "no entry";
-    case SearchOutcome::Kind::Candidate:
-      return "candidate";
-    case SearchOutcome::Kind::Skipped:
-      return "skipped: " + outcome.detail;
-    case SearchOutcome::Kind::Refused:
-      break;
+    case SearchOutcome::Kind::Found: return "found";
+    case SearchOutcome::Kind::NotFound: return "not found";
+    case SearchOutcome::Kind::NoEntry: return "no entry";
+    case SearchOutcome::Kind::Candidate: return "candidate";
+    case SearchOutcome::Kind::Skipped: return "skipped: " + outcome.detail;
+    case SearchOutcome::Kind::Refused: break;
   }
   return outcome.detail;
 }
@@ -71,16 +65,17 @@ const char* to_string(FoundHow how) {
 namespace {
 
 constexpr elf::ReadOptions kHeadersOnly{false, false, false};
-constexpr uint64_t kDfStaticTls = 0x10;     // elf.h DF_STATIC_TLS
-constexpr uint64_t kDf1Noopen = 0x40;       // elf.h DF_1_NOOPEN
-constexpr uint64_t kDf1Pie = 0x08000000;    // elf.h DF_1_PIE
+constexpr uint64_t kDfStaticTls = 0x10;   // elf.h DF_STATIC_TLS
+constexpr uint64_t kDf1Noopen = 0x40;     // elf.h DF_1_NOOPEN
+constexpr uint64_t kDf1Pie = 0x08000000;  // elf.h DF_1_PIE
 
 // The names glibc's own ld.so answers to in a process: the soname rtld.c adds to its map beside the
 // PT_INTERP path. Every process has it loaded before anything else.
 std::vector<std::string> ldso_names(uint16_t machine, bool is_64) {
   switch (machine) {
-    case 62: return is_64 ? std::vector<std::string>{"ld-linux-x86-64.so.2", "/lib64/ld-linux-x86-64.so.2"}
-                          : std::vector<std::string>{"ld-linux-x32.so.2", "/libx32/ld-linux-x32.so.2"};
+    case 62:
+      return is_64 ? std::vector<std::string>{"ld-linux-x86-64.so.2", "/lib64/ld-linux-x86-64.so.2"}
+                   : std::vector<std::string>{"ld-linux-x32.so.2", "/libx32/ld-linux-x32.so.2"};
     case 3: return {"ld-linux.so.2", "/lib/ld-linux.so.2"};
     case 183: return {"ld-linux-aarch64.so.1", "/lib/ld-linux-aarch64.so.1"};
     case 40: return {"ld-linux-armhf.so.3", "/lib/ld-linux-armhf.so.3"};
@@ -101,7 +96,8 @@ class Emulator {
     if (auto headers = elf::read_object(target, kHeadersOnly); headers && is_program(*headers)) {
       main_path_ = target;
     } else if (!env_.with.empty()) {
-      if (auto first = elf::read_object(env_.with.front(), kHeadersOnly); first && is_program(*first)) main_path_ = env_.with.front();
+      if (auto first = elf::read_object(env_.with.front(), kHeadersOnly); first && is_program(*first))
+        main_path_ = env_.with.front();
     }
     for (const auto& with : env_.with) {
       const bool global = std::find(env_.with_local.begin(), env_.with_local.end(), with) == env_.with_local.end();
@@ -277,8 +273,12 @@ class Emulator {
   }
 
   void fail(FailureKind kind, int object, const std::string& file, std::string message, std::string fix) {
-    process_.failures.push_back({.kind = kind, .object = object, .file = file, .message = std::move(message),
-                                 .symbol = "", .fix = std::move(fix)});
+    process_.failures.push_back({.kind = kind,
+                                 .object = object,
+                                 .file = file,
+                                 .message = std::move(message),
+                                 .symbol = "",
+                                 .fix = std::move(fix)});
   }
 
   // sysdeps/x86/dl-prop.h dl_isa_level_check: an object needing a higher x86-64 ISA level than the
@@ -292,7 +292,8 @@ class Emulator {
     fail(FailureKind::IsaLevel, requester, o.path, "CPU ISA level is lower than required",
          "the object is built for a newer x86-64 level than this CPU's (" +
              (level == 1 ? std::string("baseline") : "x86-64-v" + std::to_string(level)) +
-             "; its GNU_PROPERTY_X86_ISA_1_NEEDED says more): rebuild it for this level, or run it on a CPU that has it");
+             "; its GNU_PROPERTY_X86_ISA_1_NEEDED says more): rebuild it for this level, or run it on a CPU that has "
+             "it");
   }
 
   // A candidate glibc refuses: the search ends and the load fails there (the tool goes on, as ldd
@@ -304,9 +305,11 @@ class Emulator {
     const std::string needed_by = requester >= 0 ? base_name(process_.objects[requester].path) : "the host program";
     std::string fix = kind == FailureKind::NoOpen
                           ? "the library is linked with -z nodlopen, so it cannot come in through a dlopen: relink it "
-                            "without -z nodlopen, or remove it from " + dir_name(file)
+                            "without -z nodlopen, or remove it from " +
+                                dir_name(file)
                           : "remove it (or move it off the search path): glibc stops its search for " + entry.expanded +
-                                " (needed by " + needed_by + ") at the first file of that name that is not a loadable "
+                                " (needed by " + needed_by +
+                                ") at the first file of that name that is not a loadable "
                                 "object of this process, rather than skipping it";
     fail(kind, requester, file, words, fix);
   }
@@ -346,12 +349,13 @@ class Emulator {
       // words errno itself (dl-minimal.c __strerror_r: "Error 21"); a dlopen's dlerror() has libc's.
       entry.searched.push_back({c.path, c.how, {}});
       refuse(FailureKind::BadCandidate, c.path,
-             starting_ ? "cannot read file data: Error 21" : "cannot read file data: Is a directory", c.requester, entry);
+             starting_ ? "cannot read file data: Error 21" : "cannot read file data: Is a directory", c.requester,
+             entry);
       out.stop = true;
       return false;
     }
     const int existing = S_ISREG(st.st_mode) ? find_by_inode(st) : -1;
-    const elf::ElfObject* known = existing >= 0 ? &process_.objects[existing].elf
+    const elf::ElfObject* known = existing >= 0    ? &process_.objects[existing].elf
                                   : cache_objects_ ? cache_objects_->find(st.st_dev, st.st_ino)
                                                    : nullptr;
     const elf::LoadHeader header = !S_ISREG(st.st_mode) ? elf::LoadHeader{}
@@ -361,8 +365,12 @@ class Emulator {
       case elf::LoadHeader::Verdict::Unopened:
         if (!c.quiet) entry.searched.push_back({c.path, c.how, {}});
         return false;
-      case elf::LoadHeader::Verdict::OtherClass: entry.searched.push_back({c.path, c.how, skipped("wrong ELF class")}); return false;
-      case elf::LoadHeader::Verdict::OtherMachine: entry.searched.push_back({c.path, c.how, skipped("wrong machine")}); return false;
+      case elf::LoadHeader::Verdict::OtherClass:
+        entry.searched.push_back({c.path, c.how, skipped("wrong ELF class")});
+        return false;
+      case elf::LoadHeader::Verdict::OtherMachine:
+        entry.searched.push_back({c.path, c.how, skipped("wrong machine")});
+        return false;
       case elf::LoadHeader::Verdict::Refused:
         entry.searched.push_back({c.path, c.how, {}});
         refuse(FailureKind::BadCandidate, c.path, header.open_refusal, c.requester, entry);
@@ -499,7 +507,8 @@ class Emulator {
   std::vector<SearchAttempt> other_candidates(const std::string& name, int requester, const LoadedObject& picked) {
     std::vector<std::pair<std::string, FoundHow>> order;
     for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache()))
-      if (!step.passed_over && (!step.subdir || dir_exists(dir_name(step.path)))) order.push_back({step.path, step.how});
+      if (!step.passed_over && (!step.subdir || dir_exists(dir_name(step.path))))
+        order.push_back({step.path, step.how});
     for (const auto& d : env_.candidate_dirs) order.push_back({join_path(d, name), FoundHow::Sdk});
     std::vector<SearchAttempt> out;
     std::vector<std::pair<dev_t, ino_t>> seen{{picked.dev, picked.ino}};
@@ -554,7 +563,7 @@ class Emulator {
   }
 
   const LoaderEnv& env_;
-  ObjectCache* cache_objects_;  // may be null
+  ObjectCache* cache_objects_;    // may be null
   std::vector<bool> from_cache_;  // per object: already complete
 
   // An object read before in this run (complete), else read from the file (headers only).
@@ -569,8 +578,8 @@ class Emulator {
     return elf::read_object(path, kHeadersOnly);
   }
   Process process_;
-  std::unordered_map<std::string, int> by_name_;    // l_name and the names requested (find_by_name)
-  std::unordered_map<std::string, int> by_soname_;  // sonames not requested yet
+  std::unordered_map<std::string, int> by_name_;     // l_name and the names requested (find_by_name)
+  std::unordered_map<std::string, int> by_soname_;   // sonames not requested yet
   std::map<std::pair<dev_t, ino_t>, int> by_inode_;  // find_by_inode's index
   std::map<std::string, NeededEntry> missing_;
   std::unordered_map<std::string, bool> dirs_;  // dir_exists's answers
@@ -594,7 +603,9 @@ const elf::ElfObject* ObjectCache::find(dev_t dev, ino_t ino) const {
   return it == objects_.end() ? nullptr : &it->second;
 }
 
-void ObjectCache::add(dev_t dev, ino_t ino, const elf::ElfObject& object) { objects_.emplace(std::make_pair(dev, ino), object); }
+void ObjectCache::add(dev_t dev, ino_t ino, const elf::ElfObject& object) {
+  objects_.emplace(std::make_pair(dev, ino), object);
+}
 
 std::vector<int> lookup_scope(const Process& process, int root) {
   std::vector<int> scope;

@@ -26,7 +26,7 @@ struct LoaderEnv {
   // loaded, so a later DT_NEEDED of their soname reuses them, but not in the global scope: their
   // symbols bind only objects whose own load reaches them. The others are RTLD_GLOBAL.
   std::vector<std::string> with_local;
-  std::string sysroot;                    // "" for the running system
+  std::string sysroot;                           // "" for the running system
   std::string ld_so_cache = "/etc/ld.so.cache";  // inside sysroot
   std::string ld_so_conf = "/etc/ld.so.conf";    // inside sysroot; used only when there is no cache
   // Platform facts; empty means "Debian's values for the target's machine".
@@ -91,7 +91,7 @@ struct LoadedObject {
   std::string realname;
   std::string origin;  // what $ORIGIN expands to: its directory; a program's real directory (/proc/self/exe)
   FoundHow how = FoundHow::Direct;
-  int loader = -1;   // the object whose DT_NEEDED first brought this one in (glibc's l_loader)
+  int loader = -1;  // the object whose DT_NEEDED first brought this one in (glibc's l_loader)
   // Names it answers to (glibc's l_libname): the names it was requested by, after expansion, and its
   // soname once a request matched that.
   std::vector<std::string> names;
@@ -151,8 +151,8 @@ void read_symbol_tables(Process& process, const std::vector<int>& checked);
 // identifier character; anything else after '$' (an unknown $NAME, an unterminated ${) is kept
 // literally. nullopt when a known token has no value (an empty $PLATFORM or $ORIGIN): glibc drops
 // the element (and skips such a DT_NEEDED).
-std::optional<std::string> expand_dst(const std::string& element, const std::string& origin,
-                                      const std::string& lib, const std::string& platform);
+std::optional<std::string> expand_dst(const std::string& element, const std::string& origin, const std::string& lib,
+                                      const std::string& platform);
 
 // LD_LIBRARY_PATH split as _dl_init_paths splits it: at ':' and ';', empty elements kept (they mean
 // the current directory).
@@ -165,8 +165,8 @@ std::vector<std::string> split_rpath(const std::string& list);
 // (dl-hwcaps.c _dl_important_hwcaps), in order, each ending in '/', the directory itself ("") last:
 // glibc-hwcaps/x86-64-v4/ ... v2/ by the ISA level, then the power set of the legacy names (the hwcap
 // names, the platform, "tls"), largest first.
-std::vector<std::string> hwcaps_subdirs(uint16_t machine, bool is_64, int x86_isa_level,
-                                        const std::string& platform, bool avx512_1);
+std::vector<std::string> hwcaps_subdirs(uint16_t machine, bool is_64, int x86_isa_level, const std::string& platform,
+                                        bool avx512_1);
 
 // Debian's system search path for the machine (glibc's SYSTEM_DIRS), and its $LIB / $PLATFORM values.
 std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64);

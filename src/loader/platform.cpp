@@ -66,7 +66,8 @@ std::optional<std::string> expand_dst(const std::string& element, const std::str
     if (element.compare(start, name.size(), name) != 0) return 0;
     const size_t after = start + name.size();
     if (curly) return after < element.size() && element[after] == '}' ? name.size() + 2 : 0;
-    if (after < element.size() && (isalnum(static_cast<unsigned char>(element[after])) || element[after] == '_')) return 0;
+    if (after < element.size() && (isalnum(static_cast<unsigned char>(element[after])) || element[after] == '_'))
+      return 0;
     return name.size();
   };
   std::string out;

@@ -83,8 +83,8 @@ TlsReference resolve(const Process& p, int object, uint32_t index) {
   const Symbol s = o.dynamic_symbol(index);
   const std::string name(o.name_of(s));
   // A local symbol, or one that binds within its object, is the object's own.
-  if (s.binding == elf::Binding::Local || (!s.is_undefined() && (s.visibility == elf::Visibility::Hidden ||
-                                                                s.visibility == elf::Visibility::Internal)))
+  if (s.binding == elf::Binding::Local ||
+      (!s.is_undefined() && (s.visibility == elf::Visibility::Hidden || s.visibility == elf::Visibility::Internal)))
     return {object, name};
   return {find_definition(p, object, name, version_of(o, s)).object, name};
 }
@@ -97,7 +97,8 @@ std::vector<int> relocation_order(const Process& p) {
     if (p.objects[i].at_start) order.push_back(static_cast<int>(i));
   std::vector<int> roots;
   for (const auto& o : p.objects)
-    if (!o.at_start && o.root >= 0 && std::find(roots.begin(), roots.end(), o.root) == roots.end()) roots.push_back(o.root);
+    if (!o.at_start && o.root >= 0 && std::find(roots.begin(), roots.end(), o.root) == roots.end())
+      roots.push_back(o.root);
   for (int root : roots)
     for (size_t i = p.objects.size(); i-- > 0;)
       if (!p.objects[i].at_start && p.objects[i].root == root) order.push_back(static_cast<int>(i));
@@ -164,10 +165,14 @@ void check_copy_relocations(const Process& p, const std::vector<int>& checked, B
     // GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS (bit 0): the object's protected data cannot be copied.
     if (d.visibility == elf::Visibility::Protected && (provider.elf.header.gnu_1_needed & 1)) {
       out.failures.push_back(
-          {.kind = FailureKind::ProtectedCopy, .object = main, .file = provider.path,
-           .message = "error due to GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS", .symbol = std::string(name),
+          {.kind = FailureKind::ProtectedCopy,
+           .object = main,
+           .file = provider.path,
+           .message = "error due to GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS",
+           .symbol = std::string(name),
            .fix = base_name(p.objects[main].path) + " copies " + std::string(name) + " (a copy relocation), which " +
-                  base_name(provider.path) + " defines as protected data built with -mno-direct-extern-access: "
+                  base_name(provider.path) +
+                  " defines as protected data built with -mno-direct-extern-access: "
                   "rebuild the program with -fPIC (no copy relocation), or the library without that option"});
     }
   }
@@ -181,14 +186,15 @@ void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out) 
   const std::string by = base_name(p.objects[first.object].path);
   const std::string what = first.symbol.empty() ? "its own thread-local variables" : first.symbol;
   if (first.mismatch) {
-    out.failures.push_back(
-        {.kind = FailureKind::TlsMismatch, .object = first.object, .file = provider.path,
-         .message = "ld.so ends the process (SIGFPE): an initial-exec TLS relocation binds " + what +
-                    " to an object without a TLS block",
-         .symbol = first.symbol,
-         .fix = by + " accesses " + what + " as a thread-local variable (initial-exec), but " + base_name(provider.path) +
-                " defines it as ordinary data: load the copy " + by + " was built against, or rebuild " + by +
-                " against this one"});
+    out.failures.push_back({.kind = FailureKind::TlsMismatch,
+                            .object = first.object,
+                            .file = provider.path,
+                            .message = "ld.so ends the process (SIGFPE): an initial-exec TLS relocation binds " + what +
+                                       " to an object without a TLS block",
+                            .symbol = first.symbol,
+                            .fix = by + " accesses " + what + " as a thread-local variable (initial-exec), but " +
+                                   base_name(provider.path) + " defines it as ordinary data: load the copy " + by +
+                                   " was built against, or rebuild " + by + " against this one"});
     return;
   }
   // The smallest glibc.rtld.optional_static_tls that lets every block in (rounded up to 512 bytes).
@@ -199,13 +205,18 @@ void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out) 
     (simulate(p, surplus_of(env, mid)).object >= 0 ? low : high) = mid;
   }
   const uint64_t tunable = round_up(high, 512);
-  out.failures.push_back(
-      {.kind = FailureKind::StaticTls, .object = first.object, .file = provider.path,
-       .message = "cannot allocate memory in static TLS block", .symbol = first.symbol,
-       .fix = base_name(provider.path) + "'s thread-local storage (" + std::to_string(provider.elf.header.tls_blocksize) +
-              " bytes, reached through initial-exec relocations of " + by + ") does not fit in the static TLS "
-              "surplus a dlopen can use: set GLIBC_TUNABLES=glibc.rtld.optional_static_tls=" + std::to_string(tunable) +
-              ", load it at start (LD_PRELOAD), or build it with -ftls-model=global-dynamic"});
+  out.failures.push_back({.kind = FailureKind::StaticTls,
+                          .object = first.object,
+                          .file = provider.path,
+                          .message = "cannot allocate memory in static TLS block",
+                          .symbol = first.symbol,
+                          .fix = base_name(provider.path) + "'s thread-local storage (" +
+                                 std::to_string(provider.elf.header.tls_blocksize) +
+                                 " bytes, reached through initial-exec relocations of " + by +
+                                 ") does not fit in the static TLS "
+                                 "surplus a dlopen can use: set GLIBC_TUNABLES=glibc.rtld.optional_static_tls=" +
+                                 std::to_string(tunable) +
+                                 ", load it at start (LD_PRELOAD), or build it with -ftls-model=global-dynamic"});
 }
 
 }  // namespace mlc::loader

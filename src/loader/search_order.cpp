@@ -14,7 +14,6 @@
 namespace mlc::loader {
 namespace {
 
-
 // The elements as given, never joined and split again: an empty element is the current directory
 // wherever it stands (dl-load.c fillin_rpath: the directory name ""), the first one included; an
 // element a DST expands to nothing is dropped; trailing slashes go; a directory listed twice is kept
@@ -77,13 +76,12 @@ const CacheEntry* cache_entry(const SystemCache& cache, const std::string& name,
 }  // namespace
 
 SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_64) {
-  SearchPlatform p{
-      .machine = machine,
-      .is_64 = is_64,
-      .default_dirs = env.default_dirs.empty() ? default_dirs_for(machine, is_64) : env.default_dirs,
-      .lib = env.lib_token.empty() ? lib_token_for(machine, is_64) : env.lib_token,
-      .platform = env.platform_token.empty() ? platform_token_for(machine, is_64) : env.platform_token,
-      .subdirs = {}};
+  SearchPlatform p{.machine = machine,
+                   .is_64 = is_64,
+                   .default_dirs = env.default_dirs.empty() ? default_dirs_for(machine, is_64) : env.default_dirs,
+                   .lib = env.lib_token.empty() ? lib_token_for(machine, is_64) : env.lib_token,
+                   .platform = env.platform_token.empty() ? platform_token_for(machine, is_64) : env.platform_token,
+                   .subdirs = {}};
   p.subdirs = hwcaps_subdirs(machine, is_64, env.x86_isa_level, p.platform, env.hwcap_avx512_1);
   return p;
 }
@@ -132,17 +130,22 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
   const CacheEntry* e = cache_entry(cache, name, platform);
   const bool in_cache = e != nullptr;
   if (e)
-    out.push_back({.path = env.sysroot + e->path, .how = cache_how,
+    out.push_back({.path = env.sysroot + e->path,
+                   .how = cache_how,
                    .passed_over = nodeflib && in_system_dir(e->path, platform)
                                       ? std::optional(skipped("in a system directory (NODEFLIB)"))
                                       : std::nullopt,
                    .list = list});
   if (!in_cache)
-    out.push_back({.path = env.sysroot + (cache.from_conf ? env.ld_so_conf : env.ld_so_cache), .how = cache_how,
-                   .passed_over = SearchOutcome{.kind = SearchOutcome::Kind::NoEntry, .detail = ""}, .list = list});
+    out.push_back({.path = env.sysroot + (cache.from_conf ? env.ld_so_conf : env.ld_so_cache),
+                   .how = cache_how,
+                   .passed_over = SearchOutcome{.kind = SearchOutcome::Kind::NoEntry, .detail = ""},
+                   .list = list});
   // 5. The system directories.
   if (nodeflib) {
-    out.push_back({.path = "(system directories)", .how = FoundHow::Default, .passed_over = skipped("NODEFLIB"),
+    out.push_back({.path = "(system directories)",
+                   .how = FoundHow::Default,
+                   .passed_over = skipped("NODEFLIB"),
                    .list = list + 1});
     return out;
   }
@@ -186,6 +189,5 @@ SystemCache read_system_cache(const LoaderEnv& env, const std::vector<std::strin
   }
   return cache;
 }
-
 
 }  // namespace mlc::loader

@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <set>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 #include <tbb/parallel_pipeline.h>
 
@@ -26,21 +26,21 @@
 #include "demangle/symbol_name.h"
 #include "dwarf/references.h"
 #include "elf/resident.h"
-#include "installed/installed.h"
 #include "environment/ownership.h"
 #include "host/host_load.h"
 #include "host/program_host.h"
 #include "host/python_api.h"
 #include "host/python_host.h"
-#include "python/import_plan.h"
-#include "python/interpreter.h"
+#include "installed/installed.h"
 #include "loader/binding.h"
 #include "loader/program.h"
+#include "python/import_plan.h"
+#include "python/interpreter.h"
 #include "runtime/runtime_lookup.h"
 #include "trace/causes.h"
-#include "trace/suggest.h"
 #include "trace/finding.h"
 #include "trace/loader_miss.h"
+#include "trace/suggest.h"
 #include "trace/trace.h"
 #include "verdict/verdict.h"
 
@@ -69,9 +69,10 @@ std::optional<elf::ElfIdent> ident_of(const std::string& path) {
 // them without opening them. A name with none of these endings is identified by its first bytes.
 bool never_elf(const std::string& path) {
   static const std::vector<std::string_view> kEndings = {
-      ".py", ".pyc", ".pyi", ".pyx", ".pxd", ".h", ".hpp", ".hh", ".cuh", ".c", ".cc", ".cpp", ".cu", ".txt", ".md",
-      ".rst", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".html", ".css", ".js", ".svg", ".png", ".jpg",
-      ".csv", ".xml", ".pem", ".mo", ".po", ".typed", ".npz", ".npy", ".gz", ".zip", ".whl", ".pt", ".pth", ".proto"};
+      ".py",    ".pyc", ".pyi", ".pyx", ".pxd", ".h",    ".hpp",  ".hh",  ".cuh",  ".c",   ".cc",
+      ".cpp",   ".cu",  ".txt", ".md",  ".rst", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini",
+      ".html",  ".css", ".js",  ".svg", ".png", ".jpg",  ".csv",  ".xml", ".pem",  ".mo",  ".po",
+      ".typed", ".npz", ".npy", ".gz",  ".zip", ".whl",  ".pt",   ".pth", ".proto"};
   const std::string_view name(path.c_str() + path.rfind('/') + 1);
   return std::any_of(kEndings.begin(), kEndings.end(), [&](std::string_view e) { return name.ends_with(e); });
 }
@@ -80,16 +81,19 @@ bool never_elf(const std::string& path) {
 // the file they name is listed itself. `unloadable` gets the first .o or .a seen (for the error when
 // the directory holds nothing else).
 void collect_dir(const std::string& dir, std::vector<std::string>& out, std::string& unloadable) {
-  walk_tree(dir, [&](const std::string& path, const struct stat& st) {
-    // A site directory holds tens of thousands of sources, text and data files: those are not opened.
-    if (st.st_size < 64 || never_elf(path)) return;
-    auto ident = ident_of(path);
-    if (ident && (ident->kind == elf::ObjectKind::SharedObject || ident->kind == elf::ObjectKind::Executable)) {
-      out.push_back(path);
-    } else if (unloadable.empty() && !never_loaded(path, ident).empty()) {
-      unloadable = path;
-    }
-  }, WalkOptions{false, false});
+  walk_tree(
+      dir,
+      [&](const std::string& path, const struct stat& st) {
+        // A site directory holds tens of thousands of sources, text and data files: those are not opened.
+        if (st.st_size < 64 || never_elf(path)) return;
+        auto ident = ident_of(path);
+        if (ident && (ident->kind == elf::ObjectKind::SharedObject || ident->kind == elf::ObjectKind::Executable)) {
+          out.push_back(path);
+        } else if (unloadable.empty() && !never_loaded(path, ident).empty()) {
+          unloadable = path;
+        }
+      },
+      WalkOptions{false, false});
 }
 
 LibraryReport report_object(const loader::Process& p, int index) {
@@ -102,14 +106,16 @@ LibraryReport report_object(const loader::Process& p, int index) {
       const auto& found = p.objects[need.object];
       // A name satisfied by an already-loaded object reports how that object was found.
       auto how = need.how == loader::FoundHow::AlreadyLoaded ? found.how : need.how;
-      lib.needed.push_back(NeededLibrary{.name = need.name, .path = found.path, .how = how, .searched = {}, .search = {}});
+      lib.needed.push_back(
+          NeededLibrary{.name = need.name, .path = found.path, .how = how, .searched = {}, .search = {}});
       continue;
     }
     NeededLibrary n{.name = need.name, .path = std::nullopt, .searched = {}, .search = {}};
     if (!need.refused.empty()) n.refused = need.refused;
     for (const auto& step : need.searched) {
       std::string where = step.path;
-      if (step.how != loader::FoundHow::LdSoCache && step.how != loader::FoundHow::LdSoConf && step.path.front() != '(') {
+      if (step.how != loader::FoundHow::LdSoCache && step.how != loader::FoundHow::LdSoConf &&
+          step.path.front() != '(') {
         where = step.path.substr(0, step.path.rfind('/'));
       }
       n.searched.push_back(where);
@@ -130,7 +136,8 @@ loader::LoaderEnv planned_env(const loader::LoaderEnv& env, const python::Import
   // loaded: RTLD_LOCAL (torch/_C's closure), not the RTLD_GLOBAL of LD_PRELOAD.
   if (plan.hosting == host::PythonHosting::ExtensionModule)
     for (const auto& w : unscoped)
-      if (std::find(out.with_local.begin(), out.with_local.end(), w) == out.with_local.end()) out.with_local.push_back(w);
+      if (std::find(out.with_local.begin(), out.with_local.end(), w) == out.with_local.end())
+        out.with_local.push_back(w);
   if (plan.loads.empty()) return out;
   out.with.clear();
   for (const auto& load : plan.loads) {
@@ -142,8 +149,12 @@ loader::LoaderEnv planned_env(const loader::LoaderEnv& env, const python::Import
 }
 
 PythonContext python_context(const environment::PythonEnv& py, const std::optional<environment::TorchInstall>& torch) {
-  PythonContext c{.interpreter = py.interpreter, .executable = py.executable, .version = py.version,
-                  .torch_path = std::nullopt, .torch_version = std::nullopt, .torch_owner = std::nullopt};
+  PythonContext c{.interpreter = py.interpreter,
+                  .executable = py.executable,
+                  .version = py.version,
+                  .torch_path = std::nullopt,
+                  .torch_version = std::nullopt,
+                  .torch_owner = std::nullopt};
   if (torch) {
     c.torch_path = torch->dir;
     if (!torch->version.empty()) c.torch_version = torch->version;
@@ -152,7 +163,8 @@ PythonContext python_context(const environment::PythonEnv& py, const std::option
 }
 
 environment::OwnerSources owner_sources(const LinkcheckOptions& options) {
-  environment::OwnerSources sources{.dpkg_dir = options.dpkg_dir, .sdk_homes = {}, .cache_dir = options.trace.cache_dir};
+  environment::OwnerSources sources{
+      .dpkg_dir = options.dpkg_dir, .sdk_homes = {}, .cache_dir = options.trace.cache_dir};
   if (!options.trace.sdk_home.empty()) sources.sdk_homes.push_back(options.trace.sdk_home);
   if (!options.trace.cuda_home.empty()) sources.sdk_homes.push_back(options.trace.cuda_home);
   return sources;
@@ -166,7 +178,8 @@ void add_owners(Report& report, const LinkcheckOptions& options, environment::Ow
       if (n.path) paths.push_back(*n.path);
   }
   std::string torch_init;
-  if (report.python && report.python->torch_path) paths.push_back(torch_init = *report.python->torch_path + "/__init__.py");
+  if (report.python && report.python->torch_path)
+    paths.push_back(torch_init = *report.python->torch_path + "/__init__.py");
   // Each path once: a closure names a shared library as needed by dozens of others (libtorch_cpu's:
   // 1,500 paths, 290 distinct, each probed for dist-info and conda-meta up its ancestors).
   std::sort(paths.begin(), paths.end());
@@ -195,8 +208,11 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
       if (files.size() == before && unloadable.empty()) {
         errors.push_back({in, "no ELF shared object or executable in this directory"});
       } else if (files.size() == before) {
-        errors.push_back({in, "no ELF shared object or executable in this directory, only relocatable objects or "
-                              "static archives (such as " + unloadable + "), which the dynamic loader never loads: "
+        errors.push_back({in,
+                          "no ELF shared object or executable in this directory, only relocatable objects or "
+                          "static archives (such as " +
+                              unloadable +
+                              "), which the dynamic loader never loads: "
                               "check the shared library or executable they are linked into"});
       }
     } else if (std::string what = never_loaded(in, ident_of(in)); !what.empty()) {
@@ -213,7 +229,7 @@ namespace {
 // One input's check: the process its load makes, the objects checked in it, and one finding per
 // miss. The passes of run_linkcheck fill it in order; report_findings hands it to the report.
 struct InputCheck {
-  loader::LoaderEnv env;                        // the loader's environment for this input's import
+  loader::LoaderEnv env;  // the loader's environment for this input's import
   loader::Process process;
   std::vector<int> checked;                     // indexes into process.objects
   std::map<int, LibraryReport> libs;            // per checked object: its needed entries and role
@@ -241,7 +257,8 @@ struct RunContext {
 loader::LoaderEnv run_env(const LinkcheckOptions& options) {
   loader::LoaderEnv env = options.env;
   if (!options.trace.sdk_home.empty())
-    for (const auto& sub : options.trace.backend.library_dirs) env.candidate_dirs.push_back(options.trace.sdk_home + "/" + sub);
+    for (const auto& sub : options.trace.backend.library_dirs)
+      env.candidate_dirs.push_back(options.trace.sdk_home + "/" + sub);
   return env;
 }
 
@@ -258,7 +275,8 @@ std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& 
 // libtorch_global_deps): what those loads bring in is checked too, since a failure there fails the
 // import first. A dependency already reported for an earlier input of this run is not checked again.
 std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOptions& options,
-                                 const std::set<std::string>& checked_before, const std::vector<std::string>& import_roots) {
+                                 const std::set<std::string>& checked_before,
+                                 const std::vector<std::string>& import_roots) {
   std::vector<int> checked;
   for (size_t i = 0; i < p.objects.size(); ++i) {
     const auto& o = p.objects[i];
@@ -340,8 +358,8 @@ std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
 }
 
 // `told` holds (library, kind, name) of what the report has.
-void add_runtime_lookups(std::vector<RuntimeLookup>&& found, std::set<std::tuple<std::string, LookupKind, std::string>>& told,
-                         Report& report) {
+void add_runtime_lookups(std::vector<RuntimeLookup>&& found,
+                         std::set<std::tuple<std::string, LookupKind, std::string>>& told, Report& report) {
   for (auto& r : found)
     if (told.emplace(r.library, r.kind, r.name).second) report.runtime_lookups.push_back(std::move(r));
 }
@@ -354,8 +372,8 @@ std::vector<std::string> load_objects(const InputCheck& in) {
   for (size_t i = 0; i < p.objects.size(); ++i) {
     const auto& o = p.objects[i];
     if (static_cast<int>(i) == p.target || o.root < 0) continue;
-    bool imported_first = std::find(in.import_roots.begin(), in.import_roots.end(), p.objects[o.root].path) !=
-                          in.import_roots.end();
+    bool imported_first =
+        std::find(in.import_roots.begin(), in.import_roots.end(), p.objects[o.root].path) != in.import_roots.end();
     if (o.root == p.target || imported_first) out.push_back(o.path);
   }
   return out;
@@ -428,27 +446,32 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     auto lib = in.libs.find(f.object);
     if (lib == in.libs.end()) lib = in.libs.find(p.target);
     if (lib == in.libs.end()) continue;
-    lib->second.load_failures.push_back({.kind = f.kind, .file = f.file, .message = f.message,
-                                         .symbol = f.symbol.empty() ? std::nullopt : std::optional<std::string>(f.symbol),
-                                         .fix = f.fix});
+    lib->second.load_failures.push_back(
+        {.kind = f.kind,
+         .file = f.file,
+         .message = f.message,
+         .symbol = f.symbol.empty() ? std::nullopt : std::optional<std::string>(f.symbol),
+         .fix = f.fix});
   }
 }
 
 // A shadowed symbol whose picked copy is this build's own product, re-traced through its sources.
 void reclaim_own_build(InputCheck& in, const LinkcheckOptions& options, TraceResources& resources, Report& report) {
-  if (options.trace.build_dir.empty() ||
-      std::none_of(in.symbols.begin(), in.symbols.end(),
-                   [](const auto& f) { return verdict::current(f.symbol) == Classification::Shadowed; }))
+  if (options.trace.build_dir.empty() || std::none_of(in.symbols.begin(), in.symbols.end(), [](const auto& f) {
+        return verdict::current(f.symbol) == Classification::Shadowed;
+      }))
     return;
   trace::reclaim_own_build(in.process, in.symbols, resources.context(&in.process), report.causes);
 }
 
 // The places other versions of a missing library may be installed: the SDK's lib dirs, then the
 // tool's (/usr/local/musa*, conda, venv).
-void find_missing_libraries(InputCheck& in, const loader::LoaderEnv& env, const LinkcheckOptions& options, Report& report) {
+void find_missing_libraries(InputCheck& in, const loader::LoaderEnv& env, const LinkcheckOptions& options,
+                            Report& report) {
   std::vector<installed::Place> places;
   for (const char* sub : {"/lib", "/lib64"})
-    if (!options.trace.sdk_home.empty()) places.push_back({.dir = options.trace.sdk_home + sub, .how = loader::FoundHow::Sdk});
+    if (!options.trace.sdk_home.empty())
+      places.push_back({.dir = options.trace.sdk_home + sub, .how = loader::FoundHow::Sdk});
   places.insert(places.end(), options.places.begin(), options.places.end());
   installed::find_missing_libraries(in.process, in.libs, in.symbols, places, env, report.causes);
 }
@@ -473,9 +496,13 @@ void confirm_findings(InputCheck& in, const trace::TraceContext& ctx, const Link
                       std::vector<UnresolvedSymbol*>& unknown, Report& report) {
   std::vector<UnresolvedSymbol*> all;
   for (auto& f : in.symbols) all.push_back(&f.symbol);
-  confirm::confirm_symbols(ctx, all, {.build_dir = options.trace.build_dir, .cache_dir = options.trace.cache_dir,
-                                      .budget_compiles = options.trace.confirm_budget, .jobs = 0,
-                                      .verbose = options.trace.confirm_verbose}, report.warnings);
+  confirm::confirm_symbols(ctx, all,
+                           {.build_dir = options.trace.build_dir,
+                            .cache_dir = options.trace.cache_dir,
+                            .budget_compiles = options.trace.confirm_budget,
+                            .jobs = 0,
+                            .verbose = options.trace.confirm_verbose},
+                           report.warnings);
   std::erase_if(unknown, [](const UnresolvedSymbol* u) { return verdict::current(*u) != Classification::Unknown; });
 }
 
@@ -497,7 +524,8 @@ host::HostInterpreter hosting_interpreter(const InputCheck& in, const RunContext
 void trace_origins(InputCheck& in, const RunContext& run, TraceResources& resources, Report& report) {
   const LinkcheckOptions& options = run.options;
   const loader::LoaderEnv& env = run.env;
-  if (std::none_of(in.symbols.begin(), in.symbols.end(), [](const auto& f) { return trace::wants_tracing(f.symbol, f.ref); }))
+  if (std::none_of(in.symbols.begin(), in.symbols.end(),
+                   [](const auto& f) { return trace::wants_tracing(f.symbol, f.ref); }))
     return;
   // The import context (with --python, or a torch installed beside the target): torch's own libraries
   // and the target's package, read only if tracing gets that far (src/trace/import_context.h).
@@ -505,15 +533,17 @@ void trace_origins(InputCheck& in, const RunContext& run, TraceResources& resour
   auto read_import = [&]() -> const trace::ImportContext* {
     const std::string& target = in.process.objects[in.process.target].path;
     auto found = in.plan.torch && in.plan.torch->torch ? in.plan.torch->torch
-                 : run.python_torch                      ? run.python_torch
-                                                         : environment::torch_beside(target);
+                 : run.python_torch                    ? run.python_torch
+                                                       : environment::torch_beside(target);
     if (!options.python && !found) return nullptr;
     import.emplace(trace::read_import_context(
-        {.target = target, .torch_dir = found ? found->dir : "", .torch_version = found ? found->version : ""}, in.process));
+        {.target = target, .torch_dir = found ? found->dir : "", .torch_version = found ? found->version : ""},
+        in.process));
     return &*import;
   };
   const TraceOptions& t = options.trace;
-  const bool trees_named = !t.build_dir.empty() || !t.source_roots.empty() || !t.cmake_lists.empty() || !t.porting_dir.empty();
+  const bool trees_named =
+      !t.build_dir.empty() || !t.source_roots.empty() || !t.cmake_lists.empty() || !t.porting_dir.empty();
   const auto inferred = trees_named ? std::nullopt : trace::dwarf_sources(in.process, in.symbols);
   const trace::TraceContext& ctx = resources.context(&in.process, read_import, inferred ? &*inferred : nullptr);
   // Where each should come from, its class and its fix.
@@ -530,7 +560,8 @@ void trace_origins(InputCheck& in, const RunContext& run, TraceResources& resour
   // Near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
   trace::suggest(in.process, unknown, ctx.sources);
   // ... and in the import context, for what no loaded object comes near (a library --as-needed dropped).
-  if (std::any_of(unknown.begin(), unknown.end(), [](const UnresolvedSymbol* u) { return verdict::current(*u) == Classification::Unknown; }))
+  if (std::any_of(unknown.begin(), unknown.end(),
+                  [](const UnresolvedSymbol* u) { return verdict::current(*u) == Classification::Unknown; }))
     if (const auto* ic = ctx.import_context()) trace::suggest_in_import_context(*ic, unknown);
   trace::filter_suggestions(unknown);
   // A symbol a loaded library should own (its class, namespace or C prefix) but lacks: the
@@ -562,30 +593,33 @@ void warn_scope_only(const InputCheck& in, const RunContext& run, Report& report
   std::set<std::string> providers;
   for (const auto& ref : outcome.unresolved) {
     auto b = loader::bind_one(p, p.target, ref.name);
-    if (b.provider >= 0) providers.insert(p.objects[b.provider].elf.soname.empty() ? base_name(p.objects[b.provider].path)
-                                                                                 : p.objects[b.provider].elf.soname);
+    if (b.provider >= 0)
+      providers.insert(p.objects[b.provider].elf.soname.empty() ? base_name(p.objects[b.provider].path)
+                                                                : p.objects[b.provider].elf.soname);
   }
   if (providers.empty()) return;
   std::string names;
   for (const auto& n : providers) names += (names.empty() ? "" : ", ") + n;
-  report.warnings.push_back(target.path + ": loads as part of the import of torch, but loading it alone fails: it does not link " +
+  report.warnings.push_back(target.path +
+                            ": loads as part of the import of torch, but loading it alone fails: it does not link " +
                             names + ", which that import loads first");
 }
 
 // The findings joined to their libraries, in load order, symbols sorted by mangled name. By default
 // a dependency is listed only when its load fails (--closure lists every object); a library already
 // reported for an earlier input is not listed again.
-void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<std::string>& reported,
-                     Report& report) {
+void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<std::string>& reported, Report& report) {
   for (auto& f : in.symbols) in.libs[f.ref.object].unresolved.push_back(std::move(f.symbol));
   for (auto& v : in.versions) in.libs[v.missing.object].missing_versions.push_back(std::move(v.finding));
   for (int i : in.checked) {
     auto& lib = in.libs[i];
     // A dependency, or a library of the import of torch done first, is listed only when its load fails.
-    bool loaded_for_target = lib.role == LibraryRole::Dependency || (lib.role == LibraryRole::Preloaded && lib.loaded_by);
+    bool loaded_for_target =
+        lib.role == LibraryRole::Dependency || (lib.role == LibraryRole::Preloaded && lib.loaded_by);
     if (loaded_for_target && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
         lib.missing_libraries() == 0 && lib.load_failures.empty() &&
-        std::none_of(lib.needed.begin(), lib.needed.end(), [](const NeededLibrary& n) { return n.refused.has_value(); }))
+        std::none_of(lib.needed.begin(), lib.needed.end(),
+                     [](const NeededLibrary& n) { return n.refused.has_value(); }))
       continue;
     // A library is reported once; a named file once more as itself, when an earlier file's load reported it
     // as a dependency: its own load is another scope, and the file must have its verdict.
@@ -624,8 +658,8 @@ struct RunState {
   TraceResources& resources;
   Report& report;
   std::set<std::tuple<std::string, LookupKind, std::string>> told;  // run-time look-ups in the report
-  std::set<std::string> reported;        // libraries in the report
-  std::set<std::string> checked_before;  // objects an earlier input checked
+  std::set<std::string> reported;                                   // libraries in the report
+  std::set<std::string> checked_before;                             // objects an earlier input checked
 };
 
 // The passes after the binding, for one input, in order.
@@ -724,7 +758,8 @@ struct Stages {
         out.with_as_import.push_back(std::move(w));
     if (!stage->in) return;
     if (state.run.options.inspect) state.run.options.inspect(stage->in->process);
-    PhaseTime t(PhaseTime::enabled() ? "diagnose:" + stage->in->process.objects[stage->in->process.target].path : std::string());
+    PhaseTime t(PhaseTime::enabled() ? "diagnose:" + stage->in->process.objects[stage->in->process.target].path
+                                     : std::string());
     diagnose(*stage->in, std::move(stage->binding), std::move(stage->lookups), state);
     // Memory: what a tree's inputs map is given back to the page cache now and then, so the resident
     // set stays bounded whatever the tree's size (the cache keeps the objects).
@@ -757,7 +792,8 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   // (read, never run) and, with --python, the torch that interpreter imports.
   RunState state{.run = {.options = options,
                          .env = run_env(options),
-                         .host = options.host_python.empty() ? python::InterpreterSites{} : python::read_sites(options.host_python),
+                         .host = options.host_python.empty() ? python::InterpreterSites{}
+                                                             : python::read_sites(options.host_python),
                          .python_torch = import_context(options, report),
                          .objects = files.size() > 1 ? &objects : nullptr},
                  .resources = resources,
@@ -771,11 +807,14 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   // run-time look-ups (in parallel), then the passes that write the report (in input order).
   const size_t in_flight = files.size() > 1 ? 2 * std::max<size_t>(1, std::thread::hardware_concurrency()) : 1;
   using Item = std::shared_ptr<Stage>;
-  tbb::parallel_pipeline(
-      in_flight,
-      tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control& f) { return stages.load(f); }) &
-          tbb::make_filter<Item, Item>(tbb::filter_mode::parallel, [&](Item item) { return stages.bind(std::move(item)); }) &
-          tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) { stages.report(std::move(item)); }));
+  tbb::parallel_pipeline(in_flight,
+                         tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control& f) {
+                           return stages.load(f);
+                         }) & tbb::make_filter<Item, Item>(tbb::filter_mode::parallel, [&](Item item) {
+                           return stages.bind(std::move(item));
+                         }) & tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
+                           stages.report(std::move(item));
+                         }));
   if (options.progress) options.progress(files.size(), files.size());
   literals.save();
   // Owners: which package installed each library named (offline sources only).
@@ -783,7 +822,8 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   add_owners(report, options, owner_indexes);
 }
 
-Report explain_symbol(const std::string& symbol, const std::vector<std::string>& inputs, const LinkcheckOptions& options) {
+Report explain_symbol(const std::string& symbol, const std::vector<std::string>& inputs,
+                      const LinkcheckOptions& options) {
   // With libraries: their report, narrowed to that symbol (mangled or demangled spelling).
   if (!inputs.empty()) {
     Report full = run_linkcheck(inputs, options);
@@ -793,8 +833,9 @@ Report explain_symbol(const std::string& symbol, const std::vector<std::string>&
       for (auto& u : lib.unresolved)
         if (u.symbol == symbol || u.demangled == symbol) keep.push_back(std::move(u));
       lib.unresolved = std::move(keep);
-      lib.needed.erase(std::remove_if(lib.needed.begin(), lib.needed.end(), [](const auto& n) { return n.path.has_value(); }),
-                       lib.needed.end());
+      lib.needed.erase(
+          std::remove_if(lib.needed.begin(), lib.needed.end(), [](const auto& n) { return n.path.has_value(); }),
+          lib.needed.end());
     }
     full.libraries.erase(std::remove_if(full.libraries.begin(), full.libraries.end(),
                                         [](const auto& l) { return l.unresolved.empty() && l.needed.empty(); }),

@@ -8,8 +8,8 @@
 
 #include <optional>
 
-#include "installed/installed.h"
 #include "environment/python_env.h"
+#include "installed/installed.h"
 #include "loader/loader.h"
 #include "report/report.h"
 #include "trace/resources.h"
@@ -53,7 +53,8 @@ struct LinkcheckOptions {
 };
 
 // One symbol, traced without a library (musa-linkcheck explain SYMBOL).
-Report explain_symbol(const std::string& symbol, const std::vector<std::string>& inputs, const LinkcheckOptions& options);
+Report explain_symbol(const std::string& symbol, const std::vector<std::string>& inputs,
+                      const LinkcheckOptions& options);
 
 // Several symbols traced with one set of indexes (what explain does, in bulk).
 Report explain_symbols(const std::vector<std::string>& symbols, const LinkcheckOptions& options);

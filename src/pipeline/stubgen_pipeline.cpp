@@ -19,7 +19,10 @@ bool can_confirm(const TraceOptions& trace) {
 }
 
 confirm::ConfirmOptions confirm_options(const TraceOptions& trace) {
-  return {.build_dir = trace.build_dir, .cache_dir = trace.cache_dir, .budget_compiles = trace.confirm_budget, .jobs = 0,
+  return {.build_dir = trace.build_dir,
+          .cache_dir = trace.cache_dir,
+          .budget_compiles = trace.confirm_budget,
+          .jobs = 0,
           .verbose = trace.confirm_verbose};
 }
 
@@ -42,7 +45,8 @@ std::optional<InputError> reread_report(const std::string& file, TraceResources&
     if (unsized.empty()) continue;
     const auto refs = dwarf::references(lib.path, unsized);
     for (auto& u : lib.unresolved)
-      if (auto v = refs.variables.find(u.symbol); !u.size && v != refs.variables.end() && v->second > 0) u.size = v->second;
+      if (auto v = refs.variables.find(u.symbol); !u.size && v != refs.variables.end() && v->second > 0)
+        u.size = v->second;
   }
   return std::nullopt;
 }

@@ -204,7 +204,8 @@ std::optional<InputError> load_file(const std::string& file, bool header_map, Po
   if (!in) return InputError{file, "cannot open porting map"};
   std::string& text = map.storage.emplace_back(static_cast<size_t>(in.tellg()), '\0');
   in.seekg(0);
-  if (!in.read(text.data(), static_cast<std::streamsize>(text.size()))) return InputError{file, "cannot read porting map"};
+  if (!in.read(text.data(), static_cast<std::streamsize>(text.size())))
+    return InputError{file, "cannot read porting map"};
   std::vector<std::pair<std::string_view, std::string_view>> pairs;
   pairs.reserve(text.size() / 48);
   if (!FlatReader(text, map.storage).read(pairs)) {
@@ -316,7 +317,8 @@ std::string ported_path(std::string_view original, const PortNaming& naming) {
     file = std::string(original);
   }
   auto replace_all = [](std::string& s, std::string_view from, std::string_view to) {
-    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+      s.replace(p, from.size(), to);
   };
   replace_all(dir, "cuda", naming.scope);
   for (const auto& [from, to] : naming.extensions) {

@@ -37,11 +37,11 @@ struct PortNaming {
 
 struct PortingMap {
   // The backend's names: MUSA for torch_musa's maps, HIP for hipify's (the field keeps its name).
-  NameMap to_musa;                  // identifiers: general, extra, dnn-naming
-  NameMap to_cuda;                  // the inverse (general.json is one-to-one)
-  NameMap headers;                  // include.json, dnn-header.json
-  std::vector<std::string> files;   // the JSON files read
-  std::deque<std::string> storage;  // the texts and decoded strings the views point into
+  NameMap to_musa;                                     // identifiers: general, extra, dnn-naming
+  NameMap to_cuda;                                     // the inverse (general.json is one-to-one)
+  NameMap headers;                                     // include.json, dnn-header.json
+  std::vector<std::string> files;                      // the JSON files read
+  std::deque<std::string> storage;                     // the texts and decoded strings the views point into
   std::unordered_map<std::string_view, ApiInfo> info;  // CUDA name -> family, mark (hipify maps only)
   size_t entries() const { return to_musa.size() + headers.size(); }
 };

@@ -18,7 +18,9 @@ std::string library_key(const LibraryReport& lib) {
 std::string key(const LibraryReport& lib, const UnresolvedSymbol& u) {
   return library_key(lib) + " undefined " + u.symbol + (u.version ? "@" + *u.version : "");
 }
-std::string key(const LibraryReport& lib, const NeededLibrary& n) { return library_key(lib) + " missing-library " + n.name; }
+std::string key(const LibraryReport& lib, const NeededLibrary& n) {
+  return library_key(lib) + " missing-library " + n.name;
+}
 std::string key(const LibraryReport& lib, const MissingVersionFinding& v) {
   return library_key(lib) + " missing-version " + v.file + " " + v.version;
 }
@@ -45,8 +47,10 @@ Result<Baseline> read_baseline(const std::string& path) {
     std::string lib, kind, rest;
     words >> lib >> kind;
     if (kind != "undefined" && kind != "missing-library" && kind != "missing-version" && kind != "load-failure") {
-      return InputError{path, "line " + std::to_string(n) + ": expected '<library> undefined|missing-library|"
-                              "missing-version|load-failure ...', found '" + line + "'"};
+      return InputError{path, "line " + std::to_string(n) +
+                                  ": expected '<library> undefined|missing-library|"
+                                  "missing-version|load-failure ...', found '" +
+                                  line + "'"};
     }
     b.insert(line);
   }

@@ -22,21 +22,24 @@ std::vector<std::string> one_line_each(const std::vector<text::Detail>& details)
 
 Finding make(const LibraryReport& lib, const UnresolvedSymbol* u, Rule rule, std::string name, bool baselined,
              text::Block block) {
-  return Finding{.library = &lib, .symbol = u, .rule = rule, .name = std::move(name),
-                 .title = std::move(block.title), .details = one_line_each(block.details), .file = std::nullopt,
-                 .line = std::nullopt, .baselined = baselined};
+  return Finding{.library = &lib,
+                 .symbol = u,
+                 .rule = rule,
+                 .name = std::move(name),
+                 .title = std::move(block.title),
+                 .details = one_line_each(block.details),
+                 .file = std::nullopt,
+                 .line = std::nullopt,
+                 .baselined = baselined};
 }
 
 }  // namespace
 
 std::string rule_id(const Rule& rule) {
   switch (rule.kind) {
-    case Rule::Kind::LoadFailure:
-      return "load-failure";
-    case Rule::Kind::RuntimeLookup:
-      return "runtime-lookup";
-    case Rule::Kind::Classified:
-      break;
+    case Rule::Kind::LoadFailure: return "load-failure";
+    case Rule::Kind::RuntimeLookup: return "runtime-lookup";
+    case Rule::Kind::Classified: break;
   }
   return to_string(rule.classification);
 }
@@ -75,7 +78,9 @@ std::vector<LookupFinding> runtime_findings(const Report& report) {
   std::vector<LookupFinding> out;
   for (const auto& r : report.runtime_lookups) {
     text::Block block = text::runtime_lookup_block(r);
-    out.push_back({.lookup = &r, .title = std::move(block.title), .details = one_line_each(block.details),
+    out.push_back({.lookup = &r,
+                   .title = std::move(block.title),
+                   .details = one_line_each(block.details),
                    .fatal = report.runtime_lookups_fatal});
   }
   return out;
@@ -183,15 +188,17 @@ RuleText rule_text(Classification c) {
               "extension, Perl's XS API): no library defines it, the executable does. Check the library as the host "
               "loads it (--python, or --with the host executable)."};
     case Classification::Unported:
-      return {Classification::Unported, "Unported", "A CUDA API the port still calls; the backend has a counterpart.",
-              "The name is CUDA's own (a library of the reference CUDA install exports it): the porting script left the "
-              "call unrenamed. Call the counterpart the porting map names instead and rebuild; a stub would hide it."};
+      return {
+          Classification::Unported, "Unported", "A CUDA API the port still calls; the backend has a counterpart.",
+          "The name is CUDA's own (a library of the reference CUDA install exports it): the porting script left the "
+          "call unrenamed. Call the counterpart the porting map names instead and rebuild; a stub would hide it."};
     case Classification::UnimplementedKernel:
-      return {Classification::UnimplementedKernel, "UnimplementedKernel",
-              "A kernel the backend's torchgen yaml lists is implemented by no source.",
-              "The backend yaml that gen_backend_stubs reads lists the operator, so the generated Register<Backend>.cpp "
-              "calls <cpp_namespace>::<Backend>NativeFunctions::<op>, but no source defines it. Implement the kernel, "
-              "or remove the entry from the yaml; musa-stubgen writes a stub that throws so the library loads."};
+      return {
+          Classification::UnimplementedKernel, "UnimplementedKernel",
+          "A kernel the backend's torchgen yaml lists is implemented by no source.",
+          "The backend yaml that gen_backend_stubs reads lists the operator, so the generated Register<Backend>.cpp "
+          "calls <cpp_namespace>::<Backend>NativeFunctions::<op>, but no source defines it. Implement the kernel, "
+          "or remove the entry from the yaml; musa-stubgen writes a stub that throws so the library loads."};
     case Classification::Unknown:
       return {Classification::Unknown, "Unknown", "No definition or declaration of the symbol was found.",
               "Nothing in the build, the sources, the SDK or CUDA defines or declares the symbol. Give more context "

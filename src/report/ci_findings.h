@@ -60,7 +60,7 @@ std::string printable_utf8(std::string_view text, bool xml = false);
 // One-line description of each classification (SARIF rules, docs/classifications.md).
 struct RuleText {
   Classification classification;
-  const char* name;   // CamelCase, as SARIF's reportingDescriptor.name
+  const char* name;  // CamelCase, as SARIF's reportingDescriptor.name
   const char* short_description;
   const char* help;
 };

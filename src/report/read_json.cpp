@@ -60,16 +60,19 @@ Result<Report> read_json_report(const std::string& path) {
         if (uj.contains("size") && uj["size"].is_number_unsigned()) u.size = uj["size"].get<uint64_t>();
         u.binding = from_string<ReferenceBinding>(uj.value("binding", "global")).value_or(ReferenceBinding::Global);
         u.reason = uj.value("reason", "");
-        u.classification = from_string<Classification>(uj.value("classification", "unknown")).value_or(Classification::Unknown);
+        u.classification =
+            from_string<Classification>(uj.value("classification", "unknown")).value_or(Classification::Unknown);
         if (uj.contains("origin") && uj["origin"].is_object()) {
           const auto& oj = uj["origin"];
-          u.origin = Origin{oj.value("file", ""), oj.contains("line") && oj["line"].is_number() ? std::optional<int>(oj["line"].get<int>()) : std::nullopt,
-                            kind_of<OriginKind>(oj, "kind"), opt(oj, "library"), opt(oj, "ported_from")};
+          u.origin = Origin{
+              oj.value("file", ""),
+              oj.contains("line") && oj["line"].is_number() ? std::optional<int>(oj["line"].get<int>()) : std::nullopt,
+              kind_of<OriginKind>(oj, "kind"), opt(oj, "library"), opt(oj, "ported_from")};
         }
         if (uj.contains("fix") && uj["fix"].is_object()) {
           const auto& fj = uj["fix"];
-          u.fix = Fix{kind_of<FixKind>(fj, "kind"), opt(fj, "cmake_file"), opt(fj, "list"), opt(fj, "entry"), opt(fj, "library"),
-                      fj.value("detail", "")};
+          u.fix = Fix{kind_of<FixKind>(fj, "kind"), opt(fj, "cmake_file"), opt(fj, "list"), opt(fj, "entry"),
+                      opt(fj, "library"),           fj.value("detail", "")};
         }
         if (uj.contains("counterpart") && uj["counterpart"].is_object()) {
           u.counterpart = Counterpart{uj["counterpart"].value("name", ""), opt(uj["counterpart"], "library")};

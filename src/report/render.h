@@ -11,9 +11,9 @@ namespace mlc {
 
 struct TextStyle {
   bool color = false;
-  bool quiet = false;  // only the error lines, no ">>>" details and no summary
+  bool quiet = false;          // only the error lines, no ">>>" details and no summary
   bool load_headlines = true;  // "loading X would fail: N causes" before the findings of each input
-  bool summary = true;  // the closing count line (explain has no library count to give)
+  bool summary = true;         // the closing count line (explain has no library count to give)
   // Every run-time look-up on its own lines (--runtime); by default one warning per missing GPU
   // driver and one note line counting the optional rest.
   bool runtime = false;

@@ -17,23 +17,28 @@ json opt(const std::optional<T>& v) {
 json to_json(const UnresolvedSymbol& u) {
   json refs = json::array();
   for (const auto& r : u.referenced_by) {
-    refs.push_back({{"library", r.library}, {"function", opt(r.function)}, {"file", opt(r.file)}, {"line", opt(r.line)}});
+    refs.push_back(
+        {{"library", r.library}, {"function", opt(r.function)}, {"file", opt(r.file)}, {"line", opt(r.line)}});
   }
   json sugg = json::array();
   for (const auto& s : u.suggestions) {
-    sugg.push_back({{"symbol", s.symbol}, {"demangled", s.demangled}, {"library", s.library}, {"reason", to_string(s.reason)}});
+    sugg.push_back(
+        {{"symbol", s.symbol}, {"demangled", s.demangled}, {"library", s.library}, {"reason", to_string(s.reason)}});
   }
   json origin = nullptr;
   if (u.origin) {
-    origin = {{"file", u.origin->file}, {"line", opt(u.origin->line)}, {"kind", to_string(u.origin->kind)},
-              {"library", opt(u.origin->library)}, {"ported_from", opt(u.origin->ported_from)}};
+    origin = {{"file", u.origin->file},
+              {"line", opt(u.origin->line)},
+              {"kind", to_string(u.origin->kind)},
+              {"library", opt(u.origin->library)},
+              {"ported_from", opt(u.origin->ported_from)}};
   }
   json counterpart = nullptr;
   if (u.counterpart) counterpart = {{"name", u.counterpart->name}, {"library", opt(u.counterpart->library)}};
   json fix = nullptr;
   if (u.fix) {
     fix = {{"kind", to_string(u.fix->kind)}, {"cmake_file", opt(u.fix->cmake_file)}, {"list", opt(u.fix->list)},
-           {"entry", opt(u.fix->entry)}, {"library", opt(u.fix->library)}, {"detail", u.fix->detail}};
+           {"entry", opt(u.fix->entry)},     {"library", opt(u.fix->library)},       {"detail", u.fix->detail}};
   }
   return {{"symbol", u.symbol},
           {"demangled", u.demangled},
@@ -75,7 +80,9 @@ void escape_strings(json& j) {
 json path_bytes(const std::string& path) { return is_valid_utf8(path) ? json(nullptr) : json(base64(path)); }
 
 json to_json(const std::optional<PackageOwner>& o) {
-  return o ? json{{"kind", to_string(o->kind)}, {"name", o->name}, {"version", o->version.empty() ? json(nullptr) : json(o->version)}}
+  return o ? json{{"kind", to_string(o->kind)},
+                  {"name", o->name},
+                  {"version", o->version.empty() ? json(nullptr) : json(o->version)}}
            : json(nullptr);
 }
 
@@ -83,11 +90,16 @@ json to_json(const std::optional<PackageOwner>& o) {
 void add_environment(const Report& report, json& doc) {
   json lookups = json::array();
   for (const auto& r : report.runtime_lookups) {
-    lookups.push_back({{"library", r.library}, {"kind", to_string(r.kind)}, {"name", r.name}, {"provider", opt(r.provider)},
+    lookups.push_back({{"library", r.library},
+                       {"kind", to_string(r.kind)},
+                       {"name", r.name},
+                       {"provider", opt(r.provider)},
                        {"provider_name", r.provider_name.empty() ? json(nullptr) : json(r.provider_name)},
-                       {"searched", r.searched}, {"classification", "runtime-lookup"},
+                       {"searched", r.searched},
+                       {"classification", "runtime-lookup"},
                        {"severity", report.runtime_lookups_fatal ? "error" : "warning"},
-                       {"driver", r.driver}, {"optional", !r.driver}});
+                       {"driver", r.driver},
+                       {"optional", !r.driver}});
   }
   doc["runtime_lookups"] = lookups;
   if (!report.python) {
@@ -96,17 +108,21 @@ void add_environment(const Report& report, json& doc) {
   }
   const auto& py = *report.python;
   json torch = nullptr;
-  if (py.torch_path) torch = {{"path", *py.torch_path}, {"version", opt(py.torch_version)}, {"owner", to_json(py.torch_owner)}};
+  if (py.torch_path)
+    torch = {{"path", *py.torch_path}, {"version", opt(py.torch_version)}, {"owner", to_json(py.torch_owner)}};
   // `executable` is a deprecated alias of the top-level `interpreter` (docs/contract.md): one value, one source.
   const std::string& executable = report.interpreter.empty() ? py.executable : report.interpreter;
-  doc["python"] = {{"interpreter", py.interpreter}, {"executable", executable}, {"version", py.version}, {"torch", torch}};
+  doc["python"] = {
+      {"interpreter", py.interpreter}, {"executable", executable}, {"version", py.version}, {"torch", torch}};
 }
 
 // The import of torch a file was checked after (src/python), null when none.
 json imported_after_json(const std::optional<ImportedAfter>& a) {
   if (!a) return nullptr;
-  return {{"torch", a->torch}, {"version", a->version ? json(*a->version) : json(nullptr)},
-          {"reason", to_string(a->reason)}, {"evidence", a->evidence}};
+  return {{"torch", a->torch},
+          {"version", a->version ? json(*a->version) : json(nullptr)},
+          {"reason", to_string(a->reason)},
+          {"evidence", a->evidence}};
 }
 
 }  // namespace
@@ -117,28 +133,44 @@ std::string render_json(const Report& report, const std::string& tool_version) {
     json needed = json::array();
     for (const auto& n : lib.needed) {
       if (n.path) {
-        needed.push_back({{"name", n.name}, {"path", *n.path}, {"path_bytes", path_bytes(*n.path)},
-                          {"how", loader::to_string(n.how)}, {"owner", to_json(n.owner)}});
+        needed.push_back({{"name", n.name},
+                          {"path", *n.path},
+                          {"path_bytes", path_bytes(*n.path)},
+                          {"how", loader::to_string(n.how)},
+                          {"owner", to_json(n.owner)}});
       } else {
         json search = json::array();
         for (const auto& s : n.search)
           search.push_back(
               {{"path", s.path}, {"how", loader::to_string(s.how)}, {"outcome", loader::to_string(s.outcome)}});
-        needed.push_back({{"name", n.name}, {"path", nullptr}, {"path_bytes", nullptr}, {"searched", n.searched}, {"search", search},
-                          {"refused", opt(n.refused)}, {"baselined", n.baselined}, {"cause", opt(n.cause)}});
+        needed.push_back({{"name", n.name},
+                          {"path", nullptr},
+                          {"path_bytes", nullptr},
+                          {"searched", n.searched},
+                          {"search", search},
+                          {"refused", opt(n.refused)},
+                          {"baselined", n.baselined},
+                          {"cause", opt(n.cause)}});
       }
     }
     json versions = json::array();
     for (const auto& v : lib.missing_versions) {
-      versions.push_back({{"version", v.version}, {"file", v.file}, {"provider", opt(v.provider)}, {"baselined", v.baselined},
+      versions.push_back({{"version", v.version},
+                          {"file", v.file},
+                          {"provider", opt(v.provider)},
+                          {"baselined", v.baselined},
                           {"cause", opt(v.cause)}});
     }
     json unresolved = json::array();
     for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));
     json failures = json::array();
     for (const auto& f : lib.load_failures)
-      failures.push_back({{"kind", loader::to_string(f.kind)}, {"file", f.file}, {"message", f.message},
-                          {"symbol", opt(f.symbol)}, {"fix", f.fix}, {"baselined", f.baselined}});
+      failures.push_back({{"kind", loader::to_string(f.kind)},
+                          {"file", f.file},
+                          {"message", f.message},
+                          {"symbol", opt(f.symbol)},
+                          {"fix", f.fix},
+                          {"baselined", f.baselined}});
     libs.push_back({{"path", lib.path},
                     {"path_bytes", path_bytes(lib.path)},
                     {"soname", lib.soname.empty() ? json(nullptr) : json(lib.soname)},
@@ -160,12 +192,22 @@ std::string render_json(const Report& report, const std::string& tool_version) {
   for (const auto& e : report.errors) errors.push_back({{"file", e.path}, {"message", e.message}});
   json causes = json::array();
   for (const auto& c : report.causes) {
-    auto copy = [](const std::optional<LibraryCopy>& l) { return l ? json{{"path", l->path}, {"how", shown_how(*l)}} : json(nullptr); };
+    auto copy = [](const std::optional<LibraryCopy>& l) {
+      return l ? json{{"path", l->path}, {"how", shown_how(*l)}} : json(nullptr);
+    };
     json others = json::array();
     for (const auto& o : c.others) others.push_back({{"path", o.path}, {"how", shown_how(o)}});
-    causes.push_back({{"id", c.id}, {"kind", to_string(c.kind)}, {"headline", c.headline}, {"library", c.library},
-                      {"picked", copy(c.picked)}, {"other", copy(c.other)}, {"missing_versions", c.missing_versions},
-                      {"symbols", c.symbols}, {"fix", c.fix}, {"needed_by", c.needed_by}, {"others", others}});
+    causes.push_back({{"id", c.id},
+                      {"kind", to_string(c.kind)},
+                      {"headline", c.headline},
+                      {"library", c.library},
+                      {"picked", copy(c.picked)},
+                      {"other", copy(c.other)},
+                      {"missing_versions", c.missing_versions},
+                      {"symbols", c.symbols},
+                      {"fix", c.fix},
+                      {"needed_by", c.needed_by},
+                      {"others", others}});
   }
   json doc = {{"schema", "musa-linkcheck/1"},
               {"tool_version", tool_version},

@@ -72,9 +72,10 @@ std::string render_junit(const Report& report) {
       ++n;
       cases += fmt::format("    <testcase classname=\"{}\" name=\"every symbol resolves\"/>\n", classname);
     }
-    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n{}"
-                          "  </testsuite>\n",
-                          xml(lib.path, true), n, failed, baselined, cases);
+    suites += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n{}"
+        "  </testsuite>\n",
+        xml(lib.path, true), n, failed, baselined, cases);
     tests += n;
     failures += failed;
     skipped += baselined;
@@ -99,9 +100,10 @@ std::string render_junit(const Report& report) {
       }
       cases += "    </testcase>\n";
     }
-    suites += fmt::format("  <testsuite name=\"runtime-lookups\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
-                          "skipped=\"0\">\n{}  </testsuite>\n",
-                          lookups.size(), failed, cases);
+    suites += fmt::format(
+        "  <testsuite name=\"runtime-lookups\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+        "skipped=\"0\">\n{}  </testsuite>\n",
+        lookups.size(), failed, cases);
     tests += lookups.size();
     failures += failed;
   }
@@ -109,18 +111,21 @@ std::string render_junit(const Report& report) {
   if (!report.errors.empty()) {
     std::string cases;
     for (const auto& e : report.errors) {
-      cases += fmt::format("    <testcase classname=\"inputs\" name=\"{}\">\n      <error message=\"{}\" type=\"bad-input\"/>\n"
-                           "    </testcase>\n",
-                           xml(e.path, true), xml(e.to_line(), true));
+      cases += fmt::format(
+          "    <testcase classname=\"inputs\" name=\"{}\">\n      <error message=\"{}\" type=\"bad-input\"/>\n"
+          "    </testcase>\n",
+          xml(e.path, true), xml(e.to_line(), true));
     }
-    suites += fmt::format("  <testsuite name=\"inputs\" tests=\"{}\" failures=\"0\" errors=\"{}\" skipped=\"0\">\n{}"
-                          "  </testsuite>\n",
-                          report.errors.size(), report.errors.size(), cases);
+    suites += fmt::format(
+        "  <testsuite name=\"inputs\" tests=\"{}\" failures=\"0\" errors=\"{}\" skipped=\"0\">\n{}"
+        "  </testsuite>\n",
+        report.errors.size(), report.errors.size(), cases);
     tests += report.errors.size();
   }
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"musa-linkcheck\" tests=\"{}\" "
-                     "failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
-                     tests, failures, report.errors.size(), skipped, suites);
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"musa-linkcheck\" tests=\"{}\" "
+      "failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
+      tests, failures, report.errors.size(), skipped, suites);
 }
 
 }  // namespace mlc

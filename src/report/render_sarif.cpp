@@ -69,8 +69,10 @@ json fix_json(const SymbolFix& fix, const std::string& root) {
       files.push_back(e.file);
       changes.push_back({{"artifactLocation", artifact(e.file, root)}, {"replacements", json::array()}});
     }
-    json region = {{"startLine", e.start_line}, {"startColumn", 1},
-                   {"endLine", std::max(e.end_line, e.start_line)}, {"endColumn", e.end_column}};
+    json region = {{"startLine", e.start_line},
+                   {"startColumn", 1},
+                   {"endLine", std::max(e.end_line, e.start_line)},
+                   {"endColumn", e.end_column}};
     changes[i]["replacements"].push_back({{"deletedRegion", region}, {"insertedContent", text(e.inserted)}});
   }
   return {{"description", text(fix.description)}, {"artifactChanges", changes}};
@@ -120,29 +122,31 @@ json finding_result(const ci::Finding& f, size_t rule_index, const SarifOptions&
   location["physicalLocation"] = f.file ? physical(*f.file, f.line, options.source_root)
                                         : physical(f.library->path, std::nullopt, options.source_root);
   if (f.symbol) {
-    location["logicalLocations"] = json::array({{{"fullyQualifiedName", ci::printable_utf8(f.symbol->demangled)},
-                                                 {"decoratedName", ci::printable_utf8(f.symbol->symbol)},
-                                                 {"kind", f.symbol->type == SymbolType::Object ? "variable" : "function"}}});
+    location["logicalLocations"] =
+        json::array({{{"fullyQualifiedName", ci::printable_utf8(f.symbol->demangled)},
+                      {"decoratedName", ci::printable_utf8(f.symbol->symbol)},
+                      {"kind", f.symbol->type == SymbolType::Object ? "variable" : "function"}}});
   }
-  std::string library_name = f.library->soname.empty() ? f.library->path.substr(f.library->path.rfind('/') + 1)
-                                                        : f.library->soname;
-  json result = {{"ruleId", ci::rule_id(f.rule)},
-                 {"ruleIndex", rule_index},
-                 {"level", f.baselined ? "note" : "error"},
-                 {"message", text(message_of(f.title, f.details))},
-                 {"locations", json::array({location})},
-                 // Stable across rebuilds and checkouts: the library's name and what is missing.
-                 {"partialFingerprints",
-                  {{"musaLinkcheckFinding/v1", ci::printable_utf8(library_name + ":" +
-                                                                  (f.symbol ? f.symbol->symbol : f.name))}}},
-                 {"properties",
-                  {{"library", ci::printable_utf8(f.library->path)}, {"classification", ci::rule_id(f.rule)},
-                   {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)},
-                   // Who installed the library (dpkg, conda, a wheel, the SDK), as in the JSON report.
-                   {"owner", f.library->owner ? json{{"kind", to_string(f.library->owner->kind)},
-                                                     {"name", ci::printable_utf8(f.library->owner->name)},
-                                                     {"version", ci::printable_utf8(f.library->owner->version)}}
-                                               : json(nullptr)}}}};
+  std::string library_name =
+      f.library->soname.empty() ? f.library->path.substr(f.library->path.rfind('/') + 1) : f.library->soname;
+  json result = {
+      {"ruleId", ci::rule_id(f.rule)},
+      {"ruleIndex", rule_index},
+      {"level", f.baselined ? "note" : "error"},
+      {"message", text(message_of(f.title, f.details))},
+      {"locations", json::array({location})},
+      // Stable across rebuilds and checkouts: the library's name and what is missing.
+      {"partialFingerprints",
+       {{"musaLinkcheckFinding/v1", ci::printable_utf8(library_name + ":" + (f.symbol ? f.symbol->symbol : f.name))}}},
+      {"properties",
+       {{"library", ci::printable_utf8(f.library->path)},
+        {"classification", ci::rule_id(f.rule)},
+        {"symbol", f.symbol ? json(ci::printable_utf8(f.symbol->symbol)) : json(nullptr)},
+        // Who installed the library (dpkg, conda, a wheel, the SDK), as in the JSON report.
+        {"owner", f.library->owner ? json{{"kind", to_string(f.library->owner->kind)},
+                                          {"name", ci::printable_utf8(f.library->owner->name)},
+                                          {"version", ci::printable_utf8(f.library->owner->version)}}
+                                   : json(nullptr)}}}};
   if (f.baselined) result["baselineState"] = "unchanged";
   if (f.symbol) {
     json fixes = json::array();
@@ -175,19 +179,20 @@ void add_runtime_results(const Report& report, const std::string& root, Rules& r
       if (!rules.help_uri.empty()) rules.list[index]["helpUri"] = rules.help_uri + "#" + id;
     }
     const auto& r = *f.lookup;
-    results.push_back(
-        {{"ruleId", id},
-         {"ruleIndex", index},
-         {"level", f.fatal ? "error" : "warning"},
-         {"message", text(message_of(f.title, f.details))},
-         {"locations", json::array({{{"physicalLocation", physical(r.library, std::nullopt, root)}}})},
-         {"partialFingerprints",
-          {{"musaLinkcheckFinding/v1", ci::printable_utf8(r.library.substr(r.library.rfind('/') + 1) + ":" + to_string(r.kind) +
-                                                          ":" + r.name)}}},
-         {"properties",
-          {{"library", ci::printable_utf8(r.library)}, {"classification", id}, {"kind", to_string(r.kind)},
-           {"name", ci::printable_utf8(r.name)},
-           {"provider", r.provider ? json(ci::printable_utf8(*r.provider)) : json(nullptr)}}}});
+    results.push_back({{"ruleId", id},
+                       {"ruleIndex", index},
+                       {"level", f.fatal ? "error" : "warning"},
+                       {"message", text(message_of(f.title, f.details))},
+                       {"locations", json::array({{{"physicalLocation", physical(r.library, std::nullopt, root)}}})},
+                       {"partialFingerprints",
+                        {{"musaLinkcheckFinding/v1", ci::printable_utf8(r.library.substr(r.library.rfind('/') + 1) +
+                                                                        ":" + to_string(r.kind) + ":" + r.name)}}},
+                       {"properties",
+                        {{"library", ci::printable_utf8(r.library)},
+                         {"classification", id},
+                         {"kind", to_string(r.kind)},
+                         {"name", ci::printable_utf8(r.name)},
+                         {"provider", r.provider ? json(ci::printable_utf8(*r.provider)) : json(nullptr)}}}});
   }
 }
 
@@ -195,10 +200,11 @@ void add_runtime_results(const Report& report, const std::string& root, Rules& r
 std::string sarif_document(const Report& report, const SarifOptions& options, const json& rules, const json& results) {
   json notifications = json::array();
   for (const auto& e : report.errors) {
-    notifications.push_back({{"level", "error"},
-                             {"message", text(e.to_line())},
-                             {"locations", json::array({{{"physicalLocation",
-                                                          {{"artifactLocation", artifact(e.path, options.source_root)}}}}})}});
+    notifications.push_back(
+        {{"level", "error"},
+         {"message", text(e.to_line())},
+         {"locations",
+          json::array({{{"physicalLocation", {{"artifactLocation", artifact(e.path, options.source_root)}}}}})}});
   }
   json driver = {{"name", "musa-linkcheck"},
                  {"version", options.tool_version},
@@ -211,10 +217,12 @@ std::string sarif_document(const Report& report, const SarifOptions& options, co
     std::string root = options.source_root.back() == '/' ? options.source_root : options.source_root + "/";
     run["originalUriBaseIds"] = {{kSrcRoot, {{"uri", file_uri(root)}}}};
   }
-  run["invocations"] = json::array({{{"executionSuccessful", report.errors.empty()}, {"toolExecutionNotifications", notifications}}});
+  run["invocations"] =
+      json::array({{{"executionSuccessful", report.errors.empty()}, {"toolExecutionNotifications", notifications}}});
   run["columnKind"] = "unicodeCodePoints";  // fix regions end at a column only after a last line without a newline
   run["results"] = results;
-  json doc = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
+  json doc = {
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
   return doc.dump(2) + "\n";
 }
 

@@ -6,11 +6,11 @@
 #include <map>
 #include <set>
 
+#include "common/paths.h"
 #include "report/baseline.h"
 #include "report/escape.h"
 #include "report/render.h"
 #include "report/text_block.h"
-#include "common/paths.h"
 
 namespace mlc {
 namespace {
@@ -113,7 +113,8 @@ LoadCount load_causes(const Report& report, const LibraryReport& target) {
     if (!part_of_load(target, lib) || !seen.insert(lib.path).second) continue;
     size_t before = causes.size() + own;
     for (const auto& need : lib.needed)
-      if (!need.path && !need.refused && !need.baselined) need.cause ? (void)causes.insert("cause\n" + *need.cause) : (void)++own;
+      if (!need.path && !need.refused && !need.baselined)
+        need.cause ? (void)causes.insert("cause\n" + *need.cause) : (void)++own;
     for (const auto& mv : lib.missing_versions)
       if (!mv.baselined) mv.cause ? (void)causes.insert("cause\n" + *mv.cause) : (void)++own;
     for (const auto& u : lib.unresolved)
@@ -141,8 +142,8 @@ std::string render_load_headlines(const Report& report, const TextStyle& style) 
     // Causes, not symbols: three unlinked libraries are three causes however many symbols each
     // leaves (the closing line counts those).
     out += fmt::format("{}{} {} would fail{}: {} cause{}\n", error_prefix(style, false), load_verb(target),
-                       target_name(target, style), n.torch_first ? ", in the import of torch it does first" : "", n.causes,
-                       n.causes == 1 ? "" : "s");
+                       target_name(target, style), n.torch_first ? ", in the import of torch it does first" : "",
+                       n.causes, n.causes == 1 ? "" : "s");
   }
   return out;
 }
@@ -165,8 +166,9 @@ std::string render_environment_summary(const Report& report) {
   for (const auto& [name, n] : packages) where += fmt::format("{}{} ({})", where.empty() ? "" : ", ", name, n);
   if (unowned) where += fmt::format("{}{} owned by no package", where.empty() ? "" : ", ", unowned);
   return fmt::format("{} of {} files would fail to load{}\n", failing, named,
-                     failing == 0 ? std::string() : fmt::format(", in {} package{}: {}", packages.size() + (unowned ? 1 : 0),
-                                                                packages.size() + (unowned ? 1 : 0) == 1 ? "" : "s", where));
+                     failing == 0 ? std::string()
+                                  : fmt::format(", in {} package{}: {}", packages.size() + (unowned ? 1 : 0),
+                                                packages.size() + (unowned ? 1 : 0) == 1 ? "" : "s", where));
 }
 
 // What fails the load of a named file: the shared causes it meets (ids) and its own findings (no
@@ -189,7 +191,8 @@ LoadFailure load_failure(const Report& report, const LibraryReport& target) {
       if (!lf.baselined) f.own.push_back(base_name(lf.file) + ": " + lf.message + in);
     for (const auto& mv : lib.missing_versions)
       if (!mv.baselined)
-        mv.cause ? (void)f.causes.insert(*mv.cause) : f.own.push_back("version " + mv.version + " not found in " + mv.file + in);
+        mv.cause ? (void)f.causes.insert(*mv.cause)
+                 : f.own.push_back("version " + mv.version + " not found in " + mv.file + in);
     for (const auto& u : lib.unresolved)
       if (!u.baselined) u.cause ? (void)f.causes.insert(*u.cause) : f.own.push_back(u.demangled + in);
   }
@@ -208,7 +211,7 @@ std::string first_names(const std::vector<std::string>& names, size_t cap) {
   return out;
 }
 
-constexpr size_t kEnvironmentFiles = 4;     // files named per cause or package line
+constexpr size_t kEnvironmentFiles = 4;      // files named per cause or package line
 constexpr size_t kEnvironmentPackages = 12;  // packages with findings of their own, then a count
 
 // Several named files (a directory is an environment): each shared cause once, with the files whose
@@ -217,7 +220,7 @@ constexpr size_t kEnvironmentPackages = 12;  // packages with findings of their 
 // report, or in a run on that file alone; this stays on one screen for a whole environment.
 std::string render_environment(const Report& report, const TextStyle& style) {
   std::map<std::string, std::map<std::string, std::vector<std::string>>> broken;  // cause -> package -> files
-  std::map<std::string, std::vector<std::pair<std::string, std::string>>> own;   // package -> (file, what)
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> own;    // package -> (file, what)
   std::string own_lines;
   for (const auto& target : report.libraries) {
     if (target.role != LibraryRole::Target) continue;
@@ -229,7 +232,8 @@ std::string render_environment(const Report& report, const TextStyle& style) {
                                   first_names(f.own, 2));
     std::string what = fmt::format("{} {}", verb, why);
     // -q: one error line per failing file, which names it.
-    if (style.quiet) own_lines += fmt::format("{}{} {} {}\n", error_prefix(style, false), verb, target_name(target, style), why);
+    if (style.quiet)
+      own_lines += fmt::format("{}{} {} {}\n", error_prefix(style, false), verb, target_name(target, style), why);
     own[package_of(target)].push_back({target.path, what});
   }
   std::string out;
@@ -251,8 +255,10 @@ std::string render_environment(const Report& report, const TextStyle& style) {
   size_t shown = 0;
   for (const auto& [package, files] : own) {
     if (shown++ == kEnvironmentPackages) {
-      out += fmt::format("{}{} more packages have files that fail on findings of their own (--format json lists "
-                         "them)\n", error_prefix(style, false), own.size() - kEnvironmentPackages);
+      out += fmt::format(
+          "{}{} more packages have files that fail on findings of their own (--format json lists "
+          "them)\n",
+          error_prefix(style, false), own.size() - kEnvironmentPackages);
       break;
     }
     out += fmt::format("{}{}: {} file{} would fail to load on findings of their own\n", error_prefix(style, false),
@@ -304,8 +310,10 @@ std::string render_causes(const Report& report, const TextStyle& style) {
     for (size_t i = 0; i < symbols.size() && i < kCauseSymbols; ++i) {
       const auto* u = symbols[i];
       const auto* h = holders[i];
-      std::string in = h->role == LibraryRole::Target ? "" : " (in " + (h->soname.empty() ? base_name(h->path) : h->soname) + ")";
-      out += fmt::format(">>> {}: {}{}{}\n", to_string(u->classification), u->demangled, u->version ? "@" + *u->version : "", in);
+      std::string in =
+          h->role == LibraryRole::Target ? "" : " (in " + (h->soname.empty() ? base_name(h->path) : h->soname) + ")";
+      out += fmt::format(">>> {}: {}{}{}\n", to_string(u->classification), u->demangled,
+                         u->version ? "@" + *u->version : "", in);
     }
     if (symbols.size() > kCauseSymbols)
       out += fmt::format(">>> and {} more (--format json lists them all)\n", symbols.size() - kCauseSymbols);
@@ -318,7 +326,8 @@ std::string render_causes(const Report& report, const TextStyle& style) {
 std::string render_python(const Report& report) {
   if (!report.python) return "";
   const auto& py = *report.python;
-  std::string who = py.executable == py.interpreter ? py.executable : fmt::format("{} ({})", py.interpreter, py.executable);
+  std::string who =
+      py.executable == py.interpreter ? py.executable : fmt::format("{} ({})", py.interpreter, py.executable);
   std::string torch = "no torch package";
   if (py.torch_path) {
     torch = fmt::format("torch {} from {}", py.torch_version.value_or("(version unknown)"), *py.torch_path);
@@ -400,7 +409,9 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
   std::string out;
   if (style.quiet && !report.runtime_lookups_fatal) return out;  // -q: only the error lines
   std::string prefix = report.runtime_lookups_fatal ? error_prefix(style, false) : "warning: ";
-  auto listed = [&](const RuntimeLookup& r) { out += print_block(prefix + "runtime-lookup: ", text::runtime_lookup_block(r), style); };
+  auto listed = [&](const RuntimeLookup& r) {
+    out += print_block(prefix + "runtime-lookup: ", text::runtime_lookup_block(r), style);
+  };
   if (style.runtime || report.runtime_lookups_fatal) {
     for (const auto& r : report.runtime_lookups) listed(r);
     return out;
@@ -435,16 +446,18 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
     std::string who;
     for (size_t i = 0; i < users.size() && i < 3; ++i) who += (i ? ", " : "") + users[i];
     if (users.size() > 3) who += fmt::format(" and {} more", users.size() - 3);
-    out += fmt::format("warning: runtime-lookup: the GPU driver {}{} is not installed here: {} load{} it at run time "
-                       "and fail{} when first used (install the driver, or check on a machine that has it)\n",
-                       d.names.front(), also, who, users.size() == 1 ? "s" : "", users.size() == 1 ? "s" : "");
+    out += fmt::format(
+        "warning: runtime-lookup: the GPU driver {}{} is not installed here: {} load{} it at run time "
+        "and fail{} when first used (install the driver, or check on a machine that has it)\n",
+        d.names.front(), also, who, users.size() == 1 ? "s" : "", users.size() == 1 ? "s" : "");
   }
   if (!optional_names.empty())
-    out += fmt::format("note: {} name{} looked up at run time (dlopen/dlsym) not found here, optional: {} librar{} not "
-                       "installed, {} entry point{} (--runtime lists them)\n",
-                       optional_names.size(), optional_names.size() == 1 ? " is" : "s are", optional_libraries.size(),
-                       optional_libraries.size() == 1 ? "y" : "ies", optional_names.size() - optional_libraries.size(),
-                       optional_names.size() - optional_libraries.size() == 1 ? "" : "s");
+    out += fmt::format(
+        "note: {} name{} looked up at run time (dlopen/dlsym) not found here, optional: {} librar{} not "
+        "installed, {} entry point{} (--runtime lists them)\n",
+        optional_names.size(), optional_names.size() == 1 ? " is" : "s are", optional_libraries.size(),
+        optional_libraries.size() == 1 ? "y" : "ies", optional_names.size() - optional_libraries.size(),
+        optional_names.size() - optional_libraries.size() == 1 ? "" : "s");
   return out;
 }
 
@@ -473,7 +486,8 @@ std::string render_text(const Report& report, const TextStyle& style) {
   if (!environment) out += render_causes(report, style);
   for (const auto& lib : report.libraries) {
     if (environment) break;  // told above, grouped
-    for (const auto& f : lib.load_failures) out += print_block(err_for(f.baselined), text::load_failure_block(lib, f), style);
+    for (const auto& f : lib.load_failures)
+      out += print_block(err_for(f.baselined), text::load_failure_block(lib, f), style);
     for (const auto& need : lib.needed) {
       if (need.path || need.cause || need.refused) continue;  // a cause's library is told under its headline
       out += print_block(err_for(need.baselined), text::missing_library_block(lib, need), style);
@@ -504,22 +518,25 @@ std::string render_text(const Report& report, const TextStyle& style) {
       bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0 ||
                      !lib.load_failures.empty();
       if (lib.needs_python_api && lib.host && (report.libraries.size() == 1 || failing))
-        out += fmt::format("note: {} uses the Python C API and links no libpython: checked as loaded into {}, which "
-                           "provides it\n", lib.path, *lib.host);
+        out += fmt::format(
+            "note: {} uses the Python C API and links no libpython: checked as loaded into {}, which "
+            "provides it\n",
+            lib.path, *lib.host);
     }
     out += render_imported_after(report, environment);
     for (const auto& lib : report.libraries) {
       bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
       if (lib.plugin_of && !environment && (report.libraries.size() == 1 || failing))
-        out += fmt::format("note: {} is a plugin of {}, which exports what it uses: checked as loaded into it\n", lib.path,
-                           *lib.plugin_of);
+        out += fmt::format("note: {} is a plugin of {}, which exports what it uses: checked as loaded into it\n",
+                           lib.path, *lib.plugin_of);
     }
     if (!report.with_as_import.empty()) {
       std::string names;
       for (const auto& w : report.with_as_import) names += (names.empty() ? "" : ", ") + base_name(w);
-      out += fmt::format("note: --with {}: loaded with RTLD_LOCAL before an extension module, as Python's import of torch "
-                         "loads {} (the module binds only what it links); write LIB:global for RTLD_GLOBAL\n",
-                         names, report.with_as_import.size() == 1 ? "it" : "them");
+      out += fmt::format(
+          "note: --with {}: loaded with RTLD_LOCAL before an extension module, as Python's import of torch "
+          "loads {} (the module binds only what it links); write LIB:global for RTLD_GLOBAL\n",
+          names, report.with_as_import.size() == 1 ? "it" : "them");
     }
     for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
     // The import-context line (render_python) names the interpreter already, with what it resolved to.

@@ -252,7 +252,8 @@ std::map<std::string, size_t> Report::by_classification() const {
 
 bool part_of_load(const LibraryReport& target, const LibraryReport& lib) {
   if (&lib == &target) return true;
-  if ((lib.role == LibraryRole::Dependency || lib.role == LibraryRole::Preloaded) && lib.loaded_by == target.path) return true;
+  if ((lib.role == LibraryRole::Dependency || lib.role == LibraryRole::Preloaded) && lib.loaded_by == target.path)
+    return true;
   return std::find(target.load_objects.begin(), target.load_objects.end(), lib.path) != target.load_objects.end();
 }
 

@@ -154,12 +154,12 @@ struct UnresolvedSymbol {
   // Decided by verdict::resolve from `claims` (or read from a saved report); the passes only claim.
   Classification classification = Classification::Unknown;
   std::vector<Claim> claims = {};  // the passes' evidence, in the order they ran; not reported
-  std::string reason;  // one sentence: what the loader saw
+  std::string reason;              // one sentence: what the loader saw
   std::optional<Origin> origin;
   std::optional<Counterpart> counterpart;
   std::vector<Suggestion> suggestions;
   std::optional<Fix> fix;
-  bool baselined = false;  // listed in the --baseline file: reported, not failing
+  bool baselined = false;                           // listed in the --baseline file: reported, not failing
   std::optional<std::string> cause = std::nullopt;  // id of the Report::causes entry that explains it
 };
 
@@ -190,10 +190,10 @@ struct NeededLibrary {
   // the library is not missing, its load fails there (told as a load failure).
   std::optional<std::string> refused = std::nullopt;
   loader::FoundHow how = loader::FoundHow::Direct;  // how `path` was found (when it was)
-  std::vector<std::string> searched;   // directories (or cache files) considered, in order
-  std::vector<SearchStep> search;      // the same, with each candidate path and its outcome
+  std::vector<std::string> searched;                // directories (or cache files) considered, in order
+  std::vector<SearchStep> search;                   // the same, with each candidate path and its outcome
   bool baselined = false;
-  std::optional<std::string> cause = std::nullopt;  // a missing-library cause: told under its headline
+  std::optional<std::string> cause = std::nullopt;   // a missing-library cause: told under its headline
   std::optional<PackageOwner> owner = std::nullopt;  // who installed the file found, where known
 };
 
@@ -212,7 +212,7 @@ struct LoadFailureFinding {
   std::string file;     // the file it concerns (absolute)
   std::string message;  // glibc's words
   std::optional<std::string> symbol = std::nullopt;
-  std::string fix;      // what to do
+  std::string fix;  // what to do
   bool baselined = false;
 };
 
@@ -241,7 +241,7 @@ struct Cause {
   std::vector<std::string> missing_versions;
   size_t symbols = 0;  // unresolved symbols it explains
   std::string fix;
-  std::vector<LibraryCopy> others;   // missing-library: other versions found, and where (how)
+  std::vector<LibraryCopy> others;     // missing-library: other versions found, and where (how)
   std::vector<std::string> needed_by;  // missing-library: the objects whose DT_NEEDED names it
   // host: of `symbols`, those the host program's own libraries define (libm's pow for python3), and
   // those libraries' sonames (src/host).
@@ -255,7 +255,9 @@ class CauseList {
  public:
   Cause& add(Cause cause);  // gives `cause` the next id
   template <class Pred>
-  size_t erase_if(Pred pred) { return std::erase_if(causes_, pred); }
+  size_t erase_if(Pred pred) {
+    return std::erase_if(causes_, pred);
+  }
   auto begin() { return causes_.begin(); }
   auto end() { return causes_.end(); }
   auto begin() const { return causes_.begin(); }
@@ -279,7 +281,7 @@ const char* to_string(LookupKind k);  // JSON `runtime_lookups[].kind`
 struct RuntimeLookup {
   std::string library;  // the object holding the string literal
   LookupKind kind = LookupKind::Dlopen;
-  std::string name;     // the soname, or the entry point
+  std::string name;                     // the soname, or the entry point
   std::optional<std::string> provider;  // for dlsym: the library dlopen would load
   std::string provider_name;            // for dlsym: its soname as the literal spells it
   std::vector<std::string> searched;    // for dlopen: every path considered
@@ -328,11 +330,11 @@ struct LibraryReport {
   // An executable (ET_EXEC, or DF_1_PIE): checked as the program's start (ldd -r), not as a dlopen,
   // which glibc refuses for it (src/loader/program.h).
   bool program = false;
-  bool in_sdk = false;                   // under --sdk-home
+  bool in_sdk = false;  // under --sdk-home
   std::vector<NeededLibrary> needed;
   std::vector<MissingVersionFinding> missing_versions;
   std::vector<UnresolvedSymbol> unresolved;
-  std::vector<LoadFailureFinding> load_failures;  // the load fails there for another reason
+  std::vector<LoadFailureFinding> load_failures;     // the load fails there for another reason
   std::optional<PackageOwner> owner = std::nullopt;  // who installed this file, where known
   // The Python interpreter that is the main program of its process (its C API binds the file's Py*
   // names): --python's for every file, else the host a file Python hosts gets (src/host/python_host.h).
@@ -356,14 +358,15 @@ bool load_fails(const struct Report& report, const LibraryReport& target);
 
 struct Report {
   std::vector<LibraryReport> libraries;
-  std::vector<InputError> errors;  // unusable inputs; the other inputs are still reported
+  std::vector<InputError> errors;     // unusable inputs; the other inputs are still reported
   std::vector<std::string> warnings;  // worth knowing, not failing (e.g. a source listed twice)
-  std::vector<std::string> notes;     // what the run did that a person should know (it ran cmake): the tools say them on stderr
-  CauseList causes;                   // shared causes, linked from findings by id
+  std::vector<std::string>
+      notes;         // what the run did that a person should know (it ran cmake): the tools say them on stderr
+  CauseList causes;  // shared causes, linked from findings by id
   std::vector<RuntimeLookup> runtime_lookups;  // dlopen/dlsym names not satisfied (warnings by default)
   bool runtime_lookups_fatal = false;          // --fail-on runtime: they fail the run
   std::optional<PythonContext> python;         // --python: the environment checked against
-  std::string interpreter;            // --python: the interpreter loaded first ("" without)
+  std::string interpreter;                     // --python: the interpreter loaded first ("" without)
   // --with libraries given without :global or :local that were loaded with RTLD_LOCAL before an extension
   // module, as Python's import loads torch's libraries (what the text report says once).
   std::vector<std::string> with_as_import = {};

@@ -14,7 +14,8 @@ constexpr size_t kMaxLocations = 3;
 }  // namespace
 
 std::string holder_note(const LibraryReport& lib) {
-  if (lib.role == LibraryRole::Dependency && lib.loaded_by) return fmt::format(" (a dependency loaded for {})", base_name(*lib.loaded_by));
+  if (lib.role == LibraryRole::Dependency && lib.loaded_by)
+    return fmt::format(" (a dependency loaded for {})", base_name(*lib.loaded_by));
   if (lib.role == LibraryRole::Preloaded && lib.loaded_by)
     return fmt::format(" (loaded by the import of torch that importing {} does first)", base_name(*lib.loaded_by));
   if (lib.role == LibraryRole::Preloaded) return " (loaded before the checked files: --with/--python)";
@@ -74,8 +75,9 @@ Block undefined_symbol_block(const LibraryReport& lib, const UnresolvedSymbol& u
   }
   // Which object holds the reference, when it is not the named file ("in the SDK's libmusa.so.1").
   if (lib.role != LibraryRole::Target)
-    add(fmt::format("in {}{}{}{}", lib.in_sdk ? "the SDK's " : "", lib.soname.empty() ? base_name(lib.path) : lib.soname,
-                    holder_note(lib), lib.loaded_by ? ", not in " + base_name(*lib.loaded_by) : std::string()));
+    add(fmt::format("in {}{}{}{}", lib.in_sdk ? "the SDK's " : "",
+                    lib.soname.empty() ? base_name(lib.path) : lib.soname, holder_note(lib),
+                    lib.loaded_by ? ", not in " + base_name(*lib.loaded_by) : std::string()));
   if (u.referenced_by.size() > kMaxLocations)
     add(fmt::format("referenced {} more times", u.referenced_by.size() - kMaxLocations));
   if (u.symbol != u.demangled) add("mangled: " + u.symbol);
@@ -85,15 +87,16 @@ Block undefined_symbol_block(const LibraryReport& lib, const UnresolvedSymbol& u
   if (u.origin && u.classification != Classification::ProviderMismatch) {
     std::string at = u.origin->line ? fmt::format("{}:{}", u.origin->file, *u.origin->line) : u.origin->file;
     const char* how = u.classification == Classification::UnimplementedKernel ? "listed"  // its backend yaml entry
-                      : u.origin->kind == OriginKind::Declaration                 ? "declared"
-                                                                                  : "defined";
+                      : u.origin->kind == OriginKind::Declaration             ? "declared"
+                                                                              : "defined";
     add(fmt::format("{} in: {}", how, at));
     if (u.origin->ported_from) add("ported from: " + *u.origin->ported_from);
   }
   if (u.counterpart)
     add(fmt::format("counterpart: {}{}", u.counterpart->name,
                     u.counterpart->library ? " in " + *u.counterpart->library : std::string()));
-  for (const auto& s : u.suggestions) add(fmt::format("did you mean: {} ({}, {})", s.demangled, to_string(s.reason), s.library));
+  for (const auto& s : u.suggestions)
+    add(fmt::format("did you mean: {} ({}, {})", s.demangled, to_string(s.reason), s.library));
   if (u.fix && !u.fix->detail.empty()) add("fix: " + u.fix->detail);
   return b;
 }

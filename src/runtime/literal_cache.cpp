@@ -17,8 +17,8 @@ std::string identity(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return "";
   std::ostringstream o;
-  o << st.st_dev << ':' << st.st_ino << ':' << st.st_size << ':' << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec << ':'
-    << st.st_ctim.tv_sec << '.' << st.st_ctim.tv_nsec;
+  o << st.st_dev << ':' << st.st_ino << ':' << st.st_size << ':' << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec
+    << ':' << st.st_ctim.tv_sec << '.' << st.st_ctim.tv_nsec;
   return o.str();
 }
 

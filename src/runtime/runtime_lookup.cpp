@@ -42,7 +42,8 @@ bool exports(const elf::ElfObject& o, const std::string& name) {
   o.find_defined(name, elf::gnu_hash(name), found);
   for (uint32_t i : found) {
     auto s = o.dynamic_symbol(i);
-    if ((s.binding == elf::Binding::Global || s.binding == elf::Binding::Weak || s.binding == elf::Binding::GnuUnique) &&
+    if ((s.binding == elf::Binding::Global || s.binding == elf::Binding::Weak ||
+         s.binding == elf::Binding::GnuUnique) &&
         (s.visibility == elf::Visibility::Default || s.visibility == elf::Visibility::Protected))
       return true;
   }
@@ -173,15 +174,17 @@ std::vector<int> dlopen_callers(const loader::Process& p, const std::vector<int>
 
 // Each caller's literals holding ".so" (memmem over .rodata), read in parallel in the mapping the
 // loader made of its file; a section that cannot be read costs only that caller's check.
-std::vector<std::optional<std::vector<std::string>>> soname_literals(const loader::Process& p, const std::vector<int>& callers,
+std::vector<std::optional<std::vector<std::string>>> soname_literals(const loader::Process& p,
+                                                                     const std::vector<int>& callers,
                                                                      LiteralCache* lcache) {
   std::vector<std::optional<std::vector<std::string>>> read(callers.size());
   tbb::parallel_for(size_t{0}, callers.size(), [&](size_t i) {
-    auto literals = literals_of(
-        p.objects[callers[i]].elf,
-        {.min_length = 4, .keep = [](std::string_view s) { return is_soname_literal(std::string(s)); },
-         .containing = ".so", .starting = {}},
-        "sonames", lcache);
+    auto literals = literals_of(p.objects[callers[i]].elf,
+                                {.min_length = 4,
+                                 .keep = [](std::string_view s) { return is_soname_literal(std::string(s)); },
+                                 .containing = ".so",
+                                 .starting = {}},
+                                "sonames", lcache);
     if (literals) read[i] = std::move(literals).value();
   });
   return read;
@@ -237,7 +240,9 @@ std::map<std::string, Opened> open_libraries(const loader::Process& p, const Fou
 
 // The search for literals that may be dlsym arguments: those starting with a wanted API prefix.
 elf::LiteralSearch entry_point_search(const std::set<std::string>& wanted) {
-  elf::LiteralSearch search{.min_length = 4, .keep = {}, .containing = {},
+  elf::LiteralSearch search{.min_length = 4,
+                            .keep = {},
+                            .containing = {},
                             .starting = std::vector<std::string>(wanted.begin(), wanted.end())};
   search.keep = [](std::string_view s) {
     // Cheap rejections first: messages and format strings (spaces, '%') are most of .rodata.
@@ -276,8 +281,13 @@ void missing_entry_points(const loader::LoadedObject& obj, const OpenedLibs& lib
       bool anywhere = false;
       for (const auto& lib : libs) anywhere |= exports(*lib.second->object, e);
       if (!anywhere)
-        told.push_back({.library = obj.path, .kind = LookupKind::Dlsym, .name = e, .provider = owner->second->object->path,
-                        .provider_name = owner->first, .searched = {}, .driver = false});
+        told.push_back({.library = obj.path,
+                        .kind = LookupKind::Dlsym,
+                        .name = e,
+                        .provider = owner->second->object->path,
+                        .provider_name = owner->first,
+                        .searched = {},
+                        .driver = false});
     }
   }
 }
@@ -285,12 +295,18 @@ void missing_entry_points(const loader::LoadedObject& obj, const OpenedLibs& lib
 // One caller's look-ups: the libraries it dlopens that are not found, then the entry points it
 // dlsyms that no library it opens exports.
 void caller_lookups(const loader::LoadedObject& obj, const std::vector<std::pair<std::string, Found>>& found,
-                    const std::map<std::string, Opened>& opened, LiteralCache* lcache, std::vector<RuntimeLookup>& told) {
+                    const std::map<std::string, Opened>& opened, LiteralCache* lcache,
+                    std::vector<RuntimeLookup>& told) {
   OpenedLibs libs;
   for (const auto& [lit, f] : found) {
     if (f.path.empty()) {
-      told.push_back({.library = obj.path, .kind = LookupKind::Dlopen, .name = lit, .provider = std::nullopt, .provider_name = "",
-                      .searched = f.searched, .driver = backend::is_gpu_driver(lit)});
+      told.push_back({.library = obj.path,
+                      .kind = LookupKind::Dlopen,
+                      .name = lit,
+                      .provider = std::nullopt,
+                      .provider_name = "",
+                      .searched = f.searched,
+                      .driver = backend::is_gpu_driver(lit)});
       continue;
     }
     if (const Opened& lib = opened.at(f.path); lib.object) libs.emplace_back(lit, &lib);

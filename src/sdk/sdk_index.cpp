@@ -5,9 +5,9 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <tbb/parallel_for.h>
 #include <algorithm>
 #include <set>
-#include <tbb/parallel_for.h>
 
 #include "elf/elf_object.h"
 

@@ -13,7 +13,7 @@
 namespace mlc::sdk {
 
 struct SdkLibrary {
-  std::string path;    // the regular file (symlinks to it are not listed twice)
+  std::string path;  // the regular file (symlinks to it are not listed twice)
   std::string soname;
   std::string link_name;  // "mublas" for libmublas.so.1: what -l takes
 };

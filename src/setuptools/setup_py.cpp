@@ -178,7 +178,8 @@ void read_sources(const std::vector<Token>& toks, const Argument& a, const std::
         if (is_punct(toks[end], ')') || is_punct(toks[end], ']') || is_punct(toks[end], '}')) --depth;
       }
       ext.sources.clear();
-      ext.not_literal = "sources= holds " + text.substr(t.begin, toks[end - 1].end - t.begin) + ", not only string literals";
+      ext.not_literal =
+          "sources= holds " + text.substr(t.begin, toks[end - 1].end - t.begin) + ", not only string literals";
       return;
     }
     ext.sources.push_back({.value = t.text, .line = line_at(text, t.begin), .begin = t.begin, .end = t.end});

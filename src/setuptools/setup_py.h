@@ -22,8 +22,8 @@ struct SourceEntry {
 };
 
 struct ExtensionDecl {
-  std::string kind;  // Extension, CppExtension, CUDAExtension (as called, without a module prefix)
-  std::string name;  // "myext._C"; "" when the name is not a string literal
+  std::string kind;   // Extension, CppExtension, CUDAExtension (as called, without a module prefix)
+  std::string name;   // "myext._C"; "" when the name is not a string literal
   uint32_t line = 0;  // the call's line
   // The literal list of sources, or why there is none to edit.
   bool literal_sources = false;

@@ -6,10 +6,9 @@
 namespace mlc::source::detail {
 
 bool Parser::is_decl_keyword(std::string_view w) {
-  return w == "static" || w == "inline" || w == "constexpr" || w == "virtual" || w == "explicit" ||
-         w == "extern" || w == "__global__" || w == "__device__" || w == "__host__" ||
-         w == "__forceinline__" || w == "__inline__" || w == "consteval" || w == "thread_local" ||
-         w == "__noinline__";
+  return w == "static" || w == "inline" || w == "constexpr" || w == "virtual" || w == "explicit" || w == "extern" ||
+         w == "__global__" || w == "__device__" || w == "__host__" || w == "__forceinline__" || w == "__inline__" ||
+         w == "consteval" || w == "thread_local" || w == "__noinline__";
 }
 
 // Walks back from '(' over "name", "operator ...", "~name", "<args>" and "A::"; nullopt when no name
@@ -83,8 +82,8 @@ void Parser::function_statement(size_t start, size_t paren, bool extern_c, std::
     if (!is_decl_keyword(w)) has_type = true;
   }
   Scope* cls = current_class();
-  bool ctor_like = name[0] == '~' || name.rfind("operator", 0) == 0 ||
-                   (cls && quals.empty() && name == cls->name) || (!quals.empty() && quals.back() == name);
+  bool ctor_like = name[0] == '~' || name.rfind("operator", 0) == 0 || (cls && quals.empty() && name == cls->name) ||
+                   (!quals.empty() && quals.back() == name);
   if (!has_type && !ctor_like) {  // a macro invocation such as REGISTER_DISPATCH(...)
     skip_rest(paren);
     return;
@@ -182,7 +181,7 @@ Parser::FunctionTail Parser::function_tail(size_t close) const {
     if (tx == ":" && !f.body) {  // constructor initializer list
       ++k;
       while (k < t_.size()) {
-        if (t_[k].text == "(" ) {
+        if (t_[k].text == "(") {
           k = skip_group(k);
           continue;
         }
@@ -218,7 +217,8 @@ void Parser::variable_statement(size_t start, size_t end, size_t eq, bool extern
   size_t name_end = eq != SIZE_MAX ? eq : end;
   bool brace_init = end < t_.size() && t_[end].text == "{" && eq == SIZE_MAX;
   size_t last = name_at != SIZE_MAX ? name_at + 1 : name_end;
-  while (name_at == SIZE_MAX && last > start && t_[last - 1].text == "]") {  // "T name[N][M]": step back over the extents
+  while (name_at == SIZE_MAX && last > start &&
+         t_[last - 1].text == "]") {  // "T name[N][M]": step back over the extents
     size_t m = last - 1;
     int depth = 0;
     bool matched = false;
@@ -270,8 +270,8 @@ void Parser::variable_statement(size_t start, size_t end, size_t eq, bool extern
     ++i_;
   }
   if (!ok || !has_type || name == "operator") return;
-  if (ident_start(name[0]) && std::isupper(static_cast<unsigned char>(name[0])) && d == start + 1 &&
-      !brace_init && eq == SIZE_MAX) {
+  if (ident_start(name[0]) && std::isupper(static_cast<unsigned char>(name[0])) && d == start + 1 && !brace_init &&
+      eq == SIZE_MAX) {
     // "FOO BAR;" is as likely a macro as a variable; keep it, it only costs an index entry.
   }
   Entity e;
@@ -285,7 +285,7 @@ void Parser::variable_statement(size_t start, size_t end, size_t eq, bool extern
   Scope* cls = current_class();
   bool declaration = is_extern && eq == SIZE_MAX && !brace_init;
   if (cls && is_static && !is_inline) declaration = true;  // static data member declared in the class
-  if (cls && !is_static) return;                          // non-static data members have no symbol
+  if (cls && !is_static) return;                           // non-static data members have no symbol
   e.kind = declaration ? EntityKind::VariableDeclaration : EntityKind::VariableDefinition;
   std::vector<std::string> tp = scope_template_params();
   e.template_params = join_list(tp);

@@ -37,7 +37,6 @@ void read_define(std::string_view s, size_t i, size_t end, std::vector<Define>* 
   defines->push_back(std::move(d));
 }
 
-
 // The end of the directive at `i` (the '#'), past its continuations, counted in `line`; a block
 // comment starting on the line ends it, to be lexed normally.
 size_t directive_end(std::string_view s, size_t i, uint32_t& line) {

@@ -53,8 +53,8 @@ bool Parser::symbol_macro() {
   auto ends = [&](std::string_view suf) { return w.size() > suf.size() && w.substr(w.size() - suf.size()) == suf; };
   if (!at("(", 1)) {
     auto local = local_macros_.find(w);
-    bool opens = ends("_BEGIN") || ends("BEGIN_NAMESPACE") || ends("NAMESPACE_BEGIN") ||
-                 ends("_NAMESPACE_START") || (local != local_macros_.end() && local_opens_.count(w));
+    bool opens = ends("_BEGIN") || ends("BEGIN_NAMESPACE") || ends("NAMESPACE_BEGIN") || ends("_NAMESPACE_START") ||
+                 (local != local_macros_.end() && local_opens_.count(w));
     if (opens) {
       scopes_.push_back({Scope::Namespace, macro_namespace(w), {}});
       scopes_.back().from_macro = true;
@@ -71,9 +71,8 @@ bool Parser::symbol_macro() {
   }
   if (dispatch_registration(w)) return true;
   bool variable = w == "DEFINE_DISPATCH";
-  bool registry = w == "C10_DEFINE_REGISTRY" || w == "C10_DEFINE_SHARED_REGISTRY" ||
-                  w == "C10_DEFINE_TYPED_REGISTRY" || w == "C10_DEFINE_SHARED_REGISTRY_WITHOUT_WARNING" ||
-                  w == "C10_DEFINE_REGISTRY_WITHOUT_WARNING";
+  bool registry = w == "C10_DEFINE_REGISTRY" || w == "C10_DEFINE_SHARED_REGISTRY" || w == "C10_DEFINE_TYPED_REGISTRY" ||
+                  w == "C10_DEFINE_SHARED_REGISTRY_WITHOUT_WARNING" || w == "C10_DEFINE_REGISTRY_WITHOUT_WARNING";
   if (!(variable || registry) || !ident(i_ + 2)) return false;
   Entity e;
   e.kind = variable ? EntityKind::VariableDefinition : EntityKind::FunctionDefinition;

@@ -137,7 +137,8 @@ std::optional<RawDeclaration> raw_declaration(std::string_view text, uint32_t li
   size_t k = close + 1;
   std::vector<Token> trailing;
   while (k < t.size() && t[k].text != ";" && t[k].text != "{" && t[k].text != "=") {
-    if (t[k].text == "const" || t[k].text == "noexcept" || t[k].text == "volatile" || t[k].text == "&" || t[k].text == "&&")
+    if (t[k].text == "const" || t[k].text == "noexcept" || t[k].text == "volatile" || t[k].text == "&" ||
+        t[k].text == "&&")
       trailing.push_back(t[k]);
     ++k;
   }

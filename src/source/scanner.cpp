@@ -104,7 +104,7 @@ void Parser::skip_statement() {
       if (brace && !at(";") && !at(",") && !at("=")) return;  // a body ends the statement
       continue;
     }
-    if (tk.text == ";" ) {
+    if (tk.text == ";") {
       ++i_;
       return;
     }
@@ -288,7 +288,8 @@ void Parser::using_decl() {
     std::string named;
     size_t k = i_ + 2;
     for (; k < t_.size() && (ident(k) || t_[k].text == "::"); ++k)
-      named += macro_like(t_[k].text) && t_[k].kind == Tok::Ident ? macro_namespace(t_[k].text) : std::string(t_[k].text);
+      named +=
+          macro_like(t_[k].text) && t_[k].kind == Tok::Ident ? macro_namespace(t_[k].text) : std::string(t_[k].text);
     if (named.rfind("::", 0) == 0) named = named.substr(2);
     if (!named.empty() && k < t_.size() && t_[k].text == ";") {
       (scopes_.empty() ? file_usings_ : scopes_.back().usings).push_back(named);

@@ -57,11 +57,11 @@ std::vector<Entity> scan_source(std::string_view text, bool mark_macro_scopes = 
 // A function declaration as written (comments and export macros dropped, spacing canonical:
 // "void** devPtr"), found by its name and the line scan_source reported for it.
 struct RawDeclaration {
-  std::string return_type;          // "__host__ musaError_t" (storage class and API macros removed)
+  std::string return_type;  // "__host__ musaError_t" (storage class and API macros removed)
   std::string name;
   std::vector<std::string> params;  // "void** devPtr", "size_t size" (default arguments removed)
   std::vector<std::string> param_names;
-  std::string trailing;             // " const", " noexcept"...
+  std::string trailing;  // " const", " noexcept"...
   bool extern_c = false;
 };
 std::optional<RawDeclaration> raw_declaration(std::string_view text, uint32_t line, std::string_view name);

@@ -49,7 +49,7 @@ struct Scope {
   size_t class_entity = SIZE_MAX;  // the ClassDefinition entity, for the key function
   bool key_found = false;
   bool c_linkage = false;
-  bool from_macro = false;  // opened by a FOO_NAMESPACE_BEGIN-style macro
+  bool from_macro = false;               // opened by a FOO_NAMESPACE_BEGIN-style macro
   std::vector<std::string> usings = {};  // namespaces its `using namespace N;` directives name, resolved
 };
 
@@ -104,8 +104,8 @@ class Parser {
 
   // declarators.cpp: what a function or variable statement declares.
   static bool is_decl_keyword(std::string_view w);
-  void function_statement(size_t start, size_t paren, bool extern_c, std::vector<std::string> tparams,
-                          bool is_template, bool instantiation);
+  void function_statement(size_t start, size_t paren, bool extern_c, std::vector<std::string> tparams, bool is_template,
+                          bool instantiation);
   // A function's declarator, read back from its '(': the name, its template arguments, the qualifiers
   // before it ("A::B<T>::"), and its first token (what precedes is the return type and specifiers).
   struct Declarator {

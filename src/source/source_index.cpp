@@ -9,16 +9,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <tbb/parallel_for.h>
 #include <algorithm>
-#include <functional>
 #include <atomic>
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
-#include <tbb/parallel_for.h>
 
 #include "backend/backend.h"
 #include "common/walk.h"
@@ -134,7 +134,8 @@ std::map<std::string, CachedFile> load_cache(const std::string& file, const std:
 }
 
 bool save_cache(const std::string& file, const std::vector<std::string>& roots, const std::vector<SourceFile>& files,
-                const std::vector<std::vector<Entity>>& per_file, const std::vector<std::vector<IncludeLine>>& includes) {
+                const std::vector<std::vector<Entity>>& per_file,
+                const std::vector<std::vector<IncludeLine>>& includes) {
   std::string b = kCacheMagic;
   put_u64(b, roots.size());
   for (const auto& r : roots) put_str(b, r);
@@ -201,8 +202,10 @@ namespace {
 // reads what any port is written in, whichever backend this run checks.
 struct SourceKinds {
   std::vector<std::string> any, kernel, compiled;
-  SourceKinds() : any{".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".cuh", ".inl"}, kernel{".cu", ".cuh"},
-                  compiled{".c", ".cc", ".cpp", ".cxx", ".cu"} {
+  SourceKinds()
+      : any{".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".cuh", ".inl"},
+        kernel{".cu", ".cuh"},
+        compiled{".c", ".cc", ".cpp", ".cxx", ".cu"} {
     for (const backend::Backend* b : backend::all()) {
       any.insert(any.end(), b->source_extensions.begin(), b->source_extensions.end());
       kernel.insert(kernel.end(), b->source_extensions.begin(), b->source_extensions.end());
@@ -229,7 +232,8 @@ bool is_source_file(std::string_view path) { return has_any_suffix(path, source_
 
 bool is_compiled_source(std::string_view path) { return has_any_suffix(path, source_kinds().compiled); }
 
-SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, const std::vector<std::string>& macro_roots) {
+SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats,
+                               const std::vector<std::string>& macro_roots) {
   SourceIndex idx;
   idx.roots_ = options.roots;
   std::vector<SourceFile> found;
@@ -251,11 +255,14 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
         };
       bool bounded = options.bounded_roots.count(root) > 0;
       if (bounded) wo.max_files = options.walk_limit;
-      bool whole = walk_tree(root, [&](const std::string& path, const struct stat& fst) {
-        if (!is_source_file(path) || (macros_only && is_compiled_source(path))) return;
-        found.push_back({path, static_cast<uint64_t>(fst.st_size), fst.st_mtim.tv_sec * 1000000000LL + fst.st_mtim.tv_nsec,
-                         static_cast<uint16_t>(r)});
-      }, wo);
+      bool whole = walk_tree(
+          root,
+          [&](const std::string& path, const struct stat& fst) {
+            if (!is_source_file(path) || (macros_only && is_compiled_source(path))) return;
+            found.push_back({path, static_cast<uint64_t>(fst.st_size),
+                             fst.st_mtim.tv_sec * 1000000000LL + fst.st_mtim.tv_nsec, static_cast<uint16_t>(r)});
+          },
+          wo);
       if (!whole && stats) stats->cut_short.push_back(root);
     } else if (S_ISREG(st.st_mode)) {
       found.push_back({root, static_cast<uint64_t>(st.st_size), st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
@@ -297,7 +304,8 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats, c
   size_t n_reused = static_cast<size_t>(std::count(reused.begin(), reused.end(), 1));
   bool changed = n_reused != files.size() || cache.size() != files.size();
   bool written = false;
-  if (!options.cache_file.empty() && changed) written = save_cache(options.cache_file, all_roots, files, per_file, includes);
+  if (!options.cache_file.empty() && changed)
+    written = save_cache(options.cache_file, all_roots, files, per_file, includes);
 
   size_t total = 0;
   for (const auto& v : per_file) total += v.size();
@@ -492,7 +500,8 @@ std::vector<std::string> angle_args(std::string_view t, size_t open, size_t clos
 }
 
 // `text` with whole-word occurrences of names[i] replaced by values[i].
-std::string substitute(std::string_view text, const std::vector<std::string>& names, const std::vector<std::string>& values) {
+std::string substitute(std::string_view text, const std::vector<std::string>& names,
+                       const std::vector<std::string>& values) {
   std::string out;
   for (size_t k = 0; k < text.size();) {
     if (!word_char(text[k]) || (k > 0 && word_char(text[k - 1]))) {

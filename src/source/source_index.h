@@ -58,7 +58,7 @@ struct IndexStats {
   std::vector<std::string> cut_short;  // bounded roots whose walk reached walk_limit
 };
 
-bool is_source_file(std::string_view path);    // C, C++, CUDA and every backend's (.mu .muh .hip) sources and headers
+bool is_source_file(std::string_view path);      // C, C++, CUDA and every backend's (.mu .muh .hip) sources and headers
 bool is_compiled_source(std::string_view path);  // a translation unit, not a header
 
 class SourceIndex {

@@ -12,9 +12,9 @@ using namespace detail;
 namespace detail {
 
 bool is_builtin_word(std::string_view w) {
-  static constexpr std::string_view kWords[] = {"void",  "bool",   "char",     "short",    "int",     "long",
-                                                "float", "double", "unsigned", "signed",   "wchar_t", "char16_t",
-                                                "char32_t", "char8_t", "auto", "__int128", "__half", "half"};
+  static constexpr std::string_view kWords[] = {"void",     "bool",    "char",     "short",    "int",     "long",
+                                                "float",    "double",  "unsigned", "signed",   "wchar_t", "char16_t",
+                                                "char32_t", "char8_t", "auto",     "__int128", "__half",  "half"};
   for (auto k : kWords)
     if (w == k) return true;
   return false;
@@ -28,11 +28,21 @@ namespace {
 
 const std::unordered_map<std::string_view, std::string_view>& fixed_width_typedefs() {
   static const std::unordered_map<std::string_view, std::string_view> m = {
-      {"int64_t", "long"},          {"uint64_t", "unsigned long"}, {"int32_t", "int"},
-      {"uint32_t", "unsigned int"}, {"int16_t", "short"},          {"uint16_t", "unsigned short"},
-      {"int8_t", "signed char"},    {"uint8_t", "unsigned char"},  {"size_t", "unsigned long"},
-      {"ssize_t", "long"},          {"ptrdiff_t", "long"},         {"intptr_t", "long"},
-      {"uintptr_t", "unsigned long"}, {"off_t", "long"},           {"__int64", "long"},
+      {"int64_t", "long"},
+      {"uint64_t", "unsigned long"},
+      {"int32_t", "int"},
+      {"uint32_t", "unsigned int"},
+      {"int16_t", "short"},
+      {"uint16_t", "unsigned short"},
+      {"int8_t", "signed char"},
+      {"uint8_t", "unsigned char"},
+      {"size_t", "unsigned long"},
+      {"ssize_t", "long"},
+      {"ptrdiff_t", "long"},
+      {"intptr_t", "long"},
+      {"uintptr_t", "unsigned long"},
+      {"off_t", "long"},
+      {"__int64", "long"},
   };
   return m;
 }
@@ -47,8 +57,8 @@ bool is_type_noise(std::string_view w) {
 // then the std typedefs replace the specialisations they name, so "std::string const&" and
 // "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&" agree.
 void canonical_std_names(std::string& t) {
-  static constexpr std::string_view kDefaults[] = {",allocator<", ",char_traits<", ",less<", ",default_delete<",
-                                                   ",hash<", ",equal_to<"};
+  static constexpr std::string_view kDefaults[] = {",allocator<",      ",char_traits<", ",less<",
+                                                   ",default_delete<", ",hash<",        ",equal_to<"};
   for (auto d : kDefaults) {
     for (size_t p = t.find(d); p != std::string::npos; p = t.find(d, p)) {
       size_t k = p + d.size();

@@ -92,8 +92,9 @@ struct Edits {
         return;
       }
     auto after = setuptools::with_source_added(setup, *ext, add.entry);
-    if (!after) return refuse(what + " at " + add.file + ":" + std::to_string(ext->line) + " is no list to edit (" +
-                              ext->not_literal + "): add " + add.entry + " by hand");
+    if (!after)
+      return refuse(what + " at " + add.file + ":" + std::to_string(ext->line) + " is no list to edit (" +
+                    ext->not_literal + "): add " + add.entry + " by hand");
     it->second.second = std::move(*after);
     record(add.file, key, "add " + add.entry + " to " + what);
   }
@@ -132,7 +133,8 @@ struct Edits {
     switch (editor.add_link(add.file, add.target, add.entry)) {
       case build::EditOutcome::Added: record(add.file, key, "link " + add.target + " with " + add.entry); break;
       case build::EditOutcome::NoPlace:
-        p.refused.push_back({add.entry, "no target_link_libraries() or add_library() for " + add.target + " in " + add.file});
+        p.refused.push_back(
+            {add.entry, "no target_link_libraries() or add_library() for " + add.target + " in " + add.file});
         break;
       case build::EditOutcome::Present:
       case build::EditOutcome::Unreadable: break;
@@ -151,11 +153,12 @@ struct Edits {
         for (const auto& f : d.entry->files)
           if (!wanted.count(build::normalize_path(f))) others.push_back(f);
         if (!others.empty()) {
-          p.refused.push_back({d.symbol, "missing-source: " + d.file + " is excluded by list(FILTER " + d.removal->variable +
-                                             " EXCLUDE REGEX " + d.entry->raw + ") at " + d.removal->cmake_file + ":" +
-                                             std::to_string(d.removal->line) + ", which also excludes " + others.front() +
-                                             (others.size() > 1 ? " and " + std::to_string(others.size() - 1) + " more" : "") +
-                                             ": narrow that regex by hand"});
+          p.refused.push_back(
+              {d.symbol, "missing-source: " + d.file + " is excluded by list(FILTER " + d.removal->variable +
+                             " EXCLUDE REGEX " + d.entry->raw + ") at " + d.removal->cmake_file + ":" +
+                             std::to_string(d.removal->line) + ", which also excludes " + others.front() +
+                             (others.size() > 1 ? " and " + std::to_string(others.size() - 1) + " more" : "") +
+                             ": narrow that regex by hand"});
           continue;
         }
       }
@@ -170,8 +173,9 @@ struct Edits {
       if (entries.size() == removal->entries.size()) {
         // Nothing left for the call to take out: the call goes, with its line.
         if (editor.remove_command(*removal) != build::EditOutcome::Added) continue;
-        std::string what = removal->filter ? "list(FILTER " + removal->variable + " EXCLUDE REGEX " + removal->entries[0].raw + ")"
-                                           : "list(REMOVE_ITEM " + removal->variable + " ...)";
+        std::string what = removal->filter
+                               ? "list(FILTER " + removal->variable + " EXCLUDE REGEX " + removal->entries[0].raw + ")"
+                               : "list(REMOVE_ITEM " + removal->variable + " ...)";
         p.notes.push_back("removing " + what + " at " + where + ": it takes out " + std::to_string(entries.size()) +
                           " source" + (entries.size() == 1 ? "" : "s") + " the library needs");
       } else {
@@ -291,10 +295,11 @@ void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p) 
     for (size_t k = 0; k < t.list_adds.size(); ++k) {
       const auto& add = t.list_adds[k];
       if (auto it = breaking.find(k); it != breaking.end())
-        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file + ") leaves a build that does not "
-                    "configure: " + it->second);
-      else
-        kept.list_adds.push_back(add);
+        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file +
+                        ") leaves a build that does not "
+                        "configure: " +
+                        it->second);
+      else kept.list_adds.push_back(add);
     }
     if (breaking.size() == t.list_adds.size()) {
       kept.link_adds.clear();
@@ -303,8 +308,10 @@ void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p) 
     check = kept.list_adds.empty() ? build::EditCheck{} : checked(kept, ctx, p);
     if (!check.failure.empty()) {  // what fails only together goes too
       for (const auto& add : kept.list_adds)
-        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file + ") leaves a build that does not "
-                    "configure: " + check.failure);
+        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file +
+                        ") leaves a build that does not "
+                        "configure: " +
+                        check.failure);
       kept.list_adds.clear();
       kept.link_adds.clear();
       kept.drops.clear();
@@ -313,8 +320,8 @@ void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p) 
   std::erase_if(kept.list_adds, [&](const ListAdd& add) {
     for (const auto& [target, file] : check.not_compiled)
       if (file == add.source) {
-        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file + ") does not make CMake compile " + file +
-                        " into " + target + ": that list does not reach the target in this configuration");
+        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file + ") does not make CMake compile " +
+                        file + " into " + target + ": that list does not reach the target in this configuration");
         return true;
       }
     return false;

@@ -25,7 +25,7 @@ std::vector<std::string> lines_of(const std::string& text, bool& missing_newline
 }
 
 struct Op {
-  char kind;  // ' ', '-', '+'
+  char kind;    // ' ', '-', '+'
   size_t a, b;  // line indexes in before / after
 };
 

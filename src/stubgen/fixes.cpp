@@ -26,8 +26,11 @@ std::vector<TextEdit> edits_of(const FileEdit& f) {
   bool unterminated = !f.before.empty() && f.before.back() != '\n';
   if (unterminated) ++lines;
   for (auto& h : line_hunks(f.before, f.after)) {
-    TextEdit e{.file = f.path, .start_line = static_cast<int>(h.first) + 1,
-               .end_line = static_cast<int>(h.first + h.count) + 1, .end_column = 1, .inserted = std::move(h.inserted)};
+    TextEdit e{.file = f.path,
+               .start_line = static_cast<int>(h.first) + 1,
+               .end_line = static_cast<int>(h.first + h.count) + 1,
+               .end_column = 1,
+               .inserted = std::move(h.inserted)};
     if (h.count > 0 && h.first + h.count == lines && unterminated) {
       e.end_line = static_cast<int>(lines);
       e.end_column = code_points(std::string_view(f.before).substr(f.before.rfind('\n') + 1)) + 1;
@@ -130,8 +133,9 @@ std::vector<SymbolFix> sarif_fixes(const Plan& plan, const Report& report, size_
         if (once && given[g]) continue;
         std::string part = describe_part(groups[g], u.symbol);
         fix.description += fix.description.empty() ? capitalized(part) : "; and " + part;
-        if (once) once_note = "; given here once for all " + std::to_string(results_of[g]) +
-                              " results it fixes, to keep the report small";
+        if (once)
+          once_note = "; given here once for all " + std::to_string(results_of[g]) +
+                      " results it fixes, to keep the report small";
         fix.edits.insert(fix.edits.end(), groups[g].edits.begin(), groups[g].edits.end());
         given[g] = true;
       }

@@ -97,7 +97,6 @@ void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o
 
 // --- cmake_patch.cpp: the CMake edits ---
 
-
 void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p);
 
 }  // namespace mlc::stubgen::detail

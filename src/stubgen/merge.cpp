@@ -24,7 +24,7 @@ constexpr char kEndMark[] = "// musa-stubgen: end ";
 
 struct Region {
   bool found = false;
-  size_t begin = 0, end = 0;  // [begin, end) covers the marker lines themselves
+  size_t begin = 0, end = 0;                  // [begin, end) covers the marker lines themselves
   std::map<std::string, std::string> blocks;  // key -> whole block text, markers included
   std::map<std::string, bool> edited;         // key -> body differs from its recorded hash
   std::map<std::string, std::string> uses;    // key -> the SDK headers it needs (recorded in its marker)
@@ -164,21 +164,32 @@ void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o
   cpp_pre += "\n#define " + b.stubs_macro + "\n#include \"" + b.stubs_header + "\"\n";
   std::string fresh_cpp =
       "// Stubs for functions the SDK does not provide, so that the library links; calling one is reported by\n"
-      "// the stub runtime (" + b.stubs_header + "). musa-stubgen rewrites the region between its markers and keeps any\n"
+      "// the stub runtime (" +
+      b.stubs_header +
+      "). musa-stubgen rewrites the region between its markers and keeps any\n"
       "// stub edited there; everything outside the markers is yours and is never touched.\n\n";
-  auto m = merge_file({.path = o.out_cpp, .fresh_preamble = fresh_cpp, .region_preamble = cpp_pre,
-                       .wanted = t.cpp_blocks, .begin_marker = kCppBegin, .end_marker = kCppEnd, .prune = o.prune},
+  auto m = merge_file({.path = o.out_cpp,
+                       .fresh_preamble = fresh_cpp,
+                       .region_preamble = cpp_pre,
+                       .wanted = t.cpp_blocks,
+                       .begin_marker = kCppBegin,
+                       .end_marker = kCppEnd,
+                       .prune = o.prune},
                       p);
   if (m) p.warnings.insert(p.warnings.end(), m->warnings.begin(), m->warnings.end());
 
   std::string hdr_pre;
   for (const auto& inc : m ? m->uses : std::set<std::string>{}) hdr_pre += "#include <" + inc + ">\n";
   hdr_pre += "\n#ifndef __host__\n#define __host__\n#endif\n";
-  std::string fresh_hdr =
-      "// Declarations of the stubs in " + fs::path(o.out_cpp).filename().string() +
-      " that no SDK header declares (musa-stubgen).\n#pragma once\n\n";
-  merge_file({.path = o.out_header, .fresh_preamble = fresh_hdr, .region_preamble = hdr_pre,
-              .wanted = t.hdr_blocks, .begin_marker = kHdrBegin, .end_marker = kHdrEnd, .prune = o.prune},
+  std::string fresh_hdr = "// Declarations of the stubs in " + fs::path(o.out_cpp).filename().string() +
+                          " that no SDK header declares (musa-stubgen).\n#pragma once\n\n";
+  merge_file({.path = o.out_header,
+              .fresh_preamble = fresh_hdr,
+              .region_preamble = hdr_pre,
+              .wanted = t.hdr_blocks,
+              .begin_marker = kHdrBegin,
+              .end_marker = kHdrEnd,
+              .prune = o.prune},
              p);
   if (!o.runtime_header.empty()) {
     auto runtime = read_text(o.runtime_header);
@@ -188,7 +199,8 @@ void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o
       p.stub_files_complete = false;
     } else {
       auto existing_rt = read_text(dest);
-      p.stub_files.push_back({dest, existing_rt.value_or(""), backend::stub_runtime_text(b, *runtime), !existing_rt, {}});
+      p.stub_files.push_back(
+          {dest, existing_rt.value_or(""), backend::stub_runtime_text(b, *runtime), !existing_rt, {}});
     }
   }
   std::map<std::string, std::string> demangled;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/file_io.h"
+#include "common/paths.h"
 #include "common/walk.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
@@ -16,7 +17,6 @@
 #include "source/scanner.h"
 #include "stubgen/internal.h"
 #include "trace/stand_in.h"
-#include "common/paths.h"
 
 namespace mlc::stubgen::detail {
 namespace {
@@ -39,11 +39,10 @@ std::vector<std::string> identifiers(std::string_view text) {
 
 bool is_builtin_word(const std::string& w) {
   static const std::set<std::string> words = {
-      "void",     "bool",      "char",     "short",     "int",      "long",     "float",    "double",
-      "unsigned", "signed",    "const",    "volatile",  "struct",   "enum",     "union",    "size_t",
-      "ssize_t",  "ptrdiff_t", "int8_t",   "int16_t",   "int32_t",  "int64_t",  "uint8_t",  "uint16_t",
-      "uint32_t", "uint64_t",  "intptr_t", "uintptr_t", "__host__", "__device__", "wchar_t", "restrict",
-      "__restrict__"};
+      "void",      "bool",     "char",       "short",   "int",      "long",        "float",    "double",   "unsigned",
+      "signed",    "const",    "volatile",   "struct",  "enum",     "union",       "size_t",   "ssize_t",  "ptrdiff_t",
+      "int8_t",    "int16_t",  "int32_t",    "int64_t", "uint8_t",  "uint16_t",    "uint32_t", "uint64_t", "intptr_t",
+      "uintptr_t", "__host__", "__device__", "wchar_t", "restrict", "__restrict__"};
   return words.count(w) > 0;
 }
 
@@ -58,18 +57,18 @@ std::string guarded(const std::string& block, const StubOptions& o, const backen
 struct Signature {
   SignatureSource source = SignatureSource::Demangled;
   std::string return_type = "void";
-  std::string name;                      // C name, unqualified C++ name, or the asm-label function's name
+  std::string name;  // C name, unqualified C++ name, or the asm-label function's name
   std::vector<std::string> params;
   std::vector<std::string> param_names;
   std::string trailing;
   bool c_linkage = false;
-  std::vector<std::string> scopes;       // namespaces of a C++ stub
-  std::vector<std::string> forward;      // forward declarations the C++ stub needs
-  std::set<std::string> includes;        // SDK headers (relative to include/)
-  std::string asm_label;                 // set for asm-label stubs
-  std::string origin;                    // "declared in musa_runtime_api.h:15"
+  std::vector<std::string> scopes;   // namespaces of a C++ stub
+  std::vector<std::string> forward;  // forward declarations the C++ stub needs
+  std::set<std::string> includes;    // SDK headers (relative to include/)
+  std::string asm_label;             // set for asm-label stubs
+  std::string origin;                // "declared in musa_runtime_api.h:15"
   bool declare_in_header = false;
-  std::string display;                   // the name the stub's message gives, when not the default
+  std::string display;  // the name the stub's message gives, when not the default
 };
 
 std::string relative_include(const std::string& header, const std::string& home) {
@@ -88,7 +87,8 @@ struct FoundDeclaration {
 std::vector<FoundDeclaration> declarations_in(const source::SourceIndex& index, const std::string& name) {
   std::vector<std::pair<int, FoundDeclaration>> ranked;
   for (const auto* e : index.lookup(name)) {
-    if (e->kind != source::EntityKind::FunctionDeclaration && e->kind != source::EntityKind::FunctionDefinition) continue;
+    if (e->kind != source::EntityKind::FunctionDeclaration && e->kind != source::EntityKind::FunctionDefinition)
+      continue;
     const std::string& path = index.file_of(*e).path;
     auto text = read_text(path);
     if (!text) continue;
@@ -184,7 +184,8 @@ class Planner {
     };
     std::vector<Model> models;
     if (ctx_.sdk())
-      for (auto& d : declarations_in(ctx_.sdk()->headers, sym.name)) models.push_back({std::move(d), "the SDK's", SignatureSource::SdkHeader});
+      for (auto& d : declarations_in(ctx_.sdk()->headers, sym.name))
+        models.push_back({std::move(d), "the SDK's", SignatureSource::SdkHeader});
     if (ctx_.cuda()) {
       for (auto d : declarations_in(ctx_.cuda()->headers, cuda_name)) {
         d.raw.return_type = porting::map_identifiers(d.raw.return_type, ctx_.mapping->to_musa);
@@ -197,7 +198,8 @@ class Planner {
     size_t best_agree = 0;
     for (const auto& m : models) {
       size_t agree = 0;
-      for (size_t k = 0; k < want.size() && k < m.d.raw.params.size(); ++k) agree += resolved_type(m.d.raw.params[k]) == want[k];
+      for (size_t k = 0; k < want.size() && k < m.d.raw.params.size(); ++k)
+        agree += resolved_type(m.d.raw.params[k]) == want[k];
       if (m.d.raw.params.size() == want.size()) agree += want.size() + 1;  // the same arity first
       if (!best || agree > best_agree) {
         best = &m;
@@ -241,8 +243,9 @@ class Planner {
     if (!needs(s.return_type, true)) s.return_type = "void";  // not in the mangled name; a stub never returns
     for (const auto& p : s.params) needs(p, false);
     s.forward.assign(forward.begin(), forward.end());
-    s.origin = "stand-in for " + sym.name + ", which the SDK lacks: parameter types from the mangled name, spellings from " +
-               best->from + " " + best->d.file.substr(best->d.file.rfind('/') + 1) + ":" + std::to_string(best->d.line);
+    s.origin = "stand-in for " + sym.name +
+               ", which the SDK lacks: parameter types from the mangled name, spellings from " + best->from + " " +
+               best->d.file.substr(best->d.file.rfind('/') + 1) + ":" + std::to_string(best->d.line);
     return s;
   }
 
@@ -514,7 +517,8 @@ Stub function_stub(const UnresolvedSymbol& u, const trace::TraceContext& ctx, co
   if (o.style == Style::ReturnError && sig->asm_label.empty() && !planner.error_value(*sig)) {
     if (auto type = Planner::error_type(*sig)) {
       stub.refused = "--style return-error: the SDK's headers define no " + type->substr(0, type->size() - 7) +
-                     "ErrorNotSupported for its " + *type + " (not an enum of error codes), so the stub could only "
+                     "ErrorNotSupported for its " + *type +
+                     " (not an enum of error codes), so the stub could only "
                      "return 0, which is success: stub it with --style throw or abort";
       return stub;
     }
@@ -536,7 +540,8 @@ namespace {
 // How the stub file includes the generated header: relative to the build's include directory that
 // holds it (the generated directory is on the backend's include path, or its Register<Backend>.cpp
 // would not compile), else as the generated Register<Backend>.cpp spells it.
-std::string generated_include(const std::string& header, const codegen::BackendYaml& y, const trace::TraceContext& ctx) {
+std::string generated_include(const std::string& header, const codegen::BackendYaml& y,
+                              const trace::TraceContext& ctx) {
   std::string best;
   if (ctx.build)
     for (const auto& d : codegen::include_dirs(*ctx.build))
@@ -586,7 +591,8 @@ Stub data_stub(const UnresolvedSymbol& u, uint64_t size, const std::string& libr
                       "'s DWARF declares it (zero-filled; a data stub cannot report its use)\n" +
                       "alignas(16) unsigned char " + name + "[" + std::to_string(size) + "] __asm__(" +
                       cpp_string(u.symbol) + ") = {};\n";
-  return {.definition = {guarded(block, o, b), ""}, .declaration = std::nullopt,
+  return {.definition = {guarded(block, o, b), ""},
+          .declaration = std::nullopt,
           .info = {u.symbol, SignatureSource::DwarfSize, "unsigned char " + name + "[" + std::to_string(size) + "]"}};
 }
 

@@ -33,16 +33,18 @@ bool stub(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Trac
   if (u.type == SymbolType::Object || u.size) {
     // Storage of exactly the declared size, bound to the symbol by its assembler name.
     if (!u.size) {
-      p.refused.push_back({u.demangled, "a data object of unknown size: the referencing library's DWARF does not "
-                                        "declare it, and a guessed size would corrupt memory"});
+      p.refused.push_back({u.demangled,
+                           "a data object of unknown size: the referencing library's DWARF does not "
+                           "declare it, and a guessed size would corrupt memory"});
       return true;
     }
     s = data_stub(u, *u.size, lib.path, o, *ctx.backend);
   } else if (u.classification == Classification::UnimplementedKernel) {
     auto k = kernel_stub(u, ctx, o);
     if (!k) {
-      p.refused.push_back({u.demangled, "its generated declaration (<Backend>NativeFunctions.h) was not found, so its "
-                                        "return type is unknown: pass --build-dir of the build that generated it"});
+      p.refused.push_back({u.demangled,
+                           "its generated declaration (<Backend>NativeFunctions.h) was not found, so its "
+                           "return type is unknown: pass --build-dir of the build that generated it"});
       return true;
     }
     s = *k;
@@ -133,10 +135,13 @@ bool patch(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Tra
       return true;
     }
     if (file.empty()) {
-      p.refused.push_back({u.demangled, "no CMake file found that defines the target " + target + "; " + u.fix->detail});
+      p.refused.push_back(
+          {u.demangled, "no CMake file found that defines the target " + target + "; " + u.fix->detail});
       return true;
     }
-    t.link_adds.push_back({file, target, build::imported_target(ctx.sdk() ? ctx.sdk()->home : "", *u.fix->entry).value_or(*u.fix->entry), u.symbol});
+    t.link_adds.push_back(
+        {file, target, build::imported_target(ctx.sdk() ? ctx.sdk()->home : "", *u.fix->entry).value_or(*u.fix->entry),
+         u.symbol});
     return true;
   }
   return false;
@@ -156,7 +161,9 @@ Triage triage(const Report& report, const trace::TraceContext& ctx, const StubOp
         why += u.fix && !u.fix->detail.empty() ? "; " + u.fix->detail : " (no CMake source list for it was found)";
       else if (u.classification == Classification::Unported && u.fix && !u.fix->detail.empty())
         why += "; " + u.fix->detail + " (a stub would hide the missed rename; --stub unported stubs it anyway)";
-      else why += " - not something a stub or a CMake patch fixes" + std::string(o.classes.count(u.classification) ? "" : " (pass --stub " + cls + " to stub it anyway)");
+      else
+        why += " - not something a stub or a CMake patch fixes" +
+               std::string(o.classes.count(u.classification) ? "" : " (pass --stub " + cls + " to stub it anyway)");
       p.refused.push_back({u.demangled, why});
     }
   }
@@ -182,14 +189,15 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
   Triage t = triage(report, ctx, o, p);
   if (!t.thrown_instead.empty()) {
     const auto& f = t.thrown_instead;
-    p.notes.push_back("--style return-error: " + std::to_string(f.size()) + " stub" + (f.size() == 1 ? "" : "s") +
-                      " return" + (f.size() == 1 ? "s" : "") + " no error code (" + f.front() +
-                      (f.size() > 1 ? " and " + std::to_string(f.size() - 1) + " more" : "") +
-                      "): they throw, as with --style throw (when the stub runtime only warns, they return a value-initialized "
-                      "result)");
+    p.notes.push_back(
+        "--style return-error: " + std::to_string(f.size()) + " stub" + (f.size() == 1 ? "" : "s") + " return" +
+        (f.size() == 1 ? "s" : "") + " no error code (" + f.front() +
+        (f.size() > 1 ? " and " + std::to_string(f.size() - 1) + " more" : "") +
+        "): they throw, as with --style throw (when the stub runtime only warns, they return a value-initialized "
+        "result)");
   }
   plan_stub_files(report, t, o, *ctx.backend, p);  // phase 2: unimplemented_functions.cpp/.h
-  place_stub_file(ctx, o, t, p);     // phase 3: source lists (the stub file's), and link lines
+  place_stub_file(ctx, o, t, p);                   // phase 3: source lists (the stub file's), and link lines
   plan_cmake_edits(t, ctx, p);
   return p;
 }

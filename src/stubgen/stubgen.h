@@ -25,9 +25,9 @@ struct StubOptions {
   // The stub runtime's header (stubs/musa_stubs.h) to copy beside the stubs, under the backend's
   // names (backend::stub_runtime_text): "" to skip.
   std::string runtime_header;
-  std::string ns;              // enclosing namespace for C++ stubs whose own namespace cannot be used
+  std::string ns;  // enclosing namespace for C++ stubs whose own namespace cannot be used
   std::set<Classification> classes = {Classification::SdkDeclaredOnly, Classification::CudaOnly,
-                                     Classification::UnimplementedKernel};  // which classifications get stubs
+                                      Classification::UnimplementedKernel};  // which classifications get stubs
   std::optional<int> version_guard;  // wrap stubs in #if defined(V) && (V < N), V the backend's version_macro
   bool prune = false;
   std::optional<bool> c10;  // C10_THROW_ERROR available; default: c10/util/Exception.h in a source root
@@ -52,7 +52,7 @@ struct FileEdit {
 };
 
 struct Refusal {
-  std::string symbol;     // demangled
+  std::string symbol;  // demangled
   std::string reason;
 };
 
@@ -78,9 +78,9 @@ struct Plan {
   // CMake file), their entry has no list to go into, or their stub file no source list to take it.
   std::vector<std::string> unreached;
   std::vector<std::string> warnings;
-  std::vector<std::string> notes;     // what a CMake edit other than an added entry does, and why
-  std::vector<InputError> errors;     // e.g. a stub file whose generated region is broken
-  bool stub_files_complete = true;    // false when one of them could not be planned (its error is above)
+  std::vector<std::string> notes;   // what a CMake edit other than an added entry does, and why
+  std::vector<InputError> errors;   // e.g. a stub file whose generated region is broken
+  bool stub_files_complete = true;  // false when one of them could not be planned (its error is above)
 };
 
 Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOptions& options);

@@ -2,8 +2,8 @@
 // LD_LIBRARY_PATH) leaves thousands of references unresolved for one reason; the loader's other
 // candidates for that soname show which copy would have satisfied them, so the reason is told once.
 #include "trace/causes.h"
-#include "trace/trace.h"
 #include "buildmodel/model.h"
+#include "trace/trace.h"
 
 #include <algorithm>
 #include <climits>
@@ -15,9 +15,9 @@
 
 #include <tbb/parallel_for.h>
 
+#include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
-#include "common/paths.h"
 #include "environment/python_env.h"
 #include "host/host_api.h"
 #include "verdict/verdict.h"
@@ -63,7 +63,8 @@ struct CandidateCopy {
 
 bool exported(const elf::Symbol& s) {
   return !s.is_undefined() && !s.name.empty() &&
-         (s.binding == elf::Binding::Global || s.binding == elf::Binding::Weak || s.binding == elf::Binding::GnuUnique) &&
+         (s.binding == elf::Binding::Global || s.binding == elf::Binding::Weak ||
+          s.binding == elf::Binding::GnuUnique) &&
          (s.visibility == elf::Visibility::Default || s.visibility == elf::Visibility::Protected) && !s.version_hidden;
 }
 
@@ -85,7 +86,8 @@ bool satisfies(const CandidateCopy& c, std::string_view name, std::string_view v
   auto it = c.defs.find(name);
   if (it == c.defs.end()) return false;
   if (version.empty()) return true;
-  return std::any_of(it->second.begin(), it->second.end(), [&](std::string_view v) { return v.empty() || v == version; });
+  return std::any_of(it->second.begin(), it->second.end(),
+                     [&](std::string_view v) { return v.empty() || v == version; });
 }
 
 // Whether a loaded object exports `name` (at `version` when one is asked for).
@@ -138,9 +140,11 @@ int rpath_holder(const loader::Process& p, int requester, const std::string& dir
     const auto& o = p.objects[l];
     if (!o.elf.rpath) return false;
     std::string origin = dir_of(o.path);
-    std::string lib = loader::lib_token_for(o.elf.machine, o.elf.is_64), platform = loader::platform_token_for(o.elf.machine, o.elf.is_64);
+    std::string lib = loader::lib_token_for(o.elf.machine, o.elf.is_64),
+                platform = loader::platform_token_for(o.elf.machine, o.elf.is_64);
     for (const auto& e : loader::split_rpath(*o.elf.rpath))
-      if (auto x = loader::expand_dst(e, origin, lib, platform); x && !x->empty() && without_trailing_slash(*x) == dir) return true;
+      if (auto x = loader::expand_dst(e, origin, lib, platform); x && !x->empty() && without_trailing_slash(*x) == dir)
+        return true;
     return false;
   };
   for (int l = requester; l >= 0; l = p.objects[l].loader)
@@ -155,7 +159,8 @@ std::string search_list(const loader::Process& p, int requester, const LibraryCo
   using loader::FoundHow;
   switch (copy.how) {
     case FoundHow::LdLibraryPath: return "LD_LIBRARY_PATH (or --library-path)";
-    case FoundHow::Rpath: return "the DT_RPATH of " + base_of(p.objects[rpath_holder(p, requester, dir_of(copy.path))].path);
+    case FoundHow::Rpath:
+      return "the DT_RPATH of " + base_of(p.objects[rpath_holder(p, requester, dir_of(copy.path))].path);
     case FoundHow::Runpath: return "the DT_RUNPATH of " + base_of(p.objects[requester].path);
     case FoundHow::Sdk: return "the SDK's library directory";
     case FoundHow::LdSoCache:
@@ -170,15 +175,18 @@ std::string search_list(const loader::Process& p, int requester, const LibraryCo
 // then LD_LIBRARY_PATH, then the requester's DT_RUNPATH, then ld.so.cache and the system directories.
 std::string stale_copy_fix(const loader::Process& p, int requester, const Cause& c) {
   const std::string picked_dir = dir_of(c.picked->path), other_dir = dir_of(c.other->path);
-  const std::string picked_list = search_list(p, requester, *c.picked), other_list = search_list(p, requester, *c.other);
+  const std::string picked_list = search_list(p, requester, *c.picked),
+                    other_list = search_list(p, requester, *c.other);
   std::string change;
   if (system_how(c.other->how)) {
     change = "take " + picked_dir + " out of " + picked_list;
   } else if (picked_list == other_list) {
     change = "reorder " + picked_list + " so that " + other_dir + " comes before " + picked_dir;
   } else if (c.other->how == loader::FoundHow::Sdk) {
-    change = system_how(c.picked->how) ? "add " + other_dir + " to LD_LIBRARY_PATH (or --library-path), which the loader searches before " + picked_list
-                                       : "put " + other_dir + " before " + picked_dir + " in " + picked_list;
+    change = system_how(c.picked->how)
+                 ? "add " + other_dir + " to LD_LIBRARY_PATH (or --library-path), which the loader searches before " +
+                       picked_list
+                 : "put " + other_dir + " before " + picked_dir + " in " + picked_list;
   } else {
     change = "take " + picked_dir + " out of " + picked_list + ", which the loader searches before " + other_list;
   }
@@ -222,13 +230,13 @@ std::optional<TorchLoad> torch_loading(const loader::Process& p, int object) {
 }
 
 // One provider-mismatch cause per (torch's copy, other copy, referencing object).
-Cause& torch_cause_for(CauseList& causes, const loader::Process& p, int picked_index, const loader::SearchAttempt& other,
-                       int holder_index, const TorchLoad& torch) {
+Cause& torch_cause_for(CauseList& causes, const loader::Process& p, int picked_index,
+                       const loader::SearchAttempt& other, int holder_index, const TorchLoad& torch) {
   const auto& picked = p.objects[picked_index];
   std::string holder = base_of(p.objects[holder_index].path);
   for (auto& c : causes)
-    if (c.kind == CauseKind::ProviderMismatch && c.picked && c.other && c.picked->path == picked.path && c.other->path == other.path &&
-        !c.needed_by.empty() && c.needed_by.front() == p.objects[holder_index].path)
+    if (c.kind == CauseKind::ProviderMismatch && c.picked && c.other && c.picked->path == picked.path &&
+        c.other->path == other.path && !c.needed_by.empty() && c.needed_by.front() == p.objects[holder_index].path)
       return c;
   Cause c;
   c.kind = CauseKind::ProviderMismatch;
@@ -236,8 +244,9 @@ Cause& torch_cause_for(CauseList& causes, const loader::Process& p, int picked_i
   c.picked = LibraryCopy{.path = picked.path, .how = picked.how};
   c.other = LibraryCopy{.path = other.path, .how = other.how};
   c.needed_by = {p.objects[holder_index].path};  // the object built against another torch
-  c.fix = "install the version of torch that " + holder + " was built against, or rebuild " + holder + " against the loaded " +
-          c.library + " (" + torch.who + "); do not remove " + picked.path + ": " + torch.who + " loads it";
+  c.fix = "install the version of torch that " + holder + " was built against, or rebuild " + holder +
+          " against the loaded " + c.library + " (" + torch.who + "); do not remove " + picked.path + ": " + torch.who +
+          " loads it";
   return causes.add(std::move(c));
 }
 
@@ -279,7 +288,7 @@ struct ShadowTracer {
   CauseList& causes;
   const Copies& copies;
   std::map<int, std::optional<TorchLoad>> torch_of = {};  // per picked object: torch/version.py is read once
-  std::set<std::string> touched = {};  // ids: the vector may grow while findings are linked
+  std::set<std::string> touched = {};                     // ids: the vector may grow while findings are linked
 
   // The first candidate (in search order) of `object` with that version node or symbol.
   template <typename Pred>
@@ -308,7 +317,8 @@ struct ShadowTracer {
     const auto* mv = &version_finding.missing;
     auto* finding = &version_finding.finding;
     if (mv->provider < 0) return;
-    const auto* copy = first_copy(mv->provider, [&](const CandidateCopy& c) { return c.versions.count(mv->version) > 0; });
+    const auto* copy =
+        first_copy(mv->provider, [&](const CandidateCopy& c) { return c.versions.count(mv->version) > 0; });
     if (!copy || torch_loads(mv->provider)) return;  // torch's own copy is no stale copy
     Cause& c = link({mv->provider, copy});
     c.kind = CauseKind::VersionMismatch;
@@ -324,7 +334,8 @@ struct ShadowTracer {
       // A versioned reference binds to the file it names (dl-lookup.c checks the version there).
       for (const auto& [index, list] : copies) {
         if (!answers_to(p.objects[index], ref->version_file)) continue;
-        if (const auto* c = first_copy(index, [&](const CandidateCopy& cc) { return satisfies(cc, ref->name, ref->version); }))
+        if (const auto* c =
+                first_copy(index, [&](const CandidateCopy& cc) { return satisfies(cc, ref->name, ref->version); }))
           return Hit{index, c};
         break;
       }
@@ -354,10 +365,17 @@ struct ShadowTracer {
     u->reason = "built against another version of " + soname + ": the loaded " + picked.path + " [" +
                 loader::to_string(picked.how) + "], the copy " + torch.who + " loads, lacks it; " +
                 hit.copy->where.path + " [" + loader::to_string(hit.copy->where.how) + "] has it";
-    u->origin = Origin{.file = picked.path, .line = std::nullopt, .kind = OriginKind::Library, .library = picked.path,
+    u->origin = Origin{.file = picked.path,
+                       .line = std::nullopt,
+                       .kind = OriginKind::Library,
+                       .library = picked.path,
                        .ported_from = std::nullopt};
-    u->fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
-                 .library = picked.path, .detail = c.fix};
+    u->fix = Fix{.kind = FixKind::RebuildAbi,
+                 .cmake_file = std::nullopt,
+                 .list = std::nullopt,
+                 .entry = std::nullopt,
+                 .library = picked.path,
+                 .detail = c.fix};
     u->suggestions.clear();
   }
 
@@ -393,7 +411,10 @@ struct ShadowTracer {
                 hit->copy->where.path + " [" + loader::to_string(hit->copy->where.how) + "] has it";
     // The origin is the file that defines it (a soname link resolved), as the SDK index names it.
     std::string defining = real_path(hit->copy->where.path);
-    u->origin = Origin{.file = defining, .line = std::nullopt, .kind = OriginKind::Library, .library = defining,
+    u->origin = Origin{.file = defining,
+                       .line = std::nullopt,
+                       .kind = OriginKind::Library,
+                       .library = defining,
                        .ported_from = std::nullopt};
     u->suggestions.clear();
   }
@@ -429,8 +450,13 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
   for (auto& [ref, u] : symbols) {
     if (!u.cause || verdict::current(u) == Classification::ProviderMismatch) continue;
     for (const auto& c : causes)
-      if (c.id == *u.cause) u.fix = Fix{.kind = FixKind::UseLibrary, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
-                     .library = c.other->path, .detail = c.fix};
+      if (c.id == *u.cause)
+        u.fix = Fix{.kind = FixKind::UseLibrary,
+                    .cmake_file = std::nullopt,
+                    .list = std::nullopt,
+                    .entry = std::nullopt,
+                    .library = c.other->path,
+                    .detail = c.fix};
   }
 }
 
@@ -442,7 +468,8 @@ size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& s
     const std::string dir = ctx.build->build_dir;
     if (dir.empty()) return false;
     std::string real = real_path(path), real_dir = real_path(dir);
-    return real.size() > real_dir.size() && real.compare(0, real_dir.size(), real_dir) == 0 && real[real_dir.size()] == '/';
+    return real.size() > real_dir.size() && real.compare(0, real_dir.size(), real_dir) == 0 &&
+           real[real_dir.size()] == '/';
   };
   size_t reclaimed = 0;
   std::set<std::string> emptied;
@@ -462,7 +489,8 @@ size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& s
     trace_symbol(&p, ref->object, ctx, again);
     if (verdict::current(again) != Classification::MissingSource) continue;
     if (again.reason.find("another installed copy") == std::string::npos)
-      again.reason += "; " + c->other->path + ", another installed copy of the library, defines it too, but the "
+      again.reason += "; " + c->other->path +
+                      ", another installed copy of the library, defines it too, but the "
                       "build's own product lacks it";
     *u = std::move(again);
     ++reclaimed;
@@ -473,8 +501,7 @@ size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& s
   return reclaimed;
 }
 
-std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSymbol*>& symbols,
-                                                 CauseList& causes) {
+std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSymbol*>& symbols, CauseList& causes) {
   std::vector<UnresolvedSymbol*> rest;
   std::map<std::string, std::pair<host::HostApi, std::vector<UnresolvedSymbol*>>> by_host;  // by executable
   for (UnresolvedSymbol* u : symbols) {
@@ -512,10 +539,15 @@ std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSym
     c->fix = "check it as the interpreter loads it: " + option;
     for (UnresolvedSymbol* u : list) {
       u->cause = c->id;
-      verdict::claim(*u, EvidencePass::Host, Classification::HostProvided);  // "unknown": nothing defines it; the host does
+      verdict::claim(*u, EvidencePass::Host,
+                     Classification::HostProvided);  // "unknown": nothing defines it; the host does
       u->reason = "part of " + api + ": the " + host + " executable that imports the extension defines it";
-      u->fix = Fix{.kind = FixKind::None, .cmake_file = std::nullopt, .list = std::nullopt, .entry = std::nullopt,
-                   .library = std::nullopt, .detail = c->fix};
+      u->fix = Fix{.kind = FixKind::None,
+                   .cmake_file = std::nullopt,
+                   .list = std::nullopt,
+                   .entry = std::nullopt,
+                   .library = std::nullopt,
+                   .detail = c->fix};
       u->suggestions.clear();
     }
   }

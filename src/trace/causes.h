@@ -28,14 +28,13 @@ struct TraceContext;
 // build tree) is traced again through the sources; when an uncompiled source of the build defines
 // it, it becomes missing-source, the other copy is mentioned in its reason, and the cause no longer
 // counts it (a cause left with nothing to explain is dropped). Returns how many it reclaimed.
-size_t reclaim_own_build(const loader::Process& process, std::vector<SymbolFinding>& symbols,
-                         const TraceContext& ctx, CauseList& causes);
+size_t reclaim_own_build(const loader::Process& process, std::vector<SymbolFinding>& symbols, const TraceContext& ctx,
+                         CauseList& causes);
 
 // Pass (after origin tracing): symbols still unexplained that belong to a host program's API -
 // the Python C API (Py*, _Py*) from the interpreter, Perl's XS API (Perl_*, PL_*) from perl - get
 // one Cause per host. Returns the symbols it did not explain.
-std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSymbol*>& symbols,
-                                                 CauseList& causes);
+std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSymbol*>& symbols, CauseList& causes);
 
 // Pass (after suggestions): drops implausible did-you-mean lines - for a name in namespace std, a
 // definition from another top-level namespace - and every suggestion on a finding a cause explains.

@@ -34,7 +34,8 @@ bool shared_object_name(const std::string& path) {
 // top-level module).
 std::string package_of(const std::string& target) {
   std::string top;
-  for (std::string dir = parent_of(target); dir != "/" && is_file(dir + "/__init__.py"); dir = parent_of(dir)) top = dir;
+  for (std::string dir = parent_of(target); dir != "/" && is_file(dir + "/__init__.py"); dir = parent_of(dir))
+    top = dir;
   return top;
 }
 
@@ -70,9 +71,12 @@ ImportContext read_import_context(const ImportContextSources& sources, const loa
   }
   if (std::string package = package_of(sources.target); !package.empty()) {
     std::string site = parent_of(package);
-    walk_tree(package, [&](const std::string& path, const struct stat&) {
-      if (shared_object_name(path)) add(path, path.substr(site.size() + 1) + " (in this module's package)");
-    }, WalkOptions{.skip_hidden = true, .follow_symlinks = false});
+    walk_tree(
+        package,
+        [&](const std::string& path, const struct stat&) {
+          if (shared_object_name(path)) add(path, path.substr(site.size() + 1) + " (in this module's package)");
+        },
+        WalkOptions{.skip_hidden = true, .follow_symlinks = false});
   }
   return context;
 }
@@ -86,7 +90,8 @@ int import_definition(const ImportContext& context, const std::string& name) {
     o.find_defined(name, hash, hits);
     for (uint32_t s : hits) {
       elf::Symbol sym = o.dynamic_symbol(s);
-      if ((sym.binding == elf::Binding::Global || sym.binding == elf::Binding::Weak || sym.binding == elf::Binding::GnuUnique) &&
+      if ((sym.binding == elf::Binding::Global || sym.binding == elf::Binding::Weak ||
+           sym.binding == elf::Binding::GnuUnique) &&
           (sym.visibility == elf::Visibility::Default || sym.visibility == elf::Visibility::Protected))
         return static_cast<int>(i);
     }

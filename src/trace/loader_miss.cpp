@@ -41,20 +41,32 @@ void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef&
       verdict::claim(u, EvidencePass::Loader, Classification::VersionMismatch);
       u.reason = "defined in " + lib_of(ref.near_definitions.front()) + ", but not with version " +
                  (ref.version.empty() ? std::string("(default)") : std::string(ref.version));
-      u.fix = Fix{FixKind::UseLibrary, {}, {}, {}, lib_of(ref.near_definitions.front()),
+      u.fix = Fix{FixKind::UseLibrary,
+                  {},
+                  {},
+                  {},
+                  lib_of(ref.near_definitions.front()),
                   "rebuild against the library that is loaded at run time, or load the one it was linked against"};
       break;
     case loader::Miss::HiddenVersion:
       verdict::claim(u, EvidencePass::Loader, Classification::Hidden);
       u.reason = "defined in " + lib_of(ref.near_definitions.front()) +
                  " only under a hidden (non-default) version, invisible to an unversioned reference";
-      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, lib_of(ref.near_definitions.front()),
+      u.fix = Fix{FixKind::ExportSymbol,
+                  {},
+                  {},
+                  {},
+                  lib_of(ref.near_definitions.front()),
                   "make the version the default (@@) in the provider's version script"};
       break;
     case loader::Miss::HiddenVisibility:
       verdict::claim(u, EvidencePass::Loader, Classification::Hidden);
       u.reason = "defined in " + lib_of(ref.near_definitions.front()) + " with hidden or internal visibility";
-      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, lib_of(ref.near_definitions.front()),
+      u.fix = Fix{FixKind::ExportSymbol,
+                  {},
+                  {},
+                  {},
+                  lib_of(ref.near_definitions.front()),
                   "give the definition default visibility (or list it in the export map)"};
       break;
     case loader::Miss::NoDefinition: {
@@ -91,8 +103,8 @@ void find_unexported(const loader::Process& p, std::vector<SymbolFinding>& findi
     // default definition is exported, and a miss beside it is a matter of scope, not of visibility.
     for (const auto& s : full->static_symbols)
       if (!s.is_undefined() && s.type != elf::SymbolType::Section && s.type != elf::SymbolType::File &&
-          (s.binding == elf::Binding::Local || (s.visibility != elf::Visibility::Default &&
-                                                s.visibility != elf::Visibility::Protected)))
+          (s.binding == elf::Binding::Local ||
+           (s.visibility != elf::Visibility::Default && s.visibility != elf::Visibility::Protected)))
         local.insert(s.name);
     for (auto* f : unknown) {
       UnresolvedSymbol& u = f->symbol;
@@ -100,7 +112,11 @@ void find_unexported(const loader::Process& p, std::vector<SymbolFinding>& findi
       verdict::claim(u, EvidencePass::Unexported, Classification::Hidden);
       u.reason = "defined in " + obj.path + " but not exported (local or hidden in its symbol table)";
       u.origin = Origin{obj.path, std::nullopt, OriginKind::Library, obj.path, std::nullopt};
-      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, obj.path,
+      u.fix = Fix{FixKind::ExportSymbol,
+                  {},
+                  {},
+                  {},
+                  obj.path,
                   "give the definition default visibility (or list it in the export map)"};
     }
   }
@@ -122,8 +138,9 @@ std::string nowhere_reason(const TraceContext& ctx, const UnresolvedSymbol& u) {
   // A name that macros paste together (PRIV(x) -> _prefix_x_8) is spelled by no text; only the compiler
   // can place it, and it needs the build's compile commands.
   if (ctx.build && !ctx.build->build_dir.empty() && !ctx.build->has_compile_database && !ctx.build->cache.empty())
-    reason += " (no text spells it; with compile_commands.json, which -DCMAKE_EXPORT_COMPILE_COMMANDS=ON writes, the "
-              "compiler would try the sources the build leaves out)";
+    reason +=
+        " (no text spells it; with compile_commands.json, which -DCMAKE_EXPORT_COMPILE_COMMANDS=ON writes, the "
+        "compiler would try the sources the build leaves out)";
   return reason;
 }
 
@@ -150,7 +167,8 @@ void locate_references(const loader::Process& process, std::vector<SymbolFinding
       if (it == refs.calls.end() || it->second.empty()) continue;
       u->referenced_by.clear();
       for (const auto& site : it->second) {
-        u->referenced_by.push_back({path, site.function.empty() ? std::nullopt : std::optional<std::string>(site.function),
+        u->referenced_by.push_back({path,
+                                    site.function.empty() ? std::nullopt : std::optional<std::string>(site.function),
                                     site.file.empty() ? std::nullopt : std::optional<std::string>(site.file),
                                     site.line > 0 ? std::optional<int>(site.line) : std::nullopt});
       }
@@ -163,7 +181,8 @@ void locate_references(const loader::Process& process, std::vector<SymbolFinding
 // project), else each unit's directory; and each unit's DW_AT_comp_dir where the compiler ran (a setup.py's
 // directory) unless that is a CMake build tree, which holds copies and generated files, not the project.
 // Directories that do not exist here (a distribution's build root) and the system's own are left out.
-std::optional<InferredSources> dwarf_sources(const loader::Process& process, const std::vector<SymbolFinding>& findings) {
+std::optional<InferredSources> dwarf_sources(const loader::Process& process,
+                                             const std::vector<SymbolFinding>& findings) {
   std::set<int> referencing;
   for (const auto& f : findings)
     if (wants_tracing(f.symbol, f.ref)) referencing.insert(f.ref.object);
@@ -198,7 +217,8 @@ std::optional<InferredSources> dwarf_sources(const loader::Process& process, con
     if (!shared.empty() && !system(shared)) dirs.insert(shared);
   }
   for (const auto& d : dirs)
-    if (std::none_of(out.roots.begin(), out.roots.end(), [&](const std::string& r) { return d.rfind(r + "/", 0) == 0; }))
+    if (std::none_of(out.roots.begin(), out.roots.end(),
+                     [&](const std::string& r) { return d.rfind(r + "/", 0) == 0; }))
       out.roots.push_back(d);
   if (out.roots.empty()) return std::nullopt;
   return out;

@@ -36,6 +36,7 @@ void locate_references(const loader::Process& process, std::vector<SymbolFinding
 
 // Where the referencing libraries' own DWARF says they were built (the natural call, with no source
 // tree or build named): the roots to search and the units compiled. None when it names nothing here.
-std::optional<InferredSources> dwarf_sources(const loader::Process& process, const std::vector<SymbolFinding>& findings);
+std::optional<InferredSources> dwarf_sources(const loader::Process& process,
+                                             const std::vector<SymbolFinding>& findings);
 
 }  // namespace mlc::trace

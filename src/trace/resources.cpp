@@ -23,7 +23,8 @@ TraceResources::TraceResources(const TraceOptions& o, Report& report)
     : o_(o), errors_(report.errors), warnings_(report.warnings), notes_(report.notes) {}
 TraceResources::~TraceResources() = default;
 
-const TraceContext& TraceResources::context(const loader::Process* p, std::function<const ImportContext*()> import_context,
+const TraceContext& TraceResources::context(const loader::Process* p,
+                                            std::function<const ImportContext*()> import_context,
                                             const InferredSources* inferred) {
   if (!ready_) prepare();
   ctx_.set_import_context(std::move(import_context));
@@ -36,17 +37,20 @@ const TraceContext& TraceResources::context(const loader::Process* p, std::funct
     if (it == inferred_.end()) {
       source::IndexStats stats;
       const std::set<std::string> bounded(inferred->roots.begin(), inferred->roots.end());
-      it = inferred_.emplace(inferred->roots, source::SourceIndex::build({.roots = inferred->roots,
-                                                                          .cache_file = cache_file("sources", inferred->roots),
-                                                                          .defines = {},
-                                                                          .bounded_roots = bounded,
-                                                                          .walk_limit = kInferredWalkLimit},
-                                                                         &stats))
+      it = inferred_
+               .emplace(inferred->roots,
+                        source::SourceIndex::build({.roots = inferred->roots,
+                                                    .cache_file = cache_file("sources", inferred->roots),
+                                                    .defines = {},
+                                                    .bounded_roots = bounded,
+                                                    .walk_limit = kInferredWalkLimit},
+                                                   &stats))
                .first;
       for (const auto& r : stats.cut_short)
-        warnings_.push_back("the search for definitions under " + r + " (where the library's debug information says it "
-                            "was built) stopped after " + std::to_string(kInferredWalkLimit) +
-                            " files; --source-root names the trees to search");
+        warnings_.push_back("the search for definitions under " + r +
+                            " (where the library's debug information says it "
+                            "was built) stopped after " +
+                            std::to_string(kInferredWalkLimit) + " files; --source-root names the trees to search");
     }
     ctx_.sources = &it->second;
     ctx_.compiled_units = &inferred->units;
@@ -133,9 +137,12 @@ SearchRoots search_roots(const TraceOptions& o, const TraceContext& ctx, const b
     if (!under_any(t)) out.bounded.insert(roots.emplace_back(t));
   for (const auto& d : derived.flat) {
     if (under_any(d)) continue;
-    walk_tree(d, [&](const std::string& path, const struct stat&) {
-      if (source::is_source_file(path)) roots.push_back(path);
-    }, WalkOptions{.skip_hidden = true, .follow_symlinks = true, .max_depth = 0, .max_files = 10000});
+    walk_tree(
+        d,
+        [&](const std::string& path, const struct stat&) {
+          if (source::is_source_file(path)) roots.push_back(path);
+        },
+        WalkOptions{.skip_hidden = true, .follow_symlinks = true, .max_depth = 0, .max_files = 10000});
   }
   return out;
 }
@@ -184,7 +191,8 @@ void TraceResources::prepare() {
     notes_.insert(notes_.end(), build_->notes.begin(), build_->notes.end());
     for (const auto& l : build_->lists)
       for (const auto& d : l.duplicates)
-        warnings_.push_back(d + " is listed twice in " + l.variable + " (" + l.cmake_file + ":" + std::to_string(l.line) + ")");
+        warnings_.push_back(d + " is listed twice in " + l.variable + " (" + l.cmake_file + ":" +
+                            std::to_string(l.line) + ")");
     ctx_.build = &*build_;
   }
   ctx_.porting_dir = o_.porting_dir;
@@ -209,7 +217,8 @@ void TraceResources::prepare() {
                                                 &source_stats_, macro_roots));
     for (const auto& r : source_stats_.cut_short)
       warnings_.push_back("the search for definitions under " + r + " (the build's source directory) stopped after " +
-                          std::to_string(source::IndexOptions{}.walk_limit) + " files; --source-root names the trees to search");
+                          std::to_string(source::IndexOptions{}.walk_limit) +
+                          " files; --source-root names the trees to search");
     ctx_.sources = &*sources_;
   }
   if (!o_.mapping.empty()) {

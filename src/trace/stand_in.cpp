@@ -54,8 +54,11 @@ bool check_stand_in(const demangle::SymbolName& sym, const TraceContext& ctx, co
           arity != (no_params ? 0 : sym.params.size())) {
         continue;
       }
-      where = Origin{.file = ctx.sources->file_of(*e).path, .line = static_cast<int>(e->line), .kind = OriginKind::Declaration,
-                     .library = std::nullopt, .ported_from = std::nullopt};
+      where = Origin{.file = ctx.sources->file_of(*e).path,
+                     .line = static_cast<int>(e->line),
+                     .kind = OriginKind::Declaration,
+                     .library = std::nullopt,
+                     .ported_from = std::nullopt};
       break;
     }
   }
@@ -65,8 +68,13 @@ bool check_stand_in(const demangle::SymbolName& sym, const TraceContext& ctx, co
       u.reason = "a stand-in " + qualified + " for " + sym.name + ", which " + has->path +
                  " now defines; the stand-in's declaration hides it";
       if (where) u.origin = where;
-      u.fix = Fix{.kind = FixKind::None, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "remove the declaration of " + qualified + " so the code calls " +
-                                            has->soname + "'s " + sym.name};
+      u.fix = Fix{
+          .kind = FixKind::None,
+          .cmake_file = {},
+          .list = {},
+          .entry = {},
+          .library = {},
+          .detail = "remove the declaration of " + qualified + " so the code calls " + has->soname + "'s " + sym.name};
       return true;
     }
   }
@@ -76,8 +84,15 @@ bool check_stand_in(const demangle::SymbolName& sym, const TraceContext& ctx, co
              " SDK lacks; CUDA has " + cuda +
              (lib ? " in " + lib->path : " (declared in " + cuda_index->headers.file_of(*decl).path + ")");
   if (where) u.origin = where;
-  u.fix = Fix{.kind = FixKind::Stub, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "define " + qualified + " in unimplemented_functions.cpp (musa-stubgen) and "
-                                        "request " + sym.name + " from the SDK team"};
+  u.fix = Fix{.kind = FixKind::Stub,
+              .cmake_file = {},
+              .list = {},
+              .entry = {},
+              .library = {},
+              .detail = "define " + qualified +
+                        " in unimplemented_functions.cpp (musa-stubgen) and "
+                        "request " +
+                        sym.name + " from the SDK team"};
   return true;
 }
 

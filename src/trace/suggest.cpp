@@ -6,14 +6,14 @@
 #include <bitset>
 #include <cctype>
 #include <deque>
-#include <unordered_map>
 #include <map>
 #include <set>
+#include <unordered_map>
 
+#include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "source/source_index.h"
-#include "common/paths.h"
 #include "verdict/verdict.h"
 
 namespace mlc::trace {
@@ -21,7 +21,8 @@ namespace {
 
 bool exported(const elf::Symbol& s) {
   return !s.is_undefined() && (s.name_offset != 0 || !s.name.empty()) &&
-         (s.binding == elf::Binding::Global || s.binding == elf::Binding::Weak || s.binding == elf::Binding::GnuUnique) &&
+         (s.binding == elf::Binding::Global || s.binding == elf::Binding::Weak ||
+          s.binding == elf::Binding::GnuUnique) &&
          s.visibility != elf::Visibility::Hidden && s.visibility != elf::Visibility::Internal;
 }
 
@@ -37,7 +38,8 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 void replace_all(std::string& s, std::string_view what, std::string_view with) {
-  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + with.size())) s.replace(p, what.size(), with);
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + with.size()))
+    s.replace(p, what.size(), with);
 }
 
 // The name with the two std::string ABIs spelled alike: what is left differs only if the two
@@ -135,7 +137,11 @@ std::string trimmed(const std::string& s) {
 void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want, const Suggestion& s) {
   const std::string lib = base_name(s.library);
   verdict::claim(u, EvidencePass::NearMiss, Classification::AbiMismatch);
-  u.origin = Origin{.file = s.library, .line = std::nullopt, .kind = OriginKind::Library, .library = s.library, .ported_from = std::nullopt};
+  u.origin = Origin{.file = s.library,
+                    .line = std::nullopt,
+                    .kind = OriginKind::Library,
+                    .library = s.library,
+                    .ported_from = std::nullopt};
   std::string head = s.library + " defines " + s.demangled + " (" + to_string(s.reason) + "): ";
   std::string detail;
   bool caller_new = cxx11_abi(u.symbol), lib_new = cxx11_abi(s.symbol);
@@ -146,8 +152,9 @@ void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want,
     };
     u.reason = head + "the caller was built with " + abi_flag(caller_new) + " (" + what(caller_new) + "), " + lib +
                " with " + abi_flag(lib_new) + " (" + what(lib_new) + ")";
-    detail = "rebuild the caller with " + abi_flag(lib_new) + " to match " + lib + " (or load a " + lib + " built with " +
-             abi_flag(caller_new) + "); for a PyTorch extension use torch's value: python -c 'import torch; "
+    detail = "rebuild the caller with " + abi_flag(lib_new) + " to match " + lib + " (or load a " + lib +
+             " built with " + abi_flag(caller_new) +
+             "); for a PyTorch extension use torch's value: python -c 'import torch; "
              "print(int(torch.compiled_with_cxx11_abi()))'";
   } else if (s.reason == SuggestionReason::ByValue || s.reason == SuggestionReason::Const) {
     auto have = demangle::parse_symbol(s.symbol);
@@ -162,15 +169,17 @@ void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want,
       there = have.params[i];
       here = want.params[i];
     }
-    u.reason = head + what + " is `" + there + "` there but `" + here + "` in the declaration the caller was compiled " +
-               "against" + (s.reason == SuggestionReason::ByValue ? ": one side passes it by value, the other by reference" : "");
+    u.reason = head + what + " is `" + there + "` there but `" + here +
+               "` in the declaration the caller was compiled " + "against" +
+               (s.reason == SuggestionReason::ByValue ? ": one side passes it by value, the other by reference" : "");
     detail = "declare " + what + " as `" + there + "` where the caller sees it, as " + lib + " defines " + s.demangled +
              ", and rebuild the caller (or rebuild " + lib + " from the caller's headers)";
   } else {
     u.reason = head + "the caller was compiled against other headers than the library that is loaded";
     detail = "rebuild against the headers of the loaded " + lib + " (or load the version it was built against)";
   }
-  u.fix = Fix{.kind = FixKind::RebuildAbi, .cmake_file = {}, .list = {}, .entry = {}, .library = s.library, .detail = detail};
+  u.fix = Fix{
+      .kind = FixKind::RebuildAbi, .cmake_file = {}, .list = {}, .entry = {}, .library = s.library, .detail = detail};
 }
 
 // The explicit instantiation that provides `want`: the function template's own line, or its class.
@@ -189,8 +198,9 @@ std::string instantiation_line(const UnresolvedSymbol& u, const demangle::Symbol
 // or as explicit instantiations in the sources), this one does not. False when none is known.
 bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolName& want, Instances found,
                                    const source::SourceIndex* sources) {
-  bool is_template = !want.template_args.empty() ||
-                     std::any_of(want.scopes.begin(), want.scopes.end(), [](const auto& s) { return s.find('<') != std::string::npos; });
+  bool is_template =
+      !want.template_args.empty() || std::any_of(want.scopes.begin(), want.scopes.end(),
+                                                 [](const auto& s) { return s.find('<') != std::string::npos; });
   // Tracing found this very instantiation in the sources: that is not a missing one.
   if (!is_template || (u.origin && u.origin->kind == OriginKind::ExplicitInstantiation)) return false;
   std::string own_args;
@@ -207,16 +217,22 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
         std::string args = e->template_args;
         replace_all(args, std::string(1, source::kListSep), ", ");
         if (args == own_args) continue;
-        found.push_back({.symbol = "", .demangled = e->qualified + "<" + args + ">", .where = path + ":" + std::to_string(e->line)});
+        found.push_back({.symbol = "",
+                         .demangled = e->qualified + "<" + args + ">",
+                         .where = path + ":" + std::to_string(e->line)});
       } else if (e->kind == source::EntityKind::FunctionDefinition && e->is_template && !definition) {
-        definition = Origin{.file = path, .line = static_cast<int>(e->line), .kind = OriginKind::Definition, .library = std::nullopt,
+        definition = Origin{.file = path,
+                            .line = static_cast<int>(e->line),
+                            .kind = OriginKind::Definition,
+                            .library = std::nullopt,
                             .ported_from = std::nullopt};
       }
     }
   }
   if (found.empty()) return false;
   std::sort(found.begin(), found.end(), [](const Instance& a, const Instance& b) { return a.demangled < b.demangled; });
-  found.erase(std::unique(found.begin(), found.end(), [](const Instance& a, const Instance& b) { return a.demangled == b.demangled; }),
+  found.erase(std::unique(found.begin(), found.end(),
+                          [](const Instance& a, const Instance& b) { return a.demangled == b.demangled; }),
               found.end());
   std::optional<std::string> library;
   for (const auto& f : found) {
@@ -235,20 +251,31 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
   std::string line = instantiation_line(u, want);
   verdict::claim(u, EvidencePass::NearMiss, Classification::MissingInstantiation);
   u.reason = u.demangled + " is not instantiated: " + where + " (" + have + ")";
-  if (definition) u.reason += "; the template is defined in " + definition->file + (definition->line ? ":" + std::to_string(*definition->line) : "");
+  if (definition)
+    u.reason += "; the template is defined in " + definition->file +
+                (definition->line ? ":" + std::to_string(*definition->line) : "");
   u.origin = definition ? *definition
-                        : Origin{.file = library.value_or(found.front().where), .line = std::nullopt, .kind = OriginKind::Library,
-                                 .library = library, .ported_from = std::nullopt};
+                        : Origin{.file = library.value_or(found.front().where),
+                                 .line = std::nullopt,
+                                 .kind = OriginKind::Library,
+                                 .library = library,
+                                 .ported_from = std::nullopt};
   if (definition) u.origin->library = library;
   u.suggestions.clear();
   for (const auto& f : found) {
-    if (u.suggestions.size() < 3) u.suggestions.push_back({f.symbol, f.demangled, f.where, SuggestionReason::Instantiation});
+    if (u.suggestions.size() < 3)
+      u.suggestions.push_back({f.symbol, f.demangled, f.where, SuggestionReason::Instantiation});
   }
-  u.fix = Fix{.kind = FixKind::AddInstantiation, .cmake_file = {}, .list = {}, .entry = {}, .library = library,
+  u.fix = Fix{.kind = FixKind::AddInstantiation,
+              .cmake_file = {},
+              .list = {},
+              .entry = {},
+              .library = library,
               .detail = "add the explicit instantiation `" + line + "` to " +
                         (!definition ? std::string("the source that defines the template")
-                         : source::is_compiled_source(definition->file) ? definition->file
-                                                                        : "a compiled source that includes " + definition->file) +
+                         : source::is_compiled_source(definition->file)
+                             ? definition->file
+                             : "a compiled source that includes " + definition->file) +
                         (library ? " and rebuild " + base_name(*library) : std::string())};
   return true;
 }
@@ -299,7 +326,8 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
       continue;
     }
     auto sym = demangle::parse_symbol(u->symbol);
-    std::string name = sym.is_constructor || sym.is_destructor ? (sym.scopes.empty() ? "" : sym.scopes.back()) : sym.name;
+    std::string name =
+        sym.is_constructor || sym.is_destructor ? (sym.scopes.empty() ? "" : sym.scopes.back()) : sym.name;
     if (auto lt = name.find('<'); lt != std::string::npos) name = name.substr(0, lt);
     if (name.empty() || name.rfind("operator", 0) == 0 || name[0] == '~') continue;
     by_token[key(std::to_string(name.size()) + name)].push_back(u);
@@ -340,7 +368,8 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
         while (std::isdigit(static_cast<unsigned char>(token[digits]))) ++digits;
         size_t len = token.size() - digits;
         if (len >= maybe.size() || !maybe[len].test(static_cast<unsigned char>(token[digits]))) return;
-        if (auto it = by_token.find(token); it != by_token.end()) hits.insert(hits.end(), it->second.begin(), it->second.end());
+        if (auto it = by_token.find(token); it != by_token.end())
+          hits.insert(hits.end(), it->second.begin(), it->second.end());
       });
       if (hits.empty()) continue;
       auto have = demangle::parse_symbol(name);
@@ -363,7 +392,8 @@ void suggest(const loader::Process& process, const std::vector<UnresolvedSymbol*
   for (auto* u : symbols) {
     if (verdict::current(*u) != Classification::Unknown) continue;
     if (auto it = instances.find(u); it != instances.end() || (sources && u->origin)) {
-      if (explain_missing_instantiation(*u, parsed[u], it == instances.end() ? Instances{} : it->second, sources)) continue;
+      if (explain_missing_instantiation(*u, parsed[u], it == instances.end() ? Instances{} : it->second, sources))
+        continue;
     }
     if (u->origin) continue;
     // Strongest evidence first: the string ABI names its flag; parameter and const drift name the parameter.

@@ -43,7 +43,9 @@ bool is_function_kind(EntityKind k) {
   return k == EntityKind::FunctionDefinition || k == EntityKind::FunctionDeclaration ||
          k == EntityKind::ExplicitInstantiation;
 }
-bool is_variable_kind(EntityKind k) { return k == EntityKind::VariableDefinition || k == EntityKind::VariableDeclaration; }
+bool is_variable_kind(EntityKind k) {
+  return k == EntityKind::VariableDefinition || k == EntityKind::VariableDeclaration;
+}
 
 // The spec's ranking: a (non-template) definition in a compiled source, then an explicit
 // instantiation, then a template or inline definition, then a declaration.
@@ -59,19 +61,21 @@ int kind_rank(const IndexedEntity& e, const std::string& path) {
 
 OriginKind origin_kind(const IndexedEntity& e) {
   if (e.kind == EntityKind::ExplicitInstantiation) return OriginKind::ExplicitInstantiation;
-  if (e.kind == EntityKind::FunctionDefinition || e.kind == EntityKind::VariableDefinition) return OriginKind::Definition;
+  if (e.kind == EntityKind::FunctionDefinition || e.kind == EntityKind::VariableDefinition)
+    return OriginKind::Definition;
   return OriginKind::Declaration;
 }
 
 std::vector<std::string> normalized(const std::vector<std::string>& types, const porting::NameMap* rename) {
   std::vector<std::string> out;
-  for (const auto& t : types) out.push_back(source::normalize_type(rename ? porting::map_identifiers(t, *rename) : t, false));
+  for (const auto& t : types)
+    out.push_back(source::normalize_type(rename ? porting::map_identifiers(t, *rename) : t, false));
   return out;
 }
 
 struct Candidate {
   const IndexedEntity* entity = nullptr;
-  bool exact = false;  // parameters (and const) agree
+  bool exact = false;       // parameters (and const) agree
   bool same_arity = false;  // as many parameters as the symbol, types not matched
   int rank = 0;
   bool in_porting_tree = false;
@@ -115,10 +119,16 @@ class Tracer {
     // DWARF points to, a prototype of an API it calls (the Python C API, a driver's) says nothing of where
     // that API is defined, and the host and provider passes that come later do.
     if (declared_only_ && !ctx_.compiled_units) {
-      u_.reason = "declared in " + declared_only_->file + (declared_only_->line ? ":" + std::to_string(*declared_only_->line) : "") +
+      u_.reason = "declared in " + declared_only_->file +
+                  (declared_only_->line ? ":" + std::to_string(*declared_only_->line) : "") +
                   " but defined in no source, SDK library or CUDA library that was searched";
       u_.origin = declared_only_;
-      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "write a stub for it (musa-stubgen), or find the source that should define it"};
+      u_.fix = Fix{FixKind::Stub,
+                   {},
+                   {},
+                   {},
+                   {},
+                   "write a stub for it (musa-stubgen), or find the source that should define it"};
     }
   }
 
@@ -134,22 +144,28 @@ class Tracer {
     std::string listed = e.op + " is listed in " + at(e);
     if (m.entries.size() > 1) {
       listed = "one of ";
-      for (size_t i = 0; i < m.entries.size(); ++i) listed += (i ? ", " : "") + m.entries[i]->op + " (" + at(*m.entries[i]) + ")";
+      for (size_t i = 0; i < m.entries.size(); ++i)
+        listed += (i ? ", " : "") + m.entries[i]->op + " (" + at(*m.entries[i]) + ")";
       listed += " is listed";
     }
     const std::vector<std::string> others = other_signatures();
     u_.reason = listed + " for " + m.yaml->backend + ", so the generated registration code calls " + sym_.qualified() +
-                (m.declaration ? ", declared in " + m.declaration->file + ":" + std::to_string(m.declaration->line) + " (" +
-                                     m.declaration->text + ")"
+                (m.declaration ? ", declared in " + m.declaration->file + ":" + std::to_string(m.declaration->line) +
+                                     " (" + m.declaration->text + ")"
                                : "") +
                 (others.empty() ? ", but no source implements it"
                                 : ", but the library defines it only with other parameters: " + others.front());
     u_.origin = Origin{m.yaml->path, static_cast<int>(e.line), OriginKind::Declaration, std::nullopt, std::nullopt};
-    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {},
-                 (others.empty() ? "implement " : "give the definition the generated declaration's parameters, or implement ") +
-                 sym_.qualified() + " (" + e.op + "), or remove the entry " + e.op + " at " + at(e) +
-                           "; musa-stubgen writes a stub that throws \"" + e.op + " is not implemented for " +
-                           m.yaml->backend + "\" so the library loads"};
+    u_.fix = Fix{
+        FixKind::Stub,
+        {},
+        {},
+        {},
+        {},
+        (others.empty() ? "implement " : "give the definition the generated declaration's parameters, or implement ") +
+            sym_.qualified() + " (" + e.op + "), or remove the entry " + e.op + " at " + at(e) +
+            "; musa-stubgen writes a stub that throws \"" + e.op + " is not implemented for " + m.yaml->backend +
+            "\" so the library loads"};
     return true;
   }
 
@@ -195,9 +211,14 @@ class Tracer {
           u_.reason = "the loader takes " + o.path + " [" + loader::to_string(o.how) + "] for " + lib.soname +
                       ", which lacks it; " + lib.path + " defines it";
           u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
-          u_.fix = Fix{FixKind::UseLibrary, {}, {}, {}, lib.path,
+          u_.fix = Fix{FixKind::UseLibrary,
+                       {},
+                       {},
+                       {},
+                       lib.path,
                        "load " + lib.path + " instead of " + o.path + " (found through " + search_words(o.how) +
-                           "): put " + lib.path.substr(0, lib.path.rfind('/')) + " before it in the search path, or remove the stale copy"};
+                           "): put " + lib.path.substr(0, lib.path.rfind('/')) +
+                           " before it in the search path, or remove the stale copy"};
           return true;
         }
         if (loaded >= 0) continue;  // that very file is loaded: the symbol must be hidden or versioned
@@ -297,8 +318,10 @@ class Tracer {
     if (it == sdk->archive_definitions.end()) return false;
     const auto& def = it->second;
     verdict::claim(u_, EvidencePass::Trace, Classification::StaticArchive);
-    u_.reason = "defined only in " + def.archive + "(" + def.member + "), a static archive: no shared library provides it";
-    u_.origin = Origin{def.archive, std::nullopt, OriginKind::Library, def.archive + "(" + def.member + ")", std::nullopt};
+    u_.reason =
+        "defined only in " + def.archive + "(" + def.member + "), a static archive: no shared library provides it";
+    u_.origin =
+        Origin{def.archive, std::nullopt, OriginKind::Library, def.archive + "(" + def.member + ")", std::nullopt};
     Fix fix{FixKind::LinkLibrary, {}, {}, def.archive, def.archive, ""};
     std::string target = target_name();
     if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
@@ -321,7 +344,8 @@ class Tracer {
     UnresolvedSymbol saved = u_;
     std::optional<Origin> saved_declared = declared_only_;
     if (check_sources() && verdict::current(u_) == Classification::MissingSource) {
-      u_.reason += "; " + other_copy + ", another installed copy of the library, defines it too, but the build's "
+      u_.reason += "; " + other_copy +
+                   ", another installed copy of the library, defines it too, but the build's "
                    "own product lacks it";
       return true;
     }
@@ -392,7 +416,8 @@ class Tracer {
     std::string want = sym_.qualified();
     if (sym_.kind == NameKind::CName) return e.name() == sym_.name && (e.extern_c || !e.qualified.empty());
     if (e.qualified == want) return true;
-    if (!in_porting_tree && ctx_.mapping) return e.qualified == porting::to_cuda_name(want, *ctx_.mapping, ctx_.backend->port_naming);
+    if (!in_porting_tree && ctx_.mapping)
+      return e.qualified == porting::to_cuda_name(want, *ctx_.mapping, ctx_.backend->port_naming);
     return false;
   }
 
@@ -438,7 +463,8 @@ class Tracer {
     std::string_view scope = sym_.scopes.back();
     size_t lt = scope.find('<');
     if (lt == std::string_view::npos || scope.back() != '>') return false;
-    std::vector<std::string> args = normalized(demangle::split_top_level(scope.substr(lt + 1, scope.size() - lt - 2)), nullptr);
+    std::vector<std::string> args =
+        normalized(demangle::split_top_level(scope.substr(lt + 1, scope.size() - lt - 2)), nullptr);
     std::vector<std::string> want = source::split_list(e.template_args);
     if (want.size() > args.size()) return false;
     return std::equal(want.begin(), want.end(), args.end() - static_cast<long>(want.size()));
@@ -458,7 +484,10 @@ class Tracer {
       const std::string& path = ctx_.sources->file_of(*e).path;
       bool ported = under(path, ctx_.porting_dir);
       if (!qualified_matches(*e, ported)) continue;
-      Candidate c{.entity = e, .exact = params_match(*e, ported), .same_arity = false, .rank = kind_rank(*e, path),
+      Candidate c{.entity = e,
+                  .exact = params_match(*e, ported),
+                  .same_arity = false,
+                  .rank = kind_rank(*e, path),
                   .in_porting_tree = ported};
       c.same_arity = c.exact || same_arity(*e);
       out.push_back(c);
@@ -548,7 +577,10 @@ class Tracer {
           if (e->kind != EntityKind::FunctionDefinition || e->params != key_params) continue;
           if (e->qualified != cls->qualified + "::" + key) continue;
           const std::string& path = ctx_.sources->file_of(*e).path;
-          found.push_back({.entity = e, .exact = true, .same_arity = true, .rank = kind_rank(*e, path),
+          found.push_back({.entity = e,
+                           .exact = true,
+                           .same_arity = true,
+                           .rank = kind_rank(*e, path),
                            .in_porting_tree = under(path, ctx_.porting_dir)});
           about = " (the key function " + cls->qualified + "::" + key + "(" + key_params + ") is defined there)";
         }
@@ -591,7 +623,8 @@ class Tracer {
     }
     // Without a build, the units are those of the loaded objects' DWARF: a file compiled into another
     // loaded library decides nothing here (its definition there may differ: the near-miss pass reads it).
-    if (!ctx_.build && ctx_.compiled_units && source::is_compiled_source(origin_file) && in_build(origin_file)) return false;
+    if (!ctx_.build && ctx_.compiled_units && source::is_compiled_source(origin_file) && in_build(origin_file))
+      return false;
     Origin origin{origin_file, static_cast<int>(at->line), origin_kind(*at), std::nullopt, original};
     u_.origin = origin;
     std::string where = origin_file + ":" + std::to_string(at->line);
@@ -601,8 +634,10 @@ class Tracer {
       // other unit sees it), or the uncompiled one that alone #includes the file holding a plain
       // (non-inline) definition, as jsoncpp's .inl files and fmt's format-inl.h are included.
       if (auto tu = emitting_unit(*best.entity, origin_file, translation_unit)) {
-        about += " (" + std::string(translation_unit ? "a template body" : "defined in " + where + ", which " +
-                                                                              tu->first + " includes") + ")";
+        about += " (" +
+                 std::string(translation_unit ? "a template body"
+                                              : "defined in " + where + ", which " + tu->first + " includes") +
+                 ")";
         if (!translation_unit) {
           origin_file = tu->first;
           u_.origin = Origin{origin_file, static_cast<int>(tu->second), OriginKind::Definition, std::nullopt,
@@ -614,10 +649,15 @@ class Tracer {
         return missing_source(origin_file, where, about, ported, original);
       }
       verdict::claim(u_, EvidencePass::Trace, Classification::Unknown);
-      u_.reason = std::string(best.rank == 1 ? "a template or inline definition" : "defined") + " in " + where +
-                  about + ", which no compiled translation unit instantiates for these arguments";
-      u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "add an explicit instantiation to a compiled source, or include " +
-                                               origin_file + " where it is used"};
+      u_.reason = std::string(best.rank == 1 ? "a template or inline definition" : "defined") + " in " + where + about +
+                  ", which no compiled translation unit instantiates for these arguments";
+      u_.fix =
+          Fix{FixKind::None,
+              {},
+              {},
+              {},
+              {},
+              "add an explicit instantiation to a compiled source, or include " + origin_file + " where it is used"};
       return true;
     }
     if (in_build(origin_file)) {
@@ -628,7 +668,8 @@ class Tracer {
         u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "rebuild " + lib + " (cmake --build): it predates " + origin_file};
         return true;
       }
-      u_.reason = "defined in " + where + about + ", which is compiled, yet the symbol is missing: check #if guards "
+      u_.reason = "defined in " + where + about +
+                  ", which is compiled, yet the symbol is missing: check #if guards "
                   "and the library it is compiled into";
       u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "check that " + origin_file + " is compiled into this library"};
       return true;
@@ -647,7 +688,8 @@ class Tracer {
     if (e.is_template || e.is_inline || e.kind != EntityKind::FunctionDefinition) return std::nullopt;
     std::optional<std::pair<std::string, uint32_t>> only;
     for (const auto& [included, units] : includers(ctx_)) {
-      if (file.size() <= included.size() || file.compare(file.size() - included.size(), included.size(), included) != 0 ||
+      if (file.size() <= included.size() ||
+          file.compare(file.size() - included.size(), included.size(), included) != 0 ||
           file[file.size() - included.size() - 1] != '/') {
         continue;
       }
@@ -668,9 +710,11 @@ class Tracer {
       return true;
     }
     u_.reason = "defined in " + where + about + ", which the build does not compile";
-    auto choice = ctx_.build ? build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt;
-    Fix fix = choice || !p_ || ref_ < 0 ? add_source_fix(choice, origin_file)
-                                        : setup_py_fix(p_->objects[ref_].path, origin_file).value_or(add_source_fix(choice, origin_file));
+    auto choice =
+        ctx_.build ? build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt;
+    Fix fix = choice || !p_ || ref_ < 0
+                  ? add_source_fix(choice, origin_file)
+                  : setup_py_fix(p_->objects[ref_].path, origin_file).value_or(add_source_fix(choice, origin_file));
     if (original && original->size() > 4 && original->compare(original->size() - 4, 4, ".cpp") == 0 &&
         fix.list.value_or("") != "PORTING_CPP_CSRCS") {
       fix.detail += " (PyTorch defines it in a .cpp: add the ported .cpp to PORTING_CPP_CSRCS, or report a bug)";
@@ -686,8 +730,8 @@ class Tracer {
       std::string params = c.entity->params;
       std::replace(params.begin(), params.end(), source::kListSep, ',');
       // SourceSignature, not Signature: a source is no evidence of ABI drift (that needs a binary).
-      u_.suggestions.push_back({"", c.entity->qualified + "(" + params + ")", path + ":" + std::to_string(c.entity->line),
-                                SuggestionReason::SourceSignature});
+      u_.suggestions.push_back({"", c.entity->qualified + "(" + params + ")",
+                                path + ":" + std::to_string(c.entity->line), SuggestionReason::SourceSignature});
       if (u_.suggestions.size() >= 3) break;
     }
   }
@@ -703,8 +747,13 @@ class Tracer {
       u_.origin = Origin{path, static_cast<int>(e->line), OriginKind::Declaration, std::nullopt, std::nullopt};
       u_.reason = "declared in " + path + ":" + std::to_string(e->line) + ", but no library of the SDK (" +
                   ctx_.sdk()->home + ") defines it";
-      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "stub it in unimplemented_functions.cpp (musa-stubgen) if the code never "
-                                           "really calls it; otherwise request it from the SDK team"};
+      u_.fix = Fix{FixKind::Stub,
+                   {},
+                   {},
+                   {},
+                   {},
+                   "stub it in unimplemented_functions.cpp (musa-stubgen) if the code never "
+                   "really calls it; otherwise request it from the SDK team"};
       counterpart();
       return true;
     }
@@ -761,7 +810,8 @@ class Tracer {
       return false;
     }
     if (declared_only_) u_.origin = declared_only_;
-    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
+    u_.fix =
+        Fix{FixKind::Stub, {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
     return true;
   }
 
@@ -784,10 +834,11 @@ class Tracer {
         if (is_function_kind(e->kind) || is_variable_kind(e->kind)) decl = e;
     if (!lib && !decl) return false;
     const std::string& sdk = ctx_.backend->display;
-    std::string where = lib ? "CUDA's " + lib->path + " exports it" : "CUDA declares it in " + ctx_.cuda()->headers.file_of(*decl).path;
+    std::string where =
+        lib ? "CUDA's " + lib->path + " exports it" : "CUDA declares it in " + ctx_.cuda()->headers.file_of(*decl).path;
     u_.origin = lib ? Origin{lib->path, std::nullopt, OriginKind::Library, lib->path, std::nullopt}
-                    : Origin{ctx_.cuda()->headers.file_of(*decl).path, static_cast<int>(decl->line), OriginKind::Declaration,
-                             std::nullopt, std::nullopt};
+                    : Origin{ctx_.cuda()->headers.file_of(*decl).path, static_cast<int>(decl->line),
+                             OriginKind::Declaration, std::nullopt, std::nullopt};
     std::string counterpart;
     if (ctx_.mapping)
       if (auto it = ctx_.mapping->to_musa.find(name); it != ctx_.mapping->to_musa.end() && it->second != name)
@@ -795,36 +846,47 @@ class Tracer {
     std::string by = "the porting map's";
     if (counterpart.empty() && !ctx_.mapping && ctx_.sdk()) {
       // No map: the backend's naming rule (cudaX -> hipX), taken only when the SDK exports that name.
-      if (auto renamed = backend::counterpart_by_rule(*ctx_.backend, name); renamed && ctx_.sdk()->first_exporter(*renamed))
+      if (auto renamed = backend::counterpart_by_rule(*ctx_.backend, name);
+          renamed && ctx_.sdk()->first_exporter(*renamed))
         counterpart = *renamed, by = "by the " + backend::naming_rule(*ctx_.backend) + " naming rule, the";
     }
     if (counterpart.empty() && !ctx_.mapping) {
       // Without a map its counterpart is not known: neither stubbed (cuda-only) nor renamed.
-      u_.reason = "a CUDA API the port still calls: " + where + "; give the porting map (--mapping) to name its " + sdk +
-                  " counterpart";
+      u_.reason = "a CUDA API the port still calls: " + where + "; give the porting map (--mapping) to name its " +
+                  sdk + " counterpart";
       return true;
     }
     if (counterpart.empty()) {
       verdict::claim(u_, EvidencePass::Trace, Classification::CudaOnly);
-      u_.reason = "a CUDA API the port still calls: " + where + "; the porting map has no " + sdk + " counterpart for it";
-      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
+      u_.reason =
+          "a CUDA API the port still calls: " + where + "; the porting map has no " + sdk + " counterpart for it";
+      u_.fix = Fix{
+          FixKind::Stub, {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
       return true;
     }
     const auto* port = ctx_.sdk() ? ctx_.sdk()->first_exporter(counterpart) : nullptr;
     verdict::claim(u_, EvidencePass::Trace, Classification::Unported);
     u_.counterpart = Counterpart{counterpart, port ? std::optional<std::string>(port->path) : std::nullopt};
     u_.reason = "a CUDA API the port still calls: " + where + "; " + by + " " + sdk + " counterpart is " + counterpart +
-                (port ? ", which " + port->path + " exports" : ctx_.sdk() ? ", which no library of the " + sdk + " SDK (" + ctx_.sdk()->home + ") exports" : "");
-    u_.fix = Fix{FixKind::None, {}, {}, {}, port ? std::optional<std::string>(port->path) : std::nullopt,
-                 "call " + counterpart + " instead of " + name + " where the port calls it (the porting map renames it; "
-                 "this call was missed), and rebuild"};
+                (port         ? ", which " + port->path + " exports"
+                 : ctx_.sdk() ? ", which no library of the " + sdk + " SDK (" + ctx_.sdk()->home + ") exports"
+                              : "");
+    u_.fix = Fix{FixKind::None,
+                 {},
+                 {},
+                 {},
+                 port ? std::optional<std::string>(port->path) : std::nullopt,
+                 "call " + counterpart + " instead of " + name +
+                     " where the port calls it (the porting map renames it; "
+                     "this call was missed), and rebuild"};
     return true;
   }
 
   const porting::ApiInfo* unsupported_mark(const std::string& cuda) const {
     if (!ctx_.mapping) return nullptr;
     auto it = ctx_.mapping->info.find(cuda);
-    return it != ctx_.mapping->info.end() && it->second.unsupported && !ctx_.mapping->files.empty() ? &it->second : nullptr;
+    return it != ctx_.mapping->info.end() && it->second.unsupported && !ctx_.mapping->files.empty() ? &it->second
+                                                                                                    : nullptr;
   }
 
   const loader::Process* p_;

@@ -34,14 +34,15 @@ struct TraceContext {
   std::function<const sdk::SdkIndex*()> load_sdk, load_cuda;
   const sdk::SdkIndex* sdk() const { return lazy(load_sdk, sdk_); }
   const sdk::SdkIndex* cuda() const { return lazy(load_cuda, cuda_); }
-  std::string sdk_home, cuda_home;               // what load_sdk / load_cuda would read
+  std::string sdk_home, cuda_home;  // what load_sdk / load_cuda would read
   const porting::PortingMap* mapping = nullptr;
   const backend::Backend* backend = &backend::musa();  // names in sentences, the SDK's layout
   const build::Model* build = nullptr;
   // Without a build: the sources the library's own DWARF says it was compiled from (its units), the one
   // evidence of what the build compiled; null when there is a build, or no DWARF.
   const std::set<std::string>* compiled_units = nullptr;
-  const std::vector<codegen::BackendYaml>* codegen = nullptr;  // torchgen backend yamls (kernels the generated code calls)
+  const std::vector<codegen::BackendYaml>* codegen =
+      nullptr;  // torchgen backend yamls (kernels the generated code calls)
   // Ported path (relative) -> original path (relative), filled on first use.
   mutable std::optional<std::unordered_map<std::string, std::string>> original_of;
   // Translation units by what they #include ("fmt/format-inl.h" -> [{tu, line}]), filled on first use.

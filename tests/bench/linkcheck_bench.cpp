@@ -16,8 +16,8 @@
 // search path): a stale libstdc++.so.6 there must not be loaded into the C++ tool itself.
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,7 +175,8 @@ int dwarf_main(int argc, char** argv) {
   int located = 0;
   {
     std::string report = run_capture(args(lib));
-    for (size_t at = report.find("referenced by "); at != std::string::npos; at = report.find("referenced by ", at + 1)) {
+    for (size_t at = report.find("referenced by "); at != std::string::npos;
+         at = report.find("referenced by ", at + 1)) {
       size_t eol = report.find('\n', at);
       std::string line = report.substr(at, eol == std::string::npos ? std::string::npos : eol - at);
       size_t colon = line.find(".cpp:");
@@ -263,16 +264,20 @@ int coverage_main(int argc, char** argv) {
                 map.c_str(), dirs.front().c_str());
     return 0;
   }
-  std::vector<std::string> cold = {tool, "coverage", "--backend", backend, "--mapping", map, "--no-cache", "--format", "json"};
-  std::vector<std::string> warm = {tool, "coverage", "--backend", backend, "--mapping", map, "--cache-dir", cache, "--format", "json"};
+  std::vector<std::string> cold = {tool, "coverage",   "--backend", backend, "--mapping",
+                                   map,  "--no-cache", "--format",  "json"};
+  std::vector<std::string> warm = {tool, "coverage",    "--backend", backend,    "--mapping",
+                                   map,  "--cache-dir", cache,       "--format", "json"};
   cold.insert(cold.end(), dirs.begin(), dirs.end());
   warm.insert(warm.end(), dirs.begin(), dirs.end());
   // The CUDA names the map quotes (cu*, CU*, nv*), each grepped for as a word over the same trees.
-  std::string loop = "grep -oE '\"(cu|CU|nv)[A-Za-z0-9_]*\"' \"$1\" | tr -d '\"' | sort -u | { shift; n=0; "
-                     "while read -r name; do grep -rlw -- \"$name\" \"$@\" >/dev/null; n=$((n+1)); done; }";
+  std::string loop =
+      "grep -oE '\"(cu|CU|nv)[A-Za-z0-9_]*\"' \"$1\" | tr -d '\"' | sort -u | { shift; n=0; "
+      "while read -r name; do grep -rlw -- \"$name\" \"$@\" >/dev/null; n=$((n+1)); done; }";
   std::vector<std::string> peer = {"sh", "-c", loop, "sh", map};
   peer.insert(peer.end(), dirs.begin(), dirs.end());
-  std::string names = run_capture({"sh", "-c", "grep -oE '\"(cu|CU|nv)[A-Za-z0-9_]*\"' \"$1\" | sort -u | wc -l", "sh", map});
+  std::string names =
+      run_capture({"sh", "-c", "grep -oE '\"(cu|CU|nv)[A-Za-z0-9_]*\"' \"$1\" | sort -u | wc -l", "sh", map});
   run_once(warm);  // fills the cache
   std::vector<double> t_cold, t_warm, t_peer;
   long rss_cold = 0, rss_warm = 0, rss_peer = 0;
@@ -288,9 +293,11 @@ int coverage_main(int argc, char** argv) {
   rss_peer = g.max_rss_kb;
   double mc = median(t_cold), mw = median(t_warm), mg = median(t_peer);
   std::printf("coverage: backend %s, map %s, %zu dirs, %d runs each (the grep loop once), %s CUDA names in the map\n",
-              backend.c_str(), map.c_str(), dirs.size(), runs, names.empty() ? "?" : names.substr(0, names.find('\n')).c_str());
+              backend.c_str(), map.c_str(), dirs.size(), runs,
+              names.empty() ? "?" : names.substr(0, names.find('\n')).c_str());
   std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB\n", "coverage, cold (--no-cache)", mc * 1e3, rss_cold / 1024.0);
-  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB\n", "coverage, warm (header cache)", mw * 1e3, rss_warm / 1024.0);
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB\n", "coverage, warm (header cache)", mw * 1e3,
+              rss_warm / 1024.0);
   std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB\n", "grep -rlw per CUDA name", mg * 1e3, rss_peer / 1024.0);
   std::printf("ratio (grep loop / coverage): %.0fx faster cold, %.0fx warm\n", mg / mc, mg / mw);
   return 0;
@@ -343,7 +350,8 @@ int main(int argc, char** argv) {
               rss_ours / 1024.0, status_ours);
   std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB  exit %d\n", "musa-linkcheck (default: the load)", ml * 1e3,
               rss_load / 1024.0, status_load);
-  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB  exit %d\n", "ldd -r", mp * 1e3, rss_peer / 1024.0, status_peer);
+  std::printf("%-34s median %8.1f ms  peak RSS %7.1f MB  exit %d\n", "ldd -r", mp * 1e3, rss_peer / 1024.0,
+              status_peer);
   std::printf("ratio (musa-linkcheck / ldd -r): %.2fx wall time (--closure), %.2fx (default)\n", mo / mp, ml / mp);
   return 0;
 }

@@ -32,8 +32,13 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 // of them C/C++/CUDA (55 MB, about 13 declarations each), the rest Python and data (79 MB).
 void generate_tree(const std::string& root) {
   std::mt19937 rng(1131);
-  const char* dirs[] = {"aten/src/ATen/native/cuda", "aten/src/ATen/native/cpu", "aten/src/ATen/cuda", "c10/core",
-                        "torch/csrc/autograd", "torch/csrc/jit/passes", "aten/src/ATen/native/sparse/cuda"};
+  const char* dirs[] = {"aten/src/ATen/native/cuda",
+                        "aten/src/ATen/native/cpu",
+                        "aten/src/ATen/cuda",
+                        "c10/core",
+                        "torch/csrc/autograd",
+                        "torch/csrc/jit/passes",
+                        "aten/src/ATen/native/sparse/cuda"};
   const char* exts[] = {".cpp", ".cpp", ".cpp", ".cpp", ".cu", ".cu", ".h", ".h", ".h", ".cuh"};
   size_t total = 0;
   for (int f = 0; f < 10935; ++f) {
@@ -46,18 +51,21 @@ void generate_tree(const std::string& root) {
       body = "#include <ATen/ATen.h>\n// generated\nnamespace at {\nnamespace native {\n";
       for (int k = 0; k < 6; ++k) {
         std::string fn = "op" + std::to_string(f) + "_" + std::to_string(k);
-        body += "template <typename scalar_t>\n__global__ void " + fn + "_kernel(const scalar_t* in, scalar_t* out, int64_t n) {\n";
+        body += "template <typename scalar_t>\n__global__ void " + fn +
+                "_kernel(const scalar_t* in, scalar_t* out, int64_t n) {\n";
         for (int line = 0; line < 8; ++line) {
           body += "  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) { out[i] = in[i] * scalar_t(" +
                   std::to_string(line) + "); }  // keeps the body as long as PyTorch's\n";
         }
         body += "}\nTensor& " + fn + "_out(const Tensor& self, int64_t dim, Tensor& result);\n";
         body += "Tensor& " + fn + "_out(const Tensor& self, int64_t dim, Tensor& result) {\n";
-        body += "  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), \"" + fn + "\", [&] { result.fill_(dim); });\n  return result;\n}\n";
+        body += "  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), \"" + fn +
+                "\", [&] { result.fill_(dim); });\n  return result;\n}\n";
       }
       body += "}  // namespace native\n}  // namespace at\n";
     } else {
-      for (int line = 0; line < 360; ++line) body += "def helper_" + std::to_string(line) + "(x):  # generated python\n    return x\n";
+      for (int line = 0; line < 360; ++line)
+        body += "def helper_" + std::to_string(line) + "(x):  # generated python\n    return x\n";
     }
     total += body.size();
     std::ofstream(name) << body;
@@ -95,8 +103,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> symbols, names;
   for (const auto& e : picker.entities()) {
     if (symbols.size() >= n) break;
-    if (e.kind != mlc::source::EntityKind::FunctionDefinition || e.is_template || e.qualified.find("::") == std::string::npos ||
-        e.qualified.find('(') != std::string::npos || e.qualified.find("operator") != std::string::npos) {
+    if (e.kind != mlc::source::EntityKind::FunctionDefinition || e.is_template ||
+        e.qualified.find("::") == std::string::npos || e.qualified.find('(') != std::string::npos ||
+        e.qualified.find("operator") != std::string::npos) {
       continue;
     }
     if ((symbols.size() * 97) % 5 == 3 && e.file % 3) continue;  // spread over the tree
@@ -106,7 +115,8 @@ int main(int argc, char** argv) {
     symbols.push_back(e.qualified + "(" + params + ")" + (e.const_method ? " const" : ""));
     names.emplace_back(e.name());
   }
-  std::printf("tree: %s (%zu source files indexed), %zu symbols\n", tree.c_str(), picker.files().size(), symbols.size());
+  std::printf("tree: %s (%zu source files indexed), %zu symbols\n", tree.c_str(), picker.files().size(),
+              symbols.size());
 
   mlc::LinkcheckOptions options;
   options.trace.source_roots = {tree};

@@ -21,8 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   u.symbol = "_Z4funcv";
   u.demangled = "func()";
   u.classification = Classification::MissingSource;
-  u.fix = Fix{.kind = FixKind::AddSource, .cmake_file = info.lists.front().cmake_file, .list = info.lists.front().variable,
-              .entry = "fuzz/added.cpp", .detail = "add it"};
+  u.fix = Fix{.kind = FixKind::AddSource,
+              .cmake_file = info.lists.front().cmake_file,
+              .list = info.lists.front().variable,
+              .entry = "fuzz/added.cpp",
+              .detail = "add it"};
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
   trace::TraceContext ctx;

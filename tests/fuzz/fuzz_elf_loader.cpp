@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mlc;
   auto parts = fuzz::split_parts({reinterpret_cast<const char*>(data), size}, {"\0MLCFILE\0", 9}, 4);
   std::vector<std::string> files;
-  for (size_t i = 0; i < parts.size(); ++i) files.push_back(fuzz::write_file("libfuzz" + std::to_string(i) + ".so", parts[i]));
+  for (size_t i = 0; i < parts.size(); ++i)
+    files.push_back(fuzz::write_file("libfuzz" + std::to_string(i) + ".so", parts[i]));
   LinkcheckOptions options;
   options.closure = true;
   options.env.library_path = {fuzz::scratch_dir()};

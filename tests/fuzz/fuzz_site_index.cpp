@@ -17,8 +17,10 @@ using mlc::environment::SiteIndex;
 
 void check_paths(const SiteIndex& index) {
   for (const auto& [path, owner] : index.files) {
-    if (!mlc::environment::inside_record_directory(path) || !mlc::environment::site_index_covers(path)) __builtin_trap();
-    if (owner.name.empty() || (owner.kind != mlc::OwnerKind::Python && owner.kind != mlc::OwnerKind::Conda)) __builtin_trap();
+    if (!mlc::environment::inside_record_directory(path) || !mlc::environment::site_index_covers(path))
+      __builtin_trap();
+    if (owner.name.empty() || (owner.kind != mlc::OwnerKind::Python && owner.kind != mlc::OwnerKind::Conda))
+      __builtin_trap();
   }
 }
 

@@ -12,18 +12,18 @@ namespace mlc::test {
 // Kinds, in the order they are applied. Each brings both spellings to one form.
 inline const std::vector<std::string>& demangler_difference_kinds() {
   static const std::vector<std::string> kinds = {
-      "llvm-cannot-demangle",          // llvm-cxxfilt prints the mangled name unchanged, libiberty demangles it
-      "gnu-cannot-demangle",           // the reverse (ours would print the mangled name)
-      "tls-special-name",              // TLS init/wrapper function for X vs thread-local initialization/wrapper routine for X
-      "closing-angle-brackets",        // "> >" vs ">>" (llvm-cxxfilt 15)
-      "std-stream-abbreviation",       // std::basic_ostream<char, std::char_traits<char> > vs std::ostream (So, Si, Sd)
-      "default-argument-scope",        // f(int)::{default arg#1}::{lambda()#1} vs f(int)::'lambda'()
-      "generic-lambda-parameter",      // {lambda(auto:1&&)#1} vs 'lambda'(auto&&)
-      "lambda-spelling",               // {lambda(int)#2} vs 'lambda0'(int)
-      "unnamed-type-spelling",         // {unnamed type#1} vs 'unnamed'
-      "local-name-return-type",        // guard variable for g<int>()::x vs guard variable for int g<int>()::x
-      "llvm-substitution-misread",     // see below: LLVM names another type for a substitution
-      "expression-spelling",           // ((12)>=(sizeof (long))) vs ((12) >= (sizeof (long))) or 12 >= sizeof (long)
+      "llvm-cannot-demangle",    // llvm-cxxfilt prints the mangled name unchanged, libiberty demangles it
+      "gnu-cannot-demangle",     // the reverse (ours would print the mangled name)
+      "tls-special-name",        // TLS init/wrapper function for X vs thread-local initialization/wrapper routine for X
+      "closing-angle-brackets",  // "> >" vs ">>" (llvm-cxxfilt 15)
+      "std-stream-abbreviation",    // std::basic_ostream<char, std::char_traits<char> > vs std::ostream (So, Si, Sd)
+      "default-argument-scope",     // f(int)::{default arg#1}::{lambda()#1} vs f(int)::'lambda'()
+      "generic-lambda-parameter",   // {lambda(auto:1&&)#1} vs 'lambda'(auto&&)
+      "lambda-spelling",            // {lambda(int)#2} vs 'lambda0'(int)
+      "unnamed-type-spelling",      // {unnamed type#1} vs 'unnamed'
+      "local-name-return-type",     // guard variable for g<int>()::x vs guard variable for int g<int>()::x
+      "llvm-substitution-misread",  // see below: LLVM names another type for a substitution
+      "expression-spelling",        // ((12)>=(sizeof (long))) vs ((12) >= (sizeof (long))) or 12 >= sizeof (long)
   };
   return kinds;
 }
@@ -181,7 +181,8 @@ inline std::string without_spaces_and_parentheses_in_template_args(const std::st
 
 // The kinds that explain why `gnu` and `llvm` (both spellings of `mangled`) differ; the last
 // element is "unexplained" when they do not account for all of it.
-inline std::vector<std::string> explain_demangler_difference(const std::string& mangled, std::string gnu, std::string llvm) {
+inline std::vector<std::string> explain_demangler_difference(const std::string& mangled, std::string gnu,
+                                                             std::string llvm) {
   using namespace demangler_detail;
   std::vector<std::string> kinds;
   if (gnu == llvm) return kinds;
@@ -202,12 +203,14 @@ inline std::vector<std::string> explain_demangler_difference(const std::string& 
   }
   if (note(angles, "closing-angle-brackets")) return kinds;
   auto abbreviations = [](const std::string& s) {
-    return count_of(s, "std::ostream") + count_of(s, "std::istream") + count_of(s, "std::iostream") + count_of(s, "std::string");
+    return count_of(s, "std::ostream") + count_of(s, "std::istream") + count_of(s, "std::iostream") +
+           count_of(s, "std::string");
   };
   bool streams = abbreviations(gnu) != abbreviations(llvm);
   for (std::string* s : {&gnu, &llvm}) {
     for (const char* name : {"ostream", "istream", "iostream"})
-      replace_all(*s, std::string("std::basic_") + name + "<char, std::char_traits<char>>", std::string("std::") + name);
+      replace_all(*s, std::string("std::basic_") + name + "<char, std::char_traits<char>>",
+                  std::string("std::") + name);
     replace_all(*s, "std::basic_string<char, std::char_traits<char>, std::allocator<char>>", "std::string");
   }
   if (note(streams, "std-stream-abbreviation")) return kinds;

@@ -13,12 +13,12 @@
 #include <sstream>
 #include <tuple>
 
-#include "demangle/demangle.h"
-#include "elf/elf_object.h"
-#include "loader/ld_cache.h"
 #include "../unit/real_loader.h"
 #include "../unit/test_support.h"
+#include "demangle/demangle.h"
 #include "demangler_differences.h"
+#include "elf/elf_object.h"
+#include "loader/ld_cache.h"
 
 namespace mlc {
 namespace {
@@ -30,8 +30,8 @@ const std::string kBin = MLC_LINKCHECK_BIN;
 const std::string kFix = MLC_LOADER_FIXTURES;
 const std::string kTorch = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
 
-#define REQUIRE_LIBTORCH()                                                                              \
-  if (!std::filesystem::exists(kTorch))                                                                 \
+#define REQUIRE_LIBTORCH()              \
+  if (!std::filesystem::exists(kTorch)) \
   MLC_SKIP() << kTorch << " is absent: install Debian's libtorch1.13 (the README's test command does)"
 
 using Pairs = std::set<std::pair<std::string, std::string>>;
@@ -93,7 +93,8 @@ TEST(Oracle, libtorch_with_empty_sleef_matches_ldd_r_exactly) {
   bool saw = false;
   for (const auto& lib : doc["libraries"])
     for (const auto& n : lib["needed"])
-      if (n["name"] == "libsleef.so.3") saw |= n["path"] == kFix + "/oracle/empty/libsleef.so.3" && n["how"] == "ld_library_path";
+      if (n["name"] == "libsleef.so.3")
+        saw |= n["path"] == kFix + "/oracle/empty/libsleef.so.3" && n["how"] == "ld_library_path";
   EXPECT_TRUE(saw);
 }
 
@@ -198,8 +199,8 @@ std::string llvm_cxxfilt() {
   const char* env = std::getenv("MLC_LLVM_CXXFILT");
   return env && *env ? env : MLC_LLVM_CXXFILT;
 }
-#define REQUIRE_LLVM_CXXFILT()                                                                         \
-  if (!std::filesystem::exists(llvm_cxxfilt()))                                                        \
+#define REQUIRE_LLVM_CXXFILT()                  \
+  if (!std::filesystem::exists(llvm_cxxfilt())) \
   MLC_SKIP() << llvm_cxxfilt() << " is absent: install Debian's llvm (the README's test command does)"
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -234,8 +235,10 @@ const SpellingCase kSpellings[] = {
     {"std-stream-abbreviation", "_ZN3c10lsERSoRKNS_11ShapeSymbolE",
      "c10::operator<<(std::basic_ostream<char, std::char_traits<char> >&, c10::ShapeSymbol const&)",
      "c10::operator<<(std::ostream&, c10::ShapeSymbol const&)"},
-    {"local-name-return-type", "_ZGVZ1gIiEivE1x", "guard variable for g<int>()::x", "guard variable for int g<int>()::x"},
-    {"lambda-spelling", "_ZZ1fvENKUlvE0_clEv", "f()::{lambda()#2}::operator()() const", "f()::'lambda0'()::operator()() const"},
+    {"local-name-return-type", "_ZGVZ1gIiEivE1x", "guard variable for g<int>()::x",
+     "guard variable for int g<int>()::x"},
+    {"lambda-spelling", "_ZZ1fvENKUlvE0_clEv", "f()::{lambda()#2}::operator()() const",
+     "f()::'lambda0'()::operator()() const"},
     {"unnamed-type-spelling", "_ZN1NUt_1fEv", "N::{unnamed type#1}::f()", "N::'unnamed'::f()"},
     {"default-argument-scope", "_ZZ1fiEd_NKUlvE_clEv", "f(int)::{default arg#1}::{lambda()#1}::operator()() const",
      "f(int)::'lambda'()::operator()() const"},
@@ -243,12 +246,16 @@ const SpellingCase kSpellings[] = {
      "typeinfo name for f()::'lambda'(auto)"},
     {"tls-special-name", "_ZTH1x", "TLS init function for x", "thread-local initialization routine for x"},
     {"tls-special-name", "_ZTW1x", "TLS wrapper function for x", "thread-local wrapper routine for x"},
-    {"expression-spelling", "_ZN6google8protobuf8internal7memswapILi12EEENSt9enable_ifIXaageT_stmltT_Li16EEvE4typeEPcS6_",
-     "std::enable_if<((12)>=(sizeof (unsigned long)))&&((12)<(16)), void>::type google::protobuf::internal::memswap<12>(char*, char*)",
-     "std::enable_if<((12) >= (sizeof (unsigned long))) && ((12) < (16)), void>::type google::protobuf::internal::memswap<12>(char*, char*)"},
+    {"expression-spelling",
+     "_ZN6google8protobuf8internal7memswapILi12EEENSt9enable_ifIXaageT_stmltT_Li16EEvE4typeEPcS6_",
+     "std::enable_if<((12)>=(sizeof (unsigned long)))&&((12)<(16)), void>::type "
+     "google::protobuf::internal::memswap<12>(char*, char*)",
+     "std::enable_if<((12) >= (sizeof (unsigned long))) && ((12) < (16)), void>::type "
+     "google::protobuf::internal::memswap<12>(char*, char*)"},
     {"llvm-cannot-demangle",
      // libtorch_cpu's (std::copy of at::Tensor* into a deque); too long to write out: c++filt's is checked below
-     "_ZSt14__copy_move_a1ILb1EPN2at6TensorES1_EN9__gnu_cxx11__enable_ifIXsrSt23__is_random_access_iterIT0_NSt15iterator_"
+     "_ZSt14__copy_move_a1ILb1EPN2at6TensorES1_EN9__gnu_cxx11__enable_ifIXsrSt23__is_random_access_iterIT0_"
+     "NSt15iterator_"
      "traitsIS6_E17iterator_categoryEE7__valueESt15_Deque_iteratorIT1_RSC_PSC_EE6__typeES6_S6_SF_",
      nullptr, nullptr},
     // Spelled alike by both (llvm-cxxfilt 15 writes "> >" as ">>"); ours is pinned all the same.
@@ -353,11 +360,13 @@ TEST(Oracle, libtorch_exports_demangle_as_llvm_cxxfilt_does_up_to_known_spelling
   // it was written is a regression of ours until shown otherwise. llvm-cannot-demangle accepts any
   // spelling of ours, so it stays at the three names LLVM 14 gives up on.
   const std::map<std::string, size_t> bound = {
-      {"default-argument-scope", 2}, {"expression-spelling", 3},        {"generic-lambda-parameter", 3},
-      {"gnu-cannot-demangle", 0},    {"lambda-spelling", 23},          {"llvm-cannot-demangle", 3},
-      {"llvm-substitution-misread", 3}, {"local-name-return-type", 41}, {"std-stream-abbreviation", 295},
-      {"tls-special-name", 2},       {"closing-angle-brackets", 0},    {"unnamed-type-spelling", 0},
-      {"operator-template-space", 2}, {"unexplained", 0},
+      {"default-argument-scope", 2},    {"expression-spelling", 3},
+      {"generic-lambda-parameter", 3},  {"gnu-cannot-demangle", 0},
+      {"lambda-spelling", 23},          {"llvm-cannot-demangle", 3},
+      {"llvm-substitution-misread", 3}, {"local-name-return-type", 41},
+      {"std-stream-abbreviation", 295}, {"tls-special-name", 2},
+      {"closing-angle-brackets", 0},    {"unnamed-type-spelling", 0},
+      {"operator-template-space", 2},   {"unexplained", 0},
   };
   for (const auto& [kind, n] : on_all.by_kind) {
     auto b = bound.find(kind);
@@ -368,7 +377,8 @@ TEST(Oracle, libtorch_exports_demangle_as_llvm_cxxfilt_does_up_to_known_spelling
   EXPECT_GT(on_all.by_kind["std-stream-abbreviation"], 100u);
   EXPECT_GT(on_all.by_kind["local-name-return-type"], 10u);
   for (const auto& [name, t] : {std::pair<const char*, const Tally&>{"sample of 400", on_sample},
-                                {"first 20,000", on_first}, {"all exports", on_all}}) {
+                                {"first 20,000", on_first},
+                                {"all exports", on_all}}) {
     std::cout << llvm_cxxfilt() << " vs ours, " << name << ": " << t.differing << " of " << t.symbols << " differ\n";
     for (const auto& [kind, n] : t.by_kind) std::cout << "  " << kind << ": " << n << "\n";
   }
@@ -388,7 +398,10 @@ TEST(Oracle, ld_so_cache_reader_agrees_with_ldconfig_p) {
   for (const auto& e : entries.value()) {
     char legacy[32];
     std::snprintf(legacy, sizeof legacy, "0x%016llx", static_cast<unsigned long long>(e.hwcap));
-    got.insert({e.soname, e.path, !e.glibc_hwcaps.empty() ? e.glibc_hwcaps : e.hwcap ? legacy : "",
+    got.insert({e.soname, e.path,
+                !e.glibc_hwcaps.empty() ? e.glibc_hwcaps
+                : e.hwcap               ? legacy
+                                        : "",
                 loader::cache_flags_match(e.flags, 62, true)});
   }
   EXPECT_EQ(got, want);
@@ -410,7 +423,8 @@ TEST_F(OracleSysrootCache, sysroot_cache_written_by_ldconfig_is_read) {
   auto ldc = run("ldconfig -r " + quote(root));
   ASSERT_EQ(ldc.status, 0) << ldc.err;
   ASSERT_TRUE(std::filesystem::exists(root + "/etc/ld.so.cache"));
-  auto r = run(kBin + " --format json --sysroot " + quote(root) + " " + quote(kFix + "/sysroot_user/libsysroot_user.so"));
+  auto r =
+      run(kBin + " --format json --sysroot " + quote(root) + " " + quote(kFix + "/sysroot_user/libsysroot_user.so"));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   auto doc = nlohmann::json::parse(r.out);
   const auto& n = doc["libraries"][0]["needed"][0];
@@ -435,8 +449,10 @@ TEST_F(OracleSysrootCache, sysroot_cache_glibc_hwcaps_entry_of_the_best_level_co
   auto ldc = run("ldconfig -r " + quote(root));
   ASSERT_EQ(ldc.status, 0) << ldc.err;
   auto listed = run("ldconfig -C " + quote(root + "/etc/ld.so.cache") + " -p");
-  ASSERT_NE(listed.out.find("libvendor.so.2 (libc6,x86-64, hwcap: \"" + levels.back() + "\") => /opt/vendor/lib/glibc-hwcaps/"),
-            std::string::npos) << listed.out;
+  ASSERT_NE(listed.out.find("libvendor.so.2 (libc6,x86-64, hwcap: \"" + levels.back() +
+                            "\") => /opt/vendor/lib/glibc-hwcaps/"),
+            std::string::npos)
+      << listed.out;
   auto path = [&](const std::string& options) {
     auto r = run(kBin + " --format json " + options + " --sysroot " + quote(root) + " " +
                  quote(kFix + "/sysroot_user/libsysroot_user.so"));

@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -61,7 +61,8 @@ std::uint32_t run_seed() {
     if (given == "random") return static_cast<std::uint32_t>(std::random_device{}());
     if (!given.empty()) return static_cast<std::uint32_t>(std::stoul(given));
     auto head = test::run("git -C " + test::quote(MLC_SOURCE_DIR) + " rev-parse HEAD:src 2>/dev/null");
-    if (head.status == 0 && head.out.size() >= 8) return static_cast<std::uint32_t>(std::stoul(head.out.substr(0, 8), nullptr, 16));
+    if (head.status == 0 && head.out.size() >= 8)
+      return static_cast<std::uint32_t>(std::stoul(head.out.substr(0, 8), nullptr, 16));
     return kSeed;
   }();
   return seed;
@@ -81,11 +82,11 @@ struct Project {
   // show: a symbol (its demangled name) that must be missing-source in that file and gone after --apply.
   std::vector<std::string> force = {};
   std::vector<std::pair<std::string, std::string>> must = {};  // demangled name, file (relative)
-  std::string prepare = {};  // a shell command run in the unpacked sources first (idempotent): what the
-                             // Debian repack left out that the CMake files still name
+  std::string prepare = {};    // a shell command run in the unpacked sources first (idempotent): what the
+                               // Debian repack left out that the CMake files still name
   std::string cmake_dir = {};  // the directory holding the top CMakeLists.txt, when not the source root
   std::vector<std::string> more_cmake_files = {};  // other CMake files listing library sources (relative)
-  int random_remove = 1;       // sources removed besides, chosen by this run's seed
+  int random_remove = 1;                           // sources removed besides, chosen by this run's seed
 };
 
 // Together: std::string/std::ostream in signatures and operators (jsoncpp, gflags), a namespace macro in a
@@ -693,7 +694,9 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   for (const auto& f : p.more_cmake_files) cmake_files.push_back(fs::path(tree) / f);
   auto rel_to = [&](const std::string& file, const fs::path& cmake_file) {
     const auto rel_to_root = fs::relative(file, pristine);
-    return fs::relative(fs::path(pristine) / rel_to_root, (fs::path(pristine) / fs::relative(cmake_file, tree)).parent_path()).string();
+    return fs::relative(fs::path(pristine) / rel_to_root,
+                        (fs::path(pristine) / fs::relative(cmake_file, tree)).parent_path())
+        .string();
   };
   // Whether a source is written in one of those files, by its name (what remove_from_list takes out);
   // a glob lists them all.
@@ -717,8 +720,10 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   };
   std::vector<CompileCommand> removed;
   for (const auto& rel : p.force) {
-    auto it = std::find_if(pool.begin(), pool.end(), [&](const auto& e) { return canonical(e.first.file) == canonical(pristine + "/" + rel); });
-    ASSERT_NE(it, pool.end()) << rel << " is not a referenced source of " << p.target << ": the project table is out of date";
+    auto it = std::find_if(pool.begin(), pool.end(),
+                           [&](const auto& e) { return canonical(e.first.file) == canonical(pristine + "/" + rel); });
+    ASSERT_NE(it, pool.end()) << rel << " is not a referenced source of " << p.target
+                              << ": the project table is out of date";
     removed.push_back(it->first);
     pool.erase(it);
   }
@@ -743,7 +748,8 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   draw(rng, p.remove, false);
   const size_t fixed = removed.size();
   std::mt19937 run_rng(run_seed());  // this run's own
-  draw(run_rng, from_env("MLC_REALCODE_DRAW", "1") == "0" ? 0 : p.random_remove, true);  // MLC_REALCODE_DRAW=0: the table alone
+  draw(run_rng, from_env("MLC_REALCODE_DRAW", "1") == "0" ? 0 : p.random_remove,
+       true);                                    // MLC_REALCODE_DRAW=0: the table alone
   std::map<std::string, std::string> tree_path;  // pristine file -> its copy in the tree
   for (const auto& c : removed) {
     const auto rel_to_root = fs::relative(c.file, pristine).string();
@@ -760,8 +766,8 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   }
 
   // 3. The library built from the copy without them.
-  auto build_cmd = "cmake -S " + quote(tree + cmake_dir) + " -B " + quote(build) + args + " >/dev/null && cmake --build " +
-                   quote(build) + " --target " + quote(p.target) + " -j 2";
+  auto build_cmd = "cmake -S " + quote(tree + cmake_dir) + " -B " + quote(build) + args +
+                   " >/dev/null && cmake --build " + quote(build) + " --target " + quote(p.target) + " -j 2";
   auto b = run(build_cmd);
   ASSERT_EQ(b.status, 0) << "building " << p.name << " without the removed sources failed:\n" << b.out << b.err;
   const std::string library = find_file(build, p.library);
@@ -778,8 +784,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
 
   // 5. The tool, with the build's context.
   const std::string context = " --build-dir " + quote(build) + (kSourceRoot ? " --source-root " + quote(tree) : "") +
-                              " --sdk-home " +
-                              quote(no_sdk) + " --cuda-home '' --cache-dir " + quote(cache) +
+                              " --sdk-home " + quote(no_sdk) + " --cuda-home '' --cache-dir " + quote(cache) +
                               // the panel runs beside other builds: a slow compile must not cut the verdict
                               " --confirm-budget 600";
   const std::string report_file = work + "/report.json";
@@ -826,12 +831,14 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
     if (drawn) ++drawn_missed;
     std::string expected;
     for (const auto& f : files) expected += (expected.empty() ? "" : " or ") + f;
-    misses << (drawn ? "  MISS (drawn) " : "  MISS ") << demangle(symbol) << "\n    expected: " << expected << "\n    got: " << got_class << " "
-           << got_file << "\n    reason: " << reason << "\n    fix: " << fix << "\n";
+    misses << (drawn ? "  MISS (drawn) " : "  MISS ") << demangle(symbol) << "\n    expected: " << expected
+           << "\n    got: " << got_class << " " << got_file << "\n    reason: " << reason << "\n    fix: " << fix
+           << "\n";
   }
   std::ostringstream extra;  // reported but not explained by a removed object
   for (const auto& [symbol, u] : reported)
-    if (!truth.contains(symbol)) extra << "  EXTRA " << demangle(symbol) << " (" << u.at("classification").get<std::string>() << ")\n";
+    if (!truth.contains(symbol))
+      extra << "  EXTRA " << demangle(symbol) << " (" << u.at("classification").get<std::string>() << ")\n";
   // Precision: a missing-source verdict names a file that defines the symbol, by the compiler's
   // objects of the removed sources. One that names another file (or claims a source for a symbol no
   // removed source defines) sends the user to add the wrong file: a failure, not a miss.
@@ -846,11 +853,14 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
     if (t != truth.end() && t->second.contains(file)) continue;
     ++false_attributions;
     wrong << "  WRONG " << demangle(symbol) << ": missing-source in " << (file.empty() ? "-" : file)
-          << (t == truth.end() ? ", which no removed source defines" : ", not the file whose object defines it") << "\n";
+          << (t == truth.end() ? ", which no removed source defines" : ", not the file whose object defines it")
+          << "\n";
   }
 
-  const double accuracy = truth.empty() ? 100.0 : 100.0 * static_cast<double>(right) / static_cast<double>(truth.size());
-  const double table_accuracy = table_symbols == 0 ? 100.0 : 100.0 * static_cast<double>(table_right) / static_cast<double>(table_symbols);
+  const double accuracy =
+      truth.empty() ? 100.0 : 100.0 * static_cast<double>(right) / static_cast<double>(truth.size());
+  const double table_accuracy =
+      table_symbols == 0 ? 100.0 : 100.0 * static_cast<double>(table_right) / static_cast<double>(table_symbols);
   std::ostringstream pct;
   pct << std::fixed;
   pct.precision(1);
@@ -867,7 +877,8 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   fs::copy(build, work + "/broken-build", fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   test::write_file(work + "/bench.args", quote(work + "/broken-build/" + fs::relative(library, build).string()) +
                                              " --build-dir " + quote(work + "/broken-build") +
-                                             (kSourceRoot ? " --source-root " + quote(tree) : "") + " --sdk-home " + quote(no_sdk) + " --cuda-home ''\n");
+                                             (kSourceRoot ? " --source-root " + quote(tree) : "") + " --sdk-home " +
+                                             quote(no_sdk) + " --cuda-home ''\n");
 
   // 6. One --apply, then the build again: none of the traced symbols may be left undefined, and a
   //    second --apply must change no byte.
@@ -875,7 +886,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
                                 " --out-header " + quote(stubs + "/unimplemented_functions.h") + " --apply";
   auto sg = timed(kStubgen + " " + quote(library) + stub_args, "stubgen", work, times);
   auto rb = run("cmake --build " + quote(build) + " --target " + quote(p.target) + " -j 2");
-  std::vector<std::string> left;  // by nm, the oracle, and by musa-linkcheck, which must agree
+  std::vector<std::string> left;         // by nm, the oracle, and by musa-linkcheck, which must agree
   std::vector<std::string> left_traced;  // of them, those the tool traced right
   std::vector<std::string> still_reported;
   if (rb.status == 0) {
@@ -886,8 +897,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
         if (right_symbols.contains(symbol)) left_traced.push_back(symbol);
       }
     const std::string after_report = work + "/report-after-apply.json";
-    auto lc2 = run(kLinkcheck + " " + quote(library) + context + " --format json -o " +
-                   quote(after_report));
+    auto lc2 = run(kLinkcheck + " " + quote(library) + context + " --format json -o " + quote(after_report));
     ASSERT_LE(lc2.status, 1) << "musa-linkcheck after --apply failed: " << lc2.err;
     const auto report_after = nlohmann::json::parse(test::read_file(after_report));
     for (const auto& lib : report_after.at("libraries"))
@@ -919,7 +929,8 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
     auto it = reported.find(symbol);
     ASSERT_NE(it, reported.end()) << name << " not reported";
     EXPECT_EQ(it->second.at("classification"), "missing-source") << name << ": " << it->second.dump(1);
-    EXPECT_EQ(canonical(it->second.at("origin").value("file", "")), canonical(tree + "/" + rel)) << name << ": " << it->second.dump(1);
+    EXPECT_EQ(canonical(it->second.at("origin").value("file", "")), canonical(tree + "/" + rel))
+        << name << ": " << it->second.dump(1);
     EXPECT_TRUE(std::find(left.begin(), left.end(), symbol) == left.end()) << name << " still undefined after --apply";
     summary << "; " << name << ": " << it->second.at("classification").get<std::string>() << " in " << rel;
   }
@@ -943,7 +954,8 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   EXPECT_EQ(sg.status, expected_status) << sg.out << sg.err;
   EXPECT_EQ(rb.status, 0) << "rebuild after musa-stubgen --apply failed:\n" << rb.out << rb.err << sg.out << sg.err;
   EXPECT_TRUE(left_traced.empty()) << left_traced.size() << " traced symbols still undefined after --apply, first: "
-                                   << (left_traced.empty() ? "" : demangle(left_traced.front())) << "\n" << sg.out << sg.err;
+                                   << (left_traced.empty() ? "" : demangle(left_traced.front())) << "\n"
+                                   << sg.out << sg.err;
   EXPECT_EQ(sg2.status, expected_status) << "a second musa-stubgen --apply failed:\n" << sg2.out << sg2.err;
   EXPECT_TRUE(second_is_noop) << "a second musa-stubgen --apply changed files:\n" << sg2.out << sg2.err;
 }

@@ -97,10 +97,12 @@ TEST(Backend, a_third_backend_is_one_aggregate_its_stubs_call_its_own_runtime) {
   const std::string& text = cpp->after;
   EXPECT_NE(text.find("#define TOY_STUBS_IMPLEMENTATION\n#include \"toy_stubs.h\"\n"), std::string::npos) << text;
   EXPECT_NE(text.find("if (toy_stub_enter(\"toyLaunchHostFunc\", \"toyLaunchHostFunc\") == TOY_STUB_THROW) {"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("#if defined(TOY_VERSION) && (TOY_VERSION < 5)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("unsigned char toy_stub_data_"), std::string::npos) << text;
-  for (const char* musa : {"musa_stub", "MUSA_STUB", "REAL_MUSA_VERSION"}) EXPECT_EQ(text.find(musa), std::string::npos) << musa;
+  for (const char* musa : {"musa_stub", "MUSA_STUB", "REAL_MUSA_VERSION"})
+    EXPECT_EQ(text.find(musa), std::string::npos) << musa;
 
   // The runtime is written beside the stubs under the toy's names, and is still a valid C runtime:
   // the compiler, not a search, says the renamed header declares and defines what the stubs call.
@@ -115,8 +117,9 @@ TEST(Backend, a_third_backend_is_one_aggregate_its_stubs_call_its_own_runtime) {
   EXPECT_EQ(count(runtime->after, "musa"), count(runtime->after, "musa-stubgen")) << "only the tool's own name is left";
   EXPECT_EQ(runtime->after.find("MUSA"), std::string::npos);
   test::write_file(dir + "/toy_stubs.h", runtime->after);
-  test::write_file(dir + "/use.c", "#define TOY_STUBS_IMPLEMENTATION\n#include \"toy_stubs.h\"\n"
-                                   "int use(void) { return toy_stub_enter(\"f\", \"_Z1fv\") == TOY_STUB_THROW; }\n");
+  test::write_file(dir + "/use.c",
+                   "#define TOY_STUBS_IMPLEMENTATION\n#include \"toy_stubs.h\"\n"
+                   "int use(void) { return toy_stub_enter(\"f\", \"_Z1fv\") == TOY_STUB_THROW; }\n");
   auto cc = run("cc -std=gnu11 -Wall -Wextra -Werror -c -o " + quote(dir + "/use.o") + " " + quote(dir + "/use.c"));
   EXPECT_EQ(cc.status, 0) << cc.err;
   auto nm = run("nm " + quote(dir + "/use.o"));
@@ -155,7 +158,7 @@ TEST(Backend, coverage_without_a_map_takes_the_backends_naming_rule_and_says_so)
   o.backend = &toy();
   auto r = coverage::run_coverage(o);
   EXPECT_EQ(r.naming_rule, "cudaX -> toyX");
-  ASSERT_EQ(r.apis.size(), 2u);  // cudaMalloc_count is PyTorch's, not CUDA's
+  ASSERT_EQ(r.apis.size(), 2u);           // cudaMalloc_count is PyTorch's, not CUDA's
   EXPECT_EQ(r.apis[0].cuda, "cudaFree");  // counted under CUDA's name from the ported tree
   EXPECT_EQ(r.apis[0].counterpart, "toyFree");
   EXPECT_EQ(r.apis[1].cuda, "cudaMalloc");
@@ -184,10 +187,18 @@ TEST(Backend, the_tracers_sentences_name_the_backend_and_its_naming_rule) {
   fs::create_directories(dir + "/cuda/include");
   test::write_file(dir + "/sdk/include/toy_runtime.h", "int toyLaunchHostFunc(void* stream);\n");
   test::write_file(dir + "/cuda/include/cuda_runtime_api.h", "int cudaStreamQuery(void* stream);\n");
-  sdk::SdkIndex sdk = sdk::index_sdk({.home = dir + "/sdk", .header_cache = "", .include_dirs = toy().include_dirs,
-                                      .library_dirs = toy().library_dirs, .library_prefixes = {}, .index_archives = true});
-  sdk::SdkIndex cuda = sdk::index_sdk({.home = dir + "/cuda", .header_cache = "", .include_dirs = {"include"},
-                                       .library_dirs = {"lib64"}, .library_prefixes = {}, .index_archives = true});
+  sdk::SdkIndex sdk = sdk::index_sdk({.home = dir + "/sdk",
+                                      .header_cache = "",
+                                      .include_dirs = toy().include_dirs,
+                                      .library_dirs = toy().library_dirs,
+                                      .library_prefixes = {},
+                                      .index_archives = true});
+  sdk::SdkIndex cuda = sdk::index_sdk({.home = dir + "/cuda",
+                                       .header_cache = "",
+                                       .include_dirs = {"include"},
+                                       .library_dirs = {"lib64"},
+                                       .library_prefixes = {},
+                                       .index_archives = true});
   trace::TraceContext ctx;
   ctx.backend = &toy();
   ctx.load_sdk = [&] { return &sdk; };
@@ -200,7 +211,8 @@ TEST(Backend, the_tracers_sentences_name_the_backend_and_its_naming_rule) {
   EXPECT_EQ(declared.classification, Classification::SdkDeclaredOnly);
   EXPECT_NE(declared.reason.find("; CUDA counterpart cudaLaunchHostFunc by the toyX -> cudaX naming rule (the porting "
                                  "map has no entry)"),
-            std::string::npos) << declared.reason;
+            std::string::npos)
+      << declared.reason;
 
   // A CUDA API still called, with no map: unknown, and the sentence names the toy's counterpart.
   UnresolvedSymbol still_cuda;

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <random>
 
 #include "elf/elf_object.h"
@@ -71,11 +71,13 @@ TEST(BadInput, each_bad_input_is_named_in_one_line_and_the_rest_still_reported) 
   for (std::string line; std::getline(err, line);) lines.push_back(line);
   ASSERT_EQ(lines.size(), bad.size()) << r.err;
   EXPECT_EQ(lines[0], "musa-linkcheck: error: " + dir + "/missing.so: cannot open: No such file or directory");
-  EXPECT_EQ(lines[1], "musa-linkcheck: error: " + dir + "/notelf: no ELF shared object or executable in this directory");
+  EXPECT_EQ(lines[1],
+            "musa-linkcheck: error: " + dir + "/notelf: no ELF shared object or executable in this directory");
   EXPECT_EQ(lines[2], "musa-linkcheck: error: " + dir + "/text.so: not an ELF file");
-  EXPECT_EQ(lines[3], "musa-linkcheck: error: " + dir + "/truncated.so: truncated ELF: the section header table ends at byte " +
-                          std::to_string(get<uint64_t>(fixture_bytes(), 0x28) + 64 * get<uint16_t>(fixture_bytes(), 0x3c)) +
-                          " of a 300-byte file");
+  EXPECT_EQ(lines[3],
+            "musa-linkcheck: error: " + dir + "/truncated.so: truncated ELF: the section header table ends at byte " +
+                std::to_string(get<uint64_t>(fixture_bytes(), 0x28) + 64 * get<uint16_t>(fixture_bytes(), 0x3c)) +
+                " of a 300-byte file");
   EXPECT_EQ(lines[4], "musa-linkcheck: error: " + dir +
                           "/pastend.so: section 3 extends past the end of the file (truncated or corrupt ELF)");
 }

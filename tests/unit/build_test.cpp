@@ -46,7 +46,7 @@ TEST(CMakeReader, arguments_comments_and_exact_ranges) {
   EXPECT_EQ(set.args[3].value, "bracket ]] arg");
   const auto& file = (*cmds)[1];
   EXPECT_EQ(file.name, "file");  // command names are case-insensitive
-  EXPECT_EQ(file.line, 4u);  // the bracket comment above spans two lines
+  EXPECT_EQ(file.line, 4u);      // the bracket comment above spans two lines
   ASSERT_EQ(file.args.size(), 4u);
   EXPECT_EQ(file.args[2].value, "a/*.cpp");
   EXPECT_EQ(file.args[2].line, 5u);
@@ -58,10 +58,12 @@ TEST(CMakeReader, arguments_comments_and_exact_ranges) {
 TEST(CMakeReader, broken_file_is_an_error_naming_file_and_line) {
   auto unterminated = cmake::parse_cmake("set(A \"open\n\nfoo(", "/x/CMakeLists.txt");
   ASSERT_FALSE(unterminated.ok());
-  EXPECT_EQ(unterminated.error().to_line(), "/x/CMakeLists.txt: broken CMake file: unterminated quoted argument at line 1");
+  EXPECT_EQ(unterminated.error().to_line(),
+            "/x/CMakeLists.txt: broken CMake file: unterminated quoted argument at line 1");
   auto missing_paren = cmake::parse_cmake("add_library(x\n  a.cpp\n", "/x/CMakeLists.txt");
   ASSERT_FALSE(missing_paren.ok());
-  EXPECT_EQ(missing_paren.error().message, "broken CMake file: unterminated command add_library (missing ')') at line 3");
+  EXPECT_EQ(missing_paren.error().message,
+            "broken CMake file: unterminated command add_library (missing ')') at line 3");
   auto bracket = cmake::parse_cmake("#[[ never closed\nset(A)", "f.cmake");
   EXPECT_FALSE(bracket.ok());
 }
@@ -194,7 +196,8 @@ TEST(BuildEditor, edits_are_planned_on_the_readers_parse) {
 TEST(Porting, path_rules_follow_torch_musa) {
   const auto& naming = backend::musa().port_naming;
   auto ported_path = [&](std::string_view p) { return porting::ported_path(p, naming); };
-  EXPECT_EQ(ported_path("aten/src/ATen/native/cuda/SparseCUDATensor.cu"), "aten/src/ATen/native/musa/SparseMUSATensor.mu");
+  EXPECT_EQ(ported_path("aten/src/ATen/native/cuda/SparseCUDATensor.cu"),
+            "aten/src/ATen/native/musa/SparseMUSATensor.mu");
   EXPECT_EQ(ported_path("aten/src/ATen/native/sparse/cuda/SoftMax.cu"), "aten/src/ATen/native/sparse/musa/SoftMax.mu");
   EXPECT_EQ(ported_path("aten/src/ATen/cuda/CUDAContext.h"), "aten/src/ATen/musa/MUSAContext.h");
   EXPECT_EQ(ported_path("aten/src/ATen/cuda/cub.cuh"), "aten/src/ATen/musa/cub.muh");
@@ -216,7 +219,8 @@ TEST(Porting, fixture_map_inverts_names_and_scopes) {
   EXPECT_EQ(map->to_cuda.at("musaMallocAsync"), "cudaMallocAsync");
   EXPECT_EQ(map->headers.at("cuda_runtime_api.h"), "musa_runtime_api.h");
   EXPECT_EQ(map->to_musa.count("#ifdef CUDART_VERSION"), 0u);  // not an identifier: not a rename
-  EXPECT_EQ(porting::to_cuda_name("at::musa::getCurrentMUSAStream", *map, backend::musa().port_naming), "at::cuda::getCurrentCUDAStream");
+  EXPECT_EQ(porting::to_cuda_name("at::musa::getCurrentMUSAStream", *map, backend::musa().port_naming),
+            "at::cuda::getCurrentCUDAStream");
   EXPECT_EQ(porting::map_identifiers("musaError_t f(musaStream_t s, int musaX)", map->to_cuda),
             "cudaError_t f(cudaStream_t s, int musaX)");
 }
@@ -235,7 +239,8 @@ TEST(Porting, invalid_map_is_an_error_naming_the_file) {
 
 TEST(Porting, real_torch_musa_maps_load_and_invert) {
   std::string dir = MLC_MAPPING_DIR;
-  if (!std::filesystem::exists(dir + "/general.json")) MLC_SKIP() << dir << " is absent (shared/data not beside the repo)";
+  if (!std::filesystem::exists(dir + "/general.json"))
+    MLC_SKIP() << dir << " is absent (shared/data not beside the repo)";
   auto start = std::chrono::steady_clock::now();
   auto map = porting::load_mapping(dir);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -250,7 +255,8 @@ TEST(Porting, real_torch_musa_maps_load_and_invert) {
   EXPECT_EQ(map->headers.at("cublas_v2.h"), "mublas.h");
   EXPECT_EQ(map->headers.size(), 111u);  // include.json's 110 and dnn-header.json's 4, three of them shared
   RecordProperty("load_ms", std::to_string(ms));
-  std::printf("real maps: %zu identifiers, %zu headers, loaded in %.1f ms\n", map->to_musa.size(), map->headers.size(), ms);
+  std::printf("real maps: %zu identifiers, %zu headers, loaded in %.1f ms\n", map->to_musa.size(), map->headers.size(),
+              ms);
 }
 
 TEST(SourceIndexCache, unchanged_files_come_from_the_cache_and_changed_ones_are_rescanned) {
@@ -325,8 +331,9 @@ TEST(TraceVtable, vtable_traces_to_the_definition_of_the_key_function) {
   test::write_file(dir + "/gen/aten/musa/Widget.h",
                    "namespace at { namespace musa {\nclass Widget {\n public:\n  virtual ~Widget() = default;\n"
                    "  virtual void run(int n);\n  virtual int size() const { return 0; }\n};\n}}\n");
-  test::write_file(dir + "/gen/aten/musa/Widget.mu",
-                   "#include \"Widget.h\"\nnamespace at {\nnamespace musa {\n\nvoid Widget::run(int n) { (void)n; }\n\n}\n}\n");
+  test::write_file(
+      dir + "/gen/aten/musa/Widget.mu",
+      "#include \"Widget.h\"\nnamespace at {\nnamespace musa {\n\nvoid Widget::run(int n) { (void)n; }\n\n}\n}\n");
   LinkcheckOptions o;
   o.trace.porting_dir = dir + "/gen";
   Report r = explain_symbols({"_ZTVN2at4musa6WidgetE", "_ZTIN2at4musa6WidgetE"}, o);
@@ -411,7 +418,8 @@ TEST(TargetSources, a_target_compiles_its_own_sources_and_its_object_libraries) 
                    "add_library(objs OBJECT o.c)\nset_target_properties(objs PROPERTIES POSITION_INDEPENDENT_CODE ON)\n"
                    "add_library(core SHARED a.c $<TARGET_OBJECTS:objs>)\n"
                    "add_executable(core_test EXCLUDE_FROM_ALL t.c shared.c)\n");
-  for (const char* f : {"o.c", "a.c", "t.c", "shared.c"}) test::write_file(dir + "/src/" + f, "int x_" + std::string(1, f[0]) + ";\n");
+  for (const char* f : {"o.c", "a.c", "t.c", "shared.c"})
+    test::write_file(dir + "/src/" + f, "int x_" + std::string(1, f[0]) + ";\n");
   std::filesystem::create_directories(dir + "/build/.cmake/api/v1/query");
   test::write_file(dir + "/build/.cmake/api/v1/query/codemodel-v2", "");
   auto r = test::run("cmake -S " + test::quote(dir + "/src") + " -B " + test::quote(dir + "/build") + " >/dev/null");
@@ -421,9 +429,9 @@ TEST(TargetSources, a_target_compiles_its_own_sources_and_its_object_libraries) 
   ASSERT_NE(core, nullptr);
   EXPECT_EQ(core->name, "core");
   EXPECT_TRUE(build.compiled_by(*core, dir + "/src/a.c"));
-  EXPECT_TRUE(build.compiled_by(*core, dir + "/src/o.c"));         // through the OBJECT library
-  EXPECT_FALSE(build.compiled_by(*core, dir + "/src/shared.c"));   // only the test target compiles it
-  EXPECT_TRUE(build.is_compiled(dir + "/src/shared.c"));           // though the build as a whole does
+  EXPECT_TRUE(build.compiled_by(*core, dir + "/src/o.c"));        // through the OBJECT library
+  EXPECT_FALSE(build.compiled_by(*core, dir + "/src/shared.c"));  // only the test target compiles it
+  EXPECT_TRUE(build.is_compiled(dir + "/src/shared.c"));          // though the build as a whole does
 }
 
 // CMake's own codemodel, read by the test straight from the reply CMake wrote (not by the code under
@@ -449,14 +457,18 @@ std::vector<OracleTarget> codemodel_targets(const std::string& build) {
   std::vector<OracleTarget> out;
   for (const auto& ref : cm.at("configurations").at(0).at("targets")) {
     auto t = nlohmann::json::parse(test::read_file(reply + "/" + ref.at("jsonFile").get<std::string>()));
-    OracleTarget o{.name = t.at("name"), .type = t.at("type"),
+    OracleTarget o{.name = t.at("name"),
+                   .type = t.at("type"),
                    .source_dir = (top / t.at("paths").at("source").get<std::string>()).lexically_normal().string(),
-                   .artifacts = {}, .dependencies = {}, .compiles = {}};
+                   .artifacts = {},
+                   .dependencies = {},
+                   .compiles = {}};
     if (o.source_dir.size() > 1 && o.source_dir.back() == '/') o.source_dir.pop_back();
     for (const auto& a : t.value("artifacts", nlohmann::json::array()))
       o.artifacts.push_back((fs::path(build) / a.at("path").get<std::string>()).lexically_normal().string());
     for (const auto& src : t.value("sources", nlohmann::json::array()))
-      if (src.contains("compileGroupIndex")) o.compiles.insert((top / src.at("path").get<std::string>()).lexically_normal().string());
+      if (src.contains("compileGroupIndex"))
+        o.compiles.insert((top / src.at("path").get<std::string>()).lexically_normal().string());
     for (const auto& d : t.value("dependencies", nlohmann::json::array())) {
       std::string id = d.at("id");
       o.dependencies.push_back(id.substr(0, id.find("::@")));
@@ -489,7 +501,8 @@ TEST_P(GeneratorTargets, give_the_codemodels_targets_without_a_file_api_query) {
                    "add_subdirectory(sub)\n");
   test::write_file(dir + "/src/sub/CMakeLists.txt", "add_library(st STATIC s.c)\n");
   for (const char* f : {"o.c", "a.c", "t.c", "shared.c", "sub/s.c"})
-    test::write_file(dir + "/src/" + f, "int x_" + std::string(1, f[0]) + "_" + std::to_string(std::string(f).size()) + ";\n");
+    test::write_file(dir + "/src/" + f,
+                     "int x_" + std::string(1, f[0]) + "_" + std::to_string(std::string(f).size()) + ";\n");
   test::write_file(dir + "/src/main.c", "int main(void) { return 0; }\n");
   test::write_file(dir + "/src/t.c", "int main(void) { return 0; }\n");
   std::filesystem::create_directories(dir + "/build/.cmake/api/v1/query");
@@ -558,7 +571,8 @@ TEST(CMakeReader, set_x_x_under_many_ifs_is_read_in_linear_space) {
   text += "add_library(core SHARED ${SRCS})\n";
   test::write_file(dir + "/main.c", "");
   test::write_file(dir + "/CMakeLists.txt", text);
-  build::Model model = build::read_build({.build_dir = "", .cmake_lists = {dir + "/CMakeLists.txt"}, .library_helper = {}});
+  build::Model model =
+      build::read_build({.build_dir = "", .cmake_lists = {dir + "/CMakeLists.txt"}, .library_helper = {}});
   ASSERT_TRUE(model.errors.empty());
   const build::SourceList* library = nullptr;
   size_t named = 0;
@@ -586,9 +600,10 @@ TEST(FileApiLists, each_list_is_the_command_whose_text_spells_the_targets_source
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir + "/src/shared");
   std::filesystem::create_directories(dir + "/src/cmake");
-  test::write_file(dir + "/src/cmake/helpers.cmake",
-                   "function(core_library)\n  cmake_parse_arguments(C \"\" \"NAME\" \"SRCS;HDRS\" ${ARGN})\n"
-                   "  add_library(${C_NAME} SHARED \"\")\n  target_sources(${C_NAME} PRIVATE ${C_SRCS} ${C_HDRS})\nendfunction()\n");
+  test::write_file(
+      dir + "/src/cmake/helpers.cmake",
+      "function(core_library)\n  cmake_parse_arguments(C \"\" \"NAME\" \"SRCS;HDRS\" ${ARGN})\n"
+      "  add_library(${C_NAME} SHARED \"\")\n  target_sources(${C_NAME} PRIVATE ${C_SRCS} ${C_HDRS})\nendfunction()\n");
   test::write_file(dir + "/src/CMakeLists.txt",
                    "cmake_minimum_required(VERSION 3.16)\nproject(p C)\ninclude(cmake/helpers.cmake)\n"
                    "set(LIB_VERSION 62)\n"
@@ -598,10 +613,13 @@ TEST(FileApiLists, each_list_is_the_command_whose_text_spells_the_targets_source
                    "set(TEST_SRCS t.c)\nadd_executable(t ${TEST_SRCS})\n"
                    "add_library(br SHARED b1.c)\nif(WIN32)\n  target_sources(br PRIVATE w.c w.h)\nelse()\n"
                    "  target_sources(br PRIVATE u.h)\nendif()\n");
-  test::write_file(dir + "/src/shared/CMakeLists.txt",
-                   "foreach(src ${SHARED_SOURCES})\n  set(SRCS ${SRCS} ../${src})\nendforeach()\nadd_library(sh SHARED ${SRCS})\n");
+  test::write_file(
+      dir + "/src/shared/CMakeLists.txt",
+      "foreach(src ${SHARED_SOURCES})\n  set(SRCS ${SRCS} ../${src})\nendforeach()\nadd_library(sh SHARED ${SRCS})\n");
   for (const char* f : {"s1.c", "s2.c", "fn1.c", "fn2.c", "fn.h", "t.c", "b1.c", "w.c", "w.h", "u.h"})
-    test::write_file(dir + "/src/" + f, std::string(f).ends_with(".h") ? "" : "int x_" + std::string(1, f[0]) + std::string(1, f[1]) + ";\n");
+    test::write_file(dir + "/src/" + f, std::string(f).ends_with(".h")
+                                            ? ""
+                                            : "int x_" + std::string(1, f[0]) + std::string(1, f[1]) + ";\n");
   test::write_file(dir + "/src/t.c", "int main(void) { return 0; }\n");
   std::filesystem::create_directories(dir + "/build/.cmake/api/v1/query");
   test::write_file(dir + "/build/.cmake/api/v1/query/codemodel-v2", "");
@@ -632,7 +650,8 @@ TEST(FileApiLists, each_list_is_the_command_whose_text_spells_the_targets_source
   // branch beside its header, s3.c into the parent's list of sh.
   auto place = [&](const std::string& file, const std::string& target) {
     auto c = build::choose_list(model, dir + "/src/" + file, target, "");
-    return c ? c->cmake_file.substr(dir.size() + 5) + ":" + std::to_string(c->line) + " " + c->list + " " + c->entry : "none";
+    return c ? c->cmake_file.substr(dir.size() + 5) + ":" + std::to_string(c->line) + " " + c->list + " " + c->entry
+             : "none";
   };
   EXPECT_EQ(place("fn3.c", "fn"), "CMakeLists.txt:6 core_library(fn) SRCS fn3.c");
   EXPECT_EQ(place("u.c", "br"), "CMakeLists.txt:14 br u.c");

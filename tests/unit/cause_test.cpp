@@ -34,7 +34,8 @@ void build(const std::string& compiler, const std::string& dir, const std::strin
 }
 
 // The real loader in a fresh process: the preloads RTLD_LOCAL (as Python imports), then `path` RTLD_NOW.
-test::CommandResult real_load(const std::string& llp, const std::string& path, const std::vector<std::string>& preloads = {}) {
+test::CommandResult real_load(const std::string& llp, const std::string& path,
+                              const std::vector<std::string>& preloads = {}) {
   std::string code = "import ctypes, os\n";
   for (const auto& p : preloads) code += "ctypes.CDLL(" + json(p).dump() + ", os.RTLD_NOW | os.RTLD_LOCAL)\n";
   code += "ctypes.CDLL(" + json(path).dump() + ", os.RTLD_NOW)\n";
@@ -67,21 +68,25 @@ struct TorchWorld {
           "-Wl,-soname,libc10.so");
     build("g++", root, newer,
           "namespace c10 { struct TensorImpl { void HandleResize(); void release_resources(); void FreeMemory(); };\n"
-          "void TensorImpl::HandleResize() {} void TensorImpl::release_resources() {} void TensorImpl::FreeMemory() {} }\n",
+          "void TensorImpl::HandleResize() {} void TensorImpl::release_resources() {} void TensorImpl::FreeMemory() {} "
+          "}\n",
           "-Wl,-soname,libc10.so");
-    build("g++", root, site + "/torch/_C.cpython-311-x86_64-linux-gnu.so", "extern \"C\" void* PyInit__C() { return 0; }\n",
+    build("g++", root, site + "/torch/_C.cpython-311-x86_64-linux-gnu.so",
+          "extern \"C\" void* PyInit__C() { return 0; }\n",
           "-Wl,--no-as-needed " + quote(torch_c10) + " -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib'");
     test::write_file(site + "/torch/__init__.py", "from torch._C import *\n");
     test::write_file(site + "/torch/version.py", "__version__ = '2.0.0'\n");
-    std::string code = "namespace c10 { struct TensorImpl { void FreeMemory(); }; }\n"
-                       "extern \"C\" void* PyInit__ext() { static_cast<c10::TensorImpl*>(nullptr)->FreeMemory(); return 0; }\n";
+    std::string code =
+        "namespace c10 { struct TensorImpl { void FreeMemory(); }; }\n"
+        "extern \"C\" void* PyInit__ext() { static_cast<c10::TensorImpl*>(nullptr)->FreeMemory(); return 0; }\n";
     // Imported after torch (its package's __init__ imports torch first), linking libc10 by name.
     ext = site + "/ext/_ext.cpython-311-x86_64-linux-gnu.so";
     build("g++", root, ext, code, "-Wl,--no-as-needed " + quote(newer));
     test::write_file(site + "/ext/__init__.py", "import torch\nfrom . import _ext\n");
     // Without --python: the extension finds torch beside it, by its own DT_RPATH.
     ext_rpath = site + "/ext/_ext2.cpython-311-x86_64-linux-gnu.so";
-    build("g++", root, ext_rpath, code, "-Wl,--no-as-needed " + quote(newer) + " -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/../torch/lib'");
+    build("g++", root, ext_rpath, code,
+          "-Wl,--no-as-needed " + quote(newer) + " -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/../torch/lib'");
   }
 };
 
@@ -98,18 +103,21 @@ TEST(TorchCopy, the_libc10_torch_loads_is_provider_mismatch_never_a_stale_copy_t
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(line_with(r.out, "error: _ext"),
             "error: _ext.cpython-311-x86_64-linux-gnu.so was built against another version of libc10.so: the loaded " +
-                w.torch_c10 + " (rpath), the copy torch 2.0.0 loads, lacks 1 symbol that " + w.newer + " (ld_library_path) has")
+                w.torch_c10 + " (rpath), the copy torch 2.0.0 loads, lacks 1 symbol that " + w.newer +
+                " (ld_library_path) has")
       << r.out;
   EXPECT_NE(r.out.find("\n>>> provider-mismatch: c10::TensorImpl::FreeMemory()\n"), std::string::npos) << r.out;
-  EXPECT_EQ(line_with(r.out, ">>> fix:"),
-            ">>> fix: install the version of torch that _ext.cpython-311-x86_64-linux-gnu.so was built against, or rebuild "
-            "_ext.cpython-311-x86_64-linux-gnu.so against the loaded libc10.so (torch 2.0.0); do not remove " +
-                w.torch_c10 + ": torch 2.0.0 loads it")
+  EXPECT_EQ(
+      line_with(r.out, ">>> fix:"),
+      ">>> fix: install the version of torch that _ext.cpython-311-x86_64-linux-gnu.so was built against, or rebuild "
+      "_ext.cpython-311-x86_64-linux-gnu.so against the loaded libc10.so (torch 2.0.0); do not remove " +
+          w.torch_c10 + ": torch 2.0.0 loads it")
       << r.out;
   EXPECT_EQ(r.out.find("stale"), std::string::npos) << r.out;
 
-  auto doc = json::parse(run("env PYTHONPATH=" + quote(w.site) + " LD_LIBRARY_PATH=" + quote(llp) + " " + kBin + kQuiet +
-                             " --format json --python=" + kPython + " " + quote(w.ext)).out);
+  auto doc = json::parse(run("env PYTHONPATH=" + quote(w.site) + " LD_LIBRARY_PATH=" + quote(llp) + " " + kBin +
+                             kQuiet + " --format json --python=" + kPython + " " + quote(w.ext))
+                             .out);
   ASSERT_EQ(doc["causes"].size(), 1u) << doc.dump(1);
   EXPECT_EQ(doc["causes"][0]["kind"], "provider-mismatch");
   EXPECT_EQ(doc["causes"][0]["picked"]["path"], w.torch_c10);
@@ -138,11 +146,13 @@ TEST(StaleCopy, the_fix_names_the_dynamic_tag_and_the_list_each_directory_came_f
   std::string root = test::scratch_dir("cause-rpath");
   fs::create_directories(root + "/good");
   fs::create_directories(root + "/stale");
-  build("gcc", root, root + "/good/libx.so.1", "int x_old(void) { return 1; }\nint x_new(void) { return 2; }\n", "-Wl,-soname,libx.so.1");
+  build("gcc", root, root + "/good/libx.so.1", "int x_old(void) { return 1; }\nint x_new(void) { return 2; }\n",
+        "-Wl,-soname,libx.so.1");
   build("gcc", root, root + "/stale/libx.so.1", "int x_old(void) { return 1; }\n", "-Wl,-soname,libx.so.1");
   const std::string user = "extern int x_new(void);\nint use(void) { return x_new(); }\n";
-  build("gcc", root, root + "/librp.so", user,
-        "-Wl,--no-as-needed " + quote(root + "/good/libx.so.1") + " -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/stale'");
+  build(
+      "gcc", root, root + "/librp.so", user,
+      "-Wl,--no-as-needed " + quote(root + "/good/libx.so.1") + " -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/stale'");
   build("gcc", root, root + "/librun.so", user,
         "-Wl,--no-as-needed " + quote(root + "/good/libx.so.1") + " -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/good'");
 
@@ -151,13 +161,17 @@ TEST(StaleCopy, the_fix_names_the_dynamic_tag_and_the_list_each_directory_came_f
   };
   const std::vector<Case> cases = {
       {"librp.so", root + "/good",
-       "error: libx.so.1 from " + root + "/stale/libx.so.1 (rpath) lacks 1 symbol that " + root + "/good/libx.so.1 (ld_library_path) has",
+       "error: libx.so.1 from " + root + "/stale/libx.so.1 (rpath) lacks 1 symbol that " + root +
+           "/good/libx.so.1 (ld_library_path) has",
        ">>> fix: remove the stale copy " + root + "/stale/libx.so.1, or take " + root +
-           "/stale out of the DT_RPATH of librp.so, which the loader searches before LD_LIBRARY_PATH (or --library-path)"},
+           "/stale out of the DT_RPATH of librp.so, which the loader searches before LD_LIBRARY_PATH (or "
+           "--library-path)"},
       {"librun.so", root + "/stale",
-       "error: libx.so.1 from " + root + "/stale/libx.so.1 (ld_library_path) lacks 1 symbol that " + root + "/good/libx.so.1 (runpath) has",
+       "error: libx.so.1 from " + root + "/stale/libx.so.1 (ld_library_path) lacks 1 symbol that " + root +
+           "/good/libx.so.1 (runpath) has",
        ">>> fix: remove the stale copy " + root + "/stale/libx.so.1, or take " + root +
-           "/stale out of LD_LIBRARY_PATH (or --library-path), which the loader searches before the DT_RUNPATH of librun.so"},
+           "/stale out of LD_LIBRARY_PATH (or --library-path), which the loader searches before the DT_RUNPATH of "
+           "librun.so"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.lib);
@@ -171,7 +185,6 @@ TEST(StaleCopy, the_fix_names_the_dynamic_tag_and_the_list_each_directory_came_f
     EXPECT_EQ(line_with(r.out, ">>> fix:"), c.fix) << r.out;
   }
 }
-
 
 // Item 5b: a HIP library calling what Debian's libamdhip64.so.5 lacks. provider-mismatch says the
 // loaded libamdhip64 does not define it; no "defined in" line may say it does.
@@ -191,11 +204,13 @@ TEST(HipLibrary, provider_mismatch_is_not_followed_by_a_defined_in_line_naming_t
     auto r = run(kBin + kQuiet + backend + " " + quote(root + "/libhipuser.so"));
     EXPECT_EQ(r.status, 1) << r.out;
     std::string cls = line_with(r.out, ">>> provider-mismatch:");
-    EXPECT_EQ(cls.rfind(">>> provider-mismatch: built against another version of libamdhip64.so.5: the loaded ", 0), 0u) << r.out;
+    EXPECT_EQ(cls.rfind(">>> provider-mismatch: built against another version of libamdhip64.so.5: the loaded ", 0), 0u)
+        << r.out;
     EXPECT_NE(cls.find("libamdhip64.so.5 defines 396 symbols of hip* but not this one"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find(">>> defined in:"), std::string::npos) << r.out;
-    EXPECT_EQ(line_with(r.out, ">>> fix:"), ">>> fix: install the version of libamdhip64.so.5 that libhipuser.so was built "
-                                            "against, or rebuild libhipuser.so against the loaded libamdhip64.so.5")
+    EXPECT_EQ(line_with(r.out, ">>> fix:"),
+              ">>> fix: install the version of libamdhip64.so.5 that libhipuser.so was built "
+              "against, or rebuild libhipuser.so against the loaded libamdhip64.so.5")
         << r.out;
     auto doc = json::parse(run(kBin + kQuiet + backend + " --format json " + quote(root + "/libhipuser.so")).out);
     ASSERT_EQ(doc["libraries"][0]["unresolved"].size(), 1u);
@@ -237,12 +252,14 @@ TEST(MissingLibrary, python_c_api_symbols_belong_to_the_interpreter_not_to_the_m
   auto r = run(no_host + kBin + kQuiet + " " + quote(lib));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "error: loading libext_python.so would fail: 2 causes") << r.out;
-  EXPECT_NE(r.out.find("\n>>> missing-library: c10::thing()\n>>> fix: install libc10.so.2.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n>>> missing-library: c10::thing()\n>>> fix: install libc10.so.2.0"), std::string::npos)
+      << r.out;
   EXPECT_EQ(r.out.find(">>> missing-library: Py"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("error: 2 symbols of the Python C API come from the Python interpreter that loads this extension "
-                       "(python3), not from a library it links\n>>> host-provided: PyArg_ParseTuple\n"
-                       ">>> host-provided: PyLong_FromLong\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("error: 2 symbols of the Python C API come from the Python interpreter that loads this extension "
+                 "(python3), not from a library it links\n>>> host-provided: PyArg_ParseTuple\n"
+                 ">>> host-provided: PyLong_FromLong\n"),
+      std::string::npos)
       << r.out;
   auto doc = json::parse(run(no_host + kBin + kQuiet + " --format json " + quote(lib)).out);
   for (const auto& u : doc["libraries"][0]["unresolved"]) {
@@ -250,7 +267,6 @@ TEST(MissingLibrary, python_c_api_symbols_belong_to_the_interpreter_not_to_the_m
     EXPECT_EQ(u["classification"], py ? "host-provided" : "missing-library") << u["symbol"];
   }
 }
-
 
 // Item 5a: CUDA calls the port missed. A CUDA install (built here: libcudart.so.13 exporting
 // cudaMallocAsync and a name no map knows) and a MUSA SDK whose libmusart.so.4 exports the counterpart
@@ -260,9 +276,12 @@ TEST(CudaCall, a_cuda_call_the_port_missed_is_cudas_with_the_counterpart_of_the_
   fs::create_directories(root + "/cuda/lib64");
   fs::create_directories(root + "/musa/lib");
   const std::string cudart = root + "/cuda/lib64/libcudart.so.13", musart = root + "/musa/lib/libmusart.so.4";
-  build("gcc", root, cudart, "int cudaMallocAsync(void** p, unsigned long n, void* s) { return 0; }\n"
-                             "int cudaFancyNewThing(void) { return 0; }\n", "-Wl,-soname,libcudart.so.13");
-  build("gcc", root, musart, "int musaMallocAsync(void** p, unsigned long n, void* s) { return 0; }\n", "-Wl,-soname,libmusart.so.4");
+  build("gcc", root, cudart,
+        "int cudaMallocAsync(void** p, unsigned long n, void* s) { return 0; }\n"
+        "int cudaFancyNewThing(void) { return 0; }\n",
+        "-Wl,-soname,libcudart.so.13");
+  build("gcc", root, musart, "int musaMallocAsync(void** p, unsigned long n, void* s) { return 0; }\n",
+        "-Wl,-soname,libmusart.so.4");
   std::string lib = root + "/libport.so";
   build("gcc", root, lib,
         "int cudaMallocAsync(void**, unsigned long, void*);\nint cudaFancyNewThing(void);\n"
@@ -276,20 +295,22 @@ TEST(CudaCall, a_cuda_call_the_port_missed_is_cudas_with_the_counterpart_of_the_
                      " --mapping " + quote(MLC_MAPPING_DIR) + " " + quote(lib);
   auto r = run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + kBin + args);
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_NE(r.out.find("error: undefined symbol: cudaMallocAsync\n>>> referenced by " + lib +
-                       "\n>>> unported: a CUDA API the port still calls: CUDA's " + cudart +
-                       " exports it; the porting map's MUSA counterpart is musaMallocAsync, which " + musart +
-                       " exports\n>>> defined in: " + cudart + "\n>>> counterpart: musaMallocAsync in " + musart +
-                       "\n>>> fix: call musaMallocAsync instead of cudaMallocAsync where the port calls it (the porting map "
-                       "renames it; this call was missed), and rebuild\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("error: undefined symbol: cudaMallocAsync\n>>> referenced by " + lib +
+                 "\n>>> unported: a CUDA API the port still calls: CUDA's " + cudart +
+                 " exports it; the porting map's MUSA counterpart is musaMallocAsync, which " + musart +
+                 " exports\n>>> defined in: " + cudart + "\n>>> counterpart: musaMallocAsync in " + musart +
+                 "\n>>> fix: call musaMallocAsync instead of cudaMallocAsync where the port calls it (the porting map "
+                 "renames it; this call was missed), and rebuild\n"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(">>> cuda-only: a CUDA API the port still calls: CUDA's " + cudart +
                        " exports it; the porting map has no MUSA counterpart for it\n"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("not found in CUDA"), std::string::npos) << r.out;
-  auto doc = json::parse(run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + kBin + " --format json" + args).out);
+  auto doc =
+      json::parse(run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + kBin + " --format json" + args).out);
   for (const auto& u : doc["libraries"][0]["unresolved"]) {
     if (u["symbol"] != "cudaMallocAsync") continue;
     EXPECT_EQ(u["classification"], "unported");
@@ -299,22 +320,24 @@ TEST(CudaCall, a_cuda_call_the_port_missed_is_cudas_with_the_counterpart_of_the_
   }
   // musa-stubgen stubs no missed rename: it says what to call instead.
   std::string out = test::scratch_dir("cause-cuda-stubs");
-  auto stub = run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + std::string(MLC_STUBGEN_BIN) + " --dry-run --out-cpp " +
-                  quote(out + "/u.cpp") + " --out-header " + quote(out + "/u.h") + args);
+  auto stub = run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + std::string(MLC_STUBGEN_BIN) +
+                  " --dry-run --out-cpp " + quote(out + "/u.cpp") + " --out-header " + quote(out + "/u.h") + args);
   EXPECT_EQ(stub.status, 1) << stub.out << stub.err;
   EXPECT_NE(stub.err.find("musa-stubgen: cannot fix cudaMallocAsync: unported: "), std::string::npos) << stub.err;
-  EXPECT_NE(stub.err.find("; call musaMallocAsync instead of cudaMallocAsync where the port calls it (the porting map renames "
-                          "it; this call was missed), and rebuild (a stub would hide the missed rename; --stub unported "
-                          "stubs it anyway)\n"),
+  EXPECT_NE(stub.err.find(
+                "; call musaMallocAsync instead of cudaMallocAsync where the port calls it (the porting map renames "
+                "it; this call was missed), and rebuild (a stub would hide the missed rename; --stub unported "
+                "stubs it anyway)\n"),
             std::string::npos)
       << stub.err;
   // Without a map, nothing is guessed but a counterpart the SDK exports under the cudaX -> musaX rule.
   auto bare = run("env LD_LIBRARY_PATH=" + quote(root + "/musa/lib") + " " + kBin + " --no-cache --cuda-home " +
                   quote(root + "/cuda") + " --sdk-home " + quote(root + "/musa") + " " + quote(lib));
-  EXPECT_NE(bare.out.find(">>> unported: a CUDA API the port still calls: CUDA's " + cudart +
-                          " exports it; by the cudaX -> musaX naming rule, the MUSA counterpart is musaMallocAsync, which " +
-                          musart + " exports\n"),
-            std::string::npos)
+  EXPECT_NE(
+      bare.out.find(">>> unported: a CUDA API the port still calls: CUDA's " + cudart +
+                    " exports it; by the cudaX -> musaX naming rule, the MUSA counterpart is musaMallocAsync, which " +
+                    musart + " exports\n"),
+      std::string::npos)
       << bare.out;
   EXPECT_NE(bare.out.find(">>> unknown: a CUDA API the port still calls: CUDA's " + cudart +
                           " exports it; give the porting map (--mapping) to name its MUSA counterpart\n"),
@@ -325,11 +348,14 @@ TEST(CudaCall, a_cuda_call_the_port_missed_is_cudas_with_the_counterpart_of_the_
 // The same with the real CUDA 13 at /usr/local/cuda, whose libcudart.so.13 exports cudaMallocAsync.
 TEST(CudaCall, cuda_13_libcudart_exports_cuda_malloc_async_and_the_map_gives_musa_malloc_async) {
   if (!fs::exists("/usr/local/cuda/lib64/libcudart.so.13")) MLC_SKIP() << "CUDA 13 is not installed at /usr/local/cuda";
-  ASSERT_NE(run("nm -D --defined-only /usr/local/cuda/lib64/libcudart.so.13").out.find(" T cudaMallocAsync@@libcudart.so.13\n"),
+  ASSERT_NE(run("nm -D --defined-only /usr/local/cuda/lib64/libcudart.so.13")
+                .out.find(" T cudaMallocAsync@@libcudart.so.13\n"),
             std::string::npos);
   std::string root = test::scratch_dir("cause-cuda13");
   std::string lib = root + "/libk.so";
-  build("gcc", root, lib, "int cudaMallocAsync(void**, unsigned long, void*);\nint use(void) { void* p; return cudaMallocAsync(&p, 16, 0); }\n");
+  build("gcc", root, lib,
+        "int cudaMallocAsync(void**, unsigned long, void*);\nint use(void) { void* p; return cudaMallocAsync(&p, 16, "
+        "0); }\n");
   auto real = real_load("", lib);
   ASSERT_NE(real.status, 0);
   EXPECT_NE(real.err.find("undefined symbol: cudaMallocAsync"), std::string::npos) << real.err;
@@ -337,7 +363,9 @@ TEST(CudaCall, cuda_13_libcudart_exports_cuda_malloc_async_and_the_map_gives_mus
   EXPECT_EQ(r.status, 1) << r.out;
   std::string cls = line_with(r.out, ">>> unported:");
   EXPECT_EQ(cls.rfind(">>> unported: a CUDA API the port still calls: CUDA's /usr/local/cuda/", 0), 0u) << r.out;
-  EXPECT_NE(cls.find("/libcudart.so.13 exports it; the porting map's MUSA counterpart is musaMallocAsync"), std::string::npos) << r.out;
+  EXPECT_NE(cls.find("/libcudart.so.13 exports it; the porting map's MUSA counterpart is musaMallocAsync"),
+            std::string::npos)
+      << r.out;
 }
 
 // The "defined nowhere" reason says CUDA was searched only for a name that looks like
@@ -361,7 +389,8 @@ TEST(CudaIndex, is_built_only_for_a_name_that_can_be_cudas) {
   auto cuda_index_files = [&] {
     int n = 0;
     if (fs::exists(cache))
-      for (const auto& e : fs::directory_iterator(cache)) n += e.path().filename().string().rfind("cuda-headers-", 0) == 0;
+      for (const auto& e : fs::directory_iterator(cache))
+        n += e.path().filename().string().rfind("cuda-headers-", 0) == 0;
     return n;
   };
   std::string args = " --cuda-home " + quote(cuda) + " --sdk-home '' --cache-dir " + quote(cache) + " ";
@@ -371,7 +400,8 @@ TEST(CudaIndex, is_built_only_for_a_name_that_can_be_cudas) {
   EXPECT_EQ(cuda_index_files(), 0) << "a plain C name built the CUDA index";
   auto user = run(quote(kBin) + args + quote(dir + "/libuser.so"));
   EXPECT_EQ(user.status, 1) << user.err;
-  EXPECT_NE(user.out.find("CUDA declares it in " + cuda + "/include/cuda_runtime_api.h"), std::string::npos) << user.out;
+  EXPECT_NE(user.out.find("CUDA declares it in " + cuda + "/include/cuda_runtime_api.h"), std::string::npos)
+      << user.out;
   EXPECT_EQ(cuda_index_files(), 1);
   fs::remove_all(dir);
 }
@@ -401,8 +431,8 @@ TEST(UnknownReason, cuda_is_named_only_for_names_that_look_like_the_backends_api
   const std::string sdk_only = "no loaded object defines it, nor was it found in the SDK (" + root + "/musa)";
   EXPECT_EQ(reasons["myops::scale(float, float)"], sdk_only);
   EXPECT_EQ(reasons["cutlass_gemm"], sdk_only);
-  EXPECT_EQ(reasons["cudaFancyNewThing"], "no loaded object defines it, nor was it found in the SDK (" + root +
-                                              "/musa) or CUDA (" + root + "/cuda)");
+  EXPECT_EQ(reasons["cudaFancyNewThing"],
+            "no loaded object defines it, nor was it found in the SDK (" + root + "/musa) or CUDA (" + root + "/cuda)");
   fs::remove_all(root);
 }
 

@@ -43,13 +43,17 @@ Report awkward_report() {
                             .outcome = {.kind = loader::SearchOutcome::Kind::Refused, .detail = "no such file"}}};
   lib.needed.push_back(gone);
   UnresolvedSymbol odd;
-  odd.symbol = odd.demangled = "bad\xff" "name";
+  odd.symbol = odd.demangled =
+      "bad\xff"
+      "name";
   odd.type = SymbolType::Func;
   odd.binding = ReferenceBinding::Global;
-  odd.referenced_by = {Reference{.library = "/w/libodd.so", .function = "use_it", .file = "/w/src/a:b,c.cpp", .line = 7}};
+  odd.referenced_by = {
+      Reference{.library = "/w/libodd.so", .function = "use_it", .file = "/w/src/a:b,c.cpp", .line = 7}};
   odd.classification = Classification::SdkDeclaredOnly;
   odd.reason = "declared in 100% of the SDK headers";
-  odd.fix = Fix{.kind = FixKind::Stub, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "write a stub"};
+  odd.fix =
+      Fix{.kind = FixKind::Stub, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "write a stub"};
   lib.unresolved.push_back(odd);
   UnresolvedSymbol old;
   old.symbol = old.demangled = "old_one";
@@ -81,8 +85,10 @@ std::string sarif_validator_missing() {
 
 // The SARIF 2.1.0 schema's verdict on a file, through jsonschema (the oracle, not our own reading).
 ::testing::AssertionResult sarif_is_valid(const std::string& file) {
-  auto v = run(quote(kPython) + " -c 'import json,sys,jsonschema; jsonschema.Draft7Validator(json.load(open(sys.argv[2])))"
-               ".validate(json.load(open(sys.argv[1])))' " + quote(file) + " " + quote(kSchema));
+  auto v = run(quote(kPython) +
+               " -c 'import json,sys,jsonschema; jsonschema.Draft7Validator(json.load(open(sys.argv[2])))"
+               ".validate(json.load(open(sys.argv[1])))' " +
+               quote(file) + " " + quote(kSchema));
   if (v.status == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << file << " does not validate against " << kSchema << ":\n" << v.err;
 }
@@ -106,7 +112,8 @@ std::vector<std::string> github_subset_breaches(const nlohmann::json& sarif) {
     const auto bases = run.value("originalUriBaseIds", nlohmann::json::object());
     for (const auto& [id, base] : bases.items()) {
       std::string uri = base.value("uri", "");
-      if (uri.rfind("file:///", 0) != 0 || uri.back() != '/') out.push_back("base " + id + " is no absolute URI ending in '/'");
+      if (uri.rfind("file:///", 0) != 0 || uri.back() != '/')
+        out.push_back("base " + id + " is no absolute URI ending in '/'");
     }
     if (run["tool"]["driver"].value("name", "").empty()) out.push_back("driver without a name");
     for (const auto& rule : run["tool"]["driver"].value("rules", nlohmann::json::array())) {
@@ -128,7 +135,8 @@ std::vector<std::string> github_subset_breaches(const nlohmann::json& sarif) {
         std::string uri = artifact.value("uri", "");
         if (uri.empty()) out.push_back(id + ": location without an artifact uri");
         if (artifact.contains("uriBaseId")) {
-          if (uri.find(':') != std::string::npos) out.push_back(id + ": " + uri + " has a uriBaseId but is not relative");
+          if (uri.find(':') != std::string::npos)
+            out.push_back(id + ": " + uri + " has a uriBaseId but is not relative");
           if (!bases.contains(artifact["uriBaseId"].get<std::string>())) out.push_back(id + ": unmapped uriBaseId");
         } else if (uri.rfind("file:///", 0) != 0) {
           out.push_back(id + ": " + uri + " is neither relative to a base nor a file URI");
@@ -188,7 +196,8 @@ TEST(CiFormats, the_github_subset_check_names_each_breach) {
 TEST(CiFormats, sarif_validator_rejects_what_the_schema_forbids) {
   REQUIRE_SARIF_VALIDATOR();
   std::string dir = test::scratch_dir("ci-sarif-invalid");
-  test::write_file(dir + "/bad.sarif", R"({"version": "2.1.0", "runs": [{"tool": {"driver": {}}}]})");  // driver has no name
+  test::write_file(dir + "/bad.sarif",
+                   R"({"version": "2.1.0", "runs": [{"tool": {"driver": {}}}]})");  // driver has no name
   EXPECT_FALSE(sarif_is_valid(dir + "/bad.sarif"));
   test::write_file(dir + "/good.sarif", R"({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}}]})");
   EXPECT_TRUE(sarif_is_valid(dir + "/good.sarif"));
@@ -232,7 +241,9 @@ TEST(CiFormats, sarif_of_the_bundled_example_validates_and_has_one_result_per_sy
     EXPECT_EQ(res["ruleId"], u["classification"]);
     EXPECT_EQ(rules[res["ruleIndex"].get<size_t>()]["id"], u["classification"]);
     EXPECT_EQ(res["properties"]["symbol"], u["symbol"]);
-    EXPECT_EQ(res["message"]["text"].get<std::string>().rfind("undefined symbol: " + u["demangled"].get<std::string>(), 0), 0u);
+    EXPECT_EQ(
+        res["message"]["text"].get<std::string>().rfind("undefined symbol: " + u["demangled"].get<std::string>(), 0),
+        0u);
     const auto& loc = res["locations"][0]["physicalLocation"];
     const auto& ref = u["referenced_by"][0];
     // A file of the checkout is named relative to %SRCROOT%, the way code scanning maps it to the repository.
@@ -250,9 +261,15 @@ TEST(CiFormats, sarif_of_the_bundled_example_validates_and_has_one_result_per_sy
 TEST(CiFormats, sarif_with_invalid_utf8_fixes_and_bad_input_still_validates) {
   REQUIRE_SARIF_VALIDATOR();
   std::string dir = test::scratch_dir("ci-sarif-odd");
-  SarifOptions o{.tool_version = "9.9.9", .help_uri = "file:///doc/classifications.md",
-                 .fixes = {{.library = "/w/libodd.so", .symbol = "bad\xff" "name", .description = "add the stub",
-                            .edits = {{.file = "/w/stubs/unimplemented_functions.cpp", .start_line = 3, .end_line = 3,
+  SarifOptions o{.tool_version = "9.9.9",
+                 .help_uri = "file:///doc/classifications.md",
+                 .fixes = {{.library = "/w/libodd.so",
+                            .symbol = "bad\xff"
+                                      "name",
+                            .description = "add the stub",
+                            .edits = {{.file = "/w/stubs/unimplemented_functions.cpp",
+                                       .start_line = 3,
+                                       .end_line = 3,
                                        .inserted = "void stub() {}\n"}}}}};
   std::string text = render_sarif(awkward_report(), o);
   test::write_file(dir + "/odd.sarif", text);
@@ -321,8 +338,8 @@ std::string apply_replacements(std::string text, const nlohmann::json& replaceme
 // description differs), each applied once to the files as `original` gives them (absent: a file the
 // fix creates). Returns the new contents by path; a file touched by two different edits is a
 // failure (they would conflict).
-std::map<std::string, std::string> apply_fixes(const nlohmann::json& sarif,
-                                               const std::function<std::optional<std::string>(const std::string&)>& original) {
+std::map<std::string, std::string> apply_fixes(
+    const nlohmann::json& sarif, const std::function<std::optional<std::string>(const std::string&)>& original) {
   std::map<std::string, std::string> files;
   std::map<std::string, std::string> change_of_file;  // path -> its replacements, applied once
   for (const auto& result : sarif["runs"][0]["results"]) {
@@ -355,8 +372,10 @@ TEST(CiFormats, sarif_fix_replacements_rebuild_the_planned_files_byte_for_byte) 
       {"", "#pragma once\nint f();\n", true},
       {"a\nb\nc\n", "x\na\nb\nc\ny\n", false},
       {"a\nb\nc\nd\ne\n", "a\nB\nc\ne\n", false},
-      {"set(SRCS\n  a.cpp\n  b.cpp)\ntarget_link_libraries(t PRIVATE m)", "set(SRCS\n  a.cpp\n  a2.cpp\n  b.cpp)\n"
-                                                                          "target_link_libraries(t PRIVATE m n)", false},
+      {"set(SRCS\n  a.cpp\n  b.cpp)\ntarget_link_libraries(t PRIVATE m)",
+       "set(SRCS\n  a.cpp\n  a2.cpp\n  b.cpp)\n"
+       "target_link_libraries(t PRIVATE m n)",
+       false},
       {"x\n\xC3\xA9t\xC3\xA9", "x\n\xC3\xA9t\xC3\xA9\nnew\n", false},  // columns count code points, not bytes
       {"keep\nlast", "keep\n", false},
   };
@@ -366,8 +385,11 @@ TEST(CiFormats, sarif_fix_replacements_rebuild_the_planned_files_byte_for_byte) 
   report.libraries[0].path = dir + "/libt.so";
   for (size_t i = 0; i < cases.size(); ++i) {
     std::string sym = "sym" + std::to_string(i);
-    plan.cmake_files.push_back({dir + "/f" + std::to_string(i) + ".txt", cases[i].before, cases[i].after,
-                                cases[i].created, {{"add s" + std::to_string(i) + " to SRCS", {sym}}}});
+    plan.cmake_files.push_back({dir + "/f" + std::to_string(i) + ".txt",
+                                cases[i].before,
+                                cases[i].after,
+                                cases[i].created,
+                                {{"add s" + std::to_string(i) + " to SRCS", {sym}}}});
     UnresolvedSymbol u;
     u.symbol = u.demangled = sym;
     u.type = SymbolType::Func;
@@ -404,7 +426,10 @@ TEST(CiFormats, sarif_fix_replacements_rebuild_the_planned_files_byte_for_byte) 
 // the budget (hundreds of stubs): then only the first result carries it, and says so.
 TEST(CiFormats, a_shared_fix_is_repeated_per_result_within_the_budget_only) {
   stubgen::Plan plan;
-  plan.cmake_files.push_back({"/w/CMakeLists.txt", "set(S\n  a.cpp)\n", "set(S\n  a.cpp\n  b.cpp)\n", false,
+  plan.cmake_files.push_back({"/w/CMakeLists.txt",
+                              "set(S\n  a.cpp)\n",
+                              "set(S\n  a.cpp\n  b.cpp)\n",
+                              false,
                               {{"add b.cpp to S", {"f1", "f2", "f3"}}}});
   Report report;
   report.libraries.push_back({});
@@ -425,8 +450,9 @@ TEST(CiFormats, a_shared_fix_is_repeated_per_result_within_the_budget_only) {
   ASSERT_EQ(once.size(), 1u);
   EXPECT_EQ(once[0].symbol, "f1");
   EXPECT_EQ(once[0].edits[0].inserted, "  a.cpp\n  b.cpp)\n");  // line 2 replaced
-  EXPECT_EQ(once[0].description, "Add b.cpp to S (edit /w/CMakeLists.txt), as musa-stubgen --apply does; given "
-                                 "here once for all 3 results it fixes, to keep the report small");
+  EXPECT_EQ(once[0].description,
+            "Add b.cpp to S (edit /w/CMakeLists.txt), as musa-stubgen --apply does; given "
+            "here once for all 3 results it fixes, to keep the report small");
 }
 
 // On the torch_musa world: musa-linkcheck's SARIF fixes, applied to the original files, give byte for
@@ -458,7 +484,8 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   auto b_run = run("cd " + quote(broken) + " && " + kBin + " --format sarif -o " + quote(broken + "/r.sarif") + args);
   EXPECT_EQ(b_run.status, 1) << b_run.err;
   EXPECT_NE(b_run.err.find("musa-linkcheck: warning: no fixes from " + broken + "/unimplemented_functions.cpp: "),
-            std::string::npos) << b_run.err;
+            std::string::npos)
+      << b_run.err;
   EXPECT_TRUE(sarif_is_valid(broken + "/r.sarif"));
   auto b_sarif = nlohmann::json::parse(test::read_file(broken + "/r.sarif"));
   size_t with_fixes = 0;
@@ -494,8 +521,8 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   std::map<std::string, std::string> fixed;  // symbol -> its fix's first file
   for (const auto& r : sarif["runs"][0]["results"]) {
     std::string rule = r["ruleId"];
-    bool fixable = rule == "missing-source" || rule == "sdk-declared-only" || rule == "cuda-only" ||
-                   rule == "unlinked-library";
+    bool fixable =
+        rule == "missing-source" || rule == "sdk-declared-only" || rule == "cuda-only" || rule == "unlinked-library";
     EXPECT_EQ(r.contains("fixes"), fixable) << r["properties"]["symbol"] << " " << rule;
     if (!r.contains("fixes")) continue;
     EXPECT_EQ(r["fixes"].size(), 1u);
@@ -511,13 +538,15 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   };
   EXPECT_EQ(fixed["musaMallocAsync"], ops + "/unimplemented_functions.cpp");  // sdk-declared-only: a stub
   starts("musaMallocAsync", "Add a stub for musaMallocAsync (create " + ops + "/unimplemented_functions.cpp, create " +
-                                ops + "/unimplemented_functions.h, create " + ops + "/musa_stubs.h; the same edit also "
+                                ops + "/unimplemented_functions.h, create " + ops +
+                                "/musa_stubs.h; the same edit also "
                                 "does: add a stub for ");
   EXPECT_EQ(fixed["musaLaunchHostFunc"], ops + "/unimplemented_functions.cpp");  // cuda-only: a stub too
-  EXPECT_EQ(fixed["_ZN2at6native19resize_output_checkEl"], cmake);  // missing-source: the source list
+  EXPECT_EQ(fixed["_ZN2at6native19resize_output_checkEl"], cmake);               // missing-source: the source list
   starts("_ZN2at6native19resize_output_checkEl",
          "Add " + gen + "native/musa/Resize.cpp to PORTING_CPP_CSRCS (edit " + cmake + "; the same edit also does: ");
-  starts("_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l", "Add " + gen + "musa/cub.mu to MU_SRCS (edit ");
+  starts("_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l",
+         "Add " + gen + "musa/cub.mu to MU_SRCS (edit ");
   EXPECT_EQ(fixed["mublasSgemm_v2"], cmake);  // unlinked-library: the link line
   starts("mublasSgemm_v2", "Link musa_kernels with mublas (edit " + cmake + "; ");
   EXPECT_EQ(fixed.count("PVRSRVGetDevInfo"), 0u);  // unknown: neither stub nor patch fixes it
@@ -578,7 +607,8 @@ TEST_F(CiFormatsJUnit, junit_has_a_suite_per_library_and_a_failing_case_per_symb
   EXPECT_EQ(xpath(file, "string(" + user + "/testcase[1]/failure/@message)"), "undefined symbol: ver_hid");
   std::string body = xpath(file, "string(" + user + "/testcase[2]/failure)");
   EXPECT_NE(body.find("version-mismatch: defined in " + kFix + "/ver/run/libver.so.1, but not with version VER_2"),
-            std::string::npos) << body;
+            std::string::npos)
+      << body;
   std::string clean = "/testsuites/testsuite[@name='" + kFix + "/chain/rpath/libchain_a.so']";
   EXPECT_EQ(xpath(file, "string(" + clean + "/@failures)"), "0");
   EXPECT_EQ(xpath(file, "count(" + clean + "/testcase[not(failure)])"), "1");
@@ -594,7 +624,8 @@ TEST_F(CiFormatsJUnit, junit_with_invalid_utf8_and_bad_input_is_well_formed) {
   EXPECT_EQ(xpath(file, "string(//testcase[2]/@name)"), "bad\\xFFname");
   EXPECT_EQ(xpath(file, "count(//testcase/skipped)"), "1");
   EXPECT_EQ(xpath(file, "string(/testsuites/@errors)"), "1");
-  EXPECT_EQ(xpath(file, "string(//testsuite[@name='inputs']/testcase/error/@message)"), "/w/not-elf.txt: not an ELF file");
+  EXPECT_EQ(xpath(file, "string(//testsuite[@name='inputs']/testcase/error/@message)"),
+            "/w/not-elf.txt: not an ELF file");
   fs::remove_all(dir);
 }
 
@@ -602,7 +633,8 @@ TEST(CiFormats, github_commands_escape_data_and_properties_as_the_runner_require
   // Paths relative to the checkout the runner resolves them in; a finding without a source line is
   // on its library, with no line.
   std::string want =
-      "::error file=libodd.so,title=missing-library%3A library not found%3A libgone.so.1::library not found: libgone.so.1"
+      "::error file=libodd.so,title=missing-library%3A library not found%3A libgone.so.1::library not found: "
+      "libgone.so.1"
       "%0Aneeded by /w/libodd.so%0Asearched /w/lib/libgone.so.1 [runpath]: no such file\n"
       "::error file=src/a%3Ab%2Cc.cpp,line=7,title=sdk-declared-only%3A undefined symbol%3A bad\\xFFname::"
       "undefined symbol: bad\\xFFname%0Areferenced by /w/src/a:b,c.cpp:7 (use_it) in /w/libodd.so"
@@ -619,24 +651,34 @@ TEST_F(CiFormatsJUnit, each_inputs_records_name_that_input_when_inputs_share_a_c
   std::string dir = test::scratch_dir("ci-shared-cause");
   test::write_file(dir + "/m.c", "int miss_fn(void) { return 1; }\n");
   test::write_file(dir + "/u.c", "int miss_fn(void);\nint use(void) { return miss_fn(); }\n");
-  ASSERT_EQ(run("cd " + quote(dir) + " && git init -q . && gcc -shared -fPIC -Wl,-soname,libmiss.so.1 -o libmiss.so.1 m.c && "
+  ASSERT_EQ(run("cd " + quote(dir) +
+                " && git init -q . && gcc -shared -fPIC -Wl,-soname,libmiss.so.1 -o libmiss.so.1 m.c && "
                 "gcc -shared -fPIC -o liba.so u.c libmiss.so.1 && gcc -shared -fPIC -o libb.so u.c libmiss.so.1 && "
-                "rm libmiss.so.1").status, 0);
-  auto gh = run("cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --format github liba.so libb.so");
+                "rm libmiss.so.1")
+                .status,
+            0);
+  auto gh = run("cd " + quote(dir) + " && " + kBin +
+                " --no-cache --sdk-home '' --cuda-home '' --format github liba.so libb.so");
   EXPECT_EQ(gh.status, 1) << gh.err;
   for (const std::string lib : {"liba.so", "libb.so"}) {
     std::string line, prefix = "::error file=" + lib + ",title=missing-library%3A undefined symbol";
     for (size_t at = 0, end; (end = gh.out.find('\n', at)) != std::string::npos; at = end + 1)
       if (gh.out.compare(at, prefix.size(), prefix) == 0) line = gh.out.substr(at, end - at);
     EXPECT_NE(line.find("%0Afix: install libmiss.so.1, or add the directory that holds it to " + lib +
-                        "'s RUNPATH or LD_LIBRARY_PATH"), std::string::npos) << lib << ":\n" << gh.out;
+                        "'s RUNPATH or LD_LIBRARY_PATH"),
+              std::string::npos)
+        << lib << ":\n"
+        << gh.out;
   }
   std::string file = dir + "/r.xml";
-  auto ju = run("cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --format junit -o r.xml liba.so libb.so");
+  auto ju = run("cd " + quote(dir) + " && " + kBin +
+                " --no-cache --sdk-home '' --cuda-home '' --format junit -o r.xml liba.so libb.so");
   EXPECT_EQ(ju.status, 1) << ju.err;
   std::string body = xpath(file, "string(//testsuite[@name='" + dir + "/libb.so']/testcase[@name='miss_fn']/failure)");
   EXPECT_NE(body.find("fix: install libmiss.so.1, or add the directory that holds it to libb.so's RUNPATH or "
-                      "LD_LIBRARY_PATH"), std::string::npos) << body;
+                      "LD_LIBRARY_PATH"),
+            std::string::npos)
+      << body;
   EXPECT_EQ(body.find("liba.so"), std::string::npos) << body;
 }
 
@@ -644,11 +686,14 @@ TEST_F(CiFormatsJUnit, each_inputs_records_name_that_input_when_inputs_share_a_c
 TEST(CiFormats, github_annotation_of_a_library_without_debug_information_is_on_the_library_without_a_line) {
   std::string dir = test::scratch_dir("ci-github-nodebug");
   test::write_file(dir + "/n.c", "int gone(void);\nint use(void) { return gone(); }\n");
-  ASSERT_EQ(run("cd " + quote(dir) + " && git init -q . && mkdir lib && gcc -shared -fPIC -g0 -o lib/libnodebug.so n.c").status, 0);
+  ASSERT_EQ(run("cd " + quote(dir) + " && git init -q . && mkdir lib && gcc -shared -fPIC -g0 -o lib/libnodebug.so n.c")
+                .status,
+            0);
   auto r = run("cd " + quote(dir) + " && " + kBin + " --no-cache --format github lib/libnodebug.so");
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find("::", 2) + 2),
-            "::error file=lib/libnodebug.so,title=unknown%3A undefined symbol%3A gone::") << r.out;
+            "::error file=lib/libnodebug.so,title=unknown%3A undefined symbol%3A gone::")
+      << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 
@@ -657,9 +702,14 @@ TEST(CiFormats, github_format_from_the_command_line_annotates_the_referencing_li
   EXPECT_EQ(r.status, 1);
   const std::string src = std::string(MLC_SOURCE_DIR) + "/fixtures/loader/src/fixture.c";
   std::string want =
-      "::error file=fixtures/loader/src/fixture.c,line=8,title=hidden%3A undefined symbol%3A ver_hid::undefined symbol: ver_hid"
-      "%0Areferenced by " + src + ":8 (use_ver_hid) in " + kFix + "/ver/libver_user.so"
-      "%0Ahidden: defined in " + kFix + "/ver/run/libver.so.1 only under a hidden (non-default) version, "
+      "::error file=fixtures/loader/src/fixture.c,line=8,title=hidden%3A undefined symbol%3A ver_hid::undefined "
+      "symbol: ver_hid"
+      "%0Areferenced by " +
+      src + ":8 (use_ver_hid) in " + kFix +
+      "/ver/libver_user.so"
+      "%0Ahidden: defined in " +
+      kFix +
+      "/ver/run/libver.so.1 only under a hidden (non-default) version, "
       "invisible to an unversioned reference"
       "%0Afix: make the version the default (@@) in the provider's version script\n";
   EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1), want);

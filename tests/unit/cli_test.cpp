@@ -27,15 +27,27 @@ TEST(Cli, text_report_has_lld_style_lines_and_exit_1) {
   std::string want =
       "error: loading libver_user.so would fail: 2 causes\n"
       "error: undefined symbol: ver_hid\n"
-      ">>> referenced by " + fixture_c + " (use_ver_hid)\n"
-      ">>>               " + path + "\n"
-      ">>> hidden: defined in " + kFix + "/ver/run/libver.so.1 only under a hidden (non-default) version, "
+      ">>> referenced by " +
+      fixture_c +
+      " (use_ver_hid)\n"
+      ">>>               " +
+      path +
+      "\n"
+      ">>> hidden: defined in " +
+      kFix +
+      "/ver/run/libver.so.1 only under a hidden (non-default) version, "
       "invisible to an unversioned reference\n"
       ">>> fix: make the version the default (@@) in the provider's version script\n"
       "error: undefined symbol: ver_moved@VER_2\n"
-      ">>> referenced by " + fixture_c + " (use_ver_moved)\n"
-      ">>>               " + path + "\n"
-      ">>> version-mismatch: defined in " + kFix + "/ver/run/libver.so.1, but not with version VER_2\n"
+      ">>> referenced by " +
+      fixture_c +
+      " (use_ver_moved)\n"
+      ">>>               " +
+      path +
+      "\n"
+      ">>> version-mismatch: defined in " +
+      kFix +
+      "/ver/run/libver.so.1, but not with version VER_2\n"
       ">>> fix: rebuild against the library that is loaded at run time, or load the one it was linked against\n"
       "2 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n";
   EXPECT_EQ(r.out, want);
@@ -57,8 +69,10 @@ TEST(Cli, missing_library_text_lists_the_search) {
   auto r = run(linkcheck("-q " + quote(kFix + "/miss/libmiss_user.so")));
   EXPECT_EQ(r.status, 1);
   // One cause: the symbol the missing library would have provided is told under it.
-  EXPECT_EQ(r.out, "error: loading libmiss_user.so would fail: 1 cause\n"
-                   "error: library not found: libnothere.so.1 (needed by libmiss_user.so); no other version of it was found\n");
+  EXPECT_EQ(
+      r.out,
+      "error: loading libmiss_user.so would fail: 1 cause\n"
+      "error: library not found: libnothere.so.1 (needed by libmiss_user.so); no other version of it was found\n");
 }
 
 TEST(Cli, json_report_follows_the_contract) {
@@ -90,7 +104,8 @@ TEST(Cli, json_report_follows_the_contract) {
 
 TEST(Cli, json_output_file_is_written_atomically) {
   std::string dir = test::scratch_dir("cli-out");
-  auto r = run(linkcheck("--format json -o " + quote(dir + "/report.json") + " " + quote(kFix + "/weak/libweak_user.so")));
+  auto r =
+      run(linkcheck("--format json -o " + quote(dir + "/report.json") + " " + quote(kFix + "/weak/libweak_user.so")));
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(r.out.empty());
   auto doc = nlohmann::json::parse(test::read_file(dir + "/report.json"));
@@ -118,7 +133,8 @@ TEST(Cli, with_option_loads_libraries_first) {
   EXPECT_EQ(r.out, "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
   // A library that needs it by name (no search path would find it) is given the one --with loaded,
   // from that path, and told why: "with".
-  auto j = run(linkcheck("--format json --with " + quote(torchlike) + " " + quote(kFix + "/with_needed/libkernels_needing.so")));
+  auto j = run(
+      linkcheck("--format json --with " + quote(torchlike) + " " + quote(kFix + "/with_needed/libkernels_needing.so")));
   EXPECT_EQ(j.status, 0) << j.out << j.err;
   auto doc = nlohmann::json::parse(j.out);
   ASSERT_EQ(doc["libraries"].size(), 1u);
@@ -151,7 +167,7 @@ TEST(Cli, ld_library_path_from_the_environment_is_honoured) {
   for (const auto& n : doc["libraries"][0]["needed"])
     if (n["name"] == "libllp_dep.so") needed = &n;
   ASSERT_NE(needed, nullptr) << doc["libraries"][0]["needed"].dump();
-  EXPECT_EQ((*needed)["path"], dep);  // found in the directory LD_LIBRARY_PATH names...
+  EXPECT_EQ((*needed)["path"], dep);               // found in the directory LD_LIBRARY_PATH names...
   EXPECT_EQ((*needed)["how"], "ld_library_path");  // ...because it names it
   EXPECT_TRUE(doc["libraries"][0]["unresolved"].empty());
   // Without it, nothing else leads there: the library is missing.
@@ -201,16 +217,16 @@ TEST(Cli, bundled_example_reports_its_three_faults) {
             "void at::musa::cub::exclusive_sum_in_common_type<int, int>(int const*, int*, long)");
   bool runtime_by_runpath = false;
   for (const auto& n : doc["libraries"][0]["needed"])
-    runtime_by_runpath |= n["name"] == "libmusart.so.4" && n["how"] == "runpath" &&
-                          n["path"] == ex + "/sdk/lib/libmusart.so.4";
+    runtime_by_runpath |=
+        n["name"] == "libmusart.so.4" && n["how"] == "runpath" && n["path"] == ex + "/sdk/lib/libmusart.so.4";
   EXPECT_TRUE(runtime_by_runpath) << doc["libraries"][0]["needed"].dump();
   // With the context the README's example job passes, every symbol is traced and has a fix.
   const std::string src = std::string(MLC_SOURCE_DIR) + "/fixtures/example";
   auto traced = test::run(kBin + " --format json --no-cache --build-dir " + test::quote(MLC_BINARY_DIR) +
                           " --porting-dir " + test::quote(src + "/generated_cuda_compatible") + " --cmake-lists " +
                           test::quote(src + "/csrc/CMakeLists.txt") + " --mapping " + test::quote(src + "/mapping") +
-                          " --sdk-home " + test::quote(ex + "/sdk") + " --with " + test::quote(ex + "/libc10.so") + " " +
-                          test::quote(ex + "/libmusa_kernels.so"));
+                          " --sdk-home " + test::quote(ex + "/sdk") + " --with " + test::quote(ex + "/libc10.so") +
+                          " " + test::quote(ex + "/libmusa_kernels.so"));
   EXPECT_EQ(traced.status, 1) << traced.err;
   auto tdoc = nlohmann::json::parse(traced.out);
   const auto& us = tdoc["libraries"][0]["unresolved"];
@@ -259,14 +275,16 @@ TEST(Cli, baseline_accepts_known_findings_and_fails_on_new_ones) {
   EXPECT_EQ(known.status, 0) << known.out;
   EXPECT_NE(known.out.find("baselined: undefined symbol: ver_hid\n"), std::string::npos);
   EXPECT_NE(known.out.find("2 undefined symbols, 0 missing libraries, 0 missing versions in 1 library (2 baselined)\n"),
-            std::string::npos) << known.out;
+            std::string::npos)
+      << known.out;
   // One finding leaves the baseline: it is new, and fails the run.
   test::write_file(base, "libver_user.so undefined ver_hid   # known, tracked elsewhere\n");
   auto fresh = test::run(kBin + " -q --cuda-home '' --fail-on new --baseline " + test::quote(base) + " " + lib);
   EXPECT_EQ(fresh.status, 1);
   // The headline counts what still fails: the baselined finding is not a cause.
-  EXPECT_EQ(fresh.out, "error: loading libver_user.so would fail: 1 cause\n"
-                       "baselined: undefined symbol: ver_hid\nerror: undefined symbol: ver_moved@VER_2\n");
+  EXPECT_EQ(fresh.out,
+            "error: loading libver_user.so would fail: 1 cause\n"
+            "baselined: undefined symbol: ver_hid\nerror: undefined symbol: ver_moved@VER_2\n");
   auto json = test::run(kBin + " --format json --cuda-home '' --baseline " + test::quote(base) + " " + lib);
   auto doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["libraries"][0]["unresolved"][0]["baselined"], true);
@@ -331,11 +349,14 @@ TEST(Cli, a_control_character_in_a_file_name_is_escaped_in_text) {
   build_libraries(dir, {{"lib\nx\x1b.so", "int gone(void);\nint use(void) { return gone(); }\n", ""}});
   auto r = run(linkcheck("--no-cache --sdk-home '' --cuda-home '' " + quote(dir + "/lib\nx\x1b.so")));
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(r.out, "error: loading lib\\x0Ax\\x1B.so would fail: 1 cause\n"
-                   "error: undefined symbol: gone\n"
-                   ">>> referenced by " + dir + "/lib\\x0Ax\\x1B.so\n"
-                   ">>> unknown: no loaded object defines it (no sources, SDK or CUDA were given to trace it further)\n"
-                   "1 undefined symbol, 0 missing libraries, 0 missing versions in 1 library\n");
+  EXPECT_EQ(r.out,
+            "error: loading lib\\x0Ax\\x1B.so would fail: 1 cause\n"
+            "error: undefined symbol: gone\n"
+            ">>> referenced by " +
+                dir +
+                "/lib\\x0Ax\\x1B.so\n"
+                ">>> unknown: no loaded object defines it (no sources, SDK or CUDA were given to trace it further)\n"
+                "1 undefined symbol, 0 missing libraries, 0 missing versions in 1 library\n");
 }
 
 // A name that is not valid UTF-8 is escaped in `path` and carried byte for byte in `path_bytes`
@@ -362,10 +383,11 @@ TEST(Cli, json_carries_the_bytes_of_a_path_that_is_not_utf8) {
                     " " + quote(file) + " " + quote(dir + "/" + name));
   EXPECT_EQ(opened.out, "True\n") << opened.err;
   const std::string schema = std::string(MLC_SOURCE_DIR) + "/docs/report.schema.json";
-  auto v = run("/usr/bin/python3 -c " +
-               quote("import json, sys, jsonschema\n"
-                     "jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))\n") +
-               " " + quote(schema) + " " + quote(file));
+  auto v = run(
+      "/usr/bin/python3 -c " +
+      quote("import json, sys, jsonschema\n"
+            "jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))\n") +
+      " " + quote(schema) + " " + quote(file));
   EXPECT_EQ(v.status, 0) << v.err;
 }
 
@@ -379,7 +401,8 @@ TEST(Cli, musa_stubgen_takes_confirm_as_the_readme_says) {
   EXPECT_EQ(r.err, "musa-stubgen: 0 stubs, 0 build files to patch, 0 files would change, 0 symbols refused\n");
   auto both = run(std::string(MLC_STUBGEN_BIN) + " --confirm --no-confirm " + quote(dir + "/libok.so"));
   EXPECT_EQ(both.status, 2);
-  EXPECT_EQ(both.err.substr(0, both.err.find('\n')), "musa-stubgen: options '--no-confirm' and '--confirm' cannot be used together");
+  EXPECT_EQ(both.err.substr(0, both.err.find('\n')),
+            "musa-stubgen: options '--no-confirm' and '--confirm' cannot be used together");
 }
 
 // Two sources define foo(int) by their text; one cannot compile here (windows.h). The one that does
@@ -391,18 +414,27 @@ TEST(Cli, a_candidate_that_does_not_compile_is_counted_and_its_error_shown_only_
   std::filesystem::create_directories(dir + "/src");
   test::write_file(dir + "/src/ops.cpp", "int foo(int);\nextern \"C\" int run(int x) { return foo(x); }\n");
   test::write_file(dir + "/src/a.cpp", "#include <windows.h>\nint foo(int x) { return x; }\n");
-  test::write_file(dir + "/src/b.cpp", "#ifdef NEVER\nint foo(int x) { return x; }\n#endif\nint foo(int x) { return x + 1; }\n");
-  test::write_file(dir + "/CMakeLists.txt", "cmake_minimum_required(VERSION 3.16)\nproject(k CXX)\nadd_library(k SHARED src/ops.cpp)\n");
-  ASSERT_EQ(run("cd " + quote(dir) + " && cmake -S . -B build -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > /dev/null && "
-                "cmake --build build > /dev/null").status, 0);
-  std::string check = "cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --build-dir build ";
+  test::write_file(dir + "/src/b.cpp",
+                   "#ifdef NEVER\nint foo(int x) { return x; }\n#endif\nint foo(int x) { return x + 1; }\n");
+  test::write_file(dir + "/CMakeLists.txt",
+                   "cmake_minimum_required(VERSION 3.16)\nproject(k CXX)\nadd_library(k SHARED src/ops.cpp)\n");
+  ASSERT_EQ(run("cd " + quote(dir) +
+                " && cmake -S . -B build -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > /dev/null && "
+                "cmake --build build > /dev/null")
+                .status,
+            0);
+  std::string check =
+      "cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --build-dir build ";
   const std::string failed = "warning: --confirm: compiling " + dir + "/src/a.cpp failed: " + dir +
                              "/src/a.cpp:1:10: fatal error: windows.h: No such file or directory\n";
   auto quiet = run(check + "build/libk.so");
   EXPECT_EQ(quiet.status, 1) << quiet.err;
   EXPECT_EQ(quiet.out.find(failed), std::string::npos) << quiet.out;
-  EXPECT_NE(quiet.out.find("warning: --confirm: 2 candidate file(s): 2 compiled, 0 from cache, 1 failed (1 not the answer: "
-                           "--verbose shows why), 0 skipped (budget or no command); "), std::string::npos) << quiet.out;
+  EXPECT_NE(
+      quiet.out.find("warning: --confirm: 2 candidate file(s): 2 compiled, 0 from cache, 1 failed (1 not the answer: "
+                     "--verbose shows why), 0 skipped (budget or no command); "),
+      std::string::npos)
+      << quiet.out;
   EXPECT_NE(quiet.out.find(">>> missing-source: compiling " + dir + "/src/b.cpp defines it"), std::string::npos);
   auto verbose = run(check + "--verbose build/libk.so");
   EXPECT_NE(verbose.out.find(failed), std::string::npos) << verbose.out;

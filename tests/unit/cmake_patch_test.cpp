@@ -46,9 +46,13 @@ class CMakePatch : public ::testing::Test {
       fs::create_directories(fs::path(src_ + "/" + path).parent_path());
       test::write_file(src_ + "/" + path, text);
     }
-    ASSERT_EQ(run("cd " + quote(src_) + " && git init -q . && git add -A && git -c user.name=t -c user.email=t@t "
-                  "commit -qm base").status, 0);
-    auto configured = run("cmake -S " + quote(src_) + " -B " + quote(build_) + " -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON");
+    ASSERT_EQ(run("cd " + quote(src_) +
+                  " && git init -q . && git add -A && git -c user.name=t -c user.email=t@t "
+                  "commit -qm base")
+                  .status,
+              0);
+    auto configured = run("cmake -S " + quote(src_) + " -B " + quote(build_) +
+                          " -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON");
     ASSERT_EQ(configured.status, 0) << configured.out << configured.err;
     auto built = run("cmake --build " + quote(build_) + " -j 2");
     ASSERT_NE(built.status, 0) << "the program should not link before the fix";
@@ -56,9 +60,9 @@ class CMakePatch : public ::testing::Test {
   }
 
   test::CommandResult stubgen(const std::string& extra) {
-    return run(kStubgen + " --build-dir " + quote(build_) + " --source-root " + quote(src_) + " --no-runtime --out-cpp " +
-               quote(root_ + "/stubs.cpp") + " --out-header " + quote(root_ + "/stubs.h") + " " + extra + " " +
-               quote(build_ + "/libcore.so"));
+    return run(kStubgen + " --build-dir " + quote(build_) + " --source-root " + quote(src_) +
+               " --no-runtime --out-cpp " + quote(root_ + "/stubs.cpp") + " --out-header " + quote(root_ + "/stubs.h") +
+               " " + extra + " " + quote(build_ + "/libcore.so"));
   }
 
   std::string file(const std::string& rel) { return test::read_file(src_ + "/" + rel); }
@@ -75,8 +79,9 @@ class CMakePatch : public ::testing::Test {
     auto again = stubgen("--apply");
     EXPECT_EQ(again.status, 0) << again.err;
     EXPECT_EQ(file(cmake_rel), before);
-    EXPECT_EQ(run("cd " + quote(src_) + " && git status --porcelain --untracked-files=no | grep -v " +
-                  quote(cmake_rel)).out, "");
+    EXPECT_EQ(
+        run("cd " + quote(src_) + " && git status --porcelain --untracked-files=no | grep -v " + quote(cmake_rel)).out,
+        "");
   }
 
   std::string root_, src_, build_;
@@ -96,7 +101,8 @@ TEST_F(CMakePatch, target_sources_gets_a_quoted_entry_in_sorted_place) {
                       "  PRIVATE\n"
                       "    \"src/a.cc\"\n"
                       "    \"src/c.cc\"\n"
-                      ")\n" + kApp;
+                      ")\n" +
+                      kApp;
   make("target_sources", sources("src/", cmake));
   auto r = stubgen("--apply");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -129,10 +135,11 @@ TEST_F(CMakePatch, set_and_list_append_inside_if_branches_patch_the_branch_holdi
                       "       posix/a.cc\n"
                       "       posix/c.cc)\n"
                       "endif()\n"
-                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+                      "add_library(core SHARED ${CORE_SRCS})\n" +
+                      kApp;
   std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake}, {"a.cc", "int a2() { return 0; }\n"},
-                                              {"posix/a.cc", kA}, {"posix/b.cc", kB}, {"posix/c.cc", kC},
-                                              {"main.cc", kMain}};
+                                              {"posix/a.cc", kA},        {"posix/b.cc", kB},
+                                              {"posix/c.cc", kC},        {"main.cc", kMain}};
   make("if_branches", files);
   auto r = stubgen("--apply");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -182,7 +189,8 @@ TEST_F(CMakePatch, file_covered_by_a_glob_gets_no_entry_and_the_reason) {
   EXPECT_EQ(file("CMakeLists.txt"), cmake);
   EXPECT_NE(r.err.find(src_ + "/src/b.cc matches the file(GLOB) pattern src/*.cc of CORE_SRCS (" + src_ +
                        "/CMakeLists.txt:3), so it needs no entry: the fix lies elsewhere (re-run cmake"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
   // Asked, CMake's configure globs it in (no object yet): what is left is to rebuild the library.
   auto asked = stubgen("--apply");
   EXPECT_EQ(asked.status, 1) << asked.err;
@@ -190,7 +198,8 @@ TEST_F(CMakePatch, file_covered_by_a_glob_gets_no_entry_and_the_reason) {
   EXPECT_NE(asked.err.find(src_ + "/src/b.cc matches the file(GLOB) pattern src/*.cc of CORE_SRCS (" + src_ +
                            "/CMakeLists.txt:3), and the configure compiles it, so it needs no entry: the library was "
                            "built before it, rebuild it (cmake --build)"),
-            std::string::npos) << asked.err;
+            std::string::npos)
+      << asked.err;
   EXPECT_EQ(run("cmake --build " + quote(build_) + " -j 2").status, 0);
 }
 
@@ -200,18 +209,22 @@ TEST_F(CMakePatch, glob_trimmed_by_remove_item_loses_that_entry_and_keeps_the_re
                       "list(REMOVE_ITEM CORE_SRCS\n"
                       "     ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc\n"
                       "     ${CMAKE_CURRENT_SOURCE_DIR}/src/win.cc)\n"
-                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+                      "add_library(core SHARED ${CORE_SRCS})\n" +
+                      kApp;
   auto files = sources("src/", cmake);
   files["src/win.cc"] = "#error not on this platform\n";
   make("remove_item", files);
   auto r = stubgen("--apply");
   ASSERT_EQ(r.status, 0) << r.err;
   std::string want = cmake;
-  want.erase(want.find("     ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc\n"), std::string("     ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc\n").size());
+  want.erase(want.find("     ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc\n"),
+             std::string("     ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc\n").size());
   EXPECT_EQ(file("CMakeLists.txt"), want);
-  EXPECT_NE(r.err.find("musa-stubgen: dropping ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc from list(REMOVE_ITEM CORE_SRCS ...) at " +
-                       src_ + "/CMakeLists.txt:4: it takes out a source the library needs\n"),
-            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(
+                "musa-stubgen: dropping ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc from list(REMOVE_ITEM CORE_SRCS ...) at " +
+                src_ + "/CMakeLists.txt:4: it takes out a source the library needs\n"),
+            std::string::npos)
+      << r.err;
   ASSERT_EQ(run("cmake " + quote(build_)).status, 0);  // a glob is evaluated at configure time
   expect_restored("CMakeLists.txt");
 }
@@ -223,16 +236,19 @@ TEST_F(CMakePatch, removals_emptied_go_whole_including_one_only_the_given_back_s
                       "file(GLOB CORE_SRCS src/*.cc)\n"
                       "list(REMOVE_ITEM CORE_SRCS ${CMAKE_CURRENT_SOURCE_DIR}/src/b.cc)\n"
                       "list(FILTER CORE_SRCS EXCLUDE REGEX \"/d\\\\.cc$\")\n"
-                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+                      "add_library(core SHARED ${CORE_SRCS})\n" +
+                      kApp;
   auto files = sources("src/", cmake);
   files["src/b.cc"] = "int d_value(int v);\nint b_value(int v) { return d_value(v); }\n";
   files["src/d.cc"] = "int d_value(int v) { return v * 2; }\n";
   make("remove_chain", files);
   auto r = stubgen("--apply");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(file("CMakeLists.txt"), kHead + "file(GLOB CORE_SRCS src/*.cc)\nadd_library(core SHARED ${CORE_SRCS})\n" + kApp);
+  EXPECT_EQ(file("CMakeLists.txt"),
+            kHead + "file(GLOB CORE_SRCS src/*.cc)\nadd_library(core SHARED ${CORE_SRCS})\n" + kApp);
   EXPECT_NE(r.err.find("removing list(FILTER CORE_SRCS EXCLUDE REGEX /d\\\\.cc$) at " + src_ + "/CMakeLists.txt:5"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
   ASSERT_EQ(run("cmake " + quote(build_)).status, 0);
   expect_restored("CMakeLists.txt");
 }
@@ -241,16 +257,19 @@ TEST_F(CMakePatch, filter_that_also_excludes_a_file_kept_out_on_purpose_is_refus
   std::string cmake = kHead +
                       "file(GLOB CORE_SRCS src/*.cc)\n"
                       "list(FILTER CORE_SRCS EXCLUDE REGEX \"/(b|win)\\\\.cc$\")\n"
-                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+                      "add_library(core SHARED ${CORE_SRCS})\n" +
+                      kApp;
   auto files = sources("src/", cmake);
   files["src/win.cc"] = "#error not on this platform\n";
   make("filter_shared", files);
   auto r = stubgen("--apply");
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(file("CMakeLists.txt"), cmake);
-  EXPECT_NE(r.err.find(src_ + "/src/b.cc is excluded by list(FILTER CORE_SRCS EXCLUDE REGEX /(b|win)\\\\.cc$) at " + src_ +
-                       "/CMakeLists.txt:4, which also excludes " + src_ + "/src/win.cc: narrow that regex by hand"),
-            std::string::npos) << r.err;
+  EXPECT_NE(
+      r.err.find(src_ + "/src/b.cc is excluded by list(FILTER CORE_SRCS EXCLUDE REGEX /(b|win)\\\\.cc$) at " + src_ +
+                 "/CMakeLists.txt:4, which also excludes " + src_ + "/src/win.cc: narrow that regex by hand"),
+      std::string::npos)
+      << r.err;
 }
 
 TEST_F(CMakePatch, entry_goes_to_the_if_branch_the_configure_took_even_when_another_holds_closer_names) {
@@ -262,7 +281,8 @@ TEST_F(CMakePatch, entry_goes_to_the_if_branch_the_configure_took_even_when_anot
                       "else()\n"
                       "  set(CORE_SRCS src/a.cc src/c.cc)\n"
                       "endif()\n"
-                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+                      "add_library(core SHARED ${CORE_SRCS})\n" +
+                      kApp;
   auto files = sources("src/", cmake);
   files["src/bx.cc"] = "int bx() { return 0; }\n";
   make("if_taken", files);
@@ -289,7 +309,8 @@ TEST_F(CMakePatch, entry_is_spelled_as_its_siblings_when_a_function_adds_their_d
                       "  \"c.cc\"\n"
                       ")\n"
                       "in_src(CORE_SRCS ${CORE_SRCS})\n"
-                      "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
+                      "add_library(core SHARED ${CORE_SRCS})\n" +
+                      kApp;
   make("function_prefix", sources("src/", cmake));
   auto r = stubgen("--apply");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -305,8 +326,11 @@ TEST_F(CMakePatch, cmake_patch_paths_are_relative_to_the_checkout_holding_the_pr
   std::string cmake = kHead + "add_library(core SHARED a.cc c.cc)\n" + kApp;
   make("checkout_subdir", sources("", cmake));
   fs::remove_all(src_ + "/.git");
-  ASSERT_EQ(run("cd " + quote(root_) + " && git init -q . && git add src && git -c user.name=t -c user.email=t@t "
-                "commit -qm base").status, 0);
+  ASSERT_EQ(run("cd " + quote(root_) +
+                " && git init -q . && git add src && git -c user.name=t -c user.email=t@t "
+                "commit -qm base")
+                .status,
+            0);
   std::string patch = root_ + "/fix.diff";
   auto r = stubgen("--cmake-patch " + quote(patch));
   ASSERT_EQ(r.status, 0) << r.err;
@@ -328,7 +352,8 @@ TEST_F(CMakePatch, broken_cmake_file_is_one_error_line_naming_it_and_exit_2) {
   test::write_file(src_ + "/db/CMakeLists.txt", "set(DB_SRCS db/a.cc \"db/c.cc PARENT_SCOPE)\n");
   auto r = stubgen("--apply");
   EXPECT_EQ(r.status, 2) << r.err;
-  std::string line = "musa-stubgen: error: " + src_ + "/db/CMakeLists.txt: broken CMake file: unterminated quoted "
+  std::string line = "musa-stubgen: error: " + src_ +
+                     "/db/CMakeLists.txt: broken CMake file: unterminated quoted "
                      "argument at line 1\n";
   EXPECT_NE(r.err.find(line), std::string::npos) << r.err;
   size_t errors = 0;
@@ -350,7 +375,8 @@ TEST_F(CMakePatch, sources_a_function_takes_go_into_the_section_of_its_call_that
       "  target_sources(${CORE_NAME}_shared PRIVATE ${CORE_SRCS} ${CORE_HDRS})\n"
       "  set_target_properties(${CORE_NAME}_shared PROPERTIES OUTPUT_NAME ${CORE_NAME})\n"
       "endfunction()\n";
-  const std::string cmake = kHead + "include(cmake/CoreHelpers.cmake)\n"
+  const std::string cmake = kHead +
+                            "include(cmake/CoreHelpers.cmake)\n"
                             "core_library(\n"
                             "  NAME core\n"
                             "  HDRS\n"
@@ -444,10 +470,15 @@ TEST_F(CMakePatch, set_x_x_under_if_blocks_the_entry_joins_the_block_whose_files
                             "if(WIN32)\n"
                             "  set(CORE_SRCS ${CORE_SRCS} io_win.cc b_win.cc)\n"
                             "endif()\n"
-                            "add_library(core SHARED ${CORE_SRCS})\n" + kApp;
-  std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake}, {"a.cc", kA}, {"c.cc", kC},
-                                              {"b_posix.cc", kB}, {"io_posix.cc", "int io_value() { return 0; }\n"},
-                                              {"io_win.cc", "#error not here\n"}, {"b_win.cc", "#error not here\n"},
+                            "add_library(core SHARED ${CORE_SRCS})\n" +
+                            kApp;
+  std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake},
+                                              {"a.cc", kA},
+                                              {"c.cc", kC},
+                                              {"b_posix.cc", kB},
+                                              {"io_posix.cc", "int io_value() { return 0; }\n"},
+                                              {"io_win.cc", "#error not here\n"},
+                                              {"b_win.cc", "#error not here\n"},
                                               {"main.cc", kMain}};
   make("set_under_ifs", files);
   auto r = stubgen("--apply");
@@ -466,10 +497,15 @@ TEST_F(CMakePatch, a_source_goes_back_into_the_if_branch_of_its_own_header) {
                             "  target_sources(core PRIVATE plug_win.cc plug_win.h)\n"
                             "else()\n"
                             "  target_sources(core PRIVATE plug_unix.h)\n"
-                            "endif()\n" + kApp;
-  std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake}, {"a.cc", kA}, {"c.cc", kC},
-                                              {"plug_unix.cc", kB}, {"plug_unix.h", "int b_value(int v);\n"},
-                                              {"plug_win.cc", "#error not here\n"}, {"plug_win.h", "\n"},
+                            "endif()\n" +
+                            kApp;
+  std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake},
+                                              {"a.cc", kA},
+                                              {"c.cc", kC},
+                                              {"plug_unix.cc", kB},
+                                              {"plug_unix.h", "int b_value(int v);\n"},
+                                              {"plug_win.cc", "#error not here\n"},
+                                              {"plug_win.h", "\n"},
                                               {"main.cc", kMain}};
   make("branch_header", files);
   auto r = stubgen("--apply");
@@ -491,11 +527,17 @@ TEST_F(CMakePatch, an_edit_with_which_cmake_would_not_configure_is_refused_and_n
                             "    target_sources(core PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/impl/${f})\n"
                             "  endforeach()\n"
                             "endfunction()\n"
-                            "add_impl(a.cc c.cc)\n" + kApp;
+                            "add_impl(a.cc c.cc)\n" +
+                            kApp;
   std::map<std::string, std::string> files = {
-      {"CMakeLists.txt", cmake}, {"lib.cc", "int lib_value() { return 0; }\n"},
-      {"impl/a.cc", "int b_value(int v);\nint d_value(int v);\nint a_value(int v) { return b_value(v) + d_value(v); }\n"},
-      {"impl/c.cc", kC}, {"impl/d.cc", "int d_value(int v) { return v + 2; }\n"}, {"other/b.cc", kB}, {"main.cc", kMain}};
+      {"CMakeLists.txt", cmake},
+      {"lib.cc", "int lib_value() { return 0; }\n"},
+      {"impl/a.cc",
+       "int b_value(int v);\nint d_value(int v);\nint a_value(int v) { return b_value(v) + d_value(v); }\n"},
+      {"impl/c.cc", kC},
+      {"impl/d.cc", "int d_value(int v) { return v + 2; }\n"},
+      {"other/b.cc", kB},
+      {"main.cc", kMain}};
   make("check_configure", files);
   auto r = stubgen("--apply");
   EXPECT_EQ(r.status, 1) << r.err;
@@ -504,8 +546,10 @@ TEST_F(CMakePatch, an_edit_with_which_cmake_would_not_configure_is_refused_and_n
   EXPECT_EQ(file("CMakeLists.txt"), want);
   EXPECT_NE(r.err.find("musa-stubgen: cannot fix b_value(int): adding other/b.cc to add_impl (" + src_ +
                        "/CMakeLists.txt) leaves a build that does not configure: CMake Error at CMakeLists.txt:3 "
-                       "(add_library): Cannot find source file: " + src_ + "/impl/other/b.cc"),
-            std::string::npos) << r.err;
+                       "(add_library): Cannot find source file: " +
+                       src_ + "/impl/other/b.cc"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(r.err.find("cannot fix d_value"), std::string::npos) << r.err;
   // Nothing of the check is left in the build tree.
   for (const auto& e : fs::directory_iterator(build_))
@@ -523,7 +567,8 @@ TEST_F(CMakePatch, asking_cmake_configures_the_tree_again_says_so_once_and_leave
   // The cmake that configured the tree (the cache's CMAKE_COMMAND) is the one run.
   const auto at = cache.find("CMAKE_COMMAND:INTERNAL=") + 23;
   const std::string cmake_command = cache.substr(at, cache.find('\n', at) - at);
-  const std::string note = "musa-linkcheck: note: asked CMake for its File API reply: `" + cmake_command + " " + build_ +
+  const std::string note = "musa-linkcheck: note: asked CMake for its File API reply: `" + cmake_command + " " +
+                           build_ +
                            "` configured the build tree again, which leaves the cache and the built files as they are "
                            "(--no-reconfigure reads the files alone)\n";
   EXPECT_NE(r.err.find(note), std::string::npos) << r.err;

@@ -88,9 +88,8 @@ TEST(CacheFile, writes_the_format_and_reads_back_only_a_whole_file_for_its_key) 
   for (const char* text :
        {"test-cache 1\nkey\tK\na\t1\nend\t2\n", "test-cache 1\nkey\tK\na\t1\nb\t\nc\t3\nend\t2\n",
         "test-cache 1\nkey\tK\na\t1\nb\t\n", "test-cache 1\nkey\tK\na\t1\nb\t\nend\t2",
-        "test-cache 1\nkey\tK\na\t1\t9\nb\t\nend\t2\n",
-        "test-cache 2\nkey\tK\na\t1\nb\t\nend\t2\n", "test-cache 1\nkey\tK\nrefused\t1\nb\t\nend\t2\n",
-        "test-cache 1\nkey\tK\na\t1\nb\t\nend\t2\nmore\n"}) {
+        "test-cache 1\nkey\tK\na\t1\t9\nb\t\nend\t2\n", "test-cache 2\nkey\tK\na\t1\nb\t\nend\t2\n",
+        "test-cache 1\nkey\tK\nrefused\t1\nb\t\nend\t2\n", "test-cache 1\nkey\tK\na\t1\nb\t\nend\t2\nmore\n"}) {
     write_file(path, text);
     rows_of(path, "key\tK\n", &answered);
     EXPECT_FALSE(answered) << text;

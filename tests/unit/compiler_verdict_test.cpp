@@ -70,7 +70,8 @@ class CompilerVerdict : public ::testing::Test {
                "target_link_libraries(app PRIVATE core)\n"
                // The installed copy is found through RUNPATH, after LD_LIBRARY_PATH (the build's own).
                "set_target_properties(app PROPERTIES SKIP_BUILD_RPATH ON)\n"
-               "target_link_options(app PRIVATE -Wl,--enable-new-dtags -Wl,-rpath," + installed_ + ")\n");
+               "target_link_options(app PRIVATE -Wl,--enable-new-dtags -Wl,-rpath," +
+                   installed_ + ")\n");
     write_file(src_ + "/api.h", "#pragma once\n#define VERDICT_API __attribute__((visibility(\"default\")))\n");
     // 1. Macro families: a flag (namespace fL_int { int FLAGS_verbosity; }) and a shape's members.
     write_file(src_ + "/flags.h",
@@ -88,25 +89,32 @@ class CompilerVerdict : public ::testing::Test {
                "int Name::made = 0;\n");
     write_file(src_ + "/shape.cpp", "#include \"shape.h\"\nDEFINE_SHAPE_BASE(Shape)\n");
     // 3. An explicit instantiation through an export macro; the template's body is in an -inl.h header.
-    write_file(src_ + "/sink.h",
-               "#pragma once\nnamespace sinks {\ntemplate <typename T>\nclass sink {\n public:\n  T put(T v);\n};\n}\n");
-    write_file(src_ + "/sink-inl.h",
-               "#pragma once\n#include \"sink.h\"\ntemplate <typename T>\nT sinks::sink<T>::put(T v) { return v + 1; }\n");
+    write_file(
+        src_ + "/sink.h",
+        "#pragma once\nnamespace sinks {\ntemplate <typename T>\nclass sink {\n public:\n  T put(T v);\n};\n}\n");
+    write_file(
+        src_ + "/sink-inl.h",
+        "#pragma once\n#include \"sink.h\"\ntemplate <typename T>\nT sinks::sink<T>::put(T v) { return v + 1; }\n");
     write_file(src_ + "/sink_inst.cpp",
                "#include \"api.h\"\n#include \"sink-inl.h\"\ntemplate class VERDICT_API sinks::sink<int>;\n");
     // 4. The namespace macro of the generated config header, as the compiler resolves it.
-    write_file(src_ + "/scale.h", "#pragma once\n#include \"verdict_config.h\"\nnamespace VERDICT_NS {\nint scale(int x);\n}\n");
-    write_file(src_ + "/scale.cpp", "#include \"scale.h\"\nnamespace VERDICT_NS {\nint scale(int x) { return 3 * x; }\n}\n");
+    write_file(src_ + "/scale.h",
+               "#pragma once\n#include \"verdict_config.h\"\nnamespace VERDICT_NS {\nint scale(int x);\n}\n");
+    write_file(src_ + "/scale.cpp",
+               "#include \"scale.h\"\nnamespace VERDICT_NS {\nint scale(int x) { return 3 * x; }\n}\n");
     // The library the build compiles, referencing all of them.
-    write_file(src_ + "/core.cpp",
-               "#include <typeinfo>\n#include \"flags.h\"\n#include \"shape.h\"\n#include \"sink.h\"\n#include \"scale.h\"\n"
-               "extern template class sinks::sink<int>;\n"
-               "struct Tri : Shape { int sides() const override { return 3; } };\n"
-               "int core_run(int v) {\n  Tri t;\n  Shape& s = t;\n  return fL_int::FLAGS_verbosity + s.sides() + Shape::made + "
-               "sinks::sink<int>{}.put(v) + VERDICT_NS::scale(v) + (typeid(s) == typeid(Tri));\n}\n");
+    write_file(
+        src_ + "/core.cpp",
+        "#include <typeinfo>\n#include \"flags.h\"\n#include \"shape.h\"\n#include \"sink.h\"\n#include \"scale.h\"\n"
+        "extern template class sinks::sink<int>;\n"
+        "struct Tri : Shape { int sides() const override { return 3; } };\n"
+        "int core_run(int v) {\n  Tri t;\n  Shape& s = t;\n  return fL_int::FLAGS_verbosity + s.sides() + Shape::made "
+        "+ "
+        "sinks::sink<int>{}.put(v) + VERDICT_NS::scale(v) + (typeid(s) == typeid(Tri));\n}\n");
     // 5. A source of the build left out; an installed copy of libcore.so defines what it would.
     write_file(src_ + "/core_extra.cpp", "int core_extra(int x) { return 7 * x; }\n");
-    write_file(src_ + "/app.cpp", "int core_extra(int);\nint core_run(int);\nint app_run() { return core_extra(2) + core_run(1); }\n");
+    write_file(src_ + "/app.cpp",
+               "int core_extra(int);\nint core_run(int);\nint app_run() { return core_extra(2) + core_run(1); }\n");
     auto b = run("cmake -S " + quote(src_) + " -B " + quote(build_) + " >/dev/null && cmake --build " + quote(build_) +
                  " >/dev/null && c++ -shared -fPIC -Wl,-soname,libcore.so " + quote(src_ + "/core_extra.cpp") + " -o " +
                  quote(installed_ + "/libcore.so"));
@@ -137,14 +145,14 @@ TEST_F(CompilerVerdict, each_class_is_missing_source_in_the_right_file_and_one_a
   auto f = findings(report);
   // symbol -> the source that must be blamed
   const std::map<std::string, std::string> want = {
-      {"_ZN6fL_int15FLAGS_verbosityE", src_ + "/flags.cpp"},    // macro family: a flag
-      {"_ZN5Shape4madeE", src_ + "/shape.cpp"},                 // macro family: a static member
-      {"_ZN5ShapeD2Ev", src_ + "/shape.cpp"},                   // ... and the key function itself
-      {"_ZTV5Shape", src_ + "/shape.cpp"},                      // vtable for Shape: where ~Shape is
-      {"_ZTI5Shape", src_ + "/shape.cpp"},                      // typeinfo for Shape: the same unit
-      {"_ZN5sinks4sinkIiE3putEi", src_ + "/sink_inst.cpp"},     // template class VERDICT_API sinks::sink<int>
-      {"_ZN14modern_verdict5scaleEi", src_ + "/scale.cpp"},     // the #else branch's namespace
-      {"_Z10core_extrai", src_ + "/core_extra.cpp"},            // the build's own product lacks it
+      {"_ZN6fL_int15FLAGS_verbosityE", src_ + "/flags.cpp"},  // macro family: a flag
+      {"_ZN5Shape4madeE", src_ + "/shape.cpp"},               // macro family: a static member
+      {"_ZN5ShapeD2Ev", src_ + "/shape.cpp"},                 // ... and the key function itself
+      {"_ZTV5Shape", src_ + "/shape.cpp"},                    // vtable for Shape: where ~Shape is
+      {"_ZTI5Shape", src_ + "/shape.cpp"},                    // typeinfo for Shape: the same unit
+      {"_ZN5sinks4sinkIiE3putEi", src_ + "/sink_inst.cpp"},   // template class VERDICT_API sinks::sink<int>
+      {"_ZN14modern_verdict5scaleEi", src_ + "/scale.cpp"},   // the #else branch's namespace
+      {"_Z10core_extrai", src_ + "/core_extra.cpp"},          // the build's own product lacks it
   };
   for (const auto& [symbol, file] : want) {
     ASSERT_TRUE(f.count(symbol)) << symbol << " not reported:\n" << report.dump(1);
@@ -154,8 +162,9 @@ TEST_F(CompilerVerdict, each_class_is_missing_source_in_the_right_file_and_one_a
     EXPECT_EQ(f[symbol].at("fix").at("kind"), "add-source") << symbol;
   }
   // The installed copy is mentioned, not blamed, and no shadowing cause is left for it.
-  EXPECT_NE(f["_Z10core_extrai"].at("reason").get<std::string>().find(installed_ + "/libcore.so, another installed copy"),
-            std::string::npos)
+  EXPECT_NE(
+      f["_Z10core_extrai"].at("reason").get<std::string>().find(installed_ + "/libcore.so, another installed copy"),
+      std::string::npos)
       << f["_Z10core_extrai"].dump(1);
   EXPECT_TRUE(!report.contains("causes") || report.at("causes").empty()) << report.at("causes").dump(1);
   // The report says what was compiled and what it cost.
@@ -171,7 +180,8 @@ TEST_F(CompilerVerdict, each_class_is_missing_source_in_the_right_file_and_one_a
   // ... while the namespace macro resolves by the build's definitions without compiling anything.
   EXPECT_EQ(t["_ZN14modern_verdict5scaleEi"].at("classification"), "missing-source");
   EXPECT_EQ(origin_file(t["_ZN14modern_verdict5scaleEi"]), src_ + "/scale.cpp");
-  for (const auto& w : text.at("warnings")) EXPECT_EQ(w.get<std::string>().rfind("--confirm", 0), std::string::npos) << w;
+  for (const auto& w : text.at("warnings"))
+    EXPECT_EQ(w.get<std::string>().rfind("--confirm", 0), std::string::npos) << w;
 
   // One --apply gives every source back; the rebuilt libraries load; a second --apply changes nothing.
   const std::string stub_args = context() + " --out-cpp " + quote(root_ + "/stubs/unimplemented_functions.cpp") +

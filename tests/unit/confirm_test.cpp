@@ -61,8 +61,10 @@ class ConfirmTest : public ::testing::Test {
     write_file(f_.src + "/f.h", "#pragma once\nnamespace ns { int f(int x); }\n");
     write_file(f_.src + "/user.cpp", "#include \"f.h\"\nint use_it(int v) { return ns::f(v) + 1; }\n");
     // Text sees two definitions of ns::f(int); the build's -DUSE_Y keeps only y.cpp's.
-    write_file(f_.src + "/x.cpp", "#include \"f.h\"\n#ifdef USE_X\nnamespace ns { int f(int x) { return x; } }\n#endif\n");
-    write_file(f_.src + "/y.cpp", "#include \"f.h\"\n#ifdef USE_Y\nnamespace ns { int f(int x) { return 2 * x; } }\n#endif\n");
+    write_file(f_.src + "/x.cpp",
+               "#include \"f.h\"\n#ifdef USE_X\nnamespace ns { int f(int x) { return x; } }\n#endif\n");
+    write_file(f_.src + "/y.cpp",
+               "#include \"f.h\"\n#ifdef USE_Y\nnamespace ns { int f(int x) { return 2 * x; } }\n#endif\n");
     std::string log;
     if (sh("cmake -S " + quote(f_.src) + " -B " + quote(f_.build) + " >/dev/null && cmake --build " + quote(f_.build),
            &log) != 0) {
@@ -105,20 +107,22 @@ TEST_F(ConfirmTest, CompilerSettlesWhichSourceDefinesIt) {
   EXPECT_EQ(u->origin->file, f_.src + "/y.cpp");
   EXPECT_EQ(u->origin->kind, mlc::OriginKind::Definition);
   // y.cpp is not compiled by the build: its sibling user.cpp lent its command (with -DUSE_Y).
-  EXPECT_EQ(u->reason, "compiling " + f_.src + "/y.cpp defines it (with the build's command for " + f_.src +
-                           "/user.cpp)");
+  EXPECT_EQ(u->reason,
+            "compiling " + f_.src + "/y.cpp defines it (with the build's command for " + f_.src + "/user.cpp)");
   ASSERT_TRUE(u->fix);
   EXPECT_EQ(u->fix->kind, mlc::FixKind::AddSource);
   EXPECT_EQ(u->fix->list.value_or(""), "USER_SRCS");
   // A run that compiled says what it cost, in all and per compiled file.
-  EXPECT_TRUE(std::regex_match(confirm_line(r), std::regex(R"(--confirm: 2 candidate file\(s\): 2 compiled, 0 from cache, )"
-                                                           R"(0 failed, 0 skipped \(budget or no command\); )"
-                                                           R"([0-9]+ ms compiling, [0-9]+ ms per compiled file)")))
+  EXPECT_TRUE(
+      std::regex_match(confirm_line(r), std::regex(R"(--confirm: 2 candidate file\(s\): 2 compiled, 0 from cache, )"
+                                                   R"(0 failed, 0 skipped \(budget or no command\); )"
+                                                   R"([0-9]+ ms compiling, [0-9]+ ms per compiled file)")))
       << confirm_line(r);
 
   // Second run: everything from the cache, no compiler started.
   mlc::Report again = mlc::run_linkcheck({lib}, options(true));
-  EXPECT_EQ(confirm_line(again), "--confirm: 2 candidate file(s): 0 compiled, 2 from cache, 0 failed, 0 skipped (budget or no command)");
+  EXPECT_EQ(confirm_line(again),
+            "--confirm: 2 candidate file(s): 0 compiled, 2 from cache, 0 failed, 0 skipped (budget or no command)");
   const auto* u2 = find(again, "_ZN2ns1fEi");
   ASSERT_NE(u2, nullptr);
   ASSERT_TRUE(u2->origin);
@@ -142,7 +146,8 @@ TEST_F(ConfirmTest, a_spent_budget_skips_the_compiles_and_keeps_the_text_verdict
   o.trace.confirm_budget = 0;
   o.trace.cache_dir = f_.root + "/budget-cache";  // nothing from an earlier run's compiles
   mlc::Report r = mlc::run_linkcheck({lib}, o);
-  EXPECT_EQ(confirm_line(r), "--confirm: 2 candidate file(s): 0 compiled, 0 from cache, 0 failed, 2 skipped (budget or no command)");
+  EXPECT_EQ(confirm_line(r),
+            "--confirm: 2 candidate file(s): 0 compiled, 0 from cache, 0 failed, 2 skipped (budget or no command)");
   const auto* u = find(r, "_ZN2ns1fEi");
   ASSERT_NE(u, nullptr);
   // Text alone cannot tell x.cpp from y.cpp (both spell ns::f, each under an #ifdef): no compiler verdict.
@@ -161,9 +166,10 @@ TEST_F(ConfirmTest, FailingCompileAndMissingCompilerAreWarnings) {
 
   std::string other = f_.root + "/nocc";
   fs::create_directories(other);
-  write_file(other + "/compile_commands.json",
-             "[{\"directory\": \"" + other + "\", \"file\": \"" + f_.src + "/user.cpp\", \"command\": "
-             "\"/nonexistent/mcc -c " + f_.src + "/user.cpp -o user.o\"}]");
+  write_file(other + "/compile_commands.json", "[{\"directory\": \"" + other + "\", \"file\": \"" + f_.src +
+                                                   "/user.cpp\", \"command\": "
+                                                   "\"/nonexistent/mcc -c " +
+                                                   f_.src + "/user.cpp -o user.o\"}]");
   mlc::confirm::ConfirmOptions o2{.build_dir = other, .cache_dir = f_.cache, .budget_compiles = 60, .jobs = 0};
   auto out2 = mlc::confirm::confirm_files({f_.src + "/x.cpp"}, o2);
   EXPECT_EQ(out2.stats.failed, 1u);
@@ -179,8 +185,9 @@ TEST(ConfirmOrder, the_budget_compiles_the_targets_own_source_before_tests_and_o
   fs::remove_all(root);
   const std::string src = root + "/src", build = root + "/build";
   fs::create_directories(src);
-  write_file(src + "/CMakeLists.txt", "cmake_minimum_required(VERSION 3.16)\nproject(order CXX)\n"
-                                      "add_library(core SHARED core.cpp)\n");
+  write_file(src + "/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.16)\nproject(order CXX)\n"
+             "add_library(core SHARED core.cpp)\n");
   write_file(src + "/core.cpp", "int impl_value();\nint core_value() { return impl_value(); }\n");
   const std::string defining = "#define DEFINE_VALUE(name) int name() { return 1; }\nDEFINE_VALUE(impl_value)\n";
   write_file(src + "/value.cpp", defining);
@@ -188,11 +195,19 @@ TEST(ConfirmOrder, the_budget_compiles_the_targets_own_source_before_tests_and_o
   write_file(src + "/a_value_test.cpp", "int impl_value();\nint main() { return impl_value(); }\n");
   write_file(src + "/b_value_test.cpp", defining);
   std::string log;
-  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null && "
-               "cmake --build " + quote(build), &log), 0) << log;
+  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) +
+                   " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null && "
+                   "cmake --build " +
+                   quote(build),
+               &log),
+            0)
+      << log;
   std::string out;
-  sh(std::string(MLC_LINKCHECK_BIN) + " --build-dir " + quote(build) + " --no-reconfigure --no-cache --cuda-home '' "
-     "--confirm-budget 1 --format json -o " + quote(root + "/r.json") + " " + quote(build + "/libcore.so"), &out);
+  sh(std::string(MLC_LINKCHECK_BIN) + " --build-dir " + quote(build) +
+         " --no-reconfigure --no-cache --cuda-home '' "
+         "--confirm-budget 1 --format json -o " +
+         quote(root + "/r.json") + " " + quote(build + "/libcore.so"),
+     &out);
   auto report = nlohmann::json::parse(read_file(root + "/r.json"));
   const auto& u = report.at("libraries").at(0).at("unresolved").at(0);
   EXPECT_EQ(u.at("classification"), "missing-source") << u.dump(1);
@@ -216,30 +231,42 @@ TEST(ConfirmOrder, a_sibling_librarys_namespace_never_outranks_the_targets_own_f
   fs::remove_all(root);
   const std::string src = root + "/src", build = root + "/build";
   fs::create_directories(src);
-  write_file(src + "/CMakeLists.txt", "cmake_minimum_required(VERSION 3.16)\nproject(sibling CXX)\n"
-                                      "add_library(outer_internal SHARED internal.cc)\n"
-                                      "add_library(outer SHARED outer.cc)\n"
-                                      "target_link_libraries(outer PRIVATE outer_internal)\n");
+  write_file(src + "/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.16)\nproject(sibling CXX)\n"
+             "add_library(outer_internal SHARED internal.cc)\n"
+             "add_library(outer SHARED outer.cc)\n"
+             "target_link_libraries(outer PRIVATE outer_internal)\n");
   // b() is declared and defined through macros: text matching finds neither (as abseil's inline
   // namespace macros hid its names), and only its namespace is there to go by.
-  write_file(src + "/internal.h", "namespace ns { namespace internal {\nint a();\nint c();\nint d();\n"
-                                  "#define DECLARE_INTERNAL(name) int name();\nDECLARE_INTERNAL(b)\n} }\n");
-  write_file(src + "/internal.cc", "#include \"internal.h\"\nnamespace ns { namespace internal {\n"
-                                   "int a() { return 1; }\nint c() { return 3; }\nint d() { return 4; }\n} }\n");
-  write_file(src + "/outer.cc", "#include \"internal.h\"\nint outer() { return ns::internal::a() + ns::internal::b(); }\n");
+  write_file(src + "/internal.h",
+             "namespace ns { namespace internal {\nint a();\nint c();\nint d();\n"
+             "#define DECLARE_INTERNAL(name) int name();\nDECLARE_INTERNAL(b)\n} }\n");
+  write_file(src + "/internal.cc",
+             "#include \"internal.h\"\nnamespace ns { namespace internal {\n"
+             "int a() { return 1; }\nint c() { return 3; }\nint d() { return 4; }\n} }\n");
+  write_file(src + "/outer.cc",
+             "#include \"internal.h\"\nint outer() { return ns::internal::a() + ns::internal::b(); }\n");
   // The target's forgotten source, written by a macro that text matching cannot read.
-  write_file(src + "/b_impl.cc", "#include \"internal.h\"\n#define DEFINE_INTERNAL(name, v) namespace ns { namespace internal "
-                                 "{ int name() { return v; } } }\nDEFINE_INTERNAL(b, 2)\n");
+  write_file(src + "/b_impl.cc",
+             "#include \"internal.h\"\n#define DEFINE_INTERNAL(name, v) namespace ns { namespace internal "
+             "{ int name() { return v; } } }\nDEFINE_INTERNAL(b, 2)\n");
   std::string log;
-  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null && "
-               "cmake --build " + quote(build), &log), 0) << log;
+  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) +
+                   " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null && "
+                   "cmake --build " +
+                   quote(build),
+               &log),
+            0)
+      << log;
   auto classify = [&](const std::string& extra) {
     std::string out;
     sh(std::string(MLC_LINKCHECK_BIN) + " --build-dir " + quote(build) + " --no-cache --cuda-home '' --sdk-home '' " +
-       extra + " --format json -o " + quote(root + "/r.json") + " " + quote(build + "/libouter.so"), &out);
+           extra + " --format json -o " + quote(root + "/r.json") + " " + quote(build + "/libouter.so"),
+       &out);
     auto doc = nlohmann::json::parse(read_file(root + "/r.json"));
     const auto& u = doc.at("libraries").at(0).at("unresolved").at(0);
-    return u.at("classification").get<std::string>() + " " + (u.at("origin").is_object() ? u.at("origin").value("file", "") : "");
+    return u.at("classification").get<std::string>() + " " +
+           (u.at("origin").is_object() ? u.at("origin").value("file", "") : "");
   };
   EXPECT_EQ(classify("--no-confirm"), "unknown ");
   EXPECT_EQ(classify("--confirm-budget 8"), "missing-source " + src + "/b_impl.cc");
@@ -278,7 +305,6 @@ TEST_F(ConfirmTest, StubgenProvesThePatch) {
   EXPECT_EQ(cmake.find("x.cpp"), std::string::npos) << cmake;
 }
 
-
 // A source the compiler proves defines the symbol, while a file(GLOB) of the list already matches it
 // (added after the configure): no entry is the fix. The fix is the list chooser's note alone, never
 // "add  to  in ", and musa-stubgen refuses it rather than taking it for a list addition.
@@ -297,14 +323,17 @@ TEST(ConfirmGlob, FileAGlobCoversGetsTheNoteNotAnEmptyEntry) {
   write_file(src + "/user.cpp", "#include \"f.h\"\nint use_it(int v) { return ns::f(v) + 1; }\n");
   std::string log;
   // A fixture that does not build is a broken test, never a skip.
-  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " >/dev/null && cmake --build " + quote(build), &log), 0)
+  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " >/dev/null && cmake --build " + quote(build), &log),
+            0)
       << "cannot build the fixture project: " << log;
   // Written after the configure: the glob matches them, the build does not compile them.
   write_file(src + "/x.cpp", "#include \"f.h\"\n#ifdef USE_X\nnamespace ns { int f(int x) { return x; } }\n#endif\n");
-  write_file(src + "/y.cpp", "#include \"f.h\"\n#ifdef USE_Y\nnamespace ns { int f(int x) { return 2 * x; } }\n#endif\n");
-  const std::string note = src + "/y.cpp matches the file(GLOB) pattern ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp of USER_SRCS (" +
-                           src + "/CMakeLists.txt:4), so it needs no entry: the fix lies elsewhere (re-run cmake if "
-                           "the file is newer than the configure; otherwise a wrong directory, #if guards or a missing port)";
+  write_file(src + "/y.cpp",
+             "#include \"f.h\"\n#ifdef USE_Y\nnamespace ns { int f(int x) { return 2 * x; } }\n#endif\n");
+  const std::string note =
+      src + "/y.cpp matches the file(GLOB) pattern ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp of USER_SRCS (" + src +
+      "/CMakeLists.txt:4), so it needs no entry: the fix lies elsewhere (re-run cmake if "
+      "the file is newer than the configure; otherwise a wrong directory, #if guards or a missing port)";
 
   mlc::LinkcheckOptions o;
   o.trace.build_dir = build;
@@ -330,16 +359,17 @@ TEST(ConfirmGlob, FileAGlobCoversGetsTheNoteNotAnEmptyEntry) {
 
   // As a user sees it: the note is the fix line; stubgen names it and patches nothing. (With CMake
   // asked, its configure would glob y.cpp in, and the fix is a rebuild: cmake_patch_test says so.)
-  std::string args = " --build-dir " + quote(build) + " --no-reconfigure --source-root " + quote(src) + " --cache-dir " +
-                     quote(cache) + " --cuda-home '' ";
+  std::string args = " --build-dir " + quote(build) + " --no-reconfigure --source-root " + quote(src) +
+                     " --cache-dir " + quote(cache) + " --cuda-home '' ";
   std::string out;
-  EXPECT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--confirm --color never " + quote(build + "/libuser.so"), &out), 1)
+  EXPECT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--confirm --color never " + quote(build + "/libuser.so"), &out),
+            1)
       << out;
   EXPECT_NE(out.find("\n>>> fix: " + note + "\n"), std::string::npos) << out;
   EXPECT_EQ(out.find("add  to  in"), std::string::npos) << out;
   std::string cmake_before = read_file(src + "/CMakeLists.txt");
-  EXPECT_EQ(sh(std::string(MLC_STUBGEN_BIN) + args + "--apply --out-cpp " + quote(root + "/u.cpp") +
-                   " --out-header " + quote(root + "/u.h") + " " + quote(build + "/libuser.so"),
+  EXPECT_EQ(sh(std::string(MLC_STUBGEN_BIN) + args + "--apply --out-cpp " + quote(root + "/u.cpp") + " --out-header " +
+                   quote(root + "/u.h") + " " + quote(build + "/libuser.so"),
                &out),
             1)
       << out;
@@ -380,20 +410,27 @@ void write_cuda_project(const std::string& src, bool cuda_sibling) {
   write_file(src + "/CMakeLists.txt",
              "cmake_minimum_required(VERSION 3.18)\nproject(myops CXX CUDA)\n"
              "set(CMAKE_CUDA_ARCHITECTURES 75)\n"
-             "add_library(myops SHARED ops.cpp" + std::string(cuda_sibling ? " kernels/add_kernel.cu" : "") + ")\n"
-             "target_include_directories(myops PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/kernels)\n");
+             "add_library(myops SHARED ops.cpp" +
+                 std::string(cuda_sibling ? " kernels/add_kernel.cu" : "") +
+                 ")\n"
+                 "target_include_directories(myops PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/kernels)\n");
   write_file(src + "/kernels/scale.h",
-             "#pragma once\nnamespace myops {\nvoid scale_on_gpu(float* d, int n, float by);\nfloat add_on_gpu(float* d, int n);\n}\n");
-  write_file(src + "/ops.cpp", std::string("#include \"scale.h\"\nfloat twice(float* d, int n) {\n  myops::scale_on_gpu(d, n, 2.0f);\n") +
-                                   (cuda_sibling ? "  return myops::add_on_gpu(d, n);\n" : "  return 0.0f;\n") + "}\n");
+             "#pragma once\nnamespace myops {\nvoid scale_on_gpu(float* d, int n, float by);\nfloat add_on_gpu(float* "
+             "d, int n);\n}\n");
+  write_file(src + "/ops.cpp",
+             std::string("#include \"scale.h\"\nfloat twice(float* d, int n) {\n  myops::scale_on_gpu(d, n, 2.0f);\n") +
+                 (cuda_sibling ? "  return myops::add_on_gpu(d, n);\n" : "  return 0.0f;\n") + "}\n");
   write_file(src + "/kernels/add_kernel.cu",
-             "#include \"scale.h\"\n__global__ void add_kernel(float* d, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; "
+             "#include \"scale.h\"\n__global__ void add_kernel(float* d, int n) { int i = blockIdx.x * blockDim.x + "
+             "threadIdx.x; "
              "if (i < n) d[i] += 1.0f; }\n"
-             "namespace myops { float add_on_gpu(float* d, int n) { add_kernel<<<(n + 255) / 256, 256>>>(d, n); return 0.0f; } }\n");
+             "namespace myops { float add_on_gpu(float* d, int n) { add_kernel<<<(n + 255) / 256, 256>>>(d, n); return "
+             "0.0f; } }\n");
   write_file(src + "/kernels/scale_kernel.cu",
              "#include \"scale.h\"\n__global__ void scale_kernel(float* d, int n, float by) {\n"
              "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) d[i] *= by;\n}\n"
-             "namespace myops {\nvoid scale_on_gpu(float* d, int n, float by) { scale_kernel<<<(n + 255) / 256, 256>>>(d, n, by); }\n}\n");
+             "namespace myops {\nvoid scale_on_gpu(float* d, int n, float by) { scale_kernel<<<(n + 255) / 256, "
+             "256>>>(d, n, by); }\n}\n");
 }
 
 // Every file of a build tree with its size and modification time: what a confirm must leave as it was.
@@ -434,13 +471,14 @@ TEST_F(ConfirmNvccCommand, NvccCommandsOfCmakesCudaLanguageAreRedirected) {
     }
 
     auto before = tree_state(build);
-    mlc::confirm::ConfirmOptions o{.build_dir = build, .cache_dir = root + "/cache-" + generator.substr(0, 5),
-                                   .budget_compiles = 3600, .jobs = 0};
+    mlc::confirm::ConfirmOptions o{
+        .build_dir = build, .cache_dir = root + "/cache-" + generator.substr(0, 5), .budget_compiles = 3600, .jobs = 0};
     auto out = mlc::confirm::confirm_files({src + "/kernels/scale_kernel.cu"}, o);
     const auto& r = out.files[src + "/kernels/scale_kernel.cu"];
     EXPECT_TRUE(r.ok) << r.warning;
     EXPECT_EQ(r.command_from, src + "/kernels/add_kernel.cu");
-    EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu)) << ::testing::PrintToString(r.defined);
+    EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu))
+        << ::testing::PrintToString(r.defined);
     EXPECT_EQ(out.warnings, std::vector<std::string>{});
     EXPECT_EQ(out.stats.compiled, 1u);
     EXPECT_EQ(tree_state(build), before) << "the confirm wrote into the build tree";
@@ -466,15 +504,17 @@ TEST_F(ConfirmNvccCommand, CudaFileWithOnlyAHostSiblingGetsTheBuildsNvcc) {
   const auto& r = out.files[src + "/kernels/scale_kernel.cu"];
   EXPECT_TRUE(r.ok) << r.warning;
   EXPECT_EQ(r.command_from, src + "/ops.cpp");
-  EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu)) << ::testing::PrintToString(r.defined);
+  EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu))
+      << ::testing::PrintToString(r.defined);
   EXPECT_EQ(out.warnings, std::vector<std::string>{});
 
   // The command itself: nvcc, ops.cpp's defines and includes, its host-only flag through -Xcompiler.
   mlc::confirm::CompileCommand cmd;
   std::string from;
   ASSERT_TRUE(mlc::confirm::command_for(db, src + "/kernels/scale_kernel.cu", "/scratch/0.o", cmd, from, kNvcc));
-  EXPECT_EQ(cmd.argv, (std::vector<std::string>{kNvcc, "-Dmyops_EXPORTS", "-I" + src + "/kernels", "-Xcompiler=-fPIC",
-                                                "-o", "/scratch/0.o", "-c", "-x", "cu", src + "/kernels/scale_kernel.cu"}));
+  EXPECT_EQ(cmd.argv,
+            (std::vector<std::string>{kNvcc, "-Dmyops_EXPORTS", "-I" + src + "/kernels", "-Xcompiler=-fPIC", "-o",
+                                      "/scratch/0.o", "-c", "-x", "cu", src + "/kernels/scale_kernel.cu"}));
   // Without a CUDA compiler in the build there is no command for it, and the confirm says why.
   EXPECT_FALSE(mlc::confirm::command_for(db, src + "/kernels/scale_kernel.cu", "/scratch/0.o", cmd, from, ""));
   fs::remove_all(root);
@@ -503,7 +543,8 @@ TEST_F(ConfirmNvccCommand, FindCudasGeneratedScriptsGiveTheNvccCommand) {
   ASSERT_EQ(findcuda.size(), 1u);
   EXPECT_EQ(findcuda[0].file, src + "/kernels/add_kernel.cu");
   EXPECT_EQ(findcuda[0].argv[0], kNvcc);
-  EXPECT_NE(std::find(findcuda[0].argv.begin(), findcuda[0].argv.end(), "-I" + src + "/kernels"), findcuda[0].argv.end());
+  EXPECT_NE(std::find(findcuda[0].argv.begin(), findcuda[0].argv.end(), "-I" + src + "/kernels"),
+            findcuda[0].argv.end());
   EXPECT_NE(std::find(findcuda[0].argv.begin(), findcuda[0].argv.end(), "-Xcompiler=-fPIC,-g"), findcuda[0].argv.end())
       << ::testing::PrintToString(findcuda[0].argv);
 
@@ -513,7 +554,8 @@ TEST_F(ConfirmNvccCommand, FindCudasGeneratedScriptsGiveTheNvccCommand) {
   const auto& r = out.files[src + "/kernels/scale_kernel.cu"];
   EXPECT_TRUE(r.ok) << r.warning;
   EXPECT_EQ(r.command_from, src + "/kernels/add_kernel.cu");
-  EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu)) << ::testing::PrintToString(r.defined);
+  EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu))
+      << ::testing::PrintToString(r.defined);
   EXPECT_EQ(out.warnings, std::vector<std::string>{});
   EXPECT_EQ(tree_state(build), before) << "the confirm wrote into the build tree";
   fs::remove_all(root);
@@ -530,12 +572,32 @@ TEST(ConfirmCommand, DepfilesOdirAndResponseFilesWriteNothingIntoTheBuild) {
   write_file(root + "/b/k.rsp", "-DHOST_RSP -o CMakeFiles/h.dir/h.cpp.o\n");
   std::vector<mlc::confirm::CompileCommand> db = {
       {.directory = root + "/b",
-       .argv = {kNvcc, "-forward-unknown-to-host-compiler", "--options-file", "CMakeFiles/k.dir/includes_CUDA.rsp",
-                "-Xcompiler", "-fPIC", "-MD", "-MT", "CMakeFiles/k.dir/a.cu.o", "-MF", "CMakeFiles/k.dir/a.cu.o.d",
-                "--generate-dependencies-with-compile", "--dependency-output", "a.cu.o.d", "-odir", "CMakeFiles/k.dir",
-                "-x", "cu", "-c", "/s/a.cu", "-o", "CMakeFiles/k.dir/a.cu.o"},
+       .argv = {kNvcc,
+                "-forward-unknown-to-host-compiler",
+                "--options-file",
+                "CMakeFiles/k.dir/includes_CUDA.rsp",
+                "-Xcompiler",
+                "-fPIC",
+                "-MD",
+                "-MT",
+                "CMakeFiles/k.dir/a.cu.o",
+                "-MF",
+                "CMakeFiles/k.dir/a.cu.o.d",
+                "--generate-dependencies-with-compile",
+                "--dependency-output",
+                "a.cu.o.d",
+                "-odir",
+                "CMakeFiles/k.dir",
+                "-x",
+                "cu",
+                "-c",
+                "/s/a.cu",
+                "-o",
+                "CMakeFiles/k.dir/a.cu.o"},
        .file = "/s/a.cu"},
-      {.directory = root + "/b", .argv = {"/usr/bin/c++", "@k.rsp", "-MD", "-MF", "h.d", "-c", "/s/h.cpp"}, .file = "/s/h.cpp"},
+      {.directory = root + "/b",
+       .argv = {"/usr/bin/c++", "@k.rsp", "-MD", "-MF", "h.d", "-c", "/s/h.cpp"},
+       .file = "/s/h.cpp"},
   };
   mlc::confirm::CompileCommand cmd;
   std::string from;
@@ -561,9 +623,11 @@ TEST(AfterPatch, AnUncompilableAddedSourceIsExpectedByItsTextAndItsFailureSaidOn
   write_file(src + "/CMakeLists.txt",
              "cmake_minimum_required(VERSION 3.16)\nproject(myops CXX)\nadd_library(myops SHARED ops.cpp)\n");
   write_file(src + "/kernels/scale.h", "#pragma once\nnamespace myops { float scale(float x, float by); }\n");
-  write_file(src + "/ops.cpp", "#include \"kernels/scale.h\"\nfloat twice(float v) { return myops::scale(v, 2.0f); }\n");
-  write_file(src + "/kernels/scale_kernel.cpp", "#include \"scale.h\"\n#include \"generated_config.h\"\nnamespace myops {\n"
-                                                "float scale(float x, float by) { return x * by; }\n}\n");
+  write_file(src + "/ops.cpp",
+             "#include \"kernels/scale.h\"\nfloat twice(float v) { return myops::scale(v, 2.0f); }\n");
+  write_file(src + "/kernels/scale_kernel.cpp",
+             "#include \"scale.h\"\n#include \"generated_config.h\"\nnamespace myops {\n"
+             "float scale(float x, float by) { return x * by; }\n}\n");
   std::string log;
   ASSERT_EQ(sh("cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -S " + quote(src) + " -B " + quote(build) +
                    " >/dev/null && cmake --build " + quote(build),
@@ -571,18 +635,20 @@ TEST(AfterPatch, AnUncompilableAddedSourceIsExpectedByItsTextAndItsFailureSaidOn
             0)
       << log;
   std::string out;
-  EXPECT_EQ(sh(std::string(MLC_STUBGEN_BIN) + " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") +
-                   " --cuda-home '' --dry-run " + quote(build + "/libmyops.so"),
+  EXPECT_EQ(sh(std::string(MLC_STUBGEN_BIN) + " --build-dir " + quote(build) + " --cache-dir " +
+                   quote(root + "/cache") + " --cuda-home '' --dry-run " + quote(build + "/libmyops.so"),
                &out),
             0)
       << out;
-  EXPECT_NE(out.find("musa-stubgen: after this patch: 0 of 1 still unresolved (1 resolved by the sources' text alone, not "
-                     "compiled here: known only after the rebuild)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("musa-stubgen: after this patch: 0 of 1 still unresolved (1 resolved by the sources' text alone, not "
+               "compiled here: known only after the rebuild)\n"),
+      std::string::npos)
       << out;
   EXPECT_EQ(out.find("1 of 1 still unresolved"), std::string::npos) << out;
-  const std::string failed = "musa-stubgen: warning: --confirm: compiling " + src + "/kernels/scale_kernel.cpp failed: " +
-                             src + "/kernels/scale_kernel.cpp:2:10: fatal error: generated_config.h: No such file or directory\n";
+  const std::string failed =
+      "musa-stubgen: warning: --confirm: compiling " + src + "/kernels/scale_kernel.cpp failed: " + src +
+      "/kernels/scale_kernel.cpp:2:10: fatal error: generated_config.h: No such file or directory\n";
   EXPECT_EQ(count_of(out, failed), 1u) << out;
   EXPECT_EQ(count_of(out, "--confirm: compiling "), 1u) << out;
   // The patch is the one the text asks for: the forgotten file into myops's list.
@@ -628,19 +694,25 @@ TEST(BuildDirAlone, FaqCaseIsTracedToTheForgottenSourcePatchedAndRebuilt) {
              "add_library(other SHARED kernels/other.cpp)\n"
              "add_library(myops SHARED ops.cpp)\n");
   write_file(src + "/kernels/scale.h", "#pragma once\nnamespace myops { float scale(float x, float by); }\n");
-  write_file(src + "/ops.cpp", "#include \"kernels/scale.h\"\nfloat twice(float v) { return myops::scale(v, 2.0f); }\n");
+  write_file(src + "/ops.cpp",
+             "#include \"kernels/scale.h\"\nfloat twice(float v) { return myops::scale(v, 2.0f); }\n");
   write_file(src + "/kernels/scale_kernel.cpp",
              "#include \"scale.h\"\nnamespace myops {\nfloat scale(float x, float by) { return x * by; }\n}\n");
   write_file(src + "/kernels/other.cpp", "int other() { return 1; }\n");
   std::string log;
-  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " >/dev/null && cmake --build " + quote(build), &log), 0)
+  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " >/dev/null && cmake --build " + quote(build), &log),
+            0)
       << "cannot build the fixture project: " << log;
   ASSERT_FALSE(fs::exists(build + "/compile_commands.json"));
   const std::string lib = build + "/libmyops.so";
-  const std::string args = " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
+  const std::string args =
+      " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
 
   std::string out;
-  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json -o " + quote(root + "/report.json") + " " + quote(lib), &out), 1)
+  ASSERT_EQ(
+      sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json -o " + quote(root + "/report.json") + " " + quote(lib),
+         &out),
+      1)
       << out;
   auto doc = nlohmann::json::parse(read_file(root + "/report.json"));
   const auto& us = doc["libraries"][0]["unresolved"];
@@ -652,8 +724,8 @@ TEST(BuildDirAlone, FaqCaseIsTracedToTheForgottenSourcePatchedAndRebuilt) {
   EXPECT_EQ(us[0]["fix"]["cmake_file"], src + "/CMakeLists.txt") << us[0]["fix"].dump();
 
   // The fix, applied by musa-stubgen, lands in myops's add_library(), not other's; the build builds again.
-  ASSERT_EQ(sh(std::string(MLC_STUBGEN_BIN) + args + "--apply --out-cpp " + quote(root + "/stubs.cpp") + " --out-header " +
-                   quote(root + "/stubs.h") + " " + quote(lib),
+  ASSERT_EQ(sh(std::string(MLC_STUBGEN_BIN) + args + "--apply --out-cpp " + quote(root + "/stubs.cpp") +
+                   " --out-header " + quote(root + "/stubs.h") + " " + quote(lib),
                &out),
             0)
       << out;
@@ -703,16 +775,21 @@ TEST(BuildDirAlone, PastedNamesAreCompiledForPatchedOnceAndASecondApplyTellsTheT
       << "cannot build the fixture project: " << log;
   ASSERT_FALSE(fs::exists(build + "/.cmake/api/v1/reply"));
   const std::string lib = build + "/libtok.so";
-  const std::string args = " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
+  const std::string args =
+      " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
 
   std::string out;
-  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json -o " + quote(root + "/report.json") + " " + quote(lib), &out), 1)
+  ASSERT_EQ(
+      sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json -o " + quote(root + "/report.json") + " " + quote(lib),
+         &out),
+      1)
       << out;
   auto doc = nlohmann::json::parse(read_file(root + "/report.json"));
   std::map<std::string, nlohmann::json> by_symbol;
   for (const auto& u : doc["libraries"][0]["unresolved"]) by_symbol[u["symbol"]] = u;
   ASSERT_EQ(by_symbol.size(), 2u) << doc.dump(1);
-  for (const auto& [symbol, file] : {std::pair{"_tok_helper_8", "/src/helper.c"}, std::pair{"tok_api_8", "/src/api.c"}}) {
+  for (const auto& [symbol, file] :
+       {std::pair{"_tok_helper_8", "/src/helper.c"}, std::pair{"tok_api_8", "/src/api.c"}}) {
     const auto& u = by_symbol[symbol];
     EXPECT_EQ(u["classification"], "missing-source") << u.dump(1);
     EXPECT_EQ(u["origin"]["file"], src + file) << u.dump(1);
@@ -725,12 +802,15 @@ TEST(BuildDirAlone, PastedNamesAreCompiledForPatchedOnceAndASecondApplyTellsTheT
   ASSERT_EQ(sh(std::string(MLC_STUBGEN_BIN) + stub_args, &out), 0) << out;
   EXPECT_NE(out.find("musa-stubgen: after this patch: 0 of 2 still unresolved\n"), std::string::npos) << out;
   const std::string patched = read_file(src + "/CMakeLists.txt");
-  EXPECT_NE(patched.find("set(TOK_SOURCES\n  src/api.c\n  src/helper.c\n  src/use.c\n)\n"), std::string::npos) << patched;
+  EXPECT_NE(patched.find("set(TOK_SOURCES\n  src/api.c\n  src/helper.c\n  src/use.c\n)\n"), std::string::npos)
+      << patched;
 
   // A second --apply before the rebuild: nothing added, and the user is told to rebuild.
   ASSERT_EQ(sh(std::string(MLC_STUBGEN_BIN) + stub_args, &out), 0) << out;
-  EXPECT_NE(out.find("musa-stubgen: warning: src/api.c is already in TOK_SOURCES (" + src + "/CMakeLists.txt): not added "
-                     "again; " + lib + " predates that file: rebuild it\n"),
+  EXPECT_NE(out.find("musa-stubgen: warning: src/api.c is already in TOK_SOURCES (" + src +
+                     "/CMakeLists.txt): not added "
+                     "again; " +
+                     lib + " predates that file: rebuild it\n"),
             std::string::npos)
       << out;
   EXPECT_EQ(read_file(src + "/CMakeLists.txt"), patched);
@@ -777,10 +857,14 @@ void cuda_faq_loop(const std::string& name, const std::string& generator, bool f
             0)
       << "cannot build the fixture project: " << log;
   const std::string lib = build + "/libmyops.so";
-  const std::string args = " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
+  const std::string args =
+      " --build-dir " + quote(build) + " --cache-dir " + quote(root + "/cache") + " --cuda-home '' ";
 
   std::string out;
-  ASSERT_EQ(sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json -o " + quote(root + "/report.json") + " " + quote(lib), &out), 1)
+  ASSERT_EQ(
+      sh(std::string(MLC_LINKCHECK_BIN) + args + "--format json -o " + quote(root + "/report.json") + " " + quote(lib),
+         &out),
+      1)
       << out;
   auto doc = nlohmann::json::parse(read_file(root + "/report.json"));
   const auto& us = doc["libraries"][0]["unresolved"];
@@ -791,8 +875,8 @@ void cuda_faq_loop(const std::string& name, const std::string& generator, bool f
   EXPECT_EQ(us[0]["origin"]["line"], 7);
   EXPECT_EQ(us[0]["fix"]["cmake_file"], src + "/CMakeLists.txt") << us[0]["fix"].dump();
 
-  ASSERT_EQ(sh(std::string(MLC_STUBGEN_BIN) + args + "--apply --out-cpp " + quote(root + "/stubs.cpp") + " --out-header " +
-                   quote(root + "/stubs.h") + " " + quote(lib),
+  ASSERT_EQ(sh(std::string(MLC_STUBGEN_BIN) + args + "--apply --out-cpp " + quote(root + "/stubs.cpp") +
+                   " --out-header " + quote(root + "/stubs.h") + " " + quote(lib),
                &out),
             0)
       << out;

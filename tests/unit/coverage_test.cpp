@@ -77,7 +77,8 @@ TEST(HipifyMap, reads_the_literal_tuples_with_hipifys_precedence_without_running
 }
 
 TEST(HipifyMap, bad_input_is_one_error_naming_the_file_and_line) {
-  auto unclosed = backend::parse_hipify_map("X = collections.OrderedDict(\n  [\n (\"a\", (\"b\", API_RUNTIME)\n", "m.py");
+  auto unclosed =
+      backend::parse_hipify_map("X = collections.OrderedDict(\n  [\n (\"a\", (\"b\", API_RUNTIME)\n", "m.py");
   ASSERT_FALSE(unclosed.ok());
   EXPECT_EQ(unclosed.error().path, "m.py");
   EXPECT_NE(unclosed.error().message.find("line "), std::string::npos) << unclosed.error().message;
@@ -97,20 +98,22 @@ TEST(HipifyMap, real_pytorch_map_matches_what_hipify_builds_from_it) {
   auto m = backend::load_hipify_map(hipify_map_path(pytorch));
   ASSERT_TRUE(m.ok()) << m.error().to_line();
   const std::string dump = scratch_dir("hipify_oracle") + "/map.json";
-  auto r = run("python3 -c " +
-               quote("import sys, json, re; sys.path.insert(0, sys.argv[1]); from hipify import hipify_python as h, constants as c\n"
-                     "ids = {k: v for k, v in h.PYTORCH_MAP.items() if re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*', k)}\n"
-                     // Which entry won is hipify's own answer (PYTORCH_MAP's value), not a precedence
-                     // rule re-implemented here: a name is unsupported when the entries that give
-                     // that value are marked HIP_UNSUPPORTED.
-                     "uns = {}\n"
-                     "for d in h.CUDA_TO_HIP_MAPPINGS:\n"
-                     "  for k, v in d.items():\n"
-                     "    if k in ids and v[0] == ids[k] and c.API_CAFFE2 not in v[1:]:\n"
-                     "      uns.setdefault(k, set()).add(c.HIP_UNSUPPORTED in v[1:])\n"
-                     "json.dump({'ids': ids, 'unsupported': sorted(k for k in ids if uns.get(k) == {True}),\n"
-                     "           'ambiguous': sorted(k for k in ids if uns.get(k) == {True, False})}, open(sys.argv[2], 'w'))") +
-               " " + quote(pytorch + "/torch/utils") + " " + quote(dump));
+  auto r = run(
+      "python3 -c " +
+      quote("import sys, json, re; sys.path.insert(0, sys.argv[1]); from hipify import hipify_python as h, constants "
+            "as c\n"
+            "ids = {k: v for k, v in h.PYTORCH_MAP.items() if re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*', k)}\n"
+            // Which entry won is hipify's own answer (PYTORCH_MAP's value), not a precedence
+            // rule re-implemented here: a name is unsupported when the entries that give
+            // that value are marked HIP_UNSUPPORTED.
+            "uns = {}\n"
+            "for d in h.CUDA_TO_HIP_MAPPINGS:\n"
+            "  for k, v in d.items():\n"
+            "    if k in ids and v[0] == ids[k] and c.API_CAFFE2 not in v[1:]:\n"
+            "      uns.setdefault(k, set()).add(c.HIP_UNSUPPORTED in v[1:])\n"
+            "json.dump({'ids': ids, 'unsupported': sorted(k for k in ids if uns.get(k) == {True}),\n"
+            "           'ambiguous': sorted(k for k in ids if uns.get(k) == {True, False})}, open(sys.argv[2], 'w'))") +
+      " " + quote(pytorch + "/torch/utils") + " " + quote(dump));
   ASSERT_EQ(r.status, 0) << r.err;
   json oracle = json::parse(read_file(dump));
   const auto& map = m.value();
@@ -124,7 +127,9 @@ TEST(HipifyMap, real_pytorch_map_matches_what_hipify_builds_from_it) {
   for (const auto& [k, v] : oracle["ids"].items()) {
     auto it = map.to_musa.find(k);
     if (it != map.to_musa.end() && it->second == v.get<std::string>()) ++agree;
-    else ADD_FAILURE() << k << " -> " << v << " in hipify, " << (it == map.to_musa.end() ? "absent" : std::string(it->second)) << " here";
+    else
+      ADD_FAILURE() << k << " -> " << v << " in hipify, "
+                    << (it == map.to_musa.end() ? "absent" : std::string(it->second)) << " here";
     if (agree + 20 < oracle["ids"].size() && ::testing::Test::HasFailure()) break;
   }
   EXPECT_EQ(agree, oracle["ids"].size());
@@ -170,8 +175,9 @@ CUDA_TO_HIP_MAPPINGS = [CUDA_IDENTIFIER_MAP]
              "hipError_t hipFree(void* p);\n"
              "hipError_t hipLaunchHostFunc(hipStream_t s, void (*fn)(void*), void* data);\n"
              "}\n");
-  write_file(t.dir + "/amdhip.c", "int hipMalloc(void** p, unsigned long n) { (void)p; (void)n; return 0; }\n"
-                                  "int hipFree(void* p) { (void)p; return 0; }\n");
+  write_file(t.dir + "/amdhip.c",
+             "int hipMalloc(void** p, unsigned long n) { (void)p; (void)n; return 0; }\n"
+             "int hipFree(void* p) { (void)p; return 0; }\n");
   auto cc = run("cc -shared -fPIC -Wl,-soname,libamdhip64.so.5 -o " + quote(t.sdk + "/lib/libamdhip64.so.5") + " " +
                 quote(t.dir + "/amdhip.c"));
   EXPECT_EQ(cc.status, 0) << cc.err;
@@ -239,7 +245,8 @@ TEST(Coverage, classifies_each_api_against_the_sdk_and_counts_call_sites_per_fil
   const json* host = api(j, "cudaLaunchHostFunc");
   ASSERT_NE(host, nullptr);
   EXPECT_EQ((*host)["status"], "declared-only");
-  EXPECT_EQ((*host)["declared"], (json{{"file", t.sdk + "/include/hip/hip_runtime_api.h"}, {"line", 7}, {"kind", "declaration"}}));
+  EXPECT_EQ((*host)["declared"],
+            (json{{"file", t.sdk + "/include/hip/hip_runtime_api.h"}, {"line", 7}, {"kind", "declaration"}}));
   const json* launch = api(j, "cudaLaunch");
   ASSERT_NE(launch, nullptr);
   EXPECT_EQ((*launch)["status"], "missing");
@@ -254,7 +261,8 @@ TEST(Coverage, classifies_each_api_against_the_sdk_and_counts_call_sites_per_fil
   EXPECT_EQ(j["totals"]["by_status"],
             (json{{"exported", 2}, {"header-only", 2}, {"declared-only", 1}, {"missing", 2}, {"unmapped", 1}}));
   ASSERT_EQ(j["families"].size(), 2u);
-  EXPECT_EQ(j["families"][0], (json{{"family", "blas"}, {"apis", 1}, {"call_sites", 1}, {"by_status", {{"missing", 1}}}}));
+  EXPECT_EQ(j["families"][0],
+            (json{{"family", "blas"}, {"apis", 1}, {"call_sites", 1}, {"by_status", {{"missing", 1}}}}));
   EXPECT_EQ(j["families"][1]["apis"], 7);
   EXPECT_EQ(j["families"][1]["call_sites"], 10);
 
@@ -272,8 +280,9 @@ TEST(Coverage, text_and_markdown_name_what_to_stub_and_bad_roots_are_one_line_er
   SmallTree t = make_small_tree();
   auto text = run(kLinkcheck + " coverage" + context(t) + " " + quote(t.tree));
   ASSERT_EQ(text.status, 0) << text.err;
-  EXPECT_NE(text.out.find("cudaLaunchHostFunc -> hipLaunchHostFunc [runtime] declared-only: 1 call site in 1 file; declared " +
-                          t.sdk + "/include/hip/hip_runtime_api.h:7\n"),
+  EXPECT_NE(text.out.find(
+                "cudaLaunchHostFunc -> hipLaunchHostFunc [runtime] declared-only: 1 call site in 1 file; declared " +
+                t.sdk + "/include/hip/hip_runtime_api.h:7\n"),
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("To stub or request from the SDK:\n  hipblasSgemm (missing): first used at " + t.tree +
@@ -281,13 +290,15 @@ TEST(Coverage, text_and_markdown_name_what_to_stub_and_bad_roots_are_one_line_er
             std::string::npos)
       << text.out;
   auto md = run(kLinkcheck + " coverage --format markdown" + context(t) + " " + quote(t.tree));
-  EXPECT_NE(md.out.find("| `cudaLaunch` | runtime | `hipLaunch` | missing (map: unsupported) | - | - | 1 | 1 |"), std::string::npos)
+  EXPECT_NE(md.out.find("| `cudaLaunch` | runtime | `hipLaunch` | missing (map: unsupported) | - | - | 1 | 1 |"),
+            std::string::npos)
       << md.out;
   auto bad = run(kLinkcheck + " coverage --format json" + context(t) + " " + quote(t.tree) + " /nonexistent/tree");
   EXPECT_EQ(bad.status, 2);
   EXPECT_EQ(bad.err, "musa-linkcheck: error: /nonexistent/tree: cannot open: no such file or directory\n");
   EXPECT_EQ(json::parse(bad.out)["apis"].size(), 8u) << "the other root is still reported";
-  auto bad_map = run(kLinkcheck + " coverage --backend hip --mapping " + quote(t.dir + "/amdhip.c.py") + " " + quote(t.tree));
+  auto bad_map =
+      run(kLinkcheck + " coverage --backend hip --mapping " + quote(t.dir + "/amdhip.c.py") + " " + quote(t.tree));
   EXPECT_EQ(bad_map.status, 2);
   EXPECT_EQ(bad_map.err, "musa-linkcheck: error: --mapping " + t.dir + "/amdhip.c.py: No such file or directory\n");
   EXPECT_EQ(bad_map.out, "") << "no report naming a map that was not read";
@@ -310,7 +321,8 @@ std::string png_facts(const std::string& png) {
                      "  for x in range(len(line)):\n"
                      "    a = line[x - bpp] if x >= bpp else 0; b = prev[x]; c = prev[x - bpp] if x >= bpp else 0\n"
                      "    p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)\n"
-                     "    line[x] = (line[x] + [0, a, b, (a + b) // 2, a if pa <= pb and pa <= pc else b if pb <= pc else c][f]) & 255\n"
+                     "    line[x] = (line[x] + [0, a, b, (a + b) // 2, a if pa <= pb and pa <= pc else b if pb <= pc "
+                     "else c][f]) & 255\n"
                      "  colours.update(bytes(line[k:k + 3]) for k in range(0, len(line), bpp)); prev = line\n"
                      "print(w, h, len(colours))") +
                " " + quote(png));
@@ -336,8 +348,9 @@ TEST(CoverageHtml, page_renders_in_headless_chromium_and_sorts_on_a_click) {
   EXPECT_EQ(html.find("src="), std::string::npos);
   EXPECT_EQ(html.find("href="), std::string::npos);
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));
-  const std::string chromium = "chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=" +
-                               quote(t.dir + "/profile") + " ";
+  const std::string chromium =
+      "chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + quote(t.dir + "/profile") +
+      " ";
   const std::string png = t.dir + "/shot.png";
   auto shot = run(chromium + "--screenshot=" + quote(png) + " --window-size=900,700 " + quote("file://" + page));
   ASSERT_TRUE(fs::exists(png)) << shot.err;
@@ -379,17 +392,20 @@ TEST(Coverage, musa_backend_and_hostile_paths_are_escaped_in_html_and_markdown) 
   auto doc = json::parse(j.out);
   std::map<std::string, std::string> status;
   for (const auto& a : doc["apis"]) status[a["cuda"]] = a["status"];
-  EXPECT_EQ(status, (std::map<std::string, std::string>{{"cudaMalloc", "exported"}, {"cudaMallocAsync", "declared-only"}}));
+  EXPECT_EQ(status,
+            (std::map<std::string, std::string>{{"cudaMalloc", "exported"}, {"cudaMallocAsync", "declared-only"}}));
 
   auto html = run(kLinkcheck + args + " --format html");
   ASSERT_EQ(html.status, 0) << html.err;
   EXPECT_EQ(html.out.find("<img"), std::string::npos);
   EXPECT_EQ(html.out.find("<i>"), std::string::npos);
-  EXPECT_NE(html.out.find("sdk&lt;img src=x onerror=alert(1)&gt;|&amp;`"), std::string::npos) << html.out.substr(0, 3000);
+  EXPECT_NE(html.out.find("sdk&lt;img src=x onerror=alert(1)&gt;|&amp;`"), std::string::npos)
+      << html.out.substr(0, 3000);
   auto md = run(kLinkcheck + args + " --format markdown");
   ASSERT_EQ(md.status, 0) << md.err;
   EXPECT_EQ(md.out.find("<img"), std::string::npos);
-  EXPECT_NE(md.out.find("sdk&lt;img src=x onerror=alert(1)&gt;\\|&amp;&#96;/include/musa_runtime_api.h:11"), std::string::npos)
+  EXPECT_NE(md.out.find("sdk&lt;img src=x onerror=alert(1)&gt;\\|&amp;&#96;/include/musa_runtime_api.h:11"),
+            std::string::npos)
       << md.out;
   // Each table row still has its 9 column separators: no '|' of a path splits a cell.
   std::istringstream lines(md.out);

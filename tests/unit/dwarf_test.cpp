@@ -26,9 +26,9 @@ struct Library {
 
 // The declarations of the variables, as the units below write them and as the sizeof oracle reads them.
 const std::string kDeclBig = "struct Big { long v[5]; };\nextern Big missing_data;\n";  // d.cpp
-const std::string kDeclVar = "extern \"C\" int missing_var;\n";                     // c.cpp
-const std::string kDeclHeld = "namespace ns { extern short missing_held; }\n";       // f.cpp
-const std::string kDeclPartial = "extern int missing_partial[6];\n";                 // h.cpp (g.cpp: no size)
+const std::string kDeclVar = "extern \"C\" int missing_var;\n";                         // c.cpp
+const std::string kDeclHeld = "namespace ns { extern short missing_held; }\n";          // f.cpp
+const std::string kDeclPartial = "extern int missing_partial[6];\n";                    // h.cpp (g.cpp: no size)
 
 // Six units: a.cpp calls missing_fn through the PLT (line 3), b.cpp refers to nothing, c.cpp calls
 // it through its GOT slot (-fno-plt, line 4) and reads missing_var, d.cpp's data alone points at
@@ -46,20 +46,19 @@ const Library& library() {
                "int from_a(int x) {\n"
                "  return ns::missing_fn(x) + 1;\n"
                "}\n");
-    write_file(l.dir + "/b.cpp", "int quiet_b(int x) { return x * 3; }\nint quiet_b2(int x) { return quiet_b(x) + 2; }\n");
-    write_file(l.dir + "/c.cpp",
-               "namespace ns { int missing_fn(int); }\n" +
-                   kDeclVar +
-                   "int from_c(int x) {\n"
-                   "  return ns::missing_fn(x + missing_var) * 2;\n"
-                   "}\n");
+    write_file(l.dir + "/b.cpp",
+               "int quiet_b(int x) { return x * 3; }\nint quiet_b2(int x) { return quiet_b(x) + 2; }\n");
+    write_file(l.dir + "/c.cpp", "namespace ns { int missing_fn(int); }\n" + kDeclVar +
+                                     "int from_c(int x) {\n"
+                                     "  return ns::missing_fn(x + missing_var) * 2;\n"
+                                     "}\n");
     write_file(l.dir + "/d.cpp", kDeclBig + "Big* table[] = {&missing_data};\n");
     write_file(l.dir + "/e.cpp", "struct Quiet { int q; };\nint quiet_e(const Quiet* q) { return q->q; }\n");
-    write_file(l.dir + "/f.cpp",
-               kDeclHeld +
-                   "short* held[] = {&ns::missing_held, nullptr};\n"
-                   "int read_held(int i) { return *held[i]; }\n");
-    write_file(l.dir + "/g.cpp", "extern int missing_partial[];\nint read_partial(int i) { return missing_partial[i]; }\n");
+    write_file(l.dir + "/f.cpp", kDeclHeld +
+                                     "short* held[] = {&ns::missing_held, nullptr};\n"
+                                     "int read_held(int i) { return *held[i]; }\n");
+    write_file(l.dir + "/g.cpp",
+               "extern int missing_partial[];\nint read_partial(int i) { return missing_partial[i]; }\n");
     write_file(l.dir + "/h.cpp", kDeclPartial + "int* partial_table[] = {missing_partial};\n");
     std::string objects;
     for (std::string unit : {"a", "b", "c", "d", "e", "f", "g", "h"}) {
@@ -120,12 +119,13 @@ TEST(Dwarf, declared_size_is_the_first_known_size_of_a_variable_and_none_for_a_f
 // The oracle is a program compiled here from the fixture's own declarations, printing sizeof.
 TEST(Dwarf, references_size_each_variable_as_the_compiler_sizes_its_declaration) {
   std::string dir = test::scratch_dir("dwarf-sizeof");
-  write_file(dir + "/sizes.cpp",
-             "#include <cstdio>\n" + kDeclBig + kDeclVar + kDeclHeld + kDeclPartial +
-                 "int main() {\n"
-                 "  std::printf(\"missing_var %zu\\nmissing_data %zu\\n_ZN2ns12missing_heldE %zu\\nmissing_partial %zu\\n\",\n"
-                 "              sizeof missing_var, sizeof missing_data, sizeof ns::missing_held, sizeof missing_partial);\n"
-                 "}\n");
+  write_file(
+      dir + "/sizes.cpp",
+      "#include <cstdio>\n" + kDeclBig + kDeclVar + kDeclHeld + kDeclPartial +
+          "int main() {\n"
+          "  std::printf(\"missing_var %zu\\nmissing_data %zu\\n_ZN2ns12missing_heldE %zu\\nmissing_partial %zu\\n\",\n"
+          "              sizeof missing_var, sizeof missing_data, sizeof ns::missing_held, sizeof missing_partial);\n"
+          "}\n");
   auto built = run("c++ -o " + quote(dir + "/sizes") + " " + quote(dir + "/sizes.cpp"));
   ASSERT_EQ(built.status, 0) << built.err;
   auto printed = run(quote(dir + "/sizes"));
@@ -170,7 +170,8 @@ TEST(Dwarf, calls_in_an_unoptimised_build_are_located_where_the_compilers_line_t
              "}\n");
   for (std::string unit : {"a", "c"}) {
     std::string flags = unit == "c" ? " -fno-plt" : "";
-    auto r = run("c++ -c -fPIC -O0 -g" + flags + " -o " + quote(dir + "/" + unit + ".o") + " " + quote(dir + "/" + unit + ".cpp"));
+    auto r = run("c++ -c -fPIC -O0 -g" + flags + " -o " + quote(dir + "/" + unit + ".o") + " " +
+                 quote(dir + "/" + unit + ".cpp"));
     ASSERT_EQ(r.status, 0) << r.err;
   }
   auto linked = run("c++ -shared -o " + quote(lib) + " " + quote(dir + "/a.o") + " " + quote(dir + "/c.o"));
@@ -183,10 +184,11 @@ TEST(Dwarf, calls_in_an_unoptimised_build_are_located_where_the_compilers_line_t
   std::istringstream insns(disassembly.out);
   bool in_stub = false;  // the PLT stub's own jump through the GOT slot is not a use
   for (std::string line; std::getline(insns, line);) {
-    if (line.size() > 2 && line.compare(line.size() - 2, 2, ">:") == 0) in_stub = line.find("@plt>:") != std::string::npos;
-    bool transfer = !in_stub &&
-                    (line.find("\tcall") != std::string::npos || line.find("\tjmp") != std::string::npos);
-    if (!transfer || line.find("<_ZN2ns10missing_fnEi") == std::string::npos || line.find(':') == std::string::npos) continue;
+    if (line.size() > 2 && line.compare(line.size() - 2, 2, ">:") == 0)
+      in_stub = line.find("@plt>:") != std::string::npos;
+    bool transfer = !in_stub && (line.find("\tcall") != std::string::npos || line.find("\tjmp") != std::string::npos);
+    if (!transfer || line.find("<_ZN2ns10missing_fnEi") == std::string::npos || line.find(':') == std::string::npos)
+      continue;
     std::string address = line.substr(0, line.find(':'));
     address.erase(0, address.find_first_not_of(' '));
     addresses.push_back("0x" + address);
@@ -194,8 +196,10 @@ TEST(Dwarf, calls_in_an_unoptimised_build_are_located_where_the_compilers_line_t
   ASSERT_EQ(addresses.size(), 3u) << disassembly.out;
   // GCC records a call site at -O0 only for the call through the GOT (c.cpp), none for a.cpp's two
   // calls through the PLT: those are what the line table alone locates.
-  auto call_sites = run("readelf --debug-dump=info " + quote(lib) + " | grep -c -e DW_TAG_call_site -e DW_TAG_GNU_call_site");
-  EXPECT_LT(std::stoul(call_sites.out), addresses.size()) << "every call has a DW_TAG_call_site: the fallback goes untested";
+  auto call_sites =
+      run("readelf --debug-dump=info " + quote(lib) + " | grep -c -e DW_TAG_call_site -e DW_TAG_GNU_call_site");
+  EXPECT_LT(std::stoul(call_sites.out), addresses.size())
+      << "every call has a DW_TAG_call_site: the fallback goes untested";
   std::string list;
   for (const auto& a : addresses) list += " " + a;
   auto mapped = run("addr2line -f -C -e " + quote(lib) + list);
@@ -220,7 +224,8 @@ TEST(Dwarf, calls_in_an_unoptimised_build_are_located_where_the_compilers_line_t
 
   // And the report says so, as it does for an optimised build.
   auto report = run(std::string(MLC_LINKCHECK_BIN) + " --no-cache " + quote(lib));
-  EXPECT_NE(report.out.find(">>> referenced by " + expected[0] + "\n>>>               " + lib + "\n"), std::string::npos)
+  EXPECT_NE(report.out.find(">>> referenced by " + expected[0] + "\n>>>               " + lib + "\n"),
+            std::string::npos)
       << report.out;
   EXPECT_NE(report.out.find(">>> referenced by " + expected[2] + "\n"), std::string::npos) << report.out;
 }

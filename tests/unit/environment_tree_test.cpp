@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "test_support.h"
 
@@ -47,7 +47,8 @@ void dist_info(const std::string& site, const std::string& name, const std::vect
   std::string record;
   for (const auto& f : files) record += f + ",sha256=x,1\n";
   write_file(site + "/" + name + "-1.0.dist-info/RECORD", record + name + "-1.0.dist-info/RECORD,,\n");
-  write_file(site + "/" + name + "-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n");
+  write_file(site + "/" + name + "-1.0.dist-info/METADATA",
+             "Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n");
 }
 
 Environment make_environment(const std::string& yaml) {
@@ -66,7 +67,8 @@ Environment make_environment(const std::string& yaml) {
   fs::create_symlink("libcuten.so.2", src + "/libcuten.so");
   for (const char* m : {"_a", "_b"}) {
     std::string c = src + "/" + m + ".c";
-    write_file(c, std::string("int cuten_version(void);\nvoid* PyInit_") + m + "(void) { return (void*)(long)cuten_version(); }\n");
+    write_file(c, std::string("int cuten_version(void);\nvoid* PyInit_") + m +
+                      "(void) { return (void*)(long)cuten_version(); }\n");
     gcc("-o " + env.site + "/cuten/" + m + ".so " + c + " -L" + src + " -lcuten");
   }
   fs::remove(src + "/libcuten.so");
@@ -92,7 +94,8 @@ std::set<std::string> failing_by_ctypes(const std::vector<std::string>& files) {
   for (const auto& f : files) {
     auto r = run("env -u LD_LIBRARY_PATH /usr/bin/python3 -c " +
                  quote("import ctypes, os, sys\ntry:\n    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n    print('ok')\n"
-                       "except OSError:\n    print('fails')\n") + " " + quote(f));
+                       "except OSError:\n    print('fails')\n") +
+                 " " + quote(f));
     EXPECT_EQ(r.status, 0) << r.err;
     if (r.out == "fails\n") failing.insert(f);
   }
@@ -107,7 +110,7 @@ std::set<std::string> failing_by_tool(const json& report) {
     for (const auto& n : lib["needed"]) fails |= n["path"].is_null();
     if (!fails) continue;
     failing.insert(lib["role"] == "target" || lib["loaded_by"].is_null() ? lib["path"].get<std::string>()
-                                                                          : lib["loaded_by"].get<std::string>());
+                                                                         : lib["loaded_by"].get<std::string>());
   }
   return failing;
 }
@@ -138,9 +141,10 @@ TEST_F(EnvironmentTreeYaml, one_missing_library_is_one_cause_naming_the_modules_
        at = text.out.find("error: library not found: libcuten.so.2", at + 1))
     ++headlines;
   EXPECT_EQ(headlines, 1u) << text.out;
-  EXPECT_NE(text.out.find("error: library not found: libcuten.so.2 (needed by _a.so and _b.so); no other version of it was "
-                          "found\n>>> breaks 2 files, by package:\n>>>   cuten 1.0 (2): cuten/_a.so, cuten/_b.so\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find("error: library not found: libcuten.so.2 (needed by _a.so and _b.so); no other version of it was "
+                    "found\n>>> breaks 2 files, by package:\n>>>   cuten 1.0 (2): cuten/_a.so, cuten/_b.so\n"),
+      std::string::npos)
       << text.out;
   // Nothing about the healthy files: Debian's module, the cross-package dependency.
   EXPECT_EQ(text.out.find("_yaml"), std::string::npos) << text.out;
@@ -173,8 +177,9 @@ TEST_F(EnvironmentTreeYaml, a_healthy_environment_exits_0_with_one_summary_line)
   ASSERT_TRUE(failing_by_ctypes(left).empty());
   auto text = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache " + quote(env.site));
   EXPECT_EQ(text.status, 0) << text.out << text.err;
-  EXPECT_EQ(text.out, "0 of 3 files would fail to load\n0 undefined symbols, 0 missing libraries, 0 missing versions in 3 "
-                      "libraries\n");
+  EXPECT_EQ(text.out,
+            "0 of 3 files would fail to load\n0 undefined symbols, 0 missing libraries, 0 missing versions in 3 "
+            "libraries\n");
   // Not a terminal: no progress line on stderr.
   EXPECT_EQ(text.err, "");
 }
@@ -208,7 +213,8 @@ TEST(EnvironmentTree, a_program_in_a_tree_is_checked_as_its_start_as_ldd_r_does)
   // The oracles: dlopen refuses a PIE; ldd -r (the program's start) fails the two that call foo_new.
   auto dl = run("env -u LD_LIBRARY_PATH /usr/bin/python3 -c " +
                 quote("import ctypes, os, sys\ntry:\n    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\nexcept OSError as e:\n"
-                      "    print(e)\n") + " " + quote(tree + "/old_pie"));
+                      "    print(e)\n") +
+                " " + quote(tree + "/old_pie"));
   EXPECT_EQ(dl.out, tree + "/old_pie: cannot dynamically load position-independent executable\n");
   std::set<std::string> truth;
   for (const auto& p : programs) {
@@ -218,7 +224,8 @@ TEST(EnvironmentTree, a_program_in_a_tree_is_checked_as_its_start_as_ldd_r_does)
   }
   ASSERT_EQ(truth, (std::set<std::string>{tree + "/new_exec", tree + "/new_pie"}));
 
-  auto j = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache --format json " + quote(tree));
+  auto j =
+      run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache --format json " + quote(tree));
   EXPECT_EQ(j.status, 1) << j.out << j.err;
   json report = json::parse(j.out);
   EXPECT_EQ(failing_by_tool(report), truth) << j.out;
@@ -236,12 +243,14 @@ TEST(EnvironmentTree, a_program_in_a_tree_is_checked_as_its_start_as_ldd_r_does)
   }
   EXPECT_EQ(targets, 4u) << j.out;
   // Text: the file alone names how it is loaded (started); the tree says which programs fail.
-  auto one = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache " + quote(tree + "/new_pie"));
+  auto one =
+      run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache " + quote(tree + "/new_pie"));
   EXPECT_EQ(one.status, 1);
   EXPECT_NE(one.out.find("error: starting new_pie would fail: 1 cause\n"), std::string::npos) << one.out;
   auto text = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache " + quote(tree));
   EXPECT_NE(text.out.find("2 of 4 files would fail to load"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("new_pie: starting would fail: 1 finding of its own: foo_new"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("new_pie: starting would fail: 1 finding of its own: foo_new"), std::string::npos)
+      << text.out;
 }
 
 }  // namespace

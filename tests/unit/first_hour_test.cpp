@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
-#include <nlohmann/json.hpp>
 
 #include "test_support.h"
 
@@ -45,7 +45,9 @@ TEST(FirstHour, relocatable_object_is_named_never_given_a_verdict) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir +
                        ": no ELF shared object or executable in this directory, only relocatable objects or static "
-                       "archives (such as " + dir + "/crt1.o), which the dynamic loader never loads: check the "
+                       "archives (such as " +
+                       dir +
+                       "/crt1.o), which the dynamic loader never loads: check the "
                        "shared library or executable they are linked into\n");
 
   // Beside a shared object, the .o is skipped and the shared object is checked.
@@ -66,8 +68,11 @@ TEST(FirstHour, static_archive_is_named_as_one) {
   r = run(linkcheck(quote(kFix + "/static")));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "musa-linkcheck: error: " + kFix + "/static: no ELF shared object or executable in this directory, "
-                       "only relocatable objects or static archives (such as " + archive + "), which the dynamic "
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + kFix +
+                       "/static: no ELF shared object or executable in this directory, "
+                       "only relocatable objects or static archives (such as " +
+                       archive +
+                       "), which the dynamic "
                        "loader never loads: check the shared library or executable they are linked into\n");
 }
 
@@ -80,16 +85,19 @@ TEST(FirstHour, no_summary_line_when_every_input_failed) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
   // (What the argument list names is settled first, then each file is read.)
-  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/missing.so: cannot open: No such file or directory\n"
-                   "musa-linkcheck: error: " + dir + "/empty: no ELF shared object or executable in this directory\n"
-                   "musa-linkcheck: error: " + dir + "/notes.txt: not an ELF file\n");
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir +
+                       "/missing.so: cannot open: No such file or directory\n"
+                       "musa-linkcheck: error: " +
+                       dir +
+                       "/empty: no ELF shared object or executable in this directory\n"
+                       "musa-linkcheck: error: " +
+                       dir + "/notes.txt: not an ELF file\n");
   // One good input among them: its summary is printed, and the errors still make it exit 2.
   r = run(linkcheck(quote(dir + "/missing.so") + " " + quote(kFix + "/chain/rpath/libchain_a.so")));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
   EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/missing.so: cannot open: No such file or directory\n");
 }
-
 
 // explain answers "where does X come from, and why there": the binding, or why there is none.
 const std::string kTorchCpu = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
@@ -101,9 +109,13 @@ TEST(FirstHour, explain_names_the_binding_of_a_resolved_symbol) {
   auto ldd = run("ldd " + quote(kTorchCpu) + " | awk '$1 == \"libc10.so.1.13\" {print $3}'");
   std::string c10 = ldd.out.substr(0, ldd.out.find('\n'));
   ASSERT_FALSE(c10.empty()) << "ldd finds no libc10.so.1.13 for " << kTorchCpu;
-  const std::string want = "c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*)\n"
-                           ">>> referenced by " + kTorchCpu + "\n"
-                           ">>> resolved by libc10.so.1.13 (" + c10 + "), found through ld.so.cache\n";
+  const std::string want =
+      "c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*)\n"
+      ">>> referenced by " +
+      kTorchCpu +
+      "\n"
+      ">>> resolved by libc10.so.1.13 (" +
+      c10 + "), found through ld.so.cache\n";
   auto r = run(linkcheck("explain " + kTorchCheckFail + " " + quote(kTorchCpu)));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, want);
@@ -122,9 +134,10 @@ TEST(FirstHour, explain_names_the_binding_of_a_resolved_symbol) {
 TEST(FirstHour, explain_binds_in_the_scope_the_report_binds_in) {
   const std::string lib = kFix + "/with/libkernels.so", torchlike = kFix + "/with/libtorchlike.so";
   auto real = [&](const char* mode) {
-    return run("python3 -c " + quote(std::string("import ctypes, os, sys\nctypes.CDLL(sys.argv[1], ") + mode +
-                                     ")\ntry:\n    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\n"
-                                     "except OSError:\n    print('fails')\n") +
+    return run("python3 -c " +
+               quote(std::string("import ctypes, os, sys\nctypes.CDLL(sys.argv[1], ") + mode +
+                     ")\ntry:\n    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\n"
+                     "except OSError:\n    print('fails')\n") +
                " " + quote(torchlike) + " " + quote(lib))
         .out;
   };
@@ -137,7 +150,8 @@ TEST(FirstHour, explain_binds_in_the_scope_the_report_binds_in) {
   auto global = run(linkcheck("explain torchlike_op --with " + quote(torchlike + ":global") + " " + quote(lib)));
   EXPECT_EQ(global.status, 0) << global.out << global.err;
   EXPECT_NE(global.out.find(">>> resolved by libtorchlike.so (" + torchlike + "), it was loaded first (--with)\n"),
-            std::string::npos) << global.out;
+            std::string::npos)
+      << global.out;
 }
 
 TEST(FirstHour, explain_says_when_nothing_references_the_symbol) {
@@ -151,8 +165,9 @@ TEST(FirstHour, explain_says_when_nothing_references_the_symbol) {
 TEST(FirstHour, explain_without_files_counts_no_library) {
   auto r = run(linkcheck("explain --sdk-home '' --cuda-home '' --no-cache _ZN2at3fooEv"));
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(r.out, "error: undefined symbol: at::foo()\n>>> mangled: _ZN2at3fooEv\n"
-                   ">>> unknown: not found in the sources, the SDK or CUDA\n");
+  EXPECT_EQ(r.out,
+            "error: undefined symbol: at::foo()\n>>> mangled: _ZN2at3fooEv\n"
+            ">>> unknown: not found in the sources, the SDK or CUDA\n");
 }
 
 TEST(FirstHour, explain_refuses_a_malformed_demangled_name) {
@@ -169,7 +184,6 @@ TEST(FirstHour, explain_refuses_a_malformed_demangled_name) {
   EXPECT_EQ(r.out.rfind("error: undefined symbol: at::operator<(at::Tensor const&, long)\n", 0), 0u) << r.out;
 }
 
-
 // Option errors in GNU's words, each with its exact lines and exit status 2.
 TEST(FirstHour, option_errors_are_gnu_style) {
   const std::string try_help = "Try 'musa-linkcheck --help' for more information.\n";
@@ -179,30 +193,36 @@ TEST(FirstHour, option_errors_are_gnu_style) {
   EXPECT_EQ(r.err, "musa-linkcheck: unrecognized option '--closur'; did you mean '--closure'?\n" + try_help);
   r = run(linkcheck("--format xml x.so"));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "musa-linkcheck: invalid argument 'xml' for '--format'\n"
-                   "Valid arguments are: text, json, sarif, junit, github\n" + try_help);
+  EXPECT_EQ(r.err,
+            "musa-linkcheck: invalid argument 'xml' for '--format'\n"
+            "Valid arguments are: text, json, sarif, junit, github\n" +
+                try_help);
   r = run(kBin);
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n"
-                   "       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n"
-                   "       musa-linkcheck coverage [OPTION]... SOURCE_DIR...\n" + try_help);
+  EXPECT_EQ(r.err,
+            "Usage: musa-linkcheck [OPTION]... FILE_OR_DIR...\n"
+            "       musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n"
+            "       musa-linkcheck coverage [OPTION]... SOURCE_DIR...\n" +
+                try_help);
   r = run(linkcheck("--with"));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "musa-linkcheck: option '--with' requires an argument\n" + try_help);
   r = run(std::string(MLC_STUBGEN_BIN) + " --aply x.so");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "musa-stubgen: unrecognized option '--aply'; did you mean '--apply'?\n"
-                   "Try 'musa-stubgen --help' for more information.\n");
+  EXPECT_EQ(r.err,
+            "musa-stubgen: unrecognized option '--aply'; did you mean '--apply'?\n"
+            "Try 'musa-stubgen --help' for more information.\n");
   // A classification the contract does not have is refused, naming the ones it has (not a
   // silent no-op that stubs nothing).
   r = run(std::string(MLC_STUBGEN_BIN) + " --stub unknwon x.so");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "musa-stubgen: invalid argument 'unknwon' for '--stub'\n"
-                   "Valid arguments are: missing-source, unlinked-library, sdk-declared-only, cuda-only, abi-mismatch, "
-                   "version-mismatch, hidden, shadowed, missing-library, static-archive, missing-instantiation, "
-                   "provider-mismatch, host-provided, unported, unimplemented-kernel, unknown\n"
-                   "Try 'musa-stubgen --help' for more information.\n");
+  EXPECT_EQ(r.err,
+            "musa-stubgen: invalid argument 'unknwon' for '--stub'\n"
+            "Valid arguments are: missing-source, unlinked-library, sdk-declared-only, cuda-only, abi-mismatch, "
+            "version-mismatch, hidden, shadowed, missing-library, static-archive, missing-instantiation, "
+            "provider-mismatch, host-provided, unported, unimplemented-kernel, unknown\n"
+            "Try 'musa-stubgen --help' for more information.\n");
   // -o to a path that cannot be written says why, in the system's words.
   std::string dir = test::scratch_dir("unwritable");
   test::write_file(dir + "/file", "a file, not a directory\n");
@@ -276,8 +296,9 @@ TEST_F(FirstHourMan, every_option_is_in_help_and_man_page) {
   // explain --help lists the options explain takes: its operands and all the context and output ones.
   auto explain = run(linkcheck("explain --help"));
   EXPECT_EQ(explain.status, 0);
-  EXPECT_EQ(explain.out.find("Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n"), 
-            explain.out.find("Usage:")) << explain.out;
+  EXPECT_EQ(explain.out.find("Usage: musa-linkcheck explain SYMBOL [OPTION]... [FILE_OR_DIR]...\n"),
+            explain.out.find("Usage:"))
+      << explain.out;
   for (const auto& o : declared_options({"musa_linkcheck.cpp", "context_options.cpp"}))
     if (o != "--version") {
       EXPECT_NE(explain.out.find(o), std::string::npos) << "explain --help lacks " << o;
@@ -299,22 +320,26 @@ TEST_F(FirstHourMan, man_finds_the_pages_in_the_build_tree_and_installed) {
   }
 }
 
-
 // A wrong context path is said once, on stderr, before the findings it causes.
 TEST(FirstHour, a_bad_context_path_is_warned_about_once) {
   const std::string lib = kFix + "/chain/rpath/libchain_a.so";
-  auto r = run(linkcheck("--sysroot /nonexistent --source-root /nonexistent/src --source-root /nonexistent/src "
-                         "--sdk-home " + quote(lib) + " --build-dir /nonexistent/build -q " + quote(lib)));
-  EXPECT_EQ(r.err, "musa-linkcheck: warning: --sysroot /nonexistent: No such file or directory\n"
-                   "musa-linkcheck: warning: --build-dir /nonexistent/build: No such file or directory\n"
-                   "musa-linkcheck: warning: --source-root /nonexistent/src: No such file or directory\n"
-                   "musa-linkcheck: warning: --sdk-home " + lib + ": not a directory\n");
+  auto r =
+      run(linkcheck("--sysroot /nonexistent --source-root /nonexistent/src --source-root /nonexistent/src "
+                    "--sdk-home " +
+                    quote(lib) + " --build-dir /nonexistent/build -q " + quote(lib)));
+  EXPECT_EQ(r.err,
+            "musa-linkcheck: warning: --sysroot /nonexistent: No such file or directory\n"
+            "musa-linkcheck: warning: --build-dir /nonexistent/build: No such file or directory\n"
+            "musa-linkcheck: warning: --source-root /nonexistent/src: No such file or directory\n"
+            "musa-linkcheck: warning: --sdk-home " +
+                lib + ": not a directory\n");
   // Under a sysroot that does not exist nothing is found: one warning, and the one cause under one
   // headline (not a block per library that needs libc.so.6), exit 1.
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, "error: loading libchain_a.so would fail: 1 cause\n"
-                   "error: library not found: libc.so.6 (needed by libchain_a.so, libchain_b.so and libchain_c.so); "
-                   "no other version of it was found\n");
+  EXPECT_EQ(r.out,
+            "error: loading libchain_a.so would fail: 1 cause\n"
+            "error: library not found: libc.so.6 (needed by libchain_a.so, libchain_b.so and libchain_c.so); "
+            "no other version of it was found\n");
   auto s = run(std::string(MLC_STUBGEN_BIN) + " --dry-run --sysroot /nonexistent " + quote(lib));
   EXPECT_EQ(s.err.rfind("musa-stubgen: warning: --sysroot /nonexistent: No such file or directory\n", 0), 0u) << s.err;
 }
@@ -357,14 +382,15 @@ TEST(FirstHour, python_hint_survives_a_pyenv_shim_and_names_the_interpreter) {
   EXPECT_EQ(r.status, 0) << r.err;
   // The shim was run and said which interpreter it is (sys.executable): the import context names both.
   EXPECT_EQ(r.out.rfind("note: import context: python3 (" + python + ") (Python ", 0), 0u) << r.out;
-  EXPECT_EQ(r.out.substr(r.out.find('\n') + 1), "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
-  doc = nlohmann::json::parse(run("PATH=" + quote(shims) + ":/usr/bin:/bin " + kBin + " --format json --python " + quote(ext)).out);
+  EXPECT_EQ(r.out.substr(r.out.find('\n') + 1),
+            "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  doc = nlohmann::json::parse(
+      run("PATH=" + quote(shims) + ":/usr/bin:/bin " + kBin + " --format json --python " + quote(ext)).out);
   EXPECT_EQ(doc["interpreter"], python);
   // python.executable is the deprecated alias of `interpreter`; python.interpreter is the shim as given.
   EXPECT_EQ(doc["python"]["executable"], doc["interpreter"]);
   EXPECT_EQ(doc["python"]["interpreter"], "python3");
 }
-
 
 // The JSON report follows the schema the repository carries (docs/report.schema.json, described in
 // docs/contract.md): validated by python3-jsonschema, which also rejects a report that breaks it.
@@ -381,7 +407,8 @@ TEST(FirstHour, json_reports_validate_against_the_schema_in_docs) {
                " " + quote(schema) + " " + quote(file));
   };
   const std::vector<std::string> runs = {
-      quote(kFix + "/miss/libmiss_user.so") + " " + quote(kFix + "/ver/libver_user3.so") + " " + quote(dir + "/missing.so"),
+      quote(kFix + "/miss/libmiss_user.so") + " " + quote(kFix + "/ver/libver_user3.so") + " " +
+          quote(dir + "/missing.so"),
       quote(kFix + "/pyext/_pyext.so"),
       "--python=/usr/bin/python3 " + quote(kFix + "/pyext/_pyext.so"),
       "explain --sdk-home '' --cuda-home '' --no-cache _ZN2at3fooEv",

@@ -34,8 +34,8 @@ struct World {
     std::filesystem::create_directories(std::filesystem::path(at(rel)).parent_path());
     const std::string src = at(rel) + ".c";
     test::write_file(src, source);
-    auto r = run("cd " + quote(dir) + " && gcc " + (program ? "-fno-pic -no-pie" : "-shared -fPIC") + " -o " + quote(at(rel)) +
-                 " " + quote(src) + " " + flags);
+    auto r = run("cd " + quote(dir) + " && gcc " + (program ? "-fno-pic -no-pie" : "-shared -fPIC") + " -o " +
+                 quote(at(rel)) + " " + quote(src) + " " + flags);
     ASSERT_EQ(r.status, 0) << "gcc: " << r.err;
     std::filesystem::remove(src);
   }
@@ -52,8 +52,8 @@ struct Real {
 
 Real real_dlopen(const std::string& target, const std::string& env = "", const std::vector<std::string>& preloads = {},
                  const std::string& cwd = "") {
-  std::string cmd = (cwd.empty() ? std::string() : "cd " + quote(cwd) + " && ") + "env -u LD_LIBRARY_PATH -u GLIBC_TUNABLES " +
-                    env + " " + quote(test::real_loader_host());
+  std::string cmd = (cwd.empty() ? std::string() : "cd " + quote(cwd) + " && ") +
+                    "env -u LD_LIBRARY_PATH -u GLIBC_TUNABLES " + env + " " + quote(test::real_loader_host());
   for (const auto& p : preloads) cmd += " " + quote("g:" + p);
   auto r = run(cmd + " " + quote(target));
   Real out{.status = r.status, .first = r.out.substr(0, r.out.find('\n')), .err = r.err};
@@ -160,10 +160,12 @@ TEST(GlibcRules, hwcaps_level_follows_the_cpu_and_glibc_tunables) {
   if (levels.empty()) MLC_SKIP() << "this CPU supports no x86-64-v2 (ld.so --help lists no glibc-hwcaps level)";
   const std::string best = levels.front();
   // A feature each level needs that the one below does not (sysdeps/x86/get-isa-level.h).
-  const std::map<std::string, std::string> feature = {{"x86-64-v4", "AVX512F"}, {"x86-64-v3", "AVX2"}, {"x86-64-v2", "SSE4_2"}};
+  const std::map<std::string, std::string> feature = {
+      {"x86-64-v4", "AVX512F"}, {"x86-64-v3", "AVX2"}, {"x86-64-v2", "SSE4_2"}};
   const std::string off = "glibc.cpu.hwcaps=-" + feature.at(best);
   const auto lowered = test::real_hwcaps_levels(off);
-  ASSERT_TRUE(std::find(lowered.begin(), lowered.end(), best) == lowered.end()) << "the tunable's effect, by ld.so --help";
+  ASSERT_TRUE(std::find(lowered.begin(), lowered.end(), best) == lowered.end())
+      << "the tunable's effect, by ld.so --help";
   const std::string below = lowered.empty() ? "baseline" : lowered.front();
   World w("hwcaps-level");
   w.build("lib/libf.so", kF12, "-Wl,-soname,libf.so");
@@ -225,8 +227,11 @@ TEST(GlibcRules, version_required_from_a_library_named_with_a_token_aborts) {
   auto f = only_failure(t);
   EXPECT_EQ(f["kind"], "version-file-unmatched");
   EXPECT_EQ(f["file"], w.at("lib/" + file));
-  EXPECT_NE(t.text.find("error: " + w.at("lib/" + file) + ": ld.so aborts: dl-version.c _dl_check_map_versions: "
-                        "Assertion `needed != NULL' failed"), std::string::npos) << t.text;
+  EXPECT_NE(t.text.find("error: " + w.at("lib/" + file) +
+                        ": ld.so aborts: dl-version.c _dl_check_map_versions: "
+                        "Assertion `needed != NULL' failed"),
+            std::string::npos)
+      << t.text;
   EXPECT_NE(t.text.find("patchelf --replace-needed 'libf-$PLATFORM.so' " + file), std::string::npos) << t.text;
 }
 
@@ -238,7 +243,8 @@ TEST(GlibcRules, origin_name_needed_from_two_directories_is_two_files) {
   w.build("b/libq.so", kF12, "-Wl,-soname,'$ORIGIN/libq.so'");
   w.build("a/liba.so", "extern int f1(void); int a(void) { return f1(); }\n", "-Wl,-soname,liba.so a/libq.so");
   w.build("b/libb.so", "extern int f2(void); int b(void) { return f2(); }\n", "-Wl,-soname,libb.so b/libq.so");
-  w.build("libuser.so", "int use(void) { return 0; }\n", "-Wl,-rpath,'$ORIGIN/a:$ORIGIN/b' -Wl,--no-as-needed a/liba.so b/libb.so");
+  w.build("libuser.so", "int use(void) { return 0; }\n",
+          "-Wl,-rpath,'$ORIGIN/a:$ORIGIN/b' -Wl,--no-as-needed a/liba.so b/libb.so");
   auto real = test::real_load(w.at("libuser.so"));
   ASSERT_TRUE(real.ok) << real.error;
   EXPECT_TRUE(real.maps(w.at("a/libq.so")));
@@ -261,7 +267,8 @@ TEST(GlibcRules, libc_is_loaded_before_a_nodeflib_library_searches) {
   EXPECT_EQ(real_dlopen(w.at("libuser.so")).first, "ok");
   auto t = tool(w.at("libuser.so"));
   EXPECT_EQ(t.status, 0) << t.text;
-  EXPECT_EQ(test::real_path_of(needed_path(t, w.at("libuser.so"), "libc.so.6")), test::real_path_of("/lib/x86_64-linux-gnu/libc.so.6"));
+  EXPECT_EQ(test::real_path_of(needed_path(t, w.at("libuser.so"), "libc.so.6")),
+            test::real_path_of("/lib/x86_64-linux-gnu/libc.so.6"));
   EXPECT_EQ(findings(t), 0u);
 }
 
@@ -291,13 +298,15 @@ TEST(GlibcRules, file_the_loader_refuses_ends_the_search_and_fails_the_load) {
   };
   auto compiled = [](const std::string& flags) {
     return [flags](World& w, const std::string& path) {
-      auto r = run("cd " + quote(w.dir) + " && printf 'int main(void){return 0;}\\n' | gcc -x c - " + flags + " -o " + quote(path));
+      auto r = run("cd " + quote(w.dir) + " && printf 'int main(void){return 0;}\\n' | gcc -x c - " + flags + " -o " +
+                   quote(path));
       ASSERT_EQ(r.status, 0) << r.err;
     };
   };
   const std::vector<Decoy> decoys = {
       {"empty", [](World&, const std::string& p) { test::write_file(p, ""); }},
-      {"git-lfs-pointer", [](World&, const std::string& p) {
+      {"git-lfs-pointer",
+       [](World&, const std::string& p) {
          test::write_file(p, "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a21\nsize 1048576\n");
        }},
       {"directory", [](World&, const std::string& p) { std::filesystem::create_directories(p); }},
@@ -359,7 +368,8 @@ TEST(GlibcRules, nodlopen_library_fails_a_dlopen_but_not_a_program) {
   EXPECT_EQ(f["kind"], "noopen");
   EXPECT_EQ(f["file"], w.at("lib/libn.so"));
   EXPECT_EQ(f["message"], "shared object cannot be dlopen()ed");
-  w.build("prog", "extern int f1(void);\nint main(void) { return f1() - 1; }\n", "-Wl,-rpath,'$ORIGIN/lib' lib/libn.so", true);
+  w.build("prog", "extern int f1(void);\nint main(void) { return f1() - 1; }\n", "-Wl,-rpath,'$ORIGIN/lib' lib/libn.so",
+          true);
   EXPECT_EQ(real_start(w.at("prog")).status, 0);
   EXPECT_EQ(tool(w.at("prog")).status, 0);
 }
@@ -371,7 +381,8 @@ TEST(GlibcRules, nodlopen_library_fails_a_dlopen_but_not_a_program) {
 TEST(GlibcRules, initial_exec_tls_past_the_static_surplus_fails_the_load) {
   World w("static-tls");
   auto ie = [](int size) {
-    return "__thread char big[" + std::to_string(size) + "] __attribute__((tls_model(\"initial-exec\")));\n"
+    return "__thread char big[" + std::to_string(size) +
+           "] __attribute__((tls_model(\"initial-exec\")));\n"
            "char* get(void) { return big; }\n";
   };
   w.build("libsmall.so", ie(1000));
@@ -467,8 +478,10 @@ TEST(GlibcRules, copy_relocation_needs_copyable_data_outside_the_program) {
   w.build("run/libd.so", "__attribute__((visibility(\"protected\"))) int data = 5;\nint other = 1;\n",
           "-Wl,-soname,libd.so -mno-direct-extern-access");
   real = real_start(w.at("prog"));
-  EXPECT_NE(real.err.find("data: " + w.at("run/libd.so") + ": error due to GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS"),
-            std::string::npos) << real.err;
+  EXPECT_NE(
+      real.err.find("data: " + w.at("run/libd.so") + ": error due to GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS"),
+      std::string::npos)
+      << real.err;
   t = tool(w.at("prog"));
   EXPECT_EQ(t.status, 1);
   auto f = only_failure(t);
@@ -485,7 +498,8 @@ TEST(GlibcRules, copy_relocation_needs_copyable_data_outside_the_program) {
 TEST(GlibcRules, initial_exec_reference_to_ordinary_data_ends_the_process) {
   World w("tls-mismatch");
   w.build("link/libx.so", "__thread int x = 5;\n", "-Wl,-soname,libx.so");
-  w.build("libie.so", "extern __thread int x __attribute__((tls_model(\"initial-exec\")));\nint get(void) { return x; }\n",
+  w.build("libie.so",
+          "extern __thread int x __attribute__((tls_model(\"initial-exec\")));\nint get(void) { return x; }\n",
           "-Wl,-rpath,'$ORIGIN/run' link/libx.so");
   w.build("libgd.so", "extern __thread int x;\nint get(void) { return x; }\n", "-Wl,-rpath,'$ORIGIN/run' link/libx.so");
   w.build("run/libx.so", "int x = 5;\n", "-Wl,-soname,libx.so");

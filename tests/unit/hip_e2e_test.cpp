@@ -111,7 +111,8 @@ TEST(HipEndToEnd, ported_library_is_diagnosed_stubbed_and_rebuilt_until_nothing_
   EXPECT_EQ((*launch)["counterpart"]["name"], "cudaLaunch");
   int mark = grep_line(map, "(\"cudaLaunch\", (\"hipLaunch\", .*HIP_UNSUPPORTED)");
   ASSERT_GT(mark, 0);
-  EXPECT_NE((*launch)["reason"].get<std::string>().find(map + ":" + std::to_string(mark) + ") marks cudaLaunch HIP_UNSUPPORTED"),
+  EXPECT_NE((*launch)["reason"].get<std::string>().find(map + ":" + std::to_string(mark) +
+                                                        ") marks cudaLaunch HIP_UNSUPPORTED"),
             std::string::npos)
       << (*launch)["reason"];
   EXPECT_EQ((*launch)["origin"]["file"], hip + "/csrc/hip/legacy.hip");
@@ -128,7 +129,8 @@ TEST(HipEndToEnd, ported_library_is_diagnosed_stubbed_and_rebuilt_until_nothing_
   auto stub = run(kStubgen + context + out + " --apply " + quote(lib));
   ASSERT_EQ(stub.status, 0) << stub.out << stub.err;
   std::string stubs = read_file(hip + "/csrc/hip/unimplemented_functions.cpp");
-  EXPECT_NE(stubs.find("hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData)"), std::string::npos)
+  EXPECT_NE(stubs.find("hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData)"),
+            std::string::npos)
       << stubs;
   EXPECT_NE(stubs.find("return hipErrorNotSupported;"), std::string::npos);
   // HIP's stubs name HIP's runtime, not MUSA's: hip_stub_enter() from hip_stubs.h, bundled by
@@ -137,27 +139,32 @@ TEST(HipEndToEnd, ported_library_is_diagnosed_stubbed_and_rebuilt_until_nothing_
   EXPECT_NE(stubs.find("hip_stub_enter(\"hipLaunchHostFunc\""), std::string::npos) << stubs;
   EXPECT_EQ(stubs.find("musa_stub"), std::string::npos) << stubs;
   std::string runtime = read_file(hip + "/csrc/hip/hip_stubs.h");
-  EXPECT_NE(runtime.find("int hip_stub_enter(const char* demangled, const char* mangled);"), std::string::npos) << runtime;
+  EXPECT_NE(runtime.find("int hip_stub_enter(const char* demangled, const char* mangled);"), std::string::npos)
+      << runtime;
   EXPECT_NE(runtime.find("getenv(\"HIP_STUBS\")"), std::string::npos);
   EXPECT_EQ(runtime.find("musa_stub"), std::string::npos);
   EXPECT_FALSE(fs::exists(hip + "/csrc/hip/musa_stubs.h"));
-  EXPECT_NE(read_file(hip + "/CMakeLists.txt").find("${CMAKE_CURRENT_SOURCE_DIR}/csrc/hip/norm.hip"), std::string::npos);
+  EXPECT_NE(read_file(hip + "/CMakeLists.txt").find("${CMAKE_CURRENT_SOURCE_DIR}/csrc/hip/norm.hip"),
+            std::string::npos);
   auto rebuild = run("cmake --build " + quote(build));
   ASSERT_EQ(rebuild.status, 0) << rebuild.out << rebuild.err;
   EXPECT_EQ(ldd_undefined(lib), std::vector<std::string>{});
   auto again = run(kLinkcheck + context + " " + quote(lib));
   EXPECT_EQ(again.status, 0) << again.out << again.err;
-  EXPECT_NE(again.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library"), std::string::npos)
+  EXPECT_NE(again.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library"),
+            std::string::npos)
       << again.out;
   // Running it twice changes nothing (docs/contract.md): a second --apply leaves every byte as it was.
   std::map<std::string, std::string> before;
   for (const auto& e : fs::recursive_directory_iterator(hip))
-    if (e.is_regular_file() && e.path().string().rfind(build + "/", 0) != 0) before[e.path().string()] = read_file(e.path().string());
+    if (e.is_regular_file() && e.path().string().rfind(build + "/", 0) != 0)
+      before[e.path().string()] = read_file(e.path().string());
   auto twice = run(kStubgen + context + out + " --apply " + quote(lib));
   EXPECT_EQ(twice.status, 0) << twice.out << twice.err;
   std::map<std::string, std::string> after;
   for (const auto& e : fs::recursive_directory_iterator(hip))
-    if (e.is_regular_file() && e.path().string().rfind(build + "/", 0) != 0) after[e.path().string()] = read_file(e.path().string());
+    if (e.is_regular_file() && e.path().string().rfind(build + "/", 0) != 0)
+      after[e.path().string()] = read_file(e.path().string());
   EXPECT_EQ(after.size(), before.size());
   for (const auto& [path, bytes] : before) EXPECT_EQ(after[path], bytes) << path << " changed on the second --apply";
 }

@@ -73,7 +73,8 @@ TEST(HostedLibrary, a_library_needing_the_python_c_api_without_libpython_is_chec
   auto ok = run(kHostPath + kBin + " --no-cache " + quote(f.uses_api));
   EXPECT_EQ(ok.status, 0) << ok.out << ok.err;
   EXPECT_EQ(ok.out, "note: " + f.uses_api + " uses the Python C API and links no libpython: checked as loaded into " +
-                        kPython + ", which provides it\n0 undefined symbols, 0 missing libraries, 0 missing versions in "
+                        kPython +
+                        ", which provides it\n0 undefined symbols, 0 missing libraries, 0 missing versions in "
                         "1 library\n");
   auto doc = json::parse(run(kHostPath + kBin + " --no-cache --format json " + quote(f.uses_api)).out);
   EXPECT_EQ(doc["libraries"][0]["host"], kPython);
@@ -93,14 +94,16 @@ TEST(HostedLibrary, a_library_needing_the_python_c_api_without_libpython_is_chec
   EXPECT_EQ(text.status, 1);
   EXPECT_NE(text.out.find("error: undefined symbol: mlc_defined_nowhere\n"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("PyLong_FromLong"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("note: " + f.also_misses + " uses the Python C API and links no libpython: checked as loaded "
-                          "into " + kPython + ", which provides it\n"),
+  EXPECT_NE(text.out.find("note: " + f.also_misses +
+                          " uses the Python C API and links no libpython: checked as loaded "
+                          "into " +
+                          kPython + ", which provides it\n"),
             std::string::npos)
       << text.out;
 
   // Without a python3 to host it, nothing defines the C API: host-provided, and the load would fail.
-  doc = json::parse(run("env -u LD_LIBRARY_PATH PATH=/nonexistent " + kBin + " --no-cache --format json " +
-                        quote(f.uses_api)).out);
+  doc = json::parse(
+      run("env -u LD_LIBRARY_PATH PATH=/nonexistent " + kBin + " --no-cache --format json " + quote(f.uses_api)).out);
   EXPECT_EQ(doc["libraries"][0]["host"], nullptr);
   ASSERT_EQ(doc["libraries"][0]["unresolved"].size(), 1u);
   EXPECT_EQ(doc["libraries"][0]["unresolved"][0]["classification"], "host-provided");
@@ -110,8 +113,9 @@ TEST(HostedLibrary, a_library_needing_the_python_c_api_without_libpython_is_chec
 // links libpython gets the API from it; neither needs a host, and the real loader agrees without one.
 TEST(HostedLibrary, a_weak_reference_or_a_linked_libpython_needs_no_host) {
   std::string dir = test::scratch_dir("unhosted");
-  write_file(dir + "/weak.c", "#pragma weak PyLong_FromLong\nvoid* PyLong_FromLong(long);\n"
-                              "void* answer(void) { return PyLong_FromLong ? PyLong_FromLong(42) : 0; }\n");
+  write_file(dir + "/weak.c",
+             "#pragma weak PyLong_FromLong\nvoid* PyLong_FromLong(long);\n"
+             "void* answer(void) { return PyLong_FromLong ? PyLong_FromLong(42) : 0; }\n");
   gcc("-Wl,-soname,libweak.so -o " + dir + "/libweak.so " + dir + "/weak.c");
   std::vector<std::string> libs = {dir + "/libweak.so"};
   auto ldflags = run("python3-config --embed --ldflags 2>/dev/null");

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <nlohmann/json.hpp>
 
 #include "environment/python_env.h"
 #include "python/import_plan.h"
@@ -43,13 +43,14 @@ void copy_tree(const std::string& from, const std::string& to) {
 std::string real_import(const std::string& torch_dir, const std::string& file) {
   std::string py = "import ctypes, os, sys\ntry:\n";
   if (!torch_dir.empty()) {
-    py += "    d = os.path.join(sys.argv[1], 'lib', 'libtorch_global_deps.so')\n"
-          "    if os.path.exists(d): ctypes.CDLL(d, os.RTLD_NOW | os.RTLD_GLOBAL)\n"
-          "    ctypes.CDLL(os.path.join(sys.argv[1], '_C.so'), os.RTLD_NOW)\n";
+    py +=
+        "    d = os.path.join(sys.argv[1], 'lib', 'libtorch_global_deps.so')\n"
+        "    if os.path.exists(d): ctypes.CDLL(d, os.RTLD_NOW | os.RTLD_GLOBAL)\n"
+        "    ctypes.CDLL(os.path.join(sys.argv[1], '_C.so'), os.RTLD_NOW)\n";
   }
   py += "    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\nexcept OSError as e:\n    print(e)\n";
-  auto r = run("env -u LD_LIBRARY_PATH " + kPython + " -c " + quote(py) + " " + quote(torch_dir.empty() ? "-" : torch_dir) +
-               " " + quote(file));
+  auto r = run("env -u LD_LIBRARY_PATH " + kPython + " -c " + quote(py) + " " +
+               quote(torch_dir.empty() ? "-" : torch_dir) + " " + quote(file));
   std::string out = r.out;
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
@@ -75,19 +76,22 @@ TEST(ImportContext, an_extension_whose_package_imports_torch_is_checked_after_th
   ASSERT_EQ(real_import(site + "/torch", ext), "ok");
   auto r = run(linkcheck(quote(ext)));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_EQ(r.out, "note: checked as imported after torch 9.9.1 from " + site + "/torch: myext/__init__.py imports it\n"
-                   "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  EXPECT_EQ(r.out, "note: checked as imported after torch 9.9.1 from " + site +
+                       "/torch: myext/__init__.py imports it\n"
+                       "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
   auto j = json::parse(run(linkcheck("--format json " + quote(ext))).out);
-  EXPECT_EQ(j["libraries"][0]["imported_after"],
-            json({{"torch", site + "/torch"}, {"version", "9.9.1"}, {"reason", "package-imports-torch"},
-                  {"evidence", "myext/__init__.py"}}));
+  EXPECT_EQ(j["libraries"][0]["imported_after"], json({{"torch", site + "/torch"},
+                                                       {"version", "9.9.1"},
+                                                       {"reason", "package-imports-torch"},
+                                                       {"evidence", "myext/__init__.py"}}));
 }
 
 // The package imports torch through a module of its own (`from .ops import *`, ops.py imports torch);
 // an import inside a function or a docstring does not run on import.
 TEST(ImportContext, the_chain_is_followed_through_the_packages_own_modules_at_module_level) {
   std::string site = pyimport_site("through-module", "\"\"\"Docs.\nimport torch\n\"\"\"\nfrom .ops import *\n");
-  write_file(site + "/myext/ops.py", "def later():\n    import torch\ntry:\n    import os, torch\nexcept ImportError:\n    pass\n");
+  write_file(site + "/myext/ops.py",
+             "def later():\n    import torch\ntry:\n    import os, torch\nexcept ImportError:\n    pass\n");
   auto chain = python::package_chain(site + "/myext/_C.so");
   ASSERT_EQ(chain.packages, std::vector<std::string>{site + "/myext"});
   EXPECT_EQ(python::module_importing(chain, "torch"), site + "/myext/ops.py");
@@ -121,10 +125,13 @@ TEST(ImportContext, a_file_torchs_import_loads_takes_the_imports_verdict_and_a_w
   ASSERT_EQ(real_import("", lib), lib + ": undefined symbol: c10_cuda_f");
   auto r = run(linkcheck(quote(lib)));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_EQ(r.out, "note: checked as imported after torch from " + site + "/torch: it is part of torch, whose import runs first\n"
-                   "warning: " + lib + ": loads as part of the import of torch, but loading it alone fails: it does not "
-                   "link libc10_cuda.so, which that import loads first\n"
-                   "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  EXPECT_EQ(r.out, "note: checked as imported after torch from " + site +
+                       "/torch: it is part of torch, whose import runs first\n"
+                       "warning: " +
+                       lib +
+                       ": loads as part of the import of torch, but loading it alone fails: it does not "
+                       "link libc10_cuda.so, which that import loads first\n"
+                       "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
   // The whole environment: nothing fails; the warning stands.
   auto dir = run(linkcheck(quote(site)));
   EXPECT_EQ(dir.status, 0) << dir.out;
@@ -159,8 +166,9 @@ class ImportContextPython : public ::testing::Test {
 // The interpreter's site directories, read from its files, are the ones it puts on sys.path.
 TEST_F(ImportContextPython, an_interpreters_site_directories_are_read_as_it_puts_them_on_sys_path) {
   auto site_dirs_of = [](const std::string& exe) {
-    auto r = run(quote(exe) + " -c " + quote("import sys\nfor p in sys.path:\n    if p.endswith(('site-packages', "
-                                             "'dist-packages')): print(p)"));
+    auto r = run(quote(exe) + " -c " +
+                 quote("import sys\nfor p in sys.path:\n    if p.endswith(('site-packages', "
+                       "'dist-packages')): print(p)"));
     std::vector<std::string> out;
     std::istringstream lines(r.out);
     for (std::string l; std::getline(lines, l);)
@@ -203,12 +211,14 @@ TEST(ImportContext, a_library_found_beside_it_but_off_its_search_path_is_fixed_b
   ASSERT_EQ(real_import("", user), "libbeside.so.1: cannot open shared object file: No such file or directory");
   auto r = run(linkcheck("-q " + quote(user)));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, "error: loading libuser.so would fail: 1 cause\n"
-                   "error: library not found: libbeside.so.1 (needed by libuser.so): found beside it (" + dir +
-                   "/opt/lib/libbeside.so.1), but not on its search path\n");
+  EXPECT_EQ(r.out,
+            "error: loading libuser.so would fail: 1 cause\n"
+            "error: library not found: libbeside.so.1 (needed by libuser.so): found beside it (" +
+                dir + "/opt/lib/libbeside.so.1), but not on its search path\n");
   auto full = run(linkcheck(quote(user)));
   EXPECT_NE(full.out.find(">>> fix: add RUNPATH $ORIGIN to libuser.so (link it with -Wl,-rpath,'$ORIGIN', or patchelf "
-                          "--set-rpath '$ORIGIN' " + user + ")\n"),
+                          "--set-rpath '$ORIGIN' " +
+                          user + ")\n"),
             std::string::npos)
       << full.out;
   // The fix, as the line says: linked with that RUNPATH, the library loads, and the tool agrees.
@@ -235,8 +245,9 @@ TEST(ImportContext, a_plugin_is_checked_as_loaded_into_the_program_that_exports_
   ASSERT_EQ(real_import("", plugin), plugin + ": undefined symbol: host_api_f");
   auto r = run(linkcheck(quote(plugin)));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_EQ(r.out, "note: " + plugin + " is a plugin of " + program + ", which exports what it uses: checked as loaded into it\n"
-                   "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  EXPECT_EQ(r.out, "note: " + plugin + " is a plugin of " + program +
+                       ", which exports what it uses: checked as loaded into it\n"
+                       "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
 }
 
 // Debian's tc plugins take addattr_l, get_u32... from /usr/sbin/tc (its exports are the oracle): never a
@@ -245,10 +256,12 @@ TEST(ImportContext, debians_tc_plugin_is_checked_in_tc_not_blamed_on_libc) {
   const std::string plugin = "/usr/lib/x86_64-linux-gnu/tc/m_xt.so";
   if (!fs::exists(plugin) || !fs::exists("/usr/sbin/tc")) MLC_SKIP() << "Debian's iproute2 is not installed";
   auto exports = run("nm -D --defined-only /usr/sbin/tc");
-  for (const char* name : {" addattr_l\n", " get_u32\n", " print_nl\n"}) ASSERT_NE(exports.out.find(name), std::string::npos);
+  for (const char* name : {" addattr_l\n", " get_u32\n", " print_nl\n"})
+    ASSERT_NE(exports.out.find(name), std::string::npos);
   auto r = run(linkcheck(quote(plugin)));
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("note: " + plugin + " is a plugin of /usr/sbin/tc, which exports what it uses: checked as loaded into it\n"),
+  EXPECT_NE(r.out.find("note: " + plugin +
+                       " is a plugin of /usr/sbin/tc, which exports what it uses: checked as loaded into it\n"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("libc.so.6"), std::string::npos) << r.out;
@@ -287,22 +300,29 @@ TEST_F(ImportContextPython, an_api_the_interpreter_lacks_names_its_version_and_t
   std::string dir = test::scratch_dir("newapi");
   auto version = run(kPython + " -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").out;
   version.pop_back();
-  if (version != "3.11" && version != "3.12") MLC_SKIP() << kPython << " is Python " << version << ", which has PyLong_AsInt";
+  if (version != "3.11" && version != "3.12")
+    MLC_SKIP() << kPython << " is Python " << version << ", which has PyLong_AsInt";
   const std::string module = dir + "/newapi.cpython-311-x86_64-linux-gnu.so";
-  cc(dir, "long PyLong_AsInt(void*);\nvoid* PyLong_FromLong(long);\n"
-          "void* PyInit_newapi(void) { PyLong_AsInt(0); return PyLong_FromLong(1); }\n",
+  cc(dir,
+     "long PyLong_AsInt(void*);\nvoid* PyLong_FromLong(long);\n"
+     "void* PyInit_newapi(void) { PyLong_AsInt(0); return PyLong_FromLong(1); }\n",
      module, "-shared");
   auto real = run("cd " + quote(dir) + " && " + kPython + " -c 'import newapi'");
   ASSERT_NE(real.err.find("undefined symbol: PyLong_AsInt"), std::string::npos) << real.err;
   auto r = run("PATH=/usr/bin:/bin " + kBin + " --no-cache " + quote(module));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, "error: importing newapi.cpython-311-x86_64-linux-gnu.so would fail: 1 cause\n"
-                   "error: 1 symbol of the Python C API is not in " + kPython + " (Python " + version + "), the interpreter "
-                   "that loads this extension: it was built for a newer Python (3.13 added PyLong_AsInt)\n"
-                   ">>> version-mismatch: PyLong_AsInt\n"
-                   ">>> fix: build it against Python " + version + "'s headers, or check it with --python=EXE for the "
-                   "Python it was built for (3.13 or later)\n"
-                   "1 undefined symbol, 0 missing libraries, 0 missing versions in 1 library\n");
+  EXPECT_EQ(r.out,
+            "error: importing newapi.cpython-311-x86_64-linux-gnu.so would fail: 1 cause\n"
+            "error: 1 symbol of the Python C API is not in " +
+                kPython + " (Python " + version +
+                "), the interpreter "
+                "that loads this extension: it was built for a newer Python (3.13 added PyLong_AsInt)\n"
+                ">>> version-mismatch: PyLong_AsInt\n"
+                ">>> fix: build it against Python " +
+                version +
+                "'s headers, or check it with --python=EXE for the "
+                "Python it was built for (3.13 or later)\n"
+                "1 undefined symbol, 0 missing libraries, 0 missing versions in 1 library\n");
   auto j = json::parse(run("PATH=/usr/bin:/bin " + kBin + " --no-cache --format json " + quote(module)).out);
   EXPECT_EQ(j["libraries"][0]["unresolved"][0]["reason"],
             "this interpreter is too old: Python 3.13 added it, and " + kPython + " is Python " + version);
@@ -318,7 +338,8 @@ namespace {
 // the symbols it stubs or refuses are those linkcheck reports, no more.
 TEST(ImportContext, stubgen_takes_the_same_context_as_linkcheck) {
   std::string site = pyimport_site("stubgen-context", "import torch\nfrom myext import _C\n");
-  fs::copy_file(kFix + "/pyimport/system/libc10.so", site + "/torch/lib/libc10.so", fs::copy_options::overwrite_existing);
+  fs::copy_file(kFix + "/pyimport/system/libc10.so", site + "/torch/lib/libc10.so",
+                fs::copy_options::overwrite_existing);
   const std::string ext = site + "/myext/_C.so";
   ASSERT_EQ(real_import(site + "/torch", ext), ext + ": undefined symbol: c10_new");
   auto j = json::parse(run(linkcheck("--format json " + quote(ext))).out);
@@ -348,7 +369,8 @@ namespace {
 bool really_loads(const std::string& site, const std::string& file, bool program) {
   if (program) {
     auto r = run("ldd -r " + quote(file) + " 2>&1");
-    return r.status == 0 && r.out.find("undefined symbol") == std::string::npos && r.out.find("not found") == std::string::npos;
+    return r.status == 0 && r.out.find("undefined symbol") == std::string::npos &&
+           r.out.find("not found") == std::string::npos;
   }
   // The package as the import names it: the file's directory below the site directory, dotted (namespace
   // packages' portions included: torch.lib imports torch first).
@@ -356,15 +378,18 @@ bool really_loads(const std::string& site, const std::string& file, bool program
   for (const auto& part : fs::path(file).parent_path().lexically_relative(site)) {
     const std::string p = part.string();
     if (p == "." || p.empty()) continue;
-    if (!std::all_of(p.begin(), p.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
+    if (!std::all_of(p.begin(), p.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
       package.clear();
       break;
     }
     package += (package.empty() ? "" : ".") + p;
   }
-  std::string py = "import ctypes, importlib, os, sys\ntry:\n    if sys.argv[1]: importlib.import_module(sys.argv[1])\n"
-                   "    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\nexcept Exception as e:\n    print(e)\n";
-  auto r = run("cd / && env -u LD_LIBRARY_PATH " + kPython + " -c " + quote(py) + " " + quote(package) + " " + quote(file));
+  std::string py =
+      "import ctypes, importlib, os, sys\ntry:\n    if sys.argv[1]: importlib.import_module(sys.argv[1])\n"
+      "    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\nexcept Exception as e:\n    print(e)\n";
+  auto r =
+      run("cd / && env -u LD_LIBRARY_PATH " + kPython + " -c " + quote(py) + " " + quote(package) + " " + quote(file));
   return r.out == "ok\n";
 }
 
@@ -392,7 +417,8 @@ TEST_F(ImportContextTorch, debians_dist_packages_verdict_per_file_equals_the_rea
     const bool real = really_loads(site, path, lib["program"]);
     failing += real ? 0 : 1;
     if (lib["loads"].get<bool>() != real)
-      disagreements += path + ": the tool says " + (real ? "fails" : "loads") + ", the loader " + (real ? "loads" : "fails") + "\n";
+      disagreements +=
+          path + ": the tool says " + (real ? "fails" : "loads") + ", the loader " + (real ? "loads" : "fails") + "\n";
   }
   ASSERT_GT(files, 20u);
   EXPECT_EQ(disagreements, "");
@@ -498,7 +524,8 @@ TEST(ImportContext, a_perl_xs_module_is_checked_as_loaded_into_perl) {
   ASSERT_NE(run("nm -D --defined-only /usr/bin/perl").out.find(" PL_ppaddr\n"), std::string::npos);
   auto r = run(linkcheck(quote(module)));
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("note: " + module + " is a plugin of /usr/bin/perl, which exports what it uses: checked as loaded into it\n"),
+  EXPECT_NE(r.out.find("note: " + module +
+                       " is a plugin of /usr/bin/perl, which exports what it uses: checked as loaded into it\n"),
             std::string::npos)
       << r.out;
 }

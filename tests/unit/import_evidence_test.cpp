@@ -22,21 +22,23 @@ const std::string kQuiet = " --cuda-home '' --no-cache";
 const std::string kC10 = "/usr/lib/x86_64-linux-gnu/libc10.so.1.13";
 const std::string kTorchLib = "/usr/lib/python3/dist-packages/torch/lib";
 
-bool debian_torch() {
-  return fs::exists(kC10) && fs::exists(kTorchLib + "/libc10.so");
-}
+bool debian_torch() { return fs::exists(kC10) && fs::exists(kTorchLib + "/libc10.so"); }
 
 // A top-level extension module (no package, so nothing imports torch for it) that calls libc10:
 // c10::Device::Device(std::string const&), or (`check`) c10::detail::torchCheckFail(..., std::string
 // const&), which TORCH_CHECK's message path calls.
-std::string build_module(const std::string& root, const std::string& name, const std::string& flags, bool check = false) {
-  std::string body = check ? "static int x; if (x) c10::detail::torchCheckFail(\"f\", \"file\", 1, std::string(\"m\")); return &x;"
-                           : "static c10::Device d(std::string(\"cpu\")); return &d;";
+std::string build_module(const std::string& root, const std::string& name, const std::string& flags,
+                         bool check = false) {
+  std::string body =
+      check ? "static int x; if (x) c10::detail::torchCheckFail(\"f\", \"file\", 1, std::string(\"m\")); return &x;"
+            : "static c10::Device d(std::string(\"cpu\")); return &d;";
   test::write_file(root + "/" + name + ".cpp",
                    "#include <string>\n"
                    "namespace c10 { struct Device { explicit Device(const std::string& s); signed char t, i; };\n"
-                   "namespace detail { [[noreturn]] void torchCheckFail(const char*, const char*, unsigned, const std::string&); } }\n"
-                   "extern \"C\" void* PyInit_" + name + "() { " + body + " }\n");
+                   "namespace detail { [[noreturn]] void torchCheckFail(const char*, const char*, unsigned, const "
+                   "std::string&); } }\n"
+                   "extern \"C\" void* PyInit_" +
+                       name + "() { " + body + " }\n");
   std::string module = root + "/" + name + ".cpython-311-x86_64-linux-gnu.so";
   auto cc = run("g++ -shared -fPIC -o " + quote(module) + " " + quote(root + "/" + name + ".cpp") + " " + flags);
   EXPECT_EQ(cc.status, 0) << cc.err;
@@ -47,8 +49,9 @@ std::string build_module(const std::string& root, const std::string& name, const
 // imports _C): the module dlopen'ed with RTLD_NOW, as its import would (the import then calls
 // PyInit, which these fixtures do not make a real module's).
 test::CommandResult real_import(const std::string& dir, const std::string& name) {
-  return run("cd " + quote(dir) + " && " + kPython + " -c " +
-             quote("import torch, ctypes, os\nctypes.CDLL('./" + name + ".cpython-311-x86_64-linux-gnu.so', os.RTLD_NOW)\n"));
+  return run(
+      "cd " + quote(dir) + " && " + kPython + " -c " +
+      quote("import torch, ctypes, os\nctypes.CDLL('./" + name + ".cpython-311-x86_64-linux-gnu.so', os.RTLD_NOW)\n"));
 }
 
 bool needs_c10(const std::string& module) {
@@ -80,9 +83,10 @@ TEST_F(ImportEvidenceTorch, an_extension_using_libc10_without_linking_it_is_unli
             std::string::npos)
       << r.out;
   // No build tree: the fix says whose target it is, never the file name as one.
-  EXPECT_NE(r.out.find(">>> fix: link libc10.so.1.13: target_link_libraries(<target> PRIVATE c10), <target> being the "
-                       "CMake target that builds _ext.cpython-311-x86_64-linux-gnu.so (not known without --build-dir)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(">>> fix: link libc10.so.1.13: target_link_libraries(<target> PRIVATE c10), <target> being the "
+                 "CMake target that builds _ext.cpython-311-x86_64-linux-gnu.so (not known without --build-dir)\n"),
+      std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("unknown"), std::string::npos) << r.out;
 
@@ -101,13 +105,16 @@ TEST_F(ImportEvidenceTorch, the_old_string_abi_with_as_needed_is_abi_mismatch_na
   ASSERT_FALSE(needs_c10(module)) << "--as-needed kept libc10";
   auto real = real_import(root, "_old");
   ASSERT_NE(real.status, 0) << "the real import succeeds?";
-  EXPECT_NE(real.err.find("undefined symbol: _ZN3c106detail14torchCheckFailEPKcS2_jRKSs"), std::string::npos) << real.err;
+  EXPECT_NE(real.err.find("undefined symbol: _ZN3c106detail14torchCheckFailEPKcS2_jRKSs"), std::string::npos)
+      << real.err;
 
   auto r = run(kBin + kQuiet + " --python=" + kPython + " " + quote(module));
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_NE(r.out.find(">>> abi-mismatch: " + kTorchLib + "/libc10.so defines c10::detail::torchCheckFail(char const*, char "
-                       "const*, unsigned int, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
-                       "const&) (cxx11-abi): the caller was built with -D_GLIBCXX_USE_CXX11_ABI=0"),
+  EXPECT_NE(r.out.find(
+                ">>> abi-mismatch: " + kTorchLib +
+                "/libc10.so defines c10::detail::torchCheckFail(char const*, char "
+                "const*, unsigned int, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+                "const&) (cxx11-abi): the caller was built with -D_GLIBCXX_USE_CXX11_ABI=0"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("; this module does not link torch/lib/libc10.so (torch 1.13.0a0) (--as-needed drops a library "
@@ -125,10 +132,12 @@ TEST_F(ImportEvidenceTorch, the_old_string_abi_with_as_needed_is_abi_mismatch_na
   EXPECT_NE(real_ctor.err.find("undefined symbol: _ZN3c106DeviceC1ERKSs"), std::string::npos) << real_ctor.err;
   auto rc = run(kBin + kQuiet + " --python=" + kPython + " " + quote(ctor));
   EXPECT_EQ(rc.status, 1) << rc.out;
-  EXPECT_NE(rc.out.find(">>> abi-mismatch: " + kTorchLib + "/libc10.so defines c10::Device::Device(std::__cxx11::basic_string<"
-                        "char, std::char_traits<char>, std::allocator<char> > const&) (cxx11-abi): the caller was built with "
-                        "-D_GLIBCXX_USE_CXX11_ABI=0"),
-            std::string::npos)
+  EXPECT_NE(
+      rc.out.find(">>> abi-mismatch: " + kTorchLib +
+                  "/libc10.so defines c10::Device::Device(std::__cxx11::basic_string<"
+                  "char, std::char_traits<char>, std::allocator<char> > const&) (cxx11-abi): the caller was built with "
+                  "-D_GLIBCXX_USE_CXX11_ABI=0"),
+      std::string::npos)
       << rc.out;
   const std::string hint = ">>> did you mean: c10::Device::Device(";
   ASSERT_NE(rc.out.find(hint), std::string::npos) << rc.out;
@@ -151,7 +160,8 @@ TEST(ImportEvidence, a_torch_beside_the_target_and_the_targets_package_are_evide
     auto r = run("gcc -shared -fPIC -o " + quote(out) + " " + quote(root + "/src.c") + " " + extra);
     ASSERT_EQ(r.status, 0) << r.err;
   };
-  cc(site + "/torch/lib/libtorch_cpu.so", "int aoti_torch_get_data_ptr(void) { return 1; }\n", "-Wl,-soname,libtorch_cpu.so");
+  cc(site + "/torch/lib/libtorch_cpu.so", "int aoti_torch_get_data_ptr(void) { return 1; }\n",
+     "-Wl,-soname,libtorch_cpu.so");
   cc(site + "/torch/_C.cpython-311-x86_64-linux-gnu.so", "void* PyInit__C(void) { return 0; }\n", "");
   test::write_file(site + "/torch/__init__.py", "");
   test::write_file(site + "/torch/version.py", "__version__ = '2.11.0'\n");
@@ -164,10 +174,16 @@ TEST(ImportEvidence, a_torch_beside_the_target_and_the_targets_package_are_evide
      "void* PyInit__ops(void) { return (void*)(long)(aoti_torch_get_data_ptr() + pkg_helper()); }\n",
      "");
 
-  std::string code = "import ctypes, os\n"
-                     "ctypes.CDLL('" + site + "/torch/lib/libtorch_cpu.so', os.RTLD_NOW | os.RTLD_LOCAL)\n"
-                     "ctypes.CDLL('" + site + "/pkg/_helpers.so', os.RTLD_NOW | os.RTLD_LOCAL)\n"
-                     "ctypes.CDLL('" + module + "', os.RTLD_NOW)\n";
+  std::string code =
+      "import ctypes, os\n"
+      "ctypes.CDLL('" +
+      site +
+      "/torch/lib/libtorch_cpu.so', os.RTLD_NOW | os.RTLD_LOCAL)\n"
+      "ctypes.CDLL('" +
+      site +
+      "/pkg/_helpers.so', os.RTLD_NOW | os.RTLD_LOCAL)\n"
+      "ctypes.CDLL('" +
+      module + "', os.RTLD_NOW)\n";
   auto real = run(kPython + " -c " + quote(code));
   ASSERT_NE(real.status, 0);
   EXPECT_NE(real.err.find("undefined symbol: "), std::string::npos) << real.err;
@@ -175,9 +191,10 @@ TEST(ImportEvidence, a_torch_beside_the_target_and_the_targets_package_are_evide
   auto r = run(kBin + kQuiet + " " + quote(module));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find("error: undefined symbol: aoti_torch_get_data_ptr\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(">>> unlinked-library: defined in torch/lib/libtorch_cpu.so (torch 2.11.0), which this module does "
-                       "not link\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(">>> unlinked-library: defined in torch/lib/libtorch_cpu.so (torch 2.11.0), which this module does "
+                 "not link\n"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(">>> unlinked-library: defined in pkg/_helpers.so (in this module's package), which this module "
                        "does not link\n"),

@@ -34,7 +34,8 @@ test::CommandResult real_load(const std::string& cwd, const std::string& llp, co
                               const std::vector<std::pair<std::string, bool>>& preloads = {}) {
   std::string code = "import ctypes, os\n";
   for (const auto& [p, global] : preloads)
-    code += "ctypes.CDLL(" + json(p).dump() + ", os.RTLD_NOW | " + (global ? "os.RTLD_GLOBAL" : "os.RTLD_LOCAL") + ")\n";
+    code +=
+        "ctypes.CDLL(" + json(p).dump() + ", os.RTLD_NOW | " + (global ? "os.RTLD_GLOBAL" : "os.RTLD_LOCAL") + ")\n";
   code += "ctypes.CDLL(" + json(path).dump() + ", os.RTLD_NOW)\n";
   return run("cd " + quote(cwd) + " && env LD_LIBRARY_PATH=" + quote(llp) + " " + kPython + " -c " + quote(code));
 }
@@ -52,7 +53,8 @@ struct StaleWorld {
     stale = root + "/stale";
     fs::create_directories(good);
     fs::create_directories(stale);
-    build(root, good + "/libx.so.1", "int x_old(void) { return 1; }\nint x_new(void) { return 2; }\n", "-Wl,-soname,libx.so.1");
+    build(root, good + "/libx.so.1", "int x_old(void) { return 1; }\nint x_new(void) { return 2; }\n",
+          "-Wl,-soname,libx.so.1");
     build(root, stale + "/libx.so.1", "int x_old(void) { return 1; }\n", "-Wl,-soname,libx.so.1");
     user = root + "/libuser.so";
     build(root, user, "extern int x_new(void);\nint use(void) { return x_new(); }\n",
@@ -82,8 +84,8 @@ TEST(LibraryPathEntries, an_empty_entry_is_the_current_directory_in_every_positi
   }
   // Where the good copy is on the path too, the stale one is named as the cause.
   auto shadowed = tool(w.stale, ":" + w.good, quote(w.user));
-  EXPECT_NE(shadowed.out.find("error: libx.so.1 from " + w.stale + "/libx.so.1 (ld_library_path) lacks 1 symbol that " + w.good +
-                              "/libx.so.1 (ld_library_path) has\n>>> shadowed: x_new\n"),
+  EXPECT_NE(shadowed.out.find("error: libx.so.1 from " + w.stale + "/libx.so.1 (ld_library_path) lacks 1 symbol that " +
+                              w.good + "/libx.so.1 (ld_library_path) has\n>>> shadowed: x_new\n"),
             std::string::npos)
       << shadowed.out;
   // Without the empty entry the good copy is found, by the loader and by us.
@@ -127,10 +129,12 @@ TEST(LoadScopes, an_extension_linking_only_libc10_does_not_see_the_libtorch_cpu_
     MLC_SKIP() << "Debian's python3-torch is not installed";
   std::string root = test::scratch_dir("scope-torch");
   fs::create_directories(root + "/pkg");
-  test::write_file(root + "/ext.cpp", "namespace at { struct Context; Context& globalContext(); }\n"
-                                      "extern \"C\" void* PyInit__ext() { return &at::globalContext(); }\n");
+  test::write_file(root + "/ext.cpp",
+                   "namespace at { struct Context; Context& globalContext(); }\n"
+                   "extern \"C\" void* PyInit__ext() { return &at::globalContext(); }\n");
   std::string module = root + "/pkg/_ext.cpython-311-x86_64-linux-gnu.so";
-  auto cc = run("g++ -shared -fPIC -o " + quote(module) + " " + quote(root + "/ext.cpp") + " -Wl,--no-as-needed " + c10);
+  auto cc =
+      run("g++ -shared -fPIC -o " + quote(module) + " " + quote(root + "/ext.cpp") + " -Wl,--no-as-needed " + c10);
   ASSERT_EQ(cc.status, 0) << cc.err;
   test::write_file(root + "/pkg/__init__.py", "import torch\nfrom . import _ext\n");
 
@@ -140,11 +144,13 @@ TEST(LoadScopes, an_extension_linking_only_libc10_does_not_see_the_libtorch_cpu_
 
   auto r = run(kBin + kQuiet + " --python=" + kPython + " " + quote(module));
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "error: importing _ext.cpython-311-x86_64-linux-gnu.so would fail: 1 cause");
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "error: importing _ext.cpython-311-x86_64-linux-gnu.so would fail: 1 cause");
   EXPECT_NE(r.out.find("error: undefined symbol: at::globalContext()\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(">>> unlinked-library: defined in /lib/x86_64-linux-gnu/libtorch_cpu.so.1.13, which "
-                       "/usr/lib/python3/dist-packages/torch/_C.cpython-311-x86_64-linux-gnu.so loaded with RTLD_LOCAL"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(">>> unlinked-library: defined in /lib/x86_64-linux-gnu/libtorch_cpu.so.1.13, which "
+                 "/usr/lib/python3/dist-packages/torch/_C.cpython-311-x86_64-linux-gnu.so loaded with RTLD_LOCAL"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(">>> fix: link libtorch_cpu.so.1.13: target_link_libraries("), std::string::npos) << r.out;
 }
@@ -160,7 +166,8 @@ TEST(LoadScopes, the_import_of_torch_done_first_is_checked_and_its_failure_heads
   build(root, lib + "/libtorch_python.so", "extern int c10_thing(void);\nint tp(void) { return c10_thing(); }\n",
         "-Wl,-soname,libtorch_python.so -Wl,--no-as-needed " + quote(root + "/libc10.so.2.0"));
   fs::remove(root + "/libc10.so.2.0");
-  build(root, site + "/torch/_C.cpython-311-x86_64-linux-gnu.so", "extern int tp(void);\nvoid* PyInit__C(void) { tp(); return 0; }\n",
+  build(root, site + "/torch/_C.cpython-311-x86_64-linux-gnu.so",
+        "extern int tp(void);\nvoid* PyInit__C(void) { tp(); return 0; }\n",
         "-Wl,-rpath,'$ORIGIN/lib' " + quote(lib + "/libtorch_python.so"));
   test::write_file(site + "/torch/__init__.py", "from torch._C import *\n");
   test::write_file(site + "/torch/version.py", "__version__ = '2.0.0'\n");
@@ -174,10 +181,13 @@ TEST(LoadScopes, the_import_of_torch_done_first_is_checked_and_its_failure_heads
 
   auto r = run("env PYTHONPATH=" + quote(site) + " " + kBin + kQuiet + " --python=" + kPython + " " + quote(module));
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
-            "error: importing m.cpython-311-x86_64-linux-gnu.so would fail, in the import of torch it does first: 1 cause");
-  EXPECT_NE(r.out.find("error: library not found: libc10.so.2.0 (needed by libtorch_python.so)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(">>> needed by " + lib + "/libtorch_python.so (loaded by the import of torch that importing "
+  EXPECT_EQ(
+      r.out.substr(0, r.out.find('\n')),
+      "error: importing m.cpython-311-x86_64-linux-gnu.so would fail, in the import of torch it does first: 1 cause");
+  EXPECT_NE(r.out.find("error: library not found: libc10.so.2.0 (needed by libtorch_python.so)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(">>> needed by " + lib +
+                       "/libtorch_python.so (loaded by the import of torch that importing "
                        "m.cpython-311-x86_64-linux-gnu.so does first)\n"),
             std::string::npos)
       << r.out;

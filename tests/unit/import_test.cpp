@@ -32,7 +32,8 @@ test::CommandResult real_load(const std::string& path, const std::vector<std::st
   std::string code = "import ctypes, os\n";
   for (const auto& p : preload) code += "ctypes.CDLL(" + json(p).dump() + ", os.RTLD_NOW | os.RTLD_GLOBAL)\n";
   code += "ctypes.CDLL(" + json(path).dump() + ", os.RTLD_NOW)\n";
-  std::string env = ld_library_path.empty() ? "env -u LD_LIBRARY_PATH " : "env LD_LIBRARY_PATH=" + quote(ld_library_path) + " ";
+  std::string env =
+      ld_library_path.empty() ? "env -u LD_LIBRARY_PATH " : "env LD_LIBRARY_PATH=" + quote(ld_library_path) + " ";
   return run(env + python + " -c " + quote(code));
 }
 
@@ -67,17 +68,19 @@ TEST_F(Import, default_checks_the_dependencies_the_load_binds_sdk_driver_mismatc
   auto text = run("env -u LD_LIBRARY_PATH " + kBin + args + quote(kernels));
   EXPECT_EQ(text.status, 1) << text.out << text.err;
   EXPECT_EQ(first_line(text.out), "error: loading libmusa_kernels.so would fail: 1 cause") << text.out;
-  EXPECT_NE(text.out.find("error: undefined symbol: PVRSRVGetDevInfo\n>>> referenced by "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("error: undefined symbol: PVRSRVGetDevInfo\n>>> referenced by "), std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find(">>> in the SDK's libmusa.so.1 (a dependency loaded for libmusa_kernels.so), not in "
                           "libmusa_kernels.so\n"),
             std::string::npos)
       << text.out;
   // The driver as the loader found it: through libmusa.so.1's RUNPATH ($ORIGIN/../../driver).
   std::string driver = kImport + "/sdk/lib/../../driver/libsrv_um.so.1";
-  EXPECT_NE(text.out.find(">>> provider-mismatch: built against another version of libsrv_um.so.1: the loaded " + driver +
-                          " defines 3 symbols of PVRSRV* but not this one; its other members include PVRSRVConnect, "
-                          "PVRSRVDevMemAlloc, PVRSRVFinalise\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find(">>> provider-mismatch: built against another version of libsrv_um.so.1: the loaded " + driver +
+                    " defines 3 symbols of PVRSRV* but not this one; its other members include PVRSRVConnect, "
+                    "PVRSRVDevMemAlloc, PVRSRVFinalise\n"),
+      std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find(">>> fix: install the version of libsrv_um.so.1 that libmusa.so.1 was built against, or "
                           "rebuild libmusa.so.1 against the loaded libsrv_um.so.1\n"),
@@ -112,8 +115,8 @@ TEST_F(Import, default_checks_the_dependencies_the_load_binds_sdk_driver_mismatc
   EXPECT_NE(closure.out.find("undefined symbol: PVRSRVGetDevInfo"), std::string::npos);
 
   // The driver it was built against first on LD_LIBRARY_PATH: the load succeeds, and we agree.
-  auto fixed = run("env -u LD_LIBRARY_PATH " + kBin + args + "--library-path " + quote(kImport + "/driver_build") + " " +
-                   quote(kernels));
+  auto fixed = run("env -u LD_LIBRARY_PATH " + kBin + args + "--library-path " + quote(kImport + "/driver_build") +
+                   " " + quote(kernels));
   EXPECT_EQ(fixed.status, 0) << fixed.out;
 
   auto load = real_load(kernels);
@@ -126,8 +129,9 @@ TEST_F(Import, default_checks_the_dependencies_the_load_binds_sdk_driver_mismatc
 TEST_F(Import, missing_library_is_one_cause_naming_the_other_versions_installed) {
   std::string user = kImport + "/libmccl_user.so";
   std::string args = kQuiet + " --sdk-home " + quote(kImport + "/sdk") + " ";
-  std::string headline = "error: library not found: libmccl.so.2 (needed by libmccl_user.so); 2 other versions found: " +
-                         kImport + "/mccl/libmccl.so.1 [runpath] and " + kImport + "/sdk/lib/libmccl.so.3 [sdk]";
+  std::string headline =
+      "error: library not found: libmccl.so.2 (needed by libmccl_user.so); 2 other versions found: " + kImport +
+      "/mccl/libmccl.so.1 [runpath] and " + kImport + "/sdk/lib/libmccl.so.3 [sdk]";
   auto q = run("env -u LD_LIBRARY_PATH " + kBin + args + "-q " + quote(user));
   EXPECT_EQ(q.status, 1);
   EXPECT_EQ(q.out, "error: loading libmccl_user.so would fail: 1 cause\n" + headline + "\n");
@@ -135,11 +139,12 @@ TEST_F(Import, missing_library_is_one_cause_naming_the_other_versions_installed)
   auto text = run("env -u LD_LIBRARY_PATH " + kBin + args + quote(user));
   EXPECT_EQ(text.status, 1);
   EXPECT_NE(text.out.find(headline + "\n>>> needed by " + user + "\n"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find(">>> other version: " + kImport + "/mccl/libmccl.so.1 [runpath]\n>>> other version: " + kImport +
-                          "/sdk/lib/libmccl.so.3 [sdk]\n>>> missing-library: mcclAllReduce\n>>> missing-library: "
-                          "mcclCommInitRank\n>>> fix: install libmccl.so.2 (the version libmccl_user.so was linked "
-                          "against) where the loader searches, or rebuild libmccl_user.so against libmccl.so.1"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find(">>> other version: " + kImport + "/mccl/libmccl.so.1 [runpath]\n>>> other version: " + kImport +
+                    "/sdk/lib/libmccl.so.3 [sdk]\n>>> missing-library: mcclAllReduce\n>>> missing-library: "
+                    "mcclCommInitRank\n>>> fix: install libmccl.so.2 (the version libmccl_user.so was linked "
+                    "against) where the loader searches, or rebuild libmccl_user.so against libmccl.so.1"),
+      std::string::npos)
       << text.out;
   // One cause, not a second wrong one: the SDK's libmccl.so.3 defines both, yet neither is unlinked-library.
   EXPECT_EQ(text.out.find("unlinked-library"), std::string::npos) << text.out;
@@ -178,11 +183,13 @@ TEST_F(Import, torch_built_from_other_headers_is_a_provider_mismatch_naming_the_
   auto text = run("env -u LD_LIBRARY_PATH " + kBin + args + quote(ext));
   EXPECT_EQ(text.status, 1) << text.out << text.err;
   EXPECT_EQ(first_line(text.out), "error: loading libmusa_ext.so would fail: 1 cause");
-  EXPECT_NE(text.out.find("error: undefined symbol: at::_GeneratorRegister::_GeneratorRegister(std::function<at::Generator ()>)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find(
+          "error: undefined symbol: at::_GeneratorRegister::_GeneratorRegister(std::function<at::Generator ()>)\n"),
+      std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find(">>> provider-mismatch: built against another version of libtorch_cpu.so: the loaded " + torch +
-                          ", torch 2.0.0 (" + kImport + "/torch/version.py) defines "),
+  EXPECT_NE(text.out.find(">>> provider-mismatch: built against another version of libtorch_cpu.so: the loaded " +
+                          torch + ", torch 2.0.0 (" + kImport + "/torch/version.py) defines "),
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("symbols of class at::_GeneratorRegister but not this one; it has "
@@ -220,16 +227,19 @@ TEST_F(Import, symbols_missing_from_one_owner_are_one_provider_mismatch_cause) {
   std::string args = kQuiet + " --with " + quote(torch) + " ";
   auto q = run("env -u LD_LIBRARY_PATH " + kBin + args + "-q " + quote(ext));
   EXPECT_EQ(q.status, 1);
-  EXPECT_EQ(q.out, "error: loading libmusa_ext.so would fail: 1 cause\n"
-                   "error: libmusa_ext.so was built against another version of libtorch_cpu.so: the loaded libtorch_cpu.so (" +
-                       torch + ", torch 2.0.0) lacks 2 symbols it needs\n");
+  EXPECT_EQ(q.out,
+            "error: loading libmusa_ext.so would fail: 1 cause\n"
+            "error: libmusa_ext.so was built against another version of libtorch_cpu.so: the loaded libtorch_cpu.so (" +
+                torch + ", torch 2.0.0) lacks 2 symbols it needs\n");
   auto text = run("env -u LD_LIBRARY_PATH " + kBin + args + quote(ext));
   // Symbols in mangled-name order (_ZN2at11manual_seed... before _ZN2at18_GeneratorRegister...).
-  EXPECT_NE(text.out.find(">>> provider-mismatch: at::manual_seed(int)\n>>> provider-mismatch: "
-                          "at::_GeneratorRegister::_GeneratorRegister(std::function<at::Generator ()>)\n>>> fix: install the version of torch that "
-                          "libmusa_ext.so was built against, or rebuild libmusa_ext.so against the loaded libtorch_cpu.so "
-                          "(torch 2.0.0)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find(">>> provider-mismatch: at::manual_seed(int)\n>>> provider-mismatch: "
+                    "at::_GeneratorRegister::_GeneratorRegister(std::function<at::Generator ()>)\n>>> fix: install the "
+                    "version of torch that "
+                    "libmusa_ext.so was built against, or rebuild libmusa_ext.so against the loaded libtorch_cpu.so "
+                    "(torch 2.0.0)\n"),
+      std::string::npos)
       << text.out;
   auto doc = json::parse(run("env -u LD_LIBRARY_PATH " + kBin + " --format json" + args + quote(ext)).out);
   ASSERT_EQ(doc["causes"].size(), 1u);
@@ -276,7 +286,8 @@ std::string debian_torch_version() {
 
 TEST(ImportReal, drift_against_debians_libc10_names_libc10_and_the_torch_version) {
   std::string c10 = kLibDir + "/libc10.so.1.13";
-  if (!fs::exists(c10) || debian_torch_version().empty()) MLC_SKIP() << "Debian's libtorch1.13 / python3-torch not installed";
+  if (!fs::exists(c10) || debian_torch_version().empty())
+    MLC_SKIP() << "Debian's libtorch1.13 / python3-torch not installed";
   std::string ext = kImport + "/c10_drift/libc10_drift.so";
   auto text = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --with " + quote(c10) + " " + quote(ext));
   EXPECT_EQ(text.status, 1) << text.out << text.err;
@@ -285,8 +296,9 @@ TEST(ImportReal, drift_against_debians_libc10_names_libc10_and_the_torch_version
                           ", torch " + debian_torch_version() + " (" + kDebianTorch + "/version.py) defines "),
             std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find(" symbols of class c10::TensorImpl but not this one; its other members include c10::TensorImpl::"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find(" symbols of class c10::TensorImpl but not this one; its other members include c10::TensorImpl::"),
+      std::string::npos)
       << text.out;
   if (!has_python()) MLC_SKIP() << "python3 not available for the ctypes oracle";
   auto load = real_load(ext, {c10});
@@ -319,7 +331,9 @@ TEST(ImportReal, torchvision_extension_in_place_and_broken_agree_with_the_loader
   EXPECT_NE(broken_load.status, 0) << "the stand-in libc10 breaks the real import";
   EXPECT_EQ(broken.status, 1) << broken.out;
   // torchvision loads _C with torch.ops.load_library (it exports no PyInit__C): a load, not an import.
-  EXPECT_EQ(first_line(broken.out), "error: loading " + module + " would fail, in the import of torch it does first: 1 cause") << broken.out.substr(0, 2000);
+  EXPECT_EQ(first_line(broken.out),
+            "error: loading " + module + " would fail, in the import of torch it does first: 1 cause")
+      << broken.out.substr(0, 2000);
   // The real loader stops at the first of them, in a dependency: we name it among the cause's symbols.
   EXPECT_NE(broken_load.err.find("/libtorch_cpu.so.1.13: undefined symbol: "), std::string::npos) << broken_load.err;
   EXPECT_NE(broken.out.find("error: libc10.so.1.13 from " + fake + "/libc10.so.1.13 (ld_library_path) lacks "),
@@ -336,7 +350,8 @@ TEST(ImportReal, torch_C_extension_in_place_agrees_with_the_loader) {
   std::string ext;
   if (fs::exists(kDebianTorch))
     for (const auto& e : fs::directory_iterator(kDebianTorch))
-      if (e.path().filename().string().rfind("_C.cpython", 0) == 0 && e.path().extension() == ".so") ext = e.path().string();
+      if (e.path().filename().string().rfind("_C.cpython", 0) == 0 && e.path().extension() == ".so")
+        ext = e.path().string();
   if (ext.empty() || !fs::exists("/usr/bin/python3")) MLC_SKIP() << "python3-torch not installed";
   std::string python = fs::canonical("/usr/bin/python3").string();
   auto r = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --python=" + quote(python) + " " + quote(ext));
@@ -354,7 +369,8 @@ TEST(ImportReal, torch_C_extension_in_place_agrees_with_the_loader) {
   auto broken_load = real_load(ext, {}, fake, python);
   EXPECT_NE(broken_load.status, 0);
   EXPECT_EQ(broken.status, 1);
-  EXPECT_EQ(first_line(broken.out), "error: importing " + module + " would fail: 1 cause") << broken.out.substr(0, 2000);
+  EXPECT_EQ(first_line(broken.out), "error: importing " + module + " would fail: 1 cause")
+      << broken.out.substr(0, 2000);
   // The oracle loads _C into a bare interpreter (no `import torch` first): the same process is the
   // interpreter loaded first (--with) and _C's whole load checked.
   auto broken_json = run("env -u LD_LIBRARY_PATH " + kBin + kQuiet + " --format json --with " + quote(python) +

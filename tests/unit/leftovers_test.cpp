@@ -30,31 +30,38 @@ std::string linkcheck(const std::string& args) { return kBin + " " + args; }
 // --help has no CLI11 markup: no TEXT, REQUIRED, Excludes, {a,b} choices or "[default]" brackets;
 // --python's optional value is written --python[=EXE], placeholders are words, choices are in the text.
 TEST(Leftovers, help_is_written_as_gnu_tools_write_it) {
-  for (const std::string& cmd : {kBin + " --help", kBin + " explain --help", kBin + " coverage --help",
-                                 kStubgen + " --help"}) {
+  for (const std::string& cmd :
+       {kBin + " --help", kBin + " explain --help", kBin + " coverage --help", kStubgen + " --help"}) {
     auto h = run(cmd);
     EXPECT_EQ(h.status, 0) << cmd;
     EXPECT_EQ(h.out.rfind("Usage: ", 0), 0u) << h.out;
-    for (const char* markup : {"Excludes", "REQUIRED", " TEXT", ":{", "{python3}", "Positionals:", "Subcommands:", " ..."})
+    for (const char* markup :
+         {"Excludes", "REQUIRED", " TEXT", ":{", "{python3}", "Positionals:", "Subcommands:", " ..."})
       EXPECT_EQ(h.out.find(markup), std::string::npos) << cmd << " shows " << markup << "\n" << h.out;
     for (size_t at = 0, nl; (nl = h.out.find('\n', at)) != std::string::npos; at = nl + 1)
       EXPECT_LE(nl - at, 79u) << cmd << ": " << h.out.substr(at, nl - at);
   }
   auto h = run(kBin + " --help");
-  EXPECT_NE(h.out.find("\n      --python[=EXE]          check as the Python interpreter loads it"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("\n      --python[=EXE]          check as the Python interpreter loads it"), std::string::npos)
+      << h.out;
   EXPECT_NE(h.out.find("\n      --format FORMAT         output format: text, json, or for CI sarif (code\n"),
-            std::string::npos) << h.out;
+            std::string::npos)
+      << h.out;
   EXPECT_NE(h.out.find("\n      --color WHEN            colour the text report: auto (on a terminal,\n"
                        "                              unless NO_COLOR is set), always or never\n"),
-            std::string::npos) << h.out;
+            std::string::npos)
+      << h.out;
   EXPECT_NE(h.out.find("\n  -o, --output FILE           write the report to FILE"), std::string::npos) << h.out;
   EXPECT_NE(h.out.find("\n  -h, --help                  display this help and exit\n"), std::string::npos) << h.out;
   auto s = run(kStubgen + " --help");
   EXPECT_NE(s.out.find("\n      --out-cpp PATH          the stub source (default:\n"
-                       "                              unimplemented_functions.cpp)\n"), std::string::npos) << s.out;
+                       "                              unimplemented_functions.cpp)\n"),
+            std::string::npos)
+      << s.out;
   EXPECT_NE(s.out.find("\n      --style STYLE           stub bodies: throw (default), abort or\n"
                        "                              return-error\n"),
-            std::string::npos) << s.out;
+            std::string::npos)
+      << s.out;
 }
 
 // coverage --help: its own usage line, one Output group (its --format's choices), the context options
@@ -68,8 +75,8 @@ TEST(Leftovers, coverage_help_is_its_own) {
   EXPECT_EQ(h.out.find("\nOutput:\n", output + 1), std::string::npos) << h.out;
   EXPECT_NE(h.out.find("      --format FORMAT         text, json, markdown or html"), std::string::npos) << h.out;
   EXPECT_NE(h.out.find("--mapping PATH"), std::string::npos) << h.out;
-  for (const char* ignored : {"--closure", "--with", "--python", "--baseline", "--fail-on", "--confirm", "--json-report",
-                              "--quiet", "sarif"})
+  for (const char* ignored :
+       {"--closure", "--with", "--python", "--baseline", "--fail-on", "--confirm", "--json-report", "--quiet", "sarif"})
     EXPECT_EQ(h.out.find(ignored), std::string::npos) << ignored << "\n" << h.out;
 }
 
@@ -84,7 +91,6 @@ TEST(Leftovers, coverage_refuses_the_options_it_would_ignore) {
     EXPECT_EQ(r.err, "musa-linkcheck: option '" + name + "' does not apply to 'coverage'\n" + kTryHelp) << opt;
   }
 }
-
 
 // Usage errors in GNU's words, each one line and the hint, exit 2, nothing on standard output.
 TEST(Leftovers, usage_errors_are_gnu_style_and_never_silent) {
@@ -106,8 +112,9 @@ TEST(Leftovers, usage_errors_are_gnu_style_and_never_silent) {
   }
   auto g = run(kStubgen + " --version-guard 1.5 " + quote(kLib));
   EXPECT_EQ(g.status, 2);
-  EXPECT_EQ(g.err, "musa-stubgen: invalid --version-guard '1.5': not a whole number\n"
-                   "Try 'musa-stubgen --help' for more information.\n");
+  EXPECT_EQ(g.err,
+            "musa-stubgen: invalid --version-guard '1.5': not a whole number\n"
+            "Try 'musa-stubgen --help' for more information.\n");
 }
 
 // Bad context files fail before any report, each said once with the system's reason.
@@ -128,8 +135,9 @@ TEST(Leftovers, bad_baseline_and_mapping_fail_before_the_report_said_once) {
   auto j = run(linkcheck("-q --mapping " + quote(dir) + " --with " + quote(ex + "/libc10.so") + " " +
                          quote(ex + "/libmusa_kernels.so")));
   EXPECT_EQ(j.status, 2);
-  EXPECT_EQ(j.err, "musa-linkcheck: error: " + dir + "/x.json: invalid JSON at line 2, column 1: syntax error while "
-                   "parsing value - unexpected end of input; expected '[', '{', or a literal\n");
+  EXPECT_EQ(j.err, "musa-linkcheck: error: " + dir +
+                       "/x.json: invalid JSON at line 2, column 1: syntax error while "
+                       "parsing value - unexpected end of input; expected '[', '{', or a literal\n");
   // A cache directory that is a file: warned about, and the run goes on.
   test::write_file(dir + "/cache", "not a directory\n");
   auto c = run(linkcheck("-q --cache-dir " + quote(dir + "/cache") + " " + quote(kLib)));
@@ -156,7 +164,6 @@ TEST(Leftovers, coverage_fails_before_the_report_on_unreadable_input) {
   EXPECT_EQ(j.out, "");
   EXPECT_EQ(j.err, "musa-linkcheck: error: " + dir + "/map.json: arrays are not a porting map\n");
 }
-
 
 // explain with another spelling than c++filt's (the oracle: nm -D and c++filt on the fixture) says what
 // the library does reference; JSON keeps the binding the text gives, with the provider's real path.
@@ -191,7 +198,6 @@ TEST(Leftovers, explain_offers_the_spelling_the_library_references) {
   EXPECT_EQ(near_doc["explain"][0]["near"], nlohmann::json::array({"c10::warn(char const*)"}));
 }
 
-
 // Whether `pid` still runs (a zombie waiting for its reaper does not), given up to two seconds to end.
 bool still_running(const std::string& pid) {
   for (int i = 0; i < 20; ++i) {
@@ -207,21 +213,22 @@ bool still_running(const std::string& pid) {
 // limit, is one error line, and leaves no process behind: the whole process group is killed.
 TEST(Leftovers, a_hanging_python_is_bounded_and_leaves_no_child) {
   const std::string dir = test::scratch_dir("hang");
-  test::write_file(dir + "/python3", "#!/bin/sh\nsleep 300 &\necho $! > " + dir + "/child\necho $$ > " + dir +
-                                         "/self\nsleep 300\n");
+  test::write_file(dir + "/python3",
+                   "#!/bin/sh\nsleep 300 &\necho $! > " + dir + "/child\necho $$ > " + dir + "/self\nsleep 300\n");
   ASSERT_EQ(chmod((dir + "/python3").c_str(), 0755), 0);
   // No clock here: an unbounded wait would be the script's 300 s, past the test's own time limit.
-  auto r = run("MUSA_LINKCHECK_PYTHON_TIMEOUT=2 " + linkcheck("-q --python=" + quote(dir + "/python3") + " " + quote(kLib)));
+  auto r =
+      run("MUSA_LINKCHECK_PYTHON_TIMEOUT=2 " + linkcheck("-q --python=" + quote(dir + "/python3") + " " + quote(kLib)));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir + "/python3: the Python interpreter did not answer within 2 s (it "
-                   "and its children were killed)\n");
+  EXPECT_EQ(r.err, "musa-linkcheck: error: " + dir +
+                       "/python3: the Python interpreter did not answer within 2 s (it "
+                       "and its children were killed)\n");
   const std::string child = test::read_file(dir + "/child"), self = test::read_file(dir + "/self");
   ASSERT_FALSE(child.empty());
   ASSERT_FALSE(self.empty());
   EXPECT_FALSE(still_running(child.substr(0, child.find('\n')))) << "the script's child was left running";
   EXPECT_FALSE(still_running(self.substr(0, self.find('\n')))) << "the script was left running";
 }
-
 
 // The docs say what the tool does: --version does not claim that nothing runs (--python runs an
 // interpreter, the confirm pass the build's compiler), --python's default is what is run (PATH's
@@ -236,14 +243,14 @@ TEST(Leftovers, docs_say_what_runs) {
   auto h = run(kBin + " --help");
   EXPECT_NE(h.out.find("check as the Python interpreter loads it: EXE, or\n                              python3 as "
                        "PATH finds it (a pyenv or conda shim\n                              included), is run"),
-            std::string::npos) << h.out;
+            std::string::npos)
+      << h.out;
   EXPECT_NE(h.out.find("(the\n                              default whenever --build-dir is given)"), std::string::npos)
       << h.out;
   std::string readme = test::read_file(std::string(MLC_SOURCE_DIR) + "/README.md");
   EXPECT_NE(readme.find("on whenever `--build-dir` is given (both tools), off with `--no-confirm`"), std::string::npos);
   EXPECT_EQ(readme.find("the first ELF `python3` on PATH"), std::string::npos);
 }
-
 
 // musa-stubgen --dry-run outside a git repository: a file under the current directory is named
 // relative to it (a/ b/, patch -p1), one outside by its own absolute path (patch -p0), never "b/tmp/...";
@@ -254,16 +261,19 @@ TEST(Leftovers, dry_run_diff_paths_are_the_files_own) {
   auto dry = [&](const std::string& out_dir) {
     // Without context the DWARF still finds the example's sources (two missing sources, a provider
     // mismatch): each is stubbed here, for the diff's paths alone.
-    return run("cd " + quote(work) + " && " + kStubgen + " --dry-run --stub unknown --stub missing-source --stub "
+    return run("cd " + quote(work) + " && " + kStubgen +
+               " --dry-run --stub unknown --stub missing-source --stub "
                "provider-mismatch --no-runtime --out-cpp " +
                quote(out_dir + "/unimplemented_functions.cpp") + " --out-header " +
                quote(out_dir + "/unimplemented_functions.h") + " --with " + quote(ex + "/libc10.so") + " " +
                quote(ex + "/libmusa_kernels.so") + " 2>/dev/null");
   };
   auto inside = dry(work + "/stubs");
-  EXPECT_NE(inside.out.find("--- /dev/null\n+++ b/stubs/unimplemented_functions.cpp\n"), std::string::npos) << inside.out;
+  EXPECT_NE(inside.out.find("--- /dev/null\n+++ b/stubs/unimplemented_functions.cpp\n"), std::string::npos)
+      << inside.out;
   auto far = dry(outside);
-  EXPECT_NE(far.out.find("--- /dev/null\n+++ " + outside + "/unimplemented_functions.cpp\n"), std::string::npos) << far.out;
+  EXPECT_NE(far.out.find("--- /dev/null\n+++ " + outside + "/unimplemented_functions.cpp\n"), std::string::npos)
+      << far.out;
   EXPECT_EQ(far.out.find("b/"), std::string::npos) << far.out;
   if (run("command -v patch").status != 0) MLC_SKIP() << "patch is not installed";
   test::write_file(work + "/in.diff", inside.out);
@@ -277,7 +287,6 @@ TEST(Leftovers, dry_run_diff_paths_are_the_files_own) {
   EXPECT_TRUE(std::filesystem::exists(outside + "/unimplemented_functions.cpp"));
 }
 
-
 // coverage cites where a name is declared: not an #if that tests it, nor a #define of another name
 // that uses it, but its own #define (line 4).
 TEST(Leftovers, coverage_cites_no_if_or_other_define_as_the_declaration) {
@@ -289,13 +298,14 @@ TEST(Leftovers, coverage_cites_no_if_or_other_define_as_the_declaration) {
                    "#if musaFoo\n#define musaFooAlias musaFoo\n#endif\n#define musaFoo 3\n");
   test::write_file(dir + "/map.json", "{\"cudaFoo\": \"musaFoo\"}\n");
   test::write_file(dir + "/src/a.cu", "int f() { return cudaFoo; }\n");
-  auto r = run(linkcheck("coverage --no-cache --sdk-home " + quote(dir + "/sdk") + " --mapping " + quote(dir + "/map.json") +
-                         " " + quote(dir + "/src")));
+  auto r = run(linkcheck("coverage --no-cache --sdk-home " + quote(dir + "/sdk") + " --mapping " +
+                         quote(dir + "/map.json") + " " + quote(dir + "/src")));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("cudaFoo -> musaFoo [runtime] header-only: 1 call site in 1 file; declared " + dir +
-                       "/sdk/include/musa_runtime_api.h:4\n"), std::string::npos) << r.out;
+                       "/sdk/include/musa_runtime_api.h:4\n"),
+            std::string::npos)
+      << r.out;
 }
-
 
 // An empty entry of a source list ("" twice) is no source, so never " is listed
 // twice"; a real duplicate still is.
@@ -307,21 +317,22 @@ TEST(Leftovers, an_empty_list_entry_is_never_listed_twice) {
   EXPECT_EQ(build.lists[0].duplicates, std::vector<std::string>{"a.cpp"});
 }
 
-
 // The link fix for a library without a DT_SONAME names its file ("link : target_link_libraries" before).
 TEST(Leftovers, link_fix_names_a_library_without_a_soname) {
   const std::string dir = test::scratch_dir("no-soname");
   std::filesystem::create_directories(dir + "/lib");
   test::write_file(dir + "/p.c", "int prov(void) { return 7; }\n");
   test::write_file(dir + "/u.c", "extern int prov(void);\nint use(void) { return prov(); }\n");
-  auto cc = run("cd " + quote(dir) + " && cc -shared -fPIC -o lib/libprov.so p.c && cc -shared -fPIC -o libuser.so u.c");
+  auto cc =
+      run("cd " + quote(dir) + " && cc -shared -fPIC -o lib/libprov.so p.c && cc -shared -fPIC -o libuser.so u.c");
   ASSERT_EQ(cc.status, 0) << cc.err;
   ASSERT_EQ(run("readelf -d " + quote(dir + "/lib/libprov.so") + " | grep -c SONAME").out, "0\n");
   auto r = run(linkcheck("--sdk-home " + quote(dir) + " --cuda-home '' --no-cache " + quote(dir + "/libuser.so")));
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.out.find(">>> fix: link libprov.so: target_link_libraries(<target> PRIVATE prov), <target> being the CMake "
-                       "target that builds libuser.so (not known without --build-dir)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(">>> fix: link libprov.so: target_link_libraries(<target> PRIVATE prov), <target> being the CMake "
+                 "target that builds libuser.so (not known without --build-dir)\n"),
+      std::string::npos)
       << r.out;
 }
 

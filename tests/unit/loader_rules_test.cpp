@@ -13,8 +13,8 @@
 #include <regex>
 #include <set>
 
-#include "loader/search_order.h"
 #include "common/paths.h"
+#include "loader/search_order.h"
 #include "pipeline/linkcheck.h"
 #include "real_loader.h"
 #include "test_support.h"
@@ -29,7 +29,8 @@ std::set<std::string> model_causes(const Report& r) {
   std::set<std::string> causes;
   for (const auto& l : r.libraries) {
     const std::string where = test::real_path_of(l.path);
-    for (const auto& u : l.unresolved) causes.insert("undefined " + u.symbol + (u.version ? "@" + *u.version : "") + " in " + where);
+    for (const auto& u : l.unresolved)
+      causes.insert("undefined " + u.symbol + (u.version ? "@" + *u.version : "") + " in " + where);
     for (const auto& n : l.needed)
       if (!n.path && !n.refused) causes.insert("missing " + n.name);
     for (const auto& v : l.missing_versions) causes.insert("version " + v.version + " required by " + where);
@@ -56,7 +57,8 @@ void expect_real_loader_agrees(const std::string& target, const LinkcheckOptions
   std::vector<std::string> global;
   bool any_local = false;
   for (const auto& w : options.env.with) {
-    const bool is_global = std::find(options.env.with_local.begin(), options.env.with_local.end(), w) == options.env.with_local.end();
+    const bool is_global =
+        std::find(options.env.with_local.begin(), options.env.with_local.end(), w) == options.env.with_local.end();
     preloads.emplace_back(w, is_global);
     any_local |= !is_global;
     if (is_global) global.push_back(w);
@@ -66,7 +68,8 @@ void expect_real_loader_agrees(const std::string& target, const LinkcheckOptions
   const std::set<std::string> causes = model_causes(r);
   EXPECT_EQ(real.ok, causes.empty()) << target << ": the real loader says " << (real.ok ? "ok" : real.error);
   if (!real.ok) {
-    EXPECT_TRUE(causes.count(dlerror_cause(real.error))) << "dlerror() names a cause the model does not: " << real.error;
+    EXPECT_TRUE(causes.count(dlerror_cause(real.error)))
+        << "dlerror() names a cause the model does not: " << real.error;
   }
   // An RTLD_LOCAL preload has no trace-mode counterpart (LD_PRELOAD is global).
   if (!any_local) {
@@ -105,7 +108,8 @@ Report check(const std::string& rel, LinkcheckOptions options = {}) {
   if (options.env.sysroot.empty()) {  // a sysroot is not what this machine's loader reads
     LinkcheckOptions all = options;
     all.closure = true;  // the real load fails on any object's cause, not only the target's
-    expect_real_loader_agrees(kFix + "/" + rel, all, all.closure == options.closure ? r : run_linkcheck({kFix + "/" + rel}, all));
+    expect_real_loader_agrees(kFix + "/" + rel, all,
+                              all.closure == options.closure ? r : run_linkcheck({kFix + "/" + rel}, all));
   }
   return r;
 }
@@ -279,7 +283,8 @@ TEST(LoaderRules, dynamic_string_tokens_expand_as_the_real_loader_expands_them) 
   for (const auto& step : loader::search_order("libdst_nothere.so", *p, p->target, env, platform,
                                                loader::read_system_cache(env, platform.default_dirs)))
     if (!step.passed_over && step.how == loader::FoundHow::Runpath) model.push_back(step.path);
-  std::vector<std::string> tried_in_runpath(real.tried.begin(), real.tried.begin() + std::min(real.tried.size(), model.size()));
+  std::vector<std::string> tried_in_runpath(real.tried.begin(),
+                                            real.tried.begin() + std::min(real.tried.size(), model.size()));
   EXPECT_EQ(model, tried_in_runpath);
   // The literal directories are searched, and the one holding the library is where both find it.
   for (const char* literal : {"/dst/forms/d$UNKNOWN/", "/dst/forms/${ORIGIN/", "/dst/forms/$ORIGINX/"})

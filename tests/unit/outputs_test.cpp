@@ -26,9 +26,9 @@ const std::string kExampleSrc = std::string(MLC_SOURCE_DIR) + "/fixtures/example
 // The bundled example's context (tools/dev.sh example), with a private cache.
 std::string example_args(const std::string& cache) {
   return " --porting-dir " + quote(kExampleSrc + "/generated_cuda_compatible") + " --cmake-lists " +
-         quote(kExampleSrc + "/csrc/CMakeLists.txt") + " --mapping " + quote(kExampleSrc + "/mapping") + " --sdk-home " +
-         quote(kExample + "/sdk") + " --with " + quote(kExample + "/libc10.so") + " --cache-dir " + quote(cache) + " " +
-         quote(kExample + "/libmusa_kernels.so");
+         quote(kExampleSrc + "/csrc/CMakeLists.txt") + " --mapping " + quote(kExampleSrc + "/mapping") +
+         " --sdk-home " + quote(kExample + "/sdk") + " --with " + quote(kExample + "/libc10.so") + " --cache-dir " +
+         quote(cache) + " " + quote(kExample + "/libmusa_kernels.so");
 }
 
 bool is_null_device(const std::string& path) {
@@ -53,8 +53,8 @@ TEST(Outputs, a_device_node_named_as_any_output_is_written_in_place_and_stays_a_
                 quote(nodes[2]) + example_args(cache));
   EXPECT_EQ(lc.status, 0) << lc.err;  // findings written to the baseline are accepted
   EXPECT_EQ(lc.err, "");
-  auto sg = run(kStubgen + " --no-runtime --out-cpp " + quote(nodes[3]) + " --out-header " + quote(nodes[4]) + " --cmake-patch " +
-                quote(nodes[5]) + example_args(cache));
+  auto sg = run(kStubgen + " --no-runtime --out-cpp " + quote(nodes[3]) + " --out-header " + quote(nodes[4]) +
+                " --cmake-patch " + quote(nodes[5]) + example_args(cache));
   EXPECT_LE(sg.status, 1) << sg.err;
   for (const auto& node : nodes) EXPECT_TRUE(is_null_device(node)) << node << " is no longer a character device";
   // Nothing was left beside them (a temporary file renamed over a node would be).
@@ -116,7 +116,8 @@ UserAndDependency user_and_dependency(const std::string& dir) {
   fs::create_directories(dir + "/lib");
   test::write_file(dir + "/foo.c", "int foo(void) { return 1; }\n");
   test::write_file(dir + "/user.c", "int foo(void);\nint gone(void);\nint use(void) { return foo() + gone(); }\n");
-  auto cc = run("cd " + quote(dir) + " && gcc -shared -fPIC -Wl,-soname,libfoo.so.1 -o lib/libfoo.so.1 foo.c && gcc "
+  auto cc = run("cd " + quote(dir) +
+                " && gcc -shared -fPIC -Wl,-soname,libfoo.so.1 -o lib/libfoo.so.1 foo.c && gcc "
                 "-shared -fPIC -o libuser.so user.c lib/libfoo.so.1 -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'");
   EXPECT_EQ(cc.status, 0) << cc.err;
   return {dir + "/libuser.so", dir + "/lib/libfoo.so.1"};
@@ -138,12 +139,17 @@ TEST(Outputs, an_output_that_is_an_input_is_refused_and_the_input_kept) {
   const std::string before = test::read_file(lib.user);
   for (const std::string& option : {std::string("-o"), std::string("--json-report")}) {
     auto r = run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache " + option + " libuser.so ./libuser.so");
-    expect_refused(r, "musa-linkcheck: error: " + option + " libuser.so: it is the input ./libuser.so; refusing to "
-                      "overwrite a file the run reads", lib.user, before);
+    expect_refused(r,
+                   "musa-linkcheck: error: " + option +
+                       " libuser.so: it is the input ./libuser.so; refusing to "
+                       "overwrite a file the run reads",
+                   lib.user, before);
   }
   auto stub = run("cd " + quote(dir) + " && " + kStubgen + " --no-cache --dry-run --out-cpp libuser.so libuser.so");
-  expect_refused(stub, "musa-stubgen: error: --out-cpp libuser.so: it is the input libuser.so; refusing to overwrite a "
-                       "file the run reads", lib.user, before);
+  expect_refused(stub,
+                 "musa-stubgen: error: --out-cpp libuser.so: it is the input libuser.so; refusing to overwrite a "
+                 "file the run reads",
+                 lib.user, before);
 }
 
 TEST(Outputs, an_output_in_a_missing_directory_is_refused_with_the_reason) {
@@ -166,8 +172,10 @@ TEST(Outputs, the_report_never_replaces_the_baseline_it_reads_but_update_baselin
   ASSERT_NE(baseline.find("gone"), std::string::npos) << baseline;
   for (const std::string& option : {std::string("-o"), std::string("--json-report")})
     expect_refused(run(in + option + " bl.txt --baseline bl.txt libuser.so"),
-                   "musa-linkcheck: error: " + option + " bl.txt: it is the --baseline bl.txt; refusing to overwrite a "
-                   "file the run reads", dir + "/bl.txt", baseline);
+                   "musa-linkcheck: error: " + option +
+                       " bl.txt: it is the --baseline bl.txt; refusing to overwrite a "
+                       "file the run reads",
+                   dir + "/bl.txt", baseline);
   // Rewriting the baseline given is what --update-baseline is for.
   auto update = run(in + "--update-baseline bl.txt --baseline bl.txt libuser.so");
   EXPECT_EQ(update.status, 0) << update.err;
@@ -183,8 +191,11 @@ TEST(Outputs, an_elf_file_checked_under_an_input_directory_is_never_an_output) {
   fs::copy_file(lib.dependency, dir + "/d/sub/libb.so");
   const std::string before = test::read_file(dir + "/d/sub/libb.so");
   auto r = run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache -o d/sub/libb.so d");
-  expect_refused(r, "musa-linkcheck: error: -o d/sub/libb.so: it is " + dir + "/d/sub/libb.so, an ELF file checked under "
-                    "the input directory " + dir + "/d; refusing to overwrite a file the run reads",
+  expect_refused(r,
+                 "musa-linkcheck: error: -o d/sub/libb.so: it is " + dir +
+                     "/d/sub/libb.so, an ELF file checked under "
+                     "the input directory " +
+                     dir + "/d; refusing to overwrite a file the run reads",
                  dir + "/d/sub/libb.so", before);
 }
 
@@ -195,8 +206,10 @@ TEST(Outputs, a_dependency_the_load_brings_in_is_never_an_output) {
   auto lib = user_and_dependency(dir);
   const std::string before = test::read_file(lib.dependency);
   auto r = run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache -o lib/libfoo.so.1 libuser.so");
-  expect_refused(r, "musa-linkcheck: error: -o lib/libfoo.so.1: it is " + lib.dependency + ", which loading " + lib.user +
-                    " brings in; refusing to overwrite a file the run reads", lib.dependency, before);
+  expect_refused(r,
+                 "musa-linkcheck: error: -o lib/libfoo.so.1: it is " + lib.dependency + ", which loading " + lib.user +
+                     " brings in; refusing to overwrite a file the run reads",
+                 lib.dependency, before);
   // The real loader still loads it: the dependency is intact.
   auto real = test::real_load(lib.dependency);
   EXPECT_TRUE(real.ok) << real.error;
@@ -209,13 +222,16 @@ TEST(Outputs, two_outputs_naming_one_file_are_refused_before_either_is_written) 
   fs::create_symlink("r.json", dir + "/link.json");  // the same file by another name, once it exists
   auto r = run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache -o r.json --json-report r.json libuser.so");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "musa-linkcheck: error: --json-report r.json: it is also -o r.json; one file cannot hold two outputs\n");
+  EXPECT_EQ(r.err,
+            "musa-linkcheck: error: --json-report r.json: it is also -o r.json; one file cannot hold two outputs\n");
   EXPECT_FALSE(fs::exists(dir + "/r.json"));
   test::write_file(dir + "/r.json", "kept\n");
-  expect_refused(run("cd " + quote(dir) + " && " + kLinkcheck + " --no-cache -o link.json --update-baseline r.json "
+  expect_refused(run("cd " + quote(dir) + " && " + kLinkcheck +
+                     " --no-cache -o link.json --update-baseline r.json "
                      "libuser.so"),
                  "musa-linkcheck: error: --update-baseline r.json: it is also -o link.json; one file cannot hold two "
-                 "outputs", dir + "/r.json", "kept\n");
+                 "outputs",
+                 dir + "/r.json", "kept\n");
   // musa-stubgen's --out-cpp X --out-header X kept only the header, yet said "3 files changed".
   auto s = run("cd " + quote(dir) + " && " + kStubgen + " --no-cache --out-cpp X --out-header X libuser.so");
   EXPECT_EQ(s.status, 2);
@@ -231,25 +247,28 @@ TEST(Outputs, musa_stubgen_never_writes_its_stubs_over_the_sdk_or_the_build_it_r
   fs::copy(kExampleSrc + "/csrc", dir + "/csrc", fs::copy_options::recursive);
   std::string args = " --no-runtime --porting-dir " + quote(kExampleSrc + "/generated_cuda_compatible") +
                      " --cmake-lists csrc/CMakeLists.txt --mapping " + quote(kExampleSrc + "/mapping") +
-                     " --sdk-home sdk --with " + quote(kExample + "/libc10.so") + " --cache-dir " + quote(dir + "/cache") +
-                     " " + quote(kExample + "/libmusa_kernels.so");
+                     " --sdk-home sdk --with " + quote(kExample + "/libc10.so") + " --cache-dir " +
+                     quote(dir + "/cache") + " " + quote(kExample + "/libmusa_kernels.so");
   std::string in = "cd " + quote(dir) + " && " + kStubgen;
   std::string so = dir + "/sdk/lib/libmusart.so.4.0.0";
   ASSERT_TRUE(fs::is_regular_file(fs::symlink_status(so)));
   const std::string elf = test::read_file(so);
   expect_refused(run(in + " --out-cpp sdk/lib/libmusart.so.4.0.0" + args),
                  "musa-stubgen: error: --out-cpp sdk/lib/libmusart.so.4.0.0: it is the SDK's library " + so +
-                 "; refusing to overwrite a file the run reads", so, elf);
+                     "; refusing to overwrite a file the run reads",
+                 so, elf);
   std::string header = dir + "/sdk/include/musa_runtime_api.h";
   const std::string declared = test::read_file(header);
   expect_refused(run(in + " --out-header sdk/include/musa_runtime_api.h" + args),
                  "musa-stubgen: error: --out-header sdk/include/musa_runtime_api.h: it is the SDK's header " + header +
-                 "; refusing to overwrite a file the run reads", header, declared);
+                     "; refusing to overwrite a file the run reads",
+                 header, declared);
   std::string cmake = dir + "/csrc/CMakeLists.txt";
   const std::string lists = test::read_file(cmake);
   expect_refused(run(in + " --out-cpp csrc/CMakeLists.txt" + args),
                  "musa-stubgen: error: --out-cpp csrc/CMakeLists.txt: it is the --cmake-lists csrc/CMakeLists.txt; "
-                 "refusing to overwrite a file the run reads", cmake, lists);
+                 "refusing to overwrite a file the run reads",
+                 cmake, lists);
   // Its own stub file, read back as a source of the tree it lies in, is merged into: not a clobber.
   auto merged = run(in + " --out-cpp csrc/aten/ops/musa/stubs.cpp --out-header csrc/stubs.h" + args);
   EXPECT_EQ(merged.status, 0) << merged.err;

@@ -1,7 +1,8 @@
 // The toolkit as a project uses it: installed into a prefix and found with find_package(), or added
 // with add_subdirectory(); a separate example project (fixtures/cmake_example) gates its build with
 // musa_linkcheck(), passes its first build with musa_stubgen() (one extra link, no extra compile) or
-// with a baseline, and its test program's stub trace lists exactly the stubs it called. And the .deb that CPack builds installs with dpkg -i.
+// with a baseline, and its test program's stub trace lists exactly the stubs it called. And the .deb that CPack builds
+// installs with dpkg -i.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -83,10 +84,12 @@ std::string stubs_in_one_build(const std::string& dir, const std::string& how) {
   auto first = build(dir);
   EXPECT_EQ(first.status, 0) << first.out;
   EXPECT_NE(first.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"),
-            std::string::npos) << first.out;
+            std::string::npos)
+      << first.out;
   std::string cpp = test::read_file(dir + "/src/stubs/unimplemented_functions.cpp");
   EXPECT_NE(cpp.find("extern \"C\" musaError_t musaMemPoolTrimTo(musaMemPool_t memPool, size_t minBytesToKeep) {"),
-            std::string::npos) << cpp;
+            std::string::npos)
+      << cpp;
 
   std::string trace = dir + "/stub-trace.txt";
   auto ran = run("MUSA_STUBS_TRACE=" + quote(trace) + " " + quote(dir + "/build/kernels_test"));
@@ -111,8 +114,10 @@ TEST(Package, installed_package_gates_the_example_build_and_stubs_make_it_pass) 
   // The cost, read from the build logs against the same project built without stubs (baselined):
   // every source compiled once, the stub file compiled once, and one extra link (the probe).
   std::string plain = copy_example("example-installed-plain");
-  ASSERT_EQ(configure(plain, "-DCMAKE_PREFIX_PATH=" + quote(prefix()) + " -DEXAMPLE_BASELINE=" +
-                                 quote(plain + "/src/baseline.txt")).status, 0);
+  ASSERT_EQ(configure(plain, "-DCMAKE_PREFIX_PATH=" + quote(prefix()) +
+                                 " -DEXAMPLE_BASELINE=" + quote(plain + "/src/baseline.txt"))
+                .status,
+            0);
   auto plain_build = build(plain);
   ASSERT_EQ(plain_build.status, 0) << plain_build.out;
   std::vector<std::string> want = build_steps(plain_build.out);
@@ -129,8 +134,9 @@ TEST(Package, installed_package_gates_the_example_build_and_stubs_make_it_pass) 
   std::string h = test::read_file(header);
   h.insert(h.find("musaError_t musaMallocAsync"), "musaError_t musaFreeAsync(void* devPtr, musaStream_t hStream);\n");
   test::write_file(header, h);
-  test::write_file(stubbed + "/src/kernels.cpp", test::read_file(stubbed + "/src/kernels.cpp") +
-                                                     "int kernels_free(void* p) { return musaFreeAsync(p, nullptr); }\n");
+  test::write_file(stubbed + "/src/kernels.cpp",
+                   test::read_file(stubbed + "/src/kernels.cpp") +
+                       "int kernels_free(void* p) { return musaFreeAsync(p, nullptr); }\n");
   auto grown = build(stubbed);
   EXPECT_EQ(grown.status, 0) << grown.out;
   EXPECT_NE(test::read_file(stubbed + "/src/stubs/unimplemented_functions.cpp")
@@ -149,8 +155,10 @@ TEST(Package, installed_package_gates_the_example_build_and_stubs_make_it_pass) 
 
 TEST(Package, baseline_lets_the_example_build_pass_without_stubs) {
   std::string dir = copy_example("example-baseline");
-  ASSERT_EQ(configure(dir, "-DCMAKE_PREFIX_PATH=" + quote(prefix()) + " -DEXAMPLE_BASELINE=" +
-                               quote(dir + "/src/baseline.txt")).status, 0);
+  ASSERT_EQ(configure(dir, "-DCMAKE_PREFIX_PATH=" + quote(prefix()) +
+                               " -DEXAMPLE_BASELINE=" + quote(dir + "/src/baseline.txt"))
+                .status,
+            0);
   auto b = build(dir);
   EXPECT_EQ(b.status, 0) << b.out;
   EXPECT_NE(b.out.find("baselined: undefined symbol: musaMallocAsync\n"), std::string::npos) << b.out;
@@ -175,8 +183,9 @@ TEST(Package, deb_installs_with_dpkg_and_its_tools_run) {
   std::string deb = dir + "/musa-linkcheck_0.1.0_amd64.deb";
   ASSERT_TRUE(fs::exists(deb));
   auto listing = run("dpkg-deb -c " + quote(deb));
-  for (const char* f : {"./usr/bin/musa-linkcheck", "./usr/bin/musa-stubgen", "./usr/include/musa_stubs.h",
-                        "./usr/lib/cmake/MusaLinkcheck/MusaLinkcheckConfig.cmake", "./usr/share/man/man1/musa-linkcheck.1"}) {
+  for (const char* f :
+       {"./usr/bin/musa-linkcheck", "./usr/bin/musa-stubgen", "./usr/include/musa_stubs.h",
+        "./usr/lib/cmake/MusaLinkcheck/MusaLinkcheckConfig.cmake", "./usr/share/man/man1/musa-linkcheck.1"}) {
     EXPECT_NE(listing.out.find(f), std::string::npos) << f;
   }
   // Against this system's package database: every dependency is satisfied (nothing is changed).

@@ -31,7 +31,8 @@ TEST(Preprocessor, conditions_of_an_if_chain) {
 
 TEST(Preprocessor, evaluates_with_the_build_definitions) {
   std::map<std::string, std::string> d;
-  source::add_command_definitions({"c++", "-DUSE_X", "-D", "VERSION=4", "-DGONE", "-UGONE", "-DNAME=\"a\"", "-c", "f.cc"}, d);
+  source::add_command_definitions(
+      {"c++", "-DUSE_X", "-D", "VERSION=4", "-DGONE", "-UGONE", "-DNAME=\"a\"", "-c", "f.cc"}, d);
   EXPECT_EQ(d, (std::map<std::string, std::string>{{"USE_X", "1"}, {"VERSION", "4"}, {"NAME", "\"a\""}}));
   EXPECT_EQ(evaluate_condition("defined(USE_X) && VERSION >= 3", d), true);
   EXPECT_EQ(evaluate_condition("!defined(SOME_BUILD_SYSTEM)", d), true);
@@ -52,7 +53,8 @@ TEST(Preprocessor, a_namespace_macro_defined_twice_resolves_as_the_compiler_does
                    "#ifndef GEN_CONFIG_H\n#define GEN_CONFIG_H\n#ifdef SOME_BUILD_SYSTEM\n#define LIB_NS legacy_ns\n"
                    "#else\n#define LIB_NS modern_ns\n#endif\n#endif\n");
   test::write_file(dir + "/tree/impl.cc", "#include \"config.h\"\nnamespace LIB_NS {\nint f(int x) { return x; }\n}\n");
-  for (const auto& [flags, expect] : std::map<std::string, std::string>{{"", "modern_ns::f"}, {"-DSOME_BUILD_SYSTEM", "legacy_ns::f"}}) {
+  for (const auto& [flags, expect] :
+       std::map<std::string, std::string>{{"", "modern_ns::f"}, {"-DSOME_BUILD_SYSTEM", "legacy_ns::f"}}) {
     std::map<std::string, std::string> defines;
     std::vector<std::string> argv = {"c++", "-c", "impl.cc"};
     if (!flags.empty()) argv.push_back(flags);

@@ -10,10 +10,10 @@
 
 #include <cctype>
 #include <filesystem>
-#include <sstream>
-#include <set>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "environment/dpkg_index.h"
 #include "environment/ownership.h"
@@ -148,9 +148,9 @@ TEST_F(PythonImport, import_torch_binds_torchs_libc10_not_the_system_copy) {
   EXPECT_NE(r.out.find("note: import context: " + kPython + " (Python 3."), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("; torch 9.9.1 from " + s.site + "/torch (Python package torch 9.9.1)\n"), std::string::npos)
       << r.out;
-  auto doc = json::parse(run(tool(s, "--format json --python=" + kPython + " --library-path " + quote(s.system) + " " +
-                                     quote(s.ext)))
-                             .out);
+  auto doc = json::parse(
+      run(tool(s, "--format json --python=" + kPython + " --library-path " + quote(s.system) + " " + quote(s.ext)))
+          .out);
   EXPECT_EQ(doc["python"]["torch"]["path"], s.site + "/torch");
   EXPECT_EQ(doc["python"]["torch"]["version"], "9.9.1");
   EXPECT_EQ(doc["python"]["torch"]["owner"], (json{{"kind", "python"}, {"name", "torch"}, {"version", "9.9.1"}}));
@@ -221,7 +221,8 @@ TEST_F(PythonImport, explain_resolves_in_the_process_of_the_findings) {
 TEST_F(PythonImport, package_directory_and_wheel_are_checked_as_a_whole) {
   Site s = make_site("pyimport-wheel");
   // The package directory: myext/_C.so (torch first, because myext/__init__.py imports torch).
-  auto dir = run(tool(s, "--python=" + kPython + " --library-path " + quote(s.system) + " " + quote(s.site + "/myext")));
+  auto dir =
+      run(tool(s, "--python=" + kPython + " --library-path " + quote(s.system) + " " + quote(s.site + "/myext")));
   EXPECT_EQ(dir.status, 0) << dir.out << dir.err;
   EXPECT_NE(dir.out.find("in 1 library\n"), std::string::npos) << dir.out;
 
@@ -242,12 +243,11 @@ TEST_F(PythonImport, package_directory_and_wheel_are_checked_as_a_whole) {
   EXPECT_EQ(doc["libraries"][0]["needed"][0]["path"], s.site + "/torch/lib/libc10.so");
   EXPECT_TRUE(fs::is_empty(s.root + "/cache/wheels")) << "the unpacked wheel is removed";
   // Without the import context the wheel's extension binds the system copy and fails, like the loader.
-  auto without = run(tool(s, "--cache-dir " + quote(s.root + "/cache") + " --library-path " + quote(s.system) + " " +
-                                 quote(wheel)));
+  auto without = run(
+      tool(s, "--cache-dir " + quote(s.root + "/cache") + " --library-path " + quote(s.system) + " " + quote(wheel)));
   EXPECT_EQ(without.status, 1) << without.out;
   EXPECT_NE(without.out.find("error: undefined symbol: c10_new\n"), std::string::npos) << without.out;
-  EXPECT_NE(without.out.find(">>>               " + wheel + "!/myext/_C.so\n"), std::string::npos)
-      << without.out;
+  EXPECT_NE(without.out.find(">>>               " + wheel + "!/myext/_C.so\n"), std::string::npos) << without.out;
 }
 
 TEST_F(PythonImport, bad_wheel_and_bad_interpreters_are_one_line_errors_and_the_rest_is_kept) {
@@ -263,7 +263,8 @@ TEST_F(PythonImport, bad_wheel_and_bad_interpreters_are_one_line_errors_and_the_
   std::string missing = s.root + "/no/such/python3";
   auto none = run(tool(s, "--python=" + missing + " " + quote(s.torch_c)));
   EXPECT_EQ(none.status, 2);
-  EXPECT_EQ(none.err, "musa-linkcheck: error: " + missing + ": the Python interpreter cannot run: No such file or directory\n");
+  EXPECT_EQ(none.err,
+            "musa-linkcheck: error: " + missing + ": the Python interpreter cannot run: No such file or directory\n");
   EXPECT_NE(none.out.find("in 1 library\n"), std::string::npos) << none.out;
 
   std::string crash = s.root + "/crashing-python";
@@ -271,7 +272,8 @@ TEST_F(PythonImport, bad_wheel_and_bad_interpreters_are_one_line_errors_and_the_
   fs::permissions(crash, fs::perms::owner_all);
   auto crashed = run(tool(s, "--python=" + crash + " " + quote(s.torch_c)));
   EXPECT_EQ(crashed.status, 2);
-  EXPECT_EQ(crashed.err.rfind("musa-linkcheck: error: " + crash + ": the Python interpreter crashed (", 0), 0u) << crashed.err;
+  EXPECT_EQ(crashed.err.rfind("musa-linkcheck: error: " + crash + ": the Python interpreter crashed (", 0), 0u)
+      << crashed.err;
   EXPECT_NE(crashed.out.find("in 1 library\n"), std::string::npos);
 
   // A torch whose _C is not an ELF file (an unreadable site-packages): named, the input still checked.
@@ -308,7 +310,8 @@ TEST_F(PythonImportTorchvision, debian_torchvision_in_place_names_debian_torch) 
             std::string::npos)
       << r.out;
   EXPECT_NE(version.out.find("1.13.1"), std::string::npos);
-  auto dir = run("env -u PYTHONPATH -u LD_LIBRARY_PATH " + kBin + " --python=" + kPython + " " + kDist + "/torchvision");
+  auto dir =
+      run("env -u PYTHONPATH -u LD_LIBRARY_PATH " + kBin + " --python=" + kPython + " " + kDist + "/torchvision");
   EXPECT_EQ(dir.status, 0) << dir.out << dir.err;
   EXPECT_NE(dir.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 3 libraries\n"),
             std::string::npos)
@@ -325,8 +328,8 @@ TEST_F(PythonImportTorchvision, debian_torchvision_against_a_copied_torch_with_a
   write_file(site + "/torch/version.py", "__version__ = '1.13.1+copy'\n");
   copy(tv, site + "/torchvision/_C.so");
   write_file(site + "/torchvision/__init__.py", "import torch\n");
-  std::string cmd = "env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " --format json --python=" + kPython +
-                    " " + quote(site + "/torchvision/_C.so");
+  std::string cmd = "env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin +
+                    " --format json --python=" + kPython + " " + quote(site + "/torchvision/_C.so");
   ASSERT_EQ(ctypes_loads(site + "/torch/_C.so", site + "/torchvision/_C.so", ""), "ok\n");
   auto intact = run(cmd);
   EXPECT_EQ(intact.status, 0) << intact.out << intact.err;
@@ -362,7 +365,8 @@ TEST_F(PythonImportDev, torch_imported_rtld_global_lends_its_libraries_to_later_
   auto cc = [](const std::string& out, const std::string& source, const std::string& args) {
     fs::create_directories(fs::path(out).parent_path());
     write_file(out + ".c", source);
-    auto r = run("cc -shared -fPIC -O1 -I/usr/include/python3.11 -o " + quote(out) + " " + quote(out + ".c") + " " + args);
+    auto r =
+        run("cc -shared -fPIC -O1 -I/usr/include/python3.11 -o " + quote(out) + " " + quote(out + ".c") + " " + args);
     fs::remove(out + ".c");
     return r.status == 0;
   };
@@ -371,22 +375,29 @@ TEST_F(PythonImportDev, torch_imported_rtld_global_lends_its_libraries_to_later_
     const bool global = flag || variable;
     SCOPED_TRACE(std::string(flag ? "USE_RTLD_GLOBAL_WITH_LIBTORCH = True" : "USE_RTLD_GLOBAL_WITH_LIBTORCH = False") +
                  (variable ? ", TORCH_USE_RTLD_GLOBAL=1" : ""));
-    const std::string env = std::string("env -u LD_LIBRARY_PATH ") + (variable ? "TORCH_USE_RTLD_GLOBAL=1 " : "-u TORCH_USE_RTLD_GLOBAL ");
-    std::string site = test::scratch_dir(std::string("pyimport-rtld-") + (flag ? "flag" : variable ? "variable" : "local")) + "/site";
+    const std::string env =
+        std::string("env -u LD_LIBRARY_PATH ") + (variable ? "TORCH_USE_RTLD_GLOBAL=1 " : "-u TORCH_USE_RTLD_GLOBAL ");
+    std::string site = test::scratch_dir(std::string("pyimport-rtld-") + (flag       ? "flag"
+                                                                          : variable ? "variable"
+                                                                                     : "local")) +
+                       "/site";
     ASSERT_TRUE(cc(site + "/torch/lib/libtorch_cpu.so",
                    "void* gc(void) __asm__(\"_ZN2at13globalContextEv\");\nvoid* gc(void) { return 0; }\n",
                    "-Wl,-soname,libtorch_cpu.so"));
-    ASSERT_TRUE(cc(site + "/torch/_C.so",
-                   "#include <Python.h>\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"_C\", 0, -1, 0};\n"
-                   "PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&def); }\n",
-                   "-Wl,--no-as-needed,--enable-new-dtags,-rpath,'$ORIGIN/lib' " + quote(site + "/torch/lib/libtorch_cpu.so")));
-    write_file(site + "/torch/_utils_internal.py", std::string("USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = ") +
-                                                       (flag ? "True" : "False") + "\n");
-    write_file(site + "/torch/__init__.py",
-               "import os, sys\nfrom torch._utils_internal import USE_RTLD_GLOBAL_WITH_LIBTORCH\n"
-               "if USE_RTLD_GLOBAL_WITH_LIBTORCH or os.getenv('TORCH_USE_RTLD_GLOBAL'):\n    old = sys.getdlopenflags()\n"
-               "    sys.setdlopenflags(os.RTLD_GLOBAL | os.RTLD_LAZY)\n    from torch._C import *\n"
-               "    sys.setdlopenflags(old)\nelse:\n    from torch._C import *\n");
+    ASSERT_TRUE(
+        cc(site + "/torch/_C.so",
+           "#include <Python.h>\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"_C\", 0, -1, 0};\n"
+           "PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&def); }\n",
+           "-Wl,--no-as-needed,--enable-new-dtags,-rpath,'$ORIGIN/lib' " + quote(site + "/torch/lib/libtorch_cpu.so")));
+    write_file(
+        site + "/torch/_utils_internal.py",
+        std::string("USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = ") + (flag ? "True" : "False") + "\n");
+    write_file(
+        site + "/torch/__init__.py",
+        "import os, sys\nfrom torch._utils_internal import USE_RTLD_GLOBAL_WITH_LIBTORCH\n"
+        "if USE_RTLD_GLOBAL_WITH_LIBTORCH or os.getenv('TORCH_USE_RTLD_GLOBAL'):\n    old = sys.getdlopenflags()\n"
+        "    sys.setdlopenflags(os.RTLD_GLOBAL | os.RTLD_LAZY)\n    from torch._C import *\n"
+        "    sys.setdlopenflags(old)\nelse:\n    from torch._C import *\n");
     // The extension links nothing of torch, yet calls at::globalContext().
     std::string ext = site + "/rtldext/_ext.so";
     ASSERT_TRUE(cc(ext,
@@ -405,7 +416,9 @@ TEST_F(PythonImportDev, torch_imported_rtld_global_lends_its_libraries_to_later_
     }
     auto r = run(env + "PYTHONPATH=" + quote(site) + " " + kBin + " -q --python=" + kPython + " " + quote(ext));
     EXPECT_EQ(r.status, global ? 0 : 1) << r.out << r.err;
-    EXPECT_EQ(r.out, global ? "" : "error: importing _ext.so would fail: 1 cause\nerror: undefined symbol: at::globalContext()\n");
+    EXPECT_EQ(
+        r.out,
+        global ? "" : "error: importing _ext.so would fail: 1 cause\nerror: undefined symbol: at::globalContext()\n");
   }
 }
 
@@ -417,12 +430,14 @@ TEST_F(PythonImportDev, a_failing_libtorch_global_deps_fails_the_import_of_torch
   auto cc = [](const std::string& out, const std::string& source, const std::string& args) {
     fs::create_directories(fs::path(out).parent_path());
     write_file(out + ".c", source);
-    auto r = run("cc -shared -fPIC -O1 -I/usr/include/python3.11 -o " + quote(out) + " " + quote(out + ".c") + " " + args);
+    auto r =
+        run("cc -shared -fPIC -O1 -I/usr/include/python3.11 -o " + quote(out) + " " + quote(out + ".c") + " " + args);
     fs::remove(out + ".c");
     return r.status == 0;
   };
-  const std::string module = "#include <Python.h>\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"NAME\", 0, -1, 0};\n"
-                             "PyMODINIT_FUNC PyInit_NAME(void) { return PyModule_Create(&def); }\n";
+  const std::string module =
+      "#include <Python.h>\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"NAME\", 0, -1, 0};\n"
+      "PyMODINIT_FUNC PyInit_NAME(void) { return PyModule_Create(&def); }\n";
   auto named = [&](const std::string& name) {
     std::string m = module;
     for (size_t at; (at = m.find("NAME")) != std::string::npos;) m.replace(at, 4, name);
@@ -435,26 +450,34 @@ TEST_F(PythonImportDev, a_failing_libtorch_global_deps_fails_the_import_of_torch
   fs::remove(root + "/gone/libgompx.so.1");
   ASSERT_TRUE(cc(site + "/torch/_C.so", named("_C"), ""));
   write_file(site + "/torch/_utils_internal.py", "USE_GLOBAL_DEPS = True\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n");
-  write_file(site + "/torch/__init__.py",
-             "import ctypes, os\nfrom torch._utils_internal import USE_GLOBAL_DEPS\nif USE_GLOBAL_DEPS:\n"
-             "    ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'lib', 'libtorch_global_deps.so'),\n"
-             "                mode=ctypes.RTLD_GLOBAL)\nfrom torch._C import *\n");
+  write_file(
+      site + "/torch/__init__.py",
+      "import ctypes, os\nfrom torch._utils_internal import USE_GLOBAL_DEPS\nif USE_GLOBAL_DEPS:\n"
+      "    ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'lib', 'libtorch_global_deps.so'),\n"
+      "                mode=ctypes.RTLD_GLOBAL)\nfrom torch._C import *\n");
   std::string ext = site + "/depsext/_ext.so";
   ASSERT_TRUE(cc(ext, named("_ext"), ""));
   write_file(site + "/depsext/__init__.py", "import torch\nfrom depsext import _ext\n");
-  auto real = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kPython + " -c " + quote("import depsext"));
+  auto real =
+      run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kPython + " -c " + quote("import depsext"));
   EXPECT_NE(real.err.find("OSError: libgompx.so.1: cannot open shared object file"), std::string::npos) << real.err;
-  auto r = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " --python=" + kPython + " " + quote(ext));
+  auto r =
+      run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " --python=" + kPython + " " + quote(ext));
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1),
-            "error: importing _ext.so would fail, in the import of torch it does first: 1 cause\n") << r.out;
-  EXPECT_NE(r.out.find("error: library not found: libgompx.so.1 (needed by libtorch_global_deps.so)"), std::string::npos)
+            "error: importing _ext.so would fail, in the import of torch it does first: 1 cause\n")
+      << r.out;
+  EXPECT_NE(r.out.find("error: library not found: libgompx.so.1 (needed by libtorch_global_deps.so)"),
+            std::string::npos)
       << r.out;
   // With USE_GLOBAL_DEPS = False torch never loads it: the import works, and the tool agrees.
   write_file(site + "/torch/_utils_internal.py", "USE_GLOBAL_DEPS = False\nUSE_RTLD_GLOBAL_WITH_LIBTORCH = False\n");
   EXPECT_EQ(run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kPython + " -c " +
-                quote("import depsext\nprint('ok')")).out, "ok\n");
-  auto off = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " -q --python=" + kPython + " " + quote(ext));
+                quote("import depsext\nprint('ok')"))
+                .out,
+            "ok\n");
+  auto off = run("env -u LD_LIBRARY_PATH PYTHONPATH=" + quote(site) + " " + kBin + " -q --python=" + kPython + " " +
+                 quote(ext));
   EXPECT_EQ(off.status, 0) << off.out << off.err;
 }
 
@@ -476,7 +499,8 @@ TEST(Ownership, debian_libtorch_cpu_is_owned_by_libtorch1_13) {
   EXPECT_EQ(owners["/lib/x86_64-linux-gnu/libc.so.6"].name, "libc6");
 
   auto r = run(kBin + " " + lib);
-  EXPECT_NE(r.out.find("note: " + lib + " from Debian's libtorch1.13 " + version.out + "\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: " + lib + " from Debian's libtorch1.13 " + version.out + "\n"), std::string::npos)
+      << r.out;
   auto doc = json::parse(run(kBin + " --format json " + lib).out);
   EXPECT_EQ(doc["libraries"][0]["owner"], (json{{"kind", "dpkg"}, {"name", "libtorch1.13"}, {"version", version.out}}));
 }
@@ -508,21 +532,26 @@ TEST(Ownership, conda_meta_and_sdk_version_files_name_their_packages) {
 
   // In a report: the library checked and the version finding's provider name their owner.
   auto r = run(kBin + " --sdk-home " + quote(root + "/musa") + " " + quote(root + "/conda/lib/libstdc++.so.6"));
-  EXPECT_NE(r.out.find("note: " + root + "/conda/lib/libstdc++.so.6 from conda's libstdcxx-ng 9.3.0\n"), std::string::npos)
+  EXPECT_NE(r.out.find("note: " + root + "/conda/lib/libstdc++.so.6 from conda's libstdcxx-ng 9.3.0\n"),
+            std::string::npos)
       << r.out;
 
   // The CI formats say it too: a SARIF result's properties, a JUnit suite's property (an extension of a
   // conda package with a finding: it needs a libc10.so found nowhere).
   copy(kFix + "/myext/_C.so", root + "/conda/lib/_myext.so");
-  write_file(root + "/conda/conda-meta/myext-1.0-0.json", R"({"name": "myext", "version": "1.0", "files": ["lib/_myext.so"]})");
-  auto sarif = json::parse(run("env -u LD_LIBRARY_PATH " + kBin + " --format sarif " + quote(root + "/conda/lib/_myext.so")).out);
+  write_file(root + "/conda/conda-meta/myext-1.0-0.json",
+             R"({"name": "myext", "version": "1.0", "files": ["lib/_myext.so"]})");
+  auto sarif = json::parse(
+      run("env -u LD_LIBRARY_PATH " + kBin + " --format sarif " + quote(root + "/conda/lib/_myext.so")).out);
   const auto& results = sarif["runs"][0]["results"];
   ASSERT_FALSE(results.empty());
   for (const auto& res : results)
-    EXPECT_EQ(res["properties"]["owner"], (json{{"kind", "conda"}, {"name", "myext"}, {"version", "1.0"}})) << res.dump();
+    EXPECT_EQ(res["properties"]["owner"], (json{{"kind", "conda"}, {"name", "myext"}, {"version", "1.0"}}))
+        << res.dump();
   auto junit = run("env -u LD_LIBRARY_PATH " + kBin + " --format junit " + quote(root + "/conda/lib/_myext.so")).out;
-  EXPECT_NE(junit.find("\">\n    <properties>\n      <property name=\"owner\" value=\"conda myext 1.0\"/>\n    </properties>\n"
-                       "    <testcase "),
+  EXPECT_NE(junit.find(
+                "\">\n    <properties>\n      <property name=\"owner\" value=\"conda myext 1.0\"/>\n    </properties>\n"
+                "    <testcase "),
             std::string::npos)
       << junit;
   // xmllint (libxml2-utils, in the test packages) is the oracle for well-formed XML; never dropped.
@@ -620,7 +649,8 @@ TEST(Ownership, cached_dpkg_index_is_rebuilt_when_the_database_changes) {
   auto real = environment::find_owners(paths, {.dpkg_dir = "/var/lib/dpkg", .sdk_homes = {}, .cache_dir = cache});
   // One dpkg-query for every spelling (it does not follow the /usr merge itself): "pkg[:arch][, ...]: path".
   std::string args;
-  for (const auto& p : paths) args += " " + p + " " + fs::canonical(p).string() + (p.starts_with("/lib") ? " /usr" + p : "");
+  for (const auto& p : paths)
+    args += " " + p + " " + fs::canonical(p).string() + (p.starts_with("/lib") ? " /usr" + p : "");
   auto q = run("dpkg-query -S" + args + " 2>/dev/null");
   std::map<std::string, std::string> package_of;
   std::istringstream lines(q.out);
@@ -676,7 +706,9 @@ TEST(HostLoad, debian_pil_imagingmath_is_checked_as_its_interpreter_imports_it) 
   for (std::string n; std::getline(u, n);) {
     if (n.starts_with("Py") || n.starts_with("_Py")) ++api;
     else if (libm_defines.count(n) && run("nm -D --defined-only /lib/x86_64-linux-gnu/libc.so.6 | awk '{print $3}' | "
-                                          "sed 's/@.*//' | grep -qx " + n).status != 0)
+                                          "sed 's/@.*//' | grep -qx " +
+                                          n)
+                                              .status != 0)
       from_libm.insert(n);
   }
   ASSERT_FALSE(from_libm.empty()) << undefined.out;
@@ -692,7 +724,8 @@ TEST(HostLoad, debian_pil_imagingmath_is_checked_as_its_interpreter_imports_it) 
   EXPECT_EQ(doc["libraries"][0]["unresolved"].size(), 0u) << doc["libraries"][0]["unresolved"].dump();
   EXPECT_EQ(doc["causes"].size(), 0u) << doc["causes"].dump();
   auto text = run("PATH=/usr/bin:/bin " + kBin + " " + quote(module));
-  EXPECT_NE(text.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"), std::string::npos)
+  EXPECT_NE(text.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"),
+            std::string::npos)
       << text.out;
   // Without a python3 to read, nothing says the host has libm: those stay unknown.
   doc = json::parse(run("PATH=/nonexistent " + kBin + " --format json " + quote(module)).out);

@@ -20,7 +20,8 @@ inline std::string pytorch_sources(std::string& why) {
   if (fs::exists(done)) return tree.string();
   fs::create_directories(data);
   std::string script =
-      "cd " + quote(data.string()) + " && flock .lock sh -c '"
+      "cd " + quote(data.string()) +
+      " && flock .lock sh -c '"
       "[ -e .extracted ] && exit 0; "
       "ls pytorch_1.13.1*.orig.tar.* >/dev/null 2>&1 || apt-get source --download-only pytorch >/dev/null 2>&1; "
       "orig=$(ls pytorch_1.13.1*.orig.tar.* 2>/dev/null | head -n 1); [ -n \"$orig\" ] || exit 3; "

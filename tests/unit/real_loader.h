@@ -38,9 +38,12 @@ inline RealTrace real_trace(const std::string& target, const std::vector<std::st
   for (size_t i = 0; i < library_path.size(); ++i) llp += (i ? ":" : "") + library_path[i];
   for (const auto& p : global_preloads) preload += ":" + p;
   std::string dir = cwd.empty() ? std::filesystem::path(target).parent_path().string() : cwd;
-  auto r = run("cd " + quote(dir) + " && env " + (library_path.empty() ? "-u LD_LIBRARY_PATH" : "LD_LIBRARY_PATH=" + quote(llp)) +
-               " LD_PRELOAD=" + quote(preload) + " LD_TRACE_LOADED_OBJECTS=1 LD_WARN=yes LD_BIND_NOW=yes "
-               "/lib64/ld-linux-x86-64.so.2 " + quote(target));
+  auto r = run("cd " + quote(dir) + " && env " +
+               (library_path.empty() ? "-u LD_LIBRARY_PATH" : "LD_LIBRARY_PATH=" + quote(llp)) +
+               " LD_PRELOAD=" + quote(preload) +
+               " LD_TRACE_LOADED_OBJECTS=1 LD_WARN=yes LD_BIND_NOW=yes "
+               "/lib64/ld-linux-x86-64.so.2 " +
+               quote(target));
   RealTrace t;
   t.raw = r.out + r.err;
   std::smatch m;
@@ -112,8 +115,9 @@ inline RealSearch real_search(const std::string& target, const std::string& name
 // The CPU levels this machine's ld.so searches glibc-hwcaps subdirectories for, best first (what
 // `ld.so --help` lists as "supported, searched"), under the given GLIBC_TUNABLES.
 inline std::vector<std::string> real_hwcaps_levels(const std::string& tunables = "") {
-  auto r = run((tunables.empty() ? std::string("env -u GLIBC_TUNABLES ") : "env GLIBC_TUNABLES=" + quote(tunables) + " ") +
-               "/lib64/ld-linux-x86-64.so.2 --help");
+  auto r =
+      run((tunables.empty() ? std::string("env -u GLIBC_TUNABLES ") : "env GLIBC_TUNABLES=" + quote(tunables) + " ") +
+          "/lib64/ld-linux-x86-64.so.2 --help");
   std::vector<std::string> levels;
   bool in = false;
   std::istringstream lines(r.out);
@@ -137,12 +141,12 @@ struct LdconfigEntry {
 inline std::vector<LdconfigEntry> ldconfig_entries() {
   std::vector<LdconfigEntry> out;
   auto p = run("ldconfig -p");
-  static const std::regex line_re(R"re(^\t(\S+) \(([^,)]+(?:,[^,)]+)?)(?:, hwcap: (?:"([^"]+)"|(0x[0-9a-f]+)))?\) => (.*)$)re");
+  static const std::regex line_re(
+      R"re(^\t(\S+) \(([^,)]+(?:,[^,)]+)?)(?:, hwcap: (?:"([^"]+)"|(0x[0-9a-f]+)))?\) => (.*)$)re");
   std::istringstream in(p.out);
   std::smatch m;
   for (std::string line; std::getline(in, line);)
-    if (std::regex_match(line, m, line_re))
-      out.push_back({m[1], m[2], m[3].matched ? m[3].str() : m[4].str(), m[5]});
+    if (std::regex_match(line, m, line_re)) out.push_back({m[1], m[2], m[3].matched ? m[3].str() : m[4].str(), m[5]});
   return out;
 }
 

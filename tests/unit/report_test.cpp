@@ -75,9 +75,13 @@ Report one_of_each() {
   a.type = SymbolType::Tls;
   a.binding = ReferenceBinding::Global;
   a.classification = Classification::MissingInstantiation;
-  a.origin = Origin{.file = "/w/a.cpp", .line = 3, .kind = OriginKind::ExplicitInstantiation, .library = std::nullopt,
+  a.origin = Origin{.file = "/w/a.cpp",
+                    .line = 3,
+                    .kind = OriginKind::ExplicitInstantiation,
+                    .library = std::nullopt,
                     .ported_from = std::nullopt};
-  a.fix = Fix{.kind = FixKind::AddInstantiation, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "d"};
+  a.fix =
+      Fix{.kind = FixKind::AddInstantiation, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "d"};
   UnresolvedSymbol b;
   b.symbol = "b_data";
   b.demangled = "b_data";
@@ -85,10 +89,17 @@ Report one_of_each() {
   b.size = 40;
   b.binding = ReferenceBinding::Weak;
   b.classification = Classification::UnlinkedLibrary;
-  b.origin = Origin{.file = "/w/libb.so", .line = std::nullopt, .kind = OriginKind::Library, .library = "/w/libb.so",
+  b.origin = Origin{.file = "/w/libb.so",
+                    .line = std::nullopt,
+                    .kind = OriginKind::Library,
+                    .library = "/w/libb.so",
                     .ported_from = std::nullopt};
-  b.fix = Fix{.kind = FixKind::LinkLibrary, .cmake_file = "/w/CMakeLists.txt", .list = {}, .entry = "b",
-              .library = "/w/libb.so", .detail = "link b"};
+  b.fix = Fix{.kind = FixKind::LinkLibrary,
+              .cmake_file = "/w/CMakeLists.txt",
+              .list = {},
+              .entry = "b",
+              .library = "/w/libb.so",
+              .detail = "link b"};
   lib.unresolved = {a, b};
   r.libraries.push_back(lib);
   return r;

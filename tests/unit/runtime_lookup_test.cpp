@@ -70,9 +70,9 @@ TEST(RuntimeLookup, large_rodata_is_scanned_in_ranges_with_every_literal_found_o
   // Offsets are from the start of .rodata (the assembler puts `big` first in it).
   std::string s =
       "  .section .rodata\n  .globl big\nbig:\n"
-      "  .asciz \"libfirst.so.1\"\n"                          // range 0
+      "  .asciz \"libfirst.so.1\"\n"                              // range 0
       "  .fill 1048570 - 14, 1, 0\n  .asciz \"libcross.so.2\"\n"  // begins at 1048570, \".so\" at 1048578: range 1
-      "  .fill 1048576 * 2 - 1048584 - 9, 1, 0x41\n"          // printable filler; libtwo begins 8 bytes before range 2
+      "  .fill 1048576 * 2 - 1048584 - 9, 1, 0x41\n"  // printable filler; libtwo begins 8 bytes before range 2
       "  .byte 0\n  .ascii \"libtwo.so\"\n  .asciz \".so.3\"\n"  // a \".so\" on either side of 2 MiB
       "  .fill 300000, 1, 0\n  .asciz \"libthird.so\"\n  .asciz \"not.so here\"\n  .asciz \"x.so\"\n"
       "  .fill 1048576, 1, 0\n";
@@ -102,7 +102,8 @@ TEST(RuntimeLookup, literals_are_read_from_rodata_only) {
                    "  .section .nv_fatbin,\"a\"\n  .asciz \"libinfatbin.so.1\"\n"
                    "  .data\n  .asciz \"libindata.so.1\"\n"
                    "  .text\n  .asciz \"libintext.so.1\"\n");
-  auto cc = run("cc -shared -nostdlib -o " + quote(dir + "/libsections.so") + " " + quote(dir + "/sections.s") + " 2>&1");
+  auto cc =
+      run("cc -shared -nostdlib -o " + quote(dir + "/libsections.so") + " " + quote(dir + "/sections.s") + " 2>&1");
   ASSERT_EQ(cc.status, 0) << cc.out;
   // The oracle for where each string landed: readelf's own section dump.
   auto dump = run("readelf -p .lrodata -p .ldata -p .nv_fatbin " + quote(dir + "/libsections.so"));
@@ -114,8 +115,8 @@ TEST(RuntimeLookup, literals_are_read_from_rodata_only) {
   EXPECT_EQ(from_file.value(), want);
   auto object = elf::read_object(dir + "/libsections.so", {.relocations = false, .lookup_only = true});
   ASSERT_TRUE(object.ok()) << object.error().to_line();
-  auto from_object = elf::read_string_literals(object.value(), {.min_length = 4, .keep = {}, .containing = ".so",
-                                                                .starting = {}});
+  auto from_object =
+      elf::read_string_literals(object.value(), {.min_length = 4, .keep = {}, .containing = ".so", .starting = {}});
   ASSERT_TRUE(from_object.ok()) << from_object.error().to_line();
   EXPECT_EQ(from_object.value(), want);
 }
@@ -126,10 +127,11 @@ TEST(RuntimeLookup, literals_are_read_from_rodata_only) {
 // and a prefix that another begins ("cu", "cuda") tells each literal once.
 TEST(RuntimeLookup, literals_starting_with_a_prefix_are_every_such_literal_once) {
   std::string dir = test::scratch_dir("rodata-prefix");
-  std::string s = "  .section .rodata\n  .asciz \"cuInit\"\n  .asciz \"xcuFoo\"\n  .asciz \"call cuInit\"\n"
-                  "  .byte 7\n  .asciz \"cudaMalloc\"\n  .asciz \"nvrtcCompile\"\n"
-                  "  .fill 1048574 - 51, 1, 0\n  .asciz \"nvrtcCross\"\n"  // begins 2 bytes before 1 MiB
-                  "  .fill 100, 1, 0x41\n  .byte 0\n  .asciz \"cuLast\"\n  .ascii \"cuUnterminated\"\n";
+  std::string s =
+      "  .section .rodata\n  .asciz \"cuInit\"\n  .asciz \"xcuFoo\"\n  .asciz \"call cuInit\"\n"
+      "  .byte 7\n  .asciz \"cudaMalloc\"\n  .asciz \"nvrtcCompile\"\n"
+      "  .fill 1048574 - 51, 1, 0\n  .asciz \"nvrtcCross\"\n"  // begins 2 bytes before 1 MiB
+      "  .fill 100, 1, 0x41\n  .byte 0\n  .asciz \"cuLast\"\n  .ascii \"cuUnterminated\"\n";
   test::write_file(dir + "/prefix.s", s);
   auto cc = run("cc -shared -nostdlib -o " + quote(dir + "/libprefix.so") + " " + quote(dir + "/prefix.s") + " 2>&1");
   ASSERT_EQ(cc.status, 0) << cc.out;
@@ -141,8 +143,8 @@ TEST(RuntimeLookup, literals_starting_with_a_prefix_are_every_such_literal_once)
   std::vector<std::string> filtered;
   for (const auto& l : every.value())
     if (l.rfind("cu", 0) == 0 || l.rfind("nvrtc", 0) == 0) filtered.push_back(l);
-  auto starting = elf::read_string_literals(object.value(), {.min_length = 4, .keep = {}, .containing = {},
-                                                             .starting = prefixes});
+  auto starting =
+      elf::read_string_literals(object.value(), {.min_length = 4, .keep = {}, .containing = {}, .starting = prefixes});
   ASSERT_TRUE(starting.ok()) << starting.error().to_line();
   EXPECT_EQ(starting.value(), filtered);
   EXPECT_EQ(starting.value(),
@@ -179,8 +181,8 @@ TEST(RuntimeLookup, literals_are_cached_by_the_file_identity) {
   std::string dir = test::scratch_dir("literal-cache");
   std::string cache = dir + "/cache", lib = dir + "/libcaller.so";
   auto build = [&](const char* soname) {
-    test::write_file(dir + "/caller.c", std::string("#include <dlfcn.h>\nvoid* load(void) { return dlopen(\"") + soname +
-                                            "\", RTLD_NOW); }\n");
+    test::write_file(dir + "/caller.c", std::string("#include <dlfcn.h>\nvoid* load(void) { return dlopen(\"") +
+                                            soname + "\", RTLD_NOW); }\n");
     auto cc = run("cc -shared -fPIC -o " + quote(lib) + " " + quote(dir + "/caller.c") + " 2>&1");
     ASSERT_EQ(cc.status, 0) << cc.out;
   };
@@ -220,17 +222,20 @@ TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request
   // on one note line; --runtime lists it with its search.
   auto quiet = run("env -u LD_LIBRARY_PATH " + kBin + " " + quote(kApi));
   EXPECT_EQ(quiet.status, 0) << quiet.out << quiet.err;
-  EXPECT_EQ(quiet.out, "note: 1 name is looked up at run time (dlopen/dlsym) not found here, optional: 1 library not "
-                       "installed, 0 entry points (--runtime lists them)\n"
-                       "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
+  EXPECT_EQ(quiet.out,
+            "note: 1 name is looked up at run time (dlopen/dlsym) not found here, optional: 1 library not "
+            "installed, 0 entry points (--runtime lists them)\n"
+            "0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n");
   auto r = run("env -u LD_LIBRARY_PATH " + kBin + " --runtime " + quote(kApi));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("warning: runtime-lookup: dlopen(\"libmusa_drv.so.4\") in " + kApi + ": library not found\n"
+  EXPECT_NE(r.out.find("warning: runtime-lookup: dlopen(\"libmusa_drv.so.4\") in " + kApi +
+                       ": library not found\n"
                        ">>> searched /lib/x86_64-linux-gnu/libmusa_drv.so.4\n"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("dlsym(\""), std::string::npos) << "no entry point is checked without the library";
-  EXPECT_NE(r.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"), std::string::npos);
+  EXPECT_NE(r.out.find("0 undefined symbols, 0 missing libraries, 0 missing versions in 1 library\n"),
+            std::string::npos);
 
   auto fatal = run("env -u LD_LIBRARY_PATH " + kBin + " --fail-on runtime " + quote(kApi));
   EXPECT_EQ(fatal.status, 1) << fatal.out;
@@ -277,10 +282,10 @@ TEST(RuntimeLookup, dlopen_reads_an_empty_ld_library_path_entry_as_the_current_d
   const std::string nowhere = kDir + "/nowhere";
   for (const auto& [cwd, oracle, fatal] :
        {std::tuple<std::string, std::string, std::string>{kDir + "/full", "1 1\n", ""},
-        std::tuple<std::string, std::string, std::string>{
-            kDir + "/partial", "1 0\n",
-            "error: runtime-lookup: dlsym(\"muMissingEntry\") in " + kApi + ": libmusa_drv.so.4 (" + kDir +
-                "/partial/libmusa_drv.so.4) does not export it\n"}}) {
+        std::tuple<std::string, std::string, std::string>{kDir + "/partial", "1 0\n",
+                                                          "error: runtime-lookup: dlsym(\"muMissingEntry\") in " +
+                                                              kApi + ": libmusa_drv.so.4 (" + kDir +
+                                                              "/partial/libmusa_drv.so.4) does not export it\n"}}) {
     for (const std::string& llp : {":" + nowhere, nowhere + "::" + nowhere, nowhere + ":", std::string(":")}) {
       SCOPED_TRACE(cwd + " with LD_LIBRARY_PATH=" + llp);
       EXPECT_EQ(run("cd " + quote(cwd) + " && " + "env LD_LIBRARY_PATH=" + quote(llp) + " python3 -c " +
@@ -288,8 +293,8 @@ TEST(RuntimeLookup, dlopen_reads_an_empty_ld_library_path_entry_as_the_current_d
                           "print(int(hasattr(lib, 'muInit')), int(hasattr(lib, 'muMissingEntry')))\n"))
                     .out,
                 oracle);
-      auto r = run("cd " + quote(cwd) + " && env LD_LIBRARY_PATH=" + quote(llp) + " " + kBin + " -q --fail-on runtime " +
-                   quote(kApi));
+      auto r = run("cd " + quote(cwd) + " && env LD_LIBRARY_PATH=" + quote(llp) + " " + kBin +
+                   " -q --fail-on runtime " + quote(kApi));
       EXPECT_EQ(r.status, fatal.empty() ? 0 : 1) << r.out << r.err;
       EXPECT_EQ(r.out, fatal);
     }
@@ -322,10 +327,11 @@ TEST(RuntimeLookup, ci_formats_carry_the_lookup_as_a_warning_and_fatal_on_reques
         << gh.out;
 
     auto junit = run(base + " --format junit" + opts + " " + quote(kApi)).out;
-    EXPECT_NE(junit.find("<testsuite name=\"runtime-lookups\" tests=\"1\" failures=\"" + std::string(fatal ? "1" : "0") +
-                         "\" errors=\"0\" skipped=\"0\">\n    <testcase classname=\"libdriver_api.so\" "
-                         "name=\"dlopen(&quot;libmusa_drv.so.4&quot;)\">\n"),
-              std::string::npos)
+    EXPECT_NE(
+        junit.find("<testsuite name=\"runtime-lookups\" tests=\"1\" failures=\"" + std::string(fatal ? "1" : "0") +
+                   "\" errors=\"0\" skipped=\"0\">\n    <testcase classname=\"libdriver_api.so\" "
+                   "name=\"dlopen(&quot;libmusa_drv.so.4&quot;)\">\n"),
+        std::string::npos)
         << junit;
     EXPECT_EQ(junit.find("type=\"runtime-lookup\"") != std::string::npos, fatal) << junit;
     {  // xmllint (libxml2-utils, a test package) is the oracle for well-formed XML; never dropped
@@ -370,8 +376,8 @@ TEST(RuntimeLookup, entry_point_the_found_driver_lacks_is_named_with_the_driver)
   std::string args = " --runtime --library-path " + quote(partial) + " " + quote(kApi);
   auto r = run("env -u LD_LIBRARY_PATH " + kBin + args);
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("warning: runtime-lookup: dlsym(\"muMissingEntry\") in " + kApi + ": libmusa_drv.so.4 (" + partial +
-                       "/libmusa_drv.so.4) does not export it\n"),
+  EXPECT_NE(r.out.find("warning: runtime-lookup: dlsym(\"muMissingEntry\") in " + kApi + ": libmusa_drv.so.4 (" +
+                       partial + "/libmusa_drv.so.4) does not export it\n"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("\"muInit\""), std::string::npos) << "an exported entry point is not a finding";
@@ -409,13 +415,15 @@ TEST(RuntimeLookup, cuda_libcublas_without_the_driver_is_one_warning) {
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("warning: ", 0) == 0) warnings.push_back(line);
-  EXPECT_EQ(warnings, (std::vector<std::string>{
-                          "warning: runtime-lookup: the GPU driver libcuda.so.1 is not installed here: libcublas.so.13, "
-                          "libcublasLt.so.13 load it at run time and fail when first used (install the driver, or check "
-                          "on a machine that has it)"}))
+  EXPECT_EQ(warnings,
+            (std::vector<std::string>{
+                "warning: runtime-lookup: the GPU driver libcuda.so.1 is not installed here: libcublas.so.13, "
+                "libcublasLt.so.13 load it at run time and fail when first used (install the driver, or check "
+                "on a machine that has it)"}))
       << r.out;
   // JSON keeps every look-up, the driver's marked as such and the rest optional.
-  auto doc = nlohmann::json::parse(run("env -u LD_LIBRARY_PATH " + kBin + " --no-cache --format json " + quote(lib)).out);
+  auto doc =
+      nlohmann::json::parse(run("env -u LD_LIBRARY_PATH " + kBin + " --no-cache --format json " + quote(lib)).out);
   size_t drivers = 0;
   for (const auto& l : doc["runtime_lookups"]) {
     EXPECT_EQ(l["optional"], !l["driver"].get<bool>()) << l.dump();
@@ -427,7 +435,8 @@ TEST(RuntimeLookup, cuda_libcublas_without_the_driver_is_one_warning) {
 TEST(RuntimeLookup, complete_driver_is_clean) {
   std::string full = kDir + "/full";
   ASSERT_EQ(loader_oracle(full), "1 1\n");
-  auto r = run("env -u LD_LIBRARY_PATH " + kBin + " --fail-on runtime --library-path " + quote(full) + " " + quote(kApi));
+  auto r =
+      run("env -u LD_LIBRARY_PATH " + kBin + " --fail-on runtime --library-path " + quote(full) + " " + quote(kApi));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_EQ(r.out.find("runtime-lookup"), std::string::npos) << r.out;
 }
@@ -443,15 +452,17 @@ TEST(RuntimeLookup, dlopen_by_name_honours_the_main_rpath_and_nodeflib) {
     MLC_SKIP() << "ld.so.cache lists no /lib/x86_64-linux-gnu/libz.so.1";
   std::string dir = test::scratch_dir("dlopen-search-order");
   test::write_file(dir + "/plugin.c", "int plugin_mlc(void) { return 1; }\n");
-  test::write_file(dir + "/preloaded.c",
-                   "#include <dlfcn.h>\nint load_plugin(void) { return dlopen(\"libplugin_mlc.so.1\", RTLD_NOW) != 0; }\n");
+  test::write_file(
+      dir + "/preloaded.c",
+      "#include <dlfcn.h>\nint load_plugin(void) { return dlopen(\"libplugin_mlc.so.1\", RTLD_NOW) != 0; }\n");
   test::write_file(dir + "/nodeflib.c",
                    "#include <dlfcn.h>\nint load_z(void) { return dlopen(\"libz.so.1\", RTLD_NOW) != 0; }\n");
-  test::write_file(dir + "/app.c",
-                   "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <stdio.h>\nint load_z(void);\n"
-                   "int main(void) {\n  int (*load_plugin)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, \"load_plugin\");\n"
-                   "  printf(\"plugin %s\\n\", load_plugin && load_plugin() ? \"found\" : \"absent\");\n"
-                   "  printf(\"z %s\\n\", load_z() ? \"found\" : \"absent\");\n  return 0;\n}\n");
+  test::write_file(
+      dir + "/app.c",
+      "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <stdio.h>\nint load_z(void);\n"
+      "int main(void) {\n  int (*load_plugin)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, \"load_plugin\");\n"
+      "  printf(\"plugin %s\\n\", load_plugin && load_plugin() ? \"found\" : \"absent\");\n"
+      "  printf(\"z %s\\n\", load_z() ? \"found\" : \"absent\");\n  return 0;\n}\n");
   for (const char* cc :
        {"mkdir -p plugins && cc -shared -fPIC -Wl,-soname,libplugin_mlc.so.1 -o plugins/libplugin_mlc.so.1 plugin.c",
         "cc -shared -fPIC -Wl,-soname,libpreloaded_mlc.so -o libpreloaded_mlc.so preloaded.c -ldl",
@@ -461,8 +472,9 @@ TEST(RuntimeLookup, dlopen_by_name_honours_the_main_rpath_and_nodeflib) {
     ASSERT_EQ(r.status, 0) << cc << "\n" << r.out;
   }
   ASSERT_NE(run("readelf -d " + quote(dir + "/libnodeflib_mlc.so")).out.find("NODEFLIB"), std::string::npos);
-  ASSERT_EQ(run("env -u LD_LIBRARY_PATH LD_PRELOAD=" + quote(dir + "/libpreloaded_mlc.so") + " " + quote(dir + "/app")).out,
-            "plugin found\nz absent\n");
+  ASSERT_EQ(
+      run("env -u LD_LIBRARY_PATH LD_PRELOAD=" + quote(dir + "/libpreloaded_mlc.so") + " " + quote(dir + "/app")).out,
+      "plugin found\nz absent\n");
 
   auto r = run("env -u LD_LIBRARY_PATH " + kBin + " --no-cache --format json --closure --with " +
                quote(dir + "/libpreloaded_mlc.so") + " " + quote(dir + "/app"));

@@ -122,10 +122,11 @@ typedef unsigned long long u64;
 }
 
 TEST(Scanner, broken_code_is_skipped_not_fatal) {
-  const char* code = "namespace a { void f( { ) } } } } class { ; template < void g(int); \"unterminated\n"
-                     "int ok_after(int x);\n/* never closed";
+  const char* code =
+      "namespace a { void f( { ) } } } } class { ; template < void g(int); \"unterminated\n"
+      "int ok_after(int x);\n/* never closed";
   auto es = scan_source(code);  // must return
-  ASSERT_EQ(es.size(), 1u);      // what came before the garbage is kept
+  ASSERT_EQ(es.size(), 1u);     // what came before the garbage is kept
   EXPECT_EQ(es[0].qualified, "a::f");
   // Found by fuzzing: an unbalanced ']' before '=' at the very start once read before the tokens.
   EXPECT_TRUE(scan_source("]=1;").empty());
@@ -173,7 +174,8 @@ REGISTER_THING(&after);
 // keep their parameters, class-scope aliases their class.
 TEST(Scanner, alias_templates_keep_their_parameters) {
   auto es = scan_source(
-      "namespace fmt { template <typename Char> using buffer_context = basic_format_context<detail::buffer_appender<Char>, Char>;\n"
+      "namespace fmt { template <typename Char> using buffer_context = "
+      "basic_format_context<detail::buffer_appender<Char>, Char>;\n"
       "class It { using SelfType = It; }; }\n");
   const auto* bc = find(es, "fmt::buffer_context", EntityKind::Alias);
   ASSERT_NE(bc, nullptr);
@@ -202,11 +204,12 @@ int after(int x) { return x; }
   for (const auto& e : es)
     if (e.kind == EntityKind::VariableDefinition)
       members.push_back(e.qualified + "<" + e.template_args + ">:" + std::to_string(e.line));
-  EXPECT_EQ(members, (std::vector<std::string>{
-                         "at::native::DispatchStub::DEFAULT<gemm_stub>:3", "at::native::DispatchStub::AVX2<gemm_stub>:3",
-                         "at::native::DispatchStub::AVX512<gemm_stub>:3", "at::native::DispatchStub::VSX<gemm_stub>:3",
-                         "at::native::DispatchStub::ZVECTOR<gemm_stub>:3", "at::native::DispatchStub::DEFAULT<lu_stub>:4",
-                         "at::native::DispatchStub::AVX512<lu_stub>:5"}));
+  EXPECT_EQ(members,
+            (std::vector<std::string>{
+                "at::native::DispatchStub::DEFAULT<gemm_stub>:3", "at::native::DispatchStub::AVX2<gemm_stub>:3",
+                "at::native::DispatchStub::AVX512<gemm_stub>:3", "at::native::DispatchStub::VSX<gemm_stub>:3",
+                "at::native::DispatchStub::ZVECTOR<gemm_stub>:3", "at::native::DispatchStub::DEFAULT<lu_stub>:4",
+                "at::native::DispatchStub::AVX512<lu_stub>:5"}));
   const auto* after = find(es, "at::native::after", EntityKind::FunctionDefinition);  // no statement swallowed
   ASSERT_NE(after, nullptr);
   EXPECT_EQ(after->line, 7u);
@@ -223,7 +226,8 @@ TEST(Scanner, normalize_type_gives_source_and_cxxfilt_spellings_one_key) {
   EXPECT_EQ(normalize_type("size_t", true), "unsigned long");
   EXPECT_EQ(normalize_type("unsigned", true), "unsigned int");
   EXPECT_EQ(normalize_type("long int x = 3", true), "long");
-  EXPECT_EQ(normalize_type("char const * const * argv", true), "char const*const*");  // compact: spaces only between words
+  EXPECT_EQ(normalize_type("char const * const * argv", true),
+            "char const*const*");  // compact: spaces only between words
   EXPECT_EQ(normalize_type("float data[]", true), "float*");
   EXPECT_EQ(normalize_type("std::function<void(int)> cb", true), "function<void(int)>");
   // Several leading cv-qualifiers move together (this once looped forever on PyTorch's sources).
@@ -239,10 +243,12 @@ TEST(Scanner, normalize_type_gives_source_and_cxxfilt_spellings_one_key) {
   std::istringstream lines(filt.out);
   std::vector<std::string> params;
   for (std::string l; std::getline(lines, l);) params.push_back(l.substr(2, l.size() - 3));  // f(...) -> ...
-  ASSERT_EQ(params, (std::vector<std::string>{"char const* const*", "std::vector<int, std::allocator<int> > const volatile&",
-                                              "at::TensorIteratorBase const&"}));
+  ASSERT_EQ(params,
+            (std::vector<std::string>{"char const* const*", "std::vector<int, std::allocator<int> > const volatile&",
+                                      "at::TensorIteratorBase const&"}));
   EXPECT_EQ(normalize_type(params[0], false), normalize_type("char const * const * argv", true));
-  EXPECT_EQ(normalize_type(params[1], false), normalize_type("const volatile std::vector<int, std::allocator<int> >& v", true));
+  EXPECT_EQ(normalize_type(params[1], false),
+            normalize_type("const volatile std::vector<int, std::allocator<int> >& v", true));
   EXPECT_EQ(normalize_type(params[2], false), normalize_type("const at::TensorIteratorBase& iter", true));
 }
 
@@ -285,22 +291,27 @@ TEST(SourceIndexNames, using_directives_nested_namespaces_and_inline_namespace_m
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir + "/inc");
   std::filesystem::create_directories(dir + "/base");
-  test::write_file(dir + "/inc/Cmap.h", "namespace gr {\nclass Face;\nclass Cmap {\n public:\n  Cmap(const Face& face);\n"
-                                        "  static int count;\n};\n}\n");
-  test::write_file(dir + "/Cmap.cpp", "#include \"inc/Cmap.h\"\nusing namespace gr;\nCmap::Cmap(const Face & face) {}\n"
-                                      "int Cmap::count = 0;\nvoid helper() {}\n");
+  test::write_file(dir + "/inc/Cmap.h",
+                   "namespace gr {\nclass Face;\nclass Cmap {\n public:\n  Cmap(const Face& face);\n"
+                   "  static int count;\n};\n}\n");
+  test::write_file(dir + "/Cmap.cpp",
+                   "#include \"inc/Cmap.h\"\nusing namespace gr;\nCmap::Cmap(const Face & face) {}\n"
+                   "int Cmap::count = 0;\nvoid helper() {}\n");
   test::write_file(dir + "/nested.cpp", "namespace a::b {\nint twice(int v) { return 2 * v; }\n}\n");
-  test::write_file(dir + "/base/options.h", "#ifndef BASE_OPTIONS_H_\n#define BASE_OPTIONS_H_\n"
-                                            "#define ABSL_OPTION_USE_INLINE_NAMESPACE 1\n"
-                                            "#define ABSL_OPTION_INLINE_NAMESPACE_NAME debian3\n#endif\n");
+  test::write_file(dir + "/base/options.h",
+                   "#ifndef BASE_OPTIONS_H_\n#define BASE_OPTIONS_H_\n"
+                   "#define ABSL_OPTION_USE_INLINE_NAMESPACE 1\n"
+                   "#define ABSL_OPTION_INLINE_NAMESPACE_NAME debian3\n#endif\n");
   // The #if picks the definition by a number options.h defines (no -D flag says it).
-  test::write_file(dir + "/base/config.h", "#include \"options.h\"\n#if ABSL_OPTION_USE_INLINE_NAMESPACE == 0\n"
-                                           "#define ABSL_NAMESPACE_BEGIN\n#define ABSL_NAMESPACE_END\n"
-                                           "#elif ABSL_OPTION_USE_INLINE_NAMESPACE == 1\n#define ABSL_NAMESPACE_BEGIN \\\n"
-                                           "  inline namespace ABSL_OPTION_INLINE_NAMESPACE_NAME {\n"
-                                           "#define ABSL_NAMESPACE_END }\n#endif\n");
-  test::write_file(dir + "/str_cat.cc", "#include \"base/config.h\"\nnamespace absl {\nABSL_NAMESPACE_BEGIN\n"
-                                        "void StrAppend(int v) {}\nABSL_NAMESPACE_END\n}  // namespace absl\n");
+  test::write_file(dir + "/base/config.h",
+                   "#include \"options.h\"\n#if ABSL_OPTION_USE_INLINE_NAMESPACE == 0\n"
+                   "#define ABSL_NAMESPACE_BEGIN\n#define ABSL_NAMESPACE_END\n"
+                   "#elif ABSL_OPTION_USE_INLINE_NAMESPACE == 1\n#define ABSL_NAMESPACE_BEGIN \\\n"
+                   "  inline namespace ABSL_OPTION_INLINE_NAMESPACE_NAME {\n"
+                   "#define ABSL_NAMESPACE_END }\n#endif\n");
+  test::write_file(dir + "/str_cat.cc",
+                   "#include \"base/config.h\"\nnamespace absl {\nABSL_NAMESPACE_BEGIN\n"
+                   "void StrAppend(int v) {}\nABSL_NAMESPACE_END\n}  // namespace absl\n");
   auto index = source::SourceIndex::build({.roots = {dir}, .cache_file = ""}, nullptr);
   auto definition_of = [&](const std::string& name) -> std::string {
     for (const auto* e : index.lookup(name))

@@ -127,7 +127,8 @@ TEST(SetupPy, an_added_source_is_in_the_list_pythons_parser_sees_and_the_rest_is
   }
   // The multi-line list takes the entry on a line of its own, indented and quoted as its last entry.
   auto edited = setuptools::with_source_added(*s, s->extensions[0], "pkg/csrc/new_kernel.cu");
-  EXPECT_NE(edited->find("                'pkg/csrc/ops.cu',\n                'pkg/csrc/new_kernel.cu',\n"), std::string::npos)
+  EXPECT_NE(edited->find("                'pkg/csrc/ops.cu',\n                'pkg/csrc/new_kernel.cu',\n"),
+            std::string::npos)
       << *edited;
 }
 
@@ -139,7 +140,8 @@ TEST(SetupPy, the_built_module_is_mapped_to_its_extension_in_place_and_installed
   auto* in_place = setuptools::extension_for(*s, dir + "/pkg/_C.cpython-311-x86_64-linux-gnu.so");
   ASSERT_NE(in_place, nullptr);
   EXPECT_EQ(in_place->name, "pkg._C");
-  auto* built = setuptools::extension_for(*s, dir + "/build/lib.linux-x86_64-cpython-311/pkg/_cpu.cpython-311-x86_64-linux-gnu.so");
+  auto* built = setuptools::extension_for(
+      *s, dir + "/build/lib.linux-x86_64-cpython-311/pkg/_cpu.cpython-311-x86_64-linux-gnu.so");
   ASSERT_NE(built, nullptr);
   EXPECT_EQ(built->name, "pkg._cpu");
   EXPECT_EQ(setuptools::extension_for(*s, dir + "/other/_C.so"), nullptr);
@@ -159,7 +161,8 @@ std::string built_module(const std::string& dir, const std::string& ext) {
   std::replace(rel.begin(), rel.end(), '.', '/');
   const fs::path folder = (fs::path(dir) / rel).parent_path();
   for (const auto& e : fs::directory_iterator(folder))
-    if (e.path().filename().string().rfind(fs::path(rel).filename().string() + ".", 0) == 0 && e.path().extension() == ".so")
+    if (e.path().filename().string().rfind(fs::path(rel).filename().string() + ".", 0) == 0 &&
+        e.path().extension() == ".so")
       return e.path().string();
   return "";
 }
@@ -208,8 +211,10 @@ PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&mod); }
 class SetupPyBuildExt : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(kPython) || run(kPython + " -c 'import setuptools, sysconfig, os; "
-                                   "assert os.path.exists(sysconfig.get_paths()[\"include\"] + \"/Python.h\")'").status != 0)
+    if (!fs::exists(kPython) ||
+        run(kPython + " -c 'import setuptools, sysconfig, os; "
+                      "assert os.path.exists(sysconfig.get_paths()[\"include\"] + \"/Python.h\")'")
+                .status != 0)
       MLC_SKIP() << kPython << " with setuptools and Python.h (python3-dev, python3-setuptools) is not installed";
   }
 };
@@ -227,7 +232,8 @@ TEST_F(SetupPyBuildExt, a_source_left_out_of_sources_is_traced_put_back_and_the_
   ASSERT_NE((before.out + before.err).find("undefined symbol: scale"), std::string::npos) << before.out << before.err;
 
   // The natural call: the module alone.
-  auto r = run("env -u LD_LIBRARY_PATH " + std::string(MLC_LINKCHECK_BIN) + " --no-cache --format json " + quote(module));
+  auto r =
+      run("env -u LD_LIBRARY_PATH " + std::string(MLC_LINKCHECK_BIN) + " --no-cache --format json " + quote(module));
   ASSERT_EQ(r.status, 1) << r.out << r.err;
   json report = json::parse(r.out);
   ASSERT_EQ(report["libraries"][0]["unresolved"].size(), 1u) << r.out << r.err;
@@ -247,12 +253,14 @@ TEST_F(SetupPyBuildExt, a_source_left_out_of_sources_is_traced_put_back_and_the_
   ASSERT_EQ(apply.status, 0) << apply.out << apply.err;
   // setup.py is the build file the summary counts (no CMake here).
   EXPECT_NE(apply.err.find("musa-stubgen: 0 stubs, 1 build file to patch, 1 file changed, 0 symbols refused\n"),
-            std::string::npos) << apply.err;
+            std::string::npos)
+      << apply.err;
   json exts = ast_extensions(dir + "/setup.py");
   ASSERT_EQ(exts.size(), 1u);
   EXPECT_EQ(exts[0]["sources"], json::array({"csrc/module.c", "csrc/scale.c"}));
-  EXPECT_EQ(test::read_file(dir + "/setup.py"), std::string(setup_before).insert(setup_before.find("\"csrc/module.c\",") + 16,
-                                                                                  "\n                \"csrc/scale.c\","));
+  EXPECT_EQ(test::read_file(dir + "/setup.py"),
+            std::string(setup_before)
+                .insert(setup_before.find("\"csrc/module.c\",") + 16, "\n                \"csrc/scale.c\","));
   // The rebuild links, the module imports and computes, and the tool agrees.
   built = build_ext(dir);
   ASSERT_EQ(built.status, 0) << built.out << built.err;
@@ -273,14 +281,15 @@ TEST_F(SetupPyBuildExt, a_list_that_is_no_literal_is_named_and_left_alone) {
   const std::string dir = test::scratch_dir("setup-py-glob");
   write_c_project(dir);
   std::string setup = test::read_file(dir + "/setup.py");
-  setup.replace(setup.find("sources=["), std::string("sources=[\n                \"csrc/module.c\",\n            ]").size(),
-                "sources=SRCS");
+  setup.replace(setup.find("sources=["),
+                std::string("sources=[\n                \"csrc/module.c\",\n            ]").size(), "sources=SRCS");
   setup.insert(setup.find("setup("), "SRCS = [\"csrc/module.c\"]\n\n");
   write_file(dir + "/setup.py", setup);
   auto built = build_ext(dir);
   ASSERT_EQ(built.status, 0) << built.out << built.err;
   const std::string module = built_module(dir, "scaler._C");
-  auto r = run("env -u LD_LIBRARY_PATH " + std::string(MLC_LINKCHECK_BIN) + " --no-cache --format json " + quote(module));
+  auto r =
+      run("env -u LD_LIBRARY_PATH " + std::string(MLC_LINKCHECK_BIN) + " --no-cache --format json " + quote(module));
   ASSERT_EQ(r.status, 1) << r.out << r.err;
   const json u = json::parse(r.out)["libraries"][0]["unresolved"][0];
   EXPECT_EQ(u["classification"], "missing-source");
@@ -331,10 +340,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale); }
   ASSERT_FALSE(module.empty());
   auto before = run("cd " + quote(dir) + " && " + kPython + " -c 'import tscale'");
   ASSERT_NE(before.status, 0);
-  ASSERT_NE((before.out + before.err).find("undefined symbol: _Z10scale_implff"), std::string::npos) << before.out << before.err;
+  ASSERT_NE((before.out + before.err).find("undefined symbol: _Z10scale_implff"), std::string::npos)
+      << before.out << before.err;
 
-  auto r = run("env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin " + std::string(MLC_LINKCHECK_BIN) + " --no-cache --format json " +
-               quote(module));
+  auto r = run("env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin " + std::string(MLC_LINKCHECK_BIN) +
+               " --no-cache --format json " + quote(module));
   ASSERT_EQ(r.status, 1) << r.out << r.err;
   json report = json::parse(r.out);
   EXPECT_EQ(report["causes"].size(), 0u) << report["causes"].dump();  // no missing library: torch's import loads them
@@ -345,10 +355,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale); }
   const json& u = report["libraries"][0]["unresolved"][0];
   EXPECT_EQ(u["classification"], "missing-source");
   EXPECT_EQ(u["origin"]["file"], dir + "/csrc/scale_kernel.cpp");
-  EXPECT_EQ(u["fix"]["detail"], "add csrc/scale_kernel.cpp to the sources of CppExtension('tscale._C') at " + dir + "/setup.py:7");
+  EXPECT_EQ(u["fix"]["detail"],
+            "add csrc/scale_kernel.cpp to the sources of CppExtension('tscale._C') at " + dir + "/setup.py:7");
 
-  auto apply = run("cd " + quote(dir) + " && env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin " + std::string(MLC_STUBGEN_BIN) +
-                   " --no-cache --apply " + quote(module) + "");
+  auto apply = run("cd " + quote(dir) + " && env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin " +
+                   std::string(MLC_STUBGEN_BIN) + " --no-cache --apply " + quote(module) + "");
   ASSERT_EQ(apply.status, 0) << apply.out << apply.err;
   json exts = ast_extensions(dir + "/setup.py");
   ASSERT_EQ(exts.size(), 1u);

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "loader/loader.h"
-#include "trace/causes.h"
 #include "real_loader.h"
 #include "test_support.h"
+#include "trace/causes.h"
 
 namespace mlc {
 namespace {
@@ -46,7 +46,8 @@ TEST(Shadow, loader_keeps_the_candidates_it_would_have_taken_next) {
 
 TEST(Shadow, stale_copy_on_ld_library_path_is_one_shadowed_cause) {
   std::string stale = kFix + "/shadow/stale/libshadow.so.1", full = kFix + "/shadow/full/libshadow.so.1";
-  std::string args = " --library-path " + quote(kFix + "/shadow/stale") + " " + quote(kFix + "/shadow/libshadow_user.so");
+  std::string args =
+      " --library-path " + quote(kFix + "/shadow/stale") + " " + quote(kFix + "/shadow/libshadow_user.so");
   auto text = run(kBin + args);
   EXPECT_EQ(text.status, 1) << text.err;
   EXPECT_NE(text.out.find("error: libshadow.so.1 from " + stale + " (ld_library_path) lacks 2 symbols that " + full +
@@ -54,7 +55,8 @@ TEST(Shadow, stale_copy_on_ld_library_path_is_one_shadowed_cause) {
             std::string::npos)
       << text.out;
   EXPECT_EQ(text.out.find("undefined symbol:"), std::string::npos) << "findings with a cause are told once";
-  EXPECT_NE(text.out.find("2 undefined symbols, 0 missing libraries, 0 missing versions in 1 library"), std::string::npos);
+  EXPECT_NE(text.out.find("2 undefined symbols, 0 missing libraries, 0 missing versions in 1 library"),
+            std::string::npos);
 
   auto r = run(kBin + " --format json" + args);
   auto doc = json::parse(r.out);
@@ -111,10 +113,9 @@ TEST(Shadow, old_libstdcxx_first_is_version_mismatch_naming_the_system_copy) {
   EXPECT_EQ(lib["missing_versions"].size(), versions.size());
 
   auto text = run(kBin + args);
-  std::string headline = "error: libstdc++.so.6 from " + old + " (ld_library_path) lacks " + versions.front() + " ... " +
-                         versions.back() + " (" + std::to_string(versions.size()) + " version nodes) and " +
-                         std::to_string(lib["unresolved"].size()) + " symbols that " + system +
-                         " (ld.so.cache) has\n";
+  std::string headline = "error: libstdc++.so.6 from " + old + " (ld_library_path) lacks " + versions.front() +
+                         " ... " + versions.back() + " (" + std::to_string(versions.size()) + " version nodes) and " +
+                         std::to_string(lib["unresolved"].size()) + " symbols that " + system + " (ld.so.cache) has\n";
   // The load's headline, then the cause's: one cause for everything the stale copy lacks.
   EXPECT_EQ(text.out.rfind("error: loading libstdcxx_user.so would fail: 1 cause\n" + headline, 0), 0u) << text.out;
   EXPECT_NE(text.out.find(">>> fix: remove the stale copy " + old + ", or take " + kFix +
@@ -134,9 +135,10 @@ TEST(Shadow, python_extension_symbols_come_from_the_interpreter) {
                           "extension (python3), not from a library it links\n>>> host-provided: PyArg_ParseTuple\n"),
             std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find(">>> fix: check it as the interpreter loads it: --python (the first python3 on PATH that is "
-                          "an ELF executable, past pyenv's and conda's shims), or --python=EXE for another interpreter\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.out.find(">>> fix: check it as the interpreter loads it: --python (the first python3 on PATH that is "
+                    "an ELF executable, past pyenv's and conda's shims), or --python=EXE for another interpreter\n"),
+      std::string::npos);
   auto doc = json::parse(run(no_host + kBin + " --format json " + ext).out);
   ASSERT_EQ(doc["causes"].size(), 1u);
   EXPECT_EQ(doc["causes"][0]["kind"], "host");
@@ -163,10 +165,14 @@ TEST(Shadow, python_extension_symbols_come_from_the_interpreter) {
 TEST(Shadow, no_did_you_mean_from_another_namespace_for_a_std_name) {
   UnresolvedSymbol u;
   u.symbol = "_ZNKSt13runtime_error4whatEv";  // std::runtime_error::what() const
-  u.suggestions = {{.symbol = "_ZNK4gloo14EnforceNotMet4whatEv", .demangled = "gloo::EnforceNotMet::what() const",
-                    .library = "/x/libgloo.so", .reason = SuggestionReason::Namespace},
-                   {.symbol = "_ZNKSt11logic_error4whatEv", .demangled = "std::logic_error::what() const",
-                    .library = "/x/libstdc++.so.6", .reason = SuggestionReason::Namespace}};
+  u.suggestions = {{.symbol = "_ZNK4gloo14EnforceNotMet4whatEv",
+                    .demangled = "gloo::EnforceNotMet::what() const",
+                    .library = "/x/libgloo.so",
+                    .reason = SuggestionReason::Namespace},
+                   {.symbol = "_ZNKSt11logic_error4whatEv",
+                    .demangled = "std::logic_error::what() const",
+                    .library = "/x/libstdc++.so.6",
+                    .reason = SuggestionReason::Namespace}};
   UnresolvedSymbol caused = u;
   caused.cause = "cause-1";
   UnresolvedSymbol other = u;

@@ -6,9 +6,9 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <nlohmann/json.hpp>
 
 #include "environment/ownership.h"
 #include "environment/site_index.h"
@@ -80,9 +80,8 @@ TEST(SiteOwners, dist_info_records_are_indexed_once_and_rebuilt_when_a_package_c
   dist_info(site, "pkgb", "2.0", {b});
   environment::OwnerSources sources{.dpkg_dir = "", .sdk_homes = {}, .cache_dir = cache};
   auto owners_of = [&] {
-    return environment::find_owners({site + "/" + a, site + "/" + liba, site + "/" + b, site + "/" + c,
-                                     site + "/pkga/__init__.py"},
-                                    sources);
+    return environment::find_owners(
+        {site + "/" + a, site + "/" + liba, site + "/" + b, site + "/" + c, site + "/pkga/__init__.py"}, sources);
   };
   auto check_against_python = [&](const std::map<std::string, PackageOwner>& owners) {
     auto oracle = importlib_owners(site);
@@ -113,12 +112,14 @@ TEST(SiteOwners, dist_info_records_are_indexed_once_and_rebuilt_when_a_package_c
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(fs::path(files[0]).filename().string().substr(0, 12), "site-owners-");
   // A path that is not indexed (not a shared object) is still found, in the full records.
-  EXPECT_EQ(owner_text(environment::find_owners({site + "/pkga/x,y.py"}, sources).at(site + "/pkga/x,y.py")), "pkga 1.0");
+  EXPECT_EQ(owner_text(environment::find_owners({site + "/pkga/x,y.py"}, sources).at(site + "/pkga/x,y.py")),
+            "pkga 1.0");
 
   // A RECORD rewritten in place (the vendored library moves to pkgb): the dist-info directory's
   // mtime does not change, RECORD's does.
   put(site + "/pkga-1.0.dist-info/RECORD", record({a, "pkga/__init__.py", "pkga-1.0.dist-info/RECORD"}));
-  put(site + "/pkgb-2.0.dist-info/RECORD", record({b, liba, "pkgb-2.0.dist-info/METADATA", "pkgb-2.0.dist-info/RECORD"}));
+  put(site + "/pkgb-2.0.dist-info/RECORD",
+      record({b, liba, "pkgb-2.0.dist-info/METADATA", "pkgb-2.0.dist-info/RECORD"}));
   EXPECT_FALSE(environment::load_site_index(site, environment::RecordSource::DistInfo, cache).from_cache);
   auto owners = owners_of();
   EXPECT_EQ(owner_text(owners.at(site + "/" + liba)), "pkgb 2.0");
@@ -141,8 +142,9 @@ TEST(SiteOwners, dist_info_records_are_indexed_once_and_rebuilt_when_a_package_c
   // A garbled cache (cut short, then binary junk after the magic, then a key alone) is ignored, never
   // an error: the answer is right and the cache rewritten as it was.
   std::string good = read_file(files[0]);
-  for (const std::string& bad : {good.substr(0, good.size() - 5), std::string("mlc-site-owner-index 1\n\x01\x02\xff junk\n"),
-                                 good.substr(0, good.find("endkey\n") + 7), std::string()}) {
+  for (const std::string& bad :
+       {good.substr(0, good.size() - 5), std::string("mlc-site-owner-index 1\n\x01\x02\xff junk\n"),
+        good.substr(0, good.find("endkey\n") + 7), std::string()}) {
     put(files[0], bad);
     auto rebuilt = environment::load_site_index(site, environment::RecordSource::DistInfo, cache);
     EXPECT_FALSE(rebuilt.from_cache);
@@ -206,7 +208,8 @@ TEST(SiteOwners, conda_meta_is_indexed_once_and_rebuilt_when_a_package_changes) 
   EXPECT_EQ(owner_text(owners.at(prefix + "/lib/libstdc++.so.6.0.30")), "libstdcxx-ng 12.2.0");
   EXPECT_FALSE(owners.count(prefix + "/lib/libz.so.1"));
   // conda install zlib: a new conda-meta file.
-  put(prefix + "/conda-meta/zlib-1.2.13-h5eee18b_0.json", R"({"name": "zlib", "version": "1.2.13", "files": ["lib/libz.so.1"]})");
+  put(prefix + "/conda-meta/zlib-1.2.13-h5eee18b_0.json",
+      R"({"name": "zlib", "version": "1.2.13", "files": ["lib/libz.so.1"]})");
   owners = environment::find_owners({prefix + "/lib/libz.so.1"}, sources);
   EXPECT_EQ(owner_text(owners.at(prefix + "/lib/libz.so.1")), "zlib 1.2.13");
   EXPECT_TRUE(environment::load_site_index(prefix, environment::RecordSource::CondaMeta, cache).from_cache);
@@ -220,7 +223,6 @@ TEST(SiteOwners, conda_meta_is_indexed_once_and_rebuilt_when_a_package_changes) 
   EXPECT_EQ(read_file(file), good);
 }
 
-
 // A hostile wheel's RECORD: rows that name files outside the site directory (an
 // absolute path, ../ escapes, a path that goes down and back up), empty and huge fields, quotes and
 // commas, bytes that are not UTF-8, a quote never closed. Nothing outside the site directory becomes
@@ -231,24 +233,24 @@ TEST(SiteOwners, a_record_owns_only_files_inside_its_site_directory) {
   const std::string outside = root + "/lib/libout.so";
   build_so(root, outside);
   const std::string huge_name = "pkg/" + std::string(200, 'h') + ".so";  // a long but real file name
-  const std::vector<std::string> inside = {"pkg/_ok.so", "pkg/a\"b.so", "pkg/c,d.so", "pkg/\xff\xfe.so", huge_name,
-                                           "pkg/_last.so"};
+  const std::vector<std::string> inside = {"pkg/_ok.so",      "pkg/a\"b.so", "pkg/c,d.so",
+                                           "pkg/\xff\xfe.so", huge_name,     "pkg/_last.so"};
   for (const auto& f : inside) build_so(root, site + "/" + f);
-  std::string rows = "pkg/_ok.so,sha256=" + std::string(1 << 20, 'A') + "," + std::string(4096, '9') + "\n" +
-                     outside + ",sha256=AAAA,1\n"                       // absolute
-                     "../libout.so,sha256=AAAA,1\n"                     // up out of the site directory
-                     "pkg/../../libout.so,sha256=AAAA,1\n"              // down, then out
-                     "\"pkg/../../libout.so\",sha256=AAAA,1\n"          // the same, quoted
+  std::string rows = "pkg/_ok.so,sha256=" + std::string(1 << 20, 'A') + "," + std::string(4096, '9') + "\n" + outside +
+                     ",sha256=AAAA,1\n"                         // absolute
+                     "../libout.so,sha256=AAAA,1\n"             // up out of the site directory
+                     "pkg/../../libout.so,sha256=AAAA,1\n"      // down, then out
+                     "\"pkg/../../libout.so\",sha256=AAAA,1\n"  // the same, quoted
                      "./../libout.so,,\n"
                      "pkg//../../libout.so,,\n"
-                     "\n,,\n\"\",,\n,sha256=AAAA,1\n\r\n"              // empty fields and lines
-                     "\"pkg/a\"\"b.so\",sha256=AAAA,1\n"              // csv: a quote doubled inside quotes
-                     "\"pkg/c,d.so\",sha256=AAAA,1\r\n"                // csv: a comma, and csv.writer's CRLF
-                     "pkg/\xff\xfe.so,sha256=\xc3\x28,1\n"             // not UTF-8
-                     "\"pkg/open.so,sha256=AAAA,1\n"                    // a quote never closed
-                     "\"pkg/_ok.so\"junk,sha256=AAAA,1\n"               // text after the closing quote
-                     "pkg/tab\tx.so,,\n"
-                     + std::string(1 << 16, ',') + "\n" + huge_name + ",sha256=AAAA,1\npkg/_last.so";  // no final newline
+                     "\n,,\n\"\",,\n,sha256=AAAA,1\n\r\n"   // empty fields and lines
+                     "\"pkg/a\"\"b.so\",sha256=AAAA,1\n"    // csv: a quote doubled inside quotes
+                     "\"pkg/c,d.so\",sha256=AAAA,1\r\n"     // csv: a comma, and csv.writer's CRLF
+                     "pkg/\xff\xfe.so,sha256=\xc3\x28,1\n"  // not UTF-8
+                     "\"pkg/open.so,sha256=AAAA,1\n"        // a quote never closed
+                     "\"pkg/_ok.so\"junk,sha256=AAAA,1\n"   // text after the closing quote
+                     "pkg/tab\tx.so,,\n" +
+                     std::string(1 << 16, ',') + "\n" + huge_name + ",sha256=AAAA,1\npkg/_last.so";  // no final newline
   put(site + "/evil-1.0.dist-info/RECORD", rows);
 
   std::set<std::string> want(inside.begin(), inside.end());
@@ -269,8 +271,12 @@ TEST(SiteOwners, a_record_owns_only_files_inside_its_site_directory) {
   put(root + "/lib/notes.txt", "");
   put(site + "/evil-2.0.dist-info/RECORD", "../notes.txt,,\n" + root + "/lib/notes.txt,,\npkg/../../notes.txt,,\n");
   environment::OwnerSources sources{.dpkg_dir = "", .sdk_homes = {}, .cache_dir = cache};
-  std::vector<std::string> spellings = {outside, site + "/../libout.so", site + "/pkg/../../libout.so",
-                                        site + "/./../libout.so", site + "/../notes.txt", site + "/pkg/../../notes.txt"};
+  std::vector<std::string> spellings = {outside,
+                                        site + "/../libout.so",
+                                        site + "/pkg/../../libout.so",
+                                        site + "/./../libout.so",
+                                        site + "/../notes.txt",
+                                        site + "/pkg/../../notes.txt"};
   std::vector<std::string> asked = spellings;
   for (const auto& f : inside) asked.push_back(site + "/" + f);
   auto owners = environment::find_owners(asked, sources);
@@ -281,8 +287,8 @@ TEST(SiteOwners, a_record_owns_only_files_inside_its_site_directory) {
   }
   // The report keeps the spelling it was given: its JSON says the library has no owner, and the text
   // names no package; the same file inside the site directory is the package's.
-  auto r = run(kBin + " --cuda-home '' --cache-dir " + quote(cache) + " --format json " + quote(site + "/pkg/../../libout.so") +
-               " " + quote(site + "/pkg/_ok.so"));
+  auto r = run(kBin + " --cuda-home '' --cache-dir " + quote(cache) + " --format json " +
+               quote(site + "/pkg/../../libout.so") + " " + quote(site + "/pkg/_ok.so"));
   auto doc = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << r.out << r.err;
   ASSERT_EQ(doc["libraries"].size(), 2u) << r.out;
@@ -306,8 +312,8 @@ TEST(SiteOwners, record_path_reads_the_first_csv_field_as_python_writes_it) {
     lines.push_back(r.out.substr(start, nl - start));
   ASSERT_EQ(lines.size(), paths.size()) << r.out;
   for (size_t i = 0; i < paths.size(); ++i) EXPECT_EQ(record_path(lines[i]), paths[i]) << lines[i];
-  for (const char* outside : {"/usr/lib/libc.so.6,,", "../x.so,,", "a/../../x.so,,", "a/./x.so,,", "a//x.so,,", ",,", "",
-                              "\"\",,", "\"a.so", "\"a.so\"x,,", "..,,", "a/..,,"})
+  for (const char* outside : {"/usr/lib/libc.so.6,,", "../x.so,,", "a/../../x.so,,", "a/./x.so,,", "a//x.so,,", ",,",
+                              "", "\"\",,", "\"a.so", "\"a.so\"x,,", "..,,", "a/..,,"})
     EXPECT_EQ(record_path(outside), std::nullopt) << outside;
 }
 

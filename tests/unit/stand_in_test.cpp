@@ -67,8 +67,10 @@ void make_sdk(const std::string& sdk, const std::string& more_definitions = "") 
   fs::create_directories(sdk + "/include");
   fs::create_directories(sdk + "/lib");
   test::write_file(sdk + "/include/musa_runtime_api.h", kSdkHeader);
-  test::write_file(sdk + "/musart.cpp", "#include <musa_runtime_api.h>\nextern \"C\" musaError_t musaGetLastError(void) { return musaSuccess; }\n" +
-                                        more_definitions);
+  test::write_file(
+      sdk + "/musart.cpp",
+      "#include <musa_runtime_api.h>\nextern \"C\" musaError_t musaGetLastError(void) { return musaSuccess; }\n" +
+          more_definitions);
   auto cc = run("c++ -shared -fPIC -I" + quote(sdk + "/include") + " -Wl,-soname,libmusart.so.4 -o " +
                 quote(sdk + "/lib/libmusart.so.4") + " " + quote(sdk + "/musart.cpp") + " && ln -sf libmusart.so.4 " +
                 quote(sdk + "/lib/libmusart.so"));
@@ -78,13 +80,14 @@ void make_sdk(const std::string& sdk, const std::string& more_definitions = "") 
 // A c10/util/Exception.h of our own: enough for C10_THROW_ERROR to compile.
 void make_c10(const std::string& dir) {
   fs::create_directories(dir + "/c10/util");
-  test::write_file(dir + "/c10/util/Exception.h",
-                   "#pragma once\n#include <stdexcept>\n#define C10_THROW_ERROR(kind, msg) throw std::runtime_error(msg)\n");
+  test::write_file(
+      dir + "/c10/util/Exception.h",
+      "#pragma once\n#include <stdexcept>\n#define C10_THROW_ERROR(kind, msg) throw std::runtime_error(msg)\n");
 }
 
 struct Declared {
-  std::string name;                     // unqualified
-  std::vector<std::string> types;       // parameter types as written, names dropped
+  std::string name;                // unqualified
+  std::vector<std::string> types;  // parameter types as written, names dropped
 };
 
 // The functions a stand-in header declares in c10::musa, read with our scanner.
@@ -101,7 +104,8 @@ std::vector<Declared> stand_ins_of(const std::string& header) {
     for (size_t k = 0; k < raw->params.size(); ++k) {
       std::string t = raw->params[k];
       const std::string& n = k < raw->param_names.size() ? raw->param_names[k] : "";
-      if (!n.empty() && t.size() > n.size() && t.compare(t.size() - n.size(), n.size(), n) == 0) t.resize(t.size() - n.size());
+      if (!n.empty() && t.size() > n.size() && t.compare(t.size() - n.size(), n.size(), n) == 0)
+        t.resize(t.size() - n.size());
       while (!t.empty() && t.back() == ' ') t.pop_back();
       d.types.push_back(t);
     }
@@ -113,7 +117,8 @@ std::vector<Declared> stand_ins_of(const std::string& header) {
 // Ported code calling every stand-in, unqualified from inside c10::musa, as torch_musa's ported
 // sources do (cmake_macros.h includes the stand-in header into each of them).
 std::string calling_code(const std::vector<Declared>& decls) {
-  std::string out = "template <class T> T arg() { return T{}; }\nnamespace c10 {\nnamespace musa {\nvoid call_stand_ins() {\n";
+  std::string out =
+      "template <class T> T arg() { return T{}; }\nnamespace c10 {\nnamespace musa {\nvoid call_stand_ins() {\n";
   for (const auto& d : decls) {
     out += "  (void)" + d.name + "(";
     for (size_t k = 0; k < d.types.size(); ++k) out += (k ? ", " : "") + std::string("arg<") + d.types[k] + ">()";
@@ -181,15 +186,18 @@ void rebuild(const World& w, const std::vector<Declared>& decls, const std::stri
   test::write_file(w.dir + "/caller.cpp", calling_code(decls));
   std::string compile_lib = "c++ -std=c++17 -shared -fPIC -DREAL_MUSA_VERSION=4000 -I" + quote(w.sdk + "/include") +
                             " -include " + quote(w.header_file) + " " + quote(w.dir + "/caller.cpp");
-  std::string link = " -o " + quote(w.lib) + " -L" + quote(w.sdk + "/lib") + " -lmusart -Wl,-rpath," + quote(w.sdk + "/lib");
+  std::string link =
+      " -o " + quote(w.lib) + " -L" + quote(w.sdk + "/lib") + " -lmusart -Wl,-rpath," + quote(w.sdk + "/lib");
   auto cc = run(compile_lib + link);
   ASSERT_EQ(cc.status, 0) << cc.err;
   std::set<std::string> wanted = nm("-u", w.lib);
   ASSERT_EQ(wanted.size(), decls.size()) << "every declared stand-in is referenced";
 
-  std::string context = " --sdk-home " + quote(w.sdk) + " --cuda-home " + quote(w.cuda) + " --mapping " + quote(w.maps) +
-                        " --source-root " + quote(w.header_dir) + " --cache-dir " + quote(w.dir + "/cache");
-  auto check = run(quote(kLinkcheck) + " " + quote(w.lib) + context + " --format json -o " + quote(w.dir + "/report.json"));
+  std::string context = " --sdk-home " + quote(w.sdk) + " --cuda-home " + quote(w.cuda) + " --mapping " +
+                        quote(w.maps) + " --source-root " + quote(w.header_dir) + " --cache-dir " +
+                        quote(w.dir + "/cache");
+  auto check =
+      run(quote(kLinkcheck) + " " + quote(w.lib) + context + " --format json -o " + quote(w.dir + "/report.json"));
   ASSERT_EQ(check.status, 1) << check.err;
   auto report = read_json_report(w.dir + "/report.json");
   ASSERT_TRUE(report.ok());
@@ -209,14 +217,17 @@ void rebuild(const World& w, const std::vector<Declared>& decls, const std::stri
   }
   EXPECT_GT(in_cuda_lib, 0u) << "CUDA's runtime library exports the counterparts";
 
-  auto gen = run(quote(kStubgen) + " " + quote(w.lib) + context + " --c10 --out-cpp " + quote(w.out + "/unimplemented_functions.cpp") +
-                 " --out-header " + quote(w.out + "/unimplemented_functions.h"));
+  auto gen = run(quote(kStubgen) + " " + quote(w.lib) + context + " --c10 --out-cpp " +
+                 quote(w.out + "/unimplemented_functions.cpp") + " --out-header " +
+                 quote(w.out + "/unimplemented_functions.h"));
   ASSERT_EQ(gen.status, 0) << gen.out << gen.err;
   std::string cpp = test::read_file(w.out + "/unimplemented_functions.cpp");
   std::string hdr = test::read_file(w.out + "/unimplemented_functions.h");
   for (const auto& d : decls) {
-    EXPECT_NE(cpp.find("    C10_THROW_ERROR(NotImplementedError, \"" + d.name + " is not supported now!\");\n"), std::string::npos)
-        << d.name << "\n" << cpp;
+    EXPECT_NE(cpp.find("    C10_THROW_ERROR(NotImplementedError, \"" + d.name + " is not supported now!\");\n"),
+              std::string::npos)
+        << d.name << "\n"
+        << cpp;
   }
   EXPECT_NE(cpp.find("namespace c10 {\nnamespace musa {\n"), std::string::npos) << cpp;
   EXPECT_NE(hdr.find("namespace c10 {\nnamespace musa {\n"), std::string::npos) << hdr;
@@ -224,8 +235,8 @@ void rebuild(const World& w, const std::vector<Declared>& decls, const std::stri
   // The oracle: the compiler's names for the stubs are exactly the names the library needs.
   std::string stub_obj = w.dir + "/stubs.o";
   std::string inc = " -I" + quote(w.out) + " -I" + quote(w.sdk + "/include") + " -I" + quote(w.c10);
-  auto so = run("c++ -std=c++17 -Wall -Wextra -Werror -c -fPIC" + inc + " " + quote(w.out + "/unimplemented_functions.cpp") +
-                " -o " + quote(stub_obj));
+  auto so = run("c++ -std=c++17 -Wall -Wextra -Werror -c -fPIC" + inc + " " +
+                quote(w.out + "/unimplemented_functions.cpp") + " -o " + quote(stub_obj));
   ASSERT_EQ(so.status, 0) << so.err;
   EXPECT_EQ(nm("-g --defined-only", stub_obj), wanted);
 
@@ -252,21 +263,30 @@ void rebuild(const World& w, const std::vector<Declared>& decls, const std::stri
 // The fixture: a fake SDK (with `sdk_definitions` added to its runtime library), a CUDA of our own,
 // a small map, and torch_musa's convention in a header of our own: stand-ins declared in c10::musa.
 World fixture_world(const std::string& dir, std::string& header, const std::string& sdk_definitions = "") {
-  World w{.dir = dir, .sdk = dir + "/sdk", .cuda = dir + "/cuda", .maps = dir + "/maps",
-          .header_dir = dir + "/torch_musa", .header_file = "", .lib = dir + "/build/libmusa_kernels.so",
-          .out = dir + "/out", .c10 = dir + "/c10inc"};
+  World w{.dir = dir,
+          .sdk = dir + "/sdk",
+          .cuda = dir + "/cuda",
+          .maps = dir + "/maps",
+          .header_dir = dir + "/torch_musa",
+          .header_file = "",
+          .lib = dir + "/build/libmusa_kernels.so",
+          .out = dir + "/out",
+          .c10 = dir + "/c10inc"};
   w.header_file = w.header_dir + "/unimplemented_functions.h";
-  for (const auto& d : {w.maps, w.header_dir, w.out, dir + "/build", w.cuda + "/include", w.cuda + "/lib64"}) fs::create_directories(d);
+  for (const auto& d : {w.maps, w.header_dir, w.out, dir + "/build", w.cuda + "/include", w.cuda + "/lib64"})
+    fs::create_directories(d);
   make_sdk(w.sdk, sdk_definitions);
   make_c10(w.c10);
   // A CUDA of our own: the C API in its header and its runtime library.
-  test::write_file(w.cuda + "/include/cuda_runtime_api.h",
-                   "#pragma once\n#include <stddef.h>\ntypedef enum cudaError { cudaSuccess = 0 } cudaError_t;\n"
-                   "typedef struct CUstream_st* cudaStream_t;\n#define CUDARTAPI\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
-                   "extern __host__ cudaError_t CUDARTAPI cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);\n"
-                   "extern __host__ cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream);\n"
-                   "#ifdef __cplusplus\n}\n#endif\n");
-  test::write_file(w.cuda + "/cudart.c", "void* cudaMallocAsync(void) { return 0; }\nvoid* cudaFreeAsync(void) { return 0; }\n");
+  test::write_file(
+      w.cuda + "/include/cuda_runtime_api.h",
+      "#pragma once\n#include <stddef.h>\ntypedef enum cudaError { cudaSuccess = 0 } cudaError_t;\n"
+      "typedef struct CUstream_st* cudaStream_t;\n#define CUDARTAPI\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+      "extern __host__ cudaError_t CUDARTAPI cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);\n"
+      "extern __host__ cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream);\n"
+      "#ifdef __cplusplus\n}\n#endif\n");
+  test::write_file(w.cuda + "/cudart.c",
+                   "void* cudaMallocAsync(void) { return 0; }\nvoid* cudaFreeAsync(void) { return 0; }\n");
   auto cc = run("cc -shared -fPIC -Wl,-soname,libcudart.so.13 -o " + quote(w.cuda + "/lib64/libcudart.so.13") + " " +
                 quote(w.cuda + "/cudart.c"));
   EXPECT_EQ(cc.status, 0) << cc.err;
@@ -293,17 +313,23 @@ TEST(StandIn, namespaced_stand_in_for_a_missing_c_api_is_cuda_only_and_stubbed_i
 
   // The stub reads like torch_musa's: its SDK spellings and names, the message, the SDK's error.
   std::string cpp = test::read_file(w.out + "/unimplemented_functions.cpp");
-  EXPECT_NE(cpp.find("namespace c10 {\nnamespace musa {\n__host__ musaError_t musaMallocAsync(void** devPtr, size_t size, "
-                     "musaStream_t hStream) {\n"),
-            std::string::npos) << cpp;
+  EXPECT_NE(
+      cpp.find("namespace c10 {\nnamespace musa {\n__host__ musaError_t musaMallocAsync(void** devPtr, size_t size, "
+               "musaStream_t hStream) {\n"),
+      std::string::npos)
+      << cpp;
   EXPECT_NE(cpp.find("    C10_THROW_ERROR(NotImplementedError, \"musaMallocAsync is not supported now!\");\n  }\n"
                      "  return musaErrorNotSupported;\n}\n}  // namespace musa\n}  // namespace c10\n"),
-            std::string::npos) << cpp;
+            std::string::npos)
+      << cpp;
   std::string hdr = test::read_file(w.out + "/unimplemented_functions.h");
   EXPECT_NE(hdr.find("#include <musa_runtime_api.h>\n"), std::string::npos) << hdr;
-  EXPECT_NE(hdr.find("namespace c10 {\nnamespace musa {\n__host__ musaError_t musaFreeAsync(void* devPtr, musaStream_t hStream);\n"
-                     "}  // namespace musa\n}  // namespace c10\n"),
-            std::string::npos) << hdr;
+  EXPECT_NE(
+      hdr.find(
+          "namespace c10 {\nnamespace musa {\n__host__ musaError_t musaFreeAsync(void* devPtr, musaStream_t hStream);\n"
+          "}  // namespace musa\n}  // namespace c10\n"),
+      std::string::npos)
+      << hdr;
   // The JSON report names the counterpart and the CUDA library that has it.
   auto report = read_json_report(w.dir + "/report.json");
   ASSERT_TRUE(report.ok());
@@ -318,15 +344,17 @@ TEST(StandIn, namespaced_stand_in_for_a_missing_c_api_is_cuda_only_and_stubbed_i
 TEST(StandIn, stand_in_that_hides_a_c_function_the_sdk_now_defines_is_not_stubbed) {
   Scratch s("sdk-has-it");
   std::string header;
-  World w = fixture_world(s.dir, header, "extern \"C\" musaError_t musaMallocAsync(void**, size_t, musaStream_t) { return musaSuccess; }\n");
+  World w =
+      fixture_world(s.dir, header,
+                    "extern \"C\" musaError_t musaMallocAsync(void**, size_t, musaStream_t) { return musaSuccess; }\n");
   test::write_file(w.dir + "/caller.cpp", calling_code(stand_ins_of(header)));
   auto cc = run("c++ -shared -fPIC -I" + quote(w.sdk + "/include") + " -include " + quote(w.header_file) + " " +
                 quote(w.dir + "/caller.cpp") + " -o " + quote(w.lib) + " -L" + quote(w.sdk + "/lib") + " -lmusart");
   ASSERT_EQ(cc.status, 0) << cc.err;
-  auto check = run(quote(kLinkcheck) + " " + quote(w.lib) + " --sdk-home " + quote(w.sdk) + " --cuda-home " + quote(w.cuda) +
-                   " --mapping " + quote(w.maps) + " --source-root " + quote(w.header_dir) + " --cache-dir " +
-                   quote(w.dir + "/cache") + " --library-path " + quote(w.sdk + "/lib") + " --format json -o " +
-                   quote(w.dir + "/report.json"));
+  auto check = run(quote(kLinkcheck) + " " + quote(w.lib) + " --sdk-home " + quote(w.sdk) + " --cuda-home " +
+                   quote(w.cuda) + " --mapping " + quote(w.maps) + " --source-root " + quote(w.header_dir) +
+                   " --cache-dir " + quote(w.dir + "/cache") + " --library-path " + quote(w.sdk + "/lib") +
+                   " --format json -o " + quote(w.dir + "/report.json"));
   ASSERT_EQ(check.status, 1) << check.err;
   auto report = read_json_report(w.dir + "/report.json");
   ASSERT_TRUE(report.ok());
@@ -337,7 +365,8 @@ TEST(StandIn, stand_in_that_hides_a_c_function_the_sdk_now_defines_is_not_stubbe
   EXPECT_EQ(to_string(hidden.classification), std::string("unknown"));
   ASSERT_TRUE(hidden.fix.has_value());
   EXPECT_EQ(hidden.fix->kind, FixKind::None);
-  EXPECT_EQ(hidden.fix->detail, "remove the declaration of c10::musa::musaMallocAsync so the code calls libmusart.so.4's musaMallocAsync");
+  EXPECT_EQ(hidden.fix->detail,
+            "remove the declaration of c10::musa::musaMallocAsync so the code calls libmusart.so.4's musaMallocAsync");
   ASSERT_TRUE(by_name.count("c10::musa::musaFreeAsync"));  // the other is still missing from the SDK
   EXPECT_EQ(to_string(by_name["c10::musa::musaFreeAsync"]->classification), std::string("cuda-only"));
 }
@@ -368,13 +397,21 @@ TEST(StandIn, torch_musas_real_unimplemented_functions_are_rebuilt_from_the_real
   std::string maps = MLC_MAPPING_DIR;
   if (const char* m = std::getenv("MLC_MAPPING_DIR"); m && *m) maps = m;
   if (!fs::exists("/usr/local/cuda/include/cuda_runtime_api.h")) MLC_SKIP() << "no CUDA toolkit at /usr/local/cuda";
-  if (!fs::exists(maps + "/general.json")) MLC_SKIP() << "no torch_musa porting maps at " << maps << " (MLC_MAPPING_DIR)";
+  if (!fs::exists(maps + "/general.json"))
+    MLC_SKIP() << "no torch_musa porting maps at " << maps << " (MLC_MAPPING_DIR)";
   auto header = real_file("unimplemented_functions.h");
   auto definitions = real_file("unimplemented_functions.cpp");
   if (!header || !definitions) MLC_SKIP() << "torch_musa's real files are absent from " << kTorchMusa;
   Scratch s("real");
-  World w{.dir = s.dir, .sdk = s.dir + "/sdk", .cuda = "/usr/local/cuda", .maps = maps, .header_dir = s.dir + "/torch_musa",
-          .header_file = "", .lib = s.dir + "/build/libmusa_kernels.so", .out = s.dir + "/out", .c10 = s.dir + "/c10inc"};
+  World w{.dir = s.dir,
+          .sdk = s.dir + "/sdk",
+          .cuda = "/usr/local/cuda",
+          .maps = maps,
+          .header_dir = s.dir + "/torch_musa",
+          .header_file = "",
+          .lib = s.dir + "/build/libmusa_kernels.so",
+          .out = s.dir + "/out",
+          .c10 = s.dir + "/c10inc"};
   w.header_file = w.header_dir + "/unimplemented_functions.h";
   for (const auto& d : {w.header_dir, w.out, s.dir + "/build"}) fs::create_directories(d);
   make_sdk(w.sdk);
@@ -384,7 +421,8 @@ TEST(StandIn, torch_musas_real_unimplemented_functions_are_rebuilt_from_the_real
   ASSERT_GE(decls.size(), 5u) << "the header declares torch_musa's stand-ins in c10::musa";
   rebuild(w, decls, "/usr/local/cuda/");
   // Beyond the types: each parameter spelled and named as torch_musa's hand-written declaration has
-  // it (__host__ musaError_t; musaStream_t hStream, enum musaMemPoolAttr attr), taken from CUDA's declaration through the map.
+  // it (__host__ musaError_t; musaStream_t hStream, enum musaMemPoolAttr attr), taken from CUDA's declaration through
+  // the map.
   std::string hdr = test::read_file(w.out + "/unimplemented_functions.h");
   auto theirs = c10_musa_functions(*header, source::EntityKind::FunctionDeclaration);
   EXPECT_EQ(theirs.size(), 9u) << "torch_musa v2.7.1 declares nine stand-ins";
@@ -396,8 +434,10 @@ TEST(StandIn, torch_musas_real_unimplemented_functions_are_rebuilt_from_the_real
   EXPECT_EQ(c10_musa_functions(cpp, source::EntityKind::FunctionDefinition), defined_theirs);
   for (const auto& [name, signature] : defined_theirs) {
     EXPECT_NE(definitions->find("\"" + name + " is not supported now!\");"), std::string::npos) << name;
-    EXPECT_NE(cpp.find("C10_THROW_ERROR(NotImplementedError, \"" + name + " is not supported now!\");"), std::string::npos)
-        << name << "\n" << cpp;
+    EXPECT_NE(cpp.find("C10_THROW_ERROR(NotImplementedError, \"" + name + " is not supported now!\");"),
+              std::string::npos)
+        << name << "\n"
+        << cpp;
   }
 }
 
@@ -418,7 +458,8 @@ TEST(StandIn, torch_musas_real_csrc_cmake_lists_give_every_mu_srcs_entry_at_its_
     bool inside = false;
     for (std::string line; std::getline(in, line);) {
       ++line_no;
-      std::string t = line.substr(line.find_first_not_of(' ') == std::string::npos ? line.size() : line.find_first_not_of(' '));
+      std::string t =
+          line.substr(line.find_first_not_of(' ') == std::string::npos ? line.size() : line.find_first_not_of(' '));
       if (!inside) {
         inside = t == "MU_SRCS";
         continue;

@@ -27,9 +27,10 @@ const std::string kStubgen = MLC_STUBGEN_BIN;
 
 std::string world_args(const std::string& w) {
   std::string b = w + "/build", s = w + "/src";
-  return " --build-dir " + quote(b) + " --source-root " + quote(s + "/pytorch") + " --sdk-home " + quote(b + "/musa_sdk") +
-         " --cuda-home " + quote(b + "/cuda_home") + " --mapping " + quote(s + "/mapping") + " --with " +
-         quote(b + "/libc10.so") + " --cache-dir " + quote((test::scratch_root() / "stubgen-cache").string()) +
+  return " --build-dir " + quote(b) + " --source-root " + quote(s + "/pytorch") + " --sdk-home " +
+         quote(b + "/musa_sdk") + " --cuda-home " + quote(b + "/cuda_home") + " --mapping " + quote(s + "/mapping") +
+         " --with " + quote(b + "/libc10.so") + " --cache-dir " +
+         quote((test::scratch_root() / "stubgen-cache").string()) +
          // The loader would take a stale libmusart first (the shadowed case): point it at the SDK.
          " --library-path " + quote(b + "/musa_sdk/lib");
 }
@@ -57,11 +58,14 @@ TEST(Stubgen, end_to_end_the_library_links_after_one_run) {
   auto patch = run(kStubgen + world_args(w) + " --stub unknown --dry-run" + out + " " + quote(lib));
   EXPECT_EQ(patch.status, 0) << patch.err;
   std::string diff_file = w + "/cmake.diff";
-  auto wrote = run(kStubgen + world_args(w) + " --stub unknown --no-runtime --cmake-patch " + quote(diff_file) +
-                   " --out-cpp " + quote(w + "/scratch.cpp") + " --out-header " + quote(w + "/scratch.h") + " " + quote(lib));
+  auto wrote =
+      run(kStubgen + world_args(w) + " --stub unknown --no-runtime --cmake-patch " + quote(diff_file) + " --out-cpp " +
+          quote(w + "/scratch.cpp") + " --out-header " + quote(w + "/scratch.h") + " " + quote(lib));
   EXPECT_EQ(wrote.status, 0) << wrote.err;
   std::string diff = test::read_file(diff_file);
-  EXPECT_NE(diff.find("--- a/torch_musa/csrc/CMakeLists.txt\n+++ b/torch_musa/csrc/CMakeLists.txt\n"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("--- a/torch_musa/csrc/CMakeLists.txt\n+++ b/torch_musa/csrc/CMakeLists.txt\n"),
+            std::string::npos)
+      << diff;
   EXPECT_NE(diff.find("+  ${GENERATED_PORTING_DIR}/aten/src/ATen/musa/cub.mu\n"), std::string::npos);
   EXPECT_NE(diff.find("+target_link_libraries(musa_kernels PRIVATE musart mublas)\n"), std::string::npos);
   EXPECT_EQ(run("cd " + quote(w + "/src") + " && git apply --check " + quote(diff_file)).status, 0);
@@ -73,7 +77,8 @@ TEST(Stubgen, end_to_end_the_library_links_after_one_run) {
   std::string cpp = test::read_file(ops + "/unimplemented_functions.cpp");
   std::string hdr = test::read_file(ops + "/unimplemented_functions.h");
   EXPECT_NE(cpp.find("extern \"C\" musaError_t musaMallocAsync(void** devPtr, size_t size, musaStream_t hStream) {"),
-            std::string::npos) << cpp;
+            std::string::npos)
+      << cpp;
 
   auto rebuilt = run("cmake --build " + quote(w + "/build") + " -j 2");
   ASSERT_EQ(rebuilt.status, 0) << rebuilt.out << rebuilt.err;
@@ -90,8 +95,9 @@ TEST(Stubgen, end_to_end_the_library_links_after_one_run) {
                    "  catch (const std::exception& e) { std::printf(\"caught: %s\\n\", e.what()); return 0; }\n"
                    "  return 1;\n}\n");
   std::string b = w + "/build";
-  auto compiled = run("c++ -o " + quote(w + "/probe") + " " + quote(probe) + " -L" + quote(b + "/torch_musa/csrc") +
-                      " -lmusa_kernels -L" + quote(b) + " -lc10 -L" + quote(b + "/musa_sdk/lib") + " -lmusart -lmublas");
+  auto compiled =
+      run("c++ -o " + quote(w + "/probe") + " " + quote(probe) + " -L" + quote(b + "/torch_musa/csrc") +
+          " -lmusa_kernels -L" + quote(b) + " -lc10 -L" + quote(b + "/musa_sdk/lib") + " -lmusart -lmublas");
   ASSERT_EQ(compiled.status, 0) << compiled.err;
   std::string env = "LD_LIBRARY_PATH=" + quote(b + "/musa_sdk/lib:" + b + ":" + b + "/torch_musa/csrc") + " ";
   std::string trace = w + "/stub-trace.txt";
@@ -113,7 +119,8 @@ TEST(Stubgen, end_to_end_the_library_links_after_one_run) {
 }
 
 // The standard world's report, planned into a scratch directory.
-stubgen::Plan plan_world(const std::string& dir, stubgen::Style style, Report* report_out = nullptr, bool prune = false) {
+stubgen::Plan plan_world(const std::string& dir, stubgen::Style style, Report* report_out = nullptr,
+                         bool prune = false) {
   LinkcheckOptions o;
   o.env.with = {kWorld + "/build/libc10.so"};
   o.env.library_path = {kWorld + "/build/musa_sdk/lib"};
@@ -138,7 +145,8 @@ stubgen::Plan plan_world(const std::string& dir, stubgen::Style style, Report* r
 
 const stubgen::FileEdit* edit_for(const stubgen::Plan& p, const std::string& suffix) {
   for (const auto& f : p.stub_files)
-    if (f.path.size() >= suffix.size() && f.path.compare(f.path.size() - suffix.size(), suffix.size(), suffix) == 0) return &f;
+    if (f.path.size() >= suffix.size() && f.path.compare(f.path.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return &f;
   return nullptr;
 }
 
@@ -160,8 +168,8 @@ TEST(Stubgen, generated_files_match_golden_files_and_compile_with_werror) {
                   quote(dir + "/unimplemented_functions.cpp"));
     EXPECT_EQ(cc.status, 0) << cc.err;
     auto nm = run("nm --defined-only " + quote(dir + "/stubs.o"));
-    for (const char* sym : {" T PVRSRVGetDevInfo\n", " T musaLaunchHostFunc\n", " T musaMallocAsync\n",
-                            " B musaDeviceTable\n"}) {
+    for (const char* sym :
+         {" T PVRSRVGetDevInfo\n", " T musaLaunchHostFunc\n", " T musaMallocAsync\n", " B musaDeviceTable\n"}) {
       EXPECT_NE(nm.out.find(sym), std::string::npos) << sym << nm.out;
     }
   }
@@ -209,7 +217,8 @@ TEST(Stubgen, hand_edited_and_hand_written_stubs_survive_every_run) {
 TEST(Stubgen, oddly_formatted_cmake_file_is_patched_without_changing_any_other_byte) {
   std::string dir = test::scratch_dir("odd-cmake");
   fs::create_directories(dir + "/gen/aten/musa");
-  for (const char* f : {"/gen/aten/musa/A.mu", "/gen/aten/musa/Z.mu", "/gen/aten/musa/cub.mu"}) test::write_file(dir + f, "");
+  for (const char* f : {"/gen/aten/musa/A.mu", "/gen/aten/musa/Z.mu", "/gen/aten/musa/cub.mu"})
+    test::write_file(dir + f, "");
   std::string original =
       "cmake_minimum_required(VERSION 3.22)   # odd spacing follows\n"
       "set(  NOTE [==[ a bracket argument with ) and # inside ]==]  )\n"
@@ -263,8 +272,8 @@ TEST(Stubgen, oddly_formatted_cmake_file_is_patched_without_changing_any_other_b
   auto spelled = stubgen::plan(report, ctx, so);
   EXPECT_TRUE(spelled.cmake_files.empty());
   ASSERT_EQ(spelled.warnings.size(), 1u);
-  EXPECT_EQ(spelled.warnings[0], "${GENERATED_PORTING_DIR}/aten/musa/cub.mu is already in MU_SRCS (" + cmake +
-                                     "): not added again");
+  EXPECT_EQ(spelled.warnings[0],
+            "${GENERATED_PORTING_DIR}/aten/musa/cub.mu is already in MU_SRCS (" + cmake + "): not added again");
   // A broken CMake file is an error naming it, and nothing is written.
   test::write_file(cmake, "file(GLOB_RECURSE MU_SRCS \"unterminated\n");
   auto broken = stubgen::plan(report, ctx, so);
@@ -279,9 +288,10 @@ TEST(Stubgen, real_cuda_declarations_through_the_real_map_read_like_hand_written
   // A MUSA SDK whose header has the runtime's types but none of these functions.
   std::string sdk = test::scratch_dir("types-only-sdk");
   fs::create_directories(sdk + "/include");
-  test::write_file(sdk + "/include/musa_runtime_api.h",
-                   "#pragma once\n#include <stddef.h>\ntypedef enum musaError { musaSuccess = 0, musaErrorNotSupported = 801 }"
-                   " musaError_t;\ntypedef struct MUstream_st* musaStream_t;\n");
+  test::write_file(
+      sdk + "/include/musa_runtime_api.h",
+      "#pragma once\n#include <stddef.h>\ntypedef enum musaError { musaSuccess = 0, musaErrorNotSupported = 801 }"
+      " musaError_t;\ntypedef struct MUstream_st* musaStream_t;\n");
   TraceOptions t;
   t.sdk_home = sdk;
   t.cuda_home = "/usr/local/cuda";
@@ -312,7 +322,8 @@ TEST(Stubgen, real_cuda_declarations_through_the_real_map_read_like_hand_written
     EXPECT_EQ(s.signature_source, stubgen::SignatureSource::CudaHeader) << s.mangled;
     decl[s.mangled] = s.declaration;
   }
-  EXPECT_EQ(decl["musaMallocAsync"], "__host__ musaError_t musaMallocAsync(void** devPtr, size_t size, musaStream_t hStream)");
+  EXPECT_EQ(decl["musaMallocAsync"],
+            "__host__ musaError_t musaMallocAsync(void** devPtr, size_t size, musaStream_t hStream)");
   EXPECT_EQ(decl["musaMemsetAsync"],
             "__host__ musaError_t musaMemsetAsync(void* devPtr, int value, size_t count, musaStream_t stream)");
   EXPECT_EQ(decl["musaStreamSynchronize"], "__host__ musaError_t musaStreamSynchronize(musaStream_t stream)");
@@ -345,9 +356,10 @@ TEST(Stubgen, a_saved_report_without_sizes_gets_them_from_the_librarys_dwarf) {
                  " --cmake-patch " + quote(dir + "/p.diff") + " --out-cpp " + quote(dir + "/u.cpp") + " --out-header " +
                  quote(dir + "/u.h"));
   EXPECT_EQ(gen.err.find("musaDeviceTable:"), std::string::npos) << gen.err;  // not refused
-  EXPECT_NE(test::read_file(dir + "/u.cpp").find("// sdk-declared-only: musaDeviceTable, 64 bytes as libmusa_kernels.so's "
-                                                 "DWARF declares it (zero-filled; a data stub cannot report its use)\n"
-                                                 "alignas(16) unsigned char musa_stub_data_"),
+  EXPECT_NE(test::read_file(dir + "/u.cpp")
+                .find("// sdk-declared-only: musaDeviceTable, 64 bytes as libmusa_kernels.so's "
+                      "DWARF declares it (zero-filled; a data stub cannot report its use)\n"
+                      "alignas(16) unsigned char musa_stub_data_"),
             std::string::npos);
 }
 
@@ -376,10 +388,11 @@ TEST(Stubgen, a_data_object_is_stubbed_from_the_size_its_finding_carries) {
   EXPECT_EQ(p.stubs[0].signature_source, stubgen::SignatureSource::DwarfSize);
   ASSERT_FALSE(p.stub_files.empty());
   const std::string& cpp = p.stub_files[0].after;
-  EXPECT_NE(cpp.find("#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < 40100)\n"
-                     "// sdk-declared-only: musaGlobalTable, 48 bytes as libk.so's DWARF declares it (zero-filled; a data "
-                     "stub cannot report its use)\nalignas(16) unsigned char musa_stub_data_"),
-            std::string::npos)
+  EXPECT_NE(
+      cpp.find("#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < 40100)\n"
+               "// sdk-declared-only: musaGlobalTable, 48 bytes as libk.so's DWARF declares it (zero-filled; a data "
+               "stub cannot report its use)\nalignas(16) unsigned char musa_stub_data_"),
+      std::string::npos)
       << cpp;
   EXPECT_NE(cpp.find("[48] __asm__(\"musaGlobalTable\") = {};\n#endif\n"), std::string::npos) << cpp;
 }
@@ -407,9 +420,10 @@ TEST(Stubgen, symbols_neither_stubbed_nor_patched_are_named_with_the_reason) {
   auto p = stubgen::plan(report, ctx, so);
   ASSERT_EQ(p.refused.size(), 2u);
   EXPECT_EQ(p.refused[0].symbol, "at::foo()");
-  EXPECT_EQ(p.refused[0].reason,
-            "hidden: defined in /x/libtorch.so with hidden or internal visibility - not something a stub or a CMake patch "
-            "fixes (pass --stub hidden to stub it anyway)");
+  EXPECT_EQ(
+      p.refused[0].reason,
+      "hidden: defined in /x/libtorch.so with hidden or internal visibility - not something a stub or a CMake patch "
+      "fixes (pass --stub hidden to stub it anyway)");
   EXPECT_EQ(p.refused[1].symbol, "musaGlobalTable");
   EXPECT_NE(p.refused[1].reason.find("a data object of unknown size"), std::string::npos);
   EXPECT_TRUE(p.stub_files.empty());  // nothing to write: no file is created
@@ -459,9 +473,10 @@ TEST(Stubgen, unlinked_library_uses_the_sdk_packages_imported_target) {
   std::string dir = test::scratch_dir("imported");
   std::string sdk = dir + "/sdk";
   fs::create_directories(sdk + "/lib/cmake/MUSA");
-  test::write_file(sdk + "/lib/cmake/MUSA/MUSATargets.cmake",
-                   "add_library(MUSA::musart SHARED IMPORTED)\nadd_library(MUSA::mublas SHARED IMPORTED)\n"
-                   "set_target_properties(MUSA::mublas PROPERTIES IMPORTED_LOCATION \"${_IMPORT_PREFIX}/lib/libmublas.so.1\")\n");
+  test::write_file(
+      sdk + "/lib/cmake/MUSA/MUSATargets.cmake",
+      "add_library(MUSA::musart SHARED IMPORTED)\nadd_library(MUSA::mublas SHARED IMPORTED)\n"
+      "set_target_properties(MUSA::mublas PROPERTIES IMPORTED_LOCATION \"${_IMPORT_PREFIX}/lib/libmublas.so.1\")\n");
   std::string cmake = dir + "/CMakeLists.txt";
   test::write_file(cmake, "add_library(k SHARED k.cpp)\n\ninstall(TARGETS k)\n");
   Report report;
@@ -517,7 +532,8 @@ TEST(Stubgen, namespace_option_encloses_stubs_whose_own_scope_cannot_be_used) {
   ASSERT_NE(cpp, nullptr);
   EXPECT_NE(cpp->after.find("// at::Tensor::size(long) const\nnamespace c10::musa {\n"
                             "extern \"C\" void musa_stub_"),
-            std::string::npos) << cpp->after;
+            std::string::npos)
+      << cpp->after;
   EXPECT_NE(cpp->after.find("}\n}  // namespace c10::musa\n"), std::string::npos);
 }
 
@@ -531,23 +547,28 @@ std::string port_project(const std::string& dir, const std::string& error_type) 
   fs::create_directories(dir + "/src/musa");
   test::write_file(dir + "/sdk/include/musa_runtime_api.h",
                    "#pragma once\n#include <stddef.h>\n" + error_type +
-                   "\ntypedef struct MUstream_st* musaStream_t;\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
-                   "musaError_t musaMalloc(void** p, size_t n);\nmusaError_t musaMallocAsync(void** p, size_t n, musaStream_t s);\n"
-                   "musaError_t musaFreeAsync(void* p, musaStream_t s);\n#ifdef __cplusplus\n}\n#endif\n");
-  test::write_file(dir + "/sdk/rt.c", "#include <musa_runtime_api.h>\n#include <stdlib.h>\n"
+                       "\ntypedef struct MUstream_st* musaStream_t;\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+                       "musaError_t musaMalloc(void** p, size_t n);\nmusaError_t musaMallocAsync(void** p, size_t n, "
+                       "musaStream_t s);\n"
+                       "musaError_t musaFreeAsync(void* p, musaStream_t s);\n#ifdef __cplusplus\n}\n#endif\n");
+  test::write_file(dir + "/sdk/rt.c",
+                   "#include <musa_runtime_api.h>\n#include <stdlib.h>\n"
                    "musaError_t musaMalloc(void** p, size_t n) { *p = malloc(n); return 0; }\n");
   test::write_file(dir + "/src/ops.cpp",
                    "#include <musa_runtime_api.h>\nint helper(int x);\n"
                    "extern \"C\" int kern_run(int x) {\n  void* p = nullptr;\n  musaMalloc(&p, 4);\n"
                    "  musaMallocAsync(&p, 4, nullptr);\n  musaFreeAsync(p, nullptr);\n  return helper(x);\n}\n");
   test::write_file(dir + "/src/helper.cpp", "int helper(int x) { return x + 1; }\n");
-  test::write_file(dir + "/CMakeLists.txt",
-                   "cmake_minimum_required(VERSION 3.16)\nproject(kern CXX)\nset(KERN_SRCS\n  src/ops.cpp\n)\n"
-                   "add_library(kern SHARED ${KERN_SRCS})\ntarget_include_directories(kern PRIVATE ${MUSA_HOME}/include)\n"
-                   "target_link_libraries(kern PRIVATE ${MUSA_HOME}/lib/libmusart.so)\n");
-  auto built = run("cd " + quote(dir) + " && gcc -shared -fPIC -Isdk/include -Wl,-soname,libmusart.so -o sdk/lib/libmusart.so "
-                   "sdk/rt.c && cmake -S . -B build -G Ninja -DMUSA_HOME=" + quote(dir + "/sdk") +
-                   " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > /dev/null && cmake --build build > /dev/null");
+  test::write_file(
+      dir + "/CMakeLists.txt",
+      "cmake_minimum_required(VERSION 3.16)\nproject(kern CXX)\nset(KERN_SRCS\n  src/ops.cpp\n)\n"
+      "add_library(kern SHARED ${KERN_SRCS})\ntarget_include_directories(kern PRIVATE ${MUSA_HOME}/include)\n"
+      "target_link_libraries(kern PRIVATE ${MUSA_HOME}/lib/libmusart.so)\n");
+  auto built =
+      run("cd " + quote(dir) +
+          " && gcc -shared -fPIC -Isdk/include -Wl,-soname,libmusart.so -o sdk/lib/libmusart.so "
+          "sdk/rt.c && cmake -S . -B build -G Ninja -DMUSA_HOME=" +
+          quote(dir + "/sdk") + " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > /dev/null && cmake --build build > /dev/null");
   EXPECT_EQ(built.status, 0) << built.out << built.err;
   return dir;
 }
@@ -574,11 +595,13 @@ TEST_F(StubgenNinja, one_apply_and_one_rebuild_make_a_library_that_loads) {
   std::string lib = p + "/build/libkern.so";
   auto before = ctypes_load(lib);
   ASSERT_NE(before.status, 0) << "the real loader loads it before any fix?";
-  std::string args = " --build-dir build --sdk-home sdk --cuda-home '' --no-cache --out-cpp src/musa/unimplemented_functions.cpp"
-                     " --out-header src/musa/unimplemented_functions.h build/libkern.so";
+  std::string args =
+      " --build-dir build --sdk-home sdk --cuda-home '' --no-cache --out-cpp src/musa/unimplemented_functions.cpp"
+      " --out-header src/musa/unimplemented_functions.h build/libkern.so";
   auto applied = run("cd " + quote(p) + " && " + kStubgen + " --apply" + args);
   EXPECT_EQ(applied.status, 0) << applied.err;
-  EXPECT_NE(applied.err.find("musa-stubgen: after this patch: 0 of 3 still unresolved\n"), std::string::npos) << applied.err;
+  EXPECT_NE(applied.err.find("musa-stubgen: after this patch: 0 of 3 still unresolved\n"), std::string::npos)
+      << applied.err;
   EXPECT_EQ(test::read_file(p + "/CMakeLists.txt"),
             "cmake_minimum_required(VERSION 3.16)\nproject(kern CXX)\nset(KERN_SRCS\n  src/helper.cpp\n"
             "  src/musa/unimplemented_functions.cpp\n  src/ops.cpp\n)\nadd_library(kern SHARED ${KERN_SRCS})\n"
@@ -598,14 +621,17 @@ TEST_F(StubgenNinja, one_apply_and_one_rebuild_make_a_library_that_loads) {
 // return-error refuses the SDK functions, naming why, instead of stubs that return 0 (success).
 TEST_F(StubgenNinja, return_error_style_refuses_an_error_type_with_no_not_supported_code) {
   std::string p = port_project(test::scratch_dir("return-error-int"), "typedef int musaError_t;");
-  auto r = run("cd " + quote(p) + " && " + kStubgen + " --style return-error --no-confirm --build-dir build --sdk-home sdk "
+  auto r = run("cd " + quote(p) + " && " + kStubgen +
+               " --style return-error --no-confirm --build-dir build --sdk-home sdk "
                "--cuda-home '' --no-cache --dry-run build/libkern.so");
   EXPECT_EQ(r.status, 1) << r.err;
   for (const char* f : {"musaFreeAsync", "musaMallocAsync"})
-    EXPECT_NE(r.err.find(std::string("musa-stubgen: cannot fix ") + f + ": --style return-error: the SDK's headers define "
+    EXPECT_NE(r.err.find(std::string("musa-stubgen: cannot fix ") + f +
+                         ": --style return-error: the SDK's headers define "
                          "no musaErrorNotSupported for its musaError_t (not an enum of error codes), so the stub could "
                          "only return 0, which is success: stub it with --style throw or abort\n"),
-              std::string::npos) << r.err;
+              std::string::npos)
+        << r.err;
   EXPECT_EQ(r.out.find("return {}"), std::string::npos) << r.out;
 }
 

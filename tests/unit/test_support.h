@@ -105,7 +105,6 @@ inline std::string quote(const std::string& s) {
   return out + "'";
 }
 
-
 // The real loader as an oracle: a C host linked with libc alone dlopens each preload (RTLD_NOW, with
 // RTLD_GLOBAL or RTLD_LOCAL as asked), then `target` with RTLD_NOW, in a fresh process with the given
 // LD_LIBRARY_PATH and working directory. `ok` is whether every load worked, `error` dlerror()'s line
@@ -156,8 +155,7 @@ int main(int argc, char** argv) {
 }
 
 inline RealLoad real_load(const std::string& target, const std::vector<std::string>& library_path = {},
-                          const std::vector<std::pair<std::string, bool>>& preloads = {},
-                          const std::string& cwd = "") {
+                          const std::vector<std::pair<std::string, bool>>& preloads = {}, const std::string& cwd = "") {
   RealLoad out;
   if (real_loader_host().empty()) {
     out.error = "the real-loader host could not be compiled with gcc";
@@ -192,10 +190,10 @@ inline RealLoad real_load(const std::string& target, const std::vector<std::stri
 
 // GTEST_SKIP() outside CI; under CI a fatal failure with the same message. Used as GTEST_SKIP is:
 // `MLC_SKIP() << "why";`.
-#define MLC_SKIP()                                                                                             \
-  return ::testing::internal::AssertHelper(                                                                   \
-             ::mlc::test::skips_fail() ? ::testing::TestPartResult::kFatalFailure                             \
-                                       : ::testing::TestPartResult::kSkip,                                    \
-             __FILE__, __LINE__,                                                                              \
-             ::mlc::test::skips_fail() ? "a skip fails under CI, where the test command installs every prerequisite; the skip reason:" \
-                                       : "") = ::testing::Message()
+#define MLC_SKIP()                                                                                                    \
+  return ::testing::internal::AssertHelper(                                                                           \
+             ::mlc::test::skips_fail() ? ::testing::TestPartResult::kFatalFailure : ::testing::TestPartResult::kSkip, \
+             __FILE__, __LINE__,                                                                                      \
+             ::mlc::test::skips_fail()                                                                                \
+                 ? "a skip fails under CI, where the test command installs every prerequisite; the skip reason:"      \
+                 : "") = ::testing::Message()

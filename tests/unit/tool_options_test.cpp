@@ -22,15 +22,15 @@ using test::run;
 
 const std::string kLinkcheck = MLC_LINKCHECK_BIN;
 const std::string kStubgen = MLC_STUBGEN_BIN;
-const std::string kExample = MLC_EXAMPLE_DIR;                       // the built example
+const std::string kExample = MLC_EXAMPLE_DIR;  // the built example
 const std::string kExampleSrc = std::string(MLC_SOURCE_DIR) + "/fixtures/example";
 
 // The example's context without --build-dir (so no compile is needed to trace), with the SDK given.
 std::string context(bool sdk = true) {
   return " --porting-dir " + quote(kExampleSrc + "/generated_cuda_compatible") + " --cmake-lists " +
          quote(kExampleSrc + "/csrc/CMakeLists.txt") + " --mapping " + quote(kExampleSrc + "/mapping") +
-         (sdk ? " --sdk-home " + quote(kExample + "/sdk") : std::string()) + " --with " + quote(kExample + "/libc10.so") +
-         " --no-cache --cuda-home ''";
+         (sdk ? " --sdk-home " + quote(kExample + "/sdk") : std::string()) + " --with " +
+         quote(kExample + "/libc10.so") + " --no-cache --cuda-home ''";
 }
 
 // The stub musa-stubgen writes for the example's musaMallocAsync (sdk-declared-only) with `options`.
@@ -43,10 +43,11 @@ std::string stub_file(const std::string& dir, const std::string& options) {
 
 // Compiles the stubs with a main that calls musaMallocAsync and prints what it returned.
 test::CommandResult build_and_call(const std::string& dir, const std::string& defines = "") {
-  test::write_file(dir + "/main.cpp",
-                   "#include <musa_runtime_api.h>\n#include <cstdio>\n#include <stdexcept>\nint main() {\n  void* p = nullptr;\n"
-                   "  try { std::printf(\"%d\\n\", (int)musaMallocAsync(&p, 16, nullptr)); }\n"
-                   "  catch (const std::exception& e) { std::printf(\"threw: %s\\n\", e.what()); }\n}\n");
+  test::write_file(
+      dir + "/main.cpp",
+      "#include <musa_runtime_api.h>\n#include <cstdio>\n#include <stdexcept>\nint main() {\n  void* p = nullptr;\n"
+      "  try { std::printf(\"%d\\n\", (int)musaMallocAsync(&p, 16, nullptr)); }\n"
+      "  catch (const std::exception& e) { std::printf(\"threw: %s\\n\", e.what()); }\n}\n");
   auto cc = run("c++ -std=c++17 " + defines + " -I" + quote(kExample + "/sdk/include") + " -I" + quote(dir) + " -o " +
                 quote(dir + "/prog") + " " + quote(dir + "/main.cpp") + " " + quote(dir + "/stubs.cpp"));
   if (cc.status != 0) return cc;
@@ -60,11 +61,13 @@ TEST(StubgenOptions, each_style_is_the_stub_runtime_policy_it_names) {
     int status;        // the program calling the stub
     const char* out;
   };
-  for (const Case& c : {Case{"throw", "throw std::runtime_error(\"musaMallocAsync is not supported now!\");", 0,
-                             "threw: musaMallocAsync is not supported now!\n"},
-                        Case{"return-error", "  musa_stub_enter(\"musaMallocAsync\", \"musaMallocAsync\");\n  return musaErrorNotSupported;", 0,
-                             nullptr},
-                        Case{"abort", "  musa_stub_abort(\"musaMallocAsync\", \"musaMallocAsync\");", 128 + 6, ""}}) {
+  for (const Case& c :
+       {Case{"throw", "throw std::runtime_error(\"musaMallocAsync is not supported now!\");", 0,
+             "threw: musaMallocAsync is not supported now!\n"},
+        Case{"return-error",
+             "  musa_stub_enter(\"musaMallocAsync\", \"musaMallocAsync\");\n  return musaErrorNotSupported;", 0,
+             nullptr},
+        Case{"abort", "  musa_stub_abort(\"musaMallocAsync\", \"musaMallocAsync\");", 128 + 6, ""}}) {
     SCOPED_TRACE(c.style);
     std::string dir = test::scratch_dir(std::string("style-") + c.style);
     std::string cpp = stub_file(dir, std::string("--style ") + c.style);
@@ -76,9 +79,11 @@ TEST(StubgenOptions, each_style_is_the_stub_runtime_policy_it_names) {
     }
     if (std::string(c.style) == "return-error") {
       // It returns the SDK's "not supported" error: the value the header gives it.
-      auto want = run("printf '#include <musa_runtime_api.h>\\n#include <cstdio>\\nint main(){std::printf(\"%%d\\\\n\",(int)musaErrorNotSupported);}\\n' > " +
-                      quote(dir + "/v.cpp") + " && c++ -I" + quote(kExample + "/sdk/include") + " -o " + quote(dir + "/v") + " " +
-                      quote(dir + "/v.cpp") + " && " + quote(dir + "/v"));
+      auto want =
+          run("printf '#include <musa_runtime_api.h>\\n#include <cstdio>\\nint "
+              "main(){std::printf(\"%%d\\\\n\",(int)musaErrorNotSupported);}\\n' > " +
+              quote(dir + "/v.cpp") + " && c++ -I" + quote(kExample + "/sdk/include") + " -o " + quote(dir + "/v") +
+              " " + quote(dir + "/v.cpp") + " && " + quote(dir + "/v"));
       ASSERT_EQ(want.status, 0) << want.err;
       EXPECT_EQ(r.out, want.out);
     }
@@ -94,9 +99,9 @@ TEST(StubgenOptions, a_version_guard_defines_the_stub_only_below_that_sdk_versio
   EXPECT_NE(cpp.find("#if defined(REAL_MUSA_VERSION) && (REAL_MUSA_VERSION < 4000)\n"), std::string::npos) << cpp;
   // nm is the oracle: an older SDK gets the stub, the SDK that has the function does not.
   for (const auto& [version, defined] : {std::pair<int, bool>{3000, true}, {4000, false}}) {
-    auto obj = run("c++ -std=c++17 -c -DREAL_MUSA_VERSION=" + std::to_string(version) + " -I" + quote(kExample + "/sdk/include") +
-                   " -I" + quote(dir) + " -o " + quote(dir + "/s.o") + " " + quote(dir + "/stubs.cpp") +
-                   " && nm --defined-only " + quote(dir + "/s.o") + " | awk '{print $3}'");
+    auto obj = run("c++ -std=c++17 -c -DREAL_MUSA_VERSION=" + std::to_string(version) + " -I" +
+                   quote(kExample + "/sdk/include") + " -I" + quote(dir) + " -o " + quote(dir + "/s.o") + " " +
+                   quote(dir + "/stubs.cpp") + " && nm --defined-only " + quote(dir + "/s.o") + " | awk '{print $3}'");
     ASSERT_EQ(obj.status, 0) << obj.err;
     EXPECT_EQ(obj.out.find("musaMallocAsync\n") != std::string::npos, defined) << version << ":\n" << obj.out;
   }
@@ -104,10 +109,12 @@ TEST(StubgenOptions, a_version_guard_defines_the_stub_only_below_that_sdk_versio
 
 TEST(StubgenOptions, c10_and_no_c10_choose_the_error_the_stub_throws) {
   std::string dir = test::scratch_dir("c10");
-  EXPECT_NE(stub_file(dir, "--c10").find("C10_THROW_ERROR(NotImplementedError, \"musaMallocAsync is not supported now!\");"),
-            std::string::npos);
+  EXPECT_NE(
+      stub_file(dir, "--c10").find("C10_THROW_ERROR(NotImplementedError, \"musaMallocAsync is not supported now!\");"),
+      std::string::npos);
   std::string plain = stub_file(dir, "--no-c10");
-  EXPECT_NE(plain.find("throw std::runtime_error(\"musaMallocAsync is not supported now!\");"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("throw std::runtime_error(\"musaMallocAsync is not supported now!\");"), std::string::npos)
+      << plain;
   EXPECT_EQ(plain.find("C10_THROW_ERROR"), std::string::npos) << plain;
 }
 
@@ -116,7 +123,8 @@ TEST(LinkcheckOptions, json_report_writes_the_document_format_json_prints_beside
   std::string lib = quote(kExample + "/libmusa_kernels.so");
   auto text = run(kLinkcheck + context() + " --json-report " + quote(dir + "/r.json") + " " + lib);
   EXPECT_EQ(text.status, 1) << text.err;
-  EXPECT_EQ(text.out.rfind("error: loading libmusa_kernels.so would fail", 0), 0u) << text.out;  // the text is still printed
+  EXPECT_EQ(text.out.rfind("error: loading libmusa_kernels.so would fail", 0), 0u)
+      << text.out;  // the text is still printed
   auto json = run(kLinkcheck + context() + " --format json " + lib);
   auto written = nlohmann::json::parse(test::read_file(dir + "/r.json"));
   auto printed = nlohmann::json::parse(json.out);
@@ -147,7 +155,8 @@ TEST(LinkcheckOptions, color_always_colors_a_pipe_and_never_colors_nothing) {
 TEST(LinkcheckOptions, musa_home_is_the_sdk_when_sdk_home_is_not_given) {
   std::string lib = quote(kExample + "/libmusa_kernels.so");
   auto with_option = run(kLinkcheck + context(true) + " --format json " + lib);
-  auto from_env = run("MUSA_HOME=" + quote(kExample + "/sdk") + " " + kLinkcheck + context(false) + " --format json " + lib);
+  auto from_env =
+      run("MUSA_HOME=" + quote(kExample + "/sdk") + " " + kLinkcheck + context(false) + " --format json " + lib);
   auto without = run("MUSA_HOME=/nonexistent " + kLinkcheck + context(false) + " --format json " + lib);
   auto a = nlohmann::json::parse(with_option.out), b = nlohmann::json::parse(from_env.out),
        c = nlohmann::json::parse(without.out);
@@ -160,7 +169,6 @@ TEST(LinkcheckOptions, musa_home_is_the_sdk_when_sdk_home_is_not_given) {
   EXPECT_EQ(classes(a).at("musaMallocAsync"), "sdk-declared-only");
   EXPECT_NE(classes(c).at("musaMallocAsync"), "sdk-declared-only") << "without an SDK nothing declares it";
 }
-
 
 // A world where libmlcuser.so needs libmlcother.so.2, which nothing on the loader's path provides, and
 // <dir>/env/lib holds libmlcother.so.1: the layout of a conda prefix, a venv and a ROCm home alike.
@@ -177,11 +185,11 @@ MissingLibraryWorld missing_library_world(const std::string& name) {
   std::filesystem::create_directories(w.dir + "/user");
   test::write_file(w.dir + "/other.c", "int mlc_other(void) { return 1; }\n");
   test::write_file(w.dir + "/user.c", "int mlc_other(void);\nint mlc_user(void) { return mlc_other(); }\n");
-  auto r = run("gcc -shared -fPIC -Wl,-soname,libmlcother.so.1 -o " + quote(w.env + "/lib/libmlcother.so.1") + " " +
-               quote(w.dir + "/other.c") + " && gcc -shared -fPIC -Wl,-soname,libmlcother.so.2 -o " +
-               quote(w.dir + "/build/libmlcother.so.2") + " " + quote(w.dir + "/other.c") +
-               " && gcc -shared -fPIC -o " + quote(w.user) + " " + quote(w.dir + "/user.c") + " -L" + quote(w.dir + "/build") +
-               " -l:libmlcother.so.2");
+  auto r =
+      run("gcc -shared -fPIC -Wl,-soname,libmlcother.so.1 -o " + quote(w.env + "/lib/libmlcother.so.1") + " " +
+          quote(w.dir + "/other.c") + " && gcc -shared -fPIC -Wl,-soname,libmlcother.so.2 -o " +
+          quote(w.dir + "/build/libmlcother.so.2") + " " + quote(w.dir + "/other.c") + " && gcc -shared -fPIC -o " +
+          quote(w.user) + " " + quote(w.dir + "/user.c") + " -L" + quote(w.dir + "/build") + " -l:libmlcother.so.2");
   EXPECT_EQ(r.status, 0) << r.err;
   return w;
 }
@@ -206,12 +214,13 @@ TEST(LinkcheckOptions, conda_prefix_and_virtual_env_lib_are_searched_for_other_v
   struct Case {
     std::string env, found;
   };
-  for (const Case& c : {Case{"CONDA_PREFIX=" + quote(w.env), "1 other version found: " + one + " [conda]"},
-                        Case{"VIRTUAL_ENV=" + quote(w.env), "1 other version found: " + one + " [venv]"},
-                        Case{"CONDA_PREFIX=/nonexistent VIRTUAL_ENV=/nonexistent", "no other version of it was found"},
-                        Case{"CONDA_PREFIX= VIRTUAL_ENV=", "no other version of it was found"},
-                        // The prefix, not the variable's lib itself: $CONDA_PREFIX/lib/lib is not searched.
-                        Case{"CONDA_PREFIX=" + quote(w.dir) + " VIRTUAL_ENV=" + quote(w.dir), "no other version of it was found"}}) {
+  for (const Case& c :
+       {Case{"CONDA_PREFIX=" + quote(w.env), "1 other version found: " + one + " [conda]"},
+        Case{"VIRTUAL_ENV=" + quote(w.env), "1 other version found: " + one + " [venv]"},
+        Case{"CONDA_PREFIX=/nonexistent VIRTUAL_ENV=/nonexistent", "no other version of it was found"},
+        Case{"CONDA_PREFIX= VIRTUAL_ENV=", "no other version of it was found"},
+        // The prefix, not the variable's lib itself: $CONDA_PREFIX/lib/lib is not searched.
+        Case{"CONDA_PREFIX=" + quote(w.dir) + " VIRTUAL_ENV=" + quote(w.dir), "no other version of it was found"}}) {
     SCOPED_TRACE(c.env);
     auto r = quiet_report(w, c.env, "");
     EXPECT_EQ(r.status, 1) << r.err;

@@ -69,12 +69,11 @@ TEST(Trace, reports_exactly_the_nine_unresolved_symbols_with_c10_loaded_first) {
   ASSERT_EQ(r.libraries.size(), 1u);
   std::vector<std::string> names;
   for (const auto& u : r.libraries[0].unresolved) names.push_back(u.symbol);
-  EXPECT_EQ(names, (std::vector<std::string>{"PVRSRVGetDevInfo",
-                                             "_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l",
-                                             "_ZN2at6native19resize_output_checkEl",
-                                             "_ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll",
-                                             "mublasSgemm_v2", "musaDeviceTable", "musaGetErrorString",
-                                             "musaLaunchHostFunc", "musaMallocAsync"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "PVRSRVGetDevInfo", "_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l",
+                       "_ZN2at6native19resize_output_checkEl",
+                       "_ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll", "mublasSgemm_v2",
+                       "musaDeviceTable", "musaGetErrorString", "musaLaunchHostFunc", "musaMallocAsync"}));
 }
 
 TEST(Trace, explicit_instantiation_in_an_unlisted_mu_is_missing_source) {
@@ -154,7 +153,8 @@ TEST(Trace, references_are_located_by_dwarf_call_sites) {
   const auto& glu = symbol("_ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll");
   ASSERT_EQ(glu.referenced_by.size(), 1u);
   EXPECT_EQ(glu.referenced_by[0].file, kGen + "/aten/src/ATen/native/musa/Activation.cpp");
-  EXPECT_EQ(glu.referenced_by[0].line, line_of(glu.referenced_by[0].file.value_or(""), "launch_glu_backward_kernel(iter, 1, 2)"));
+  EXPECT_EQ(glu.referenced_by[0].line,
+            line_of(glu.referenced_by[0].file.value_or(""), "launch_glu_backward_kernel(iter, 1, 2)"));
   EXPECT_EQ(glu.referenced_by[0].function, "at::native::glu_backward_musa(at::TensorIteratorBase const&)");
 }
 
@@ -185,8 +185,9 @@ TEST(Trace, defined_nowhere_is_unknown) {
 
 TEST(Trace, duplicated_list_entry_is_warned_about) {
   ASSERT_EQ(world_report().warnings.size(), 1u);
-  EXPECT_EQ(world_report().warnings[0],
-            "${GENERATED_PORTING_DIR}/aten/src/ATen/native/musa/Loss.mu is listed twice in MU_SRCS (" + kCsrcLists + ":9)");
+  EXPECT_EQ(
+      world_report().warnings[0],
+      "${GENERATED_PORTING_DIR}/aten/src/ATen/native/musa/Loss.mu is listed twice in MU_SRCS (" + kCsrcLists + ":9)");
 }
 
 TEST(Trace, text_shows_the_origin_the_way_lld_does) {
@@ -199,15 +200,25 @@ TEST(Trace, text_shows_the_origin_the_way_lld_does) {
   EXPECT_EQ(r.status, 1);
   std::string block =
       "error: undefined symbol: at::native::launch_glu_backward_kernel(at::TensorIteratorBase const&, long, long)\n"
-      ">>> referenced by " + kGen + "/aten/src/ATen/native/musa/Activation.cpp:4 "
+      ">>> referenced by " +
+      kGen +
+      "/aten/src/ATen/native/musa/Activation.cpp:4 "
       "(at::native::glu_backward_musa(at::TensorIteratorBase const&))\n"
-      ">>>               " + kKernels + "\n"
+      ">>>               " +
+      kKernels +
+      "\n"
       ">>> mangled: _ZN2at6native26launch_glu_backward_kernelERKNS_18TensorIteratorBaseEll\n"
       // Text finds it in two uncompiled sources; with --build-dir the compiler decides, with the
       // command of the nearest .mu the build compiles.
-      ">>> missing-source: compiling " + kGen + "/aten/src/ATen/native/musa/ActivationGluKernel.mu defines it (with the "
-      "build's command for " + kGen + "/aten/src/ATen/native/musa/Loss.mu)\n"
-      ">>> defined in: " + kGen + "/aten/src/ATen/native/musa/ActivationGluKernel.mu:6\n"
+      ">>> missing-source: compiling " +
+      kGen +
+      "/aten/src/ATen/native/musa/ActivationGluKernel.mu defines it (with the "
+      "build's command for " +
+      kGen +
+      "/aten/src/ATen/native/musa/Loss.mu)\n"
+      ">>> defined in: " +
+      kGen +
+      "/aten/src/ATen/native/musa/ActivationGluKernel.mu:6\n"
       ">>> ported from: aten/src/ATen/native/cuda/ActivationGluKernel.cu\n"
       ">>> fix: add ${GENERATED_PORTING_DIR}/aten/src/ATen/native/musa/ActivationGluKernel.mu to MU_SRCS in " +
       kCsrcLists + "\n";
@@ -254,7 +265,8 @@ TEST(Trace, index_cache_is_reused_when_nothing_changed) {
     EXPECT_FALSE(stats->cache_loaded);
     EXPECT_TRUE(stats->cache_written);
   }
-  for (const auto& [stats, before] : {std::pair{&second.sources, &first.sources}, std::pair{&second.sdk_headers, &first.sdk_headers}}) {
+  for (const auto& [stats, before] :
+       {std::pair{&second.sources, &first.sources}, std::pair{&second.sdk_headers, &first.sdk_headers}}) {
     EXPECT_TRUE(stats->cache_loaded);
     EXPECT_EQ(stats->scanned, 0u);
     EXPECT_EQ(stats->bytes_scanned, 0u);
@@ -265,7 +277,8 @@ TEST(Trace, index_cache_is_reused_when_nothing_changed) {
   ASSERT_EQ(second.report.libraries.size(), 1u);
   ASSERT_EQ(first.report.libraries[0].unresolved.size(), second.report.libraries[0].unresolved.size());
   for (size_t i = 0; i < first.report.libraries[0].unresolved.size(); ++i) {
-    EXPECT_EQ(first.report.libraries[0].unresolved[i].classification, second.report.libraries[0].unresolved[i].classification);
+    EXPECT_EQ(first.report.libraries[0].unresolved[i].classification,
+              second.report.libraries[0].unresolved[i].classification);
     EXPECT_EQ(first.report.libraries[0].unresolved[i].reason, second.report.libraries[0].unresolved[i].reason);
   }
   size_t cache_files = std::distance(std::filesystem::directory_iterator(o.trace.cache_dir), {});

@@ -148,8 +148,8 @@ bool ours(const std::string& demangled) {
 
 TEST(TypeModel, every_symbol_of_an_uncompiled_source_traces_to_it_as_missing_source) {
   Fixture f = make_fixture("model");
-  auto cc = test::run("g++ -std=c++17 -c -I" + f.dir + "/tree/include -I" + f.dir + "/build/include " + f.lib +
-                      " -o " + f.object);
+  auto cc = test::run("g++ -std=c++17 -c -I" + f.dir + "/tree/include -I" + f.dir + "/build/include " + f.lib + " -o " +
+                      f.object);
   ASSERT_EQ(cc.status, 0) << "g++ cannot compile the fixture: " << cc.err;
   source::SourceIndex idx = source::SourceIndex::build({{f.dir + "/tree"}, ""}, nullptr, {f.dir + "/build"});
   build::Model build;
@@ -170,8 +170,8 @@ TEST(TypeModel, every_symbol_of_an_uncompiled_source_traces_to_it_as_missing_sou
     trace::trace_symbol(nullptr, -1, ctx, u);
     seen.push_back(demangled);
     if (u.classification != Classification::MissingSource || !u.origin || u.origin->file != f.lib) {
-      wrong.push_back(demangled + " -> " + to_string(u.classification) + " " + (u.origin ? u.origin->file : "") +
-                      " (" + u.reason + ")");
+      wrong.push_back(demangled + " -> " + to_string(u.classification) + " " + (u.origin ? u.origin->file : "") + " (" +
+                      u.reason + ")");
     }
     if (demangled.find("set_name") != std::string::npos) {
       EXPECT_EQ(u.classification, Classification::MissingSource) << "std::string parameter: " << u.reason;
@@ -182,15 +182,30 @@ TEST(TypeModel, every_symbol_of_an_uncompiled_source_traces_to_it_as_missing_sou
   for (const auto& s : seen) all += s + "\n";
   // The families the fixture exercises are all really emitted (no vacuous pass).
   for (const char* family :
-       {"mylib::Widget::Widget(int)", "mylib::Widget::~Widget()", "mylib::Widget::Name[abi:cxx11]() const",
-        "mylib::Widget::operator*=(mylib::Widget)", "mylib::Widget::operator==(mylib::Widget const&) const",
-        "mylib::Widget::operator char const*() const", "mylib::Widget::get() const &", "mylib::Widget::get() &&",
-        "mylib::Widget::operator new(unsigned long)", "mylib::Widget::operator delete(void*)",
-        "mylib::operator<<(std::basic_ostream<char, std::char_traits<char> >&, mylib::Widget const&)", "mylib::operator\"\" _km(long double)",
-        "mylib::set_name(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, unsigned long)",
-        "mylib::logmsg(char const*, ...)", "mylib::call(int (*)(int), double*)", "mylib::visit(detail::Node*)",
-        "int mylib::twice<int>(int)", "mylib::counter", "a::use(int)", "b::use(long)", "dcv::bignum(double)",
-        "at::native::add_stub", "c10::ThingRegistry()"}) {
+       {"mylib::Widget::Widget(int)",
+        "mylib::Widget::~Widget()",
+        "mylib::Widget::Name[abi:cxx11]() const",
+        "mylib::Widget::operator*=(mylib::Widget)",
+        "mylib::Widget::operator==(mylib::Widget const&) const",
+        "mylib::Widget::operator char const*() const",
+        "mylib::Widget::get() const &",
+        "mylib::Widget::get() &&",
+        "mylib::Widget::operator new(unsigned long)",
+        "mylib::Widget::operator delete(void*)",
+        "mylib::operator<<(std::basic_ostream<char, std::char_traits<char> >&, mylib::Widget const&)",
+        "mylib::operator\"\" _km(long double)",
+        "mylib::set_name(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, "
+        "unsigned long)",
+        "mylib::logmsg(char const*, ...)",
+        "mylib::call(int (*)(int), double*)",
+        "mylib::visit(detail::Node*)",
+        "int mylib::twice<int>(int)",
+        "mylib::counter",
+        "a::use(int)",
+        "b::use(long)",
+        "dcv::bignum(double)",
+        "at::native::add_stub",
+        "c10::ThingRegistry()"}) {
     EXPECT_NE(all.find(std::string(family) + "\n"), std::string::npos) << family << " not emitted; emitted:\n" << all;
   }
   EXPECT_GE(seen.size(), 28u) << all;  // C1/C2 and D0-less D1/D2 variants count separately
@@ -216,26 +231,35 @@ TEST(TypeModel, same_name_and_arity_with_unmatched_types_is_missing_source_with_
   EXPECT_EQ(u.classification, Classification::MissingSource);
   ASSERT_TRUE(u.origin);
   EXPECT_EQ(u.origin->file, f.lib);
-  EXPECT_NE(u.reason.find("its parameter types (size_type) could not be matched exactly"), std::string::npos) << u.reason;
+  EXPECT_NE(u.reason.find("its parameter types (size_type) could not be matched exactly"), std::string::npos)
+      << u.reason;
   fs::remove_all(f.dir);
 }
 
 TEST(TypeModel, normalize_type_canonical_std_spellings) {
   using source::normalize_type;
-  EXPECT_EQ(normalize_type("const std::string& s", true),
-            normalize_type("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&", false));
-  EXPECT_EQ(normalize_type("std::ostream&", false), normalize_type("std::basic_ostream<char, std::char_traits<char> >&", false));
+  EXPECT_EQ(
+      normalize_type("const std::string& s", true),
+      normalize_type("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&", false));
+  EXPECT_EQ(normalize_type("std::ostream&", false),
+            normalize_type("std::basic_ostream<char, std::char_traits<char> >&", false));
   EXPECT_EQ(normalize_type("Vector<const char>", false), "Vector<char const>");
   EXPECT_EQ(normalize_type("std::vector<int>", false), normalize_type("std::vector<int, std::allocator<int> >", false));
   EXPECT_EQ(normalize_type("int (*fn)(int)", true), "int(*)(int)");
   // The canonical spellings themselves, literally: equal pairs alone would pass a constant function.
   EXPECT_EQ(normalize_type("const std::string& s", true), "string const&");
-  EXPECT_EQ(normalize_type("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&", false), "string const&");
+  EXPECT_EQ(
+      normalize_type("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&", false),
+      "string const&");
   EXPECT_EQ(normalize_type("std::ostream&", false), "ostream&");
   EXPECT_EQ(normalize_type("std::basic_ostream<char, std::char_traits<char> >&", false), "ostream&");
   EXPECT_EQ(normalize_type("std::vector<int, std::allocator<int> >", false), "vector<int>");
-  EXPECT_EQ(normalize_type("std::map<int, std::string, std::less<int>, std::allocator<std::pair<const int, std::string> > >", false), "map<int,string>");
-  EXPECT_EQ(normalize_type("const char* const name", true), "char const*");  // a parameter's top-level const is no part of its type
+  EXPECT_EQ(
+      normalize_type("std::map<int, std::string, std::less<int>, std::allocator<std::pair<const int, std::string> > >",
+                     false),
+      "map<int,string>");
+  EXPECT_EQ(normalize_type("const char* const name", true),
+            "char const*");  // a parameter's top-level const is no part of its type
   EXPECT_EQ(normalize_type("unsigned long long * out", true), "unsigned long long*");
   EXPECT_EQ(normalize_type("volatile int&&", false), "int volatile&&");
   EXPECT_EQ(source::canonical_operator_name("operator const char*"), "operator char const*");
@@ -250,11 +274,11 @@ TEST(Scanner, operator_assignment_and_anonymous_struct_keep_the_namespace) {
   };
   EXPECT_EQ(names("namespace J { void g(); A& A::operator=(A&& o) noexcept { return *this; } void h() {} }"),
             "J::g(declaration);J::A::operator=(definition);J::h(definition);");
-  EXPECT_EQ(names("namespace s { namespace { struct { int a; } table = {{1}, {0, 0}}; int f(int x){return x;} } int g(int y){return y;} }"),
+  EXPECT_EQ(names("namespace s { namespace { struct { int a; } table = {{1}, {0, 0}}; int f(int x){return x;} } int "
+                  "g(int y){return y;} }"),
             "s::(anonymous namespace)::f(definition);s::g(definition);");
   EXPECT_EQ(names("namespace Y { Scanner::~Scanner() = default; }"), "Y::Scanner::~Scanner(definition);");
 }
-
 
 // Only one translation unit can emit these, and the tracer must name it: the uncompiled unit that
 // alone #includes an .inl holding plain definitions (jsoncpp's json_valueiterator.inl), and the
@@ -264,12 +288,15 @@ TEST(TypeModel, definitions_only_one_uncompiled_unit_can_emit_trace_to_that_unit
   Fixture f = make_fixture("emitting-unit");
   std::string src = f.dir + "/tree/src";
   test::write_file(src + "/counter.h", "namespace j { struct Counter { int n_ = 0; int next(); void reset(); }; }\n");
-  test::write_file(src + "/counter_impl.inl", "namespace j {\nint Counter::next() { return ++n_; }\nvoid Counter::reset() { n_ = 0; }\n}\n");
-  test::write_file(src + "/value.cpp", "#include \"counter.h\"\nnamespace j { int use(Counter& c) { return c.next(); } }\n"
-                                       "#include \"counter_impl.inl\"\n");
-  test::write_file(src + "/tmpl.cpp", "namespace j {\ntemplate <typename T> T twice(T x) { return x + x; }\n"
-                                      "#define INSTANTIATE_TWICE(T) template T twice<T>(T);\nINSTANTIATE_TWICE(int)\n"
-                                      "INSTANTIATE_TWICE(long)\n}\n");
+  test::write_file(src + "/counter_impl.inl",
+                   "namespace j {\nint Counter::next() { return ++n_; }\nvoid Counter::reset() { n_ = 0; }\n}\n");
+  test::write_file(src + "/value.cpp",
+                   "#include \"counter.h\"\nnamespace j { int use(Counter& c) { return c.next(); } }\n"
+                   "#include \"counter_impl.inl\"\n");
+  test::write_file(src + "/tmpl.cpp",
+                   "namespace j {\ntemplate <typename T> T twice(T x) { return x + x; }\n"
+                   "#define INSTANTIATE_TWICE(T) template T twice<T>(T);\nINSTANTIATE_TWICE(int)\n"
+                   "INSTANTIATE_TWICE(long)\n}\n");
   test::write_file(src + "/other.cpp", "int other() { return 1; }\n");
   test::write_file(f.lib, "int lib() { return 2; }\n");
   std::map<std::string, std::string> truth;  // symbol -> the unit whose object defines it
@@ -305,7 +332,6 @@ TEST(TypeModel, definitions_only_one_uncompiled_unit_can_emit_trace_to_that_unit
                              "/value.cpp includes), which the build does not compile");
   fs::remove_all(f.dir);
 }
-
 
 // The three shapes the real-code panel once missed, with g++'s objects as the truth: jsoncpp's
 // class-scope alias inside a compound parameter type ("const SelfType&", defined in an .inl that one
@@ -423,7 +449,6 @@ FMT_FUNC int wvsystem_error(int error_code, wformat_args args) { return error_co
   fs::remove_all(f.dir);
 }
 
-
 // REGISTER_DISPATCH in a CPU kernel defines DispatchStub<void (*)(...), stub>::<CPU_CAPABILITY>; g++
 // compiles a copy of PyTorch's 1.13 macros with CPU_CAPABILITY=AVX2. Each member must trace to the
 // kernel that registers that stub (not to another compiled kernel registering another stub, nor to a
@@ -451,10 +476,12 @@ REGISTER_DISPATCH(add_stub, &add_impl);
 REGISTER_DISPATCH(cpublas::gemm_stub, &gemm_impl);
 }}
 )");
-  test::write_file(src + "/mul_kernel.cpp", "#include \"DispatchStub.h\"\nnamespace at { namespace native {\n"
-                                            "namespace { void mul_impl(long) {} }\nREGISTER_DISPATCH(mul_stub, &mul_impl);\n}}\n");
-  test::write_file(src + "/add_kernel.cu", "#include \"DispatchStub.h\"\nnamespace at { namespace native {\n"
-                                           "REGISTER_DISPATCH(add_stub, &add_cuda);\n}}\n");
+  test::write_file(src + "/mul_kernel.cpp",
+                   "#include \"DispatchStub.h\"\nnamespace at { namespace native {\n"
+                   "namespace { void mul_impl(long) {} }\nREGISTER_DISPATCH(mul_stub, &mul_impl);\n}}\n");
+  test::write_file(src + "/add_kernel.cu",
+                   "#include \"DispatchStub.h\"\nnamespace at { namespace native {\n"
+                   "REGISTER_DISPATCH(add_stub, &add_cuda);\n}}\n");
   std::string object = f.dir + "/kernel.o";
   auto cc = test::run("g++ -std=c++17 -O0 -DCPU_CAPABILITY=AVX2 -c " + test::quote(src + "/kernel.cpp") + " -o " +
                       test::quote(object));

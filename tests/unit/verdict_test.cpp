@@ -45,9 +45,9 @@ TEST(Verdict, the_documented_table_lists_every_pass_in_rank_order) {
   std::vector<std::string> code;
   for (EvidencePass p : verdict::precedence()) code.push_back(to_string(p));
   // Written out: the precedence the docs promise, lowest rank first.
-  const std::vector<std::string> promised = {"loader",  "unexported", "shadow",    "missing-library",
-                                             "trace",   "compiler",   "host-api",  "host",
-                                             "host-load", "near-miss", "provider"};
+  const std::vector<std::string> promised = {"loader",    "unexported", "shadow",   "missing-library",
+                                             "trace",     "compiler",   "host-api", "host",
+                                             "host-load", "near-miss",  "provider"};
   EXPECT_EQ(code, promised);
   EXPECT_EQ(table_passes(), promised);
 }
@@ -64,8 +64,10 @@ TEST(Verdict, a_higher_ranked_pass_wins_whichever_ran_first) {
       verdict::claim(reversed, passes[low], Classification::MissingLibrary);
       verdict::resolve(in_order);
       verdict::resolve(reversed);
-      EXPECT_EQ(in_order.classification, Classification::MissingSource) << to_string(passes[high]) << " over " << to_string(passes[low]);
-      EXPECT_EQ(reversed.classification, Classification::MissingSource) << to_string(passes[high]) << " over " << to_string(passes[low]);
+      EXPECT_EQ(in_order.classification, Classification::MissingSource)
+          << to_string(passes[high]) << " over " << to_string(passes[low]);
+      EXPECT_EQ(reversed.classification, Classification::MissingSource)
+          << to_string(passes[high]) << " over " << to_string(passes[low]);
     }
   }
 }
