@@ -15,8 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   LibraryReport lib;
   lib.path = s(0);
   lib.soname = s(1);
-  lib.needed.push_back(NeededLibrary{
-      .name = s(2), .path = std::nullopt, .searched = {s(3)}, .search = {{s(3), loader::FoundHow::Default, s(4)}}});
+  lib.needed.push_back(NeededLibrary{.name = s(2),
+                                     .path = std::nullopt,
+                                     .searched = {s(3)},
+                                     .search = {{s(3), loader::FoundHow::Default, loader::skipped(s(4))}}});
   UnresolvedSymbol u;
   u.symbol = s(5);
   u.demangled = s(6);
