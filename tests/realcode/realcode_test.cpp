@@ -910,7 +910,11 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   // A second run that failed before writing would change nothing too: only one that succeeds counts.
   // stubgen exits 0 when it fixed every symbol, 1 when it refused what nobody traced.
   const int expected_status = right == truth.size() ? 0 : 1;
-  const bool second_is_noop = sg2.status == expected_status && tree_digest({tree, stubs}) == before_second;
+  // The second run sees the rebuilt library: when the first apply's sources also defined what it refused
+  // (graphite2's Face.cpp, added back for other symbols, defines the one it left unknown), nothing is left
+  // to refuse and it exits 0.
+  const int expected_second = left.empty() ? 0 : expected_status;
+  const bool second_is_noop = sg2.status == expected_second && tree_digest({tree, stubs}) == before_second;
   summary << "; apply: stubgen exit " << sg.status << ", rebuild " << (rb.status == 0 ? "ok" : "FAILED") << ", "
           << left_traced.size() << " traced symbols left undefined, second apply "
           << (second_is_noop ? "changes nothing" : "CHANGES FILES");
@@ -956,7 +960,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   EXPECT_TRUE(left_traced.empty()) << left_traced.size() << " traced symbols still undefined after --apply, first: "
                                    << (left_traced.empty() ? "" : demangle(left_traced.front())) << "\n"
                                    << sg.out << sg.err;
-  EXPECT_EQ(sg2.status, expected_status) << "a second musa-stubgen --apply failed:\n" << sg2.out << sg2.err;
+  EXPECT_EQ(sg2.status, expected_second) << "a second musa-stubgen --apply failed:\n" << sg2.out << sg2.err;
   EXPECT_TRUE(second_is_noop) << "a second musa-stubgen --apply changed files:\n" << sg2.out << sg2.err;
 }
 
