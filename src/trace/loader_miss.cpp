@@ -146,8 +146,9 @@ std::string nowhere_reason(const TraceContext& ctx, const UnresolvedSymbol& u) {
 
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {
   if (u.cause) return false;  // a shared cause (a stale copy picked first) already explains it
-  return verdict::current(u) == Classification::Unknown ||
-         (verdict::current(u) == Classification::MissingLibrary && ref.miss == loader::Miss::NoDefinition);
+  const Classification now = verdict::current(u);
+  return now == Classification::Unknown ||
+         (now == Classification::MissingLibrary && ref.miss == loader::Miss::NoDefinition);
 }
 
 void locate_references(const loader::Process& process, std::vector<SymbolFinding>& findings) {
