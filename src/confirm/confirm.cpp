@@ -30,6 +30,7 @@
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "elf/elf_object.h"
+#include "report/said.h"
 #include "source/source_index.h"
 #include "trace/trace.h"
 #include "verdict/verdict.h"
@@ -309,7 +310,7 @@ struct Want {
   demangle::SymbolName name;
   std::vector<RankedSource> files;  // text matching's candidates (tier 0), then the ranked ones
   bool settled = false;
-  std::string other;  // a definition of the same entity under another mangling
+  std::optional<said::OtherMangling> other;  // a definition of the same entity under another mangling
 };
 
 // Open: unknown, or known only by a declaration in the sources. A symbol the SDK declares and no
@@ -334,7 +335,7 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
       if (!source::is_compiled_source(path) || ctx.build->is_compiled(path)) continue;
       if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.file == path; }))
         files.push_back(
-            {.file = path, .tier = 0, .line = e->line, .evidence = "", .place = candidate_place(ctx, *u, path)});
+            {.file = path, .tier = 0, .line = e->line, .evidence = {}, .place = candidate_place(ctx, *u, path)});
     }
     // Unsettled: unknown or declaration-only (whatever text found), or defined in several uncompiled
     // sources (text cannot see which #if the build takes).
@@ -342,7 +343,7 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
     bool ambiguous = verdict::current(*u) == Classification::MissingSource && files.size() > 1;
     if (!open && !ambiguous) continue;
     if (!open && files.empty()) continue;
-    wants.push_back({.u = u, .name = sym, .files = std::move(files), .settled = false, .other = {}});
+    wants.push_back({.u = u, .name = sym, .files = std::move(files), .settled = false, .other = std::nullopt});
   }
   return wants;
 }
@@ -383,10 +384,10 @@ struct Confirmer {
     UnresolvedSymbol& u = *w.u;
     if (!std::binary_search(r.defined.begin(), r.defined.end(), u.symbol)) {
       for (const auto& d : r.defined) {
-        if (!w.other.empty() || d.find(w.name.name) == std::string::npos) continue;
+        if (w.other || d.find(w.name.name) == std::string::npos) continue;
         auto s = demangle::parse_symbol(d);
         if (s.name == w.name.name && s.qualified() == w.name.qualified())
-          w.other = "compiling " + f.file + " defines it only under another mangling: " + demangle::demangle(d);
+          w.other = said::OtherMangling{.file = f.file, .other = demangle::demangle(d)};
       }
       return false;
     }
@@ -398,9 +399,8 @@ struct Confirmer {
                       .kind = OriginKind::Definition,
                       .library = std::nullopt,
                       .ported_from = ported_from};
-    u.reason = "compiling " + f.file + " defines it";
-    if (r.command_from != f.file) u.reason += " (with the build's command for " + r.command_from + ")";
-    if (!f.evidence.empty()) u.reason += "; text matching could not place it, the compiler did: " + f.evidence;
+    say(u, said::CompilerPlaced{
+               .file = f.file, .command_from = r.command_from != f.file ? r.command_from : "", .basis = f.evidence});
     std::string target;
     for (const auto& ref : u.referenced_by)
       if (const auto* t = ctx.build->target_for_artifact(ref.library); t && target.empty()) target = t->name;
@@ -444,7 +444,7 @@ struct Confirmer {
           // comes from a header utilities.cc includes through a macro: no text names it).
           if (w.settled || !is_open(*w.u)) continue;
           for (const auto& file : files)
-            if (settle(w, RankedSource{.file = file, .tier = tier, .line = 0, .evidence = "", .place = place})) break;
+            if (settle(w, RankedSource{.file = file, .tier = tier, .line = 0, .evidence = {}, .place = place})) break;
         }
       }
   }
@@ -514,7 +514,7 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
                       .placed_by = {}};
   confirmer.rounds(wants);
   for (auto& w : wants)
-    if (!w.settled && !w.other.empty()) w.u->reason += "; " + w.other;
+    if (!w.settled && w.other) also(*w.u, *w.other);
 
   confirmer.total.settled =
       static_cast<size_t>(std::count_if(wants.begin(), wants.end(), [](const Want& w) { return w.settled; }));
@@ -676,7 +676,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
         if (auto choice = build::choose_list(*ctx.build, u.origin->file, target, ctx.porting_dir); choice)
           u.fix = trace::add_source_fix(choice, u.origin->file);
       }
-      u.reason += " (needed by a source this patch gives back)";
+      also(u, said::NeededByGivenBack{});
       report.libraries.front().unresolved.push_back(std::move(u));
       ++added;
     }

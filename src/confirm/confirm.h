@@ -12,6 +12,7 @@
 #include "buildmodel/model.h"
 #include "loader/loader.h"
 #include "report/report.h"
+#include "report/said.h"
 #include "trace/trace.h"
 
 namespace mlc::confirm {
@@ -84,9 +85,9 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files, const Confir
 struct RankedSource {
   std::string file;
   int tier = 3;
-  uint32_t line = 0;     // where it includes the header or spells the name (0: unknown)
-  std::string evidence;  // "it includes /src/a.h"
-  int place = 2;         // candidate_place: where it lies, which orders the tiers
+  uint32_t line = 0;              // where it includes the header or spells the name (0: unknown)
+  said::CandidateBasis evidence;  // why it is a candidate (it includes /src/a.h)
+  int place = 2;                  // candidate_place: where it lies, which orders the tiers
 };
 
 // Where a candidate lies, the first rank of the confirm pass's order (the tier comes second): 0 in a

@@ -10,6 +10,7 @@
 #include "buildmodel/model.h"
 #include "confirm/confirm.h"
 #include "demangle/symbol_name.h"
+#include "report/said.h"
 #include "source/source_index.h"
 
 namespace mlc::confirm {
@@ -133,7 +134,10 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
   };
   for (const auto& h : headers)
     if (uncompiled(h) && seen.insert(h).second)
-      out.push_back({.file = h, .tier = 1, .line = line_mentioning(text_of(h), word), .evidence = "it declares it"});
+      out.push_back({.file = h,
+                     .tier = 1,
+                     .line = line_mentioning(text_of(h), word),
+                     .evidence = {.kind = said::CandidateBasis::Kind::Declares, .what = ""}});
   for (const auto& [included, units] : trace::includers(ctx)) {
     const std::string* header = nullptr;
     for (const auto& h : headers)
@@ -141,7 +145,10 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
     if (!header) continue;
     for (const auto& unit : units)
       if (uncompiled(unit.tu) && seen.insert(unit.tu).second)
-        out.push_back({.file = unit.tu, .tier = 1, .line = unit.line, .evidence = "it includes " + *header});
+        out.push_back({.file = unit.tu,
+                       .tier = 1,
+                       .line = unit.line,
+                       .evidence = {.kind = said::CandidateBasis::Kind::Includes, .what = *header}});
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.file < b.file; });
 
@@ -175,13 +182,11 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
       mentions.push_back({.file = f.path,
                           .tier = 2,
                           .line = line,
-                          .evidence = "it spells " + word + " and is beside the library's sources"});
+                          .evidence = {.kind = said::CandidateBasis::Kind::SpellsBeside, .what = word}});
     } else if (wholesale) {
       seen.insert(f.path);
-      others.push_back({.file = f.path,
-                        .tier = 3,
-                        .line = 0,
-                        .evidence = "it is an uncompiled source beside the library's sources"});
+      others.push_back(
+          {.file = f.path, .tier = 3, .line = 0, .evidence = {.kind = said::CandidateBasis::Kind::Beside, .what = ""}});
     }
   }
   out.insert(out.end(), mentions.begin(), mentions.end());

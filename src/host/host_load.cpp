@@ -3,6 +3,7 @@
 // through each object's hash table, as ld.so would find them in the host's global scope.
 #include "host/host_load.h"
 #include "host/host_api.h"
+#include "report/said.h"
 #include "verdict/verdict.h"
 
 #include <algorithm>
@@ -83,25 +84,20 @@ std::vector<UnresolvedSymbol*> find_host_load_symbols(const std::vector<Unresolv
     ++cause->from_host_load;
     u->cause = cause->id;
     verdict::claim(*u, EvidencePass::HostLoad, Classification::HostProvided);
-    u->reason = "defined by " + soname + " (" + o.path + "), which the python3 executable " + interpreter +
-                " loads itself: the extension gets it from its host's process, as it gets the Python C API";
+    say(*u, said::DefinedByHostLoad{.soname = soname, .path = o.path, .interpreter = interpreter});
     u->fix = Fix{.kind = FixKind::None,
                  .cmake_file = std::nullopt,
                  .list = std::nullopt,
                  .entry = std::nullopt,
                  .library = std::nullopt,
-                 .detail = cause->fix};
+                 .detail = "",
+                 .why = cause->fix_why};
     u->suggestions.clear();
   }
   // The headline counts the two kinds apart: the Python C API, and the interpreter's own libraries.
-  if (cause->from_host_load > 0) {
-    std::string libs;
-    for (const auto& l : cause->host_libraries) libs += (libs.empty() ? "" : ", ") + l;
-    cause->headline =
-        with_commas(api) + " symbol" + (api == 1 ? "" : "s") + " of the Python C API and " +
-        with_commas(cause->from_host_load) + " of the interpreter's own " + libs +
-        " come from the Python interpreter that loads this extension (python3), not from a library it links";
-  }
+  if (cause->from_host_load > 0)
+    cause->headline_why = saying(
+        said::HostApiAndOwnLibraries{.api = api, .own = cause->from_host_load, .libraries = cause->host_libraries});
   // In the order given (the report sorts later; callers may rely on the order of the rest).
   std::vector<UnresolvedSymbol*> ordered;
   for (UnresolvedSymbol* u : unknown)

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "host/host_api.h"
+#include "report/said.h"
 #include "verdict/verdict.h"
 
 namespace mlc::host {
@@ -166,29 +167,26 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
   fresh.library = host.path;
   fresh.symbols = lacking.size();
   const size_t n = lacking.size();
-  fresh.headline = std::to_string(n) + " symbol" + (n == 1 ? "" : "s") + " of the Python C API " +
-                   (n == 1 ? "is" : "are") + " not in " + host.path + " (" + python +
-                   "), the interpreter that loads this "
-                   "extension" +
-                   (newest.empty() ? ": it was built for another Python"
-                                   : ": it was built for a newer Python (" + newest + " added " + example + ")");
-  fresh.fix =
-      "build it against " + python + "'s headers, or check it with --python=EXE for the Python it was built for" +
-      (newest.empty() || (!version.empty() && older(newest, version)) ? std::string() : " (" + newest + " or later)");
+  fresh.headline_why = saying(said::ApiNotInInterpreter{
+      .symbols = n, .interpreter = host.path, .python = python, .newest = newest, .example = example});
+  fresh.fix_why = saying(said::BuildAgainstPython{
+      .python = python,
+      .newest = newest.empty() || (!version.empty() && older(newest, version)) ? std::string() : newest});
   Cause& c = causes.add(std::move(fresh));
   for (UnresolvedSymbol* u : lacking) {
     auto added = python_api_added(u->symbol);
     u->cause = c.id;
     verdict::claim(*u, EvidencePass::HostApi, Classification::VersionMismatch);
-    u->reason = added && !version.empty() && older(version, *added)
-                    ? "this interpreter is too old: Python " + *added + " added it, and " + host.path + " is " + python
-                    : host.path + " (" + python + ") does not define it";
+    if (added && !version.empty() && older(version, *added))
+      say(*u, said::InterpreterTooOld{.added = *added, .interpreter = host.path, .python = python});
+    else say(*u, said::InterpreterLacks{.interpreter = host.path, .python = python});
     u->fix = Fix{.kind = FixKind::None,
                  .cmake_file = std::nullopt,
                  .list = std::nullopt,
                  .entry = std::nullopt,
                  .library = std::nullopt,
-                 .detail = c.fix};
+                 .detail = "",
+                 .why = c.fix_why};
     u->suggestions.clear();
   }
   return rest;

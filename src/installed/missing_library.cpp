@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <set>
 #include <unordered_set>
 
@@ -18,6 +17,7 @@
 #include "loader/ld_cache.h"
 #include "loader/search_order.h"
 #include "python/package.h"
+#include "report/said.h"
 #include "trace/causes.h"
 #include "verdict/verdict.h"
 
@@ -84,8 +84,6 @@ struct MissingNeed {
   // The DT_NEEDED entries (library, entry) of this name: they take the cause's id once it is known.
   std::set<std::pair<int, size_t>> needs;
 };
-
-std::string short_list(const std::vector<std::string>& items) { return join_list(items, " and "); }
 
 // Other versions of a missing library: in the directories the search tried, ld.so.cache's, then the
 // places given. `cache` is the loader's system cache (ld.so.cache, else ld.so.conf's), read on first use.
@@ -201,19 +199,22 @@ void link_causes(std::map<std::string, MissingNeed>& missing, std::map<int, Libr
 // missing - unless that library is the host's own (libpython3.11): then `host_api` is set.
 std::string owner_of(const trace::SymbolFinding& symbol, const loader::LoadedObject& obj,
                      const std::vector<std::string>& absent, const std::map<std::string, MissingNeed>& missing,
-                     std::string& evidence, bool& host_api) {
+                     said::WouldComeFrom& evidence, bool& host_api) {
   const auto* ref = &symbol.ref;
   const auto* u = &symbol.symbol;
   std::string owner;
   if (ref->miss == loader::Miss::LibraryMissing && missing.count(std::string(ref->version_file))) {
     owner = std::string(ref->version_file);
-    evidence = "its version " + std::string(ref->version) + " is required from " + owner;
+    evidence.basis = said::WouldComeFrom::Basis::Version;
+    evidence.version = std::string(ref->version);
   } else if (ref->miss == loader::Miss::NoDefinition) {
     for (const auto& name : absent) {
       for (const auto& o : missing.at(name).others) {
         if (!o.defines.count(u->symbol)) continue;
         owner = name;
-        evidence = o.soname + " (" + o.copy.path + ") defines it";
+        evidence.basis = said::WouldComeFrom::Basis::OtherVersionDefines;
+        evidence.definer = o.soname;
+        evidence.at = o.copy.path;
         break;
       }
       if (!owner.empty()) break;
@@ -226,8 +227,8 @@ std::string owner_of(const trace::SymbolFinding& symbol, const loader::LoadedObj
     }
     if (owner.empty() && absent.size() == 1) {
       owner = absent.front();
-      evidence = "no loaded object defines it and " + owner + " is the only library " + base_name(obj.path) +
-                 " needs that was not found";
+      evidence.basis = said::WouldComeFrom::Basis::OnlyMissing;
+      evidence.needer = base_name(obj.path);
     }
   }
   return owner;
@@ -245,12 +246,12 @@ void attribute_symbols(const loader::Process& p, std::vector<trace::SymbolFindin
     for (const auto& need : obj.needed)
       if (need.object < 0 && missing.count(need.name)) absent.push_back(need.name);
     if (absent.empty()) continue;
-    std::string evidence;
+    said::WouldComeFrom evidence;
     bool host_api = false;
     std::string owner = owner_of(symbol, obj, absent, missing, evidence, host_api);
     if (host_api) {
       verdict::claim(*u, EvidencePass::MissingLibrary, Classification::Unknown);  // for the host pass, after tracing
-      u->reason = "no loaded object defines it";
+      say(*u, said::NoLoadedDefinition{});
       continue;
     }
     if (owner.empty()) continue;
@@ -258,23 +259,10 @@ void attribute_symbols(const loader::Process& p, std::vector<trace::SymbolFindin
     ++c->symbols;
     verdict::claim(*u, EvidencePass::MissingLibrary, Classification::MissingLibrary);
     u->cause = c->id;
-    u->reason = "would come from " + owner + ", which was not found: " + evidence;
+    evidence.owner = owner;
+    say(*u, std::move(evidence));
     u->suggestions.clear();
   }
-}
-
-// Whether the loader's search for the library already reaches a copy found this way: no RUNPATH to add.
-bool searched_for_it(loader::FoundHow how) {
-  using loader::FoundHow;
-  return how == FoundHow::Runpath || how == FoundHow::Rpath || how == FoundHow::LdLibraryPath ||
-         how == FoundHow::LdSoCache || how == FoundHow::Default;
-}
-
-// $ORIGIN, or $ORIGIN/<relative path> from the requester's directory to the directory holding the copy.
-std::string relative_origin(const std::string& from, const std::string& to) {
-  if (from == to) return "$ORIGIN";
-  std::string rel = std::filesystem::path(to).lexically_relative(from).string();
-  return rel.empty() ? "$ORIGIN" : "$ORIGIN/" + rel;
 }
 
 // The very library, where its author put it but off its search path (then the search path is the fix).
@@ -286,22 +274,20 @@ const OtherVersion* beside_of(const std::string& name, const MissingNeed& m) {
 
 // What fixes a missing library for `needers` (the paths of the files whose DT_NEEDED names it): a
 // RUNPATH to the copy beside them, else install it, or rebuild them against the other version found.
-std::string fix_for(const std::string& name, const MissingNeed& m, const std::vector<std::string>& needers) {
-  std::vector<std::string> names;
-  for (const auto& n : needers) names.push_back(base_name(n));
-  std::string who = names.empty() ? std::string("it") : short_list(names);
-  if (const OtherVersion* beside = beside_of(name, m); beside && !needers.empty()) {
-    const std::string origin = relative_origin(dir_of(needers.front()), dir_of(beside->copy.path));
-    return "add RUNPATH " + origin + " to " + names.front() + " (link it with -Wl,-rpath,'" + origin +
-           "', or patchelf --set-rpath '" + origin + "' " + needers.front() + ")";
+SaidPtr fix_for(const std::string& name, const MissingNeed& m, const std::vector<std::string>& needers) {
+  said::InstallLibrary fix{.name = name,
+                           .needers = {},
+                           .first_needer = needers.empty() ? "" : needers.front(),
+                           .beside = "",
+                           .other = std::nullopt,
+                           .other_soname = ""};
+  for (const auto& n : needers) fix.needers.push_back(base_name(n));
+  if (const OtherVersion* beside = beside_of(name, m); beside && !needers.empty()) fix.beside = beside->copy.path;
+  if (!m.others.empty()) {
+    fix.other = m.others.front().copy;
+    fix.other_soname = m.others.front().soname;
   }
-  if (m.others.empty())
-    return "install " + name + ", or add the directory that holds it to " +
-           (names.size() > 1 ? "the RUNPATH of " + who : who + "'s RUNPATH") + " or LD_LIBRARY_PATH";
-  const auto& o = m.others.front();
-  return "install " + name + " (the version " + who + (names.size() > 1 ? " were" : " was") +
-         " linked against) where the loader searches, or rebuild " + who + " against " + o.soname + " (" + o.copy.path +
-         ")" + (searched_for_it(o.copy.how) ? std::string() : " and add " + dir_of(o.copy.path) + " to its RUNPATH");
+  return saying(std::move(fix));
 }
 
 // Each cause's headline and fix (install it, or rebuild against the other version found), and the
@@ -313,16 +299,12 @@ void describe_causes(const loader::Process& p, std::map<std::string, MissingNeed
     Cause& c = *m.cause;
     std::vector<std::string> needers;
     for (const auto& n : c.needed_by) needers.push_back(base_name(n));
-    std::vector<std::string> found;
-    for (const auto& o : m.others) found.push_back(o.copy.path + " [" + shown_how(o.copy) + "]");
-    c.headline = "library not found: " + name + " (needed by " + short_list(needers) + "); " +
-                 (found.empty() ? std::string("no other version of it was found")
-                                : std::to_string(found.size()) + " other version" + (found.size() == 1 ? "" : "s") +
-                                      " found: " + short_list(found));
+    said::LibraryNotFound headline{.name = name, .needers = needers, .others = {}, .beside = ""};
+    for (const auto& o : m.others) headline.others.push_back(o.copy);
     if (const OtherVersion* beside = beside_of(name, m); beside && !c.needed_by.empty())
-      c.headline = "library not found: " + name + " (needed by " + short_list(needers) + "): found beside it (" +
-                   beside->copy.path + "), but not on its search path";
-    c.fix = fix_for(name, m, c.needed_by);
+      headline.beside = beside->copy.path;
+    c.headline_why = saying(std::move(headline));
+    c.fix_why = fix_for(name, m, c.needed_by);
     for (auto& [ref, u] : symbols)
       if (u.cause == c.id)
         u.fix = Fix{.kind = FixKind::UseLibrary,
@@ -330,7 +312,8 @@ void describe_causes(const loader::Process& p, std::map<std::string, MissingNeed
                     .list = std::nullopt,
                     .entry = std::nullopt,
                     .library = name,
-                    .detail = fix_for(name, m, {p.objects[ref.object].path})};
+                    .detail = "",
+                    .why = fix_for(name, m, {p.objects[ref.object].path})};
   }
 }
 

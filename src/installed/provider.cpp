@@ -11,6 +11,7 @@
 #include "demangle/symbol_name.h"
 #include "environment/python_env.h"
 #include "installed/installed.h"
+#include "report/said.h"
 #include "verdict/verdict.h"
 
 namespace mlc::installed {
@@ -118,7 +119,8 @@ struct Item {
 // What one object misses from one owner: the owner's names and the fix, for the grouped cause.
 struct Group {
   std::vector<UnresolvedSymbol*> symbols;
-  std::string soname, who, path, holder, fix, torch;
+  std::string soname, who, path, holder, torch;
+  SaidPtr fix;
 };
 
 using FamilyCounts = std::map<std::pair<std::string, bool>, std::vector<size_t>>;  // (prefix, cxx) -> per object
@@ -240,16 +242,13 @@ void mark_mismatch(const Mismatch& m, Group& g) {
                            ? "class " + it.family.labels[0]
                            : it.family.labels[owner.level];
   verdict::claim(u, EvidencePass::Provider, Classification::ProviderMismatch);
-  u.reason = "built against another version of " + v.soname + ": the loaded " + lib.path + torch_note + " defines " +
-             std::to_string(owner.members) + " symbol" + (owner.members == 1 ? "" : "s") + " of " + family +
-             " but not this one";
-  if (!same.empty()) {
-    u.reason += "; it has ";
-    for (size_t i = 0; i < same.size(); ++i) u.reason += (i ? ", " : "") + same[i];
-  } else if (!members.empty()) {
-    u.reason += "; its other members include ";
-    for (size_t i = 0; i < members.size(); ++i) u.reason += (i ? ", " : "") + members[i];
-  }
+  say(u, said::ProviderLacks{.soname = v.soname,
+                             .library = lib.path,
+                             .torch_note = torch_note,
+                             .members = owner.members,
+                             .family = family,
+                             .same = same,
+                             .members_shown = members});
   u.origin = Origin{.file = lib.path,
                     .line = std::nullopt,
                     .kind = OriginKind::Library,
@@ -260,15 +259,15 @@ void mark_mismatch(const Mismatch& m, Group& g) {
               .list = std::nullopt,
               .entry = std::nullopt,
               .library = lib.path,
-              .detail = "install the version of " + (v.torch.empty() ? v.soname : "torch") + " that " + holder +
-                        " was built against, or rebuild " + holder + " against the loaded " + who +
-                        (v.torch.empty() ? "" : " (torch " + v.torch + ")")};
+              .detail = "",
+              .why = saying(said::InstallProviderBuiltAgainst{
+                  .soname = v.soname, .torch = v.torch, .holder = holder, .who = who})};
   g.symbols.push_back(&u);
   g.soname = v.soname;
   g.who = who;
   g.path = lib.path;
   g.holder = holder;
-  g.fix = u.fix->detail;
+  g.fix = u.fix->why;
   g.torch = v.torch;
   // A constructor's complete and base-object variants (C1, C2) read alike: one did-you-mean each.
   std::vector<Suggestion> unique;
@@ -292,10 +291,13 @@ void add_group_causes(std::map<std::pair<int, int>, Group>& groups, CauseList& c
     c.kind = CauseKind::ProviderMismatch;
     c.library = g.soname;
     c.symbols = g.symbols.size();
-    c.headline = g.holder + " was built against another version of " + g.soname + ": the loaded " + g.who + " (" +
-                 g.path + (g.torch.empty() ? "" : ", torch " + g.torch) + ") lacks " +
-                 std::to_string(g.symbols.size()) + " symbols it needs";
-    c.fix = g.fix;
+    c.headline_why = saying(said::ProviderLacksMany{.holder = g.holder,
+                                                    .soname = g.soname,
+                                                    .who = g.who,
+                                                    .path = g.path,
+                                                    .torch = g.torch,
+                                                    .symbols = g.symbols.size()});
+    c.fix_why = g.fix;
     const std::string& id = causes.add(std::move(c)).id;
     for (UnresolvedSymbol* u : g.symbols) u->cause = id;
   }

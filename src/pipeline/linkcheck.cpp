@@ -36,6 +36,7 @@
 #include "loader/program.h"
 #include "python/import_plan.h"
 #include "python/interpreter.h"
+#include "report/said.h"
 #include "runtime/runtime_lookup.h"
 #include "trace/causes.h"
 #include "trace/finding.h"
@@ -484,7 +485,7 @@ std::vector<UnresolvedSymbol*> trace_symbols(InputCheck& in, const trace::TraceC
   for (auto& [ref, u] : in.symbols) {
     if (!trace::wants_tracing(u, ref)) continue;
     trace::trace_symbol(&in.process, ref.object, ctx, u);
-    if (verdict::current(u) == Classification::Unknown && !u.origin) u.reason = trace::nowhere_reason(ctx, u);
+    if (verdict::current(u) == Classification::Unknown && !u.origin) say(u, trace::nowhere_reason(ctx, u));
     if (verdict::current(u) == Classification::Unknown) unknown.push_back(&u);
   }
   return unknown;
@@ -818,8 +819,12 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   if (options.progress) options.progress(files.size(), files.size());
   literals.save();
   // Owners: which package installed each library named (offline sources only).
-  PhaseTime t("owners");
-  add_owners(report, options, owner_indexes);
+  {
+    PhaseTime t("owners");
+    add_owners(report, options, owner_indexes);
+  }
+  // Words: every sentence of the report, written from the passes' evidence (src/report/words.cpp).
+  report::write_sentences(report);
 }
 
 Report explain_symbol(const std::string& symbol, const std::vector<std::string>& inputs,
@@ -863,11 +868,12 @@ Report explain_symbols(const std::vector<std::string>& symbols, const LinkcheckO
     u.demangled = demangle::is_mangled(symbol) ? demangle::demangle(symbol) : symbol;
     u.type = SymbolType::NoType;
     u.binding = ReferenceBinding::Global;
-    u.reason = "not found in the sources, the SDK or CUDA";
+    say(u, said::NotInSourcesSdkOrCuda{});
     trace::trace_symbol(nullptr, -1, resources.context(nullptr), u);
     lib.unresolved.push_back(std::move(u));
   }
   report.libraries.push_back(std::move(lib));
+  report::write_sentences(report);
   return report;
 }
 

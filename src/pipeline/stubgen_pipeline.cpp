@@ -7,6 +7,7 @@
 
 #include "dwarf/references.h"
 #include "report/render.h"
+#include "report/said.h"
 #include "verdict/verdict.h"
 
 namespace mlc {
@@ -96,6 +97,8 @@ Result<StubgenRun> run_stubgen(const std::vector<std::string>& inputs, const Stu
   if (ctx.build && !ctx.build->source_dir.empty()) run.stubs.relative_to = ctx.build->source_dir;
   // Closure (with the compiler): the sources a patch gives back, and the ones they need in turn.
   if (run.confirmed && !run.report.libraries.empty()) close_over_sources(linkcheck, ctx, run.report);
+  // Words: the sentences of what the closure decided again, written from its evidence.
+  report::write_sentences(run.report);
   // Plan: stubs for what the SDK lacks, CMake edits for what the build leaves out (src/stubgen).
   run.plan = stubgen::plan(run.report, ctx, run.stubs);
   run.errors = run.report.errors;

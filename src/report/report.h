@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,11 @@
 #include "loader/found_how.h"
 
 namespace mlc {
+
+// A pass's typed evidence for one sentence of the report (src/report/said.h); the report writes the
+// sentence from it (report::write_sentences), no pass writes text.
+struct Said;
+using SaidPtr = std::shared_ptr<const Said>;
 
 enum class Classification {
   MissingSource,
@@ -107,7 +113,8 @@ struct Fix {
   std::optional<std::string> list;
   std::optional<std::string> entry;
   std::optional<std::string> library;
-  std::string detail;
+  std::string detail;  // written by the report from `why` (or read from a saved report)
+  SaidPtr why = nullptr;
 };
 
 // The passes that give evidence about a finding, lowest rank first (src/verdict decides between
@@ -153,8 +160,10 @@ struct UnresolvedSymbol {
   std::vector<Reference> referenced_by;
   // Decided by verdict::resolve from `claims` (or read from a saved report); the passes only claim.
   Classification classification = Classification::Unknown;
-  std::vector<Claim> claims = {};  // the passes' evidence, in the order they ran; not reported
-  std::string reason;              // one sentence: what the loader saw
+  std::vector<Claim> claims = {};      // the passes' evidence, in the order they ran; not reported
+  std::string reason;                  // one sentence, written by the report from `why` and `why_also`
+  SaidPtr why = nullptr;               // the evidence the reason states (the last pass to say it)
+  std::vector<SaidPtr> why_also = {};  // clauses later passes add to it
   std::optional<Origin> origin;
   std::optional<Counterpart> counterpart;
   std::vector<Suggestion> suggestions;
@@ -235,7 +244,7 @@ const char* to_string(CauseKind k);  // JSON `causes[].kind`
 struct Cause {
   std::string id;
   CauseKind kind = CauseKind::Shadowed;
-  std::string headline;  // one sentence naming the cause
+  std::string headline;  // one sentence naming the cause, written by the report from `headline_why`
   std::string library;   // the soname concerned, or the host ("python3", "perl")
   std::optional<LibraryCopy> picked, other;
   std::vector<std::string> missing_versions;
@@ -247,6 +256,7 @@ struct Cause {
   // those libraries' sonames (src/host).
   size_t from_host_load = 0;
   std::vector<std::string> host_libraries;
+  SaidPtr headline_why = nullptr, fix_why = nullptr;  // the evidence `headline` and `fix` state
 };
 
 // The run's shared causes, in the order they were found. One counter issues every id and never goes

@@ -2,6 +2,7 @@
 // LD_LIBRARY_PATH) leaves thousands of references unresolved for one reason; the loader's other
 // candidates for that soname show which copy would have satisfied them, so the reason is told once.
 #include "trace/causes.h"
+
 #include "buildmodel/model.h"
 #include "trace/trace.h"
 
@@ -20,6 +21,7 @@
 #include "demangle/symbol_name.h"
 #include "environment/python_env.h"
 #include "host/host_api.h"
+#include "report/said.h"
 #include "verdict/verdict.h"
 
 namespace mlc::trace {
@@ -113,19 +115,6 @@ bool answers_to(const loader::LoadedObject& o, std::string_view name) {
   return o.elf.soname == name || std::find(o.names.begin(), o.names.end(), name) != o.names.end();
 }
 
-std::string version_list(const std::vector<std::string>& versions) {
-  if (versions.size() <= 3) {
-    std::string out;
-    for (size_t i = 0; i < versions.size(); ++i) out += (i ? ", " : "") + versions[i];
-    return out;
-  }
-  return versions.front() + " ... " + versions.back() + " (" + std::to_string(versions.size()) + " version nodes)";
-}
-
-bool system_how(loader::FoundHow how) {
-  return how == loader::FoundHow::LdSoCache || how == loader::FoundHow::LdSoConf || how == loader::FoundHow::Default;
-}
-
 std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 std::string without_trailing_slash(std::string dir) {
@@ -153,54 +142,29 @@ int rpath_holder(const loader::Process& p, int requester, const std::string& dir
   return requester;
 }
 
-// Where a directory of the search came from, in the loader's words: the list it was read from, with
-// the dynamic tag and the object that carries it ("the DT_RPATH of libfoo.so").
-std::string search_list(const loader::Process& p, int requester, const LibraryCopy& copy) {
-  using loader::FoundHow;
-  switch (copy.how) {
-    case FoundHow::LdLibraryPath: return "LD_LIBRARY_PATH (or --library-path)";
-    case FoundHow::Rpath:
-      return "the DT_RPATH of " + base_of(p.objects[rpath_holder(p, requester, dir_of(copy.path))].path);
-    case FoundHow::Runpath: return "the DT_RUNPATH of " + base_of(p.objects[requester].path);
-    case FoundHow::Sdk: return "the SDK's library directory";
-    case FoundHow::LdSoCache:
-    case FoundHow::LdSoConf:
-    case FoundHow::Default: return "the system search path (" + shown_how(copy) + ")";
-    default: return "the search path";
-  }
+// Where a directory of the search came from: the list it was read from, with the object that carries it.
+said::SearchList search_list(const loader::Process& p, int requester, const LibraryCopy& copy) {
+  said::SearchList out{.how = copy.how, .holder = "", .shown = shown_how(copy)};
+  if (copy.how == loader::FoundHow::Rpath)
+    out.holder = base_of(p.objects[rpath_holder(p, requester, dir_of(copy.path))].path);
+  if (copy.how == loader::FoundHow::Runpath) out.holder = base_of(p.objects[requester].path);
+  return out;
 }
 
-// The fix of a stale copy: remove it, or change the list that put its directory first. Only the list
-// each directory really came from is named: glibc searches DT_RPATH (of an object without DT_RUNPATH),
-// then LD_LIBRARY_PATH, then the requester's DT_RUNPATH, then ld.so.cache and the system directories.
-std::string stale_copy_fix(const loader::Process& p, int requester, const Cause& c) {
-  const std::string picked_dir = dir_of(c.picked->path), other_dir = dir_of(c.other->path);
-  const std::string picked_list = search_list(p, requester, *c.picked),
-                    other_list = search_list(p, requester, *c.other);
-  std::string change;
-  if (system_how(c.other->how)) {
-    change = "take " + picked_dir + " out of " + picked_list;
-  } else if (picked_list == other_list) {
-    change = "reorder " + picked_list + " so that " + other_dir + " comes before " + picked_dir;
-  } else if (c.other->how == loader::FoundHow::Sdk) {
-    change = system_how(c.picked->how)
-                 ? "add " + other_dir + " to LD_LIBRARY_PATH (or --library-path), which the loader searches before " +
-                       picked_list
-                 : "put " + other_dir + " before " + picked_dir + " in " + picked_list;
-  } else {
-    change = "take " + picked_dir + " out of " + picked_list + ", which the loader searches before " + other_list;
-  }
-  return "remove the stale copy " + c.picked->path + ", or " + change;
+// The fix of a stale copy: remove it, or change the list that put its directory first.
+SaidPtr stale_copy_fix(const loader::Process& p, int requester, const Cause& c) {
+  return saying(said::RemoveStaleCopy{.picked = *c.picked,
+                                      .other = *c.other,
+                                      .picked_list = search_list(p, requester, *c.picked),
+                                      .other_list = search_list(p, requester, *c.other)});
 }
 
 void write_headline(Cause& c) {
-  std::string lacks;
-  if (!c.missing_versions.empty()) lacks = version_list(c.missing_versions);
-  if (c.symbols > 0) {
-    lacks += (lacks.empty() ? "" : " and ") + with_commas(c.symbols) + " symbol" + (c.symbols == 1 ? "" : "s");
-  }
-  c.headline = c.library + " from " + c.picked->path + " (" + shown_how(*c.picked) + ") lacks " + lacks + " that " +
-               c.other->path + " (" + shown_how(*c.other) + ") has";
+  c.headline_why = saying(said::CopyLacks{.library = c.library,
+                                          .picked = *c.picked,
+                                          .other = *c.other,
+                                          .missing_versions = c.missing_versions,
+                                          .symbols = c.symbols});
 }
 
 Cause& cause_for(CauseList& causes, const std::string& soname, const loader::LoadedObject& picked,
@@ -244,9 +208,8 @@ Cause& torch_cause_for(CauseList& causes, const loader::Process& p, int picked_i
   c.picked = LibraryCopy{.path = picked.path, .how = picked.how};
   c.other = LibraryCopy{.path = other.path, .how = other.how};
   c.needed_by = {p.objects[holder_index].path};  // the object built against another torch
-  c.fix = "install the version of torch that " + holder + " was built against, or rebuild " + holder +
-          " against the loaded " + c.library + " (" + torch.who + "); do not remove " + picked.path + ": " + torch.who +
-          " loads it";
+  c.fix_why = saying(said::InstallTorchBuiltAgainst{
+      .holder = holder, .library = c.library, .torch = torch.who, .picked = picked.path});
   return causes.add(std::move(c));
 }
 
@@ -355,16 +318,19 @@ struct ShadowTracer {
     Cause& c = torch_cause_for(causes, p, hit.object, hit.copy->where, ref->object, torch);
     ++c.symbols;
     touched.insert(c.id);
-    c.headline = base_of(c.needed_by.front()) + " was built against another version of " + c.library + ": the loaded " +
-                 c.picked->path + " (" + shown_how(*c.picked) + "), the copy " + torch.who + " loads, lacks " +
-                 with_commas(c.symbols) + " symbol" + (c.symbols == 1 ? "" : "s") + " that " + c.other->path + " (" +
-                 shown_how(*c.other) + ") has";
+    c.headline_why = saying(said::TorchCopyLacks{.holder = base_of(c.needed_by.front()),
+                                                 .library = c.library,
+                                                 .torch = torch.who,
+                                                 .picked = *c.picked,
+                                                 .other = *c.other,
+                                                 .symbols = c.symbols});
     const std::string& soname = c.library;
     verdict::claim(*u, EvidencePass::Shadow, Classification::ProviderMismatch);
     u->cause = c.id;
-    u->reason = "built against another version of " + soname + ": the loaded " + picked.path + " [" +
-                loader::to_string(picked.how) + "], the copy " + torch.who + " loads, lacks it; " +
-                hit.copy->where.path + " [" + loader::to_string(hit.copy->where.how) + "] has it";
+    say(*u, said::TorchCopyLacksIt{.soname = soname,
+                                   .torch = torch.who,
+                                   .picked = {.path = picked.path, .how = picked.how},
+                                   .other = {.path = hit.copy->where.path, .how = hit.copy->where.how}});
     u->origin = Origin{.file = picked.path,
                        .line = std::nullopt,
                        .kind = OriginKind::Library,
@@ -375,7 +341,8 @@ struct ShadowTracer {
                  .list = std::nullopt,
                  .entry = std::nullopt,
                  .library = picked.path,
-                 .detail = c.fix};
+                 .detail = "",
+                 .why = c.fix_why};
     u->suggestions.clear();
   }
 
@@ -406,9 +373,10 @@ struct ShadowTracer {
     touched.insert(c.id);
     verdict::claim(*u, EvidencePass::Shadow, node_missing ? Classification::VersionMismatch : Classification::Shadowed);
     u->cause = c.id;
-    u->reason = "the loader takes " + picked.path + " [" + loader::to_string(picked.how) + "] for " + c.library +
-                ", which lacks " + (node_missing ? "version " + std::string(ref->version) : std::string("it")) + "; " +
-                hit->copy->where.path + " [" + loader::to_string(hit->copy->where.how) + "] has it";
+    say(*u, said::CopyTakenLacksIt{.soname = c.library,
+                                   .picked = {.path = picked.path, .how = picked.how},
+                                   .other = {.path = hit->copy->where.path, .how = hit->copy->where.how},
+                                   .version = node_missing ? std::string(ref->version) : ""});
     // The origin is the file that defines it (a soname link resolved), as the SDK index names it.
     std::string defining = real_path(hit->copy->where.path);
     u->origin = Origin{.file = defining,
@@ -428,7 +396,7 @@ struct ShadowTracer {
       int picked = -1;
       for (const auto& [index, list] : copies)
         if (p.objects[index].path == c.picked->path) picked = index;
-      if (picked >= 0) c.fix = stale_copy_fix(p, requester_of.at(picked), c);
+      if (picked >= 0) c.fix_why = stale_copy_fix(p, requester_of.at(picked), c);
     }
   }
 };
@@ -456,7 +424,8 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
                     .list = std::nullopt,
                     .entry = std::nullopt,
                     .library = c.other->path,
-                    .detail = c.fix};
+                    .detail = "",
+                    .why = c.fix_why};
   }
 }
 
@@ -486,12 +455,12 @@ size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& s
     again.origin.reset();
     again.fix.reset();
     again.reason.clear();
+    again.why = nullptr;
+    again.why_also.clear();
     trace_symbol(&p, ref->object, ctx, again);
     if (verdict::current(again) != Classification::MissingSource) continue;
-    if (again.reason.find("another installed copy") == std::string::npos)
-      again.reason += "; " + c->other->path +
-                      ", another installed copy of the library, defines it too, but the "
-                      "build's own product lacks it";
+    if (!says_also<said::OtherCopyDefinesToo>(again))
+      also(again, said::OtherCopyDefinesToo{.other_copy = c->other->path});
     *u = std::move(again);
     ++reclaimed;
     if (c->symbols > 0 && --c->symbols == 0 && c->missing_versions.empty()) emptied.insert(c->id);
@@ -527,27 +496,20 @@ std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSym
     }
     c->symbols += list.size();
     const bool python = kind == host::HostApi::Python;
-    std::string api = python ? "the Python C API" : "Perl's XS API";
-    // Not `--with $(command -v python3)`: under pyenv or conda that is a shell script shim, not the
-    // interpreter. --python looks past shims for the first ELF python3 on PATH.
-    std::string option = python ? "--python (the first python3 on PATH that is an ELF executable, past pyenv's "
-                                  "and conda's shims), or --python=EXE for another interpreter"
-                                : "--with PERL, the perl executable itself (not a wrapper script)";
-    c->headline = with_commas(c->symbols) + " symbol" + (c->symbols == 1 ? "" : "s") + " of " + api + " come" +
-                  (c->symbols == 1 ? "s" : "") + " from the " + (python ? "Python interpreter" : "perl interpreter") +
-                  " that loads this extension (" + host + "), not from a library it links";
-    c->fix = "check it as the interpreter loads it: " + option;
+    c->headline_why = saying(said::HostApiSymbols{.symbols = c->symbols, .python = python, .host = host});
+    c->fix_why = saying(said::CheckAsHostLoads{.python = python});
     for (UnresolvedSymbol* u : list) {
       u->cause = c->id;
       verdict::claim(*u, EvidencePass::Host,
                      Classification::HostProvided);  // "unknown": nothing defines it; the host does
-      u->reason = "part of " + api + ": the " + host + " executable that imports the extension defines it";
+      say(*u, said::PartOfHostApi{.python = python, .host = host});
       u->fix = Fix{.kind = FixKind::None,
                    .cmake_file = std::nullopt,
                    .list = std::nullopt,
                    .entry = std::nullopt,
                    .library = std::nullopt,
-                   .detail = c->fix};
+                   .detail = "",
+                   .why = c->fix_why};
       u->suggestions.clear();
     }
   }

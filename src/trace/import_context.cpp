@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/walk.h"
+#include "report/said.h"
 #include "trace/suggest.h"
 #include "verdict/verdict.h"
 
@@ -109,8 +110,7 @@ void suggest_in_import_context(const ImportContext& context, const std::vector<U
     if (verdict::current(*u) != Classification::AbiMismatch || !u->origin || !u->origin->library) continue;
     for (size_t i = 0; i < context.libraries.objects.size(); ++i)
       if (context.libraries.objects[i].path == *u->origin->library)
-        u->reason += "; this module does not link " + context.labels[i] +
-                     " (--as-needed drops a library none of whose definitions the link used)";
+        also(*u, said::ModuleDoesNotLink{.label = context.labels[i]});
   }
 }
 

@@ -14,6 +14,7 @@
 #include "common/text.h"
 #include "dwarf/references.h"
 #include "elf/elf_object.h"
+#include "report/said.h"
 #include "verdict/verdict.h"
 
 namespace mlc::trace {
@@ -35,39 +36,41 @@ void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef&
   switch (ref.miss) {
     case loader::Miss::LibraryMissing:
       verdict::claim(u, EvidencePass::Loader, Classification::MissingLibrary);
-      u.reason = "required from " + std::string(ref.version_file) + ", which was not found";
+      say(u, said::VersionFileNotFound{.file = std::string(ref.version_file)});
       break;
     case loader::Miss::WrongVersion:
       verdict::claim(u, EvidencePass::Loader, Classification::VersionMismatch);
-      u.reason = "defined in " + lib_of(ref.near_definitions.front()) + ", but not with version " +
-                 (ref.version.empty() ? std::string("(default)") : std::string(ref.version));
+      say(u,
+          said::NotWithVersion{.library = lib_of(ref.near_definitions.front()), .version = std::string(ref.version)});
       u.fix = Fix{FixKind::UseLibrary,
                   {},
                   {},
                   {},
                   lib_of(ref.near_definitions.front()),
-                  "rebuild against the library that is loaded at run time, or load the one it was linked against"};
+                  "",
+                  saying(said::RebuildAgainstLoaded{})};
       break;
     case loader::Miss::HiddenVersion:
       verdict::claim(u, EvidencePass::Loader, Classification::Hidden);
-      u.reason = "defined in " + lib_of(ref.near_definitions.front()) +
-                 " only under a hidden (non-default) version, invisible to an unversioned reference";
+      say(u, said::HiddenVersion{.library = lib_of(ref.near_definitions.front())});
       u.fix = Fix{FixKind::ExportSymbol,
                   {},
                   {},
                   {},
                   lib_of(ref.near_definitions.front()),
-                  "make the version the default (@@) in the provider's version script"};
+                  "",
+                  saying(said::MakeVersionDefault{})};
       break;
     case loader::Miss::HiddenVisibility:
       verdict::claim(u, EvidencePass::Loader, Classification::Hidden);
-      u.reason = "defined in " + lib_of(ref.near_definitions.front()) + " with hidden or internal visibility";
+      say(u, said::HiddenVisibility{.library = lib_of(ref.near_definitions.front())});
       u.fix = Fix{FixKind::ExportSymbol,
                   {},
                   {},
                   {},
                   lib_of(ref.near_definitions.front()),
-                  "give the definition default visibility (or list it in the export map)"};
+                  "",
+                  saying(said::GiveDefaultVisibility{})};
       break;
     case loader::Miss::NoDefinition: {
       const auto& refobj = p.objects[ref.object];
@@ -75,13 +78,10 @@ void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef&
       for (const auto& need : refobj.needed) (need.refused.empty() ? missing : refused) += need.object < 0 ? 1 : 0;
       if (missing + refused > 0) {
         verdict::claim(u, EvidencePass::Loader, Classification::MissingLibrary);
-        u.reason = missing > 0 ? "no loaded object defines it, and " + std::to_string(missing) + " needed librar" +
-                                     (missing == 1 ? "y was" : "ies were") + " not found"
-                               : "no loaded object defines it, and a needed library was not loaded: the loader refused "
-                                 "a file of its name (the load failure above)";
+        say(u, said::NoneLoadedLibraryMissing{.missing = missing});
       } else {
         verdict::claim(u, EvidencePass::Loader, Classification::Unknown);
-        u.reason = "no object in the global scope (" + std::to_string(p.objects.size()) + " loaded) defines it";
+        say(u, said::NoneInScope{.loaded = p.objects.size()});
       }
       break;
     }
@@ -110,14 +110,9 @@ void find_unexported(const loader::Process& p, std::vector<SymbolFinding>& findi
       UnresolvedSymbol& u = f->symbol;
       if (verdict::current(u) == Classification::Hidden || !local.count(f->ref.name)) continue;
       verdict::claim(u, EvidencePass::Unexported, Classification::Hidden);
-      u.reason = "defined in " + obj.path + " but not exported (local or hidden in its symbol table)";
+      say(u, said::NotExported{.library = obj.path});
       u.origin = Origin{obj.path, std::nullopt, OriginKind::Library, obj.path, std::nullopt};
-      u.fix = Fix{FixKind::ExportSymbol,
-                  {},
-                  {},
-                  {},
-                  obj.path,
-                  "give the definition default visibility (or list it in the export map)"};
+      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, obj.path, "", saying(said::GiveDefaultVisibility{})};
     }
   }
 }
@@ -125,23 +120,16 @@ void find_unexported(const loader::Process& p, std::vector<SymbolFinding>& findi
 // What "defined nowhere" covered, so a reader knows which context was missing. CUDA is named only for a
 // name that looks like one of the backend's CUDA APIs: no CUDA install is searched for a C++ function of
 // the project's own.
-std::string nowhere_reason(const TraceContext& ctx, const UnresolvedSymbol& u) {
-  std::vector<std::string> searched;
-  if (ctx.sources) searched.push_back(std::to_string(ctx.sources->files().size()) + " indexed source files");
-  if (!ctx.sdk_home.empty()) searched.push_back("the SDK (" + ctx.sdk_home + ")");
-  if (!ctx.cuda_home.empty() && ctx.backend && backend::looks_like_cuda_api(*ctx.backend, u.symbol))
-    searched.push_back("CUDA (" + ctx.cuda_home + ")");
-  if (searched.empty() && !ctx.cuda_home.empty())
-    return "no loaded object defines it (no sources or SDK were given to trace it further)";
-  if (searched.empty()) return "no loaded object defines it (no sources, SDK or CUDA were given to trace it further)";
-  std::string reason = "no loaded object defines it, nor was it found in " + join_list(searched);
-  // A name that macros paste together (PRIV(x) -> _prefix_x_8) is spelled by no text; only the compiler
-  // can place it, and it needs the build's compile commands.
-  if (ctx.build && !ctx.build->build_dir.empty() && !ctx.build->has_compile_database && !ctx.build->cache.empty())
-    reason +=
-        " (no text spells it; with compile_commands.json, which -DCMAKE_EXPORT_COMPILE_COMMANDS=ON writes, the "
-        "compiler would try the sources the build leaves out)";
-  return reason;
+said::DefinedNowhere nowhere_reason(const TraceContext& ctx, const UnresolvedSymbol& u) {
+  said::DefinedNowhere out;
+  if (ctx.sources) out.source_files = ctx.sources->files().size();
+  out.sdk_home = ctx.sdk_home;
+  out.cuda_given = !ctx.cuda_home.empty();
+  if (out.cuda_given && ctx.backend && backend::looks_like_cuda_api(*ctx.backend, u.symbol))
+    out.cuda_searched = ctx.cuda_home;
+  out.no_compile_database =
+      ctx.build && !ctx.build->build_dir.empty() && !ctx.build->has_compile_database && !ctx.build->cache.empty();
+  return out;
 }
 
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref) {

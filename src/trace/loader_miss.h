@@ -7,6 +7,7 @@
 
 #include "elf/elf_object.h"
 #include "loader/loader.h"
+#include "report/said.h"
 #include "trace/finding.h"
 #include "trace/resources.h"
 
@@ -28,7 +29,7 @@ void find_unexported(const loader::Process& p, std::vector<SymbolFinding>& findi
 bool wants_tracing(const UnresolvedSymbol& u, const loader::UnresolvedRef& ref);
 
 // What "defined nowhere" covered, so a reader knows which context was missing.
-std::string nowhere_reason(const TraceContext& ctx, const UnresolvedSymbol& u);
+said::DefinedNowhere nowhere_reason(const TraceContext& ctx, const UnresolvedSymbol& u);
 
 // Where each finding is referenced in its library's source (DWARF call sites), which are variables,
 // and their sizes.

@@ -2,6 +2,8 @@
 // (c10::musa::musaMallocAsync): the unqualified name, mapped back through the porting map, is a C
 // function that CUDA's runtime declares or exports.
 #include "trace/stand_in.h"
+
+#include "report/said.h"
 #include "verdict/verdict.h"
 
 namespace mlc::trace {
@@ -65,34 +67,34 @@ bool check_stand_in(const demangle::SymbolName& sym, const TraceContext& ctx, co
   if (const sdk::SdkIndex* sdk = ctx.sdk()) {
     if (const sdk::SdkLibrary* has = sdk->first_exporter(sym.name)) {
       // The SDK caught up: the stand-in's declaration now hides the real C function.
-      u.reason = "a stand-in " + qualified + " for " + sym.name + ", which " + has->path +
-                 " now defines; the stand-in's declaration hides it";
+      say(u, said::StandInHidesReal{.qualified = qualified, .name = sym.name, .definer = has->path});
       if (where) u.origin = where;
-      u.fix = Fix{
-          .kind = FixKind::None,
-          .cmake_file = {},
-          .list = {},
-          .entry = {},
-          .library = {},
-          .detail = "remove the declaration of " + qualified + " so the code calls " + has->soname + "'s " + sym.name};
+      u.fix = Fix{.kind = FixKind::None,
+                  .cmake_file = {},
+                  .list = {},
+                  .entry = {},
+                  .library = {},
+                  .detail = "",
+                  .why = saying(said::RemoveStandIn{.qualified = qualified, .soname = has->soname, .name = sym.name})};
       return true;
     }
   }
   verdict::claim(u, EvidencePass::Trace, Classification::CudaOnly);
   u.counterpart = Counterpart{.name = cuda, .library = lib ? std::optional<std::string>(lib->path) : std::nullopt};
-  u.reason = "a stand-in in " + scope + " for the C function " + sym.name + ", which the " + ctx.backend->display +
-             " SDK lacks; CUDA has " + cuda +
-             (lib ? " in " + lib->path : " (declared in " + cuda_index->headers.file_of(*decl).path + ")");
+  say(u, said::StandInSdkLacks{.scope = scope,
+                               .name = sym.name,
+                               .sdk = ctx.backend->display,
+                               .cuda = cuda,
+                               .library = lib ? lib->path : "",
+                               .declared_in = lib ? "" : cuda_index->headers.file_of(*decl).path});
   if (where) u.origin = where;
   u.fix = Fix{.kind = FixKind::Stub,
               .cmake_file = {},
               .list = {},
               .entry = {},
               .library = {},
-              .detail = "define " + qualified +
-                        " in unimplemented_functions.cpp (musa-stubgen) and "
-                        "request " +
-                        sym.name + " from the SDK team"};
+              .detail = "",
+              .why = saying(said::DefineStandIn{.qualified = qualified, .name = sym.name})};
   return true;
 }
 

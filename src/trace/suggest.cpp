@@ -13,6 +13,7 @@
 #include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
+#include "report/said.h"
 #include "source/source_index.h"
 #include "verdict/verdict.h"
 
@@ -118,8 +119,6 @@ bool cxx11_abi(std::string_view mangled) {
   return mangled.find("St7__cxx11") != std::string_view::npos || mangled.find("B5cxx11") != std::string_view::npos;
 }
 
-std::string abi_flag(bool cxx11) { return cxx11 ? "-D_GLIBCXX_USE_CXX11_ABI=1" : "-D_GLIBCXX_USE_CXX11_ABI=0"; }
-
 // The first position where the two parameter lists differ (or the method qualifiers, as -1).
 int first_difference(const demangle::SymbolName& want, const demangle::SymbolName& have) {
   for (size_t i = 0; i < want.params.size() && i < have.params.size(); ++i) {
@@ -142,44 +141,40 @@ void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want,
                     .kind = OriginKind::Library,
                     .library = s.library,
                     .ported_from = std::nullopt};
-  std::string head = s.library + " defines " + s.demangled + " (" + to_string(s.reason) + "): ";
-  std::string detail;
-  bool caller_new = cxx11_abi(u.symbol), lib_new = cxx11_abi(s.symbol);
-  if (s.reason == SuggestionReason::Cxx11Abi && caller_new != lib_new) {
-    auto what = [](bool cxx11) {
-      return cxx11 ? std::string("the C++11 std::string ABI, std::__cxx11::basic_string / [abi:cxx11]")
-                   : std::string("the old std::string ABI, std::string mangled Ss");
-    };
-    u.reason = head + "the caller was built with " + abi_flag(caller_new) + " (" + what(caller_new) + "), " + lib +
-               " with " + abi_flag(lib_new) + " (" + what(lib_new) + ")";
-    detail = "rebuild the caller with " + abi_flag(lib_new) + " to match " + lib + " (or load a " + lib +
-             " built with " + abi_flag(caller_new) +
-             "); for a PyTorch extension use torch's value: python -c 'import torch; "
-             "print(int(torch.compiled_with_cxx11_abi()))'";
+  said::AbiDrift drift{.library = s.library,
+                       .library_name = lib,
+                       .demangled = s.demangled,
+                       .reason = s.reason,
+                       .kind = said::AbiDrift::Kind::Headers,
+                       .caller_cxx11 = cxx11_abi(u.symbol),
+                       .library_cxx11 = cxx11_abi(s.symbol),
+                       .what = "",
+                       .there = "",
+                       .here = ""};
+  if (s.reason == SuggestionReason::Cxx11Abi && drift.caller_cxx11 != drift.library_cxx11) {
+    drift.kind = said::AbiDrift::Kind::StringAbi;
   } else if (s.reason == SuggestionReason::ByValue || s.reason == SuggestionReason::Const) {
+    drift.kind = said::AbiDrift::Kind::Parameter;
     auto have = demangle::parse_symbol(s.symbol);
     int i = first_difference(want, have);
-    std::string what, there, here;
     if (i < 0) {
-      what = "the method";
-      there = have.method_qualifiers.empty() ? "non-const" : trimmed(have.method_qualifiers);
-      here = want.method_qualifiers.empty() ? "non-const" : trimmed(want.method_qualifiers);
+      drift.what = "the method";
+      drift.there = have.method_qualifiers.empty() ? "non-const" : trimmed(have.method_qualifiers);
+      drift.here = want.method_qualifiers.empty() ? "non-const" : trimmed(want.method_qualifiers);
     } else {
-      what = "parameter " + std::to_string(i + 1);
-      there = have.params[i];
-      here = want.params[i];
+      drift.what = "parameter " + std::to_string(i + 1);
+      drift.there = have.params[i];
+      drift.here = want.params[i];
     }
-    u.reason = head + what + " is `" + there + "` there but `" + here +
-               "` in the declaration the caller was compiled " + "against" +
-               (s.reason == SuggestionReason::ByValue ? ": one side passes it by value, the other by reference" : "");
-    detail = "declare " + what + " as `" + there + "` where the caller sees it, as " + lib + " defines " + s.demangled +
-             ", and rebuild the caller (or rebuild " + lib + " from the caller's headers)";
-  } else {
-    u.reason = head + "the caller was compiled against other headers than the library that is loaded";
-    detail = "rebuild against the headers of the loaded " + lib + " (or load the version it was built against)";
   }
-  u.fix = Fix{
-      .kind = FixKind::RebuildAbi, .cmake_file = {}, .list = {}, .entry = {}, .library = s.library, .detail = detail};
+  say(u, drift);
+  u.fix = Fix{.kind = FixKind::RebuildAbi,
+              .cmake_file = {},
+              .list = {},
+              .entry = {},
+              .library = s.library,
+              .detail = "",
+              .why = saying(said::RebuildForAbi{.drift = drift})};
 }
 
 // The explicit instantiation that provides `want`: the function template's own line, or its class.
@@ -238,22 +233,18 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
   for (const auto& f : found) {
     if (!f.symbol.empty()) library = f.where;
   }
-  std::string have, where;
-  for (size_t i = 0; i < found.size(); ++i) {
-    if (i == 8) {
-      have += ", ... (" + std::to_string(found.size() - 8) + " more)";
-      break;
-    }
-    have += (i ? ", " : "") + found[i].demangled + (found[i].symbol.empty() ? " at " + found[i].where : "");
-  }
-  where = library ? base_name(*library) + " has other instantiations of the same template"
-                  : "the sources instantiate the same template explicitly for other arguments only";
+  said::OtherInstantiationsOnly others{.demangled = u.demangled,
+                                       .library_name = library ? base_name(*library) : "",
+                                       .instances = {},
+                                       .more = found.size() > 8 ? found.size() - 8 : 0,
+                                       .definition = ""};
+  for (size_t i = 0; i < found.size() && i < 8; ++i)
+    others.instances.push_back({.demangled = found[i].demangled, .at = found[i].symbol.empty() ? found[i].where : ""});
+  if (definition)
+    others.definition = definition->file + (definition->line ? ":" + std::to_string(*definition->line) : "");
   std::string line = instantiation_line(u, want);
   verdict::claim(u, EvidencePass::NearMiss, Classification::MissingInstantiation);
-  u.reason = u.demangled + " is not instantiated: " + where + " (" + have + ")";
-  if (definition)
-    u.reason += "; the template is defined in " + definition->file +
-                (definition->line ? ":" + std::to_string(*definition->line) : "");
+  say(u, std::move(others));
   u.origin = definition ? *definition
                         : Origin{.file = library.value_or(found.front().where),
                                  .line = std::nullopt,
@@ -271,12 +262,12 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
               .list = {},
               .entry = {},
               .library = library,
-              .detail = "add the explicit instantiation `" + line + "` to " +
-                        (!definition ? std::string("the source that defines the template")
-                         : source::is_compiled_source(definition->file)
-                             ? definition->file
-                             : "a compiled source that includes " + definition->file) +
-                        (library ? " and rebuild " + base_name(*library) : std::string())};
+              .detail = "",
+              .why = saying(
+                  said::AddExplicitInstantiation{.line = line,
+                                                 .definition = definition ? definition->file : "",
+                                                 .compiled = definition && source::is_compiled_source(definition->file),
+                                                 .library_name = library ? base_name(*library) : ""})};
   return true;
 }
 

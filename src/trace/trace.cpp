@@ -16,6 +16,7 @@
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "environment/python_env.h"
+#include "report/said.h"
 #include "setuptools/setup_py.h"
 #include "trace/stand_in.h"
 #include "verdict/verdict.h"
@@ -81,18 +82,6 @@ struct Candidate {
   bool in_porting_tree = false;
 };
 
-// How the loader found a file, in its own terms: the dynamic tag or the variable.
-std::string search_words(loader::FoundHow how) {
-  switch (how) {
-    case loader::FoundHow::Rpath: return "a DT_RPATH";
-    case loader::FoundHow::Runpath: return "a DT_RUNPATH";
-    case loader::FoundHow::LdLibraryPath: return "LD_LIBRARY_PATH";
-    case loader::FoundHow::LdSoCache: return "ld.so.cache";
-    case loader::FoundHow::Default: return "the system directories";
-    default: return loader::to_string(how);
-  }
-}
-
 class Tracer {
  public:
   Tracer(const loader::Process* p, int referencing, const TraceContext& ctx, UnresolvedSymbol& u)
@@ -119,16 +108,11 @@ class Tracer {
     // DWARF points to, a prototype of an API it calls (the Python C API, a driver's) says nothing of where
     // that API is defined, and the host and provider passes that come later do.
     if (declared_only_ && !ctx_.compiled_units) {
-      u_.reason = "declared in " + declared_only_->file +
-                  (declared_only_->line ? ":" + std::to_string(*declared_only_->line) : "") +
-                  " but defined in no source, SDK library or CUDA library that was searched";
+      say(u_, said::DeclaredNotDefined{
+                  .file = declared_only_->file,
+                  .line = declared_only_->line ? std::optional<size_t>(*declared_only_->line) : std::nullopt});
       u_.origin = declared_only_;
-      u_.fix = Fix{FixKind::Stub,
-                   {},
-                   {},
-                   {},
-                   {},
-                   "write a stub for it (musa-stubgen), or find the source that should define it"};
+      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "", saying(said::StubOrFindSource{})};
     }
   }
 
@@ -141,31 +125,30 @@ class Tracer {
     const codegen::KernelEntry& e = *m.entries.front();
     auto at = [&](const codegen::KernelEntry& k) { return m.yaml->path + ":" + std::to_string(k.line); };
     verdict::claim(u_, EvidencePass::Trace, Classification::UnimplementedKernel);
-    std::string listed = e.op + " is listed in " + at(e);
-    if (m.entries.size() > 1) {
-      listed = "one of ";
-      for (size_t i = 0; i < m.entries.size(); ++i)
-        listed += (i ? ", " : "") + m.entries[i]->op + " (" + at(*m.entries[i]) + ")";
-      listed += " is listed";
-    }
+    said::KernelListed listed{.entries = {},
+                              .backend = m.yaml->backend,
+                              .qualified = sym_.qualified(),
+                              .declaration = m.declaration
+                                                 ? m.declaration->file + ":" + std::to_string(m.declaration->line) +
+                                                       " (" + m.declaration->text + ")"
+                                                 : "",
+                              .other_signature = ""};
+    for (const auto* k : m.entries) listed.entries.push_back({.op = k->op, .at = at(*k)});
     const std::vector<std::string> others = other_signatures();
-    u_.reason = listed + " for " + m.yaml->backend + ", so the generated registration code calls " + sym_.qualified() +
-                (m.declaration ? ", declared in " + m.declaration->file + ":" + std::to_string(m.declaration->line) +
-                                     " (" + m.declaration->text + ")"
-                               : "") +
-                (others.empty() ? ", but no source implements it"
-                                : ", but the library defines it only with other parameters: " + others.front());
+    if (!others.empty()) listed.other_signature = others.front();
+    say(u_, std::move(listed));
     u_.origin = Origin{m.yaml->path, static_cast<int>(e.line), OriginKind::Declaration, std::nullopt, std::nullopt};
-    u_.fix = Fix{
-        FixKind::Stub,
-        {},
-        {},
-        {},
-        {},
-        (others.empty() ? "implement " : "give the definition the generated declaration's parameters, or implement ") +
-            sym_.qualified() + " (" + e.op + "), or remove the entry " + e.op + " at " + at(e) +
-            "; musa-stubgen writes a stub that throws \"" + e.op + " is not implemented for " + m.yaml->backend +
-            "\" so the library loads"};
+    u_.fix = Fix{FixKind::Stub,
+                 {},
+                 {},
+                 {},
+                 {},
+                 "",
+                 saying(said::ImplementKernel{.other_signature = !others.empty(),
+                                              .qualified = sym_.qualified(),
+                                              .op = e.op,
+                                              .at = at(e),
+                                              .backend = m.yaml->backend})};
     return true;
   }
 
@@ -208,28 +191,27 @@ class Tracer {
           // (provider-mismatch, decided later), and removing that copy would break torch.
           if (!environment::torch_version_for(o.path).empty()) continue;
           verdict::claim(u_, EvidencePass::Trace, Classification::Shadowed);
-          u_.reason = "the loader takes " + o.path + " [" + loader::to_string(o.how) + "] for " + lib.soname +
-                      ", which lacks it; " + lib.path + " defines it";
+          say(u_, said::StaleCopyTaken{.taken = o.path, .how = o.how, .soname = lib.soname, .definer = lib.path});
           u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
           u_.fix = Fix{FixKind::UseLibrary,
                        {},
                        {},
                        {},
                        lib.path,
-                       "load " + lib.path + " instead of " + o.path + " (found through " + search_words(o.how) +
-                           "): put " + lib.path.substr(0, lib.path.rfind('/')) +
-                           " before it in the search path, or remove the stale copy"};
+                       "",
+                       saying(said::LoadInstead{.definer = lib.path, .taken = o.path, .how = o.how})};
           return true;
         }
         if (loaded >= 0) continue;  // that very file is loaded: the symbol must be hidden or versioned
         verdict::claim(u_, EvidencePass::Trace, Classification::UnlinkedLibrary);
-        u_.reason = "defined in " + lib.path + ", which the library does not link";
+        say(u_, said::DefinedInUnlinked{.library = lib.path});
         u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
         Fix fix{FixKind::LinkLibrary, {}, {}, lib.link_name, lib.path, ""};
         std::string target = target_name();
         if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
-        fix.detail = "link " + (lib.soname.empty() ? lib.path.substr(lib.path.rfind('/') + 1) : lib.soname) + ": " +
-                     link_line(target, lib.link_name);
+        fix.why =
+            saying(said::LinkIt{.soname = lib.soname.empty() ? lib.path.substr(lib.path.rfind('/') + 1) : lib.soname,
+                                .line = link_line(target, lib.link_name)});
         u_.fix = fix;
         return true;
       }
@@ -261,8 +243,7 @@ class Tracer {
       });
       if (!exported) continue;
       std::string by = o.root >= 0 ? p_->objects[o.root].path : o.path;
-      unlinked(o, "defined in " + o.path + ", which " + by + " loaded with RTLD_LOCAL; this library does not link " +
-                      soname_of(o) + ", so that definition is not in its scope");
+      unlinked(o, saying(said::DefinedOutOfScope{.library = o.path, .loaded_by = by, .soname = soname_of(o)}));
       return true;
     }
     return false;
@@ -276,8 +257,8 @@ class Tracer {
     if (!ic || u_.symbol.empty()) return false;
     int i = import_definition(*ic, u_.symbol);
     if (i < 0) return false;
-    unlinked(ic->libraries.objects[i], "defined in " + ic->labels[i] + ", which this " +
-                                           (referencing_module() ? "module" : "library") + " does not link");
+    unlinked(ic->libraries.objects[i],
+             saying(said::DefinedInImportContext{.label = ic->labels[i], .module = referencing_module()}));
     return true;
   }
 
@@ -286,16 +267,17 @@ class Tracer {
   }
 
   // unlinked-library: `o` defines the symbol; the fix links it to the referencing library's target.
-  void unlinked(const loader::LoadedObject& o, std::string reason) {
+  void unlinked(const loader::LoadedObject& o, SaidPtr reason) {
     std::string soname = soname_of(o);
     std::string link = soname.rfind("lib", 0) == 0 ? soname.substr(3, soname.find(".so") - 3) : soname;
     verdict::claim(u_, EvidencePass::Trace, Classification::UnlinkedLibrary);
-    u_.reason = std::move(reason);
+    u_.why = std::move(reason);
+    u_.why_also.clear();
     u_.origin = Origin{o.path, std::nullopt, OriginKind::Library, o.path, std::nullopt};
     Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, ""};
     std::string target = target_name();
     if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
-    fix.detail = "link " + soname + ": " + link_line(target, link);
+    fix.why = saying(said::LinkIt{.soname = soname, .line = link_line(target, link)});
     u_.fix = fix;
   }
 
@@ -318,15 +300,13 @@ class Tracer {
     if (it == sdk->archive_definitions.end()) return false;
     const auto& def = it->second;
     verdict::claim(u_, EvidencePass::Trace, Classification::StaticArchive);
-    u_.reason =
-        "defined only in " + def.archive + "(" + def.member + "), a static archive: no shared library provides it";
+    say(u_, said::OnlyInArchive{.archive = def.archive, .member = def.member});
     u_.origin =
         Origin{def.archive, std::nullopt, OriginKind::Library, def.archive + "(" + def.member + ")", std::nullopt};
     Fix fix{FixKind::LinkLibrary, {}, {}, def.archive, def.archive, ""};
     std::string target = target_name();
     if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
-    fix.detail = "link the archive into the library: " + link_line(target, def.archive) +
-                 " (its objects must be position-independent)";
+    fix.why = saying(said::LinkArchive{.line = link_line(target, def.archive)});
     u_.fix = fix;
     return true;
   }
@@ -344,9 +324,7 @@ class Tracer {
     UnresolvedSymbol saved = u_;
     std::optional<Origin> saved_declared = declared_only_;
     if (check_sources() && verdict::current(u_) == Classification::MissingSource) {
-      u_.reason += "; " + other_copy +
-                   ", another installed copy of the library, defines it too, but the build's "
-                   "own product lacks it";
+      also(u_, said::OtherCopyDefinesToo{.other_copy = other_copy});
       return true;
     }
     u_ = std::move(saved);
@@ -395,11 +373,11 @@ class Tracer {
   }
 
   // The link a fix asks for, in CMake's words; without a known target, the line says whose it is.
-  std::string link_line(const std::string& target, const std::string& link) const {
-    if (!target.empty()) return "target_link_libraries(" + target + " PRIVATE " + link + ")";
-    std::string lib = p_ && ref_ >= 0 ? base_name(p_->objects[ref_].path) : std::string("the library");
-    return "target_link_libraries(<target> PRIVATE " + link + "), <target> being the CMake target that builds " + lib +
-           (ctx_.build ? " (the build model names none)" : " (not known without --build-dir)");
+  said::LinkLine link_line(const std::string& target, const std::string& link) const {
+    return {.target = target,
+            .link = link,
+            .library = p_ && ref_ >= 0 ? base_name(p_->objects[ref_].path) : std::string("the library"),
+            .build_known = ctx_.build != nullptr};
   }
 
   std::optional<std::string> target_cmake_file(const std::string& target) const {
@@ -564,7 +542,7 @@ class Tracer {
   bool check_sources() {
     if (!ctx_.sources) return false;
     std::vector<Candidate> found;
-    std::string about;
+    said::DefinitionAt def;
     if (sym_.kind == NameKind::VTable || sym_.kind == NameKind::TypeInfo) {
       // The vtable (and typeinfo) of a class with a key function are emitted where that function is defined.
       for (const IndexedEntity* cls : ctx_.sources->lookup(sym_.name)) {
@@ -582,7 +560,7 @@ class Tracer {
                            .same_arity = true,
                            .rank = kind_rank(*e, path),
                            .in_porting_tree = under(path, ctx_.porting_dir)});
-          about = " (the key function " + cls->qualified + "::" + key + "(" + key_params + ") is defined there)";
+          def.key_function = cls->qualified + "::" + key + "(" + key_params + ")";
         }
       }
     } else if (sym_.kind == NameKind::Function || sym_.kind == NameKind::Data || sym_.kind == NameKind::CName ||
@@ -591,7 +569,6 @@ class Tracer {
     }
     if (found.empty()) return false;
     Candidate best = found.front();
-    std::string inexact;
     if (!best.exact) {
       // A definition with the same qualified name and arity in a source the build does not compile is
       // the missing source: only a binary defining another mangling is evidence of ABI drift.
@@ -605,8 +582,7 @@ class Tracer {
       best = *near;
       std::string params = best.entity->params;
       std::replace(params.begin(), params.end(), source::kListSep, ',');
-      inexact = " (same name and arity; its parameter types (" + params + ") could not be matched exactly)";
-      about += inexact;
+      def.inexact_params = params;
     }
     const std::string& path = ctx_.sources->file_of(*best.entity).path;
     if (best.rank == 0) {  // declarations only: remember, keep looking in the SDK and CUDA
@@ -627,54 +603,46 @@ class Tracer {
       return false;
     Origin origin{origin_file, static_cast<int>(at->line), origin_kind(*at), std::nullopt, original};
     u_.origin = origin;
-    std::string where = origin_file + ":" + std::to_string(at->line);
+    def.file = origin_file;
+    def.line = at->line;
     bool translation_unit = source::is_compiled_source(origin_file);
     if (!translation_unit || best.rank == 1) {
       // Only one translation unit can emit it: the uncompiled one that holds a template's body (no
       // other unit sees it), or the uncompiled one that alone #includes the file holding a plain
       // (non-inline) definition, as jsoncpp's .inl files and fmt's format-inl.h are included.
       if (auto tu = emitting_unit(*best.entity, origin_file, translation_unit)) {
-        about += " (" +
-                 std::string(translation_unit ? "a template body"
-                                              : "defined in " + where + ", which " + tu->first + " includes") +
-                 ")";
+        if (translation_unit) def.template_body = true;
         if (!translation_unit) {
           origin_file = tu->first;
           u_.origin = Origin{origin_file, static_cast<int>(tu->second), OriginKind::Definition, std::nullopt,
                              ported_and_original(origin_file).second};
-          where = origin_file + ":" + std::to_string(tu->second);
+          def.included_from = def.file + ":" + std::to_string(def.line);
+          def.file = origin_file;
+          def.line = tu->second;
           auto [tu_ported, tu_original] = ported_and_original(origin_file);
-          return missing_source(origin_file, where, about, tu_ported, tu_original);
+          return missing_source(origin_file, def, tu_ported, tu_original);
         }
-        return missing_source(origin_file, where, about, ported, original);
+        return missing_source(origin_file, def, ported, original);
       }
       verdict::claim(u_, EvidencePass::Trace, Classification::Unknown);
-      u_.reason = std::string(best.rank == 1 ? "a template or inline definition" : "defined") + " in " + where + about +
-                  ", which no compiled translation unit instantiates for these arguments";
-      u_.fix =
-          Fix{FixKind::None,
-              {},
-              {},
-              {},
-              {},
-              "add an explicit instantiation to a compiled source, or include " + origin_file + " where it is used"};
+      say(u_, said::NotInstantiated{.at = def, .template_or_inline = best.rank == 1});
+      u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "", saying(said::InstantiateOrInclude{.file = origin_file})};
       return true;
     }
     if (in_build(origin_file)) {
       verdict::claim(u_, EvidencePass::Trace, Classification::Unknown);
       if (const std::string lib = library_older_than(origin_file); !lib.empty()) {
         // The configure compiles it (a glob that now sees it, an entry added since), the library predates it.
-        u_.reason = "defined in " + where + about + ", which the build compiles, but " + lib + " is older than it";
-        u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "rebuild " + lib + " (cmake --build): it predates " + origin_file};
+        say(u_, said::CompiledButOlder{.at = def, .library = lib});
+        u_.fix =
+            Fix{FixKind::None, {}, {}, {}, {}, "", saying(said::RebuildOlder{.library = lib, .file = origin_file})};
         return true;
       }
-      u_.reason = "defined in " + where + about +
-                  ", which is compiled, yet the symbol is missing: check #if guards "
-                  "and the library it is compiled into";
-      u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "check that " + origin_file + " is compiled into this library"};
+      say(u_, said::CompiledYetMissing{.at = def});
+      u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "", saying(said::CheckCompiledInto{.file = origin_file})};
       return true;
     }
-    return missing_source(origin_file, where, about, ported, original);
+    return missing_source(origin_file, def, ported, original);
   }
 
   // The translation unit that must be compiled for `e` (in `file`) to be emitted, with the line that
@@ -701,15 +669,15 @@ class Tracer {
     return only;
   }
 
-  bool missing_source(const std::string& origin_file, const std::string& where, const std::string& about,
-                      const std::string& ported, const std::optional<std::string>& original) {
+  bool missing_source(const std::string& origin_file, const said::DefinitionAt& def, const std::string& ported,
+                      const std::optional<std::string>& original) {
     verdict::claim(u_, EvidencePass::Trace, Classification::MissingSource);
     if (origin_file != ported && !ctx_.porting_dir.empty() && original) {
-      u_.reason = "defined in " + where + about + "; its ported counterpart " + ported + " does not exist";
-      u_.fix = Fix{FixKind::AddSource, {}, {}, {}, {}, "port " + *original + " (it is missing from the porting tree)"};
+      say(u_, said::PortedCounterpartMissing{.at = def, .ported = ported});
+      u_.fix = Fix{FixKind::AddSource, {}, {}, {}, {}, "", saying(said::PortIt{.original = *original})};
       return true;
     }
-    u_.reason = "defined in " + where + about + ", which the build does not compile";
+    say(u_, said::NotCompiled{.at = def});
     auto choice =
         ctx_.build ? build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt;
     Fix fix = choice || !p_ || ref_ < 0
@@ -717,7 +685,7 @@ class Tracer {
                   : setup_py_fix(p_->objects[ref_].path, origin_file).value_or(add_source_fix(choice, origin_file));
     if (original && original->size() > 4 && original->compare(original->size() - 4, 4, ".cpp") == 0 &&
         fix.list.value_or("") != "PORTING_CPP_CSRCS") {
-      fix.detail += " (PyTorch defines it in a .cpp: add the ported .cpp to PORTING_CPP_CSRCS, or report a bug)";
+      fix.why = saying(said::PytorchCpp{.fix = fix.why});
     }
     u_.fix = fix;
     return true;
@@ -745,15 +713,8 @@ class Tracer {
       const std::string& path = ctx_.sdk()->headers.file_of(*e).path;
       verdict::claim(u_, EvidencePass::Trace, Classification::SdkDeclaredOnly);
       u_.origin = Origin{path, static_cast<int>(e->line), OriginKind::Declaration, std::nullopt, std::nullopt};
-      u_.reason = "declared in " + path + ":" + std::to_string(e->line) + ", but no library of the SDK (" +
-                  ctx_.sdk()->home + ") defines it";
-      u_.fix = Fix{FixKind::Stub,
-                   {},
-                   {},
-                   {},
-                   {},
-                   "stub it in unimplemented_functions.cpp (musa-stubgen) if the code never "
-                   "really calls it; otherwise request it from the SDK team"};
+      say(u_, said::SdkDeclaresOnly{.file = path, .line = e->line, .sdk_home = ctx_.sdk()->home});
+      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "", saying(said::StubOrRequestFromSdk{})};
       counterpart();
       return true;
     }
@@ -774,8 +735,7 @@ class Tracer {
     if (name.empty() && ctx_.backend->counterpart_by_prefix && sym_.kind == NameKind::CName) {
       if (auto by_rule = backend::cuda_name_by_rule(*ctx_.backend, sym_.name)) {
         name = *by_rule;
-        u_.reason += "; CUDA counterpart " + name + " by the " + ctx_.backend->api_prefix +
-                     "X -> cudaX naming rule (the porting map has no entry)";
+        also(u_, said::CounterpartByRule{.name = name, .api_prefix = ctx_.backend->api_prefix});
       }
     }
     if (name.empty()) return;
@@ -797,21 +757,22 @@ class Tracer {
     if (lib || decl) {
       verdict::claim(u_, EvidencePass::Trace, Classification::CudaOnly);
       u_.counterpart = Counterpart{name, lib ? std::optional<std::string>(lib->path) : std::nullopt};
-      u_.reason = "the " + sdk + " SDK lacks it; CUDA has " + name +
-                  (lib ? " in " + lib->path : " (declared in " + ctx_.cuda()->headers.file_of(*decl).path + ")");
+      say(u_, said::SdkLacksCudaHas{.sdk = sdk,
+                                    .name = name,
+                                    .library = lib ? lib->path : "",
+                                    .declared_in = lib ? "" : ctx_.cuda()->headers.file_of(*decl).path});
     } else if (const porting::ApiInfo* info = unsupported_mark(name)) {
       // No CUDA toolkit here, but the porting map itself says the target has no equivalent
       // (hipify's HIP_UNSUPPORTED): that is evidence enough for cuda-only.
       verdict::claim(u_, EvidencePass::Trace, Classification::CudaOnly);
       u_.counterpart = Counterpart{name, std::nullopt};
-      u_.reason = "the " + sdk + " SDK lacks it; the porting map (" + ctx_.mapping->files.front() + ":" +
-                  std::to_string(info->line) + ") marks " + name + " HIP_UNSUPPORTED";
+      say(u_, said::SdkLacksMapMarks{
+                  .sdk = sdk, .map_file = ctx_.mapping->files.front(), .name = name, .line = info->line});
     } else {
       return false;
     }
     if (declared_only_) u_.origin = declared_only_;
-    u_.fix =
-        Fix{FixKind::Stub, {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
+    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "", saying(said::StubAndRequest{.sdk = sdk, .name = name})};
     return true;
   }
 
@@ -834,8 +795,14 @@ class Tracer {
         if (is_function_kind(e->kind) || is_variable_kind(e->kind)) decl = e;
     if (!lib && !decl) return false;
     const std::string& sdk = ctx_.backend->display;
-    std::string where =
-        lib ? "CUDA's " + lib->path + " exports it" : "CUDA declares it in " + ctx_.cuda()->headers.file_of(*decl).path;
+    said::CudaApiCalled called{.library = lib ? lib->path : "",
+                               .declared_in = lib ? "" : ctx_.cuda()->headers.file_of(*decl).path,
+                               .sdk = sdk,
+                               .counterpart = said::CudaApiCalled::Counterpart::NoMap,
+                               .name = "",
+                               .naming_rule = "",
+                               .exporter = "",
+                               .sdk_home = ""};
     u_.origin = lib ? Origin{lib->path, std::nullopt, OriginKind::Library, lib->path, std::nullopt}
                     : Origin{ctx_.cuda()->headers.file_of(*decl).path, static_cast<int>(decl->line),
                              OriginKind::Declaration, std::nullopt, std::nullopt};
@@ -843,42 +810,40 @@ class Tracer {
     if (ctx_.mapping)
       if (auto it = ctx_.mapping->to_musa.find(name); it != ctx_.mapping->to_musa.end() && it->second != name)
         counterpart = std::string(it->second);
-    std::string by = "the porting map's";
     if (counterpart.empty() && !ctx_.mapping && ctx_.sdk()) {
       // No map: the backend's naming rule (cudaX -> hipX), taken only when the SDK exports that name.
       if (auto renamed = backend::counterpart_by_rule(*ctx_.backend, name);
           renamed && ctx_.sdk()->first_exporter(*renamed))
-        counterpart = *renamed, by = "by the " + backend::naming_rule(*ctx_.backend) + " naming rule, the";
+        counterpart = *renamed, called.naming_rule = backend::naming_rule(*ctx_.backend);
     }
     if (counterpart.empty() && !ctx_.mapping) {
       // Without a map its counterpart is not known: neither stubbed (cuda-only) nor renamed.
-      u_.reason = "a CUDA API the port still calls: " + where + "; give the porting map (--mapping) to name its " +
-                  sdk + " counterpart";
+      called.counterpart = said::CudaApiCalled::Counterpart::NoMap;
+      say(u_, std::move(called));
       return true;
     }
     if (counterpart.empty()) {
       verdict::claim(u_, EvidencePass::Trace, Classification::CudaOnly);
-      u_.reason =
-          "a CUDA API the port still calls: " + where + "; the porting map has no " + sdk + " counterpart for it";
-      u_.fix = Fix{
-          FixKind::Stub, {}, {}, {}, {}, "stub it (musa-stubgen) and request the " + sdk + " equivalent of " + name};
+      called.counterpart = said::CudaApiCalled::Counterpart::NoneInMap;
+      say(u_, std::move(called));
+      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "", saying(said::StubAndRequest{.sdk = sdk, .name = name})};
       return true;
     }
     const auto* port = ctx_.sdk() ? ctx_.sdk()->first_exporter(counterpart) : nullptr;
     verdict::claim(u_, EvidencePass::Trace, Classification::Unported);
     u_.counterpart = Counterpart{counterpart, port ? std::optional<std::string>(port->path) : std::nullopt};
-    u_.reason = "a CUDA API the port still calls: " + where + "; " + by + " " + sdk + " counterpart is " + counterpart +
-                (port         ? ", which " + port->path + " exports"
-                 : ctx_.sdk() ? ", which no library of the " + sdk + " SDK (" + ctx_.sdk()->home + ") exports"
-                              : "");
+    called.counterpart = said::CudaApiCalled::Counterpart::Named;
+    called.name = counterpart;
+    called.exporter = port ? port->path : "";
+    called.sdk_home = ctx_.sdk() ? ctx_.sdk()->home : "";
+    say(u_, std::move(called));
     u_.fix = Fix{FixKind::None,
                  {},
                  {},
                  {},
                  port ? std::optional<std::string>(port->path) : std::nullopt,
-                 "call " + counterpart + " instead of " + name +
-                     " where the port calls it (the porting map renames it; "
-                     "this call was missed), and rebuild"};
+                 "",
+                 saying(said::CallInstead{.counterpart = counterpart, .name = name})};
     return true;
   }
 
@@ -918,17 +883,23 @@ std::optional<Fix> setup_py_fix(const std::string& module, const std::string& fi
   if (!site) return std::nullopt;
   const auto& ext = site->extension();
   const std::string entry = setuptools::entry_for(site->setup, file);
-  const std::string where = ext.kind + "('" + ext.name + "') at " + site->setup.path + ":" + std::to_string(ext.line);
+  said::AddToExtension add{
+      .entry = entry,
+      .extension = ext.kind + "('" + ext.name + "') at " + site->setup.path + ":" + std::to_string(ext.line),
+      .by_hand = false,
+      .not_literal = ""};
   Fix fix;
   fix.kind = FixKind::AddSource;
   if (!ext.literal_sources) {
-    fix.detail = "add " + entry + " to the sources of " + where + " (" + ext.not_literal + ": edit it by hand)";
+    add.by_hand = true;
+    add.not_literal = ext.not_literal;
+    fix.why = saying(std::move(add));
     return fix;
   }
   fix.cmake_file = site->setup.path;
   fix.list = "sources";
   fix.entry = entry;
-  fix.detail = "add " + entry + " to the sources of " + where;
+  fix.why = saying(std::move(add));
   return fix;
 }
 
@@ -936,14 +907,15 @@ Fix add_source_fix(const std::optional<build::ListChoice>& choice, const std::st
   Fix fix;
   fix.kind = FixKind::AddSource;
   if (!choice) {
-    fix.detail = "compile " + file + " into the library";
+    fix.why = saying(said::CompileInto{.file = file});
   } else if (!choice->note.empty()) {
-    fix.detail = choice->note;  // no entry is the fix: cmake_file, list and entry stay null
+    fix.why =
+        saying(said::ListNote{.note = choice->note});  // no entry is the fix: cmake_file, list and entry stay null
   } else {
     fix.cmake_file = choice->cmake_file;
     fix.list = choice->list;
     fix.entry = choice->entry;
-    fix.detail = "add " + choice->entry + " to " + choice->list + " in " + choice->cmake_file;
+    fix.why = saying(said::AddToList{.entry = choice->entry, .list = choice->list, .cmake_file = choice->cmake_file});
   }
   return fix;
 }

@@ -11,6 +11,7 @@
 #include "common/file_io.h"
 #include "coverage/coverage.h"
 #include "report/report.h"
+#include "report/said.h"
 #include "sdk/sdk_index.h"
 #include "stubgen/stubgen.h"
 #include "test_support.h"
@@ -208,6 +209,7 @@ TEST(Backend, the_tracers_sentences_name_the_backend_and_its_naming_rule) {
   UnresolvedSymbol declared;
   declared.symbol = declared.demangled = "toyLaunchHostFunc";
   trace::trace_symbol(nullptr, 0, ctx, declared);
+  report::write_sentences(declared);  // the tracer gives evidence, the report its words
   EXPECT_EQ(declared.classification, Classification::SdkDeclaredOnly);
   EXPECT_NE(declared.reason.find("; CUDA counterpart cudaLaunchHostFunc by the toyX -> cudaX naming rule (the porting "
                                  "map has no entry)"),
@@ -218,6 +220,7 @@ TEST(Backend, the_tracers_sentences_name_the_backend_and_its_naming_rule) {
   UnresolvedSymbol still_cuda;
   still_cuda.symbol = still_cuda.demangled = "cudaStreamQuery";
   trace::trace_symbol(nullptr, 0, ctx, still_cuda);
+  report::write_sentences(still_cuda);  // the tracer gives evidence, the report its words
   EXPECT_EQ(still_cuda.classification, Classification::Unknown);
   EXPECT_EQ(still_cuda.reason, "a CUDA API the port still calls: CUDA declares it in " + dir +
                                    "/cuda/include/cuda_runtime_api.h; give the porting map (--mapping) to name its TOY "

@@ -1,0 +1,525 @@
+// What the passes found, as typed evidence for the report's sentences. A pass states a finding's
+// reason, its fix, a cause's headline as one of these; report::write_sentences (src/report/words.cpp)
+// writes every sentence from them. No pass composes text.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "report/report.h"
+
+namespace mlc {
+namespace said {
+
+// --- the loader's level (trace/loader_miss.cpp) ---------------------------------------------------
+struct VersionFileNotFound {  // a reference's version names a file the load did not find
+  std::string file;
+  std::string words() const;
+};
+struct NotWithVersion {  // defined, but not with the version the reference asks for
+  std::string library, version;
+  std::string words() const;
+};
+struct HiddenVersion {  // defined only under a non-default version
+  std::string library;
+  std::string words() const;
+};
+struct HiddenVisibility {  // defined with hidden or internal visibility in .dynsym
+  std::string library;
+  std::string words() const;
+};
+struct NoneLoadedLibraryMissing {  // no loaded object defines it; needed libraries were not found
+  size_t missing = 0;              // 0: a needed library's file was refused instead
+  std::string words() const;
+};
+struct NoneInScope {  // no object of the global scope defines it
+  size_t loaded = 0;
+  std::string words() const;
+};
+struct NotExported {  // a .symtab definition, local or hidden
+  std::string library;
+  std::string words() const;
+};
+struct RebuildAgainstLoaded {  // fix: rebuild against the loaded library
+  std::string words() const;
+};
+struct MakeVersionDefault {  // fix: @@ in the version script
+  std::string words() const;
+};
+struct GiveDefaultVisibility {  // fix: default visibility or the export map
+  std::string words() const;
+};
+struct DefinedNowhere {                // searched what the run was given, defined nowhere
+  std::optional<size_t> source_files;  // the sources indexed, when sources were given
+  std::string sdk_home;                // the SDK searched ("" without)
+  std::string cuda_searched;           // the CUDA install searched for this name ("" when not)
+  bool cuda_given = false;             // a CUDA install was given (searched only for a CUDA API's name)
+  bool no_compile_database = false;    // a build without compile_commands.json: the compiler could not try
+  std::string words() const;
+};
+struct NotInSourcesSdkOrCuda {  // musa-linkcheck --explain of a bare name, before tracing
+  std::string words() const;
+};
+
+// --- the tracer (trace/trace.cpp) -----------------------------------------------------------------
+// Where a source defines it, and what else the tracer knows of that definition.
+struct DefinitionAt {
+  std::string file;
+  size_t line = 0;
+  std::string key_function;    // a vtable's: the key function that is defined there ("" for none)
+  std::string inexact_params;  // same name and arity, these parameter types not matched ("" when exact)
+  bool template_body = false;  // only this unit emits the template's body
+  std::string included_from;   // the file:line of a plain definition only this unit includes ("" for none)
+  std::string phrase() const;  // "file:line (...)"
+};
+struct DeclaredNotDefined {  // a declaration, and no definition in anything searched
+  std::string file;
+  std::optional<size_t> line;
+  std::string words() const;
+};
+struct StubOrFindSource {  // fix
+  std::string words() const;
+};
+struct KernelListed {  // a kernel a torchgen backend yaml lists
+  struct Entry {
+    std::string op, at;  // the op, and the yaml's file:line
+  };
+  std::vector<Entry> entries;
+  std::string backend, qualified;
+  std::string declaration;      // "file:line (text)" of the generated declaration ("" when none)
+  std::string other_signature;  // the library's definition with other parameters ("" for none)
+  std::string words() const;
+};
+struct ImplementKernel {  // fix
+  bool other_signature = false;
+  std::string qualified, op, at, backend;
+  std::string words() const;
+};
+struct StaleCopyTaken {  // the loader takes a copy that lacks it
+  std::string taken;
+  loader::FoundHow how = loader::FoundHow::Direct;
+  std::string soname, definer;
+  std::string words() const;
+};
+struct LoadInstead {  // fix
+  std::string definer, taken;
+  loader::FoundHow how = loader::FoundHow::Direct;
+  std::string words() const;
+};
+struct DefinedInUnlinked {
+  std::string library;
+  std::string words() const;
+};
+struct DefinedOutOfScope {  // loaded with RTLD_LOCAL by another load
+  std::string library, loaded_by, soname;
+  std::string words() const;
+};
+struct DefinedInImportContext {
+  std::string label;
+  bool module = false;  // the referencing object is an extension module
+  std::string words() const;
+};
+// The link a fix asks for, in CMake's words.
+struct LinkLine {
+  std::string target;  // "" when the build model names none
+  std::string link;
+  std::string library;  // the referencing library's file name (said when the target is not known)
+  bool build_known = false;
+  std::string phrase() const;
+};
+struct LinkIt {  // fix
+  std::string soname;
+  LinkLine line;
+  std::string words() const;
+};
+struct OnlyInArchive {
+  std::string archive, member;
+  std::string words() const;
+};
+struct LinkArchive {  // fix
+  LinkLine line;
+  std::string words() const;
+};
+struct OtherCopyDefinesToo {  // clause: the installed copy beside the build's own product
+  std::string other_copy;
+  std::string words() const;
+};
+struct NotInstantiated {
+  DefinitionAt at;
+  bool template_or_inline = false;
+  std::string words() const;
+};
+struct InstantiateOrInclude {  // fix
+  std::string file;
+  std::string words() const;
+};
+struct CompiledButOlder {
+  DefinitionAt at;
+  std::string library;
+  std::string words() const;
+};
+struct RebuildOlder {  // fix
+  std::string library, file;
+  std::string words() const;
+};
+struct CompiledYetMissing {
+  DefinitionAt at;
+  std::string words() const;
+};
+struct CheckCompiledInto {  // fix
+  std::string file;
+  std::string words() const;
+};
+struct PortedCounterpartMissing {
+  DefinitionAt at;
+  std::string ported;
+  std::string words() const;
+};
+struct PortIt {  // fix
+  std::string original;
+  std::string words() const;
+};
+struct NotCompiled {
+  DefinitionAt at;
+  std::string words() const;
+};
+struct CompileInto {  // fix: no list known
+  std::string file;
+  std::string words() const;
+};
+struct AddToList {  // fix
+  std::string entry, list, cmake_file;
+  std::string words() const;
+};
+struct ListNote {  // fix: the build model's note where no entry is the fix
+  std::string note;
+  std::string words() const;
+};
+struct AddToExtension {          // fix: a setup.py Extension's sources
+  std::string entry, extension;  // extension: "Kind('name') at setup.py:line"
+  bool by_hand = false;          // the sources are no literal list: edited by hand
+  std::string not_literal;       // what they are instead
+  std::string words() const;
+};
+struct PytorchCpp {  // fix: another fix, and PyTorch's .cpp that defines it
+  SaidPtr fix;
+  std::string words() const;
+};
+struct SdkDeclaresOnly {
+  std::string file;
+  size_t line = 0;
+  std::string sdk_home;
+  std::string words() const;
+};
+struct StubOrRequestFromSdk {  // fix
+  std::string words() const;
+};
+struct CounterpartByRule {  // clause
+  std::string name, api_prefix;
+  std::string words() const;
+};
+struct SdkLacksCudaHas {
+  std::string sdk, name;
+  std::string library;      // the CUDA library exporting it ("" when only declared)
+  std::string declared_in;  // the CUDA header declaring it
+  std::string words() const;
+};
+struct SdkLacksMapMarks {  // the porting map marks it HIP_UNSUPPORTED
+  std::string sdk, map_file, name;
+  size_t line = 0;
+  std::string words() const;
+};
+struct StubAndRequest {  // fix
+  std::string sdk, name;
+  std::string words() const;
+};
+struct CudaApiCalled {      // a CUDA API the port still calls
+  std::string library;      // the CUDA library exporting it ("" when only declared)
+  std::string declared_in;  // the header that declares it
+  std::string sdk;
+  enum class Counterpart { NoMap, NoneInMap, Named } counterpart = Counterpart::NoMap;
+  std::string name;         // the counterpart
+  std::string naming_rule;  // found by this naming rule ("" when the map names it)
+  std::string exporter;     // the SDK library exporting the counterpart
+  std::string sdk_home;     // the SDK searched, when none exports it ("" without an SDK)
+  std::string words() const;
+};
+struct CallInstead {  // fix
+  std::string counterpart, name;
+  std::string words() const;
+};
+
+// --- shared causes (trace/causes.cpp) -------------------------------------------------------------
+struct CopyLacks {  // headline: a stale copy picked before the right one
+  std::string library;
+  LibraryCopy picked, other;
+  std::vector<std::string> missing_versions;  // sorted
+  size_t symbols = 0;
+  std::string words() const;
+};
+// A list the loader read a directory from ("the DT_RPATH of libfoo.so").
+struct SearchList {
+  loader::FoundHow how = loader::FoundHow::Direct;
+  std::string holder;  // the object whose DT_RPATH or DT_RUNPATH it is
+  std::string shown;   // the copy's `how` as the report shows it (system directories)
+  std::string phrase() const;
+};
+struct RemoveStaleCopy {  // fix of a stale copy: remove it, or change the list that put it first
+  LibraryCopy picked, other;
+  SearchList picked_list, other_list;
+  std::string words() const;
+};
+struct TorchCopyLacks {                // headline: an object built against another torch
+  std::string holder, library, torch;  // torch: "torch 2.0.0"
+  LibraryCopy picked, other;
+  size_t symbols = 0;
+  std::string words() const;
+};
+struct InstallTorchBuiltAgainst {  // fix
+  std::string holder, library, torch, picked;
+  std::string words() const;
+};
+struct TorchCopyLacksIt {  // one symbol of that cause
+  std::string soname, torch;
+  LibraryCopy picked, other;
+  std::string words() const;
+};
+struct CopyTakenLacksIt {  // one symbol (or version) of a stale-copy cause
+  std::string soname;
+  LibraryCopy picked, other;
+  std::string version;  // the version node the copy lacks ("" when it lacks the symbol)
+  std::string words() const;
+};
+struct HostApiSymbols {  // headline: symbols of a host program's API
+  size_t symbols = 0;
+  bool python = true;  // the Python C API, else Perl's XS API
+  std::string host;
+  std::string words() const;
+};
+struct CheckAsHostLoads {  // fix
+  bool python = true;
+  std::string words() const;
+};
+struct PartOfHostApi {
+  bool python = true;
+  std::string host;
+  std::string words() const;
+};
+
+// --- the host's passes (host/host_load.cpp, host/python_api.cpp) ---------------------------------
+struct DefinedByHostLoad {  // a library the python3 executable loads itself defines it
+  std::string soname, path, interpreter;
+  std::string words() const;
+};
+struct HostApiAndOwnLibraries {  // headline: the Python C API and the interpreter's own libraries
+  size_t api = 0, own = 0;
+  std::vector<std::string> libraries;
+  std::string words() const;
+};
+struct ApiNotInInterpreter {  // headline: the Python C API the interpreter lacks
+  size_t symbols = 0;
+  std::string interpreter, python;  // python: "Python 3.11" or "Python (version unknown)"
+  std::string newest, example;      // the newest version that added a lacking name, and that name ("" unknown)
+  std::string words() const;
+};
+struct BuildAgainstPython {    // fix
+  std::string python, newest;  // newest: "" when no later Python is needed
+  std::string words() const;
+};
+struct InterpreterTooOld {
+  std::string added, interpreter, python;
+  std::string words() const;
+};
+struct InterpreterLacks {
+  std::string interpreter, python;
+  std::string words() const;
+};
+struct ModuleDoesNotLink {  // clause: --as-needed dropped a library of the import context
+  std::string label;
+  std::string words() const;
+};
+
+// --- near misses and stand-ins (trace/suggest.cpp, trace/stand_in.cpp) ----------------------------
+struct StandInHidesReal {  // the SDK now defines the C function a stand-in declares
+  std::string qualified, name, definer;
+  std::string words() const;
+};
+struct RemoveStandIn {  // fix
+  std::string qualified, soname, name;
+  std::string words() const;
+};
+struct StandInSdkLacks {  // a stand-in for a C function the SDK lacks and CUDA has
+  std::string scope, name, sdk, cuda;
+  std::string library;      // the CUDA library exporting it ("" when only declared)
+  std::string declared_in;  // the CUDA header declaring it
+  std::string words() const;
+};
+struct DefineStandIn {  // fix
+  std::string qualified, name;
+  std::string words() const;
+};
+// Another definition of the same function: what differs.
+struct AbiDrift {
+  std::string library, library_name, demangled;  // library_name: its file name
+  SuggestionReason reason = SuggestionReason::Signature;
+  enum class Kind { StringAbi, Parameter, Headers } kind = Kind::Headers;
+  bool caller_cxx11 = false, library_cxx11 = false;  // StringAbi
+  std::string what, there, here;                     // Parameter: "parameter 2" or "the method", and its types
+  std::string words() const;
+};
+struct RebuildForAbi {  // fix
+  AbiDrift drift;
+  std::string words() const;
+};
+struct OtherInstantiationsOnly {  // missing-instantiation
+  std::string demangled;
+  std::string library_name;  // the library with the other instantiations ("" when only the sources have them)
+  struct Instance {
+    std::string demangled, at;  // at: the source's file:line ("" for a loaded one)
+  };
+  std::vector<Instance> instances;  // up to 8
+  size_t more = 0;                  // and this many others
+  std::string definition;           // where the template is defined, file[:line] ("" when not known)
+  std::string words() const;
+};
+struct AddExplicitInstantiation {  // fix
+  std::string line;                // the instantiation to add
+  std::string definition;          // the file that defines the template ("" when not known)
+  bool compiled = false;           // that file is a translation unit
+  std::string library_name;        // the library to rebuild ("" for none)
+  std::string words() const;
+};
+
+// --- installed files (installed/missing_library.cpp, installed/provider.cpp) ----------------------
+struct NoLoadedDefinition {  // no loaded object defines it (the host pass decides after tracing)
+  std::string words() const;
+};
+struct WouldComeFrom {  // the missing library a symbol would have come from, and why that one
+  std::string owner;
+  enum class Basis { Version, OtherVersionDefines, OnlyMissing } basis = Basis::OnlyMissing;
+  std::string version;      // Version: the version required from it
+  std::string definer, at;  // OtherVersionDefines: that version's soname and path
+  std::string needer;       // OnlyMissing: the file name of the object that needs it
+  std::string words() const;
+};
+struct LibraryNotFound {  // headline
+  std::string name;
+  std::vector<std::string> needers;  // file names
+  std::vector<LibraryCopy> others;   // other versions found
+  std::string beside;                // the very library beside its needer, off its search path ("" for none)
+  std::string words() const;
+};
+struct InstallLibrary {  // fix of a missing library
+  std::string name;
+  std::vector<std::string> needers;  // file names
+  std::string first_needer;          // the first needer's path
+  std::string beside;                // the copy beside the first needer ("" for none)
+  std::optional<LibraryCopy> other;  // another version found
+  std::string other_soname;
+  std::string words() const;
+};
+struct ProviderLacks {                      // the loaded owner of its family lacks it
+  std::string soname, library, torch_note;  // torch_note: ", torch 2.0 (version.py)" or ""
+  size_t members = 0;
+  std::string family;
+  std::vector<std::string> same;           // definitions of the same name it has instead
+  std::vector<std::string> members_shown;  // other members of the family it has
+  std::string words() const;
+};
+struct InstallProviderBuiltAgainst {       // fix
+  std::string soname, torch, holder, who;  // who: the loaded owner, with its version
+  std::string words() const;
+};
+struct ProviderLacksMany {  // headline
+  std::string holder, soname, who, path, torch;
+  size_t symbols = 0;
+  std::string words() const;
+};
+
+// --- the compiler (confirm/confirm.cpp, confirm/evidence.cpp) -------------------------------------
+// Why an uncompiled source is a candidate for a symbol text matching could not place.
+struct CandidateBasis {
+  enum class Kind { Named, Declares, Includes, SpellsBeside, Beside } kind = Kind::Named;
+  std::string what;            // Includes: the header; SpellsBeside: the word
+  std::string phrase() const;  // "" for Named (text matching named it)
+};
+struct CompilerPlaced {  // compiling a left-out source defines it
+  std::string file;
+  std::string command_from;  // the file whose build command compiled it ("" when its own)
+  CandidateBasis basis;
+  std::string words() const;
+};
+struct OtherMangling {  // clause: compiling a file defines it only under another mangling
+  std::string file, other;
+  std::string words() const;
+};
+struct NeededByGivenBack {  // clause: a source the patch gives back needs it
+  std::string words() const;
+};
+
+}  // namespace said
+
+using SaidKind = std::variant<
+    said::VersionFileNotFound, said::NotWithVersion, said::HiddenVersion, said::HiddenVisibility,
+    said::NoneLoadedLibraryMissing, said::NoneInScope, said::NotExported, said::RebuildAgainstLoaded,
+    said::MakeVersionDefault, said::GiveDefaultVisibility, said::DefinedNowhere, said::NotInSourcesSdkOrCuda,
+    said::DeclaredNotDefined, said::StubOrFindSource, said::KernelListed, said::ImplementKernel, said::StaleCopyTaken,
+    said::LoadInstead, said::DefinedInUnlinked, said::DefinedOutOfScope, said::DefinedInImportContext, said::LinkIt,
+    said::OnlyInArchive, said::LinkArchive, said::OtherCopyDefinesToo, said::NotInstantiated,
+    said::InstantiateOrInclude, said::CompiledButOlder, said::RebuildOlder, said::CompiledYetMissing,
+    said::CheckCompiledInto, said::PortedCounterpartMissing, said::PortIt, said::NotCompiled, said::CompileInto,
+    said::AddToList, said::ListNote, said::AddToExtension, said::PytorchCpp, said::SdkDeclaresOnly,
+    said::StubOrRequestFromSdk, said::CounterpartByRule, said::SdkLacksCudaHas, said::SdkLacksMapMarks,
+    said::StubAndRequest, said::CudaApiCalled, said::CallInstead, said::CopyLacks, said::RemoveStaleCopy,
+    said::TorchCopyLacks, said::InstallTorchBuiltAgainst, said::TorchCopyLacksIt, said::CopyTakenLacksIt,
+    said::HostApiSymbols, said::CheckAsHostLoads, said::PartOfHostApi, said::DefinedByHostLoad,
+    said::HostApiAndOwnLibraries, said::ApiNotInInterpreter, said::BuildAgainstPython, said::InterpreterTooOld,
+    said::InterpreterLacks, said::ModuleDoesNotLink, said::StandInHidesReal, said::RemoveStandIn, said::StandInSdkLacks,
+    said::DefineStandIn, said::AbiDrift, said::RebuildForAbi, said::OtherInstantiationsOnly,
+    said::AddExplicitInstantiation, said::NoLoadedDefinition, said::WouldComeFrom, said::LibraryNotFound,
+    said::InstallLibrary, said::ProviderLacks, said::InstallProviderBuiltAgainst, said::ProviderLacksMany,
+    said::CompilerPlaced, said::OtherMangling, said::NeededByGivenBack>;
+
+struct Said {
+  SaidKind what;
+};
+
+// The evidence as the report keeps it.
+template <class T>
+SaidPtr saying(T evidence) {
+  return std::make_shared<const Said>(Said{SaidKind(std::move(evidence))});
+}
+// `u`'s reason is now `evidence` (what earlier passes said of it is replaced).
+template <class T>
+void say(UnresolvedSymbol& u, T evidence) {
+  u.why = saying(std::move(evidence));
+  u.why_also.clear();
+}
+// A clause added to `u`'s reason (its words begin with their joint: "; ...", " (...)").
+template <class T>
+void also(UnresolvedSymbol& u, T evidence) {
+  u.why_also.push_back(saying(std::move(evidence)));
+}
+// Whether `u`'s reason has a clause of kind T.
+template <class T>
+bool says_also(const UnresolvedSymbol& u) {
+  for (const auto& a : u.why_also)
+    if (std::holds_alternative<T>(a->what)) return true;
+  return false;
+}
+
+namespace report {
+
+// The sentence `s` states.
+std::string words(const Said& s);
+// Writes every sentence of the report from its evidence: each finding's reason and fix, each cause's
+// headline and fix. A sentence without evidence (a saved report read back) stays as it is.
+void write_sentences(Report& report);
+void write_sentences(UnresolvedSymbol& u);
+
+}  // namespace report
+}  // namespace mlc

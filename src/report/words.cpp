@@ -1,0 +1,85 @@
+// The report's sentences, each written from a pass's typed evidence (src/report/said.h), and the
+// stage that writes them into the report.
+#include <string>
+
+#include "common/text.h"
+#include "report/said.h"
+
+namespace mlc {
+namespace said {
+
+// --- the loader's level ---------------------------------------------------------------------------
+std::string VersionFileNotFound::words() const { return "required from " + file + ", which was not found"; }
+std::string NotWithVersion::words() const {
+  return "defined in " + library + ", but not with version " + (version.empty() ? std::string("(default)") : version);
+}
+std::string HiddenVersion::words() const {
+  return "defined in " + library + " only under a hidden (non-default) version, invisible to an unversioned reference";
+}
+std::string HiddenVisibility::words() const { return "defined in " + library + " with hidden or internal visibility"; }
+std::string NoneLoadedLibraryMissing::words() const {
+  if (missing == 0)
+    return "no loaded object defines it, and a needed library was not loaded: the loader refused a file of its name "
+           "(the load failure above)";
+  return "no loaded object defines it, and " + std::to_string(missing) + " needed librar" +
+         (missing == 1 ? "y was" : "ies were") + " not found";
+}
+std::string NoneInScope::words() const {
+  return "no object in the global scope (" + std::to_string(loaded) + " loaded) defines it";
+}
+std::string NotExported::words() const {
+  return "defined in " + library + " but not exported (local or hidden in its symbol table)";
+}
+std::string RebuildAgainstLoaded::words() const {
+  return "rebuild against the library that is loaded at run time, or load the one it was linked against";
+}
+std::string MakeVersionDefault::words() const {
+  return "make the version the default (@@) in the provider's version script";
+}
+std::string GiveDefaultVisibility::words() const {
+  return "give the definition default visibility (or list it in the export map)";
+}
+std::string DefinedNowhere::words() const {
+  std::vector<std::string> searched;
+  if (source_files) searched.push_back(std::to_string(*source_files) + " indexed source files");
+  if (!sdk_home.empty()) searched.push_back("the SDK (" + sdk_home + ")");
+  if (!cuda_searched.empty()) searched.push_back("CUDA (" + cuda_searched + ")");
+  if (searched.empty() && cuda_given)
+    return "no loaded object defines it (no sources or SDK were given to trace it further)";
+  if (searched.empty()) return "no loaded object defines it (no sources, SDK or CUDA were given to trace it further)";
+  std::string reason = "no loaded object defines it, nor was it found in " + join_list(searched);
+  // A name that macros paste together (PRIV(x) -> _prefix_x_8) is spelled by no text; only the compiler
+  // can place it, and it needs the build's compile commands.
+  if (no_compile_database)
+    reason +=
+        " (no text spells it; with compile_commands.json, which -DCMAKE_EXPORT_COMPILE_COMMANDS=ON writes, the "
+        "compiler would try the sources the build leaves out)";
+  return reason;
+}
+std::string NotInSourcesSdkOrCuda::words() const { return "not found in the sources, the SDK or CUDA"; }
+
+}  // namespace said
+
+namespace report {
+
+std::string words(const Said& s) {
+  return std::visit([](const auto& evidence) { return evidence.words(); }, s.what);
+}
+
+void write_sentences(UnresolvedSymbol& u) {
+  if (u.why) u.reason = words(*u.why);
+  for (const auto& clause : u.why_also) u.reason += words(*clause);  // each clause begins with its joint
+  if (u.fix && u.fix->why) u.fix->detail = words(*u.fix->why);
+}
+
+void write_sentences(Report& report) {
+  for (auto& lib : report.libraries)
+    for (auto& u : lib.unresolved) write_sentences(u);
+  for (auto& c : report.causes) {
+    if (c.headline_why) c.headline = words(*c.headline_why);
+    if (c.fix_why) c.fix = words(*c.fix_why);
+  }
+}
+
+}  // namespace report
+}  // namespace mlc
