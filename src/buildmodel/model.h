@@ -162,13 +162,22 @@ SearchRoots source_search_roots(const Model& build);
 // Where a file that the build does not compile should be listed, and how to spell its entry there.
 // `target` (may be empty) is the target whose library references the file's symbols: a list that
 // feeds it wins. When a glob of such a list already matches the file, or a removal takes it out, no
-// entry is proposed and `note` says why. Answered by the provider (entries are spelled in its language).
+// entry is proposed and `covered` says why. Answered by the provider (entries are spelled in its language).
+struct GlobCovers {
+  enum class Then {
+    NeedsNoEntry,       // the fix lies elsewhere (a stale configure, a wrong directory, #if guards)
+    RemovedAgain,       // a removal takes it out again: drop that entry
+    ConfigureCompiles,  // the configure compiles it: the library predates it
+  } then = Then::NeedsNoEntry;
+  std::string file, pattern, list, at;  // at: the glob's list, file:line
+  std::string removal, removal_at;      // RemovedAgain: the call (in the build's language) and where
+};
 struct ListChoice {
   std::string cmake_file;
   std::string list;   // the variable, or the target for add_library()/target_sources()
   std::string entry;  // its value as it should be written (quoted at insertion when its neighbours are)
   uint32_t line = 0;
-  std::string note;  // set instead of cmake_file/list/entry when no entry is the fix
+  std::optional<GlobCovers> covered = std::nullopt;  // set instead of cmake_file/list/entry when no entry is the fix
 };
 std::optional<ListChoice> choose_list(const Model& build, const std::string& file, const std::string& target,
                                       const std::string& porting_dir);

@@ -291,34 +291,24 @@ std::optional<ListChoice> choose_list(const Model& build, const std::string& fil
   // A glob of the target's lists already matches it: an entry would be a duplicate.
   if (auto ex = exclusion_for(build, file, target)) {
     const SourceList& l = *ex->glob;
-    std::string glob =
-        file + " matches the file(GLOB) pattern " + ex->glob_entry->raw + " of " + l.variable + " (" + where(l) + ")";
+    GlobCovers covered{.then = GlobCovers::Then::NeedsNoEntry,
+                       .file = file,
+                       .pattern = ex->glob_entry->raw,
+                       .list = l.variable,
+                       .at = where(l),
+                       .removal = "",
+                       .removal_at = ""};
     if (ex->removal) {
       const SourceList& r = *ex->removal;
-      std::string call = r.filter ? "list(FILTER " + r.variable + " EXCLUDE REGEX " + ex->removal_entry->raw + ")"
-                                  : "list(REMOVE_ITEM " + r.variable + " " + ex->removal_entry->raw + ")";
-      return ListChoice{.cmake_file = "",
-                        .list = "",
-                        .entry = "",
-                        .line = r.line,
-                        .note = glob + ", but " + call + " at " + where(r) + " takes it out again: drop that entry"};
+      covered.then = GlobCovers::Then::RemovedAgain;
+      covered.removal = r.filter ? "list(FILTER " + r.variable + " EXCLUDE REGEX " + ex->removal_entry->raw + ")"
+                                 : "list(REMOVE_ITEM " + r.variable + " " + ex->removal_entry->raw + ")";
+      covered.removal_at = where(r);
+      return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = r.line, .covered = covered};
     }
-    if (build.unbuilt.count(file))  // the configure globs it in already: only the build is behind
-      return ListChoice{.cmake_file = "",
-                        .list = "",
-                        .entry = "",
-                        .line = l.line,
-                        .note = glob +
-                                ", and the configure compiles it, so it needs no entry: the library was built "
-                                "before it, rebuild it (cmake --build)"};
-    return ListChoice{
-        .cmake_file = "",
-        .list = "",
-        .entry = "",
-        .line = l.line,
-        .note = glob +
-                ", so it needs no entry: the fix lies elsewhere (re-run cmake if the file "
-                "is newer than the configure; otherwise a wrong directory, #if guards or a missing port)"};
+    // The configure globs it in already: only the build is behind.
+    if (build.unbuilt.count(file)) covered.then = GlobCovers::Then::ConfigureCompiles;
+    return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = l.line, .covered = covered};
   }
 
   std::vector<const SourceList*> candidates;
@@ -330,7 +320,8 @@ std::optional<ListChoice> choose_list(const Model& build, const std::string& fil
     // Listed already (a second run before the rebuild): that list, where the editor finds it present.
     for (const auto& e : l.entries)
       if (!e.is_glob && !is_indirect_entry(e.raw) && std::find(e.files.begin(), e.files.end(), file) != e.files.end())
-        return ListChoice{.cmake_file = l.cmake_file, .list = l.variable, .entry = e.raw, .line = l.line, .note = ""};
+        return ListChoice{
+            .cmake_file = l.cmake_file, .list = l.variable, .entry = e.raw, .line = l.line, .covered = std::nullopt};
     candidates.push_back(&l);
   }
   const SourceList* best = nearest_list(candidates, file);
@@ -339,7 +330,7 @@ std::optional<ListChoice> choose_list(const Model& build, const std::string& fil
                     .list = best->variable,
                     .entry = entry_spelling(*best, file, porting_dir),
                     .line = best->line,
-                    .note = ""};
+                    .covered = std::nullopt};
 }
 
 }  // namespace mlc::build

@@ -91,12 +91,12 @@ LoadFailure version_file_unmatched(const Process& p, int requiring, const elf::V
           .file = file.empty() ? o.path : file,
           .message = "ld.so aborts: dl-version.c _dl_check_map_versions: Assertion `needed != NULL' failed",
           .symbol = "",
-          .fix = base_name(o.path) + " requires version " + std::string(req.name) + " of " + std::string(req.file) +
-                 ", a name no loaded object answers to: the loader loaded it as " +
-                 (expanded.empty() ? std::string("its expansion") : expanded) +
-                 ". Spell the DT_NEEDED and the soname without dynamic string tokens (patchelf --replace-needed '" +
-                 std::string(req.file) + "' " + (expanded.empty() ? "NAME" : base_name(expanded)) + " " +
-                 base_name(o.path) + ")"};
+          .facts = {.by = base_name(o.path),
+                    .provider = "",
+                    .symbol = "",
+                    .version = std::string(req.name),
+                    .needed = std::string(req.file),
+                    .expanded = expanded}};
 }
 
 // Whether a requirement's file is one of the object's DT_NEEDED entries that was not found: the
@@ -506,11 +506,10 @@ LoadFailure version_without_versym(const Process& p, int referencing, int provid
               "ld.so aborts: dl-lookup.c check_match: Assertion `version->filename == NULL || ! "
               "_dl_name_match_p (version->filename, map)' failed",
           .symbol = std::string(symbol),
-          .fix = base_name(by) + " needs " + std::string(symbol) + "@" + std::string(version) + " from " +
-                 base_name(file) +
-                 ", which has no symbol versions (.gnu.version): load the copy it was linked against (built with its "
-                 "version script), or relink " +
-                 base_name(by) + " against this one"};
+          .facts = {.by = base_name(by),
+                    .provider = base_name(file),
+                    .symbol = std::string(symbol),
+                    .version = std::string(version)}};
 }
 
 BindOutcome bind(const Process& p, const std::vector<int>& checked, const LoaderEnv& env) {

@@ -2,6 +2,9 @@
 // vocabulary shared with the report (JSON `load_failures[].kind`), a leaf header as found_how.h is.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 namespace mlc::loader {
 
 // A load glibc fails for another reason than a library not found, a symbol undefined or a version
@@ -23,5 +26,19 @@ enum class FailureKind {
   IsaLevel,              // sysdeps/x86/dl-prop.h: GNU_PROPERTY_X86_ISA_1_NEEDED above the CPU's level
 };
 const char* to_string(FailureKind kind);  // JSON `load_failures[].kind`
+
+// What a failure's fix names, by kind (the report words it: report::failure_fix). File names are
+// base names unless said.
+struct FailureFacts {
+  std::string by = "";        // the object whose load fails (its reference, its DT_NEEDED, its TLS access)
+  std::string provider = "";  // the object it binds to, or whose copy is refused (Refused: its directory, in full)
+  std::string symbol = "";    // the symbol or what is accessed; StaticTls/TlsMismatch: "its own thread-local variables"
+  std::string version = "";   // VersionFileUnmatched, VersionWithoutVersym: the version node
+  std::string needed = "";    // VersionFileUnmatched: the Verneed file name; a refused candidate: the name searched
+  std::string expanded = "";  // VersionFileUnmatched: what the loader loaded it as (full path, "" unknown)
+  bool refused = false;       // NoOpen: a candidate met on the search (else an object dlopen'ed)
+  int level = 0;              // IsaLevel: the CPU's x86-64 level
+  uint64_t tls_bytes = 0, tunable = 0;  // StaticTls: the block, and the optional_static_tls that fits it
+};
 
 }  // namespace mlc::loader

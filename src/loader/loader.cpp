@@ -191,9 +191,7 @@ class Emulator {
       o.global = true;
       process_.main = index;
     } else if ((o.elf.dt_flags_1 & kDf1Noopen) && !starting_) {
-      fail(FailureKind::NoOpen, index, o.path, "shared object cannot be dlopen()ed",
-           "the object is linked with -z nodlopen; load it as a dependency (DT_NEEDED) of an object that is "
-           "dlopen'ed, or relink it without -z nodlopen");
+      fail(FailureKind::NoOpen, index, o.path, "shared object cannot be dlopen()ed", {});
     }
     check_isa_level(index, index);
     return index;
@@ -272,13 +270,13 @@ class Emulator {
     starting_ = false;
   }
 
-  void fail(FailureKind kind, int object, const std::string& file, std::string message, std::string fix) {
+  void fail(FailureKind kind, int object, const std::string& file, std::string message, FailureFacts facts) {
     process_.failures.push_back({.kind = kind,
                                  .object = object,
                                  .file = file,
                                  .message = std::move(message),
                                  .symbol = "",
-                                 .fix = std::move(fix)});
+                                 .facts = std::move(facts)});
   }
 
   // sysdeps/x86/dl-prop.h dl_isa_level_check: an object needing a higher x86-64 ISA level than the
@@ -289,11 +287,7 @@ class Emulator {
     const int level = env_.x86_cpu_isa_level;
     const uint32_t cpu = (1u << std::clamp(level, 1, 4)) - 1;
     if (level <= 0 || o.elf.machine != 62 || o.host || (needed & cpu) == needed) return;
-    fail(FailureKind::IsaLevel, requester, o.path, "CPU ISA level is lower than required",
-         "the object is built for a newer x86-64 level than this CPU's (" +
-             (level == 1 ? std::string("baseline") : "x86-64-v" + std::to_string(level)) +
-             "; its GNU_PROPERTY_X86_ISA_1_NEEDED says more): rebuild it for this level, or run it on a CPU that has "
-             "it");
+    fail(FailureKind::IsaLevel, requester, o.path, "CPU ISA level is lower than required", {.level = level});
   }
 
   // A candidate glibc refuses: the search ends and the load fails there (the tool goes on, as ldd
@@ -303,15 +297,8 @@ class Emulator {
     entry.refused = file;
     entry.searched.back().outcome = {.kind = SearchOutcome::Kind::Refused, .detail = words};
     const std::string needed_by = requester >= 0 ? base_name(process_.objects[requester].path) : "the host program";
-    std::string fix = kind == FailureKind::NoOpen
-                          ? "the library is linked with -z nodlopen, so it cannot come in through a dlopen: relink it "
-                            "without -z nodlopen, or remove it from " +
-                                dir_name(file)
-                          : "remove it (or move it off the search path): glibc stops its search for " + entry.expanded +
-                                " (needed by " + needed_by +
-                                ") at the first file of that name that is not a loadable "
-                                "object of this process, rather than skipping it";
-    fail(kind, requester, file, words, fix);
+    fail(kind, requester, file, words,
+         {.by = needed_by, .provider = dir_name(file), .needed = entry.expanded, .refused = true});
   }
 
   // One file to try: where, for which name, reached how, asked for by whom. `quiet`: a hwcaps

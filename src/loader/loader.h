@@ -66,7 +66,7 @@ struct LoadFailure {
   std::string file;     // the file glibc names (absolute): the refused candidate, the TLS block's owner...
   std::string message;  // glibc's words ("invalid ELF header", "cannot allocate memory in static TLS block")
   std::string symbol;   // the symbol concerned, where there is one
-  std::string fix;      // what to do, said for the report
+  FailureFacts facts;   // what the fix names (the report words it)
 };
 
 struct NeededEntry {

@@ -164,16 +164,14 @@ void check_copy_relocations(const Process& p, const std::vector<int>& checked, B
     const Symbol d = provider.elf.dynamic_symbol(def.symbol);
     // GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS (bit 0): the object's protected data cannot be copied.
     if (d.visibility == elf::Visibility::Protected && (provider.elf.header.gnu_1_needed & 1)) {
-      out.failures.push_back(
-          {.kind = FailureKind::ProtectedCopy,
-           .object = main,
-           .file = provider.path,
-           .message = "error due to GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS",
-           .symbol = std::string(name),
-           .fix = base_name(p.objects[main].path) + " copies " + std::string(name) + " (a copy relocation), which " +
-                  base_name(provider.path) +
-                  " defines as protected data built with -mno-direct-extern-access: "
-                  "rebuild the program with -fPIC (no copy relocation), or the library without that option"});
+      out.failures.push_back({.kind = FailureKind::ProtectedCopy,
+                              .object = main,
+                              .file = provider.path,
+                              .message = "error due to GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS",
+                              .symbol = std::string(name),
+                              .facts = {.by = base_name(p.objects[main].path),
+                                        .provider = base_name(provider.path),
+                                        .symbol = std::string(name)}});
     }
   }
 }
@@ -192,9 +190,7 @@ void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out) 
                             .message = "ld.so ends the process (SIGFPE): an initial-exec TLS relocation binds " + what +
                                        " to an object without a TLS block",
                             .symbol = first.symbol,
-                            .fix = by + " accesses " + what + " as a thread-local variable (initial-exec), but " +
-                                   base_name(provider.path) + " defines it as ordinary data: load the copy " + by +
-                                   " was built against, or rebuild " + by + " against this one"});
+                            .facts = {.by = by, .provider = base_name(provider.path), .symbol = what}});
     return;
   }
   // The smallest glibc.rtld.optional_static_tls that lets every block in (rounded up to 512 bytes).
@@ -210,13 +206,10 @@ void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out) 
                           .file = provider.path,
                           .message = "cannot allocate memory in static TLS block",
                           .symbol = first.symbol,
-                          .fix = base_name(provider.path) + "'s thread-local storage (" +
-                                 std::to_string(provider.elf.header.tls_blocksize) +
-                                 " bytes, reached through initial-exec relocations of " + by +
-                                 ") does not fit in the static TLS "
-                                 "surplus a dlopen can use: set GLIBC_TUNABLES=glibc.rtld.optional_static_tls=" +
-                                 std::to_string(tunable) +
-                                 ", load it at start (LD_PRELOAD), or build it with -ftls-model=global-dynamic"});
+                          .facts = {.by = by,
+                                    .provider = base_name(provider.path),
+                                    .tls_bytes = provider.elf.header.tls_blocksize,
+                                    .tunable = tunable}});
 }
 
 }  // namespace mlc::loader

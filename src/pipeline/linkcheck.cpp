@@ -452,7 +452,9 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
          .file = f.file,
          .message = f.message,
          .symbol = f.symbol.empty() ? std::nullopt : std::optional<std::string>(f.symbol),
-         .fix = f.fix});
+         .fix = "",
+         .baselined = false,
+         .facts = f.facts});
   }
 }
 

@@ -221,8 +221,9 @@ struct LoadFailureFinding {
   std::string file;     // the file it concerns (absolute)
   std::string message;  // glibc's words
   std::optional<std::string> symbol = std::nullopt;
-  std::string fix;  // what to do
+  std::string fix;  // what to do, written by the report from `facts` (or read from a saved report)
   bool baselined = false;
+  std::optional<loader::FailureFacts> facts = std::nullopt;
 };
 
 // A copy of a library and how the loader (or the tool) found it.

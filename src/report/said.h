@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "buildmodel/model.h"
 #include "report/report.h"
 
 namespace mlc {
@@ -195,8 +196,8 @@ struct AddToList {  // fix
   std::string entry, list, cmake_file;
   std::string words() const;
 };
-struct ListNote {  // fix: the build model's note where no entry is the fix
-  std::string note;
+struct ListNote {  // fix: a glob of the build covers the file already, so no entry is the fix
+  build::GlobCovers covered;
   std::string words() const;
 };
 struct AddToExtension {          // fix: a setup.py Extension's sources
@@ -520,6 +521,8 @@ std::string words(const Said& s);
 // headline and fix. A sentence without evidence (a saved report read back) stays as it is.
 void write_sentences(Report& report);
 void write_sentences(UnresolvedSymbol& u);
+// The fix of a load failure glibc gives for `kind`, naming `facts`.
+std::string failure_fix(loader::FailureKind kind, const loader::FailureFacts& facts);
 
 }  // namespace report
 }  // namespace mlc

@@ -73,8 +73,11 @@ void write_sentences(UnresolvedSymbol& u) {
 }
 
 void write_sentences(Report& report) {
-  for (auto& lib : report.libraries)
+  for (auto& lib : report.libraries) {
     for (auto& u : lib.unresolved) write_sentences(u);
+    for (auto& f : lib.load_failures)
+      if (f.facts) f.fix = failure_fix(f.kind, *f.facts);
+  }
   for (auto& c : report.causes) {
     if (c.headline_why) c.headline = words(*c.headline_why);
     if (c.fix_why) c.fix = words(*c.fix_why);

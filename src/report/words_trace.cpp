@@ -115,7 +115,22 @@ std::string PortIt::words() const { return "port " + original + " (it is missing
 std::string NotCompiled::words() const { return "defined in " + at.phrase() + ", which the build does not compile"; }
 std::string CompileInto::words() const { return "compile " + file + " into the library"; }
 std::string AddToList::words() const { return "add " + entry + " to " + list + " in " + cmake_file; }
-std::string ListNote::words() const { return note; }
+std::string ListNote::words() const {
+  const std::string glob = covered.file + " matches the file(GLOB) pattern " + covered.pattern + " of " + covered.list +
+                           " (" + covered.at + ")";
+  switch (covered.then) {
+    case build::GlobCovers::Then::RemovedAgain:
+      return glob + ", but " + covered.removal + " at " + covered.removal_at + " takes it out again: drop that entry";
+    case build::GlobCovers::Then::ConfigureCompiles:
+      return glob +
+             ", and the configure compiles it, so it needs no entry: the library was built before it, rebuild it "
+             "(cmake --build)";
+    case build::GlobCovers::Then::NeedsNoEntry: break;
+  }
+  return glob +
+         ", so it needs no entry: the fix lies elsewhere (re-run cmake if the file is newer than the configure; "
+         "otherwise a wrong directory, #if guards or a missing port)";
+}
 std::string AddToExtension::words() const {
   return "add " + entry + " to the sources of " + extension +
          (by_hand ? " (" + not_literal + ": edit it by hand)" : "");

@@ -10,6 +10,7 @@
 
 #include "buildmodel/edit.h"
 #include "common/file_io.h"
+#include "report/said.h"
 #include "setuptools/setup_py.h"
 #include "stubgen/diff.h"
 #include "stubgen/internal.h"
@@ -93,8 +94,8 @@ void place_stub_file(const trace::TraceContext& ctx, const StubOptions& o, Triag
         t.list_adds.push_back({choice->cmake_file, choice->list, choice->entry, mangled, demangled, library, file});
       continue;
     }
-    if (choice) {
-      p.notes.push_back("the stubs for " + library + ": " + choice->note);
+    if (choice && choice->covered) {
+      p.notes.push_back("the stubs for " + library + ": " + said::ListNote{.covered = *choice->covered}.words());
       continue;
     }
     p.warnings.push_back("no source list of " + (target.empty() ? library : "the target " + target) +

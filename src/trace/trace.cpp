@@ -908,9 +908,9 @@ Fix add_source_fix(const std::optional<build::ListChoice>& choice, const std::st
   fix.kind = FixKind::AddSource;
   if (!choice) {
     fix.why = saying(said::CompileInto{.file = file});
-  } else if (!choice->note.empty()) {
-    fix.why =
-        saying(said::ListNote{.note = choice->note});  // no entry is the fix: cmake_file, list and entry stay null
+  } else if (choice->covered) {
+    fix.why = saying(
+        said::ListNote{.covered = *choice->covered});  // no entry is the fix: cmake_file, list and entry stay null
   } else {
     fix.cmake_file = choice->cmake_file;
     fix.list = choice->list;

@@ -122,5 +122,36 @@ TEST(Verdict, no_pass_writes_a_classification) {
   EXPECT_TRUE(writers.empty()) << "writes a classification outside src/verdict: " << ::testing::PrintToString(writers);
 }
 
+TEST(Verdict, no_pass_writes_a_sentence) {
+  // A finding's reason, a fix's or cause's words, a headline: `x.reason = ...`, `p->headline += ...`,
+  // `c.fix = "..."`. Not a designated initializer (`{.detail = ""}`), a comparison, `.clear()` or a kind.
+  const std::regex write(
+      R"([\w\)\]](\.|->)(reason|headline|detail)\s*\+?=(?!=)\s*(?![A-Z]\w*::)\S|[\w\)\]](\.|->)fix\s*\+?=\s*[\"\w(]*\")");
+  ASSERT_TRUE(std::regex_search("    u_.reason = \"declared in \" + file;", write));
+  ASSERT_TRUE(std::regex_search("  u->reason += \"; \" + w.other;", write));
+  ASSERT_TRUE(std::regex_search("    c->headline = with_commas(n);", write));
+  ASSERT_TRUE(std::regex_search("    fix.detail = choice->note;", write));
+  ASSERT_TRUE(std::regex_search("  c.fix = \"install the version of torch that \" + holder;", write));
+  ASSERT_FALSE(std::regex_search("              .detail = \"\",", write));
+  ASSERT_FALSE(std::regex_search("    if (u.reason == other.reason) continue;", write));
+  ASSERT_FALSE(std::regex_search("    out.reason = TorchReason::PackageImportsTorch;", write));  // a kind, not words
+  ASSERT_FALSE(std::regex_search(
+      "    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, \"\", saying(said::StubOrFindSource{})};", write));
+  std::vector<std::string> writers;
+  size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(MLC_SOURCE_DIR) + "/src")) {
+    const std::string path = e.path().string();
+    if (!e.is_regular_file() || !(path.ends_with(".cpp") || path.ends_with(".h"))) continue;
+    ++files;
+    if (path.find("/src/report/") != std::string::npos) continue;
+    std::istringstream lines(read_file(path));
+    std::string line;
+    for (int n = 1; std::getline(lines, line); ++n)
+      if (std::regex_search(line, write)) writers.push_back(path + ":" + std::to_string(n));
+  }
+  ASSERT_GT(files, 100u) << "src/ was not found under " << MLC_SOURCE_DIR;
+  EXPECT_TRUE(writers.empty()) << "writes a sentence outside src/report: " << ::testing::PrintToString(writers);
+}
+
 }  // namespace
 }  // namespace mlc

@@ -1,0 +1,59 @@
+// The fixes of load failures (src/loader's facts): what to do where glibc stops a load for a
+// reason other than a missing library, symbol or version.
+#include <string>
+
+#include "common/paths.h"
+#include "report/said.h"
+
+namespace mlc::report {
+
+std::string failure_fix(loader::FailureKind kind, const loader::FailureFacts& f) {
+  using loader::FailureKind;
+  switch (kind) {
+    case FailureKind::BadCandidate:
+      return "remove it (or move it off the search path): glibc stops its search for " + f.needed + " (needed by " +
+             f.by +
+             ") at the first file of that name that is not a loadable object of this process, rather than "
+             "skipping it";
+    case FailureKind::NoOpen:
+      if (f.refused)
+        return "the library is linked with -z nodlopen, so it cannot come in through a dlopen: relink it without -z "
+               "nodlopen, or remove it from " +
+               f.provider;
+      return "the object is linked with -z nodlopen; load it as a dependency (DT_NEEDED) of an object that is "
+             "dlopen'ed, or relink it without -z nodlopen";
+    case FailureKind::StaticTls:
+      return f.provider + "'s thread-local storage (" + std::to_string(f.tls_bytes) +
+             " bytes, reached through initial-exec relocations of " + f.by +
+             ") does not fit in the static TLS surplus a dlopen can use: set "
+             "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=" +
+             std::to_string(f.tunable) + ", load it at start (LD_PRELOAD), or build it with -ftls-model=global-dynamic";
+    case FailureKind::TlsMismatch:
+      return f.by + " accesses " + f.symbol + " as a thread-local variable (initial-exec), but " + f.provider +
+             " defines it as ordinary data: load the copy " + f.by + " was built against, or rebuild " + f.by +
+             " against this one";
+    case FailureKind::VersionFileUnmatched:
+      return f.by + " requires version " + f.version + " of " + f.needed +
+             ", a name no loaded object answers to: the loader loaded it as " +
+             (f.expanded.empty() ? std::string("its expansion") : f.expanded) +
+             ". Spell the DT_NEEDED and the soname without dynamic string tokens (patchelf --replace-needed '" +
+             f.needed + "' " + (f.expanded.empty() ? "NAME" : base_name(f.expanded)) + " " + f.by + ")";
+    case FailureKind::VersionWithoutVersym:
+      return f.by + " needs " + f.symbol + "@" + f.version + " from " + f.provider +
+             ", which has no symbol versions (.gnu.version): load the copy it was linked against (built with its "
+             "version script), or relink " +
+             f.by + " against this one";
+    case FailureKind::ProtectedCopy:
+      return f.by + " copies " + f.symbol + " (a copy relocation), which " + f.provider +
+             " defines as protected data built with -mno-direct-extern-access: rebuild the program with -fPIC (no "
+             "copy relocation), or the library without that option";
+    case FailureKind::IsaLevel:
+      return "the object is built for a newer x86-64 level than this CPU's (" +
+             (f.level == 1 ? std::string("baseline") : "x86-64-v" + std::to_string(f.level)) +
+             "; its GNU_PROPERTY_X86_ISA_1_NEEDED says more): rebuild it for this level, or run it on a CPU that has "
+             "it";
+  }
+  return "";
+}
+
+}  // namespace mlc::report
