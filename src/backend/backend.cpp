@@ -41,6 +41,8 @@ const Backend& musa() {
       .cmake_add_library = "musa_add_library",
       .python_package = "torch_musa",
       .driver_sonames = {"libmusa.so"},
+      .stack_prefixes = {"libmusart.so", "libmublas", "libmudnn", "libmufft", "libmurand", "libmusparse", "libmccl",
+                         "libtorch_musa", "libmusa_kernels"},
       .api_macros = {"MUSARTAPI_CDECL"},
       .kernel_list_file = "musa_functions.yaml",
       .kernel_namespace = "at::musa",
@@ -76,6 +78,9 @@ const Backend& hip() {
       .cmake_add_library = "hip_add_library",  // FindHIP.cmake
       .python_package = "",                    // ROCm's PyTorch is torch itself
       .driver_sonames = {"libamdhip64.so"},
+      .stack_prefixes = {"libamdhip64", "libhiprtc", "libhipblas", "libhipfft", "libhiprand", "libhipsparse",
+                         "libhipsolver", "librocblas", "librocfft", "librocrand", "librocsparse", "librocsolver",
+                         "librccl", "libMIOpen", "libtorch_hip", "libc10_hip"},
       .api_macros = {},
       .kernel_list_file = "",
       .kernel_namespace = "",
@@ -100,6 +105,23 @@ bool is_gpu_driver(std::string_view soname) {
     for (const auto& stem : b->driver_sonames)
       if (soname.starts_with(stem)) return true;
   return false;
+}
+
+std::string_view driver_vendor(std::string_view soname) {
+  if (soname.starts_with(kCudaDriverSoname)) return "cuda";
+  for (const Backend* b : all())
+    for (const auto& stem : b->driver_sonames)
+      if (soname.starts_with(stem)) return b->name;
+  return "";
+}
+
+std::string_view stack_vendor(std::string_view file_name) {
+  for (std::string_view stem : kCudaStackPrefixes)
+    if (file_name.starts_with(stem)) return "cuda";
+  for (const Backend* b : all())
+    for (const auto& stem : b->stack_prefixes)
+      if (file_name.starts_with(stem)) return b->name;
+  return "";
 }
 
 bool is_api_macro(std::string_view word) {

@@ -46,6 +46,9 @@ struct Backend {
   // Its GPU driver's soname stems ("libmusa.so"): without the driver nothing runs, so a run-time
   // dlopen of one that finds nothing is a warning of its own.
   std::vector<std::string> driver_sonames = {};
+  // File-name stems of the libraries a process built for its GPUs loads (its runtime, math libraries,
+  // torch's build for it): where one is loaded, that driver is the stack's, and another's is a probe.
+  std::vector<std::string> stack_prefixes = {};
   // Calling-convention macros its runtime headers write before a function's name ("MUSARTAPI_CDECL").
   std::vector<std::string> api_macros = {};
   // The PyTorch extension's own kernel list (torch_musa's `- func:` musa_functions.yaml) and the C++
@@ -63,6 +66,11 @@ const std::vector<const Backend*>& all();
 const Backend* find(std::string_view name);
 // Whether a soname is a GPU driver's: CUDA's or a backend's (driver_sonames), by stem.
 bool is_gpu_driver(std::string_view soname);
+// The GPU vendor whose driver `soname` is ("cuda", "musa", "hip"), "" for none.
+std::string_view driver_vendor(std::string_view soname);
+// The GPU vendor whose stack a library of this file name belongs to (stack_prefixes, CUDA's runtime
+// and math libraries), "" for none: a process that loads one is built for that vendor's GPUs.
+std::string_view stack_vendor(std::string_view file_name);
 // Whether a word is a calling-convention macro of CUDA's runtime headers or of a backend's (api_macros).
 bool is_api_macro(std::string_view word);
 // "musa|hip", for usage lines.

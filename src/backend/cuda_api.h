@@ -19,6 +19,11 @@ std::string_view cuda_api_family(std::string_view cuda_name);
 
 // CUDA's driver library, by soname stem.
 inline constexpr std::string_view kCudaDriverSoname = "libcuda.so";
+// The libraries of a process built for CUDA GPUs (the runtime, the math libraries, NCCL, NVRTC,
+// torch's CUDA build), by file-name stem.
+inline constexpr std::string_view kCudaStackPrefixes[] = {
+    "libcudart.so", "libcublas",  "libcudnn", "libcufft",     "libcurand",     "libcusparse", "libcusolver",
+    "libnvrtc",     "libnccl.so", "libcupti", "libnvJitLink", "libtorch_cuda", "libc10_cuda"};
 // The macros CUDA's runtime headers write before a function's name.
 inline constexpr std::string_view kCudaApiMacros[] = {"__cudart_builtin__", "CUDARTAPI_CDECL"};
 

@@ -663,6 +663,7 @@ struct RunState {
   std::set<std::tuple<std::string, LookupKind, std::string>> told;  // run-time look-ups in the report
   std::set<std::string> reported;                                   // libraries in the report
   std::set<std::string> checked_before;                             // objects an earlier input checked
+  std::set<std::string> gpu_stacks;                                 // the GPU vendors the loads are built for
 };
 
 // The passes after the binding, for one input, in order.
@@ -673,8 +674,10 @@ void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<Runtime
   Report& report = state.report;
   auto& told = state.told;
   auto& reported = state.reported;
-  // Run-time look-ups: dlopen/dlsym string literals (read in the parallel stage), each told once per run.
+  // Run-time look-ups: dlopen/dlsym string literals (read in the parallel stage), each told once per run;
+  // the GPU stacks the load brings in decide later which drivers are the run's (src/runtime).
   add_runtime_lookups(std::move(lookups), told, report);
+  runtime::add_gpu_stacks(in.process, state.gpu_stacks);
   // Demangle and classify at the loader's level: one finding per miss.
   collect_findings(in, std::move(binding), options);
   // Unexported: a definition present only in a .symtab explains a missing one.
@@ -803,7 +806,8 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
                  .report = report,
                  .told = {},
                  .reported = {},
-                 .checked_before = {}};
+                 .checked_before = {},
+                 .gpu_stacks = {}};
   runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
   Stages stages{.files = files, .state = state, .literals = literals, .mappings = {}, .next = 0};
   // Inputs flow through three stages, in order: the load (sequential), the binding and the scan for
@@ -825,6 +829,8 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     PhaseTime t("owners");
     add_owners(report, options, owner_indexes);
   }
+  // Drivers: another vendor's driver than the stacks the run loads is optional (src/runtime).
+  runtime::settle_drivers(report.runtime_lookups, state.gpu_stacks);
   // Words: every sentence of the report, written from the passes' evidence (src/report/words.cpp).
   report::write_sentences(report);
 }

@@ -124,6 +124,20 @@ struct Opened {
 
 }  // namespace
 
+void add_gpu_stacks(const loader::Process& process, std::set<std::string>& vendors) {
+  for (const auto& o : process.objects) {
+    if (auto v = backend::stack_vendor(base_name(o.path)); !v.empty()) vendors.emplace(v);
+    for (const auto& need : o.needed)
+      if (auto v = backend::stack_vendor(base_name(need.name)); !v.empty()) vendors.emplace(v);
+  }
+}
+
+void settle_drivers(std::vector<RuntimeLookup>& lookups, const std::set<std::string>& vendors) {
+  if (vendors.empty()) return;
+  for (auto& r : lookups)
+    if (r.driver && !vendors.count(std::string(backend::driver_vendor(r.name)))) r.driver = false;
+}
+
 bool is_soname_literal(const std::string& s) {
   if (s.size() < 7 || s.rfind("lib", 0) != 0) return false;
   size_t so = s.find(".so");

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,14 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& process,
 
 // Whether a literal is shaped like a soname dlopen would search for.
 bool is_soname_literal(const std::string& s);
+
+// The GPU vendors whose stacks `process` loads (backend::stack_vendor of each object's file name and
+// of every name a DT_NEEDED asks for, found or not), added to `vendors`.
+void add_gpu_stacks(const loader::Process& process, std::set<std::string>& vendors);
+// A GPU driver is the run's only where its vendor's stack is: once a run loads some vendor's stack, a
+// dlopen of another vendor's driver (triton probing libamdhip64 in a CUDA install) is optional, as
+// any other look-up. A run that loads no stack keeps every driver.
+void settle_drivers(std::vector<RuntimeLookup>& lookups, const std::set<std::string>& vendors);
 // The API prefix of an entry-point literal ("" when it has none).
 std::string api_prefix(const std::string& s);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -430,6 +431,41 @@ TEST(RuntimeLookup, cuda_libcublas_without_the_driver_is_one_warning) {
     drivers += l["driver"].get<bool>();
   }
   EXPECT_EQ(drivers, 2u) << doc["runtime_lookups"].dump();
+}
+
+// A library that probes every vendor's driver (triton's profiler dlopens libcuda.so.1 and libamdhip64)
+// is checked in a run that loads CUDA's stack (CUDA 13's libcublas): CUDA's driver is the run's, the
+// other vendor's is a probe, optional as any other look-up. Checked alone, with no stack, both stay drivers.
+TEST(RuntimeLookup, another_vendors_driver_is_optional_where_the_run_loads_a_stack) {
+  const std::string cublas = "/usr/local/cuda/lib/libcublas.so.13";
+  if (!std::filesystem::exists(cublas)) MLC_SKIP() << cublas << " is absent (CUDA 13 at /usr/local/cuda)";
+  auto driver = run("/usr/bin/python3 -c 'import ctypes; ctypes.CDLL(\"libcuda.so.1\")'");
+  if (driver.status == 0) MLC_SKIP() << "this machine has libcuda.so.1: nothing to warn about";
+  std::string dir = test::scratch_dir("driver-probe");
+  const std::string probe = dir + "/libprobe_mlc.so";
+  test::write_file(dir + "/probe.c",
+                   "#include <dlfcn.h>\n"
+                   "void* cuda(void) { return dlopen(\"libcuda.so.1\", RTLD_NOW); }\n"
+                   "void* amd(void) { return dlopen(\"libamdhip64.so.99\", RTLD_NOW); }\n");
+  auto cc = run("cc -shared -fPIC -o " + quote(probe) + " " + quote(dir + "/probe.c") + " 2>&1");
+  ASSERT_EQ(cc.status, 0) << cc.out;
+  auto drivers = [&](const std::string& files) {
+    auto doc = json::parse(run("env -u LD_LIBRARY_PATH " + kBin + " --no-cache --format json " + files).out);
+    std::map<std::string, bool> out;  // the probe's look-ups: name -> driver
+    for (const auto& l : doc["runtime_lookups"])
+      if (l["library"] == probe) out[l["name"]] = l["driver"].get<bool>();
+    return out;
+  };
+  EXPECT_EQ(drivers(quote(probe)), (std::map<std::string, bool>{{"libamdhip64.so.99", true}, {"libcuda.so.1", true}}));
+  EXPECT_EQ(drivers(quote(probe) + " " + quote(cublas)),
+            (std::map<std::string, bool>{{"libamdhip64.so.99", false}, {"libcuda.so.1", true}}));
+  // The text names the run's driver alone; the probe of the other is counted with the optional rest.
+  auto text = run("env -u LD_LIBRARY_PATH " + kBin + " --no-cache " + quote(probe) + " " + quote(cublas));
+  EXPECT_EQ(text.out.find("libamdhip64.so.99 is not installed"), std::string::npos) << text.out;
+  EXPECT_NE(
+      text.out.find("warning: runtime-lookup: the GPU driver libcuda.so.1 is not installed here: libprobe_mlc.so"),
+      std::string::npos)
+      << text.out;
 }
 
 TEST(RuntimeLookup, complete_driver_is_clean) {
