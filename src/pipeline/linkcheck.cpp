@@ -291,6 +291,16 @@ std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOption
   return checked;
 }
 
+// The report's kind of why a file is checked after the import of torch.
+TorchImportReason import_reason(python::TorchReason r) {
+  switch (r) {
+    case python::TorchReason::PackageImportsTorch: return TorchImportReason::PackageImportsTorch;
+    case python::TorchReason::NeedsTorchLibraries: return TorchImportReason::NeedsTorchLibraries;
+    case python::TorchReason::PartOfTorch: return TorchImportReason::PartOfTorch;
+  }
+  return TorchImportReason::PackageImportsTorch;
+}
+
 // How Python's import would load the file (src/python/import_plan.h), from its headers.
 python::ImportPlan import_plan(const std::string& file, RunContext& run, Report& report) {
   const auto& options = run.options;
@@ -311,11 +321,12 @@ python::ImportPlan import_plan(const std::string& file, RunContext& run, Report&
       plan.loads.push_back({.path = *program, .global = true});
     }
   if (plan.torch && !plan.torch->torch)
-    report.warnings.push_back(file + " needs torch (" + python::reason_text(*plan.torch) + "), which " +
-                              (options.python ? options.python->executable + " does not import"
-                                              : std::string("is neither beside it nor in the site directories of ") +
-                                                    (run.host.executable.empty() ? "python3" : run.host.executable)) +
-                              ": checked without it");
+    report.warnings.push_back(said::TorchNotFound{.file = file,
+                                                  .reason = import_reason(plan.torch->reason),
+                                                  .evidence = plan.torch->evidence,
+                                                  .python = options.python ? options.python->executable : "",
+                                                  .host = run.host.executable}
+                                  .words());
   return plan;
 }
 
@@ -386,13 +397,8 @@ std::optional<ImportedAfter> imported_after(const python::ImportPlan& plan) {
   const auto& t = *plan.torch;
   ImportedAfter out{.torch = t.torch->dir,
                     .version = t.torch->version.empty() ? std::nullopt : std::optional<std::string>(t.torch->version),
-                    .reason = TorchImportReason::PackageImportsTorch,
+                    .reason = import_reason(t.reason),
                     .evidence = t.evidence};
-  switch (t.reason) {
-    case python::TorchReason::PackageImportsTorch: out.reason = TorchImportReason::PackageImportsTorch; break;
-    case python::TorchReason::NeedsTorchLibraries: out.reason = TorchImportReason::NeedsTorchLibraries; break;
-    case python::TorchReason::PartOfTorch: out.reason = TorchImportReason::PartOfTorch; break;
-  }
   return out;
 }
 
@@ -601,11 +607,8 @@ void warn_scope_only(const InputCheck& in, const RunContext& run, Report& report
                                                                 : p.objects[b.provider].elf.soname);
   }
   if (providers.empty()) return;
-  std::string names;
-  for (const auto& n : providers) names += (names.empty() ? "" : ", ") + n;
-  report.warnings.push_back(target.path +
-                            ": loads as part of the import of torch, but loading it alone fails: it does not link " +
-                            names + ", which that import loads first");
+  report.warnings.push_back(
+      said::LoadsOnlyInImport{.file = target.path, .providers = {providers.begin(), providers.end()}}.words());
 }
 
 // The findings joined to their libraries, in load order, symbols sorted by mangled name. By default

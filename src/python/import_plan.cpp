@@ -119,13 +119,4 @@ ImportPlan plan_import(const ImportQuestion& q) {
   return plan;
 }
 
-std::string reason_text(const TorchImport& t) {
-  switch (t.reason) {
-    case TorchReason::PackageImportsTorch: return t.evidence + " imports it";
-    case TorchReason::NeedsTorchLibraries: return "it needs " + t.evidence + ", which the import of torch loads";
-    case TorchReason::PartOfTorch: return "it is part of torch, whose import runs first";
-  }
-  return "";
-}
-
 }  // namespace mlc::python

@@ -77,8 +77,4 @@ std::optional<TorchImport> torch_imported_before(const ImportQuestion& q);
 // The whole plan: the host and the loads before the file.
 ImportPlan plan_import(const ImportQuestion& q);
 
-// The sentence a note gives for the context: "myext/__init__.py imports it", "it needs libc10.so, which
-// torch's import loads", "it is part of torch".
-std::string reason_text(const TorchImport& t);
-
 }  // namespace mlc::python

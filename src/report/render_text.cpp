@@ -10,6 +10,7 @@
 #include "report/baseline.h"
 #include "report/escape.h"
 #include "report/render.h"
+#include "report/said.h"
 #include "report/text_block.h"
 
 namespace mlc {
@@ -337,14 +338,7 @@ std::string render_python(const Report& report) {
 }
 
 // Why a file was checked after the import of torch, as one clause.
-std::string torch_reason(const ImportedAfter& a) {
-  switch (a.reason) {
-    case TorchImportReason::PackageImportsTorch: return a.evidence + " imports it";
-    case TorchImportReason::NeedsTorchLibraries: return "it needs " + a.evidence + ", which the import of torch loads";
-    case TorchImportReason::PartOfTorch: return "it is part of torch, whose import runs first";
-  }
-  return "";
-}
+std::string torch_reason(const ImportedAfter& a) { return report::torch_reason(a.reason, a.evidence); }
 
 std::string torch_named(const ImportedAfter& a) {
   return fmt::format("torch {}from {}", a.version ? *a.version + " " : std::string(), a.torch);

@@ -462,6 +462,21 @@ struct NeededByGivenBack {  // clause: a source the patch gives back needs it
   std::string words() const;
 };
 
+// --- the import context (pipeline/linkcheck.cpp) ----------------------------------------------------
+struct TorchNotFound {  // warning: a file needs torch, which the run's interpreter does not import
+  std::string file;
+  TorchImportReason reason = TorchImportReason::PackageImportsTorch;
+  std::string evidence;  // what shows it (the package's __init__.py, the torch library it needs)
+  std::string python;    // --python's interpreter ("" without)
+  std::string host;      // the host interpreter whose site directories were searched
+  std::string words() const;
+};
+struct LoadsOnlyInImport {  // warning: a file torch's import loads fails alone
+  std::string file;
+  std::vector<std::string> providers;  // what that import loads first and it does not link
+  std::string words() const;
+};
+
 }  // namespace said
 
 using SaidKind = std::variant<
@@ -483,7 +498,7 @@ using SaidKind = std::variant<
     said::DefineStandIn, said::AbiDrift, said::RebuildForAbi, said::OtherInstantiationsOnly,
     said::AddExplicitInstantiation, said::NoLoadedDefinition, said::WouldComeFrom, said::LibraryNotFound,
     said::InstallLibrary, said::ProviderLacks, said::InstallProviderBuiltAgainst, said::ProviderLacksMany,
-    said::CompilerPlaced, said::OtherMangling, said::NeededByGivenBack>;
+    said::CompilerPlaced, said::OtherMangling, said::NeededByGivenBack, said::TorchNotFound, said::LoadsOnlyInImport>;
 
 struct Said {
   SaidKind what;
@@ -521,6 +536,8 @@ std::string words(const Said& s);
 // headline and fix. A sentence without evidence (a saved report read back) stays as it is.
 void write_sentences(Report& report);
 void write_sentences(UnresolvedSymbol& u);
+// Why a file is checked after the import of torch, as one clause ("torch/__init__.py imports it").
+std::string torch_reason(TorchImportReason reason, const std::string& evidence);
 // The fix of a load failure glibc gives for `kind`, naming `facts`.
 std::string failure_fix(loader::FailureKind kind, const loader::FailureFacts& facts);
 

@@ -58,9 +58,33 @@ std::string DefinedNowhere::words() const {
 }
 std::string NotInSourcesSdkOrCuda::words() const { return "not found in the sources, the SDK or CUDA"; }
 
+// --- the import context ---------------------------------------------------------------------------
+std::string TorchNotFound::words() const {
+  return file + " needs torch (" + report::torch_reason(reason, evidence) + "), which " +
+         (!python.empty()
+              ? python + " does not import"
+              : "is neither beside it nor in the site directories of " + (host.empty() ? "python3" : host)) +
+         ": checked without it";
+}
+std::string LoadsOnlyInImport::words() const {
+  std::string names;
+  for (const auto& n : providers) names += (names.empty() ? "" : ", ") + n;
+  return file + ": loads as part of the import of torch, but loading it alone fails: it does not link " + names +
+         ", which that import loads first";
+}
+
 }  // namespace said
 
 namespace report {
+
+std::string torch_reason(TorchImportReason reason, const std::string& evidence) {
+  switch (reason) {
+    case TorchImportReason::PackageImportsTorch: return evidence + " imports it";
+    case TorchImportReason::NeedsTorchLibraries: return "it needs " + evidence + ", which the import of torch loads";
+    case TorchImportReason::PartOfTorch: return "it is part of torch, whose import runs first";
+  }
+  return "";
+}
 
 std::string words(const Said& s) {
   return std::visit([](const auto& evidence) { return evidence.words(); }, s.what);
