@@ -124,13 +124,28 @@ std::string_view stack_vendor(std::string_view file_name) {
   return "";
 }
 
-bool is_api_macro(std::string_view word) {
-  for (std::string_view m : kCudaApiMacros)
-    if (word == m) return true;
-  for (const Backend* b : all())
-    for (const auto& m : b->api_macros)
-      if (word == m) return true;
-  return false;
+const std::vector<std::string>& api_macros() {
+  static const std::vector<std::string> macros = [] {
+    std::vector<std::string> out(std::begin(kCudaApiMacros), std::end(kCudaApiMacros));
+    for (const Backend* b : all()) out.insert(out.end(), b->api_macros.begin(), b->api_macros.end());
+    return out;
+  }();
+  return macros;
+}
+
+const source::FileKinds& file_kinds() {
+  static const source::FileKinds kinds = [] {
+    source::FileKinds out;
+    for (const Backend* b : all()) {
+      out.any.insert(out.any.end(), b->source_extensions.begin(), b->source_extensions.end());
+      out.kernel.insert(out.kernel.end(), b->source_extensions.begin(), b->source_extensions.end());
+      // A translation unit is what a .cu becomes once ported (.mu, .hip); a .cuh's port is a header.
+      for (const auto& [from, to] : b->port_naming.extensions)
+        if (from == ".cu") out.compiled.push_back(to);
+    }
+    return out;
+  }();
+  return kinds;
 }
 
 std::string names() {

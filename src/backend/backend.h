@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "porting/porting_map.h"
+#include "source/source_index.h"
 
 namespace mlc::backend {
 
@@ -71,8 +72,11 @@ std::string_view driver_vendor(std::string_view soname);
 // The GPU vendor whose stack a library of this file name belongs to (stack_prefixes, CUDA's runtime
 // and math libraries), "" for none: a process that loads one is built for that vendor's GPUs.
 std::string_view stack_vendor(std::string_view file_name);
-// Whether a word is a calling-convention macro of CUDA's runtime headers or of a backend's (api_macros).
-bool is_api_macro(std::string_view word);
+// The calling-convention macros of CUDA's runtime headers and of every backend's (api_macros).
+const std::vector<std::string>& api_macros();
+// The file kinds the scanner reads: C, C++ and CUDA's, and every backend's dialect (.mu .muh, .hip;
+// a ported .cu is a translation unit), whichever backend this run checks.
+const source::FileKinds& file_kinds();
 // "musa|hip", for usage lines.
 std::string names();
 

@@ -225,7 +225,7 @@ std::optional<GeneratedDeclaration> generated_declaration(const BackendYaml& y, 
   for (std::string line; std::getline(in, line);) {
     ++n;
     if (line.find(" " + sym.name + "(") == std::string::npos) continue;
-    auto raw = source::raw_declaration(line, 1, sym.name);
+    auto raw = source::raw_declaration(line, 1, sym.name, backend::api_macros());
     if (!raw) continue;
     std::vector<std::string> got;
     for (const auto& p : raw->params) got.push_back(source::normalize_type(p, true));

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "buildmodel/model.h"
 #include "common/file_io.h"
 #include "common/hash.h"
@@ -332,7 +333,7 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
     for (const auto* e : ctx.sources->lookup(sym.name)) {
       if (e->qualified != qualified) continue;
       const std::string& path = ctx.sources->file_of(*e).path;
-      if (!source::is_compiled_source(path) || ctx.build->is_compiled(path)) continue;
+      if (!source::is_compiled_source(path, backend::file_kinds()) || ctx.build->is_compiled(path)) continue;
       if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.file == path; }))
         files.push_back(
             {.file = path, .tier = 0, .line = e->line, .evidence = {}, .place = candidate_place(ctx, *u, path)});

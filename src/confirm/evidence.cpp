@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "backend/backend.h"
 #include "buildmodel/model.h"
 #include "confirm/confirm.h"
 #include "demangle/symbol_name.h"
@@ -123,7 +124,9 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
   if (u.origin && !u.origin->file.empty()) headers.insert(u.origin->file);
 
   std::set<std::string> seen;
-  auto uncompiled = [&](const std::string& f) { return source::is_compiled_source(f) && !ctx.build->is_compiled(f); };
+  auto uncompiled = [&](const std::string& f) {
+    return source::is_compiled_source(f, backend::file_kinds()) && !ctx.build->is_compiled(f);
+  };
   auto text_of = [&](const std::string& f) -> const std::string& {
     auto it = texts.find(f);
     if (it != texts.end()) return it->second;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "backend/backend.h"
 #include "backend/cuda_api.h"
 #include "common/file_io.h"
 #include "common/paths.h"
@@ -126,7 +127,7 @@ std::vector<std::string> source_files(const std::vector<std::string>& roots, std
       walk_tree(
           root,
           [&](const std::string& p, const struct stat&) {
-            if (source::is_source_file(p)) files.push_back(p);
+            if (source::is_source_file(p, backend::file_kinds())) files.push_back(p);
           },
           WalkOptions{.skip_hidden = true, .follow_symlinks = true});
     } else {

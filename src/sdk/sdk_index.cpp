@@ -149,6 +149,7 @@ SdkIndex index_sdk(const SdkOptions& options) {
   source::IndexOptions io;
   for (const auto& d : options.include_dirs) io.roots.push_back(options.home + "/" + d);
   io.cache_file = options.header_cache;
+  io.kinds = options.header_kinds;
   idx.headers = source::SourceIndex::build(io, &idx.header_stats);
   return idx;
 }

@@ -49,6 +49,7 @@ struct SdkOptions {
   std::vector<std::string> library_dirs = {"lib", "lib64"};
   std::vector<std::string> library_prefixes = {};  // only libraries whose file name starts so; {} = all
   bool index_archives = true;
+  source::FileKinds header_kinds = {};  // which files under include_dirs are read
 };
 
 // An SDK home that does not exist gives an empty index (no error): the SDK is optional context.

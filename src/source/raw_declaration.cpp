@@ -3,7 +3,6 @@
 // arguments dropped.
 #include <algorithm>
 
-#include "backend/backend.h"
 #include "source/scanner_internal.h"
 
 namespace mlc::source {
@@ -11,9 +10,10 @@ using namespace detail;
 
 namespace {
 
-bool is_api_macro(std::string_view w) {
+bool is_api_macro(std::string_view w, const std::vector<std::string>& api_macros) {
   if (w == "extern" || w == "static" || w == "inline" || w == "__inline__" || w == "__forceinline__" ||
-      w == "virtual" || w == "explicit" || w == "friend" || backend::is_api_macro(w)) {
+      w == "virtual" || w == "explicit" || w == "friend" ||
+      std::find(api_macros.begin(), api_macros.end(), w) != api_macros.end()) {
     return true;
   }
   bool caps = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
@@ -48,7 +48,8 @@ std::string join_tokens(const std::vector<Token>& toks, size_t from, size_t to) 
 
 }  // namespace
 
-std::optional<RawDeclaration> raw_declaration(std::string_view text, uint32_t line, std::string_view name) {
+std::optional<RawDeclaration> raw_declaration(std::string_view text, uint32_t line, std::string_view name,
+                                              const std::vector<std::string>& api_macros) {
   std::vector<Token> t = lex(text);
   size_t at = SIZE_MAX;
   for (size_t k = 0; k + 1 < t.size(); ++k) {
@@ -84,7 +85,7 @@ std::optional<RawDeclaration> raw_declaration(std::string_view text, uint32_t li
       k = m;
       continue;
     }
-    if (is_api_macro(t[k].text)) continue;
+    if (is_api_macro(t[k].text, api_macros)) continue;
     prefix.push_back(t[k]);
   }
   int braces = 0;

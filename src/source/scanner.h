@@ -64,7 +64,10 @@ struct RawDeclaration {
   std::string trailing;  // " const", " noexcept"...
   bool extern_c = false;
 };
-std::optional<RawDeclaration> raw_declaration(std::string_view text, uint32_t line, std::string_view name);
+// `api_macros`: the calling-convention macros a runtime's headers write before a name
+// (backend::api_macros(): CUDARTAPI_CDECL, MUSARTAPI_CDECL), dropped as storage classes are.
+std::optional<RawDeclaration> raw_declaration(std::string_view text, uint32_t line, std::string_view name,
+                                              const std::vector<std::string>& api_macros);
 
 // The canonical, compact spelling of a type used for comparisons: typedefs of fixed-width integers
 // resolved (int64_t -> long, size_t -> unsigned long), cv-qualifiers after what they qualify, names

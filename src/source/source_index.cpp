@@ -20,7 +20,6 @@
 #include <map>
 #include <optional>
 
-#include "backend/backend.h"
 #include "common/walk.h"
 
 namespace mlc::source {
@@ -198,39 +197,14 @@ std::vector<IncludeLine> scan_includes(std::string_view text) {
 }
 
 namespace {
-// C, C++ and CUDA's own kinds, then every backend's (backend::Backend: .mu .muh, .hip): the scanner
-// reads what any port is written in, whichever backend this run checks.
-struct SourceKinds {
-  std::vector<std::string> any, kernel, compiled;
-  SourceKinds()
-      : any{".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".cuh", ".inl"},
-        kernel{".cu", ".cuh"},
-        compiled{".c", ".cc", ".cpp", ".cxx", ".cu"} {
-    for (const backend::Backend* b : backend::all()) {
-      any.insert(any.end(), b->source_extensions.begin(), b->source_extensions.end());
-      kernel.insert(kernel.end(), b->source_extensions.begin(), b->source_extensions.end());
-      // A translation unit is what a .cu becomes once ported (.mu, .hip); a .cuh's port is a header.
-      for (const auto& [from, to] : b->port_naming.extensions)
-        if (from == ".cu") compiled.push_back(to);
-    }
-  }
-};
-
-const SourceKinds& source_kinds() {
-  static const SourceKinds kinds;
-  return kinds;
-}
-
 bool has_any_suffix(std::string_view path, const std::vector<std::string>& exts) {
   return std::any_of(exts.begin(), exts.end(), [&](const std::string& e) { return has_suffix(path, e); });
 }
-
-bool is_cuda_unit(std::string_view path) { return has_any_suffix(path, source_kinds().kernel); }
 }  // namespace
 
-bool is_source_file(std::string_view path) { return has_any_suffix(path, source_kinds().any); }
+bool is_source_file(std::string_view path, const FileKinds& kinds) { return has_any_suffix(path, kinds.any); }
 
-bool is_compiled_source(std::string_view path) { return has_any_suffix(path, source_kinds().compiled); }
+bool is_compiled_source(std::string_view path, const FileKinds& kinds) { return has_any_suffix(path, kinds.compiled); }
 
 SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats,
                                const std::vector<std::string>& macro_roots) {
@@ -258,7 +232,8 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats,
       bool whole = walk_tree(
           root,
           [&](const std::string& path, const struct stat& fst) {
-            if (!is_source_file(path) || (macros_only && is_compiled_source(path))) return;
+            if (!is_source_file(path, options.kinds) || (macros_only && is_compiled_source(path, options.kinds)))
+              return;
             found.push_back({path, static_cast<uint64_t>(fst.st_size),
                              fst.st_mtim.tv_sec * 1000000000LL + fst.st_mtim.tv_nsec, static_cast<uint16_t>(r)});
           },
@@ -295,8 +270,11 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats,
     if (!read_whole(files[f].path, text)) return;  // unreadable: indexed as empty
     bytes += text.size();
     per_file[f] = scan_source(text, true);
-    if (is_compiled_source(files[f].path) && files[f].root < options.roots.size()) includes[f] = scan_includes(text);
-    if (is_cuda_unit(files[f].path))  // REGISTER_DISPATCH registers a static object there, defines no stub member
+    if (is_compiled_source(files[f].path, options.kinds) && files[f].root < options.roots.size())
+      includes[f] = scan_includes(text);
+    if (has_any_suffix(
+            files[f].path,
+            options.kinds.kernel))  // REGISTER_DISPATCH registers a static object there, defines no stub member
       std::erase_if(per_file[f], [](const Entity& e) { return e.extra == "REGISTER_DISPATCH"; });
     if (files[f].root >= options.roots.size())  // a macro root: only its #defines count
       std::erase_if(per_file[f], [](const Entity& e) { return e.kind != EntityKind::Macro; });

@@ -36,6 +36,14 @@ struct IndexedEntity : Entity {
   uint32_t file = 0;
 };
 
+// The file kinds the scanner reads, by suffix: C, C++ and CUDA's own, to which a caller adds the
+// dialects ports are written in (backend::file_kinds(): .mu .muh, .hip), facts of the backends.
+struct FileKinds {
+  std::vector<std::string> any = {".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".cuh", ".inl"};
+  std::vector<std::string> kernel = {".cu", ".cuh"};                         // CUDA's and its ports' kernels
+  std::vector<std::string> compiled = {".c", ".cc", ".cpp", ".cxx", ".cu"};  // translation units
+};
+
 struct IndexOptions {
   std::vector<std::string> roots;  // directories (or single files) to index
   std::string cache_file;          // empty: no persistent cache
@@ -46,6 +54,7 @@ struct IndexOptions {
   // after walk_limit files, so a source directory that turns out to be a home directory costs a bound.
   std::set<std::string> bounded_roots = {};
   size_t walk_limit = 200000;
+  FileKinds kinds = {};  // which files are read
 };
 
 struct IndexStats {
@@ -58,8 +67,8 @@ struct IndexStats {
   std::vector<std::string> cut_short;  // bounded roots whose walk reached walk_limit
 };
 
-bool is_source_file(std::string_view path);      // C, C++, CUDA and every backend's (.mu .muh .hip) sources and headers
-bool is_compiled_source(std::string_view path);  // a translation unit, not a header
+bool is_source_file(std::string_view path, const FileKinds& kinds);      // a source or header of those kinds
+bool is_compiled_source(std::string_view path, const FileKinds& kinds);  // a translation unit, not a header
 
 class SourceIndex {
  public:

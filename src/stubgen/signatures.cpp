@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "backend/backend.h"
 #include "common/file_io.h"
 #include "common/paths.h"
 #include "common/walk.h"
@@ -92,7 +93,7 @@ std::vector<FoundDeclaration> declarations_in(const source::SourceIndex& index, 
     const std::string& path = index.file_of(*e).path;
     auto text = read_text(path);
     if (!text) continue;
-    auto raw = source::raw_declaration(*text, e->line, name);
+    auto raw = source::raw_declaration(*text, e->line, name, backend::api_macros());
     if (!raw) continue;
     bool device_only = raw->return_type.find("__device__") != std::string::npos &&
                        raw->return_type.find("__host__") == std::string::npos;

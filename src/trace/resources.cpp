@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "backend/backend.h"
 #include "backend/hipify_map.h"
 #include "common/hash.h"
 #include "common/walk.h"
@@ -43,7 +44,8 @@ const TraceContext& TraceResources::context(const loader::Process* p,
                                                     .cache_file = cache_file("sources", inferred->roots),
                                                     .defines = {},
                                                     .bounded_roots = bounded,
-                                                    .walk_limit = kInferredWalkLimit},
+                                                    .walk_limit = kInferredWalkLimit,
+                                                    .kinds = backend::file_kinds()},
                                                    &stats))
                .first;
       for (const auto& r : stats.cut_short)
@@ -140,7 +142,7 @@ SearchRoots search_roots(const TraceOptions& o, const TraceContext& ctx, const b
     walk_tree(
         d,
         [&](const std::string& path, const struct stat&) {
-          if (source::is_source_file(path)) roots.push_back(path);
+          if (source::is_source_file(path, backend::file_kinds())) roots.push_back(path);
         },
         WalkOptions{.skip_hidden = true, .follow_symlinks = true, .max_depth = 0, .max_files = 10000});
   }
@@ -213,7 +215,9 @@ void TraceResources::prepare() {
     sources_.emplace(source::SourceIndex::build({.roots = roots,
                                                  .cache_file = cache_file("sources", roots),
                                                  .defines = defines,
-                                                 .bounded_roots = search.bounded},
+                                                 .bounded_roots = search.bounded,
+                                                 .walk_limit = source::IndexOptions{}.walk_limit,
+                                                 .kinds = backend::file_kinds()},
                                                 &source_stats_, macro_roots));
     for (const auto& r : source_stats_.cut_short)
       warnings_.push_back("the search for definitions under " + r + " (the build's source directory) stopped after " +
@@ -243,13 +247,16 @@ void TraceResources::prepare() {
                                    .include_dirs = b.include_dirs,
                                    .library_dirs = b.library_dirs,
                                    .library_prefixes = b.library_prefixes,
-                                   .index_archives = b.index_archives}));
+                                   .index_archives = b.index_archives,
+                                   .header_kinds = backend::file_kinds()}));
       return &*sdk_;
     };
   }
   if (!o_.cuda_home.empty()) {
     ctx_.load_cuda = [this] {
-      cuda_.emplace(sdk::index_sdk({o_.cuda_home, cache_file("cuda-headers", {o_.cuda_home})}));
+      cuda_.emplace(sdk::index_sdk({.home = o_.cuda_home,
+                                    .header_cache = cache_file("cuda-headers", {o_.cuda_home}),
+                                    .header_kinds = backend::file_kinds()}));
       return &*cuda_;
     };
   }

@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "backend/backend.h"
 #include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
@@ -263,11 +264,11 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
               .entry = {},
               .library = library,
               .detail = "",
-              .why = saying(
-                  said::AddExplicitInstantiation{.line = line,
-                                                 .definition = definition ? definition->file : "",
-                                                 .compiled = definition && source::is_compiled_source(definition->file),
-                                                 .library_name = library ? base_name(*library) : ""})};
+              .why = saying(said::AddExplicitInstantiation{
+                  .line = line,
+                  .definition = definition ? definition->file : "",
+                  .compiled = definition && source::is_compiled_source(definition->file, backend::file_kinds()),
+                  .library_name = library ? base_name(*library) : ""})};
   return true;
 }
 

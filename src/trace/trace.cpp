@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "backend/backend.h"
 #include "backend/cuda_api.h"
 #include "common/paths.h"
 #include "demangle/demangle.h"
@@ -54,7 +55,7 @@ int kind_rank(const IndexedEntity& e, const std::string& path) {
   switch (e.kind) {
     case EntityKind::FunctionDefinition:
     case EntityKind::VariableDefinition:
-      return (!e.is_template && !e.is_inline && source::is_compiled_source(path)) ? 3 : 1;
+      return (!e.is_template && !e.is_inline && source::is_compiled_source(path, backend::file_kinds())) ? 3 : 1;
     case EntityKind::ExplicitInstantiation: return 2;
     default: return 0;
   }
@@ -599,13 +600,14 @@ class Tracer {
     }
     // Without a build, the units are those of the loaded objects' DWARF: a file compiled into another
     // loaded library decides nothing here (its definition there may differ: the near-miss pass reads it).
-    if (!ctx_.build && ctx_.compiled_units && source::is_compiled_source(origin_file) && in_build(origin_file))
+    if (!ctx_.build && ctx_.compiled_units && source::is_compiled_source(origin_file, backend::file_kinds()) &&
+        in_build(origin_file))
       return false;
     Origin origin{origin_file, static_cast<int>(at->line), origin_kind(*at), std::nullopt, original};
     u_.origin = origin;
     def.file = origin_file;
     def.line = at->line;
-    bool translation_unit = source::is_compiled_source(origin_file);
+    bool translation_unit = source::is_compiled_source(origin_file, backend::file_kinds());
     if (!translation_unit || best.rank == 1) {
       // Only one translation unit can emit it: the uncompiled one that holds a template's body (no
       // other unit sees it), or the uncompiled one that alone #includes the file holding a plain
@@ -871,7 +873,7 @@ const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& incl
     if (ctx.sources)
       for (size_t i = 0; i < ctx.sources->files().size(); ++i) {
         const auto& f = ctx.sources->files()[i];
-        if (!source::is_compiled_source(f.path)) continue;
+        if (!source::is_compiled_source(f.path, backend::file_kinds())) continue;
         for (const auto& inc : ctx.sources->includes(i)) (*ctx.includers)[inc.header].push_back({f.path, inc.line});
       }
   }

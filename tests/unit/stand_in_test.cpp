@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "buildmodel/model.h"
 #include "porting/porting_map.h"
 #include "source/scanner.h"
@@ -98,7 +99,7 @@ std::vector<Declared> stand_ins_of(const std::string& header) {
     if (e.kind != source::EntityKind::FunctionDeclaration || e.qualified.rfind("c10::musa::", 0) != 0) continue;
     std::string name(e.name());
     if (!seen.insert(name).second) continue;
-    auto raw = source::raw_declaration(header, e.line, name);
+    auto raw = source::raw_declaration(header, e.line, name, backend::api_macros());
     if (!raw) continue;
     Declared d{.name = name, .types = {}};
     for (size_t k = 0; k < raw->params.size(); ++k) {
@@ -385,7 +386,7 @@ std::map<std::string, std::vector<std::string>> c10_musa_functions(const std::st
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& e : source::scan_source(text)) {
     if (e.kind != kind || e.qualified.rfind("c10::musa::", 0) != 0) continue;
-    if (auto raw = source::raw_declaration(text, e.line, e.name())) {
+    if (auto raw = source::raw_declaration(text, e.line, e.name(), backend::api_macros())) {
       out[raw->name] = raw->params;
       out[raw->name].insert(out[raw->name].begin(), raw->return_type);
     }
