@@ -43,7 +43,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // How a failed compile's warning begins ("--confirm: compiling F failed: ...").
-const std::string kCompileFailed = "--confirm: compiling ";
 
 using build::absolute_in;
 
@@ -227,7 +226,7 @@ void tally(ConfirmOutcome& outcome, std::vector<FileResult>& results) {
     } else if (!r.ok) {
       ++outcome.stats.failed;
     }
-    if (!r.warning.empty()) outcome.warnings.push_back(kCompileFailed + r.file + " failed: " + r.warning);
+    if (!r.warning.empty()) outcome.failures.push_back({.file = r.file, .error = r.warning});
     outcome.files[r.file] = std::move(r);
   }
 }
@@ -243,9 +242,7 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
   if (files.empty()) return outcome;
   build::BuildCommands commands = build::read_build_commands(options.build_dir);
   if (commands.db.empty()) {
-    outcome.warnings.push_back("--confirm: no compile_commands.json in " +
-                               (options.build_dir.empty() ? std::string("(no --build-dir)") : options.build_dir) +
-                               "; " + std::to_string(files.size()) + " candidate file(s) left unconfirmed");
+    outcome.warnings.push_back(said::NoCompileDatabase{.build_dir = options.build_dir, .files = files.size()}.words());
     outcome.stats.skipped = files.size();
     for (const auto& f : files) {
       FileResult& r = outcome.files[f];
@@ -263,7 +260,7 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
   buf.push_back('\0');
   std::string scratch = mkdtemp(buf.data()) ? std::string(buf.data()) : "";
   if (scratch.empty()) {
-    outcome.warnings.push_back("--confirm: cannot create a scratch directory under " + base);
+    outcome.warnings.push_back(said::NoScratchDirectory{.under = base}.words());
     outcome.stats.skipped = files.size();
     return outcome;
   }
@@ -354,6 +351,12 @@ struct Confirmer {
   const trace::TraceContext& ctx;
   const ConfirmOptions& options;
   std::vector<std::string>& warnings;
+  std::vector<said::CompileFailed>* failures_told = nullptr;  // each failure said, as evidence too
+
+  void tell(const said::CompileFailed& f) {
+    warnings.push_back(f.words());
+    if (failures_told) failures_told->push_back(f);
+  }
   const Clock::time_point start;
   ConfirmStats total;
   std::map<std::string, FileResult> results;
@@ -365,8 +368,9 @@ struct Confirmer {
     o.budget_compiles = options.budget_compiles > total.compiled ? options.budget_compiles - total.compiled : 0;
     ConfirmOutcome out = confirm_files(files, o);
     // A candidate's failed compile is said later, for a symbol nothing settled (tell_failures).
-    for (auto& w : out.warnings)
-      if (options.verbose || w.rfind(kCompileFailed, 0) != 0) warnings.push_back(std::move(w));
+    for (auto& w : out.warnings) warnings.push_back(std::move(w));
+    if (options.verbose)
+      for (const auto& f : out.failures) tell(f);
     total.files += out.stats.files;
     total.compiled += out.stats.compiled;
     total.cached += out.stats.cached;
@@ -460,7 +464,7 @@ struct Confirmer {
       for (const auto& f : w.files) {
         auto it = results.find(f.file);
         if (it == results.end() || it->second.warning.empty() || !told.insert(f.file).second) continue;
-        if (!options.verbose) warnings.push_back(kCompileFailed + f.file + " failed: " + it->second.warning);
+        if (!options.verbose) tell({.file = f.file, .error = it->second.warning});
       }
     }
     size_t unsaid = 0;
@@ -472,36 +476,30 @@ struct Confirmer {
   // where: the report says what was compiled to settle what.
   void say_outcome(size_t wanted, size_t unsaid) {
     const ConfirmStats& s = total;
-    std::string line = "--confirm: " + std::to_string(s.files) + " candidate file(s): " + std::to_string(s.compiled) +
-                       " compiled, " + std::to_string(s.cached) + " from cache, " + std::to_string(s.failed) +
-                       " failed" +
-                       (unsaid ? " (" + std::to_string(unsaid) + " not the answer: --verbose shows why)" : "") + ", " +
-                       std::to_string(s.skipped) + " skipped (budget or no command)";
-    if (s.compiled > 0) {
-      line += "; " + std::to_string(std::llround(s.compile_ms)) + " ms compiling, " +
-              std::to_string(std::llround(s.compile_ms / static_cast<double>(s.compiled))) + " ms per compiled file";
-    }
-    warnings.push_back(line);
-    std::string placed = "--confirm: the compiler placed " + std::to_string(s.settled) + " of " +
-                         std::to_string(wanted) + " unsettled symbol(s)";
-    size_t shown = 0;
-    for (const auto& [file, n] : placed_by) {
-      placed += (shown ? ", " : ": ") + file + " (" + std::to_string(n) + ")";
-      if (++shown == 8 && placed_by.size() > 8) {
-        placed += ", and " + std::to_string(placed_by.size() - 8) + " more file(s)";
-        break;
-      }
-    }
-    warnings.push_back(placed);
+    warnings.push_back(said::ConfirmCost{.files = s.files,
+                                         .compiled = s.compiled,
+                                         .cached = s.cached,
+                                         .failed = s.failed,
+                                         .unsaid = unsaid,
+                                         .skipped = s.skipped,
+                                         .compile_ms = s.compile_ms}
+                           .words());
+    warnings.push_back(said::CompilerPlacedCount{
+        .settled = s.settled, .wanted = wanted, .by_file = {placed_by.begin(), placed_by.end()}}
+                           .words());
   }
 };
 
 }  // namespace
 
+namespace {
+
 // The passes: the unsettled symbols, their candidates (the sources text names, then the ranked ones)
-// compiled round by round, then what it cost and what it placed.
-ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
-                             const ConfirmOptions& options, std::vector<std::string>& warnings) {
+// compiled round by round, then what it cost and what it placed; each compile failure it says is also
+// given as evidence (`failures_told`, when given).
+ConfirmStats confirm_symbols_telling(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
+                                     const ConfirmOptions& options, std::vector<std::string>& warnings,
+                                     std::vector<said::CompileFailed>* failures_told) {
   if (!ctx.sources || !ctx.build) return {};
   const auto start = Clock::now();
   std::vector<Want> wants = unsettled(ctx, symbols);
@@ -509,6 +507,7 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
   Confirmer confirmer{.ctx = ctx,
                       .options = options,
                       .warnings = warnings,
+                      .failures_told = failures_told,
                       .start = start,
                       .total = {},
                       .results = {},
@@ -526,6 +525,13 @@ ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<U
   return confirmer.total;
 }
 
+}  // namespace
+
+ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
+                             const ConfirmOptions& options, std::vector<std::string>& warnings) {
+  return confirm_symbols_telling(ctx, symbols, options, warnings, nullptr);
+}
+
 AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed,
                        const std::vector<std::string>& unreached, const ConfirmOptions& options,
                        std::vector<std::string>& warnings) {
@@ -541,6 +547,7 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
         files.push_back(u.origin->file);
   ConfirmOutcome out = confirm_files(files, options);
   for (auto& w : out.warnings) warnings.push_back(std::move(w));
+  for (const auto& f : out.failures) warnings.push_back(f.words());
   a.stats = out.stats;
   for (const auto& lib : report.libraries) {
     for (const auto& u : lib.unresolved) {
@@ -632,6 +639,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
     if (fresh.empty()) break;
     ConfirmOutcome out = confirm_files(fresh, options);
     for (auto& w : out.warnings) warnings.push_back(std::move(w));
+    for (const auto& f : out.failures) warnings.push_back(f.words());
     std::set<std::string> wanted;
     for (const auto& [file, r] : out.files) {
       known.insert(r.defined.begin(), r.defined.end());
@@ -666,9 +674,9 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       std::vector<UnresolvedSymbol*> open;
       for (auto& u : traced) open.push_back(&u);
       std::vector<std::string> quiet;  // the pass's summary lines concern the first report, not these
-      confirm_symbols(ctx, open, options, quiet);
-      for (auto& w : quiet)
-        if (w.rfind("--confirm: compiling ", 0) == 0) warnings.push_back(std::move(w));
+      std::vector<said::CompileFailed> failed;
+      confirm_symbols_telling(ctx, open, options, quiet, &failed);
+      for (const auto& f : failed) warnings.push_back(f.words());
     }
     for (auto& u : traced) {
       if (verdict::current(u) != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;

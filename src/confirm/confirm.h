@@ -56,7 +56,8 @@ struct ConfirmStats {
 struct ConfirmOutcome {
   std::map<std::string, FileResult> files;
   ConfirmStats stats;
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;          // why nothing could be compiled
+  std::vector<said::CompileFailed> failures;  // the compiles that failed, in file order
 };
 
 // The build's compile commands come from the build model (buildmodel/model.h).

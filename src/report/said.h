@@ -254,6 +254,18 @@ struct CallInstead {  // fix
   std::string words() const;
 };
 
+// --- the tracer's resources (trace/resources.cpp): warnings of the run -------------------------------
+struct SearchCutShort {  // the walk for definitions under a root stopped at its limit
+  std::string root;
+  bool from_debug_info = false;  // the root is where the library's DWARF says it was built (else the build's)
+  size_t limit = 0;
+  std::string words() const;
+};
+struct ListedTwice {           // a source listed twice in one list
+  std::string file, list, at;  // at: the list's file:line
+  std::string words() const;
+};
+
 // --- shared causes (trace/causes.cpp) -------------------------------------------------------------
 struct CopyLacks {  // headline: a stale copy picked before the right one
   std::string library;
@@ -461,6 +473,30 @@ struct OtherMangling {  // clause: compiling a file defines it only under anothe
 struct NeededByGivenBack {  // clause: a source the patch gives back needs it
   std::string words() const;
 };
+// The confirm pass's own lines (warnings of the run, not of a finding).
+struct CompileFailed {  // a candidate did not compile: the compiler's first error
+  std::string file, error;
+  std::string words() const;
+};
+struct NoCompileDatabase {
+  std::string build_dir;  // "" without --build-dir
+  size_t files = 0;       // candidates left unconfirmed
+  std::string words() const;
+};
+struct NoScratchDirectory {
+  std::string under;
+  std::string words() const;
+};
+struct ConfirmCost {  // what confirming cost, against the budget
+  size_t files = 0, compiled = 0, cached = 0, failed = 0, unsaid = 0, skipped = 0;
+  double compile_ms = 0;
+  std::string words() const;
+};
+struct CompilerPlacedCount {  // what the compiler placed, and where
+  size_t settled = 0, wanted = 0;
+  std::vector<std::pair<std::string, size_t>> by_file;  // file -> symbols it defines, in file order
+  std::string words() const;
+};
 
 // --- the import context (pipeline/linkcheck.cpp) ----------------------------------------------------
 struct TorchNotFound {  // warning: a file needs torch, which the run's interpreter does not import
@@ -490,15 +526,17 @@ using SaidKind = std::variant<
     said::CheckCompiledInto, said::PortedCounterpartMissing, said::PortIt, said::NotCompiled, said::CompileInto,
     said::AddToList, said::ListNote, said::AddToExtension, said::PytorchCpp, said::SdkDeclaresOnly,
     said::StubOrRequestFromSdk, said::CounterpartByRule, said::SdkLacksCudaHas, said::SdkLacksMapMarks,
-    said::StubAndRequest, said::CudaApiCalled, said::CallInstead, said::CopyLacks, said::RemoveStaleCopy,
-    said::TorchCopyLacks, said::InstallTorchBuiltAgainst, said::TorchCopyLacksIt, said::CopyTakenLacksIt,
-    said::HostApiSymbols, said::CheckAsHostLoads, said::PartOfHostApi, said::DefinedByHostLoad,
-    said::HostApiAndOwnLibraries, said::ApiNotInInterpreter, said::BuildAgainstPython, said::InterpreterTooOld,
-    said::InterpreterLacks, said::ModuleDoesNotLink, said::StandInHidesReal, said::RemoveStandIn, said::StandInSdkLacks,
-    said::DefineStandIn, said::AbiDrift, said::RebuildForAbi, said::OtherInstantiationsOnly,
-    said::AddExplicitInstantiation, said::NoLoadedDefinition, said::WouldComeFrom, said::LibraryNotFound,
-    said::InstallLibrary, said::ProviderLacks, said::InstallProviderBuiltAgainst, said::ProviderLacksMany,
-    said::CompilerPlaced, said::OtherMangling, said::NeededByGivenBack, said::TorchNotFound, said::LoadsOnlyInImport>;
+    said::StubAndRequest, said::CudaApiCalled, said::CallInstead, said::SearchCutShort, said::ListedTwice,
+    said::CopyLacks, said::RemoveStaleCopy, said::TorchCopyLacks, said::InstallTorchBuiltAgainst,
+    said::TorchCopyLacksIt, said::CopyTakenLacksIt, said::HostApiSymbols, said::CheckAsHostLoads, said::PartOfHostApi,
+    said::DefinedByHostLoad, said::HostApiAndOwnLibraries, said::ApiNotInInterpreter, said::BuildAgainstPython,
+    said::InterpreterTooOld, said::InterpreterLacks, said::ModuleDoesNotLink, said::StandInHidesReal,
+    said::RemoveStandIn, said::StandInSdkLacks, said::DefineStandIn, said::AbiDrift, said::RebuildForAbi,
+    said::OtherInstantiationsOnly, said::AddExplicitInstantiation, said::NoLoadedDefinition, said::WouldComeFrom,
+    said::LibraryNotFound, said::InstallLibrary, said::ProviderLacks, said::InstallProviderBuiltAgainst,
+    said::ProviderLacksMany, said::CompilerPlaced, said::OtherMangling, said::NeededByGivenBack, said::CompileFailed,
+    said::NoCompileDatabase, said::NoScratchDirectory, said::ConfirmCost, said::CompilerPlacedCount,
+    said::TorchNotFound, said::LoadsOnlyInImport>;
 
 struct Said {
   SaidKind what;

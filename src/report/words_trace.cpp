@@ -20,6 +20,14 @@ std::string search_words(loader::FoundHow how) {
 
 }  // namespace
 
+std::string SearchCutShort::words() const {
+  return "the search for definitions under " + root +
+         (from_debug_info ? " (where the library's debug information says it was built)"
+                          : " (the build's source directory)") +
+         " stopped after " + std::to_string(limit) + " files; --source-root names the trees to search";
+}
+std::string ListedTwice::words() const { return file + " is listed twice in " + list + " (" + at + ")"; }
+
 std::string DefinitionAt::phrase() const {
   std::string out = file + ":" + std::to_string(line);
   if (!key_function.empty()) out += " (the key function " + key_function + " is defined there)";

@@ -13,6 +13,7 @@
 #include "backend/hipify_map.h"
 #include "common/hash.h"
 #include "common/walk.h"
+#include "report/said.h"
 #include "source/preprocessor.h"
 
 namespace mlc::trace {
@@ -49,10 +50,8 @@ const TraceContext& TraceResources::context(const loader::Process* p,
                                                    &stats))
                .first;
       for (const auto& r : stats.cut_short)
-        warnings_.push_back("the search for definitions under " + r +
-                            " (where the library's debug information says it "
-                            "was built) stopped after " +
-                            std::to_string(kInferredWalkLimit) + " files; --source-root names the trees to search");
+        warnings_.push_back(
+            said::SearchCutShort{.root = r, .from_debug_info = true, .limit = kInferredWalkLimit}.words());
     }
     ctx_.sources = &it->second;
     ctx_.compiled_units = &inferred->units;
@@ -193,8 +192,9 @@ void TraceResources::prepare() {
     notes_.insert(notes_.end(), build_->notes.begin(), build_->notes.end());
     for (const auto& l : build_->lists)
       for (const auto& d : l.duplicates)
-        warnings_.push_back(d + " is listed twice in " + l.variable + " (" + l.cmake_file + ":" +
-                            std::to_string(l.line) + ")");
+        warnings_.push_back(
+            said::ListedTwice{.file = d, .list = l.variable, .at = l.cmake_file + ":" + std::to_string(l.line)}
+                .words());
     ctx_.build = &*build_;
   }
   ctx_.porting_dir = o_.porting_dir;
@@ -220,9 +220,9 @@ void TraceResources::prepare() {
                                                  .kinds = backend::file_kinds()},
                                                 &source_stats_, macro_roots));
     for (const auto& r : source_stats_.cut_short)
-      warnings_.push_back("the search for definitions under " + r + " (the build's source directory) stopped after " +
-                          std::to_string(source::IndexOptions{}.walk_limit) +
-                          " files; --source-root names the trees to search");
+      warnings_.push_back(
+          said::SearchCutShort{.root = r, .from_debug_info = false, .limit = source::IndexOptions{}.walk_limit}
+              .words());
     ctx_.sources = &*sources_;
   }
   if (!o_.mapping.empty()) {

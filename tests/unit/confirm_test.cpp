@@ -160,9 +160,12 @@ TEST_F(ConfirmTest, FailingCompileAndMissingCompilerAreWarnings) {
   auto out = mlc::confirm::confirm_files({f_.src + "/broken.cpp"}, o);
   EXPECT_EQ(out.stats.failed, 1u);
   EXPECT_FALSE(out.files[f_.src + "/broken.cpp"].ok);
-  ASSERT_FALSE(out.warnings.empty());
-  EXPECT_EQ(out.warnings[0].rfind("--confirm: compiling " + f_.src + "/broken.cpp failed: ", 0), 0u) << out.warnings[0];
-  EXPECT_NE(out.warnings[0].find("error"), std::string::npos) << out.warnings[0];
+  EXPECT_TRUE(out.warnings.empty());  // a failure is evidence, said where it matters
+  ASSERT_EQ(out.failures.size(), 1u);
+  EXPECT_EQ(out.failures[0].file, f_.src + "/broken.cpp");
+  EXPECT_EQ(out.failures[0].words().rfind("--confirm: compiling " + f_.src + "/broken.cpp failed: ", 0), 0u)
+      << out.failures[0].words();
+  EXPECT_NE(out.failures[0].error.find("error"), std::string::npos) << out.failures[0].error;
 
   std::string other = f_.root + "/nocc";
   fs::create_directories(other);
@@ -173,8 +176,9 @@ TEST_F(ConfirmTest, FailingCompileAndMissingCompilerAreWarnings) {
   mlc::confirm::ConfirmOptions o2{.build_dir = other, .cache_dir = f_.cache, .budget_compiles = 60, .jobs = 0};
   auto out2 = mlc::confirm::confirm_files({f_.src + "/x.cpp"}, o2);
   EXPECT_EQ(out2.stats.failed, 1u);
-  ASSERT_EQ(out2.warnings.size(), 1u);
-  EXPECT_EQ(out2.warnings[0], "--confirm: compiling " + f_.src + "/x.cpp failed: compiler /nonexistent/mcc not found");
+  ASSERT_EQ(out2.failures.size(), 1u);
+  EXPECT_EQ(out2.failures[0].words(),
+            "--confirm: compiling " + f_.src + "/x.cpp failed: compiler /nonexistent/mcc not found");
 }
 
 // The confirm pass compiles the best-ranked candidates first and exactly as many as the budget says, a
@@ -480,6 +484,7 @@ TEST_F(ConfirmNvccCommand, NvccCommandsOfCmakesCudaLanguageAreRedirected) {
     EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu))
         << ::testing::PrintToString(r.defined);
     EXPECT_EQ(out.warnings, std::vector<std::string>{});
+    EXPECT_TRUE(out.failures.empty()) << out.failures.front().words();
     EXPECT_EQ(out.stats.compiled, 1u);
     EXPECT_EQ(tree_state(build), before) << "the confirm wrote into the build tree";
   }
@@ -507,6 +512,7 @@ TEST_F(ConfirmNvccCommand, CudaFileWithOnlyAHostSiblingGetsTheBuildsNvcc) {
   EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu))
       << ::testing::PrintToString(r.defined);
   EXPECT_EQ(out.warnings, std::vector<std::string>{});
+  EXPECT_TRUE(out.failures.empty()) << out.failures.front().words();
 
   // The command itself: nvcc, ops.cpp's defines and includes, its host-only flag through -Xcompiler.
   mlc::confirm::CompileCommand cmd;
@@ -557,6 +563,7 @@ TEST_F(ConfirmNvccCommand, FindCudasGeneratedScriptsGiveTheNvccCommand) {
   EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu))
       << ::testing::PrintToString(r.defined);
   EXPECT_EQ(out.warnings, std::vector<std::string>{});
+  EXPECT_TRUE(out.failures.empty()) << out.failures.front().words();
   EXPECT_EQ(tree_state(build), before) << "the confirm wrote into the build tree";
   fs::remove_all(root);
 }
