@@ -85,13 +85,7 @@ std::vector<UnresolvedSymbol*> find_host_load_symbols(const std::vector<Unresolv
     u->cause = cause->id;
     verdict::claim(*u, EvidencePass::HostLoad, Classification::HostProvided);
     say(*u, said::DefinedByHostLoad{.soname = soname, .path = o.path, .interpreter = interpreter});
-    u->fix = Fix{.kind = FixKind::None,
-                 .cmake_file = std::nullopt,
-                 .list = std::nullopt,
-                 .entry = std::nullopt,
-                 .library = std::nullopt,
-                 .detail = "",
-                 .why = cause->fix_why};
+    u->fix = cause_fix(*cause, FixKind::None);
     u->suggestions.clear();
   }
   // The headline counts the two kinds apart: the Python C API, and the interpreter's own libraries.

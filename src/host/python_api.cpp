@@ -180,13 +180,7 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
     if (added && !version.empty() && older(version, *added))
       say(*u, said::InterpreterTooOld{.added = *added, .interpreter = host.path, .python = python});
     else say(*u, said::InterpreterLacks{.interpreter = host.path, .python = python});
-    u->fix = Fix{.kind = FixKind::None,
-                 .cmake_file = std::nullopt,
-                 .list = std::nullopt,
-                 .entry = std::nullopt,
-                 .library = std::nullopt,
-                 .detail = "",
-                 .why = c.fix_why};
+    u->fix = cause_fix(c, FixKind::None);
     u->suggestions.clear();
   }
   return rest;

@@ -548,10 +548,23 @@ SaidPtr saying(T evidence) {
   return std::make_shared<const Said>(Said{SaidKind(std::move(evidence))});
 }
 // `u`'s reason is now `evidence` (what earlier passes said of it is replaced).
+inline void say(UnresolvedSymbol& u, SaidPtr evidence) {
+  u.why = std::move(evidence);
+  u.why_also.clear();
+}
 template <class T>
 void say(UnresolvedSymbol& u, T evidence) {
-  u.why = saying(std::move(evidence));
-  u.why_also.clear();
+  say(u, saying(std::move(evidence)));
+}
+// The fix of a finding a shared cause explains: the cause's own, its evidence shared (not its words).
+inline Fix cause_fix(const Cause& c, FixKind kind, std::optional<std::string> library = std::nullopt) {
+  return Fix{.kind = kind,
+             .cmake_file = std::nullopt,
+             .list = std::nullopt,
+             .entry = std::nullopt,
+             .library = std::move(library),
+             .detail = "",
+             .why = c.fix_why};
 }
 // A clause added to `u`'s reason (its words begin with their joint: "; ...", " (...)").
 template <class T>

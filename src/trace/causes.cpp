@@ -336,13 +336,7 @@ struct ShadowTracer {
                        .kind = OriginKind::Library,
                        .library = picked.path,
                        .ported_from = std::nullopt};
-    u->fix = Fix{.kind = FixKind::RebuildAbi,
-                 .cmake_file = std::nullopt,
-                 .list = std::nullopt,
-                 .entry = std::nullopt,
-                 .library = picked.path,
-                 .detail = "",
-                 .why = c.fix_why};
+    u->fix = cause_fix(c, FixKind::RebuildAbi, picked.path);
     u->suggestions.clear();
   }
 
@@ -418,14 +412,7 @@ void find_shadowing(const loader::Process& p, std::vector<SymbolFinding>& symbol
   for (auto& [ref, u] : symbols) {
     if (!u.cause || verdict::current(u) == Classification::ProviderMismatch) continue;
     for (const auto& c : causes)
-      if (c.id == *u.cause)
-        u.fix = Fix{.kind = FixKind::UseLibrary,
-                    .cmake_file = std::nullopt,
-                    .list = std::nullopt,
-                    .entry = std::nullopt,
-                    .library = c.other->path,
-                    .detail = "",
-                    .why = c.fix_why};
+      if (c.id == *u.cause) u.fix = cause_fix(c, FixKind::UseLibrary, c.other->path);
   }
 }
 
@@ -503,13 +490,7 @@ std::vector<UnresolvedSymbol*> find_host_symbols(const std::vector<UnresolvedSym
       verdict::claim(*u, EvidencePass::Host,
                      Classification::HostProvided);  // "unknown": nothing defines it; the host does
       say(*u, said::PartOfHostApi{.python = python, .host = host});
-      u->fix = Fix{.kind = FixKind::None,
-                   .cmake_file = std::nullopt,
-                   .list = std::nullopt,
-                   .entry = std::nullopt,
-                   .library = std::nullopt,
-                   .detail = "",
-                   .why = c->fix_why};
+      u->fix = cause_fix(*c, FixKind::None);
       u->suggestions.clear();
     }
   }

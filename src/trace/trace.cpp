@@ -272,8 +272,7 @@ class Tracer {
     std::string soname = soname_of(o);
     std::string link = soname.rfind("lib", 0) == 0 ? soname.substr(3, soname.find(".so") - 3) : soname;
     verdict::claim(u_, EvidencePass::Trace, Classification::UnlinkedLibrary);
-    u_.why = std::move(reason);
-    u_.why_also.clear();
+    say(u_, std::move(reason));
     u_.origin = Origin{o.path, std::nullopt, OriginKind::Library, o.path, std::nullopt};
     Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, ""};
     std::string target = target_name();
