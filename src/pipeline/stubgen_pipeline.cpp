@@ -49,6 +49,8 @@ std::optional<InputError> reread_report(const std::string& file, TraceResources&
       if (auto v = refs.variables.find(u.symbol); !u.size && v != refs.variables.end() && v->second > 0)
         u.size = v->second;
   }
+  // What was traced again is said from its evidence; the rest keeps the saved report's words.
+  report::write_sentences(report);
   return std::nullopt;
 }
 
@@ -60,9 +62,10 @@ void close_over_sources(const LinkcheckOptions& options, const trace::TraceConte
   auto process = loader::load_process(report.libraries.front().path, options.env);
   confirm::close_over_sources(report, ctx, process ? &process.value() : nullptr, target, confirm_options(options.trace),
                               report.warnings);
-  // What the compiler placed is decided again (src/verdict).
+  // What the compiler placed is decided again (src/verdict), and said again (src/report).
   for (auto& lib : report.libraries)
     for (auto& u : lib.unresolved) verdict::resolve(u);
+  report::write_sentences(report);
 }
 
 // What the patch would leave: the planned stubs and the objects of the planned add-source files.
@@ -97,8 +100,6 @@ Result<StubgenRun> run_stubgen(const std::vector<std::string>& inputs, const Stu
   if (ctx.build && !ctx.build->source_dir.empty()) run.stubs.relative_to = ctx.build->source_dir;
   // Closure (with the compiler): the sources a patch gives back, and the ones they need in turn.
   if (run.confirmed && !run.report.libraries.empty()) close_over_sources(linkcheck, ctx, run.report);
-  // Words: the sentences of what the closure decided again, written from its evidence.
-  report::write_sentences(run.report);
   // Plan: stubs for what the SDK lacks, CMake edits for what the build leaves out (src/stubgen).
   run.plan = stubgen::plan(run.report, ctx, run.stubs);
   run.errors = run.report.errors;
