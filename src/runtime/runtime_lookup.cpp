@@ -125,10 +125,16 @@ struct Opened {
 }  // namespace
 
 void add_gpu_stacks(const loader::Process& process, std::set<std::string>& vendors) {
+  auto add = [&](const std::string& name) {
+    if (auto v = backend::stack_vendor(base_name(name)); !v.empty()) vendors.emplace(v);
+  };
+  // Each object by its file and the names it answers to (every DT_NEEDED that found it), then each
+  // DT_NEEDED that found nothing, by its name.
   for (const auto& o : process.objects) {
-    if (auto v = backend::stack_vendor(base_name(o.path)); !v.empty()) vendors.emplace(v);
+    add(o.path);
+    for (const auto& n : o.names) add(n);
     for (const auto& need : o.needed)
-      if (auto v = backend::stack_vendor(base_name(need.name)); !v.empty()) vendors.emplace(v);
+      if (need.object < 0) add(need.name);
   }
 }
 
