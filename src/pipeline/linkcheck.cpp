@@ -291,16 +291,6 @@ std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOption
   return checked;
 }
 
-// The report's kind of why a file is checked after the import of torch.
-TorchImportReason import_reason(python::TorchReason r) {
-  switch (r) {
-    case python::TorchReason::PackageImportsTorch: return TorchImportReason::PackageImportsTorch;
-    case python::TorchReason::NeedsTorchLibraries: return TorchImportReason::NeedsTorchLibraries;
-    case python::TorchReason::PartOfTorch: return TorchImportReason::PartOfTorch;
-  }
-  return TorchImportReason::PackageImportsTorch;
-}
-
 // How Python's import would load the file (src/python/import_plan.h), from its headers.
 python::ImportPlan import_plan(const std::string& file, RunContext& run, Report& report) {
   const auto& options = run.options;
@@ -322,7 +312,7 @@ python::ImportPlan import_plan(const std::string& file, RunContext& run, Report&
     }
   if (plan.torch && !plan.torch->torch)
     report.warnings.push_back(said::TorchNotFound{.file = file,
-                                                  .reason = import_reason(plan.torch->reason),
+                                                  .reason = plan.torch->reason,
                                                   .evidence = plan.torch->evidence,
                                                   .python = options.python ? options.python->executable : "",
                                                   .host = run.host.executable}
@@ -397,7 +387,7 @@ std::optional<ImportedAfter> imported_after(const python::ImportPlan& plan) {
   const auto& t = *plan.torch;
   ImportedAfter out{.torch = t.torch->dir,
                     .version = t.torch->version.empty() ? std::nullopt : std::optional<std::string>(t.torch->version),
-                    .reason = import_reason(t.reason),
+                    .reason = t.reason,
                     .evidence = t.evidence};
   return out;
 }

@@ -13,15 +13,12 @@
 #include "environment/python_env.h"
 #include "host/python_host.h"
 #include "python/interpreter.h"
+#include "report/report.h"
 
 namespace mlc::python {
 
-// Why the import of torch comes first.
-enum class TorchReason {
-  PackageImportsTorch,  // a module its package runs first imports torch (evidence: that module)
-  NeedsTorchLibraries,  // its DT_NEEDED names torch's libraries (evidence: the first such soname)
-  PartOfTorch,          // a file of the torch package: importing it imports torch first (evidence: torch/__init__.py)
-};
+// Why the import of torch comes first: the report's kind (JSON `imported_after.reason`), one enum for both.
+using TorchReason = TorchImportReason;
 
 struct TorchImport {
   // The torch imported; nullopt when the file needs one but none is in reach (it is then checked without).

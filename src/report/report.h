@@ -321,7 +321,7 @@ std::optional<LibraryRole> from_string(std::string_view name);
 // The import of torch a file's process does before it loads the file (src/python/import_plan.h), and why
 // the tool took it to come first: a module its package runs first imports torch (evidence: that module,
 // relative to its site directory), its DT_NEEDED names torch's libraries (evidence: the soname), or it is
-// part of torch itself.
+// part of torch itself (evidence: torch/__init__.py). src/python's import plan decides it.
 enum class TorchImportReason { PackageImportsTorch, NeedsTorchLibraries, PartOfTorch };
 const char* to_string(TorchImportReason r);  // JSON `libraries[].imported_after.reason`
 
