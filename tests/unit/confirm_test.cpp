@@ -43,6 +43,14 @@ int sh(const std::string& cmd, std::string* out = nullptr) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+// Configures (with `configure_args`) and builds a fixture project: sh()'s status, its output in `log`.
+int configure_and_build(const std::string& src, const std::string& build, std::string* log,
+                        const std::string& configure_args = "") {
+  return sh("cmake -S " + quote(src) + " -B " + quote(build) + configure_args + " >/dev/null && cmake --build " +
+                quote(build),
+            log);
+}
+
 class ConfirmTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -66,8 +74,7 @@ class ConfirmTest : public ::testing::Test {
     write_file(f_.src + "/y.cpp",
                "#include \"f.h\"\n#ifdef USE_Y\nnamespace ns { int f(int x) { return 2 * x; } }\n#endif\n");
     std::string log;
-    if (sh("cmake -S " + quote(f_.src) + " -B " + quote(f_.build) + " >/dev/null && cmake --build " + quote(f_.build),
-           &log) != 0) {
+    if (configure_and_build(f_.src, f_.build, &log) != 0) {
       FAIL() << "cannot build the fixture project: " << log;  // a broken fixture is a failure, never a skip
     }
   }
@@ -199,13 +206,7 @@ TEST(ConfirmOrder, the_budget_compiles_the_targets_own_source_before_tests_and_o
   write_file(src + "/a_value_test.cpp", "int impl_value();\nint main() { return impl_value(); }\n");
   write_file(src + "/b_value_test.cpp", defining);
   std::string log;
-  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) +
-                   " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null && "
-                   "cmake --build " +
-                   quote(build),
-               &log),
-            0)
-      << log;
+  ASSERT_EQ(configure_and_build(src, build, &log, " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON"), 0) << log;
   std::string out;
   sh(std::string(MLC_LINKCHECK_BIN) + " --build-dir " + quote(build) +
          " --no-reconfigure --no-cache --cuda-home '' "
@@ -255,13 +256,7 @@ TEST(ConfirmOrder, a_sibling_librarys_namespace_never_outranks_the_targets_own_f
              "#include \"internal.h\"\n#define DEFINE_INTERNAL(name, v) namespace ns { namespace internal "
              "{ int name() { return v; } } }\nDEFINE_INTERNAL(b, 2)\n");
   std::string log;
-  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) +
-                   " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null && "
-                   "cmake --build " +
-                   quote(build),
-               &log),
-            0)
-      << log;
+  ASSERT_EQ(configure_and_build(src, build, &log, " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON"), 0) << log;
   auto classify = [&](const std::string& extra) {
     std::string out;
     sh(std::string(MLC_LINKCHECK_BIN) + " --build-dir " + quote(build) + " --no-cache --cuda-home '' --sdk-home '' " +
@@ -327,9 +322,7 @@ TEST(ConfirmGlob, FileAGlobCoversGetsTheNoteNotAnEmptyEntry) {
   write_file(src + "/user.cpp", "#include \"f.h\"\nint use_it(int v) { return ns::f(v) + 1; }\n");
   std::string log;
   // A fixture that does not build is a broken test, never a skip.
-  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " >/dev/null && cmake --build " + quote(build), &log),
-            0)
-      << "cannot build the fixture project: " << log;
+  ASSERT_EQ(configure_and_build(src, build, &log), 0) << "cannot build the fixture project: " << log;
   // Written after the configure: the glob matches them, the build does not compile them.
   write_file(src + "/x.cpp", "#include \"f.h\"\n#ifdef USE_X\nnamespace ns { int f(int x) { return x; } }\n#endif\n");
   write_file(src + "/y.cpp",
@@ -707,9 +700,7 @@ TEST(BuildDirAlone, FaqCaseIsTracedToTheForgottenSourcePatchedAndRebuilt) {
              "#include \"scale.h\"\nnamespace myops {\nfloat scale(float x, float by) { return x * by; }\n}\n");
   write_file(src + "/kernels/other.cpp", "int other() { return 1; }\n");
   std::string log;
-  ASSERT_EQ(sh("cmake -S " + quote(src) + " -B " + quote(build) + " >/dev/null && cmake --build " + quote(build), &log),
-            0)
-      << "cannot build the fixture project: " << log;
+  ASSERT_EQ(configure_and_build(src, build, &log), 0) << "cannot build the fixture project: " << log;
   ASSERT_FALSE(fs::exists(build + "/compile_commands.json"));
   const std::string lib = build + "/libmyops.so";
   const std::string args =

@@ -97,6 +97,28 @@ TEST(Verdict, a_finding_read_from_a_saved_report_keeps_its_classification) {
   EXPECT_EQ(u.classification, Classification::MissingSource);
 }
 
+// The lines of src/'s C++ files that match `pattern` ("file:line"), but in the files `exempt` names;
+// `files` counts every file read or exempted (src/ was found).
+struct Lines {
+  std::vector<std::string> found;
+  size_t files = 0;
+};
+template <class Exempt>
+Lines lines_of_src(const std::regex& pattern, Exempt exempt) {
+  Lines out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(MLC_SOURCE_DIR) + "/src")) {
+    const std::string path = e.path().string();
+    if (!e.is_regular_file() || !(path.ends_with(".cpp") || path.ends_with(".h"))) continue;
+    ++out.files;
+    if (exempt(path)) continue;
+    std::istringstream lines(read_file(path));
+    std::string line;
+    for (int n = 1; std::getline(lines, line); ++n)
+      if (std::regex_search(line, pattern)) out.found.push_back(path + ":" + std::to_string(n));
+  }
+  return out;
+}
+
 // The resolver is the one writer: no file of src/ but src/verdict (and the JSON reader, which reads a
 // decided report back) assigns a finding's classification.
 TEST(Verdict, no_pass_writes_a_classification) {
@@ -106,20 +128,12 @@ TEST(Verdict, no_pass_writes_a_classification) {
   ASSERT_TRUE(std::regex_search("    u_.classification = Classification::Unknown;", write));
   ASSERT_TRUE(std::regex_search("  again->classification = c;", write));
   ASSERT_FALSE(std::regex_search("  return {.kind = Rule::Kind::Classified, .classification = c};", write));
-  std::vector<std::string> writers;
-  size_t files = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(MLC_SOURCE_DIR) + "/src")) {
-    const std::string path = e.path().string();
-    if (!e.is_regular_file() || !(path.ends_with(".cpp") || path.ends_with(".h"))) continue;
-    ++files;
-    if (path.find("/src/verdict/") != std::string::npos || path.ends_with("/src/report/read_json.cpp")) continue;
-    std::istringstream lines(read_file(path));
-    std::string line;
-    for (int n = 1; std::getline(lines, line); ++n)
-      if (std::regex_search(line, write)) writers.push_back(path + ":" + std::to_string(n));
-  }
-  ASSERT_GT(files, 100u) << "src/ was not found under " << MLC_SOURCE_DIR;
-  EXPECT_TRUE(writers.empty()) << "writes a classification outside src/verdict: " << ::testing::PrintToString(writers);
+  const Lines writers = lines_of_src(write, [](const std::string& path) {
+    return path.find("/src/verdict/") != std::string::npos || path.ends_with("/src/report/read_json.cpp");
+  });
+  ASSERT_GT(writers.files, 100u) << "src/ was not found under " << MLC_SOURCE_DIR;
+  EXPECT_TRUE(writers.found.empty()) << "writes a classification outside src/verdict: "
+                                     << ::testing::PrintToString(writers.found);
 }
 
 TEST(Verdict, no_pass_writes_a_sentence) {
@@ -137,20 +151,11 @@ TEST(Verdict, no_pass_writes_a_sentence) {
   ASSERT_FALSE(std::regex_search("    out.reason = TorchReason::PackageImportsTorch;", write));  // a kind, not words
   ASSERT_FALSE(std::regex_search(
       "    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, \"\", saying(said::StubOrFindSource{})};", write));
-  std::vector<std::string> writers;
-  size_t files = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(MLC_SOURCE_DIR) + "/src")) {
-    const std::string path = e.path().string();
-    if (!e.is_regular_file() || !(path.ends_with(".cpp") || path.ends_with(".h"))) continue;
-    ++files;
-    if (path.find("/src/report/") != std::string::npos) continue;
-    std::istringstream lines(read_file(path));
-    std::string line;
-    for (int n = 1; std::getline(lines, line); ++n)
-      if (std::regex_search(line, write)) writers.push_back(path + ":" + std::to_string(n));
-  }
-  ASSERT_GT(files, 100u) << "src/ was not found under " << MLC_SOURCE_DIR;
-  EXPECT_TRUE(writers.empty()) << "writes a sentence outside src/report: " << ::testing::PrintToString(writers);
+  const Lines writers =
+      lines_of_src(write, [](const std::string& path) { return path.find("/src/report/") != std::string::npos; });
+  ASSERT_GT(writers.files, 100u) << "src/ was not found under " << MLC_SOURCE_DIR;
+  EXPECT_TRUE(writers.found.empty()) << "writes a sentence outside src/report: "
+                                     << ::testing::PrintToString(writers.found);
 }
 
 }  // namespace
