@@ -10,7 +10,6 @@
 #include <unordered_set>
 
 #include "common/paths.h"
-#include "common/text.h"
 #include "common/walk.h"
 #include "host/host_api.h"
 #include "installed/installed.h"

@@ -11,7 +11,6 @@
 #include "backend/cuda_api.h"
 #include "buildmodel/model.h"
 #include "common/paths.h"
-#include "common/text.h"
 #include "dwarf/references.h"
 #include "elf/elf_object.h"
 #include "report/said.h"
