@@ -373,6 +373,21 @@ LinkcheckOptions ContextOptions::resolve() const {
   if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && *llp) {
     for (const auto& d : loader::split_search_path(llp)) options.env.library_path.push_back(d);
   }
+  // The process's preloads, as rtld.c reads them: LD_PRELOAD (entries separated by spaces or colons), then
+  // /etc/ld.so.preload (whitespace or colons), inside the sysroot.
+  auto add_preloads = [&](const std::string& list) {
+    std::string entry;
+    for (char c : list + " ") {
+      if (c == ' ' || c == ':' || c == '\t' || c == '\n') {
+        if (!entry.empty()) options.env.preload.push_back(entry);
+        entry.clear();
+      } else {
+        entry += c;
+      }
+    }
+  };
+  if (const char* pre = std::getenv("LD_PRELOAD"); pre && *pre) add_preloads(pre);
+  if (auto file = read_text(sysroot + "/etc/ld.so.preload")) add_preloads(*file);
   // The interpreter files Python hosts are loaded into (read, never run): python3 as PATH finds it, until
   // --python's interpreter answers (tools/python_context.cpp); if it does not, the files are checked as
   // without --python.

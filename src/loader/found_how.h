@@ -27,7 +27,8 @@ enum class FoundHow {
   Home,
   Conda,
   Venv,
-  Beside
+  Beside,
+  Preload,  // LD_PRELOAD or /etc/ld.so.preload (rtld.c): mapped after the main program, before its dependencies
 };
 const char* to_string(FoundHow how);
 

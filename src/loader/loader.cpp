@@ -58,6 +58,7 @@ const char* to_string(FoundHow how) {
     case FoundHow::Conda: return "conda";
     case FoundHow::Venv: return "venv";
     case FoundHow::Beside: return "beside";
+    case FoundHow::Preload: return "ld_preload";
   }
   return "direct";
 }
@@ -99,14 +100,22 @@ class Emulator {
       if (auto first = elf::read_object(env_.with.front(), kHeadersOnly); first && is_program(*first))
         main_path_ = env_.with.front();
     }
+    // A file loaded without a program (no host known): the preloads come first all the same.
+    if (main_path_.empty() && !env_.preload.empty())
+      if (auto headers = elf::read_object(target, kHeadersOnly)) {
+        set_platform(*headers);
+        walk_preloads(load_preloads());
+      }
     for (const auto& with : env_.with) {
       const bool global = std::find(env_.with_local.begin(), env_.with_local.end(), with) == env_.with_local.end();
       const size_t before = process_.objects.size();
       int index = load_root(with, FoundHow::With);
       if (index >= 0) {
         process_.objects[index].is_with = true;
+        const std::vector<int> preloads = index == process_.main ? load_preloads() : std::vector<int>{};
         walk_needed(index, true);
         mark_root(before, index);
+        walk_preloads(preloads);
         // dl-open.c add_to_global: RTLD_GLOBAL puts the whole search list of the new object in the
         // global scope, objects an earlier RTLD_LOCAL load brought in included.
         if (global)
@@ -120,8 +129,10 @@ class Emulator {
     if (index < 0) return process_.errors.back();
     process_.objects[index].is_target = true;
     process_.target = index;
+    const std::vector<int> preloads = index == process_.main ? load_preloads() : std::vector<int>{};
     walk_needed(index, false);
     mark_root(before, index);
+    walk_preloads(preloads);
     if (auto err = complete_objects()) return *err;
     return std::move(process_);
   }
@@ -156,6 +167,51 @@ class Emulator {
     platform_set_ = true;
     platform_ = search_platform(env_, o.machine, o.is_64);
     process_class_ = {.is_64 = o.is_64, .big_endian = o.big_endian, .machine = o.machine};
+  }
+
+  // rtld.c: LD_PRELOAD's (and /etc/ld.so.preload's) objects are mapped right after the main program, as
+  // requested by it (do_preload: _dl_map_object(main_map, name, lt_library...)), before its DT_NEEDED; they
+  // are in the global scope, so they come before its dependencies in every look-up. One glibc cannot load is
+  // ignored ("cannot be preloaded ...: ignored"). The roots loaded, in order; their dependencies come after.
+  std::vector<int> load_preloads() {
+    std::vector<int> roots;
+    for (const auto& name : env_.preload) {
+      NeededEntry entry;
+      const bool was_starting = starting_;
+      starting_ = true;
+      if (process_.main >= 0) {
+        entry = map_needed(name, process_.main);
+      } else if (name.find('/') == std::string::npos) {
+        entry.name = entry.expanded = name;
+        search(name, -1, entry);
+      } else {
+        TryOutcome out;
+        entry.name = entry.expanded = name;
+        try_path({name, name, FoundHow::Direct, -1, false}, entry, out);
+      }
+      starting_ = was_starting;
+      if (entry.object < 0 || std::find(roots.begin(), roots.end(), entry.object) != roots.end()) continue;
+      auto& o = process_.objects[entry.object];
+      if (o.host || static_cast<int>(entry.object) == process_.main) continue;  // already in the process
+      o.is_with = o.global = o.at_start = true;
+      o.how = FoundHow::Preload;
+      o.root = entry.object;
+      roots.push_back(entry.object);
+    }
+    return roots;
+  }
+
+  // The preloads' own dependencies, after the main program's (one breadth-first walk in glibc); in the
+  // global scope, as they are.
+  void walk_preloads(const std::vector<int>& roots) {
+    for (int root : roots) {
+      const size_t before = process_.objects.size();
+      starting_ = true;
+      walk_needed(root, true);
+      mark_root(before, root);
+      process_.objects[root].root = root;
+      for (int i : lookup_scope(process_, root)) process_.objects[i].global = true;
+    }
   }
 
   // The objects from `first` on were brought in by the load of `root`.

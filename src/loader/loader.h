@@ -26,6 +26,10 @@ struct LoaderEnv {
   // loaded, so a later DT_NEEDED of their soname reuses them, but not in the global scope: their
   // symbols bind only objects whose own load reaches them. The others are RTLD_GLOBAL.
   std::vector<std::string> with_local;
+  // LD_PRELOAD's entries, then /etc/ld.so.preload's, in order (rtld.c handle_preload_list): loaded right after
+  // the main program and before its dependencies, in the global scope; a name without '/' is searched as a
+  // DT_NEEDED of the main program. One that cannot be loaded is ignored, as glibc ignores it.
+  std::vector<std::string> preload;
   std::string sysroot;                           // "" for the running system
   std::string ld_so_cache = "/etc/ld.so.cache";  // inside sysroot
   std::string ld_so_conf = "/etc/ld.so.conf";    // inside sysroot; used only when there is no cache

@@ -37,6 +37,7 @@ std::string SearchList::phrase() const {
   using loader::FoundHow;
   switch (how) {
     case FoundHow::LdLibraryPath: return "LD_LIBRARY_PATH (or --library-path)";
+    case FoundHow::Preload: return "LD_PRELOAD";
     case FoundHow::Rpath: return "the DT_RPATH of " + holder;
     case FoundHow::Runpath: return "the DT_RUNPATH of " + holder;
     case FoundHow::Sdk: return "the SDK's library directory";
@@ -54,6 +55,11 @@ std::string RemoveStaleCopy::words() const {
   const std::string picked_dir = dir_of(picked.path), other_dir = dir_of(other.path);
   const std::string picked_in = picked_list.phrase(), other_in = other_list.phrase();
   std::string change;
+  // A preloaded copy is loaded before any search: no order of the search paths gets past it.
+  if (picked.how == loader::FoundHow::Preload)
+    return "take " + picked.path +
+           " out of LD_PRELOAD (or /etc/ld.so.preload): it is loaded before anything "
+           "searches, so every DT_NEEDED of its soname gets it";
   if (system_how(other.how)) {
     change = "take " + picked_dir + " out of " + picked_in;
   } else if (picked_in == other_in) {

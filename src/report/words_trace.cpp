@@ -12,6 +12,7 @@ std::string search_words(loader::FoundHow how) {
     case loader::FoundHow::Rpath: return "a DT_RPATH";
     case loader::FoundHow::Runpath: return "a DT_RUNPATH";
     case loader::FoundHow::LdLibraryPath: return "LD_LIBRARY_PATH";
+    case loader::FoundHow::Preload: return "LD_PRELOAD";
     case loader::FoundHow::LdSoCache: return "ld.so.cache";
     case loader::FoundHow::Default: return "the system directories";
     default: return loader::to_string(how);
@@ -71,6 +72,10 @@ std::string StaleCopyTaken::words() const {
          definer + " defines it";
 }
 std::string LoadInstead::words() const {
+  // A preloaded copy is in the process before any search: no search path order gets past it.
+  if (how == loader::FoundHow::Preload)
+    return "take " + taken + " out of LD_PRELOAD (or /etc/ld.so.preload): it is loaded before anything searches, so " +
+           definer + " is never loaded for its soname";
   return "load " + definer + " instead of " + taken + " (found through " + search_words(how) + "): put " +
          definer.substr(0, definer.rfind('/')) + " before it in the search path, or remove the stale copy";
 }
