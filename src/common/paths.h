@@ -40,6 +40,12 @@ inline bool is_dir(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// Whether the path is a regular file (following symlinks).
+inline bool is_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 // The length of the longest common prefix of a and b that ends at a '/': the directory they share.
 inline size_t shared_dir_prefix(std::string_view a, std::string_view b) {
   size_t n = 0, last = 0;

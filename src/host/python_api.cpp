@@ -155,10 +155,11 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
   const std::string version = major_minor(host.version);
   const std::string python = "Python " + (version.empty() ? std::string("(version unknown)") : version);
   // The newest version among those that added a lacking name: what the extension was built for, at least.
-  std::string newest;
+  std::string newest = host.built_for;
   std::string example;
   for (const UnresolvedSymbol* u : lacking)
-    if (auto added = python_api_added(u->symbol); added && (newest.empty() || older(newest, *added))) {
+    if (auto added = python_api_added(u->symbol);
+        host.built_for_tag.empty() && added && (newest.empty() || older(newest, *added))) {
       newest = *added;
       example = u->symbol;
     }
@@ -167,17 +168,26 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
   fresh.library = host.path;
   fresh.symbols = lacking.size();
   const size_t n = lacking.size();
-  fresh.headline_why = saying(said::ApiNotInInterpreter{
-      .symbols = n, .interpreter = host.path, .python = python, .newest = newest, .example = example});
+  fresh.headline_why = saying(said::ApiNotInInterpreter{.symbols = n,
+                                                        .interpreter = host.path,
+                                                        .python = python,
+                                                        .newest = newest,
+                                                        .example = example,
+                                                        .tag = host.built_for_tag});
   fresh.fix_why = saying(said::BuildAgainstPython{
       .python = python,
-      .newest = newest.empty() || (!version.empty() && older(newest, version)) ? std::string() : newest});
+      .newest = host.built_for_tag.empty() && (newest.empty() || (!version.empty() && older(newest, version)))
+                    ? std::string()
+                    : newest,
+      .tag = host.built_for_tag});
   Cause& c = causes.add(std::move(fresh));
   for (UnresolvedSymbol* u : lacking) {
     auto added = python_api_added(u->symbol);
     u->cause = c.id;
-    verdict::claim(*u, EvidencePass::HostApi, Classification::VersionMismatch);
-    if (added && !version.empty() && older(version, *added))
+    // A module built for another Python (its tag says which) is an ABI mismatch: no symbol version is involved.
+    verdict::claim(*u, EvidencePass::HostApi,
+                   host.built_for_tag.empty() ? Classification::VersionMismatch : Classification::AbiMismatch);
+    if (host.built_for_tag.empty() && added && !version.empty() && older(version, *added))
       say(*u, said::InterpreterTooOld{.added = *added, .interpreter = host.path, .python = python});
     else say(*u, said::InterpreterLacks{.interpreter = host.path, .python = python});
     u->fix = cause_fix(c, FixKind::None);

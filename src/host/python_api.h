@@ -20,6 +20,10 @@ struct HostInterpreter {
   std::string path;
   std::string version;              // "3.11" or "3.11.2"; "" when unknown
   std::vector<std::string> hosted;  // the objects it hosted (their findings' referencing libraries)
+  // What the hosted extension module's name says it was built for, when that is another Python than this
+  // interpreter ("cpython-311", "3.11"; python::extension_tag): the evidence, rather than which names each
+  // Python added.
+  std::string built_for_tag = "", built_for = "";
 };
 
 // Among `unknown`, the Python C API names referenced by an object the interpreter hosted: it does not

@@ -24,6 +24,9 @@ enum class FailureKind {
   ProtectedCopy,         // dl-protected.h: a copy relocation against protected data of an object
                          // marked GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS
   IsaLevel,              // sysdeps/x86/dl-prop.h: GNU_PROPERTY_X86_ISA_1_NEEDED above the CPU's level
+  // Not glibc's: CPython's import (importlib.machinery.EXTENSION_SUFFIXES) never opens an extension module
+  // whose name's tag is another Python's (cpython-311 under 3.12): "No module named ..." (ModuleNotFoundError)
+  ExtensionTag,
 };
 const char* to_string(FailureKind kind);  // JSON `load_failures[].kind`
 
@@ -38,6 +41,10 @@ struct FailureFacts {
   std::string expanded = "";  // VersionFileUnmatched: what the loader loaded it as (full path, "" unknown)
   bool refused = false;       // NoOpen: a candidate met on the search (else an object dlopen'ed)
   int level = 0;              // IsaLevel: the CPU's x86-64 level
+  // ExtensionTag: `needed` the tag, `version` the Python it is built for, `provider` the interpreter; its
+  // version, and the Python distribution (pip) that installed the file, where known (the report adds it)
+  std::string python = "";
+  std::string owner = "";
   uint64_t tls_bytes = 0, tunable = 0;  // StaticTls: the block, and the optional_static_tls that fits it
 };
 

@@ -20,6 +20,7 @@ const char* to_string(FailureKind kind) {
     case FailureKind::VersionWithoutVersym: return "version-without-versym";
     case FailureKind::ProtectedCopy: return "protected-copy";
     case FailureKind::IsaLevel: return "isa-level";
+    case FailureKind::ExtensionTag: return "extension-tag";
   }
   return "bad-candidate";
 }

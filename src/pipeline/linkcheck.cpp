@@ -36,6 +36,7 @@
 #include "loader/program.h"
 #include "python/import_plan.h"
 #include "python/interpreter.h"
+#include "python/package.h"
 #include "report/said.h"
 #include "runtime/runtime_lookup.h"
 #include "trace/causes.h"
@@ -236,7 +237,9 @@ struct InputCheck {
   std::map<int, LibraryReport> libs;            // per checked object: its needed entries and role
   std::vector<trace::SymbolFinding> symbols;    // one per unresolved reference, in binding order
   std::vector<trace::VersionFinding> versions;  // one per missing (non-weak) version node
-  // How Python's import loads it (src/python): its host, and the import of torch done first.
+  // The interpreter that imports it (its site directories, its version), and how that import loads it
+  // (src/python): its host, and the import of torch done first.
+  const python::InterpreterSites* host = nullptr;
   python::ImportPlan plan;
   // The loads of the import of torch when it comes first (libtorch_global_deps, torch/_C), else none.
   std::vector<std::string> import_roots;
@@ -251,7 +254,25 @@ struct RunContext {
   std::optional<environment::TorchInstall> python_torch;
   loader::ObjectCache* objects = nullptr;
   python::ImportMemo memo = {};  // what the import plans of the run's files share (the load stage is serial)
+  // The interpreters of the environments the run's files are installed in, by program, and each directory's
+  // (the load stage is serial).
+  std::map<std::string, python::InterpreterSites> env_hosts = {};
+  std::map<std::string, std::string> env_of_dir = {};
 };
+
+// The interpreter that imports `file`: --python's; else the one of the venv or conda environment the file is
+// installed in (a file under VENV runs in VENV's interpreter, not the python3 on PATH); else python3 on PATH.
+const python::InterpreterSites* host_for(const std::string& file, RunContext& run) {
+  if (run.options.python) return &run.host;
+  const std::string dir = dir_name(file);
+  auto known = run.env_of_dir.find(dir);
+  if (known == run.env_of_dir.end()) known = run.env_of_dir.emplace(dir, python::environment_interpreter(file)).first;
+  const std::string& exe = known->second;
+  if (exe.empty()) return &run.host;
+  auto it = run.env_hosts.find(exe);
+  if (it == run.env_hosts.end()) it = run.env_hosts.emplace(exe, python::read_sites(exe)).first;
+  return &it->second;
+}
 
 // The loader's environment of a run: the SDK's copies of a library count as candidates when a stale
 // copy is picked instead.
@@ -292,7 +313,8 @@ std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOption
 }
 
 // How Python's import would load the file (src/python/import_plan.h), from its headers.
-python::ImportPlan import_plan(const std::string& file, RunContext& run, Report& report) {
+python::ImportPlan import_plan(const std::string& file, const python::InterpreterSites* host, RunContext& run,
+                               Report& report) {
   const auto& options = run.options;
   auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .lookup_only = true});
   python::ImportQuestion q{.file = file,
@@ -301,7 +323,7 @@ python::ImportPlan import_plan(const std::string& file, RunContext& run, Report&
                            .program = headers && loader::is_program(*headers),
                            .python = options.python ? &*options.python : nullptr,
                            .python_torch = run.python_torch ? &*run.python_torch : nullptr,
-                           .host = &run.host,
+                           .host = host,
                            .memo = &run.memo};
   python::ImportPlan plan = python::plan_import(q);
   // Not Python's: a plugin of a program that exports what it uses is loaded into that program.
@@ -315,7 +337,7 @@ python::ImportPlan import_plan(const std::string& file, RunContext& run, Report&
                                                   .reason = plan.torch->reason,
                                                   .evidence = plan.torch->evidence,
                                                   .python = options.python ? options.python->executable : "",
-                                                  .host = run.host.executable}
+                                                  .host = host->executable}
                                   .words());
   return plan;
 }
@@ -326,9 +348,10 @@ python::ImportPlan import_plan(const std::string& file, RunContext& run, Report&
 std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
                                      const std::set<std::string>& checked_before, Report& report) {
   InputCheck in;
+  in.host = host_for(file, run);
   in.plan = [&] {
     PhaseTime t("plan");
-    return import_plan(file, run, report);
+    return import_plan(file, in.host, run, report);
   }();
   in.env = planned_env(run.env, in.plan, run.options.with_unscoped);
   if (in.plan.hosting == host::PythonHosting::ExtensionModule)
@@ -392,6 +415,30 @@ std::optional<ImportedAfter> imported_after(const python::ImportPlan& plan) {
   return out;
 }
 
+// The version of the interpreter that imports the input: --python's answer, else what its files say.
+std::string host_version(const InputCheck& in, const LinkcheckOptions& options) {
+  if (options.python) return options.python->version;
+  return in.host ? in.host->version : "";
+}
+
+// An extension module whose name's tag is another Python's than the interpreter importing it
+// (cpython-311 under 3.12): that import never opens the file (python::interpreter_imports).
+std::optional<python::ExtensionTag> tag_of_another_python(const InputCheck& in, const LinkcheckOptions& options) {
+  if (in.plan.hosting != host::PythonHosting::ExtensionModule || in.plan.host.empty()) return std::nullopt;
+  auto tag = python::extension_tag(in.process.objects[in.process.target].path);
+  if (!tag || python::interpreter_imports(*tag, host_version(in, options))) return std::nullopt;
+  return tag;
+}
+
+// Python's words for a module its import does not find: the module's dotted name through its packages.
+std::string module_not_found(const std::string& file) {
+  std::string name = base_name(file);
+  name = name.substr(0, name.find('.'));
+  const auto chain = python::package_chain(file);
+  for (auto it = chain.packages.rbegin(); it != chain.packages.rend(); ++it) name = base_name(*it) + "." + name;
+  return "No module named '" + name + "'";
+}
+
 // One library report per checked object; one finding per unresolved reference, demangled and
 // classified as the loader saw it; one per missing version node (glibc: a weak one only warns).
 void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const LinkcheckOptions& options) {
@@ -439,6 +486,20 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
   // or with the target when that object is not reported (a library loaded before it, the host's).
   auto failures = p.failures;
   failures.insert(failures.end(), binding.failures.begin(), binding.failures.end());
+  // The interpreter's import never opens a module tagged for another Python: the first failure, Python's.
+  if (auto tag = tag_of_another_python(in, options)) {
+    const std::string& file = p.objects[p.target].path;
+    failures.insert(failures.begin(), loader::LoadFailure{.kind = loader::FailureKind::ExtensionTag,
+                                                          .object = p.target,
+                                                          .file = file,
+                                                          .message = module_not_found(file),
+                                                          .symbol = "",
+                                                          .facts = {.by = base_name(file),
+                                                                    .provider = in.plan.host,
+                                                                    .version = tag->version,
+                                                                    .needed = tag->tag,
+                                                                    .python = host_version(in, options)}});
+  }
   for (const auto& f : failures) {
     auto lib = in.libs.find(f.object);
     if (lib == in.libs.end()) lib = in.libs.find(p.target);
@@ -511,7 +572,11 @@ host::HostInterpreter hosting_interpreter(const InputCheck& in, const RunContext
   host::HostInterpreter h;
   if (in.plan.host.empty() || !in.plan.plugin_of.empty()) return h;
   h.path = in.plan.host;
-  h.version = run.options.python ? run.options.python->version : run.host.version;
+  h.version = host_version(in, run.options);
+  if (auto tag = tag_of_another_python(in, run.options)) {
+    h.built_for_tag = tag->tag;
+    h.built_for = tag->version;
+  }
   const auto& p = in.process;
   for (const auto& o : p.objects)
     if (o.is_target || o.root == p.target) h.hosted.push_back(o.path);
@@ -555,7 +620,7 @@ void trace_origins(InputCheck& in, const RunContext& run, TraceResources& resour
   const std::vector<UnresolvedSymbol*> before_host = unknown;
   unknown = trace::find_host_symbols(unknown, report.causes);
   // ... and what that interpreter's own load defines (libm's pow, for a module linked without -lm).
-  unknown = host::find_host_load_symbols(before_host, unknown, options.host_python, env, report.causes);
+  unknown = host::find_host_load_symbols(before_host, unknown, in.host->executable, env, report.causes);
   // Near misses among the loaded definitions (ABI drift, extern "C", namespace moves).
   trace::suggest(in.process, unknown, ctx.sources);
   // ... and in the import context, for what no loaded object comes near (a library --as-needed dropped).

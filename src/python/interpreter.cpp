@@ -98,4 +98,47 @@ InterpreterSites read_sites(const std::string& executable) {
   return out;
 }
 
+std::string environment_interpreter(const std::string& file) {
+  for (std::string dir = dir_name(file); dir.size() > 1 && dir != "."; dir = dir_name(dir)) {
+    const bool venv = is_file(dir + "/pyvenv.cfg");
+    if (!venv && !is_dir(dir + "/conda-meta")) continue;
+    std::vector<std::string> names = {"python3", "python"};
+    if (venv)
+      if (auto cfg = read_text(dir + "/pyvenv.cfg")) {
+        std::string v = major_minor(cfg_value(*cfg, "version_info"));
+        if (v.empty()) v = major_minor(cfg_value(*cfg, "version"));
+        if (!v.empty()) names.push_back("python" + v);
+      }
+    for (const auto& n : names)
+      if (is_file(dir + "/bin/" + n)) return dir + "/bin/" + n;
+    return "";  // an environment without its interpreter: the file is checked as without one
+  }
+  return "";
+}
+
+std::optional<ExtensionTag> extension_tag(const std::string& file) {
+  std::string name = base_name(file);
+  if (!name.ends_with(".so")) return std::nullopt;
+  name.resize(name.size() - 3);
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos) return std::nullopt;
+  const std::string tag = name.substr(dot + 1);
+  if (tag == "abi3") return ExtensionTag{.version = "", .tag = tag, .stable_abi = true, .free_threaded = false};
+  // cpython-<major><minor>[flags]-<platform>: 311 is 3.11 (CPython's SOABI, sysconfig's EXT_SUFFIX).
+  if (tag.rfind("cpython-3", 0) != 0) return std::nullopt;
+  const size_t digits_end = tag.find_first_not_of("0123456789", 9);
+  if (digits_end == std::string::npos || digits_end == 9) return std::nullopt;
+  const std::string minor = tag.substr(9, digits_end - 9);
+  const std::string flags = tag.substr(digits_end, tag.find('-', digits_end) - digits_end);
+  return ExtensionTag{.version = "3." + minor,
+                      .tag = tag.substr(0, tag.find('-', digits_end)),
+                      .stable_abi = false,
+                      .free_threaded = flags.find('t') != std::string::npos};
+}
+
+bool interpreter_imports(const ExtensionTag& tag, const std::string& version) {
+  if (tag.stable_abi || version.empty()) return true;
+  return major_minor(version) == tag.version;
+}
+
 }  // namespace mlc::python

@@ -2,6 +2,7 @@
 // pyvenv.cfg, and the site directories of its prefix as Debian's python3 and a plain build lay them out.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,26 @@ struct InterpreterSites {
 // /usr/lib/python3/dist-packages, /usr/lib/pythonX.Y/dist-packages. The user's site directory is not
 // included: it depends on HOME, which the core does not read.
 InterpreterSites read_sites(const std::string& executable);
+
+// The interpreter of the environment a file is installed in, from the file's path alone (nothing is run): the
+// nearest directory above it holding a pyvenv.cfg (a venv, PEP 405) or a conda-meta/ directory (a conda
+// environment), and in it bin/python3, bin/python or bin/python<version>. A file under VENV is imported by
+// VENV's interpreter, whatever python3 PATH finds. "" when the file is in no such environment.
+std::string environment_interpreter(const std::string& file);
+
+// What an extension module's file name says it was built for (PEP 3149, PEP 384): "cpython-311-x86_64-linux-gnu"
+// -> {version "3.11", tag "cpython-311"}; "cpython-313t-..." -> {"3.13", "cpython-313t", free_threaded};
+// "abi3" -> {"", "abi3", stable_abi}. Nullopt for a name without such a tag (m.so, libfoo.so.1).
+struct ExtensionTag {
+  std::string version;  // "3.11"; "" for abi3
+  std::string tag;      // as written in the name
+  bool stable_abi = false;
+  bool free_threaded = false;
+};
+std::optional<ExtensionTag> extension_tag(const std::string& file);
+
+// Whether CPython `version` ("3.12", from pyvenv.cfg or the program's name) imports a module file of that tag:
+// its importlib EXTENSION_SUFFIXES are .cpython-3XY-<platform>.so, .abi3.so and .so.
+bool interpreter_imports(const ExtensionTag& tag, const std::string& version);
 
 }  // namespace mlc::python

@@ -14,11 +14,6 @@
 namespace mlc::python {
 namespace {
 
-bool is_file(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 size_t indent_of(const std::string& line) {
   size_t n = 0;
   while (n < line.size() && (line[n] == ' ' || line[n] == '\t')) n += line[n] == '\t' ? 8 : 1;

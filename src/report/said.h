@@ -337,10 +337,12 @@ struct ApiNotInInterpreter {  // headline: the Python C API the interpreter lack
   size_t symbols = 0;
   std::string interpreter, python;  // python: "Python 3.11" or "Python (version unknown)"
   std::string newest, example;      // the newest version that added a lacking name, and that name ("" unknown)
+  std::string tag = "";             // the extension's name's tag (cpython-311), when it says another Python
   std::string words() const;
 };
 struct BuildAgainstPython {    // fix
   std::string python, newest;  // newest: "" when no later Python is needed
+  std::string tag = "";        // the extension's name's tag, when it says another Python (newest is that one's)
   std::string words() const;
 };
 struct InterpreterTooOld {

@@ -99,8 +99,14 @@ void write_sentences(UnresolvedSymbol& u) {
 void write_sentences(Report& report) {
   for (auto& lib : report.libraries) {
     for (auto& u : lib.unresolved) write_sentences(u);
-    for (auto& f : lib.load_failures)
-      if (f.facts) f.fix = failure_fix(f.kind, *f.facts);
+    for (auto& f : lib.load_failures) {
+      if (!f.facts) continue;
+      loader::FailureFacts facts = *f.facts;
+      // Who installed the module is known once the run is done (its owners pass): pip's reinstall names it.
+      if (f.kind == loader::FailureKind::ExtensionTag && lib.owner && lib.owner->kind == OwnerKind::Python)
+        facts.owner = lib.owner->name;
+      f.fix = failure_fix(f.kind, facts);
+    }
   }
   for (auto& c : report.causes) {
     if (c.headline_why) c.headline = words(*c.headline_why);

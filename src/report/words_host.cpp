@@ -21,10 +21,16 @@ std::string ApiNotInInterpreter::words() const {
   return std::to_string(symbols) + " symbol" + (symbols == 1 ? "" : "s") + " of the Python C API " +
          (symbols == 1 ? "is" : "are") + " not in " + interpreter + " (" + python +
          "), the interpreter that loads this extension" +
-         (newest.empty() ? ": it was built for another Python"
-                         : ": it was built for a newer Python (" + newest + " added " + example + ")");
+         (!tag.empty()     ? ": it was built for Python " + newest + " (its name's tag " + tag + ")"
+          : newest.empty() ? ": it was built for another Python"
+                           : ": it was built for a newer Python (" + newest + " added " + example + ")");
 }
 std::string BuildAgainstPython::words() const {
+  if (!tag.empty())
+    return "reinstall or rebuild it for " + python +
+           ", the interpreter that imports it, or check it with --python=EXE "
+           "for the Python " +
+           newest + " it was built for";
   return "build it against " + python + "'s headers, or check it with --python=EXE for the Python it was built for" +
          (newest.empty() ? std::string() : " (" + newest + " or later)");
 }

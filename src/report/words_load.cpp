@@ -52,6 +52,16 @@ std::string failure_fix(loader::FailureKind kind, const loader::FailureFacts& f)
              (f.level == 1 ? std::string("baseline") : "x86-64-v" + std::to_string(f.level)) +
              "; its GNU_PROPERTY_X86_ISA_1_NEEDED says more): rebuild it for this level, or run it on a CPU that has "
              "it";
+    case FailureKind::ExtensionTag: {
+      const std::string built = "it is built for Python " + f.version + " (its name's tag " + f.needed + "), and " +
+                                f.provider + " is Python " + f.python +
+                                ", whose import looks only for its own tag, .abi3.so and .so: ";
+      if (!f.owner.empty())
+        return built + "reinstall " + f.owner + " for this interpreter (" + f.provider +
+               " -m pip install --force-reinstall " + f.owner + ")";
+      return built + "rebuild or reinstall it for Python " + f.python + ", or import it with a Python " + f.version +
+             " interpreter";
+    }
   }
   return "";
 }

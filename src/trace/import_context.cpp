@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/paths.h"
 #include "common/walk.h"
 #include "report/said.h"
 #include "trace/suggest.h"
@@ -15,11 +16,6 @@
 
 namespace mlc::trace {
 namespace {
-
-bool is_file(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 std::string parent_of(const std::string& p) {
   auto slash = p.rfind('/');
