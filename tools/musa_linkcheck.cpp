@@ -300,14 +300,21 @@ std::string render(const Arguments& a, Analysis& in, const std::vector<std::stri
     const mlc::build::Model* build = in.resources ? in.resources->context(nullptr).build : nullptr;
     return mlc::tools::report_root(build ? build->source_dir : "", a.context.source_roots);
   };
+  // An annotation goes on a source the DWARF names only where that file is here: a library built in a
+  // container names /project/... or /opt/_internal/..., which no one reading the run can open.
+  const mlc::SourceExists exists = [](const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(path, ec);
+  };
   if (a.format == "sarif")
     return mlc::render_sarif(report,
                              {.tool_version = MLC_VERSION,
                               .help_uri = classifications_uri(),
                               .fixes = in.resources ? stub_fixes(report, *in.resources) : std::vector<mlc::SymbolFix>{},
-                              .source_root = root()});
-  if (a.format == "junit") return mlc::render_junit(report);
-  if (a.format == "github") return mlc::render_github(report, root());
+                              .source_root = root(),
+                              .source_exists = exists});
+  if (a.format == "junit") return mlc::render_junit(report, exists);
+  if (a.format == "github") return mlc::render_github(report, root(), exists);
   bool use_color = a.color == "always" ||
                    (a.color == "auto" && a.output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
   // explain narrows the report to one symbol: a count of the load's causes would be a partial one,

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/render.h"
 #include "report/report.h"
 
 namespace mlc::ci {
@@ -39,7 +40,8 @@ struct Finding {
   bool baselined = false;
 };
 
-std::vector<Finding> findings(const Report& report);
+// A finding's file and line are its first reference's whose file `source_exists` accepts (any, when null).
+std::vector<Finding> findings(const Report& report, const SourceExists& source_exists = nullptr);
 
 // A name looked up at run time (a dlopen/dlsym literal the environment does not satisfy), as the CI
 // formats carry it: a warning unless the run makes it fatal (--fail-on runtime). Title and details

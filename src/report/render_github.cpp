@@ -26,10 +26,10 @@ std::string escape(const std::string& s, bool property) {
 
 }  // namespace
 
-std::string render_github(const Report& report, const std::string& source_root) {
+std::string render_github(const Report& report, const std::string& source_root, const SourceExists& source_exists) {
   auto file = [&](const std::string& path) { return "file=" + escape(relative_to_root(path, source_root), true); };
   std::string out;
-  for (const auto& f : ci::findings(report)) {
+  for (const auto& f : ci::findings(report, source_exists)) {
     std::string message = f.title;
     for (const auto& d : f.details) message += "\n" + d;
     // On the referencing line; without debug information, on the library, with no line.

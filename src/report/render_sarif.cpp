@@ -235,7 +235,7 @@ std::string render_sarif(const Report& report, const SarifOptions& given) {
   SarifOptions options = given;
   options.help_uri = ci::printable_utf8(options.help_uri);
   options.tool_version = ci::printable_utf8(options.tool_version);
-  auto found = ci::findings(report);
+  auto found = ci::findings(report, options.source_exists);
   Rules rules(options.help_uri);
   json results = json::array();
   for (const auto& f : found) results.push_back(finding_result(f, rules.index_of(f.rule), options));
