@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
+#include "report/baseline.h"
 #include "report/escape.h"
 #include "report/render.h"
 #include "report/text_block.h"
@@ -72,6 +75,12 @@ std::vector<Finding> findings(const Report& report, const SourceExists& source_e
       }
       out.push_back(std::move(f));
     }
+  }
+  std::map<const LibraryReport*, bool> fails;  // per library, not per finding: the walk is over every target
+  for (auto& f : out) {
+    auto [it, fresh] = fails.try_emplace(f.library, false);
+    if (fresh) it->second = fails_the_run(report, *f.library);
+    f.warning = !f.baselined && !it->second;
   }
   return out;
 }

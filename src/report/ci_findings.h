@@ -38,6 +38,8 @@ struct Finding {
   std::optional<std::string> file;           // where it is referenced from, when known
   std::optional<int> line;
   bool baselined = false;
+  // Only programs told apart load the library (report.h: program_apart): a warning, unless --fail-on programs.
+  bool warning = false;
 };
 
 // A finding's file and line are its first reference's whose file `source_exists` accepts (any, when null).

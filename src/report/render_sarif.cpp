@@ -132,7 +132,9 @@ json finding_result(const ci::Finding& f, size_t rule_index, const SarifOptions&
   json result = {
       {"ruleId", ci::rule_id(f.rule)},
       {"ruleIndex", rule_index},
-      {"level", f.baselined ? "note" : "error"},
+      {"level", f.baselined ? "note"
+                : f.warning ? "warning"
+                            : "error"},
       {"message", text(message_of(f.title, f.details))},
       {"locations", json::array({location})},
       // Stable across rebuilds and checkouts: the library's name and what is missing.
