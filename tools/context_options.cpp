@@ -299,7 +299,6 @@ std::vector<std::string> ContextOptions::path_warnings() const {
     }
     if (!line.empty() && std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
   };
-  check("--sysroot", sysroot, true);
   for (const auto& w : with) check("--with", with_mode(w).first, false);
   for (const auto& d : library_path) check("--library-path", d, true);
   check("--build-dir", build_dir, true);
@@ -323,8 +322,12 @@ std::vector<std::string> ContextOptions::codegen_errors() const {
 }
 
 std::optional<std::string> ContextOptions::path_error() const {
-  // The map is read only when a finding needs it: a missing one is said once, before any report.
   struct stat st;
+  // Every search path and ld.so.cache are read inside the sysroot: under one that is not a directory
+  // nothing is found, and the run would only bury the typo under a missing-library block per input.
+  if (!sysroot.empty() && stat(sysroot.c_str(), &st) != 0) return "--sysroot " + sysroot + ": " + std::strerror(errno);
+  if (!sysroot.empty() && !S_ISDIR(st.st_mode)) return "--sysroot " + sysroot + ": not a directory";
+  // The map is read only when a finding needs it: a missing one is said once, before any report.
   if (!mapping.empty() && stat(mapping.c_str(), &st) != 0) return "--mapping " + mapping + ": " + std::strerror(errno);
   return std::nullopt;
 }

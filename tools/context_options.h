@@ -34,11 +34,11 @@ struct ContextOptions {
 
   void add_to(CLI::App& app);
   // One warning per context path given that does not exist or is not what the option wants
-  // ("--sysroot /nonexistent: No such file or directory"): a wrong path otherwise shows only as a
-  // flood of findings (every library missing under a wrong sysroot) or as silence.
+  // ("--build-dir /nonexistent: No such file or directory"): a wrong path otherwise shows only as
+  // silence.
   std::vector<std::string> path_warnings() const;
-  // The context path a run cannot go on without (a --mapping that does not exist), as one line: the
-  // tool says it and exits 2 before any report.
+  // The context path a run cannot go on without (a --sysroot that is no directory, a --mapping that
+  // does not exist), as one line: the tool says it and exits 2 before any report.
   std::optional<std::string> path_error() const;
   // "FILE: reason" for each --codegen-yaml that is no backend yaml: an unusable input, refused (exit 2)
   // before anything is checked, whether or not a symbol would have needed it.

@@ -104,16 +104,17 @@ struct Arguments {
   mlc::tools::CoverageCommand coverage;
 };
 
-// --fail-on's value: a comma list of at most one of any, new, none, and runtime.
+// --fail-on's value: a comma list of at most one of any, new, none, and the additions runtime and programs.
 std::string check_fail_on(const std::string& value) {
   size_t start = 0;
   int kinds = 0;
   while (start <= value.size()) {
     size_t comma = value.find(',', start);
     std::string token = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (token != "runtime" && token != "any" && token != "new" && token != "none")
-      return "'" + token + "' is not one of any, new, none, runtime";
-    kinds += token != "runtime";
+    const bool addition = token == "runtime" || token == "programs";
+    if (!addition && token != "any" && token != "new" && token != "none")
+      return "'" + token + "' is not one of any, new, none, runtime, programs";
+    kinds += !addition;
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -151,7 +152,9 @@ void add_options(CLI::App& app, Arguments& a) {
          "--fail-on", a.fail_on,
          "which findings make the exit status 1: any, new (not in the baseline) or "
          "none; add ',runtime' (or give 'runtime' alone for any,runtime) to make run-time look-ups (dlopen/dlsym "
-         "names not satisfied, warnings by default) fail too")
+         "names not satisfied, warnings by default) fail too, ',programs' to make programs found in a named "
+         "directory that would not start fail too (warnings by default: no import runs them; a program named "
+         "itself always counts)")
       ->check(check_fail_on);
   app.add_flag("-q,--quiet", a.quiet, "only the error lines");
   app.add_flag("--runtime", a.runtime_listed,
@@ -300,14 +303,21 @@ std::string render(const Arguments& a, Analysis& in, const std::vector<std::stri
     const mlc::build::Model* build = in.resources ? in.resources->context(nullptr).build : nullptr;
     return mlc::tools::report_root(build ? build->source_dir : "", a.context.source_roots);
   };
+  // An annotation goes on a source the DWARF names only where that file is here: a library built in a
+  // container names /project/... or /opt/_internal/..., which no one reading the run can open.
+  const mlc::SourceExists exists = [](const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(path, ec);
+  };
   if (a.format == "sarif")
     return mlc::render_sarif(report,
                              {.tool_version = MLC_VERSION,
                               .help_uri = classifications_uri(),
                               .fixes = in.resources ? stub_fixes(report, *in.resources) : std::vector<mlc::SymbolFix>{},
-                              .source_root = root()});
-  if (a.format == "junit") return mlc::render_junit(report);
-  if (a.format == "github") return mlc::render_github(report, root());
+                              .source_root = root(),
+                              .source_exists = exists});
+  if (a.format == "junit") return mlc::render_junit(report, exists);
+  if (a.format == "github") return mlc::render_github(report, root(), exists);
   bool use_color = a.color == "always" ||
                    (a.color == "auto" && a.output.empty() && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
   // explain narrows the report to one symbol: a count of the load's causes would be a partial one,
@@ -341,7 +351,8 @@ int write_and_judge(const Arguments& a, const mlc::Report& report, const std::st
   // Baselined findings never fail the run; "any" and "new" differ only in name once a baseline is given.
   if (runtime_fatal && !report.runtime_lookups.empty()) return 1;
   bool none = ("," + a.fail_on + ",").find(",none,") != std::string::npos;
-  return mlc::new_findings(report) > 0 && !none ? 1 : 0;
+  // A program found in a named directory fails the run only with --fail-on ...,programs (failing_findings).
+  return mlc::failing_findings(report) > 0 && !none ? 1 : 0;
 }
 
 // The passes: parse, check the arguments, prepare the inputs, analyse, apply the baseline, render, write.
@@ -387,6 +398,7 @@ int run(int argc, char** argv) {
   mlc::Report& report = analysis.report;
   report.errors.insert(report.errors.begin(), context_errors.begin(), context_errors.end());
   report.runtime_lookups_fatal = runtime_fatal;
+  report.programs_fatal = ("," + a.fail_on + ",").find(",programs,") != std::string::npos;
 
   // Which interpreter --python took, said in text and JSON: what it said it runs (sys.executable, past
   // any shim), else the file found on PATH.

@@ -889,6 +889,14 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   }
   // Drivers: another vendor's driver than the stacks the run loads is optional (src/runtime).
   runtime::settle_drivers(report.runtime_lookups, state.gpu_stacks);
+  // Found in a directory: the files its walk brought, not named themselves (a program found so is told
+  // apart, report.h: program_apart). A path the walk and the loader spell differently stays named.
+  {
+    std::set<std::string> walked(files.begin(), files.end());
+    for (const auto& in : inputs) walked.erase(in);
+    for (auto& lib : report.libraries)
+      lib.found_in_directory = lib.role == LibraryRole::Target && walked.count(lib.path);
+  }
   // Words: every sentence of the report, written from the passes' evidence (src/report/words.cpp).
   report::write_sentences(report);
 }

@@ -86,14 +86,44 @@ size_t apply_baseline(Report& report, const Baseline& baseline) {
   return new_findings(report);
 }
 
+namespace {
+
+// The findings of one library not in the baseline.
+size_t new_in(const LibraryReport& lib) {
+  size_t n = 0;
+  for (const auto& u : lib.unresolved) n += !u.baselined;
+  for (const auto& need : lib.needed) n += !need.path && !need.refused && !need.baselined;
+  for (const auto& v : lib.missing_versions) n += !v.baselined;
+  for (const auto& f : lib.load_failures) n += !f.baselined;
+  return n;
+}
+
+}  // namespace
+
+bool fails_the_run(const Report& report, const LibraryReport& lib) {
+  // A library counts unless every named file whose load it is part of is a program told apart: a
+  // dependency a library of the directory also loads still fails the run.
+  if (report.programs_fatal || lib.role == LibraryRole::Preloaded) return true;
+  if (lib.role == LibraryRole::Target) return !program_apart(lib);
+  bool any = false;
+  for (const auto& target : report.libraries) {
+    if (target.role != LibraryRole::Target || !part_of_load(target, lib)) continue;
+    if (!program_apart(target)) return true;
+    any = true;
+  }
+  return !any;
+}
+
+size_t failing_findings(const Report& report) {
+  size_t n = 0;
+  for (const auto& lib : report.libraries)
+    if (fails_the_run(report, lib)) n += new_in(lib);
+  return n;
+}
+
 size_t new_findings(const Report& report) {
   size_t n = 0;
-  for (const auto& lib : report.libraries) {
-    for (const auto& u : lib.unresolved) n += !u.baselined;
-    for (const auto& need : lib.needed) n += !need.path && !need.refused && !need.baselined;
-    for (const auto& v : lib.missing_versions) n += !v.baselined;
-    for (const auto& f : lib.load_failures) n += !f.baselined;
-  }
+  for (const auto& lib : report.libraries) n += new_in(lib);
   return n;
 }
 

@@ -24,5 +24,10 @@ std::string render_baseline(const Report& report);
 size_t apply_baseline(Report& report, const Baseline& baseline);
 // Findings not marked as baselined.
 size_t new_findings(const Report& report);
+// The new findings that fail the run: those of a program told apart (program_apart) count only with
+// --fail-on programs (Report::programs_fatal), as do those of a dependency that only such programs load.
+size_t failing_findings(const Report& report);
+// Whether the findings of `lib` fail the run (baselined ones aside): not when only programs told apart load it.
+bool fails_the_run(const Report& report, const LibraryReport& lib);
 
 }  // namespace mlc

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
+#include "report/baseline.h"
 #include "report/escape.h"
 #include "report/render.h"
 #include "report/text_block.h"
@@ -46,7 +49,7 @@ std::string rule_id(const Rule& rule) {
 
 // A finding a shared cause explains is told here in full, as alone in the text report (CI shows
 // each finding on its own).
-std::vector<Finding> findings(const Report& report) {
+std::vector<Finding> findings(const Report& report, const SourceExists& source_exists) {
   std::vector<Finding> out;
   for (const auto& lib : report.libraries) {
     for (const auto& f : lib.load_failures)
@@ -62,14 +65,22 @@ std::vector<Finding> findings(const Report& report) {
     for (const auto& u : lib.unresolved) {
       Finding f = make(lib, &u, classified(u.classification), u.demangled + (u.version ? "@" + *u.version : ""),
                        u.baselined, text::undefined_symbol_block(lib, u));
+      // A source path the DWARF names but this machine lacks (the build ran in a container) is no
+      // place for an annotation: the next reference's, else the library.
       for (const auto& r : u.referenced_by) {
-        if (!r.file) continue;
+        if (!r.file || (source_exists && !source_exists(*r.file))) continue;
         f.file = r.file;
         f.line = r.line;
         break;
       }
       out.push_back(std::move(f));
     }
+  }
+  std::map<const LibraryReport*, bool> fails;  // per library, not per finding: the walk is over every target
+  for (auto& f : out) {
+    auto [it, fresh] = fails.try_emplace(f.library, false);
+    if (fresh) it->second = fails_the_run(report, *f.library);
+    f.warning = !f.baselined && !it->second;
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/render.h"
 #include "report/report.h"
 
 namespace mlc::ci {
@@ -37,9 +38,12 @@ struct Finding {
   std::optional<std::string> file;           // where it is referenced from, when known
   std::optional<int> line;
   bool baselined = false;
+  // Only programs told apart load the library (report.h: program_apart): a warning, unless --fail-on programs.
+  bool warning = false;
 };
 
-std::vector<Finding> findings(const Report& report);
+// A finding's file and line are its first reference's whose file `source_exists` accepts (any, when null).
+std::vector<Finding> findings(const Report& report, const SourceExists& source_exists = nullptr);
 
 // A name looked up at run time (a dlopen/dlsym literal the environment does not satisfy), as the CI
 // formats carry it: a warning unless the run makes it fatal (--fail-on runtime). Title and details

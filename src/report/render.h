@@ -2,6 +2,7 @@
 // read_json_report reads back). They return strings; printing is the tools' business.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,12 @@ struct SymbolFix {
   std::vector<TextEdit> edits;
 };
 
+// Whether a reference's source file (a DWARF path) is on this machine. A CI format places a finding at
+// its reference's file:line only when it is: a path from the build's container (/project/...,
+// /opt/_internal/...) would name a file nobody can open, so the finding goes on the library instead.
+// Null: every path is taken as it is. The tool stats; the core only asks.
+using SourceExists = std::function<bool(const std::string& path)>;
+
 struct SarifOptions {
   std::string tool_version;
   std::string help_uri;  // the classifications page; each rule's helpUri is help_uri + "#" + classification
@@ -62,15 +69,17 @@ struct SarifOptions {
   // by a URI relative to %SRCROOT%, which the run's originalUriBaseIds maps to it, so code scanning
   // maps it to the repository; a file elsewhere keeps its absolute file URI.
   std::string source_root = "";
+  SourceExists source_exists = nullptr;
 };
 // SARIF 2.1.0: one rule per classification, one result per finding, located at the reference.
 std::string render_sarif(const Report& report, const SarifOptions& options);
 // JUnit XML as Jenkins and GitLab read it: a testsuite per library, a testcase per finding.
-std::string render_junit(const Report& report);
+std::string render_junit(const Report& report, const SourceExists& source_exists = nullptr);
 // GitHub Actions workflow commands: one ::error (::notice when baselined) per finding, on the
 // referencing source line, else on the library (no line: without debug information there is none).
 // Paths below `source_root` (the checkout, where the runner resolves them) are given relative to it.
-std::string render_github(const Report& report, const std::string& source_root = "");
+std::string render_github(const Report& report, const std::string& source_root = "",
+                          const SourceExists& source_exists = nullptr);
 
 // `path` relative to `root` when it lies below it ("" root, or a path elsewhere: the path itself).
 std::string relative_to_root(const std::string& path, const std::string& root);

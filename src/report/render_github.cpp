@@ -26,18 +26,23 @@ std::string escape(const std::string& s, bool property) {
 
 }  // namespace
 
-std::string render_github(const Report& report, const std::string& source_root) {
+std::string render_github(const Report& report, const std::string& source_root, const SourceExists& source_exists) {
   auto file = [&](const std::string& path) { return "file=" + escape(relative_to_root(path, source_root), true); };
   std::string out;
-  for (const auto& f : ci::findings(report)) {
+  for (const auto& f : ci::findings(report, source_exists)) {
     std::string message = f.title;
     for (const auto& d : f.details) message += "\n" + d;
     // On the referencing line; without debug information, on the library, with no line.
     std::string props = file(f.file ? *f.file : f.library->path);
     if (f.file && f.line && *f.line > 0) props += fmt::format(",line={}", *f.line);
     props += ",title=" + escape(ci::rule_id(f.rule) + ": " + f.title, true);
-    // Baselined findings stay visible without marking the run as failed.
-    out += fmt::format("::{} {}::{}\n", f.baselined ? "notice" : "error", props, escape(message, false));
+    // Baselined findings stay visible without marking the run as failed; a program found in a directory
+    // warns unless --fail-on programs.
+    out += fmt::format("::{} {}::{}\n",
+                       f.baselined ? "notice"
+                       : f.warning ? "warning"
+                                   : "error",
+                       props, escape(message, false));
   }
   // Run-time look-ups: warnings on the library holding the literal (errors with --fail-on runtime).
   for (const auto& f : ci::runtime_findings(report)) {

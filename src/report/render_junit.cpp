@@ -33,8 +33,8 @@ std::string file_name(const std::string& path) { return path.substr(path.rfind('
 
 }  // namespace
 
-std::string render_junit(const Report& report) {
-  auto found = ci::findings(report);
+std::string render_junit(const Report& report, const SourceExists& source_exists) {
+  auto found = ci::findings(report, source_exists);
   std::string suites;
   size_t tests = 0, failures = 0, skipped = 0;
   for (const auto& lib : report.libraries) {

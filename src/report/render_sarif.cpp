@@ -132,7 +132,9 @@ json finding_result(const ci::Finding& f, size_t rule_index, const SarifOptions&
   json result = {
       {"ruleId", ci::rule_id(f.rule)},
       {"ruleIndex", rule_index},
-      {"level", f.baselined ? "note" : "error"},
+      {"level", f.baselined ? "note"
+                : f.warning ? "warning"
+                            : "error"},
       {"message", text(message_of(f.title, f.details))},
       {"locations", json::array({location})},
       // Stable across rebuilds and checkouts: the library's name and what is missing.
@@ -235,7 +237,7 @@ std::string render_sarif(const Report& report, const SarifOptions& given) {
   SarifOptions options = given;
   options.help_uri = ci::printable_utf8(options.help_uri);
   options.tool_version = ci::printable_utf8(options.tool_version);
-  auto found = ci::findings(report);
+  auto found = ci::findings(report, options.source_exists);
   Rules rules(options.help_uri);
   json results = json::array();
   for (const auto& f : found) results.push_back(finding_result(f, rules.index_of(f.rule), options));

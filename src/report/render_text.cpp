@@ -133,6 +133,12 @@ const char* load_verb(const LibraryReport& target) {
   return target.program ? "starting" : target.python_extension ? "importing" : "loading";
 }
 
+// A program told apart (report.h: program_apart) fails the run only with --fail-on programs: a warning
+// until then.
+std::string program_prefix(const Report& report, const TextStyle& style) {
+  return report.programs_fatal ? error_prefix(style, false) : "warning: ";
+}
+
 // "loading X would fail: N causes": one line per named file whose load fails.
 std::string render_load_headlines(const Report& report, const TextStyle& style) {
   std::string out;
@@ -142,34 +148,47 @@ std::string render_load_headlines(const Report& report, const TextStyle& style) 
     if (n.causes == 0) continue;
     // Causes, not symbols: three unlinked libraries are three causes however many symbols each
     // leaves (the closing line counts those).
-    out += fmt::format("{}{} {} would fail{}: {} cause{}\n", error_prefix(style, false), load_verb(target),
-                       target_name(target, style), n.torch_first ? ", in the import of torch it does first" : "",
-                       n.causes, n.causes == 1 ? "" : "s");
+    out +=
+        fmt::format("{}{} {} would fail{}: {} cause{}\n",
+                    program_apart(target) ? program_prefix(report, style) : error_prefix(style, false),
+                    load_verb(target), target_name(target, style),
+                    n.torch_first ? ", in the import of torch it does first" : "", n.causes, n.causes == 1 ? "" : "s");
   }
   return out;
 }
 
 // Several named files (a directory, an environment): how many would fail to load, and in which
 // packages, so the answer to "what in my environment would fail now?" is one line.
+// The programs found in a directory are counted apart: no import runs them.
 std::string render_environment_summary(const Report& report) {
-  size_t named = 0, failing = 0, unowned = 0;
+  size_t named = 0, failing = 0, unowned = 0, programs = 0, not_starting = 0;
   std::map<std::string, size_t> packages;  // owner name -> failing files
   for (const auto& target : report.libraries) {
     if (target.role != LibraryRole::Target) continue;
+    if (program_apart(target)) {
+      ++programs;
+      not_starting += load_causes(report, target).causes > 0;
+      continue;
+    }
     ++named;
     if (load_causes(report, target).causes == 0) continue;
     ++failing;
     if (target.owner) ++packages[target.owner->name];
     else ++unowned;
   }
-  if (named < 2) return "";
+  if (named + programs < 2) return "";
   std::string where;
   for (const auto& [name, n] : packages) where += fmt::format("{}{} ({})", where.empty() ? "" : ", ", name, n);
   if (unowned) where += fmt::format("{}{} owned by no package", where.empty() ? "" : ", ", unowned);
-  return fmt::format("{} of {} files would fail to load{}\n", failing, named,
-                     failing == 0 ? std::string()
-                                  : fmt::format(", in {} package{}: {}", packages.size() + (unowned ? 1 : 0),
-                                                packages.size() + (unowned ? 1 : 0) == 1 ? "" : "s", where));
+  std::string out;
+  if (named > 0 || programs == 0)
+    out = fmt::format("{} of {} files would fail to load{}\n", failing, named,
+                      failing == 0 ? std::string()
+                                   : fmt::format(", in {} package{}: {}", packages.size() + (unowned ? 1 : 0),
+                                                 packages.size() + (unowned ? 1 : 0) == 1 ? "" : "s", where));
+  if (programs > 0)
+    out += fmt::format("{} of {} program{} would not start\n", not_starting, programs, programs == 1 ? "" : "s");
+  return out;
 }
 
 // What fails the load of a named file: the shared causes it meets (ids) and its own findings (no
@@ -215,6 +234,32 @@ std::string first_names(const std::vector<std::string>& names, size_t cap) {
 constexpr size_t kEnvironmentFiles = 4;      // files named per cause or package line
 constexpr size_t kEnvironmentPackages = 12;  // packages with findings of their own, then a count
 
+// The programs found in a named directory that would not start (report.h: program_apart): no import runs
+// them, so they are counted apart from what the directory's imports load, warnings unless --fail-on
+// programs. -q keeps only error lines: one per program when they fail the run.
+std::string render_programs_apart(const Report& report,
+                                  const std::vector<std::pair<std::string, std::string>>& programs,
+                                  const TextStyle& style) {
+  if (programs.empty()) return "";
+  const std::string prefix = program_prefix(report, style);
+  std::string out;
+  if (style.quiet) {
+    if (report.programs_fatal)
+      for (const auto& [name, why] : programs) out += fmt::format("{}starting {} would fail: {}\n", prefix, name, why);
+    return out;
+  }
+  out += fmt::format("{}{} program{} found in the directory would not start{}\n", prefix, programs.size(),
+                     programs.size() == 1 ? "" : "s",
+                     report.programs_fatal ? ""
+                                           : ": no import runs them, so they fail the run only with --fail-on "
+                                             "any,programs");
+  for (size_t i = 0; i < programs.size() && i < kEnvironmentFiles; ++i)
+    out += fmt::format(">>> {}: starting would fail: {}\n", programs[i].first, programs[i].second);
+  if (programs.size() > kEnvironmentFiles)
+    out += fmt::format(">>> and {} more (--format json lists them)\n", programs.size() - kEnvironmentFiles);
+  return out;
+}
+
 // Several named files (a directory is an environment): each shared cause once, with the files whose
 // load it breaks grouped by package; then, per package, the files that fail on findings of their own,
 // one line each. What a single file's report spells out (every symbol, the search) is in the JSON
@@ -223,9 +268,23 @@ std::string render_environment(const Report& report, const TextStyle& style) {
   std::map<std::string, std::map<std::string, std::vector<std::string>>> broken;  // cause -> package -> files
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> own;    // package -> (file, what)
   std::string own_lines;
+  std::vector<std::pair<std::string, std::string>> programs;  // (program, why it would not start)
   for (const auto& target : report.libraries) {
     if (target.role != LibraryRole::Target) continue;
     LoadFailure f = load_failure(report, target);
+    if (program_apart(target)) {
+      // Told apart, with what stops it: its own findings, then the headlines of the causes it meets.
+      if (f.causes.empty() && f.own.empty()) continue;
+      std::vector<std::string> what = f.own;
+      for (const auto& c : report.causes)
+        if (f.causes.count(c.id)) what.push_back(c.headline);
+      programs.push_back({target_name(target, style),
+                          f.causes.empty() ? fmt::format("{} finding{} of its own: {}", f.own.size(),
+                                                         f.own.size() == 1 ? "" : "s", first_names(what, 2))
+                                           : fmt::format("{} cause{}: {}", what.size(), what.size() == 1 ? "" : "s",
+                                                         first_names(what, 2))});
+      continue;
+    }
     for (const auto& c : f.causes) broken[c][package_of(target)].push_back(target_name(target, style));
     if (f.own.empty()) continue;
     const char* verb = load_verb(target);
@@ -252,7 +311,7 @@ std::string render_environment(const Report& report, const TextStyle& style) {
     out += fmt::format(">>> breaks {} file{}, by package:{}\n", files, files == 1 ? "" : "s", where);
     if (!c.fix.empty()) out += fmt::format(">>> fix: {}\n", c.fix);
   }
-  if (style.quiet) return out + own_lines;
+  if (style.quiet) return out + own_lines + render_programs_apart(report, programs, style);
   size_t shown = 0;
   for (const auto& [package, files] : own) {
     if (shown++ == kEnvironmentPackages) {
@@ -269,7 +328,7 @@ std::string render_environment(const Report& report, const TextStyle& style) {
     if (files.size() > kEnvironmentFiles)
       out += fmt::format(">>> and {} more (check one alone for its whole report)\n", files.size() - kEnvironmentFiles);
   }
-  return out;
+  return out + render_programs_apart(report, programs, style);  // after what imports load, as warnings are
 }
 
 // One headline per shared cause, then the first few symbols it explains (JSON lists them all).
@@ -470,7 +529,6 @@ std::string render_text(const Report& report, const TextStyle& style) {
     return render_text(shown, style);
   }
   std::string out;
-  auto err_for = [&](bool baselined) { return error_prefix(style, baselined); };
   size_t targets = std::count_if(report.libraries.begin(), report.libraries.end(),
                                  [](const LibraryReport& l) { return l.role == LibraryRole::Target; });
   const bool environment = style.environment && style.load_headlines && targets > 1;
@@ -480,6 +538,10 @@ std::string render_text(const Report& report, const TextStyle& style) {
   if (!environment) out += render_causes(report, style);
   for (const auto& lib : report.libraries) {
     if (environment) break;  // told above, grouped
+    // A program told apart warns until --fail-on programs (render_programs_apart).
+    auto err_for = [&](bool baselined) {
+      return !baselined && program_apart(lib) ? program_prefix(report, style) : error_prefix(style, baselined);
+    };
     for (const auto& f : lib.load_failures)
       out += print_block(err_for(f.baselined), text::load_failure_block(lib, f), style);
     for (const auto& need : lib.needed) {

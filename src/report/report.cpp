@@ -257,6 +257,10 @@ bool part_of_load(const LibraryReport& target, const LibraryReport& lib) {
   return std::find(target.load_objects.begin(), target.load_objects.end(), lib.path) != target.load_objects.end();
 }
 
+bool program_apart(const LibraryReport& target) {
+  return target.role == LibraryRole::Target && target.program && target.found_in_directory;
+}
+
 bool load_fails(const Report& report, const LibraryReport& target) {
   for (const auto& lib : report.libraries) {
     if (!part_of_load(target, lib)) continue;  // (a library listed twice says the same either way)

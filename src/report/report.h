@@ -341,6 +341,9 @@ struct LibraryReport {
   // An executable (ET_EXEC, or DF_1_PIE): checked as the program's start (ldd -r), not as a dlopen,
   // which glibc refuses for it (src/loader/program.h).
   bool program = false;
+  // A named file found by walking a named directory, not named itself: a program found so is
+  // counted apart from what imports load (program_apart).
+  bool found_in_directory = false;
   bool in_sdk = false;  // under --sdk-home
   std::vector<NeededLibrary> needed;
   std::vector<MissingVersionFinding> missing_versions;
@@ -366,6 +369,9 @@ struct LibraryReport {
 bool part_of_load(const LibraryReport& target, const LibraryReport& lib);
 // Whether loading the named file would fail (a finding, not baselined, in any part of its load).
 bool load_fails(const struct Report& report, const LibraryReport& target);
+// A program found by walking a named directory: no import runs it, so whether it starts is told apart
+// from what the directory's imports load, and fails the run only with --fail-on ...,programs.
+bool program_apart(const LibraryReport& target);
 
 struct Report {
   std::vector<LibraryReport> libraries;
@@ -376,8 +382,9 @@ struct Report {
   CauseList causes;  // shared causes, linked from findings by id
   std::vector<RuntimeLookup> runtime_lookups;  // dlopen/dlsym names not satisfied (warnings by default)
   bool runtime_lookups_fatal = false;          // --fail-on runtime: they fail the run
-  std::optional<PythonContext> python;         // --python: the environment checked against
-  std::string interpreter;                     // --python: the interpreter loaded first ("" without)
+  bool programs_fatal = false;  // --fail-on programs: a program found in a directory that would not start fails it
+  std::optional<PythonContext> python;  // --python: the environment checked against
+  std::string interpreter;              // --python: the interpreter loaded first ("" without)
   // --with libraries given without :global or :local that were loaded with RTLD_LOCAL before an extension
   // module, as Python's import loads torch's libraries (what the text report says once).
   std::vector<std::string> with_as_import = {};

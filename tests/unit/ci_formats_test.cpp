@@ -716,5 +716,70 @@ TEST(CiFormats, github_format_from_the_command_line_annotates_the_referencing_li
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2);
 }
 
+// A library built in a container names sources there (/project/..., /opt/_internal/...): a CI
+// annotation at such a path points at nothing anyone can open. A reference's file is used only when it
+// exists here (the next reference's otherwise), else the finding goes on the library, in GitHub's
+// commands and in SARIF alike.
+TEST(CiFormats, an_annotation_is_on_a_source_only_when_that_file_exists_here_else_on_the_library) {
+  std::string dir = test::scratch_dir("ci-gone-source");
+  ASSERT_FALSE(fs::exists("/project/gone/gone.c"));
+  test::write_file(dir + "/gone.c",
+                   "int gone_here(void);\nint both_here(void);\nint use_gone(void) { return gone_here() + both_here(); "
+                   "}\n");
+  test::write_file(dir + "/kept.c",
+                   "int kept_here(void);\nint both_here(void);\nint use_kept(void) {\n  return kept_here() + "
+                   "both_here();\n}\n");
+  ASSERT_EQ(
+      run("cd " + quote(dir) + " && git init -q . && mkdir lib && gcc -g -fPIC -c -fdebug-prefix-map=" + quote(dir) +
+          "=/project/gone gone.c && gcc -g -fPIC -c kept.c && gcc -shared -o lib/libci.so gone.o "
+          "kept.o")
+          .status,
+      0);
+  // The DWARF says what the test means: gone.c's references under /project/gone, kept.c's here.
+  auto j =
+      run("cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --format json lib/libci.so");
+  ASSERT_EQ(j.status, 1) << j.err;
+  std::map<std::string, std::vector<std::string>> refs;
+  const auto report = nlohmann::json::parse(j.out);
+  for (const auto& u : report["libraries"][0]["unresolved"])
+    for (const auto& r : u["referenced_by"])
+      refs[u["symbol"].get<std::string>()].push_back(r["file"].is_string() ? r["file"].get<std::string>() : "");
+  EXPECT_EQ(refs["gone_here"], std::vector<std::string>{"/project/gone/gone.c"}) << j.out;
+  EXPECT_EQ(refs["both_here"], (std::vector<std::string>{"/project/gone/gone.c", dir + "/kept.c"})) << j.out;
+
+  auto gh =
+      run("cd " + quote(dir) + " && " + kBin + " --no-cache --sdk-home '' --cuda-home '' --format github lib/libci.so");
+  EXPECT_EQ(gh.status, 1) << gh.err;
+  std::map<std::string, std::string> where;  // symbol -> the annotation's properties before the title
+  for (size_t at = 0, end; (end = gh.out.find('\n', at)) != std::string::npos; at = end + 1) {
+    const std::string line = gh.out.substr(at, end - at), title = ",title=unknown%3A undefined symbol%3A ";
+    size_t t = line.find(title);
+    if (t == std::string::npos) continue;
+    size_t name = t + title.size();
+    where[line.substr(name, line.find("::", name) - name)] = line.substr(0, t);
+  }
+  EXPECT_EQ(where, (std::map<std::string, std::string>{{"both_here", "::error file=kept.c,line=4"},
+                                                       {"gone_here", "::error file=lib/libci.so"},
+                                                       {"kept_here", "::error file=kept.c,line=4"}}))
+      << gh.out;
+
+  auto s = run("cd " + quote(dir) + " && " + kBin +
+               " --no-cache --sdk-home '' --cuda-home '' --format sarif -o r.sarif lib/libci.so");
+  EXPECT_EQ(s.status, 1) << s.err;
+  auto sarif = nlohmann::json::parse(test::read_file(dir + "/r.sarif"));
+  std::map<std::string, std::string> placed;  // symbol -> uri:startLine
+  for (const auto& r : sarif["runs"][0]["results"]) {
+    const auto& loc = r["locations"][0];
+    const auto& phys = loc["physicalLocation"];
+    placed[loc["logicalLocations"][0]["decoratedName"].get<std::string>()] =
+        phys["artifactLocation"].value("uriBaseId", "") + "/" + phys["artifactLocation"]["uri"].get<std::string>() +
+        ":" + std::to_string(phys["region"]["startLine"].get<int>());
+  }
+  EXPECT_EQ(placed, (std::map<std::string, std::string>{{"both_here", "%SRCROOT%/kept.c:4"},
+                                                        {"gone_here", "%SRCROOT%/lib/libci.so:1"},
+                                                        {"kept_here", "%SRCROOT%/kept.c:4"}}))
+      << sarif.dump(1);
+}
+
 }  // namespace
 }  // namespace mlc

@@ -224,9 +224,10 @@ TEST(EnvironmentTree, a_program_in_a_tree_is_checked_as_its_start_as_ldd_r_does)
   }
   ASSERT_EQ(truth, (std::set<std::string>{tree + "/new_exec", tree + "/new_pie"}));
 
+  // Programs found in a directory fail the run only with --fail-on ...,programs (the next test).
   auto j =
       run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache --format json " + quote(tree));
-  EXPECT_EQ(j.status, 1) << j.out << j.err;
+  EXPECT_EQ(j.status, 0) << j.out << j.err;
   json report = json::parse(j.out);
   EXPECT_EQ(failing_by_tool(report), truth) << j.out;
   size_t targets = 0;
@@ -248,9 +249,82 @@ TEST(EnvironmentTree, a_program_in_a_tree_is_checked_as_its_start_as_ldd_r_does)
   EXPECT_EQ(one.status, 1);
   EXPECT_NE(one.out.find("error: starting new_pie would fail: 1 cause\n"), std::string::npos) << one.out;
   auto text = run("env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache " + quote(tree));
-  EXPECT_NE(text.out.find("2 of 4 files would fail to load"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("new_pie: starting would fail: 1 finding of its own: foo_new"), std::string::npos)
+  EXPECT_NE(text.out.find("0 of 1 files would fail to load\n2 of 3 programs would not start\n"), std::string::npos)
       << text.out;
+  EXPECT_NE(text.out.find(">>> new_pie: starting would fail: 1 finding of its own: foo_new\n"), std::string::npos)
+      << text.out;
+}
+
+// A program found in a directory is no module: no import runs it (Debian's dist-packages holds
+// torch/bin/test_jit). Whether it starts is still said, as a program, counted apart from what the
+// directory's imports load, and it fails the run only when named itself or with --fail-on ...,programs.
+// The real loader is the oracle: the program, run, stops on the symbol its library lacks.
+TEST(EnvironmentTree, a_program_found_in_a_directory_is_told_apart_and_fails_the_run_only_when_asked) {
+  std::string root = test::scratch_dir("programs-apart");
+  std::string src = root + "/src", tree = root + "/tree";
+  fs::create_directories(src);
+  fs::create_directories(tree);
+  // libfoo as the program was linked against it, with foo_new; the copy in the tree, without it (and
+  // itself a good library: nothing it needs is missing).
+  write_file(src + "/foo2.c", "int foo_old(void) { return 1; }\nint foo_new(void) { return 2; }\n");
+  write_file(src + "/foo1.c", "int foo_old(void) { return 1; }\n");
+  gcc("-Wl,-soname,libfoo.so -o " + src + "/libfoo.so " + src + "/foo2.c");
+  write_file(src + "/prog.c", "int foo_new(void);\nint main(void) { return foo_new() == 2 ? 0 : 3; }\n");
+  auto linked = run("gcc -o " + tree + "/prog " + src + "/prog.c -L" + src + " -lfoo -Wl,-rpath,'$ORIGIN'");
+  ASSERT_EQ(linked.status, 0) << linked.err;
+  gcc("-Wl,-soname,libfoo.so -o " + tree + "/libfoo.so " + src + "/foo1.c");
+  ASSERT_FALSE(HasFailure());
+
+  auto started = run("env -u LD_LIBRARY_PATH " + quote(tree + "/prog"));
+  EXPECT_EQ(started.status, 127) << started.err;
+  EXPECT_NE(started.err.find("symbol lookup error"), std::string::npos) << started.err;
+  EXPECT_NE(started.err.find("undefined symbol: foo_new"), std::string::npos) << started.err;
+
+  const std::string tool = "env -u LD_LIBRARY_PATH " + kBin + " --cuda-home '' --sdk-home '' --no-cache ";
+  // The directory: a warning naming the program and why, the counts apart, exit 0.
+  auto dir = run(tool + quote(tree));
+  EXPECT_EQ(dir.status, 0) << dir.out << dir.err;
+  EXPECT_NE(dir.out.find("warning: 1 program found in the directory would not start: no import runs them, so they "
+                         "fail the run only with --fail-on any,programs\n"
+                         ">>> prog: starting would fail: 1 finding of its own: foo_new\n"),
+            std::string::npos)
+      << dir.out;
+  EXPECT_NE(dir.out.find("0 of 1 files would fail to load\n1 of 1 program would not start\n"), std::string::npos)
+      << dir.out;
+  EXPECT_EQ(dir.out.find("error:"), std::string::npos) << dir.out;
+  // JSON still marks the program and its load.
+  auto j = run(tool + "--format json " + quote(tree));
+  EXPECT_EQ(j.status, 0) << j.err;
+  const json report = json::parse(j.out);
+  size_t targets = 0;
+  for (const auto& lib : report["libraries"]) {
+    if (lib["role"] != "target") continue;
+    ++targets;
+    bool prog = lib["path"] == tree + "/prog";
+    EXPECT_EQ(lib["program"], prog) << lib.dump();
+    EXPECT_EQ(lib["loads"], !prog) << lib.dump();
+  }
+  EXPECT_EQ(targets, 2u) << j.out;
+  // In CI, a warning annotation, not an error.
+  auto gh = run(tool + "--format github " + quote(tree));
+  EXPECT_EQ(gh.status, 0) << gh.err;
+  EXPECT_EQ(gh.out.rfind("::warning file=", 0), 0u) << gh.out;
+  EXPECT_EQ(gh.out.find("::error"), std::string::npos) << gh.out;
+
+  // Asked for: --fail-on any,programs makes it an error and the run's failure.
+  auto asked = run(tool + "--fail-on any,programs " + quote(tree));
+  EXPECT_EQ(asked.status, 1) << asked.out << asked.err;
+  EXPECT_NE(asked.out.find("error: 1 program found in the directory would not start\n"
+                           ">>> prog: starting would fail: 1 finding of its own: foo_new\n"),
+            std::string::npos)
+      << asked.out;
+  auto quiet = run(tool + "-q --fail-on programs " + quote(tree));
+  EXPECT_EQ(quiet.status, 1);
+  EXPECT_EQ(quiet.out, "error: starting prog would fail: 1 finding of its own: foo_new\n");
+  // Named itself, it is what the run checks: an error, exit 1.
+  auto named = run(tool + quote(tree + "/prog"));
+  EXPECT_EQ(named.status, 1) << named.out << named.err;
+  EXPECT_EQ(named.out.rfind("error: starting prog would fail: 1 cause\n", 0), 0u) << named.out;
 }
 
 }  // namespace
