@@ -47,11 +47,21 @@ std::optional<environment::TorchInstall> torch_in_reach(const ImportQuestion& q)
                   });
 }
 
+// A file of the system's library directories (/lib, /usr/lib, /lib64, /usr/lib64 and below).
+bool in_system_directory(const std::string& file) {
+  for (const char* dir : {"/lib/", "/usr/lib/", "/lib64/", "/usr/lib64/"})
+    if (file.rfind(dir, 0) == 0 && file.find("-packages/") == std::string::npos) return true;
+  return false;
+}
+
 // Whether Python is what loads the file: an extension module or a library of modules, a file of a package,
-// or one in a site directory of the interpreter. A library of the system (libtorch_cpu.so in /usr/lib) is
-// loaded by whatever links it, with or without Python, so its DT_NEEDED says nothing of an import.
+// or one in a site directory of the interpreter; with --python, every file named (the user says which process
+// loads it: a kernel library in a build tree, loaded by `import torch; import pkg`). A library of the system
+// (libtorch_cpu.so in /usr/lib) is loaded by whatever links it, with or without Python, so its DT_NEEDED says
+// nothing of an import.
 bool loaded_by_python(const ImportQuestion& q, const PackageChain& chain) {
   if (q.hosting != host::PythonHosting::None || !chain.packages.empty()) return true;
+  if (q.python && !in_system_directory(q.file)) return true;
   if (q.host)
     for (const auto& site : q.host->site_dirs)
       if (q.file.rfind(site + "/", 0) == 0) return true;
@@ -91,6 +101,10 @@ std::optional<TorchImport> torch_imported_before(const ImportQuestion& q) {
   return out;
 }
 
+namespace {
+void add_torch_loads(const ImportQuestion& q, ImportPlan& plan);
+}  // namespace
+
 ImportPlan plan_import(const ImportQuestion& q) {
   ImportPlan plan;
   if (q.program) return plan;  // glibc's dlopen refuses a program; it starts its own process
@@ -107,16 +121,37 @@ ImportPlan plan_import(const ImportQuestion& q) {
     plan.host = host_exe;
   }
   if (!plan.host.empty()) plan.loads.push_back({.path = plan.host, .global = true});
-  if (!plan.torch || !plan.torch->torch) return plan;
+  add_torch_loads(q, plan);
+  // The extension modules the package chain's imports load first (another package's vendored library loaded
+  // under a soname is the copy this file's DT_NEEDED of that name gets).
+  if (plan.host.empty() || own_torch(q.file, q.memo)) return plan;
+  const PackageChain chain = package_chain(q.file);
+  if (chain.packages.empty()) return plan;
+  const auto all = memoized(q.memo ? &q.memo->imported_first : nullptr, chain.packages.back(), [&] {
+    return extensions_imported_first(chain, q.host ? q.host->site_dirs : std::vector<std::string>{}, "");
+  });
+  for (const auto& e : all) {
+    if (e.module == q.file) break;  // what the chain imports after the file runs after it
+    plan.loads.push_back({.path = e.module, .global = false, .imported_by = e.importer});
+  }
+  return plan;
+}
+
+namespace {
+
+// torch's part of a plan: the loads of `import torch`, when torch is imported first.
+void add_torch_loads(const ImportQuestion& q, ImportPlan& plan) {
+  if (!plan.torch || !plan.torch->torch) return;
   const auto& t = *plan.torch->torch;
   const std::string deps = t.dir + "/lib/libtorch_global_deps.so";
   // torch/__init__.py: _load_global_deps() (ctypes.CDLL with RTLD_GLOBAL) unless USE_GLOBAL_DEPS is False,
   // then `from torch._C import *` (Python's RTLD_LOCAL, or RTLD_GLOBAL under USE_RTLD_GLOBAL_WITH_LIBTORCH).
   // The roots of that import are checked after what comes before them: the global deps alone, _C after them.
-  if (q.file == deps) return plan;
+  if (q.file == deps) return;
   if (t.global_deps && access(deps.c_str(), F_OK) == 0) plan.loads.push_back({.path = deps, .global = true});
   if (q.file != t.extension) plan.loads.push_back({.path = t.extension, .global = t.extension_global});
-  return plan;
 }
+
+}  // namespace
 
 }  // namespace mlc::python

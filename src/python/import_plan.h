@@ -13,6 +13,7 @@
 #include "environment/python_env.h"
 #include "host/python_host.h"
 #include "python/interpreter.h"
+#include "python/package.h"
 #include "report/report.h"
 
 namespace mlc::python {
@@ -31,6 +32,9 @@ struct TorchImport {
 struct PriorLoad {
   std::string path;
   bool global = true;  // RTLD_GLOBAL (the main program is always in the global scope)
+  // An extension module of the package chain's imports (another package's, or an earlier one of the file's
+  // own): the Python file whose module-level line imports it. "" for the host and torch's loads.
+  std::string imported_by = "";
 };
 
 struct ImportPlan {
@@ -40,7 +44,9 @@ struct ImportPlan {
   std::optional<TorchImport> torch;
   // A plugin's program (src/host/program_host.h): the host, when it is no interpreter; "" otherwise.
   std::string plugin_of;
-  std::vector<PriorLoad> loads;  // host first, then libtorch_global_deps and torch/_C as `import torch` loads them
+  // host first, then libtorch_global_deps and torch/_C as `import torch` loads them, then the extension modules
+  // the package chain's imports load before the file (RTLD_LOCAL, as every import)
+  std::vector<PriorLoad> loads;
 };
 
 // What the plans of a run's files share, read once: the torch package found for a directory (or none), and
@@ -49,6 +55,8 @@ struct ImportPlan {
 struct ImportMemo {
   std::map<std::string, std::optional<environment::TorchInstall>> torch_of_dir;
   std::map<std::string, std::optional<std::string>> torch_importer;
+  // The extension modules the import of a package chain loads, in order, by the chain's innermost package.
+  std::map<std::string, std::vector<ImportedFirst>> imported_first;
 };
 
 struct ImportQuestion {

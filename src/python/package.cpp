@@ -10,6 +10,7 @@
 #include "common/file_io.h"
 #include "common/paths.h"
 #include "common/text.h"
+#include "common/walk.h"
 
 namespace mlc::python {
 namespace {
@@ -184,6 +185,117 @@ std::optional<std::string> module_importing(const PackageChain& chain, const std
     }
   }
   return std::nullopt;
+}
+
+namespace {
+
+// What CPython's import finds for `dotted` under `root`: a package's __init__.py, a module's .py, or an
+// extension module (name.so, name.abi3.so, name.<tag>.so; the first in name order), with the __init__.py
+// files of the packages above it, in the order they run.
+struct Found {
+  std::vector<std::string> inits;  // the packages' __init__.py, top first
+  std::string py;                  // the module's own .py ("" for a package or an extension)
+  std::string extension;           // the extension module's file
+};
+std::optional<Found> find_module(const std::string& root, const std::string& dotted) {
+  Found out;
+  std::string dir = root;
+  size_t at = 0;
+  while (true) {
+    size_t dot = dotted.find('.', at);
+    const std::string part = dotted.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
+    if (part.empty()) return std::nullopt;
+    const std::string here = join_path(dir, part);
+    if (is_file(here + "/__init__.py")) {
+      out.inits.push_back(here + "/__init__.py");
+      dir = here;
+    } else if (dot == std::string::npos && is_file(here + ".py")) {
+      out.py = here + ".py";
+      return out;
+    } else if (dot == std::string::npos) {
+      for (const auto& name : sorted_entries(dir))
+        if (name.rfind(part + ".", 0) == 0 && name.ends_with(".so") && is_file(join_path(dir, name))) {
+          out.extension = join_path(dir, name);
+          return out;
+        }
+      return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+    if (dot == std::string::npos) return out;
+    at = dot + 1;
+  }
+}
+
+struct ImportWalk {
+  const std::vector<std::string>& roots;  // where absolute imports are found, in sys.path order
+  const std::string& target;
+  size_t limit;
+  std::set<std::string> seen = {};
+  std::vector<ImportedFirst> out = {};
+  size_t read = 0;
+  bool reached = false;  // the target's own import: what follows runs after it
+
+  // `from .x import y` / `import a.b`: each module (and each name that is a module of a package) in order.
+  void run_import(const ImportLine& imp, const std::string& file) {
+    for (const auto& m : imp.modules) {
+      if (reached) return;
+      std::vector<std::pair<std::string, std::string>> where;  // (root, dotted) candidates
+      if (m[0] == '.') {
+        const size_t dots = m.find_first_not_of('.');
+        std::string dir = dir_name(file);
+        for (size_t i = 1; i < (dots == std::string::npos ? m.size() : dots); ++i) dir = dir_name(dir);
+        const std::string rest = dots == std::string::npos ? "" : m.substr(dots);
+        if (!rest.empty()) where.push_back({dir, rest});
+        for (const auto& n : imp.names)
+          if (n != "*") where.push_back({dir, rest.empty() ? n : rest + "." + n});
+      } else {
+        if (m == "torch" || m.rfind("torch.", 0) == 0) continue;
+        for (const auto& root : roots)
+          if (find_module(root, m)) {
+            where.push_back({root, m});
+            for (const auto& n : imp.names)
+              if (n != "*" && find_module(root, m + "." + n)) where.push_back({root, m + "." + n});
+            break;
+          }
+      }
+      for (const auto& [root, dotted] : where) {
+        auto found = find_module(root, dotted);
+        if (!found) continue;
+        for (const auto& init : found->inits) run_file(init);
+        if (!found->py.empty()) run_file(found->py);
+        if (!found->extension.empty() && !reached) {
+          if (found->extension == target) reached = true;
+          else if (seen.insert(found->extension).second) out.push_back({found->extension, file});
+        }
+        if (reached) return;
+      }
+    }
+  }
+
+  void run_file(const std::string& file) {
+    if (reached || !seen.insert(file).second || read++ >= limit) return;
+    auto text = read_text(file);
+    if (!text) return;
+    for (const auto& line : module_level_lines(*text)) {
+      if (auto imp = parse_import(line)) run_import(*imp, file);
+      if (reached) return;
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<ImportedFirst> extensions_imported_first(const PackageChain& chain,
+                                                     const std::vector<std::string>& site_dirs,
+                                                     const std::string& target, size_t limit) {
+  if (chain.packages.empty()) return {};
+  std::vector<std::string> roots{chain.site};
+  for (const auto& s : site_dirs)
+    if (s != chain.site) roots.push_back(s);
+  ImportWalk walk{.roots = roots, .target = target, .limit = limit};
+  for (const auto& p : chain.packages) walk.run_file(p + "/__init__.py");
+  return walk.out;
 }
 
 }  // namespace mlc::python

@@ -24,6 +24,23 @@ PackageChain package_chain(const std::string& file);
 // or class. Nullopt when none does.
 std::optional<std::string> module_importing(const PackageChain& chain, const std::string& package, size_t limit = 64);
 
+// An extension module whose import runs before a file's: importing `vext._v` runs vext/__init__.py, whose
+// module-level `import aaa` runs aaa/__init__.py, whose `from . import _a` loads aaa/_a.*.so first.
+struct ImportedFirst {
+  std::string module;    // the extension module's file
+  std::string importer;  // the Python file whose module-level line imports it
+};
+
+// The extension modules that importing the chain's packages loads, in the order CPython runs them: each
+// __init__.py of the chain top first, each module-level import followed into the module or package it names,
+// across packages of `site_dirs` (the chain's own site directory first), depth first, each file once, at most
+// `limit` Python files read. Stops at `target` (the file whose import is asked about): what comes after it
+// runs after it. torch and its subpackages are not followed (the import of torch is planned on its own), nor
+// modules not found in those directories (the standard library).
+std::vector<ImportedFirst> extensions_imported_first(const PackageChain& chain,
+                                                     const std::vector<std::string>& site_dirs,
+                                                     const std::string& target, size_t limit = 256);
+
 // Whether one line of Python source imports `package` (the line's own text; indentation is the caller's).
 bool line_imports(const std::string& line, const std::string& package);
 

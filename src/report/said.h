@@ -100,15 +100,23 @@ struct ImplementKernel {  // fix
   std::string qualified, op, at, backend;
   std::string words() const;
 };
+// Another package's extension module, imported before the file, loaded the copy taken: its package and its
+// file, and the file's own package ("" when the copy came from a search of the file's own load).
+struct ImportedFirstBy {
+  std::string module, package, own_package;
+};
 struct StaleCopyTaken {  // the loader takes a copy that lacks it
   std::string taken;
   loader::FoundHow how = loader::FoundHow::Direct;
   std::string soname, definer;
+  ImportedFirstBy first = {};
   std::string words() const;
 };
 struct LoadInstead {  // fix
   std::string definer, taken;
   loader::FoundHow how = loader::FoundHow::Direct;
+  std::string soname = "";
+  ImportedFirstBy first = {};
   std::string words() const;
 };
 struct DefinedInUnlinked {

@@ -68,10 +68,22 @@ std::string ImplementKernel::words() const {
 }
 
 std::string StaleCopyTaken::words() const {
+  if (!first.module.empty())
+    return "the import of " + first.package + " (" + first.module + "), which runs first, loaded " + taken + " for " +
+           soname + ", which lacks it; glibc gives every later DT_NEEDED of " + soname + " that copy, so " + definer +
+           ", which defines it, is never loaded";
   return "the loader takes " + taken + " [" + loader::to_string(how) + "] for " + soname + ", which lacks it; " +
          definer + " defines it";
 }
 std::string LoadInstead::words() const {
+  // A soname two packages vendor: no search path order of this file's gets past the copy loaded first.
+  if (!first.module.empty()) {
+    const std::string stem = soname.substr(0, soname.find(".so"));
+    return first.own_package + " and " + first.package + " vendor " + soname +
+           " under one soname: give the vendored copies distinct sonames (auditwheel repair renames each to " + stem +
+           "-<hash>" + soname.substr(stem.size()) + " and patches its DT_NEEDED), or import " + first.own_package +
+           "'s module before " + first.package;
+  }
   // A preloaded copy is in the process before any search: no search path order gets past it.
   if (how == loader::FoundHow::Preload)
     return "take " + taken + " out of LD_PRELOAD (or /etc/ld.so.preload): it is loaded before anything searches, so " +

@@ -174,6 +174,28 @@ class Tracer {
   }
 
   // --- libraries: shadowed copies and libraries that are not linked --------------------------------
+  // The top package of a file: the topmost directory above it holding an __init__.py ("" for none).
+  static std::string top_package(const std::string& file) {
+    std::string top;
+    for (std::string dir = dir_name(file); dir.size() > 1 && is_file(dir + "/__init__.py"); dir = dir_name(dir))
+      top = dir;
+    return top.empty() ? "" : base_name(top);
+  }
+
+  // The copy `o` was brought in by another package's extension module that the file's import runs first (a
+  // load of its plan, RTLD_LOCAL: not the host, not torch's): that module and both packages; else nothing.
+  said::ImportedFirstBy imported_first_by(const loader::LoadedObject& o) const {
+    if (o.root < 0 || !o.is_with) return {};
+    const auto& root = p_->objects[o.root];
+    if (root.global || root.is_target || !environment::torch_version_for(root.path).empty()) return {};
+    const std::string package = top_package(root.path);
+    const std::string own = top_package(p_->objects[p_->target].path);
+    if (package.empty() || package == own || package == "torch") return {};
+    return {.module = root.path,
+            .package = package,
+            .own_package = own.empty() ? base_name(p_->objects[p_->target].path) : own};
+  }
+
   bool check_libraries() {
     for (const sdk::SdkIndex* index : {ctx_.sdk(), ctx_.search_path}) {
       if (!index) continue;
@@ -192,7 +214,9 @@ class Tracer {
           // (provider-mismatch, decided later), and removing that copy would break torch.
           if (!environment::torch_version_for(o.path).empty()) continue;
           verdict::claim(u_, EvidencePass::Trace, Classification::Shadowed);
-          say(u_, said::StaleCopyTaken{.taken = o.path, .how = o.how, .soname = lib.soname, .definer = lib.path});
+          const said::ImportedFirstBy first = imported_first_by(o);
+          say(u_, said::StaleCopyTaken{
+                      .taken = o.path, .how = o.how, .soname = lib.soname, .definer = lib.path, .first = first});
           u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
           u_.fix = Fix{FixKind::UseLibrary,
                        {},
@@ -200,7 +224,8 @@ class Tracer {
                        {},
                        lib.path,
                        "",
-                       saying(said::LoadInstead{.definer = lib.path, .taken = o.path, .how = o.how})};
+                       saying(said::LoadInstead{
+                           .definer = lib.path, .taken = o.path, .how = o.how, .soname = lib.soname, .first = first})};
           return true;
         }
         if (loaded >= 0) continue;  // that very file is loaded: the symbol must be hidden or versioned

@@ -163,6 +163,25 @@ TEST_F(PythonImport, import_torch_binds_torchs_libc10_not_the_system_copy) {
   EXPECT_EQ(needed[0]["owner"], (json{{"kind", "python"}, {"name", "torch"}, {"version", "9.9.1"}}));
 }
 
+// With --python the user says the file is loaded in that Python's process, after `import torch` when it needs
+// torch's libraries: a kernel library in a build tree (no package, no site directory) that needs libc10.so gets
+// the libc10.so torch loaded (glibc matches a DT_NEEDED against a loaded object's name, whatever scope it was
+// loaded into), not the system's copy its own search would find.
+TEST_F(PythonImport, with_python_a_library_outside_any_package_binds_the_libc10_torch_loaded) {
+  Site s = make_site("pyimport-build-tree");
+  const std::string kernels = s.root + "/build/lib/libkernels.so";
+  copy(s.ext, kernels);
+  ASSERT_EQ(ctypes_loads("", kernels, s.system), "fails\n");
+  ASSERT_EQ(ctypes_loads(s.torch_c, kernels, s.system), "ok\n");
+  auto r =
+      run(tool(s, "--format json --python=" + kPython + " --library-path " + quote(s.system) + " " + quote(kernels)));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  auto doc = json::parse(r.out);
+  EXPECT_EQ(doc["libraries"][0]["unresolved"], json::array()) << doc["libraries"][0].dump();
+  EXPECT_EQ(doc["libraries"][0]["needed"][0]["path"], s.site + "/torch/lib/libc10.so");
+  EXPECT_EQ(doc["libraries"][0]["imported_after"]["reason"], "needs-torch-libraries");
+}
+
 TEST_F(PythonImport, a_torch_whose_libc10_lacks_a_symbol_is_the_one_blamed) {
   Site s = make_site("pyimport-broken");
   copy(kFix + "/system/libc10.so", s.site + "/torch/lib/libc10.so");  // torch's own copy now lacks c10_new
@@ -420,6 +439,74 @@ TEST_F(PythonImportDev, torch_imported_rtld_global_lends_its_libraries_to_later_
         r.out,
         global ? "" : "error: importing _ext.so would fail: 1 cause\nerror: undefined symbol: at::globalContext()\n");
   }
+}
+
+// Two wheels vendor one soname: vext/__init__.py imports aaa first, whose extension module loads aaa's older
+// libvend.so.1; vext's module needs libvend.so.1 too, and glibc gives it the copy already loaded (a DT_NEEDED
+// matches a loaded object's name whatever scope it was loaded into), which lacks vend_new. The file's own
+// RUNPATH cannot help: the fix names both packages. Checked against a real `import vext`, then with vext's
+// imports reordered (its module first), which the tool then passes too.
+TEST_F(PythonImportDev, another_packages_import_loads_its_vendored_copy_of_a_soname_first) {
+  std::string root = test::scratch_dir("pyimport-vendored"), site = root + "/site";
+  auto cc = [&](const std::string& out, const std::string& source, const std::string& args) {
+    fs::create_directories(fs::path(out).parent_path());
+    write_file(root + "/src.c", source);
+    auto r =
+        run("cc -shared -fPIC -I/usr/include/python3.11 -o " + quote(out) + " " + quote(root + "/src.c") + " " + args);
+    EXPECT_EQ(r.status, 0) << r.err;
+  };
+  auto module = [](const std::string& name, const std::string& call) {
+    return "#include <Python.h>\nint " + call + "(void);\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"" +
+           name + "\", 0, -1, 0};\nPyMODINIT_FUNC PyInit_" + name + "(void) { " + call +
+           "(); return PyModule_Create(&def); }\n";
+  };
+  const std::string old_vend = site + "/aaa/aaa.libs/libvend.so.1", new_vend = site + "/vext/libvend.so.1";
+  cc(old_vend, "int vend_old(void) { return 1; }\n", "-Wl,-soname,libvend.so.1");
+  cc(new_vend, "int vend_old(void) { return 1; }\nint vend_new(void) { return 2; }\n", "-Wl,-soname,libvend.so.1");
+  const std::string a = site + "/aaa/_a.cpython-311-x86_64-linux-gnu.so";
+  const std::string v = site + "/vext/_v.cpython-311-x86_64-linux-gnu.so";
+  cc(a, module("_a", "vend_old"), "-Wl,--enable-new-dtags,-rpath,'$ORIGIN/aaa.libs' " + quote(old_vend));
+  cc(v, module("_v", "vend_new"), "-Wl,--enable-new-dtags,-rpath,'$ORIGIN' " + quote(new_vend));
+  write_file(site + "/aaa/__init__.py", "from . import _a\n");
+  write_file(site + "/vext/__init__.py", "import aaa\nfrom . import _v\n");
+  fs::remove(root + "/src.c");
+  ASSERT_FALSE(HasFailure());
+  const std::string env = "env -u LD_LIBRARY_PATH -u LD_PRELOAD PYTHONPATH=" + quote(site) + " ";
+  auto real = run(env + kPython + " -c 'import vext'");
+  ASSERT_NE(real.err.find("ImportError: " + v + ": undefined symbol: vend_new"), std::string::npos) << real.err;
+  ASSERT_EQ(run(env + kPython + " -c 'import aaa'").status, 0);
+
+  auto r = run(env + kBin + " --no-cache --format json " + quote(site));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  auto doc = json::parse(r.out);
+  json lib;
+  for (const auto& l : doc["libraries"])
+    if (l["path"] == v) lib = l;
+  ASSERT_TRUE(lib.is_object()) << r.out;
+  for (const auto& l : doc["libraries"])  // aaa's module and both copies load
+    if (l["path"] != v) {
+      EXPECT_EQ(l["unresolved"], json::array()) << l["path"];
+    }
+  ASSERT_EQ(lib["unresolved"].size(), 1u) << lib.dump();
+  const auto& u = lib["unresolved"][0];
+  EXPECT_EQ(u["symbol"], "vend_new");
+  EXPECT_EQ(u["classification"], "shadowed");
+  EXPECT_EQ(lib["needed"][0]["path"], old_vend);
+  EXPECT_EQ(u["reason"], "the import of aaa (" + a + "), which runs first, loaded " + old_vend +
+                             " for libvend.so.1, which lacks it; glibc gives every later DT_NEEDED of libvend.so.1 "
+                             "that copy, so " +
+                             new_vend + ", which defines it, is never loaded");
+  EXPECT_EQ(u["fix"]["detail"],
+            "vext and aaa vendor libvend.so.1 under one soname: give the vendored copies distinct sonames (auditwheel "
+            "repair renames each to libvend-<hash>.so.1 and patches its DT_NEEDED), or import vext's module before "
+            "aaa");
+
+  // The fix where it is ours: vext imports its own module first. The real import then works, and so does
+  // the tool's verdict.
+  write_file(site + "/vext/__init__.py", "from . import _v\nimport aaa\n");
+  ASSERT_EQ(run(env + kPython + " -c 'import vext'").status, 0);
+  r = run(env + kBin + " --no-cache " + quote(site));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
 // `import torch` loads lib/libtorch_global_deps.so (RTLD_GLOBAL) before _C; when
