@@ -3,10 +3,17 @@
 // (sysdeps/x86/cpu-tunables.c) and for the static TLS surplus (elf/dl-tunables.list).
 #include "loader_facts.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <vector>
+
+#include "common/file_io.h"
+#include "elf/elf_object.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -118,7 +125,43 @@ int cpu_level_number(std::string_view name) {
   return 0;
 }
 
+namespace {
+
+// The N of the glibc 2.N the process runs, from the system's libc.so.6 (inside the sysroot): the release it
+// states ("... stable release version 2.36.", the banner libc.so.6 prints when run), else the newest GLIBC_2.N
+// node it defines (a release that adds no function adds no node); 0 when none is found or read.
+int glibc_minor_of(const std::string& sysroot) {
+  for (const char* dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/lib64",
+                          "/usr/lib64", "/lib", "/usr/lib"}) {
+    const std::string path = sysroot + dir + "/libc.so.6";
+    if (access(path.c_str(), R_OK) != 0) continue;
+    if (auto text = read_text(path)) {
+      const std::string_view banner = "release version 2.";
+      if (size_t at = text->find(banner); at != std::string::npos) {
+        int minor = 0;
+        for (size_t i = at + banner.size(); i < text->size() && std::isdigit(static_cast<unsigned char>((*text)[i]));
+             ++i)
+          minor = minor * 10 + ((*text)[i] - '0');
+        if (minor > 0) return minor;
+      }
+    }
+    auto libc = elf::read_object(path, elf::ReadOptions{.relocations = false, .symbols = true, .lookup_only = true});
+    if (!libc) continue;
+    int newest = 0;
+    for (const auto& d : libc->version_definitions) {
+      int major = 0, minor = 0, micro = 0;
+      if (std::sscanf(std::string(d.name).c_str(), "GLIBC_%d.%d.%d", &major, &minor, &micro) >= 2 && major == 2)
+        newest = std::max(newest, minor);
+    }
+    return newest;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void apply_loader_facts(loader::LoaderEnv& env, std::string_view glibc_tunables, const std::string& cpu_level) {
+  env.glibc_minor = glibc_minor_of(env.sysroot);
   const auto t = tunables(glibc_tunables);
   auto number = [&](const char* name, uint64_t& into) {
     auto it = t.find(name);

@@ -23,12 +23,12 @@ enum class FoundHow {
   Default,
   With,
   AlreadyLoaded,
+  Preload,  // LD_PRELOAD or /etc/ld.so.preload (rtld.c): mapped after the main program, before its dependencies
   Sdk,
   Home,
   Conda,
   Venv,
-  Beside,
-  Preload,  // LD_PRELOAD or /etc/ld.so.preload (rtld.c): mapped after the main program, before its dependencies
+  Beside
 };
 const char* to_string(FoundHow how);
 

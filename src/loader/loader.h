@@ -53,6 +53,10 @@ struct LoaderEnv {
   // dl_isa_level_check): the CPU's own, computed before the tunables apply; 0 when not known (no check).
   int x86_cpu_isa_level = 0;
   bool hwcap_avx512_1 = false;
+  // The N of the glibc 2.N the process runs (its libc.so.6's newest GLIBC_2.N node); 0 when not known, which
+  // keeps Debian 12's 2.36 rules. The rules keyed to it: glibc-hwcaps subdirectories from 2.33 on, the legacy
+  // hwcap, platform and tls subdirectories before 2.37 only.
+  int glibc_minor = 0;
   // The glibc.rtld tunables that size the static TLS surplus (dl-tls.c _dl_tls_static_surplus_init).
   uint64_t optional_static_tls = 512;
   uint64_t nns = 4;
@@ -167,10 +171,11 @@ std::vector<std::string> split_rpath(const std::string& list);
 
 // glibc's legacy and glibc-hwcaps subdirectories searched before each directory of a search path
 // (dl-hwcaps.c _dl_important_hwcaps), in order, each ending in '/', the directory itself ("") last:
-// glibc-hwcaps/x86-64-v4/ ... v2/ by the ISA level, then the power set of the legacy names (the hwcap
-// names, the platform, "tls"), largest first.
+// glibc-hwcaps/x86-64-v4/ ... v2/ by the ISA level (from glibc 2.33), then the power set of the legacy names
+// (the hwcap names, the platform, "tls"), largest first (before glibc 2.37, which searches them no more).
+// `glibc_minor`: the N of the process's glibc 2.N; 0 when not known (Debian 12's 2.36 rules).
 std::vector<std::string> hwcaps_subdirs(uint16_t machine, bool is_64, int x86_isa_level, const std::string& platform,
-                                        bool avx512_1);
+                                        bool avx512_1, int glibc_minor = 0);
 
 // Debian's system search path for the machine (glibc's SYSTEM_DIRS), and its $LIB / $PLATFORM values.
 std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64);

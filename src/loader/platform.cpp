@@ -118,12 +118,13 @@ std::vector<std::string> split_search_path(const std::string& list) { return spl
 std::vector<std::string> split_rpath(const std::string& list) { return split_at(list, ":"); }
 
 std::vector<std::string> hwcaps_subdirs(uint16_t machine, bool is_64, int x86_isa_level, const std::string& platform,
-                                        bool avx512_1) {
+                                        bool avx512_1, int glibc_minor) {
   std::vector<std::string> out;
   std::vector<std::string> legacy;  // dl-hwcaps.c: the hwcap names (bit order), the platform, then "tls"
+  const bool known = glibc_minor > 0;
   if (machine == 62 && is_64) {
-    // sysdeps/x86_64/dl-hwcaps-subdirs.c: the supported levels, best first.
-    for (int level = std::min(x86_isa_level, 4); level >= 2; --level)
+    // sysdeps/x86_64/dl-hwcaps-subdirs.c (glibc 2.33 on): the supported levels, best first.
+    for (int level = std::min(x86_isa_level, 4); level >= 2 && (!known || glibc_minor >= 33); --level)
       out.push_back("glibc-hwcaps/x86-64-v" + std::to_string(level) + "/");
     // sysdeps/x86/cpu-features.c: dl_hwcap is HWCAP_X86_64, plus HWCAP_X86_AVX512_1 on such Intel
     // CPUs; HWCAP_IMPORTANT keeps both.
@@ -132,6 +133,8 @@ std::vector<std::string> hwcaps_subdirs(uint16_t machine, bool is_64, int x86_is
   }
   if (!platform.empty()) legacy.push_back(platform);
   legacy.push_back("tls");
+  // glibc 2.37 ("elf: Remove legacy hwcaps support"): only the glibc-hwcaps subdirectories are searched.
+  if (known && glibc_minor >= 37) legacy.clear();
   // The power set, largest subset first; within a subset the names from the last to the first.
   const size_t n = legacy.size();
   for (size_t subset = (size_t{1} << n); subset-- > 0;) {

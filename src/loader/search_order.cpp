@@ -82,7 +82,7 @@ SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_6
                    .lib = env.lib_token.empty() ? lib_token_for(machine, is_64) : env.lib_token,
                    .platform = env.platform_token.empty() ? platform_token_for(machine, is_64) : env.platform_token,
                    .subdirs = {}};
-  p.subdirs = hwcaps_subdirs(machine, is_64, env.x86_isa_level, p.platform, env.hwcap_avx512_1);
+  p.subdirs = hwcaps_subdirs(machine, is_64, env.x86_isa_level, p.platform, env.hwcap_avx512_1, env.glibc_minor);
   return p;
 }
 

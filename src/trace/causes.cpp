@@ -97,10 +97,14 @@ bool picked_exports(const elf::ElfObject& o, std::string_view name, std::string_
   std::vector<uint32_t> found;
   o.find_defined(name, elf::gnu_hash(name), found);
   for (uint32_t i : found) {
-    if (i >= o.dynamic_symbols.size()) return true;  // not materialised (lazy read): a defined .dynsym entry
-    if (!exported(o.dynamic_symbols[i])) continue;
+    // A lazily read object (lookup_only) has no materialised table: dynamic_symbol reads the entry, with its
+    // version index, from the raw .dynsym and .gnu.version (the version decides: libstdc++'s operator delete
+    // at another node than the reference's is not what it missed).
+    elf::Symbol sym = i < o.dynamic_symbols.size() ? o.dynamic_symbols[i] : o.dynamic_symbol(i);
+    if (sym.name.empty()) sym.name = name;  // find_defined matched it by name
+    if (!exported(sym)) continue;
     if (version.empty()) return true;
-    const auto* d = o.has_versym ? o.definition(o.dynamic_symbols[i].version_index) : nullptr;
+    const auto* d = o.has_versym ? o.definition(sym.version_index) : nullptr;
     if (!d || d->is_base || d->name == version) return true;
   }
   return false;

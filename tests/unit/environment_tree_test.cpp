@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "test_support.h"
 
@@ -187,6 +188,61 @@ TEST_F(EnvironmentTreeYaml, a_healthy_environment_exits_0_with_one_summary_line)
 // A program in a tree is no dlopen target: glibc refuses an executable ("cannot
 // dynamically load position-independent executable"). It is checked as its start is, the file as the
 // main map: `ldd -r` is the oracle for which programs fail and on what, and the report marks them.
+// One cause, not one per file: a stale C++ runtime first on LD_LIBRARY_PATH lacks version nodes and symbols
+// every C++ module of the tree needs (operator delete among them: the stale copy defines it at another node,
+// which is still a miss of that copy). Every file it breaks is listed under it, none "on findings of its own"
+// with a rebuild fix. The oracle: ctypes.CDLL(RTLD_NOW) in python3 under the same LD_LIBRARY_PATH, then
+// without it, where every file loads and so does the tool's verdict.
+TEST(EnvironmentTree, a_stale_cxx_runtime_on_ld_library_path_is_one_cause_for_every_file_it_breaks) {
+  std::string root = test::scratch_dir("stale-runtime"), site = root + "/site", stale = root + "/stale";
+  fs::create_directories(stale);
+  write_file(root + "/v.map",
+             "GLIBCXX_3.4 { global: _ZSt4cout; local: *; };\nGLIBCXX_3.4.20 { global: _ZdlPv; } GLIBCXX_3.4;\n");
+  write_file(root + "/s.c", "int _ZSt4cout;\nvoid _ZdlPv(void* p) { (void)p; }\n");
+  gcc("-Wl,-soname,libstdc++.so.6 -Wl,--version-script=" + quote(root + "/v.map") + " -o " +
+      quote(stale + "/libstdc++.so.6") + " " + quote(root + "/s.c"));
+  std::vector<std::string> modules;
+  for (const char* name : {"pkga", "pkgb", "pkgc"}) {
+    fs::create_directories(site + "/" + name);
+    write_file(root + "/m.cpp", std::string("#include <string>\nextern \"C\" void* PyInit__m() {\n") +
+                                    "  std::string* s = new std::string(\"" + name +
+                                    "\");\n  delete s;\n  return 0;\n}\n");
+    auto r = run("g++ -shared -fPIC -o " + quote(site + "/" + name + "/_m.so") + " " + quote(root + "/m.cpp"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    dist_info(site, name, {std::string(name) + "/_m.so"});
+    modules.push_back(site + "/" + name + "/_m.so");
+  }
+  auto ctypes = [&](const std::string& env, const std::string& m) {
+    return run(env + " python3 -c " +
+               quote("import ctypes, os, sys\ntry:\n    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n    print('ok')\n"
+                     "except OSError as e:\n    print('fails')\n") +
+               " " + quote(m))
+        .out;
+  };
+  const std::string with_stale = "env LD_LIBRARY_PATH=" + quote(stale) + " PATH=/usr/bin:/bin";
+  const std::string clean = "env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin";
+  for (const auto& m : modules) {
+    ASSERT_EQ(ctypes(with_stale, m), "fails\n") << m;
+    ASSERT_EQ(ctypes(clean, m), "ok\n") << m;
+  }
+  auto r = run(with_stale + " " + kBin + " --no-cache " + quote(site));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  size_t errors = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) errors += line.rfind("error: ", 0) == 0;
+  EXPECT_EQ(errors, 1u) << r.out;
+  EXPECT_NE(r.out.find("error: libstdc++.so.6 from " + stale + "/libstdc++.so.6 (ld_library_path) lacks "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(">>> breaks 3 files, by package:\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("of their own"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("of its own"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 of 3 files would fail to load"), std::string::npos) << r.out;
+  // The cause's fix, applied: without the stale directory every file loads, and the tool agrees.
+  auto fixed = run(clean + " " + kBin + " --no-cache " + quote(site));
+  EXPECT_EQ(fixed.status, 0) << fixed.out << fixed.err;
+}
+
 TEST(EnvironmentTree, a_program_in_a_tree_is_checked_as_its_start_as_ldd_r_does) {
   std::string root = test::scratch_dir("programs");
   std::string src = root + "/src", tree = root + "/tree";

@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "pipeline/linkcheck.h"
 #include "real_loader.h"
 #include "test_support.h"
 
@@ -150,6 +151,35 @@ TEST(GlibcRules, hwcaps_subdirectory_copy_shadows_the_directory_copy) {
     EXPECT_EQ(t.status, 1) << sub;
     EXPECT_EQ(needed_path(t, w.at("libuser.so"), "libf.so"), w.at("lib/" + sub + "/libf.so")) << sub;
   }
+}
+
+// The rules follow the glibc the process runs (LoaderEnv::glibc_minor, read from its libc.so.6): glibc 2.37
+// removed the legacy subdirectories (tls/, the platform's, the hwcap names'), so from 2.37 on the stale copies
+// in them are not searched and DIR/libf.so is loaded; before 2.33 there is no glibc-hwcaps/ either. This
+// machine's loader (2.36 on Debian 12) is the oracle of the older rule above; the device's (2.39) of this one.
+TEST(GlibcRules, legacy_subdirectories_are_searched_before_glibc_2_37_only) {
+  World w("legacy-by-version");
+  w.build("lib/libf.so", kF12, "-Wl,-soname,libf.so");
+  w.build("libuser.so", kUseF12, "-Wl,-rpath,'$ORIGIN/lib' lib/libf.so");
+  w.build("lib/tls/libf.so", kF1, "-Wl,-soname,libf.so");
+  w.build("lib/glibc-hwcaps/x86-64-v2/libf.so", kF1, "-Wl,-soname,libf.so");
+  ASSERT_FALSE(HasFailure());
+  auto picked = [&](int glibc_minor, int isa_level) {
+    LinkcheckOptions o;
+    o.env.glibc_minor = glibc_minor;
+    o.env.x86_isa_level = isa_level;
+    Report r = run_linkcheck({w.at("libuser.so")}, o);
+    for (const auto& l : r.libraries)
+      for (const auto& n : l.needed)
+        if (n.name == "libf.so") return n.path.value_or("(none)");
+    return std::string("(not listed)");
+  };
+  EXPECT_EQ(picked(36, 1), w.at("lib/tls/libf.so"));
+  EXPECT_EQ(picked(37, 1), w.at("lib/libf.so"));
+  EXPECT_EQ(picked(39, 1), w.at("lib/libf.so"));
+  EXPECT_EQ(picked(39, 2), w.at("lib/glibc-hwcaps/x86-64-v2/libf.so"));
+  EXPECT_EQ(picked(32, 2), w.at("lib/tls/libf.so"));  // no glibc-hwcaps before 2.33
+  EXPECT_EQ(picked(0, 1), w.at("lib/tls/libf.so"));   // not known: Debian 12's rules
 }
 
 // The level is the CPU's (cpuid, as ld.so computes it), GLIBC_TUNABLES' glibc.cpu.hwcaps applied: with
