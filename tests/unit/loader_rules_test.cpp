@@ -413,6 +413,18 @@ TEST(LoaderRules, sysroot_uses_its_ld_so_conf_when_it_has_no_cache) {
   EXPECT_EQ(r.unresolved_count(), 0u);
 }
 
+// dl-load.c expands $ORIGIN to the directory the object was loaded from, a path on disk already:
+// under --sysroot only the absolute elements of a search path move into the sysroot, never $ORIGIN's.
+TEST(LoaderRules, origin_element_under_a_sysroot_is_the_objects_own_directory) {
+  LinkcheckOptions o;
+  o.env.sysroot = kFix + "/sysroot";
+  Report r = check("prec/libprec_user_runpath.so", o);
+  const auto& n = needed(lib(r, "prec/libprec_user_runpath.so"), "libprec.so");
+  EXPECT_EQ(n.path, kFix + "/prec/rp/libprec.so");
+  EXPECT_EQ(n.how, loader::FoundHow::Runpath);
+  EXPECT_EQ(r.unresolved_count(), 0u);
+}
+
 }  // namespace
 }  // namespace mlc
 
