@@ -168,6 +168,19 @@ TEST(LoaderRules, runpath_is_not_inherited_by_dependencies) {
   EXPECT_EQ(b.unresolved[0].classification, Classification::MissingLibrary);
 }
 
+// dl-load.c _dl_map_object: "When the object has the RUNPATH information we don't use any RPATHs" - not
+// even the DT_RPATH of the object that loaded it, which would find the library here.
+TEST(LoaderRules, runpath_of_the_requester_hides_the_rpath_of_its_loaders) {
+  Report r = check("chain/mix/libmix_a.so", closure());
+  EXPECT_EQ(needed(lib(r, "chain/mix/libmix_a.so"), "libmix_b.so").how, loader::FoundHow::Rpath);
+  const auto& b = lib(r, "chain/mix/b/libmix_b.so");
+  const auto& c = needed(b, "libchain_c.so");
+  EXPECT_FALSE(c.path.has_value());
+  for (const auto& dir : c.searched) EXPECT_EQ(dir.find("/chain/c"), std::string::npos) << dir;
+  ASSERT_EQ(names(b), Names{"chain_c"});
+  EXPECT_EQ(b.unresolved[0].classification, Classification::MissingLibrary);
+}
+
 TEST(LoaderRules, rpath_comes_before_ld_library_path) {
   LinkcheckOptions o;
   o.env.library_path = {kFix + "/prec/llp"};
