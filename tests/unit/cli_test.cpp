@@ -295,6 +295,20 @@ TEST(Cli, baseline_accepts_known_findings_and_fails_on_new_ones) {
   EXPECT_NE(bad.err.find(base + ": line 1: expected"), std::string::npos) << bad.err;
 }
 
+// A missing library the baseline accepts is no new finding: the run it was written from passes.
+TEST(Cli, baselined_missing_library_is_not_a_new_finding) {
+  std::string dir = test::scratch_dir("baseline-missing");
+  std::string lib = test::quote(kFix + "/miss/libmiss_user.so");
+  std::string base = dir + "/baseline.txt";
+  auto wrote = test::run(kBin + " -q --cuda-home '' --update-baseline " + test::quote(base) + " " + lib);
+  EXPECT_EQ(wrote.status, 0) << wrote.out << wrote.err;
+  EXPECT_NE(test::read_file(base).find("\nlibmiss_user.so missing-library libnothere.so.1\n"), std::string::npos)
+      << test::read_file(base);
+  auto known = test::run(kBin + " -q --cuda-home '' --fail-on new --baseline " + test::quote(base) + " " + lib);
+  EXPECT_EQ(known.status, 0) << known.out << known.err;
+  EXPECT_EQ(known.out.find("error:"), std::string::npos) << known.out;
+}
+
 // --- what the text says of each load, and of the names in it ---
 
 // Compiles each (file, source, extra gcc arguments) into `dir` as a shared object, in order.

@@ -168,6 +168,19 @@ TEST(LoaderRules, runpath_is_not_inherited_by_dependencies) {
   EXPECT_EQ(b.unresolved[0].classification, Classification::MissingLibrary);
 }
 
+// dl-load.c _dl_map_object: "When the object has the RUNPATH information we don't use any RPATHs" - not
+// even the DT_RPATH of the object that loaded it, which would find the library here.
+TEST(LoaderRules, runpath_of_the_requester_hides_the_rpath_of_its_loaders) {
+  Report r = check("chain/mix/libmix_a.so", closure());
+  EXPECT_EQ(needed(lib(r, "chain/mix/libmix_a.so"), "libmix_b.so").how, loader::FoundHow::Rpath);
+  const auto& b = lib(r, "chain/mix/b/libmix_b.so");
+  const auto& c = needed(b, "libchain_c.so");
+  EXPECT_FALSE(c.path.has_value());
+  for (const auto& dir : c.searched) EXPECT_EQ(dir.find("/chain/c"), std::string::npos) << dir;
+  ASSERT_EQ(names(b), Names{"chain_c"});
+  EXPECT_EQ(b.unresolved[0].classification, Classification::MissingLibrary);
+}
+
 TEST(LoaderRules, rpath_comes_before_ld_library_path) {
   LinkcheckOptions o;
   o.env.library_path = {kFix + "/prec/llp"};
@@ -410,6 +423,18 @@ TEST(LoaderRules, sysroot_uses_its_ld_so_conf_when_it_has_no_cache) {
   const auto& n = needed(lib(r, "sysroot_user/libsysroot_user.so"), "libvendor.so.2");
   EXPECT_EQ(n.path, kFix + "/sysroot/opt/vendor/lib/libvendor.so.2");
   EXPECT_EQ(n.how, loader::FoundHow::LdSoConf);
+  EXPECT_EQ(r.unresolved_count(), 0u);
+}
+
+// dl-load.c expands $ORIGIN to the directory the object was loaded from, a path on disk already:
+// under --sysroot only the absolute elements of a search path move into the sysroot, never $ORIGIN's.
+TEST(LoaderRules, origin_element_under_a_sysroot_is_the_objects_own_directory) {
+  LinkcheckOptions o;
+  o.env.sysroot = kFix + "/sysroot";
+  Report r = check("prec/libprec_user_runpath.so", o);
+  const auto& n = needed(lib(r, "prec/libprec_user_runpath.so"), "libprec.so");
+  EXPECT_EQ(n.path, kFix + "/prec/rp/libprec.so");
+  EXPECT_EQ(n.how, loader::FoundHow::Runpath);
   EXPECT_EQ(r.unresolved_count(), 0u);
 }
 

@@ -509,6 +509,45 @@ TEST_F(PythonImportDev, another_packages_import_loads_its_vendored_copy_of_a_son
   EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
+// Python imports an extension module RTLD_LOCAL: what another package's module, imported first, defines
+// binds nothing loaded after it. vext's module uses a function aaa's module defines without linking it;
+// `import vext` imports aaa first and still fails on that symbol, and so does the tool's verdict.
+TEST_F(PythonImportDev, a_module_another_package_imports_first_is_loaded_local_and_binds_nothing_later) {
+  std::string root = test::scratch_dir("pyimport-local"), site = root + "/site";
+  auto cc = [&](const std::string& out, const std::string& source) {
+    fs::create_directories(fs::path(out).parent_path());
+    write_file(root + "/src.c", source);
+    auto r = run("cc -shared -fPIC -I/usr/include/python3.11 -o " + quote(out) + " " + quote(root + "/src.c"));
+    EXPECT_EQ(r.status, 0) << r.err;
+  };
+  auto module = [](const std::string& name, const std::string& call) {
+    return "#include <Python.h>\nint " + call + "(void);\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"" +
+           name + "\", 0, -1, 0};\nPyMODINIT_FUNC PyInit_" + name + "(void) { " + call +
+           "(); return PyModule_Create(&def); }\n";
+  };
+  const std::string a = site + "/aaa/_a.cpython-311-x86_64-linux-gnu.so";
+  const std::string v = site + "/vext/_v.cpython-311-x86_64-linux-gnu.so";
+  cc(a, "int a_helper(void) { return 1; }\n" + module("_a", "a_helper"));
+  cc(v, module("_v", "a_helper"));
+  write_file(site + "/aaa/__init__.py", "from . import _a\n");
+  write_file(site + "/vext/__init__.py", "import aaa\nfrom . import _v\n");
+  fs::remove(root + "/src.c");
+  ASSERT_FALSE(HasFailure());
+  const std::string env = "env -u LD_LIBRARY_PATH -u LD_PRELOAD PYTHONPATH=" + quote(site) + " ";
+  auto real = run(env + kPython + " -c 'import vext'");
+  ASSERT_NE(real.err.find("ImportError: " + v + ": undefined symbol: a_helper"), std::string::npos) << real.err;
+
+  auto r = run(env + kBin + " --no-cache --format json " + quote(site));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  auto doc = json::parse(r.out);
+  json lib;
+  for (const auto& l : doc["libraries"])
+    if (l["path"] == v) lib = l;
+  ASSERT_TRUE(lib.is_object()) << r.out;
+  ASSERT_EQ(lib["unresolved"].size(), 1u) << lib.dump();
+  EXPECT_EQ(lib["unresolved"][0]["symbol"], "a_helper");
+}
+
 // `import torch` loads lib/libtorch_global_deps.so (RTLD_GLOBAL) before _C; when
 // that load fails (a library it needs is nowhere), `import torch` fails, and with it the import of
 // every extension whose package imports torch. Checked against a real import in /usr/bin/python3.
