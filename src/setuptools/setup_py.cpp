@@ -473,7 +473,12 @@ HandEdit hand_edit(const SetupPy& setup, const ExtensionDecl& ext, const std::st
     if (pattern.rfind("./", 0) == 0) pattern = pattern.substr(2);
     const bool crosses = ext.glob->recursive && pattern.find("**") != std::string::npos;
     const std::string& name = pattern.starts_with("/") ? file : rel;
-    const bool matches = fnmatch(pattern.c_str(), name.c_str(), (crosses ? 0 : FNM_PATHNAME) | FNM_PERIOD) == 0;
+    bool matches = fnmatch(pattern.c_str(), name.c_str(), (crosses ? 0 : FNM_PATHNAME) | FNM_PERIOD) == 0;
+    // "**/" also matches no directory at all (csrc/**/*.cpp takes csrc/a.cpp).
+    for (size_t at; crosses && !matches && (at = pattern.find("**/")) != std::string::npos;) {
+      pattern.erase(at, 3);
+      matches = fnmatch(pattern.c_str(), name.c_str(), FNM_PERIOD) == 0;
+    }
     return {.kind = matches ? HandEdit::Kind::GlobCovers : HandEdit::Kind::GlobMisses,
             .glob = ext.glob->text,
             .expression = ""};

@@ -256,7 +256,13 @@ TEST(SetupPy, a_glob_or_join_list_is_told_what_to_write_and_python_agrees) {
             "csrc/sub/c.cpp is already in the sources of " + at +
                 " through glob.glob('csrc/**/*.cpp', recursive=True): the module was built before it; rebuild it "
                 "(python3 setup.py build_ext --force)");
-  EXPECT_NE(evaluated("glob.glob('csrc/**/*.cpp', recursive=True)").find("csrc/sub/c.cpp"), std::string::npos);
+  EXPECT_EQ(evaluated("glob.glob('csrc/**/*.cpp', recursive=True)"),
+            "['csrc/a.cpp', 'csrc/b.cpp', 'csrc/sub/c.cpp']\n");
+  // "**/" matches no directory too.
+  EXPECT_EQ(fix_words("", "glob.glob('csrc/**/*.cpp', recursive=True)", "csrc/a.cpp"),
+            "csrc/a.cpp is already in the sources of " + at +
+                " through glob.glob('csrc/**/*.cpp', recursive=True): the module was built before it; rebuild it "
+                "(python3 setup.py build_ext --force)");
 
   // The siblings' directory expression, and their one literal or their path split into literals.
   EXPECT_EQ(fix_words("ROOT = os.path.dirname(os.path.abspath(__file__))\n",
