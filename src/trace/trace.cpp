@@ -102,10 +102,12 @@ class Tracer {
     if (check_out_of_scope()) return;
     if (check_libraries()) return;
     if (check_import_context()) return;
+    // An extension module defines it: the source its setup.py lists (before the sources pass, which counts
+    // what a loaded sibling compiles as built, as it is for a sibling library one links).
+    if (check_sibling_module()) return;
     if (check_archives()) return;
     if (check_sources()) return;
-    if (check_sibling_module()) return;  // an extension module defines it: the source its setup.py lists
-    if (check_codegen()) return;         // a kernel a torchgen backend yaml lists, implemented nowhere
+    if (check_codegen()) return;  // a kernel a torchgen backend yaml lists, implemented nowhere
     if (check_sdk_headers()) return;
     if (check_stand_in(sym_, ctx_, declared_only_, u_)) return;  // c10::musa::musaX, torch_musa's stand-ins
     if (check_cuda()) return;
