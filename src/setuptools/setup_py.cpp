@@ -159,8 +159,9 @@ std::vector<Argument> arguments(const std::vector<Token>& toks, size_t open, siz
 bool opens(const Token& t) { return is_punct(t, '(') || is_punct(t, '[') || is_punct(t, '{'); }
 bool closes(const Token& t) { return is_punct(t, ')') || is_punct(t, ']') || is_punct(t, '}'); }
 
-// The index of the bracket that closes toks[open] (toks.size() when none does).
+// The index of the bracket that closes toks[open] (toks.size() when none does, or toks[open] opens none).
 size_t closing(const std::vector<Token>& toks, size_t open) {
+  if (open >= toks.size() || !opens(toks[open])) return toks.size();
   int depth = 0;
   for (size_t i = open; i < toks.size(); ++i) {
     if (opens(toks[i])) ++depth;
