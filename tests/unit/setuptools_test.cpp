@@ -548,7 +548,8 @@ setup(
   write_file(dir + "/csrc/d.cpp", module_source("D"));
   auto built = build_ext(dir);
   ASSERT_EQ(built.status, 0) << built.out << built.err;
-  const std::string module = built_module(dir, "p._C");
+  auto module_of = [&](const std::string& ext) { return built_module(dir, ext); };
+  const std::string module = module_of("p._C");
   ASSERT_FALSE(module.empty());
   auto before = run("cd " + quote(dir) + " && " + kPython + " -c 'import p._D, p._C'");
   ASSERT_NE(before.status, 0);
@@ -569,6 +570,9 @@ setup(
   EXPECT_EQ(u["fix"]["cmake_file"], dir + "/setup.py");
   EXPECT_EQ(u["fix"]["entry"], "csrc/a.cpp");
   EXPECT_EQ(u["fix"]["detail"], "add csrc/a.cpp to the sources of CppExtension('p._C') at " + dir + "/setup.py:8");
+  EXPECT_EQ(u["reason"], "defined in " + dir + "/csrc/a.cpp:1, which " + module_of("p._D") +
+                             " compiles; an extension module is no library to link, so the source belongs in this "
+                             "module's sources");
   EXPECT_EQ(r.out.find("target_link_libraries"), std::string::npos) << r.out;
 
   auto apply = run("cd " + quote(dir) + " && env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin " +
