@@ -510,6 +510,58 @@ TEST_F(SetupPyBuildExt, a_list_that_is_no_literal_is_named_and_left_alone) {
   EXPECT_NE((apply.out + apply.err).find("edit it by hand"), std::string::npos) << apply.out << apply.err;
 }
 
+// sources=glob.glob(...): no list to edit, so the fix says what to write. A glob that misses the file
+// gets the file beside it; one that takes it means the module was built before the file: a rebuild.
+TEST_F(SetupPyBuildExt, a_glob_is_told_whether_it_takes_the_file_and_a_rebuild_fixes_what_it_covers) {
+  const std::string dir = test::scratch_dir("setup-py-glob-e2e");
+  write_c_project(dir);
+  std::string setup = test::read_file(dir + "/setup.py");
+  setup.replace(setup.find("sources=["),
+                std::string("sources=[\n                \"csrc/module.c\",\n            ]").size(),
+                "sources=glob.glob(\"csrc/*.c\")");
+  setup.insert(0, "import glob\n");
+  write_file(dir + "/setup.py", setup);
+  // The module is built before scale.c exists.
+  const std::string scale = test::read_file(dir + "/csrc/scale.c");
+  fs::remove(dir + "/csrc/scale.c");
+  auto built = build_ext(dir);
+  ASSERT_EQ(built.status, 0) << built.out << built.err;
+  write_file(dir + "/csrc/scale.c", scale);
+  const std::string module = built_module(dir, "scaler._C");
+  auto detail = [&] {
+    auto r =
+        run("env -u LD_LIBRARY_PATH " + std::string(MLC_LINKCHECK_BIN) + " --no-cache --format json " + quote(module));
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    const json u = json::parse(r.out)["libraries"][0]["unresolved"][0];
+    EXPECT_EQ(u["classification"], "missing-source");
+    EXPECT_EQ(u["fix"]["cmake_file"], nullptr);
+    return u["fix"]["detail"].get<std::string>();
+  };
+  const std::string at = "Extension('scaler._C') at " + dir + "/setup.py:8";
+  EXPECT_EQ(detail(), "csrc/scale.c is already in the sources of " + at +
+                          " through glob.glob(\"csrc/*.c\"): the module was built before it; rebuild it (python3 "
+                          "setup.py build_ext --force)");
+  // A glob that does not take it: the sentence gives the expression to write, which Python builds with.
+  const std::string narrow = std::string(setup).replace(setup.find("csrc/*.c"), 8, "csrc/m*.c");
+  write_file(dir + "/setup.py", narrow);
+  EXPECT_EQ(detail(), "add csrc/scale.c to the sources of " + at +
+                          ": glob.glob(\"csrc/m*.c\") does not match it; write sources=glob.glob(\"csrc/m*.c\") + "
+                          "[\"csrc/scale.c\"]");
+  auto apply = run("cd " + quote(dir) + " && env -u LD_LIBRARY_PATH " + std::string(MLC_STUBGEN_BIN) +
+                   " --no-cache --apply " + quote(module));
+  EXPECT_EQ(test::read_file(dir + "/setup.py"), narrow);  // said, not written
+  EXPECT_NE((apply.out + apply.err).find("write sources=glob.glob"), std::string::npos) << apply.out << apply.err;
+  std::string written = narrow;
+  written.replace(written.find("glob.glob(\"csrc/m*.c\")"), std::string("glob.glob(\"csrc/m*.c\")").size(),
+                  "glob.glob(\"csrc/m*.c\") + [\"csrc/scale.c\"]");
+  write_file(dir + "/setup.py", written);
+  built = build_ext(dir);
+  ASSERT_EQ(built.status, 0) << built.out << built.err;
+  auto after = run("cd " + quote(dir) + " && " + kPython + " -c 'import scaler._C as m; print(m.scale(21))'");
+  EXPECT_EQ(after.status, 0) << after.out << after.err;
+  EXPECT_EQ(after.out, "42\n");
+}
+
 // Two extensions of one setup.py: p._C calls what csrc/a.cpp defines, which only the sibling p._D
 // compiles. An extension module is never a library to link (Python imports it RTLD_LOCAL, and nothing
 // links a name like _D.cpython-311-x86_64-linux-gnu): the finding is the source, put into p._C's
