@@ -212,6 +212,24 @@ struct AddToExtension {          // fix: a setup.py Extension's sources
   std::string entry, extension;  // extension: "Kind('name') at setup.py:line"
   bool by_hand = false;          // the sources are no literal list: edited by hand
   std::string not_literal;       // what they are instead
+  std::string variable;          // the sources are this variable's literal list ("" when inline)
+  std::string variable_at;       // "setup.py:line" of its assignment
+  std::string words() const;
+};
+struct GlobMisses {  // fix: sources= is a glob that does not match the file
+  std::string entry, extension, glob;
+  std::string words() const;
+};
+struct GlobCovers {  // fix: sources= is a glob that matches the file: the module is older than that
+  std::string entry, extension, glob;
+  std::string words() const;
+};
+struct AddJoinEntry {  // fix: sources= holds os.path.join(...) calls; the one to add, as its siblings
+  std::string expression, extension;
+  std::string words() const;
+};
+struct SiblingModuleDefines {  // another extension module of the same setup.py compiles the definer
+  std::string module, file;    // that module, and the source of it that defines the symbol
   std::string words() const;
 };
 struct PytorchCpp {  // fix: another fix, and PyTorch's .cpp that defines it
@@ -534,19 +552,20 @@ using SaidKind = std::variant<
     said::OnlyInArchive, said::LinkArchive, said::OtherCopyDefinesToo, said::NotInstantiated,
     said::InstantiateOrInclude, said::CompiledButOlder, said::RebuildOlder, said::CompiledYetMissing,
     said::CheckCompiledInto, said::PortedCounterpartMissing, said::PortIt, said::NotCompiled, said::CompileInto,
-    said::AddToList, said::ListNote, said::AddToExtension, said::PytorchCpp, said::SdkDeclaresOnly,
-    said::StubOrRequestFromSdk, said::CounterpartByRule, said::SdkLacksCudaHas, said::SdkLacksMapMarks,
-    said::StubAndRequest, said::CudaApiCalled, said::CallInstead, said::SearchCutShort, said::ListedTwice,
-    said::CopyLacks, said::RemoveStaleCopy, said::TorchCopyLacks, said::InstallTorchBuiltAgainst,
-    said::TorchCopyLacksIt, said::CopyTakenLacksIt, said::HostApiSymbols, said::CheckAsHostLoads, said::PartOfHostApi,
-    said::DefinedByHostLoad, said::HostApiAndOwnLibraries, said::ApiNotInInterpreter, said::BuildAgainstPython,
-    said::InterpreterTooOld, said::InterpreterLacks, said::ModuleDoesNotLink, said::StandInHidesReal,
-    said::RemoveStandIn, said::StandInSdkLacks, said::DefineStandIn, said::AbiDrift, said::RebuildForAbi,
-    said::OtherInstantiationsOnly, said::AddExplicitInstantiation, said::NoLoadedDefinition, said::WouldComeFrom,
-    said::LibraryNotFound, said::InstallLibrary, said::ProviderLacks, said::InstallProviderBuiltAgainst,
-    said::ProviderLacksMany, said::CompilerPlaced, said::OtherMangling, said::NeededByGivenBack, said::CompileFailed,
-    said::NoCompileDatabase, said::NoScratchDirectory, said::ConfirmCost, said::CompilerPlacedCount,
-    said::TorchNotFound, said::LoadsOnlyInImport>;
+    said::AddToList, said::ListNote, said::AddToExtension, said::GlobMisses, said::GlobCovers, said::AddJoinEntry,
+    said::SiblingModuleDefines, said::PytorchCpp, said::SdkDeclaresOnly, said::StubOrRequestFromSdk,
+    said::CounterpartByRule, said::SdkLacksCudaHas, said::SdkLacksMapMarks, said::StubAndRequest, said::CudaApiCalled,
+    said::CallInstead, said::SearchCutShort, said::ListedTwice, said::CopyLacks, said::RemoveStaleCopy,
+    said::TorchCopyLacks, said::InstallTorchBuiltAgainst, said::TorchCopyLacksIt, said::CopyTakenLacksIt,
+    said::HostApiSymbols, said::CheckAsHostLoads, said::PartOfHostApi, said::DefinedByHostLoad,
+    said::HostApiAndOwnLibraries, said::ApiNotInInterpreter, said::BuildAgainstPython, said::InterpreterTooOld,
+    said::InterpreterLacks, said::ModuleDoesNotLink, said::StandInHidesReal, said::RemoveStandIn, said::StandInSdkLacks,
+    said::DefineStandIn, said::AbiDrift, said::RebuildForAbi, said::OtherInstantiationsOnly,
+    said::AddExplicitInstantiation, said::NoLoadedDefinition, said::WouldComeFrom, said::LibraryNotFound,
+    said::InstallLibrary, said::ProviderLacks, said::InstallProviderBuiltAgainst, said::ProviderLacksMany,
+    said::CompilerPlaced, said::OtherMangling, said::NeededByGivenBack, said::CompileFailed, said::NoCompileDatabase,
+    said::NoScratchDirectory, said::ConfirmCost, said::CompilerPlacedCount, said::TorchNotFound,
+    said::LoadsOnlyInImport>;
 
 struct Said {
   SaidKind what;

@@ -156,10 +156,6 @@ std::string ListNote::words() const {
          ", so it needs no entry: the fix lies elsewhere (re-run cmake if the file is newer than the configure; "
          "otherwise a wrong directory, #if guards or a missing port)";
 }
-std::string AddToExtension::words() const {
-  return "add " + entry + " to the sources of " + extension +
-         (by_hand ? " (" + not_literal + ": edit it by hand)" : "");
-}
 std::string PytorchCpp::words() const {
   return (fix ? report::words(*fix) : std::string()) +
          " (PyTorch defines it in a .cpp: add the ported .cpp to PORTING_CPP_CSRCS, or report a bug)";

@@ -1,8 +1,8 @@
 // A setup.py read as text, never run: the extension modules it declares with Extension, CppExtension or
-// CUDAExtension (setuptools, torch.utils.cpp_extension), each with its name and its literal `sources=[...]`
-// list, every entry with its byte range, so that a missing source can be added beside its siblings. A
-// list that is not a literal (a variable, glob.glob(...), a comprehension) is named with the reason it
-// cannot be edited.
+// CUDAExtension (setuptools, torch.utils.cpp_extension), each with its name and its literal sources list
+// (inline, or a module-level variable assigned a literal once), every entry with its byte range, so that
+// a missing source can be added beside its siblings. Sources that are no literal (glob.glob(...),
+// os.path.join(...) entries, a comprehension) are read far enough to say what the user should write.
 #pragma once
 
 #include <cstddef>
@@ -21,15 +21,38 @@ struct SourceEntry {
   size_t begin = 0, end = 0;  // the literal's byte range, quotes included
 };
 
+// sources=glob.glob("csrc/*.cpp") (also glob(...), sorted(...) or list(...) around it): the pattern is
+// relative to setup.py's directory, where setuptools runs.
+struct GlobCall {
+  std::string text;     // the call as written
+  std::string pattern;  // the string literal's value
+  bool recursive = false;
+};
+
+// An element os.path.join(<dir>, "a", "b.cpp") of a sources list: the arguments before the trailing
+// string literals (the directory expression, "" when all are literals) and those literals.
+struct JoinEntry {
+  std::string callee;    // "os.path.join", "osp.join", "join" as written
+  std::string dir_args;  // "ROOT", "os.path.dirname(__file__)"; "" when every argument is a literal
+  std::vector<std::string> tail;
+  char quote = '"';
+};
+
 struct ExtensionDecl {
   std::string kind;   // Extension, CppExtension, CUDAExtension (as called, without a module prefix)
   std::string name;   // "myext._C"; "" when the name is not a string literal
   uint32_t line = 0;  // the call's line
-  // The literal list of sources, or why there is none to edit.
+  // The literal list (or tuple) of sources, or why there is none to edit.
   bool literal_sources = false;
-  std::string not_literal;  // "sources= is the variable SRCS", "no sources= argument"...
+  std::string not_literal;  // "sources= is the variable SRCS, assigned 2 times", "no sources= argument"...
   std::vector<SourceEntry> sources;
-  size_t list_begin = 0, list_end = 0;  // the list's brackets: '[' and the byte after ']'
+  size_t list_begin = 0, list_end = 0;  // the brackets: '[' or '(', and the byte after the closing one
+  // sources=SRCS with SRCS assigned a literal once at module level: the literal is SRCS's.
+  std::string variable;
+  uint32_t variable_line = 0;
+  // What the sources are when no literal: a glob, or a list of os.path.join calls only.
+  std::optional<GlobCall> glob;
+  std::vector<JoinEntry> joins;
 };
 
 struct SetupPy {
@@ -65,7 +88,18 @@ std::optional<ExtensionSite> find_extension(const std::string& module, const std
 std::string entry_for(const SetupPy& setup, const std::string& file);
 
 // `text` with `entry` added to the extension's literal list after its last entry, in the quote style,
-// indentation and separator of its neighbours. Nullopt when the list is not a literal.
+// indentation and separator of its neighbours, after the last entry's line comment. Nullopt when the
+// list is not a literal.
 std::optional<std::string> with_source_added(const SetupPy& setup, const ExtensionDecl& ext, const std::string& entry);
+
+// What the user writes for `file` when the sources are no literal to edit: a glob that does not match
+// it (a list to add beside the glob), one that does (the module was built before the file: rebuild), or
+// the os.path.join(...) its siblings would have, with their directory expression. `Other` when none fits.
+struct HandEdit {
+  enum class Kind { Other, GlobMisses, GlobCovers, JoinEntry } kind = Kind::Other;
+  std::string glob;        // GlobMisses, GlobCovers: the call as written
+  std::string expression;  // JoinEntry: the call to add
+};
+HandEdit hand_edit(const SetupPy& setup, const ExtensionDecl& ext, const std::string& file);
 
 }  // namespace mlc::setuptools

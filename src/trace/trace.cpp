@@ -8,17 +8,21 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "backend/backend.h"
 #include "backend/cuda_api.h"
+#include "common/file_io.h"
 #include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
 #include "environment/python_env.h"
+#include "host/python_host.h"
 #include "report/said.h"
 #include "setuptools/setup_py.h"
+#include "source/scanner.h"
 #include "trace/stand_in.h"
 #include "verdict/verdict.h"
 
@@ -98,6 +102,9 @@ class Tracer {
     if (check_out_of_scope()) return;
     if (check_libraries()) return;
     if (check_import_context()) return;
+    // An extension module defines it: the source its setup.py lists (before the sources pass, which counts
+    // what a loaded sibling compiles as built, as it is for a sibling library one links).
+    if (check_sibling_module()) return;
     if (check_archives()) return;
     if (check_sources()) return;
     if (check_codegen()) return;  // a kernel a torchgen backend yaml lists, implemented nowhere
@@ -203,6 +210,10 @@ class Tracer {
       if (it == index->exports.end()) continue;
       for (const auto& ex : it->second) {
         const sdk::SdkLibrary& lib = index->libraries[ex.library];
+        if (exports_module_init(*index, ex.library)) {
+          module_definer_ = lib.path;
+          continue;
+        }
         int loaded = loaded_with_soname(lib.soname);
         if (loaded >= 0 && !same_file(p_->objects[loaded].path, lib.path)) {
           const auto& o = p_->objects[loaded];
@@ -268,6 +279,10 @@ class Tracer {
                (sym.visibility == elf::Visibility::Default || sym.visibility == elf::Visibility::Protected);
       });
       if (!exported) continue;
+      if (host::is_extension_module(o.elf)) {
+        module_definer_ = o.path;
+        continue;
+      }
       std::string by = o.root >= 0 ? p_->objects[o.root].path : o.path;
       unlinked(o, saying(said::DefinedOutOfScope{.library = o.path, .loaded_by = by, .soname = soname_of(o)}));
       return true;
@@ -283,6 +298,10 @@ class Tracer {
     if (!ic || u_.symbol.empty()) return false;
     int i = import_definition(*ic, u_.symbol);
     if (i < 0) return false;
+    if (host::is_extension_module(ic->libraries.objects[i].elf)) {
+      module_definer_ = ic->libraries.objects[i].path;
+      return false;
+    }
     unlinked(ic->libraries.objects[i],
              saying(said::DefinedInImportContext{.label = ic->labels[i], .module = referencing_module()}));
     return true;
@@ -315,6 +334,52 @@ class Tracer {
     std::vector<uint32_t> hits;
     o.elf.find_defined(init, elf::gnu_hash(init), hits);
     return !hits.empty();
+  }
+
+  // Whether the index's library `library` is a Python extension module: it exports PyInit_<its name>.
+  static bool exports_module_init(const sdk::SdkIndex& index, size_t library) {
+    const std::string file = base_name(index.libraries[library].path);
+    auto it = index.exports.find("PyInit_" + file.substr(0, file.find('.')));
+    return it != index.exports.end() &&
+           std::any_of(it->second.begin(), it->second.end(), [&](const auto& ex) { return ex.library == library; });
+  }
+
+  // An extension module defines the symbol, and no library does. Python imports a module and nothing
+  // links one (its name is no soname, and each import is RTLD_LOCAL), so the definition is a source
+  // the module's setup.py compiles into the sibling: of the sibling's sources that this module's do
+  // not list, the one that defines the name goes into this module's sources.
+  bool check_sibling_module() {
+    if (module_definer_.empty() || !p_ || ref_ < 0) return false;
+    auto sibling = setuptools::find_extension(module_definer_, "");
+    if (!sibling) return false;
+    const std::string dir = dir_name(sibling->setup.path);
+    auto own = setuptools::find_extension(p_->objects[ref_].path, "");
+    std::set<std::string> listed;
+    if (own)
+      for (const auto& e : own->extension().sources)
+        listed.insert(e.value.starts_with("/") ? e.value : dir_name(own->setup.path) + "/" + e.value);
+    std::vector<said::DefinitionAt> defs;
+    for (const auto& e : sibling->extension().sources) {
+      const std::string file = e.value.starts_with("/") ? e.value : dir + "/" + e.value;
+      if (listed.count(file)) continue;
+      auto text = read_text(file);
+      if (!text) continue;
+      for (const auto& entity : source::scan_source(*text)) {
+        if (entity.kind != EntityKind::FunctionDefinition && entity.kind != EntityKind::VariableDefinition) continue;
+        if (entity.qualified != (sym_.kind == NameKind::CName ? sym_.name : sym_.qualified())) continue;
+        defs.push_back({.file = file,
+                        .line = entity.line,
+                        .key_function = "",
+                        .inexact_params = "",
+                        .template_body = false,
+                        .included_from = ""});
+        break;
+      }
+    }
+    if (defs.size() != 1) return false;  // none, or several: the sources pass and the rest decide
+    u_.origin =
+        Origin{defs[0].file, static_cast<int>(defs[0].line), OriginKind::Definition, std::nullopt, std::nullopt};
+    return missing_source(defs[0].file, defs[0], defs[0].file, std::nullopt);
   }
 
   // Only a static archive of the SDK defines it: it can be linked into the library, not loaded.
@@ -703,7 +768,8 @@ class Tracer {
       u_.fix = Fix{FixKind::AddSource, {}, {}, {}, {}, "", saying(said::PortIt{.original = *original})};
       return true;
     }
-    say(u_, said::NotCompiled{.at = def});
+    if (module_definer_.empty()) say(u_, said::NotCompiled{.at = def});
+    else say(u_, said::SiblingModuleDefines{.module = module_definer_, .file = def.phrase()});
     auto choice =
         ctx_.build ? build::choose_list(*ctx_.build, origin_file, target_name(), ctx_.porting_dir) : std::nullopt;
     Fix fix = choice || !p_ || ref_ < 0
@@ -886,6 +952,7 @@ class Tracer {
   UnresolvedSymbol& u_;
   SymbolName sym_;
   std::optional<Origin> declared_only_;
+  std::string module_definer_;  // an extension module that defines the symbol (no library to link)
 };
 
 }  // namespace
@@ -909,23 +976,48 @@ std::optional<Fix> setup_py_fix(const std::string& module, const std::string& fi
   if (!site) return std::nullopt;
   const auto& ext = site->extension();
   const std::string entry = setuptools::entry_for(site->setup, file);
-  said::AddToExtension add{
-      .entry = entry,
-      .extension = ext.kind + "('" + ext.name + "') at " + site->setup.path + ":" + std::to_string(ext.line),
-      .by_hand = false,
-      .not_literal = ""};
-  Fix fix;
-  fix.kind = FixKind::AddSource;
-  if (!ext.literal_sources) {
-    add.by_hand = true;
-    add.not_literal = ext.not_literal;
-    fix.why = saying(std::move(add));
+  const std::string extension =
+      ext.kind + "('" + ext.name + "') at " + site->setup.path + ":" + std::to_string(ext.line);
+  // A fix with no entry to write: its words say what to do.
+  auto told = [](FixKind kind, SaidPtr why) {
+    Fix fix;
+    fix.kind = kind;
+    fix.why = std::move(why);
     return fix;
+  };
+  if (!ext.literal_sources) {
+    // No list to edit: the words say what to write by hand, as precisely as the sources' form allows.
+    const setuptools::HandEdit hand = setuptools::hand_edit(site->setup, ext, file);
+    switch (hand.kind) {
+      case setuptools::HandEdit::Kind::GlobMisses:
+        return told(FixKind::AddSource,
+                    saying(said::GlobMisses{.entry = entry, .extension = extension, .glob = hand.glob}));
+      case setuptools::HandEdit::Kind::GlobCovers:
+        return told(FixKind::None, saying(said::GlobCovers{.entry = entry, .extension = extension, .glob = hand.glob}));
+      case setuptools::HandEdit::Kind::JoinEntry:
+        return told(FixKind::AddSource,
+                    saying(said::AddJoinEntry{.expression = hand.expression, .extension = extension}));
+      case setuptools::HandEdit::Kind::Other: break;
+    }
+    return told(FixKind::AddSource, saying(said::AddToExtension{.entry = entry,
+                                                                .extension = extension,
+                                                                .by_hand = true,
+                                                                .not_literal = ext.not_literal,
+                                                                .variable = "",
+                                                                .variable_at = ""}));
   }
+  Fix fix =
+      told(FixKind::AddSource,
+           saying(said::AddToExtension{
+               .entry = entry,
+               .extension = extension,
+               .by_hand = false,
+               .not_literal = "",
+               .variable = ext.variable,
+               .variable_at = ext.variable.empty() ? "" : site->setup.path + ":" + std::to_string(ext.variable_line)}));
   fix.cmake_file = site->setup.path;
   fix.list = "sources";
   fix.entry = entry;
-  fix.why = saying(std::move(add));
   return fix;
 }
 
