@@ -204,9 +204,11 @@ TEST(EnvironmentTree, a_stale_cxx_runtime_on_ld_library_path_is_one_cause_for_ev
   std::vector<std::string> modules;
   for (const char* name : {"pkga", "pkgb", "pkgc"}) {
     fs::create_directories(site + "/" + name);
-    write_file(root + "/m.cpp", std::string("#include <string>\nextern \"C\" void* PyInit__m() {\n") +
+    // ::operator delete(void*), unsized: _ZdlPv@GLIBCXX_3.4, a node the stale copy has, at which it does not
+    // define it (it does at GLIBCXX_3.4.20).
+    write_file(root + "/m.cpp", std::string("#include <new>\n#include <string>\nextern \"C\" void* PyInit__m() {\n") +
                                     "  std::string* s = new std::string(\"" + name +
-                                    "\");\n  delete s;\n  return 0;\n}\n");
+                                    "\");\n  s->~basic_string();\n  ::operator delete(s);\n  return 0;\n}\n");
     auto r = run("g++ -shared -fPIC -o " + quote(site + "/" + name + "/_m.so") + " " + quote(root + "/m.cpp"));
     ASSERT_EQ(r.status, 0) << r.err;
     dist_info(site, name, {std::string(name) + "/_m.so"});
