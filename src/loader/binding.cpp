@@ -29,10 +29,14 @@ struct Def {
   uint32_t index;
 };
 
+// Weak undefined references never fail (glibc leaves them 0): only a global (or unique) undefined name counts.
+bool strong_undefined(const Symbol& s) {
+  return s.is_undefined() && (s.binding == Binding::Global || s.binding == Binding::GnuUnique);
+}
+
+// Only relocated names matter (ld.so looks up what relocations name).
 bool counts_as_reference(const elf::ElfObject& o, const Symbol& s) {
-  // Weak undefined references never fail (glibc leaves them 0); only relocated names matter.
-  return s.is_undefined() && !s.name.empty() && (s.binding == Binding::Global || s.binding == Binding::GnuUnique) &&
-         (!o.has_relocation_info || s.relocated);
+  return strong_undefined(s) && !s.name.empty() && (!o.has_relocation_info || s.relocated);
 }
 
 // check_match's tests that do not involve versions.
@@ -328,7 +332,7 @@ std::vector<std::vector<Pending>> read_references(const Process& p, const std::v
     auto& out = pending[k];
     auto consider = [&](uint32_t s, bool relocated) {
       Symbol sym = o.dynamic_symbol(s);
-      if (!sym.is_undefined() || (sym.binding != Binding::Global && sym.binding != Binding::GnuUnique)) return;
+      if (!strong_undefined(sym)) return;
       sym.relocated = relocated;
       uint32_t hash = 0;
       sym.name = o.name_and_hash(sym.name_offset, hash);

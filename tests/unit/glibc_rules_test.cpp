@@ -182,6 +182,35 @@ TEST(GlibcRules, legacy_subdirectories_are_searched_before_glibc_2_37_only) {
   EXPECT_EQ(picked(0, 1), w.at("lib/tls/libf.so"));   // not known: Debian 12's rules
 }
 
+// dl-lookup.c check_match: a versioned reference (f2@V1, linked against a copy that versioned it) is satisfied
+// by an unnamed definition (VER_NDX_GLOBAL: a symbol the version script of the copy loaded leaves out) as long
+// as neither is hidden; it is a wrong version only when the definition is at another named node.
+TEST(GlibcRules, an_unnamed_definition_satisfies_a_versioned_reference) {
+  World w("base-version");
+  test::write_file(w.at("v1.map"), "V1 { global: f1; f2; local: *; };\n");
+  test::write_file(w.at("unnamed.map"), "V1 { global: f1; };\n");  // f2 left out: VER_NDX_GLOBAL
+  test::write_file(w.at("v2.map"), "V1 { global: f1; local: *; };\nV2 { global: f2; } V1;\n");
+  w.build("old/libv.so.1", kF12, "-Wl,-soname,libv.so.1 -Wl,--version-script=" + w.at("v1.map"));
+  w.build("libuser.so", kUseF12, "-Wl,-rpath,'$ORIGIN/lib' old/libv.so.1");
+  w.build("lib/libv.so.1", kF12, "-Wl,-soname,libv.so.1 -Wl,--version-script=" + w.at("unnamed.map"));
+  ASSERT_FALSE(HasFailure());
+  ASSERT_EQ(real_dlopen(w.at("libuser.so")).first, "ok");
+  auto t = tool(w.at("libuser.so"));
+  EXPECT_EQ(t.status, 0) << t.text;
+  EXPECT_EQ(findings(t), 0u) << t.text;
+  // At another named node it is a miss of that version.
+  w.build("lib/libv.so.1", kF12, "-Wl,-soname,libv.so.1 -Wl,--version-script=" + w.at("v2.map"));
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(real_dlopen(w.at("libuser.so")).error(), w.at("libuser.so") + ": undefined symbol: f2, version V1");
+  t = tool(w.at("libuser.so"));
+  EXPECT_EQ(t.status, 1) << t.text;
+  const json* user = library(t, w.at("libuser.so"));
+  ASSERT_NE(user, nullptr) << t.text;
+  ASSERT_EQ((*user)["unresolved"].size(), 1u) << t.text;
+  EXPECT_EQ((*user)["unresolved"][0]["symbol"], "f2");
+  EXPECT_EQ((*user)["unresolved"][0]["version"], "V1");
+}
+
 // The level is the CPU's (cpuid, as ld.so computes it), GLIBC_TUNABLES' glibc.cpu.hwcaps applied: with
 // a feature of the best level turned off the loader does not search that level's subdirectory, and
 // neither does the tool; --cpu-level chooses another level outright.
