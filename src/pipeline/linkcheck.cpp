@@ -258,6 +258,9 @@ struct RunContext {
   // (the load stage is serial).
   std::map<std::string, python::InterpreterSites> env_hosts = {};
   std::map<std::string, std::string> env_of_dir = {};
+  // What each extension module an import loads first brings in (its load in its host), by name: the names
+  // it answers to, each with its file's device and inode. Read once per run (the load stage is serial).
+  std::map<std::string, std::map<std::string, std::pair<dev_t, ino_t>>> closure_of = {};
 };
 
 // The interpreter that imports `file`: --python's; else the one of the venv or conda environment the file is
@@ -345,6 +348,54 @@ python::ImportPlan import_plan(const std::string& file, const python::Interprete
 // The process the file's import makes, the objects checked in it, and their symbol tables (the
 // checked objects' relocations say which names ld.so would look up; every object is looked up
 // through its own hash table). Empty, with the error in the report, when the file cannot be loaded.
+// The names a process's objects answer to (sonames and the names requested), with their files; and the names
+// requested that nothing answered.
+struct LoadedNames {
+  std::map<std::string, std::pair<dev_t, ino_t>> found;
+  std::set<std::string> missing;
+};
+LoadedNames loaded_names(const loader::Process& p) {
+  LoadedNames out;
+  for (const auto& o : p.objects) {
+    if (o.host) continue;
+    if (!o.elf.soname.empty()) out.found.emplace(o.elf.soname, std::make_pair(o.dev, o.ino));
+    for (const auto& n : o.names) out.found.emplace(n, std::make_pair(o.dev, o.ino));
+    for (const auto& need : o.needed)
+      if (need.object < 0) out.missing.insert(need.expanded.empty() ? need.name : need.expanded);
+  }
+  return out;
+}
+
+// The extension modules the package chain's imports load first change the file's process only through the
+// names they load (glibc matches a DT_NEEDED against every loaded object's names, whatever its scope; an
+// RTLD_LOCAL module's symbols bind nothing loaded after it): one matters when its load answers to a name the
+// file's own load took from another file, or could not find. Only those are loaded before the file; the rest
+// would cost a load each for every file of the package and change nothing it binds.
+std::vector<python::PriorLoad> prior_loads_that_matter(const python::ImportPlan& plan, const loader::Process& alone,
+                                                       RunContext& run) {
+  std::vector<python::PriorLoad> out;
+  const LoadedNames own = loaded_names(alone);
+  for (const auto& load : plan.loads) {
+    if (load.imported_by.empty()) continue;
+    auto it = run.closure_of.find(load.path);
+    if (it == run.closure_of.end()) {
+      loader::LoaderEnv env = run.env;
+      env.with.clear();
+      env.with_local.clear();
+      if (!plan.host.empty()) env.with.push_back(plan.host);
+      auto p = loader::load_process(load.path, env, run.objects);
+      it = run.closure_of.emplace(load.path, p ? loaded_names(*p).found : decltype(it->second){}).first;
+    }
+    const bool matters = std::any_of(it->second.begin(), it->second.end(), [&](const auto& entry) {
+      const auto& [name, file] = entry;
+      auto mine = own.found.find(name);
+      return own.missing.count(name) > 0 || (mine != own.found.end() && mine->second != file);
+    });
+    if (matters) out.push_back(load);
+  }
+  return out;
+}
+
 std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
                                      const std::set<std::string>& checked_before, Report& report) {
   InputCheck in;
@@ -353,15 +404,33 @@ std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
     PhaseTime t("plan");
     return import_plan(file, in.host, run, report);
   }();
-  in.env = planned_env(run.env, in.plan, run.options.with_unscoped);
   if (in.plan.hosting == host::PythonHosting::ExtensionModule)
     for (const auto& w : run.options.with_unscoped)
       if (std::find(report.with_as_import.begin(), report.with_as_import.end(), w) == report.with_as_import.end())
         report.with_as_import.push_back(w);
+  // The extension modules imported first: loaded only where they change this file's process (above).
+  std::vector<python::PriorLoad> priors;
+  std::erase_if(in.plan.loads, [&](const python::PriorLoad& l) {
+    if (l.imported_by.empty()) return false;
+    priors.push_back(l);
+    return true;
+  });
+  in.env = planned_env(run.env, in.plan, run.options.with_unscoped);
   auto process = [&] {
     PhaseTime t("load");
     return loader::load_process(file, in.env, run.objects);
   }();
+  if (process && !priors.empty()) {
+    python::ImportPlan with_priors = in.plan;
+    with_priors.loads.insert(with_priors.loads.end(), priors.begin(), priors.end());
+    auto matter = prior_loads_that_matter(with_priors, *process, run);
+    if (!matter.empty()) {
+      in.plan.loads.insert(in.plan.loads.end(), matter.begin(), matter.end());
+      in.env = planned_env(run.env, in.plan, run.options.with_unscoped);
+      PhaseTime t("load");
+      process = loader::load_process(file, in.env, run.objects);
+    }
+  }
   if (!process) {
     report.errors.push_back(process.error());
     return std::nullopt;
