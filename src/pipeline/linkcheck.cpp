@@ -261,6 +261,11 @@ struct RunContext {
   // What each extension module an import loads first brings in (its load in its host), by name: the names
   // it answers to, each with its file's device and inode. Read once per run (the load stage is serial).
   std::map<std::string, std::map<std::string, std::pair<dev_t, ino_t>>> closure_of = {};
+  // The file names two or more of the run's inputs share (a soname two packages vendor): only a file whose
+  // load takes one of them, or misses a name, can be changed by what another package's import loads first.
+  // Empty with one input, whose imports are always followed.
+  std::set<std::string> shared_names = {};
+  bool one_input = true;
 };
 
 // The interpreter that imports `file`: --python's; else the one of the venv or conda environment the file is
@@ -317,7 +322,7 @@ std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOption
 
 // How Python's import would load the file (src/python/import_plan.h), from its headers.
 python::ImportPlan import_plan(const std::string& file, const python::InterpreterSites* host, RunContext& run,
-                               Report& report) {
+                               Report& report, bool follow_imports = false) {
   const auto& options = run.options;
   auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .lookup_only = true});
   python::ImportQuestion q{.file = file,
@@ -327,7 +332,8 @@ python::ImportPlan import_plan(const std::string& file, const python::Interprete
                            .python = options.python ? &*options.python : nullptr,
                            .python_torch = run.python_torch ? &*run.python_torch : nullptr,
                            .host = host,
-                           .memo = &run.memo};
+                           .memo = &run.memo,
+                           .follow_imports = follow_imports};
   python::ImportPlan plan = python::plan_import(q);
   // Not Python's: a plugin of a program that exports what it uses is loaded into that program.
   if (plan.loads.empty() && headers && !q.program && q.hosting == host::PythonHosting::None)
@@ -396,6 +402,19 @@ std::vector<python::PriorLoad> prior_loads_that_matter(const python::ImportPlan&
   return out;
 }
 
+// Whether what another package's import loads first can change this process: it misses a name, or takes a
+// file whose name another input shares (with one input, always).
+bool may_be_changed_by_imports(const loader::Process& p, const RunContext& run) {
+  if (run.one_input) return true;
+  for (const auto& o : p.objects) {
+    if (o.host) continue;
+    for (const auto& need : o.needed)
+      if (need.object < 0) return true;
+    if (static_cast<int>(&o - p.objects.data()) != p.target && run.shared_names.count(base_name(o.path))) return true;
+  }
+  return false;
+}
+
 std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
                                      const std::set<std::string>& checked_before, Report& report) {
   InputCheck in;
@@ -408,18 +427,20 @@ std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
     for (const auto& w : run.options.with_unscoped)
       if (std::find(report.with_as_import.begin(), report.with_as_import.end(), w) == report.with_as_import.end())
         report.with_as_import.push_back(w);
-  // The extension modules imported first: loaded only where they change this file's process (above).
-  std::vector<python::PriorLoad> priors;
-  std::erase_if(in.plan.loads, [&](const python::PriorLoad& l) {
-    if (l.imported_by.empty()) return false;
-    priors.push_back(l);
-    return true;
-  });
   in.env = planned_env(run.env, in.plan, run.options.with_unscoped);
   auto process = [&] {
     PhaseTime t("load");
     return loader::load_process(file, in.env, run.objects);
   }();
+  // The extension modules the package chain's imports load first: followed only where they can change this
+  // file's process, and loaded only where they do (prior_loads_that_matter).
+  std::vector<python::PriorLoad> priors;
+  if (process && in.plan.hosting != host::PythonHosting::None && may_be_changed_by_imports(*process, run)) {
+    PhaseTime t("plan.imports");
+    Report again;  // the plan's warnings are the first plan's, already told
+    for (auto& l : import_plan(file, in.host, run, again, true).loads)
+      if (!l.imported_by.empty()) priors.push_back(std::move(l));
+  }
   if (process && !priors.empty()) {
     python::ImportPlan with_priors = in.plan;
     with_priors.loads.insert(with_priors.loads.end(), priors.begin(), priors.end());
@@ -935,6 +956,14 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
                  .reported = {},
                  .checked_before = {},
                  .gpu_stacks = {}};
+  state.run.one_input = files.size() <= 1;
+  {
+    std::map<std::string, std::set<std::pair<dev_t, ino_t>>> by_name;
+    for (const auto& f : files)
+      if (struct stat st; stat(f.c_str(), &st) == 0) by_name[base_name(f)].insert({st.st_dev, st.st_ino});
+    for (const auto& [name, copies] : by_name)
+      if (copies.size() > 1) state.run.shared_names.insert(name);
+  }
   runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
   Stages stages{.files = files, .state = state, .literals = literals, .mappings = {}, .next = 0};
   // Inputs flow through three stages, in order: the load (sequential), the binding and the scan for

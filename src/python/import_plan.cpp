@@ -124,11 +124,12 @@ ImportPlan plan_import(const ImportQuestion& q) {
   add_torch_loads(q, plan);
   // The extension modules the package chain's imports load first (another package's vendored library loaded
   // under a soname is the copy this file's DT_NEEDED of that name gets).
-  if (plan.host.empty() || own_torch(q.file, q.memo)) return plan;
+  if (!q.follow_imports || plan.host.empty() || own_torch(q.file, q.memo)) return plan;
   const PackageChain chain = package_chain(q.file);
   if (chain.packages.empty()) return plan;
   const auto all = memoized(q.memo ? &q.memo->imported_first : nullptr, chain.packages.back(), [&] {
-    return extensions_imported_first(chain, q.host ? q.host->site_dirs : std::vector<std::string>{}, "");
+    return extensions_imported_first(chain, q.host ? q.host->site_dirs : std::vector<std::string>{}, "", 256,
+                                     q.memo ? &q.memo->imports : nullptr);
   });
   for (const auto& e : all) {
     if (e.module == q.file) break;  // what the chain imports after the file runs after it

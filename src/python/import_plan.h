@@ -57,6 +57,7 @@ struct ImportMemo {
   std::map<std::string, std::optional<std::string>> torch_importer;
   // The extension modules the import of a package chain loads, in order, by the chain's innermost package.
   std::map<std::string, std::vector<ImportedFirst>> imported_first;
+  ImportCache imports;  // the import lines and module look-ups those walks share
 };
 
 struct ImportQuestion {
@@ -72,6 +73,9 @@ struct ImportQuestion {
   // PATH ("" for none), with its site directories.
   const InterpreterSites* host = nullptr;
   ImportMemo* memo = nullptr;  // the run's, or none
+  // Follow the package chain's imports into the extension modules they load first (ImportPlan::loads with
+  // imported_by): a walk of the packages' Python files, asked for only where its answer can matter.
+  bool follow_imports = true;
 };
 
 // Whether torch is imported before the file, why, and which torch: the one --python imports, else the one

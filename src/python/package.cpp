@@ -197,32 +197,57 @@ struct Found {
   std::string py;                  // the module's own .py ("" for a package or an extension)
   std::string extension;           // the extension module's file
 };
-std::optional<Found> find_module(const std::string& root, const std::string& dotted) {
+std::optional<Found> find_module(const std::string& root, const std::string& dotted, ImportCache& cache) {
+  const auto key = std::make_pair(root, dotted);
+  if (auto hit = cache.found.find(key); hit != cache.found.end()) {
+    if (!hit->second) return std::nullopt;
+    // Stored flat: the inits, then "py:" or "so:" and the file.
+    Found out;
+    for (const auto& e : *hit->second) {
+      if (e.rfind("py:", 0) == 0) out.py = e.substr(3);
+      else if (e.rfind("so:", 0) == 0) out.extension = e.substr(3);
+      else out.inits.push_back(e);
+    }
+    return out;
+  }
+  auto store = [&](const std::optional<Found>& f) {
+    if (!f) {
+      cache.found.emplace(key, std::nullopt);
+      return f;
+    }
+    std::vector<std::string> flat = f->inits;
+    if (!f->py.empty()) flat.push_back("py:" + f->py);
+    if (!f->extension.empty()) flat.push_back("so:" + f->extension);
+    cache.found.emplace(key, std::move(flat));
+    return f;
+  };
   Found out;
   std::string dir = root;
   size_t at = 0;
   while (true) {
     size_t dot = dotted.find('.', at);
     const std::string part = dotted.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
-    if (part.empty()) return std::nullopt;
+    if (part.empty()) return store(std::nullopt);
     const std::string here = join_path(dir, part);
     if (is_file(here + "/__init__.py")) {
       out.inits.push_back(here + "/__init__.py");
       dir = here;
     } else if (dot == std::string::npos && is_file(here + ".py")) {
       out.py = here + ".py";
-      return out;
+      return store(out);
     } else if (dot == std::string::npos) {
-      for (const auto& name : sorted_entries(dir))
+      auto listing = cache.listings.find(dir);
+      if (listing == cache.listings.end()) listing = cache.listings.emplace(dir, sorted_entries(dir)).first;
+      for (const auto& name : listing->second)
         if (name.rfind(part + ".", 0) == 0 && name.ends_with(".so") && is_file(join_path(dir, name))) {
           out.extension = join_path(dir, name);
-          return out;
+          return store(out);
         }
-      return std::nullopt;
+      return store(std::nullopt);
     } else {
-      return std::nullopt;
+      return store(std::nullopt);
     }
-    if (dot == std::string::npos) return out;
+    if (dot == std::string::npos) return store(out);
     at = dot + 1;
   }
 }
@@ -231,6 +256,7 @@ struct ImportWalk {
   const std::vector<std::string>& roots;  // where absolute imports are found, in sys.path order
   const std::string& target;
   size_t limit;
+  ImportCache& cache;
   std::set<std::string> seen = {};
   std::vector<ImportedFirst> out = {};
   size_t read = 0;
@@ -252,15 +278,15 @@ struct ImportWalk {
       } else {
         if (m == "torch" || m.rfind("torch.", 0) == 0) continue;
         for (const auto& root : roots)
-          if (find_module(root, m)) {
+          if (find_module(root, m, cache)) {
             where.push_back({root, m});
             for (const auto& n : imp.names)
-              if (n != "*" && find_module(root, m + "." + n)) where.push_back({root, m + "." + n});
+              if (n != "*" && find_module(root, m + "." + n, cache)) where.push_back({root, m + "." + n});
             break;
           }
       }
       for (const auto& [root, dotted] : where) {
-        auto found = find_module(root, dotted);
+        auto found = find_module(root, dotted, cache);
         if (!found) continue;
         for (const auto& init : found->inits) run_file(init);
         if (!found->py.empty()) run_file(found->py);
@@ -275,9 +301,15 @@ struct ImportWalk {
 
   void run_file(const std::string& file) {
     if (reached || !seen.insert(file).second || read++ >= limit) return;
-    auto text = read_text(file);
-    if (!text) return;
-    for (const auto& line : module_level_lines(*text)) {
+    auto lines = cache.import_lines.find(file);
+    if (lines == cache.import_lines.end()) {
+      std::vector<std::string> imports;
+      if (auto text = read_text(file))
+        for (auto& line : module_level_lines(*text))
+          if (parse_import(line)) imports.push_back(std::move(line));
+      lines = cache.import_lines.emplace(file, std::move(imports)).first;
+    }
+    for (const auto& line : lines->second) {
       if (auto imp = parse_import(line)) run_import(*imp, file);
       if (reached) return;
     }
@@ -288,12 +320,13 @@ struct ImportWalk {
 
 std::vector<ImportedFirst> extensions_imported_first(const PackageChain& chain,
                                                      const std::vector<std::string>& site_dirs,
-                                                     const std::string& target, size_t limit) {
+                                                     const std::string& target, size_t limit, ImportCache* cache) {
   if (chain.packages.empty()) return {};
   std::vector<std::string> roots{chain.site};
   for (const auto& s : site_dirs)
     if (s != chain.site) roots.push_back(s);
-  ImportWalk walk{.roots = roots, .target = target, .limit = limit};
+  ImportCache own;
+  ImportWalk walk{.roots = roots, .target = target, .limit = limit, .cache = cache ? *cache : own};
   for (const auto& p : chain.packages) walk.run_file(p + "/__init__.py");
   return walk.out;
 }

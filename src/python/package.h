@@ -4,6 +4,7 @@
 // extension is loaded into a process where torch's import is done.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,9 +38,17 @@ struct ImportedFirst {
 // `limit` Python files read. Stops at `target` (the file whose import is asked about): what comes after it
 // runs after it. torch and its subpackages are not followed (the import of torch is planned on its own), nor
 // modules not found in those directories (the standard library).
+// What the walks of a run's chains share, read once: each Python file's module-level import lines, and where
+// each module name is found under each root (a venv's 800 files walk the same packages' imports again and again).
+struct ImportCache {
+  std::map<std::string, std::vector<std::string>> import_lines;  // by file: its module-level import statements
+  std::map<std::string, std::vector<std::string>> listings;      // by directory: its sorted entries
+  std::map<std::pair<std::string, std::string>, std::optional<std::vector<std::string>>> found;  // (root, name)
+};
 std::vector<ImportedFirst> extensions_imported_first(const PackageChain& chain,
                                                      const std::vector<std::string>& site_dirs,
-                                                     const std::string& target, size_t limit = 256);
+                                                     const std::string& target, size_t limit = 256,
+                                                     ImportCache* cache = nullptr);
 
 // Whether one line of Python source imports `package` (the line's own text; indentation is the caller's).
 bool line_imports(const std::string& line, const std::string& package);
