@@ -89,6 +89,12 @@ def machine_facts():
                 platform = name
             if "searched" in line and name not in legacy:
                 legacy.append(name)
+    # glibc 2.37 dropped the legacy section (and its AT_PLATFORM line): glibc's own dl_platform, which $PLATFORM
+    # expands to ("haswell" on an AVX2 Intel CPU), is in --list-diagnostics (glibc 2.33 on).
+    d = subprocess.run([LDSO, "--list-diagnostics"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    for line in d.stdout.splitlines():
+        if line.startswith('dl_platform="') and line.endswith('"'):
+            platform = line[len('dl_platform="'):-1]
     return {"levels": levels, "legacy": legacy, "platform": platform}
 
 
