@@ -985,15 +985,35 @@ def tool_verdict(world, root, built, tpath, linkcheck, closure=False):
     return r.returncode, doc, r.stderr
 
 
-def expand_name(name, origin):
+PLATFORM_UNDER = {}
+
+
+def platform_under(tunables):
+    """glibc's dl_platform with the world's GLIBC_TUNABLES (glibc.cpu.hwcaps=-AVX2 makes a haswell CPU's
+    platform x86_64), from ld.so --list-diagnostics (glibc 2.33 on); the machine's otherwise."""
+    if not tunables:
+        return machine()["platform"]
+    if tunables not in PLATFORM_UNDER:
+        platform = machine()["platform"]
+        env = dict(os.environ, GLIBC_TUNABLES=tunables)
+        d = subprocess.run([LDSO, "--list-diagnostics"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True, env=env)
+        for line in d.stdout.splitlines():
+            if line.startswith('dl_platform="') and line.endswith('"'):
+                platform = line[len('dl_platform="'):-1]
+        PLATFORM_UNDER[tunables] = platform
+    return PLATFORM_UNDER[tunables]
+
+
+def expand_name(name, origin, platform=None):
     """A DT_NEEDED name as the loader expands it (dl-load.c _dl_dst_substitute)."""
-    platform = machine()["platform"]
+    platform = platform or machine()["platform"]
     name = re.sub(r"\$(\{ORIGIN\}|ORIGIN)(?![A-Za-z0-9_])", lambda m: origin, name)
     name = re.sub(r"\$(\{PLATFORM\}|PLATFORM)(?![A-Za-z0-9_])", lambda m: platform, name)
     return re.sub(r"\$(\{LIB\}|LIB)(?![A-Za-z0-9_])", lambda m: "lib/x86_64-linux-gnu", name)
 
 
-def tool_causes(doc):
+def tool_causes(doc, platform=None):
     """What the tool's report names: every cause, in the terms parse_message uses."""
     causes = []
     for lib in doc["libraries"]:
@@ -1002,7 +1022,7 @@ def tool_causes(doc):
             causes.append(("undefined", u["symbol"], u.get("version"), lib["path"]))
         for n in lib["needed"]:
             if n["path"] is None and not n.get("refused"):
-                causes.append(("missing", expand_name(n["name"], origin)))
+                causes.append(("missing", expand_name(n["name"], origin, platform)))
         for v in lib["missing_versions"]:
             causes.append(("version", v["version"], v.get("provider") or v["file"], lib["path"]))
         for f in lib.get("load_failures", []):
@@ -1099,7 +1119,7 @@ def compare(world, root, linkcheck, work):
         cause = real["cause"]
         if cause[0] == "unknown":
             return "unknown-message", f"loader: {real['err'][:300]}"
-        causes = tool_causes(doc)
+        causes = tool_causes(doc, platform_under(world.get("tunables")))
         if not cause_named(cause, causes, cwd):
             return "wrong-cause", f"loader: {real['err'][:300]}; tool: {causes[:8]}"
     # The copies mapped are the copies the tool picked: all of them when it loads, those mapped
@@ -1118,7 +1138,7 @@ def compare(world, root, linkcheck, work):
             if path:
                 p = os.path.realpath(path if path.startswith("/") else os.path.join(cwd, path))
                 picked.add(p)
-                by_name.setdefault(expand_name(n["name"], origin), set()).add(p)
+                by_name.setdefault(expand_name(n["name"], origin, platform_under(world.get("tunables"))), set()).add(p)
     if real["ok"]:
         picked = sorted(p for p in picked if p.startswith(root + "/"))
         if world.get("python") is None and lib_get(world["target"], "program"):
