@@ -189,38 +189,12 @@ std::optional<std::string> module_importing(const PackageChain& chain, const std
 
 namespace {
 
-// What CPython's import finds for `dotted` under `root`: a package's __init__.py, a module's .py, or an
-// extension module (name.so, name.abi3.so, name.<tag>.so; the first in name order), with the __init__.py
-// files of the packages above it, in the order they run.
-struct Found {
-  std::vector<std::string> inits;  // the packages' __init__.py, top first
-  std::string py;                  // the module's own .py ("" for a package or an extension)
-  std::string extension;           // the extension module's file
-};
+using Found = FoundModule;
+
 std::optional<Found> find_module(const std::string& root, const std::string& dotted, ImportCache& cache) {
   const auto key = std::make_pair(root, dotted);
-  if (auto hit = cache.found.find(key); hit != cache.found.end()) {
-    if (!hit->second) return std::nullopt;
-    // Stored flat: the inits, then "py:" or "so:" and the file.
-    Found out;
-    for (const auto& e : *hit->second) {
-      if (e.rfind("py:", 0) == 0) out.py = e.substr(3);
-      else if (e.rfind("so:", 0) == 0) out.extension = e.substr(3);
-      else out.inits.push_back(e);
-    }
-    return out;
-  }
-  auto store = [&](const std::optional<Found>& f) {
-    if (!f) {
-      cache.found.emplace(key, std::nullopt);
-      return f;
-    }
-    std::vector<std::string> flat = f->inits;
-    if (!f->py.empty()) flat.push_back("py:" + f->py);
-    if (!f->extension.empty()) flat.push_back("so:" + f->extension);
-    cache.found.emplace(key, std::move(flat));
-    return f;
-  };
+  if (auto hit = cache.found.find(key); hit != cache.found.end()) return hit->second;
+  auto store = [&](const std::optional<Found>& f) { return cache.found.emplace(key, f).first->second; };
   Found out;
   std::string dir = root;
   size_t at = 0;

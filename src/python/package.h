@@ -40,10 +40,18 @@ struct ImportedFirst {
 // modules not found in those directories (the standard library).
 // What the walks of a run's chains share, read once: each Python file's module-level import lines, and where
 // each module name is found under each root (a venv's 800 files walk the same packages' imports again and again).
+// What CPython's import finds for a dotted name under a root: a package's __init__.py, a module's .py, or an
+// extension module (name.so, name.abi3.so, name.<tag>.so; the first in name order), with the __init__.py
+// files of the packages above it, in the order they run.
+struct FoundModule {
+  std::vector<std::string> inits;  // the packages' __init__.py, top first
+  std::string py;                  // the module's own .py ("" for a package or an extension)
+  std::string extension;           // the extension module's file
+};
 struct ImportCache {
   std::map<std::string, std::vector<std::string>> import_lines;  // by file: its module-level import statements
   std::map<std::string, std::vector<std::string>> listings;      // by directory: its sorted entries
-  std::map<std::pair<std::string, std::string>, std::optional<std::vector<std::string>>> found;  // (root, name)
+  std::map<std::pair<std::string, std::string>, std::optional<FoundModule>> found;  // by (root, name)
 };
 std::vector<ImportedFirst> extensions_imported_first(const PackageChain& chain,
                                                      const std::vector<std::string>& site_dirs,
