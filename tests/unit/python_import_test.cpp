@@ -441,6 +441,24 @@ TEST_F(PythonImportDev, torch_imported_rtld_global_lends_its_libraries_to_later_
   }
 }
 
+// A shared library (or an extension module) from C source against Python 3.11's headers, the source written
+// in `scratch`.
+void shared_library(const std::string& scratch, const std::string& out, const std::string& source,
+                    const std::string& args) {
+  fs::create_directories(fs::path(out).parent_path());
+  write_file(scratch + "/src.c", source);
+  auto r =
+      run("cc -shared -fPIC -I/usr/include/python3.11 -o " + quote(out) + " " + quote(scratch + "/src.c") + " " + args);
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// An extension module NAME whose PyInit calls CALL (declared, defined elsewhere) and returns a module.
+std::string module(const std::string& name, const std::string& call) {
+  return "#include <Python.h>\nint " + call + "(void);\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"" +
+         name + "\", 0, -1, 0};\nPyMODINIT_FUNC PyInit_" + name + "(void) { " + call +
+         "(); return PyModule_Create(&def); }\n";
+}
+
 // Two wheels vendor one soname: vext/__init__.py imports aaa first, whose extension module loads aaa's older
 // libvend.so.1; vext's module needs libvend.so.1 too, and glibc gives it the copy already loaded (a DT_NEEDED
 // matches a loaded object's name whatever scope it was loaded into), which lacks vend_new. The file's own
@@ -449,16 +467,7 @@ TEST_F(PythonImportDev, torch_imported_rtld_global_lends_its_libraries_to_later_
 TEST_F(PythonImportDev, another_packages_import_loads_its_vendored_copy_of_a_soname_first) {
   std::string root = test::scratch_dir("pyimport-vendored"), site = root + "/site";
   auto cc = [&](const std::string& out, const std::string& source, const std::string& args) {
-    fs::create_directories(fs::path(out).parent_path());
-    write_file(root + "/src.c", source);
-    auto r =
-        run("cc -shared -fPIC -I/usr/include/python3.11 -o " + quote(out) + " " + quote(root + "/src.c") + " " + args);
-    EXPECT_EQ(r.status, 0) << r.err;
-  };
-  auto module = [](const std::string& name, const std::string& call) {
-    return "#include <Python.h>\nint " + call + "(void);\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"" +
-           name + "\", 0, -1, 0};\nPyMODINIT_FUNC PyInit_" + name + "(void) { " + call +
-           "(); return PyModule_Create(&def); }\n";
+    shared_library(root, out, source, args);
   };
   const std::string old_vend = site + "/aaa/aaa.libs/libvend.so.1", new_vend = site + "/vext/libvend.so.1";
   cc(old_vend, "int vend_old(void) { return 1; }\n", "-Wl,-soname,libvend.so.1");
@@ -514,17 +523,7 @@ TEST_F(PythonImportDev, another_packages_import_loads_its_vendored_copy_of_a_son
 // `import vext` imports aaa first and still fails on that symbol, and so does the tool's verdict.
 TEST_F(PythonImportDev, a_module_another_package_imports_first_is_loaded_local_and_binds_nothing_later) {
   std::string root = test::scratch_dir("pyimport-local"), site = root + "/site";
-  auto cc = [&](const std::string& out, const std::string& source) {
-    fs::create_directories(fs::path(out).parent_path());
-    write_file(root + "/src.c", source);
-    auto r = run("cc -shared -fPIC -I/usr/include/python3.11 -o " + quote(out) + " " + quote(root + "/src.c"));
-    EXPECT_EQ(r.status, 0) << r.err;
-  };
-  auto module = [](const std::string& name, const std::string& call) {
-    return "#include <Python.h>\nint " + call + "(void);\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"" +
-           name + "\", 0, -1, 0};\nPyMODINIT_FUNC PyInit_" + name + "(void) { " + call +
-           "(); return PyModule_Create(&def); }\n";
-  };
+  auto cc = [&](const std::string& out, const std::string& source) { shared_library(root, out, source, ""); };
   const std::string a = site + "/aaa/_a.cpython-311-x86_64-linux-gnu.so";
   const std::string v = site + "/vext/_v.cpython-311-x86_64-linux-gnu.so";
   cc(a, "int a_helper(void) { return 1; }\n" + module("_a", "a_helper"));
