@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
+#include <tuple>
 
 #include "common/paths.h"
 
@@ -32,6 +33,11 @@ std::string normalize_path(const std::string& path) {
 }
 
 bool Model::is_compiled(const std::string& abs_path) const { return compiled.count(normalize_path(abs_path)) > 0; }
+
+bool Model::configured(const std::string& abs_path) const {
+  const std::string path = normalize_path(abs_path);
+  return compiled.count(path) > 0 || unbuilt.count(path) > 0;
+}
 
 namespace {
 
@@ -67,6 +73,34 @@ const Target* Model::target_for_artifact(const std::string& path) const {
     }
   }
   return nullptr;
+}
+
+namespace {
+
+bool older(const std::string& a, const std::string& b) {  // a's last change before b's
+  struct stat sa, sb;
+  if (stat(a.c_str(), &sa) != 0 || stat(b.c_str(), &sb) != 0) return false;
+  return std::tie(sa.st_mtim.tv_sec, sa.st_mtim.tv_nsec) < std::tie(sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
+}
+
+}  // namespace
+
+bool Model::awaits_rebuild(const std::string& abs_path, const std::string& artifact) const {
+  const std::string file = normalize_path(abs_path);
+  const Target* t = target_for_artifact(artifact);
+  if (unbuilt.count(file)) {
+    if (!t) return true;
+    const auto files = source_files(*t);
+    return std::any_of(files.begin(), files.end(), [&](const std::string& s) { return normalize_path(s) == file; });
+  }
+  // Compiled into it by the configure, its object left by an earlier build, and the entry naming it
+  // written after the library was linked (a patch not yet built).
+  if (!t || !compiled_by(*t, file)) return false;
+  for (const auto& l : lists)
+    for (const auto& e : l.entries)
+      if (std::find(e.files.begin(), e.files.end(), file) != e.files.end() && older(artifact, l.cmake_file))
+        return true;
+  return false;
 }
 
 std::vector<const Target*> Model::with_objects(const Target& target) const {

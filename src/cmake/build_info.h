@@ -78,6 +78,9 @@ ListEntry make_entry(const CMakeArg& arg, const std::map<std::string, std::strin
 // none for a regex CMake accepts and std::regex does not.
 std::vector<std::string> regex_matches(const std::string& written, const std::vector<std::string>& items);
 
+// A header by its extension (.h, .hpp, .cuh, .inl, ...): never a translation unit of its own.
+bool is_header(const std::string& path);
+
 // A word CMake's list commands take as a keyword, never as a file (PRIVATE, SHARED, CACHE, ...).
 bool is_keyword(const std::string& word);
 

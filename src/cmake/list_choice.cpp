@@ -162,6 +162,7 @@ std::string stem_of(const std::string& path) {
 // spelling, when they name nothing on disk). Compared field by field, the first the strongest.
 struct Nearness {
   int clean = 0;           // it spells no file its targets lack (a branch the configure took)
+  int sources = 0;         // it names a file that is no header (or the file is one): set(HEADERS a.h b.h) takes no b.c
   int stem = 0;            // it names the file's own header or source (plugins_unix.h for plugins_unix.cc)
   int same_ext = 0;        // it names files of the file's kind
   size_t dir = 0;          // the directory it shares with the file
@@ -169,7 +170,7 @@ struct Nearness {
   long unconditional = 0;  // minus the if() blocks around it: where it compiles in every configuration
   long same_ext_count = 0;
   int variable = 0;  // a variable's list (set, list(APPEND)) rather than a target's own
-  auto key() const { return std::tie(clean, stem, same_ext, dir, kin, unconditional, same_ext_count, variable); }
+  auto key() const { return std::tie(clean, sources, stem, same_ext, dir, kin, unconditional, same_ext_count, variable); }
   bool operator<(const Nearness& o) const { return key() < o.key(); }
 };
 
@@ -208,6 +209,7 @@ bool names_files(const SourceList& l) {
 
 Nearness nearness(const SourceList& l, const std::string& file) {
   Nearness n{.clean = l.foreign == 0 ? 1 : 0,
+             .sources = cmake::is_header(file) ? 1 : 0,
              .stem = 0,
              .same_ext = 0,
              .dir = 0,
@@ -223,6 +225,7 @@ Nearness nearness(const SourceList& l, const std::string& file) {
     std::vector<std::string> named = e.files;
     if (named.empty()) named.push_back(e.raw);  // an entry naming nothing on disk still tells where its kind goes
     for (const auto& f : named) {
+      if (!cmake::is_header(unquoted(f))) n.sources = 1;  // CMake completes a name without extension as a source
       n.dir = std::max(n.dir, shared_dir_prefix(f, file));
       if (f == file || f.substr(0, f.rfind('/')) != dir) continue;
       if (stem_of(f) == stem_of(file) && extension_of(f) != ext) n.stem = 1;
@@ -241,6 +244,7 @@ Nearness nearness(const std::vector<const SourceList*>& sections, const std::str
   for (size_t k = 1; k < sections.size(); ++k) {
     Nearness n = nearness(*sections[k], file);
     out.clean = std::min(out.clean, n.clean);
+    out.sources = std::max(out.sources, n.sources);
     out.stem = std::max(out.stem, n.stem);
     out.same_ext = std::max(out.same_ext, n.same_ext);
     out.dir = std::max(out.dir, n.dir);
@@ -264,18 +268,25 @@ const SourceList* nearest_list(const std::vector<const SourceList*>& candidates,
     if (!commands.count(key)) order.push_back(key);
     commands[key].push_back(l);
   }
+  // A command naming only headers takes no source (set(HEADERS a.h b.h) beside set(SOURCES ...)),
+  // unless it is the only one in its if() depth: an else() branch's target_sources(T PRIVATE x_unix.h)
+  // whose x_unix.cc went is where that source belongs.
+  std::set<uint32_t> depths_with_sources;
+  for (const auto& key : order)
+    if (nearness(commands[key], file).sources) depths_with_sources.insert(commands[key].front()->conditions);
   const std::vector<const SourceList*>* best = nullptr;
   Nearness best_n;
   for (const auto& key : order) {
     Nearness n = nearness(commands[key], file);
+    if (!depths_with_sources.count(commands[key].front()->conditions)) n.sources = 1;
     if (!best || best_n < n) best = &commands[key], best_n = n;
   }
   if (!best) return nullptr;
   const SourceList* section = best->front();
-  std::tuple<long, int> section_n{-1, 0};
+  std::tuple<int, long, int> section_n{-1, -1, 0};
   for (const auto* l : *best) {
     Nearness n = nearness(*l, file);
-    if (std::make_tuple(n.same_ext_count, n.stem) > section_n) section = l, section_n = {n.same_ext_count, n.stem};
+    if (auto key = std::make_tuple(n.sources, n.same_ext_count, n.stem); key > section_n) section = l, section_n = key;
   }
   return section;
 }

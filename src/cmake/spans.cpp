@@ -18,6 +18,16 @@
 #include "common/paths.h"
 
 namespace mlc::cmake {
+
+// A header by its extension (CMake completes a name without one with the source extensions first).
+bool is_header(const std::string& path) {
+  const std::string name = path.substr(path.rfind('/') + 1);
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos) return false;
+  static const std::set<std::string> headers = {"h", "hh", "hpp", "hxx", "h++", "inl", "inc", "cuh", "muh", "tcc"};
+  return headers.count(name.substr(dot + 1)) > 0;
+}
+
 namespace {
 
 using build::AddedSource;
@@ -42,15 +52,6 @@ void referenced(const std::string& raw, std::vector<std::string>& out) {
     std::string name = raw.substr(open + 2, close - open - 2);
     if (name.find("${") == std::string::npos && !name.empty()) out.push_back(name);
   }
-}
-
-// A header by its extension (CMake completes a name without one with the source extensions first).
-bool is_header(const std::string& path) {
-  const std::string name = path.substr(path.rfind('/') + 1);
-  const size_t dot = name.rfind('.');
-  if (dot == std::string::npos) return false;
-  static const std::set<std::string> headers = {"h", "hh", "hpp", "hxx", "h++", "inl", "inc", "cuh", "muh", "tcc"};
-  return headers.count(name.substr(dot + 1)) > 0;
 }
 
 bool is_identifier(const std::string& s) {

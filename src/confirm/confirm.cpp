@@ -330,7 +330,8 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
     for (const auto* e : ctx.sources->lookup(sym.name)) {
       if (e->qualified != qualified) continue;
       const std::string& path = ctx.sources->file_of(*e).path;
-      if (!source::is_compiled_source(path, backend::file_kinds()) || ctx.build->is_compiled(path)) continue;
+      // A source the configure compiles already (one since the last build too) is no candidate to add.
+      if (!source::is_compiled_source(path, backend::file_kinds()) || ctx.build->configured(path)) continue;
       if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.file == path; }))
         files.push_back(
             {.file = path, .tier = 0, .line = e->line, .evidence = {}, .place = candidate_place(ctx, *u, path)});

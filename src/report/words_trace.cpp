@@ -125,9 +125,11 @@ std::string InstantiateOrInclude::words() const {
   return "add an explicit instantiation to a compiled source, or include " + file + " where it is used";
 }
 std::string CompiledButOlder::words() const {
-  return "defined in " + at.phrase() + ", which the build compiles, but " + library + " is older than it";
+  return "defined in " + at.phrase() + ", which the build compiles since " + library + " was built";
 }
-std::string RebuildOlder::words() const { return "rebuild " + library + " (cmake --build): it predates " + file; }
+std::string RebuildOlder::words() const {
+  return "rebuild " + library + " (cmake --build): it predates the build's " + file;
+}
 std::string CompiledYetMissing::words() const {
   return "defined in " + at.phrase() +
          ", which is compiled, yet the symbol is missing: check #if guards and the library it is compiled into";

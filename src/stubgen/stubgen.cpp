@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "buildmodel/edit.h"
@@ -153,9 +154,18 @@ Triage triage(const Report& report, const trace::TraceContext& ctx, const StubOp
   Triage t;
   t.c10 = c10_available(ctx, o);
   std::set<std::string> seen;
+  // Symbols whose source the configure compiles since their library was built (a patch pending its
+  // rebuild): nothing to change, nothing refused.
+  std::map<std::string, std::vector<std::string>> awaiting;  // library -> symbols
   for (const auto& lib : report.libraries) {
     for (const auto& u : lib.unresolved) {
-      if (!seen.insert(u.symbol).second || stub(lib, u, ctx, o, t, p) || patch(lib, u, ctx, t, p)) continue;
+      if (!seen.insert(u.symbol).second) continue;
+      if (u.classification == Classification::Unknown && ctx.build && u.origin &&
+          ctx.build->awaits_rebuild(u.origin->file, lib.path)) {
+        awaiting[lib.path].push_back(u.demangled.empty() ? u.symbol : u.demangled);
+        continue;
+      }
+      if (stub(lib, u, ctx, o, t, p) || patch(lib, u, ctx, t, p)) continue;
       std::string cls = to_string(u.classification);
       std::string why = u.reason.empty() ? cls : cls + ": " + u.reason;
       if (u.classification == Classification::MissingSource)
@@ -168,6 +178,11 @@ Triage triage(const Report& report, const trace::TraceContext& ctx, const StubOp
       p.refused.push_back({u.demangled, why});
     }
   }
+  for (const auto& [library, symbols] : awaiting)
+    p.notes.push_back(std::to_string(symbols.size()) + (symbols.size() == 1 ? " symbol (" : " symbols (") +
+                      symbols.front() + (symbols.size() > 1 ? " and more" : "") +
+                      ") defined in sources the build compiles since " + library +
+                      " was built: rebuild it first (cmake --build), then run again");
   return t;
 }
 

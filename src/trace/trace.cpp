@@ -435,6 +435,13 @@ class Tracer {
 
   // The referencing library's path when its file is older than `source` (it was built before the
   // source changed or appeared); "" otherwise.
+  // The library, when the configure already compiles `source` into it and only a rebuild is behind.
+  std::string library_awaiting(const std::string& source) const {
+    if (!ctx_.build || !p_ || ref_ < 0) return "";
+    const std::string& lib = p_->objects[ref_].path;
+    return ctx_.build->awaits_rebuild(source, lib) ? lib : "";
+  }
+
   std::string library_older_than(const std::string& source) const {
     if (!p_ || ref_ < 0) return "";
     const std::string& lib = p_->objects[ref_].path;
@@ -572,6 +579,11 @@ class Tracer {
       if (a.exact != b.exact) return a.exact;
       if (a.same_arity != b.same_arity) return a.same_arity;
       if (a.rank != b.rank) return a.rank > b.rank;
+      // Of twins (io_unix.c, io_uwp.c), the one the configure compiles since the library was built.
+      if (bool wa = !library_awaiting(ctx_.sources->file_of(*a.entity).path).empty(),
+          wb = !library_awaiting(ctx_.sources->file_of(*b.entity).path).empty();
+          wa != wb)
+        return wa;
       if (a.in_porting_tree != b.in_porting_tree) return a.in_porting_tree;
       return backend_source(a) && !backend_source(b);
     });
@@ -720,9 +732,10 @@ class Tracer {
       u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "", saying(said::InstantiateOrInclude{.file = origin_file})};
       return true;
     }
-    if (in_build(origin_file)) {
+    const std::string awaiting = library_awaiting(origin_file);
+    if (!awaiting.empty() || in_build(origin_file)) {
       verdict::claim(u_, EvidencePass::Trace, Classification::Unknown);
-      if (const std::string lib = library_older_than(origin_file); !lib.empty()) {
+      if (const std::string lib = awaiting.empty() ? library_older_than(origin_file) : awaiting; !lib.empty()) {
         // The configure compiles it (a glob that now sees it, an entry added since), the library predates it.
         say(u_, said::CompiledButOlder{.at = def, .library = lib});
         u_.fix =

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "test_support.h"
 
@@ -191,13 +192,13 @@ TEST_F(CMakePatch, file_covered_by_a_glob_gets_no_entry_and_the_reason) {
                        "/CMakeLists.txt:3), so it needs no entry: the fix lies elsewhere (re-run cmake"),
             std::string::npos)
       << r.err;
-  // Asked, CMake's configure globs it in (no object yet): what is left is to rebuild the library.
+  // Asked, CMake's configure globs it in (no object yet): what is left is to rebuild the library, which
+  // is nothing to change and nothing refused.
   auto asked = stubgen("--apply");
-  EXPECT_EQ(asked.status, 1) << asked.err;
+  EXPECT_EQ(asked.status, 0) << asked.err;
   EXPECT_EQ(file("CMakeLists.txt"), cmake);
-  EXPECT_NE(asked.err.find(src_ + "/src/b.cc matches the file(GLOB) pattern src/*.cc of CORE_SRCS (" + src_ +
-                           "/CMakeLists.txt:3), and the configure compiles it, so it needs no entry: the library was "
-                           "built before it, rebuild it (cmake --build)"),
+  EXPECT_NE(asked.err.find("musa-stubgen: 1 symbol (b_value(int)) defined in sources the build compiles since " +
+                           build_ + "/libcore.so was built: rebuild it first (cmake --build), then run again\n"),
             std::string::npos)
       << asked.err;
   EXPECT_EQ(run("cmake --build " + quote(build_) + " -j 2").status, 0);
@@ -513,6 +514,72 @@ TEST_F(CMakePatch, a_source_goes_back_into_the_if_branch_of_its_own_header) {
   std::string want = cmake;
   want.replace(want.find("PRIVATE plug_unix.h)"), 20, "PRIVATE plug_unix.cc plug_unix.h)");
   EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, a_source_never_goes_into_a_list_of_headers_even_one_holding_its_own_header) {
+  // Two projects of the real-code panel: set(HEADERS ...) also reaches the target, and holds b.h beside
+  // which b.cc would sort; a reviewer takes b.cc only in the list of sources.
+  const std::string cmake = kHead +
+                            "set(CORE_HEADERS a.h b.h c.h)\n"
+                            "set(CORE_SRCS a.cc c.cc)\n"
+                            "add_library(core SHARED ${CORE_SRCS} ${CORE_HEADERS})\n" +
+                            kApp;
+  auto files = sources("", cmake);
+  for (const char* h : {"a.h", "b.h", "c.h"}) files[h] = "int value_of_" + std::string(1, h[0]) + "(int v);\n";
+  make("header_list", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("set(CORE_SRCS a.cc c.cc)"), 24, "set(CORE_SRCS a.cc b.cc c.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, a_second_apply_before_the_rebuild_changes_nothing_names_the_rebuild_and_exits_0) {
+  // The library predates the first patch; its other platform's twin (plug_apple.cc, in the branch the
+  // configure does not take) defines the same symbol. The second run adds neither, refuses nothing, and
+  // says to rebuild; the configure's own source is the one named.
+  const std::string cmake = kHead +
+                            "set(CORE_SRCS a.cc c.cc)\n"
+                            "if(APPLE)\n"
+                            "  list(APPEND CORE_SRCS plug_apple.cc)\n"
+                            "else()\n"
+                            "  list(APPEND CORE_SRCS plug_common.cc)\n"
+                            "endif()\n"
+                            "add_library(core SHARED ${CORE_SRCS})\n" +
+                            kApp;
+  std::map<std::string, std::string> files = {
+      {"CMakeLists.txt", cmake},
+      {"a.cc", kA},
+      {"c.cc", kC},
+      {"plug_posix.cc", kB},
+      {"plug_apple.cc", "#include <CoreFoundation/CoreFoundation.h>\nint b_value(int v) { return v * 2; }\n"},
+      {"plug_common.cc", "int plug_common() { return 0; }\n"},
+      {"main.cc", kMain}};
+  make("second_apply", files);
+  auto first = stubgen("--apply");
+  ASSERT_EQ(first.status, 0) << first.err;
+  std::string want = cmake;
+  want.replace(want.find("CORE_SRCS plug_common.cc)"), 25, "CORE_SRCS plug_common.cc plug_posix.cc)");
+  ASSERT_EQ(file("CMakeLists.txt"), want);
+
+  auto second = stubgen("--apply");
+  EXPECT_EQ(second.status, 0) << second.err;
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  EXPECT_NE(second.err.find("musa-stubgen: 1 symbol (b_value(int)) defined in sources the build compiles since " +
+                            build_ + "/libcore.so was built: rebuild it first (cmake --build), then run again\n"),
+            std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find("0 files changed, 0 symbols refused"), std::string::npos) << second.err;
+  auto report = run(kLinkcheck + " --build-dir " + quote(build_) + " --format json " + quote(build_ + "/libcore.so"));
+  ASSERT_EQ(report.status, 1) << report.err;
+  const auto u = nlohmann::json::parse(report.out)["libraries"][0]["unresolved"][0];
+  EXPECT_EQ(u["classification"], "unknown") << u.dump(1);
+  EXPECT_EQ(u["origin"]["file"], src_ + "/plug_posix.cc") << u.dump(1);
+  EXPECT_EQ(u["fix"]["detail"], "rebuild " + build_ + "/libcore.so (cmake --build): it predates the build's " + src_ +
+                                    "/plug_posix.cc")
+      << u.dump(1);
   expect_restored("CMakeLists.txt");
 }
 
