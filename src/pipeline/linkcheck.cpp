@@ -300,12 +300,24 @@ std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& 
   return torch;
 }
 
+// What a loaded object's DT_NEEDED entries name in this process. Its dependencies' search depends on the
+// objects that loaded it (a module's DT_RPATH is searched for its vendored library's dependencies), so
+// a library checked for one input is checked again for another where they differ.
+std::string needed_signature(const loader::Process& p, size_t i) {
+  std::string out;
+  for (const auto& n : p.objects[i].needed)
+    out += (n.object >= 0 ? p.objects[static_cast<size_t>(n.object)].path : n.refused.empty() ? "-" : "!" + n.refused) +
+           '\n';
+  return out;
+}
+
 // What loading the file binds (default), everything (--closure), or the file alone (--only-named).
 // The import of the file includes the import of torch before it (`import_roots`: torch/_C and
 // libtorch_global_deps): what those loads bring in is checked too, since a failure there fails the
-// import first. A dependency already reported for an earlier input of this run is not checked again.
+// import first. A dependency an earlier input of this run checked is not checked again when its
+// DT_NEEDED entries name the same files here (needed_signature).
 std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOptions& options,
-                                 const std::set<std::string>& checked_before,
+                                 const std::map<std::string, std::string>& checked_before,
                                  const std::vector<std::string>& import_roots) {
   std::vector<int> checked;
   for (size_t i = 0; i < p.objects.size(); ++i) {
@@ -314,7 +326,8 @@ std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOption
     bool imported_first = o.root >= 0 && std::find(import_roots.begin(), import_roots.end(), p.objects[o.root].path) !=
                                              import_roots.end();
     if (target || options.closure ||
-        (!options.only_named && (!o.is_with || imported_first) && !checked_before.count(o.path)))
+        (!options.only_named && (!o.is_with || imported_first) &&
+         (!checked_before.count(o.path) || checked_before.at(o.path) != needed_signature(p, i))))
       checked.push_back(static_cast<int>(i));
   }
   return checked;
@@ -416,7 +429,7 @@ bool may_be_changed_by_imports(const loader::Process& p, const RunContext& run) 
 }
 
 std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
-                                     const std::set<std::string>& checked_before, Report& report) {
+                                     const std::map<std::string, std::string>& checked_before, Report& report) {
   InputCheck in;
   in.host = host_for(file, run);
   in.plan = [&] {
@@ -515,8 +528,18 @@ std::string host_version(const InputCheck& in, const LinkcheckOptions& options) 
 // (cpython-311 under 3.12): that import never opens the file (python::interpreter_imports).
 std::optional<python::ExtensionTag> tag_of_another_python(const InputCheck& in, const LinkcheckOptions& options) {
   if (in.plan.hosting != host::PythonHosting::ExtensionModule || in.plan.host.empty()) return std::nullopt;
-  auto tag = python::extension_tag(in.process.objects[in.process.target].path);
-  if (!tag || python::interpreter_imports(*tag, host_version(in, options))) return std::nullopt;
+  const auto& target = in.process.objects[in.process.target];
+  auto tag = python::extension_tag(target.path);
+  // The interpreter's own suffix: its version, glibc's multiarch of the file's machine (the loader is
+  // glibc's), and its build's ABI flags, by its program's name (python3.13t, python3.11d).
+  const auto dirs = loader::default_dirs_for(target.elf.machine, target.elf.is_64);
+  const std::string platform = dirs.size() > 2 ? dirs[0].substr(5) : "";
+  const std::string program = base_name(in.plan.host);
+  std::string flags;
+  if (const size_t digits = program.find_last_of("0123456789"); digits != std::string::npos && program.find('.') != std::string::npos)
+    flags = program.substr(digits + 1);
+  if (!tag || python::interpreter_imports(*tag, host_version(in, options), platform, flags)) return std::nullopt;
+  if (!tag->platform.empty() && tag->platform != platform) tag->tag += "-" + tag->platform;
   return tag;
 }
 
@@ -762,21 +785,37 @@ void warn_scope_only(const InputCheck& in, const RunContext& run, Report& report
 void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<std::string>& reported, Report& report) {
   for (auto& f : in.symbols) in.libs[f.ref.object].unresolved.push_back(std::move(f.symbol));
   for (auto& v : in.versions) in.libs[v.missing.object].missing_versions.push_back(std::move(v.finding));
+  auto fails = [](const LibraryReport& lib) {
+    return !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0 ||
+           !lib.load_failures.empty();
+  };
+  // A library checked in this process and loading here is no part of the file's failure, whatever
+  // another input's listing of the same path says (found there without this loader's DT_RPATH):
+  // report.cpp's part_of_load matches by path. One checked before with the same DT_NEEDED files stays.
+  if (auto target = in.libs.find(in.process.target); target != in.libs.end()) {
+    std::set<std::string> passing;  // checked here and loading: an earlier listing of the path says nothing
+    for (int i : in.checked)
+      if (i != in.process.target && !fails(in.libs[i])) passing.insert(in.libs[i].path);
+    std::erase_if(target->second.load_objects, [&](const std::string& path) { return passing.count(path) > 0; });
+  }
   for (int i : in.checked) {
     auto& lib = in.libs[i];
     // A dependency, or a library of the import of torch done first, is listed only when its load fails.
     bool loaded_for_target =
         lib.role == LibraryRole::Dependency || (lib.role == LibraryRole::Preloaded && lib.loaded_by);
-    if (loaded_for_target && !options.closure && lib.unresolved.empty() && lib.missing_versions.empty() &&
-        lib.missing_libraries() == 0 && lib.load_failures.empty() &&
+    if (loaded_for_target && !options.closure && !fails(lib) &&
         std::none_of(lib.needed.begin(), lib.needed.end(),
                      [](const NeededLibrary& n) { return n.refused.has_value(); }))
       continue;
-    // A library is reported once; a named file once more as itself, when an earlier file's load reported it
-    // as a dependency: its own load is another scope, and the file must have its verdict.
+    // A library is reported once, unless it fails here and its earlier listing did not; a named file once
+    // more as itself, when an earlier file's load reported it as a dependency: its own load is another
+    // scope, and the file must have its verdict.
     const bool named = lib.role == LibraryRole::Target;
-    if (!reported.insert(lib.path).second && !(named && reported.insert("\n" + lib.path).second)) continue;
+    const bool first = reported.insert(lib.path).second;
+    const bool failing_again = fails(lib) && reported.insert("\r" + lib.path).second;
+    if (!first && !failing_again && !(named && reported.insert("\n" + lib.path).second)) continue;
     if (named) reported.insert("\n" + lib.path);
+    if (fails(lib)) reported.insert("\r" + lib.path);
     std::stable_sort(lib.unresolved.begin(), lib.unresolved.end(), [](const auto& a, const auto& b) {
       return std::tie(a.symbol, a.version) < std::tie(b.symbol, b.version);
     });
@@ -810,7 +849,7 @@ struct RunState {
   Report& report;
   std::set<std::tuple<std::string, LookupKind, std::string>> told;  // run-time look-ups in the report
   std::set<std::string> reported;                                   // libraries in the report
-  std::set<std::string> checked_before;                             // objects an earlier input checked
+  std::map<std::string, std::string> checked_before;  // objects an earlier input checked: their needed_signature
   std::set<std::string> gpu_stacks;                                 // the GPU vendors the loads are built for
 };
 
@@ -884,7 +923,9 @@ struct Stages {
     auto stage = std::make_shared<Stage>();
     stage->in = load_input(file, state.run, state.checked_before, stage->loaded);
     if (stage->in)
-      for (int i : stage->in->checked) state.checked_before.insert(stage->in->process.objects[i].path);
+      for (int i : stage->in->checked)
+        state.checked_before.emplace(stage->in->process.objects[i].path,
+                                     needed_signature(stage->in->process, static_cast<size_t>(i)));
     return stage;
   }
 

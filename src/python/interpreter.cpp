@@ -123,22 +123,30 @@ std::optional<ExtensionTag> extension_tag(const std::string& file) {
   const size_t dot = name.rfind('.');
   if (dot == std::string::npos) return std::nullopt;
   const std::string tag = name.substr(dot + 1);
-  if (tag == "abi3") return ExtensionTag{.version = "", .tag = tag, .stable_abi = true, .free_threaded = false};
+  if (tag == "abi3")
+    return ExtensionTag{
+        .version = "", .tag = tag, .stable_abi = true, .free_threaded = false, .abi_flags = "", .platform = ""};
   // cpython-<major><minor>[flags]-<platform>: 311 is 3.11 (CPython's SOABI, sysconfig's EXT_SUFFIX).
   if (tag.rfind("cpython-3", 0) != 0) return std::nullopt;
   const size_t digits_end = tag.find_first_not_of("0123456789", 9);
   if (digits_end == std::string::npos || digits_end == 9) return std::nullopt;
   const std::string minor = tag.substr(9, digits_end - 9);
-  const std::string flags = tag.substr(digits_end, tag.find('-', digits_end) - digits_end);
+  const size_t dash = tag.find('-', digits_end);
+  const std::string flags = tag.substr(digits_end, dash - digits_end);
   return ExtensionTag{.version = "3." + minor,
-                      .tag = tag.substr(0, tag.find('-', digits_end)),
+                      .tag = tag.substr(0, dash),
                       .stable_abi = false,
-                      .free_threaded = flags.find('t') != std::string::npos};
+                      .free_threaded = flags.find('t') != std::string::npos,
+                      .abi_flags = flags,
+                      .platform = dash == std::string::npos ? "" : tag.substr(dash + 1)};
 }
 
-bool interpreter_imports(const ExtensionTag& tag, const std::string& version) {
-  if (tag.stable_abi || version.empty()) return true;
-  return major_minor(version) == tag.version;
+bool interpreter_imports(const ExtensionTag& tag, const std::string& version, const std::string& platform,
+                         const std::string& abi_flags) {
+  if (tag.stable_abi) return true;
+  if (!platform.empty() && !tag.platform.empty() && tag.platform != platform) return false;
+  if (tag.abi_flags != abi_flags) return false;
+  return version.empty() || major_minor(version) == tag.version;
 }
 
 }  // namespace mlc::python

@@ -35,11 +35,17 @@ struct ExtensionTag {
   std::string tag;      // as written in the name
   bool stable_abi = false;
   bool free_threaded = false;
+  std::string abi_flags;  // "d" (a debug build's), "t" (free-threaded): what follows the version digits
+  std::string platform;   // "x86_64-linux-gnu"; "" when the tag names none
 };
 std::optional<ExtensionTag> extension_tag(const std::string& file);
 
 // Whether CPython `version` ("3.12", from pyvenv.cfg or the program's name) imports a module file of that tag:
 // its importlib EXTENSION_SUFFIXES are .cpython-3XY-<platform>.so, .abi3.so and .so.
-bool interpreter_imports(const ExtensionTag& tag, const std::string& version);
+// `platform` is the interpreter's multiarch ("x86_64-linux-gnu", glibc's, as the loader is) and
+// `abi_flags` its build's ("" for a release build, "t" for python3.13t): a debug (311d) or musl
+// (x86_64-linux-musl) module is not among its suffixes either. An empty platform is not checked.
+bool interpreter_imports(const ExtensionTag& tag, const std::string& version, const std::string& platform = "",
+                         const std::string& abi_flags = "");
 
 }  // namespace mlc::python
