@@ -16,7 +16,9 @@ headers and named with its EXT_SUFFIX), of these kinds, several of each, mixed f
                newer function; the pair with the import order reversed (the newer copy first), and the
                pair with distinct sonames (auditwheel's renamed copies), which load;
   foreign-tag  an extension module tagged for another Python (another version, a debug build, musl)
-               than the venv's: CPython's import never opens it;
+               than the venv's: CPython's import never opens it; or one whose name has a suffix later in
+               EXTENSION_SUFFIXES (.abi3.so, .so) beside one of the interpreter's tag, which the import
+               opens instead;
   abi3         `.abi3.so` modules built with Py_LIMITED_API (one linking a missing library, at times);
   ctypes       a plain shared library (no PyInit_) that only ctypes loads: healthy, with a missing
                dependency, or calling the Python C API without linking libpython;
@@ -168,14 +170,19 @@ def gen_vendored(p, variant):
     where, path_from = p.libdir(pkg)
     base = pkg["name"].split("_")[1]
     needs = []
-    if variant == "chain":  # the vendored library needs a second one beside it ($ORIGIN)
+    if variant in ("chain", "inherited"):  # the vendored library needs a second one beside it
         dep = p.lib(pkg, f"lib{base}dep.so.1", p.funcs(base + "dep", 2), where)
         needs = [(dep["key"], dep["funcs"][0])]
+    # "inherited": the vendored library has no search path of its own, so its dependency is found only
+    # through the module's DT_RPATH (searched for what the objects it loads need), never its DT_RUNPATH.
     lib = p.lib(pkg, f"lib{base}.so.1", p.funcs(base, 3), where, needs=needs,
-                path=r.choice(["$ORIGIN", "${ORIGIN}"]) if needs else None)
+                path=r.choice(["$ORIGIN", "${ORIGIN}"]) if variant == "chain" else None)
     sub = "sub" if r.random() < 0.3 else None
     depth = 2 if sub else 1
-    p.module(pkg, "_core", calls=[(lib["key"], f) for f in lib["funcs"][:2]], path=path_from(depth), sub=sub)
+    m = p.module(pkg, "_core", calls=[(lib["key"], f) for f in lib["funcs"][:2]], path=path_from(depth), sub=sub)
+    if variant == "inherited":
+        lib["expect"] = False  # loaded by itself, nothing searches beside it
+        m["expect"] = {"plain": m["dtags"] == "rpath", "preload": m["dtags"] == "rpath"}
     p.init(pkg, [p.own_import("_core", pkg["name"])] if (r.random() < 0.5 and not sub) else [])
     if sub:
         p.init(pkg, [], sub=sub)
@@ -233,7 +240,20 @@ def gen_collision(p, variant):
     la = p.lib(a, sa, old, wa)
     lb = p.lib(b, sb, new, wb)
     first_import = r.choice(["import {0}", "import {0} as _dep", "from {0} import _core as _dep_core"])
-    if variant in ("b-imports-a", "distinct"):
+    if variant == "via-module":
+        # B's __init__ imports a pure-Python module of B, whose module-level line imports A.
+        p.module(a, "_core", calls=[(la["key"], old[0])], path=pa(1))
+        p.module(b, "_core", calls=[(lb["key"], new[1])], path=pb(1), expect=False)
+        p.init(a, [p.own_import("_core", a["name"])])
+        p.init(b, [r.choice(["from . import _impl", "from ._impl import *", f"import {b['name']}._impl"])])
+        b["init"][f"{b['name']}/_impl.py"] = first_import.format(a["name"]) + "\n"
+    elif variant == "in-function":
+        # B imports A only inside a function, which the import does not run: B's copy is loaded first.
+        p.module(a, "_core", calls=[(la["key"], old[0])], path=pa(1))
+        p.module(b, "_core", calls=[(lb["key"], new[1])], path=pb(1))
+        p.init(a, [p.own_import("_core", a["name"])])
+        p.init(b, ["def _dependency():", "    " + first_import.format(a["name"]), "    return True"])
+    elif variant in ("b-imports-a", "distinct"):
         # B's __init__ imports A first: A's copy (the older one, when the soname is the same) is loaded
         # first, and B's module, which calls the newer function, binds to it.
         p.module(a, "_core", calls=[(la["key"], old[0])], path=pa(1))
@@ -247,6 +267,26 @@ def gen_collision(p, variant):
         p.init(a, [first_import.format(b["name"])] + ([p.own_import("_core", a["name"])] if r.random() < 0.5 else []))
 
 
+def gen_broken_init(p, variant):
+    """A package whose __init__.py imports a module that fails to load: importing anything in the package
+    (a healthy sibling module, a module of a subpackage) fails with it."""
+    pkg = p.package("broken-init", variant, "brk")
+    base = pkg["name"].split("_")[1]
+    if variant == "missing":
+        gone = p.lib(pkg, f"lib{base}gone.so.1", p.funcs(base + "gone", 1), None)
+        calls, path = [(gone["key"], gone["funcs"][0])], None
+    else:
+        where, path_from = p.libdir(pkg)
+        lib = p.lib(pkg, f"lib{base}.so.1", p.funcs(base, 1), where, link_funcs=p.funcs(base, 2))
+        calls, path = [(lib["key"], lib["link_funcs"][1])], path_from(1)
+    p.module(pkg, "_core", calls=calls, path=path, expect=False)
+    p.module(pkg, "_extra", expect=False)
+    p.init(pkg, [p.own_import("_core", pkg["name"])])
+    if p.rng.random() < 0.5:
+        p.module(pkg, "_inner", sub="sub", expect=False)
+        p.init(pkg, [], sub="sub")
+
+
 def gen_foreign(p, variant):
     pkg = p.package("foreign-tag", variant, "tag")
     major, minor = p.version
@@ -254,6 +294,13 @@ def gen_foreign(p, variant):
             "older-version": f".cpython-{major}{minor - 1}-x86_64-linux-gnu.so",
             "debug-build": f".cpython-{major}{minor}d-x86_64-linux-gnu.so",
             "musl": f".cpython-{major}{minor}-x86_64-linux-musl.so"}
+    if variant == "shadowed":
+        # A module of the interpreter's own tag beside one of a suffix later in EXTENSION_SUFFIXES (a stale
+        # in-place build's bare .so, an .abi3.so): the import opens the first, never the other.
+        p.module(pkg, "_core")
+        p.module(pkg, "_core", suffix=p.rng.choice([".so", ".abi3.so"]), expect=False)
+        p.init(pkg, [p.own_import("_core", pkg["name"])] if p.rng.random() < 0.5 else [])
+        return
     p.module(pkg, "_core", suffix=tags[variant], expect=False)
     # A wheel for another Python: its __init__ imports the module (and fails in Python), or leaves it to users.
     p.init(pkg, [p.own_import("_core", pkg["name"])] if p.rng.random() < 0.4 else [])
@@ -337,11 +384,12 @@ def gen_program(p, variant):
 # kind: (generator, variants, fewest, most) - fewest add up to MIN_PACKAGES (a collision counts two).
 KINDS = [
     ("healthy", gen_healthy, ["plain", "subpackage", "bare-suffix"], 3, 4),
-    ("vendored", gen_vendored, ["direct", "chain"], 4, 5),
+    ("vendored", gen_vendored, ["direct", "chain", "inherited"], 4, 5),
     ("undefined", gen_undefined, ["newer-build", "in-dependency"], 2, 3),
     ("missing", gen_missing, ["direct", "in-dependency"], 2, 3),
-    ("collision", gen_collision, ["b-imports-a", "b-imports-a", "a-imports-b", "distinct"], 4, 5),
-    ("foreign-tag", gen_foreign, ["other-version", "older-version", "debug-build", "musl"], 2, 4),
+    ("collision", gen_collision, ["b-imports-a", "a-imports-b", "distinct", "via-module", "in-function"], 4, 5),
+    ("broken-init", gen_broken_init, ["missing", "undefined"], 2, 2),
+    ("foreign-tag", gen_foreign, ["other-version", "older-version", "debug-build", "musl", "shadowed"], 3, 5),
     ("abi3", gen_abi3, ["plain", "vendored", "missing"], 2, 3),
     ("ctypes", gen_ctypes, ["healthy", "missing", "python-api"], 3, 4),
     ("preload", gen_preload, ["imports-old", "imports-nothing"], 2, 3),
