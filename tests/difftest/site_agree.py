@@ -8,13 +8,18 @@ headers and named with its EXT_SUFFIX), of these kinds, several of each, mixed f
                with the bare `.so` suffix;
   vendored     a module linking a vendored library in `<pkg>.libs/` or `<pkg>/.libs/` through DT_RUNPATH
                or DT_RPATH `$ORIGIN/...` (the library needing a second vendored one through its own
-               `$ORIGIN`, at times);
+               `$ORIGIN`, at times, or with no search path of its own, found then only through the
+               module's DT_RPATH, which is inherited, never its DT_RUNPATH);
   undefined    the vendored copy lacks a function the module (or the vendored library) was linked against;
   missing      a module (or its vendored library) needs a library that is nowhere;
+  broken-init  a package whose __init__.py imports a module that fails to load, beside a healthy module
+               (and at times a subpackage's): importing any of them fails with it;
   collision    two packages vendoring the same soname at two versions, B's __init__.py importing A at
                module level first, so that A's older copy is loaded first and B's module fails on the
-               newer function; the pair with the import order reversed (the newer copy first), and the
-               pair with distinct sonames (auditwheel's renamed copies), which load;
+               newer function, also when B reaches A through a pure-Python module of its own; the pair
+               with the import order reversed (the newer copy first), the pair whose `import A` is only
+               inside a function (never run by the import), and the pair with distinct sonames
+               (auditwheel's renamed copies), which load;
   foreign-tag  an extension module tagged for another Python (another version, a debug build, musl)
                than the venv's: CPython's import never opens it; or one whose name has a suffix later in
                EXTENSION_SUFFIXES (.abi3.so, .so) beside one of the interpreter's tag, which the import
@@ -226,7 +231,11 @@ def gen_missing(p, variant):
 
 
 def gen_collision(p, variant):
-    """Two packages vendoring libvend.so.1 (or two renamed copies of it), one importing the other first."""
+    """Two packages vendoring libvend.so.1 (or two renamed copies of it), one importing the other first.
+
+    Left out on purpose: an `import A` under an `if` whose condition only running the code decides (a version
+    check, an environment variable, TYPE_CHECKING) and an import done by a function that the __init__ calls:
+    what the real import does then depends on values the files do not hold, and the tool reads the files."""
     r = p.rng
     a = p.package("collision", variant, "col")
     b = p.package("collision", variant, "col")
@@ -393,7 +402,7 @@ KINDS = [
     ("abi3", gen_abi3, ["plain", "vendored", "missing"], 2, 3),
     ("ctypes", gen_ctypes, ["healthy", "missing", "python-api"], 3, 4),
     ("preload", gen_preload, ["imports-old", "imports-nothing"], 2, 3),
-    ("program", gen_program, ["pie", "no-pie", "missing", "needs-preloaded"], 2, 4),
+    ("program", gen_program, ["pie", "no-pie", "missing", "needs-preloaded"], 3, 4),
 ]
 
 
