@@ -57,7 +57,6 @@ import concurrent.futures
 import json
 import os
 import random
-import re
 import shutil
 import string
 import struct
@@ -92,10 +91,9 @@ def skip(why):
 
 
 class Plan:
-    def __init__(self, rng, soabi_tag, ext_suffix, version):
+    def __init__(self, rng, ext_suffix, version):
         self.rng = rng
         self.ext_suffix = ext_suffix
-        self.soabi_tag = soabi_tag  # cpython-311
         self.version = version  # (3, 11)
         self.packages = []  # {name, kind, variant, init: {relpath: text}, libs [], files []}
         self.used = set()
@@ -406,9 +404,9 @@ KINDS = [
 ]
 
 
-def generate(seed, soabi_tag, ext_suffix, version):
+def generate(seed, ext_suffix, version):
     rng = random.Random(f"site-agree:{seed}")
-    p = Plan(rng, soabi_tag, ext_suffix, version)
+    p = Plan(rng, ext_suffix, version)
     jobs = []
     for kind, gen, options, lo, hi in KINDS:
         for v in variants(rng, options, rng.randint(lo, hi)):
@@ -731,13 +729,12 @@ def run(args):
     facts = json.loads(subprocess.run(
         [py, "-c", "import json, sys, sysconfig; print(json.dumps({'include': sysconfig.get_paths()['include'], "
          "'site': sysconfig.get_paths()['purelib'], 'suffix': sysconfig.get_config_var('EXT_SUFFIX'), "
-         "'soabi': sysconfig.get_config_var('SOABI'), 'version': list(sys.version_info[:2])}))"],
+         "'version': list(sys.version_info[:2])}))"],
         capture_output=True, text=True, env=env, check=True).stdout)
     if not os.path.exists(os.path.join(facts["include"], "Python.h")):
         return skip(f"{facts['include']}/Python.h is absent (python3-dev)")
     site = facts["site"]
-    tag = facts["soabi"].rsplit("-", 2)[0] if facts["soabi"] else ""
-    plan = generate(args.seed, tag, facts["suffix"], tuple(facts["version"]))
+    plan = generate(args.seed, facts["suffix"], tuple(facts["version"]))
     builder = Builder(args.work, site, facts["include"], env)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(builder.build_package, plan.packages))
