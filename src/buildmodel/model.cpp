@@ -34,10 +34,7 @@ std::string normalize_path(const std::string& path) {
 
 bool Model::is_compiled(const std::string& abs_path) const { return compiled.count(normalize_path(abs_path)) > 0; }
 
-bool Model::configured(const std::string& abs_path) const {
-  const std::string path = normalize_path(abs_path);
-  return compiled.count(path) > 0 || unbuilt.count(path) > 0;
-}
+
 
 namespace {
 
@@ -88,14 +85,19 @@ bool older(const std::string& a, const std::string& b) {  // a's last change bef
 bool Model::awaits_rebuild(const std::string& abs_path, const std::string& artifact) const {
   const std::string file = normalize_path(abs_path);
   const Target* t = target_for_artifact(artifact);
-  if (unbuilt.count(file)) {
-    if (!t) return true;
-    const auto files = source_files(*t);
-    return std::any_of(files.begin(), files.end(), [&](const std::string& s) { return normalize_path(s) == file; });
+  bool configured = false;
+  if (unbuilt.count(file)) {  // no object yet: compiled by the configure, in no library built so far
+    const auto files = t ? source_files(*t) : std::vector<std::string>{};
+    configured = !t || std::any_of(files.begin(), files.end(), [&](const std::string& s) {
+      return normalize_path(s) == file;
+    });
+  } else {
+    configured = t && compiled_by(*t, file);  // an object left by an earlier build
   }
-  // Compiled into it by the configure, its object left by an earlier build, and the entry naming it
-  // written after the library was linked (a patch not yet built).
-  if (!t || !compiled_by(*t, file)) return false;
+  if (!configured) return false;
+  // The library was linked before the file, or before the entry naming it was written: a library
+  // built since then that still lacks its symbols is not waiting for anything.
+  if (older(artifact, file)) return true;
   for (const auto& l : lists)
     for (const auto& e : l.entries)
       if (std::find(e.files.begin(), e.files.end(), file) != e.files.end() && older(artifact, l.cmake_file))

@@ -116,12 +116,10 @@ struct Model {
   std::shared_ptr<const ProviderParse> parse;
 
   bool is_compiled(const std::string& abs_path) const;
-  // The configure compiles it: into a built library (is_compiled), or into one that predates it (unbuilt).
-  bool configured(const std::string& abs_path) const;
   const Target* target_for_artifact(const std::string& path) const;
   // True when the configure compiles `abs_path` into the target building `artifact` (into some target,
-  // when none is known to build it) and the last build wrote no object for it: an entry added, or a
-  // glob that sees a new file, since `artifact` was built. Rebuilding is the whole fix.
+  // when none is known to build it) and `artifact` is older than the file or than a build file listing
+  // it: an entry added, or a glob that sees a new file, since `artifact` was built. Rebuilding is the fix.
   bool awaits_rebuild(const std::string& abs_path, const std::string& artifact) const;
   // True when `target` compiles `abs_path` itself or through an OBJECT library it depends on
   // ($<TARGET_OBJECTS:...> or target_link_libraries(T obj)): another target compiling the same file

@@ -325,13 +325,16 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
   for (UnresolvedSymbol* u : symbols) {
     auto sym = demangle::parse_symbol(u->symbol);
     if (sym.name.empty()) continue;
+    // Placed already in a source the configure compiles since its library was built: the rebuild is the fix.
+    if (u->origin && !u->referenced_by.empty() &&
+        ctx.build->awaits_rebuild(u->origin->file, u->referenced_by.front().library))
+      continue;
     std::string qualified = sym.kind == demangle::NameKind::CName ? sym.name : sym.qualified();
     std::vector<RankedSource> files;
     for (const auto* e : ctx.sources->lookup(sym.name)) {
       if (e->qualified != qualified) continue;
       const std::string& path = ctx.sources->file_of(*e).path;
-      // A source the configure compiles already (one since the last build too) is no candidate to add.
-      if (!source::is_compiled_source(path, backend::file_kinds()) || ctx.build->configured(path)) continue;
+      if (!source::is_compiled_source(path, backend::file_kinds()) || ctx.build->is_compiled(path)) continue;
       if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.file == path; }))
         files.push_back(
             {.file = path, .tier = 0, .line = e->line, .evidence = {}, .place = candidate_place(ctx, *u, path)});

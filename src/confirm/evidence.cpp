@@ -125,7 +125,7 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
 
   std::set<std::string> seen;
   auto uncompiled = [&](const std::string& f) {
-    return source::is_compiled_source(f, backend::file_kinds()) && !ctx.build->configured(f);
+    return source::is_compiled_source(f, backend::file_kinds()) && !ctx.build->is_compiled(f);
   };
   auto text_of = [&](const std::string& f) -> const std::string& {
     auto it = texts.find(f);
