@@ -1297,6 +1297,9 @@ def main():
     ap.add_argument("--work", required=True, help="a scratch directory (removed at the end)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--first", type=int, default=0,
+                    help="the first world's number (a campaign resumed: --first 13600 --count 6400)")
+    ap.add_argument("--worlds", help="comma-separated world numbers to check instead of a range (worlds to run again)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--replay", help="a directory of saved worlds (*.json), checked before the generated ones")
     ap.add_argument("--save", help="where to save each disagreement, shrunk")
@@ -1316,7 +1319,8 @@ def main():
             if name.endswith(".json"):
                 with open(os.path.join(args.replay, name)) as f:
                     jobs.append((f"replay-{name[:-5]}", json.load(f)))
-    for k in range(args.count):
+    numbers = [int(w) for w in args.worlds.split(",") if w] if args.worlds else range(args.first, args.first + args.count)
+    for k in numbers:
         jobs.append((f"s{args.seed}-w{k}", generate(random.Random(f"{args.seed}:{k}"), args.feature)))
     counts, by_feature, failed = {}, {}, []
     set_aside = 0
