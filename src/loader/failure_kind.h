@@ -27,6 +27,12 @@ enum class FailureKind {
   // Not glibc's: CPython's import (importlib.machinery.EXTENSION_SUFFIXES) never opens an extension module
   // whose name's tag is another Python's (cpython-311 under 3.12): "No module named ..." (ModuleNotFoundError)
   ExtensionTag,
+  // Not glibc's: importing pkg.mod runs pkg/__init__.py first, and a module-level import there of an
+  // extension module that fails to load fails the import of pkg.mod with it (Python's ImportError)
+  PackageImport,
+  // Not glibc's: a module beside a sibling of the same name whose suffix the import tries first
+  // (_core.so beside _core.cpython-311-x86_64-linux-gnu.so): the import opens that one, never this file
+  ShadowedModule,
 };
 const char* to_string(FailureKind kind);  // JSON `load_failures[].kind`
 
@@ -41,6 +47,7 @@ struct FailureFacts {
   std::string expanded = "";  // VersionFileUnmatched: what the loader loaded it as (full path, "" unknown)
   bool refused = false;       // NoOpen: a candidate met on the search (else an object dlopen'ed)
   int level = 0;              // IsaLevel: the CPU's x86-64 level
+  // PackageImport: `by` the __init__.py (or module) whose line imports `needed`, the failing module's file.
   // ExtensionTag: `needed` the tag, `version` the Python it is built for, `provider` the interpreter; its
   // version, and the Python distribution (pip) that installed the file, where known (the report adds it)
   std::string python = "";

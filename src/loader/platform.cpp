@@ -21,6 +21,8 @@ const char* to_string(FailureKind kind) {
     case FailureKind::ProtectedCopy: return "protected-copy";
     case FailureKind::IsaLevel: return "isa-level";
     case FailureKind::ExtensionTag: return "extension-tag";
+    case FailureKind::PackageImport: return "package-import";
+    case FailureKind::ShadowedModule: return "shadowed-module";
   }
   return "bad-candidate";
 }

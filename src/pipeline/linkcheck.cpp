@@ -524,23 +524,39 @@ std::string host_version(const InputCheck& in, const LinkcheckOptions& options) 
   return in.host ? in.host->version : "";
 }
 
+// The interpreter's own extension suffix: its version, glibc's multiarch of the file's machine (the loader
+// is glibc's), and its build's ABI flags, by its program's name (python3.13t, python3.11d).
+struct OwnSuffix {
+  std::string version, platform, flags;
+};
+OwnSuffix own_suffix(const InputCheck& in, const LinkcheckOptions& options) {
+  const auto& target = in.process.objects[in.process.target];
+  const auto dirs = loader::default_dirs_for(target.elf.machine, target.elf.is_64);
+  OwnSuffix out{.version = host_version(in, options), .platform = dirs.size() > 2 ? dirs[0].substr(5) : "", .flags = ""};
+  const std::string program = base_name(in.plan.host);
+  if (const size_t digits = program.find_last_of("0123456789");
+      digits != std::string::npos && program.find('.') != std::string::npos)
+    out.flags = program.substr(digits + 1);
+  return out;
+}
+
 // An extension module whose name's tag is another Python's than the interpreter importing it
 // (cpython-311 under 3.12): that import never opens the file (python::interpreter_imports).
 std::optional<python::ExtensionTag> tag_of_another_python(const InputCheck& in, const LinkcheckOptions& options) {
   if (in.plan.hosting != host::PythonHosting::ExtensionModule || in.plan.host.empty()) return std::nullopt;
-  const auto& target = in.process.objects[in.process.target];
-  auto tag = python::extension_tag(target.path);
-  // The interpreter's own suffix: its version, glibc's multiarch of the file's machine (the loader is
-  // glibc's), and its build's ABI flags, by its program's name (python3.13t, python3.11d).
-  const auto dirs = loader::default_dirs_for(target.elf.machine, target.elf.is_64);
-  const std::string platform = dirs.size() > 2 ? dirs[0].substr(5) : "";
-  const std::string program = base_name(in.plan.host);
-  std::string flags;
-  if (const size_t digits = program.find_last_of("0123456789"); digits != std::string::npos && program.find('.') != std::string::npos)
-    flags = program.substr(digits + 1);
-  if (!tag || python::interpreter_imports(*tag, host_version(in, options), platform, flags)) return std::nullopt;
-  if (!tag->platform.empty() && tag->platform != platform) tag->tag += "-" + tag->platform;
+  auto tag = python::extension_tag(in.process.objects[in.process.target].path);
+  const OwnSuffix own = own_suffix(in, options);
+  if (!tag || python::interpreter_imports(*tag, own.version, own.platform, own.flags)) return std::nullopt;
+  if (!tag->platform.empty() && tag->platform != own.platform) tag->tag += "-" + tag->platform;
   return tag;
+}
+
+// The sibling the interpreter's import opens instead of the file (_core.cpython-311-...so beside _core.so).
+std::string imported_instead(const InputCheck& in, const LinkcheckOptions& options) {
+  if (in.plan.hosting != host::PythonHosting::ExtensionModule || in.plan.host.empty()) return "";
+  const OwnSuffix own = own_suffix(in, options);
+  return python::sibling_imported_instead(in.process.objects[in.process.target].path,
+                                          python::extension_suffixes(own.version, own.platform, own.flags));
 }
 
 // Python's words for a module its import does not find: the module's dotted name through its packages.
@@ -612,6 +628,15 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
                                                                     .version = tag->version,
                                                                     .needed = tag->tag,
                                                                     .python = host_version(in, options)}});
+  }
+  if (const std::string instead = imported_instead(in, options); !instead.empty()) {
+    const std::string& file = p.objects[p.target].path;
+    failures.insert(failures.begin(), loader::LoadFailure{.kind = loader::FailureKind::ShadowedModule,
+                                                          .object = p.target,
+                                                          .file = file,
+                                                          .message = "the import opens " + instead + " instead",
+                                                          .symbol = "",
+                                                          .facts = {.by = base_name(file), .provider = instead}});
   }
   for (const auto& f : failures) {
     auto lib = in.libs.find(f.object);
@@ -974,6 +999,72 @@ Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOpti
 
 // The passes, in order (docs/architecture.md). Each input is loaded, bound and diagnosed on its own;
 // the indexes tracing reads (`resources`) and the object cache are shared by all inputs of the run.
+namespace {
+
+// The words of a failing load as its dlopen says them: the first missing library, else the first
+// undefined symbol, else the first other failure, of the file and what its load brings in.
+std::string dlopen_words(const Report& report, const LibraryReport& target) {
+  std::string undefined, other;
+  for (const auto& lib : report.libraries) {
+    if (!part_of_load(target, lib)) continue;
+    for (const auto& n : lib.needed)
+      if (!n.path && !n.baselined) return n.name + ": cannot open shared object file: No such file or directory";
+    for (const auto& u : lib.unresolved)
+      if (!u.baselined && u.binding != ReferenceBinding::Weak && undefined.empty())
+        undefined = lib.path + ": undefined symbol: " + u.symbol;
+    for (const auto& f : lib.load_failures)
+      if (!f.baselined && other.empty()) other = f.message;
+    for (const auto& mv : lib.missing_versions)
+      if (!mv.baselined && other.empty())
+        other = mv.file + ": version `" + mv.version + "' not found (required by " + lib.path + ")";
+  }
+  return !undefined.empty() ? undefined : other;
+}
+
+// Importing pkg.mod runs pkg/__init__.py first (and, depth first, the modules its module-level lines
+// import): an extension module imported there that fails to load fails this import too, whatever this
+// file's own load says. Known for the modules the run checks itself (a directory's, or those named).
+void fail_with_package_imports(Report& report, RunContext& run) {
+  std::map<std::string, size_t> failing;  // a named extension module that fails -> its report
+  for (size_t k = 0; k < report.libraries.size(); ++k) {
+    const auto& lib = report.libraries[k];
+    // (a module its import never opens fails no import)
+    if (lib.role == LibraryRole::Target && lib.python_extension && load_fails(report, lib) &&
+        std::none_of(lib.load_failures.begin(), lib.load_failures.end(),
+                     [](const auto& f) { return f.kind == loader::FailureKind::ShadowedModule; }))
+      failing.emplace(lib.path, k);
+  }
+  if (failing.empty()) return;
+  for (auto& lib : report.libraries) {
+    if (lib.role != LibraryRole::Target || !lib.python_extension || failing.count(lib.path) || !lib.host) continue;
+    const python::PackageChain chain = python::package_chain(lib.path);
+    if (chain.packages.empty()) continue;
+    const python::InterpreterSites* host = host_for(lib.path, run);
+    auto memo = run.memo.imported_first.find(chain.packages.back());
+    if (memo == run.memo.imported_first.end())
+      memo = run.memo.imported_first
+                 .emplace(chain.packages.back(),
+                          python::extensions_imported_first(chain, host ? host->site_dirs : std::vector<std::string>{},
+                                                            "", 256, &run.memo.imports))
+                 .first;
+    for (const auto& e : memo->second) {
+      auto it = failing.find(e.module);
+      if (e.module == lib.path || it == failing.end()) continue;
+      const auto& cause = report.libraries[it->second];
+      lib.load_failures.push_back({.kind = loader::FailureKind::PackageImport,
+                                   .file = e.module,
+                                   .message = dlopen_words(report, cause),
+                                   .symbol = std::nullopt,
+                                   .fix = "",
+                                   .baselined = false,
+                                   .facts = loader::FailureFacts{.by = e.importer, .needed = e.module}});
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOptions& options, TraceResources& resources,
                    Report& report) {
   const std::vector<std::string> files = [&] {
@@ -1035,6 +1126,10 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     for (const auto& in : inputs) walked.erase(in);
     for (auto& lib : report.libraries)
       lib.found_in_directory = lib.role == LibraryRole::Target && walked.count(lib.path);
+  }
+  {
+    PhaseTime t("package imports");
+    fail_with_package_imports(report, state.run);
   }
   // Words: every sentence of the report, written from the passes' evidence (src/report/words.cpp).
   report::write_sentences(report);

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -139,6 +140,29 @@ std::optional<ExtensionTag> extension_tag(const std::string& file) {
                       .free_threaded = flags.find('t') != std::string::npos,
                       .abi_flags = flags,
                       .platform = dash == std::string::npos ? "" : tag.substr(dash + 1)};
+}
+
+std::vector<std::string> extension_suffixes(const std::string& version, const std::string& platform,
+                                            const std::string& abi_flags) {
+  const std::string v = major_minor(version);
+  const size_t dot = v.find('.');
+  if (v.empty() || dot == std::string::npos || platform.empty()) return {};
+  return {".cpython-" + v.substr(0, dot) + v.substr(dot + 1) + abi_flags + "-" + platform + ".so", ".abi3.so", ".so"};
+}
+
+std::string sibling_imported_instead(const std::string& file, const std::vector<std::string>& suffixes) {
+  const size_t slash = file.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : file.substr(0, slash);
+  const std::string name = base_name(file);
+  const size_t dot = name.find('.');
+  if (dot == std::string::npos) return "";
+  const std::string module = name.substr(0, dot), suffix = name.substr(dot);
+  for (const auto& s : suffixes) {
+    if (s == suffix) return "";  // its own suffix comes first: nothing before it
+    const std::string sibling = dir + "/" + module + s;
+    if (access(sibling.c_str(), F_OK) == 0) return sibling;
+  }
+  return "";  // a suffix the import never tries (another Python's tag): told as extension-tag
 }
 
 bool interpreter_imports(const ExtensionTag& tag, const std::string& version, const std::string& platform,

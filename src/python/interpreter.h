@@ -45,6 +45,15 @@ std::optional<ExtensionTag> extension_tag(const std::string& file);
 // `platform` is the interpreter's multiarch ("x86_64-linux-gnu", glibc's, as the loader is) and
 // `abi_flags` its build's ("" for a release build, "t" for python3.13t): a debug (311d) or musl
 // (x86_64-linux-musl) module is not among its suffixes either. An empty platform is not checked.
+// importlib.machinery.EXTENSION_SUFFIXES of CPython `version` ("3.11") on `platform` with `abi_flags`, in the
+// order its import tries them: .cpython-311-x86_64-linux-gnu.so, .abi3.so, .so. Empty for an unknown version.
+std::vector<std::string> extension_suffixes(const std::string& version, const std::string& platform,
+                                            const std::string& abi_flags);
+
+// The file beside `file` that the import opens instead: the same module name with a suffix that comes
+// earlier in `suffixes` (a stale _core.cpython-311-...so beside a rebuilt _core.so). "" when none does.
+std::string sibling_imported_instead(const std::string& file, const std::vector<std::string>& suffixes);
+
 bool interpreter_imports(const ExtensionTag& tag, const std::string& version, const std::string& platform = "",
                          const std::string& abi_flags = "");
 

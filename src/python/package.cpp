@@ -212,12 +212,19 @@ std::optional<Found> find_module(const std::string& root, const std::string& dot
     } else if (dot == std::string::npos) {
       auto listing = cache.listings.find(dir);
       if (listing == cache.listings.end()) listing = cache.listings.emplace(dir, sorted_entries(dir)).first;
+      // In EXTENSION_SUFFIXES order: a tagged name (.cpython-311-...so), then .abi3.so, then .so.
+      auto rank = [&](const std::string& name) {
+        const std::string suffix = name.substr(part.size());
+        return suffix.rfind(".cpython-", 0) == 0 ? 0 : suffix == ".abi3.so" ? 1 : suffix == ".so" ? 2 : 3;
+      };
+      std::string best;
       for (const auto& name : listing->second)
-        if (name.rfind(part + ".", 0) == 0 && name.ends_with(".so") && is_file(join_path(dir, name))) {
-          out.extension = join_path(dir, name);
-          return store(out);
-        }
-      return store(std::nullopt);
+        if (name.rfind(part + ".", 0) == 0 && name.ends_with(".so") && is_file(join_path(dir, name)) &&
+            (best.empty() || rank(name) < rank(best)))
+          best = name;
+      if (best.empty()) return store(std::nullopt);
+      out.extension = join_path(dir, best);
+      return store(out);
     } else {
       return store(std::nullopt);
     }

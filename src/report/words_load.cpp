@@ -68,6 +68,15 @@ std::string failure_fix(loader::FailureKind kind, const loader::FailureFacts& f)
       return built + "rebuild or reinstall it for Python " + f.python + ", or import it with a Python " + f.version +
              " interpreter";
     }
+    case FailureKind::ShadowedModule:
+      return "its import opens " + f.provider +
+             " instead, whose suffix comes first in the interpreter's EXTENSION_SUFFIXES: this file is never "
+             "loaded; remove the one that is stale (an in-place build left beside an installed module, or the "
+             "reverse)";
+    case FailureKind::PackageImport:
+      return "importing it runs " + f.by + " first, whose module-level import of " + f.needed +
+             " fails (that module's own failure is reported with it): fix that one, or import it only where it is "
+             "used (inside the function that needs it)";
   }
   return "";
 }

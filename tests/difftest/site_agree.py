@@ -404,21 +404,11 @@ KINDS = [
 ]
 
 
-# What the tool is known not to model yet (docs/loader.md, "Known limits"), generated only with
-# --known-limits: a module whose package's __init__.py imports a failing module (the tool judges each
-# file's load, not its package's import), and a module shadowed by a sibling whose suffix comes earlier
-# in EXTENSION_SUFFIXES (judged as if the import opened it).
-KNOWN_LIMITS = {("broken-init", "missing"), ("broken-init", "undefined"), ("foreign-tag", "shadowed")}
-
-
-def generate(seed, ext_suffix, version, known_limits=False):
+def generate(seed, ext_suffix, version):
     rng = random.Random(f"site-agree:{seed}")
     p = Plan(rng, ext_suffix, version)
     jobs = []
     for kind, gen, options, lo, hi in KINDS:
-        options = [o for o in options if known_limits or (kind, o) not in KNOWN_LIMITS]
-        if not options:
-            continue
         for v in variants(rng, options, rng.randint(lo, hi)):
             jobs.append((gen, v))
     rng.shuffle(jobs)  # the order packages are generated in has no meaning; names come from the seed
@@ -701,8 +691,6 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--keep", action="store_true", help="leave the work directory for a look afterwards")
     ap.add_argument("--verbose", action="store_true", help="print every file's verdicts, agreeing or not")
-    ap.add_argument("--known-limits", action="store_true",
-                    help="also generate what the tool is known not to model yet (KNOWN_LIMITS)")
     args = ap.parse_args()
     args.linkcheck = os.path.abspath(args.linkcheck)
     args.work = os.path.abspath(args.work)
@@ -746,10 +734,7 @@ def run(args):
     if not os.path.exists(os.path.join(facts["include"], "Python.h")):
         return skip(f"{facts['include']}/Python.h is absent (python3-dev)")
     site = facts["site"]
-    plan = generate(args.seed, facts["suffix"], tuple(facts["version"]), args.known_limits)
-    if not args.known_limits:
-        print("site_agree: left out, the tool's known limits (--known-limits generates them): " +
-              ", ".join(f"{k}/{v}" for k, v in sorted(KNOWN_LIMITS)))
+    plan = generate(args.seed, facts["suffix"], tuple(facts["version"]))
     builder = Builder(args.work, site, facts["include"], env)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(builder.build_package, plan.packages))
