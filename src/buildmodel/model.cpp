@@ -34,8 +34,6 @@ std::string normalize_path(const std::string& path) {
 
 bool Model::is_compiled(const std::string& abs_path) const { return compiled.count(normalize_path(abs_path)) > 0; }
 
-
-
 namespace {
 
 // The file a path names once symlinks are followed (libz.so -> libz.so.1.3.1); the path itself when it
@@ -88,9 +86,8 @@ bool Model::awaits_rebuild(const std::string& abs_path, const std::string& artif
   bool configured = false;
   if (unbuilt.count(file)) {  // no object yet: compiled by the configure, in no library built so far
     const auto files = t ? source_files(*t) : std::vector<std::string>{};
-    configured = !t || std::any_of(files.begin(), files.end(), [&](const std::string& s) {
-      return normalize_path(s) == file;
-    });
+    configured =
+        !t || std::any_of(files.begin(), files.end(), [&](const std::string& s) { return normalize_path(s) == file; });
   } else {
     configured = t && compiled_by(*t, file);  // an object left by an earlier build
   }

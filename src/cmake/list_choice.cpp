@@ -170,7 +170,9 @@ struct Nearness {
   long unconditional = 0;  // minus the if() blocks around it: where it compiles in every configuration
   long same_ext_count = 0;
   int variable = 0;  // a variable's list (set, list(APPEND)) rather than a target's own
-  auto key() const { return std::tie(clean, sources, stem, same_ext, dir, kin, unconditional, same_ext_count, variable); }
+  auto key() const {
+    return std::tie(clean, sources, stem, same_ext, dir, kin, unconditional, same_ext_count, variable);
+  }
   bool operator<(const Nearness& o) const { return key() < o.key(); }
 };
 

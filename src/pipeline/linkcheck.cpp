@@ -306,7 +306,9 @@ std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& 
 std::string needed_signature(const loader::Process& p, size_t i) {
   std::string out;
   for (const auto& n : p.objects[i].needed)
-    out += (n.object >= 0 ? p.objects[static_cast<size_t>(n.object)].path : n.refused.empty() ? "-" : "!" + n.refused) +
+    out += (n.object >= 0       ? p.objects[static_cast<size_t>(n.object)].path
+            : n.refused.empty() ? "-"
+                                : "!" + n.refused) +
            '\n';
   return out;
 }
@@ -532,7 +534,8 @@ struct OwnSuffix {
 OwnSuffix own_suffix(const InputCheck& in, const LinkcheckOptions& options) {
   const auto& target = in.process.objects[in.process.target];
   const auto dirs = loader::default_dirs_for(target.elf.machine, target.elf.is_64);
-  OwnSuffix out{.version = host_version(in, options), .platform = dirs.size() > 2 ? dirs[0].substr(5) : "", .flags = ""};
+  OwnSuffix out{
+      .version = host_version(in, options), .platform = dirs.size() > 2 ? dirs[0].substr(5) : "", .flags = ""};
   const std::string program = base_name(in.plan.host);
   if (const size_t digits = program.find_last_of("0123456789");
       digits != std::string::npos && program.find('.') != std::string::npos)
@@ -875,7 +878,7 @@ struct RunState {
   std::set<std::tuple<std::string, LookupKind, std::string>> told;  // run-time look-ups in the report
   std::set<std::string> reported;                                   // libraries in the report
   std::map<std::string, std::string> checked_before;  // objects an earlier input checked: their needed_signature
-  std::set<std::string> gpu_stacks;                                 // the GPU vendors the loads are built for
+  std::set<std::string> gpu_stacks;                   // the GPU vendors the loads are built for
 };
 
 // The passes after the binding, for one input, in order.

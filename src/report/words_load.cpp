@@ -55,12 +55,11 @@ std::string failure_fix(loader::FailureKind kind, const loader::FailureFacts& f)
     case FailureKind::ExtensionTag: {
       // Another version, or the same one built otherwise (cpython-311d, a debug build's; -linux-musl).
       const bool same_version = f.version == f.python;
-      const std::string built =
-          (same_version ? "its name's tag " + f.needed + " is another build's than " + f.provider + "'s (Python " +
-                              f.python + ")"
-                        : "it is built for Python " + f.version + " (its name's tag " + f.needed + "), and " +
-                              f.provider + " is Python " + f.python) +
-          ", whose import looks only for its own tag, .abi3.so and .so: ";
+      const std::string built = (same_version ? "its name's tag " + f.needed + " is another build's than " +
+                                                    f.provider + "'s (Python " + f.python + ")"
+                                              : "it is built for Python " + f.version + " (its name's tag " + f.needed +
+                                                    "), and " + f.provider + " is Python " + f.python) +
+                                ", whose import looks only for its own tag, .abi3.so and .so: ";
       if (!f.owner.empty())
         return built + "reinstall " + f.owner + " for this interpreter (" + f.provider +
                " -m pip install --force-reinstall " + f.owner + ")";

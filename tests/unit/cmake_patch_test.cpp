@@ -577,8 +577,8 @@ TEST_F(CMakePatch, a_second_apply_before_the_rebuild_changes_nothing_names_the_r
   const auto u = nlohmann::json::parse(report.out)["libraries"][0]["unresolved"][0];
   EXPECT_EQ(u["classification"], "unknown") << u.dump(1);
   EXPECT_EQ(u["origin"]["file"], src_ + "/plug_posix.cc") << u.dump(1);
-  EXPECT_EQ(u["fix"]["detail"], "rebuild " + build_ + "/libcore.so (cmake --build): it predates the build's " + src_ +
-                                    "/plug_posix.cc")
+  EXPECT_EQ(u["fix"]["detail"],
+            "rebuild " + build_ + "/libcore.so (cmake --build): it predates the build's " + src_ + "/plug_posix.cc")
       << u.dump(1);
   expect_restored("CMakeLists.txt");
 }
