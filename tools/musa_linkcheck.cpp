@@ -44,7 +44,8 @@ std::string classifications_uri() {
 }
 
 // SARIF fixes: the plan musa-stubgen would make, run from this directory with its defaults (stubs in
-// ./unimplemented_functions.cpp/.h beside the stub runtime header, CMake files patched in place).
+// unimplemented_functions.cpp/.h beside the target's sources when the build knows them, else in ./,
+// with the stub runtime header; CMake files patched in place).
 // Planning writes nothing; a stub file it cannot merge into costs its fixes, not the report.
 std::vector<mlc::SymbolFix> stub_fixes(const mlc::Report& report, mlc::TraceResources& resources) {
   bool any = false;
@@ -54,6 +55,8 @@ std::vector<mlc::SymbolFix> stub_fixes(const mlc::Report& report, mlc::TraceReso
   so.out_cpp = absolute(so.out_cpp);
   so.out_header = absolute(so.out_header);
   so.runtime_header = mlc::tools::stub_runtime_header();
+  so.beside_target = true;
+  mlc::stubgen::place_beside_target(so, resources.context(nullptr), report);
   mlc::stubgen::Plan plan = mlc::stubgen::plan(report, resources.context(nullptr), so);
   for (const auto& e : plan.errors) {
     // A CMake file the build reader could not parse either is already an error of the report.

@@ -194,6 +194,7 @@ int run(int argc, char** argv) {
   Arguments a;
   add_options(app, a);
   if (int status = mlc::tools::parse_gnu(app, argc, argv); status >= 0) return status;
+  a.so.beside_target = app.count("--out-cpp") == 0 && app.count("--out-header") == 0;
   if (auto status = check_arguments(a)) return *status;
   a.so.relative_to = std::filesystem::current_path().string();  // when the build names no source directory
   for (auto& in : a.inputs) in = absolute(in);

@@ -98,6 +98,7 @@ Result<StubgenRun> run_stubgen(const std::vector<std::string>& inputs, const Stu
   }
   const trace::TraceContext& ctx = resources.context(nullptr);
   if (ctx.build && !ctx.build->source_dir.empty()) run.stubs.relative_to = ctx.build->source_dir;
+  stubgen::place_beside_target(run.stubs, ctx, run.report);
   // Closure (with the compiler): the sources a patch gives back, and the ones they need in turn.
   if (run.confirmed && !run.report.libraries.empty()) close_over_sources(linkcheck, ctx, run.report);
   // Plan: stubs for what the SDK lacks, CMake edits for what the build leaves out (src/stubgen).

@@ -200,6 +200,15 @@ const char* to_string(SignatureSource s) {
   return "demangled";
 }
 
+void place_beside_target(StubOptions& o, const trace::TraceContext& ctx, const Report& report) {
+  if (!o.beside_target || !ctx.build || report.libraries.empty()) return;
+  const build::Target* t = ctx.build->target_for_artifact(report.libraries.front().path);
+  if (!t || t->source_dir.empty()) return;
+  const auto name = [](const std::string& path) { return path.substr(path.rfind('/') + 1); };
+  o.out_cpp = t->source_dir + "/" + name(o.out_cpp);
+  o.out_header = t->source_dir + "/" + name(o.out_header);
+}
+
 Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOptions& o) {
   Plan p;
   Triage t = triage(report, ctx, o, p);

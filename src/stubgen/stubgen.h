@@ -32,6 +32,10 @@ struct StubOptions {
   bool prune = false;
   std::optional<bool> c10;  // C10_THROW_ERROR available; default: c10/util/Exception.h in a source root
   std::string relative_to;  // paths in diffs are relative to this directory (the project's source dir)
+  // --out-cpp not named: the stub files go beside the sources of the library's target (its source
+  // directory, which the build model knows), where the list that takes them reads them, not into the
+  // directory the tool runs in.
+  bool beside_target = false;
 };
 
 // One thing an edit does ("add X to LIST", "link T with Y", "a stub for f") and the (mangled)
@@ -84,6 +88,10 @@ struct Plan {
 };
 
 Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOptions& options);
+
+// With beside_target, the stub files' paths in the source directory of the target that builds the
+// report's first library, when the build model knows it (their names kept); otherwise left as given.
+void place_beside_target(StubOptions& options, const trace::TraceContext& ctx, const Report& report);
 
 // A unified diff of all changed files, paths relative to options.relative_to.
 std::string diff_of(const Plan& plan, const StubOptions& options, bool include_stubs, bool include_cmake);

@@ -456,7 +456,8 @@ TEST(CiFormats, a_shared_fix_is_repeated_per_result_within_the_budget_only) {
 }
 
 // On the torch_musa world: musa-linkcheck's SARIF fixes, applied to the original files, give byte for
-// byte what `musa-stubgen --apply` writes (same directory, same defaults), and the output validates.
+// byte what `musa-stubgen --apply` writes (same directory, same defaults: the stubs beside the sources
+// of the library's target), and the output validates.
 TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   REQUIRE_SARIF_VALIDATOR();
   std::string w = test::scratch_dir("ci-sarif-world");
@@ -478,12 +479,14 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   test::write_file(cmake, cmake_text);
   // A stub file musa-stubgen could not merge into costs the stub fixes only: a warning naming it,
   // the same exit status, and the CMake fixes still there.
+  const std::string csrc = src + "/torch_musa/csrc";  // musa_kernels' source directory: where the stubs go
   std::string broken = w + "/broken";
   fs::create_directories(broken);
-  test::write_file(broken + "/unimplemented_functions.cpp", "// musa-stubgen: begin generated stubs\n");
+  test::write_file(csrc + "/unimplemented_functions.cpp", "// musa-stubgen: begin generated stubs\n");
   auto b_run = run("cd " + quote(broken) + " && " + kBin + " --format sarif -o " + quote(broken + "/r.sarif") + args);
+  fs::remove(csrc + "/unimplemented_functions.cpp");
   EXPECT_EQ(b_run.status, 1) << b_run.err;
-  EXPECT_NE(b_run.err.find("musa-linkcheck: warning: no fixes from " + broken + "/unimplemented_functions.cpp: "),
+  EXPECT_NE(b_run.err.find("musa-linkcheck: warning: no fixes from " + csrc + "/unimplemented_functions.cpp: "),
             std::string::npos)
       << b_run.err;
   EXPECT_TRUE(sarif_is_valid(broken + "/r.sarif"));
@@ -496,7 +499,7 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   }
   EXPECT_EQ(with_fixes, 4u);  // three missing sources and the unlinked mublas
 
-  // The stubs go where musa-stubgen puts them by default: the directory it runs in.
+  // The stubs go where musa-stubgen puts them by default: beside the target's sources, wherever it runs.
   std::string ops = src + "/torch_musa/csrc/aten/ops/musa";
   std::string in_ops = "cd " + quote(ops) + " && ";
   auto s = run(in_ops + kBin + " --format sarif -o " + quote(w + "/r.sarif") + args);
@@ -536,13 +539,13 @@ TEST(CiFormats, sarif_fixes_of_the_world_are_what_musa_stubgen_apply_writes) {
   auto starts = [&](const std::string& symbol, const std::string& prefix) {
     EXPECT_EQ(described[symbol].rfind(prefix, 0), 0u) << symbol << ": " << described[symbol];
   };
-  EXPECT_EQ(fixed["musaMallocAsync"], ops + "/unimplemented_functions.cpp");  // sdk-declared-only: a stub
-  starts("musaMallocAsync", "Add a stub for musaMallocAsync (create " + ops + "/unimplemented_functions.cpp, create " +
-                                ops + "/unimplemented_functions.h, create " + ops +
+  EXPECT_EQ(fixed["musaMallocAsync"], csrc + "/unimplemented_functions.cpp");  // sdk-declared-only: a stub
+  starts("musaMallocAsync", "Add a stub for musaMallocAsync (create " + csrc + "/unimplemented_functions.cpp, create " +
+                                csrc + "/unimplemented_functions.h, create " + csrc +
                                 "/musa_stubs.h; the same edit also "
                                 "does: add a stub for ");
-  EXPECT_EQ(fixed["musaLaunchHostFunc"], ops + "/unimplemented_functions.cpp");  // cuda-only: a stub too
-  EXPECT_EQ(fixed["_ZN2at6native19resize_output_checkEl"], cmake);               // missing-source: the source list
+  EXPECT_EQ(fixed["musaLaunchHostFunc"], csrc + "/unimplemented_functions.cpp");  // cuda-only: a stub too
+  EXPECT_EQ(fixed["_ZN2at6native19resize_output_checkEl"], cmake);                // missing-source: the source list
   starts("_ZN2at6native19resize_output_checkEl",
          "Add " + gen + "native/musa/Resize.cpp to PORTING_CPP_CSRCS (edit " + cmake + "; the same edit also does: ");
   starts("_ZN2at4musa3cub28exclusive_sum_in_common_typeIiiEEvPKT_PT0_l",

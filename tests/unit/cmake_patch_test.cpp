@@ -39,6 +39,9 @@ class CMakePatch : public ::testing::Test {
   // Writes the project (paths relative to its source dir), makes it a git checkout, configures it
   // and builds it once (the program's link fails: that is the starting point).
   void make(const std::string& name, const std::map<std::string, std::string>& files) {
+    make_in(name, files, "/libcore.so");
+  }
+  void make_in(const std::string& name, const std::map<std::string, std::string>& files, const std::string& library) {
     root_ = test::scratch_dir("cmake-patch-" + name);  // the tests' scratch area (test_support.h)
     fs::remove_all(root_);
     src_ = root_ + "/src";
@@ -57,7 +60,7 @@ class CMakePatch : public ::testing::Test {
     ASSERT_EQ(configured.status, 0) << configured.out << configured.err;
     auto built = run("cmake --build " + quote(build_) + " -j 2");
     ASSERT_NE(built.status, 0) << "the program should not link before the fix";
-    ASSERT_TRUE(fs::exists(build_ + "/libcore.so"));
+    ASSERT_TRUE(fs::exists(build_ + library));
   }
 
   test::CommandResult stubgen(const std::string& extra) {
@@ -581,6 +584,29 @@ TEST_F(CMakePatch, a_second_apply_before_the_rebuild_changes_nothing_names_the_r
             "rebuild " + build_ + "/libcore.so (cmake --build): it predates the build's " + src_ + "/plug_posix.cc")
       << u.dump(1);
   expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, stubs_go_beside_the_targets_sources_and_into_its_list_when_no_out_cpp_is_named) {
+  // Run from the checkout's root without --out-cpp: unimplemented_functions.cpp is written where the
+  // target's list reads it (core/), is added there, and the rebuilt library has nothing left undefined.
+  const std::string top = kHead + "add_subdirectory(core)\n" + kApp;
+  const std::string core = "add_library(core SHARED a.cc c.cc)\n";
+  std::map<std::string, std::string> files = {
+      {"CMakeLists.txt", top}, {"core/CMakeLists.txt", core},         {"core/a.cc", kA},
+      {"core/c.cc", kC},       {"core/b.h", "int b_value(int v);\n"}, {"main.cc", kMain}};
+  make_in("stubs_beside", files, "/core/libcore.so");
+  auto r = run("cd " + quote(root_) + " && " + kStubgen + " --build-dir " + quote(build_) + " --source-root " +
+               quote(src_) + " --stub unknown --apply " + quote(build_ + "/core/libcore.so"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(fs::exists(root_ + "/unimplemented_functions.cpp"));
+  EXPECT_TRUE(fs::exists(src_ + "/core/musa_stubs.h"));  // the stub runtime's header, beside them
+  ASSERT_TRUE(fs::exists(src_ + "/core/unimplemented_functions.cpp")) << r.err;
+  EXPECT_NE(test::read_file(src_ + "/core/unimplemented_functions.cpp").find("b_value(int"), std::string::npos);
+  EXPECT_EQ(file("core/CMakeLists.txt"), "add_library(core SHARED a.cc c.cc unimplemented_functions.cpp)\n");
+  auto rebuilt = run("cmake --build " + quote(build_) + " -j 2");
+  ASSERT_EQ(rebuilt.status, 0) << rebuilt.out << rebuilt.err;
+  auto check = run(kLinkcheck + " --build-dir " + quote(build_) + " " + quote(build_ + "/core/libcore.so"));
+  EXPECT_EQ(check.status, 0) << check.out << check.err;
 }
 
 TEST_F(CMakePatch, an_edit_with_which_cmake_would_not_configure_is_refused_and_not_written) {
