@@ -90,7 +90,11 @@ TlsReference resolve(const Process& p, int object, uint32_t index) {
 }
 
 // The objects whose initial-exec relocations glibc applies, in its order: what the process starts
-// with, then each dlopen's new objects (dl-open.c relocates them last loaded first).
+// with, then each dlopen's new objects. dl-open.c relocates those in the reverse of their sorted
+// initialization order (_dl_sort_maps: an object before its dependencies), so dependencies first: a
+// depth-first walk of the DT_NEEDED entries from the dlopen'ed object, each object after what it
+// needs. Of two blocks the surplus cannot both hold, the one reached from deeper in the graph is
+// placed first and the other is the one glibc names.
 std::vector<int> relocation_order(const Process& p) {
   std::vector<int> order;
   for (size_t i = 0; i < p.objects.size(); ++i)
@@ -99,9 +103,32 @@ std::vector<int> relocation_order(const Process& p) {
   for (const auto& o : p.objects)
     if (!o.at_start && o.root >= 0 && std::find(roots.begin(), roots.end(), o.root) == roots.end())
       roots.push_back(o.root);
-  for (int root : roots)
+  std::vector<char> seen(p.objects.size(), 0);
+  for (int root : roots) {
+    // Post-order, iteratively: (object, next DT_NEEDED entry to follow).
+    std::vector<std::pair<int, size_t>> stack;
+    auto visit = [&](int x) {
+      if (x < 0 || seen[static_cast<size_t>(x)] || p.objects[static_cast<size_t>(x)].at_start ||
+          p.objects[static_cast<size_t>(x)].root != root)
+        return;
+      seen[static_cast<size_t>(x)] = 1;
+      stack.emplace_back(x, 0);
+    };
+    visit(root);
+    while (!stack.empty()) {
+      auto& [x, next] = stack.back();
+      const auto& needed = p.objects[static_cast<size_t>(x)].needed;
+      if (next < needed.size()) {
+        visit(needed[next++].object);
+        continue;
+      }
+      order.push_back(x);
+      stack.pop_back();
+    }
+    // Anything of this dlopen the walk did not reach (none, in a well-formed process): last loaded first.
     for (size_t i = p.objects.size(); i-- > 0;)
-      if (!p.objects[i].at_start && p.objects[i].root == root) order.push_back(static_cast<int>(i));
+      if (!seen[i] && !p.objects[i].at_start && p.objects[i].root == root) order.push_back(static_cast<int>(i));
+  }
   return order;
 }
 
