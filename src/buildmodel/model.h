@@ -56,6 +56,13 @@ struct SourceList {
   // command in an if() branch the configure did not take spells such files (File API only).
   size_t foreign = 0;
   uint32_t conditions = 0;  // the if() blocks its command sits in (0: the configure always runs it)
+  // A command in an if() branch the configure took (or may have) that names no file any more: its
+  // entries went (target_sources(T PRIVATE), list(APPEND V)). What it took is told by the branch's
+  // condition ("HAVE_LIBLZMA") and by the files the chain's other branches name (x_win.c beside the
+  // x_unix.c an else() held).
+  bool emptied = false;
+  std::string condition;                     // the branch's condition as written (empty for else())
+  std::vector<std::string> branch_siblings;  // files the other branches name, absolute
 };
 
 // One call of the stack that added a target's source (CMake's File API backtraceGraph node): the

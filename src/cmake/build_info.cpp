@@ -623,6 +623,15 @@ std::map<std::string, std::string> variables(const Model& build) {
 
 namespace {
 
+// The lists left naming no file in an if() branch the configure may have taken (branches.cpp).
+void mark_emptied_lists(Model& info, const build::ProviderParse& parse) {
+  const auto vars = variables(info);
+  for (auto& l : info.lists) {
+    auto it = parse.files.find(l.cmake_file);
+    if (it != parse.files.end() && names_no_file(l)) mark_emptied(l, it->second.commands, vars, {});
+  }
+}
+
 // Asks CMake for its reply (file_api.h) and reads the new one; says so, or why it could not, in
 // one note. Without a new reply, the one read before stands.
 Reply ask_again(Model& info, const build::BuildOptions& options, const Reply& before) {
@@ -690,6 +699,7 @@ Model read_build(const BuildOptions& options) {
   if (options.cmake_lists.empty() && !top.empty() && exists(top)) {
     TreeWalker(info, *parse, files_the_build_read(info.build_dir))
         .visit(top, normalize_path(info.source_dir), scope, nullptr, 0);
+    mark_emptied_lists(info, *parse);
     info.parse = std::move(parse);
     return info;
   }
@@ -712,6 +722,7 @@ Model read_build(const BuildOptions& options) {
     read_commands({.commands = parsed->commands, .cmake_file = path, .cur_dir = cur_dir}, scope, nullptr, info.lists,
                   [](const CMakeCommand&) {});
   }
+  mark_emptied_lists(info, *parse);
   info.parse = std::move(parse);
   return info;
 }

@@ -84,6 +84,33 @@ bool is_header(const std::string& path);
 // A word CMake's list commands take as a keyword, never as a file (PRIVATE, SHARED, CACHE, ...).
 bool is_keyword(const std::string& word);
 
+// The if() branch a command sits in (cmake/branches.cpp): its condition's arguments (none for else()),
+// the conditions of the branches before it in its chain, and the commands of the chain's other branches.
+struct Branch {
+  std::vector<std::string> condition;
+  std::vector<std::vector<std::string>> earlier;
+  std::vector<const CMakeCommand*> others;
+};
+// The innermost if() chain around the command ending at `close_paren`; none outside any if().
+std::optional<Branch> branch_of(const std::vector<CMakeCommand>& commands, size_t close_paren);
+
+// A condition as far as `vars` (the cache) and the Linux platform tell: a variable nobody knows, a
+// target, a file or a regex leave it Unknown.
+enum class Truth { False, True, Unknown };
+Truth evaluate_condition(const std::vector<std::string>& args, const std::map<std::string, std::string>& vars);
+// The branch is taken: its condition holds and none before it in the chain does.
+Truth branch_taken(const Branch& branch, const std::map<std::string, std::string>& vars);
+
+// A source list command inside an if() that names no file (target_sources(T PRIVATE), list(APPEND V),
+// set(V ${V})): its entries went.
+bool names_no_file(const SourceList& list);
+// Marks such a list `emptied`, with its branch's condition and the files the chain's other branches
+// name, when the configure took (or may have taken) the branch: its condition is not False by `vars`,
+// and no command of another branch is in `ran` (the close_paren offsets of the file's commands that
+// CMake's backtraces name). Returns whether it did.
+bool mark_emptied(SourceList& list, const std::vector<CMakeCommand>& commands,
+                  const std::map<std::string, std::string>& vars, const std::set<size_t>& ran);
+
 // The source lists of a build read from its File API reply (cmake/spans.cpp): for each target's
 // source, the innermost call of its stack whose text spells it, directly (add_library(T a.c),
 // absl_cc_library(... SRCS a.cc)) or through a set()/list()/file(GLOB)/foreach() of a variable that call

@@ -194,7 +194,7 @@ EditOutcome Editor::add_source(const std::string& cmake_file, const std::string&
   if (s_->build && !s_->build->from_build_system) {
     std::vector<const SourceList*> live;
     for (const auto* l : named)
-      if (feeds_build(*s_->build, *l)) live.push_back(l);
+      if (feeds_build(*s_->build, *l) || l->emptied) live.push_back(l);
     if (!live.empty()) named = live;
   }
   // Present by spelling, or by the file the entry names once its variables are expanded.

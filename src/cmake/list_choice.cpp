@@ -163,6 +163,7 @@ std::string stem_of(const std::string& path) {
 struct Nearness {
   int clean = 0;           // it spells no file its targets lack (a branch the configure took)
   int sources = 0;         // it names a file that is no header (or the file is one): set(HEADERS a.h b.h) takes no b.c
+  int branch = 0;          // an emptied branch whose condition or other branches name the file's kin
   int stem = 0;            // it names the file's own header or source (plugins_unix.h for plugins_unix.cc)
   int same_ext = 0;        // it names files of the file's kind
   size_t dir = 0;          // the directory it shares with the file
@@ -171,12 +172,13 @@ struct Nearness {
   long same_ext_count = 0;
   int variable = 0;  // a variable's list (set, list(APPEND)) rather than a target's own
   auto key() const {
-    return std::tie(clean, sources, stem, same_ext, dir, kin, unconditional, same_ext_count, variable);
+    return std::tie(clean, sources, branch, stem, same_ext, dir, kin, unconditional, same_ext_count, variable);
   }
   bool operator<(const Nearness& o) const { return key() < o.key(); }
 };
 
-// The words of a file name, three letters or more, lower-cased: "md_crypto" -> crypto; "ThreadImpl" -> thread, impl.
+// The words of a file name, three letters or more, lower-cased: "md_crypto" -> crypto; "ThreadImpl" ->
+// thread, impl; "HAVE_LIBLZMA" -> have, liblzma (a word breaks where a capital follows a small letter).
 std::set<std::string> words_of(const std::string& stem) {
   std::set<std::string> out;
   std::string word;
@@ -190,7 +192,7 @@ std::set<std::string> words_of(const std::string& stem) {
       flush();
       continue;
     }
-    if (std::isupper(c) && !word.empty() && std::islower(static_cast<unsigned char>(word.back()))) flush();
+    if (std::isupper(c) && k > 0 && std::islower(static_cast<unsigned char>(stem[k - 1]))) flush();
     word += static_cast<char>(std::tolower(c));
   }
   flush();
@@ -205,6 +207,53 @@ bool names_files(const SourceList& l) {
     if (e.is_glob || !extension_of(e.raw).empty()) return true;
     for (const auto& f : e.files)
       if (std::filesystem::exists(f)) return true;
+  }
+  return false;
+}
+
+// The words a branch's condition asks for: "HAVE_LIBLZMA" -> liblzma; a word under NOT is what the
+// branch does without, and the words every feature test carries say nothing.
+std::set<std::string> condition_words(const std::string& condition) {
+  static const std::set<std::string> generic = {"have",    "with",  "enable",  "enabled", "use",      "build", "option",
+                                                "support", "found", "defined", "streq",   "strequal", "and",   "not"};
+  std::set<std::string> out;
+  std::string token;
+  bool negated = false;
+  auto flush = [&] {
+    if (token.empty()) return;
+    if (token == "NOT") negated = true;
+    else if (!negated)
+      for (const auto& w : words_of(token))
+        if (!generic.count(w)) out.insert(w);
+    if (token != "NOT") negated = false;
+    token.clear();
+  };
+  for (char c : condition) {
+    if (c == ' ') flush();
+    else token += c;
+  }
+  flush();
+  return out;
+}
+
+// Whether an emptied branch speaks for `file`: a word of its condition in the file's name or its
+// directory's ("lzma" in HAVE_LIBLZMA), or another branch naming its twin (x_win.c beside x_unix.c; the
+// same name in another directory).
+bool branch_names(const SourceList& l, const std::string& file) {
+  const std::string dir = file.substr(0, file.rfind('/'));
+  std::set<std::string> words = words_of(stem_of(file));
+  for (const auto& w : words_of(dir.substr(dir.rfind('/') + 1))) words.insert(w);
+  for (const auto& c : condition_words(l.condition))
+    for (const auto& w : words)
+      if (std::min(c.size(), w.size()) >= 4 && (c.find(w) != std::string::npos || w.find(c) != std::string::npos))
+        return true;
+  const std::set<std::string> own = words_of(stem_of(file));
+  for (const auto& s : l.branch_siblings) {
+    if (s == file) continue;
+    if (s.substr(s.rfind('/')) == file.substr(file.rfind('/'))) return true;
+    if (s.substr(0, s.rfind('/')) != dir) continue;
+    const auto theirs = words_of(stem_of(s));
+    if (std::any_of(theirs.begin(), theirs.end(), [&](const std::string& w) { return own.count(w) > 0; })) return true;
   }
   return false;
 }
@@ -235,6 +284,15 @@ Nearness nearness(const SourceList& l, const std::string& file) {
       if (std::any_of(theirs.begin(), theirs.end(), [&](const std::string& w) { return words.count(w) > 0; })) ++n.kin;
     }
   }
+  if (l.emptied) {
+    // Its files went: the other branches' files stand in for them, and the branch's evidence decides.
+    for (const auto& f : l.branch_siblings) {
+      if (extension_of(f) == ext) ++n.same_ext_count;
+      n.dir = std::max(n.dir, shared_dir_prefix(f, file));
+    }
+    n.sources = 1;
+    n.branch = branch_names(l, file) ? 1 : 0;
+  }
   n.same_ext = n.same_ext_count > 0 ? 1 : 0;
   n.same_ext_count = std::min<long>(n.same_ext_count, 4095);
   return n;
@@ -247,6 +305,7 @@ Nearness nearness(const std::vector<const SourceList*>& sections, const std::str
     Nearness n = nearness(*sections[k], file);
     out.clean = std::min(out.clean, n.clean);
     out.sources = std::max(out.sources, n.sources);
+    out.branch = std::max(out.branch, n.branch);
     out.stem = std::max(out.stem, n.stem);
     out.same_ext = std::max(out.same_ext, n.same_ext);
     out.dir = std::max(out.dir, n.dir);
@@ -327,7 +386,7 @@ std::optional<ListChoice> choose_list(const Model& build, const std::string& fil
   std::vector<const SourceList*> candidates;
   const std::string ext = extension_of(file);
   for (const auto& l : build.lists) {
-    if (l.removal || !in_scope(l) || !names_files(l)) continue;
+    if (l.removal || !in_scope(l) || !(names_files(l) || l.emptied)) continue;
     // Without a target to go by, only a list holding files of the same kind is a candidate.
     if (!any_feeds && nearness(l, file).same_ext == 0) continue;
     // Listed already (a second run before the rebuild): that list, where the editor finds it present.

@@ -152,6 +152,7 @@ class SpanReader {
       sections_.clear();  // its sections depend on the target's files
       for (const auto& s : t.added) place(t, s);
     }
+    for (const auto& t : info_.targets) add_emptied(t);
     std::vector<SourceList> out;
     for (auto& [key, list] : lists_) out.push_back(std::move(list));
     // A regex names what it takes out of the globs of its variable.
@@ -447,6 +448,59 @@ class SpanReader {
     if (l.filter && !l.entries.empty()) l.entries[0].files.clear();  // a regex names files only against a glob
   }
 
+  // The commands in an if() branch the configure took that feed `t` and name no file any more
+  // (target_sources(t PRIVATE), list(APPEND V) of a variable whose other commands feed it): no
+  // backtrace leads to them, yet a source taken out of them belongs there (branches.cpp).
+  void add_emptied(const Target& t) {
+    std::set<std::string> variables;
+    std::map<std::string, std::set<size_t>> ran;  // per file: the commands CMake's backtraces led to
+    for (const auto& [key, l] : lists_) {
+      if (l.emptied) continue;  // another target's emptied command: no backtrace led to it
+      ran[std::get<0>(key)].insert(std::get<1>(key));
+      if (l.targets.count(t.name) && build::is_variable_list(l.command)) variables.insert(l.variable);
+    }
+    const auto vars = variables_of_cache();
+    for (const auto& [file, parsed] : parse_.files)
+      for (const auto& c : parsed.commands) {
+        if (ran[file].count(c.close_paren) || conditions_of(file, c) == 0) continue;
+        SourceList l;
+        size_t first = 0;
+        if (c.name == "target_sources" && !c.args.empty() && c.args[0].value == t.name) {
+          l.command = ListCommand::TargetSources;
+          l.variable = t.name;
+          first = 1;
+        } else if (auto w = writer_of(file, c);
+                   w && !w->removal && !w->glob && c.name != "foreach" && variables.count(w->variable)) {
+          l.command = c.name == "list" ? ListCommand::ListEdit : ListCommand::Set;
+          l.variable = w->variable;
+          first = w->first;
+        } else {
+          continue;
+        }
+        for (size_t k = first; k < c.args.size(); ++k) {
+          const std::string& v = c.args[k].value;
+          if (l.command == ListCommand::Set && (v == "CACHE" || v == "PARENT_SCOPE")) break;
+          if (is_keyword(v)) continue;
+          ListEntry e;
+          e.raw = v, e.line = c.args[k].line, e.begin = c.args[k].begin, e.end = c.args[k].end;
+          l.entries.push_back(std::move(e));
+        }
+        l.cmake_file = file;
+        l.current_dir = dir_of(file);
+        l.line = c.line;
+        l.close_paren = c.close_paren;
+        l.conditions = conditions_of(file, c);
+        l.targets.insert(t.name);
+        if (!mark_emptied(l, parsed.commands, vars, ran[file])) continue;
+        lists_.try_emplace(std::make_tuple(file, c.close_paren, std::string(), size_t{0}), std::move(l));
+      }
+  }
+
+  const std::map<std::string, std::string>& variables_of_cache() {
+    if (cache_vars_.empty()) cache_vars_ = variables(info_);
+    return cache_vars_;
+  }
+
   // How a person calls the list: the variable, the target of add_library()/target_sources(), or the
   // call and its section ("absl_cc_library(strings) SRCS").
   static std::string list_name(const CMakeCommand& c, size_t first, const Section& sec) {
@@ -469,6 +523,7 @@ class SpanReader {
   std::map<std::string, std::map<std::string, std::string>> vars_, glob_vars_;
   std::map<std::string, std::map<size_t, uint32_t>> depths_;
   std::set<std::string> own_;  // the sources of the target being placed
+  std::map<std::string, std::string> cache_vars_;
   std::map<std::tuple<std::string, size_t, std::string, size_t>, SourceList> lists_;
 };
 

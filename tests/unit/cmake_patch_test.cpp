@@ -539,6 +539,78 @@ TEST_F(CMakePatch, a_source_never_goes_into_a_list_of_headers_even_one_holding_i
   expect_restored("CMakeLists.txt");
 }
 
+TEST_F(CMakePatch, a_source_taken_out_of_an_else_branch_goes_back_there_beside_its_other_platforms_twin) {
+  // Issue 48's libheif shape with the header gone too: the else() branch's target_sources() names nothing
+  // now; the if(WIN32) branch still names plug_win.cc, plug_unix.cc's twin. The unconditional list is
+  // nearer by every other measure (its files, its directory): the branch's evidence wins.
+  const std::string cmake = kHead +
+                            "add_library(core SHARED a.cc c.cc)\n"
+                            "if(WIN32)\n"
+                            "  target_sources(core PRIVATE plug_win.cc)\n"
+                            "else()\n"
+                            "  target_sources(core PRIVATE)\n"
+                            "endif()\n" +
+                            kApp;
+  std::map<std::string, std::string> files = {
+      {"CMakeLists.txt", cmake}, {"a.cc", kA}, {"c.cc", kC}, {"plug_unix.cc", kB}, {"plug_win.cc", "#error not here\n"},
+      {"main.cc", kMain}};
+  make("emptied_else", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("PRIVATE)"), 8, "PRIVATE plug_unix.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, a_source_taken_out_of_a_feature_branch_goes_back_into_the_branch_the_configure_took) {
+  // Two emptied branches whose conditions both name the file's word (codec): the one the cache says the
+  // configure took (CORE_CODEC ON, CORE_CODEC_LEGACY OFF before it) takes it; the unconditional set() does not.
+  const std::string cmake = kHead +
+                            "option(CORE_CODEC_LEGACY \"\" OFF)\n"
+                            "option(CORE_CODEC \"\" ON)\n"
+                            "set(CORE_SRCS a.cc c.cc)\n"
+                            "if(CORE_CODEC_LEGACY)\n"
+                            "  list(APPEND CORE_SRCS)\n"
+                            "elseif(CORE_CODEC)\n"
+                            "  list(APPEND CORE_SRCS)\n"
+                            "endif()\n"
+                            "add_library(core SHARED ${CORE_SRCS})\n" +
+                            kApp;
+  std::map<std::string, std::string> files = {
+      {"CMakeLists.txt", cmake}, {"a.cc", kA}, {"c.cc", kC}, {"codec_zstd.cc", kB}, {"main.cc", kMain}};
+  make("emptied_feature", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  const std::string taken = "elseif(CORE_CODEC)\n  list(APPEND CORE_SRCS)";
+  want.replace(want.find(taken), taken.size(), "elseif(CORE_CODEC)\n  list(APPEND CORE_SRCS codec_zstd.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, a_source_with_no_kin_in_a_branch_goes_into_the_unconditional_list) {
+  // b.cc shares nothing with the feature's d.cc but what it shares with a.cc and c.cc (directory, kind):
+  // it compiles in every configuration, as its siblings do.
+  const std::string cmake = kHead +
+                            "option(CORE_EXTRA \"\" ON)\n"
+                            "set(CORE_SRCS a.cc c.cc)\n"
+                            "if(CORE_EXTRA)\n"
+                            "  list(APPEND CORE_SRCS d.cc)\n"
+                            "endif()\n"
+                            "add_library(core SHARED ${CORE_SRCS})\n" +
+                            kApp;
+  auto files = sources("", cmake);
+  files["d.cc"] = "int d_value() { return 0; }\n";
+  make("no_kin", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("set(CORE_SRCS a.cc c.cc)"), 24, "set(CORE_SRCS a.cc b.cc c.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
 TEST_F(CMakePatch, a_second_apply_before_the_rebuild_changes_nothing_names_the_rebuild_and_exits_0) {
   // The library predates the first patch; its other platform's twin (plug_apple.cc, in the branch the
   // configure does not take) defines the same symbol. The second run adds neither, refuses nothing, and
