@@ -33,9 +33,9 @@ if [ -n "$rerun" ]; then
   fi
 fi
 
-total=0 total_right=0
-printf '| %-18s | %7s | %5s | %6s | %-62s |\n' project symbols right '%' 'after one --apply'
-printf '|%s|%s|%s|%s|%s|\n' '--------------------' '---------' '-------' '--------' '----------------------------------------------------------------'
+total=0 total_right=0 total_back=0 total_placed=0 total_headers=0
+printf '| %-18s | %7s | %5s | %6s | %-62s | %-14s |\n' project symbols right '%' 'after one --apply' 'placed (hdrs)'
+printf '|%s|%s|%s|%s|%s|%s|\n' '--------------------' '---------' '-------' '--------' '----------------------------------------------------------------' '----------------'
 for f in "$results"/*.txt; do
   [ -e "$f" ] || { echo "no results: did the panel skip? ctest --test-dir $BUILD_DIR -R RealCode -V" >&2; exit 1; }
   head=$(head -n 1 "$f")
@@ -46,12 +46,17 @@ for f in "$results"/*.txt; do
   p=$(sed -E 's/.* right \(([0-9.]+)%\).*/\1/' <<<"$head")
   a=$(sed -E 's/.*; apply: stubgen exit ([0-9]+), rebuild ([A-Za-z]+), ([0-9]+) traced symbols left undefined, second apply ([^;]*).*/stubgen exit \1, rebuild \2, \3 left, 2nd apply: \4/' <<<"$head")
   a=${a/changes nothing/no change}
-  printf '| %-18s | %7s | %5s | %6s | %-62s |\n' "$name" "$n" "$r" "$p" "${a:0:62}"
+  # "...; placed P of B put back (H in header lists)": the put-back sources in the command they left
+  placed=$(sed -nE 's/.*; placed ([0-9]+) of ([0-9]+) put back \(([0-9]+) in header lists\).*/\1 \2 \3/p' <<<"$head")
+  read -r pl pb ph <<<"${placed:-0 0 0}"
+  printf '| %-18s | %7s | %5s | %6s | %-62s | %-14s |\n' "$name" "$n" "$r" "$p" "${a:0:62}" "$pl/$pb ($ph)"
   total=$((total + n)) total_right=$((total_right + r))
+  total_back=$((total_back + pb)) total_placed=$((total_placed + pl)) total_headers=$((total_headers + ph))
 done
 if ((total > 0)); then
-  printf '| %-18s | %7s | %5s | %6s | %-62s |\n' total "$total" "$total_right" \
-    "$(awk -v r="$total_right" -v n="$total" 'BEGIN { printf "%.1f", 100 * r / n }')" ''
+  printf '| %-18s | %7s | %5s | %6s | %-62s | %-14s |\n' total "$total" "$total_right" \
+    "$(awk -v r="$total_right" -v n="$total" 'BEGIN { printf "%.1f", 100 * r / n }')" '' \
+    "$total_placed/$total_back ($total_headers)"
 fi
 if [ "$verbose" = -v ]; then
   for f in "$results"/*.txt; do echo; cat "$f"; done

@@ -211,6 +211,17 @@ bool names_files(const SourceList& l) {
   return false;
 }
 
+// Whether a file of a branch is kin to `file` there: they share a word, and the sibling is not merely
+// `file`'s name with another word added (env_posix.cc in else(WIN32) is the platform's variant of
+// env.cc, which every platform compiles; posix_logger.cc is kin, tif_unix.c is tif_win32.c's twin).
+bool branch_kin(const std::set<std::string>& file_words, const std::set<std::string>& theirs) {
+  const bool shares =
+      std::any_of(theirs.begin(), theirs.end(), [&](const std::string& w) { return file_words.count(w) > 0; });
+  const bool variant = !file_words.empty() && file_words.size() < theirs.size() &&
+                       std::includes(theirs.begin(), theirs.end(), file_words.begin(), file_words.end());
+  return shares && !variant;
+}
+
 // The words a branch's condition asks for: "HAVE_LIBLZMA" -> liblzma; a word under NOT is what the
 // branch does without, and the words every feature test carries say nothing.
 std::set<std::string> condition_words(const std::string& condition) {
@@ -252,8 +263,7 @@ bool branch_names(const SourceList& l, const std::string& file) {
     if (s == file) continue;
     if (s.substr(s.rfind('/')) == file.substr(file.rfind('/'))) return true;
     if (s.substr(0, s.rfind('/')) != dir) continue;
-    const auto theirs = words_of(stem_of(s));
-    if (std::any_of(theirs.begin(), theirs.end(), [&](const std::string& w) { return own.count(w) > 0; })) return true;
+    if (branch_kin(own, words_of(stem_of(s)))) return true;
   }
   return false;
 }
@@ -281,7 +291,10 @@ Nearness nearness(const SourceList& l, const std::string& file) {
       if (f == file || f.substr(0, f.rfind('/')) != dir) continue;
       if (stem_of(f) == stem_of(file) && extension_of(f) != ext) n.stem = 1;
       const auto theirs = words_of(stem_of(f));
-      if (std::any_of(theirs.begin(), theirs.end(), [&](const std::string& w) { return words.count(w) > 0; })) ++n.kin;
+      if (l.conditions > 0
+              ? branch_kin(words, theirs)
+              : std::any_of(theirs.begin(), theirs.end(), [&](const std::string& w) { return words.count(w) > 0; }))
+        ++n.kin;
     }
   }
   if (l.emptied) {

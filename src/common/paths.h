@@ -46,6 +46,14 @@ inline bool is_file(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// Whether a file lies in the system's library directories (/lib, /usr/lib, /lib64, /usr/lib64, and
+// below them): the distribution's world, found through ld.so.cache.
+inline bool in_system_library_dir(std::string_view path) {
+  for (std::string_view dir : {"/lib/", "/usr/lib/", "/lib64/", "/usr/lib64/"})
+    if (path.substr(0, dir.size()) == dir) return true;
+  return false;
+}
+
 // The length of the longest common prefix of a and b that ends at a '/': the directory they share.
 inline size_t shared_dir_prefix(std::string_view a, std::string_view b) {
   size_t n = 0, last = 0;

@@ -177,7 +177,9 @@ std::vector<std::string> split_rpath(const std::string& list);
 std::vector<std::string> hwcaps_subdirs(uint16_t machine, bool is_64, int x86_isa_level, const std::string& platform,
                                         bool avx512_1, int glibc_minor = 0);
 
-// Debian's system search path for the machine (glibc's SYSTEM_DIRS), and its $LIB / $PLATFORM values.
+// Debian's multiarch triplet for the machine (x86_64-linux-gnu), "" for one it does not know; its
+// system search path (glibc's SYSTEM_DIRS), and its $LIB / $PLATFORM values.
+std::string multiarch_for(uint16_t machine, bool is_64);
 std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64);
 std::string lib_token_for(uint16_t machine, bool is_64);
 std::string platform_token_for(uint16_t machine, bool is_64);

@@ -27,26 +27,29 @@ const char* to_string(FailureKind kind) {
   return "bad-candidate";
 }
 
+std::string multiarch_for(uint16_t machine, bool is_64) {
+  switch (machine) {
+    case 62: return is_64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32";
+    case 3: return "i386-linux-gnu";
+    case 183: return "aarch64-linux-gnu";
+    case 40: return "arm-linux-gnueabihf";
+    case 21: return "powerpc64le-linux-gnu";
+    case 22: return "s390x-linux-gnu";
+    case 243: return "riscv64-linux-gnu";
+    default: return "";
+  }
+}
+
 std::vector<std::string> default_dirs_for(uint16_t machine, bool is_64) {
   // Debian's glibc: slibdir and libdir are the multiarch directories, then the generic ones.
-  std::string triplet;
-  switch (machine) {
-    case 62: triplet = is_64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32"; break;
-    case 3: triplet = "i386-linux-gnu"; break;
-    case 183: triplet = "aarch64-linux-gnu"; break;
-    case 40: triplet = "arm-linux-gnueabihf"; break;
-    case 21: triplet = "powerpc64le-linux-gnu"; break;
-    case 22: triplet = "s390x-linux-gnu"; break;
-    case 243: triplet = "riscv64-linux-gnu"; break;
-    default: break;
-  }
+  const std::string triplet = multiarch_for(machine, is_64);
   if (triplet.empty()) return {"/lib", "/usr/lib"};
   return {"/lib/" + triplet, "/usr/lib/" + triplet, "/lib", "/usr/lib"};
 }
 
 std::string lib_token_for(uint16_t machine, bool is_64) {
-  auto dirs = default_dirs_for(machine, is_64);
-  return dirs.size() > 2 ? dirs[0].substr(1) : "lib";  // Debian: $LIB = lib/<triplet>
+  const std::string triplet = multiarch_for(machine, is_64);
+  return triplet.empty() ? "lib" : "lib/" + triplet;  // Debian: $LIB = lib/<triplet>
 }
 
 std::string platform_token_for(uint16_t machine, bool is_64) {

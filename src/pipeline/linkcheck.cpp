@@ -533,9 +533,9 @@ struct OwnSuffix {
 };
 OwnSuffix own_suffix(const InputCheck& in, const LinkcheckOptions& options) {
   const auto& target = in.process.objects[in.process.target];
-  const auto dirs = loader::default_dirs_for(target.elf.machine, target.elf.is_64);
-  OwnSuffix out{
-      .version = host_version(in, options), .platform = dirs.size() > 2 ? dirs[0].substr(5) : "", .flags = ""};
+  OwnSuffix out{.version = host_version(in, options),
+                .platform = loader::multiarch_for(target.elf.machine, target.elf.is_64),
+                .flags = ""};
   const std::string program = base_name(in.plan.host);
   if (const size_t digits = program.find_last_of("0123456789");
       digits != std::string::npos && program.find('.') != std::string::npos)

@@ -47,11 +47,9 @@ std::optional<environment::TorchInstall> torch_in_reach(const ImportQuestion& q)
                   });
 }
 
-// A file of the system's library directories (/lib, /usr/lib, /lib64, /usr/lib64 and below).
+// A file of the system's library directories, but for Python's own (/usr/lib/python3/dist-packages).
 bool in_system_directory(const std::string& file) {
-  for (const char* dir : {"/lib/", "/usr/lib/", "/lib64/", "/usr/lib64/"})
-    if (file.rfind(dir, 0) == 0 && file.find("-packages/") == std::string::npos) return true;
-  return false;
+  return in_system_library_dir(file) && file.find("-packages/") == std::string::npos;
 }
 
 // Whether Python is what loads the file: an extension module or a library of modules, a file of a package,

@@ -184,9 +184,7 @@ std::vector<int> dlopen_callers(const loader::Process& p, const std::vector<int>
   std::vector<int> callers;
   for (int index : objects) {
     const auto& path = p.objects[index].path;
-    bool system = path.rfind("/lib/", 0) == 0 || path.rfind("/usr/lib/", 0) == 0 || path.rfind("/lib64/", 0) == 0 ||
-                  path.rfind("/usr/lib64/", 0) == 0;
-    if (system && !p.objects[index].is_target) continue;
+    if (in_system_library_dir(path) && !p.objects[index].is_target) continue;
     if (imports(p.objects[index].elf, {"dlopen", "dlmopen"})) callers.push_back(index);
   }
   return callers;

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "backend/hipify_map.h"
 #include "common/hash.h"
+#include "common/paths.h"
 #include "common/walk.h"
 #include "report/said.h"
 #include "source/preprocessor.h"
@@ -64,7 +65,7 @@ const TraceContext& TraceResources::context(const loader::Process* p,
     std::set<std::string> dirs;
     for (const auto& obj : p->objects) {
       std::string dir = obj.path.substr(0, obj.path.rfind('/'));
-      if (dir.rfind("/lib", 0) == 0 || dir.rfind("/usr/lib", 0) == 0) continue;
+      if (in_system_library_dir(obj.path)) continue;
       dirs.insert(dir);
     }
     search_path_.emplace(sdk::index_libraries({dirs.begin(), dirs.end()}));

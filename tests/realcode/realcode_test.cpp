@@ -3,7 +3,10 @@
 // the result, MLC_REALCODE_SEED=N repeats it), so that the suite does not know in advance which files
 // go. The truth is the compiler's: the removed sources compiled with the build's own flags, and the
 // undefined symbols of the built library that their objects define. The tools get the build
-// directory alone (MLC_REALCODE_SOURCE_ROOT=1 adds --source-root).
+// directory alone (MLC_REALCODE_SOURCE_ROOT=1 adds --source-root). Placement is scored against where
+// each removed entry was written (its CMake file, command and if() branch, read by a scanner of this
+// test's own): a source put back elsewhere is listed MISPLACED, one put into a list of headers fails.
+// A second --apply before the rebuild (the library still predates the patch) must change nothing.
 //
 // MLC_REALCODE_SET picks the projects: the suite's own by default; "cmake", the CMake constructs
 // (sources through a function, a macro, a parent's list, set(X ${X} ...) under if()s); "heldout",
@@ -468,27 +471,169 @@ std::vector<CompileCommand> read_compile_commands(const std::string& build_dir) 
   return out;
 }
 
+// The commands of a CMake file as a reviewer reads them, for placement: each command's name, its
+// ordinal among the file's commands of that name (its identity across an edit that adds entries), its
+// byte range and the if()/elseif()/else() line it sits under. A scanner of its own (parentheses,
+// quotes, comments), not the tool's parser: the panel's oracle must not share the tool's reading.
+struct CommandSpan {
+  std::string name;
+  int ordinal = 0;
+  size_t begin = 0, end = 0;
+  std::string branch;  // "if(HAVE_X)" / "else() of if(WIN32)"..., "" outside any if()
+  std::vector<std::string> words;
+};
+
+// The end of a bracket argument or comment opening at `at` ("[[", "[=[" ...), or npos when none opens there.
+size_t bracket_end(const std::string& text, size_t at) {
+  if (at >= text.size() || text[at] != '[') return std::string::npos;
+  size_t eq = at + 1;
+  while (eq < text.size() && text[eq] == '=') ++eq;
+  if (eq >= text.size() || text[eq] != '[') return std::string::npos;
+  const std::string close = "]" + std::string(eq - at - 1, '=') + "]";
+  const size_t end = text.find(close, eq + 1);
+  return end == std::string::npos ? text.size() : end + close.size();
+}
+
+std::vector<CommandSpan> scan_commands(const std::string& text) {
+  std::vector<CommandSpan> out;
+  std::map<std::string, int> counts;
+  std::vector<std::pair<std::string, std::string>> open;  // per open if(): its header, the current branch
+  size_t k = 0;
+  while (k < text.size()) {
+    char c = text[k];
+    if (c == '#') {
+      if (const size_t end = bracket_end(text, k + 1); end != std::string::npos) {
+        k = end;
+        continue;
+      }
+      k = text.find('\n', k);
+      if (k == std::string::npos) break;
+      continue;
+    }
+    if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '_')) {
+      ++k;
+      continue;
+    }
+    size_t name_end = k;
+    while (name_end < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[name_end])) || text[name_end] == '_'))
+      ++name_end;
+    size_t paren = name_end;
+    while (paren < text.size() && (text[paren] == ' ' || text[paren] == '\t')) ++paren;
+    if (paren >= text.size() || text[paren] != '(') {
+      k = name_end;
+      continue;
+    }
+    CommandSpan span;
+    for (size_t i = k; i < name_end; ++i)
+      span.name += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+    span.begin = k;
+    int depth = 0;
+    std::string word;
+    size_t i = paren;
+    for (; i < text.size(); ++i) {
+      char d = text[i];
+      if (d == '"') {
+        size_t close = i + 1;
+        while (close < text.size() && text[close] != '"') close += text[close] == '\\' ? 2 : 1;
+        word += text.substr(i + 1, close - i - 1);
+        i = close;
+        continue;
+      }
+      if (d == '\\' && i + 1 < text.size()) {  // an escape (\" \; \n) in an unquoted argument
+        word += text.substr(i, 2);
+        ++i;
+        continue;
+      }
+      if (d == '[' && word.empty()) {
+        if (const size_t end = bracket_end(text, i); end != std::string::npos) {
+          word += text.substr(i, end - i);
+          i = end - 1;
+          continue;
+        }
+      }
+      if (d == '#' && depth > 0) {
+        if (const size_t end = bracket_end(text, i + 1); end != std::string::npos) {
+          i = end - 1;
+          continue;
+        }
+        i = text.find('\n', i);
+        if (i == std::string::npos) i = text.size();
+        continue;
+      }
+      if (d == '(') ++depth;
+      if (d == ')') --depth;
+      if (d == '(' || d == ')' || d == ' ' || d == '\t' || d == '\n' || d == '\r') {
+        if (!word.empty()) span.words.push_back(word);
+        word.clear();
+        if (depth == 0) break;
+        continue;
+      }
+      word += d;
+    }
+    span.end = std::min(i + 1, text.size());
+    std::string header;  // on one line, its blanks collapsed
+    for (char h : text.substr(span.begin, std::min<size_t>(span.end - span.begin, 200)))
+      if (!std::isspace(static_cast<unsigned char>(h))) header += h;
+      else if (!header.empty() && header.back() != ' ') header += ' ';
+    if (span.name == "if") open.push_back({header, header});
+    else if ((span.name == "elseif" || span.name == "else") && !open.empty())
+      open.back().second = header + " of " + open.back().first;
+    else if (span.name == "endif" && !open.empty()) open.pop_back();
+    span.branch = open.empty() ? "" : open.back().second;
+    span.ordinal = counts[span.name]++;
+    out.push_back(std::move(span));
+    k = out.back().end;
+  }
+  return out;
+}
+
+// Whether a word of a CMake file names `rel` (a path relative to the CMake file's directory, or its tail).
+bool names_file(std::string token, const std::string& rel) {
+  if (token.size() >= 2 && token.front() == '"' && token.back() == '"') token = token.substr(1, token.size() - 2);
+  // "${CMAKE_CURRENT_SOURCE_DIR}/x.c", "${LZ4_LIB_SOURCE_DIR}/x.c": the file's name under that directory.
+  if (token.starts_with("${"))
+    if (auto close = token.find("}/"); close != std::string::npos) token = token.substr(close + 2);
+  if (token.empty()) return false;
+  // CMake completes a name written without its extension ("drivers/pn532_uart" names pn532_uart.c);
+  // a bare word without one is no path (project(gflags ...) is no entry for src/gflags.cc).
+  std::string path = rel;
+  if (const auto name = token.substr(token.rfind('/') + 1); name.find('.') == std::string::npos) {
+    if (token.find('/') == std::string::npos) return false;
+    if (const auto dot = path.rfind('.'); dot != std::string::npos && dot > path.rfind('/')) path.resize(dot);
+  }
+  return token == path || (path.size() > token.size() && path.ends_with("/" + token));
+}
+
+// Where a source is written in a CMake file's text: the commands whose words name it.
+std::vector<const CommandSpan*> commands_naming(const std::vector<CommandSpan>& commands, const std::string& rel) {
+  std::vector<const CommandSpan*> out;
+  for (const auto& c : commands)
+    if (std::any_of(c.words.begin(), c.words.end(), [&](const std::string& w) { return names_file(w, rel); }))
+      out.push_back(&c);
+  return out;
+}
+
+// A command whose file words, but for `rel`, are all headers: a list of headers.
+bool lists_only_headers(const CommandSpan& c, const std::string& rel) {
+  static const std::set<std::string> headers = {".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".cuh", ".tcc"};
+  int files = 0;
+  for (const auto& w : c.words) {
+    if (names_file(w, rel)) continue;
+    const auto dot = w.rfind('.');
+    if (dot == std::string::npos || dot < w.rfind('/') + (w.rfind('/') == std::string::npos ? 0 : 1)) continue;
+    ++files;
+    if (!headers.contains(w.substr(dot))) return false;
+  }
+  return files > 0;
+}
+
 // Removes every entry naming `rel` (a path relative to the CMake file's directory, or its tail) from
 // the CMake file, in every branch that lists it; a line left empty goes. Returns how many entries went.
 int remove_from_list(const std::string& cmake_file, const std::string& rel) {
   std::istringstream in(test::read_file(cmake_file));
   std::string line, out;
   int removed = 0;
-  auto names_file = [&](std::string token) {
-    if (token.size() >= 2 && token.front() == '"' && token.back() == '"') token = token.substr(1, token.size() - 2);
-    // "${CMAKE_CURRENT_SOURCE_DIR}/x.c", "${LZ4_LIB_SOURCE_DIR}/x.c": the file's name under that directory.
-    if (token.starts_with("${"))
-      if (auto close = token.find("}/"); close != std::string::npos) token = token.substr(close + 2);
-    if (token.empty()) return false;
-    // CMake completes a name written without its extension ("drivers/pn532_uart" names pn532_uart.c);
-    // a bare word without one is no path (project(gflags ...) is no entry for src/gflags.cc).
-    std::string path = rel;
-    if (const auto name = token.substr(token.rfind('/') + 1); name.find('.') == std::string::npos) {
-      if (token.find('/') == std::string::npos) return false;
-      if (const auto dot = path.rfind('.'); dot != std::string::npos && dot > path.rfind('/')) path.resize(dot);
-    }
-    return token == path || (path.size() > token.size() && path.ends_with("/" + token));
-  };
   while (std::getline(in, line)) {
     std::istringstream words(line);
     std::string w, kept;
@@ -496,7 +641,7 @@ int remove_from_list(const std::string& cmake_file, const std::string& rel) {
     while (words >> w) {
       // `set(FMT_SOURCES src/format.cc src/os.cc)`: the closing parenthesis stays.
       const auto core_end = w.find_last_not_of(')') + 1;
-      if (core_end > 0 && names_file(w.substr(0, core_end))) {
+      if (core_end > 0 && names_file(w.substr(0, core_end), rel)) {
         changed = true;
         ++removed;
         kept += w.substr(core_end);
@@ -751,6 +896,26 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   draw(run_rng, from_env("MLC_REALCODE_DRAW", "1") == "0" ? 0 : p.random_remove,
        true);                                    // MLC_REALCODE_DRAW=0: the table alone
   std::map<std::string, std::string> tree_path;  // pristine file -> its copy in the tree
+  // Where each removed source was written, before any removal: the file, command and branch a
+  // reviewer expects it back in.
+  struct Place {
+    std::string cmake_file, command, branch;
+    int ordinal = 0;
+    bool operator==(const Place& o) const {
+      return cmake_file == o.cmake_file && command == o.command && ordinal == o.ordinal;
+    }
+  };
+  auto places_of = [&](const CompileCommand& c) {
+    std::vector<Place> out;
+    for (const auto& cmake_file : cmake_files) {
+      const auto spans = scan_commands(test::read_file(cmake_file.string()));
+      for (const auto* span : commands_naming(spans, rel_to(c.file, cmake_file)))
+        out.push_back({cmake_file.string(), span->name, span->branch, span->ordinal});
+    }
+    return out;
+  };
+  std::map<std::string, std::vector<Place>> was;  // pristine file -> where it was written
+  for (const auto& c : removed) was[c.file] = places_of(c);
   for (const auto& c : removed) {
     const auto rel_to_root = fs::relative(c.file, pristine).string();
     tree_path[c.file] = canonical(tree + "/" + rel_to_root);
@@ -885,6 +1050,48 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   const std::string stub_args = context + " --out-cpp " + quote(stubs + "/unimplemented_functions.cpp") +
                                 " --out-header " + quote(stubs + "/unimplemented_functions.h") + " --apply";
   auto sg = timed(kStubgen + " " + quote(library) + stub_args, "stubgen", work, times);
+  // Placement: each removed source put back is back in the command (and so the branch) it was taken
+  // out of, and never in a list of headers. A glob's source is back when its list(REMOVE_ITEM) went.
+  size_t put_back = 0, placed = 0, in_headers = 0;
+  std::ostringstream misplaced;
+  for (const auto& c : removed) {
+    const auto now = places_of(c);
+    const auto rel_to_root = fs::relative(c.file, pristine).string();
+    if (!p.glob_list.empty()) {
+      if (!now.empty()) continue;  // its list(REMOVE_ITEM) is still there: not put back
+      ++put_back, ++placed;
+      continue;
+    }
+    if (now.empty()) continue;
+    ++put_back;
+    const auto& before = was[c.file];
+    const bool same = std::any_of(now.begin(), now.end(), [&](const Place& n) {
+      return std::find(before.begin(), before.end(), n) != before.end();
+    });
+    for (const auto& n : now)
+      for (const auto& cmake_file : cmake_files)
+        if (cmake_file.string() == n.cmake_file)
+          for (const auto& span : scan_commands(test::read_file(n.cmake_file)))
+            if (span.name == n.command && span.ordinal == n.ordinal &&
+                lists_only_headers(span, rel_to(c.file, cmake_file)))
+              ++in_headers;
+    if (same) {
+      ++placed;
+      continue;
+    }
+    auto describe = [&](const Place& at) {
+      return fs::relative(at.cmake_file, tree).string() + " " + at.command + "() #" + std::to_string(at.ordinal + 1) +
+             (at.branch.empty() ? ", unconditional" : ", under " + at.branch);
+    };
+    misplaced << "  MISPLACED " << rel_to_root << "\n    was: " << (before.empty() ? "-" : describe(before.front()))
+              << "\n    now: " << describe(now.front()) << "\n";
+  }
+  // A second --apply before the rebuild: the library still predates the patch, and nothing is to change.
+  const auto before_early = tree_digest({tree, stubs});
+  auto sg_early = run(kStubgen + " " + quote(library) + stub_args);
+  // (exit 1 only where the first run refused what it did not trace, as below)
+  const bool early_is_noop =
+      sg_early.status == (right == truth.size() ? 0 : 1) && tree_digest({tree, stubs}) == before_early;
   auto rb = run("cmake --build " + quote(build) + " --target " + quote(p.target) + " -j 2");
   std::vector<std::string> left;         // by nm, the oracle, and by musa-linkcheck, which must agree
   std::vector<std::string> left_traced;  // of them, those the tool traced right
@@ -939,8 +1146,10 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
     summary << "; " << name << ": " << it->second.at("classification").get<std::string>() << " in " << rel;
   }
   summary << "; " << false_attributions << " false attributions";
+  summary << "; placed " << placed << " of " << put_back << " put back (" << in_headers << " in header lists)";
+  summary << "; second apply before the rebuild " << (early_is_noop ? "changes nothing" : "CHANGES FILES OR FAILS");
   if (!times.empty()) summary << "; " << times.substr(0, times.size() - 2);
-  const std::string table = summary.str() + "\n" + misses.str() + wrong.str() + extra.str();
+  const std::string table = summary.str() + "\n" + misses.str() + wrong.str() + extra.str() + misplaced.str();
   std::cout << table;
   const std::string results = kPanel + "/results" + (kSet.empty() ? "" : "-" + kSet);
   fs::create_directories(results);
@@ -962,6 +1171,10 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
                                    << sg.out << sg.err;
   EXPECT_EQ(sg2.status, expected_second) << "a second musa-stubgen --apply failed:\n" << sg2.out << sg2.err;
   EXPECT_TRUE(second_is_noop) << "a second musa-stubgen --apply changed files:\n" << sg2.out << sg2.err;
+  EXPECT_TRUE(early_is_noop) << "a second musa-stubgen --apply before the rebuild changed files or failed (exit "
+                             << sg_early.status << "):\n"
+                             << sg_early.out << sg_early.err;
+  EXPECT_EQ(in_headers, 0u) << "sources put back into lists of headers\n" << misplaced.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(RealCode, Panel, testing::ValuesIn(panel()),

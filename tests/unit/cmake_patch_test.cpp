@@ -611,6 +611,33 @@ TEST_F(CMakePatch, a_source_with_no_kin_in_a_branch_goes_into_the_unconditional_
   expect_restored("CMakeLists.txt");
 }
 
+TEST_F(CMakePatch, a_generic_source_stays_unconditional_beside_its_platform_variant_in_a_branch) {
+  // leveldb's shape (the real-code panel): util/env.cc is listed with every platform's sources, and
+  // util/env_posix.cc, its POSIX variant, in else(WIN32). env.cc shares a word with env_posix.cc only.
+  const std::string cmake = kHead +
+                            "add_library(core SHARED a.cc c.cc)\n"
+                            "if(WIN32)\n"
+                            "  target_sources(core PRIVATE env_windows.cc)\n"
+                            "else()\n"
+                            "  target_sources(core PRIVATE env_posix.cc)\n"
+                            "endif()\n" +
+                            kApp;
+  std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake},
+                                              {"a.cc", kA},
+                                              {"c.cc", kC},
+                                              {"env.cc", kB},
+                                              {"env_posix.cc", "int env_posix() { return 0; }\n"},
+                                              {"env_windows.cc", "#error not here\n"},
+                                              {"main.cc", kMain}};
+  make("generic_source", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("SHARED a.cc c.cc)"), 17, "SHARED a.cc c.cc env.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
 TEST_F(CMakePatch, a_second_apply_before_the_rebuild_changes_nothing_names_the_rebuild_and_exits_0) {
   // The library predates the first patch; its other platform's twin (plug_apple.cc, in the branch the
   // configure does not take) defines the same symbol. The second run adds neither, refuses nothing, and
