@@ -2,8 +2,8 @@
 # Runs the real-code panel (tests/realcode: Debian source packages built minus seeded sources) and prints
 # its per-project table: symbols whose truth the compiler gave, how many the tracer got right, and
 # whether one musa-stubgen --apply restored the build. With -v, every miss as well; with --no-run, the
-# table of the last run. --set cmake|heldout runs a panel outside the suite (docs/benchmarks.md): issue
-# 38's CMake constructs, or the held-out projects; --time adds each tool call's wall time and peak RSS.
+# table of the last run. --set cmake|heldout|branches runs a panel outside the suite (docs/benchmarks.md):
+# issue 38's CMake constructs, the held-out projects, or issue 48's branch and header-list projects; --time adds each tool call's wall time and peak RSS.
 #   usage: bash tools/realcode-panel.sh [-v] [--no-run] [--set NAME] [--time]   (BUILD_DIR defaults to build)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -15,7 +15,7 @@ while (($# > 0)); do
     --no-run) rerun="" ;;
     --set) set=${2:?--set needs a name}; shift ;;
     --time) time=1 ;;
-    *) echo "usage: bash tools/realcode-panel.sh [-v] [--no-run] [--set cmake|heldout] [--time]" >&2; exit 2 ;;
+    *) echo "usage: bash tools/realcode-panel.sh [-v] [--no-run] [--set cmake|heldout|branches] [--time]" >&2; exit 2 ;;
   esac
   shift
 done

@@ -63,6 +63,9 @@ struct SourceList {
   bool emptied = false;
   std::string condition;                     // the branch's condition as written (empty for else())
   std::vector<std::string> branch_siblings;  // files the other branches name, absolute
+  // Words in the names of a quarter or more of its targets' sources (a project's prefix: "archive" of
+  // archive_*.c): a condition's word among them (ARCHIVE_ACL_LIBACL) says nothing of a file.
+  std::set<std::string> common_words;
 };
 
 // One call of the stack that added a target's source (CMake's File API backtraceGraph node): the

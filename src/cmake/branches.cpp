@@ -11,6 +11,7 @@
 #include <cctype>
 
 #include "cmake/build_info.h"
+#include "common/text.h"
 
 namespace mlc::cmake {
 namespace {
@@ -283,7 +284,8 @@ bool names_no_file(const SourceList& l) {
 }
 
 bool mark_emptied(SourceList& l, const std::vector<CMakeCommand>& commands,
-                  const std::map<std::string, std::string>& vars, const std::set<size_t>& ran) {
+                  const std::map<std::string, std::string>& vars, const std::set<size_t>& ran,
+                  const std::vector<std::string>& target_sources) {
   if (!names_no_file(l)) return false;
   auto branch = branch_of(commands, l.close_paren);
   if (!branch) return false;
@@ -296,6 +298,14 @@ bool mark_emptied(SourceList& l, const std::vector<CMakeCommand>& commands,
   l.condition.clear();
   for (const auto& w : branch->condition) l.condition += (l.condition.empty() ? "" : " ") + w;
   l.branch_siblings.clear();
+  std::map<std::string, size_t> counts;
+  for (const auto& f : target_sources) {
+    const std::string name = f.substr(f.rfind('/') + 1);
+    for (const auto& w : name_words(name.substr(0, name.rfind('.')))) ++counts[w];
+  }
+  l.common_words.clear();
+  for (const auto& [w, n] : counts)
+    if (n >= 2 && 4 * n >= target_sources.size()) l.common_words.insert(w);
   auto local = vars;
   local["CMAKE_CURRENT_SOURCE_DIR"] = l.current_dir;
   local["CMAKE_CURRENT_LIST_DIR"] = l.cmake_file.substr(0, l.cmake_file.rfind('/'));

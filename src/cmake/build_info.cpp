@@ -628,7 +628,11 @@ void mark_emptied_lists(Model& info, const build::ProviderParse& parse) {
   const auto vars = variables(info);
   for (auto& l : info.lists) {
     auto it = parse.files.find(l.cmake_file);
-    if (it != parse.files.end() && names_no_file(l)) mark_emptied(l, it->second.commands, vars, {});
+    if (it == parse.files.end() || !names_no_file(l)) continue;
+    std::vector<std::string> sources;
+    for (const auto& t : info.targets)
+      if (l.targets.count(t.name)) sources.insert(sources.end(), t.sources.begin(), t.sources.end());
+    mark_emptied(l, it->second.commands, vars, {}, sources);
   }
 }
 

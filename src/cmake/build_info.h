@@ -107,9 +107,11 @@ bool names_no_file(const SourceList& list);
 // Marks such a list `emptied`, with its branch's condition and the files the chain's other branches
 // name, when the configure took (or may have taken) the branch: its condition is not False by `vars`,
 // and no command of another branch is in `ran` (the close_paren offsets of the file's commands that
-// CMake's backtraces name). Returns whether it did.
+// CMake's backtraces name). `target_sources` (the sources of the targets it feeds) give its
+// common_words. Returns whether it did.
 bool mark_emptied(SourceList& list, const std::vector<CMakeCommand>& commands,
-                  const std::map<std::string, std::string>& vars, const std::set<size_t>& ran);
+                  const std::map<std::string, std::string>& vars, const std::set<size_t>& ran,
+                  const std::vector<std::string>& target_sources);
 
 // The source lists of a build read from its File API reply (cmake/spans.cpp): for each target's
 // source, the innermost call of its stack whose text spells it, directly (add_library(T a.c),

@@ -11,6 +11,7 @@
 #include "cmake/build_info.h"
 
 #include "common/paths.h"
+#include "common/text.h"
 
 namespace mlc::build {
 namespace {
@@ -177,27 +178,7 @@ struct Nearness {
   bool operator<(const Nearness& o) const { return key() < o.key(); }
 };
 
-// The words of a file name, three letters or more, lower-cased: "md_crypto" -> crypto; "ThreadImpl" ->
-// thread, impl; "HAVE_LIBLZMA" -> have, liblzma (a word breaks where a capital follows a small letter).
-std::set<std::string> words_of(const std::string& stem) {
-  std::set<std::string> out;
-  std::string word;
-  auto flush = [&] {
-    if (word.size() >= 3) out.insert(word);
-    word.clear();
-  };
-  for (size_t k = 0; k < stem.size(); ++k) {
-    unsigned char c = static_cast<unsigned char>(stem[k]);
-    if (!std::isalnum(c)) {
-      flush();
-      continue;
-    }
-    if (std::isupper(c) && k > 0 && std::islower(static_cast<unsigned char>(stem[k - 1]))) flush();
-    word += static_cast<char>(std::tolower(c));
-  }
-  flush();
-  return out;
-}
+std::set<std::string> words_of(const std::string& stem) { return name_words(stem); }
 
 // Whether the list names at least one file (an existing one, a glob's, or one with an extension): a
 // set(JPEG_LIB_VERSION 62) names none and is no source list, whatever it feeds.
@@ -254,10 +235,12 @@ bool branch_names(const SourceList& l, const std::string& file) {
   const std::string dir = file.substr(0, file.rfind('/'));
   std::set<std::string> words = words_of(stem_of(file));
   for (const auto& w : words_of(dir.substr(dir.rfind('/') + 1))) words.insert(w);
-  for (const auto& c : condition_words(l.condition))
+  for (const auto& c : condition_words(l.condition)) {
+    if (l.common_words.count(c)) continue;  // archive_*.c under if(ARCHIVE_ACL_LIBACL): the project's prefix
     for (const auto& w : words)
       if (std::min(c.size(), w.size()) >= 4 && (c.find(w) != std::string::npos || w.find(c) != std::string::npos))
         return true;
+  }
   const std::set<std::string> own = words_of(stem_of(file));
   for (const auto& s : l.branch_siblings) {
     if (s == file) continue;
@@ -332,7 +315,13 @@ Nearness nearness(const std::vector<const SourceList*>& sections, const std::str
 
 }  // namespace
 
-const SourceList* nearest_list(const std::vector<const SourceList*>& candidates, const std::string& file) {
+const SourceList* nearest_list(const std::vector<const SourceList*>& all, const std::string& file) {
+  // A file(GLOB) takes files by its patterns: a literal name written into one is no reviewer's entry,
+  // while another command of the target can take it.
+  std::vector<const SourceList*> candidates;
+  for (const auto* l : all)
+    if (l->command != build::ListCommand::Glob) candidates.push_back(l);
+  if (candidates.empty()) candidates = all;
   // By command first (a call's sections together: absl_cc_library's HDRS hold str_cat.h, its SRCS the
   // .cc files), then the command's section that holds files of the file's kind.
   std::map<std::pair<std::string, size_t>, std::vector<const SourceList*>> commands;
@@ -352,7 +341,12 @@ const SourceList* nearest_list(const std::vector<const SourceList*>& candidates,
   Nearness best_n;
   for (const auto& key : order) {
     Nearness n = nearness(commands[key], file);
-    if (!depths_with_sources.count(commands[key].front()->conditions)) n.sources = 1;
+    // (a command whose every argument is a reference, add_library(T ${SRCS}), has no kind to speak of)
+    const bool direct = std::any_of(commands[key].begin(), commands[key].end(), [](const SourceList* l) {
+      return std::any_of(l->entries.begin(), l->entries.end(),
+                         [](const ListEntry& e) { return !is_indirect_entry(e.raw); });
+    });
+    if (direct && !depths_with_sources.count(commands[key].front()->conditions)) n.sources = 1;
     if (!best || best_n < n) best = &commands[key], best_n = n;
   }
   if (!best) return nullptr;
@@ -399,7 +393,10 @@ std::optional<ListChoice> choose_list(const Model& build, const std::string& fil
   std::vector<const SourceList*> candidates;
   const std::string ext = extension_of(file);
   for (const auto& l : build.lists) {
-    if (l.removal || !in_scope(l) || !(names_files(l) || l.emptied)) continue;
+    // (the target's own add_library(T ${SRCS}) takes an entry too, where a glob fills its only list)
+    if (l.removal || !in_scope(l) ||
+        !(names_files(l) || l.emptied || (creates_library(l.command) && any_feeds && feeds_any(l, scope))))
+      continue;
     // Without a target to go by, only a list holding files of the same kind is a candidate.
     if (!any_feeds && nearness(l, file).same_ext == 0) continue;
     // Listed already (a second run before the rebuild): that list, where the editor finds it present.

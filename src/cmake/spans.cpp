@@ -151,6 +151,7 @@ class SpanReader {
       for (const auto& s : t.added) own_.insert(s.file);
       sections_.clear();  // its sections depend on the target's files
       for (const auto& s : t.added) place(t, s);
+      add_creator(t);
     }
     for (const auto& t : info_.targets) add_emptied(t);
     std::vector<SourceList> out;
@@ -448,6 +449,23 @@ class SpanReader {
     if (l.filter && !l.entries.empty()) l.entries[0].files.clear();  // a regex names files only against a glob
   }
 
+  // The command creating `t` (add_library(t SHARED ${GEN}/x.cpp ${KERNELS})), when no source of t's
+  // stacks led to it (its only files are generated, or a glob's): an entry can still go there, where a
+  // reviewer adds one rather than into a file(GLOB).
+  void add_creator(const Target& t) {
+    auto parsed = parse_.files.find(t.cmake_file);
+    if (t.cmake_file.empty() || parsed == parse_.files.end()) return;
+    for (const auto& c : parsed->second.commands) {
+      if (c.line != t.line || c.args.empty() || c.args[0].value != t.name ||
+          !creates_library(c.name, info_.library_helper))
+        continue;
+      for (const auto& [key, l] : lists_)
+        if (std::get<0>(key) == t.cmake_file && std::get<1>(key) == c.close_paren) return;
+      record(t, t.cmake_file, c, 1, sections(c, 1, t.cmake_file, t).back(), nullptr);
+      return;
+    }
+  }
+
   // The commands in an if() branch the configure took that feed `t` and name no file any more
   // (target_sources(t PRIVATE), list(APPEND V) of a variable whose other commands feed it): no
   // backtrace leads to them, yet a source taken out of them belongs there (branches.cpp).
@@ -491,7 +509,7 @@ class SpanReader {
         l.close_paren = c.close_paren;
         l.conditions = conditions_of(file, c);
         l.targets.insert(t.name);
-        if (!mark_emptied(l, parsed.commands, vars, ran[file])) continue;
+        if (!mark_emptied(l, parsed.commands, vars, ran[file], t.sources)) continue;
         lists_.try_emplace(std::make_tuple(file, c.close_paren, std::string(), size_t{0}), std::move(l));
       }
   }

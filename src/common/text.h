@@ -1,6 +1,8 @@
 // Small text facts shared by every room: one definition each.
 #pragma once
 
+#include <cctype>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +24,29 @@ inline std::string join_list(const std::vector<std::string>& items, std::string_
     if (i > 0) out += i + 1 == items.size() ? last : ", ";
     out += items[i];
   }
+  return out;
+}
+
+// The words of a name, three letters or more, lower-cased: "md_crypto" -> crypto; "ThreadImpl" -> thread,
+// impl; "HAVE_LIBLZMA" -> have, liblzma (a word breaks at a character that is no letter or digit, and
+// where a capital follows a small letter).
+inline std::set<std::string> name_words(std::string_view name) {
+  std::set<std::string> out;
+  std::string word;
+  auto flush = [&] {
+    if (word.size() >= 3) out.insert(word);
+    word.clear();
+  };
+  for (size_t k = 0; k < name.size(); ++k) {
+    unsigned char c = static_cast<unsigned char>(name[k]);
+    if (!std::isalnum(c)) {
+      flush();
+      continue;
+    }
+    if (std::isupper(c) && k > 0 && std::islower(static_cast<unsigned char>(name[k - 1]))) flush();
+    word += static_cast<char>(std::tolower(c));
+  }
+  flush();
   return out;
 }
 

@@ -10,7 +10,8 @@
 //
 // MLC_REALCODE_SET picks the projects: the suite's own by default; "cmake", the CMake constructs
 // (sources through a function, a macro, a parent's list, set(X ${X} ...) under if()s); "heldout",
-// the projects that measured the tool before it was tuned on them (never tune on these). The last two are
+// the projects that measured the tool before it was tuned on them (never tune on these); "branches", issue
+// 48's projects with sources in if() branches and beside lists of headers. The last three are
 // run by tools/realcode-panel.sh --set NAME, outside CI (docs/benchmarks.md).
 #include <gtest/gtest.h>
 
@@ -374,7 +375,71 @@ const std::vector<Project>& heldout_panel() {
   return projects;
 }
 
+// Issue 48's measure of placement, on projects no session had used: sources in if() branches (a
+// platform's twin in else(): tiff's tif_unix.c; a feature's list(APPEND) that the removal empties:
+// libarchive's blake2, libuv's proctitle.c under a condition CMake evaluates with MATCHES; an
+// architecture's set() inside two if()s: libpng's intel/), beside lists of headers (tiff's
+// tiff_public_HEADERS in the same target_sources, libpng's libpng_public_hdrs, libsndfile's headers
+// mixed into add_library), and generator-expression entries left alone (flac, libsndfile).
+const std::vector<Project>& branches_panel() {
+  static const std::vector<Project> projects = {
+      {.name = "tiff",
+       .package = "tiff",
+       .cmake_args = {"-DBUILD_SHARED_LIBS=ON", "-Dtiff-tools=OFF", "-Dtiff-tests=OFF", "-Dtiff-contrib=OFF",
+                      "-Dtiff-docs=OFF", "-Dcxx=OFF"},
+       .target = "tiff",
+       .library = "libtiff.so",
+       .cmake_file = "libtiff/CMakeLists.txt",
+       .remove = 2,
+       .force = {"libtiff/tif_unix.c"}},
+      {.name = "libpng",
+       .package = "libpng1.6",
+       .cmake_args = {"-DPNG_SHARED=ON", "-DPNG_STATIC=OFF", "-DPNG_TESTS=OFF", "-DPNG_EXECUTABLES=OFF"},
+       .target = "png",
+       .library = "libpng16.so",
+       .cmake_file = "CMakeLists.txt",
+       .remove = 2,
+       .force = {"intel/intel_init.c"}},
+      {.name = "libuv",
+       .package = "libuv1",
+       .cmake_args = {"-DLIBUV_BUILD_TESTS=OFF", "-DLIBUV_BUILD_BENCH=OFF"},
+       .target = "uv",
+       .library = "libuv.so",
+       .cmake_file = "CMakeLists.txt",
+       .remove = 2,
+       .force = {"src/unix/proctitle.c"}},
+      {.name = "libarchive",
+       .package = "libarchive",
+       .cmake_args = {"-DENABLE_TEST=OFF", "-DENABLE_TAR=OFF", "-DENABLE_CPIO=OFF", "-DENABLE_CAT=OFF",
+                      "-DENABLE_LIBB2=OFF", "-DENABLE_OPENSSL=OFF", "-DENABLE_NETTLE=OFF", "-DENABLE_ACL=OFF",
+                      "-DENABLE_XATTR=OFF", "-DENABLE_INSTALL=OFF"},
+       .target = "archive",
+       .library = "libarchive.so",
+       .cmake_file = "libarchive/CMakeLists.txt",
+       .remove = 2,
+       .force = {"libarchive/archive_blake2s_ref.c"}},
+      {.name = "libsndfile",
+       .package = "libsndfile",
+       .cmake_args = {"-DBUILD_SHARED_LIBS=ON", "-DBUILD_PROGRAMS=OFF", "-DBUILD_EXAMPLES=OFF", "-DBUILD_TESTING=OFF",
+                      "-DENABLE_EXTERNAL_LIBS=OFF", "-DENABLE_MPEG=OFF", "-DENABLE_CPACK=OFF"},
+       .target = "sndfile",
+       .library = "libsndfile.so",
+       .cmake_file = "CMakeLists.txt",
+       .remove = 3},
+      {.name = "flac",
+       .package = "flac",
+       .cmake_args = {"-DBUILD_SHARED_LIBS=ON", "-DBUILD_PROGRAMS=OFF", "-DBUILD_EXAMPLES=OFF", "-DBUILD_TESTING=OFF",
+                      "-DBUILD_DOCS=OFF", "-DWITH_OGG=OFF", "-DINSTALL_MANPAGES=OFF", "-DBUILD_CXXLIBS=OFF"},
+       .target = "FLAC",
+       .library = "libFLAC.so",
+       .cmake_file = "src/libFLAC/CMakeLists.txt",
+       .remove = 3},
+  };
+  return projects;
+}
+
 const std::vector<Project>& panel() {
+  if (kSet == "branches") return branches_panel();
   if (kSet == "cmake") return cmake_panel();
   if (kSet == "heldout") return heldout_panel();
   return suite_panel();

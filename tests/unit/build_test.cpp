@@ -645,6 +645,9 @@ TEST(FileApiLists, each_list_is_the_command_whose_text_spells_the_targets_source
                      "CMakeLists.txt:8 TEST_SRCS -> t: t.c",
                      "CMakeLists.txt:10 br -> br: b1.c",
                      "CMakeLists.txt:14 br -> br: u.h",
+                     // the command creating sh, which no stack of its sources leads to (they come through
+                     // SRCS): an entry for sh can go there
+                     "shared/CMakeLists.txt:4 sh -> sh: ${SRCS}",
                  }));
   // The placement follows them: a new source of fn goes into the call's SRCS, u.c into the else()
   // branch beside its header, s3.c into the parent's list of sh.

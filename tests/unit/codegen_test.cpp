@@ -77,12 +77,18 @@ std::string load_with_ctypes(const std::string& lib) {
   return r.out;
 }
 
-TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_its_entry_stubbed_and_loads) {
+// What the generated backend needs here; the reason to skip when one is missing.
+std::string missing_torch() {
   for (const char* need : {"/usr/bin/python3", "/usr/lib/python3/dist-packages/torchgen/gen_backend_stubs.py",
                            "/usr/lib/python3/dist-packages/torchgen/packaged/ATen/native/native_functions.yaml",
                            "/usr/include/torch/library.h", "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"})
-    if (!fs::exists(need)) MLC_SKIP() << need << " is missing (python3-torch and libtorch-dev provide it)";
-  const std::string dir = test::scratch_dir("codegen");
+    if (!fs::exists(need)) return std::string(need) + " is missing (python3-torch and libtorch-dev provide it)";
+  return "";
+}
+
+// The backend project in dir/src (torchgen's "checkout" two symlinks to Debian's packaged data), configured
+// and built in dir/build with add.Scalar unimplemented: the library's path.
+std::string build_backend(const std::string& dir, std::string& failure) {
   const std::string src = dir + "/src", build = dir + "/build";
   fs::create_directories(src + "/kernels");
   fs::create_directories(src + "/pytorch/aten/src");
@@ -91,11 +97,19 @@ TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_
   test::write_file(src + "/backend.yaml", kBackendYaml);
   test::write_file(src + "/kernels/kernels.cpp", kKernels);
   test::write_file(src + "/CMakeLists.txt", kCMakeLists);
-  auto configure = run("cmake -S " + quote(src) + " -B " + quote(build) + " -DCMAKE_BUILD_TYPE=Debug");
-  ASSERT_EQ(configure.status, 0) << configure.out << configure.err;
-  auto make = run("cmake --build " + quote(build) + " -j2");
-  ASSERT_EQ(make.status, 0) << make.out << make.err;
-  const std::string lib = build + "/libdemo_backend.so";
+  auto made = run("cmake -S " + quote(src) + " -B " + quote(build) + " -DCMAKE_BUILD_TYPE=Debug && cmake --build " +
+                  quote(build) + " -j2");
+  if (made.status != 0) failure = made.out + made.err;
+  return build + "/libdemo_backend.so";
+}
+
+TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_its_entry_stubbed_and_loads) {
+  if (const auto why = missing_torch(); !why.empty()) MLC_SKIP() << why;
+  const std::string dir = test::scratch_dir("codegen");
+  const std::string src = dir + "/src", build = dir + "/build";
+  std::string failure;
+  const std::string lib = build_backend(dir, failure);
+  ASSERT_EQ(failure, "");
   const std::string mangled = "_ZN12demo_backend26PrivateUse1NativeFunctions3addERKN2at6TensorERKN3c106ScalarES8_";
 
   // The oracle: the real loader refuses the library on exactly that kernel.
@@ -180,6 +194,44 @@ TEST(Codegen, kernel_a_backend_yaml_lists_and_no_source_implements_is_traced_to_
       quote(src + "/kernels/unimplemented_functions.cpp") + " --out-header " +
       quote(src + "/kernels/unimplemented_functions.h") + " " + quote(lib));
   EXPECT_EQ(test::read_file(src + "/kernels/unimplemented_functions.cpp"), before);
+}
+
+TEST(Codegen, one_natural_apply_stubs_the_kernel_beside_the_sources_and_python_sees_the_stubs_throw) {
+  // Issue 48, case 4: from the project's root, `musa-stubgen --build-dir build --apply LIB` and nothing else.
+  // The stub goes beside the target's sources and into its add_library() (not into the file(GLOB) of the
+  // kernels, whose pattern does not take it); the rebuilt library is loaded
+  // by torch, and the PrivateUse1 kernel of add.Scalar, called through the dispatcher, is the stub: its
+  // RuntimeError reaches Python, while mul.Tensor, implemented, returns.
+  if (const auto why = missing_torch(); !why.empty()) MLC_SKIP() << why;
+  const std::string dir = test::scratch_dir("codegen-natural");
+  const std::string src = dir + "/src", build = dir + "/build";
+  std::string failure;
+  const std::string lib = build_backend(dir, failure);
+  ASSERT_EQ(failure, "");
+  auto stub = run("cd " + quote(src) + " && " + kStubgen + " --no-cache --build-dir " + quote(build) + " --apply " +
+                  quote(lib));
+  ASSERT_EQ(stub.status, 0) << stub.out << stub.err;
+  EXPECT_TRUE(fs::exists(src + "/unimplemented_functions.cpp")) << stub.err;
+  EXPECT_NE(test::read_file(src + "/CMakeLists.txt")
+                .find("add_library(demo_backend SHARED ${GEN}/RegisterPrivateUse1.cpp unimplemented_functions.cpp "
+                      "${KERNELS})"),
+            std::string::npos)
+      << test::read_file(src + "/CMakeLists.txt") << stub.err;
+  auto rebuilt = run("cmake --build " + quote(build) + " -j2");
+  ASSERT_EQ(rebuilt.status, 0) << rebuilt.out << rebuilt.err;
+  auto called = run("/usr/bin/python3 -c " +
+                    quote("import sys, torch\n"
+                          "torch.ops.load_library(sys.argv[1])\n"
+                          "key = torch._C.DispatchKey.PrivateUse1\n"
+                          "torch.ops.aten.mul.Tensor._op_dk(key, torch.ones(2), torch.ones(2))\n"
+                          "print('mul returned')\n"
+                          "try:\n"
+                          "    torch.ops.aten.add.Scalar._op_dk(key, torch.ones(2), 1.0)\n"
+                          "    print('add returned')\n"
+                          "except RuntimeError as e:\n"
+                          "    print(str(e).splitlines()[0])\n") +
+                    " " + quote(lib));
+  EXPECT_EQ(called.out, "mul returned\nadd.Scalar is not implemented for PrivateUse1\n") << called.err;
 }
 
 // The tests that run torchgen's gen_backend_stubs.py (the oracle of the declarations): checked once for each.
