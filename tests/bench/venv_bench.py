@@ -21,12 +21,14 @@ alternately in the same conditions, median wall time and peak RSS (wait4's ru_ma
 import json
 import os
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oracle"))
+import real_process  # noqa: E402
 
 
 def measure(argv, out=subprocess.DEVNULL, env=None):
@@ -143,82 +145,14 @@ def main():
     # 4. Verdicts against the real loader.
     data = json.load(open(report))
     failing = {lib["path"] for lib in data["libraries"] if lib["role"] == "target" and lib.get("loads") is False}
-    # The package's import first (its __init__ runs, importing torch where it does), then the file with
-    # RTLD_NOW. A package whose import fails in Python (not in the loader: a subpackage for another CUDA,
-    # a registry filled twice) cannot say where the file loads: its nearest importable parent is
-    # imported instead, and the verdict says so.
-    probe = ("import ctypes, importlib, os, re, sys\n"
-             "loader = re.compile(r'cannot open shared object|undefined symbol|version `|ELF|cannot (allocate|enable|map)|"
-             "file too short|static TLS')\n"
-             "def said(e):\n    return str(e).splitlines()[0][:200] if str(e) else type(e).__name__\n"
-             "pkg, note = sys.argv[2], ''\n"
-             "while pkg:\n    try:\n        importlib.import_module(pkg)\n        break\n"
-             "    except Exception as e:\n        if loader.search(said(e)):\n            print('fails', said(e))\n"
-             "            sys.exit(0)\n        note = note or said(e)\n        pkg = pkg.rpartition('.')[0]\n"
-             "try:\n    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n"
-             "    print('ok' + (' (its package fails in Python: ' + note + '; checked after ' + (pkg or 'no package') + ')'"
-             " if note else ''))\n"
-             "except Exception as e:\n    print('fails', said(e))\n")
-
-    def package_of(path):
-        """The package holding the file, as the import names it: its directory below the site directory,
-        dotted (a namespace package's portions included: cuda.bindings, torch.lib); "" outside the site
-        directory or where a part is no identifier."""
-        rel = os.path.relpath(os.path.dirname(path), site)
-        parts = [] if rel == "." else rel.split(os.sep)
-        if rel.startswith("..") or not all(p.isidentifier() for p in parts):
-            return ""
-        return ".".join(parts)
-
-    def extension(path):
-        try:
-            syms = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True).stdout
-        except OSError:
-            return False
-        return " PyInit_" in syms
-
-    def program(path):
-        """An executable (ET_EXEC, or DF_1_PIE): run, never dlopen'ed (glibc refuses a PIE)."""
-        try:
-            with open(path, "rb") as f:
-                head = f.read(64)
-                if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:
-                    return False
-                e_type, = struct.unpack_from("<H", head, 16)
-                if e_type == 2:
-                    return True
-                phoff, = struct.unpack_from("<Q", head, 32)
-                phentsize, phnum = struct.unpack_from("<HH", head, 54)
-                f.seek(phoff)
-                table = f.read(phentsize * phnum)
-                for i in range(phnum):
-                    p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
-                    if p_type != 2:  # PT_DYNAMIC
-                        continue
-                    f.seek(p_offset)
-                    dyn = f.read(p_filesz)
-                    for j in range(0, len(dyn) - 15, 16):
-                        tag, val = struct.unpack_from("<qQ", dyn, j)
-                        if tag == 0:
-                            break
-                        if tag == 0x6ffffffb and val & 0x08000000:  # DT_FLAGS_1 & DF_1_PIE
-                            return True
-            return False
-        except (OSError, struct.error):
-            return False
+    # The real process, as tests/oracle/real_process.py asks it (shared with the site-packages agreement test):
+    # the package's import first, an extension module's import by its dotted name, then ctypes.CDLL(RTLD_NOW);
+    # a program by `ldd -r`.
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
 
     def oracle(path):
-        ext = extension(path)
-        env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-        if program(path):
-            # A program's start, as ldd -r sees it: a missing library or an undefined symbol.
-            r = subprocess.run(["ldd", "-r", path], capture_output=True, text=True, env=env, timeout=300)
-            bad = [l.strip() for l in (r.stdout + r.stderr).splitlines() if "not found" in l or "undefined symbol" in l]
-            return path, ext, ("fails (program) " + bad[0][:200]) if bad else "ok (program)"
-        r = subprocess.run([py, "-c", probe, path, package_of(path)], capture_output=True, text=True, env=env,
-                           timeout=300, cwd="/")
-        return path, ext, r.stdout.strip() or ("fails " + r.stderr.strip().splitlines()[-1][:200]
-                                               if r.stderr.strip() else "fails")
+        _, said = real_process.oracle(path, site, py, env)  # said: "ok ..." or "fails ..."
+        return path, real_process.extension(path, env), said
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
         results = list(pool.map(oracle, named))
