@@ -117,7 +117,11 @@ struct Model {
   std::vector<SourceList> lists;
   std::vector<std::string> cmake_files;  // the build files read
   std::vector<InputError> errors;        // unreadable or broken inputs (the rest is still used)
-  std::vector<std::string> notes;        // what reading the build did that a person should know (one line each)
+  // Sources a command feeding a target names only inside an if() branch the configure did not take
+  // (another platform's: bsd-proctitle.c under if(CMAKE_SYSTEM_NAME MATCHES "FreeBSD|OpenBSD")), each
+  // with that command's file:line. Of two files defining a symbol, such a one is not the build's.
+  std::map<std::string, std::string> untaken;
+  std::vector<std::string> notes;  // what reading the build did that a person should know (one line each)
   // True when the targets and their lists come from the build system's own answer (CMake's File API
   // reply): the lists are then the commands that spell each target's sources, found by its backtraces,
   // and nothing was evaluated. False: the lists are the reader's own evaluation of the build files.

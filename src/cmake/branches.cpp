@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <regex>
 
 #include "cmake/build_info.h"
 #include "common/text.h"
@@ -170,7 +171,7 @@ class Evaluator {
       const std::string op = args_[at_++];
       if (at_ >= args_.size()) return Truth::Unknown;
       const std::string right = args_[at_++];
-      if (op != "STREQUAL" && op != "EQUAL") return Truth::Unknown;
+      if (op != "STREQUAL" && op != "EQUAL" && op != "MATCHES") return Truth::Unknown;
       // Each side is a variable's value when one of that name is known, else the word itself; a word
       // that could name a variable nobody knows leaves it open.
       auto side = [&](const std::string& w) -> std::optional<std::string> {
@@ -181,6 +182,13 @@ class Evaluator {
       auto l = side(left), r = side(right);
       if (!l || !r) return Truth::Unknown;
       if (op == "STREQUAL") return *l == *r ? Truth::True : Truth::False;
+      if (op == "MATCHES") {  // the right side is a regex as written: CMAKE_SYSTEM_NAME MATCHES "Android|Linux"
+        try {
+          return std::regex_search(*l, std::regex(right, std::regex::extended)) ? Truth::True : Truth::False;
+        } catch (const std::regex_error&) {
+          return Truth::Unknown;
+        }
+      }
       try {
         return std::stod(*l) == std::stod(*r) ? Truth::True : Truth::False;
       } catch (...) {

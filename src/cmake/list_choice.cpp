@@ -241,12 +241,35 @@ bool branch_names(const SourceList& l, const std::string& file) {
       if (std::min(c.size(), w.size()) >= 4 && (c.find(w) != std::string::npos || w.find(c) != std::string::npos))
         return true;
   }
-  const std::set<std::string> own = words_of(stem_of(file));
+  // A word most of the target's files carry (tif_ of tif_*.c) makes no kin: tif_swab.c is no kin of
+  // tif_win32.c. What is left of two names once the platform is taken out makes twins: tif_unix.c and
+  // tif_win32.c leave nothing each, plug_unix.cc and plug_win.cc leave plug.
+  static const std::set<std::string> platforms = {
+      "unix",       "posix", "linux",   "win",     "win32",  "win64", "windows", "apple",  "darwin",
+      "macos",      "osx",   "mac",     "android", "ios",    "bsd",   "freebsd", "netbsd", "openbsd",
+      "dragonfly",  "sunos", "solaris", "aix",     "cygwin", "mingw", "msvc",    "uwp",    "wasm",
+      "emscripten", "haiku", "hurd",    "qnx",     "os390",  "os400", "zos",     "nix"};
+  auto own_words = [&](const std::string& path) {
+    std::set<std::string> out;
+    for (const auto& w : words_of(stem_of(path)))
+      if (!l.common_words.count(w)) out.insert(w);
+    return out;
+  };
+  auto without_platform = [&](std::set<std::string> named, bool& had) {
+    had = std::erase_if(named, [&](const std::string& w) { return platforms.count(w) > 0; }) > 0;
+    return named;
+  };
+  const std::set<std::string> own = own_words(file);
+  bool own_platform = false;
+  const auto own_rest = without_platform(own, own_platform);
   for (const auto& s : l.branch_siblings) {
     if (s == file) continue;
     if (s.substr(s.rfind('/')) == file.substr(file.rfind('/'))) return true;
     if (s.substr(0, s.rfind('/')) != dir) continue;
-    if (branch_kin(own, words_of(stem_of(s)))) return true;
+    const auto theirs = own_words(s);
+    if (branch_kin(own, theirs)) return true;
+    bool their_platform = false;
+    if (own_platform && without_platform(theirs, their_platform) == own_rest && their_platform) return true;
   }
   return false;
 }

@@ -503,6 +503,7 @@ class SpanReader {
           e.raw = v, e.line = c.args[k].line, e.begin = c.args[k].begin, e.end = c.args[k].end;
           l.entries.push_back(std::move(e));
         }
+        note_untaken(t, file, c, parsed.commands, l.entries, vars);
         l.cmake_file = file;
         l.current_dir = dir_of(file);
         l.line = c.line;
@@ -512,6 +513,23 @@ class SpanReader {
         if (!mark_emptied(l, parsed.commands, vars, ran[file], t.sources)) continue;
         lists_.try_emplace(std::make_tuple(file, c.close_paren, std::string(), size_t{0}), std::move(l));
       }
+  }
+
+  // The files a command feeding `t` names in an if() branch the cache says the configure did not take.
+  void note_untaken(const Target& t, const std::string& file, const CMakeCommand& c,
+                    const std::vector<CMakeCommand>& commands, const std::vector<ListEntry>& entries,
+                    const std::map<std::string, std::string>& vars) {
+    if (entries.empty()) return;
+    auto branch = branch_of(commands, c.close_paren);
+    if (!branch || branch_taken(*branch, vars) != Truth::False) return;
+    const auto& local = vars_for(file);
+    for (const auto& e : entries) {
+      std::string path = expand_variables(e.raw, local);
+      if (path.empty() || path.find("$<") != std::string::npos || path.find("${") != std::string::npos) continue;
+      path = normalize_path(path[0] == '/' ? path : dir_of(file) + "/" + path);
+      if (!exists(path) || std::find(t.sources.begin(), t.sources.end(), path) != t.sources.end()) continue;
+      info_.untaken.emplace(path, file + ":" + std::to_string(c.line));
+    }
   }
 
   const std::map<std::string, std::string>& variables_of_cache() {

@@ -339,6 +339,9 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
         files.push_back(
             {.file = path, .tier = 0, .line = e->line, .evidence = {}, .place = candidate_place(ctx, *u, path)});
     }
+    // A file only an if() branch the configure did not take lists (another platform's twin) is tried last.
+    std::stable_partition(files.begin(), files.end(),
+                          [&](const RankedSource& f) { return !ctx.build->untaken.count(f.file); });
     // Unsettled: unknown or declaration-only (whatever text found), or defined in several uncompiled
     // sources (text cannot see which #if the build takes).
     bool open = is_open(*u);

@@ -584,6 +584,13 @@ class Tracer {
           wb = !library_awaiting(ctx_.sources->file_of(*b.entity).path).empty();
           wa != wb)
         return wa;
+      // Of twins the build names (proctitle.c, bsd-proctitle.c), not the one only an if() branch the
+      // configure did not take lists: another platform's.
+      if (ctx_.build) {
+        const bool ua = ctx_.build->untaken.count(ctx_.sources->file_of(*a.entity).path) > 0,
+                   ub = ctx_.build->untaken.count(ctx_.sources->file_of(*b.entity).path) > 0;
+        if (ua != ub) return ub;
+      }
       if (a.in_porting_tree != b.in_porting_tree) return a.in_porting_tree;
       return backend_source(a) && !backend_source(b);
     });

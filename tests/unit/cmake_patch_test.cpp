@@ -611,6 +611,64 @@ TEST_F(CMakePatch, a_source_with_no_kin_in_a_branch_goes_into_the_unconditional_
   expect_restored("CMakeLists.txt");
 }
 
+TEST_F(CMakePatch, a_platform_twin_goes_back_into_its_emptied_branch_and_a_prefix_shared_by_all_makes_no_kin) {
+  // tiff's shape (issue 48's branch panel): every source is core_*.cc; core_unix.cc left else(), whose
+  // if(WIN32) twin is core_win.cc. core_d.cc shares only the project's prefix with that twin: it goes
+  // back with the sources every platform compiles.
+  const std::string cmake = kHead +
+                            "add_library(core SHARED core_a.cc core_c.cc)\n"
+                            "if(WIN32)\n"
+                            "  target_sources(core PRIVATE core_win.cc)\n"
+                            "else()\n"
+                            "  target_sources(core PRIVATE)\n"
+                            "endif()\n" +
+                            kApp;
+  std::map<std::string, std::string> files = {
+      {"CMakeLists.txt", cmake},
+      {"core_a.cc", kA},
+      {"core_c.cc", "int d_value(int v);\nint c_value(int v) { return d_value(v) + 1; }\n"},
+      {"core_d.cc", "int d_value(int v) { return v; }\n"},
+      {"core_unix.cc", kB},
+      {"core_win.cc", "#error not here\n"},
+      {"main.cc", kMain}};
+  make("platform_twin", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("PRIVATE)"), 8, "PRIVATE core_unix.cc)");
+  want.replace(want.find("SHARED core_a.cc core_c.cc)"), 27, "SHARED core_a.cc core_c.cc core_d.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
+TEST_F(CMakePatch, of_two_files_defining_a_symbol_the_one_another_platforms_branch_lists_is_not_added) {
+  // libuv's shape (issue 48's branch panel): unix/title.cc left the list; unix/bsd_title.cc, listed under a
+  // condition that holds on BSDs only (CMake's MATCHES, evaluated), defines the same function and compiles
+  // here too. title.cc is traced, and goes back; the BSD twin is not added.
+  const std::string cmake = kHead +
+                            "set(CORE_SRCS a.cc c.cc)\n"
+                            "if(CMAKE_SYSTEM_NAME MATCHES \"FreeBSD|OpenBSD\")\n"
+                            "  list(APPEND CORE_SRCS unix/bsd_title.cc)\n"
+                            "endif()\n"
+                            "add_library(core SHARED ${CORE_SRCS})\n" +
+                            kApp;
+  std::map<std::string, std::string> files = {
+      {"CMakeLists.txt", cmake}, {"a.cc", kA},      {"c.cc", kC}, {"unix/title.cc", kB},
+      {"unix/bsd_title.cc", kB}, {"main.cc", kMain}};
+  make("untaken_twin", files);
+  auto report = run(kLinkcheck + " --build-dir " + quote(build_) + " --format json " + quote(build_ + "/libcore.so"));
+  ASSERT_EQ(report.status, 1) << report.err;
+  const auto u = nlohmann::json::parse(report.out)["libraries"][0]["unresolved"][0];
+  EXPECT_EQ(u["classification"], "missing-source") << u.dump(1);
+  EXPECT_EQ(u["origin"]["file"], src_ + "/unix/title.cc") << u.dump(1);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("set(CORE_SRCS a.cc c.cc)"), 24, "set(CORE_SRCS a.cc c.cc unix/title.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
 TEST_F(CMakePatch, a_generic_source_stays_unconditional_beside_its_platform_variant_in_a_branch) {
   // leveldb's shape (the real-code panel): util/env.cc is listed with every platform's sources, and
   // util/env_posix.cc, its POSIX variant, in else(WIN32). env.cc shares a word with env_posix.cc only.
