@@ -475,14 +475,18 @@ std::vector<SourceList> find_source_lists(const std::vector<CMakeCommand>& comma
 
 namespace {
 
-void read_compile_database(Model& info) {
+// The objects each source's compile commands write that the build has not written yet (by source).
+using MissingObjects = std::map<std::string, std::vector<std::string>>;
+
+MissingObjects read_compile_database(Model& info) {
+  MissingObjects missing;
   std::string path = info.build_dir + "/compile_commands.json";
   auto text = read_text(path);
-  if (!text) return;
+  if (!text) return missing;
   auto doc = nlohmann::json::parse(*text, nullptr, false);
   if (doc.is_discarded() || !doc.is_array()) {
     info.errors.push_back({path, "invalid JSON (expected an array of compile commands)"});
-    return;
+    return missing;
   }
   info.has_compile_database = true;
   for (const auto& entry : doc) {
@@ -496,19 +500,36 @@ void read_compile_database(Model& info) {
     auto out = build::output_argument(c.argv);
     if (!out) continue;
     const std::string object = join(c.directory, c.argv[out->index].substr(out->offset));
-    if (!exists(object)) info.unbuilt.insert(normalize_path(c.file));
+    if (exists(object)) continue;
+    info.unbuilt.insert(normalize_path(c.file));
+    missing[normalize_path(c.file)].push_back(object);
   }
+  return missing;
 }
 
 // What is compiled, as far as the libraries built so far are concerned: a target whose artifact exists
 // was built without its unbuilt sources (a target never built yet keeps them: nothing is behind).
-void drop_unbuilt(Model& info) {
+// A source is unbuilt for a target whose own object of it is missing (CMakeFiles/<target>.dir/...): the
+// shared library built, the static twin of the same sources (archive_static) never, leaves the shared
+// one's sources compiled. An object under no target's directory counts for every target.
+void drop_unbuilt(Model& info, const MissingObjects& missing) {
   if (info.unbuilt.empty()) return;
+  std::set<std::string> dropped;
   for (auto& t : info.targets) {
     if (std::none_of(t.artifacts.begin(), t.artifacts.end(), [](const std::string& a) { return exists(a); })) continue;
-    for (const auto& f : info.unbuilt)
-      if (t.compiles.erase(f)) info.compiled.erase(f);
+    const std::string own = "/CMakeFiles/" + t.name + ".dir/";
+    for (const auto& f : info.unbuilt) {
+      auto it = missing.find(f);
+      const bool ours = it == missing.end() || std::any_of(it->second.begin(), it->second.end(), [&](const auto& o) {
+                          return o.find(own) != std::string::npos || o.find("/CMakeFiles/") == std::string::npos;
+                        });
+      if (ours && t.compiles.erase(f)) dropped.insert(f);
+    }
   }
+  for (const auto& f : dropped)
+    if (std::none_of(info.targets.begin(), info.targets.end(),
+                     [&](const Target& t) { return t.compiles.count(f) > 0; }))
+      info.compiled.erase(f);
 }
 
 }  // namespace
@@ -676,8 +697,8 @@ Model read_build(const BuildOptions& options) {
     Reply reply = read_file_api(info);
     if (options.ask_build_system && !err && (!reply.found || !reply.has_inputs || reply_is_stale(reply)))
       reply = ask_again(info, options, reply);
-    read_compile_database(info);
-    drop_unbuilt(info);
+    const MissingObjects missing = read_compile_database(info);
+    drop_unbuilt(info, missing);
     if (reply.found) {
       // CMake's own answer: the lists are the commands its backtraces lead to, read as spans.
       info.from_build_system = true;
@@ -693,7 +714,7 @@ Model read_build(const BuildOptions& options) {
     }
     if (info.targets.empty()) {
       info.targets = targets_from_generator(info.build_dir, info.source_dir);
-      drop_unbuilt(info);
+      drop_unbuilt(info, missing);
     }
   }
   auto parse = std::make_shared<ProviderParse>();

@@ -637,6 +637,10 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
           files.insert(u.origin->file);
     return files;
   };
+  const build::Target* built = nullptr;
+  if (ctx.build)
+    for (const auto& t : ctx.build->targets)
+      if (t.name == target) built = &t;
   size_t added = 0;
   std::set<std::string> done;
   for (int round = 0; round < 8; ++round) {
@@ -674,6 +678,10 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
       // The library the given-back sources go into references it now: its target's directories rank.
       u.referenced_by.push_back({report.libraries.front().path, std::nullopt, std::nullopt, std::nullopt});
       trace::trace_symbol(nullptr, -1, ctx, u);
+      // Defined in a source the target compiles already: the link resolves it once a given-back source
+      // uses it (libarchive's archive_acl.c, whose hidden functions --gc-sections dropped while no kept
+      // source called them). Nothing to give back, and no other candidate to compile.
+      if (built && u.origin && !u.origin->file.empty() && ctx.build->compiled_by(*built, u.origin->file)) continue;
       traced.push_back(std::move(u));
     }
     // What text leaves unsettled (a flag a macro defines in another left-out source), the compiler settles.
