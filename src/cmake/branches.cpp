@@ -114,9 +114,17 @@ class Evaluator {
     return primary();
   }
 
-  // A word's value: a variable's (by name or ${NAME}), else the word itself; nullopt when unknown.
+  // A word's value: a variable's (by name or ${NAME}), else the word itself; nullopt when unknown. A
+  // quoted word is a string, its ${...} expanded.
   std::optional<std::string> value_of(const std::string& word, bool as_variable) const {
     std::string w = word;
+    if (w.size() >= 2 && w.front() == '"' && w.back() == '"') {
+      w = w.substr(1, w.size() - 2);
+      if (w.find("${") == std::string::npos) return w;
+      if (w.size() > 3 && w.starts_with("${") && w.back() == '}' && w.find("${", 2) == std::string::npos)
+        return value_of(w, true);
+      return std::nullopt;
+    }
     if (w.size() > 3 && w.starts_with("${") && w.back() == '}' && w.find("${", 2) == std::string::npos) {
       w = w.substr(2, w.size() - 3);
       as_variable = true;
@@ -175,6 +183,7 @@ class Evaluator {
       // Each side is a variable's value when one of that name is known, else the word itself; a word
       // that could name a variable nobody knows leaves it open.
       auto side = [&](const std::string& w) -> std::optional<std::string> {
+        if (w.size() >= 2 && w.front() == '"' && w.back() == '"') return value_of(w, false);
         if (auto v = value_of(w, true)) return v;
         if (std::isalpha(static_cast<unsigned char>(w.empty() ? '0' : w[0])) && upper(w) == w) return std::nullopt;
         return value_of(w, false);
@@ -184,7 +193,7 @@ class Evaluator {
       if (op == "STREQUAL") return *l == *r ? Truth::True : Truth::False;
       if (op == "MATCHES") {  // the right side is a regex as written: CMAKE_SYSTEM_NAME MATCHES "Android|Linux"
         try {
-          return std::regex_search(*l, std::regex(right, std::regex::extended)) ? Truth::True : Truth::False;
+          return std::regex_search(*l, std::regex(*r, std::regex::extended)) ? Truth::True : Truth::False;
         } catch (const std::regex_error&) {
           return Truth::Unknown;
         }
@@ -194,6 +203,10 @@ class Evaluator {
       } catch (...) {
         return Truth::False;
       }
+    }
+    if (left.size() >= 2 && left.front() == '"' && left.back() == '"') {  // if("...") : a constant, else false
+      const auto v = value_of(left, false);
+      return !v ? Truth::Unknown : true_constant(*v) ? Truth::True : Truth::False;
     }
     if (true_constant(left)) return Truth::True;
     if (false_constant(left)) return Truth::False;
@@ -229,7 +242,9 @@ std::optional<Branch> branch_of(const std::vector<CMakeCommand>& commands, size_
   if (target == commands.size()) return std::nullopt;
   auto args_of = [](const CMakeCommand& c) {
     std::vector<std::string> out;
-    for (const auto& a : c.args) out.push_back(a.value);
+    // A quoted argument keeps its quotes: if(X STREQUAL "OS390") compares with the string, never with
+    // a variable of that name (policy CMP0054).
+    for (const auto& a : c.args) out.push_back(a.kind == CMakeArg::Kind::Quoted ? "\"" + a.value + "\"" : a.value);
     return out;
   };
   size_t target_depth = 0;

@@ -228,6 +228,16 @@ std::set<std::string> condition_words(const std::string& condition) {
   return out;
 }
 
+// The names of platforms as words of file names and conditions (tif_unix.c, if(WIN32), "Android|Linux").
+const std::set<std::string>& platform_names() {
+  static const std::set<std::string> names = {
+      "unix",       "posix", "linux",   "win",     "win32",  "win64", "windows", "apple",  "darwin",
+      "macos",      "osx",   "mac",     "android", "ios",    "bsd",   "freebsd", "netbsd", "openbsd",
+      "dragonfly",  "sunos", "solaris", "aix",     "cygwin", "mingw", "msvc",    "uwp",    "wasm",
+      "emscripten", "haiku", "hurd",    "qnx",     "os390",  "os400", "zos",     "nix"};
+  return names;
+}
+
 // Whether an emptied branch speaks for `file`: a word of its condition in the file's name or its
 // directory's ("lzma" in HAVE_LIBLZMA), or another branch naming its twin (x_win.c beside x_unix.c; the
 // same name in another directory).
@@ -235,8 +245,14 @@ bool branch_names(const SourceList& l, const std::string& file) {
   const std::string dir = file.substr(0, file.rfind('/'));
   std::set<std::string> words = words_of(stem_of(file));
   for (const auto& w : words_of(dir.substr(dir.rfind('/') + 1))) words.insert(w);
-  for (const auto& c : condition_words(l.condition)) {
+  const auto asked = condition_words(l.condition);
+  // A platform is evidence only where the branch is that platform's alone: linux-core.c belongs to
+  // if(... STREQUAL "Linux"), not to if(APPLE OR ... MATCHES "Android|Linux"), which several share.
+  const auto platform_words =
+      std::count_if(asked.begin(), asked.end(), [](const std::string& w) { return platform_names().count(w) > 0; });
+  for (const auto& c : asked) {
     if (l.common_words.count(c)) continue;  // archive_*.c under if(ARCHIVE_ACL_LIBACL): the project's prefix
+    if (platform_names().count(c) && platform_words > 1) continue;
     for (const auto& w : words)
       if (std::min(c.size(), w.size()) >= 4 && (c.find(w) != std::string::npos || w.find(c) != std::string::npos))
         return true;
@@ -244,11 +260,7 @@ bool branch_names(const SourceList& l, const std::string& file) {
   // A word most of the target's files carry (tif_ of tif_*.c) makes no kin: tif_swab.c is no kin of
   // tif_win32.c. What is left of two names once the platform is taken out makes twins: tif_unix.c and
   // tif_win32.c leave nothing each, plug_unix.cc and plug_win.cc leave plug.
-  static const std::set<std::string> platforms = {
-      "unix",       "posix", "linux",   "win",     "win32",  "win64", "windows", "apple",  "darwin",
-      "macos",      "osx",   "mac",     "android", "ios",    "bsd",   "freebsd", "netbsd", "openbsd",
-      "dragonfly",  "sunos", "solaris", "aix",     "cygwin", "mingw", "msvc",    "uwp",    "wasm",
-      "emscripten", "haiku", "hurd",    "qnx",     "os390",  "os400", "zos",     "nix"};
+  const auto& platforms = platform_names();
   auto own_words = [&](const std::string& path) {
     std::set<std::string> out;
     for (const auto& w : words_of(stem_of(path)))

@@ -334,7 +334,12 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
     for (const auto* e : ctx.sources->lookup(sym.name)) {
       if (e->qualified != qualified) continue;
       const std::string& path = ctx.sources->file_of(*e).path;
-      if (!source::is_compiled_source(path, backend::file_kinds()) || ctx.build->is_compiled(path)) continue;
+      // (a source the configure compiles since the library was built is one: its object says what the
+      // rebuild will define)
+      const bool awaiting =
+          !u->referenced_by.empty() && ctx.build->awaits_rebuild(path, u->referenced_by.front().library);
+      if (!source::is_compiled_source(path, backend::file_kinds()) || (ctx.build->is_compiled(path) && !awaiting))
+        continue;
       if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.file == path; }))
         files.push_back(
             {.file = path, .tier = 0, .line = e->line, .evidence = {}, .place = candidate_place(ctx, *u, path)});
@@ -405,7 +410,11 @@ struct Confirmer {
     }
     std::optional<std::string> ported_from;
     if (u.origin && u.origin->file == f.file) ported_from = u.origin->ported_from;
-    verdict::claim(u, EvidencePass::Compiler, Classification::MissingSource);
+    // A source the configure compiles since the library was built (a second --apply before the rebuild):
+    // the rebuild is the fix, as the tracer says of a text match there.
+    const std::string library = u.referenced_by.empty() ? "" : u.referenced_by.front().library;
+    const bool awaiting = !library.empty() && ctx.build->awaits_rebuild(f.file, library);
+    verdict::claim(u, EvidencePass::Compiler, awaiting ? Classification::Unknown : Classification::MissingSource);
     u.origin = Origin{.file = f.file,
                       .line = f.line ? std::optional<int>(static_cast<int>(f.line)) : std::nullopt,
                       .kind = OriginKind::Definition,
@@ -413,6 +422,16 @@ struct Confirmer {
                       .ported_from = ported_from};
     say(u, said::CompilerPlaced{
                .file = f.file, .command_from = r.command_from != f.file ? r.command_from : "", .basis = f.evidence});
+    if (awaiting) {
+      said::DefinitionAt at;
+      at.file = f.file;
+      at.line = f.line;
+      say(u, said::CompiledButOlder{.at = at, .library = library});
+      u.fix = Fix{FixKind::None, {}, {}, {}, {}, "", saying(said::RebuildOlder{.library = library, .file = f.file})};
+      w.settled = true;
+      ++placed_by[f.file];
+      return true;
+    }
     std::string target;
     for (const auto& ref : u.referenced_by)
       if (const auto* t = ctx.build->target_for_artifact(ref.library); t && target.empty()) target = t->name;

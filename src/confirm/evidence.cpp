@@ -124,8 +124,11 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
   if (u.origin && !u.origin->file.empty()) headers.insert(u.origin->file);
 
   std::set<std::string> seen;
+  // (or compiled by the configure only since the library was built: the rebuild will define what it does)
+  const std::string library = u.referenced_by.empty() ? "" : u.referenced_by.front().library;
   auto uncompiled = [&](const std::string& f) {
-    return source::is_compiled_source(f, backend::file_kinds()) && !ctx.build->is_compiled(f);
+    return source::is_compiled_source(f, backend::file_kinds()) &&
+           (!ctx.build->is_compiled(f) || (!library.empty() && ctx.build->awaits_rebuild(f, library)));
   };
   auto text_of = [&](const std::string& f) -> const std::string& {
     auto it = texts.find(f);

@@ -642,19 +642,23 @@ TEST_F(CMakePatch, a_platform_twin_goes_back_into_its_emptied_branch_and_a_prefi
 }
 
 TEST_F(CMakePatch, of_two_files_defining_a_symbol_the_one_another_platforms_branch_lists_is_not_added) {
-  // libuv's shape (issue 48's branch panel): unix/title.cc left the list; unix/bsd_title.cc, listed under a
-  // condition that holds on BSDs only (CMake's MATCHES, evaluated), defines the same function and compiles
-  // here too. title.cc is traced, and goes back; the BSD twin is not added.
+  // libuv's shape (issue 48's branch panel): unix/title.cc left the list; unix/bsd_title.cc and
+  // unix/os390_title.cc, listed under conditions that hold on BSDs and z/OS only (CMake's MATCHES, and
+  // STREQUAL with a quoted string, which is never a variable's name), define the same function and compile
+  // here too. title.cc is traced, and goes back; no other platform's twin is added.
   const std::string cmake = kHead +
                             "set(CORE_SRCS a.cc c.cc)\n"
                             "if(CMAKE_SYSTEM_NAME MATCHES \"FreeBSD|OpenBSD\")\n"
                             "  list(APPEND CORE_SRCS unix/bsd_title.cc)\n"
                             "endif()\n"
+                            "if(CMAKE_SYSTEM_NAME STREQUAL \"OS390\")\n"
+                            "  list(APPEND CORE_SRCS unix/os390_title.cc)\n"
+                            "endif()\n"
                             "add_library(core SHARED ${CORE_SRCS})\n" +
                             kApp;
   std::map<std::string, std::string> files = {
-      {"CMakeLists.txt", cmake}, {"a.cc", kA},      {"c.cc", kC}, {"unix/title.cc", kB},
-      {"unix/bsd_title.cc", kB}, {"main.cc", kMain}};
+      {"CMakeLists.txt", cmake},   {"a.cc", kA},      {"c.cc", kC}, {"unix/title.cc", kB}, {"unix/bsd_title.cc", kB},
+      {"unix/os390_title.cc", kB}, {"main.cc", kMain}};
   make("untaken_twin", files);
   auto report = run(kLinkcheck + " --build-dir " + quote(build_) + " --format json " + quote(build_ + "/libcore.so"));
   ASSERT_EQ(report.status, 1) << report.err;
