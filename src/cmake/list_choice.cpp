@@ -208,23 +208,26 @@ bool branch_kin(const std::set<std::string>& file_words, const std::set<std::str
 std::set<std::string> condition_words(const std::string& condition) {
   static const std::set<std::string> generic = {"have",    "with",  "enable",  "enabled", "use",      "build", "option",
                                                 "support", "found", "defined", "streq",   "strequal", "and",   "not"};
-  std::set<std::string> out;
+  static const std::set<std::string> comparisons = {"STREQUAL", "EQUAL",        "MATCHES",         "LESS",
+                                                    "GREATER",  "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL",
+                                                    "STRLESS",  "STRGREATER"};
+  std::vector<std::string> tokens;
   std::string token;
-  bool negated = false;
-  auto flush = [&] {
-    if (token.empty()) return;
-    if (token == "NOT") negated = true;
-    else if (!negated)
-      for (const auto& w : words_of(token))
-        if (!generic.count(w)) out.insert(w);
-    if (token != "NOT") negated = false;
-    token.clear();
-  };
-  for (char c : condition) {
-    if (c == ' ') flush();
-    else token += c;
+  for (char c : condition + " ") {
+    if (c != ' ') token += c;
+    else if (!token.empty()) tokens.push_back(std::move(token)), token.clear();
   }
-  flush();
+  // NOT before a comparison negates the comparison (NOT ${PNG_INTEL_SSE} STREQUAL "off": the feature on),
+  // not the variable's name.
+  std::set<std::string> out;
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    if (tokens[k] == "NOT" && !(k + 2 < tokens.size() && comparisons.count(tokens[k + 2]))) {
+      ++k;
+      continue;
+    }
+    for (const auto& w : words_of(tokens[k]))
+      if (!generic.count(w)) out.insert(w);
+  }
   return out;
 }
 
@@ -245,7 +248,11 @@ bool branch_names(const SourceList& l, const std::string& file) {
   const std::string dir = file.substr(0, file.rfind('/'));
   std::set<std::string> words = words_of(stem_of(file));
   for (const auto& w : words_of(dir.substr(dir.rfind('/') + 1))) words.insert(w);
-  const auto asked = condition_words(l.condition);
+  // The emptied set()'s own name speaks too: set(libpng_intel_sources) for intel/intel_init.c.
+  auto asked = condition_words(l.condition);
+  if (is_variable_list(l.command))
+    for (const auto& w : words_of(l.variable))
+      if (w != "sources" && w != "srcs" && w != "src" && w != "files" && w != "list" && w != "objects") asked.insert(w);
   // A platform is evidence only where the branch is that platform's alone: linux-core.c belongs to
   // if(... STREQUAL "Linux"), not to if(APPLE OR ... MATCHES "Android|Linux"), which several share.
   const auto platform_words =

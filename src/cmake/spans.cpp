@@ -475,7 +475,13 @@ class SpanReader {
     for (const auto& [key, l] : lists_) {
       if (l.emptied) continue;  // another target's emptied command: no backtrace led to it
       ran[std::get<0>(key)].insert(std::get<1>(key));
-      if (l.targets.count(t.name) && build::is_variable_list(l.command)) variables.insert(l.variable);
+      if (!l.targets.count(t.name)) continue;
+      if (build::is_variable_list(l.command)) variables.insert(l.variable);
+      // A variable it draws on (set(libpng_sources ... ${libpng_intel_sources})) feeds t, whose only
+      // set() may be emptied: no backtrace leads to it.
+      for (const auto& e : l.entries)
+        if (e.raw.size() > 3 && e.raw.starts_with("${") && e.raw.back() == '}' && e.raw.find('}') == e.raw.size() - 1)
+          variables.insert(e.raw.substr(2, e.raw.size() - 3));
     }
     const auto vars = variables_of_cache();
     for (const auto& [file, parsed] : parse_.files)
