@@ -248,9 +248,10 @@ bool branch_names(const SourceList& l, const std::string& file) {
   const std::string dir = file.substr(0, file.rfind('/'));
   std::set<std::string> words = words_of(stem_of(file));
   for (const auto& w : words_of(dir.substr(dir.rfind('/') + 1))) words.insert(w);
-  // The emptied set()'s own name speaks too: set(libpng_intel_sources) for intel/intel_init.c.
+  // An emptied set()'s own name speaks too: set(libpng_intel_sources) for intel/intel_init.c (a
+  // list(APPEND libarchive_SOURCES) names the list every branch shares, which says nothing).
   auto asked = condition_words(l.condition);
-  if (is_variable_list(l.command))
+  if (l.command == ListCommand::Set)
     for (const auto& w : words_of(l.variable))
       if (w != "sources" && w != "srcs" && w != "src" && w != "files" && w != "list" && w != "objects") asked.insert(w);
   // A platform is evidence only where the branch is that platform's alone: linux-core.c belongs to
@@ -258,7 +259,12 @@ bool branch_names(const SourceList& l, const std::string& file) {
   const auto platform_words =
       std::count_if(asked.begin(), asked.end(), [](const std::string& w) { return platform_names().count(w) > 0; });
   for (const auto& c : asked) {
-    if (l.common_words.count(c)) continue;  // archive_*.c under if(ARCHIVE_ACL_LIBACL): the project's prefix
+    // archive_*.c under if(ARCHIVE_ACL_LIBACL), or libarchive_SOURCES: the project's prefix
+    if (std::any_of(l.common_words.begin(), l.common_words.end(), [&](const std::string& w) {
+          return std::min(c.size(), w.size()) >= 4 &&
+                 (c.find(w) != std::string::npos || w.find(c) != std::string::npos);
+        }))
+      continue;
     if (platform_names().count(c) && platform_words > 1) continue;
     for (const auto& w : words)
       if (std::min(c.size(), w.size()) >= 4 && (c.find(w) != std::string::npos || w.find(c) != std::string::npos))
