@@ -180,6 +180,13 @@ struct Nearness {
 
 std::set<std::string> words_of(const std::string& stem) { return name_words(stem); }
 
+// A file(GLOB) of patterns alone (no literal path among them): it takes files by its patterns.
+bool patterns_only(const SourceList& l) {
+  return l.command == ListCommand::Glob && std::all_of(l.entries.begin(), l.entries.end(), [](const ListEntry& e) {
+           return e.raw.find_first_of("*?[") != std::string::npos || is_indirect_entry(e.raw);
+         });
+}
+
 // Whether the list names at least one file (an existing one, a glob's, or one with an extension): a
 // set(JPEG_LIB_VERSION 62) names none and is no source list, whatever it feeds.
 bool names_files(const SourceList& l) {
@@ -364,11 +371,12 @@ Nearness nearness(const std::vector<const SourceList*>& sections, const std::str
 }  // namespace
 
 const SourceList* nearest_list(const std::vector<const SourceList*>& all, const std::string& file) {
-  // A file(GLOB) takes files by its patterns: a literal name written into one is no reviewer's entry,
-  // while another command of the target can take it.
+  // A file(GLOB) of patterns alone takes files by its patterns: a literal name written into one is no
+  // reviewer's entry while another command of the target can take it. One that lists literal paths
+  // among its patterns already (torch_musa's PORTING_CPP_CSRCS) takes them: that is the project's style.
   std::vector<const SourceList*> candidates;
   for (const auto* l : all)
-    if (l->command != build::ListCommand::Glob) candidates.push_back(l);
+    if (!patterns_only(*l)) candidates.push_back(l);
   if (candidates.empty()) candidates = all;
   // By command first (a call's sections together: absl_cc_library's HDRS hold str_cat.h, its SRCS the
   // .cc files), then the command's section that holds files of the file's kind.
@@ -438,13 +446,16 @@ std::optional<ListChoice> choose_list(const Model& build, const std::string& fil
     return ListChoice{.cmake_file = "", .list = "", .entry = "", .line = l.line, .covered = covered};
   }
 
-  std::vector<const SourceList*> candidates;
+  std::vector<const SourceList*> candidates, creators;
   const std::string ext = extension_of(file);
   for (const auto& l : build.lists) {
-    // (the target's own add_library(T ${SRCS}) takes an entry too, where a glob fills its only list)
-    if (l.removal || !in_scope(l) ||
-        !(names_files(l) || l.emptied || (creates_library(l.command) && any_feeds && feeds_any(l, scope))))
+    if (l.removal || !in_scope(l)) continue;
+    // The target's own add_library(T ${SRCS}), naming no file itself, takes an entry only where a glob
+    // fills every other list (a literal name written into a file(GLOB) is no reviewer's entry).
+    if (!(names_files(l) || l.emptied)) {
+      if (creates_library(l.command) && any_feeds && feeds_any(l, scope)) creators.push_back(&l);
       continue;
+    }
     // Without a target to go by, only a list holding files of the same kind is a candidate.
     if (!any_feeds && nearness(l, file).same_ext == 0) continue;
     // Listed already (a second run before the rebuild): that list, where the editor finds it present.
@@ -454,6 +465,8 @@ std::optional<ListChoice> choose_list(const Model& build, const std::string& fil
             .cmake_file = l.cmake_file, .list = l.variable, .entry = e.raw, .line = l.line, .covered = std::nullopt};
     candidates.push_back(&l);
   }
+  if (std::all_of(candidates.begin(), candidates.end(), [](const SourceList* l) { return patterns_only(*l); }))
+    candidates.insert(candidates.end(), creators.begin(), creators.end());
   const SourceList* best = nearest_list(candidates, file);
   if (!best) return std::nullopt;
   return ListChoice{.cmake_file = best->cmake_file,
