@@ -66,6 +66,9 @@ struct SourceList {
   // Words in the names of a quarter or more of its targets' sources (a project's prefix: "archive" of
   // archive_*.c): a condition's word among them (ARCHIVE_ACL_LIBACL) says nothing of a file.
   std::set<std::string> common_words;
+  // The words of its condition and its set()'s name that speak for a file, without common_words and,
+  // where the condition names several platforms, without theirs (cmake::mark_emptied).
+  std::set<std::string> evidence;
 };
 
 // One call of the stack that added a target's source (CMake's File API backtraceGraph node): the

@@ -298,6 +298,50 @@ Truth branch_taken(const Branch& b, const std::map<std::string, std::string>& va
   return t;
 }
 
+// Whether two words name one thing: one holds the other, and both have four letters or more (lzma in
+// liblzma; "win" in "twin" is no evidence).
+bool overlaps(const std::string& a, const std::string& b) {
+  return std::min(a.size(), b.size()) >= 4 && (a.find(b) != std::string::npos || b.find(a) != std::string::npos);
+}
+
+// The words a branch's condition asks for: "HAVE_LIBLZMA" -> liblzma; a word under NOT is what the
+// branch does without, and the words every feature test carries say nothing.
+std::set<std::string> condition_words(const std::string& condition) {
+  static const std::set<std::string> generic = {"have",    "with",  "enable",  "enabled", "use",      "build", "option",
+                                                "support", "found", "defined", "streq",   "strequal", "and",   "not"};
+  static const std::set<std::string> comparisons = {"STREQUAL", "EQUAL",        "MATCHES",         "LESS",
+                                                    "GREATER",  "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL",
+                                                    "STRLESS",  "STRGREATER"};
+  std::vector<std::string> tokens;
+  std::string token;
+  for (char c : condition + " ") {
+    if (c != ' ') token += c;
+    else if (!token.empty()) tokens.push_back(std::move(token)), token.clear();
+  }
+  // NOT before a comparison negates the comparison (NOT ${PNG_INTEL_SSE} STREQUAL "off": the feature on),
+  // not the variable's name.
+  std::set<std::string> out;
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    if (tokens[k] == "NOT" && !(k + 2 < tokens.size() && comparisons.count(tokens[k + 2]))) {
+      ++k;
+      continue;
+    }
+    for (const auto& w : name_words(tokens[k]))
+      if (!generic.count(w)) out.insert(w);
+  }
+  return out;
+}
+
+// The names of platforms as words of file names and conditions (tif_unix.c, if(WIN32), "Android|Linux").
+const std::set<std::string>& platform_names() {
+  static const std::set<std::string> names = {
+      "unix",       "posix", "linux",   "win",     "win32",  "win64", "windows", "apple",  "darwin",
+      "macos",      "osx",   "mac",     "android", "ios",    "bsd",   "freebsd", "netbsd", "openbsd",
+      "dragonfly",  "sunos", "solaris", "aix",     "cygwin", "mingw", "msvc",    "uwp",    "wasm",
+      "emscripten", "haiku", "hurd",    "qnx",     "os390",  "os400", "zos",     "nix"};
+  return names;
+}
+
 bool names_no_file(const SourceList& l) {
   if (l.conditions == 0 || l.removal || l.command == build::ListCommand::Glob || l.command == build::ListCommand::Call)
     return false;
@@ -329,6 +373,24 @@ bool mark_emptied(SourceList& l, const std::vector<CMakeCommand>& commands,
   l.common_words.clear();
   for (const auto& [w, n] : counts)
     if (n >= 2 && 4 * n >= target_sources.size()) l.common_words.insert(w);
+  // The words that speak for a file: the condition's, and an emptied set()'s own name
+  // (set(libpng_intel_sources) for intel/intel_init.c; a list(APPEND libarchive_SOURCES) names the list
+  // every branch shares, which says nothing). A project's prefix says nothing (archive_*.c under
+  // if(ARCHIVE_ACL_LIBACL)), and a platform speaks only where the branch is that platform's alone:
+  // linux-core.c belongs to if(... STREQUAL "Linux"), not to if(APPLE OR ... MATCHES "Android|Linux").
+  auto asked = condition_words(l.condition);
+  if (l.command == build::ListCommand::Set)
+    for (const auto& w : name_words(l.variable))
+      if (w != "sources" && w != "srcs" && w != "src" && w != "files" && w != "list" && w != "objects") asked.insert(w);
+  const auto platform_words =
+      std::count_if(asked.begin(), asked.end(), [](const std::string& w) { return platform_names().count(w) > 0; });
+  l.evidence.clear();
+  for (const auto& c : asked) {
+    if (std::any_of(l.common_words.begin(), l.common_words.end(), [&](const std::string& w) { return overlaps(c, w); }))
+      continue;
+    if (platform_names().count(c) && platform_words > 1) continue;
+    l.evidence.insert(c);
+  }
   auto local = vars;
   local["CMAKE_CURRENT_SOURCE_DIR"] = l.current_dir;
   local["CMAKE_CURRENT_LIST_DIR"] = l.cmake_file.substr(0, l.cmake_file.rfind('/'));

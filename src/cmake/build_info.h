@@ -101,6 +101,13 @@ Truth evaluate_condition(const std::vector<std::string>& args, const std::map<st
 // The branch is taken: its condition holds and none before it in the chain does.
 Truth branch_taken(const Branch& branch, const std::map<std::string, std::string>& vars);
 
+// Whether two words name one thing: one holds the other, both of four letters or more.
+bool overlaps(const std::string& a, const std::string& b);
+// The words a branch's condition asks for ("HAVE_LIBLZMA" -> liblzma), without those under NOT.
+std::set<std::string> condition_words(const std::string& condition);
+// The names of platforms as words of file names and conditions (unix, win32, linux, ...).
+const std::set<std::string>& platform_names();
+
 // A source list command inside an if() that names no file (target_sources(T PRIVATE), list(APPEND V),
 // set(V ${V})): its entries went.
 bool names_no_file(const SourceList& list);

@@ -178,8 +178,6 @@ struct Nearness {
   bool operator<(const Nearness& o) const { return key() < o.key(); }
 };
 
-std::set<std::string> words_of(const std::string& stem) { return name_words(stem); }
-
 // A file(GLOB) of patterns alone (no literal path among them): it takes files by its patterns.
 bool patterns_only(const SourceList& l) {
   return l.command == ListCommand::Glob && std::all_of(l.entries.begin(), l.entries.end(), [](const ListEntry& e) {
@@ -210,80 +208,23 @@ bool branch_kin(const std::set<std::string>& file_words, const std::set<std::str
   return shares && !variant;
 }
 
-// The words a branch's condition asks for: "HAVE_LIBLZMA" -> liblzma; a word under NOT is what the
-// branch does without, and the words every feature test carries say nothing.
-std::set<std::string> condition_words(const std::string& condition) {
-  static const std::set<std::string> generic = {"have",    "with",  "enable",  "enabled", "use",      "build", "option",
-                                                "support", "found", "defined", "streq",   "strequal", "and",   "not"};
-  static const std::set<std::string> comparisons = {"STREQUAL", "EQUAL",        "MATCHES",         "LESS",
-                                                    "GREATER",  "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL",
-                                                    "STRLESS",  "STRGREATER"};
-  std::vector<std::string> tokens;
-  std::string token;
-  for (char c : condition + " ") {
-    if (c != ' ') token += c;
-    else if (!token.empty()) tokens.push_back(std::move(token)), token.clear();
-  }
-  // NOT before a comparison negates the comparison (NOT ${PNG_INTEL_SSE} STREQUAL "off": the feature on),
-  // not the variable's name.
-  std::set<std::string> out;
-  for (size_t k = 0; k < tokens.size(); ++k) {
-    if (tokens[k] == "NOT" && !(k + 2 < tokens.size() && comparisons.count(tokens[k + 2]))) {
-      ++k;
-      continue;
-    }
-    for (const auto& w : words_of(tokens[k]))
-      if (!generic.count(w)) out.insert(w);
-  }
-  return out;
-}
-
-// The names of platforms as words of file names and conditions (tif_unix.c, if(WIN32), "Android|Linux").
-const std::set<std::string>& platform_names() {
-  static const std::set<std::string> names = {
-      "unix",       "posix", "linux",   "win",     "win32",  "win64", "windows", "apple",  "darwin",
-      "macos",      "osx",   "mac",     "android", "ios",    "bsd",   "freebsd", "netbsd", "openbsd",
-      "dragonfly",  "sunos", "solaris", "aix",     "cygwin", "mingw", "msvc",    "uwp",    "wasm",
-      "emscripten", "haiku", "hurd",    "qnx",     "os390",  "os400", "zos",     "nix"};
-  return names;
-}
-
 // Whether an emptied branch speaks for `file`: a word of its condition in the file's name or its
 // directory's ("lzma" in HAVE_LIBLZMA), or another branch naming its twin (x_win.c beside x_unix.c; the
 // same name in another directory).
 bool branch_names(const SourceList& l, const std::string& file) {
   const std::string dir = file.substr(0, file.rfind('/'));
-  std::set<std::string> words = words_of(stem_of(file));
-  for (const auto& w : words_of(dir.substr(dir.rfind('/') + 1))) words.insert(w);
-  // An emptied set()'s own name speaks too: set(libpng_intel_sources) for intel/intel_init.c (a
-  // list(APPEND libarchive_SOURCES) names the list every branch shares, which says nothing).
-  auto asked = condition_words(l.condition);
-  if (l.command == ListCommand::Set)
-    for (const auto& w : words_of(l.variable))
-      if (w != "sources" && w != "srcs" && w != "src" && w != "files" && w != "list" && w != "objects") asked.insert(w);
-  // A platform is evidence only where the branch is that platform's alone: linux-core.c belongs to
-  // if(... STREQUAL "Linux"), not to if(APPLE OR ... MATCHES "Android|Linux"), which several share.
-  const auto platform_words =
-      std::count_if(asked.begin(), asked.end(), [](const std::string& w) { return platform_names().count(w) > 0; });
-  for (const auto& c : asked) {
-    // archive_*.c under if(ARCHIVE_ACL_LIBACL), or libarchive_SOURCES: the project's prefix
-    if (std::any_of(l.common_words.begin(), l.common_words.end(), [&](const std::string& w) {
-          return std::min(c.size(), w.size()) >= 4 &&
-                 (c.find(w) != std::string::npos || w.find(c) != std::string::npos);
-        }))
-      continue;
-    if (platform_names().count(c) && platform_words > 1) continue;
+  std::set<std::string> words = name_words(stem_of(file));
+  for (const auto& w : name_words(dir.substr(dir.rfind('/') + 1))) words.insert(w);
+  for (const auto& c : l.evidence)
     for (const auto& w : words)
-      if (std::min(c.size(), w.size()) >= 4 && (c.find(w) != std::string::npos || w.find(c) != std::string::npos))
-        return true;
-  }
+      if (cmake::overlaps(c, w)) return true;
   // A word most of the target's files carry (tif_ of tif_*.c) makes no kin: tif_swab.c is no kin of
   // tif_win32.c. What is left of two names once the platform is taken out makes twins: tif_unix.c and
   // tif_win32.c leave nothing each, plug_unix.cc and plug_win.cc leave plug.
-  const auto& platforms = platform_names();
+  const auto& platforms = cmake::platform_names();
   auto own_words = [&](const std::string& path) {
     std::set<std::string> out;
-    for (const auto& w : words_of(stem_of(path)))
+    for (const auto& w : name_words(stem_of(path)))
       if (!l.common_words.count(w)) out.insert(w);
     return out;
   };
@@ -317,7 +258,7 @@ Nearness nearness(const SourceList& l, const std::string& file) {
              .same_ext_count = 0,
              .variable = is_variable_list(l.command) ? 1 : 0};
   const std::string ext = extension_of(file), dir = file.substr(0, file.rfind('/'));
-  const std::set<std::string> words = words_of(stem_of(file));
+  const std::set<std::string> words = name_words(stem_of(file));
   for (const auto& e : l.entries) {
     if (is_indirect_entry(e.raw)) continue;
     if (extension_of(e.raw) == ext || (e.is_glob && ends_with(e.raw, ext))) ++n.same_ext_count;
@@ -328,7 +269,7 @@ Nearness nearness(const SourceList& l, const std::string& file) {
       n.dir = std::max(n.dir, shared_dir_prefix(f, file));
       if (f == file || f.substr(0, f.rfind('/')) != dir) continue;
       if (stem_of(f) == stem_of(file) && extension_of(f) != ext) n.stem = 1;
-      const auto theirs = words_of(stem_of(f));
+      const auto theirs = name_words(stem_of(f));
       if (l.conditions > 0
               ? branch_kin(words, theirs)
               : std::any_of(theirs.begin(), theirs.end(), [&](const std::string& w) { return words.count(w) > 0; }))

@@ -483,7 +483,7 @@ class SpanReader {
         if (e.raw.size() > 3 && e.raw.starts_with("${") && e.raw.back() == '}' && e.raw.find('}') == e.raw.size() - 1)
           variables.insert(e.raw.substr(2, e.raw.size() - 3));
     }
-    const auto vars = variables_of_cache();
+    const auto& vars = variables_of_cache();
     for (const auto& [file, parsed] : parse_.files)
       for (const auto& c : parsed.commands) {
         if (ran[file].count(c.close_paren) || conditions_of(file, c) == 0) continue;
