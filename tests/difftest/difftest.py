@@ -817,6 +817,8 @@ def parse_debug(text):
         m = re.match(r"trying file=(.*)$", line)
         if m:
             tried = m.group(1)
+            if searching:
+                mapped.setdefault("\0tried", {})[searching] = tried
             continue
         m = re.match(r"file=(.*) \[\d+\];\s+generating link map", line)
         if m:
@@ -860,6 +862,7 @@ def real_verdict(world, root, built, tpath, work):
     r = run(cmd, cwd=cwd, env=env)
     out = r.stdout.splitlines()
     v = {"stage": "target", "ok": False, "err": "", "maps": [], "mapped": parse_debug(r.stderr)}
+    v["tried"] = v["mapped"].pop("\0tried", {})  # per name searched, the last file tried
     if r.returncode == 0 and out and out[0] == "ok":
         v["ok"] = True
         for line in out[1:]:
@@ -1049,18 +1052,28 @@ def same_file(a, b, cwd):
     return os.path.realpath(a) == os.path.realpath(b) or os.path.normpath(a) == os.path.normpath(b)
 
 
-def cause_named(cause, causes, cwd):
-    """Whether the tool names the loader's cause."""
+def cause_named(cause, causes, cwd, tried=None):
+    """Whether the tool names the loader's cause. glibc names a refused file by the name it searched
+    for (libp0.so.1: shared object cannot be dlopen()ed): that name is the file it tried last for it
+    (LD_DEBUG, `tried`); only where no search was seen (a Python world) does the name alone decide."""
     kind = cause[0]
+
+    def same(path, named):
+        if "/" in named:
+            return same_file(path, named, cwd)
+        if tried and named in tried:
+            return same_file(path, tried[named], cwd)
+        return bool(path) and os.path.basename(path) == named
+
     if kind == "undefined":
         _, sym, ver, where = cause
         return any(c[0] == "undefined" and c[1] == sym and c[2] == ver and same_file(c[3], where, cwd) for c in causes)
     if kind == "missing":
-        return any(c[0] == "missing" and (c[1] == cause[1] or os.path.basename(c[1]) == os.path.basename(cause[1]))
-                   for c in causes)
+        return any(c[0] == "missing" and (c[1] == cause[1] or same_file(c[1], cause[1], cwd)) for c in causes)
     if kind == "version":
         _, ver, provider, req = cause
-        return any(c[0] == "version" and c[1] == ver and same_file(c[3], req, cwd) for c in causes)
+        return any(c[0] == "version" and c[1] == ver and same_file(c[2], provider, cwd) and same_file(c[3], req, cwd)
+                   for c in causes)
     failure = {"bad-file": "bad-candidate", "noopen": "noopen", "static-tls": "static-tls", "sigfpe": "tls-mismatch",
                "protected": "protected-copy", "isa": "isa-level"}
     if kind in failure:
@@ -1068,11 +1081,10 @@ def cause_named(cause, causes, cwd):
             if c[0] != "failure" or c[1] != failure[kind]:
                 continue
             if kind == "bad-file":
-                if (same_file(c[2], cause[1], cwd) or os.path.basename(c[2] or "") == os.path.basename(cause[1])) \
-                        and c[3] == cause[2]:
+                if same(c[2], cause[1]) and c[3] == cause[2]:
                     return True
             elif kind in ("noopen", "static-tls", "isa"):
-                if same_file(c[2], cause[1], cwd) or os.path.basename(c[2] or "") == os.path.basename(cause[1]):
+                if same(c[2], cause[1]):
                     return True
             else:
                 return True
@@ -1081,6 +1093,28 @@ def cause_named(cause, causes, cwd):
         want = {"dl-version.c": "version-file-unmatched", "dl-lookup.c": "version-without-versym"}.get(cause[1])
         return any(c[0] == "failure" and c[1] == want for c in causes)
     return False
+
+
+def loader_undefined(world, root, tpath):
+    """Every undefined symbol the real loader meets binding the target and all it loads at once, as
+    (symbol, version, requiring file) with the file's real path: what `ldd -r` prints (ld.so with
+    LD_TRACE_LOADED_OBJECTS, LD_BIND_NOW and LD_WARN). None for a world whose process ldd -r does not
+    reproduce: a preload or an import first, tunables."""
+    if world["preloads"] or world.get("python") or world.get("tunables"):
+        return None
+    env = dict(os.environ, LD_TRACE_LOADED_OBJECTS="1", LD_BIND_NOW="1", LD_WARN="yes")
+    env["LD_LIBRARY_PATH"] = llp_value(world, root)
+    env.pop("LD_PRELOAD", None)
+    cwd = os.path.join(root, world["cwd"])
+    r = run([LDSO, tpath], cwd=cwd, env=env)
+    if r.returncode != 0 or "Inconsistency detected" in r.stderr:
+        return None  # ld.so stopped part way (an assertion): what it printed is not every symbol
+    out = set()
+    for line in (r.stdout + r.stderr).splitlines():
+        m = re.match(r"^\s*undefined symbol: ([^,\s]+)(?:, version (\S+))?\s+\((.*)\)$", line)
+        if m:
+            out.add((m.group(1), m.group(2), os.path.realpath(os.path.join(cwd, m.group(3)))))
+    return out
 
 
 CAUSES = {}  # what the real loader said, over every world compared (shrinking's included)
@@ -1104,7 +1138,7 @@ def compare(world, root, linkcheck, work):
         kind = "loads" if real["ok"] else real["cause"][0] if real["cause"][0] != "abort" else "abort:" + real["cause"][1]
         CAUSES[kind] = CAUSES.get(kind, 0) + 1
     if real["stage"] == "preload" and not real["ok"]:
-        return "invalid", "a preload fails by itself"
+        return "invalid", f"a preload fails by itself: {real['err'][:200]}"
     # Without preloads or an import done first, the default check and --closure check the same objects:
     # one run serves both.
     alone = not world["preloads"] and not world.get("python")
@@ -1120,8 +1154,19 @@ def compare(world, root, linkcheck, work):
         if cause[0] == "unknown":
             return "unknown-message", f"loader: {real['err'][:300]}"
         causes = tool_causes(doc, platform_under(world.get("tunables")))
-        if not cause_named(cause, causes, cwd):
+        if not cause_named(cause, causes, cwd, real.get("tried")):
             return "wrong-cause", f"loader: {real['err'][:300]}; tool: {causes[:8]}"
+        # Not one cause among others: every undefined symbol the tool names is one the loader meets,
+        # and it names them all (where ldd -r reproduces the process).
+        if cause[0] == "undefined":
+            want = loader_undefined(world, root, tpath)
+            got = {(c[1], c[2], os.path.realpath(c[3] if c[3].startswith("/") else os.path.join(cwd, c[3])))
+                   for c in causes if c[0] == "undefined"}
+            if want is not None and want:
+                with CAUSES_LOCK:
+                    CAUSES["(whole undefined sets compared)"] = CAUSES.get("(whole undefined sets compared)", 0) + 1
+                if got != want:
+                    return "wrong-cause", f"ldd -r: {sorted(want)[:6]}; tool: {sorted(got)[:6]}"
     # The copies mapped are the copies the tool picked: all of them when it loads, those mapped
     # before the failure when it does not.
     if not alone:
@@ -1284,7 +1329,7 @@ def check_one(args, label, world):
             small = shrink(world, got[0], root, args.linkcheck, args.work) if args.shrink else world
             detail = compare(small, root, args.linkcheck, args.work)
             return label, got[0], detail[1] if detail else got[1], small, world
-        return label, got[0] if got else None, None, None, world
+        return label, got[0] if got else None, got[1] if got else None, None, world
     except Exception as e:  # noqa: BLE001 - a world that cannot be built is a tester bug, said as such
         return label, "build-error", str(e)[:400], world, world
     finally:
@@ -1333,6 +1378,7 @@ def main():
                 seen[1] += 1 if klass and klass != "invalid" else 0
             if klass == "invalid":
                 set_aside += 1
+                print(f"SET ASIDE {label}: {detail}", flush=True)
             elif klass:
                 failed.append(label)
                 print(f"DISAGREE {label}: {klass}: {detail}", flush=True)
