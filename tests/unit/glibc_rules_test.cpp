@@ -139,7 +139,8 @@ const char kUseF12[] = "extern int f1(void); extern int f2(void);\nint use(void)
 TEST(GlibcRules, hwcaps_subdirectory_copy_shadows_the_directory_copy) {
   const auto levels = test::real_hwcaps_levels();
   std::vector<std::string> subdirs = {"tls", test::real_platform()};
-  if (!levels.empty()) subdirs.insert(subdirs.begin(), "glibc-hwcaps/" + levels.front());
+  if (levels.empty()) MLC_SKIP() << "this CPU supports no x86-64-v2 (ld.so --help lists no glibc-hwcaps level)";
+  subdirs.insert(subdirs.begin(), "glibc-hwcaps/" + levels.front());
   for (const auto& sub : subdirs) {
     World w("hwcaps-" + std::to_string(&sub - subdirs.data()));
     w.build("lib/libf.so", kF12, "-Wl,-soname,libf.so");

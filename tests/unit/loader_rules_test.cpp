@@ -296,8 +296,11 @@ TEST(LoaderRules, dynamic_string_tokens_expand_as_the_real_loader_expands_them) 
   for (const auto& step : loader::search_order("libdst_nothere.so", *p, p->target, env, platform,
                                                loader::read_system_cache(env, platform.default_dirs)))
     if (!step.passed_over && step.how == loader::FoundHow::Runpath) model.push_back(step.path);
-  std::vector<std::string> tried_in_runpath(real.tried.begin(),
-                                            real.tried.begin() + std::min(real.tried.size(), model.size()));
+  // Every file the loader tries from the RUNPATH, whole: a model that drops a trailing candidate fails.
+  std::vector<std::string> tried_in_runpath;
+  for (size_t k = 0; k < real.tried.size(); ++k)
+    if (real.tried_from[k] == "RUNPATH") tried_in_runpath.push_back(real.tried[k]);
+  ASSERT_FALSE(tried_in_runpath.empty()) << "LD_DEBUG=libs named no RUNPATH search";
   EXPECT_EQ(model, tried_in_runpath);
   // The literal directories are searched, and the one holding the library is where both find it.
   for (const char* literal : {"/dst/forms/d$UNKNOWN/", "/dst/forms/${ORIGIN/", "/dst/forms/$ORIGINX/"})
@@ -380,15 +383,26 @@ TEST(LoaderRules, missing_library_lists_every_path_considered_in_order) {
   };
   EXPECT_EQ(got, want);
   EXPECT_EQ(n.searched.front(), kFix + "/miss/first");
-  // The real loader tries the same files in the same order, where a file could be (its directory
-  // exists: glibc tries each hwcaps subdirectory once, the model lists only those that exist).
+  // The real loader tries the same files in the same order. glibc also tries each hwcaps and legacy
+  // subdirectory (glibc-hwcaps/x86-64-v3, tls, x86_64) of a search directory, where the model lists
+  // only the subdirectories that exist: those are left out of the loader's list alone. The host's own
+  // start already tried LD_LIBRARY_PATH (for libc) and glibc then passes over a directory it found
+  // missing, where the model tells a fresh search: a missing LD_LIBRARY_PATH directory is left out of
+  // the model's. Every other path the model names is compared, whether its directory exists or not.
   auto real = test::real_search(kFix + "/miss/libmiss_user.so", "libnothere.so.1", o.env.library_path);
-  auto could_be = [](const std::string& path) { return is_dir(std::filesystem::path(path).parent_path().string()); };
+  auto absent_subdirectory = [](const std::string& path) {
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (is_dir(dir.string())) return false;
+    static const std::regex subdirectory(R"(.*/(glibc-hwcaps/[^/]+|((tls|x86_64|haswell|xeon_phi|avx512_1)/?)+)$)");
+    return std::regex_match(dir.string(), subdirectory);
+  };
   std::vector<std::string> model_paths, real_paths;
   for (const auto& s : n.search)
-    if (s.how != loader::FoundHow::LdSoCache && could_be(s.path)) model_paths.push_back(s.path);
+    if (s.how != loader::FoundHow::LdSoCache &&
+        !(s.how == loader::FoundHow::LdLibraryPath && !is_dir(std::filesystem::path(s.path).parent_path().string())))
+      model_paths.push_back(s.path);
   for (const auto& t : real.tried)
-    if (could_be(t)) real_paths.push_back(t);
+    if (!absent_subdirectory(t)) real_paths.push_back(t);
   ASSERT_FALSE(real_paths.empty());
   EXPECT_EQ(model_paths, real_paths);
   EXPECT_EQ(names(u), Names{"nothere_func"});
