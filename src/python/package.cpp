@@ -27,10 +27,11 @@ bool starts_with_word(const std::string& s, const std::string& word) {
 }
 
 // The statements that run when the module is imported, one per line, without indentation: every line
-// outside a def or class body and outside a triple-quoted string. Comments are dropped.
+// outside a function body and outside a triple-quoted string. A class body runs on import (Python
+// executes it to make the class), its methods' bodies do not. Comments are dropped.
 std::vector<std::string> module_level_lines(const std::string& text) {
   std::vector<std::string> out;
-  std::vector<size_t> def_indents;  // open def/class bodies, by the indentation of their header
+  std::vector<size_t> def_indents;  // open function bodies, by the indentation of their header
   std::string quote;                // the triple quote of an open string, "" outside one
   size_t start = 0;
   while (start < text.size()) {
@@ -54,7 +55,7 @@ std::vector<std::string> module_level_lines(const std::string& text) {
       }
     }
     if (!def_indents.empty()) continue;
-    if (starts_with_word(line, "def") || starts_with_word(line, "class") || starts_with_word(line, "async")) {
+    if (starts_with_word(line, "def") || starts_with_word(line, "async")) {
       def_indents.push_back(indent);
       continue;
     }

@@ -12,7 +12,6 @@
 #include <set>
 #include <sstream>
 
-#include "environment/python_env.h"
 #include "python/import_plan.h"
 #include "python/interpreter.h"
 #include "python/package.h"
@@ -95,8 +94,32 @@ TEST(ImportContext, the_chain_is_followed_through_the_packages_own_modules_at_mo
   auto chain = python::package_chain(site + "/myext/_C.so");
   ASSERT_EQ(chain.packages, std::vector<std::string>{site + "/myext"});
   EXPECT_EQ(python::module_importing(chain, "torch"), site + "/myext/ops.py");
-  write_file(site + "/myext/ops.py", "def later():\n    import torch\nimport torchvision\nclass A:\n  import torch\n");
+  // The oracle: Python runs `import myext`, with torch and torchvision stood in by empty modules that
+  // record their import (the fixture's torch has no PyInit), and says whether torch was imported.
+  const auto python_imports_torch = [&] {
+    const std::string py =
+        "import sys, types, importlib.abc, importlib.machinery\n"
+        "class Stand(importlib.abc.MetaPathFinder, importlib.abc.Loader):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        return importlib.machinery.ModuleSpec(name, self) if name in ('torch', 'torchvision') else None\n"
+        "    def create_module(self, spec): return types.ModuleType(spec.name)\n"
+        "    def exec_module(self, module): pass\n"
+        "sys.meta_path.insert(0, Stand())\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import myext\n"
+        "print('torch' in sys.modules)\n";
+    return run(kPython + " -c " + quote(py) + " " + quote(site)).out;
+  };
+  EXPECT_EQ(python_imports_torch(), "True\n");
+  // A function's body does not run on import; a class body does (Python executes it to make the class),
+  // a method's body inside it does not.
+  write_file(site + "/myext/ops.py",
+             "def later():\n    import torch\nimport torchvision\nclass A:\n  def m(self):\n    import torch\n");
+  EXPECT_EQ(python_imports_torch(), "False\n");
   EXPECT_EQ(python::module_importing(chain, "torch"), std::nullopt);
+  write_file(site + "/myext/ops.py", "def later():\n    import torch\nclass A:\n  import torch\n");
+  EXPECT_EQ(python_imports_torch(), "True\n");
+  EXPECT_EQ(python::module_importing(chain, "torch"), site + "/myext/ops.py");
   EXPECT_TRUE(python::line_imports("from torch.utils import cpp_extension", "torch"));
   EXPECT_TRUE(python::line_imports("import numpy as np, torch.nn as nn", "torch"));
   EXPECT_FALSE(python::line_imports("import torchvision", "torch"));
@@ -107,6 +130,9 @@ TEST(ImportContext, the_chain_is_followed_through_the_packages_own_modules_at_mo
 // loaded only after torch (nothing else provides libc10.so): that is the reason given.
 TEST(ImportContext, a_file_needing_torchs_libraries_is_checked_after_torch_and_says_so) {
   std::string site = pyimport_site("needs", "from myext import _C\n");
+  ASSERT_EQ(real_import(site + "/torch", site + "/myext/_C.so"), "ok");
+  // Alone it does not load: no libc10.so is found, or the system's (Debian's libtorch) lacks c10_old.
+  ASSERT_NE(real_import("", site + "/myext/_C.so"), "ok");
   auto r = run(linkcheck(quote(site + "/myext/_C.so")));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "note: checked as imported after torch 9.9.1 from " + site +
@@ -255,9 +281,12 @@ TEST(ImportContext, a_plugin_is_checked_as_loaded_into_the_program_that_exports_
 TEST(ImportContext, debians_tc_plugin_is_checked_in_tc_not_blamed_on_libc) {
   const std::string plugin = "/usr/lib/x86_64-linux-gnu/tc/m_xt.so";
   if (!fs::exists(plugin) || !fs::exists("/usr/sbin/tc")) MLC_SKIP() << "Debian's iproute2 is not installed";
-  auto exports = run("nm -D --defined-only /usr/sbin/tc");
-  for (const char* name : {" addattr_l\n", " get_u32\n", " print_nl\n"})
-    ASSERT_NE(exports.out.find(name), std::string::npos);
+  // The real loader: the plugin bound at once inside tc (preloaded into it, LD_BIND_NOW) loads, and tc
+  // runs; loaded alone, it does not.
+  auto inside = run("LD_BIND_NOW=1 LD_PRELOAD=" + quote(plugin) + " /usr/sbin/tc -V");
+  ASSERT_EQ(inside.status, 0) << inside.err;
+  ASSERT_NE(inside.out.find("tc utility"), std::string::npos) << inside.out;
+  ASSERT_NE(real_import("", plugin).find(plugin + ": undefined symbol: "), std::string::npos);
   auto r = run(linkcheck(quote(plugin)));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("note: " + plugin +
@@ -282,6 +311,7 @@ TEST_F(ImportContextPython, a_python_that_fails_is_one_error_and_the_check_goes_
   fs::permissions(dir + "/hang", fs::perms::owner_all);
   const std::string env = "PATH=/usr/bin:/bin MUSA_LINKCHECK_PYTHON_TIMEOUT=1 ";
   const std::string without = run(env + kBin + " --no-cache " + quote(ext)).out;
+  ASSERT_EQ(real_import("", ext), "ok");  // the interpreter on PATH loads it: the verdict without --python
   ASSERT_NE(without.find("0 undefined symbols"), std::string::npos) << without;
   for (const auto& [python, why] : std::vector<std::pair<std::string, std::string>>{
            {"/nonexistent/python3", "the Python interpreter cannot run: No such file or directory"},
@@ -493,8 +523,10 @@ TEST_F(ImportContextTorch, torchs_scopes_are_the_real_loaders) {
   EXPECT_EQ(c_global_scope.find("libtorch_cpu"), std::string::npos) << c_global_scope;
   EXPECT_EQ(c_global_scope.find("libc10"), std::string::npos) << c_global_scope;
   // The tool's plan for a file of torch's package (its _C_flatbuffer extension, which imports torch first).
-  auto env = environment::torch_in_site("/usr/lib/python3/dist-packages");
-  ASSERT_TRUE(env.has_value());
+  // The extension torch's import loads, by the interpreter itself (not by the code under test).
+  auto c_file = run(kPython + " -c 'import torch._C as c; print(c.__file__)'");
+  ASSERT_EQ(c_file.status, 0) << c_file.err;
+  const std::string torch_c = c_file.out.substr(0, c_file.out.find('\n'));
   python::InterpreterSites host = python::read_sites(kPython);
   python::ImportQuestion q{.file = torch + "/_C_flatbuffer.cpython-311-x86_64-linux-gnu.so",
                            .needed = {},
@@ -508,7 +540,7 @@ TEST_F(ImportContextTorch, torchs_scopes_are_the_real_loaders) {
   EXPECT_EQ(plan.loads[0].path, kPython);
   EXPECT_EQ(plan.loads[1].path, torch + "/lib/libtorch_global_deps.so");
   EXPECT_TRUE(plan.loads[1].global);
-  EXPECT_EQ(plan.loads[2].path, env->extension);
+  EXPECT_EQ(plan.loads[2].path, torch_c);
   EXPECT_FALSE(plan.loads[2].global);
 }
 
