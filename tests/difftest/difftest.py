@@ -1016,11 +1016,15 @@ def expand_name(name, origin, platform=None):
     return re.sub(r"\$(\{LIB\}|LIB)(?![A-Za-z0-9_])", lambda m: "lib/x86_64-linux-gnu", name)
 
 
-def tool_causes(doc, platform=None):
-    """What the tool's report names: every cause, in the terms parse_message uses."""
+def tool_causes(doc, platform=None, program=None):
+    """What the tool's report names: every cause, in the terms parse_message uses. A program's $ORIGIN
+    is the directory of its real file (the kernel's, by /proc/self/exe), wherever the report's path
+    (a symlink to it) lies; a library's is the directory of the path it was opened by."""
     causes = []
     for lib in doc["libraries"]:
         origin = os.path.dirname(lib["path"])
+        if program and os.path.realpath(lib["path"]) == os.path.realpath(program):
+            origin = os.path.dirname(os.path.realpath(program))
         for u in lib["unresolved"]:
             causes.append(("undefined", u["symbol"], u.get("version"), lib["path"]))
         for n in lib["needed"]:
@@ -1153,7 +1157,8 @@ def compare(world, root, linkcheck, work):
         cause = real["cause"]
         if cause[0] == "unknown":
             return "unknown-message", f"loader: {real['err'][:300]}"
-        causes = tool_causes(doc, platform_under(world.get("tunables")))
+        program = tpath if world.get("python") is None and lib_get(world["target"], "program") else None
+        causes = tool_causes(doc, platform_under(world.get("tunables")), program)
         if not cause_named(cause, causes, cwd, real.get("tried")):
             return "wrong-cause", f"loader: {real['err'][:300]}; tool: {causes[:8]}"
         # Not one cause among others: every undefined symbol the tool names is one the loader meets,
