@@ -611,6 +611,61 @@ TEST_F(CMakePatch, a_source_with_no_kin_in_a_branch_goes_into_the_unconditional_
   expect_restored("CMakeLists.txt");
 }
 
+// Of two lists, the one holding files of the source's kind takes it, even where the other's files sit
+// deeper in its own directory: kern/b.cc goes beside a.cc and c.cc, not among kern/'s C files.
+TEST_F(CMakePatch, a_source_goes_to_the_list_of_its_kind_before_the_list_of_its_directory) {
+  const std::string cmake =
+      "cmake_minimum_required(VERSION 3.16)\nproject(tiny C CXX)\n"
+      "set(CXX_SRCS src/a.cc src/c.cc)\n"
+      "set(C_SRCS src/kern/x.c src/kern/y.c)\n"
+      "add_library(core SHARED ${CXX_SRCS} ${C_SRCS})\n" +
+      kApp;
+  std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake},
+                                              {"src/a.cc", kA},
+                                              {"src/kern/b.cc", kB},
+                                              {"src/c.cc", kC},
+                                              {"src/kern/x.c", "int x_value(void) { return 1; }\n"},
+                                              {"src/kern/y.c", "int y_value(void) { return 2; }\n"},
+                                              {"main.cc", kMain}};
+  make("kind_before_directory", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string patched = file("CMakeLists.txt");
+  const std::string cxx =
+      patched.substr(patched.find("set(CXX_SRCS"), patched.find("set(C_SRCS") - patched.find("set(CXX_SRCS"));
+  EXPECT_NE(cxx.find("src/kern/b.cc"), std::string::npos) << patched;
+  EXPECT_NE(patched.find("set(C_SRCS src/kern/x.c src/kern/y.c)\n"), std::string::npos) << patched;
+  expect_restored("CMakeLists.txt");
+}
+
+// A list in the branch the configure did not take is no home, however near its files are: its
+// blend_*.cc are kin of blend_core.cc, yet the source goes into the list the build compiles.
+TEST_F(CMakePatch, a_list_in_a_branch_the_configure_did_not_take_is_no_home_even_for_kin) {
+  const std::string cmake = kHead +
+                            "option(CORE_SIMD \"\" OFF)\n"
+                            "if(CORE_SIMD)\n"
+                            "  set(CORE_SRCS src/blend_simd.cc src/blend_avx.cc)\n"
+                            "else()\n"
+                            "  set(CORE_SRCS src/a.cc src/c.cc)\n"
+                            "endif()\n"
+                            "add_library(core SHARED ${CORE_SRCS})\n" +
+                            kApp;
+  std::map<std::string, std::string> files = {{"CMakeLists.txt", cmake},
+                                              {"src/a.cc", kA},
+                                              {"src/blend_core.cc", kB},
+                                              {"src/c.cc", kC},
+                                              {"src/blend_simd.cc", "int blend_simd() { return 1; }\n"},
+                                              {"src/blend_avx.cc", "int blend_avx() { return 2; }\n"},
+                                              {"main.cc", kMain}};
+  make("untaken_kin", files);
+  auto r = stubgen("--apply");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = cmake;
+  want.replace(want.find("set(CORE_SRCS src/a.cc src/c.cc)"), 32, "set(CORE_SRCS src/a.cc src/blend_core.cc src/c.cc)");
+  EXPECT_EQ(file("CMakeLists.txt"), want);
+  expect_restored("CMakeLists.txt");
+}
+
 TEST_F(CMakePatch, a_platform_twin_goes_back_into_its_emptied_branch_and_a_prefix_shared_by_all_makes_no_kin) {
   // tiff's shape (issue 48's branch panel): every source is core_*.cc; core_unix.cc left else(), whose
   // if(WIN32) twin is core_win.cc. core_d.cc shares only the project's prefix with that twin: it goes
