@@ -61,7 +61,6 @@ struct SourceList {
   // condition ("HAVE_LIBLZMA") and by the files the chain's other branches name (x_win.c beside the
   // x_unix.c an else() held).
   bool emptied = false;
-  std::string condition;                     // the branch's condition as written (empty for else())
   std::vector<std::string> branch_siblings;  // files the other branches name, absolute
   // Words in the names of a quarter or more of its targets' sources (a project's prefix: "archive" of
   // archive_*.c): a condition's word among them (ARCHIVE_ACL_LIBACL) says nothing of a file.

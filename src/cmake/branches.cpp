@@ -362,8 +362,8 @@ bool mark_emptied(SourceList& l, const std::vector<CMakeCommand>& commands,
                   [&](const CMakeCommand* c) { return ran.count(c->close_paren) > 0; }))
     return false;
   l.emptied = true;
-  l.condition.clear();
-  for (const auto& w : branch->condition) l.condition += (l.condition.empty() ? "" : " ") + w;
+  std::string condition;  // as written (empty for else())
+  for (const auto& w : branch->condition) condition += (condition.empty() ? "" : " ") + w;
   l.branch_siblings.clear();
   std::map<std::string, size_t> counts;
   for (const auto& f : target_sources) {
@@ -378,7 +378,7 @@ bool mark_emptied(SourceList& l, const std::vector<CMakeCommand>& commands,
   // every branch shares, which says nothing). A project's prefix says nothing (archive_*.c under
   // if(ARCHIVE_ACL_LIBACL)), and a platform speaks only where the branch is that platform's alone:
   // linux-core.c belongs to if(... STREQUAL "Linux"), not to if(APPLE OR ... MATCHES "Android|Linux").
-  auto asked = condition_words(l.condition);
+  auto asked = condition_words(condition);
   if (l.command == build::ListCommand::Set)
     for (const auto& w : name_words(l.variable))
       if (w != "sources" && w != "srcs" && w != "src" && w != "files" && w != "list" && w != "objects") asked.insert(w);

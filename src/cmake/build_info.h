@@ -111,11 +111,11 @@ const std::set<std::string>& platform_names();
 // A source list command inside an if() that names no file (target_sources(T PRIVATE), list(APPEND V),
 // set(V ${V})): its entries went.
 bool names_no_file(const SourceList& list);
-// Marks such a list `emptied`, with its branch's condition and the files the chain's other branches
-// name, when the configure took (or may have taken) the branch: its condition is not False by `vars`,
-// and no command of another branch is in `ran` (the close_paren offsets of the file's commands that
-// CMake's backtraces name). `target_sources` (the sources of the targets it feeds) give its
-// common_words. Returns whether it did.
+// Marks such a list `emptied`, with the words of its branch's condition (`evidence`) and the files
+// the chain's other branches name, when the configure took (or may have taken) the branch: its
+// condition is not False by `vars`, and no command of another branch is in `ran` (the close_paren
+// offsets of the file's commands that CMake's backtraces name). `target_sources` (the sources of the targets it feeds)
+// give its common_words. Returns whether it did.
 bool mark_emptied(SourceList& list, const std::vector<CMakeCommand>& commands,
                   const std::map<std::string, std::string>& vars, const std::set<size_t>& ran,
                   const std::vector<std::string>& target_sources);
