@@ -806,8 +806,9 @@ print(json.dumps(out))
 
 def parse_debug(text):
     """LD_DEBUG=files,libs: each name the loader mapped, with the file it mapped for it (the last file
-    tried before "generating link map"; the name itself when no search ran)."""
-    mapped, tried, searching = {}, None, None
+    tried before "generating link map"; the name itself when no search ran), and each name it searched
+    for, with the last file it tried (a refused file is tried, never mapped)."""
+    mapped, last_tried, tried, searching = {}, {}, None, None
     for line in text.splitlines():
         line = line.split(":", 1)[1].strip() if re.match(r"^\s*\d+:", line) else line.strip()
         m = re.match(r"find library=(.*) \[\d+\]; searching", line)
@@ -818,14 +819,14 @@ def parse_debug(text):
         if m:
             tried = m.group(1)
             if searching:
-                mapped.setdefault("\0tried", {})[searching] = tried
+                last_tried[searching] = tried
             continue
         m = re.match(r"file=(.*) \[\d+\];\s+generating link map", line)
         if m:
             name = m.group(1)
             mapped[name] = tried if (searching == name and tried) else name
             searching, tried = None, None
-    return mapped
+    return mapped, last_tried
 
 
 def real_verdict(world, root, built, tpath, work):
@@ -861,8 +862,8 @@ def real_verdict(world, root, built, tpath, work):
         cmd.append("t:" + tpath)
     r = run(cmd, cwd=cwd, env=env)
     out = r.stdout.splitlines()
-    v = {"stage": "target", "ok": False, "err": "", "maps": [], "mapped": parse_debug(r.stderr)}
-    v["tried"] = v["mapped"].pop("\0tried", {})  # per name searched, the last file tried
+    mapped, tried = parse_debug(r.stderr)
+    v = {"stage": "target", "ok": False, "err": "", "maps": [], "mapped": mapped, "tried": tried}
     if r.returncode == 0 and out and out[0] == "ok":
         v["ok"] = True
         for line in out[1:]:
@@ -1122,6 +1123,7 @@ def loader_undefined(world, root, tpath):
 
 
 CAUSES = {}  # what the real loader said, over every world compared (shrinking's included)
+WHOLE_SETS = [0]  # the worlds whose whole undefined set ldd -r gave and the tool's was compared with
 CAUSES_LOCK = threading.Lock()
 
 
@@ -1165,11 +1167,10 @@ def compare(world, root, linkcheck, work):
         # and it names them all (where ldd -r reproduces the process).
         if cause[0] == "undefined":
             want = loader_undefined(world, root, tpath)
-            got = {(c[1], c[2], os.path.realpath(c[3] if c[3].startswith("/") else os.path.join(cwd, c[3])))
-                   for c in causes if c[0] == "undefined"}
-            if want is not None and want:
+            got = {(c[1], c[2], os.path.realpath(os.path.join(cwd, c[3]))) for c in causes if c[0] == "undefined"}
+            if want:
                 with CAUSES_LOCK:
-                    CAUSES["(whole undefined sets compared)"] = CAUSES.get("(whole undefined sets compared)", 0) + 1
+                    WHOLE_SETS[0] += 1
                 if got != want:
                     return "wrong-cause", f"ldd -r: {sorted(want)[:6]}; tool: {sorted(got)[:6]}"
     # The copies mapped are the copies the tool picked: all of them when it loads, those mapped
@@ -1398,6 +1399,7 @@ def main():
     print("by feature (worlds, disagreements): " +
           ", ".join(f"{f} {v[0]}/{v[1]}" for f, v in sorted(by_feature.items())))
     print("the real loader's verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(CAUSES.items())))
+    print(f"whole undefined sets compared with ldd -r's: {WHOLE_SETS[0]}")
     print(f"{len(jobs) - len(failed) - set_aside} passed, {len(failed)} failed, {set_aside} set aside")
     if set_aside > SET_ASIDE_LIMIT * len(jobs):
         print(f"difftest: {set_aside} of {len(jobs)} worlds set aside (a preload or first import fails by itself): "

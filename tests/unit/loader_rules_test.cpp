@@ -390,16 +390,14 @@ TEST(LoaderRules, missing_library_lists_every_path_considered_in_order) {
   // missing, where the model tells a fresh search: a missing LD_LIBRARY_PATH directory is left out of
   // the model's. Every other path the model names is compared, whether its directory exists or not.
   auto real = test::real_search(kFix + "/miss/libmiss_user.so", "libnothere.so.1", o.env.library_path);
-  auto absent_subdirectory = [](const std::string& path) {
-    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    if (is_dir(dir.string())) return false;
+  auto dir_exists = [](const std::string& path) { return is_dir(std::filesystem::path(path).parent_path().string()); };
+  auto absent_subdirectory = [&](const std::string& path) {
     static const std::regex subdirectory(R"(.*/(glibc-hwcaps/[^/]+|((tls|x86_64|haswell|xeon_phi|avx512_1)/?)+)$)");
-    return std::regex_match(dir.string(), subdirectory);
+    return !dir_exists(path) && std::regex_match(std::filesystem::path(path).parent_path().string(), subdirectory);
   };
   std::vector<std::string> model_paths, real_paths;
   for (const auto& s : n.search)
-    if (s.how != loader::FoundHow::LdSoCache &&
-        !(s.how == loader::FoundHow::LdLibraryPath && !is_dir(std::filesystem::path(s.path).parent_path().string())))
+    if (s.how != loader::FoundHow::LdSoCache && !(s.how == loader::FoundHow::LdLibraryPath && !dir_exists(s.path)))
       model_paths.push_back(s.path);
   for (const auto& t : real.tried)
     if (!absent_subdirectory(t)) real_paths.push_back(t);
