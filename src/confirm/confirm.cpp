@@ -427,7 +427,7 @@ struct Confirmer {
       at.file = f.file;
       at.line = f.line;
       say(u, said::CompiledButOlder{.at = at, .library = library});
-      u.fix = Fix{FixKind::None, {}, {}, {}, {}, "", saying(said::RebuildOlder{.library = library, .file = f.file})};
+      u.fix = Fix{FixKind::None, {}, {}, {}, {}, {}, saying(said::RebuildOlder{.library = library, .file = f.file})};
       w.settled = true;
       ++placed_by[f.file];
       return true;

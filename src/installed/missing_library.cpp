@@ -311,7 +311,6 @@ void describe_causes(const loader::Process& p, std::map<std::string, MissingNeed
                     .list = std::nullopt,
                     .entry = std::nullopt,
                     .library = name,
-                    .detail = "",
                     .why = fix_for(name, m, {p.objects[ref.object].path})};
   }
 }

@@ -259,7 +259,6 @@ void mark_mismatch(const Mismatch& m, Group& g) {
               .list = std::nullopt,
               .entry = std::nullopt,
               .library = lib.path,
-              .detail = "",
               .why = saying(said::InstallProviderBuiltAgainst{
                   .soname = v.soname, .torch = v.torch, .holder = holder, .who = who})};
   g.symbols.push_back(&u);

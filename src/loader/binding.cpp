@@ -93,7 +93,6 @@ LoadFailure version_file_unmatched(const Process& p, int requiring, const elf::V
   return {.kind = FailureKind::VersionFileUnmatched,
           .object = requiring,
           .file = file.empty() ? o.path : file,
-          .message = "ld.so aborts: dl-version.c _dl_check_map_versions: Assertion `needed != NULL' failed",
           .symbol = "",
           .facts = {.by = base_name(o.path),
                     .provider = "",
@@ -506,9 +505,6 @@ LoadFailure version_without_versym(const Process& p, int referencing, int provid
   return {.kind = FailureKind::VersionWithoutVersym,
           .object = referencing,
           .file = file,
-          .message =
-              "ld.so aborts: dl-lookup.c check_match: Assertion `version->filename == NULL || ! "
-              "_dl_name_match_p (version->filename, map)' failed",
           .symbol = std::string(symbol),
           .facts = {.by = base_name(by),
                     .provider = base_name(file),

@@ -36,8 +36,8 @@ enum class FailureKind {
 };
 const char* to_string(FailureKind kind);  // JSON `load_failures[].kind`
 
-// What a failure's fix names, by kind (the report words it: report::failure_fix). File names are
-// base names unless said.
+// What a failure's message and fix name, by kind (the report words them: report::failure_message,
+// report::failure_fix). File names are base names unless said.
 struct FailureFacts {
   std::string by = "";        // the object whose load fails (its reference, its DT_NEEDED, its TLS access)
   std::string provider = "";  // the object it binds to, or whose copy is refused (Refused: its directory, in full)
@@ -46,12 +46,17 @@ struct FailureFacts {
   std::string needed = "";    // VersionFileUnmatched: the Verneed file name; a refused candidate: the name searched
   std::string expanded = "";  // VersionFileUnmatched: what the loader loaded it as (full path, "" unknown)
   bool refused = false;       // NoOpen: a candidate met on the search (else an object dlopen'ed)
-  int level = 0;              // IsaLevel: the CPU's x86-64 level
+  // BadCandidate: glibc's own words for the file it refuses (open_verify's, _dl_map_object_from_fd's:
+  // "invalid ELF header", "file too short"), quoted in the report's message.
+  std::string glibc = "";
+  int level = 0;  // IsaLevel: the CPU's x86-64 level
   // PackageImport: `by` the __init__.py (or module) whose line imports `needed`, the failing module's file.
-  // ExtensionTag: `needed` the tag, `version` the Python it is built for, `provider` the interpreter; its
-  // version, and the Python distribution (pip) that installed the file, where known (the report adds it)
+  // ExtensionTag: `module` its dotted name, `needed` the tag, `version` the Python it is built for, `provider`
+  // the interpreter; its version, and the Python distribution (pip) that installed the file, where known (the
+  // report adds it)
   std::string python = "";
   std::string owner = "";
+  std::string module = "";
   uint64_t tls_bytes = 0, tunable = 0;  // StaticTls: the block, and the optional_static_tls that fits it
 };
 

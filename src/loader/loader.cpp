@@ -247,7 +247,7 @@ class Emulator {
       o.global = true;
       process_.main = index;
     } else if ((o.elf.dt_flags_1 & kDf1Noopen) && !starting_) {
-      fail(FailureKind::NoOpen, index, o.path, "shared object cannot be dlopen()ed", {});
+      fail(FailureKind::NoOpen, index, o.path, {});
     }
     check_isa_level(index, index);
     return index;
@@ -326,13 +326,9 @@ class Emulator {
     starting_ = false;
   }
 
-  void fail(FailureKind kind, int object, const std::string& file, std::string message, FailureFacts facts) {
-    process_.failures.push_back({.kind = kind,
-                                 .object = object,
-                                 .file = file,
-                                 .message = std::move(message),
-                                 .symbol = "",
-                                 .facts = std::move(facts)});
+  void fail(FailureKind kind, int object, const std::string& file, FailureFacts facts) {
+    process_.failures.push_back(
+        {.kind = kind, .object = object, .file = file, .symbol = "", .facts = std::move(facts)});
   }
 
   // sysdeps/x86/dl-prop.h dl_isa_level_check: an object needing a higher x86-64 ISA level than the
@@ -343,7 +339,7 @@ class Emulator {
     const int level = env_.x86_cpu_isa_level;
     const uint32_t cpu = (1u << std::clamp(level, 1, 4)) - 1;
     if (level <= 0 || o.elf.machine != 62 || o.host || (needed & cpu) == needed) return;
-    fail(FailureKind::IsaLevel, requester, o.path, "CPU ISA level is lower than required", {.level = level});
+    fail(FailureKind::IsaLevel, requester, o.path, {.level = level});
   }
 
   // A candidate glibc refuses: the search ends and the load fails there (the tool goes on, as ldd
@@ -353,8 +349,8 @@ class Emulator {
     entry.refused = file;
     entry.searched.back().outcome = {.kind = SearchOutcome::Kind::Refused, .detail = words};
     const std::string needed_by = requester >= 0 ? base_name(process_.objects[requester].path) : "the host program";
-    fail(kind, requester, file, words,
-         {.by = needed_by, .provider = dir_name(file), .needed = entry.expanded, .refused = true});
+    fail(kind, requester, file,
+         {.by = needed_by, .provider = dir_name(file), .needed = entry.expanded, .refused = true, .glibc = words});
   }
 
   // One file to try: where, for which name, reached how, asked for by whom. `quiet`: a hwcaps

@@ -70,11 +70,10 @@ struct SearchAttempt {
 
 struct LoadFailure {
   FailureKind kind = FailureKind::BadCandidate;
-  int object = -1;      // the object whose load fails there (the requester of a refused candidate)
-  std::string file;     // the file glibc names (absolute): the refused candidate, the TLS block's owner...
-  std::string message;  // glibc's words ("invalid ELF header", "cannot allocate memory in static TLS block")
-  std::string symbol;   // the symbol concerned, where there is one
-  FailureFacts facts;   // what the fix names (the report words it)
+  int object = -1;     // the object whose load fails there (the requester of a refused candidate)
+  std::string file;    // the file glibc names (absolute): the refused candidate, the TLS block's owner...
+  std::string symbol;  // the symbol concerned, where there is one
+  FailureFacts facts;  // what glibc's message and the fix name (the report words them)
 };
 
 struct NeededEntry {

@@ -194,7 +194,6 @@ void check_copy_relocations(const Process& p, const std::vector<int>& checked, B
       out.failures.push_back({.kind = FailureKind::ProtectedCopy,
                               .object = main,
                               .file = provider.path,
-                              .message = "error due to GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS",
                               .symbol = std::string(name),
                               .facts = {.by = base_name(p.objects[main].path),
                                         .provider = base_name(provider.path),
@@ -214,8 +213,6 @@ void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out) 
     out.failures.push_back({.kind = FailureKind::TlsMismatch,
                             .object = first.object,
                             .file = provider.path,
-                            .message = "ld.so ends the process (SIGFPE): an initial-exec TLS relocation binds " + what +
-                                       " to an object without a TLS block",
                             .symbol = first.symbol,
                             .facts = {.by = by, .provider = base_name(provider.path), .symbol = what}});
     return;
@@ -231,7 +228,6 @@ void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out) 
   out.failures.push_back({.kind = FailureKind::StaticTls,
                           .object = first.object,
                           .file = provider.path,
-                          .message = "cannot allocate memory in static TLS block",
                           .symbol = first.symbol,
                           .facts = {.by = by,
                                     .provider = base_name(provider.path),

@@ -562,13 +562,13 @@ std::string imported_instead(const InputCheck& in, const LinkcheckOptions& optio
                                           python::extension_suffixes(own.version, own.platform, own.flags));
 }
 
-// Python's words for a module its import does not find: the module's dotted name through its packages.
-std::string module_not_found(const std::string& file) {
+// A module's dotted name through its packages (Python's "No module named" names it so).
+std::string module_name(const std::string& file) {
   std::string name = base_name(file);
   name = name.substr(0, name.find('.'));
   const auto chain = python::package_chain(file);
   for (auto it = chain.packages.rbegin(); it != chain.packages.rend(); ++it) name = base_name(*it) + "." + name;
-  return "No module named '" + name + "'";
+  return name;
 }
 
 // One library report per checked object; one finding per unresolved reference, demangled and
@@ -624,20 +624,19 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     failures.insert(failures.begin(), loader::LoadFailure{.kind = loader::FailureKind::ExtensionTag,
                                                           .object = p.target,
                                                           .file = file,
-                                                          .message = module_not_found(file),
                                                           .symbol = "",
                                                           .facts = {.by = base_name(file),
                                                                     .provider = in.plan.host,
                                                                     .version = tag->version,
                                                                     .needed = tag->tag,
-                                                                    .python = host_version(in, options)}});
+                                                                    .python = host_version(in, options),
+                                                                    .module = module_name(file)}});
   }
   if (const std::string instead = imported_instead(in, options); !instead.empty()) {
     const std::string& file = p.objects[p.target].path;
     failures.insert(failures.begin(), loader::LoadFailure{.kind = loader::FailureKind::ShadowedModule,
                                                           .object = p.target,
                                                           .file = file,
-                                                          .message = "the import opens " + instead + " instead",
                                                           .symbol = "",
                                                           .facts = {.by = base_name(file), .provider = instead}});
   }
@@ -648,9 +647,7 @@ void collect_findings(InputCheck& in, loader::BindOutcome&& binding, const Linkc
     lib->second.load_failures.push_back(
         {.kind = f.kind,
          .file = f.file,
-         .message = f.message,
          .symbol = f.symbol.empty() ? std::nullopt : std::optional<std::string>(f.symbol),
-         .fix = "",
          .baselined = false,
          .facts = f.facts});
   }
@@ -1004,26 +1001,6 @@ Report run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOpti
 // the indexes tracing reads (`resources`) and the object cache are shared by all inputs of the run.
 namespace {
 
-// The words of a failing load as its dlopen says them: the first missing library, else the first
-// undefined symbol, else the first other failure, of the file and what its load brings in.
-std::string dlopen_words(const Report& report, const LibraryReport& target) {
-  std::string undefined, other;
-  for (const auto& lib : report.libraries) {
-    if (!part_of_load(target, lib)) continue;
-    for (const auto& n : lib.needed)
-      if (!n.path && !n.baselined) return n.name + ": cannot open shared object file: No such file or directory";
-    for (const auto& u : lib.unresolved)
-      if (!u.baselined && u.binding != ReferenceBinding::Weak && undefined.empty())
-        undefined = lib.path + ": undefined symbol: " + u.symbol;
-    for (const auto& f : lib.load_failures)
-      if (!f.baselined && other.empty()) other = f.message;
-    for (const auto& mv : lib.missing_versions)
-      if (!mv.baselined && other.empty())
-        other = mv.file + ": version `" + mv.version + "' not found (required by " + lib.path + ")";
-  }
-  return !undefined.empty() ? undefined : other;
-}
-
 // Importing pkg.mod runs pkg/__init__.py first (and, depth first, the modules its module-level lines
 // import): an extension module imported there that fails to load fails this import too, whatever this
 // file's own load says. Known for the modules the run checks itself (a directory's, or those named).
@@ -1053,12 +1030,9 @@ void fail_with_package_imports(Report& report, RunContext& run) {
     for (const auto& e : memo->second) {
       auto it = failing.find(e.module);
       if (e.module == lib.path || it == failing.end()) continue;
-      const auto& cause = report.libraries[it->second];
       lib.load_failures.push_back({.kind = loader::FailureKind::PackageImport,
                                    .file = e.module,
-                                   .message = dlopen_words(report, cause),
                                    .symbol = std::nullopt,
-                                   .fix = "",
                                    .baselined = false,
                                    .facts = loader::FailureFacts{.by = e.importer, .needed = e.module}});
       break;

@@ -53,7 +53,7 @@ std::vector<Finding> findings(const Report& report, const SourceExists& source_e
   std::vector<Finding> out;
   for (const auto& lib : report.libraries) {
     for (const auto& f : lib.load_failures)
-      out.push_back(make(lib, nullptr, kLoadFailureRule, f.file.substr(f.file.rfind('/') + 1) + ": " + f.message,
+      out.push_back(make(lib, nullptr, kLoadFailureRule, f.file.substr(f.file.rfind('/') + 1) + ": " + *f.message,
                          f.baselined, text::load_failure_block(lib, f)));
     for (const auto& need : lib.needed)
       if (!need.path && !need.refused)

@@ -34,7 +34,12 @@ Kind kind_of(const json& j, const char* key, std::optional<Kind> fallback = std:
 Result<Report> read_json_report(const std::string& path) {
   auto text = read_text(path);
   if (!text) return InputError{path, "cannot open the report"};
-  auto doc = json::parse(*text, nullptr, false);
+  return parse_json_report(*text, path);
+}
+
+Result<Report> parse_json_report(std::string_view text, const std::string& path) {
+  const Pen pen;  // a saved report's classifications and sentences are read back as they were written
+  auto doc = json::parse(text, nullptr, false);
   if (doc.is_discarded()) return InputError{path, "invalid JSON"};
   if (!doc.is_object() || doc.value("schema", "") != "musa-linkcheck/1") {
     return InputError{path, "not a musa-linkcheck/1 report"};
@@ -59,9 +64,9 @@ Result<Report> read_json_report(const std::string& path) {
         u.type = kind_of(uj, "type", std::optional(SymbolType::NoType));
         if (uj.contains("size") && uj["size"].is_number_unsigned()) u.size = uj["size"].get<uint64_t>();
         u.binding = from_string<ReferenceBinding>(uj.value("binding", "global")).value_or(ReferenceBinding::Global);
-        u.reason = uj.value("reason", "");
-        u.classification =
-            from_string<Classification>(uj.value("classification", "unknown")).value_or(Classification::Unknown);
+        u.reason.write(pen, uj.value("reason", ""));
+        u.classification.write(
+            pen, from_string<Classification>(uj.value("classification", "unknown")).value_or(Classification::Unknown));
         if (uj.contains("origin") && uj["origin"].is_object()) {
           const auto& oj = uj["origin"];
           u.origin = Origin{
@@ -72,7 +77,8 @@ Result<Report> read_json_report(const std::string& path) {
         if (uj.contains("fix") && uj["fix"].is_object()) {
           const auto& fj = uj["fix"];
           u.fix = Fix{kind_of<FixKind>(fj, "kind"), opt(fj, "cmake_file"), opt(fj, "list"), opt(fj, "entry"),
-                      opt(fj, "library"),           fj.value("detail", "")};
+                      opt(fj, "library")};
+          u.fix->detail.write(pen, fj.value("detail", ""));
         }
         if (uj.contains("counterpart") && uj["counterpart"].is_object()) {
           u.counterpart = Counterpart{uj["counterpart"].value("name", ""), opt(uj["counterpart"], "library")};

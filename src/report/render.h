@@ -31,6 +31,8 @@ std::string render_json(const Report& report, const std::string& tool_version);
 // A JSON report read back (musa-stubgen --report): the target libraries and their unresolved symbols;
 // a kind the contract does not name makes it malformed.
 Result<Report> read_json_report(const std::string& path);
+// The same, of a report's text; `path` names it in errors.
+Result<Report> parse_json_report(std::string_view text, const std::string& path);
 
 // The CI formats (docs/user-guide.md, "Reports in CI"). Every name passes through as valid UTF-8 (stray
 // bytes written as "\xNN"), so a report never breaks its consumer.

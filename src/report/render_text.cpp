@@ -208,7 +208,7 @@ LoadFailure load_failure(const Report& report, const LibraryReport& target) {
       if (!n.path && !n.refused && !n.baselined)
         n.cause ? (void)f.causes.insert(*n.cause) : f.own.push_back("library not found: " + n.name + in);
     for (const auto& lf : lib.load_failures)
-      if (!lf.baselined) f.own.push_back(base_name(lf.file) + ": " + lf.message + in);
+      if (!lf.baselined) f.own.push_back(base_name(lf.file) + ": " + *lf.message + in);
     for (const auto& mv : lib.missing_versions)
       if (!mv.baselined)
         mv.cause ? (void)f.causes.insert(*mv.cause)
@@ -306,10 +306,10 @@ std::string render_environment(const Report& report, const TextStyle& style) {
       files += names.size();
       where += fmt::format("\n>>>   {} ({}): {}", package, names.size(), first_names(names, kEnvironmentFiles));
     }
-    out += fmt::format("{}{}\n", error_prefix(style, false), c.headline);
+    out += fmt::format("{}{}\n", error_prefix(style, false), *c.headline);
     if (style.quiet) continue;
     out += fmt::format(">>> breaks {} file{}, by package:{}\n", files, files == 1 ? "" : "s", where);
-    if (!c.fix.empty()) out += fmt::format(">>> fix: {}\n", c.fix);
+    if (!c.fix->empty()) out += fmt::format(">>> fix: {}\n", *c.fix);
   }
   if (style.quiet) return out + own_lines + render_programs_apart(report, programs, style);
   size_t shown = 0;
@@ -355,7 +355,7 @@ std::string render_causes(const Report& report, const TextStyle& style) {
           needers.push_back(&lib);
           all_baselined &= need.baselined;
         }
-    out += fmt::format("{}{}\n", error_prefix(style, all_baselined), c.headline);
+    out += fmt::format("{}{}\n", error_prefix(style, all_baselined), *c.headline);
     if (style.quiet) continue;
     // A missing library: who needs it, where the loader looked, the other versions there are.
     for (const auto* lib : needers) {
@@ -377,7 +377,7 @@ std::string render_causes(const Report& report, const TextStyle& style) {
     }
     if (symbols.size() > kCauseSymbols)
       out += fmt::format(">>> and {} more (--format json lists them all)\n", symbols.size() - kCauseSymbols);
-    if (!c.fix.empty()) out += fmt::format(">>> fix: {}\n", c.fix);
+    if (!c.fix->empty()) out += fmt::format(">>> fix: {}\n", *c.fix);
   }
   return out;
 }
@@ -523,8 +523,12 @@ std::string render_text(const Report& report, const TextStyle& style) {
   for_each_text(report, [&](const std::string& s) { controls = controls || has_controls(s); });
   if (controls) {
     Report shown = report;
-    for_each_text(shown, [](std::string& s) {
-      if (has_controls(s)) s = controls_escaped(s);
+    const Pen pen;
+    for_each_text(shown, [&](auto& s) {
+      const std::string& text = s;
+      if (!has_controls(text)) return;
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(s)>, std::string>) s = controls_escaped(text);
+      else s.write(pen, controls_escaped(text));
     });
     return render_text(shown, style);
   }

@@ -13,6 +13,7 @@
 #include "common/result.h"
 #include "loader/failure_kind.h"
 #include "loader/found_how.h"
+#include "report/sealed.h"
 
 namespace mlc {
 
@@ -113,7 +114,7 @@ struct Fix {
   std::optional<std::string> list;
   std::optional<std::string> entry;
   std::optional<std::string> library;
-  std::string detail;  // written by the report from `why` (or read from a saved report)
+  Sealed<std::string> detail = {};  // written by the report from `why` (or read from a saved report)
   SaidPtr why = nullptr;
 };
 
@@ -159,9 +160,9 @@ struct UnresolvedSymbol {
   ReferenceBinding binding = ReferenceBinding::Global;
   std::vector<Reference> referenced_by;
   // Decided by verdict::resolve from `claims` (or read from a saved report); the passes only claim.
-  Classification classification = Classification::Unknown;
+  Sealed<Classification, Classification::Unknown> classification = {};
   std::vector<Claim> claims = {};      // the passes' evidence, in the order they ran; not reported
-  std::string reason;                  // one sentence, written by the report from `why` and `why_also`
+  Sealed<std::string> reason = {};     // one sentence, written by the report from `why` and `why_also`
   SaidPtr why = nullptr;               // the evidence the reason states (the last pass to say it)
   std::vector<SaidPtr> why_also = {};  // clauses later passes add to it
   std::optional<Origin> origin;
@@ -218,10 +219,10 @@ struct MissingVersionFinding {
 // (loader::FailureKind): a refused candidate, DF_1_NOOPEN, static TLS, an assertion...
 struct LoadFailureFinding {
   loader::FailureKind kind = loader::FailureKind::BadCandidate;
-  std::string file;     // the file it concerns (absolute)
-  std::string message;  // glibc's words
+  std::string file;                  // the file it concerns (absolute)
+  Sealed<std::string> message = {};  // glibc's words (or Python's), written by the report from `kind` and `facts`
   std::optional<std::string> symbol = std::nullopt;
-  std::string fix;  // what to do, written by the report from `facts` (or read from a saved report)
+  Sealed<std::string> fix = {};  // what to do, written by the report from `facts` (or read from a saved report)
   bool baselined = false;
   std::optional<loader::FailureFacts> facts = std::nullopt;
 };
@@ -245,12 +246,12 @@ const char* to_string(CauseKind k);  // JSON `causes[].kind`
 struct Cause {
   std::string id;
   CauseKind kind = CauseKind::Shadowed;
-  std::string headline;  // one sentence naming the cause, written by the report from `headline_why`
-  std::string library;   // the soname concerned, or the host ("python3", "perl")
+  Sealed<std::string> headline = {};  // one sentence naming the cause, written by the report from `headline_why`
+  std::string library;                // the soname concerned, or the host ("python3", "perl")
   std::optional<LibraryCopy> picked, other;
   std::vector<std::string> missing_versions;
-  size_t symbols = 0;  // unresolved symbols it explains
-  std::string fix;
+  size_t symbols = 0;                  // unresolved symbols it explains
+  Sealed<std::string> fix = {};        // written by the report from `fix_why`
   std::vector<LibraryCopy> others;     // missing-library: other versions found, and where (how)
   std::vector<std::string> needed_by;  // missing-library: the objects whose DT_NEEDED names it
   // host: of `symbols`, those the host program's own libraries define (libm's pow for python3), and

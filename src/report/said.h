@@ -592,7 +592,6 @@ inline Fix cause_fix(const Cause& c, FixKind kind, std::optional<std::string> li
              .list = std::nullopt,
              .entry = std::nullopt,
              .library = std::move(library),
-             .detail = "",
              .why = c.fix_why};
 }
 // A clause added to `u`'s reason (its words begin with their joint: "; ...", " (...)").
@@ -620,6 +619,12 @@ void write_sentences(UnresolvedSymbol& u);
 std::string torch_reason(TorchImportReason reason, const std::string& evidence);
 // The fix of a load failure glibc gives for `kind`, naming `facts`.
 std::string failure_fix(loader::FailureKind kind, const loader::FailureFacts& facts);
+// The message of a load failure of `kind`: glibc's words (Python's for an import), naming `facts`. A
+// PackageImport's is the failing module's own (dlopen_error).
+std::string failure_message(loader::FailureKind kind, const loader::FailureFacts& facts);
+// What dlerror() says when `target`'s load fails, from `report`'s findings (their messages written): the
+// first missing library, else the first undefined symbol, else the first other failure.
+std::string dlopen_error(const Report& report, const LibraryReport& target);
 
 }  // namespace report
 }  // namespace mlc

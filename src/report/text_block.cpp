@@ -53,10 +53,10 @@ Block missing_version_block(const LibraryReport& lib, const MissingVersionFindin
 }
 
 Block load_failure_block(const LibraryReport& lib, const LoadFailureFinding& f) {
-  Block b{.title = fmt::format("{}: {}", f.file, f.message), .details = {}};
+  Block b{.title = fmt::format("{}: {}", f.file, *f.message), .details = {}};
   b.details.push_back({.line = fmt::format("the load of {}{} fails there{}", lib.path, holder_note(lib),
                                            f.symbol ? " (" + *f.symbol + ")" : std::string())});
-  b.details.push_back({.line = "fix: " + f.fix});
+  b.details.push_back({.line = "fix: " + *f.fix});
   return b;
 }
 
@@ -81,7 +81,7 @@ Block undefined_symbol_block(const LibraryReport& lib, const UnresolvedSymbol& u
   if (u.referenced_by.size() > kMaxLocations)
     add(fmt::format("referenced {} more times", u.referenced_by.size() - kMaxLocations));
   if (u.symbol != u.demangled) add("mangled: " + u.symbol);
-  add(fmt::format("{}: {}", to_string(u.classification), u.reason));
+  add(fmt::format("{}: {}", to_string(u.classification), *u.reason));
   // A provider-mismatch's origin is the library that should define it and does not (the reason
   // names it): "defined in" it would contradict the line above.
   if (u.origin && u.classification != Classification::ProviderMismatch) {
@@ -97,7 +97,7 @@ Block undefined_symbol_block(const LibraryReport& lib, const UnresolvedSymbol& u
                     u.counterpart->library ? " in " + *u.counterpart->library : std::string()));
   for (const auto& s : u.suggestions)
     add(fmt::format("did you mean: {} ({}, {})", s.demangled, to_string(s.reason), s.library));
-  if (u.fix && !u.fix->detail.empty()) add("fix: " + u.fix->detail);
+  if (u.fix && !u.fix->detail->empty()) add("fix: " + *u.fix->detail);
   return b;
 }
 

@@ -90,27 +90,49 @@ std::string words(const Said& s) {
   return std::visit([](const auto& evidence) { return evidence.words(); }, s.what);
 }
 
-void write_sentences(UnresolvedSymbol& u) {
-  if (u.why) u.reason = words(*u.why);
-  for (const auto& clause : u.why_also) u.reason += words(*clause);  // each clause begins with its joint
-  if (u.fix && u.fix->why) u.fix->detail = words(*u.fix->why);
+namespace {
+
+void write_finding(UnresolvedSymbol& u, Pen pen) {
+  if (u.why) {
+    std::string reason = words(*u.why);
+    for (const auto& clause : u.why_also) reason += words(*clause);  // each clause begins with its joint
+    u.reason.write(pen, std::move(reason));
+  }
+  if (u.fix && u.fix->why) u.fix->detail.write(pen, words(*u.fix->why));
 }
 
+}  // namespace
+
+void write_sentences(UnresolvedSymbol& u) { write_finding(u, Pen{}); }
+
 void write_sentences(Report& report) {
+  const Pen pen;
   for (auto& lib : report.libraries) {
-    for (auto& u : lib.unresolved) write_sentences(u);
+    for (auto& u : lib.unresolved) write_finding(u, pen);
     for (auto& f : lib.load_failures) {
       if (!f.facts) continue;
       loader::FailureFacts facts = *f.facts;
       // Who installed the module is known once the run is done (its owners pass): pip's reinstall names it.
       if (f.kind == loader::FailureKind::ExtensionTag && lib.owner && lib.owner->kind == OwnerKind::Python)
         facts.owner = lib.owner->name;
-      f.fix = failure_fix(f.kind, facts);
+      if (f.kind != loader::FailureKind::PackageImport) f.message.write(pen, failure_message(f.kind, facts));
+      f.fix.write(pen, failure_fix(f.kind, facts));
     }
   }
+  // An import that fails with a module its package imports first says what that module's load says, once
+  // that module's own messages are written.
+  for (auto& lib : report.libraries)
+    for (auto& f : lib.load_failures) {
+      if (f.kind != loader::FailureKind::PackageImport || !f.facts) continue;
+      for (const auto& failing : report.libraries)
+        if (failing.role == LibraryRole::Target && failing.path == f.facts->needed) {
+          f.message.write(pen, dlopen_error(report, failing));
+          break;
+        }
+    }
   for (auto& c : report.causes) {
-    if (c.headline_why) c.headline = words(*c.headline_why);
-    if (c.fix_why) c.fix = words(*c.fix_why);
+    if (c.headline_why) c.headline.write(pen, words(*c.headline_why));
+    if (c.fix_why) c.fix.write(pen, words(*c.fix_why));
   }
 }
 

@@ -7,6 +7,47 @@
 
 namespace mlc::report {
 
+std::string failure_message(loader::FailureKind kind, const loader::FailureFacts& f) {
+  using loader::FailureKind;
+  switch (kind) {
+    case FailureKind::BadCandidate: return f.glibc;
+    case FailureKind::NoOpen: return f.glibc.empty() ? "shared object cannot be dlopen()ed" : f.glibc;
+    case FailureKind::StaticTls: return "cannot allocate memory in static TLS block";
+    case FailureKind::TlsMismatch:
+      return "ld.so ends the process (SIGFPE): an initial-exec TLS relocation binds " + f.symbol +
+             " to an object without a TLS block";
+    case FailureKind::VersionFileUnmatched:
+      return "ld.so aborts: dl-version.c _dl_check_map_versions: Assertion `needed != NULL' failed";
+    case FailureKind::VersionWithoutVersym:
+      return "ld.so aborts: dl-lookup.c check_match: Assertion `version->filename == NULL || ! _dl_name_match_p "
+             "(version->filename, map)' failed";
+    case FailureKind::ProtectedCopy: return "error due to GNU_PROPERTY_1_NEEDED_INDIRECT_EXTERN_ACCESS";
+    case FailureKind::IsaLevel: return "CPU ISA level is lower than required";
+    case FailureKind::ExtensionTag: return "No module named '" + f.module + "'";
+    case FailureKind::ShadowedModule: return "the import opens " + f.provider + " instead";
+    case FailureKind::PackageImport: return "";  // the failing module's own words (dlopen_error)
+  }
+  return "";
+}
+
+std::string dlopen_error(const Report& report, const LibraryReport& target) {
+  std::string undefined, other;
+  for (const auto& lib : report.libraries) {
+    if (!part_of_load(target, lib)) continue;
+    for (const auto& n : lib.needed)
+      if (!n.path && !n.baselined) return n.name + ": cannot open shared object file: No such file or directory";
+    for (const auto& u : lib.unresolved)
+      if (!u.baselined && u.binding != ReferenceBinding::Weak && undefined.empty())
+        undefined = lib.path + ": undefined symbol: " + u.symbol;
+    for (const auto& f : lib.load_failures)
+      if (!f.baselined && other.empty()) other = *f.message;
+    for (const auto& mv : lib.missing_versions)
+      if (!mv.baselined && other.empty())
+        other = mv.file + ": version `" + mv.version + "' not found (required by " + lib.path + ")";
+  }
+  return !undefined.empty() ? undefined : other;
+}
+
 std::string failure_fix(loader::FailureKind kind, const loader::FailureFacts& f) {
   using loader::FailureKind;
   switch (kind) {

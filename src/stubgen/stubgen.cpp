@@ -133,12 +133,12 @@ bool patch(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Tra
     std::string file = u.fix->cmake_file.value_or("");
     if (target.empty()) {  // an executable is named like the library: linking that one fixes nothing
       p.refused.push_back({u.demangled, "no CMake target is known to build " + lib.path +
-                                            " (configure with a CMake File API codemodel query); " + u.fix->detail});
+                                            " (configure with a CMake File API codemodel query); " + *u.fix->detail});
       return true;
     }
     if (file.empty()) {
       p.refused.push_back(
-          {u.demangled, "no CMake file found that defines the target " + target + "; " + u.fix->detail});
+          {u.demangled, "no CMake file found that defines the target " + target + "; " + *u.fix->detail});
       return true;
     }
     t.link_adds.push_back(
@@ -167,11 +167,11 @@ Triage triage(const Report& report, const trace::TraceContext& ctx, const StubOp
       }
       if (stub(lib, u, ctx, o, t, p) || patch(lib, u, ctx, t, p)) continue;
       std::string cls = to_string(u.classification);
-      std::string why = u.reason.empty() ? cls : cls + ": " + u.reason;
+      std::string why = u.reason->empty() ? cls : cls + ": " + *u.reason;
       if (u.classification == Classification::MissingSource)
-        why += u.fix && !u.fix->detail.empty() ? "; " + u.fix->detail : " (no CMake source list for it was found)";
-      else if (u.classification == Classification::Unported && u.fix && !u.fix->detail.empty())
-        why += "; " + u.fix->detail + " (a stub would hide the missed rename; --stub unported stubs it anyway)";
+        why += u.fix && !u.fix->detail->empty() ? "; " + *u.fix->detail : " (no CMake source list for it was found)";
+      else if (u.classification == Classification::Unported && u.fix && !u.fix->detail->empty())
+        why += "; " + *u.fix->detail + " (a stub would hide the missed rename; --stub unported stubs it anyway)";
       else
         why += " - not something a stub or a CMake patch fixes" +
                std::string(o.classes.count(u.classification) ? "" : " (pass --stub " + cls + " to stub it anyway)");

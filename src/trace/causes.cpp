@@ -445,7 +445,7 @@ size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& s
     again.cause.reset();
     again.origin.reset();
     again.fix.reset();
-    again.reason.clear();
+    again.reason = {};
     again.why = nullptr;
     again.why_also.clear();
     trace_symbol(&p, ref->object, ctx, again);

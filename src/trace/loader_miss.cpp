@@ -46,7 +46,7 @@ void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef&
                   {},
                   {},
                   lib_of(ref.near_definitions.front()),
-                  "",
+                  {},
                   saying(said::RebuildAgainstLoaded{})};
       break;
     case loader::Miss::HiddenVersion:
@@ -57,7 +57,7 @@ void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef&
                   {},
                   {},
                   lib_of(ref.near_definitions.front()),
-                  "",
+                  {},
                   saying(said::MakeVersionDefault{})};
       break;
     case loader::Miss::HiddenVisibility:
@@ -68,7 +68,7 @@ void classify_loader_miss(const loader::Process& p, const loader::UnresolvedRef&
                   {},
                   {},
                   lib_of(ref.near_definitions.front()),
-                  "",
+                  {},
                   saying(said::GiveDefaultVisibility{})};
       break;
     case loader::Miss::NoDefinition: {
@@ -111,7 +111,7 @@ void find_unexported(const loader::Process& p, std::vector<SymbolFinding>& findi
       verdict::claim(u, EvidencePass::Unexported, Classification::Hidden);
       say(u, said::NotExported{.library = obj.path});
       u.origin = Origin{obj.path, std::nullopt, OriginKind::Library, obj.path, std::nullopt};
-      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, obj.path, "", saying(said::GiveDefaultVisibility{})};
+      u.fix = Fix{FixKind::ExportSymbol, {}, {}, {}, obj.path, {}, saying(said::GiveDefaultVisibility{})};
     }
   }
 }

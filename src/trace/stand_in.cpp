@@ -74,7 +74,6 @@ bool check_stand_in(const demangle::SymbolName& sym, const TraceContext& ctx, co
                   .list = {},
                   .entry = {},
                   .library = {},
-                  .detail = "",
                   .why = saying(said::RemoveStandIn{.qualified = qualified, .soname = has->soname, .name = sym.name})};
       return true;
     }
@@ -93,7 +92,6 @@ bool check_stand_in(const demangle::SymbolName& sym, const TraceContext& ctx, co
               .list = {},
               .entry = {},
               .library = {},
-              .detail = "",
               .why = saying(said::DefineStandIn{.qualified = qualified, .name = sym.name})};
   return true;
 }

@@ -174,7 +174,6 @@ void explain_abi_mismatch(UnresolvedSymbol& u, const demangle::SymbolName& want,
               .list = {},
               .entry = {},
               .library = s.library,
-              .detail = "",
               .why = saying(said::RebuildForAbi{.drift = drift})};
 }
 
@@ -263,7 +262,6 @@ bool explain_missing_instantiation(UnresolvedSymbol& u, const demangle::SymbolNa
               .list = {},
               .entry = {},
               .library = library,
-              .detail = "",
               .why = saying(said::AddExplicitInstantiation{
                   .line = line,
                   .definition = definition ? definition->file : "",

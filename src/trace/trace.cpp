@@ -120,7 +120,7 @@ class Tracer {
                   .file = declared_only_->file,
                   .line = declared_only_->line ? std::optional<size_t>(*declared_only_->line) : std::nullopt});
       u_.origin = declared_only_;
-      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "", saying(said::StubOrFindSource{})};
+      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, {}, saying(said::StubOrFindSource{})};
     }
   }
 
@@ -151,7 +151,7 @@ class Tracer {
                  {},
                  {},
                  {},
-                 "",
+                 {},
                  saying(said::ImplementKernel{.other_signature = !others.empty(),
                                               .qualified = sym_.qualified(),
                                               .op = e.op,
@@ -234,7 +234,7 @@ class Tracer {
                        {},
                        {},
                        lib.path,
-                       "",
+                       {},
                        saying(said::LoadInstead{
                            .definer = lib.path, .taken = o.path, .how = o.how, .soname = lib.soname, .first = first})};
           return true;
@@ -243,7 +243,7 @@ class Tracer {
         verdict::claim(u_, EvidencePass::Trace, Classification::UnlinkedLibrary);
         say(u_, said::DefinedInUnlinked{.library = lib.path});
         u_.origin = Origin{lib.path, std::nullopt, OriginKind::Library, lib.path, std::nullopt};
-        Fix fix{FixKind::LinkLibrary, {}, {}, lib.link_name, lib.path, ""};
+        Fix fix{FixKind::LinkLibrary, {}, {}, lib.link_name, lib.path, {}};
         std::string target = target_name();
         if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
         fix.why =
@@ -318,7 +318,7 @@ class Tracer {
     verdict::claim(u_, EvidencePass::Trace, Classification::UnlinkedLibrary);
     say(u_, std::move(reason));
     u_.origin = Origin{o.path, std::nullopt, OriginKind::Library, o.path, std::nullopt};
-    Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, ""};
+    Fix fix{FixKind::LinkLibrary, {}, {}, link, o.path, {}};
     std::string target = target_name();
     if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
     fix.why = saying(said::LinkIt{.soname = soname, .line = link_line(target, link)});
@@ -393,7 +393,7 @@ class Tracer {
     say(u_, said::OnlyInArchive{.archive = def.archive, .member = def.member});
     u_.origin =
         Origin{def.archive, std::nullopt, OriginKind::Library, def.archive + "(" + def.member + ")", std::nullopt};
-    Fix fix{FixKind::LinkLibrary, {}, {}, def.archive, def.archive, ""};
+    Fix fix{FixKind::LinkLibrary, {}, {}, def.archive, def.archive, {}};
     std::string target = target_name();
     if (auto where = target_cmake_file(target)) fix.cmake_file = *where;
     fix.why = saying(said::LinkArchive{.line = link_line(target, def.archive)});
@@ -736,7 +736,7 @@ class Tracer {
       }
       verdict::claim(u_, EvidencePass::Trace, Classification::Unknown);
       say(u_, said::NotInstantiated{.at = def, .template_or_inline = best.rank == 1});
-      u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "", saying(said::InstantiateOrInclude{.file = origin_file})};
+      u_.fix = Fix{FixKind::None, {}, {}, {}, {}, {}, saying(said::InstantiateOrInclude{.file = origin_file})};
       return true;
     }
     const std::string awaiting = library_awaiting(origin_file);
@@ -746,11 +746,11 @@ class Tracer {
         // The configure compiles it (a glob that now sees it, an entry added since), the library predates it.
         say(u_, said::CompiledButOlder{.at = def, .library = lib});
         u_.fix =
-            Fix{FixKind::None, {}, {}, {}, {}, "", saying(said::RebuildOlder{.library = lib, .file = origin_file})};
+            Fix{FixKind::None, {}, {}, {}, {}, {}, saying(said::RebuildOlder{.library = lib, .file = origin_file})};
         return true;
       }
       say(u_, said::CompiledYetMissing{.at = def});
-      u_.fix = Fix{FixKind::None, {}, {}, {}, {}, "", saying(said::CheckCompiledInto{.file = origin_file})};
+      u_.fix = Fix{FixKind::None, {}, {}, {}, {}, {}, saying(said::CheckCompiledInto{.file = origin_file})};
       return true;
     }
     return missing_source(origin_file, def, ported, original);
@@ -785,7 +785,7 @@ class Tracer {
     verdict::claim(u_, EvidencePass::Trace, Classification::MissingSource);
     if (origin_file != ported && !ctx_.porting_dir.empty() && original) {
       say(u_, said::PortedCounterpartMissing{.at = def, .ported = ported});
-      u_.fix = Fix{FixKind::AddSource, {}, {}, {}, {}, "", saying(said::PortIt{.original = *original})};
+      u_.fix = Fix{FixKind::AddSource, {}, {}, {}, {}, {}, saying(said::PortIt{.original = *original})};
       return true;
     }
     if (module_definer_.empty()) say(u_, said::NotCompiled{.at = def});
@@ -826,7 +826,7 @@ class Tracer {
       verdict::claim(u_, EvidencePass::Trace, Classification::SdkDeclaredOnly);
       u_.origin = Origin{path, static_cast<int>(e->line), OriginKind::Declaration, std::nullopt, std::nullopt};
       say(u_, said::SdkDeclaresOnly{.file = path, .line = e->line, .sdk_home = ctx_.sdk()->home});
-      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "", saying(said::StubOrRequestFromSdk{})};
+      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, {}, saying(said::StubOrRequestFromSdk{})};
       counterpart();
       return true;
     }
@@ -884,7 +884,7 @@ class Tracer {
       return false;
     }
     if (declared_only_) u_.origin = declared_only_;
-    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "", saying(said::StubAndRequest{.sdk = sdk, .name = name})};
+    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, {}, saying(said::StubAndRequest{.sdk = sdk, .name = name})};
     return true;
   }
 
@@ -938,7 +938,7 @@ class Tracer {
       verdict::claim(u_, EvidencePass::Trace, Classification::CudaOnly);
       called.counterpart = said::CudaApiCalled::Counterpart::NoneInMap;
       say(u_, std::move(called));
-      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, "", saying(said::StubAndRequest{.sdk = sdk, .name = name})};
+      u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, {}, saying(said::StubAndRequest{.sdk = sdk, .name = name})};
       return true;
     }
     const auto* port = ctx_.sdk() ? ctx_.sdk()->first_exporter(counterpart) : nullptr;
@@ -954,7 +954,7 @@ class Tracer {
                  {},
                  {},
                  port ? std::optional<std::string>(port->path) : std::nullopt,
-                 "",
+                 {},
                  saying(said::CallInstead{.counterpart = counterpart, .name = name})};
     return true;
   }

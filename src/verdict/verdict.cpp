@@ -13,7 +13,7 @@ Classification current(const UnresolvedSymbol& u) {
   return best->is;
 }
 
-void resolve(UnresolvedSymbol& u) { u.classification = current(u); }
+void resolve(UnresolvedSymbol& u) { u.classification.write(Pen{}, current(u)); }
 
 std::vector<EvidencePass> precedence() {
   std::vector<EvidencePass> all;

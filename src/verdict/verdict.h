@@ -18,7 +18,8 @@ void claim(UnresolvedSymbol& u, EvidencePass by, Classification is);
 // its claims. A finding no pass has claimed keeps its own (a saved report's, read back).
 Classification current(const UnresolvedSymbol& u);
 
-// Sets u.classification to current(u).
+// Sets u.classification to current(u): the one writer of a classification but the reader of a saved
+// report (report/sealed.h).
 void resolve(UnresolvedSymbol& u);
 
 // Every pass, lowest rank first: the precedence table.

@@ -6,6 +6,7 @@
 #include "cmake/build_info.h"
 #include "fuzz_support.h"
 #include "stubgen/stubgen.h"
+#include "verdict/verdict.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mlc;
@@ -20,12 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   UnresolvedSymbol u;
   u.symbol = "_Z4funcv";
   u.demangled = "func()";
-  u.classification = Classification::MissingSource;
+  verdict::claim(u, EvidencePass::Trace, Classification::MissingSource);
+  verdict::resolve(u);
   u.fix = Fix{.kind = FixKind::AddSource,
               .cmake_file = info.lists.front().cmake_file,
               .list = info.lists.front().variable,
               .entry = "fuzz/added.cpp",
-              .detail = "add it"};
+              .library = {}};
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
   trace::TraceContext ctx;

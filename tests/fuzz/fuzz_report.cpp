@@ -5,6 +5,7 @@
 
 #include "fuzz_support.h"
 #include "report/render.h"
+#include "report/said.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mlc;
@@ -25,16 +26,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   u.version = s(7);
   u.type = SymbolType::Func;
   u.binding = ReferenceBinding::Global;
-  u.reason = s(4);
+  say(u, said::DeclaredNotDefined{.file = s(4), .line = 1});  // the reason quotes the bytes
   u.referenced_by.push_back({s(0), s(6), s(3), 7});
   u.origin = Origin{s(3), 1, OriginKind::Definition, std::nullopt, s(2)};
   u.suggestions.push_back({s(5), s(6), s(0), SuggestionReason::Signature});
-  u.fix = Fix{.kind = FixKind::AddSource, .cmake_file = s(3), .list = s(7), .entry = s(2), .detail = s(4)};
+  u.fix = Fix{.kind = FixKind::AddSource,
+              .cmake_file = s(3),
+              .list = s(7),
+              .entry = s(2),
+              .library = {},
+              .why = saying(said::InstantiateOrInclude{.file = s(4)})};
   lib.unresolved.push_back(u);
   lib.missing_versions.push_back({s(7), s(1), s(0)});
   report.libraries.push_back(lib);
   report.errors.push_back({s(0), s(4)});
   report.warnings.push_back(s(6));
+  report::write_sentences(report);
   (void)render_text(report, TextStyle{});
   (void)render_text(report, TextStyle{true, false});
   std::string json = render_json(report, "fuzz");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
+#include "classify.h"
 #include "common/file_io.h"
 #include "coverage/coverage.h"
 #include "report/report.h"
@@ -60,11 +61,11 @@ Report declared_only_report(const std::string& dir) {
   lib.path = dir + "/libk.so";
   UnresolvedSymbol fn;
   fn.symbol = fn.demangled = "toyLaunchHostFunc";
-  fn.classification = Classification::SdkDeclaredOnly;
+  test::classify(fn, Classification::SdkDeclaredOnly);
   UnresolvedSymbol data;
   data.symbol = data.demangled = "toyGlobalTable";
   data.size = 16;
-  data.classification = Classification::SdkDeclaredOnly;
+  test::classify(data, Classification::SdkDeclaredOnly);
   lib.unresolved = {fn, data};
   report.libraries.push_back(lib);
   return report;
@@ -211,10 +212,10 @@ TEST(Backend, the_tracers_sentences_name_the_backend_and_its_naming_rule) {
   trace::trace_symbol(nullptr, 0, ctx, declared);
   report::write_sentences(declared);  // the tracer gives evidence, the report its words
   EXPECT_EQ(declared.classification, Classification::SdkDeclaredOnly);
-  EXPECT_NE(declared.reason.find("; CUDA counterpart cudaLaunchHostFunc by the toyX -> cudaX naming rule (the porting "
-                                 "map has no entry)"),
+  EXPECT_NE(declared.reason->find("; CUDA counterpart cudaLaunchHostFunc by the toyX -> cudaX naming rule (the porting "
+                                  "map has no entry)"),
             std::string::npos)
-      << declared.reason;
+      << *declared.reason;
 
   // A CUDA API still called, with no map: unknown, and the sentence names the toy's counterpart.
   UnresolvedSymbol still_cuda;

@@ -339,10 +339,10 @@ TEST(TraceVtable, vtable_traces_to_the_definition_of_the_key_function) {
   Report r = explain_symbols({"_ZTVN2at4musa6WidgetE", "_ZTIN2at4musa6WidgetE"}, o);
   ASSERT_EQ(r.libraries[0].unresolved.size(), 2u);
   for (const auto& u : r.libraries[0].unresolved) {
-    ASSERT_TRUE(u.origin.has_value()) << u.demangled << ": " << u.reason;
+    ASSERT_TRUE(u.origin.has_value()) << u.demangled << ": " << *u.reason;
     EXPECT_EQ(u.origin->file, dir + "/gen/aten/musa/Widget.mu");
     EXPECT_EQ(u.origin->line, 5);
-    EXPECT_NE(u.reason.find("the key function at::musa::Widget::run(int)"), std::string::npos) << u.reason;
+    EXPECT_NE(u.reason->find("the key function at::musa::Widget::run(int)"), std::string::npos) << *u.reason;
   }
 }
 

@@ -10,7 +10,9 @@
 #include <optional>
 #include <set>
 
+#include "classify.h"
 #include "report/render.h"
+#include "report/said.h"
 #include "stubgen/stubgen.h"
 #include "test_support.h"
 
@@ -50,22 +52,27 @@ Report awkward_report() {
   odd.binding = ReferenceBinding::Global;
   odd.referenced_by = {
       Reference{.library = "/w/libodd.so", .function = "use_it", .file = "/w/src/a:b,c.cpp", .line = 7}};
-  odd.classification = Classification::SdkDeclaredOnly;
-  odd.reason = "declared in 100% of the SDK headers";
-  odd.fix =
-      Fix{.kind = FixKind::Stub, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "write a stub"};
+  test::classify(odd, Classification::SdkDeclaredOnly);
+  say(odd, said::DeclaredNotDefined{.file = "/w/include/100%.h", .line = 3});
+  odd.fix = Fix{.kind = FixKind::Stub,
+                .cmake_file = {},
+                .list = {},
+                .entry = {},
+                .library = {},
+                .why = saying(said::StubOrFindSource{})};
   lib.unresolved.push_back(odd);
   UnresolvedSymbol old;
   old.symbol = old.demangled = "old_one";
   old.type = SymbolType::Object;
   old.binding = ReferenceBinding::Global;
   old.referenced_by = {Reference{.library = "/w/libodd.so", .function = {}, .file = {}, .line = {}}};
-  old.classification = Classification::Unknown;
-  old.reason = "nothing defines it";
+  test::classify(old, Classification::Unknown);
+  say(old, said::NoneInScope{.loaded = 3});
   old.baselined = true;
   lib.unresolved.push_back(old);
   r.libraries.push_back(lib);
   r.errors.push_back({"/w/not-elf.txt", "not an ELF file"});
+  report::write_sentences(r);
   return r;
 }
 
@@ -393,7 +400,7 @@ TEST(CiFormats, sarif_fix_replacements_rebuild_the_planned_files_byte_for_byte) 
     UnresolvedSymbol u;
     u.symbol = u.demangled = sym;
     u.type = SymbolType::Func;
-    u.classification = Classification::MissingSource;
+    test::classify(u, Classification::MissingSource);
     report.libraries[0].unresolved.push_back(u);
   }
   auto fixes = stubgen::sarif_fixes(plan, report);
@@ -641,9 +648,11 @@ TEST(CiFormats, github_commands_escape_data_and_properties_as_the_runner_require
       "%0Aneeded by /w/libodd.so%0Asearched /w/lib/libgone.so.1 [runpath]: no such file\n"
       "::error file=src/a%3Ab%2Cc.cpp,line=7,title=sdk-declared-only%3A undefined symbol%3A bad\\xFFname::"
       "undefined symbol: bad\\xFFname%0Areferenced by /w/src/a:b,c.cpp:7 (use_it) in /w/libodd.so"
-      "%0Asdk-declared-only: declared in 100%25 of the SDK headers%0Afix: write a stub\n"
+      "%0Asdk-declared-only: declared in /w/include/100%25.h:3 but defined in no source, SDK library or CUDA "
+      "library that was searched%0Afix: write a stub for it (musa-stubgen), or find the source that should define "
+      "it\n"
       "::notice file=libodd.so,title=unknown%3A undefined symbol%3A old_one::undefined symbol: old_one"
-      "%0Areferenced by /w/libodd.so%0Aunknown: nothing defines it\n"
+      "%0Areferenced by /w/libodd.so%0Aunknown: no object in the global scope (3 loaded) defines it\n"
       "::error file=not-elf.txt,title=unusable input::/w/not-elf.txt: not an ELF file\n";
   EXPECT_EQ(render_github(awkward_report(), "/w"), want);
 }

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "classify.h"
 #include "cmake/build_info.h"
 #include "confirm/confirm.h"
 #include "pipeline/linkcheck.h"
@@ -158,7 +159,7 @@ TEST_F(ConfirmTest, a_spent_budget_skips_the_compiles_and_keeps_the_text_verdict
   const auto* u = find(r, "_ZN2ns1fEi");
   ASSERT_NE(u, nullptr);
   // Text alone cannot tell x.cpp from y.cpp (both spell ns::f, each under an #ifdef): no compiler verdict.
-  EXPECT_EQ(u->reason.find("compiling "), std::string::npos) << u->reason;
+  EXPECT_EQ(u->reason->find("compiling "), std::string::npos) << *u->reason;
 }
 
 TEST_F(ConfirmTest, FailingCompileAndMissingCompilerAreWarnings) {
@@ -664,7 +665,7 @@ TEST(AfterPatch, OnlyTheSourcesThePatchGivesBackAreCompiled) {
   for (const char* name : {"_Z1av", "_Z1bv", "_Z1cv"}) {
     mlc::UnresolvedSymbol u;
     u.symbol = name;
-    u.classification = mlc::Classification::MissingSource;
+    mlc::test::classify(u, mlc::Classification::MissingSource);
     u.origin.emplace();
     u.origin->file = std::string("/nonexistent/") + name + ".cpp";
     u.fix.emplace();

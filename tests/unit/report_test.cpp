@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "classify.h"
 #include "report/render.h"
+#include "report/said.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -74,21 +76,25 @@ Report one_of_each() {
   a.demangled = "a()";
   a.type = SymbolType::Tls;
   a.binding = ReferenceBinding::Global;
-  a.classification = Classification::MissingInstantiation;
+  test::classify(a, Classification::MissingInstantiation);
   a.origin = Origin{.file = "/w/a.cpp",
                     .line = 3,
                     .kind = OriginKind::ExplicitInstantiation,
                     .library = std::nullopt,
                     .ported_from = std::nullopt};
-  a.fix =
-      Fix{.kind = FixKind::AddInstantiation, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, .detail = "d"};
+  a.fix = Fix{.kind = FixKind::AddInstantiation,
+              .cmake_file = {},
+              .list = {},
+              .entry = {},
+              .library = {},
+              .why = saying(said::InstantiateOrInclude{.file = "/w/a.cpp"})};
   UnresolvedSymbol b;
   b.symbol = "b_data";
   b.demangled = "b_data";
   b.type = SymbolType::Object;
   b.size = 40;
   b.binding = ReferenceBinding::Weak;
-  b.classification = Classification::UnlinkedLibrary;
+  test::classify(b, Classification::UnlinkedLibrary);
   b.origin = Origin{.file = "/w/libb.so",
                     .line = std::nullopt,
                     .kind = OriginKind::Library,
@@ -99,9 +105,10 @@ Report one_of_each() {
               .list = {},
               .entry = "b",
               .library = "/w/libb.so",
-              .detail = "link b"};
+              .why = saying(said::LinkIt{.soname = "libb.so", .line = {}})};
   lib.unresolved = {a, b};
   r.libraries.push_back(lib);
+  report::write_sentences(r);  // the fixes' words, as the pipeline ends
   return r;
 }
 

@@ -206,7 +206,7 @@ void rebuild(const World& w, const std::vector<Declared>& decls, const std::stri
   ASSERT_EQ(report->libraries.size(), 1u);
   ASSERT_EQ(report->libraries[0].unresolved.size(), decls.size());
   for (const auto& u : report->libraries[0].unresolved) {
-    EXPECT_EQ(to_string(u.classification), std::string("cuda-only")) << u.demangled << ": " << u.reason;
+    EXPECT_EQ(to_string(u.classification), std::string("cuda-only")) << u.demangled << ": " << *u.reason;
     ASSERT_TRUE(u.counterpart.has_value()) << u.demangled;
     std::string name = u.demangled.substr(std::string("c10::musa::").size());
     name = name.substr(0, name.find('('));

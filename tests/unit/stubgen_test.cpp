@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "classify.h"
 #include "common/file_io.h"
 #include "pipeline/linkcheck.h"
+#include "report/said.h"
 #include "stubgen/diff.h"
 #include "stubgen/stubgen.h"
 #include "test_support.h"
@@ -235,8 +237,8 @@ TEST(Stubgen, oddly_formatted_cmake_file_is_patched_without_changing_any_other_b
   lib.path = dir + "/libk.so";
   UnresolvedSymbol u;
   u.symbol = "_Z1fv";
-  u.classification = Classification::MissingSource;
-  u.fix = Fix{FixKind::AddSource, cmake, "MU_SRCS", "${GENERATED_PORTING_DIR}/aten/musa/cub.mu", std::nullopt, ""};
+  test::classify(u, Classification::MissingSource);
+  u.fix = Fix{FixKind::AddSource, cmake, "MU_SRCS", "${GENERATED_PORTING_DIR}/aten/musa/cub.mu", std::nullopt};
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
   build::Model info;
@@ -306,7 +308,7 @@ TEST(Stubgen, real_cuda_declarations_through_the_real_map_read_like_hand_written
     UnresolvedSymbol u;
     u.symbol = u.demangled = name;
     u.type = SymbolType::Func;
-    u.classification = Classification::CudaOnly;
+    test::classify(u, Classification::CudaOnly);
     lib.unresolved.push_back(u);
   }
   report.libraries.push_back(lib);
@@ -374,7 +376,7 @@ TEST(Stubgen, a_data_object_is_stubbed_from_the_size_its_finding_carries) {
   data.symbol = data.demangled = "musaGlobalTable";
   data.type = SymbolType::NoType;  // .dynsym's; the size alone says it is data
   data.size = 48;
-  data.classification = Classification::SdkDeclaredOnly;
+  test::classify(data, Classification::SdkDeclaredOnly);
   lib.unresolved = {data};
   report.libraries.push_back(lib);
   stubgen::StubOptions so;
@@ -405,12 +407,13 @@ TEST(Stubgen, symbols_neither_stubbed_nor_patched_are_named_with_the_reason) {
   UnresolvedSymbol hidden;
   hidden.symbol = "_ZN2at3fooEv";
   hidden.demangled = "at::foo()";
-  hidden.classification = Classification::Hidden;
-  hidden.reason = "defined in /x/libtorch.so with hidden or internal visibility";
+  test::classify(hidden, Classification::Hidden);
+  say(hidden, said::HiddenVisibility{.library = "/x/libtorch.so"});
+  report::write_sentences(hidden);
   UnresolvedSymbol data;
   data.symbol = data.demangled = "musaGlobalTable";
   data.type = SymbolType::Object;
-  data.classification = Classification::SdkDeclaredOnly;
+  test::classify(data, Classification::SdkDeclaredOnly);
   lib.unresolved = {hidden, data};
   report.libraries.push_back(lib);
   stubgen::StubOptions so;
@@ -443,7 +446,7 @@ TEST(Stubgen, version_guard_wraps_each_stub_and_declaration) {
   UnresolvedSymbol u;
   u.symbol = u.demangled = "musaMallocAsync";
   u.type = SymbolType::Func;
-  u.classification = Classification::SdkDeclaredOnly;
+  test::classify(u, Classification::SdkDeclaredOnly);
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
   TraceOptions t;
@@ -484,8 +487,8 @@ TEST(Stubgen, unlinked_library_uses_the_sdk_packages_imported_target) {
   lib.path = dir + "/libk.so";
   UnresolvedSymbol u;
   u.symbol = u.demangled = "mublasSgemm_v2";
-  u.classification = Classification::UnlinkedLibrary;
-  u.fix = Fix{FixKind::LinkLibrary, cmake, std::nullopt, "mublas", sdk + "/lib/libmublas.so.1", ""};
+  test::classify(u, Classification::UnlinkedLibrary);
+  u.fix = Fix{FixKind::LinkLibrary, cmake, std::nullopt, "mublas", sdk + "/lib/libmublas.so.1"};
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
   TraceOptions t;
@@ -516,7 +519,7 @@ TEST(Stubgen, namespace_option_encloses_stubs_whose_own_scope_cannot_be_used) {
   u.symbol = "_ZNK2at6Tensor4sizeEl";  // a const method: its class cannot be reopened here
   u.demangled = "at::Tensor::size(long) const";
   u.type = SymbolType::Func;
-  u.classification = Classification::Unknown;
+  test::classify(u, Classification::Unknown);
   lib.unresolved.push_back(u);
   report.libraries.push_back(lib);
   stubgen::StubOptions so;

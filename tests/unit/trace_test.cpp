@@ -174,7 +174,7 @@ TEST(Trace, stale_copy_first_on_the_search_path_is_shadowed) {
   EXPECT_EQ(u.classification, Classification::Shadowed);
   EXPECT_EQ(u.origin->file, kBuild + "/musa_sdk/lib/libmusart.so.4.0.0");
   EXPECT_EQ(u.fix->kind, FixKind::UseLibrary);
-  EXPECT_NE(u.reason.find(kBuild + "/stale_sdk/lib/libmusart.so.4 [runpath]"), std::string::npos) << u.reason;
+  EXPECT_NE(u.reason->find(kBuild + "/stale_sdk/lib/libmusart.so.4 [runpath]"), std::string::npos) << *u.reason;
 }
 
 TEST(Trace, defined_nowhere_is_unknown) {

@@ -173,11 +173,11 @@ TEST(TypeModel, every_symbol_of_an_uncompiled_source_traces_to_it_as_missing_sou
     seen.push_back(demangled);
     if (u.classification != Classification::MissingSource || !u.origin || u.origin->file != f.lib) {
       wrong.push_back(demangled + " -> " + to_string(u.classification) + " " + (u.origin ? u.origin->file : "") + " (" +
-                      u.reason + ")");
+                      *u.reason + ")");
     }
     if (demangled.find("set_name") != std::string::npos) {
-      EXPECT_EQ(u.classification, Classification::MissingSource) << "std::string parameter: " << u.reason;
-      EXPECT_EQ(u.reason.find("could not be matched"), std::string::npos) << u.reason;
+      EXPECT_EQ(u.classification, Classification::MissingSource) << "std::string parameter: " << *u.reason;
+      EXPECT_EQ(u.reason->find("could not be matched"), std::string::npos) << *u.reason;
     }
   }
   std::string all;
@@ -234,7 +234,7 @@ TEST(TypeModel, same_name_and_arity_with_unmatched_types_is_missing_source_with_
   EXPECT_EQ(u.classification, Classification::MissingSource);
   ASSERT_TRUE(u.origin);
   EXPECT_EQ(u.origin->file, f.lib);
-  EXPECT_NE(u.reason.find("its parameter types (size_type) could not be matched exactly"), std::string::npos)
+  EXPECT_NE(u.reason->find("its parameter types (size_type) could not be matched exactly"), std::string::npos)
       << u.reason;
   fs::remove_all(f.dir);
 }
@@ -447,7 +447,7 @@ FMT_FUNC int wvsystem_error(int error_code, wformat_args args) { return error_co
     EXPECT_EQ(u.classification, Classification::MissingSource) << u.demangled << ": " << u.reason;
     ASSERT_TRUE(u.origin) << u.demangled;
     EXPECT_EQ(u.origin->file, unit) << u.demangled << ": " << u.reason;
-    EXPECT_EQ(u.reason.find("could not be matched exactly"), std::string::npos) << u.demangled << ": " << u.reason;
+    EXPECT_EQ(u.reason->find("could not be matched exactly"), std::string::npos) << u.demangled << ": " << *u.reason;
   }
   EXPECT_EQ(idx.expand_aliases("SelfType const&", "j::Other"), "Other const&");
   EXPECT_EQ(idx.expand_aliases("wformat_args", "f::v9"),

@@ -1,14 +1,18 @@
 // The resolver (src/verdict): one declared precedence over the passes' claims, the table of
-// docs/architecture.md ("Evidence order") in the code's order, and no other writer of a classification.
+// docs/architecture.md ("Evidence order") in the code's order, and no other writer of a classification
+// or a sentence than the resolver and the report (the compiler refuses the rest).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "report/render.h"
+#include "test_support.h"
 #include "verdict/verdict.h"
 
 namespace mlc {
@@ -108,8 +112,12 @@ TEST(Verdict, a_pass_may_take_back_what_a_lower_one_claimed) {
 }
 
 TEST(Verdict, a_finding_read_from_a_saved_report_keeps_its_classification) {
-  UnresolvedSymbol u;
-  u.classification = Classification::SdkDeclaredOnly;  // as read_json reads it
+  auto saved =
+      parse_json_report(R"({"schema": "musa-linkcheck/1", "libraries": [{"path": "/w/libk.so", "unresolved": [)"
+                        R"({"symbol": "k", "classification": "sdk-declared-only", "reason": "declared in k.h:1"}]}]})",
+                        "saved.json");
+  ASSERT_TRUE(saved) << saved.error().message;
+  UnresolvedSymbol u = saved->libraries.at(0).unresolved.at(0);
   EXPECT_EQ(verdict::current(u), Classification::SdkDeclaredOnly);
   verdict::resolve(u);
   EXPECT_EQ(u.classification, Classification::SdkDeclaredOnly);
@@ -118,65 +126,82 @@ TEST(Verdict, a_finding_read_from_a_saved_report_keeps_its_classification) {
   EXPECT_EQ(u.classification, Classification::MissingSource);
 }
 
-// The lines of src/'s C++ files that match `pattern` ("file:line"), but in the files `exempt` names;
-// `files` counts every file read or exempted (src/ was found).
-struct Lines {
-  std::vector<std::string> found;
-  size_t files = 0;
+// One statement of a snippet the compiler is asked about, and whether it must compile.
+struct Statement {
+  std::string code;
+  bool compiles;
 };
-template <class Exempt>
-Lines lines_of_src(const std::regex& pattern, Exempt exempt) {
-  Lines out;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(MLC_SOURCE_DIR) + "/src")) {
-    const std::string path = e.path().string();
-    if (!e.is_regular_file() || !(path.ends_with(".cpp") || path.ends_with(".h"))) continue;
-    ++out.files;
-    if (exempt(path)) continue;
-    std::istringstream lines(read_file(path));
-    std::string line;
-    for (int n = 1; std::getline(lines, line); ++n)
-      if (std::regex_search(line, pattern)) out.found.push_back(path + ":" + std::to_string(n));
+
+// The compiler's verdict on `statements`, each its own line of one translation unit that includes the
+// report's model as src/ does: the lines (1-based) it gives an error on, and its whole output.
+struct Compiled {
+  std::set<int> error_lines;
+  std::string output;
+};
+Compiled compile_statements(const std::vector<Statement>& statements) {
+  const std::string dir = test::scratch_dir("sealed");
+  std::string unit =
+      "#include <string>\n#include <utility>\n#include \"report/report.h\"\n"
+      "using namespace mlc;\n"
+      "void pass(UnresolvedSymbol& u, UnresolvedSymbol& other, Fix& fix, Cause& c, LoadFailureFinding& f) {\n";
+  const int first = 6;  // the line of statements[0]
+  for (const auto& st : statements) unit += "  " + st.code + "\n";
+  unit += "}\n";
+  test::write_file(dir + "/pass.cpp", unit);
+  const auto r =
+      test::run(std::string(MLC_CXX) + " -std=c++20 -fsyntax-only -I" + MLC_SOURCE_DIR + "/src " + dir + "/pass.cpp");
+  Compiled out;
+  out.output = r.err;
+  // An error at a statement's line, or one in a library template that statement instantiates.
+  const std::regex at(R"(pass\.cpp:([0-9]+):[0-9]+:(?: error:|   required from here))");
+  for (std::sregex_iterator m(r.err.begin(), r.err.end(), at), end; m != end; ++m) {
+    const int line = std::stoi((*m)[1].str()) - first;
+    out.error_lines.insert(line);
   }
+  std::filesystem::remove_all(dir);
   return out;
 }
 
-// The resolver is the one writer: no file of src/ but src/verdict (and the JSON reader, which reads a
-// decided report back) assigns a finding's classification.
-TEST(Verdict, no_pass_writes_a_classification) {
-  // `x.classification = ...` or `p->classification = ...`; not a designated initializer `{.classification = c}`
-  // of another struct (ci::Rule), nor a comparison.
-  const std::regex write(R"([\w\)\]](\.|->)classification\s*=[^=])");
-  ASSERT_TRUE(std::regex_search("    u_.classification = Classification::Unknown;", write));
-  ASSERT_TRUE(std::regex_search("  again->classification = c;", write));
-  ASSERT_FALSE(std::regex_search("  return {.kind = Rule::Kind::Classified, .classification = c};", write));
-  const Lines writers = lines_of_src(write, [](const std::string& path) {
-    return path.find("/src/verdict/") != std::string::npos || path.ends_with("/src/report/read_json.cpp");
-  });
-  ASSERT_GT(writers.files, 100u) << "src/ was not found under " << MLC_SOURCE_DIR;
-  EXPECT_TRUE(writers.found.empty()) << "writes a classification outside src/verdict: "
-                                     << ::testing::PrintToString(writers.found);
-}
-
-TEST(Verdict, no_pass_writes_a_sentence) {
-  // A finding's reason, a fix's or cause's words, a headline: `x.reason = ...`, `p->headline += ...`,
-  // `c.fix = "..."`. Not a designated initializer (`{.detail = ""}`), a comparison, `.clear()` or a kind.
-  const std::regex write(
-      R"([\w\)\]](\.|->)(reason|headline|detail)\s*\+?=(?!=)\s*(?![A-Z]\w*::)\S|[\w\)\]](\.|->)fix\s*\+?=\s*[\"\w(]*\")");
-  ASSERT_TRUE(std::regex_search("    u_.reason = \"declared in \" + file;", write));
-  ASSERT_TRUE(std::regex_search("  u->reason += \"; \" + w.other;", write));
-  ASSERT_TRUE(std::regex_search("    c->headline = with_commas(n);", write));
-  ASSERT_TRUE(std::regex_search("    fix.detail = choice->note;", write));
-  ASSERT_TRUE(std::regex_search("  c.fix = \"install the version of torch that \" + holder;", write));
-  ASSERT_FALSE(std::regex_search("              .detail = \"\",", write));
-  ASSERT_FALSE(std::regex_search("    if (u.reason == other.reason) continue;", write));
-  ASSERT_FALSE(std::regex_search("    out.reason = TorchReason::PackageImportsTorch;", write));  // a kind, not words
-  ASSERT_FALSE(std::regex_search(
-      "    u_.fix = Fix{FixKind::Stub, {}, {}, {}, {}, \"\", saying(said::StubOrFindSource{})};", write));
-  const Lines writers =
-      lines_of_src(write, [](const std::string& path) { return path.find("/src/report/") != std::string::npos; });
-  ASSERT_GT(writers.files, 100u) << "src/ was not found under " << MLC_SOURCE_DIR;
-  EXPECT_TRUE(writers.found.empty()) << "writes a sentence outside src/report: "
-                                     << ::testing::PrintToString(writers.found);
+// The resolver and the report are the only writers of a finding's classification, its sentences and a
+// load failure's message (report/sealed.h): a pass that writes one, however it spells the write, does not
+// compile, while every way a pass reads them does.
+TEST(Verdict, a_pass_that_writes_a_classification_or_a_sentence_does_not_compile) {
+  const std::vector<Statement> statements = {
+      // Reading, comparing, copying a whole finding, clearing what a pass re-traces: all compile.
+      {"bool a = u.classification == Classification::Hidden && to_string(u.classification) != std::string();", true},
+      {"std::string b = *u.reason + (u.reason->empty() ? \"\" : \"; \") + fix.detail->c_str() + *c.headline;", true},
+      {"const std::string& d = f.message; (void)a; (void)b; (void)d;", true},
+      {"other = u; u.reason = {}; u.fix = Fix{.kind = FixKind::Stub, .cmake_file = {}, .list = {}, .entry = {}, "
+       ".library = {}};",
+       true},
+      {"switch (u.classification) { default: break; }", true},
+      // Every way to write one does not.
+      {"u.classification = Classification::MissingSource;", false},
+      {"std::exchange(u.classification, Classification::Hidden);", false},
+      {"u.reason = \"declared in k.h\";", false},
+      {"u.reason = std::string(\"declared in \") + \"k.h\";", false},
+      {"u.reason += \"; and more\";", false},
+      {"fix.detail = \"link it\";", false},
+      {"u.fix = Fix{.kind = FixKind::Stub, .cmake_file = {}, .list = {}, .entry = {}, .library = {}, "
+       ".detail = \"write a stub\"};",
+       false},
+      {"c.headline = \"a stale copy\";", false},
+      {"c.fix = \"remove it\";", false},
+      {"f.message = \"cannot open\";", false},
+      {"f.fix = \"relink\";", false},
+      {"f = LoadFailureFinding{.kind = {}, .file = \"x\", .message = \"cannot open\"};", false},
+      {"u.reason.write(Pen{}, \"declared in k.h\");", false},  // no pass can make the key
+      {"u.classification.write({}, Classification::Hidden);", false},
+  };
+  const Compiled compiled = compile_statements(statements);
+  ASSERT_FALSE(compiled.output.find("No such file") != std::string::npos) << compiled.output;
+  for (size_t i = 0; i < statements.size(); ++i)
+    EXPECT_EQ(compiled.error_lines.count(static_cast<int>(i)) == 0, statements[i].compiles)
+        << (statements[i].compiles ? "refused: " : "compiles: ") << statements[i].code << "\n"
+        << compiled.output;
+  for (int line : compiled.error_lines)
+    EXPECT_TRUE(line >= 0 && line < static_cast<int>(statements.size()))
+        << "an error off the statements: " << compiled.output;
 }
 
 }  // namespace
