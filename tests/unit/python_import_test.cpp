@@ -303,6 +303,36 @@ TEST_F(PythonImport, bad_wheel_and_bad_interpreters_are_one_line_errors_and_the_
   EXPECT_NE(unreadable.out.find("in 1 library\n"), std::string::npos) << unreadable.out;
 }
 
+// Importing pkg.good runs pkg/__init__.py first, whose `from pkg import bad` fails: the import of good.so
+// fails with bad.so's own words, the words the report writes once bad.so's findings are written. The
+// oracle is the interpreter's ImportError.
+TEST(PythonImportPackage, a_module_whose_package_imports_a_failing_module_fails_with_that_modules_words) {
+  const std::string dir = test::scratch_dir("pkgimport");
+  const std::string pkg = dir + "/site/pkg";
+  fs::create_directories(pkg);
+  write_file(dir + "/bad.c", "void missing_fn(void);\nvoid PyInit_bad(void) { missing_fn(); }\n");
+  write_file(dir + "/good.c", "int PyInit_good(void) { return 0; }\n");
+  write_file(pkg + "/__init__.py", "from pkg import bad\n");
+  ASSERT_EQ(run("cd " + quote(dir) + " && gcc -shared -fPIC -o site/pkg/bad.so bad.c && gcc -shared -fPIC -o " +
+                "site/pkg/good.so good.c")
+                .status,
+            0);
+  auto real = run("PYTHONPATH=" + quote(dir + "/site") + " " + kPython + " -c 'import pkg.good'");
+  const std::string said = "ImportError: " + pkg + "/bad.so: undefined symbol: missing_fn";
+  ASSERT_NE(real.err.find(said), std::string::npos) << real.err;
+  auto r = run("PYTHONPATH=" + quote(dir + "/site") + " " + kBin + " --format json " + quote(pkg));
+  EXPECT_EQ(r.status, 1) << r.err;
+  const json report = json::parse(r.out);
+  json good;
+  for (const auto& lib : report["libraries"])
+    if (lib["path"] == pkg + "/good.so") good = lib;
+  ASSERT_EQ(good["load_failures"].size(), 1u) << r.out;
+  EXPECT_EQ(good["load_failures"][0]["kind"], "package-import");
+  EXPECT_EQ(good["load_failures"][0]["file"], pkg + "/bad.so");
+  EXPECT_EQ("ImportError: " + good["load_failures"][0]["message"].get<std::string>(), said);
+  fs::remove_all(dir);
+}
+
 TEST_F(PythonImport, a_shim_script_is_resolved_by_running_it) {
   Site s = make_site("pyimport-shim");
   std::string shim = s.root + "/bin/python3";
