@@ -152,8 +152,10 @@ Compiled compile_statements(const std::vector<Statement>& statements) {
       test::run(std::string(MLC_CXX) + " -std=c++20 -fsyntax-only -I" + MLC_SOURCE_DIR + "/src " + dir + "/pass.cpp");
   Compiled out;
   out.output = r.err;
-  // An error at a statement's line, or one in a library template that statement instantiates.
-  const std::regex at(R"(pass\.cpp:([0-9]+):[0-9]+:(?: error:|   required from here))");
+  // An error at a statement's line, or one in a library template that statement instantiates (GCC: "required
+  // from here"; Clang: "note: in instantiation of ... requested here").
+  const std::regex at(
+      R"(pass\.cpp:([0-9]+):[0-9]+:(?: error:|   required from here| note: in instantiation of .* requested here))");
   for (std::sregex_iterator m(r.err.begin(), r.err.end(), at), end; m != end; ++m) {
     const int line = std::stoi((*m)[1].str()) - first;
     out.error_lines.insert(line);
