@@ -53,7 +53,7 @@ class Sealed {
   friend bool operator==(const Sealed& a, const Sealed& b) { return a.value_ == b.value_; }
   friend bool operator==(const Sealed& a, const T& b) { return a.value_ == b; }
   template <class Stream>  // an ostream, a test's message: where T can be streamed
-  friend auto operator<<(Stream& out, const Sealed& s) -> decltype(out << s.value_) {
+  friend auto operator<<(Stream& out, const Sealed& s) -> decltype(out << std::declval<const T&>()) {
     return out << s.value_;
   }
 };
