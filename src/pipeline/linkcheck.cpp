@@ -1005,14 +1005,13 @@ namespace {
 // import): an extension module imported there that fails to load fails this import too, whatever this
 // file's own load says. Known for the modules the run checks itself (a directory's, or those named).
 void fail_with_package_imports(Report& report, RunContext& run) {
-  std::map<std::string, size_t> failing;  // a named extension module that fails -> its report
-  for (size_t k = 0; k < report.libraries.size(); ++k) {
-    const auto& lib = report.libraries[k];
+  std::set<std::string> failing;  // the named extension modules that fail
+  for (const auto& lib : report.libraries) {
     // (a module its import never opens fails no import)
     if (lib.role == LibraryRole::Target && lib.python_extension && load_fails(report, lib) &&
         std::none_of(lib.load_failures.begin(), lib.load_failures.end(),
                      [](const auto& f) { return f.kind == loader::FailureKind::ShadowedModule; }))
-      failing.emplace(lib.path, k);
+      failing.insert(lib.path);
   }
   if (failing.empty()) return;
   for (auto& lib : report.libraries) {
@@ -1028,8 +1027,7 @@ void fail_with_package_imports(Report& report, RunContext& run) {
                                                             "", 256, &run.memo.imports))
                  .first;
     for (const auto& e : memo->second) {
-      auto it = failing.find(e.module);
-      if (e.module == lib.path || it == failing.end()) continue;
+      if (e.module == lib.path || !failing.count(e.module)) continue;
       lib.load_failures.push_back({.kind = loader::FailureKind::PackageImport,
                                    .file = e.module,
                                    .symbol = std::nullopt,
