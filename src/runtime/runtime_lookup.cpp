@@ -10,13 +10,16 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include <tbb/parallel_for.h>
 
 #include "backend/backend.h"
 #include "common/paths.h"
+#include "common/phase_times.h"
 #include "loader/search_order.h"
 
 namespace mlc::runtime {
@@ -56,11 +59,43 @@ struct Found {
   std::vector<std::string> searched;
 };
 
+// What the searches of one check asked the file system, asked once: the callers of a CUDA stack
+// search the same directories for the same names (libcuda.so.1 from each of them), and each directory
+// of a search order is tried with its hwcaps subdirectories first. Safe from several threads.
+class FileFacts {
+ public:
+  bool is_dir(const std::string& path) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = dirs_.find(path); it != dirs_.end()) return it->second;
+    }
+    bool d = mlc::is_dir(path);
+    std::lock_guard<std::mutex> lock(mutex_);
+    return dirs_.emplace(path, d).first->second;
+  }
+  // The file's ELF class and machine, when it is an ELF file.
+  std::optional<std::pair<bool, uint16_t>> ident(const std::string& path) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = idents_.find(path); it != idents_.end()) return it->second;
+    }
+    std::optional<std::pair<bool, uint16_t>> id;
+    if (auto r = elf::read_ident(path)) id = std::pair{r->is_64, r->machine};
+    std::lock_guard<std::mutex> lock(mutex_);
+    return idents_.emplace(path, id).first->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, bool> dirs_;
+  std::unordered_map<std::string, std::optional<std::pair<bool, uint16_t>>> idents_;
+};
+
 // Where dlopen(name) called from `caller` finds the file (empty path when nowhere): an object already
 // loaded under that name, else the first file of the loader's search order (loader/search_order.h)
 // of the caller's class and machine. The steps the loader passes over (NODEFLIB) are not searched.
 Found search(const loader::Process& p, int caller, const std::string& name, const loader::LoaderEnv& env,
-             const loader::SystemCache& cache) {
+             const loader::SystemCache& cache, FileFacts& facts) {
   Found f;
   for (const auto& o : p.objects)
     for (const auto& n : o.names)
@@ -77,10 +112,10 @@ Found search(const loader::Process& p, int caller, const std::string& name, cons
   for (const auto& step :
        loader::search_order(name, p, caller, env, loader::search_platform(env, obj.machine, obj.is_64), cache)) {
     // A hwcaps subdirectory that does not exist holds nothing (the loader's own search skips it too).
-    if (step.passed_over || (step.subdir && !is_dir(dir_name(step.path)))) continue;
+    if (step.passed_over || (step.subdir && !facts.is_dir(dir_name(step.path)))) continue;
     f.searched.push_back(absolute(step.path));
-    auto ident = elf::read_ident(step.path);
-    if (ident && ident->is_64 == obj.is_64 && ident->machine == obj.machine) {
+    auto ident = facts.ident(step.path);
+    if (ident && ident->first == obj.is_64 && ident->second == obj.machine) {
       f.path = absolute(step.path);
       return f;
     }
@@ -103,7 +138,7 @@ std::string_view prefix_of(std::string_view s) {
 // own API in its .rodata are its error-name and enum tables, not names it looks up elsewhere.
 using Prefixes = std::set<std::string, std::less<>>;  // looked up by string_view, never copied for it
 
-Prefixes own_prefixes(const elf::ElfObject& o) {
+Prefixes scan_own_prefixes(const elf::ElfObject& o) {
   Prefixes out;
   for (size_t i = 1; i < o.dynamic_symbol_count(); ++i) {
     auto s = o.dynamic_symbol(static_cast<uint32_t>(i));
@@ -111,6 +146,17 @@ Prefixes own_prefixes(const elf::ElfObject& o) {
     // Mangled C++ names (most of a large library's) start with '_' and are turned away at once.
     if (auto prefix = prefix_of(o.name_of(s)); !prefix.empty() && !out.count(prefix)) out.emplace(prefix);
   }
+  return out;
+}
+
+// The same, kept in the literal cache by the file's identity: a warm run reads no .dynsym for it
+// (libtorch_cpu's is 15 ms of a 23 ms run-time look-up on the device, all of it this scan).
+Prefixes own_prefixes(const elf::ElfObject& o, LiteralCache* cache) {
+  static const std::string query = "exported-prefixes";
+  if (cache)
+    if (auto kept = cache->find(o.path, query)) return Prefixes(kept->begin(), kept->end());
+  Prefixes out = scan_own_prefixes(o);
+  if (cache) cache->store(o.path, query, std::vector<std::string>(out.begin(), out.end()));
   return out;
 }
 
@@ -220,19 +266,21 @@ FoundPerCaller where_opened(const loader::Process& p, const std::vector<int>& ca
   const loader::SystemCache system_cache =
       loader::read_system_cache(env, loader::search_platform(env, main.machine, main.is_64).default_dirs);
   FoundPerCaller found(callers.size());
+  FileFacts facts;
   tbb::parallel_for(size_t{0}, callers.size(), [&](size_t k) {
     if (!read[k]) return;
     std::set<std::string> seen;
     for (const auto& lit : read[k].value())
       if (is_soname_literal(lit) && seen.insert(lit).second)
-        found[k].emplace_back(lit, search(p, callers[k], lit, env, system_cache));
+        found[k].emplace_back(lit, search(p, callers[k], lit, env, system_cache, facts));
   });
   return found;
 }
 
 // Each library found, read once (in parallel) with its exported API prefixes: a driver that every
 // library of a CUDA stack dlopens is not read and scanned once per caller.
-std::map<std::string, Opened> open_libraries(const loader::Process& p, const FoundPerCaller& found) {
+std::map<std::string, Opened> open_libraries(const loader::Process& p, const FoundPerCaller& found,
+                                             LiteralCache* lcache) {
   std::map<std::string, Opened> opened;
   for (const auto& per_caller : found)
     for (const auto& [lit, f] : per_caller)
@@ -251,7 +299,7 @@ std::map<std::string, Opened> open_libraries(const loader::Process& p, const Fou
       lib.read = std::move(r).value();
       lib.object = &*lib.read;
     }
-    if (lib.object) lib.prefixes = own_prefixes(*lib.object);
+    if (lib.object) lib.prefixes = own_prefixes(*lib.object, lcache);
   });
   return opened;
 }
@@ -334,7 +382,7 @@ void caller_lookups(const loader::LoadedObject& obj, const std::vector<std::pair
   // library that exports one of its names), and not the object's own: the literals beginning with
   // those prefixes are all that is read, not every literal of .rodata (libcublasLt's 46 MB hold
   // 4.6 million NULs, one memchr each).
-  const Prefixes own = own_prefixes(obj.elf);
+  const Prefixes own = own_prefixes(obj.elf, lcache);
   std::set<std::string> wanted;
   for (const auto& lib : libs)
     for (const auto& prefix : lib.second->prefixes)
@@ -354,15 +402,21 @@ void caller_lookups(const loader::LoadedObject& obj, const std::vector<std::pair
 std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
                                                  const loader::LoaderEnv& env, LiteralCache* lcache) {
   std::vector<RuntimeLookup> out;
+  std::optional<PhaseTime> step(std::in_place, "runtime.callers");
   std::vector<int> callers = dlopen_callers(p, objects);
   // Every entry-point literal is read later, and only from an object one of whose dlopen'd libraries was found.
+  step.emplace("runtime.sonames");
   auto read = soname_literals(p, callers, lcache);
   if (std::none_of(read.begin(), read.end(), [](const auto& r) { return r && !r->empty(); })) return out;
+  step.emplace("runtime.search");
   FoundPerCaller found = where_opened(p, callers, read, env);
-  std::map<std::string, Opened> opened = open_libraries(p, found);
+  step.emplace("runtime.open");
+  std::map<std::string, Opened> opened = open_libraries(p, found, lcache);
+  step.emplace("runtime.entry-points");
   std::vector<std::vector<RuntimeLookup>> per_caller(callers.size());
   tbb::parallel_for(size_t{0}, callers.size(),
                     [&](size_t k) { caller_lookups(p.objects[callers[k]], found[k], opened, lcache, per_caller[k]); });
+  step.reset();
   for (auto& told : per_caller)
     for (auto& r : told) out.push_back(std::move(r));
   return out;

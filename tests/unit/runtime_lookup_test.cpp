@@ -217,6 +217,44 @@ TEST(RuntimeLookup, literals_are_cached_by_the_file_identity) {
   EXPECT_NE(text.find("\nL\tlibsecond_mlc.so.22\n"), std::string::npos) << text;
 }
 
+// The API prefixes a library exports are kept in the same cache by its identity (a warm run reads no
+// .dynsym for them): the planted answer that the provider exports no "mlcfoo" name is believed while
+// the file is unchanged, so the entry point it lacks is no longer checked against it.
+TEST(RuntimeLookup, exported_prefixes_are_cached_by_the_file_identity) {
+  std::string dir = test::scratch_dir("prefix-cache");
+  std::string cache = dir + "/cache", provider = dir + "/libmlcprov.so", caller = dir + "/libcaller.so";
+  test::write_file(dir + "/provider.c", "void mlcfooInit(void) {}\n");
+  test::write_file(dir + "/caller.c",
+                   "#include <dlfcn.h>\nvoid* load(void) {\n  void* h = dlopen(\"libmlcprov.so\", RTLD_NOW);\n"
+                   "  return h && dlsym(h, \"mlcfooInit\") ? dlsym(h, \"mlcfooMissing\") : 0;\n}\n");
+  for (const auto& [out, src] : {std::pair{provider, "provider.c"}, std::pair{caller, "caller.c"}}) {
+    auto cc = run("cc -shared -fPIC -Wl,-rpath,'$ORIGIN' -o " + quote(out) + " " + quote(dir + "/" + src) + " 2>&1");
+    ASSERT_EQ(cc.status, 0) << cc.out;
+  }
+  auto names = [&](const std::string& cache_args) {
+    auto r = run("env -u LD_LIBRARY_PATH " + kBin + " " + cache_args + " --format json " + quote(caller));
+    std::vector<std::string> out;
+    const json doc = json::parse(r.out);
+    for (const auto& l : doc["runtime_lookups"])
+      out.push_back(l["kind"].get<std::string>() + " " + l["name"].get<std::string>());
+    return out;
+  };
+  const std::vector<std::string> missing{"dlsym mlcfooMissing"};
+  EXPECT_EQ(names("--cache-dir " + quote(cache)), missing);
+  std::string text = test::read_file(cache + "/runtime-literals.tsv");
+  const std::string entry = "\texported-prefixes\t" + provider + "\nL\tmlcfoo\n";
+  size_t at = text.find(entry);
+  ASSERT_NE(at, std::string::npos) << text;
+  test::write_file(cache + "/runtime-literals.tsv", text.erase(at + entry.size() - 9, 9));
+  EXPECT_EQ(names("--cache-dir " + quote(cache)), std::vector<std::string>{}) << "the cache answers";
+  EXPECT_EQ(names("--no-cache"), missing);
+  // The provider rebuilt: its symbols are read again.
+  test::write_file(dir + "/provider.c", "void mlcfooInit(void) {}\nvoid mlcfooOther(void) {}\n");
+  auto cc = run("cc -shared -fPIC -o " + quote(provider) + " " + quote(dir + "/provider.c") + " 2>&1");
+  ASSERT_EQ(cc.status, 0) << cc.out;
+  EXPECT_EQ(names("--cache-dir " + quote(cache)), missing);
+}
+
 TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request) {
   ASSERT_EQ(loader_oracle(""), "absent\n") << "the real loader must not find the driver either";
   // By default a library that is not a GPU driver (libmusa_drv is the fixture's stand-in) is counted
