@@ -224,7 +224,7 @@ class Emulator {
   // main program the process starts with, whose closure is loaded at start.
   int load_root(const std::string& path, FoundHow how) {
     struct stat st;
-    if (stat(path.c_str(), &st) == 0) {
+    if (stat_path(path, st) == 0) {
       if (int existing = find_by_inode(st); existing >= 0) return existing;
     }
     auto obj = read_headers(path, st);
@@ -374,7 +374,7 @@ class Emulator {
   bool try_path(const Candidate& c, NeededEntry& entry, TryOutcome& out) {
     struct stat st;
     out.open_errno = ENOENT;
-    if (stat(c.path.c_str(), &st) != 0) {
+    if (stat_path(c.path, st) != 0) {
       out.open_errno = errno == ENOTDIR ? ENOENT : errno;
       if (out.open_errno == ENOENT || out.open_errno == EACCES) {
         if (!c.quiet) entry.searched.push_back({c.path, c.how, {}});
@@ -553,7 +553,7 @@ class Emulator {
     std::vector<std::pair<dev_t, ino_t>> seen{{picked.dev, picked.ino}};
     for (const auto& [path, how] : order) {
       struct stat st;
-      if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (stat_path(path, st) != 0 || !S_ISREG(st.st_mode)) continue;
       if (std::find(seen.begin(), seen.end(), std::make_pair(st.st_dev, st.st_ino)) != seen.end()) continue;
       seen.push_back({st.st_dev, st.st_ino});
       auto ident = elf::read_ident(path);
@@ -591,7 +591,8 @@ class Emulator {
   // r_search_path_elem status of each directory and subdirectory).
   bool dir_exists(const std::string& dir) {
     auto [it, fresh] = dirs_.emplace(dir, false);
-    if (fresh) it->second = is_dir(dir);
+    struct stat st;
+    if (fresh) it->second = stat_path(dir, st) == 0 && S_ISDIR(st.st_mode);
     return it->second;
   }
 
@@ -604,6 +605,16 @@ class Emulator {
   const LoaderEnv& env_;
   ObjectCache* cache_objects_;    // may be null
   std::vector<bool> from_cache_;  // per object: already complete
+
+  // stat(2), through the run's memo when there is one (ObjectCache::stat_path); errno as stat sets it.
+  int stat_path(const std::string& path, struct stat& st) {
+    if (!cache_objects_) return ::stat(path.c_str(), &st);
+    if (int err = cache_objects_->stat_path(path, st); err != 0) {
+      errno = err;
+      return -1;
+    }
+    return 0;
+  }
 
   // An object read before in this run (complete), else read from the file (headers only).
   Result<elf::ElfObject> read_headers(const std::string& path, const struct stat& st) {
@@ -638,12 +649,30 @@ Result<Process> load_process(const std::string& target, const LoaderEnv& env, Ob
 }
 
 const elf::ElfObject* ObjectCache::find(dev_t dev, ino_t ino) const {
+  std::lock_guard<std::mutex> lock(mutex_);
   auto it = objects_.find({dev, ino});
-  return it == objects_.end() ? nullptr : &it->second;
+  return it == objects_.end() ? nullptr : &it->second;  // a map's element stays where it is
 }
 
 void ObjectCache::add(dev_t dev, ino_t ino, const elf::ElfObject& object) {
+  std::lock_guard<std::mutex> lock(mutex_);
   objects_.emplace(std::make_pair(dev, ino), object);
+}
+
+int ObjectCache::stat_path(const std::string& path, struct stat& st) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = stats_.find(path); it != stats_.end()) {
+      st = it->second.second;
+      return it->second.first;
+    }
+  }
+  std::pair<int, struct stat> answer{0, {}};
+  if (::stat(path.c_str(), &answer.second) != 0) answer.first = errno;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = stats_.emplace(path, answer).first;
+  st = it->second.second;
+  return it->second.first;
 }
 
 std::vector<int> lookup_scope(const Process& process, int root) {
