@@ -4,11 +4,12 @@
 Usage: venv_bench.py MUSA_LINKCHECK VENV [RUNS] [OUTDIR]
 
 Run by the venv's own python3 (so that its torch is the one imported). Prints, each against its peer run
-alternately in the same conditions, median wall time and peak RSS (wait4's ru_maxrss):
+alternately in the same conditions, median wall time, peak RSS (wait4's ru_maxrss) and the tool's CPU
+utilisation (user + system time over wall time, every thread: 100% is one core busy):
   1. torch/lib/libtorch_cuda.so in place: default run (cold: no cache; warm), --only-named, --closure,
      against `ldd -r`;
   2. `--python` on torch/_C*.so: exit status, lines of text, warnings (the import works: no warning is the
-     target);
+     target), and its time against `ldd -r` on the same file; libtorch_cpu.so's default call against `ldd -r`;
   3. the whole venv in one command, as a user calls it (no flag): the first run with an empty cache
      directory, with the page cache dropped (as root) and with it warm, against `--no-cache` and an `ldd -r`
      loop over the same ELF files in the same page-cache state; then a later run (the caches of the first);
@@ -32,23 +33,25 @@ import real_process  # noqa: E402
 
 
 def measure(argv, out=subprocess.DEVNULL, env=None):
-    """Wall seconds and peak RSS (MB) of one command, from wait4."""
+    """Wall seconds, peak RSS (MB), exit status and CPU seconds (user + system, every thread) of one command,
+    from wait4."""
     start = time.monotonic()
     p = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
-    return time.monotonic() - start, usage.ru_maxrss / 1024.0, p.returncode
+    return time.monotonic() - start, usage.ru_maxrss / 1024.0, p.returncode, usage.ru_utime + usage.ru_stime
 
 
 def side_by_side(label, ours, peer, runs):
-    to, tp, ro, rp = [], [], 0.0, 0.0
+    to, tp, ro, rp, co = [], [], 0.0, 0.0, 0.0
     measure(ours), measure(peer)  # page cache and the tool's caches warm
     for _ in range(runs):
-        w, r, _ = measure(ours); to.append(w); ro = max(ro, r)
-        w, r, _ = measure(peer); tp.append(w); rp = max(rp, r)
+        w, r, _, c = measure(ours); to.append(w); ro = max(ro, r); co += c
+        w, r, _, _ = measure(peer); tp.append(w); rp = max(rp, r)
     mo, mp = statistics.median(to), statistics.median(tp)
-    print(f"{label:<34} {mo * 1000:9.1f} ms  RSS {ro:7.1f} MB | peer {mp * 1000:9.1f} ms  RSS {rp:6.1f} MB"
-          f" | ratio {mo / mp:6.3f}x", flush=True)
+    # CPU utilisation: the tool's CPU time over its wall time (100% is one core busy the whole run).
+    print(f"{label:<34} {mo * 1000:9.1f} ms  RSS {ro:7.1f} MB  CPU {100 * co / sum(to):5.0f}% | peer {mp * 1000:9.1f} ms"
+          f"  RSS {rp:6.1f} MB | ratio {mo / mp:6.3f}x", flush=True)
     return mo, mp
 
 
@@ -67,7 +70,7 @@ def main():
     # 1. libtorch_cuda.so in place.
     ldd = ["ldd", "-r", cuda]
     cache = os.path.join(outdir, "cache")
-    w, r, _ = measure([tool, "--cache-dir", cache, cuda])
+    w, r, _, _ = measure([tool, "--cache-dir", cache, cuda])
     print(f"{'libtorch_cuda default, cold cache':<34} {w * 1000:9.1f} ms  RSS {r:7.1f} MB (one run)")
     for label, extra in (("libtorch_cuda default (warm)", []), ("libtorch_cuda --only-named", ["--only-named"]),
                          ("libtorch_cuda --closure", ["--closure"])):
@@ -77,12 +80,17 @@ def main():
     c_module = next(os.path.join(site, "torch", f) for f in sorted(os.listdir(os.path.join(site, "torch")))
                     if f.startswith("_C.") and f.endswith(".so"))
     with open(os.path.join(outdir, "python_C.txt"), "w") as out:
-        w, r, status = measure([tool, "--cache-dir", cache, f"--python={py}", c_module], out=out)
+        w, r, status, _ = measure([tool, "--cache-dir", cache, f"--python={py}", c_module], out=out)
     text = open(os.path.join(outdir, "python_C.txt")).read()
     warnings = sum(1 for line in text.splitlines() if line.startswith("warning"))
     print(f"--python {os.path.basename(c_module)}: exit {status}, {len(text.splitlines())} lines, {warnings} "
           f"warnings, {w * 1000:.0f} ms, RSS {r:.1f} MB")
     print("  " + "\n  ".join(text.splitlines()[:12]))
+    # The same call side by side with ldd -r on torch/_C, and libtorch_cpu's default call (issue 49's table).
+    side_by_side("torch/_C --python", [tool, "--cache-dir", cache, f"--python={py}", c_module], ["ldd", "-r", c_module],
+                 runs)
+    cpu = os.path.join(torch_lib, "libtorch_cpu.so")
+    side_by_side("libtorch_cpu default (warm)", [tool, "--cache-dir", cache, cpu], ["ldd", "-r", cpu], runs)
 
     # 3. The whole venv in one command, as a user calls it.
     report = os.path.join(outdir, "venv.json")
@@ -131,8 +139,9 @@ def main():
         for i, label in enumerate(labels):
             t = statistics.median(row[i][0] for row in samples)
             rss = max(row[i][1] for row in samples)
-            print(f"  {label:<34} {t * 1000:9.1f} ms  RSS {rss:7.1f} MB | ratio to the ldd -r loop {t / peer:6.3f}x",
-                  flush=True)
+            cpu = 100 * sum(row[i][3] for row in samples) / sum(row[i][0] for row in samples)
+            print(f"  {label:<34} {t * 1000:9.1f} ms  RSS {rss:7.1f} MB  CPU {cpu:5.0f}% | ratio to the ldd -r loop "
+                  f"{t / peer:6.3f}x", flush=True)
     cache = os.path.join(outdir, "cache-venv")
     measure(env_run + ["--cache-dir", cache])
     side_by_side("later run (caches) vs ldd -r loop", env_run + ["--cache-dir", cache], loop, max(1, runs // 2))
