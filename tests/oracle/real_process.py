@@ -5,15 +5,15 @@ A program (ET_EXEC, or DF_1_PIE: glibc refuses to dlopen a PIE) is asked of `ldd
 a fresh interpreter: the innermost package holding it is imported (its __init__ runs, importing torch
 where it does; a package failing in Python, not in the loader, is passed for its nearest importable
 parent), an extension module is imported by its dotted name (it loads when that import works and opened
-this very file: Python never opens a module of another Python's tag), then the file is loaded with
-ctypes.CDLL(path, RTLD_NOW).
+this very file: Python never opens a module of another Python's tag; an import failing in Python, not in
+the loader, is noted as a package's is), then the file is loaded with ctypes.CDLL(path, RTLD_NOW).
 """
 import os
 import struct
 import subprocess
 
 PROBE = (
-    "import ctypes, importlib, os, re, sys\n"
+    "import ctypes, importlib, importlib.machinery, os, re, sys\n"
     "loader = re.compile(r'cannot open shared object|undefined symbol|version `|ELF|cannot (allocate|enable|map)|"
     "file too short|static TLS')\n"
     "def said(e):\n    return str(e).splitlines()[0][:200] if str(e) else type(e).__name__\n"
@@ -23,11 +23,17 @@ PROBE = (
     "            sys.exit(0)\n        note = note or said(e)\n        pkg = pkg.rpartition('.')[0]\n"
     # An extension module is loaded by the import of its name: it loads when that import works and opened
     # this file (Python never opens a module of another Python's tag).
+    # An import that fails in Python before or after the loader's part (a parent package that does not
+    # import, an error the module's init raises, a circular import) says nothing of the load: noted, and
+    # the file is loaded as below; unless this Python never opens a file so named (another Python's tag).
     "if module:\n    try:\n        m = importlib.import_module(module)\n"
-    "    except Exception as e:\n        print('fails', said(e))\n        sys.exit(0)\n"
-    "    f = getattr(m, '__file__', None)\n"
-    "    if not f or not os.path.exists(f) or not os.path.samefile(f, path):\n"
-    "        print('fails', 'import ' + module + ' opens ' + str(f) + ', not this file')\n        sys.exit(0)\n"
+    "        f = getattr(m, '__file__', None)\n"
+    "        if not f or not os.path.exists(f) or not os.path.samefile(f, path):\n"
+    "            print('fails', 'import ' + module + ' opens ' + str(f) + ', not this file')\n            sys.exit(0)\n"
+    "    except Exception as e:\n"
+    "        if loader.search(said(e)) or os.path.basename(path) not in [module.rpartition('.')[2] + s for s in importlib.machinery.EXTENSION_SUFFIXES]:\n"
+    "            print('fails', said(e))\n            sys.exit(0)\n"
+    "        note = note or said(e)\n"
     "try:\n    ctypes.CDLL(path, os.RTLD_NOW)\n"
     "    print('ok' + (' (its package fails in Python: ' + note + '; checked after ' + (pkg or 'no package') + ')'"
     " if note else ''))\n"
