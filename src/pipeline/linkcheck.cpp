@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
@@ -255,13 +256,14 @@ struct RunContext {
   python::InterpreterSites host;
   std::optional<environment::TorchInstall> python_torch;
   loader::ObjectCache* objects = nullptr;
-  python::ImportMemo memo = {};  // what the import plans of the run's files share (the load stage is serial)
+  // What the import plans of the run's files share (asked under the loads' lock: load_input).
+  python::ImportMemo memo = {};
   // The interpreters of the environments the run's files are installed in, by program, and each directory's
-  // (the load stage is serial).
+  // (asked under the loads' lock: load_input).
   std::map<std::string, python::InterpreterSites> env_hosts = {};
   std::map<std::string, std::string> env_of_dir = {};
   // What each extension module an import loads first brings in (its load in its host), by name: the names
-  // it answers to, each with its file's device and inode. Read once per run (the load stage is serial).
+  // it answers to, each with its file's device and inode. Read once per run (under the loads' lock).
   std::map<std::string, std::map<std::string, std::pair<dev_t, ino_t>>> closure_of = {};
   // The file names two or more of the run's inputs share (a soname two packages vendor): only a file whose
   // load takes one of them, or misses a name, can be changed by what another package's import loads first.
@@ -432,14 +434,18 @@ bool may_be_changed_by_imports(const loader::Process& p, const RunContext& run) 
   return false;
 }
 
-std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
-                                     const std::map<std::string, std::string>& checked_before, Report& report) {
+// The loads of a tree's inputs run in parallel; what their plans share (the run's memo of imports, the
+// interpreters by directory, the closures of prior loads) is asked under `shared`, the loads themselves
+// are not. Which objects each input checks is decided afterwards, in input order (checked_objects).
+std::optional<InputCheck> load_input(const std::string& file, RunContext& run, std::mutex& shared, Report& report) {
   InputCheck in;
+  std::unique_lock<std::mutex> lock(shared);
   in.host = host_for(file, run);
   in.plan = [&] {
     PhaseTime t("plan");
     return import_plan(file, in.host, run, report);
   }();
+  lock.unlock();
   if (in.plan.hosting == host::PythonHosting::ExtensionModule)
     for (const auto& w : run.options.with_unscoped)
       if (std::find(report.with_as_import.begin(), report.with_as_import.end(), w) == report.with_as_import.end())
@@ -452,7 +458,8 @@ std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
   // The extension modules the package chain's imports load first: followed only where they can change this
   // file's process, and loaded only where they do (prior_loads_that_matter).
   std::vector<python::PriorLoad> priors;
-  if (process && in.plan.hosting != host::PythonHosting::None && may_be_changed_by_imports(*process, run)) {
+  if (process && in.plan.hosting != host::PythonHosting::None && may_be_changed_by_imports(*process, run)) lock.lock();
+  if (lock.owns_lock()) {
     PhaseTime t("plan.imports");
     Report again;  // the plan's warnings are the first plan's, already told
     for (auto& l : import_plan(file, in.host, run, again, true).loads)
@@ -469,6 +476,7 @@ std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
       process = loader::load_process(file, in.env, run.objects);
     }
   }
+  if (lock.owns_lock()) lock.unlock();
   if (!process) {
     report.errors.push_back(process.error());
     return std::nullopt;
@@ -480,12 +488,6 @@ std::optional<InputCheck> load_input(const std::string& file, RunContext& run,
   // torch/_C and, when loaded, libtorch_global_deps: either failing fails `import torch`.
   for (const auto& load : in.plan.loads)
     if (load.path != in.plan.host) in.import_roots.push_back(load.path);
-  in.checked = checked_objects(in.process, run.options, checked_before, in.import_roots);
-  {
-    PhaseTime t("relocations");
-    loader::read_symbol_tables(in.process, in.checked);
-  }
-  for (const auto& e : in.process.errors) report.errors.push_back(e);
   return in;
 }
 
@@ -923,50 +925,70 @@ void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<Runtime
 
 // One input on its way through the stages of run_linkcheck.
 struct Stage {
+  const std::string* file = nullptr;
   std::optional<InputCheck> in;
   loader::BindOutcome binding;
   std::vector<RuntimeLookup> lookups;
   Report loaded;  // the load's errors and warnings, joined to the report in input order
 };
 
-// The three stages every input goes through, in order.
+// The stages every input goes through, in order.
 struct Stages {
   const std::vector<std::string>& files;
   RunState& state;
   runtime::LiteralCache& literals;
   Mappings mappings;  // what the run has mapped, given back to the page cache now and then
   size_t next = 0;
+  std::mutex shared = {};  // what the loads' plans share (load_input)
 
-  // Load (sequential: the object cache, and which dependencies an earlier input checked already): read
-  // the ELF file and emulate the loader's mapping phase as its import would.
-  std::shared_ptr<Stage> load(tbb::flow_control& flow) {
+  // The next input, in order.
+  std::shared_ptr<Stage> take(tbb::flow_control& flow) {
     if (next == files.size()) {
       flow.stop();
       return nullptr;
     }
     const LinkcheckOptions& options = state.run.options;
     if (options.progress) options.progress(next, files.size());
-    const std::string& file = files[next++];
     auto stage = std::make_shared<Stage>();
-    stage->in = load_input(file, state.run, state.checked_before, stage->loaded);
-    if (stage->in)
-      for (int i : stage->in->checked)
-        state.checked_before.emplace(stage->in->process.objects[i].path,
-                                     needed_signature(stage->in->process, static_cast<size_t>(i)));
+    stage->file = &files[next++];
     return stage;
   }
 
-  // Bind (in parallel: each input's process is its own, the shared objects are only read): every
-  // relocated reference in the global scope, version requirements (src/loader); then the dlopen/dlsym
-  // string literals of the checked objects (src/runtime).
+  // Load (in parallel; the object cache and the plans' memo are shared): read the ELF file and emulate
+  // the loader's mapping phase as its import would.
+  std::shared_ptr<Stage> load(std::shared_ptr<Stage> stage) {
+    stage->in = load_input(*stage->file, state.run, shared, stage->loaded);
+    return stage;
+  }
+
+  // Which objects the input checks (in input order: a dependency an earlier input checked is not
+  // checked again where its DT_NEEDED files are the same).
+  std::shared_ptr<Stage> choose(std::shared_ptr<Stage> stage) {
+    if (!stage->in) return stage;
+    InputCheck& in = *stage->in;
+    in.checked = checked_objects(in.process, state.run.options, state.checked_before, in.import_roots);
+    for (int i : in.checked)
+      state.checked_before.emplace(in.process.objects[i].path, needed_signature(in.process, static_cast<size_t>(i)));
+    return stage;
+  }
+
+  // Bind (in parallel: each input's process is its own, the shared objects are only read): the checked
+  // objects' relocations, every relocated reference in the global scope, version requirements
+  // (src/loader); then the dlopen/dlsym string literals of the checked objects (src/runtime).
   std::shared_ptr<Stage> bind(std::shared_ptr<Stage> stage) {
     if (!stage->in) return stage;
+    InputCheck& in = *stage->in;
+    {
+      PhaseTime t("relocations");
+      loader::read_symbol_tables(in.process, in.checked);
+    }
+    for (const auto& e : in.process.errors) stage->loaded.errors.push_back(e);
     {
       PhaseTime t("bind");
-      stage->binding = loader::bind(stage->in->process, stage->in->checked, stage->in->env);
+      stage->binding = loader::bind(in.process, in.checked, in.env);
     }
     PhaseTime t("runtime-lookups");
-    stage->lookups = runtime::check_runtime_lookups(stage->in->process, stage->in->checked, stage->in->env, &literals);
+    stage->lookups = runtime::check_runtime_lookups(in.process, in.checked, in.env, &literals);
     return stage;
   }
 
@@ -1098,14 +1120,19 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       if (copies.size() > 1) state.run.shared_names.insert(name);
   }
   runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
-  Stages stages{.files = files, .state = state, .literals = literals, .mappings = {}, .next = 0};
-  // Inputs flow through three stages, in order: the load (sequential), the binding and the scan for
-  // run-time look-ups (in parallel), then the passes that write the report (in input order).
+  Stages stages{.files = files, .state = state, .literals = literals, .mappings = {}, .next = 0, .shared = {}};
+  // Inputs flow through the stages in order: taken (in order), loaded (in parallel), their checked objects
+  // chosen (in order), bound and scanned for run-time look-ups (in parallel), then the passes that write
+  // the report (in input order).
   const size_t in_flight = files.size() > 1 ? 2 * std::max<size_t>(1, std::thread::hardware_concurrency()) : 1;
   using Item = std::shared_ptr<Stage>;
   tbb::parallel_pipeline(in_flight,
                          tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control& f) {
-                           return stages.load(f);
+                           return stages.take(f);
+                         }) & tbb::make_filter<Item, Item>(tbb::filter_mode::parallel, [&](Item item) {
+                           return stages.load(std::move(item));
+                         }) & tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order, [&](Item item) {
+                           return stages.choose(std::move(item));
                          }) & tbb::make_filter<Item, Item>(tbb::filter_mode::parallel, [&](Item item) {
                            return stages.bind(std::move(item));
                          }) & tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
