@@ -340,14 +340,19 @@ std::vector<int> checked_objects(const loader::Process& p, const LinkcheckOption
 }
 
 // How Python's import would load the file (src/python/import_plan.h), from its headers.
-python::ImportPlan import_plan(const std::string& file, const python::InterpreterSites* host, RunContext& run,
-                               Report& report, bool follow_imports = false) {
+// `headers`: the file's, read_headers_for_plan's.
+using PlanHeaders = Result<elf::ElfObject>;
+PlanHeaders read_headers_for_plan(const std::string& file) {
+  return elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .lookup_only = true});
+}
+python::ImportPlan import_plan(const std::string& file, const PlanHeaders& headers,
+                               const python::InterpreterSites* host, RunContext& run, Report& report,
+                               bool follow_imports = false) {
   const auto& options = run.options;
-  auto headers = elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .lookup_only = true});
   python::ImportQuestion q{.file = file,
                            .needed = headers ? headers->needed : std::vector<std::string>{},
-                           .hosting = headers ? host::python_hosting(*headers) : host::PythonHosting::None,
-                           .program = headers && loader::is_program(*headers),
+                           .hosting = headers ? host::python_hosting(headers.value()) : host::PythonHosting::None,
+                           .program = headers && loader::is_program(headers.value()),
                            .python = options.python ? &*options.python : nullptr,
                            .python_torch = run.python_torch ? &*run.python_torch : nullptr,
                            .host = host,
@@ -356,7 +361,7 @@ python::ImportPlan import_plan(const std::string& file, const python::Interprete
   python::ImportPlan plan = python::plan_import(q);
   // Not Python's: a plugin of a program that exports what it uses is loaded into that program.
   if (plan.loads.empty() && headers && !q.program && q.hosting == host::PythonHosting::None)
-    if (auto program = host::plugin_host(file, *headers, {.sysroot = run.env.sysroot})) {
+    if (auto program = host::plugin_host(file, headers.value(), {.sysroot = run.env.sysroot})) {
       plan.host = plan.plugin_of = *program;
       plan.loads.push_back({.path = *program, .global = true});
     }
@@ -439,11 +444,12 @@ bool may_be_changed_by_imports(const loader::Process& p, const RunContext& run) 
 // are not. Which objects each input checks is decided afterwards, in input order (checked_objects).
 std::optional<InputCheck> load_input(const std::string& file, RunContext& run, std::mutex& shared, Report& report) {
   InputCheck in;
+  const PlanHeaders headers = read_headers_for_plan(file);
   std::unique_lock<std::mutex> lock(shared);
   in.host = host_for(file, run);
   in.plan = [&] {
     PhaseTime t("plan");
-    return import_plan(file, in.host, run, report);
+    return import_plan(file, headers, in.host, run, report);
   }();
   lock.unlock();
   if (in.plan.hosting == host::PythonHosting::ExtensionModule)
@@ -462,7 +468,7 @@ std::optional<InputCheck> load_input(const std::string& file, RunContext& run, s
   if (lock.owns_lock()) {
     PhaseTime t("plan.imports");
     Report again;  // the plan's warnings are the first plan's, already told
-    for (auto& l : import_plan(file, in.host, run, again, true).loads)
+    for (auto& l : import_plan(file, headers, in.host, run, again, true).loads)
       if (!l.imported_by.empty()) priors.push_back(std::move(l));
   }
   if (process && !priors.empty()) {
