@@ -351,15 +351,29 @@ Result<SetupPy> read_setup_py(const std::string& path) {
   return parse_setup_py(path, std::move(*text));
 }
 
+std::string_view to_string(ExtensionKind kind) {
+  switch (kind) {
+    case ExtensionKind::Extension: return "Extension";
+    case ExtensionKind::CppExtension: return "CppExtension";
+    case ExtensionKind::CUDAExtension: return "CUDAExtension";
+  }
+  return "Extension";
+}
+
 SetupPy parse_setup_py(const std::string& path, std::string text) {
   SetupPy setup{.path = path, .text = std::move(text), .extensions = {}};
   const std::vector<Token> toks = Lexer(setup.text).all();
-  static const std::set<std::string> kinds = {"Extension", "CppExtension", "CUDAExtension"};
+  auto kind_of = [](const std::string& callee) -> std::optional<ExtensionKind> {
+    for (auto k : {ExtensionKind::Extension, ExtensionKind::CppExtension, ExtensionKind::CUDAExtension})
+      if (callee == to_string(k)) return k;
+    return std::nullopt;
+  };
   for (size_t i = 0; i + 1 < toks.size(); ++i) {
-    if (toks[i].kind != Tok::Name || !kinds.count(toks[i].text) || !is_punct(toks[i + 1], '(')) continue;
+    const auto kind = toks[i].kind == Tok::Name ? kind_of(toks[i].text) : std::nullopt;
+    if (!kind || !is_punct(toks[i + 1], '(')) continue;
     if (i > 0 && toks[i - 1].kind == Tok::Name && (toks[i - 1].text == "class" || toks[i - 1].text == "def")) continue;
     ExtensionDecl ext;
-    ext.kind = toks[i].text;
+    ext.kind = *kind;
     ext.line = line_at(setup.text, toks[i].begin);
     size_t close = 0;
     auto args = arguments(toks, i + 1, close);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -38,8 +39,13 @@ struct JoinEntry {
   char quote = '"';
 };
 
+// Which setuptools class an extension is declared with (torch.utils.cpp_extension's two, or setuptools').
+enum class ExtensionKind { Extension, CppExtension, CUDAExtension };
+// Its name as a setup.py calls it, without a module prefix: "CUDAExtension".
+std::string_view to_string(ExtensionKind kind);
+
 struct ExtensionDecl {
-  std::string kind;   // Extension, CppExtension, CUDAExtension (as called, without a module prefix)
+  ExtensionKind kind = ExtensionKind::Extension;
   std::string name;   // "myext._C"; "" when the name is not a string literal
   uint32_t line = 0;  // the call's line
   // The literal list (or tuple) of sources, or why there is none to edit.

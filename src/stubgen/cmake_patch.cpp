@@ -84,7 +84,8 @@ struct Edits {
       for (const auto& symbol : fixes_of_add[key]) p.unreached.push_back(symbol);
     };
     if (!ext) return refuse("no extension in " + add.file + " builds " + add.library);
-    const std::string what = "the sources of " + ext->kind + "('" + ext->name + "')";
+    const std::string what =
+        "the sources of " + std::string(setuptools::to_string(ext->kind)) + "('" + ext->name + "')";
     for (const auto& entry : ext->sources)
       if (entry.value == add.entry) {
         p.warnings.push_back(add.entry + " is already in " + what + " (" + add.file + ":" + std::to_string(entry.line) +

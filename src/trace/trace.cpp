@@ -996,8 +996,8 @@ std::optional<Fix> setup_py_fix(const std::string& module, const std::string& fi
   if (!site) return std::nullopt;
   const auto& ext = site->extension();
   const std::string entry = setuptools::entry_for(site->setup, file);
-  const std::string extension =
-      ext.kind + "('" + ext.name + "') at " + site->setup.path + ":" + std::to_string(ext.line);
+  const std::string extension = std::string(setuptools::to_string(ext.kind)) + "('" + ext.name + "') at " +
+                                site->setup.path + ":" + std::to_string(ext.line);
   // A fix with no entry to write: its words say what to do.
   auto told = [](FixKind kind, SaidPtr why) {
     Fix fix;
