@@ -26,11 +26,6 @@
 namespace mlc::cmake {
 namespace {
 
-bool exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
 std::string join(const std::string& dir, const std::string& rel) {
   if (rel.empty()) return dir;
   if (rel[0] == '/') return normalize_path(rel);
@@ -118,7 +113,7 @@ ListEntry make_entry(const CMakeArg& arg, const std::map<std::string, std::strin
       e.is_glob = true;
       auto files = evaluate_glob(path, recurse);
       e.files.insert(e.files.end(), files.begin(), files.end());
-    } else if (exists(path)) {
+    } else if (path_exists(path)) {
       e.files.push_back(path);
     } else if (!glob_command) {
       e.files.push_back(path);  // add_library names it even if absent: CMake would fail at configure
@@ -500,7 +495,7 @@ MissingObjects read_compile_database(Model& info) {
     auto out = build::output_argument(c.argv);
     if (!out) continue;
     const std::string object = join(c.directory, c.argv[out->index].substr(out->offset));
-    if (exists(object)) continue;
+    if (path_exists(object)) continue;
     info.unbuilt.insert(normalize_path(c.file));
     missing[normalize_path(c.file)].push_back(object);
   }
@@ -516,7 +511,8 @@ void drop_unbuilt(Model& info, const MissingObjects& missing) {
   if (info.unbuilt.empty()) return;
   std::set<std::string> dropped;
   for (auto& t : info.targets) {
-    if (std::none_of(t.artifacts.begin(), t.artifacts.end(), [](const std::string& a) { return exists(a); })) continue;
+    if (std::none_of(t.artifacts.begin(), t.artifacts.end(), [](const std::string& a) { return path_exists(a); }))
+      continue;
     const std::string own = "/CMakeFiles/" + t.name + ".dir/";
     for (const auto& f : info.unbuilt) {
       auto it = missing.find(f);
@@ -594,7 +590,7 @@ class TreeWalker {
                     if (c.name == "add_subdirectory") {
                       std::string dir = join(cur_dir, arg);
                       std::string child_file = dir + "/CMakeLists.txt";
-                      if (!exists(child_file) || (!read_.empty() && !read_.count(child_file))) return;
+                      if (!path_exists(child_file) || (!read_.empty() && !read_.count(child_file))) return;
                       Scope child = scope;
                       visit(child_file, dir, child, &scope, depth + 1);
                       scope.vars["CMAKE_CURRENT_SOURCE_DIR"] = cur_dir;
@@ -603,7 +599,7 @@ class TreeWalker {
                       // Only the project's own files: a module name (include(GNUInstallDirs)) is CMake's.
                       std::string path = join(file.substr(0, file.rfind('/')), arg);
                       if (arg.find('/') == std::string::npos && arg.find(".cmake") == std::string::npos) return;
-                      if (!exists(path) || is_dir(path) ||
+                      if (!path_exists(path) || is_dir(path) ||
                           (!info_.source_dir.empty() && path.rfind(info_.source_dir + "/", 0) != 0))
                         return;
                       visit(path, cur_dir, scope, parent, depth + 1);
@@ -721,7 +717,7 @@ Model read_build(const BuildOptions& options) {
   std::set<std::string> failed;
   Scope scope{.vars = variables(info), .origins = {}, .library_helper = info.library_helper};
   std::string top = info.source_dir.empty() ? "" : normalize_path(info.source_dir) + "/CMakeLists.txt";
-  if (options.cmake_lists.empty() && !top.empty() && exists(top)) {
+  if (options.cmake_lists.empty() && !top.empty() && path_exists(top)) {
     TreeWalker(info, *parse, files_the_build_read(info.build_dir))
         .visit(top, normalize_path(info.source_dir), scope, nullptr, 0);
     mark_emptied_lists(info, *parse);

@@ -10,6 +10,7 @@
 
 #include "cmake/build_info.h"
 #include "common/file_io.h"
+#include "common/paths.h"
 
 namespace mlc::cmake {
 namespace {
@@ -207,14 +208,13 @@ EditOutcome Editor::add_source(const std::string& cmake_file, const std::string&
     // subdirectory's list(APPEND) relative to the directory that creates the target).
     std::string relative = expanded;
     expanded = dir + "/" + relative;
-    if (s_->build && !std::filesystem::exists(expanded))
+    if (s_->build && !path_exists(expanded))
       for (const auto& t : s_->build->targets)
-        if (named.front()->targets.count(t.name) && !t.source_dir.empty() &&
-            std::filesystem::exists(t.source_dir + "/" + relative))
+        if (named.front()->targets.count(t.name) && !t.source_dir.empty() && path_exists(t.source_dir + "/" + relative))
           expanded = t.source_dir + "/" + relative;
   }
   // What the entry spells wins; the caller's file stands in for a spelling CMake completes (no extension).
-  if (!source.empty() && !std::filesystem::exists(expanded)) expanded = source;
+  if (!source.empty() && !path_exists(expanded)) expanded = source;
   expanded = normalize_path(expanded);
   for (const auto* l : named)
     for (const auto& e : l->entries)

@@ -192,7 +192,7 @@ bool names_files(const SourceList& l) {
     if (is_indirect_entry(e.raw)) continue;
     if (e.is_glob || !extension_of(e.raw).empty()) return true;
     for (const auto& f : e.files)
-      if (std::filesystem::exists(f)) return true;
+      if (path_exists(f)) return true;
   }
   return false;
 }

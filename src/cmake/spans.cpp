@@ -38,11 +38,6 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-bool exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 // The variables an argument references by name: "${A}/x${B}" -> A, B (a nested reference by its
 // innermost name); foreach(x IN LISTS A B) names A and B bare.
 void referenced(const std::string& raw, std::vector<std::string>& out) {
@@ -438,10 +433,10 @@ class SpanReader {
           if (spells(e.raw, file, t, s.file, nullptr)) named.push_back(s.file);
         if (named.empty())
           for (const auto& f : e.files)
-            if (exists(f)) named.push_back(f);
+            if (is_file(f)) named.push_back(f);
         if (!named.empty()) e.files = named;
         for (const auto& f : e.files)
-          if (!own_.count(f) && exists(f)) ++l.foreign;
+          if (!own_.count(f) && is_file(f)) ++l.foreign;
       }
       if (!e.raw.empty() && !seen.insert(e.raw).second) l.duplicates.push_back(e.raw);
       l.entries.push_back(std::move(e));
@@ -533,7 +528,7 @@ class SpanReader {
       std::string path = expand_variables(e.raw, local);
       if (path.empty() || path.find("$<") != std::string::npos || path.find("${") != std::string::npos) continue;
       path = normalize_path(path[0] == '/' ? path : dir_of(file) + "/" + path);
-      if (!exists(path) || std::find(t.sources.begin(), t.sources.end(), path) != t.sources.end()) continue;
+      if (!is_file(path) || std::find(t.sources.begin(), t.sources.end(), path) != t.sources.end()) continue;
       info_.untaken.emplace(path, file + ":" + std::to_string(c.line));
     }
   }

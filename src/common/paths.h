@@ -34,6 +34,14 @@ inline std::string join_path(const std::string& dir, const std::string& name) {
   return dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
+// Whether anything is at the path (following symlinks); false when stat(2) fails for any reason (a
+// directory it may not search included: never throws, unlike std::filesystem::exists without an
+// error_code).
+inline bool path_exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
 // Whether the path is a directory (following symlinks).
 inline bool is_dir(const std::string& path) {
   struct stat st;

@@ -170,7 +170,7 @@ std::vector<codegen::BackendYaml> read_codegen_yamls(const TraceOptions& o, cons
     y->output_dir = f.output_dir;
     y->native_yaml = f.native_yaml;
     for (const auto& r : ctx.source_roots)  // PyTorch's checkout holds the schema the generator read
-      if (y->native_yaml.empty() && std::filesystem::exists(r + "/aten/src/ATen/native/native_functions.yaml"))
+      if (y->native_yaml.empty() && path_exists(r + "/aten/src/ATen/native/native_functions.yaml"))
         y->native_yaml = r + "/aten/src/ATen/native/native_functions.yaml";
     codegen::read_schemas(*y);
     out.push_back(std::move(y).value());

@@ -34,11 +34,6 @@ using demangle::SymbolName;
 using source::EntityKind;
 using source::IndexedEntity;
 
-bool file_exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
 bool under(const std::string& path, const std::string& dir) {
   return !dir.empty() && path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
@@ -702,7 +697,7 @@ class Tracer {
     auto [ported, original] = ported_and_original(path);
     const IndexedEntity* at = best.entity;
     std::string origin_file = path;
-    if (ported != path && file_exists(ported)) {
+    if (ported != path && path_exists(ported)) {
       origin_file = ported;
       if (const IndexedEntity* e = in_file(ported, *best.entity)) at = e;
     }
