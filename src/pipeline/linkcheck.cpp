@@ -256,7 +256,7 @@ struct RunContext {
   python::InterpreterSites host;
   std::optional<environment::TorchInstall> python_torch;
   loader::ObjectCache* objects = nullptr;
-  // What the import plans of the run's files share (asked under the loads' lock: load_input).
+  // What the import plans of the run's files share (it guards itself: the plans run in parallel).
   python::ImportMemo memo = {};
   // The interpreters of the environments the run's files are installed in, by program, and each directory's
   // (asked under the loads' lock: load_input).
@@ -439,19 +439,21 @@ bool may_be_changed_by_imports(const loader::Process& p, const RunContext& run) 
   return false;
 }
 
-// The loads of a tree's inputs run in parallel; what their plans share (the run's memo of imports, the
-// interpreters by directory, the closures of prior loads) is asked under `shared`, the loads themselves
-// are not. Which objects each input checks is decided afterwards, in input order (checked_objects).
+// The loads of a tree's inputs run in parallel, their plans too: the run's memo of imports guards itself
+// (python::ImportMemo), and what else they share (the interpreters by directory, the closures of prior
+// loads) is asked under `shared`. Which objects each input checks is decided afterwards, in input order
+// (checked_objects).
 std::optional<InputCheck> load_input(const std::string& file, RunContext& run, std::mutex& shared, Report& report) {
   InputCheck in;
   const PlanHeaders headers = read_headers_for_plan(file);
-  std::unique_lock<std::mutex> lock(shared);
-  in.host = host_for(file, run);
+  {
+    std::lock_guard<std::mutex> lock(shared);
+    in.host = host_for(file, run);
+  }
   in.plan = [&] {
     PhaseTime t("plan");
     return import_plan(file, headers, in.host, run, report);
   }();
-  lock.unlock();
   if (in.plan.hosting == host::PythonHosting::ExtensionModule)
     for (const auto& w : run.options.with_unscoped)
       if (std::find(report.with_as_import.begin(), report.with_as_import.end(), w) == report.with_as_import.end())
@@ -464,8 +466,7 @@ std::optional<InputCheck> load_input(const std::string& file, RunContext& run, s
   // The extension modules the package chain's imports load first: followed only where they can change this
   // file's process, and loaded only where they do (prior_loads_that_matter).
   std::vector<python::PriorLoad> priors;
-  if (process && in.plan.hosting != host::PythonHosting::None && may_be_changed_by_imports(*process, run)) lock.lock();
-  if (lock.owns_lock()) {
+  if (process && in.plan.hosting != host::PythonHosting::None && may_be_changed_by_imports(*process, run)) {
     PhaseTime t("plan.imports");
     Report again;  // the plan's warnings are the first plan's, already told
     for (auto& l : import_plan(file, headers, in.host, run, again, true).loads)
@@ -474,7 +475,11 @@ std::optional<InputCheck> load_input(const std::string& file, RunContext& run, s
   if (process && !priors.empty()) {
     python::ImportPlan with_priors = in.plan;
     with_priors.loads.insert(with_priors.loads.end(), priors.begin(), priors.end());
-    auto matter = prior_loads_that_matter(with_priors, *process, run);
+    std::vector<python::PriorLoad> matter;
+    {
+      std::lock_guard<std::mutex> lock(shared);  // the closures of prior loads, read once per run
+      matter = prior_loads_that_matter(with_priors, *process, run);
+    }
     if (!matter.empty()) {
       in.plan.loads.insert(in.plan.loads.end(), matter.begin(), matter.end());
       in.env = planned_env(run.env, in.plan, run.options.with_unscoped);
@@ -482,7 +487,6 @@ std::optional<InputCheck> load_input(const std::string& file, RunContext& run, s
       process = loader::load_process(file, in.env, run.objects);
     }
   }
-  if (lock.owns_lock()) lock.unlock();
   if (!process) {
     report.errors.push_back(process.error());
     return std::nullopt;

@@ -58,6 +58,7 @@ struct ImportMemo {
   // The extension modules the import of a package chain loads, in order, by the chain's innermost package.
   std::map<std::string, std::vector<ImportedFirst>> imported_first;
   ImportCache imports;  // the import lines and module look-ups those walks share
+  CopyableMutex mutex;  // the three maps above are asked and filled under it (plans run in parallel)
 };
 
 struct ImportQuestion {

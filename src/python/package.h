@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,10 +49,20 @@ struct FoundModule {
   std::string py;                  // the module's own .py ("" for a package or an extension)
   std::string extension;           // the extension module's file
 };
+// A mutex that a copy of its owner gets fresh (the owner's copy copies what it guards).
+struct CopyableMutex {
+  mutable std::mutex m;
+  CopyableMutex() = default;
+  CopyableMutex(const CopyableMutex&) {}
+  CopyableMutex& operator=(const CopyableMutex&) { return *this; }
+};
+// The maps are asked and filled under `mutex` (a tree's loads plan in parallel); what a look-up reads or
+// lists is done outside it, and the first answer stored is kept.
 struct ImportCache {
   std::map<std::string, std::vector<std::string>> import_lines;  // by file: its module-level import statements
   std::map<std::string, std::vector<std::string>> listings;      // by directory: its sorted entries
   std::map<std::pair<std::string, std::string>, std::optional<FoundModule>> found;  // by (root, name)
+  CopyableMutex mutex;
 };
 std::vector<ImportedFirst> extensions_imported_first(const PackageChain& chain,
                                                      const std::vector<std::string>& site_dirs,
