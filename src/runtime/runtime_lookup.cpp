@@ -341,7 +341,9 @@ void missing_entry_points(const loader::LoadedObject& obj, const OpenedLibs& lib
     std::vector<uint32_t> hashes;
     hashes.reserve(entries.size());
     for (const auto& e : entries) hashes.push_back(elf::gnu_hash(e));
-    auto exported = [&](const Opened& lib, size_t i) { return exports(*lib.object, entries[i], hashes[i]); };
+    // (a reference, not the structured binding: Clang 14 does not let a lambda capture one)
+    const std::vector<std::string>& wanted = entries;
+    auto exported = [&](const Opened& lib, size_t i) { return exports(*lib.object, wanted[i], hashes[i]); };
     const std::pair<std::string, const Opened*>* owner = nullptr;
     for (const auto& lib : libs) {
       for (size_t i = 0; i < entries.size() && !owner; ++i)
