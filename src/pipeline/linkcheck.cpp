@@ -15,7 +15,6 @@
 #include <thread>
 #include <tuple>
 
-#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_pipeline.h>
 
@@ -1057,7 +1056,7 @@ void fail_with_package_imports(Report& report, RunContext& run) {
   }
   // The walks of the packages not walked yet, in parallel (a venv's hundreds of packages were a serial
   // fifth of its run): each package is walked once, with the first of its modules' interpreter, as in
-  // the report's order; each thread's look-ups start from the run's and stay its own.
+  // the report's order; they share the run's module look-ups (ImportCache guards its maps).
   struct Walk {
     python::PackageChain chain;
     std::vector<std::string> site_dirs;
@@ -1074,9 +1073,9 @@ void fail_with_package_imports(Report& report, RunContext& run) {
       const python::InterpreterSites* host = host_for(report.libraries[i].path, run);
       walks.push_back({chain, host ? host->site_dirs : std::vector<std::string>{}, {}});
     }
-    tbb::enumerable_thread_specific<python::ImportCache> caches(run.memo.imports);
     tbb::parallel_for(size_t{0}, walks.size(), [&](size_t k) {
-      walks[k].found = python::extensions_imported_first(walks[k].chain, walks[k].site_dirs, "", 256, &caches.local());
+      walks[k].found =
+          python::extensions_imported_first(walks[k].chain, walks[k].site_dirs, "", 256, &run.memo.imports);
     });
     for (auto& w : walks) run.memo.imported_first.emplace(w.chain.packages.back(), std::move(w.found));
   }
