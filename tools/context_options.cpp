@@ -17,6 +17,7 @@
 #include "codegen/backend_yaml.h"
 #include "common/file_io.h"
 #include "common/paths.h"
+#include "common/phase_times.h"
 #include "common/text.h"
 #include "loader_facts.h"
 #include "report/escape.h"
@@ -359,7 +360,7 @@ std::string ContextOptions::python_interpreter() const {
 LinkcheckOptions ContextOptions::prepare(std::vector<InputError>& errors) const {
   LinkcheckOptions options = resolve();
   if (python_option && python_option->count() > 0)
-    if (auto e = ask_python(python, options)) errors.push_back(*e);
+    if (auto e = ask_python(python, python_interpreter(), options)) errors.push_back(*e);
   return options;
 }
 
@@ -367,11 +368,15 @@ LinkcheckOptions ContextOptions::resolve() const {
   LinkcheckOptions options;
   options.closure = closure;
   options.only_named = only_named;
+  std::optional<PhaseTime> step(std::in_place, "context.places");
   options.places = install_places();
+  step.reset();
   options.env.sysroot = sysroot;
   if (char cwd[4096]; getcwd(cwd, sizeof cwd)) options.env.cwd = cwd;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
+  step.emplace("context.loader-facts");
   apply_loader_facts(options.env, tunables ? tunables : "", cpu_level);
+  step.emplace("context.rest");
   for (const auto& d : library_path) options.env.library_path.push_back(absolute(d));
   if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && *llp) {
     for (const auto& d : loader::split_search_path(llp)) options.env.library_path.push_back(d);
@@ -427,6 +432,7 @@ LinkcheckOptions ContextOptions::resolve() const {
   t.confirm = !no_confirm && (confirm || !t.build_dir.empty());
   t.confirm_budget = static_cast<size_t>(confirm_budget);
   t.confirm_verbose = verbose;
+  step.reset();
   return options;
 }
 

@@ -3,6 +3,9 @@
 // (sysdeps/x86/cpu-tunables.c) and for the static TLS surplus (elf/dl-tunables.list).
 #include "loader_facts.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -127,6 +130,27 @@ int cpu_level_number(std::string_view name) {
 
 namespace {
 
+// The N its banner states ("... stable release version 2.N."), searched for in the file mapped, not
+// read: libc.so.6 is 2 MB, and a copy of it was a tenth of a single library's check.
+int stated_minor(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st;
+  void* map = fstat(fd, &st) == 0 && st.st_size > 0
+                  ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0)
+                  : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return 0;
+  const std::string_view text(static_cast<const char*>(map), static_cast<size_t>(st.st_size));
+  const std::string_view banner = "release version 2.";
+  int minor = 0;
+  if (size_t at = text.find(banner); at != std::string_view::npos)
+    for (size_t i = at + banner.size(); i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i)
+      minor = minor * 10 + (text[i] - '0');
+  munmap(map, static_cast<size_t>(st.st_size));
+  return minor;
+}
+
 // The N of the glibc 2.N the process runs, from the system's libc.so.6 (inside the sysroot): the release it
 // states ("... stable release version 2.36.", the banner libc.so.6 prints when run), else the newest GLIBC_2.N
 // node it defines (a release that adds no function adds no node); 0 when none is found or read.
@@ -135,16 +159,7 @@ int glibc_minor_of(const std::string& sysroot) {
                           "/usr/lib64", "/lib", "/usr/lib"}) {
     const std::string path = sysroot + dir + "/libc.so.6";
     if (access(path.c_str(), R_OK) != 0) continue;
-    if (auto text = read_text(path)) {
-      const std::string_view banner = "release version 2.";
-      if (size_t at = text->find(banner); at != std::string::npos) {
-        int minor = 0;
-        for (size_t i = at + banner.size(); i < text->size() && std::isdigit(static_cast<unsigned char>((*text)[i]));
-             ++i)
-          minor = minor * 10 + ((*text)[i] - '0');
-        if (minor > 0) return minor;
-      }
-    }
+    if (int minor = stated_minor(path); minor > 0) return minor;
     auto libc = elf::read_object(path, elf::ReadOptions{.relocations = false, .symbols = true, .lookup_only = true});
     if (!libc) continue;
     int newest = 0;

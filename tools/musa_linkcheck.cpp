@@ -371,6 +371,7 @@ int run(int argc, char** argv) {
   std::optional<mlc::Baseline> known;
   if (auto status = check_arguments(a, known)) return *status;
   std::vector<mlc::InputError> context_errors;
+  std::optional<mlc::PhaseTime> step(std::in_place, "context");
   mlc::LinkcheckOptions options = a.context.prepare(context_errors);
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
   for (auto& in : a.inputs) in = absolute(in);
@@ -379,7 +380,9 @@ int run(int argc, char** argv) {
     if (std::error_code ec; std::filesystem::is_directory(in, ec)) named_directories.push_back(in);
   const bool runtime_fatal = ("," + a.fail_on + ",").find(",runtime,") != std::string::npos;
   mlc::tools::UnpackedWheels wheels;
+  step.emplace("prepare-inputs");
   prepare_inputs(a, options, wheels, context_errors);
+  step.reset();
   mlc::tools::LoadedFiles loaded(a.inputs);  // every object each input's load reads
   options.inspect = [&](const mlc::loader::Process& process) { loaded.add(process); };
 
@@ -387,6 +390,7 @@ int run(int argc, char** argv) {
   if (*a.explain) {
     if (auto status = explain_symbol(a, options, analysis)) return *status;
   } else {
+    mlc::PhaseTime t("analyse");
     check_inputs(a, options, wheels, analysis);
   }
   // The outputs rule again, with everything the run read: what the loads brought in, what tracing indexed.
@@ -414,13 +418,17 @@ int run(int argc, char** argv) {
       mlc::apply_baseline(report, mlc::baseline_of(report));
     else report.errors.push_back({absolute(a.update_baseline), "cannot write the baseline"});
   }
-  return write_and_judge(a, report, render(a, analysis, named_directories), runtime_fatal);
+  step.emplace("render");
+  std::string text = render(a, analysis, named_directories);
+  step.emplace("write");
+  return write_and_judge(a, report, text, runtime_fatal);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
+    mlc::PhaseTime t("main");
     return run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "musa-linkcheck: internal error: %s\n", e.what());

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/phase_times.h"
 #include "common/subprocess.h"
 
 namespace mlc::tools {
@@ -61,12 +62,21 @@ std::optional<std::string> failure(const Ran& r) {
 
 }  // namespace
 
-std::optional<InputError> ask_python(const std::string& interpreter, LinkcheckOptions& options) {
-  Ran r =
-      run_program({interpreter, "-c", environment::query_program(environment::context_packages(options.trace.backend))},
-                  python_time_limit());
-  if (auto why = failure(r)) return InputError{interpreter, "the Python interpreter " + *why};
-  auto env = environment::parse_answer(interpreter, r.out);
+std::optional<InputError> ask_python(const std::string& interpreter, const std::string& resolved,
+                                     LinkcheckOptions& options) {
+  PhaseTime t("python.ask");
+  const std::string program = environment::query_program(environment::context_packages(options.trace.backend));
+  // The answer an earlier run got, while nothing it depends on changed (environment/python_answers.cpp).
+  const std::string question = environment::answer_question(resolved.empty() ? interpreter : resolved, program);
+  std::optional<std::string> answer = environment::kept_answer(options.trace.cache_dir, question);
+  if (!answer) {
+    PhaseTime asked("python.run");
+    Ran r = run_program({interpreter, "-c", program}, python_time_limit());
+    if (auto why = failure(r)) return InputError{interpreter, "the Python interpreter " + *why};
+    answer = r.out;
+    if (!resolved.empty()) environment::keep_answer(options.trace.cache_dir, question, resolved, r.out);
+  }
+  auto env = environment::parse_answer(interpreter, *answer);
   if (!env) return env.error();
   options.host_python = env->executable;
   options.python = std::move(env).value();

@@ -14,8 +14,11 @@ namespace mlc::tools {
 // Runs `interpreter -c <query>` (a name without '/' is found on PATH as a shell would, so a pyenv or
 // conda shim resolves itself and answers with its sys.executable). On success options.python is set
 // and options.host_python becomes that executable; on failure nothing changes (the files are checked as
-// without --python) and the one-line error names the interpreter.
-std::optional<InputError> ask_python(const std::string& interpreter, LinkcheckOptions& options);
+// without --python) and the one-line error names the interpreter. `resolved` is the interpreter's
+// absolute path (as PATH finds a name): with it, an answer kept by an earlier run answers while nothing
+// it depends on changed (environment::kept_answer), and a new answer is kept.
+std::optional<InputError> ask_python(const std::string& interpreter, const std::string& resolved,
+                                     LinkcheckOptions& options);
 
 // A wheel (.whl, a zip) unpacked into a directory of its own under `parent`, with Python's zipfile
 // module run by `python` (only the standard library runs: nothing from the wheel). Removed by the

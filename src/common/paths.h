@@ -48,6 +48,18 @@ inline bool is_dir(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// What a cache keyed by a file holds it to: device, inode, size, mtime and ctime (ns) as
+// "dev:ino:size:mtime:ctime", following symlinks (lstat's when `follow` is false); "" when nothing is
+// there. A file rewritten, replaced (a new inode) or touched, and a directory whose entries changed (its
+// mtime), have another identity.
+inline std::string file_identity(const std::string& path, bool follow = true) {
+  struct stat st;
+  if ((follow ? stat(path.c_str(), &st) : lstat(path.c_str(), &st)) != 0) return "";
+  auto ns = [](const struct timespec& t) { return std::to_string(t.tv_sec) + '.' + std::to_string(t.tv_nsec); };
+  return std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) + ':' +
+         ns(st.st_mtim) + ':' + ns(st.st_ctim);
+}
+
 // Whether the path is a regular file (following symlinks).
 inline bool is_file(const std::string& path) {
   struct stat st;

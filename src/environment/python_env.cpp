@@ -87,6 +87,16 @@ std::string query_program(const std::vector<std::string>& packages) {
          "    if spec is not None:\n"
          "        out['packages'][name] = {'origin': spec.origin, 'locations': list(spec.submodule_search_locations or "
          "[])}\n"
+         // What the answer depends on besides the packages found (answer_witnesses): the whole of sys.path,
+         // the user site directory whether or not it exists yet, the .pth files of the site directories,
+         // and the sitecustomize and usercustomize modules imported at start-up.
+         "site_mod = sys.modules.get('site')\n"
+         "out['path'] = sys.path\n"
+         "out['user_site'] = site_mod.USER_SITE if site_mod is not None and site_mod.ENABLE_USER_SITE else None\n"
+         "out['pth'] = [os.path.join(d, f) for d in out['site'] + [out['user_site'] or ''] if d and os.path.isdir(d)\n"
+         "              for f in sorted(os.listdir(d)) if f.endswith('.pth')]\n"
+         "out['customize'] = [getattr(sys.modules.get(m), '__file__', None) for m in ('sitecustomize', "
+         "'usercustomize') if getattr(sys.modules.get(m), '__file__', None)]\n"
          "print(json.dumps(out))\n";
 }
 

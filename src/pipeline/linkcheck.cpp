@@ -1104,6 +1104,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     return expand_inputs(inputs, report.errors);
   }();
   // The owners' indexes, built beside the loads and diagnoses: the last pass only looks them up.
+  std::optional<PhaseTime> setup(std::in_place, "setup");
   environment::OwnerPrefetch owner_indexes(owner_sources(options), files);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
   // The context every input shares: the loader's environment, the host interpreter's site directories
@@ -1129,6 +1130,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       if (copies.size() > 1) state.run.shared_names.insert(name);
   }
   runtime::LiteralCache literals(options.trace.cache_dir);  // dlopen/dlsym literals read by earlier runs
+  setup.reset();
   Stages stages{.files = files, .state = state, .literals = literals, .mappings = {}, .next = 0, .shared = {}};
   // Inputs flow through the stages in order: taken (in order), loaded (in parallel), their checked objects
   // chosen (in order), bound and scanned for run-time look-ups (in parallel), then the passes that write
@@ -1148,7 +1150,10 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
                            stages.report(std::move(item));
                          }));
   if (options.progress) options.progress(files.size(), files.size());
-  literals.save();
+  {
+    PhaseTime t("literals.save");
+    literals.save();
+  }
   // Owners: which package installed each library named (offline sources only).
   {
     PhaseTime t("owners");
@@ -1169,6 +1174,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     fail_with_package_imports(report, state.run);
   }
   // Words: every sentence of the report, written from the passes' evidence (src/report/words.cpp).
+  PhaseTime t("sentences");
   report::write_sentences(report);
 }
 

@@ -1,9 +1,8 @@
 // The literals found in a file by a search, kept between runs (runtime_lookup.h, LiteralCache).
-#include <sys/stat.h>
-
 #include <sstream>
 
 #include "common/file_io.h"
+#include "common/paths.h"
 #include "runtime/runtime_lookup.h"
 
 namespace mlc::runtime {
@@ -11,16 +10,7 @@ namespace {
 
 constexpr std::string_view kHeader = "mlc-runtime-literals 1";
 
-// The file as it is now: device, inode, size, mtime and ctime (ns); "" when it cannot be read. A file
-// rewritten, replaced (a new inode) or touched has another identity.
-std::string identity(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return "";
-  std::ostringstream o;
-  o << st.st_dev << ':' << st.st_ino << ':' << st.st_size << ':' << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec
-    << ':' << st.st_ctim.tv_sec << '.' << st.st_ctim.tv_nsec;
-  return o.str();
-}
+std::string identity(const std::string& path) { return file_identity(path); }
 
 bool writable(std::string_view s) { return s.find_first_of("\t\n") == std::string_view::npos; }
 

@@ -167,6 +167,49 @@ TEST_F(PythonImport, import_torch_binds_torchs_libc10_not_the_system_copy) {
 // torch's libraries: a kernel library in a build tree (no package, no site directory) that needs libc10.so gets
 // the libc10.so torch loaded (glibc matches a DT_NEEDED against a loaded object's name, whatever scope it was
 // loaded into), not the system's copy its own search would find.
+// --python's answer is kept between runs (environment/python_answers.cpp) and given again only while
+// nothing it depends on changed: a torch added to a sys.path directory is the next run's torch, and a
+// shim (a script choosing its Python) is asked every time. "phase python.run" is the interpreter run.
+TEST_F(PythonImport, an_interpreters_answer_is_kept_until_what_it_depends_on_changes) {
+  Site s = make_site("pyimport-answer-cache");
+  const std::string first = s.root + "/first", bin = s.root + "/bin/python", shim = s.root + "/bin/shim";
+  fs::create_directories(first);
+  fs::create_directories(s.root + "/bin");
+  fs::create_symlink(kPython, bin);
+  write_file(shim, "#!/bin/sh\nexec " + kPython + " \"$@\"\n");
+  fs::permissions(shim, fs::perms::owner_all);
+  auto check = [&](const std::string& python) {
+    return run("cd " + quote(s.root) + " && env -u LD_LIBRARY_PATH MLC_PHASE_TIMES=1 PYTHONPATH=" +
+               quote(first + ":" + s.site) + " " + kBin + " --cache-dir " + quote(s.root + "/cache") +
+               " --python=" + quote(python) + " --library-path " + quote(s.system) + " " + quote(s.ext));
+  };
+  auto asked = [](const test::CommandResult& r) { return r.err.find("phase python.run ") != std::string::npos; };
+  const std::string site_torch = "torch 9.9.1 from " + s.site + "/torch";
+  auto r1 = check(bin);
+  EXPECT_EQ(r1.status, 0) << r1.out << r1.err;
+  EXPECT_TRUE(asked(r1)) << r1.err;
+  EXPECT_NE(r1.out.find(site_torch), std::string::npos) << r1.out;
+  auto r2 = check(bin);
+  EXPECT_FALSE(asked(r2)) << r2.err;
+  EXPECT_EQ(r2.out, r1.out);
+  // Another torch, earlier on sys.path: its directory's entries changed, so the interpreter is asked again.
+  fs::copy(s.site + "/torch", first + "/torch", fs::copy_options::recursive);
+  write_file(first + "/torch/version.py", "__version__ = '9.9.2'\n");
+  auto r3 = check(bin);
+  EXPECT_TRUE(asked(r3)) << r3.err;
+  EXPECT_NE(r3.out.find("torch 9.9.2 from " + first + "/torch"), std::string::npos) << r3.out;
+  // Gone again: the next run's torch is the site's once more.
+  fs::remove_all(first + "/torch");
+  auto r4 = check(bin);
+  EXPECT_TRUE(asked(r4)) << r4.err;
+  EXPECT_NE(r4.out.find(site_torch), std::string::npos) << r4.out;
+  for (int i = 0; i < 2; ++i) {
+    auto r = check(shim);
+    EXPECT_TRUE(asked(r)) << "run " << i << ": " << r.err;
+    EXPECT_NE(r.out.find(site_torch), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(PythonImport, with_python_a_library_outside_any_package_binds_the_libc10_torch_loaded) {
   Site s = make_site("pyimport-build-tree");
   const std::string kernels = s.root + "/build/lib/libkernels.so";
