@@ -24,6 +24,13 @@ struct WalkOptions {
 bool walk_tree(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
                const WalkOptions& options = {});
 
+// The regular files below dir that keep(path, stat) accepts, in walk_tree's order, the subdirectories
+// walked in parallel (a venv's site directory is tens of thousands of entries): keep is called from
+// several threads at once. max_files is not supported here (ignored).
+std::vector<std::string> collect_tree(const std::string& dir,
+                                      const std::function<bool(const std::string&, const struct stat&)>& keep,
+                                      const WalkOptions& options = {});
+
 // The names in dir but "." and "..", sorted (deterministic); none when it cannot be read.
 std::vector<std::string> sorted_entries(const std::string& dir);
 

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -85,19 +87,23 @@ bool never_elf(const std::string& path) {
 // the file they name is listed itself. `unloadable` gets the first .o or .a seen (for the error when
 // the directory holds nothing else).
 void collect_dir(const std::string& dir, std::vector<std::string>& out, std::string& unloadable) {
-  walk_tree(
-      dir,
-      [&](const std::string& path, const struct stat& st) {
-        // A site directory holds tens of thousands of sources, text and data files: those are not opened.
-        if (st.st_size < 64 || never_elf(path)) return;
-        auto ident = ident_of(path);
-        if (ident && (ident->kind == elf::ObjectKind::SharedObject || ident->kind == elf::ObjectKind::Executable)) {
-          out.push_back(path);
-        } else if (unloadable.empty() && !never_loaded(path, ident).empty()) {
-          unloadable = path;
-        }
-      },
+  // A site directory holds tens of thousands of sources, text and data files: those are not opened. The
+  // rest are walked and identified in parallel, then taken in the walk's (sorted) order.
+  const std::vector<std::string> candidates = collect_tree(
+      dir, [](const std::string& path, const struct stat& st) { return st.st_size >= 64 && !never_elf(path); },
       WalkOptions{false, false});
+  enum class Kind { Loadable, Unloadable, Other };
+  std::vector<Kind> kinds(candidates.size(), Kind::Other);
+  tbb::parallel_for(size_t{0}, candidates.size(), [&](size_t i) {
+    auto ident = ident_of(candidates[i]);
+    if (ident && (ident->kind == elf::ObjectKind::SharedObject || ident->kind == elf::ObjectKind::Executable))
+      kinds[i] = Kind::Loadable;
+    else if (!never_loaded(candidates[i], ident).empty()) kinds[i] = Kind::Unloadable;
+  });
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (kinds[i] == Kind::Loadable) out.push_back(candidates[i]);
+    else if (kinds[i] == Kind::Unloadable && unloadable.empty()) unloadable = candidates[i];
+  }
 }
 
 LibraryReport report_object(const loader::Process& p, int index) {
@@ -861,23 +867,41 @@ void report_findings(InputCheck& in, const LinkcheckOptions& options, std::set<s
   }
 }
 
-// Once the inputs checked since the last release have mapped more than kResidentBudget bytes (a
-// shared dependency counted once per input that loads it), every mapping the run has made gives its
-// pages back; the objects stay (the cache's share them) and the next input faults in only what it reads.
-constexpr size_t kResidentBudget = size_t{256} << 20;
+// Once the pages of the files this process maps that are resident pass kResidentBudget bytes
+// (/proc/self/statm's shared pages: file-backed), every mapping the run has made gives its pages back;
+// the objects stay (the cache's share them) and the next input faults in only what it reads. The
+// resident pages themselves are counted: a dependency every input loads (torch's libraries on a venv)
+// is the same pages again, which a sum of mapped sizes counted once per input, releasing all after
+// nearly every input. Done beside the next inputs' passes (a release is only a page-table change: a
+// reader of a page given back faults it in again from the page cache).
+constexpr size_t kResidentBudget = size_t{128} << 20;
 struct Mappings {
+  std::mutex mutex;
   std::map<void*, std::shared_ptr<const void>> live;  // ElfObject::native -> its keep_alive
-  size_t since_release = 0;
+  std::atomic<bool> releasing = false;
 };
+size_t resident_file_bytes() {
+  unsigned long size = 0, resident = 0, shared = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  const int read = std::fscanf(f, "%lu %lu %lu", &size, &resident, &shared);
+  std::fclose(f);
+  return read == 3 ? shared * static_cast<size_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
 void release_pages(const loader::Process& p, Mappings& mappings) {
-  for (const auto& o : p.objects) {
-    if (!o.elf.native) continue;
-    mappings.live.emplace(o.elf.native, o.elf.keep_alive);
-    mappings.since_release += elf::mapped_size(o.elf.native);
+  {
+    std::lock_guard<std::mutex> lock(mappings.mutex);
+    for (const auto& o : p.objects)
+      if (o.elf.native) mappings.live.emplace(o.elf.native, o.elf.keep_alive);
   }
-  if (mappings.since_release < kResidentBudget) return;
-  for (const auto& [native, keep] : mappings.live) elf::release_resident_pages(native);
-  mappings.since_release = 0;
+  if (resident_file_bytes() < kResidentBudget || mappings.releasing.exchange(true)) return;
+  std::vector<void*> natives;
+  {
+    std::lock_guard<std::mutex> lock(mappings.mutex);
+    for (const auto& [native, keep] : mappings.live) natives.push_back(native);
+  }
+  for (void* native : natives) elf::release_resident_pages(native);  // each kept alive by `live`
+  mappings.releasing = false;
 }
 
 // What the passes of every input write to: the report, the indexes, what has been told and checked.
@@ -901,33 +925,40 @@ void diagnose(InputCheck& in, loader::BindOutcome&& binding, std::vector<Runtime
   auto& reported = state.reported;
   // Run-time look-ups: dlopen/dlsym string literals (read in the parallel stage), each told once per run;
   // the GPU stacks the load brings in decide later which drivers are the run's (src/runtime).
+  std::optional<PhaseTime> step(std::in_place, "diagnose.collect");
   add_runtime_lookups(std::move(lookups), told, report);
   runtime::add_gpu_stacks(in.process, state.gpu_stacks);
   // Demangle and classify at the loader's level: one finding per miss.
   collect_findings(in, std::move(binding), options);
   // Unexported: a definition present only in a .symtab explains a missing one.
+  step.emplace("diagnose.unexported");
   trace::find_unexported(in.process, in.symbols);
+  step.emplace("diagnose.shadowing");
   // Stale copies: another candidate for a loaded soname has what the picked copy lacks (src/trace/causes).
   trace::find_shadowing(in.process, in.symbols, in.versions, report.causes);
   // Missing libraries: one cause per needed library found nowhere, with its other installed
   // versions; the symbols it would have provided are its, not traced further (src/installed).
+  step.emplace("diagnose.missing");
   find_missing_libraries(in, env, options, report);
+  step.emplace("diagnose.own-build");
   // The build's own product: a copy of it that lacks what an uncompiled source defines is a
   // missing source, not a search-path problem.
   reclaim_own_build(in, options, resources, report);
   // Locate: where each symbol is referenced in the library's source (DWARF call sites), and which
   // ones are variables (src/dwarf).
-  std::optional<PhaseTime> step(std::in_place, "diagnose.locate");
+  step.emplace("diagnose.locate");
   trace::locate_references(in.process, in.symbols);
   step.emplace("diagnose.trace");
   // Trace: origin, class and fix of what the loader could not explain; confirm, host symbols,
   // near misses, provider mismatches (src/trace, src/confirm, src/installed).
   trace_origins(in, state.run, resources, report);
-  step.reset();
+  step.emplace("diagnose.scope");
   // A file torch's import loads binds in that import's scope: loads, but not alone (a warning).
   warn_scope_only(in, state.run, report);
   // Decide: each finding's classification from its passes' claims (src/verdict).
+  step.emplace("diagnose.resolve");
   for (auto& f : in.symbols) verdict::resolve(f.symbol);
+  step.emplace("diagnose.report");
   // Report: the findings joined to their libraries, in load order.
   report_findings(in, options, reported, report);
 }
@@ -1002,7 +1033,7 @@ struct Stages {
   }
 
   // Report (in input order): the load's messages, then the passes that diagnose the input.
-  void report(std::shared_ptr<Stage> stage) {
+  void report(const std::shared_ptr<Stage>& stage) {
     Report& out = state.report;
     for (auto& e : stage->loaded.errors) out.errors.push_back(std::move(e));
     for (auto& w : stage->loaded.warnings) out.warnings.push_back(std::move(w));
@@ -1014,8 +1045,14 @@ struct Stages {
     PhaseTime t(PhaseTime::enabled() ? "diagnose:" + stage->in->process.objects[stage->in->process.target].path
                                      : std::string());
     diagnose(*stage->in, std::move(stage->binding), std::move(stage->lookups), state);
-    // Memory: what a tree's inputs map is given back to the page cache now and then, so the resident
-    // set stays bounded whatever the tree's size (the cache keeps the objects).
+  }
+
+  // Done with (in parallel, off the ordered stage): the input's process is freed, and what the inputs map
+  // is given back to the page cache now and then, so the resident set stays bounded whatever the tree's
+  // size (the cache keeps the objects).
+  void finish(std::shared_ptr<Stage> stage) {
+    if (!stage->in) return;
+    PhaseTime t("finish");
     release_pages(stage->in->process, mappings);
     stage->in.reset();
   }
@@ -1048,6 +1085,7 @@ void fail_with_package_imports(Report& report, RunContext& run) {
   }
   if (failing.empty()) return;
   // Each module that may fail so, with its package chain.
+  std::optional<PhaseTime> step(std::in_place, "package.chains");
   std::vector<python::PackageChain> chains(report.libraries.size());
   for (size_t i = 0; i < report.libraries.size(); ++i) {
     const auto& lib = report.libraries[i];
@@ -1073,12 +1111,15 @@ void fail_with_package_imports(Report& report, RunContext& run) {
       const python::InterpreterSites* host = host_for(report.libraries[i].path, run);
       walks.push_back({chain, host ? host->site_dirs : std::vector<std::string>{}, {}});
     }
+    step.emplace("package.walks");
     tbb::parallel_for(size_t{0}, walks.size(), [&](size_t k) {
+      PhaseTime t(PhaseTime::enabled() ? "package.walk:" + walks[k].chain.packages.back() : std::string(), 5.0);
       walks[k].found =
           python::extensions_imported_first(walks[k].chain, walks[k].site_dirs, "", 256, &run.memo.imports);
     });
     for (auto& w : walks) run.memo.imported_first.emplace(w.chain.packages.back(), std::move(w.found));
   }
+  step.emplace("package.failures");
   for (size_t i = 0; i < report.libraries.size(); ++i) {
     auto& lib = report.libraries[i];
     if (chains[i].packages.empty()) continue;
@@ -1146,8 +1187,11 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
                            return stages.choose(std::move(item));
                          }) & tbb::make_filter<Item, Item>(tbb::filter_mode::parallel, [&](Item item) {
                            return stages.bind(std::move(item));
-                         }) & tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
-                           stages.report(std::move(item));
+                         }) & tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order, [&](Item item) {
+                           stages.report(item);
+                           return item;
+                         }) & tbb::make_filter<Item, void>(tbb::filter_mode::parallel, [&](Item item) {
+                           stages.finish(std::move(item));
                          }));
   if (options.progress) options.progress(files.size(), files.size());
   {

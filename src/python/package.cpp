@@ -193,15 +193,9 @@ namespace {
 using Found = FoundModule;
 
 std::optional<Found> find_module(const std::string& root, const std::string& dotted, ImportCache& cache) {
-  const auto key = std::make_pair(root, dotted);
-  {
-    std::lock_guard<std::mutex> lock(cache.mutex.m);
-    if (auto hit = cache.found.find(key); hit != cache.found.end()) return hit->second;
-  }
-  auto store = [&](const std::optional<Found>& f) {
-    std::lock_guard<std::mutex> lock(cache.mutex.m);
-    return cache.found.emplace(key, f).first->second;
-  };
+  auto key = std::make_pair(root, dotted);
+  if (auto hit = cache.found.find(key); hit != cache.found.end()) return hit->second;
+  auto store = [&](const std::optional<Found>& f) { return cache.found.emplace(std::move(key), f).first->second; };
   Found out;
   std::string dir = root;
   size_t at = 0;
@@ -217,18 +211,9 @@ std::optional<Found> find_module(const std::string& root, const std::string& dot
       out.py = here + ".py";
       return store(out);
     } else if (dot == std::string::npos) {
-      const std::vector<std::string>* entries = nullptr;
-      {
-        std::unique_lock<std::mutex> lock(cache.mutex.m);
-        auto listing = cache.listings.find(dir);
-        if (listing == cache.listings.end()) {
-          lock.unlock();
-          std::vector<std::string> listed = sorted_entries(dir);
-          lock.lock();
-          listing = cache.listings.emplace(dir, std::move(listed)).first;
-        }
-        entries = &listing->second;  // a map's element stays where it is
-      }
+      auto listing = cache.listings.find(dir);
+      if (listing == cache.listings.end()) listing = cache.listings.emplace(dir, sorted_entries(dir)).first;
+      const std::vector<std::string>* entries = &listing->second;  // an element never moves
       // In EXTENSION_SUFFIXES order: a tagged name (.cpython-311-...so), then .abi3.so, then .so.
       auto rank = [&](const std::string& name) {
         const std::string suffix = name.substr(part.size());
@@ -299,21 +284,15 @@ struct ImportWalk {
 
   void run_file(const std::string& file) {
     if (reached || !seen.insert(file).second || read++ >= limit) return;
-    const std::vector<std::string>* lines = nullptr;
-    {
-      std::unique_lock<std::mutex> lock(cache.mutex.m);
-      auto it = cache.import_lines.find(file);
-      if (it == cache.import_lines.end()) {
-        lock.unlock();
-        std::vector<std::string> imports;
-        if (auto text = read_text(file))
-          for (auto& line : module_level_lines(*text))
-            if (parse_import(line)) imports.push_back(std::move(line));
-        lock.lock();
-        it = cache.import_lines.emplace(file, std::move(imports)).first;
-      }
-      lines = &it->second;  // a map's element stays where it is
+    auto it = cache.import_lines.find(file);
+    if (it == cache.import_lines.end()) {
+      std::vector<std::string> imports;
+      if (auto text = read_text(file))
+        for (auto& line : module_level_lines(*text))
+          if (parse_import(line)) imports.push_back(std::move(line));
+      it = cache.import_lines.emplace(file, std::move(imports)).first;
     }
+    const std::vector<std::string>* lines = &it->second;  // an element never moves
     for (const auto& line : *lines) {
       if (auto imp = parse_import(line)) run_import(*imp, file);
       if (reached) return;

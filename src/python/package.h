@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <tbb/concurrent_unordered_map.h>
+
 namespace mlc::python {
 
 // The packages above a file: the directories from the topmost one holding __init__.py down to the file's
@@ -56,13 +58,21 @@ struct CopyableMutex {
   CopyableMutex(const CopyableMutex&) {}
   CopyableMutex& operator=(const CopyableMutex&) { return *this; }
 };
-// The maps are asked and filled under `mutex` (a tree's loads plan in parallel); what a look-up reads or
-// lists is done outside it, and the first answer stored is kept.
+// The maps are asked and filled from several threads at once (a tree's loads plan in parallel, its
+// package walks run in parallel) without a lock: TBB's concurrent maps, whose elements never move. What a
+// look-up reads or lists is done before it is stored, and the first answer stored is kept. (A mutex around
+// std::maps made a venv's 110 parallel walks wait on each other: 5.6 s of CPU for 364 ms of wall on 16
+// cores.)
+struct PairHash {
+  size_t operator()(const std::pair<std::string, std::string>& p) const {
+    return std::hash<std::string>{}(p.first) * 31 ^ std::hash<std::string>{}(p.second);
+  }
+};
 struct ImportCache {
-  std::map<std::string, std::vector<std::string>> import_lines;  // by file: its module-level import statements
-  std::map<std::string, std::vector<std::string>> listings;      // by directory: its sorted entries
-  std::map<std::pair<std::string, std::string>, std::optional<FoundModule>> found;  // by (root, name)
-  CopyableMutex mutex;
+  tbb::concurrent_unordered_map<std::string, std::vector<std::string>> import_lines;  // by file: its import lines
+  tbb::concurrent_unordered_map<std::string, std::vector<std::string>> listings;  // by directory: its sorted entries
+  tbb::concurrent_unordered_map<std::pair<std::string, std::string>, std::optional<FoundModule>, PairHash>
+      found;  // by (root, name)
 };
 std::vector<ImportedFirst> extensions_imported_first(const PackageChain& chain,
                                                      const std::vector<std::string>& site_dirs,
