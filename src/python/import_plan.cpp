@@ -14,18 +14,13 @@ bool is_torch_library(const std::string& soname) {
   return soname.rfind("libc10.so", 0) == 0 || soname.rfind("libc10_", 0) == 0 || soname.rfind("libtorch", 0) == 0;
 }
 
-// `find()` once per key of `memo` (when there is one).
-// The map is asked and filled under `lock`; `find()` runs outside it, and the first answer stored is kept.
+// `find()` once per key of `memo` (when there is one): asked and filled without a lock (a concurrent
+// map); `find()` may run twice for one key in a race, and the first answer stored is kept.
 template <class V, class F>
-V memoized(std::map<std::string, V>* memo, std::mutex* lock, const std::string& key, F find) {
+V memoized(tbb::concurrent_unordered_map<std::string, V>* memo, const std::string& key, F find) {
   if (!memo) return find();
-  {
-    std::lock_guard<std::mutex> guard(*lock);
-    if (auto it = memo->find(key); it != memo->end()) return it->second;
-  }
-  V found = find();
-  std::lock_guard<std::mutex> guard(*lock);
-  return memo->emplace(key, std::move(found)).first->second;
+  if (auto it = memo->find(key); it != memo->end()) return it->second;
+  return memo->emplace(key, find()).first->second;
 }
 
 // The torch package that `file` is part of: the nearest directory above it named torch that holds an
@@ -33,7 +28,7 @@ V memoized(std::map<std::string, V>* memo, std::mutex* lock, const std::string& 
 std::optional<environment::TorchInstall> own_torch(const std::string& file, ImportMemo* memo) {
   for (std::string dir = dir_name(file); dir != "/" && dir != "."; dir = dir_name(dir))
     if (base_name(dir) == "torch" && access((dir + "/__init__.py").c_str(), F_OK) == 0)
-      return memoized(memo ? &memo->torch_of_dir : nullptr, memo ? &memo->mutex.m : nullptr, "own:" + dir,
+      return memoized(memo ? &memo->torch_of_dir : nullptr, "own:" + dir,
                       [&] { return environment::torch_in_site(dir_name(dir)); });
   return std::nullopt;
 }
@@ -42,8 +37,8 @@ std::optional<environment::TorchInstall> own_torch(const std::string& file, Impo
 // the file (pip installs a package beside the torch it was built for), else the host interpreter's.
 std::optional<environment::TorchInstall> torch_in_reach(const ImportQuestion& q) {
   if (q.python) return q.python_torch ? std::optional<environment::TorchInstall>(*q.python_torch) : std::nullopt;
-  return memoized(q.memo ? &q.memo->torch_of_dir : nullptr, q.memo ? &q.memo->mutex.m : nullptr,
-                  "reach:" + dir_name(q.file), [&]() -> std::optional<environment::TorchInstall> {
+  return memoized(q.memo ? &q.memo->torch_of_dir : nullptr, "reach:" + dir_name(q.file),
+                  [&]() -> std::optional<environment::TorchInstall> {
                     if (auto beside = environment::torch_beside(q.file)) return beside;
                     if (q.host)
                       for (const auto& site : q.host->site_dirs)
@@ -84,8 +79,8 @@ std::optional<TorchImport> torch_imported_before(const ImportQuestion& q) {
   const PackageChain chain = package_chain(q.file);
   const auto module = chain.packages.empty()
                           ? std::nullopt
-                          : memoized(q.memo ? &q.memo->torch_importer : nullptr, q.memo ? &q.memo->mutex.m : nullptr,
-                                     chain.packages.back(), [&] { return module_importing(chain, "torch"); });
+                          : memoized(q.memo ? &q.memo->torch_importer : nullptr, chain.packages.back(),
+                                     [&] { return module_importing(chain, "torch"); });
   if (module) {
     out.reason = TorchReason::PackageImportsTorch;
     out.evidence = relative_to(*module, chain.site);
@@ -130,11 +125,10 @@ ImportPlan plan_import(const ImportQuestion& q) {
   if (!q.follow_imports || plan.host.empty() || own_torch(q.file, q.memo)) return plan;
   const PackageChain chain = package_chain(q.file);
   if (chain.packages.empty()) return plan;
-  const auto all = memoized(
-      q.memo ? &q.memo->imported_first : nullptr, q.memo ? &q.memo->mutex.m : nullptr, chain.packages.back(), [&] {
-        return extensions_imported_first(chain, q.host ? q.host->site_dirs : std::vector<std::string>{}, "", 256,
-                                         q.memo ? &q.memo->imports : nullptr);
-      });
+  const auto all = memoized(q.memo ? &q.memo->imported_first : nullptr, chain.packages.back(), [&] {
+    return extensions_imported_first(chain, q.host ? q.host->site_dirs : std::vector<std::string>{}, "", 256,
+                                     q.memo ? &q.memo->imports : nullptr);
+  });
   for (const auto& e : all) {
     if (e.module == q.file) break;  // what the chain imports after the file runs after it
     plan.loads.push_back({.path = e.module, .global = false, .imported_by = e.importer});

@@ -53,12 +53,12 @@ struct ImportPlan {
 // the module of a package chain that imports torch (or none), by the chain's innermost package. A directory
 // of 800 files (a venv) would otherwise read torch's version.py and its __init__'s chain 800 times.
 struct ImportMemo {
-  std::map<std::string, std::optional<environment::TorchInstall>> torch_of_dir;
-  std::map<std::string, std::optional<std::string>> torch_importer;
+  tbb::concurrent_unordered_map<std::string, std::optional<environment::TorchInstall>> torch_of_dir;
+  tbb::concurrent_unordered_map<std::string, std::optional<std::string>> torch_importer;
   // The extension modules the import of a package chain loads, in order, by the chain's innermost package.
-  std::map<std::string, std::vector<ImportedFirst>> imported_first;
+  tbb::concurrent_unordered_map<std::string, std::vector<ImportedFirst>> imported_first;
   ImportCache imports;  // the import lines and module look-ups those walks share
-  CopyableMutex mutex;  // the three maps above are asked and filled under it (plans run in parallel)
+  // (all asked and filled from the parallel plans without a lock: package.h, ImportCache)
 };
 
 struct ImportQuestion {

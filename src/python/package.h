@@ -5,7 +5,6 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,13 +49,6 @@ struct FoundModule {
   std::vector<std::string> inits;  // the packages' __init__.py, top first
   std::string py;                  // the module's own .py ("" for a package or an extension)
   std::string extension;           // the extension module's file
-};
-// A mutex that a copy of its owner gets fresh (the owner's copy copies what it guards).
-struct CopyableMutex {
-  mutable std::mutex m;
-  CopyableMutex() = default;
-  CopyableMutex(const CopyableMutex&) {}
-  CopyableMutex& operator=(const CopyableMutex&) { return *this; }
 };
 // The maps are asked and filled from several threads at once (a tree's loads plan in parallel, its
 // package walks run in parallel) without a lock: TBB's concurrent maps, whose elements never move. What a

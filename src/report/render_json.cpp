@@ -66,11 +66,15 @@ void escape_strings(json& j) {
   } else if (j.is_array()) {
     for (auto& x : j) escape_strings(x);
   } else if (j.is_object()) {
-    json out = json::object();
+    // In place; the object is built again only when a key must change (a mutated library's names).
+    bool keys_valid = true;
     for (auto& [k, v] : j.items()) {
       escape_strings(v);
-      out[is_valid_utf8(k) ? k : utf8_escaped(k)] = std::move(v);
+      keys_valid = keys_valid && is_valid_utf8(k);
     }
+    if (keys_valid) return;
+    json out = json::object();
+    for (auto& [k, v] : j.items()) out[is_valid_utf8(k) ? k : utf8_escaped(k)] = std::move(v);
     j = std::move(out);
   }
 }
@@ -147,7 +151,7 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                           {"path", nullptr},
                           {"path_bytes", nullptr},
                           {"searched", n.searched},
-                          {"search", search},
+                          {"search", std::move(search)},
                           {"refused", opt(n.refused)},
                           {"baselined", n.baselined},
                           {"cause", opt(n.cause)}});
@@ -178,10 +182,10 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                     {"loaded_by", opt(lib.loaded_by)},
                     {"python_extension", lib.python_extension},
                     {"program", lib.program},
-                    {"needed", needed},
-                    {"missing_versions", versions},
-                    {"unresolved", unresolved},
-                    {"load_failures", failures},
+                    {"needed", std::move(needed)},
+                    {"missing_versions", std::move(versions)},
+                    {"unresolved", std::move(unresolved)},
+                    {"load_failures", std::move(failures)},
                     {"owner", to_json(lib.owner)},
                     {"host", opt(lib.host)},
                     {"imported_after", imported_after_json(lib.imported_after)},
@@ -207,14 +211,14 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                       {"symbols", c.symbols},
                       {"fix", c.fix},
                       {"needed_by", c.needed_by},
-                      {"others", others}});
+                      {"others", std::move(others)}});
   }
   json doc = {{"schema", "musa-linkcheck/1"},
               {"tool_version", tool_version},
-              {"libraries", libs},
-              {"errors", errors},
+              {"libraries", std::move(libs)},
+              {"errors", std::move(errors)},
               {"warnings", report.warnings},
-              {"causes", causes},
+              {"causes", std::move(causes)},
               {"interpreter", report.interpreter.empty() ? json(nullptr) : json(report.interpreter)},
               {"with_as_import", report.with_as_import},
               {"summary",
