@@ -35,17 +35,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-bool word_end(const std::string& s, size_t at) {
-  return at >= s.size() || !(std::isalnum(static_cast<unsigned char>(s[at])) || s[at] == '_');
-}
-
-// `import torch`, `import torch.nn as nn`, `from torch import ...`, `from torch.x import ...`.
-bool imports_torch(const std::string& line) {
-  if (line.rfind("import torch", 0) == 0) return word_end(line, 12) || line[12] == '.';
-  if (line.rfind("from torch", 0) == 0) return line.size() > 10 && (line[10] == ' ' || line[10] == '.');
-  return false;
-}
-
 // The Version: line of a dist-info METADATA (or an egg-info PKG-INFO) of `package` in `site`.
 std::string version_from_metadata(const std::string& site, const std::string& package) {
   for (const auto& name : sorted_entries(site)) {
@@ -194,23 +183,6 @@ std::optional<TorchInstall> torch_beside(const std::string& file) {
 std::optional<TorchInstall> torch_in_site(const std::string& site) {
   if (!is_file(site + "/torch/__init__.py")) return std::nullopt;
   return torch_in(site + "/torch", false);
-}
-
-bool needs_torch(const std::vector<std::string>& needed, const std::string& path) {
-  for (const auto& n : needed)
-    if (n.rfind("libc10.so", 0) == 0 || n.rfind("libc10_", 0) == 0 || n.rfind("libtorch", 0) == 0) return true;
-  // The package the file belongs to: the topmost directory above it that has an __init__.py.
-  std::string top;
-  for (std::string dir = parent_of(path); dir != "/" && is_file(dir + "/__init__.py"); dir = parent_of(dir)) top = dir;
-  if (top.empty() || base_name(top) == "torch") return false;
-  for (const auto& name : sorted_entries(top)) {
-    if (!name.ends_with(".py")) continue;
-    auto text = read_text(top + "/" + name);
-    if (!text) continue;
-    for (const auto& line : lines_of(*text))
-      if (imports_torch(line)) return true;
-  }
-  return false;
 }
 
 std::string torch_version_for(const std::string& library, std::string* where) {

@@ -90,8 +90,4 @@ std::string version_from_text(const std::string& text);
 // /usr/lib/<triplet>/; "" when neither is there. `where` gets the file it was read from.
 std::string torch_version_for(const std::string& library, std::string* where = nullptr);
 
-// Whether an extension needs torch's libraries loaded before it: it links libc10 or libtorch*, or it
-// lives in a package whose Python code imports torch (checked in the package's top directory).
-bool needs_torch(const std::vector<std::string>& needed, const std::string& path);
-
 }  // namespace mlc::environment
