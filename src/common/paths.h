@@ -4,7 +4,9 @@
 
 #include <sys/stat.h>
 
+#include <climits>
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -32,6 +34,12 @@ inline std::string dir_name(const std::string& path) {
 inline std::string join_path(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
   return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+// The path with every symlink, "." and ".." resolved (realpath(3)); the path as given when it cannot be.
+inline std::string real_path(const std::string& path) {
+  char buf[PATH_MAX];
+  return realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
 
 // Whether anything is at the path (following symlinks); false when stat(2) fails for any reason (a

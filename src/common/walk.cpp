@@ -10,19 +10,31 @@
 namespace mlc {
 namespace {
 
+// Whether a walk can read `dir` at all (a NUL would cut the path short; a symlink loop ends at 64 levels).
+bool walkable(const std::string& dir, int depth) { return depth <= 64 && dir.find('\0') == std::string::npos; }
+
+// One entry of dir as both walks see it: its path and stat, and whether it is a directory to enter, a
+// regular file, or neither (hidden and skipped, unreadable, too deep, not a file).
+enum class Entry { Skip, Dir, File };
+Entry look_at(const std::string& dir, const std::string& name, const WalkOptions& o, int depth, std::string& path,
+              struct stat& st) {
+  if (o.skip_hidden && name[0] == '.') return Entry::Skip;
+  path = dir + (dir.back() == '/' ? "" : "/") + name;
+  if ((o.follow_symlinks ? stat(path.c_str(), &st) : lstat(path.c_str(), &st)) != 0) return Entry::Skip;
+  if (S_ISDIR(st.st_mode)) return depth >= o.max_depth || (o.skip_dir && o.skip_dir(path)) ? Entry::Skip : Entry::Dir;
+  return S_ISREG(st.st_mode) ? Entry::File : Entry::Skip;
+}
+
 // False once the file limit is reached (the walk stops).
 bool walk(const std::string& dir, const std::function<void(const std::string&, const struct stat&)>& on_file,
           const WalkOptions& o, int depth, size_t& files) {
-  if (depth > 64 || dir.find('\0') != std::string::npos) return true;  // a NUL would cut the path short
+  if (!walkable(dir, depth)) return true;
   for (const auto& n : sorted_entries(dir)) {
-    if (o.skip_hidden && n[0] == '.') continue;
-    std::string p = dir + (dir.back() == '/' ? "" : "/") + n;
+    std::string p;
     struct stat st;
-    if ((o.follow_symlinks ? stat(p.c_str(), &st) : lstat(p.c_str(), &st)) != 0) continue;
-    if (S_ISDIR(st.st_mode)) {
-      if (depth >= o.max_depth || (o.skip_dir && o.skip_dir(p))) continue;
-      if (!walk(p, on_file, o, depth + 1, files)) return false;
-    } else if (S_ISREG(st.st_mode)) {
+    const Entry e = look_at(dir, n, o, depth, p, st);
+    if (e == Entry::Dir && !walk(p, on_file, o, depth + 1, files)) return false;
+    if (e == Entry::File) {
       if (o.max_files && files >= o.max_files) return false;
       ++files;
       on_file(p, st);
@@ -34,21 +46,15 @@ bool walk(const std::string& dir, const std::function<void(const std::string&, c
 std::vector<std::string> collect(const std::string& dir,
                                  const std::function<bool(const std::string&, const struct stat&)>& keep,
                                  const WalkOptions& o, int depth) {
-  if (depth > 64 || dir.find('\0') != std::string::npos) return {};
+  if (!walkable(dir, depth)) return {};
   const std::vector<std::string> names = sorted_entries(dir);
   std::vector<std::vector<std::string>> parts(names.size());
   tbb::parallel_for(size_t{0}, names.size(), [&](size_t i) {
-    const std::string& n = names[i];
-    if (o.skip_hidden && n[0] == '.') return;
-    std::string p = dir + (dir.back() == '/' ? "" : "/") + n;
+    std::string p;
     struct stat st;
-    if ((o.follow_symlinks ? stat(p.c_str(), &st) : lstat(p.c_str(), &st)) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-      if (depth >= o.max_depth || (o.skip_dir && o.skip_dir(p))) return;
-      parts[i] = collect(p, keep, o, depth + 1);
-    } else if (S_ISREG(st.st_mode) && keep(p, st)) {
-      parts[i].push_back(std::move(p));
-    }
+    const Entry e = look_at(dir, names[i], o, depth, p, st);
+    if (e == Entry::Dir) parts[i] = collect(p, keep, o, depth + 1);
+    else if (e == Entry::File && keep(p, st)) parts[i].push_back(std::move(p));
   });
   std::vector<std::string> out;
   for (auto& part : parts)

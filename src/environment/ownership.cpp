@@ -4,7 +4,6 @@
 #include "environment/ownership.h"
 
 #include <dirent.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -52,11 +51,6 @@ std::string parent_of(const std::string& p) {
   return slash == std::string::npos || slash == 0 ? "/" : p.substr(0, slash);
 }
 
-std::string canonical(const std::string& p) {
-  char buf[PATH_MAX];
-  return realpath(p.c_str(), buf) ? std::string(buf) : p;
-}
-
 // One site directory's dist-info records: relative path -> owner.
 struct SiteRecords {
   std::map<std::string, PackageOwner> files;
@@ -78,7 +72,7 @@ std::map<std::string, PackageOwner> read_conda(const std::string& prefix) {
 }
 
 std::optional<PackageOwner> sdk_owner(const std::string& home) {
-  std::string name = canonical(home);
+  std::string name = real_path(home);
   name = name.substr(name.rfind('/') + 1);
   if (auto text = read_text(home + "/version.json")) {
     auto doc = nlohmann::json::parse(*text, nullptr, false);
@@ -115,7 +109,7 @@ std::vector<std::string> dpkg_spellings(const std::string& path) {
   auto add = [&](const std::string& p) {
     if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
   };
-  std::string real = canonical(path);
+  std::string real = real_path(path);
   add(real);
   for (const auto& p : std::vector<std::string>{path, real}) {
     for (const char* top : {"/lib", "/bin", "/sbin"}) {
@@ -328,7 +322,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
     // spelling of site-packages was indexed anew (23 times in a pip torch venv: 1.4 s of 2.7).
     const std::string walked = path.find("/.") == std::string::npos && path.find("//") == std::string::npos
                                    ? path
-                                   : canonical(parent_of(path)) + path.substr(path.rfind('/'));
+                                   : real_path(parent_of(path)) + path.substr(path.rfind('/'));
     for (std::string dir = parent_of(walked); !done && dir != "/"; dir = parent_of(dir)) {
       std::string rel = walked.substr(dir.size() + 1);
       bool covered = site_index_covers(rel);
@@ -383,7 +377,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
       }
     }
     // Debian installs nothing under /usr/local or /home (policy 9.1.2): only system paths can be dpkg's.
-    if (!done && (dpkg_territory(path) || dpkg_territory(canonical(path)))) left.insert(path);
+    if (!done && (dpkg_territory(path) || dpkg_territory(real_path(path)))) left.insert(path);
   }
   if (!left.empty() && !sources.dpkg_dir.empty()) {
     PhaseTime t("owners.dpkg");  // timed only when dpkg is asked

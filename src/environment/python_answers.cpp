@@ -1,7 +1,6 @@
 // An interpreter's answer kept between runs (python_env.h: kept_answer): read back only while every
 // file it depends on is as it was.
 #include <limits.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,11 +36,6 @@ std::string key_line(const std::string& question) {
   return out + '\n';
 }
 
-std::string real_path(const std::string& path) {
-  char buf[PATH_MAX];
-  return realpath(path.c_str(), buf) ? std::string(buf) : std::string();
-}
-
 std::string working_directory() {
   char buf[PATH_MAX];
   return getcwd(buf, sizeof buf) ? std::string(buf) : std::string();
@@ -55,26 +49,12 @@ std::vector<std::string> strings(const nlohmann::json& doc, const char* key) {
   return out;
 }
 
-}  // namespace
-
-std::string answer_question(const std::string& interpreter, const std::string& program) {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view v(*e);
-    if (v.starts_with("PYTHON") || v.starts_with("PATH=") || v.starts_with("HOME=") ||
-        v.starts_with("TORCH_USE_RTLD_GLOBAL="))
-      env.emplace_back(v);
-  }
-  std::sort(env.begin(), env.end());
-  std::string q = interpreter + '\0' + program + '\0' + working_directory();
-  for (const auto& e : env) q += '\0' + e;
-  return q;
-}
-
-std::vector<std::pair<std::string, bool>> answer_witnesses(const std::string& interpreter, const std::string& answer) {
+// What an answer (`doc`, parsed) depends on: the interpreter and sys.executable (the link and its target),
+// pyvenv.cfg beside either, every sys.path entry ("" is the working directory), the user site directory,
+// the .pth files and customize modules, and each package's origin and directories. A directory stands for
+// its entries: one added or removed changes its mtime. Each is (path, follow symlinks).
+std::vector<std::pair<std::string, bool>> witnesses(const std::string& interpreter, const nlohmann::json& doc) {
   std::vector<std::pair<std::string, bool>> out;
-  auto doc = nlohmann::json::parse(answer, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return out;
   auto add = [&](const std::string& path) {
     if (!path.empty()) out.emplace_back(path, true);
   };
@@ -104,6 +84,22 @@ std::vector<std::pair<std::string, bool>> answer_witnesses(const std::string& in
   return out;
 }
 
+}  // namespace
+
+std::string answer_question(const std::string& interpreter, const std::string& program) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view v(*e);
+    if (v.starts_with("PYTHON") || v.starts_with("PATH=") || v.starts_with("HOME=") ||
+        v.starts_with("TORCH_USE_RTLD_GLOBAL="))
+      env.emplace_back(v);
+  }
+  std::sort(env.begin(), env.end());
+  std::string q = interpreter + '\0' + program + '\0' + working_directory();
+  for (const auto& e : env) q += '\0' + e;
+  return q;
+}
+
 std::optional<std::string> kept_answer(const std::string& cache_dir, const std::string& question) {
   if (cache_dir.empty()) return std::nullopt;
   std::optional<std::string> answer;
@@ -129,8 +125,7 @@ void keep_answer(const std::string& cache_dir, const std::string& question, cons
   auto doc = nlohmann::json::parse(answer, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("executable") || !doc["executable"].is_string()) return;
   // A shim (pyenv's) chooses its Python from files no answer names: only the program itself is kept.
-  const std::string real = real_path(interpreter);
-  if (real.empty() || real != real_path(doc["executable"].get<std::string>())) return;
+  if (real_path(interpreter) != real_path(doc["executable"].get<std::string>())) return;
   std::string line = answer;
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
   // The cache directory is made first: made inside a witnessed directory (the working directory), it
@@ -139,7 +134,7 @@ void keep_answer(const std::string& cache_dir, const std::string& question, cons
   std::filesystem::create_directories(cache_dir, ec);
   CacheWriter out(kFormat, key_line(question));
   if (!out.add(std::array<std::string_view, 3>{"A", line, ""})) return;
-  for (const auto& [path, follow] : answer_witnesses(interpreter, line)) {
+  for (const auto& [path, follow] : witnesses(interpreter, doc)) {
     const std::string id = file_identity(path, follow);
     if (!out.add(std::array<std::string_view, 3>{follow ? "W" : "L", path, id})) return;
   }

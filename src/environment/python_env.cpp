@@ -76,9 +76,9 @@ std::string query_program(const std::vector<std::string>& packages) {
          "    if spec is not None:\n"
          "        out['packages'][name] = {'origin': spec.origin, 'locations': list(spec.submodule_search_locations or "
          "[])}\n"
-         // What the answer depends on besides the packages found (answer_witnesses): the whole of sys.path,
-         // the user site directory whether or not it exists yet, the .pth files of the site directories,
-         // and the sitecustomize and usercustomize modules imported at start-up.
+         // What the answer depends on besides the packages found (python_answers.cpp, witnesses): the whole of
+         // sys.path, the user site directory whether or not it exists yet, the .pth files of the site directories, and
+         // the sitecustomize and usercustomize modules imported at start-up.
          "site_mod = sys.modules.get('site')\n"
          "out['path'] = sys.path\n"
          "out['user_site'] = site_mod.USER_SITE if site_mod is not None and site_mod.ENABLE_USER_SITE else None\n"

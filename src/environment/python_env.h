@@ -47,19 +47,14 @@ Result<PythonEnv> parse_answer(const std::string& interpreter, const std::string
 // An interpreter's answer kept between runs, one file per question (<cache_dir>/python-answer-<hash>.tsv):
 // the question is the interpreter, the program, the working directory and the environment Python reads
 // (PYTHON*, PATH, HOME, TORCH_USE_RTLD_GLOBAL). It is given again while every file and directory the
-// answer depends on (answer_witnesses) has the identity it had; starting the interpreter is most of a
-// --python run (72 of 90 ms on the device). Only an interpreter that is the program it runs (a venv's
-// python, not a pyenv shim, whose choice depends on files no answer names) is kept.
+// answer depends on (every sys.path entry, .pth file and package found: python_answers.cpp) has the
+// identity it had; starting the interpreter is most of a --python run (72 of 90 ms on the device). Only
+// an interpreter that is the program it runs (a venv's python, not a pyenv shim, whose choice depends on
+// files no answer names) is kept.
 std::string answer_question(const std::string& interpreter, const std::string& program);
 std::optional<std::string> kept_answer(const std::string& cache_dir, const std::string& question);
 void keep_answer(const std::string& cache_dir, const std::string& question, const std::string& interpreter,
                  const std::string& answer);
-
-// What an answer depends on: the interpreter and sys.executable (the link and its target), pyvenv.cfg
-// beside either, every sys.path entry ("" is the working directory), the user site directory, the .pth
-// files and customize modules, and each package's origin and directories. A directory stands for its
-// entries: one added or removed changes its mtime. Each is (path, follow symlinks).
-std::vector<std::pair<std::string, bool>> answer_witnesses(const std::string& interpreter, const std::string& answer);
 
 // The torch package that interpreter would import, with the extension module `import torch` loads
 // first (torch/_C*.so): its DT_NEEDED closure is torch's libraries as the import loads them.

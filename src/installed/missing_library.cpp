@@ -2,7 +2,6 @@
 // so every symbol it would have provided fails for that one reason. What a person needs next is the
 // other versions of it that are installed (libmccl.so.1 in the SDK while libmccl.so.2 is needed).
 #include <dirent.h>
-#include <limits.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -31,11 +30,6 @@ std::string stem_of(const std::string& name) {
 
 bool same_stem(const std::string& file, const std::string& stem) {
   return file.rfind(stem, 0) == 0 && (file.size() == stem.size() || file[stem.size()] == '.');
-}
-
-std::string real_path(const std::string& path) {
-  char buf[PATH_MAX];
-  return realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
 
 struct OtherVersion {

@@ -3,7 +3,6 @@
 #include "python/interpreter.h"
 
 #include <dirent.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -15,11 +14,6 @@
 
 namespace mlc::python {
 namespace {
-
-std::string real_path(const std::string& p) {
-  char buf[PATH_MAX];
-  return realpath(p.c_str(), buf) ? std::string(buf) : p;
-}
 
 // "3.11" from "python3.11", "3.11.2" or "3.11.2+": the first two numbers.
 std::string major_minor(const std::string& text) {

@@ -213,14 +213,14 @@ std::optional<Found> find_module(const std::string& root, const std::string& dot
     } else if (dot == std::string::npos) {
       auto listing = cache.listings.find(dir);
       if (listing == cache.listings.end()) listing = cache.listings.emplace(dir, sorted_entries(dir)).first;
-      const std::vector<std::string>* entries = &listing->second;  // an element never moves
+      const std::vector<std::string>& entries = listing->second;  // an element never moves
       // In EXTENSION_SUFFIXES order: a tagged name (.cpython-311-...so), then .abi3.so, then .so.
       auto rank = [&](const std::string& name) {
         const std::string suffix = name.substr(part.size());
         return suffix.rfind(".cpython-", 0) == 0 ? 0 : suffix == ".abi3.so" ? 1 : suffix == ".so" ? 2 : 3;
       };
       std::string best;
-      for (const auto& name : *entries)
+      for (const auto& name : entries)
         if (name.rfind(part + ".", 0) == 0 && name.ends_with(".so") && is_file(join_path(dir, name)) &&
             (best.empty() || rank(name) < rank(best)))
           best = name;
@@ -292,8 +292,8 @@ struct ImportWalk {
           if (parse_import(line)) imports.push_back(std::move(line));
       it = cache.import_lines.emplace(file, std::move(imports)).first;
     }
-    const std::vector<std::string>* lines = &it->second;  // an element never moves
-    for (const auto& line : *lines) {
+    const std::vector<std::string>& lines = it->second;  // an element never moves
+    for (const auto& line : lines) {
       if (auto imp = parse_import(line)) run_import(*imp, file);
       if (reached) return;
     }

@@ -10,8 +10,6 @@ namespace {
 
 constexpr std::string_view kHeader = "mlc-runtime-literals 1";
 
-std::string identity(const std::string& path) { return file_identity(path); }
-
 bool writable(std::string_view s) { return s.find_first_of("\t\n") == std::string_view::npos; }
 
 }  // namespace
@@ -51,7 +49,7 @@ void LiteralCache::load() {
 
 std::optional<std::vector<std::string>> LiteralCache::find(const std::string& path, const std::string& query) {
   if (file_.empty()) return std::nullopt;
-  std::string id = identity(path);
+  std::string id = file_identity(path);
   if (id.empty()) return std::nullopt;
   std::lock_guard<std::mutex> lock(mutex_);
   load();
@@ -65,7 +63,7 @@ void LiteralCache::store(const std::string& path, const std::string& query, cons
   if (file_.empty() || !writable(path) || !writable(query)) return;
   for (const auto& l : literals)
     if (!writable(l)) return;
-  std::string id = identity(path);
+  std::string id = file_identity(path);
   if (id.empty()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   load();
@@ -79,7 +77,7 @@ void LiteralCache::save() {
   std::string out(kHeader);
   out += '\n';
   for (const auto& [key, e] : entries_) {
-    if (identity(e.path) != e.identity) continue;  // the file changed or went away since: dropped
+    if (file_identity(e.path) != e.identity) continue;  // the file changed or went away since: dropped
     out += "K\t" + e.identity + '\t' + e.query + '\t' + e.path + '\n';
     for (const auto& l : e.literals) out += "L\t" + l + '\n';
   }

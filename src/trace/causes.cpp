@@ -7,7 +7,6 @@
 #include "trace/trace.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -47,11 +46,6 @@ bool version_less(const std::string& a, const std::string& b) {
     }
   }
   return a.size() - i < b.size() - j;
-}
-
-std::string real_path(const std::string& path) {
-  char buf[PATH_MAX];
-  return realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
 
 // A candidate copy, read for its exported definitions: name -> the version names it carries them
