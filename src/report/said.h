@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "buildmodel/model.h"
@@ -543,38 +542,24 @@ struct LoadsOnlyInImport {  // warning: a file torch's import loads fails alone
 
 }  // namespace said
 
-using SaidKind = std::variant<
-    said::VersionFileNotFound, said::NotWithVersion, said::HiddenVersion, said::HiddenVisibility,
-    said::NoneLoadedLibraryMissing, said::NoneInScope, said::NotExported, said::RebuildAgainstLoaded,
-    said::MakeVersionDefault, said::GiveDefaultVisibility, said::DefinedNowhere, said::NotInSourcesSdkOrCuda,
-    said::DeclaredNotDefined, said::StubOrFindSource, said::KernelListed, said::ImplementKernel, said::StaleCopyTaken,
-    said::LoadInstead, said::DefinedInUnlinked, said::DefinedOutOfScope, said::DefinedInImportContext, said::LinkIt,
-    said::OnlyInArchive, said::LinkArchive, said::OtherCopyDefinesToo, said::NotInstantiated,
-    said::InstantiateOrInclude, said::CompiledButOlder, said::RebuildOlder, said::CompiledYetMissing,
-    said::CheckCompiledInto, said::PortedCounterpartMissing, said::PortIt, said::NotCompiled, said::CompileInto,
-    said::AddToList, said::ListNote, said::AddToExtension, said::GlobMisses, said::GlobCovers, said::AddJoinEntry,
-    said::SiblingModuleDefines, said::PytorchCpp, said::SdkDeclaresOnly, said::StubOrRequestFromSdk,
-    said::CounterpartByRule, said::SdkLacksCudaHas, said::SdkLacksMapMarks, said::StubAndRequest, said::CudaApiCalled,
-    said::CallInstead, said::SearchCutShort, said::ListedTwice, said::CopyLacks, said::RemoveStaleCopy,
-    said::TorchCopyLacks, said::InstallTorchBuiltAgainst, said::TorchCopyLacksIt, said::CopyTakenLacksIt,
-    said::HostApiSymbols, said::CheckAsHostLoads, said::PartOfHostApi, said::DefinedByHostLoad,
-    said::HostApiAndOwnLibraries, said::ApiNotInInterpreter, said::BuildAgainstPython, said::InterpreterTooOld,
-    said::InterpreterLacks, said::ModuleDoesNotLink, said::StandInHidesReal, said::RemoveStandIn, said::StandInSdkLacks,
-    said::DefineStandIn, said::AbiDrift, said::RebuildForAbi, said::OtherInstantiationsOnly,
-    said::AddExplicitInstantiation, said::NoLoadedDefinition, said::WouldComeFrom, said::LibraryNotFound,
-    said::InstallLibrary, said::ProviderLacks, said::InstallProviderBuiltAgainst, said::ProviderLacksMany,
-    said::CompilerPlaced, said::OtherMangling, said::NeededByGivenBack, said::CompileFailed, said::NoCompileDatabase,
-    said::NoScratchDirectory, said::ConfirmCost, said::CompilerPlacedCount, said::TorchNotFound,
-    said::LoadsOnlyInImport>;
-
+// One piece of evidence as the report keeps it: the pass's value, and its words (written by
+// src/report). Not a variant of every kind: each kind is instantiated only where a pass says it, so a
+// new kind rebuilds the units that use it, and no unit pays for the other ninety.
 struct Said {
-  SaidKind what;
+  virtual ~Said() = default;
+  virtual std::string words() const = 0;
+};
+template <class T>
+struct SaidAs final : Said {
+  explicit SaidAs(T e) : evidence(std::move(e)) {}
+  std::string words() const override { return evidence.words(); }
+  T evidence;
 };
 
 // The evidence as the report keeps it.
 template <class T>
 SaidPtr saying(T evidence) {
-  return std::make_shared<const Said>(Said{SaidKind(std::move(evidence))});
+  return std::make_shared<const SaidAs<T>>(std::move(evidence));
 }
 // `u`'s reason is now `evidence` (what earlier passes said of it is replaced).
 inline void say(UnresolvedSymbol& u, SaidPtr evidence) {
@@ -603,7 +588,7 @@ void also(UnresolvedSymbol& u, T evidence) {
 template <class T>
 bool says_also(const UnresolvedSymbol& u) {
   for (const auto& a : u.why_also)
-    if (std::holds_alternative<T>(a->what)) return true;
+    if (dynamic_cast<const SaidAs<T>*>(a.get())) return true;
   return false;
 }
 

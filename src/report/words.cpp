@@ -86,9 +86,7 @@ std::string torch_reason(TorchImportReason reason, const std::string& evidence) 
   return "";
 }
 
-std::string words(const Said& s) {
-  return std::visit([](const auto& evidence) { return evidence.words(); }, s.what);
-}
+std::string words(const Said& s) { return s.words(); }
 
 namespace {
 
