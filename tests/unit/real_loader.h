@@ -193,4 +193,14 @@ inline std::string real_platform() {
   return "";
 }
 
+// Whether this machine's loader searches the legacy avx512_1 subdirectory (HWCAP_X86_AVX512_1: an Intel
+// CPU with AVX512F/CD/BW/DQ/VL), as `ld.so --help` lists its legacy hwcaps (glibc 2.36; 2.37 searches none).
+inline bool real_hwcap_avx512_1() {
+  auto r = run("env -u GLIBC_TUNABLES /lib64/ld-linux-x86-64.so.2 --help");
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("  avx512_1 (supported, searched)", 0) == 0) return true;
+  return false;
+}
+
 }  // namespace mlc::test
