@@ -103,7 +103,7 @@ void find_beside(const loader::LoadedObject& obj, const std::string& stem, std::
 
 void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEntry& need,
                          const std::vector<Place>& places, const loader::LoaderEnv& env,
-                         std::optional<loader::SystemCache>& cache, std::vector<OtherVersion>& others) {
+                         std::shared_ptr<const loader::SystemCache>& cache, std::vector<OtherVersion>& others) {
   std::string stem = stem_of(need.name);
   std::set<std::string> seen, dirs_done;
   // The directories the search tried come first (a copy there is of another version: it was not taken).
@@ -141,7 +141,7 @@ std::map<std::string, MissingNeed> collect_missing(const loader::Process& p, std
                                                    const std::vector<Place>& places, const loader::LoaderEnv& env,
                                                    CauseList& causes) {
   std::map<std::string, MissingNeed> missing;  // by DT_NEEDED name
-  std::optional<loader::SystemCache> cache;
+  std::shared_ptr<const loader::SystemCache> cache;
   for (auto& [index, lib] : libs) {
     const auto& obj = p.objects[index];
     for (size_t k = 0; k < obj.needed.size() && k < lib.needed.size(); ++k) {

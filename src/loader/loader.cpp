@@ -597,9 +597,8 @@ class Emulator {
   }
 
   const SystemCache& system_cache() {
-    if (!cache_loaded_) cache_ = read_system_cache(env_, platform_.default_dirs);
-    cache_loaded_ = true;
-    return cache_;
+    if (!cache_) cache_ = read_system_cache(env_, platform_.default_dirs);
+    return *cache_;
   }
 
   const LoaderEnv& env_;
@@ -638,8 +637,7 @@ class Emulator {
   std::string main_path_;  // the main program, when the process has a known one
   SearchPlatform platform_;
   elf::ProcessClass process_class_;
-  bool cache_loaded_ = false;
-  SystemCache cache_;
+  std::shared_ptr<const SystemCache> cache_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 
 #include "common/paths.h"
 #include "elf/elf_object.h"
@@ -155,13 +156,44 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
   return out;
 }
 
-SystemCache read_system_cache(const LoaderEnv& env, const std::vector<std::string>& default_dirs) {
-  SystemCache cache;
-  auto read = read_ld_cache(env.sysroot + env.ld_so_cache);
+namespace {
+
+// ld.so.caches already parsed in this process, by path, with the identity of the file parsed.
+struct KeptCache {
+  std::string identity;
+  std::shared_ptr<const SystemCache> cache;
+};
+std::mutex kept_mutex;
+std::map<std::string, KeptCache> kept_caches;
+
+SystemCache read_from_conf(const LoaderEnv& env, const std::vector<std::string>& default_dirs);
+
+}  // namespace
+
+std::shared_ptr<const SystemCache> read_system_cache(const LoaderEnv& env,
+                                                     const std::vector<std::string>& default_dirs) {
+  const std::string file = env.sysroot + env.ld_so_cache;
+  const std::string identity = file_identity(file);
+  if (!identity.empty()) {
+    std::lock_guard lock(kept_mutex);
+    auto it = kept_caches.find(file);
+    if (it != kept_caches.end() && it->second.identity == identity) return it->second.cache;
+  }
+  auto read = read_ld_cache(file);
   if (read) {
-    cache.entries = std::move(read).value();
+    auto cache =
+        std::make_shared<const SystemCache>(SystemCache{.entries = std::move(read).value(), .from_conf = false});
+    std::lock_guard lock(kept_mutex);
+    kept_caches[file] = KeptCache{identity, cache};
     return cache;
   }
+  return std::make_shared<const SystemCache>(read_from_conf(env, default_dirs));
+}
+
+namespace {
+
+SystemCache read_from_conf(const LoaderEnv& env, const std::vector<std::string>& default_dirs) {
+  SystemCache cache;
   // No cache (a bare sysroot): what ldconfig would write from ld.so.conf, by soname, first wins.
   auto dirs = read_ld_conf(env.ld_so_conf, env.sysroot);
   if (!dirs) return cache;
@@ -189,5 +221,7 @@ SystemCache read_system_cache(const LoaderEnv& env, const std::vector<std::strin
   }
   return cache;
 }
+
+}  // namespace
 
 }  // namespace mlc::loader

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,8 +35,11 @@ struct SystemCache {
   bool from_conf = false;
 };
 // The cache the loader consults, read once per process: env's ld.so.cache, else (no cache) the
-// libraries of ld.so.conf's directories and `default_dirs`, by soname, first wins.
-SystemCache read_system_cache(const LoaderEnv& env, const std::vector<std::string>& default_dirs);
+// libraries of ld.so.conf's directories and `default_dirs`, by soname, first wins. An ld.so.cache is
+// parsed once per run, not once per input: what was read is kept while the file's device, inode, size,
+// mtime and ctime stay the same (the fallback from ld.so.conf reads directories, and is not kept).
+std::shared_ptr<const SystemCache> read_system_cache(const LoaderEnv& env,
+                                                     const std::vector<std::string>& default_dirs);
 
 // One step of the search. A step the loader passes over (no cache entry, NODEFLIB) has `passed_over`
 // set: it is recorded (the report's "searched"), never tried.

@@ -263,8 +263,9 @@ FoundPerCaller where_opened(const loader::Process& p, const std::vector<int>& ca
   // The cache the loader's own search consulted (with ld.so.conf's fallback in a bare sysroot).
   if (p.objects.empty()) return FoundPerCaller(callers.size());
   const auto& main = p.objects[p.target >= 0 ? p.target : 0].elf;
-  const loader::SystemCache system_cache =
+  const auto kept_cache =
       loader::read_system_cache(env, loader::search_platform(env, main.machine, main.is_64).default_dirs);
+  const loader::SystemCache& system_cache = *kept_cache;
   FoundPerCaller found(callers.size());
   FileFacts facts;
   tbb::parallel_for(size_t{0}, callers.size(), [&](size_t k) {

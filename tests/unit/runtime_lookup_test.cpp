@@ -314,6 +314,29 @@ TEST(RuntimeLookup, dlopen_without_an_ld_so_cache_searches_ld_so_conf_as_the_loa
   std::filesystem::remove_all(dir);
 }
 
+// The system cache is parsed once per run and kept by the identity of its file: a cache that ldconfig
+// writes again (the same path, another file) is read again by the next run of the same process, which
+// then finds what the new cache lists and the old one did not.
+TEST(RuntimeLookup, an_ld_so_cache_written_again_is_read_again) {
+  if (run("command -v ldconfig >/dev/null || test -x /sbin/ldconfig").status != 0)
+    MLC_SKIP() << "ldconfig (libc-bin) is not installed";
+  const std::string dir = test::scratch_dir("runtime-cache-again");
+  const std::string ldconfig = "PATH=$PATH:/sbin:/usr/sbin ldconfig -X -C " + quote(dir + "/ld.so.cache") + " -f ";
+  test::write_file(dir + "/without.conf", "");
+  test::write_file(dir + "/with.conf", kDir + "/full\n");
+  LinkcheckOptions o;
+  o.env.ld_so_cache = dir + "/ld.so.cache";
+  o.env.ld_so_conf = dir + "/no-ld.so.conf";
+  ASSERT_EQ(run(ldconfig + quote(dir + "/without.conf")).status, 0);
+  Report before = run_linkcheck({kApi}, o);
+  ASSERT_EQ(before.runtime_lookups.size(), 1u);
+  EXPECT_EQ(before.runtime_lookups[0].name, "libmusa_drv.so.4");
+  ASSERT_EQ(run(ldconfig + quote(dir + "/with.conf")).status, 0);
+  Report after = run_linkcheck({kApi}, o);
+  EXPECT_TRUE(after.runtime_lookups.empty()) << after.runtime_lookups.front().name;
+  std::filesystem::remove_all(dir);
+}
+
 // The loader's empty-entry rule for dlopen at run time: LD_LIBRARY_PATH's entries are searched as given, so a
 // leading empty entry is the current directory there too (joining the entries and splitting them again
 // would lose it). Run from a driver's directory, the real loader finds it there.
