@@ -1,12 +1,15 @@
 // compile_commands.json, as the build wrote it: each translation unit's working directory, argv and
 // absolute file. The confirm pass compiles with these commands; the source index takes their -D/-U.
-#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "buildmodel/command_line.h"
 #include "buildmodel/model.h"
+#include "common/file_io.h"
 #include "common/paths.h"
 
 namespace mlc::build {
@@ -91,27 +94,56 @@ std::string absolute_in(const std::string& dir, const std::string& path) {
   return normalize_path(dir + "/" + path);
 }
 
-std::vector<CompileCommand> read_compile_commands(const std::string& build_dir) {
-  std::vector<CompileCommand> out;
-  if (build_dir.empty()) return out;
-  std::ifstream in(build_dir + "/compile_commands.json");
-  if (!in) return out;
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_array()) return out;
+namespace {
+
+CompileDatabase parse_compile_database(const std::string& build_dir, const std::string& path) {
+  CompileDatabase out;
+  auto text = read_text(path);
+  if (!text) return out;
+  out.present = true;
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_array()) return out;
+  out.valid = true;
   for (const auto& e : j) {
     if (!e.is_object() || !e.contains("file") || !e["file"].is_string()) continue;
     CompileCommand c;
-    c.directory = e.value("directory", build_dir);
-    c.file = absolute_in(c.directory, e["file"].get<std::string>());
+    c.directory = e.contains("directory") && e["directory"].is_string() ? e["directory"].get<std::string>() : build_dir;
+    out.files.emplace_back(c.directory, e["file"].get<std::string>());
+    c.file = absolute_in(c.directory, out.files.back().second);
     if (e.contains("arguments") && e["arguments"].is_array()) {
       for (const auto& a : e["arguments"])
         if (a.is_string()) c.argv.push_back(a.get<std::string>());
     } else if (e.contains("command") && e["command"].is_string()) {
       c.argv = split_command(e["command"].get<std::string>());
     }
-    if (!c.argv.empty()) out.push_back(std::move(c));
+    if (!c.argv.empty()) out.commands.push_back(std::move(c));
   }
   return out;
+}
+
+struct KeptDatabase {
+  std::string identity;
+  std::shared_ptr<const CompileDatabase> database;
+};
+std::mutex kept_mutex;
+std::map<std::string, KeptDatabase> kept_databases;  // by path
+
+}  // namespace
+
+std::shared_ptr<const CompileDatabase> read_compile_database(const std::string& build_dir) {
+  if (build_dir.empty()) return std::make_shared<const CompileDatabase>();
+  const std::string path = build_dir + "/compile_commands.json";
+  const std::string identity = file_identity(path);
+  std::lock_guard lock(kept_mutex);
+  auto it = kept_databases.find(path);
+  if (!identity.empty() && it != kept_databases.end() && it->second.identity == identity) return it->second.database;
+  auto database = std::make_shared<const CompileDatabase>(parse_compile_database(build_dir, path));
+  if (!identity.empty()) kept_databases[path] = KeptDatabase{identity, database};
+  return database;
+}
+
+std::vector<CompileCommand> read_compile_commands(const std::string& build_dir) {
+  return read_compile_database(build_dir)->commands;
 }
 
 }  // namespace mlc::build

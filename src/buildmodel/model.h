@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -232,6 +233,15 @@ struct CompileCommand {
   std::vector<std::string> argv;
   std::string file;  // absolute
 };
+// compile_commands.json as read: parsed once per run (kept while the file's device, inode, size, mtime
+// and ctime stay the same), however many passes ask for it.
+struct CompileDatabase {
+  bool present = false;                                    // the file could be read
+  bool valid = false;                                      // it is a JSON array
+  std::vector<std::pair<std::string, std::string>> files;  // every entry's directory and "file", as written
+  std::vector<CompileCommand> commands;                    // the entries with a command line
+};
+std::shared_ptr<const CompileDatabase> read_compile_database(const std::string& build_dir);
 // The build's compile commands (none when build_dir is empty or has no readable compile_commands.json).
 std::vector<CompileCommand> read_compile_commands(const std::string& build_dir);
 

@@ -12,7 +12,6 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
@@ -473,25 +472,20 @@ namespace {
 // The objects each source's compile commands write that the build has not written yet (by source).
 using MissingObjects = std::map<std::string, std::vector<std::string>>;
 
-MissingObjects read_compile_database(Model& info) {
+MissingObjects take_compile_database(Model& info) {
   MissingObjects missing;
-  std::string path = info.build_dir + "/compile_commands.json";
-  auto text = read_text(path);
-  if (!text) return missing;
-  auto doc = nlohmann::json::parse(*text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_array()) {
-    info.errors.push_back({path, "invalid JSON (expected an array of compile commands)"});
+  const auto database = build::read_compile_database(info.build_dir);
+  if (!database->present) return missing;
+  if (!database->valid) {
+    info.errors.push_back(
+        {info.build_dir + "/compile_commands.json", "invalid JSON (expected an array of compile commands)"});
     return missing;
   }
   info.has_compile_database = true;
-  for (const auto& entry : doc) {
-    if (!entry.is_object() || !entry.contains("file") || !entry["file"].is_string()) continue;
-    std::string dir = entry.value("directory", info.build_dir);
-    info.compiled.insert(join(dir, entry["file"].get<std::string>()));
-  }
+  for (const auto& [dir, file] : database->files) info.compiled.insert(join(dir, file));
   // A source whose object the build has not written yet (an entry added, a glob that sees a new file,
   // since the last build) is compiled by the configure but in no library built so far.
-  for (const auto& c : read_compile_commands(info.build_dir)) {
+  for (const auto& c : database->commands) {
     auto out = build::output_argument(c.argv);
     if (!out) continue;
     const std::string object = join(c.directory, c.argv[out->index].substr(out->offset));
@@ -693,7 +687,7 @@ Model read_build(const BuildOptions& options) {
     Reply reply = read_file_api(info);
     if (options.ask_build_system && !err && (!reply.found || !reply.has_inputs || reply_is_stale(reply)))
       reply = ask_again(info, options, reply);
-    const MissingObjects missing = read_compile_database(info);
+    const MissingObjects missing = take_compile_database(info);
     drop_unbuilt(info, missing);
     if (reply.found) {
       // CMake's own answer: the lists are the commands its backtraces lead to, read as spans.

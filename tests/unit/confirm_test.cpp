@@ -906,3 +906,33 @@ TEST_F(BuildDirAloneCuda, CudaFaqCaseWithFindCudaIsTracedCompiledByNvccPatchedAn
 }
 
 }  // namespace
+
+// compile_commands.json is parsed once per run and kept by the identity of its file: a build that
+// configures again (another file at the same path) is read again by the next pass of the same process,
+// and a garbled database is invalid, not a crash or a stale answer.
+TEST(CompileDatabase, a_database_written_again_is_read_again) {
+  std::string build = mlc::test::scratch_dir("compile_db_again");
+  auto entry = [&](const std::string& file) {
+    return R"({"directory": ")" + build + R"(", "command": "c++ -DX=1 -c )" + file + R"( -o x.o", "file": ")" + file +
+           R"("})";
+  };
+  write_file(build + "/compile_commands.json", "[" + entry("a.cpp") + "]");
+  auto first = mlc::confirm::read_compile_commands(build);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].file, build + "/a.cpp");
+  EXPECT_EQ(first[0].argv, (std::vector<std::string>{"c++", "-DX=1", "-c", "a.cpp", "-o", "x.o"}));
+  // Written as CMake writes it: a new file renamed over the old one.
+  write_file(build + "/compile_commands.json.new", "[" + entry("a.cpp") + "," + entry("b.cpp") + "]");
+  fs::rename(build + "/compile_commands.json.new", build + "/compile_commands.json");
+  auto second = mlc::build::read_compile_database(build);
+  ASSERT_EQ(second->commands.size(), 2u);
+  EXPECT_EQ(second->commands[1].file, build + "/b.cpp");
+  EXPECT_EQ(second->files.back(), std::make_pair(build, std::string("b.cpp")));
+  write_file(build + "/compile_commands.json.new", "[{\"file\": ");
+  fs::rename(build + "/compile_commands.json.new", build + "/compile_commands.json");
+  auto garbled = mlc::build::read_compile_database(build);
+  EXPECT_TRUE(garbled->present);
+  EXPECT_FALSE(garbled->valid);
+  EXPECT_TRUE(garbled->commands.empty());
+  fs::remove_all(build);
+}
