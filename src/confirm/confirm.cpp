@@ -620,16 +620,11 @@ std::vector<std::string> linked_artifacts(const build::Model* build, const std::
   return out;
 }
 
-}  // namespace
-
-size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
-                          const std::string& target, const ConfirmOptions& options,
-                          std::vector<std::string>& warnings) {
-  if (report.libraries.empty()) return 0;
-  // What the libraries define already: their own references to it are not the patch's business. Their
-  // symbol tables too: a library built with hidden visibility (nng) exports none of its internal names.
-  // And what the libraries the build links into the target define (abseil's strings links
-  // strings_internal, which --as-needed dropped while no kept source used it): the rebuild links them.
+// What the libraries define already: their own references to it are not the patch's business. Their
+// symbol tables too: a library built with hidden visibility (nng) exports none of its internal names.
+// And what the libraries the build links into the target define (abseil's strings links
+// strings_internal, which --as-needed dropped while no kept source used it): the rebuild links them.
+std::set<std::string> known_definitions(const Report& report, const build::Model* build, const std::string& target) {
   std::set<std::string> known;
   auto define = [&](const std::string& path, bool statics) {
     elf::ReadOptions ro;
@@ -646,7 +641,17 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
     for (const auto& u : lib.unresolved) known.insert(u.symbol);
     define(lib.path, true);
   }
-  for (const auto& dependency : linked_artifacts(ctx.build, target)) define(dependency, false);
+  for (const auto& dependency : linked_artifacts(build, target)) define(dependency, false);
+  return known;
+}
+
+}  // namespace
+
+size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
+                          const std::string& target, const ConfirmOptions& options,
+                          std::vector<std::string>& warnings) {
+  if (report.libraries.empty()) return 0;
+  std::set<std::string> known = known_definitions(report, ctx.build, target);
   auto given_back = [&]() {
     std::set<std::string> files;
     for (const auto& lib : report.libraries)

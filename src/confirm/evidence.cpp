@@ -88,22 +88,10 @@ uint32_t line_mentioning(const std::string& text, const std::string& word) {
   return 0;
 }
 
-std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const UnresolvedSymbol& u,
-                                       std::map<std::string, std::string>& texts) {
-  std::vector<RankedSource> out;
-  if (!ctx.sources || !ctx.build) return out;
-  auto sym = demangle::parse_symbol(u.symbol);
-  if (sym.name.empty()) return out;
-  const bool c_name = sym.kind == demangle::NameKind::CName;
-  // The word a source that writes it must contain: the entity's own name, or for a special member
-  // (vtable, typeinfo, guard variable) the class's.
-  std::string word = sym.name;
-  if (sym.is_constructor || sym.is_destructor) word = sym.scopes.empty() ? sym.name : sym.scopes.back();
-  if (!word.empty() && word[0] == '~') word = word.substr(1);
-  // A variable a macro pastes (FLAGS_name): the pasted-in part is what the source spells.
-  if (word.rfind("FLAGS_", 0) == 0 && word.size() > 6) word = word.substr(6);
-
-  // 1. The headers that declare it, its class or its template.
+// The headers that declare the symbol `sym` parses to, its class or its template, and the file its
+// origin names.
+std::set<std::string> declaring_headers(const trace::TraceContext& ctx, const UnresolvedSymbol& u,
+                                        const demangle::SymbolName& sym, bool c_name) {
   std::set<std::string> headers;
   std::string qualified = c_name ? sym.name : sym.qualified();
   for (const auto* e : ctx.sources->lookup(sym.name))
@@ -122,6 +110,44 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
         headers.insert(ctx.sources->file_of(*e).path);
   }
   if (u.origin && !u.origin->file.empty()) headers.insert(u.origin->file);
+  return headers;
+}
+
+// The directories of the sources of the targets that reference `u`: the File API's target of each
+// referencing library, else the CMake lists that feed a target named after it.
+std::set<std::string> target_dirs(const trace::TraceContext& ctx, const UnresolvedSymbol& u) {
+  std::set<std::string> dirs;
+  for (const auto& ref : u.referenced_by) {
+    if (const auto* t = ctx.build->target_for_artifact(ref.library)) {
+      for (const auto& s : ctx.build->source_files(*t)) dirs.insert(parent(s));
+      continue;
+    }
+    std::string base = build::target_of_library(nullptr, ref.library);  // named after the library
+    for (const auto& l : ctx.build->lists)
+      if (!l.removal && (l.targets.count(base) || l.variable == base) && build::feeds_build(*ctx.build, l))
+        for (const auto& e : l.entries)
+          for (const auto& f : e.files) dirs.insert(parent(f));
+  }
+  return dirs;
+}
+
+std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const UnresolvedSymbol& u,
+                                       std::map<std::string, std::string>& texts) {
+  std::vector<RankedSource> out;
+  if (!ctx.sources || !ctx.build) return out;
+  auto sym = demangle::parse_symbol(u.symbol);
+  if (sym.name.empty()) return out;
+  const bool c_name = sym.kind == demangle::NameKind::CName;
+  // The word a source that writes it must contain: the entity's own name, or for a special member
+  // (vtable, typeinfo, guard variable) the class's.
+  std::string word = sym.name;
+  if (sym.is_constructor || sym.is_destructor) word = sym.scopes.empty() ? sym.name : sym.scopes.back();
+  if (!word.empty() && word[0] == '~') word = word.substr(1);
+  // A variable a macro pastes (FLAGS_name): the pasted-in part is what the source spells.
+  if (word.rfind("FLAGS_", 0) == 0 && word.size() > 6) word = word.substr(6);
+
+  // 1. The headers that declare it, its class or its template.
+  const std::set<std::string> headers = declaring_headers(ctx, u, sym, c_name);
 
   std::set<std::string> seen;
   // (or compiled by the configure only since the library was built: the rebuild will define what it does)
@@ -163,18 +189,7 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
   // The target comes from the File API (its artifacts), else from the CMake lists that feed a target
   // named after the library (libcore.so: core). Without either, the name is looked for beside every
   // compiled source, but only the target's and the headers' directories are compiled wholesale.
-  std::set<std::string> dirs, spelling_dirs;
-  for (const auto& ref : u.referenced_by) {
-    if (const auto* t = ctx.build->target_for_artifact(ref.library)) {
-      for (const auto& s : ctx.build->source_files(*t)) dirs.insert(parent(s));
-      continue;
-    }
-    std::string base = build::target_of_library(nullptr, ref.library);  // named after the library
-    for (const auto& l : ctx.build->lists)
-      if (!l.removal && (l.targets.count(base) || l.variable == base) && build::feeds_build(*ctx.build, l))
-        for (const auto& e : l.entries)
-          for (const auto& f : e.files) dirs.insert(parent(f));
-  }
+  std::set<std::string> dirs = target_dirs(ctx, u), spelling_dirs;
   if (dirs.empty())
     for (const auto& f : ctx.build->compiled) spelling_dirs.insert(parent(f));
   for (const auto& h : headers) dirs.insert(parent(h));

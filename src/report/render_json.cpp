@@ -129,69 +129,73 @@ json imported_after_json(const std::optional<ImportedAfter>& a) {
           {"evidence", a->evidence}};
 }
 
+// One library's object: what it needs, its missing versions, its unresolved symbols, its other load
+// failures, and who owns it.
+json library_json(const Report& report, const LibraryReport& lib) {
+  json needed = json::array();
+  for (const auto& n : lib.needed) {
+    if (n.path) {
+      needed.push_back({{"name", n.name},
+                        {"path", *n.path},
+                        {"path_bytes", path_bytes(*n.path)},
+                        {"how", loader::to_string(n.how)},
+                        {"owner", to_json(n.owner)}});
+    } else {
+      json search = json::array();
+      for (const auto& s : n.search)
+        search.push_back(
+            {{"path", s.path}, {"how", loader::to_string(s.how)}, {"outcome", loader::to_string(s.outcome)}});
+      needed.push_back({{"name", n.name},
+                        {"path", nullptr},
+                        {"path_bytes", nullptr},
+                        {"searched", n.searched},
+                        {"search", std::move(search)},
+                        {"refused", opt(n.refused)},
+                        {"baselined", n.baselined},
+                        {"cause", opt(n.cause)}});
+    }
+  }
+  json versions = json::array();
+  for (const auto& v : lib.missing_versions) {
+    versions.push_back({{"version", v.version},
+                        {"file", v.file},
+                        {"provider", opt(v.provider)},
+                        {"baselined", v.baselined},
+                        {"cause", opt(v.cause)}});
+  }
+  json unresolved = json::array();
+  for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));
+  json failures = json::array();
+  for (const auto& f : lib.load_failures)
+    failures.push_back({{"kind", loader::to_string(f.kind)},
+                        {"file", f.file},
+                        {"message", f.message},
+                        {"symbol", opt(f.symbol)},
+                        {"fix", f.fix},
+                        {"baselined", f.baselined}});
+  return {{"path", lib.path},
+          {"path_bytes", path_bytes(lib.path)},
+          {"soname", lib.soname.empty() ? json(nullptr) : json(lib.soname)},
+          {"role", to_string(lib.role)},
+          {"loaded_by", opt(lib.loaded_by)},
+          {"python_extension", lib.python_extension},
+          {"program", lib.program},
+          {"needed", std::move(needed)},
+          {"missing_versions", std::move(versions)},
+          {"unresolved", std::move(unresolved)},
+          {"load_failures", std::move(failures)},
+          {"owner", to_json(lib.owner)},
+          {"host", opt(lib.host)},
+          {"imported_after", imported_after_json(lib.imported_after)},
+          {"plugin_of", opt(lib.plugin_of)},
+          {"loads", lib.role == LibraryRole::Target ? json(!load_fails(report, lib)) : json(nullptr)}};
+}
+
 }  // namespace
 
 std::string render_json(const Report& report, const std::string& tool_version) {
   json libs = json::array();
-  for (const auto& lib : report.libraries) {
-    json needed = json::array();
-    for (const auto& n : lib.needed) {
-      if (n.path) {
-        needed.push_back({{"name", n.name},
-                          {"path", *n.path},
-                          {"path_bytes", path_bytes(*n.path)},
-                          {"how", loader::to_string(n.how)},
-                          {"owner", to_json(n.owner)}});
-      } else {
-        json search = json::array();
-        for (const auto& s : n.search)
-          search.push_back(
-              {{"path", s.path}, {"how", loader::to_string(s.how)}, {"outcome", loader::to_string(s.outcome)}});
-        needed.push_back({{"name", n.name},
-                          {"path", nullptr},
-                          {"path_bytes", nullptr},
-                          {"searched", n.searched},
-                          {"search", std::move(search)},
-                          {"refused", opt(n.refused)},
-                          {"baselined", n.baselined},
-                          {"cause", opt(n.cause)}});
-      }
-    }
-    json versions = json::array();
-    for (const auto& v : lib.missing_versions) {
-      versions.push_back({{"version", v.version},
-                          {"file", v.file},
-                          {"provider", opt(v.provider)},
-                          {"baselined", v.baselined},
-                          {"cause", opt(v.cause)}});
-    }
-    json unresolved = json::array();
-    for (const auto& u : lib.unresolved) unresolved.push_back(to_json(u));
-    json failures = json::array();
-    for (const auto& f : lib.load_failures)
-      failures.push_back({{"kind", loader::to_string(f.kind)},
-                          {"file", f.file},
-                          {"message", f.message},
-                          {"symbol", opt(f.symbol)},
-                          {"fix", f.fix},
-                          {"baselined", f.baselined}});
-    libs.push_back({{"path", lib.path},
-                    {"path_bytes", path_bytes(lib.path)},
-                    {"soname", lib.soname.empty() ? json(nullptr) : json(lib.soname)},
-                    {"role", to_string(lib.role)},
-                    {"loaded_by", opt(lib.loaded_by)},
-                    {"python_extension", lib.python_extension},
-                    {"program", lib.program},
-                    {"needed", std::move(needed)},
-                    {"missing_versions", std::move(versions)},
-                    {"unresolved", std::move(unresolved)},
-                    {"load_failures", std::move(failures)},
-                    {"owner", to_json(lib.owner)},
-                    {"host", opt(lib.host)},
-                    {"imported_after", imported_after_json(lib.imported_after)},
-                    {"plugin_of", opt(lib.plugin_of)},
-                    {"loads", lib.role == LibraryRole::Target ? json(!load_fails(report, lib)) : json(nullptr)}});
-  }
+  for (const auto& lib : report.libraries) libs.push_back(library_json(report, lib));
   json errors = json::array();
   for (const auto& e : report.errors) errors.push_back({{"file", e.path}, {"message", e.message}});
   json causes = json::array();

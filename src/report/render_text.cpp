@@ -514,6 +514,52 @@ std::string render_runtime(const Report& report, const TextStyle& style) {
   return out;
 }
 
+// The notes after the findings: who installed what, the host a module was checked in, the plugins,
+// the --with libraries taken as an import's, the run's warnings and the interpreter loaded first.
+std::string render_notes(const Report& report, bool environment) {
+  std::string out;
+  // Who installed what: for a file checked alone, and otherwise only where something is wrong (an
+  // environment of hundreds of healthy files is not a page of notes).
+  for (const auto& lib : report.libraries) {
+    bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0 ||
+                   !lib.load_failures.empty();
+    if (lib.owner && !environment && (report.libraries.size() == 1 || failing))
+      out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
+  }
+  // Which host a library of modules was checked in (it needs the Python C API and links no
+  // libpython: only a Python process loads it), told as the owner is: for a file checked alone, or
+  // where its load fails.
+  for (const auto& lib : report.libraries) {
+    bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0 ||
+                   !lib.load_failures.empty();
+    if (lib.needs_python_api && lib.host && (report.libraries.size() == 1 || failing))
+      out += fmt::format(
+          "note: {} uses the Python C API and links no libpython: checked as loaded into {}, which "
+          "provides it\n",
+          lib.path, *lib.host);
+  }
+  out += render_imported_after(report, environment);
+  for (const auto& lib : report.libraries) {
+    bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
+    if (lib.plugin_of && !environment && (report.libraries.size() == 1 || failing))
+      out += fmt::format("note: {} is a plugin of {}, which exports what it uses: checked as loaded into it\n",
+                         lib.path, *lib.plugin_of);
+  }
+  if (!report.with_as_import.empty()) {
+    std::string names;
+    for (const auto& w : report.with_as_import) names += (names.empty() ? "" : ", ") + base_name(w);
+    out += fmt::format(
+        "note: --with {}: loaded with RTLD_LOCAL before an extension module, as Python's import of torch "
+        "loads {} (the module binds only what it links); write LIB:global for RTLD_GLOBAL\n",
+        names, report.with_as_import.size() == 1 ? "it" : "them");
+  }
+  for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
+  // The import-context line (render_python) names the interpreter already, with what it resolved to.
+  if (!report.interpreter.empty() && !report.python)
+    out += fmt::format("interpreter: {} (--python), loaded first\n", report.interpreter);
+  return out;
+}
+
 }  // namespace
 
 std::string render_text(const Report& report, const TextStyle& style) {
@@ -562,47 +608,7 @@ std::string render_text(const Report& report, const TextStyle& style) {
     }
   }
   out += render_runtime(report, style);
-  if (!style.quiet) {
-    // Who installed what: for a file checked alone, and otherwise only where something is wrong (an
-    // environment of hundreds of healthy files is not a page of notes).
-    for (const auto& lib : report.libraries) {
-      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0 ||
-                     !lib.load_failures.empty();
-      if (lib.owner && !environment && (report.libraries.size() == 1 || failing))
-        out += fmt::format("note: {} from {}\n", lib.path, owner_text(*lib.owner));
-    }
-    // Which host a library of modules was checked in (it needs the Python C API and links no
-    // libpython: only a Python process loads it), told as the owner is: for a file checked alone, or
-    // where its load fails.
-    for (const auto& lib : report.libraries) {
-      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0 ||
-                     !lib.load_failures.empty();
-      if (lib.needs_python_api && lib.host && (report.libraries.size() == 1 || failing))
-        out += fmt::format(
-            "note: {} uses the Python C API and links no libpython: checked as loaded into {}, which "
-            "provides it\n",
-            lib.path, *lib.host);
-    }
-    out += render_imported_after(report, environment);
-    for (const auto& lib : report.libraries) {
-      bool failing = !lib.unresolved.empty() || !lib.missing_versions.empty() || lib.missing_libraries() > 0;
-      if (lib.plugin_of && !environment && (report.libraries.size() == 1 || failing))
-        out += fmt::format("note: {} is a plugin of {}, which exports what it uses: checked as loaded into it\n",
-                           lib.path, *lib.plugin_of);
-    }
-    if (!report.with_as_import.empty()) {
-      std::string names;
-      for (const auto& w : report.with_as_import) names += (names.empty() ? "" : ", ") + base_name(w);
-      out += fmt::format(
-          "note: --with {}: loaded with RTLD_LOCAL before an extension module, as Python's import of torch "
-          "loads {} (the module binds only what it links); write LIB:global for RTLD_GLOBAL\n",
-          names, report.with_as_import.size() == 1 ? "it" : "them");
-    }
-    for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
-    // The import-context line (render_python) names the interpreter already, with what it resolved to.
-    if (!report.interpreter.empty() && !report.python)
-      out += fmt::format("interpreter: {} (--python), loaded first\n", report.interpreter);
-  }
+  if (!style.quiet) out += render_notes(report, environment);
   // When every input failed there is nothing to sum up: "0 undefined symbols ... in 0 libraries"
   // would read as an all-clear beside the errors (which the tool prints on stderr).
   if (!style.quiet && style.summary) out += render_environment_summary(report);

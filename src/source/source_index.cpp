@@ -206,13 +206,13 @@ bool is_source_file(std::string_view path, const FileKinds& kinds) { return has_
 
 bool is_compiled_source(std::string_view path, const FileKinds& kinds) { return has_any_suffix(path, kinds.compiled); }
 
-SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats,
-                               const std::vector<std::string>& macro_roots) {
-  SourceIndex idx;
-  idx.roots_ = options.roots;
+namespace {
+
+// The source files under the roots (the index's, then the macro roots'), each once: the first root
+// that holds it wins. A root whose walk was cut short is noted in `stats`.
+std::vector<SourceFile> find_sources(const IndexOptions& options, const std::vector<std::string>& all_roots,
+                                     IndexStats* stats) {
   std::vector<SourceFile> found;
-  std::vector<std::string> all_roots = options.roots;
-  all_roots.insert(all_roots.end(), macro_roots.begin(), macro_roots.end());
   for (size_t r = 0; r < all_roots.size(); ++r) {
     struct stat st;
     const std::string& root = all_roots[r];
@@ -246,11 +246,21 @@ SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats,
   }
   // A file under two roots is indexed once (the first root wins).
   std::vector<SourceFile> files;
-  {
-    std::map<std::string, bool> seen;
-    for (auto& f : found)
-      if (seen.emplace(f.path, true).second) files.push_back(std::move(f));
-  }
+  std::map<std::string, bool> seen;
+  for (auto& f : found)
+    if (seen.emplace(f.path, true).second) files.push_back(std::move(f));
+  return files;
+}
+
+}  // namespace
+
+SourceIndex SourceIndex::build(const IndexOptions& options, IndexStats* stats,
+                               const std::vector<std::string>& macro_roots) {
+  SourceIndex idx;
+  idx.roots_ = options.roots;
+  std::vector<std::string> all_roots = options.roots;
+  all_roots.insert(all_roots.end(), macro_roots.begin(), macro_roots.end());
+  std::vector<SourceFile> files = find_sources(options, all_roots, stats);
   auto cache = load_cache(options.cache_file, all_roots);
   std::vector<std::vector<Entity>> per_file(files.size());
   std::vector<std::vector<IncludeLine>> includes(files.size());

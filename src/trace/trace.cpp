@@ -643,30 +643,37 @@ class Tracer {
     return nullptr;
   }
 
+  // The vtable (and typeinfo) of a class with a key function are emitted where that function is
+  // defined: its definitions, the key function named in `def`.
+  std::vector<Candidate> key_function_definitions(said::DefinitionAt& def) const {
+    std::vector<Candidate> found;
+    for (const IndexedEntity* cls : ctx_.sources->lookup(sym_.name)) {
+      if (cls->kind != EntityKind::ClassDefinition || cls->extra.empty()) continue;
+      bool ported = under(ctx_.sources->file_of(*cls).path, ctx_.porting_dir);
+      if (!qualified_matches(*cls, ported)) continue;
+      std::string key = cls->extra.substr(0, cls->extra.find('('));
+      std::string key_params = cls->extra.substr(key.size() + 1, cls->extra.size() - key.size() - 2);
+      for (const IndexedEntity* e : ctx_.sources->lookup(key)) {
+        if (e->kind != EntityKind::FunctionDefinition || e->params != key_params) continue;
+        if (e->qualified != cls->qualified + "::" + key) continue;
+        const std::string& path = ctx_.sources->file_of(*e).path;
+        found.push_back({.entity = e,
+                         .exact = true,
+                         .same_arity = true,
+                         .rank = kind_rank(*e, path),
+                         .in_porting_tree = under(path, ctx_.porting_dir)});
+        def.key_function = cls->qualified + "::" + key + "(" + key_params + ")";
+      }
+    }
+    return found;
+  }
+
   bool check_sources() {
     if (!ctx_.sources) return false;
     std::vector<Candidate> found;
     said::DefinitionAt def;
     if (sym_.kind == NameKind::VTable || sym_.kind == NameKind::TypeInfo) {
-      // The vtable (and typeinfo) of a class with a key function are emitted where that function is defined.
-      for (const IndexedEntity* cls : ctx_.sources->lookup(sym_.name)) {
-        if (cls->kind != EntityKind::ClassDefinition || cls->extra.empty()) continue;
-        bool ported = under(ctx_.sources->file_of(*cls).path, ctx_.porting_dir);
-        if (!qualified_matches(*cls, ported)) continue;
-        std::string key = cls->extra.substr(0, cls->extra.find('('));
-        std::string key_params = cls->extra.substr(key.size() + 1, cls->extra.size() - key.size() - 2);
-        for (const IndexedEntity* e : ctx_.sources->lookup(key)) {
-          if (e->kind != EntityKind::FunctionDefinition || e->params != key_params) continue;
-          if (e->qualified != cls->qualified + "::" + key) continue;
-          const std::string& path = ctx_.sources->file_of(*e).path;
-          found.push_back({.entity = e,
-                           .exact = true,
-                           .same_arity = true,
-                           .rank = kind_rank(*e, path),
-                           .in_porting_tree = under(path, ctx_.porting_dir)});
-          def.key_function = cls->qualified + "::" + key + "(" + key_params + ")";
-        }
-      }
+      found = key_function_definitions(def);
     } else if (sym_.kind == NameKind::Function || sym_.kind == NameKind::Data || sym_.kind == NameKind::CName ||
                sym_.kind == NameKind::Thunk) {
       found = candidates(sym_.name, sym_.kind == NameKind::Function || sym_.kind == NameKind::Thunk);
