@@ -60,8 +60,7 @@ std::vector<mlc::SymbolFix> stub_fixes(const mlc::Report& report, mlc::TraceReso
   mlc::stubgen::Plan plan = mlc::stubgen::plan(report, resources.context(nullptr), so);
   for (const auto& e : plan.errors) {
     // A CMake file the build reader could not parse either is already an error of the report.
-    bool said = std::any_of(report.errors.begin(), report.errors.end(),
-                            [&](const mlc::InputError& r) { return r.to_line() == e.to_line(); });
+    bool said = std::find(report.errors.begin(), report.errors.end(), e) != report.errors.end();
     if (!said) std::fprintf(stderr, "musa-linkcheck: warning: no fixes from %s\n", e.to_line().c_str());
   }
   return mlc::stubgen::sarif_fixes(plan, report);

@@ -182,24 +182,12 @@ struct Scope {
   std::string library_helper;  // the backend's add_library helper (musa_add_library): child scopes keep it
 };
 
-// The variables an argument references: "${A}/x${B}" -> A, B (nested references by their innermost name).
-std::vector<std::string> referenced(const std::string& raw) {
-  std::vector<std::string> out;
-  for (size_t open = raw.find("${"); open != std::string::npos; open = raw.find("${", open + 2)) {
-    size_t close = raw.find('}', open);
-    if (close == std::string::npos) break;
-    std::string name = raw.substr(open + 2, close - open - 2);
-    if (name.find("${") == std::string::npos) out.push_back(name);
-  }
-  return out;
-}
-
 using Vars = std::map<std::string, std::string>;
 
 // The lists that arguments from `from` on draw on through their ${...} references.
 void draw_on(const std::vector<CMakeArg>& a, size_t from, const Scope& scope, std::set<size_t>& sources) {
   for (size_t k = from; k < a.size(); ++k)
-    for (const auto& v : referenced(a[k].value))
+    for (const auto& v : referenced_variables(a[k].value))
       if (auto it = scope.origins.find(v); it != scope.origins.end())
         sources.insert(it->second.begin(), it->second.end());
 }

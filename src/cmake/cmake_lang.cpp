@@ -174,4 +174,15 @@ bool creates_target(const std::string& command, const std::string& backend_helpe
          command == "target_sources";
 }
 
+std::vector<std::string> referenced_variables(const std::string& raw) {
+  std::vector<std::string> out;
+  for (size_t open = raw.find("${"); open != std::string::npos; open = raw.find("${", open + 2)) {
+    size_t close = raw.find('}', open);
+    if (close == std::string::npos) break;
+    std::string name = raw.substr(open + 2, close - open - 2);
+    if (name.find("${") == std::string::npos && !name.empty()) out.push_back(std::move(name));
+  }
+  return out;
+}
+
 }  // namespace mlc::cmake

@@ -38,4 +38,8 @@ Result<std::vector<CMakeCommand>> parse_cmake(std::string_view text, const std::
 bool creates_library(const std::string& command, const std::string& backend_helper);
 bool creates_target(const std::string& command, const std::string& backend_helper);
 
+// The variables an argument references by name, in order: "${A}/x${B}" -> A, B (a nested reference by
+// its innermost name; "${}" names none).
+std::vector<std::string> referenced_variables(const std::string& raw);
+
 }  // namespace mlc::cmake

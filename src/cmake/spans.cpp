@@ -38,17 +38,6 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// The variables an argument references by name: "${A}/x${B}" -> A, B (a nested reference by its
-// innermost name); foreach(x IN LISTS A B) names A and B bare.
-void referenced(const std::string& raw, std::vector<std::string>& out) {
-  for (size_t open = raw.find("${"); open != std::string::npos; open = raw.find("${", open + 2)) {
-    size_t close = raw.find('}', open);
-    if (close == std::string::npos) break;
-    std::string name = raw.substr(open + 2, close - open - 2);
-    if (name.find("${") == std::string::npos && !name.empty()) out.push_back(name);
-  }
-}
-
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
@@ -108,8 +97,8 @@ std::vector<std::string> drawn_on(const CMakeCommand& c, size_t first) {
       lists = v == "LISTS" ? true : v == "ITEMS" ? false : lists;
       continue;
     }
-    if (lists && is_identifier(v)) out.push_back(v);
-    referenced(v, out);
+    if (lists && is_identifier(v)) out.push_back(v);  // foreach(x IN LISTS A B) names A and B bare
+    for (auto& name : referenced_variables(v)) out.push_back(std::move(name));
   }
   return out;
 }
@@ -261,11 +250,7 @@ class SpanReader {
     const auto& vars = glob ? glob_vars_for(file) : vars_for(file);
     std::string expanded = raw;
     bool complete = true;
-    for (const auto& v : [&] {
-           std::vector<std::string> r;
-           referenced(raw, r);
-           return r;
-         }()) {
+    for (const auto& v : referenced_variables(raw)) {
       auto it = vars.find(v);
       if (it == vars.end()) {
         complete = false;

@@ -13,6 +13,7 @@ struct InputError {
   std::string path;     // the file the error is about (may be empty for usage errors)
   std::string message;  // one line, no trailing newline
   std::string to_line() const { return path.empty() ? message : path + ": " + message; }
+  bool operator==(const InputError&) const = default;
 };
 
 // A minimal expected<T, InputError> (std::expected is C++23; Debian bookworm's GCC 12 lacks it).
