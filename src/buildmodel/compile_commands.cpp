@@ -1,8 +1,6 @@
 // compile_commands.json, as the build wrote it: each translation unit's working directory, argv and
 // absolute file. The confirm pass compiles with these commands; the source index takes their -D/-U.
-#include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +8,7 @@
 #include "buildmodel/command_line.h"
 #include "buildmodel/model.h"
 #include "common/file_io.h"
+#include "common/kept_file.h"
 #include "common/paths.h"
 
 namespace mlc::build {
@@ -121,25 +120,15 @@ CompileDatabase parse_compile_database(const std::string& build_dir, const std::
   return out;
 }
 
-struct KeptDatabase {
-  std::string identity;
-  std::shared_ptr<const CompileDatabase> database;
-};
-std::mutex kept_mutex;
-std::map<std::string, KeptDatabase> kept_databases;  // by path
+KeptFile<CompileDatabase> kept_databases;  // the compile_commands.json files parsed in this process
 
 }  // namespace
 
 std::shared_ptr<const CompileDatabase> read_compile_database(const std::string& build_dir) {
   if (build_dir.empty()) return std::make_shared<const CompileDatabase>();
   const std::string path = build_dir + "/compile_commands.json";
-  const std::string identity = file_identity(path);
-  std::lock_guard lock(kept_mutex);
-  auto it = kept_databases.find(path);
-  if (!identity.empty() && it != kept_databases.end() && it->second.identity == identity) return it->second.database;
-  auto database = std::make_shared<const CompileDatabase>(parse_compile_database(build_dir, path));
-  if (!identity.empty()) kept_databases[path] = KeptDatabase{identity, database};
-  return database;
+  return kept_databases.get(
+      path, [&] { return std::make_shared<const CompileDatabase>(parse_compile_database(build_dir, path)); });
 }
 
 std::vector<CompileCommand> read_compile_commands(const std::string& build_dir) {

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <mutex>
 
+#include "common/kept_file.h"
 #include "common/paths.h"
 #include "elf/elf_object.h"
 
@@ -158,13 +158,7 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
 
 namespace {
 
-// ld.so.caches already parsed in this process, by path, with the identity of the file parsed.
-struct KeptCache {
-  std::string identity;
-  std::shared_ptr<const SystemCache> cache;
-};
-std::mutex kept_mutex;
-std::map<std::string, KeptCache> kept_caches;
+KeptFile<SystemCache> kept_caches;  // the ld.so.caches parsed in this process
 
 SystemCache read_from_conf(const LoaderEnv& env, const std::vector<std::string>& default_dirs);
 
@@ -173,21 +167,12 @@ SystemCache read_from_conf(const LoaderEnv& env, const std::vector<std::string>&
 std::shared_ptr<const SystemCache> read_system_cache(const LoaderEnv& env,
                                                      const std::vector<std::string>& default_dirs) {
   const std::string file = env.sysroot + env.ld_so_cache;
-  const std::string identity = file_identity(file);
-  if (!identity.empty()) {
-    std::lock_guard lock(kept_mutex);
-    auto it = kept_caches.find(file);
-    if (it != kept_caches.end() && it->second.identity == identity) return it->second.cache;
-  }
-  auto read = read_ld_cache(file);
-  if (read) {
-    auto cache =
-        std::make_shared<const SystemCache>(SystemCache{.entries = std::move(read).value(), .from_conf = false});
-    std::lock_guard lock(kept_mutex);
-    kept_caches[file] = KeptCache{identity, cache};
-    return cache;
-  }
-  return std::make_shared<const SystemCache>(read_from_conf(env, default_dirs));
+  auto cache = kept_caches.get(file, [&]() -> std::shared_ptr<const SystemCache> {
+    auto read = read_ld_cache(file);
+    if (!read) return nullptr;
+    return std::make_shared<const SystemCache>(SystemCache{.entries = std::move(read).value(), .from_conf = false});
+  });
+  return cache ? cache : std::make_shared<const SystemCache>(read_from_conf(env, default_dirs));
 }
 
 namespace {
