@@ -104,11 +104,12 @@ int machine_level() {
 Report check(const std::string& rel, LinkcheckOptions options = {}) {
   options.env.x86_isa_level = machine_level();
   options.env.hwcap_avx512_1 = test::real_hwcap_avx512_1();
-  if (options.env.platform_token.empty()) options.env.platform_token = test::real_platform();
+  const std::string real_platform = test::real_platform();
+  if (options.env.platform_token.empty()) options.env.platform_token = real_platform;
   Report r = run_linkcheck({kFix + "/" + rel}, options);
   // A sysroot, or a platform other than this CPU's ("haswell" here, "x86_64" given), is not what this
   // machine's loader reads.
-  if (options.env.sysroot.empty() && options.env.platform_token == test::real_platform()) {
+  if (options.env.sysroot.empty() && options.env.platform_token == real_platform) {
     LinkcheckOptions all = options;
     all.closure = true;  // the real load fails on any object's cause, not only the target's
     expect_real_loader_agrees(kFix + "/" + rel, all,
