@@ -36,7 +36,10 @@ std::optional<InputError> reread_report(const std::string& file, TraceResources&
   const trace::TraceContext& ctx = resources.context(nullptr);
   for (auto& lib : report.libraries)
     for (auto& u : lib.unresolved)
-      if (u.classification == Classification::Unknown) trace::trace_symbol(nullptr, -1, ctx, u);
+      if (u.classification == Classification::Unknown) {
+        trace::trace_symbol(nullptr, -1, ctx, u);
+        verdict::resolve(u);
+      }
   // A report made before findings carried `size` (or by another tool) has none: the referencing
   // library's DWARF gives it, as the link check's own DWARF pass would have.
   for (auto& lib : report.libraries) {

@@ -525,7 +525,7 @@ struct CompilerPlacedCount {  // what the compiler placed, and where
   std::string words() const;
 };
 
-// --- the import context (pipeline/linkcheck.cpp) ----------------------------------------------------
+// --- the import context (pipeline/load.cpp) ---------------------------------------------------------
 struct TorchNotFound {  // warning: a file needs torch, which the run's interpreter does not import
   std::string file;
   TorchImportReason reason = TorchImportReason::PackageImportsTorch;

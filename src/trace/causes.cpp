@@ -434,8 +434,8 @@ size_t reclaim_own_build(const loader::Process& p, std::vector<SymbolFinding>& s
     const std::string& id = *u->cause;  // a structured binding cannot be captured before C++20 (clang 14)
     auto c = std::find_if(causes.begin(), causes.end(), [&](const Cause& k) { return k.id == id; });
     if (c == causes.end() || !c->picked || !c->other || !own(c->picked->path)) continue;
+    // Traced afresh on a copy that keeps the earlier passes' claims: the tracer's outranks the shadow's.
     UnresolvedSymbol again = *u;
-    again.claims.clear();  // traced afresh: the tracer's claim alone
     again.cause.reset();
     again.origin.reset();
     again.fix.reset();

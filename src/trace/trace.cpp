@@ -1062,7 +1062,6 @@ Fix add_source_fix(const std::optional<build::ListChoice>& choice, const std::st
 
 void trace_symbol(const loader::Process* process, int referencing, const TraceContext& ctx, UnresolvedSymbol& u) {
   Tracer(process, referencing, ctx, u).run();
-  verdict::resolve(u);
 }
 
 }  // namespace mlc::trace

@@ -75,7 +75,8 @@ struct TraceContext {
 
 // Refines an unresolved symbol that the loader left `unknown` (or `missing-library` without a
 // versioned reference): classification, origin, counterpart and fix. `process` may be null (explain
-// without a library); `referencing` is the index of the object that references the symbol.
+// without a library); `referencing` is the index of the object that references the symbol. It claims
+// (src/verdict) and never resolves: the run decides once every pass has claimed.
 void trace_symbol(const loader::Process* process, int referencing, const TraceContext& ctx, UnresolvedSymbol& u);
 
 // Translation units by what they #include, read on first use and kept in `ctx` (the tracer's

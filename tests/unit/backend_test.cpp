@@ -17,6 +17,7 @@
 #include "stubgen/stubgen.h"
 #include "test_support.h"
 #include "trace/trace.h"
+#include "verdict/verdict.h"
 
 namespace mlc {
 namespace {
@@ -210,6 +211,7 @@ TEST(Backend, the_tracers_sentences_name_the_backend_and_its_naming_rule) {
   UnresolvedSymbol declared;
   declared.symbol = declared.demangled = "toyLaunchHostFunc";
   trace::trace_symbol(nullptr, 0, ctx, declared);
+  verdict::resolve(declared);         // the pipeline decides; the tracer only claims
   report::write_sentences(declared);  // the tracer gives evidence, the report its words
   EXPECT_EQ(declared.classification, Classification::SdkDeclaredOnly);
   EXPECT_NE(declared.reason->find("; CUDA counterpart cudaLaunchHostFunc by the toyX -> cudaX naming rule (the porting "
@@ -221,6 +223,7 @@ TEST(Backend, the_tracers_sentences_name_the_backend_and_its_naming_rule) {
   UnresolvedSymbol still_cuda;
   still_cuda.symbol = still_cuda.demangled = "cudaStreamQuery";
   trace::trace_symbol(nullptr, 0, ctx, still_cuda);
+  verdict::resolve(still_cuda);         // the pipeline decides; the tracer only claims
   report::write_sentences(still_cuda);  // the tracer gives evidence, the report its words
   EXPECT_EQ(still_cuda.classification, Classification::Unknown);
   EXPECT_EQ(still_cuda.reason, "a CUDA API the port still calls: CUDA declares it in " + dir +

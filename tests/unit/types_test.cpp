@@ -16,6 +16,7 @@
 #include "source/source_index.h"
 #include "test_support.h"
 #include "trace/trace.h"
+#include "verdict/verdict.h"
 
 namespace mlc {
 namespace {
@@ -169,6 +170,7 @@ TEST(TypeModel, every_symbol_of_an_uncompiled_source_traces_to_it_as_missing_sou
     u.symbol = mangled;
     u.demangled = demangled;
     trace::trace_symbol(nullptr, -1, ctx, u);
+    verdict::resolve(u);         // the pipeline decides; the tracer only claims
     report::write_sentences(u);  // the tracer gives evidence, the report its words
     seen.push_back(demangled);
     if (u.classification != Classification::MissingSource || !u.origin || u.origin->file != f.lib) {
@@ -230,6 +232,7 @@ TEST(TypeModel, same_name_and_arity_with_unmatched_types_is_missing_source_with_
   UnresolvedSymbol u;
   u.symbol = "_ZN1q5fuzzyEm";  // q::fuzzy(unsigned long)
   trace::trace_symbol(nullptr, -1, ctx, u);
+  verdict::resolve(u);         // the pipeline decides; the tracer only claims
   report::write_sentences(u);  // the tracer gives evidence, the report its words
   EXPECT_EQ(u.classification, Classification::MissingSource);
   ASSERT_TRUE(u.origin);
@@ -324,6 +327,7 @@ TEST(TypeModel, definitions_only_one_uncompiled_unit_can_emit_trace_to_that_unit
     u.symbol = symbol;
     u.demangled = demangle::demangle(symbol);
     trace::trace_symbol(nullptr, -1, ctx, u);
+    verdict::resolve(u);         // the pipeline decides; the tracer only claims
     report::write_sentences(u);  // the tracer gives evidence, the report its words
     EXPECT_EQ(u.classification, Classification::MissingSource) << u.demangled << ": " << u.reason;
     ASSERT_TRUE(u.origin) << u.demangled;
@@ -332,6 +336,7 @@ TEST(TypeModel, definitions_only_one_uncompiled_unit_can_emit_trace_to_that_unit
   UnresolvedSymbol next;
   next.symbol = "_ZN1j7Counter4nextEv";
   trace::trace_symbol(nullptr, -1, ctx, next);
+  verdict::resolve(next);         // the pipeline decides; the tracer only claims
   report::write_sentences(next);  // the tracer gives evidence, the report its words
   EXPECT_EQ(next.reason, "defined in " + src + "/value.cpp:3 (defined in " + src + "/counter_impl.inl:2, which " + src +
                              "/value.cpp includes), which the build does not compile");
@@ -443,6 +448,7 @@ FMT_FUNC int wvsystem_error(int error_code, wformat_args args) { return error_co
     u.symbol = symbol;
     u.demangled = demangle::demangle(symbol);
     trace::trace_symbol(nullptr, -1, ctx, u);
+    verdict::resolve(u);         // the pipeline decides; the tracer only claims
     report::write_sentences(u);  // the tracer gives evidence, the report its words
     EXPECT_EQ(u.classification, Classification::MissingSource) << u.demangled << ": " << u.reason;
     ASSERT_TRUE(u.origin) << u.demangled;
@@ -508,6 +514,7 @@ REGISTER_DISPATCH(cpublas::gemm_stub, &gemm_impl);
     u.symbol = symbol;
     u.demangled = demangle::demangle(symbol);
     trace::trace_symbol(nullptr, -1, ctx, u);
+    verdict::resolve(u);         // the pipeline decides; the tracer only claims
     report::write_sentences(u);  // the tracer gives evidence, the report its words
     EXPECT_EQ(u.classification, Classification::MissingSource) << u.demangled << ": " << u.reason;
     ASSERT_TRUE(u.origin) << u.demangled;
