@@ -169,7 +169,7 @@ void write_changes(const Arguments& a, mlc::StubgenRun& done) {
 int summarize(const Arguments& a, const mlc::StubgenRun& done) {
   const mlc::stubgen::Plan& plan = done.plan;
   for (const auto& n : done.report.notes) std::fprintf(stderr, "musa-stubgen: note: %s\n", n.c_str());
-  for (const auto& w : done.report.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
+  for (const auto& w : done.report.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.text.c_str());
   for (const auto& w : plan.warnings) std::fprintf(stderr, "musa-stubgen: warning: %s\n", w.c_str());
   for (const auto& n : plan.notes) std::fprintf(stderr, "musa-stubgen: %s\n", n.c_str());
   for (const auto& r : plan.refused)

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "common/result.h"
 #include "demangle/symbol_name.h"
 

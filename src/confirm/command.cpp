@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "buildmodel/command_line.h"
+#include "build/command_line.h"
 #include "common/paths.h"
 #include "confirm/confirm.h"
 

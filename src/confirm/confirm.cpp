@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "common/file_io.h"
 #include "common/hash.h"
 #include "common/paths.h"
@@ -38,6 +38,9 @@
 
 namespace mlc::confirm {
 namespace {
+
+// A failed compile as the run warns of it: once per file.
+Warning compile_failed(const said::CompileFailed& f) { return {WarningKind::CompileFailed, f.file, f.words()}; }
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -242,7 +245,9 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
   if (files.empty()) return outcome;
   build::BuildCommands commands = build::read_build_commands(options.build_dir);
   if (commands.db.empty()) {
-    outcome.warnings.push_back(said::NoCompileDatabase{.build_dir = options.build_dir, .files = files.size()}.words());
+    outcome.warnings.push_back(
+        {WarningKind::NoCompileDatabase, "",
+         said::NoCompileDatabase{.build_dir = options.build_dir, .files = files.size()}.words()});
     outcome.stats.skipped = files.size();
     for (const auto& f : files) {
       FileResult& r = outcome.files[f];
@@ -260,7 +265,7 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
   buf.push_back('\0');
   std::string scratch = mkdtemp(buf.data()) ? std::string(buf.data()) : "";
   if (scratch.empty()) {
-    outcome.warnings.push_back(said::NoScratchDirectory{.under = base}.words());
+    outcome.warnings.push_back({WarningKind::NoScratchDirectory, "", said::NoScratchDirectory{.under = base}.words()});
     outcome.stats.skipped = files.size();
     return outcome;
   }
@@ -362,11 +367,11 @@ std::vector<Want> unsettled(const trace::TraceContext& ctx, const std::vector<Un
 struct Confirmer {
   const trace::TraceContext& ctx;
   const ConfirmOptions& options;
-  std::vector<std::string>& warnings;
+  std::vector<Warning>& warnings;
   std::vector<said::CompileFailed>* failures_told = nullptr;  // each failure said, as evidence too
 
   void tell(const said::CompileFailed& f) {
-    warnings.push_back(f.words());
+    warnings.push_back(compile_failed(f));
     if (failures_told) failures_told->push_back(f);
   }
   const Clock::time_point start;
@@ -502,17 +507,19 @@ struct Confirmer {
   // where: the report says what was compiled to settle what.
   void say_outcome(size_t wanted, size_t unsaid) {
     const ConfirmStats& s = total;
-    warnings.push_back(said::ConfirmCost{.files = s.files,
-                                         .compiled = s.compiled,
-                                         .cached = s.cached,
-                                         .failed = s.failed,
-                                         .unsaid = unsaid,
-                                         .skipped = s.skipped,
-                                         .compile_ms = s.compile_ms}
-                           .words());
-    warnings.push_back(said::CompilerPlacedCount{
-        .settled = s.settled, .wanted = wanted, .by_file = {placed_by.begin(), placed_by.end()}}
-                           .words());
+    warnings.push_back({WarningKind::ConfirmCost, "",
+                        said::ConfirmCost{.files = s.files,
+                                          .compiled = s.compiled,
+                                          .cached = s.cached,
+                                          .failed = s.failed,
+                                          .unsaid = unsaid,
+                                          .skipped = s.skipped,
+                                          .compile_ms = s.compile_ms}
+                            .words()});
+    warnings.push_back({WarningKind::CompilerPlaced, "",
+                        said::CompilerPlacedCount{
+                            .settled = s.settled, .wanted = wanted, .by_file = {placed_by.begin(), placed_by.end()}}
+                            .words()});
   }
 };
 
@@ -524,7 +531,7 @@ namespace {
 // compiled round by round, then what it cost and what it placed; each compile failure it says is also
 // given as evidence (`failures_told`, when given).
 ConfirmStats confirm_symbols_telling(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
-                                     const ConfirmOptions& options, std::vector<std::string>& warnings,
+                                     const ConfirmOptions& options, std::vector<Warning>& warnings,
                                      std::vector<said::CompileFailed>* failures_told) {
   if (!ctx.sources || !ctx.build) return {};
   const auto start = Clock::now();
@@ -554,13 +561,13 @@ ConfirmStats confirm_symbols_telling(const trace::TraceContext& ctx, const std::
 }  // namespace
 
 ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
-                             const ConfirmOptions& options, std::vector<std::string>& warnings) {
+                             const ConfirmOptions& options, std::vector<Warning>& warnings) {
   return confirm_symbols_telling(ctx, symbols, options, warnings, nullptr);
 }
 
 AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed,
                        const std::vector<std::string>& unreached, const ConfirmOptions& options,
-                       std::vector<std::string>& warnings) {
+                       std::vector<Warning>& warnings) {
   AfterPatch a;
   std::set<std::string> stubs(stubbed.begin(), stubbed.end());
   const std::set<std::string> left(unreached.begin(), unreached.end());
@@ -573,7 +580,7 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
         files.push_back(u.origin->file);
   ConfirmOutcome out = confirm_files(files, options);
   for (auto& w : out.warnings) warnings.push_back(std::move(w));
-  for (const auto& f : out.failures) warnings.push_back(f.words());
+  for (const auto& f : out.failures) warnings.push_back(compile_failed(f));
   a.stats = out.stats;
   for (const auto& lib : report.libraries) {
     for (const auto& u : lib.unresolved) {
@@ -611,7 +618,7 @@ std::vector<std::string> linked_artifacts(const build::Model* build, const std::
     if (!seen.insert(name).second) continue;
     for (const auto& t : build->targets) {
       if (t.name != name) continue;
-      if (name != target && t.type == "SHARED_LIBRARY")
+      if (name != target && t.type == build::TargetType::SharedLibrary)
         for (const auto& a : t.artifacts)
           if (fs::exists(a)) out.push_back(a);
       todo.insert(todo.end(), t.dependencies.begin(), t.dependencies.end());
@@ -648,8 +655,7 @@ std::set<std::string> known_definitions(const Report& report, const build::Model
 }  // namespace
 
 size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
-                          const std::string& target, const ConfirmOptions& options,
-                          std::vector<std::string>& warnings) {
+                          const std::string& target, const ConfirmOptions& options, std::vector<Warning>& warnings) {
   if (report.libraries.empty()) return 0;
   std::set<std::string> known = known_definitions(report, ctx.build, target);
   auto given_back = [&]() {
@@ -674,7 +680,7 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
     if (fresh.empty()) break;
     ConfirmOutcome out = confirm_files(fresh, options);
     for (auto& w : out.warnings) warnings.push_back(std::move(w));
-    for (const auto& f : out.failures) warnings.push_back(f.words());
+    for (const auto& f : out.failures) warnings.push_back(compile_failed(f));
     std::set<std::string> wanted;
     for (const auto& [file, r] : out.files) {
       known.insert(r.defined.begin(), r.defined.end());
@@ -712,10 +718,10 @@ size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const 
     {
       std::vector<UnresolvedSymbol*> open;
       for (auto& u : traced) open.push_back(&u);
-      std::vector<std::string> quiet;  // the pass's summary lines concern the first report, not these
+      std::vector<Warning> quiet;  // the pass's summary lines concern the first report, not these
       std::vector<said::CompileFailed> failed;
       confirm_symbols_telling(ctx, open, options, quiet, &failed);
-      for (const auto& f : failed) warnings.push_back(f.words());
+      for (const auto& f : failed) warnings.push_back(compile_failed(f));
     }
     for (auto& u : traced) {
       if (verdict::current(u) != Classification::MissingSource || !u.origin || u.origin->file.empty()) continue;

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "buildmodel/command_line.h"
-#include "buildmodel/model.h"
+#include "build/command_line.h"
+#include "build/model.h"
 #include "loader/loader.h"
 #include "report/report.h"
 #include "report/said.h"
@@ -56,7 +56,7 @@ struct ConfirmStats {
 struct ConfirmOutcome {
   std::map<std::string, FileResult> files;
   ConfirmStats stats;
-  std::vector<std::string> warnings;          // why nothing could be compiled
+  std::vector<Warning> warnings;              // why nothing could be compiled
   std::vector<said::CompileFailed> failures;  // the compiles that failed, in file order
 };
 
@@ -108,7 +108,7 @@ uint32_t line_mentioning(const std::string& text, const std::string& word);
 // for what they leave unsettled, the ranked sources of rank_sources, by place then tier, while the
 // budget lasts. Warnings (failed compiles, budget) and the summary of what was compiled go to `warnings`.
 ConfirmStats confirm_symbols(const trace::TraceContext& ctx, const std::vector<UnresolvedSymbol*>& symbols,
-                             const ConfirmOptions& options, std::vector<std::string>& warnings);
+                             const ConfirmOptions& options, std::vector<Warning>& warnings);
 
 // What a patch would leave, of the `total` traced symbols. Resolved by proof: a planned stub
 // (`stubbed`, mangled names) or the object of a planned add-source file (compiled now, or answered
@@ -123,7 +123,7 @@ struct AfterPatch {
 // it from: whatever their objects define, the patch leaves them.
 AfterPatch after_patch(const Report& report, const std::vector<std::string>& stubbed,
                        const std::vector<std::string>& unreached, const ConfirmOptions& options,
-                       std::vector<std::string>& warnings);
+                       std::vector<Warning>& warnings);
 
 // The sources a patch gives back may reference symbols that other sources the build leaves out define
 // (snappy.cc needs snappy-sinksource.cc, which nothing else referenced): compiles the add-source files
@@ -132,6 +132,6 @@ AfterPatch after_patch(const Report& report, const std::vector<std::string>& stu
 // missing-source to the report (with a fix aimed at `target`), until no new file comes back. Returns
 // how many symbols it added.
 size_t close_over_sources(Report& report, const trace::TraceContext& ctx, const loader::Process* process,
-                          const std::string& target, const ConfirmOptions& options, std::vector<std::string>& warnings);
+                          const std::string& target, const ConfirmOptions& options, std::vector<Warning>& warnings);
 
 }  // namespace mlc::confirm

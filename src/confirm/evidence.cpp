@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "backend/backend.h"
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "confirm/confirm.h"
 #include "demangle/symbol_name.h"
 #include "report/said.h"

@@ -202,21 +202,6 @@ Result<ElfObject> read_object(const std::string& path, const ReadOptions& option
   return read_opened(*file.value(), path, ident.value(), host_order, options);
 }
 
-Result<ProbedObject> probe_object(const std::string& path, const ReadOptions& options,
-                                  const std::function<bool(const ElfIdent&)>& accept) {
-  auto file = open_file(path);
-  if (!file) return file.error();
-  bool host_order = false;
-  auto ident = ident_of(file.value()->fd, path, &host_order);
-  if (!ident) return ident.error();
-  ProbedObject probed{ident.value(), std::nullopt};
-  if (!accept(probed.ident)) return probed;
-  auto obj = read_opened(*file.value(), path, ident.value(), host_order, options);
-  if (!obj) return obj.error();
-  probed.object = std::move(obj).value();
-  return probed;
-}
-
 std::optional<InputError> read_symbols(ElfObject& object, const ReadOptions& options) {
   if (object.native) return detail::read_native_symbols(object, options);
   return detail::read_libelf_symbols(object, options);

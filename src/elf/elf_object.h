@@ -208,16 +208,6 @@ LoadHeader read_load_header(const std::string& path, const ProcessClass& process
 
 Result<ElfObject> read_object(const std::string& path, const ReadOptions& options = {});
 
-// read_ident and read_object in one opening of the file: `accept` sees the identification first, and
-// a file it turns away is read no further (`object` is then empty). Errors are read_ident's, then
-// read_object's.
-struct ProbedObject {
-  ElfIdent ident;
-  std::optional<ElfObject> object;
-};
-Result<ProbedObject> probe_object(const std::string& path, const ReadOptions& options,
-                                  const std::function<bool(const ElfIdent&)>& accept);
-
 // Files read natively stay mapped while an object refers to them and are unmapped with the last
 // one. A program that exits right after its run may keep them mapped instead: the kernel then drops
 // them all at exit, rather than one munmap (and TLB shootdown across threads) per file.

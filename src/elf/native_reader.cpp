@@ -269,14 +269,8 @@ size_t release_native_pages(void* native) {
   return f->size;
 }
 
-size_t native_mapped_size(const void* native) {
-  const auto* f = static_cast<const File*>(native);
-  return f && f->base ? f->size : 0;
-}
-
 }  // namespace mlc::elf::detail
 
 namespace mlc::elf {
-size_t mapped_size(const void* native) { return detail::native_mapped_size(native); }
 size_t release_resident_pages(void* native) { return detail::release_native_pages(native); }
 }  // namespace mlc::elf

@@ -7,9 +7,7 @@
 namespace mlc::elf {
 
 // `native` is ElfObject::native (opaque; null for an object read through libelf, which holds no
-// mapping of ours). The bytes of its file mapping, 0 without one.
-size_t mapped_size(const void* native);
-// MADV_DONTNEED on the mapping: its pages leave the resident set and are read again from the page
+// mapping of ours). MADV_DONTNEED on the mapping: its pages leave the resident set and are read again from the page
 // cache, unchanged, on the next access. Returns the bytes of the mapping.
 size_t release_resident_pages(void* native);
 

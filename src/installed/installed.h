@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "loader/binding.h"
 #include "loader/loader.h"
 #include "report/report.h"

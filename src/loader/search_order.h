@@ -1,7 +1,7 @@
 // glibc's search order for a library name without '/' (dl-load.c, _dl_map_object), written once:
 // the files to try, in order, with how each would be found. The mapping phase (loader.cpp) tries
 // them until one is taken, the other candidates of a picked copy are the rest of the same list,
-// and a run-time dlopen (src/runtime/) walks it from its caller.
+// and a run-time dlopen (src/literals/) walks it from its caller.
 #pragma once
 
 #include <cstdint>

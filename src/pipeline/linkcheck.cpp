@@ -103,7 +103,7 @@ struct Stages {
       in.binding = loader::bind(in.process, in.checked, in.env);
     }
     PhaseTime t("runtime-lookups");
-    in.lookups = runtime::check_runtime_lookups(in.process, in.checked, in.env, &run.literals);
+    in.lookups = literals::check_runtime_lookups(in.process, in.checked, in.env, &run.literals);
   }
 
   // Report (in input order): the load's messages, then the passes that diagnose the input.
@@ -160,7 +160,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   std::optional<PhaseTime> setup(std::in_place, "setup");
   environment::OwnerPrefetch owner_indexes(pipeline::owner_sources(options), files);
   loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
-  runtime::LiteralCache literals(options.trace.cache_dir);
+  literals::LiteralCache literals(options.trace.cache_dir);
   Run run{.options = options,
           .resources = resources,
           .report = report,
@@ -202,7 +202,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     pipeline::add_owners(run, owner_indexes);
   }
   // Drivers: another vendor's driver than the stacks the run loads is optional (src/runtime).
-  runtime::settle_drivers(report.runtime_lookups, run.gpu_stacks);
+  literals::settle_drivers(report.runtime_lookups, run.gpu_stacks);
   // Found in a directory: the files its walk brought, not named themselves (a program found so is told
   // apart, report.h: program_apart). A path the walk and the loader spell differently stays named.
   {

@@ -415,7 +415,8 @@ void warn_scope_only(Run& run, const InputCheck& in) {
   }
   if (providers.empty()) return;
   run.report.warnings.push_back(
-      said::LoadsOnlyInImport{.file = target.path, .providers = {providers.begin(), providers.end()}}.words());
+      {WarningKind::LoadsOnlyInImport, target.path,
+       said::LoadsOnlyInImport{.file = target.path, .providers = {providers.begin(), providers.end()}}.words()});
 }
 
 // The findings joined to their libraries, in load order, symbols sorted by mangled name. By default
@@ -473,7 +474,7 @@ void diagnose(Run& run, InputCheck& in) {
   // the GPU stacks the load brings in decide later which drivers are the run's (src/runtime).
   std::optional<PhaseTime> step(std::in_place, "diagnose.collect");
   add_runtime_lookups(std::move(in.lookups), run.told, run.report);
-  runtime::add_gpu_stacks(in.process, run.gpu_stacks);
+  literals::add_gpu_stacks(in.process, run.gpu_stacks);
   // Demangle and classify at the loader's level: one finding per miss.
   collect_findings(run, in);
   // Unexported: a definition present only in a .symtab explains a missing one.

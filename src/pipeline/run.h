@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "environment/ownership.h"
+#include "literals/lookups.h"
 #include "loader/binding.h"
 #include "pipeline/linkcheck.h"
 #include "python/import_plan.h"
 #include "python/interpreter.h"
-#include "runtime/runtime_lookup.h"
 #include "trace/finding.h"
 
 namespace mlc::pipeline {
@@ -37,7 +37,7 @@ struct Run {
   const LinkcheckOptions& options;
   TraceResources& resources;  // the indexes tracing reads, built once per run
   Report& report;
-  runtime::LiteralCache& literals;  // dlopen/dlsym literals read by earlier runs
+  literals::LiteralCache& literals;  // dlopen/dlsym literals read by earlier runs
   // The context every input shares: the loader's environment, the host interpreter's site directories
   // (read, never run) and, with --python, the torch that interpreter imports.
   loader::LoaderEnv env;

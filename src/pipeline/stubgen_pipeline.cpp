@@ -111,8 +111,7 @@ Result<StubgenRun> run_stubgen(const std::vector<std::string>& inputs, const Stu
   // Proof (with the compiler): how many symbols the planned patch would still leave unresolved.
   if (run.confirmed) run.after = after_patch(linkcheck, run.plan, run.report);
   // The closure, the plan's proof and the link check compile the same files: a failure is said once.
-  std::set<std::string> said;
-  std::erase_if(run.report.warnings, [&](const std::string& w) { return !said.insert(w).second; });
+  drop_repeated(run.report.warnings);
   run.read = resources.files_read();
   return run;
 }

@@ -332,8 +332,4 @@ std::string ported_path(std::string_view original, const PortNaming& naming) {
   return dir + file;
 }
 
-bool is_port_of(std::string_view ported, std::string_view original, const PortNaming& naming) {
-  return ported_path(original, naming) == ported;
-}
-
 }  // namespace mlc::porting

@@ -61,7 +61,4 @@ std::string to_cuda_name(std::string_view ported_name, const PortingMap& map, co
 // With MUSA's naming: aten/src/ATen/native/cuda/SparseCUDATensor.cu -> aten/src/ATen/native/musa/SparseMUSATensor.mu
 std::string ported_path(std::string_view original, const PortNaming& naming);
 
-// Whether `ported` (relative) could have come from `original` (relative) by the path rules.
-bool is_port_of(std::string_view ported, std::string_view original, const PortNaming& naming);
-
 }  // namespace mlc::porting

@@ -217,11 +217,13 @@ std::string render_json(const Report& report, const std::string& tool_version) {
                       {"needed_by", c.needed_by},
                       {"others", std::move(others)}});
   }
+  json warnings = json::array();
+  for (const auto& w : report.warnings) warnings.push_back(w.text);
   json doc = {{"schema", "musa-linkcheck/1"},
               {"tool_version", tool_version},
               {"libraries", std::move(libs)},
               {"errors", std::move(errors)},
-              {"warnings", report.warnings},
+              {"warnings", std::move(warnings)},
               {"causes", std::move(causes)},
               {"interpreter", report.interpreter.empty() ? json(nullptr) : json(report.interpreter)},
               {"with_as_import", report.with_as_import},

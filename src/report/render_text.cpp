@@ -67,7 +67,7 @@ void for_each_text(R& r, F&& f) {
       if (u.fix) opt(u.fix->cmake_file), opt(u.fix->list), opt(u.fix->entry), opt(u.fix->library), f(u.fix->detail);
     }
   }
-  for (auto& w : r.warnings) f(w);
+  for (auto& w : r.warnings) f(w.text), f(w.about);
   for (auto& c : r.causes) {
     f(c.headline), f(c.library), f(c.fix), copy(c.picked), copy(c.other);
     for (auto& v : c.missing_versions) f(v);
@@ -553,7 +553,7 @@ std::string render_notes(const Report& report, bool environment) {
         "loads {} (the module binds only what it links); write LIB:global for RTLD_GLOBAL\n",
         names, report.with_as_import.size() == 1 ? "it" : "them");
   }
-  for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w);
+  for (const auto& w : report.warnings) out += fmt::format("warning: {}\n", w.text);
   // The import-context line (render_python) names the interpreter already, with what it resolved to.
   if (!report.interpreter.empty() && !report.python)
     out += fmt::format("interpreter: {} (--python), loaded first\n", report.interpreter);

@@ -276,4 +276,12 @@ bool load_fails(const Report& report, const LibraryReport& target) {
   return false;
 }
 
+void drop_repeated(std::vector<Warning>& warnings) {
+  std::vector<Warning> told;
+  for (auto& w : warnings)
+    if (std::none_of(told.begin(), told.end(), [&](const Warning& t) { return t.same_as(w); }))
+      told.push_back(std::move(w));
+  warnings = std::move(told);
+}
+
 }  // namespace mlc

@@ -120,7 +120,7 @@ struct Fix {
 
 // The passes that give evidence about a finding, lowest rank first (src/verdict decides between
 // them): a claim of a later pass outranks any claim of an earlier one, whatever order they ran in, and
-// within one pass the last claim stands. docs/architecture.md's "Evidence order" says why each pass
+// within one pass the last claim stands. docs/design.md's "Evidence order" says why each pass
 // outranks those above it.
 enum class EvidencePass {
   Loader,          // the binding's Miss (classify_loader_miss)
@@ -142,6 +142,32 @@ struct Claim {
   EvidencePass by = EvidencePass::Loader;
   Classification is = Classification::Unknown;
 };
+
+// What a run warns of: worth knowing, not failing (JSON `warnings`: their words).
+enum class WarningKind {
+  ListedTwice,        // a source list names a file twice
+  SearchCutShort,     // a source tree's walk stopped at its limit
+  TorchNotFound,      // a file needs torch, which the run's interpreter does not import
+  LoadsOnlyInImport,  // a file binds only in torch's import scope
+  NoCompileDatabase,  // --confirm without compile_commands.json
+  NoScratchDirectory,
+  CompileFailed,  // a candidate source did not compile
+  ConfirmCost,    // what confirming compiled
+  CompilerPlaced  // what the compiler placed where
+};
+// One warning: its kind, what it concerns (a file or directory; "" for a summary of the run) and its words
+// (src/report/said.h). The same kind about the same file is one warning, whatever its words (the closure,
+// the plan's proof and the link check compile the same files); a summary is one by its words.
+struct Warning {
+  WarningKind kind = WarningKind::ListedTwice;
+  std::string about;
+  std::string text;
+  bool same_as(const Warning& o) const {
+    return kind == o.kind && about == o.about && (!about.empty() || text == o.text);
+  }
+};
+// Keeps the first of each warning (same_as), in order.
+void drop_repeated(std::vector<Warning>& warnings);
 
 // How strongly a reference binds (JSON `binding`): a weak one may stay unresolved at run time.
 enum class ReferenceBinding { Global, Weak };
@@ -376,8 +402,8 @@ bool program_apart(const LibraryReport& target);
 
 struct Report {
   std::vector<LibraryReport> libraries;
-  std::vector<InputError> errors;     // unusable inputs; the other inputs are still reported
-  std::vector<std::string> warnings;  // worth knowing, not failing (e.g. a source listed twice)
+  std::vector<InputError> errors;  // unusable inputs; the other inputs are still reported
+  std::vector<Warning> warnings;   // worth knowing, not failing (e.g. a source listed twice)
   std::vector<std::string>
       notes;         // what the run did that a person should know (it ran cmake): the tools say them on stderr
   CauseList causes;  // shared causes, linked from findings by id

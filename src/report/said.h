@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "report/report.h"
 
 namespace mlc {

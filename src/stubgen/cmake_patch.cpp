@@ -8,9 +8,9 @@
 #include <set>
 #include <tuple>
 
-#include "buildmodel/edit.h"
+#include "build/edit.h"
+#include "build/setuptools/setup_py.h"
 #include "common/paths.h"
-#include "setuptools/setup_py.h"
 #include "stubgen/internal.h"
 
 namespace mlc::stubgen::detail {
@@ -69,7 +69,7 @@ struct Edits {
   void add_to_setup_py(const ListAdd& add, const std::string& key) {
     auto it = setup_texts.find(add.file);
     if (it == setup_texts.end()) {
-      auto read = setuptools::read_setup_py(add.file);
+      auto read = build::setuptools::read_setup_py(add.file);
       if (!read) {
         p.errors.push_back(read.error());
         for (const auto& symbol : fixes_of_add[key]) p.unreached.push_back(symbol);
@@ -77,22 +77,22 @@ struct Edits {
       }
       it = setup_texts.emplace(add.file, std::make_pair(read->text, read->text)).first;
     }
-    const setuptools::SetupPy setup = setuptools::parse_setup_py(add.file, it->second.second);
-    const setuptools::ExtensionDecl* ext = setuptools::extension_for(setup, add.library);
+    const build::setuptools::SetupPy setup = build::setuptools::parse_setup_py(add.file, it->second.second);
+    const build::setuptools::ExtensionDecl* ext = build::setuptools::extension_for(setup, add.library);
     auto refuse = [&](const std::string& why) {
       p.refused.push_back({add.entry, why});
       for (const auto& symbol : fixes_of_add[key]) p.unreached.push_back(symbol);
     };
     if (!ext) return refuse("no extension in " + add.file + " builds " + add.library);
     const std::string what =
-        "the sources of " + std::string(setuptools::to_string(ext->kind)) + "('" + ext->name + "')";
+        "the sources of " + std::string(build::setuptools::to_string(ext->kind)) + "('" + ext->name + "')";
     for (const auto& entry : ext->sources)
       if (entry.value == add.entry) {
         p.warnings.push_back(add.entry + " is already in " + what + " (" + add.file + ":" + std::to_string(entry.line) +
                              "): not added again; rebuild the extension (python3 setup.py build_ext)");
         return;
       }
-    auto after = setuptools::with_source_added(setup, *ext, add.entry);
+    auto after = build::setuptools::with_source_added(setup, *ext, add.entry);
     if (!after)
       return refuse(what + " at " + add.file + ":" + std::to_string(ext->line) + " is no list to edit (" +
                     ext->not_literal + "): add " + add.entry + " by hand");

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "common/hash.h"
 #include "stubgen/stubgen.h"
 

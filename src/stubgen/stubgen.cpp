@@ -9,10 +9,10 @@
 #include <map>
 #include <set>
 
-#include "buildmodel/edit.h"
+#include "build/edit.h"
+#include "build/setuptools/setup_py.h"
 #include "common/file_io.h"
 #include "report/said.h"
-#include "setuptools/setup_py.h"
 #include "stubgen/diff.h"
 #include "stubgen/internal.h"
 
@@ -75,9 +75,9 @@ void place_stub_file(const trace::TraceContext& ctx, const StubOptions& o, Triag
   if (!ctx.build) {
     // A setuptools extension: the stub file joins its sources= list, as a missing source does.
     for (const auto& [library, symbols] : t.stubbed_in) {
-      auto site = setuptools::find_extension(library, file);
+      auto site = build::setuptools::find_extension(library, file);
       if (!site) continue;
-      const std::string entry = setuptools::entry_for(site->setup, file);
+      const std::string entry = build::setuptools::entry_for(site->setup, file);
       const auto& listed = site->extension().sources;
       if (std::any_of(listed.begin(), listed.end(), [&](const auto& e) { return e.value == entry; })) continue;
       for (const auto& [mangled, demangled] : symbols)

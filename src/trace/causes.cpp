@@ -3,7 +3,7 @@
 // candidates for that soname show which copy would have satisfied them, so the reason is told once.
 #include "trace/causes.h"
 
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "trace/trace.h"
 
 #include <algorithm>

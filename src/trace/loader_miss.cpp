@@ -9,7 +9,7 @@
 #include <string>
 
 #include "backend/cuda_api.h"
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "common/paths.h"
 #include "dwarf/references.h"
 #include "elf/elf_object.h"

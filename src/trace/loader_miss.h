@@ -1,5 +1,5 @@
 // The findings at the loader's level, and where their references and sources are: the passes that
-// come before tracing and what tracing asks of them (docs/architecture.md, "Evidence order" rows 1-2).
+// come before tracing and what tracing asks of them (docs/design.md, "Evidence order" rows 1-2).
 #pragma once
 
 #include <optional>

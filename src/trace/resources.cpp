@@ -52,7 +52,8 @@ const TraceContext& TraceResources::context(const loader::Process* p,
                .first;
       for (const auto& r : stats.cut_short)
         warnings_.push_back(
-            said::SearchCutShort{.root = r, .from_debug_info = true, .limit = kInferredWalkLimit}.words());
+            {WarningKind::SearchCutShort, r,
+             said::SearchCutShort{.root = r, .from_debug_info = true, .limit = kInferredWalkLimit}.words()});
     }
     ctx_.sources = &it->second;
     ctx_.compiled_units = &inferred->units;
@@ -194,8 +195,9 @@ void TraceResources::prepare() {
     for (const auto& l : build_->lists)
       for (const auto& d : l.duplicates)
         warnings_.push_back(
-            said::ListedTwice{.file = d, .list = l.variable, .at = l.cmake_file + ":" + std::to_string(l.line)}
-                .words());
+            {WarningKind::ListedTwice, l.cmake_file + ":" + std::to_string(l.line) + ": " + d,
+             said::ListedTwice{.file = d, .list = l.variable, .at = l.cmake_file + ":" + std::to_string(l.line)}
+                 .words()});
     ctx_.build = &*build_;
   }
   ctx_.porting_dir = o_.porting_dir;
@@ -222,8 +224,9 @@ void TraceResources::prepare() {
                                                 &source_stats_, macro_roots));
     for (const auto& r : source_stats_.cut_short)
       warnings_.push_back(
-          said::SearchCutShort{.root = r, .from_debug_info = false, .limit = source::IndexOptions{}.walk_limit}
-              .words());
+          {WarningKind::SearchCutShort, r,
+           said::SearchCutShort{.root = r, .from_debug_info = false, .limit = source::IndexOptions{}.walk_limit}
+               .words()});
     ctx_.sources = &*sources_;
   }
   if (!o_.mapping.empty()) {

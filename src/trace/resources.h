@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "common/outputs.h"
 #include "loader/loader.h"
 #include "porting/porting_map.h"
@@ -75,7 +75,7 @@ class TraceResources {
   void prepare();
   const TraceOptions& o_;
   std::vector<InputError>& errors_;
-  std::vector<std::string>& warnings_;
+  std::vector<Warning>& warnings_;
   std::vector<std::string>& notes_;
   bool ready_ = false;
   TraceContext ctx_;

@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda_api.h"
+#include "build/setuptools/setup_py.h"
 #include "common/file_io.h"
 #include "common/paths.h"
 #include "demangle/demangle.h"
@@ -21,7 +22,6 @@
 #include "environment/python_env.h"
 #include "host/python_host.h"
 #include "report/said.h"
-#include "setuptools/setup_py.h"
 #include "source/scanner.h"
 #include "trace/stand_in.h"
 #include "verdict/verdict.h"
@@ -345,10 +345,10 @@ class Tracer {
   // not list, the one that defines the name goes into this module's sources.
   bool check_sibling_module() {
     if (module_definer_.empty() || !p_ || ref_ < 0) return false;
-    auto sibling = setuptools::find_extension(module_definer_, "");
+    auto sibling = build::setuptools::find_extension(module_definer_, "");
     if (!sibling) return false;
     const std::string dir = dir_name(sibling->setup.path);
-    auto own = setuptools::find_extension(p_->objects[ref_].path, "");
+    auto own = build::setuptools::find_extension(p_->objects[ref_].path, "");
     std::set<std::string> listed;
     if (own)
       for (const auto& e : own->extension().sources)
@@ -994,11 +994,11 @@ const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& incl
 }
 
 std::optional<Fix> setup_py_fix(const std::string& module, const std::string& file) {
-  auto site = setuptools::find_extension(module, file);
+  auto site = build::setuptools::find_extension(module, file);
   if (!site) return std::nullopt;
   const auto& ext = site->extension();
-  const std::string entry = setuptools::entry_for(site->setup, file);
-  const std::string extension = std::string(setuptools::to_string(ext.kind)) + "('" + ext.name + "') at " +
+  const std::string entry = build::setuptools::entry_for(site->setup, file);
+  const std::string extension = std::string(build::setuptools::to_string(ext.kind)) + "('" + ext.name + "') at " +
                                 site->setup.path + ":" + std::to_string(ext.line);
   // A fix with no entry to write: its words say what to do.
   auto told = [](FixKind kind, SaidPtr why) {
@@ -1009,17 +1009,17 @@ std::optional<Fix> setup_py_fix(const std::string& module, const std::string& fi
   };
   if (!ext.literal_sources) {
     // No list to edit: the words say what to write by hand, as precisely as the sources' form allows.
-    const setuptools::HandEdit hand = setuptools::hand_edit(site->setup, ext, file);
+    const build::setuptools::HandEdit hand = build::setuptools::hand_edit(site->setup, ext, file);
     switch (hand.kind) {
-      case setuptools::HandEdit::Kind::GlobMisses:
+      case build::setuptools::HandEdit::Kind::GlobMisses:
         return told(FixKind::AddSource,
                     saying(said::GlobMisses{.entry = entry, .extension = extension, .glob = hand.glob}));
-      case setuptools::HandEdit::Kind::GlobCovers:
+      case build::setuptools::HandEdit::Kind::GlobCovers:
         return told(FixKind::None, saying(said::GlobCovers{.entry = entry, .extension = extension, .glob = hand.glob}));
-      case setuptools::HandEdit::Kind::JoinEntry:
+      case build::setuptools::HandEdit::Kind::JoinEntry:
         return told(FixKind::AddSource,
                     saying(said::AddJoinEntry{.expression = hand.expression, .extension = extension}));
-      case setuptools::HandEdit::Kind::Other: break;
+      case build::setuptools::HandEdit::Kind::Other: break;
     }
     return told(FixKind::AddSource, saying(said::AddToExtension{.entry = entry,
                                                                 .extension = extension,

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "codegen/backend_yaml.h"
 #include "loader/loader.h"
 #include "porting/porting_map.h"
@@ -91,7 +91,7 @@ const std::unordered_map<std::string, std::vector<TraceContext::Includer>>& incl
 Fix add_source_fix(const std::optional<build::ListChoice>& choice, const std::string& file);
 // The fix that puts `file` back into the setuptools extension building `module` (setup.py's literal
 // sources= list: cmake_file is setup.py, list "sources", entry as setup.py would name it); nullopt when
-// no setup.py declares the module (setuptools::find_extension).
+// no setup.py declares the module (build::setuptools::find_extension).
 std::optional<Fix> setup_py_fix(const std::string& module, const std::string& file);
 
 }  // namespace mlc::trace

@@ -1,4 +1,4 @@
-// The resolver: one precedence over the passes' claims (docs/architecture.md, "Evidence order").
+// The resolver: one precedence over the passes' claims (docs/design.md, "Evidence order").
 #include "verdict/verdict.h"
 
 namespace mlc::verdict {

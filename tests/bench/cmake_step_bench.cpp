@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "buildmodel/model.h"
+#include "build/model.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

@@ -2,8 +2,8 @@
 // the tool reads a build's, and a missing-source fix is planned into the first list found; a patched
 // file must still parse, and an input that parsed must still parse after the patch.
 #include "backend/backend.h"
-#include "buildmodel/model.h"
-#include "cmake/build_info.h"
+#include "build/cmake/build_info.h"
+#include "build/model.h"
 #include "fuzz_support.h"
 #include "stubgen/stubgen.h"
 #include "verdict/verdict.h"
@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mlc;
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  bool parsed = cmake::parse_cmake(text, "CMakeLists.txt").ok();
+  bool parsed = build::cmake::parse_cmake(text, "CMakeLists.txt").ok();
   std::string path = fuzz::write_file("CMakeLists.txt", text);
   build::Model info = build::read_build({"", {path}, backend::musa().cmake_add_library});
   if (info.lists.empty()) return 0;
@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.out_header = fuzz::scratch_dir() + "/unimplemented_functions.h";
   stubgen::Plan plan = stubgen::plan(report, ctx, options);
   for (const auto& edit : plan.cmake_files) {
-    if (parsed && !cmake::parse_cmake(edit.after, edit.path).ok()) __builtin_trap();  // a patch broke the file
+    if (parsed && !build::cmake::parse_cmake(edit.after, edit.path).ok()) __builtin_trap();  // a patch broke the file
   }
   return 0;
 }

@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   lib.missing_versions.push_back({s(7), s(1), s(0)});
   report.libraries.push_back(lib);
   report.errors.push_back({s(0), s(4)});
-  report.warnings.push_back(s(6));
+  report.warnings.push_back({WarningKind::ListedTwice, s(5), s(6)});
   report::write_sentences(report);
   (void)render_text(report, TextStyle{});
   (void)render_text(report, TextStyle{true, false});

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "build/cmake/build_info.h"
 #include "classify.h"
-#include "cmake/build_info.h"
 #include "confirm/confirm.h"
 #include "pipeline/linkcheck.h"
 #include "test_support.h"
@@ -99,7 +99,7 @@ class ConfirmTest : public ::testing::Test {
   }
   std::string confirm_line(const mlc::Report& r) const {
     for (const auto& w : r.warnings)
-      if (w.rfind("--confirm: ", 0) == 0 && w.find("candidate file") != std::string::npos) return w;
+      if (w.text.rfind("--confirm: ", 0) == 0 && w.text.find("candidate file") != std::string::npos) return w.text;
     return "";
   }
   Fixture f_;
@@ -477,7 +477,7 @@ TEST_F(ConfirmNvccCommand, NvccCommandsOfCmakesCudaLanguageAreRedirected) {
     EXPECT_EQ(r.command_from, src + "/kernels/add_kernel.cu");
     EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu))
         << ::testing::PrintToString(r.defined);
-    EXPECT_EQ(out.warnings, std::vector<std::string>{});
+    EXPECT_TRUE(out.warnings.empty());
     EXPECT_TRUE(out.failures.empty()) << out.failures.front().words();
     EXPECT_EQ(out.stats.compiled, 1u);
     EXPECT_EQ(tree_state(build), before) << "the confirm wrote into the build tree";
@@ -505,7 +505,7 @@ TEST_F(ConfirmNvccCommand, CudaFileWithOnlyAHostSiblingGetsTheBuildsNvcc) {
   EXPECT_EQ(r.command_from, src + "/ops.cpp");
   EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu))
       << ::testing::PrintToString(r.defined);
-  EXPECT_EQ(out.warnings, std::vector<std::string>{});
+  EXPECT_TRUE(out.warnings.empty());
   EXPECT_TRUE(out.failures.empty()) << out.failures.front().words();
 
   // The command itself: nvcc, ops.cpp's defines and includes, its host-only flag through -Xcompiler.
@@ -539,7 +539,7 @@ TEST_F(ConfirmNvccCommand, FindCudasGeneratedScriptsGiveTheNvccCommand) {
                &log),
             0)
       << log;
-  auto findcuda = mlc::cmake::read_findcuda_commands(build, "");
+  auto findcuda = mlc::build::cmake::read_findcuda_commands(build, "");
   ASSERT_EQ(findcuda.size(), 1u);
   EXPECT_EQ(findcuda[0].file, src + "/kernels/add_kernel.cu");
   EXPECT_EQ(findcuda[0].argv[0], kNvcc);
@@ -556,7 +556,7 @@ TEST_F(ConfirmNvccCommand, FindCudasGeneratedScriptsGiveTheNvccCommand) {
   EXPECT_EQ(r.command_from, src + "/kernels/add_kernel.cu");
   EXPECT_TRUE(std::binary_search(r.defined.begin(), r.defined.end(), kScaleOnGpu))
       << ::testing::PrintToString(r.defined);
-  EXPECT_EQ(out.warnings, std::vector<std::string>{});
+  EXPECT_TRUE(out.warnings.empty());
   EXPECT_TRUE(out.failures.empty()) << out.failures.front().words();
   EXPECT_EQ(tree_state(build), before) << "the confirm wrote into the build tree";
   fs::remove_all(root);
@@ -673,7 +673,7 @@ TEST(AfterPatch, OnlyTheSourcesThePatchGivesBackAreCompiled) {
     lib.unresolved.push_back(u);
   }
   report.libraries.push_back(lib);
-  std::vector<std::string> warnings;
+  std::vector<mlc::Warning> warnings;
   auto a = mlc::confirm::after_patch(report, {"_Z1cv"}, {"_Z1bv"}, mlc::confirm::ConfirmOptions{}, warnings);
   EXPECT_EQ(a.stats.files, 1u);  // a's source alone
   EXPECT_EQ(a.total, 3u);

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "test_support.h"
 
 namespace mlc {

@@ -207,3 +207,21 @@ TEST(ReadJsonReport, a_kind_the_contract_does_not_have_is_one_line_naming_the_fi
 
 }  // namespace
 }  // namespace mlc
+
+// musa-stubgen's closure, its plan's proof and the link check compile the same files: a failed compile is
+// told once per file, whatever its words (another command, another error), and a summary once per wording.
+TEST(Warnings, a_compile_failure_is_told_once_per_file_and_a_summary_once_per_wording) {
+  std::vector<mlc::Warning> w = {
+      {mlc::WarningKind::CompileFailed, "/s/a.cu", "a.cu: error: x"},
+      {mlc::WarningKind::ConfirmCost, "", "--confirm: 2 candidate files"},
+      {mlc::WarningKind::CompileFailed, "/s/a.cu", "a.cu: error: y"},
+      {mlc::WarningKind::CompileFailed, "/s/b.cu", "b.cu: error: x"},
+      {mlc::WarningKind::ListedTwice, "/s/CMakeLists.txt:3: /s/b.cu", "b.cu is listed twice"},
+      {mlc::WarningKind::ConfirmCost, "", "--confirm: 2 candidate files"},
+      {mlc::WarningKind::ConfirmCost, "", "--confirm: 3 candidate files"}};
+  mlc::drop_repeated(w);
+  std::vector<std::string> told;
+  for (const auto& x : w) told.push_back(x.text);
+  EXPECT_EQ(told, (std::vector<std::string>{"a.cu: error: x", "--confirm: 2 candidate files", "b.cu: error: x",
+                                            "b.cu is listed twice", "--confirm: 3 candidate files"}));
+}

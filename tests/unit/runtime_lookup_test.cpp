@@ -12,8 +12,8 @@
 #include <tuple>
 
 #include "elf/elf_object.h"
+#include "literals/lookups.h"
 #include "pipeline/linkcheck.h"
-#include "runtime/runtime_lookup.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -42,17 +42,17 @@ std::string loader_oracle(const std::string& library_path) {
 }
 
 TEST(RuntimeLookup, soname_and_entry_point_literals_are_told_apart) {
-  EXPECT_TRUE(runtime::is_soname_literal("libmusa_drv.so.4"));
-  EXPECT_TRUE(runtime::is_soname_literal("libnvrtc.so"));
-  EXPECT_TRUE(runtime::is_soname_literal("libfoo.so.1.2.3"));
-  EXPECT_FALSE(runtime::is_soname_literal("libfoo.so.%d"));
-  EXPECT_FALSE(runtime::is_soname_literal("/usr/lib/libfoo.so"));
-  EXPECT_FALSE(runtime::is_soname_literal("cannot load libfoo.so"));
-  EXPECT_EQ(runtime::api_prefix("muInit"), "mu");
-  EXPECT_EQ(runtime::api_prefix("cuCtxCreate"), "cu");
-  EXPECT_EQ(runtime::api_prefix("mutex"), "");
-  EXPECT_EQ(runtime::api_prefix("MUSA_HOME"), "");
-  EXPECT_EQ(runtime::api_prefix("cannot load %s"), "");
+  EXPECT_TRUE(literals::is_soname_literal("libmusa_drv.so.4"));
+  EXPECT_TRUE(literals::is_soname_literal("libnvrtc.so"));
+  EXPECT_TRUE(literals::is_soname_literal("libfoo.so.1.2.3"));
+  EXPECT_FALSE(literals::is_soname_literal("libfoo.so.%d"));
+  EXPECT_FALSE(literals::is_soname_literal("/usr/lib/libfoo.so"));
+  EXPECT_FALSE(literals::is_soname_literal("cannot load libfoo.so"));
+  EXPECT_EQ(literals::api_prefix("muInit"), "mu");
+  EXPECT_EQ(literals::api_prefix("cuCtxCreate"), "cu");
+  EXPECT_EQ(literals::api_prefix("mutex"), "");
+  EXPECT_EQ(literals::api_prefix("MUSA_HOME"), "");
+  EXPECT_EQ(literals::api_prefix("cannot load %s"), "");
 }
 
 TEST(RuntimeLookup, string_literals_of_rodata_include_the_dlopen_and_dlsym_names) {

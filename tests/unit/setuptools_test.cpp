@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "build/setuptools/setup_py.h"
 #include "report/said.h"
-#include "setuptools/setup_py.h"
 #include "test_support.h"
 #include "trace/trace.h"
 
@@ -52,7 +52,7 @@ print(json.dumps(out))
   return json::parse(r.out.empty() ? "[]" : r.out);
 }
 
-json ours(const setuptools::SetupPy& s) {
+json ours(const build::setuptools::SetupPy& s) {
   json out = json::array();
   for (const auto& e : s.extensions) {
     json sources = nullptr;
@@ -96,7 +96,7 @@ setup(
 TEST(SetupPy, extensions_and_literal_sources_are_those_pythons_parser_sees) {
   std::string dir = test::scratch_dir("setup-py");
   write_file(dir + "/setup.py", kSetupPy);
-  auto s = setuptools::read_setup_py(dir + "/setup.py");
+  auto s = build::setuptools::read_setup_py(dir + "/setup.py");
   ASSERT_TRUE(s.ok()) << s.error().to_line();
   EXPECT_EQ(ours(*s), ast_extensions(dir + "/setup.py"));
   ASSERT_EQ(s->extensions.size(), 6u);
@@ -109,12 +109,12 @@ TEST(SetupPy, extensions_and_literal_sources_are_those_pythons_parser_sees) {
 TEST(SetupPy, an_added_source_is_in_the_list_pythons_parser_sees_and_the_rest_is_unchanged) {
   std::string dir = test::scratch_dir("setup-py-add");
   write_file(dir + "/setup.py", kSetupPy);
-  auto s = setuptools::read_setup_py(dir + "/setup.py");
+  auto s = build::setuptools::read_setup_py(dir + "/setup.py");
   ASSERT_TRUE(s.ok());
   const json before = ast_extensions(dir + "/setup.py");
   for (size_t i = 0; i < s->extensions.size(); ++i) {
     const auto& ext = s->extensions[i];
-    auto edited = setuptools::with_source_added(*s, ext, "pkg/csrc/new_kernel.cu");
+    auto edited = build::setuptools::with_source_added(*s, ext, "pkg/csrc/new_kernel.cu");
     if (!ext.literal_sources) {
       EXPECT_FALSE(edited.has_value()) << ext.name;
       continue;
@@ -130,7 +130,7 @@ TEST(SetupPy, an_added_source_is_in_the_list_pythons_parser_sees_and_the_rest_is
     }
   }
   // The multi-line list takes the entry on a line of its own, indented and quoted as its last entry.
-  auto edited = setuptools::with_source_added(*s, s->extensions[0], "pkg/csrc/new_kernel.cu");
+  auto edited = build::setuptools::with_source_added(*s, s->extensions[0], "pkg/csrc/new_kernel.cu");
   EXPECT_NE(edited->find("                'pkg/csrc/ops.cu',\n                'pkg/csrc/new_kernel.cu',\n"),
             std::string::npos)
       << *edited;
@@ -143,7 +143,7 @@ TEST(SetupPy, a_variable_is_edited_at_its_assignment_only_when_bound_once_at_mod
   auto parsed = [&](const std::string& before_setup) {
     write_file(dir + "/setup.py", "from setuptools import setup, Extension\n" + before_setup +
                                       "setup(ext_modules=[Extension(\"m._C\", sources=SRCS)])\n");
-    auto s = setuptools::read_setup_py(dir + "/setup.py");
+    auto s = build::setuptools::read_setup_py(dir + "/setup.py");
     EXPECT_TRUE(s.ok());
     return s->extensions.at(0);
   };
@@ -200,10 +200,10 @@ TEST(SetupPy, every_list_layout_takes_the_entry_as_pythons_parser_sees_it) {
     const json before = ast_extensions(dir + "/setup.py");
     ASSERT_EQ(before.size(), 1u);
     ASSERT_TRUE(before[0]["sources"].is_array());
-    auto s = setuptools::read_setup_py(dir + "/setup.py");
+    auto s = build::setuptools::read_setup_py(dir + "/setup.py");
     ASSERT_TRUE(s.ok());
     ASSERT_TRUE(s->extensions.at(0).literal_sources) << s->extensions[0].not_literal;
-    auto edited = setuptools::with_source_added(*s, s->extensions[0], "new.c");
+    auto edited = build::setuptools::with_source_added(*s, s->extensions[0], "new.c");
     ASSERT_TRUE(edited.has_value());
     write_file(dir + "/edited.py", *edited);
     json want = before;
@@ -283,17 +283,17 @@ TEST(SetupPy, a_glob_or_join_list_is_told_what_to_write_and_python_agrees) {
 TEST(SetupPy, the_built_module_is_mapped_to_its_extension_in_place_and_installed) {
   std::string dir = test::scratch_dir("setup-py-map");
   write_file(dir + "/setup.py", kSetupPy);
-  auto s = setuptools::read_setup_py(dir + "/setup.py");
+  auto s = build::setuptools::read_setup_py(dir + "/setup.py");
   ASSERT_TRUE(s.ok());
-  auto* in_place = setuptools::extension_for(*s, dir + "/pkg/_C.cpython-311-x86_64-linux-gnu.so");
+  auto* in_place = build::setuptools::extension_for(*s, dir + "/pkg/_C.cpython-311-x86_64-linux-gnu.so");
   ASSERT_NE(in_place, nullptr);
   EXPECT_EQ(in_place->name, "pkg._C");
-  auto* built = setuptools::extension_for(
+  auto* built = build::setuptools::extension_for(
       *s, dir + "/build/lib.linux-x86_64-cpython-311/pkg/_cpu.cpython-311-x86_64-linux-gnu.so");
   ASSERT_NE(built, nullptr);
   EXPECT_EQ(built->name, "pkg._cpu");
-  EXPECT_EQ(setuptools::extension_for(*s, dir + "/other/_C.so"), nullptr);
-  EXPECT_FALSE(setuptools::read_setup_py(dir + "/missing.py").ok());
+  EXPECT_EQ(build::setuptools::extension_for(*s, dir + "/other/_C.so"), nullptr);
+  EXPECT_FALSE(build::setuptools::read_setup_py(dir + "/missing.py").ok());
 }
 
 // --- A setuptools extension with a source left out of sources= ----------------------------

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
-#include "buildmodel/model.h"
+#include "build/model.h"
 #include "porting/porting_map.h"
 #include "source/scanner.h"
 #include "stubgen/stubgen.h"

@@ -186,7 +186,7 @@ TEST(Trace, defined_nowhere_is_unknown) {
 TEST(Trace, duplicated_list_entry_is_warned_about) {
   ASSERT_EQ(world_report().warnings.size(), 1u);
   EXPECT_EQ(
-      world_report().warnings[0],
+      world_report().warnings[0].text,
       "${GENERATED_PORTING_DIR}/aten/src/ATen/native/musa/Loss.mu is listed twice in MU_SRCS (" + kCsrcLists + ":9)");
 }
 

@@ -1,5 +1,5 @@
 // The resolver (src/verdict): one declared precedence over the passes' claims, the table of
-// docs/architecture.md ("Evidence order") in the code's order, and no other writer of a classification
+// docs/design.md ("Evidence order") in the code's order, and no other writer of a classification
 // or a sentence than the resolver and the report (the compiler refuses the rest).
 #include <gtest/gtest.h>
 
@@ -27,9 +27,9 @@ std::string read_file(const std::string& path) {
 
 // The pass column of the "Evidence order" table, each pass once, in the table's row order.
 std::vector<std::string> table_passes() {
-  const std::string doc = read_file(std::string(MLC_SOURCE_DIR) + "/docs/architecture.md");
+  const std::string doc = read_file(std::string(MLC_SOURCE_DIR) + "/docs/design.md");
   const size_t at = doc.find("## Evidence order");
-  EXPECT_NE(at, std::string::npos) << "docs/architecture.md has no Evidence order section";
+  EXPECT_NE(at, std::string::npos) << "docs/design.md has no Evidence order section";
   std::istringstream lines(doc.substr(at));
   std::vector<std::string> passes;
   std::string line;

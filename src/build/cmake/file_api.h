@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cmake/build_info.h"
+#include "build/cmake/build_info.h"
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 
 // What the reply held besides the targets.
 struct Reply {
@@ -50,4 +50,4 @@ std::string first_cmake_error(const std::string& output);
 // (`cmake <build_dir>`). An error names the build tree and CMake's first error line.
 std::optional<InputError> ask_cmake(const Model& info, unsigned timeout_seconds);
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake

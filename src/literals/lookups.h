@@ -14,7 +14,7 @@
 #include "loader/loader.h"
 #include "report/report.h"
 
-namespace mlc::runtime {
+namespace mlc::literals {
 
 // The literals a search found in a file, kept between runs in the cache directory
 // (<cache_dir>/runtime-literals.tsv): keyed by the file's device, inode, size, mtime and ctime and by
@@ -42,7 +42,7 @@ class LiteralCache {
   size_t hits_ = 0;
 };
 
-// Heuristic (documented in docs/architecture.md, the runtime/ room):
+// Heuristic (documented in docs/design.md, the runtime/ room):
 // - Which objects: the named files, and the other objects of `objects` outside the system directories
 //   (/lib, /usr/lib, /lib64, /usr/lib64): a distribution's libraries are its own concern.
 // - dlopen: literals in .rodata shaped like a soname (lib<name>.so or lib<name>.so.<digits>..., no
@@ -69,4 +69,4 @@ void settle_drivers(std::vector<RuntimeLookup>& lookups, const std::set<std::str
 // The API prefix of an entry-point literal ("" when it has none).
 std::string api_prefix(const std::string& s);
 
-}  // namespace mlc::runtime
+}  // namespace mlc::literals

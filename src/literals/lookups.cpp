@@ -3,7 +3,7 @@
 // objects already loaded answer first, then the loader's own search order from the caller
 // (loader/search_order.h: RPATH chain and the main object's, LD_LIBRARY_PATH, RUNPATH, ld.so.cache,
 // the system directories, NODEFLIB).
-#include "runtime/runtime_lookup.h"
+#include "literals/lookups.h"
 
 #include <sys/stat.h>
 
@@ -22,7 +22,7 @@
 #include "common/phase_times.h"
 #include "loader/search_order.h"
 
-namespace mlc::runtime {
+namespace mlc::literals {
 namespace {
 
 bool imports(const elf::ElfObject& o, std::initializer_list<std::string_view> names) {
@@ -432,4 +432,4 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
   return out;
 }
 
-}  // namespace mlc::runtime
+}  // namespace mlc::literals

@@ -13,11 +13,11 @@
 #include <map>
 #include <set>
 
-#include "cmake/build_info.h"
+#include "build/cmake/build_info.h"
 #include "common/file_io.h"
 #include "common/paths.h"
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 
 // A header by its extension (CMake completes a name without one with the source extensions first).
 bool is_header(const std::string& path) {
@@ -558,4 +558,4 @@ std::vector<SourceList> lists_from_reply(Model& info, build::ProviderParse& pars
   return reader.lists();
 }
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake

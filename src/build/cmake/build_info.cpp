@@ -1,6 +1,6 @@
 // Reads the build tree and the CMake sources. compile_commands.json and the File API say what was
 // compiled; the CMake reader says where each list lives, so a missing file can be put in the right one.
-#include "cmake/build_info.h"
+#include "build/cmake/build_info.h"
 
 #include <dirent.h>
 #include <fnmatch.h>
@@ -15,14 +15,14 @@
 #include <regex>
 #include <sstream>
 
-#include "buildmodel/command_line.h"
-#include "cmake/file_api.h"
-#include "cmake/generator_targets.h"
+#include "build/cmake/file_api.h"
+#include "build/cmake/generator_targets.h"
+#include "build/command_line.h"
 #include "common/file_io.h"
 #include "common/paths.h"
 #include "common/walk.h"
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 namespace {
 
 std::string join(const std::string& dir, const std::string& rel) {
@@ -656,7 +656,7 @@ Reply ask_again(Model& info, const build::BuildOptions& options, const Reply& be
 
 }  // namespace
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake
 
 namespace mlc::build {
 

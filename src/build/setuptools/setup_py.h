@@ -14,7 +14,7 @@
 
 #include "common/result.h"
 
-namespace mlc::setuptools {
+namespace mlc::build::setuptools {
 
 struct SourceEntry {
   std::string value;  // the string literal's value (the path as written)
@@ -108,4 +108,4 @@ struct HandEdit {
 };
 HandEdit hand_edit(const SetupPy& setup, const ExtensionDecl& ext, const std::string& file);
 
-}  // namespace mlc::setuptools
+}  // namespace mlc::build::setuptools

@@ -1,12 +1,12 @@
 // Follows the grammar of cmake-language(7): bracket arguments and comments use [=*[ ... ]=*],
 // quoted arguments may span lines, unquoted arguments may contain balanced parentheses.
-#include "cmake/cmake_lang.h"
+#include "build/cmake/cmake_lang.h"
 
 #include "common/paths.h"
 
 #include <cctype>
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 namespace {
 
 class Reader {
@@ -185,4 +185,4 @@ std::vector<std::string> referenced_variables(const std::string& raw) {
   return out;
 }
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake

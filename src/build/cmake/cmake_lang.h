@@ -10,7 +10,7 @@
 
 #include "common/result.h"
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 
 struct CMakeArg {
   enum class Kind : uint8_t { Unquoted, Quoted, Bracket };
@@ -42,4 +42,4 @@ bool creates_target(const std::string& command, const std::string& backend_helpe
 // its innermost name; "${}" names none).
 std::vector<std::string> referenced_variables(const std::string& raw);
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake

@@ -12,10 +12,10 @@
 #include <set>
 #include <sstream>
 
-#include "cmake/build_info.h"
+#include "build/cmake/build_info.h"
 #include "common/paths.h"
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 namespace {
 
 // One set() of a FindCUDA script, as run_nvcc.cmake writes it on one line: `set(name value) # type`,
@@ -106,7 +106,7 @@ std::vector<CompileCommand> read_findcuda_commands(const std::string& build_dir,
   return out;
 }
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake
 
 namespace mlc::build {
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-#include "cmake/build_info.h"
+#include "build/cmake/build_info.h"
 
 #include "common/paths.h"
 #include "common/text.h"

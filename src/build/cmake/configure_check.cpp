@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "buildmodel/edit.h"
-#include "cmake/file_api.h"
+#include "build/cmake/file_api.h"
+#include "build/edit.h"
 #include "common/file_io.h"
 #include "common/paths.h"
 

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "cmake/build_info.h"
+#include "build/cmake/build_info.h"
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 
 // Targets with compiled sources in compile_commands.json (objects under CMakeFiles/<target>.dir/);
 // source_dir (CMAKE_HOME_DIRECTORY) maps a target's binary directory to its source directory.
 std::vector<Target> targets_from_generator(const std::string& build_dir, const std::string& source_dir);
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake

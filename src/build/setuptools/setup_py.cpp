@@ -1,6 +1,6 @@
 // A Python tokenizer small enough for setup.py's calls: strings (prefixes, triple quotes), comments,
 // names and brackets; then each Extension/CppExtension/CUDAExtension call's name and sources arguments.
-#include "setuptools/setup_py.h"
+#include "build/setuptools/setup_py.h"
 
 #include <cctype>
 #include <cerrno>
@@ -13,7 +13,7 @@
 #include "common/file_io.h"
 #include "common/paths.h"
 
-namespace mlc::setuptools {
+namespace mlc::build::setuptools {
 namespace {
 
 enum class Tok { Name, String, Punct, End };
@@ -536,4 +536,4 @@ HandEdit hand_edit(const SetupPy& setup, const ExtensionDecl& ext, const std::st
   return {.kind = HandEdit::Kind::JoinEntry, .glob = "", .expression = expression + ")"};
 }
 
-}  // namespace mlc::setuptools
+}  // namespace mlc::build::setuptools

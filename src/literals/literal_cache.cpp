@@ -3,9 +3,9 @@
 
 #include "common/file_io.h"
 #include "common/paths.h"
-#include "runtime/runtime_lookup.h"
+#include "literals/lookups.h"
 
-namespace mlc::runtime {
+namespace mlc::literals {
 namespace {
 
 constexpr std::string_view kHeader = "mlc-runtime-literals 1";
@@ -85,4 +85,4 @@ void LiteralCache::save() {
   dirty_ = false;
 }
 
-}  // namespace mlc::runtime
+}  // namespace mlc::literals

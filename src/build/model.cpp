@@ -1,6 +1,6 @@
 // The build model's own queries, which need no provider: targets by artifact, what a target compiles,
 // the target of a library, where the build's sources live, and path normalisation.
-#include "buildmodel/model.h"
+#include "build/model.h"
 
 #include <sys/stat.h>
 
@@ -44,11 +44,34 @@ std::string resolved(const std::string& path) {
   return ec ? path : real.string();
 }
 
-bool is_library_type(const std::string& type) {
-  return type == "SHARED_LIBRARY" || type == "MODULE_LIBRARY" || type == "STATIC_LIBRARY";
+}  // namespace
+
+namespace {
+constexpr std::pair<TargetType, std::string_view> kTargetTypes[] = {{TargetType::Executable, "EXECUTABLE"},
+                                                                    {TargetType::StaticLibrary, "STATIC_LIBRARY"},
+                                                                    {TargetType::SharedLibrary, "SHARED_LIBRARY"},
+                                                                    {TargetType::ModuleLibrary, "MODULE_LIBRARY"},
+                                                                    {TargetType::ObjectLibrary, "OBJECT_LIBRARY"},
+                                                                    {TargetType::InterfaceLibrary, "INTERFACE_LIBRARY"},
+                                                                    {TargetType::Utility, "UTILITY"}};
+}  // namespace
+
+std::string_view to_string(TargetType type) {
+  for (const auto& [t, name] : kTargetTypes)
+    if (t == type) return name;
+  return "";
 }
 
-}  // namespace
+TargetType target_type(std::string_view cmake_name) {
+  if (cmake_name.empty()) return TargetType::Unknown;
+  for (const auto& [t, name] : kTargetTypes)
+    if (name == cmake_name) return t;
+  return TargetType::Other;
+}
+
+bool is_library(TargetType type) {
+  return type == TargetType::SharedLibrary || type == TargetType::ModuleLibrary || type == TargetType::StaticLibrary;
+}
 
 const Target* Model::target_for_artifact(const std::string& path) const {
   // The exact artifact first, then the file a symlink names on either side (the File API lists
@@ -113,7 +136,7 @@ std::vector<const Target*> Model::with_objects(const Target& target) const {
     out.push_back(t);
     for (const auto& dep : t->dependencies)
       for (const auto& d : targets)
-        if (d.name == dep && d.type == "OBJECT_LIBRARY") todo.push_back(&d);
+        if (d.name == dep && d.type == TargetType::ObjectLibrary) todo.push_back(&d);
   }
   return out;
 }
@@ -144,7 +167,7 @@ std::string target_of_library(const Model* build, const std::string& path) {
     // add_library(pcre2-8 ... OUTPUT_NAME pcre2grep) may share the name. The target named like the file is
     // the library's only when it is not an executable (the File API's type, else add_executable in the lists).
     for (const auto& t : build->targets)
-      if (t.name == base && !t.type.empty() && !is_library_type(t.type)) return "";
+      if (t.name == base && t.type != TargetType::Unknown && !is_library(t.type)) return "";
     bool executable = false, library = false;
     for (const auto& l : build->lists) {
       if (l.variable != base) continue;

@@ -1,7 +1,7 @@
 // Reads CMake's File API reply (reply/index-*.json -> codemodel-v2 -> one file per target, and
 // cmakeFiles-v1), and asks CMake for one: the stateless query files, then a configure of the existing
 // build tree. Only CMake runs; nothing the build produced is executed.
-#include "cmake/file_api.h"
+#include "build/cmake/file_api.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include "common/file_io.h"
 #include "common/subprocess.h"
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 namespace {
 
 using nlohmann::json;
@@ -77,7 +77,7 @@ Target read_target(const json& tj, Model& info, const std::string& top) {
   target.name = tj.value("name", "");
   if (tj.contains("paths") && tj["paths"].is_object())
     target.source_dir = normalize_path(join(top, tj["paths"].value("source", ".")));
-  target.type = tj.value("type", "");
+  target.type = build::target_type(tj.value("type", ""));
   for (const auto& a : tj.value("artifacts", json::array()))
     target.artifacts.push_back(join(info.build_dir, a.value("path", "")));
   const json graph = tj.value("backtraceGraph", json::object());
@@ -248,4 +248,4 @@ std::optional<InputError> ask_cmake(const Model& info, unsigned timeout_seconds)
   return std::nullopt;
 }
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "buildmodel/model.h"
-#include "cmake/cmake_lang.h"
+#include "build/cmake/cmake_lang.h"
+#include "build/model.h"
 #include "common/result.h"
 
 namespace mlc::build {
@@ -35,7 +35,7 @@ const SourceList* nearest_list(const std::vector<const SourceList*>& candidates,
 bool is_indirect_entry(const std::string& raw);
 }  // namespace mlc::build
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 
 // The provider works in the model's terms.
 using build::absolute_in;
@@ -129,4 +129,4 @@ bool mark_emptied(SourceList& list, const std::vector<CMakeCommand>& commands,
 std::vector<SourceList> lists_from_reply(Model& info, build::ProviderParse& parse,
                                          const std::vector<std::string>& inputs);
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake

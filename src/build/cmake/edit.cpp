@@ -2,17 +2,17 @@
 // list's own style, target_link_libraries() extended or written, list(REMOVE_ITEM)/list(FILTER) entries
 // or whole commands cut. Each file is taken from the build reader's parse (else read and parsed here,
 // once) and edited by insertions and cuts at byte offsets.
-#include "buildmodel/edit.h"
+#include "build/edit.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
 
-#include "cmake/build_info.h"
+#include "build/cmake/build_info.h"
 #include "common/file_io.h"
 #include "common/paths.h"
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 namespace {
 
 struct Insertion {
@@ -125,7 +125,7 @@ Insertion cut(const std::string& text, size_t begin, size_t end) {
 }
 
 }  // namespace
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake
 
 namespace mlc::build {
 

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "buildmodel/command_line.h"
-#include "buildmodel/model.h"
+#include "build/command_line.h"
+#include "build/model.h"
 #include "common/file_io.h"
 #include "common/kept_file.h"
 #include "common/paths.h"

@@ -11,10 +11,10 @@
 #include <cctype>
 #include <regex>
 
-#include "cmake/build_info.h"
+#include "build/cmake/build_info.h"
 #include "common/text.h"
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 namespace {
 
 bool regular_file(const std::string& p) {
@@ -410,4 +410,4 @@ bool mark_emptied(SourceList& l, const std::vector<CMakeCommand>& commands,
   return true;
 }
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake

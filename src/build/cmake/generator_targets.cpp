@@ -11,12 +11,12 @@
 #include <set>
 #include <sstream>
 
-#include "buildmodel/command_line.h"
-#include "cmake/build_info.h"
-#include "cmake/generator_targets.h"
+#include "build/cmake/build_info.h"
+#include "build/cmake/generator_targets.h"
+#include "build/command_line.h"
 #include "common/file_io.h"
 
-namespace mlc::cmake {
+namespace mlc::build::cmake {
 
 using build::output_argument;
 using build::split_command;
@@ -45,9 +45,9 @@ std::string output_of(const std::vector<std::string>& argv) {
 }
 
 struct LinkStep {
-  std::string artifact;             // absolute
-  std::string type;                 // SHARED_LIBRARY, MODULE_LIBRARY, STATIC_LIBRARY, EXECUTABLE
-  std::vector<std::string> inputs;  // absolute
+  std::string artifact;                                 // absolute
+  build::TargetType type = build::TargetType::Unknown;  // a library or an executable
+  std::vector<std::string> inputs;                      // absolute
 };
 
 // Makefiles: the link command of CMakeFiles/<target>.dir/link.txt, run in <bindir>.
@@ -62,14 +62,14 @@ std::optional<LinkStep> read_link_txt(const std::string& bindir, const std::stri
   LinkStep step;
   const std::string tool = argv[0].substr(argv[0].rfind('/') + 1);
   if ((tool == "ar" || tool.ends_with("-ar")) && argv.size() > 2) {
-    step.type = "STATIC_LIBRARY";
+    step.type = build::TargetType::StaticLibrary;
     step.artifact = absolute_in(bindir, argv[2]);
     for (size_t i = 3; i < argv.size(); ++i) step.inputs.push_back(absolute_in(bindir, argv[i]));
     return step;
   }
-  step.type = "EXECUTABLE";
+  step.type = build::TargetType::Executable;
   for (const auto& a : argv)
-    if (a == "-shared") step.type = "SHARED_LIBRARY";
+    if (a == "-shared") step.type = build::TargetType::SharedLibrary;
   step.artifact = output_of(argv);
   if (step.artifact.empty()) return std::nullopt;
   step.artifact = absolute_in(bindir, step.artifact);
@@ -134,10 +134,13 @@ std::map<std::string, LinkStep> read_build_ninja(const std::string& build_dir) {
       if (words.empty() || words[0].find("_LINKER__") == std::string::npos) continue;
       LinkStep step;
       const std::string& rule = words[0];
-      step.type = rule.find("SHARED_LIBRARY") != std::string::npos   ? "SHARED_LIBRARY"
-                  : rule.find("MODULE_LIBRARY") != std::string::npos ? "MODULE_LIBRARY"
-                  : rule.find("STATIC_LIBRARY") != std::string::npos ? "STATIC_LIBRARY"
-                                                                     : "EXECUTABLE";
+      step.type = build::TargetType::Executable;
+      for (auto library :
+           {build::TargetType::SharedLibrary, build::TargetType::ModuleLibrary, build::TargetType::StaticLibrary})
+        if (rule.find(build::to_string(library)) != std::string::npos) {
+          step.type = library;
+          break;
+        }
       for (size_t i = 1; i < words.size() && words[i] != "|" && words[i] != "||"; ++i)
         step.inputs.push_back(absolute_in(build_dir, words[i]));
       edge = std::move(step);
@@ -190,8 +193,8 @@ std::vector<Target> targets_from_generator(const std::string& build_dir, const s
     t.type = step->type;
     // As the codemodel names it: a versioned library (libx.so.1.2.3) by its link name, libx.so.
     std::string artifact = step->artifact;
-    if (auto so = artifact.rfind(".so.");
-        t.type == "SHARED_LIBRARY" && so != std::string::npos && artifact.find('/', so) == std::string::npos)
+    if (auto so = artifact.rfind(".so."); t.type == build::TargetType::SharedLibrary && so != std::string::npos &&
+                                          artifact.find('/', so) == std::string::npos)
       artifact.resize(so + 3);
     t.artifacts.push_back(artifact);
     std::set<std::string> deps;
@@ -203,8 +206,8 @@ std::vector<Target> targets_from_generator(const std::string& build_dir, const s
     }
   }
   for (auto& [key, t] : by_key) {
-    if (t.type.empty() && linked.count(key)) {
-      t.type = "OBJECT_LIBRARY";  // its artifacts are its objects, as the codemodel lists them
+    if (t.type == build::TargetType::Unknown && linked.count(key)) {
+      t.type = build::TargetType::ObjectLibrary;  // its artifacts are its objects, as the codemodel lists them
       t.artifacts = objects[key];
     }
     out.push_back(std::move(t));
@@ -212,4 +215,4 @@ std::vector<Target> targets_from_generator(const std::string& build_dir, const s
   return out;
 }
 
-}  // namespace mlc::cmake
+}  // namespace mlc::build::cmake

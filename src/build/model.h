@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,25 @@ struct Frame {
   std::string command;  // lower-cased, as the parser names commands
 };
 
+// A target's type, as CMake's codemodel names it (EXECUTABLE, SHARED_LIBRARY...). Unknown when nothing
+// says; Other for a name this model has no use for.
+enum class TargetType {
+  Unknown,
+  Executable,
+  StaticLibrary,
+  SharedLibrary,
+  ModuleLibrary,
+  ObjectLibrary,
+  InterfaceLibrary,
+  Utility,
+  Other
+};
+// CMake's name of a type ("" for Unknown and Other), and the type CMake's name is.
+std::string_view to_string(TargetType type);
+TargetType target_type(std::string_view cmake_name);
+// A library the linker writes or reads whole: SHARED, MODULE or STATIC (not an OBJECT library).
+bool is_library(TargetType type);
+
 // A target's source as the configure added it, with the call stack that added it.
 struct AddedSource {
   std::string file;  // absolute, normalized
@@ -89,7 +109,7 @@ struct AddedSource {
 
 struct Target {
   std::string name;
-  std::string type;                    // SHARED_LIBRARY, ...
+  TargetType type = TargetType::Unknown;
   std::vector<std::string> artifacts;  // absolute paths
   std::vector<std::string> sources;    // absolute paths
   std::vector<std::string> link_fragments;
