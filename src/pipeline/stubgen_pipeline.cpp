@@ -57,14 +57,24 @@ std::optional<InputError> reread_report(const std::string& file, TraceResources&
   return std::nullopt;
 }
 
-// The sources the patch gives back may need others the build leaves out: one run gives back them all.
-void close_over_sources(const LinkcheckOptions& options, const trace::TraceContext& ctx, Report& report) {
+// The sources the patch gives back may need others the build leaves out: one run gives back them all. What
+// the library's process defines is the link check's process of it (`checked`), when the link check ran on it;
+// else (a saved report) the library is loaded here.
+void close_over_sources(const LinkcheckOptions& options, const trace::TraceContext& ctx,
+                        const std::optional<loader::Process>& checked, Report& report) {
   std::string target;
+  const std::string& library = report.libraries.front().path;
   if (ctx.build)
-    if (const auto* t = ctx.build->target_for_artifact(report.libraries.front().path)) target = t->name;
-  auto process = loader::load_process(report.libraries.front().path, options.env);
-  confirm::close_over_sources(report, ctx, process ? &process.value() : nullptr, target, confirm_options(options.trace),
-                              report.warnings);
+    if (const auto* t = ctx.build->target_for_artifact(library)) target = t->name;
+  std::optional<loader::Process> loaded;
+  const loader::Process* process = nullptr;
+  if (checked && checked->target >= 0 && checked->objects[checked->target].path == library) {
+    process = &*checked;
+  } else if (auto p = loader::load_process(library, options.env)) {
+    loaded = std::move(p).value();
+    process = &*loaded;
+  }
+  confirm::close_over_sources(report, ctx, process, target, confirm_options(options.trace), report.warnings);
   // What the compiler placed is decided again (src/verdict), and said again (src/report).
   for (auto& lib : report.libraries)
     for (auto& u : lib.unresolved) verdict::resolve(u);
@@ -93,17 +103,24 @@ Result<StubgenRun> run_stubgen(const std::vector<std::string>& inputs, const Stu
   run.confirmed = can_confirm(linkcheck.trace);
   linkcheck.trace.confirm = run.confirmed;
   TraceResources resources(linkcheck.trace, run.report);
-  // Findings: the link check's passes, or a saved report's findings traced again.
+  // Findings: the link check's passes, or a saved report's findings traced again. The first named file's
+  // process is kept as the link check made it: the closure asks it what is loaded, without a second load.
+  std::optional<loader::Process> first;
   if (!options.report_file.empty()) {
     if (auto error = reread_report(options.report_file, resources, run.report)) return *error;
   } else {
+    if (run.confirmed)
+      linkcheck.inspect = [&first, inspect = linkcheck.inspect](const loader::Process& p) {
+        if (inspect) inspect(p);
+        if (!first) first = p;
+      };
     run_linkcheck(inputs, linkcheck, resources, run.report);
   }
   const trace::TraceContext& ctx = resources.context(nullptr);
   if (ctx.build && !ctx.build->source_dir.empty()) run.stubs.relative_to = ctx.build->source_dir;
   stubgen::place_beside_target(run.stubs, ctx, run.report);
   // Closure (with the compiler): the sources a patch gives back, and the ones they need in turn.
-  if (run.confirmed && !run.report.libraries.empty()) close_over_sources(linkcheck, ctx, run.report);
+  if (run.confirmed && !run.report.libraries.empty()) close_over_sources(linkcheck, ctx, first, run.report);
   // Plan: stubs for what the SDK lacks, CMake edits for what the build leaves out (src/stubgen).
   run.plan = stubgen::plan(run.report, ctx, run.stubs);
   run.errors = run.report.errors;
