@@ -653,6 +653,10 @@ const elf::ElfObject* ObjectCache::find(dev_t dev, ino_t ino) const {
 }
 
 void ObjectCache::add(dev_t dev, ino_t ino, const elf::ElfObject& object) {
+  if (keep_objects_) seed(dev, ino, object);
+}
+
+void ObjectCache::seed(dev_t dev, ino_t ino, const elf::ElfObject& object) {
   std::lock_guard<std::mutex> lock(mutex_);
   objects_.emplace(std::make_pair(dev, ino), object);
 }

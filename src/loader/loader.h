@@ -138,12 +138,19 @@ struct ReadContext;
 // at a time, but a diagnosis (warn_scope_only's load of a file alone) runs beside the next input's load.
 class ObjectCache {
  public:
+  // keep_objects false: only the stat(2) answers are kept (a run of one input, whose files no other input
+  // reads: copying each object into the cache would cost more than it saves), until seed() is called.
+  explicit ObjectCache(bool keep_objects = true) : keep_objects_(keep_objects) {}
   const elf::ElfObject* find(dev_t dev, ino_t ino) const;
-  void add(dev_t dev, ino_t ino, const elf::ElfObject& object);
+  void add(dev_t dev, ino_t ino, const elf::ElfObject& object);  // kept only with keep_objects
+  // Kept whatever keep_objects says: a process's objects, for a second load of the same files.
+  void seed(dev_t dev, ino_t ino, const elf::ElfObject& object);
+  bool keeps_objects() const { return keep_objects_; }
   // stat(2) of `path`, asked once per run: 0 and `st` filled, or the errno stat gave.
   int stat_path(const std::string& path, struct stat& st);
 
  private:
+  bool keep_objects_ = true;
   std::map<std::pair<dev_t, ino_t>, elf::ElfObject> objects_;
   std::unordered_map<std::string, std::pair<int, struct stat>> stats_;
   mutable std::mutex mutex_;

@@ -159,7 +159,8 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   // The owners' indexes, built beside the loads and diagnoses: the last pass only looks them up.
   std::optional<PhaseTime> setup(std::in_place, "setup");
   environment::OwnerPrefetch owner_indexes(pipeline::owner_sources(options), files);
-  loader::ObjectCache objects;  // each library is read once per run, however many inputs need it
+  // Each library is read once per run, however many inputs need it; with one input, each path is stat'ed once.
+  loader::ObjectCache objects(files.size() > 1);
   literals::LiteralCache literals(options.trace.cache_dir);
   Run run{.options = options,
           .resources = resources,
@@ -168,7 +169,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
           .env = pipeline::run_env(options),
           .host = options.host_python.empty() ? python::InterpreterSites{} : python::read_sites(options.host_python),
           .python_torch = pipeline::import_context(options, report),
-          .objects = files.size() > 1 ? &objects : nullptr,
+          .objects = &objects,
           .one_input = files.size() <= 1,
           .shared_names = shared_names(files)};
   setup.reset();

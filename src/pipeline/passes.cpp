@@ -402,6 +402,11 @@ void warn_scope_only(Run& run, const InputCheck& in) {
   alone.with.clear();
   alone.with_local.clear();
   if (!in.plan.host.empty()) alone.with.push_back(in.plan.host);
+  // The load alone reads no file again and stats no path again: the run's cache answers the stats the
+  // import's load asked, and, where it keeps no objects (one input), is handed that load's objects.
+  if (!run.objects->keeps_objects())
+    for (const auto& o : p.objects)
+      if (o.ino != 0) run.objects->seed(o.dev, o.ino, o.elf);
   auto own = loader::load_process(target.path, alone, run.objects);
   if (!own) return;
   loader::read_symbol_tables(*own, {own->target});

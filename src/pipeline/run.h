@@ -43,7 +43,7 @@ struct Run {
   loader::LoaderEnv env;
   python::InterpreterSites host;
   std::optional<environment::TorchInstall> python_torch;
-  loader::ObjectCache* objects = nullptr;  // each library read once per run (with two inputs or more)
+  loader::ObjectCache* objects = nullptr;  // each library read once per run (two inputs or more), each stat once
   bool one_input = true;
   // The file names two or more of the run's inputs share (a soname two packages vendor): only a file whose
   // load takes one of them, or misses a name, can be changed by what another package's import loads first.
