@@ -44,9 +44,6 @@ std::string resolved(const std::string& path) {
   return ec ? path : real.string();
 }
 
-}  // namespace
-
-namespace {
 constexpr std::pair<TargetType, std::string_view> kTargetTypes[] = {{TargetType::Executable, "EXECUTABLE"},
                                                                     {TargetType::StaticLibrary, "STATIC_LIBRARY"},
                                                                     {TargetType::SharedLibrary, "SHARED_LIBRARY"},

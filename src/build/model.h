@@ -262,7 +262,8 @@ struct CompileDatabase {
   std::vector<CompileCommand> commands;                    // the entries with a command line
 };
 std::shared_ptr<const CompileDatabase> read_compile_database(const std::string& build_dir);
-// The build's compile commands (none when build_dir is empty or has no readable compile_commands.json).
+// A copy of the build's compile commands, for a caller that keeps its own (none when build_dir is empty or has
+// no readable compile_commands.json); one that only reads them iterates read_compile_database's.
 std::vector<CompileCommand> read_compile_commands(const std::string& build_dir);
 
 // Every compile the build runs: compile_commands.json's, and those it leaves out (CMake: FindCUDA's

@@ -78,16 +78,6 @@ struct Stages {
     return in;
   }
 
-  // Load (in parallel; the object cache and the plans' memo are shared): read the ELF file and emulate
-  // the loader's mapping phase as its import would.
-  static void load(Run& run, InputCheck& in) { pipeline::load_input(run, in); }
-
-  // Which objects the input checks (in input order: a dependency an earlier input checked is not
-  // checked again where its DT_NEEDED files are the same).
-  static void choose(Run& run, InputCheck& in) {
-    if (in.loaded) pipeline::choose_checked(run, in);
-  }
-
   // Bind (in parallel: each input's process is its own, the shared objects are only read): the checked
   // objects' relocations, every relocated reference in the global scope, version requirements
   // (src/loader); then the dlopen/dlsym string literals of the checked objects (src/runtime).
@@ -189,7 +179,8 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       in_flight,
       tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order,
                                    [&](tbb::flow_control& f) { return stages.take(f); }) &
-          stage(tbb::filter_mode::parallel, Stages::load) & stage(tbb::filter_mode::serial_in_order, Stages::choose) &
+          stage(tbb::filter_mode::parallel, pipeline::load_input) &
+          stage(tbb::filter_mode::serial_in_order, pipeline::choose_checked) &
           stage(tbb::filter_mode::parallel, Stages::bind) & stage(tbb::filter_mode::serial_in_order, Stages::report) &
           tbb::make_filter<Item, void>(tbb::filter_mode::parallel, [&](Item in) { Stages::finish(run, *in); }));
   if (options.progress) options.progress(files.size(), files.size());

@@ -300,6 +300,7 @@ void load_input(Run& run, InputCheck& in) {
 // A dependency an earlier input checked is not checked again where its DT_NEEDED files are the same; each
 // object's DT_NEEDED signature is written once, by the first input that checks it.
 void choose_checked(Run& run, InputCheck& in) {
+  if (!in.loaded) return;
   in.checked = checked_objects(in.process, run.options, run.checked_before, in.import_roots);
   for (int i : in.checked)
     if (const auto& path = in.process.objects[i].path; !run.checked_before.count(path))

@@ -97,9 +97,11 @@ loader::LoaderEnv run_env(const LinkcheckOptions& options);
 std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& options, Report& report);
 // The interpreter that imports `file` (asked under run.loads).
 const python::InterpreterSites* host_for(const std::string& file, Run& run);
-// The process in.file's import makes (in parallel with other inputs' loads).
+// The process in.file's import makes (in parallel with other inputs' loads: the object cache and the plans'
+// memo are shared), the loader's mapping phase as that import would run it.
 void load_input(Run& run, InputCheck& in);
-// Which objects the input checks (in input order).
+// Which objects a loaded input checks (in input order: a dependency an earlier input checked is not checked
+// again where its DT_NEEDED files are the same).
 void choose_checked(Run& run, InputCheck& in);
 
 // --- the passes (pipeline/passes.cpp) -----------------------------------------------------------------------

@@ -67,7 +67,7 @@ void for_each_text(R& r, F&& f) {
       if (u.fix) opt(u.fix->cmake_file), opt(u.fix->list), opt(u.fix->entry), opt(u.fix->library), f(u.fix->detail);
     }
   }
-  for (auto& w : r.warnings) f(w.text), f(w.about);
+  for (auto& w : r.warnings) f(w.text);
   for (auto& c : r.causes) {
     f(c.headline), f(c.library), f(c.fix), copy(c.picked), copy(c.other);
     for (auto& v : c.missing_versions) f(v);

@@ -166,7 +166,8 @@ std::vector<Target> targets_from_generator(const std::string& build_dir, const s
   // Objects of compile_commands.json, by target directory.
   std::map<std::string, Target> by_key;                     // bindir + "\n" + target
   std::map<std::string, std::vector<std::string>> objects;  // by the same key
-  for (const auto& c : read_compile_commands(build_dir)) {
+  const auto database = build::read_compile_database(build_dir);
+  for (const auto& c : database->commands) {
     const std::string relative = output_of(c.argv);
     if (relative.empty()) continue;
     const std::string object = absolute_in(c.directory, relative);
