@@ -362,7 +362,9 @@ std::vector<std::string> include_dirs(const build::Model& build) {
       dirs.push_back(build::normalize_path(fs::path(d).is_absolute() ? d : cwd + "/" + d));
     }
   };
-  for (const auto& c : build::read_compile_database(build.build_dir)->commands) take(c.argv, c.directory);
+  // (held here: a range-for over a member of the returned pointer would outlive an unkept database)
+  const auto database = build::read_compile_database(build.build_dir);
+  for (const auto& c : database->commands) take(c.argv, c.directory);
   if (!dirs.empty() || build.build_dir.empty()) return dirs;
   // Without a compile database: build.ninja's `INCLUDES = ` and the Makefiles' `CXX_INCLUDES = `.
   auto read_flags = [&](const std::string& path, const std::string& key) {

@@ -214,8 +214,8 @@ void TraceResources::prepare() {
     if (!o_.build_dir.empty()) macro_roots.push_back(build::normalize_path(o_.build_dir));
     // The build's -D/-U flags decide which #if branch of a config header defines a namespace macro.
     std::map<std::string, std::string> defines;
-    for (const auto& c : build::read_compile_database(o_.build_dir)->commands)
-      source::add_command_definitions(c.argv, defines);
+    const auto database = build::read_compile_database(o_.build_dir);  // held for the loop
+    for (const auto& c : database->commands) source::add_command_definitions(c.argv, defines);
     sources_.emplace(source::SourceIndex::build({.roots = roots,
                                                  .cache_file = cache_file("sources", roots),
                                                  .defines = defines,
