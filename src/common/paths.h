@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <climits>
 #include <cstddef>
@@ -34,6 +35,12 @@ inline std::string dir_name(const std::string& path) {
 inline std::string join_path(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
   return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+// This process's working directory, "" when it cannot be had.
+inline std::string current_dir() {
+  char buf[PATH_MAX];
+  return getcwd(buf, sizeof buf) ? std::string(buf) : std::string();
 }
 
 // The path with every symlink, "." and ".." resolved (realpath(3)); the path as given when it cannot be.

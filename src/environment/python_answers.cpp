@@ -36,11 +36,6 @@ std::string key_line(const std::string& question) {
   return out + '\n';
 }
 
-std::string working_directory() {
-  char buf[PATH_MAX];
-  return getcwd(buf, sizeof buf) ? std::string(buf) : std::string();
-}
-
 std::vector<std::string> strings(const nlohmann::json& doc, const char* key) {
   std::vector<std::string> out;
   if (doc.contains(key) && doc[key].is_array())
@@ -61,7 +56,7 @@ std::vector<std::pair<std::string, bool>> witnesses(const std::string& interpret
   auto text = [&](const char* key) {
     return doc.contains(key) && doc[key].is_string() ? doc[key].get<std::string>() : std::string();
   };
-  const std::string executable = text("executable"), cwd = working_directory();
+  const std::string executable = text("executable"), cwd = current_dir();
   for (const auto& program : {interpreter, executable}) {
     if (program.empty()) continue;
     out.emplace_back(program, false);  // the link itself: a venv made again points it anew
@@ -95,7 +90,7 @@ std::string answer_question(const std::string& interpreter, const std::string& p
       env.emplace_back(v);
   }
   std::sort(env.begin(), env.end());
-  std::string q = interpreter + '\0' + program + '\0' + working_directory();
+  std::string q = interpreter + '\0' + program + '\0' + current_dir();
   for (const auto& e : env) q += '\0' + e;
   return q;
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,7 @@ struct Found {
 // What the searches of one check asked the file system, asked once: the callers of a CUDA stack
 // search the same directories for the same names (libcuda.so.1 from each of them), and each directory
 // of a search order is tried with its hwcaps subdirectories first. Safe from several threads.
+// Every path asked about is what a kept answer depends on (LiteralCache::find_lookups).
 class FileFacts {
  public:
   bool is_dir(const std::string& path) {
@@ -72,6 +74,20 @@ class FileFacts {
     bool d = mlc::is_dir(path);
     std::lock_guard<std::mutex> lock(mutex_);
     return dirs_.emplace(path, d).first->second;
+  }
+  // The paths asked about, each once.
+  std::set<std::string> asked() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::set<std::string> out;
+    for (const auto& [path, d] : dirs_) out.insert(path);
+    for (const auto& [path, id] : idents_) out.insert(path);
+    out.insert(noted_.begin(), noted_.end());
+    return out;
+  }
+  // A loaded object a search answered with: read as the process's, asked nothing, depended on all the same.
+  void note(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    noted_.insert(path);
   }
   // The file's ELF class and machine, when it is an ELF file.
   std::optional<std::pair<bool, uint16_t>> ident(const std::string& path) {
@@ -86,8 +102,9 @@ class FileFacts {
   }
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::unordered_map<std::string, bool> dirs_;
+  std::set<std::string> noted_;
   std::unordered_map<std::string, std::optional<std::pair<bool, uint16_t>>> idents_;
 };
 
@@ -257,23 +274,26 @@ std::vector<std::optional<std::vector<std::string>>> soname_literals(const loade
 using FoundPerCaller = std::vector<std::vector<std::pair<std::string, Found>>>;  // soname literal, where
 
 // Where each caller's dlopen literals lead (the search stats the caller's search order), in parallel.
+// `facts` keeps what was asked; `from_conf` tells a system cache made from ld.so.conf's directories.
 FoundPerCaller where_opened(const loader::Process& p, const std::vector<int>& callers,
                             const std::vector<std::optional<std::vector<std::string>>>& read,
-                            const loader::LoaderEnv& env) {
+                            const loader::LoaderEnv& env, FileFacts& facts, bool& from_conf) {
   // The cache the loader's own search consulted (with ld.so.conf's fallback in a bare sysroot).
   if (p.objects.empty()) return FoundPerCaller(callers.size());
   const auto& main = p.objects[p.target >= 0 ? p.target : 0].elf;
   const auto kept_cache =
       loader::read_system_cache(env, loader::search_platform(env, main.machine, main.is_64).default_dirs);
   const loader::SystemCache& system_cache = *kept_cache;
+  from_conf = system_cache.from_conf;
   FoundPerCaller found(callers.size());
-  FileFacts facts;
   tbb::parallel_for(size_t{0}, callers.size(), [&](size_t k) {
     if (!read[k]) return;
     std::set<std::string> seen;
     for (const auto& lit : read[k].value())
       if (is_soname_literal(lit) && seen.insert(lit).second)
-        found[k].emplace_back(lit, search(p, callers[k], lit, env, system_cache, facts));
+        if (auto& [l, f] = found[k].emplace_back(lit, search(p, callers[k], lit, env, system_cache, facts));
+            f.loaded >= 0)
+          facts.note(f.path);
   });
   return found;
 }
@@ -405,12 +425,10 @@ void caller_lookups(const loader::LoadedObject& obj, const std::vector<std::pair
   missing_entry_points(obj, libs, own, identifiers.value(), told);
 }
 
-}  // namespace
-
-// The passes: the callers of dlopen, their soname literals (only those, at first), where each leads,
-// each library found read once, then each caller's look-ups, in the callers' order.
-std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
-                                                 const loader::LoaderEnv& env, LiteralCache* lcache) {
+// The pass itself, when no earlier run answers.
+std::vector<RuntimeLookup> check_runtime_lookups_anew(const loader::Process& p, const std::vector<int>& objects,
+                                                      const loader::LoaderEnv& env, LiteralCache* lcache,
+                                                      FileFacts& facts, bool& from_conf) {
   std::vector<RuntimeLookup> out;
   std::optional<PhaseTime> step(std::in_place, "runtime.callers");
   std::vector<int> callers = dlopen_callers(p, objects);
@@ -419,7 +437,7 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
   auto read = soname_literals(p, callers, lcache);
   if (std::none_of(read.begin(), read.end(), [](const auto& r) { return r && !r->empty(); })) return out;
   step.emplace("runtime.search");
-  FoundPerCaller found = where_opened(p, callers, read, env);
+  FoundPerCaller found = where_opened(p, callers, read, env, facts, from_conf);
   step.emplace("runtime.open");
   std::map<std::string, Opened> opened = open_libraries(p, found, lcache);
   step.emplace("runtime.entry-points");
@@ -429,6 +447,114 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
   step.reset();
   for (auto& told : per_caller)
     for (auto& r : told) out.push_back(std::move(r));
+  return out;
+}
+
+// What the pass reads besides the file system's answers to its searches (LiteralCache::find_lookups):
+// this program, the loader's environment, each object of the process (path, identity, names, loader,
+// origin) and the objects checked. "" when it cannot be keyed (a file gone since the load).
+std::string lookups_key(const loader::Process& p, const std::vector<int>& objects, const loader::LoaderEnv& env) {
+  std::string key = file_identity("/proc/self/exe");
+  if (key.empty()) return "";
+  auto add = [&](const std::string& s) {
+    key += '\x1f';
+    key += s;
+  };
+  auto add_all = [&](const std::vector<std::string>& list) {
+    add(std::to_string(list.size()));
+    for (const auto& s : list) add(s);
+  };
+  add_all(env.library_path);
+  add_all(env.with);
+  add_all(env.with_local);
+  add_all(env.preload);
+  add_all(env.default_dirs);
+  add_all(env.candidate_dirs);
+  for (const auto* s : {&env.sysroot, &env.ld_so_cache, &env.ld_so_conf, &env.lib_token, &env.platform_token, &env.cwd})
+    add(*s);
+  for (int n : {env.x86_isa_level, env.x86_cpu_isa_level, int(env.hwcap_avx512_1), env.glibc_minor})
+    add(std::to_string(n));
+  add(std::to_string(p.target) + ' ' + std::to_string(p.main));
+  // Read for their content: the objects that may be searched for literals (checked, outside the system
+  // directories, or named), and whose RPATH a search from one of them reads (its loaders, the main
+  // program). A loaded object a search answers with is a witness (FileFacts::note).
+  std::vector<bool> read(p.objects.size());
+  auto read_with_loaders = [&](int i) {
+    for (; i >= 0 && !read[i]; i = p.objects[i].loader) read[i] = true;
+  };
+  for (int i : objects)
+    if (!in_system_library_dir(p.objects[i].path) || p.objects[i].is_target) read_with_loaders(i);
+  for (int i : {p.main, p.target, 0})
+    if (i >= 0 && static_cast<size_t>(i) < p.objects.size()) read_with_loaders(i);
+  const time_t settled = time(nullptr) - 2;  // as witnesses(): a file changed in the last two seconds is not keyed
+  for (size_t i = 0; i < p.objects.size(); ++i) {
+    const auto& o = p.objects[i];
+    std::string identity;
+    if (read[i]) {
+      struct stat st;
+      if (stat(o.path.c_str(), &st) != 0 || st.st_mtim.tv_sec >= settled || st.st_ctim.tv_sec >= settled) return "";
+      identity = file_identity(o.path);
+    }
+    add(o.path);
+    add(o.realname);
+    add(o.origin);
+    add(identity);
+    add(std::to_string(o.loader) + ' ' + std::to_string(static_cast<int>(o.how)) + ' ' + std::to_string(o.is_target));
+    add_all(o.names);
+  }
+  std::string checked;
+  for (int i : objects) checked += std::to_string(i) + ' ';
+  add(checked);
+  return key;
+}
+
+// What must still hold for the answer to stand: each path the searches asked about by its identity, a
+// missing one by its nearest existing directory's. A relative path (an empty LD_LIBRARY_PATH element) was
+// asked against this program's working directory: it is a witness as an absolute path, and the working
+// directory with it (`cwd`, else ""). Nothing is kept when one changed in the last two seconds: a file
+// system stamps times at a coarse granularity (a clock tick, a second, two on FAT), so a file created in
+// the same tick may leave its directory's identity as it was.
+std::optional<std::vector<std::pair<std::string, std::string>>> witnesses(std::set<std::string> asked,
+                                                                          std::string& cwd) {
+  std::map<std::string, std::string> out;
+  const time_t settled = time(nullptr) - 2;
+  for (const auto& asked_path : asked) {
+    std::string path = asked_path;
+    if (path.empty() || path[0] != '/') {
+      if (cwd.empty()) cwd = current_dir();
+      if (cwd.empty()) return std::nullopt;
+      path = join_path(cwd, path);
+    }
+    std::string at = path, identity = file_identity(at);
+    while (identity.empty() && at != "/") identity = file_identity(at = dir_name(at));
+    struct stat st;
+    if (stat(at.c_str(), &st) == 0 && (st.st_mtim.tv_sec >= settled || st.st_ctim.tv_sec >= settled))
+      return std::nullopt;
+    out.emplace(at, identity);
+  }
+  return std::vector<std::pair<std::string, std::string>>(out.begin(), out.end());
+}
+
+}  // namespace
+
+// The passes: the callers of dlopen, their soname literals (only those, at first), where each leads,
+// each library found read once, then each caller's look-ups, in the callers' order. A process an
+// earlier run checked, unchanged, is answered from the cache.
+std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
+                                                 const loader::LoaderEnv& env, LiteralCache* lcache) {
+  std::optional<PhaseTime> step(std::in_place, "runtime.key");
+  const std::string key = lcache ? lookups_key(p, objects, env) : "";
+  step.emplace("runtime.kept");
+  if (auto kept = lcache ? lcache->find_lookups(key) : std::nullopt) return std::move(kept).value();
+  FileFacts facts;
+  bool from_conf = false;
+  std::vector<RuntimeLookup> out = check_runtime_lookups_anew(p, objects, env, lcache, facts, from_conf);
+  step.emplace("runtime.keep");
+  // The ld.so.cache the searches read is a witness too; one made from ld.so.conf's directories is not kept.
+  std::set<std::string> asked = facts.asked();
+  asked.insert(env.sysroot + env.ld_so_cache);
+  std::string cwd;
+  if (auto w = witnesses(std::move(asked), cwd); w && !from_conf && lcache) lcache->store_lookups(key, *w, cwd, out);
   return out;
 }
 

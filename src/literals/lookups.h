@@ -21,6 +21,14 @@ namespace mlc::literals {
 // the search, so a file rewritten, replaced or touched is read again. A warm run reads no .rodata
 // (libcublasLt's 45 MB were most of a run on libcublas). A garbled cache is ignored and rewritten;
 // entries of files that changed are dropped when it is written. Safe to use from several threads.
+//
+// A check's whole answer is kept too (<cache_dir>/runtime-lookups/<key>.tsv, one file per process, so a
+// run reads only its own): the look-ups of a process, keyed by everything the pass reads that is not a
+// search's question to the file system (each object's path, identity, names and loader, the objects
+// checked, the loader's environment, this program's own identity), and answering while every path those
+// searches asked about is as it was: a file by its identity, a path that was missing by the identity of
+// its nearest existing directory (a file created under it changes that directory). A warm single-file run
+// searches and reads nothing for its run-time look-ups.
 class LiteralCache {
  public:
   explicit LiteralCache(std::string cache_dir);  // "": nothing is kept
@@ -28,6 +36,12 @@ class LiteralCache {
   void store(const std::string& path, const std::string& query, const std::vector<std::string>& literals);
   void save();  // writes the cache when this run stored something
   size_t hits() const { return hits_; }
+  // A process's look-ups (check_runtime_lookups), by its key; written at once, atomically. `witnesses`:
+  // (path, file_identity) pairs that must still hold, an empty identity for none being allowed; `cwd`: the
+  // working directory the run must have (a relative path was asked), else "".
+  std::optional<std::vector<RuntimeLookup>> find_lookups(const std::string& key) const;
+  void store_lookups(const std::string& key, const std::vector<std::pair<std::string, std::string>>& witnesses,
+                     const std::string& cwd, const std::vector<RuntimeLookup>& lookups) const;
 
  private:
   struct Entry {
@@ -35,7 +49,8 @@ class LiteralCache {
     std::vector<std::string> literals;
   };
   void load();
-  std::string file_;
+  std::string lookups_file(const std::string& key) const;
+  std::string dir_, file_;
   std::mutex mutex_;
   std::map<std::string, Entry> entries_;  // identity TAB query -> the literals
   bool loaded_ = false, dirty_ = false;

@@ -39,11 +39,11 @@ figures() {  # $1: musa-linkcheck
 scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
 echo "== musa-linkcheck: $tool (warm: the literal cache in the default cache directory)"
 figures "$tool"
-# Cold: the literal cache removed before each run (the other caches, dpkg's index, stay warm), through
+# Cold: the literal cache and the kept look-ups removed before each run (the other caches, dpkg's index, stay warm), through
 # a shell wrapper whose sh and rm are counted against the tool.
 cache="$scratch/cache"; mkdir -p "$cache"
 "$tool" -q --cache-dir "$cache" "$torch" >/dev/null 2>&1
-printf '#!/bin/sh\nrm -f "%s/runtime-literals.tsv"\nexec "%s" --cache-dir "%s" "$@"\n' "$cache" "$tool" "$cache" >"$scratch/cold"
+printf '#!/bin/sh\nrm -rf "%s/runtime-literals.tsv" "%s/runtime-lookups"\nexec "%s" --cache-dir "%s" "$@"\n' "$cache" "$cache" "$tool" "$cache" >"$scratch/cold"
 chmod +x "$scratch/cold"
 echo "== musa-linkcheck, cold (no literal cached: every .rodata of an object that imports dlopen read)"
 figures "$scratch/cold"

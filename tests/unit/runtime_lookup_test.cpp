@@ -4,13 +4,16 @@
 // oracle for each; the tool itself only reads the files.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "common/paths.h"
 #include "elf/elf_object.h"
 #include "literals/lookups.h"
 #include "pipeline/linkcheck.h"
@@ -198,7 +201,9 @@ TEST(RuntimeLookup, literals_are_cached_by_the_file_identity) {
   EXPECT_EQ(names("--cache-dir " + quote(cache)), std::vector<std::string>{"libfirst_mlc.so.1"});
   auto text = test::read_file(cache + "/runtime-literals.tsv");
   ASSERT_NE(text.find("\nL\tlibfirst_mlc.so.1\n"), std::string::npos) << text;
-  // The cache answers for the unchanged file: a literal planted in it is what the run reports.
+  // The cache answers for the unchanged file: a literal planted in it is what the run reports (the whole
+  // answer kept for the process removed, which would answer first).
+  std::filesystem::remove_all(cache + "/runtime-lookups");
   std::string planted = text;
   planted.replace(planted.find("libfirst_mlc.so.1"), 17, "libplant_mlc.so.9");
   test::write_file(cache + "/runtime-literals.tsv", planted);
@@ -209,7 +214,8 @@ TEST(RuntimeLookup, literals_are_cached_by_the_file_identity) {
   EXPECT_EQ(names("--cache-dir " + quote(cache)), std::vector<std::string>{"libsecond_mlc.so.22"});
   text = test::read_file(cache + "/runtime-literals.tsv");
   EXPECT_EQ(text.find("libplant_mlc"), std::string::npos) << "the stale entry is dropped\n" << text;
-  // Garbled: ignored, and rewritten whole.
+  // Garbled: ignored, and rewritten whole (the process's whole answer removed, which would answer first).
+  std::filesystem::remove_all(cache + "/runtime-lookups");
   test::write_file(cache + "/runtime-literals.tsv", "mlc-runtime-literals 1\nK\tgarbage\n\x01\x02 not a line\n");
   EXPECT_EQ(names("--cache-dir " + quote(cache)), std::vector<std::string>{"libsecond_mlc.so.22"});
   text = test::read_file(cache + "/runtime-literals.tsv");
@@ -246,6 +252,7 @@ TEST(RuntimeLookup, exported_prefixes_are_cached_by_the_file_identity) {
   size_t at = text.find(entry);
   ASSERT_NE(at, std::string::npos) << text;
   test::write_file(cache + "/runtime-literals.tsv", text.erase(at + entry.size() - 9, 9));
+  std::filesystem::remove_all(cache + "/runtime-lookups");
   EXPECT_EQ(names("--cache-dir " + quote(cache)), std::vector<std::string>{}) << "the cache answers";
   EXPECT_EQ(names("--no-cache"), missing);
   // The provider rebuilt: its symbols are read again.
@@ -253,6 +260,82 @@ TEST(RuntimeLookup, exported_prefixes_are_cached_by_the_file_identity) {
   auto cc = run("cc -shared -fPIC -o " + quote(provider) + " " + quote(dir + "/provider.c") + " 2>&1");
   ASSERT_EQ(cc.status, 0) << cc.out;
   EXPECT_EQ(names("--cache-dir " + quote(cache)), missing);
+}
+
+// A process checked before is answered whole from the cache while what its searches asked about stands:
+// a planted answer is believed; a library created where a search found none, a found library rewritten in
+// place, another LD_LIBRARY_PATH or a garbled entry is looked up again, as --no-cache finds.
+TEST(RuntimeLookup, a_process_checked_before_is_answered_until_a_searched_path_changes) {
+  // The cache beside the libraries' directory, not in it: a run's own writes change no directory it searched.
+  const std::string top = test::scratch_dir("lookups-kept"), dir = top + "/lib", cache = top + "/cache";
+  const std::string caller = dir + "/libcaller.so", provider = dir + "/libmlcopt.so";
+  std::filesystem::create_directories(dir);
+  auto list_dir = [](const std::string& d) {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(d)) out.push_back(e.path().filename().string());
+    return out;
+  };
+  test::write_file(dir + "/caller.c",
+                   "#include <dlfcn.h>\nvoid* load(void) {\n  void* h = dlopen(\"libmlcopt.so\", RTLD_NOW);\n"
+                   "  return h && dlsym(h, \"mlcoptInit\") ? dlsym(h, \"mlcoptOther\") : 0;\n}\n");
+  test::write_file(dir + "/one.c", "void mlcoptInit(void) {}\n");
+  test::write_file(dir + "/both.c", "void mlcoptInit(void) {}\nvoid mlcoptOther(void) {}\n");
+  auto cc = [&](const std::string& out, const std::string& src, const std::string& flags = "") {
+    auto r = run("cc -shared -fPIC " + flags + " -o " + quote(out) + " " + quote(dir + "/" + src) + " 2>&1");
+    ASSERT_EQ(r.status, 0) << r.out;
+  };
+  cc(caller, "caller.c", "-Wl,-rpath,'$ORIGIN'");
+  cc(dir + "/both.so", "both.c");
+  cc(dir + "/one.so", "one.c");
+  auto found = [&](const std::string& args, const std::string& env = "env -u LD_LIBRARY_PATH ") {
+    auto r = run(env + kBin + " " + args + " --format json " + quote(caller));
+    std::vector<std::string> out;
+    const json doc = json::parse(r.out);
+    for (const auto& l : doc["runtime_lookups"])
+      out.push_back(l["kind"].get<std::string>() + " " + l["name"].get<std::string>());
+    return out;
+  };
+  // An answer is kept only once what it depends on has not changed for two seconds (file systems stamp
+  // times coarsely): the first run's is, the later ones' are not.
+  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(3100)); };
+  settle();
+  const std::string kept = "--cache-dir " + quote(cache);
+  const std::vector<std::string> absent{"dlopen libmlcopt.so"}, lacks{"dlsym mlcoptOther"}, none{};
+  EXPECT_EQ(found(kept), absent);
+  auto files = list_dir(cache + "/runtime-lookups");
+  ASSERT_EQ(files.size(), 1u);
+  const std::string entry = cache + "/runtime-lookups/" + files[0];
+  std::string text = test::read_file(entry);
+  EXPECT_NE(text.find("\nW\t" + file_identity(dir) + "\t" + dir + "\n"), std::string::npos)
+      << "the directory searched, where the library was missing, is a witness\n"
+      << text;
+  // Planted: believed while nothing the searches asked about changed.
+  test::write_file(entry, std::string(text).replace(text.find("\tlibmlcopt.so\t"), 14, "\tlibmlcplant.so\t"));
+  EXPECT_EQ(found(kept), std::vector<std::string>{"dlopen libmlcplant.so"});
+  // The library created beside the caller: its directory changed, so the search runs again.
+  ASSERT_EQ(run("cp " + quote(dir + "/both.so") + " " + quote(provider)).status, 0);
+  EXPECT_EQ(found(kept), none);
+  EXPECT_EQ(found("--no-cache"), none);
+  // The library rewritten in place (same inode, same directory): its identity is the witness.
+  ASSERT_EQ(run("cat " + quote(dir + "/one.so") + " > " + quote(provider)).status, 0);
+  EXPECT_EQ(found(kept), lacks);
+  EXPECT_EQ(found("--no-cache"), lacks);
+  // Another LD_LIBRARY_PATH is another process's key (the one.so copy is first there, lacking the name).
+  const std::string other = top + "/other";
+  ASSERT_EQ(run("mkdir -p " + quote(other) + " && cp " + quote(dir + "/both.so") + " " + quote(provider) + " && cp " +
+                quote(dir + "/one.so") + " " + quote(other + "/libmlcopt.so"))
+                .status,
+            0);
+  EXPECT_EQ(found(kept), none);
+  EXPECT_EQ(found(kept, "env LD_LIBRARY_PATH=" + quote(other) + " "), lacks);
+  EXPECT_EQ(found(kept), none);
+  // Garbled: looked up again and rewritten.
+  settle();
+  for (const auto& f : list_dir(cache + "/runtime-lookups"))
+    test::write_file(cache + "/runtime-lookups/" + f, "mlc-runtime-lookups 1\nH\tx\n\x01 not a line\n");
+  EXPECT_EQ(found(kept), none);
+  for (const auto& f : list_dir(cache + "/runtime-lookups"))
+    EXPECT_EQ(test::read_file(cache + "/runtime-lookups/" + f).find("not a line"), std::string::npos) << f;
 }
 
 TEST(RuntimeLookup, dlopen_of_an_absent_driver_is_a_warning_and_fatal_on_request) {
