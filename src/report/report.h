@@ -137,10 +137,19 @@ enum class EvidencePass {
 };
 const char* to_string(EvidencePass p);
 
-// What one pass concluded about a finding.
+// What a claim stands on: the finding's sentence, definition and fix as its pass left them (closed when the
+// next claim is made, or at the resolve).
+struct ClaimEvidence {
+  SaidPtr why;
+  std::optional<Origin> origin;
+  std::optional<Fix> fix;
+};
+
+// What one pass concluded about a finding, with its evidence: the winning claim is taken whole.
 struct Claim {
   EvidencePass by = EvidencePass::Loader;
   Classification is = Classification::Unknown;
+  std::optional<ClaimEvidence> evidence = std::nullopt;
 };
 
 // What a run warns of: worth knowing, not failing (JSON `warnings`: their words).

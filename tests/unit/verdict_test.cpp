@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "report/render.h"
+#include "report/said.h"
 #include "test_support.h"
 #include "verdict/verdict.h"
 
@@ -109,6 +110,38 @@ TEST(Verdict, a_pass_may_take_back_what_a_lower_one_claimed) {
   verdict::claim(u, EvidencePass::Trace, Classification::Unported);
   verdict::resolve(u);
   EXPECT_EQ(u.classification, Classification::Unported);
+}
+
+// The winning claim is taken whole: the compiler's pass (ranked below the host's) that ran after the host
+// claimed leaves neither its sentence, nor its definition, nor its fix beside the host's classification;
+// the tracer's definition, which the host's claim left standing, stands with it.
+TEST(Verdict, a_lower_ranked_pass_that_ran_later_leaves_no_evidence_of_its_own) {
+  UnresolvedSymbol u;
+  verdict::claim(u, EvidencePass::Trace, Classification::MissingSource);
+  say(u, said::DefinedInUnlinked{.library = "libtraced.so"});
+  u.origin = Origin{.file = "traced.cu", .line = 3, .kind = OriginKind::Declaration, .library = {}, .ported_from = {}};
+  verdict::claim(u, EvidencePass::HostApi, Classification::HostProvided);
+  say(u, said::DefinedInUnlinked{.library = "libhost.so"});
+  const SaidPtr host_why = u.why;
+  verdict::claim(u, EvidencePass::Compiler, Classification::MissingSource);
+  say(u, said::DefinedInUnlinked{.library = "libcompiled.so"});
+  u.origin = Origin{.file = "placed.cu", .line = 9, .kind = OriginKind::Definition, .library = {}, .ported_from = {}};
+  u.fix = Fix{.kind = FixKind::AddSource, .cmake_file = {}, .list = {}, .entry = "placed.cu", .library = {}};
+  verdict::resolve(u);
+  EXPECT_EQ(u.classification, Classification::HostProvided);
+  EXPECT_EQ(u.why, host_why);
+  ASSERT_TRUE(u.origin.has_value());
+  EXPECT_EQ(u.origin->file, "traced.cu");
+  EXPECT_FALSE(u.fix.has_value());
+  // The winner is the last claim: what its pass said after it stands (a second resolve changes nothing).
+  UnresolvedSymbol last;
+  verdict::claim(last, EvidencePass::Trace, Classification::MissingSource);
+  verdict::claim(last, EvidencePass::Compiler, Classification::MissingSource);
+  say(last, said::DefinedInUnlinked{.library = "libcompiled.so"});
+  const SaidPtr compiled = last.why;
+  verdict::resolve(last);
+  verdict::resolve(last);
+  EXPECT_EQ(last.why, compiled);
 }
 
 TEST(Verdict, a_finding_read_from_a_saved_report_keeps_its_classification) {
