@@ -24,14 +24,21 @@ bool read_cache_file(const std::string& path, const CacheFormat& format, std::st
     all.remove_prefix(eol + 1);
     // The count closes the file: anything missing or added makes it corrupt.
     if (line.starts_with("end\t")) return all.empty() && line.substr(4) == std::to_string(rows);
-    for (size_t i = 0; i + 1 < format.fields; ++i) {
-      size_t tab = line.find('\t');
-      if (tab == std::string_view::npos) return false;
-      fields[i] = line.substr(0, tab);
-      line.remove_prefix(tab + 1);
+    if (format.fields == 0) {
+      fields.clear();
+      for (size_t tab; (tab = line.find('\t')) != std::string_view::npos; line.remove_prefix(tab + 1))
+        fields.push_back(line.substr(0, tab));
+      fields.push_back(line);
+    } else {
+      for (size_t i = 0; i + 1 < format.fields; ++i) {
+        size_t tab = line.find('\t');
+        if (tab == std::string_view::npos) return false;
+        fields[i] = line.substr(0, tab);
+        line.remove_prefix(tab + 1);
+      }
+      if (line.find('\t') != std::string_view::npos) return false;
+      fields.back() = line;
     }
-    if (line.find('\t') != std::string_view::npos) return false;
-    fields.back() = line;
     if (!row(fields)) return false;
     ++rows;
   }

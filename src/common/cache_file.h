@@ -14,12 +14,13 @@ namespace mlc {
 
 struct CacheFormat {
   std::string_view magic;  // the first line, newline included: the format and its version
-  size_t fields = 0;       // tab-separated fields per row
+  size_t fields = 0;       // tab-separated fields per row; 0: rows of kinds with their own counts
 };
 
 // Reads a cache written for `key`: calls row(fields) for each row in order; false (the cache does not
 // answer) when the file is missing, another format, for another key, cut short, a row has another
-// number of fields, or row() refuses one (returns false).
+// number of fields, or row() refuses one (returns false, as it must for a row of a kind it does not know or
+// of the wrong count when the format's `fields` is 0).
 bool read_cache_file(const std::string& path, const CacheFormat& format, std::string_view key,
                      const std::function<bool(std::span<const std::string_view>)>& row);
 

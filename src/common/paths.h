@@ -67,12 +67,15 @@ inline bool is_dir(const std::string& path) {
 // "dev:ino:size:mtime:ctime", following symlinks (lstat's when `follow` is false); "" when nothing is
 // there. A file rewritten, replaced (a new inode) or touched, and a directory whose entries changed (its
 // mtime), have another identity.
-inline std::string file_identity(const std::string& path, bool follow = true) {
-  struct stat st;
-  if ((follow ? stat(path.c_str(), &st) : lstat(path.c_str(), &st)) != 0) return "";
+inline std::string stat_identity(const struct stat& st) {
   auto ns = [](const struct timespec& t) { return std::to_string(t.tv_sec) + '.' + std::to_string(t.tv_nsec); };
   return std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) + ':' +
          ns(st.st_mtim) + ':' + ns(st.st_ctim);
+}
+inline std::string file_identity(const std::string& path, bool follow = true) {
+  struct stat st;
+  if ((follow ? stat(path.c_str(), &st) : lstat(path.c_str(), &st)) != 0) return "";
+  return stat_identity(st);
 }
 
 // Whether the path is a regular file (following symlinks).

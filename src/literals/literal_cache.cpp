@@ -1,6 +1,8 @@
 // The literals found in a file by a search, kept between runs (runtime_lookup.h, LiteralCache).
+#include <array>
 #include <sstream>
 
+#include "common/cache_file.h"
 #include "common/file_io.h"
 #include "common/hash.h"
 #include "common/paths.h"
@@ -12,12 +14,6 @@ namespace {
 constexpr std::string_view kHeader = "mlc-runtime-literals 1";
 
 bool writable(std::string_view s) { return s.find_first_of("\t\n") == std::string_view::npos; }
-
-std::string fmt_lookup_line(const RuntimeLookup& r) {
-  return std::string("R\t") + (r.kind == LookupKind::Dlsym ? "dlsym" : "dlopen") + '\t' + (r.driver ? "1" : "0") +
-         '\t' + (r.provider ? "1" : "0") + '\t' + r.library + '\t' + r.name + '\t' + r.provider.value_or("") + '\t' +
-         r.provider_name + '\n';
-}
 
 }  // namespace
 
@@ -94,17 +90,12 @@ void LiteralCache::save() {
 
 namespace {
 
-constexpr std::string_view kLookupsHeader = "mlc-runtime-lookups 1";
-// A second hash of the key, of another basis, inside the file its first hash names: 128 bits in all.
+// Rows: W identity path (a witness), C directory (the working directory a relative path was asked from),
+// R kind driver has-provider library name provider provider-name (a look-up), S path (its search).
+constexpr CacheFormat kLookupsFormat{.magic = "mlc-runtime-lookups 2\n", .fields = 0};
+// The key line: a second hash of the key, of another basis, inside the file its first hash names (128 bits).
 constexpr uint64_t kSecondBasis = 0x9e3779b97f4a7c15ull;
-
-std::vector<std::string_view> fields(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t at = 0;
-  for (size_t tab; (tab = line.find('\t', at)) != line.npos; at = tab + 1) out.push_back(line.substr(at, tab - at));
-  out.push_back(line.substr(at));
-  return out;
-}
+std::string key_line(const std::string& key) { return hex64(fnv1a(key, kSecondBasis)) + '\n'; }
 
 }  // namespace
 
@@ -114,64 +105,52 @@ std::string LiteralCache::lookups_file(const std::string& key) const {
 
 std::optional<std::vector<RuntimeLookup>> LiteralCache::find_lookups(const std::string& key) const {
   if (dir_.empty() || key.empty()) return std::nullopt;
-  auto text = read_text(lookups_file(key));
-  if (!text) return std::nullopt;
-  std::istringstream in(*text);
-  std::string line;
-  if (!std::getline(in, line) || line != kLookupsHeader) return std::nullopt;
-  if (!std::getline(in, line) || line != "H\t" + hex64(fnv1a(key, kSecondBasis))) return std::nullopt;
   std::vector<RuntimeLookup> out;
-  bool complete = false;
-  while (std::getline(in, line)) {
-    auto f = fields(line);
-    if (f[0] == "W" && f.size() == 3) {
-      // Each witness as it was: anything else (a file changed, a file created where one was missing) is a miss.
-      if (file_identity(std::string(f[2])) != f[1]) return std::nullopt;
-    } else if (f[0] == "C" && f.size() == 2) {
-      if (current_dir() != f[1]) return std::nullopt;  // relative paths were asked from another directory
-    } else if (f[0] == "R" && f.size() == 8) {
-      RuntimeLookup r;
-      r.kind = f[1] == "dlsym" ? LookupKind::Dlsym : LookupKind::Dlopen;
-      r.driver = f[2] == "1";
-      r.library = f[4];
-      r.name = f[5];
-      if (f[3] == "1") r.provider = std::string(f[6]);
-      r.provider_name = f[7];
-      out.push_back(std::move(r));
-    } else if (f[0] == "S" && f.size() == 2 && !out.empty()) {
+  // Each witness as it was: anything else (a file changed, a file created where one was missing) is a miss.
+  const bool read = read_cache_file(lookups_file(key), kLookupsFormat, key_line(key), [&](auto f) {
+    if (f[0] == "W" && f.size() == 3) return file_identity(std::string(f[2])) == f[1];
+    if (f[0] == "C" && f.size() == 2) return current_dir() == f[1];  // relative paths asked from elsewhere: a miss
+    if (f[0] == "S" && f.size() == 2 && !out.empty()) {
       out.back().searched.emplace_back(f[1]);
-    } else if (f[0] == "E" && f.size() == 1) {
-      complete = true;
-    } else {
-      return std::nullopt;  // garbled: recomputed, and rewritten
+      return true;
     }
-  }
-  if (!complete) return std::nullopt;  // cut short
+    if (f[0] != "R" || f.size() != 8) return false;  // garbled: recomputed, and rewritten
+    out.push_back(RuntimeLookup{.library = std::string(f[4]),
+                                .kind = f[1] == "dlsym" ? LookupKind::Dlsym : LookupKind::Dlopen,
+                                .name = std::string(f[5]),
+                                .provider = f[3] == "1" ? std::optional<std::string>(f[6]) : std::nullopt,
+                                .provider_name = std::string(f[7]),
+                                .searched = {},
+                                .driver = f[2] == "1"});
+    return true;
+  });
+  if (!read) return std::nullopt;
   return out;
 }
 
 void LiteralCache::store_lookups(const std::string& key,
                                  const std::vector<std::pair<std::string, std::string>>& witnesses,
                                  const std::string& cwd, const std::vector<RuntimeLookup>& lookups) const {
-  if (dir_.empty() || key.empty() || !writable(cwd)) return;
-  std::string out(kLookupsHeader);
-  out += "\nH\t" + hex64(fnv1a(key, kSecondBasis)) + '\n';
-  if (!cwd.empty()) out += "C\t" + cwd + '\n';
-  for (const auto& [path, identity] : witnesses) {
-    if (!writable(path)) return;
-    out += "W\t" + identity + '\t' + path + '\n';
-  }
+  if (dir_.empty() || key.empty()) return;
+  // A field holding a tab or a newline cannot be kept: nothing is written, and the next run looks up again.
+  CacheWriter out(kLookupsFormat, key_line(key));
+  if (!cwd.empty() && !out.add(std::array<std::string_view, 2>{"C", cwd})) return;
+  for (const auto& [path, identity] : witnesses)
+    if (!out.add(std::array<std::string_view, 3>{"W", identity, path})) return;
   for (const auto& r : lookups) {
-    if (!writable(r.library) || !writable(r.name) || !writable(r.provider.value_or("")) || !writable(r.provider_name))
-      return;
-    out += fmt_lookup_line(r);
-    for (const auto& s : r.searched) {
-      if (!writable(s)) return;
-      out += "S\t" + s + '\n';
-    }
+    const std::array<std::string_view, 8> row{"R",
+                                              r.kind == LookupKind::Dlsym ? "dlsym" : "dlopen",
+                                              r.driver ? "1" : "0",
+                                              r.provider ? "1" : "0",
+                                              r.library,
+                                              r.name,
+                                              r.provider ? std::string_view(*r.provider) : "",
+                                              r.provider_name};
+    if (!out.add(row)) return;
+    for (const auto& s : r.searched)
+      if (!out.add(std::array<std::string_view, 2>{"S", s})) return;
   }
-  out += "E\n";
-  (void)write_atomic(lookups_file(key), out, Parents::Create);  // one that cannot be written is computed again
+  out.write(lookups_file(key));
 }
 
 }  // namespace mlc::literals

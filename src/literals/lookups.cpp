@@ -450,6 +450,18 @@ std::vector<RuntimeLookup> check_runtime_lookups_anew(const loader::Process& p, 
   return out;
 }
 
+// A path's identity (file_identity) and whether it changed in the last two seconds, from one stat: a file
+// system stamps times at a coarse granularity, so a file changed in the same tick may keep its identity.
+struct Stamp {
+  std::string identity;  // "" when nothing is there
+  bool racy = false;
+};
+Stamp stamp(const std::string& path, time_t settled) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return {};
+  return {stat_identity(st), st.st_mtim.tv_sec >= settled || st.st_ctim.tv_sec >= settled};
+}
+
 // What the pass reads besides the file system's answers to its searches (LiteralCache::find_lookups):
 // this program, the loader's environment, each object of the process (path, identity, names, loader,
 // origin) and the objects checked. "" when it cannot be keyed (a file gone since the load).
@@ -491,9 +503,9 @@ std::string lookups_key(const loader::Process& p, const std::vector<int>& object
     const auto& o = p.objects[i];
     std::string identity;
     if (read[i]) {
-      struct stat st;
-      if (stat(o.path.c_str(), &st) != 0 || st.st_mtim.tv_sec >= settled || st.st_ctim.tv_sec >= settled) return "";
-      identity = file_identity(o.path);
+      Stamp s = stamp(o.path, settled);
+      if (s.identity.empty() || s.racy) return "";
+      identity = std::move(s.identity);
     }
     add(o.path);
     add(o.realname);
@@ -518,19 +530,23 @@ std::optional<std::vector<std::pair<std::string, std::string>>> witnesses(std::s
                                                                           std::string& cwd) {
   std::map<std::string, std::string> out;
   const time_t settled = time(nullptr) - 2;
+  // Each path stat'ed once: the missing paths of one search share their nearest existing directory.
+  std::map<std::string, Stamp> stamps;
+  auto stamp_of = [&](const std::string& path) -> const Stamp& {
+    auto it = stamps.find(path);
+    return it != stamps.end() ? it->second : stamps.emplace(path, stamp(path, settled)).first->second;
+  };
   for (const auto& asked_path : asked) {
-    std::string path = asked_path;
-    if (path.empty() || path[0] != '/') {
+    std::string at = asked_path;
+    if (at.empty() || at[0] != '/') {
       if (cwd.empty()) cwd = current_dir();
       if (cwd.empty()) return std::nullopt;
-      path = join_path(cwd, path);
+      at = join_path(cwd, at);
     }
-    std::string at = path, identity = file_identity(at);
-    while (identity.empty() && at != "/") identity = file_identity(at = dir_name(at));
-    struct stat st;
-    if (stat(at.c_str(), &st) == 0 && (st.st_mtim.tv_sec >= settled || st.st_ctim.tv_sec >= settled))
-      return std::nullopt;
-    out.emplace(at, identity);
+    while (stamp_of(at).identity.empty() && at != "/") at = dir_name(at);
+    const Stamp& s = stamp_of(at);
+    if (s.racy) return std::nullopt;
+    out.emplace(at, s.identity);
   }
   return std::vector<std::pair<std::string, std::string>>(out.begin(), out.end());
 }

@@ -96,6 +96,21 @@ TEST(CacheFile, writes_the_format_and_reads_back_only_a_whole_file_for_its_key) 
   }
   rows_of(dir + "/absent.tsv", "key\tK\n", &answered);
   EXPECT_FALSE(answered);
+  // A format of rows with their own field counts (fields = 0): each row whole, the reader judging its count.
+  constexpr CacheFormat kKinds{.magic = "test-kinds 1\n", .fields = 0};
+  CacheWriter kinds(kKinds, "K\n");
+  EXPECT_TRUE(kinds.add(std::array<std::string_view, 1>{"one"}));
+  EXPECT_TRUE(kinds.add(std::array<std::string_view, 3>{"three", "", "c"}));
+  kinds.write(path);
+  std::vector<size_t> counts;
+  EXPECT_TRUE(read_cache_file(path, kKinds, "K\n", [&](std::span<const std::string_view> f) {
+    counts.push_back(f.size());
+    return f.back() != "refused";
+  }));
+  EXPECT_EQ(counts, (std::vector<size_t>{1, 3}));
+  write_file(path, "test-kinds 1\nK\none\nthree\t\trefused\nend\t2\n");
+  EXPECT_FALSE(
+      read_cache_file(path, kKinds, "K\n", [](std::span<const std::string_view> f) { return f.back() != "refused"; }));
   std::filesystem::remove_all(dir);
 }
 

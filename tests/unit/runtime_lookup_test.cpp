@@ -329,10 +329,13 @@ TEST(RuntimeLookup, a_process_checked_before_is_answered_until_a_searched_path_c
   EXPECT_EQ(found(kept), none);
   EXPECT_EQ(found(kept, "env LD_LIBRARY_PATH=" + quote(other) + " "), lacks);
   EXPECT_EQ(found(kept), none);
-  // Garbled: looked up again and rewritten.
+  // Garbled (its format and key lines kept, a row of no kind after them): looked up again and rewritten.
   settle();
-  for (const auto& f : list_dir(cache + "/runtime-lookups"))
-    test::write_file(cache + "/runtime-lookups/" + f, "mlc-runtime-lookups 1\nH\tx\n\x01 not a line\n");
+  for (const auto& f : list_dir(cache + "/runtime-lookups")) {
+    const std::string path = cache + "/runtime-lookups/" + f, was = test::read_file(path);
+    const size_t rows = was.find('\n', was.find('\n') + 1) + 1;
+    test::write_file(path, was.substr(0, rows) + "\x01 not a line\nend\t1\n");
+  }
   EXPECT_EQ(found(kept), none);
   for (const auto& f : list_dir(cache + "/runtime-lookups"))
     EXPECT_EQ(test::read_file(cache + "/runtime-lookups/" + f).find("not a line"), std::string::npos) << f;
