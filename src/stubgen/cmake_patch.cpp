@@ -11,6 +11,7 @@
 #include "build/edit.h"
 #include "build/setuptools/setup_py.h"
 #include "common/paths.h"
+#include "report/said_plan.h"
 #include "stubgen/internal.h"
 
 namespace mlc::stubgen::detail {
@@ -52,10 +53,12 @@ struct Edits {
     if (!added.insert(key).second) return;
     if (is_setup_py(add)) return add_to_setup_py(add, key);
     switch (editor.add_source(add.file, add.list, add.entry, add.source)) {
-      case build::EditOutcome::Added: record(add.file, key, "add " + add.entry + " to " + add.list); break;
+      case build::EditOutcome::Added:
+        record(add.file, key, said::plan::AddEntry{.entry = add.entry, .list = add.list}.words());
+        break;
       case build::EditOutcome::Present: already_listed(add, key); break;
       case build::EditOutcome::NoPlace:
-        p.refused.push_back({add.entry, "the list " + add.list + " is not in " + add.file});
+        p.refused.push_back({add.entry, said::plan::ListNotInFile{.list = add.list, .file = add.file}.words()});
         for (const auto& symbol : fixes_of_add[key]) p.unreached.push_back(symbol);
         break;
       case build::EditOutcome::Unreadable: break;  // said once, by the build reader or the editor
@@ -83,21 +86,24 @@ struct Edits {
       p.refused.push_back({add.entry, why});
       for (const auto& symbol : fixes_of_add[key]) p.unreached.push_back(symbol);
     };
-    if (!ext) return refuse("no extension in " + add.file + " builds " + add.library);
+    if (!ext) return refuse(said::plan::NoExtensionBuilds{.file = add.file, .library = add.library}.words());
     const std::string what =
-        "the sources of " + std::string(build::setuptools::to_string(ext->kind)) + "('" + ext->name + "')";
+        said::plan::ExtensionSources{.kind = std::string(build::setuptools::to_string(ext->kind)), .name = ext->name}
+            .words();
     for (const auto& entry : ext->sources)
       if (entry.value == add.entry) {
-        p.warnings.push_back(add.entry + " is already in " + what + " (" + add.file + ":" + std::to_string(entry.line) +
-                             "): not added again; rebuild the extension (python3 setup.py build_ext)");
+        p.warnings.push_back(
+            said::plan::AlreadyInExtension{.entry = add.entry, .extension = what, .file = add.file, .line = entry.line}
+                .words());
         return;
       }
     auto after = build::setuptools::with_source_added(setup, *ext, add.entry);
     if (!after)
-      return refuse(what + " at " + add.file + ":" + std::to_string(ext->line) + " is no list to edit (" +
-                    ext->not_literal + "): add " + add.entry + " by hand");
+      return refuse(said::plan::ExtensionListNotLiteral{
+          .extension = what, .file = add.file, .not_literal = ext->not_literal, .entry = add.entry, .line = ext->line}
+                        .words());
     it->second.second = std::move(*after);
-    record(add.file, key, "add " + add.entry + " to " + what);
+    record(add.file, key, said::plan::AddEntry{.entry = add.entry, .list = what}.words());
   }
 
   // The entry is there already (a second --apply, or a person's edit). A library older than the
@@ -106,25 +112,25 @@ struct Edits {
   // configure did not take, another target's list), and saying "added" again would promise a
   // rebuild that fails as before. Called once per entry (add_to_list skips a key it has seen).
   void already_listed(const ListAdd& add, const std::string& key) {
-    const std::string said = add.entry + " is already in " + add.list + " (" + add.file + "): not added again";
+    said::plan::AlreadyListed said{.entry = add.entry, .list = add.list, .file = add.file, .predating_library = ""};
     struct stat cmake_st, lib_st;
     if (add.library.empty() || stat(add.file.c_str(), &cmake_st) != 0 || stat(add.library.c_str(), &lib_st) != 0) {
-      p.warnings.push_back(said);  // no library file to compare with (a saved report's)
+      p.warnings.push_back(said.words());  // no library file to compare with (a saved report's)
       return;
     }
     if (std::tie(lib_st.st_mtim.tv_sec, lib_st.st_mtim.tv_nsec) <
         std::tie(cmake_st.st_mtim.tv_sec, cmake_st.st_mtim.tv_nsec)) {
-      p.warnings.push_back(said + "; " + add.library + " predates that file: rebuild it");
+      said.predating_library = add.library;
+      p.warnings.push_back(said.words());
       return;
     }
     for (const auto& a : t.list_adds) {
       if (list_key(a) != key) continue;
       p.unreached.push_back(a.symbol);
-      p.refused.push_back({a.demangled.empty() ? a.symbol : a.demangled,
-                           add.entry + " is already in " + add.list + " (" + add.file + "), yet " + add.library +
-                               ", built after that file, does not compile it: that list does not reach this "
-                               "configuration's build of the library (an if() branch not taken, or another "
-                               "target's list)"});
+      p.refused.push_back(
+          {a.demangled.empty() ? a.symbol : a.demangled,
+           said::plan::ListDoesNotReach{.entry = add.entry, .list = add.list, .file = add.file, .library = add.library}
+               .words()});
     }
   }
 
@@ -132,10 +138,11 @@ struct Edits {
     std::string key = link_key(add);
     if (!added.insert(key).second) return;
     switch (editor.add_link(add.file, add.target, add.entry)) {
-      case build::EditOutcome::Added: record(add.file, key, "link " + add.target + " with " + add.entry); break;
+      case build::EditOutcome::Added:
+        record(add.file, key, said::plan::LinkWith{.target = add.target, .entry = add.entry}.words());
+        break;
       case build::EditOutcome::NoPlace:
-        p.refused.push_back(
-            {add.entry, "no target_link_libraries() or add_library() for " + add.target + " in " + add.file});
+        p.refused.push_back({add.entry, said::plan::NoLinkPlace{.target = add.target, .file = add.file}.words()});
         break;
       case build::EditOutcome::Present:
       case build::EditOutcome::Unreadable: break;
@@ -154,12 +161,14 @@ struct Edits {
         for (const auto& f : d.entry->files)
           if (!wanted.count(build::normalize_path(f))) others.push_back(f);
         if (!others.empty()) {
-          p.refused.push_back(
-              {d.symbol, "missing-source: " + d.file + " is excluded by list(FILTER " + d.removal->variable +
-                             " EXCLUDE REGEX " + d.entry->raw + ") at " + d.removal->cmake_file + ":" +
-                             std::to_string(d.removal->line) + ", which also excludes " + others.front() +
-                             (others.size() > 1 ? " and " + std::to_string(others.size() - 1) + " more" : "") +
-                             ": narrow that regex by hand"});
+          p.refused.push_back({d.symbol, said::plan::RegexAlsoExcludes{.file = d.file,
+                                                                       .variable = d.removal->variable,
+                                                                       .regex = d.entry->raw,
+                                                                       .cmake_file = d.removal->cmake_file,
+                                                                       .first_other = others.front(),
+                                                                       .line = d.removal->line,
+                                                                       .others = others.size()}
+                                             .words()});
           continue;
         }
       }
@@ -174,16 +183,17 @@ struct Edits {
       if (entries.size() == removal->entries.size()) {
         // Nothing left for the call to take out: the call goes, with its line.
         if (editor.remove_command(*removal) != build::EditOutcome::Added) continue;
-        std::string what = removal->filter
-                               ? "list(FILTER " + removal->variable + " EXCLUDE REGEX " + removal->entries[0].raw + ")"
-                               : "list(REMOVE_ITEM " + removal->variable + " ...)";
-        p.notes.push_back("removing " + what + " at " + where + ": it takes out " + std::to_string(entries.size()) +
-                          " source" + (entries.size() == 1 ? "" : "s") + " the library needs");
+        p.notes.push_back(said::plan::RemovingCall{.filter = removal->filter,
+                                                   .variable = removal->variable,
+                                                   .regex = removal->filter ? removal->entries[0].raw : "",
+                                                   .where = where,
+                                                   .sources = entries.size()}
+                              .words());
       } else {
         for (const auto* e : entries) {
           if (editor.remove_entry(*removal, *e) != build::EditOutcome::Added) continue;
-          p.notes.push_back("dropping " + e->raw + " from list(REMOVE_ITEM " + removal->variable + " ...) at " + where +
-                            ": it takes out a source the library needs");
+          p.notes.push_back(
+              said::plan::DroppingEntry{.entry = e->raw, .variable = removal->variable, .where = where}.words());
         }
       }
     }
@@ -296,10 +306,10 @@ void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p) 
     for (size_t k = 0; k < t.list_adds.size(); ++k) {
       const auto& add = t.list_adds[k];
       if (auto it = breaking.find(k); it != breaking.end())
-        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file +
-                        ") leaves a build that does not "
-                        "configure: " +
-                        it->second);
+        refuse(add,
+               said::plan::AddBreaksConfigure{
+                   .entry = add.entry, .list = add.list, .file = add.file, .failure = it->second}
+                   .words());
       else kept.list_adds.push_back(add);
     }
     if (breaking.size() == t.list_adds.size()) {
@@ -309,10 +319,10 @@ void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p) 
     check = kept.list_adds.empty() ? build::EditCheck{} : checked(kept, ctx, p);
     if (!check.failure.empty()) {  // what fails only together goes too
       for (const auto& add : kept.list_adds)
-        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file +
-                        ") leaves a build that does not "
-                        "configure: " +
-                        check.failure);
+        refuse(add,
+               said::plan::AddBreaksConfigure{
+                   .entry = add.entry, .list = add.list, .file = add.file, .failure = check.failure}
+                   .words());
       kept.list_adds.clear();
       kept.link_adds.clear();
       kept.drops.clear();
@@ -321,8 +331,10 @@ void plan_cmake_edits(const Triage& t, const trace::TraceContext& ctx, Plan& p) 
   std::erase_if(kept.list_adds, [&](const ListAdd& add) {
     for (const auto& [target, file] : check.not_compiled)
       if (file == add.source) {
-        refuse(add, "adding " + add.entry + " to " + add.list + " (" + add.file + ") does not make CMake compile " +
-                        file + " into " + target + ": that list does not reach the target in this configuration");
+        refuse(add,
+               said::plan::AddDoesNotCompile{
+                   .entry = add.entry, .list = add.list, .file = add.file, .source = file, .target = target}
+                   .words());
         return true;
       }
     return false;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/file_io.h"
+#include "report/said_plan.h"
 #include "stubgen/internal.h"
 
 namespace mlc::stubgen::detail {
@@ -37,7 +38,7 @@ Region parse_region(const std::string& text, const std::string& begin_marker, co
   if (b == std::string::npos) return r;
   size_t e = text.find(end_marker, b);
   if (e == std::string::npos) {
-    r.error = "the generated region opened by \"" + begin_marker + "\" is never closed";
+    r.error = said::plan::RegionNeverClosed{.begin_marker = begin_marker}.words();
     return r;
   }
   r.found = true;
@@ -56,7 +57,7 @@ Region parse_region(const std::string& text, const std::string& begin_marker, co
     std::string end_line = std::string(kEndMark) + key + "\n";
     size_t close = text.find(end_line, line_end);
     if (close == std::string::npos || close > e) {
-      r.error = "stub " + key + " has no end marker";
+      r.error = said::plan::StubNeverClosed{.key = key}.words();
       return r;
     }
     std::string body = text.substr(line_end + 1, close - line_end - 1);
@@ -110,7 +111,7 @@ MergeResult merge(const std::optional<std::string>& existing, const RegionSpec& 
     if (r.blocks.count(key) && r.edited[key]) {
       blocks[key] = r.blocks[key];
       note_uses(r.uses[key]);
-      m.warnings.push_back(path + ": kept the hand-edited stub " + key);
+      m.warnings.push_back(said::plan::HandEditedKept{.file = path, .key = key, .unneeded = false}.words());
     } else {
       blocks[key] = wrap_block(key, block.body, block.uses);
       note_uses(block.uses);
@@ -121,7 +122,7 @@ MergeResult merge(const std::optional<std::string>& existing, const RegionSpec& 
     if (!prune || r.edited[key]) {
       blocks[key] = block;
       note_uses(r.uses[key]);
-      if (prune) m.warnings.push_back(path + ": kept the hand-edited stub " + key + " although it is no longer needed");
+      if (prune) m.warnings.push_back(said::plan::HandEditedKept{.file = path, .key = key, .unneeded = true}.words());
     }
   }
   std::string region = std::string(begin_marker) + "\n" + region_preamble;
@@ -207,7 +208,8 @@ void plan_stub_files(const Report& report, const Triage& t, const StubOptions& o
   for (const auto& lib : report.libraries)
     for (const auto& u : lib.unresolved) demangled.emplace(u.symbol, u.demangled);
   for (auto& f : p.stub_files)
-    for (const auto& st : p.stubs) f.purposes.push_back({"add a stub for " + demangled[st.mangled], {st.mangled}});
+    for (const auto& st : p.stubs)
+      f.purposes.push_back({said::plan::AddStub{.demangled = demangled[st.mangled]}.words(), {st.mangled}});
 }
 
 }  // namespace mlc::stubgen::detail

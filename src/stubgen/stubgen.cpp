@@ -12,7 +12,7 @@
 #include "build/edit.h"
 #include "build/setuptools/setup_py.h"
 #include "common/file_io.h"
-#include "report/said.h"
+#include "report/said_plan.h"
 #include "stubgen/diff.h"
 #include "stubgen/internal.h"
 
@@ -28,25 +28,21 @@ bool stub(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Trac
           Triage& t, Plan& p) {
   if (!o.classes.count(u.classification)) return false;
   if (u.type == SymbolType::Tls) {
-    p.refused.push_back({u.demangled, "thread-local data cannot be stubbed safely"});
+    p.refused.push_back({u.demangled, said::plan::ThreadLocalUnstubbable{}.words()});
     return true;
   }
   Stub s;
   if (u.type == SymbolType::Object || u.size) {
     // Storage of exactly the declared size, bound to the symbol by its assembler name.
     if (!u.size) {
-      p.refused.push_back({u.demangled,
-                           "a data object of unknown size: the referencing library's DWARF does not "
-                           "declare it, and a guessed size would corrupt memory"});
+      p.refused.push_back({u.demangled, said::plan::DataOfUnknownSize{}.words()});
       return true;
     }
     s = data_stub(u, *u.size, lib.path, o, *ctx.backend);
   } else if (u.classification == Classification::UnimplementedKernel) {
     auto k = kernel_stub(u, ctx, o);
     if (!k) {
-      p.refused.push_back({u.demangled,
-                           "its generated declaration (<Backend>NativeFunctions.h) was not found, so its "
-                           "return type is unknown: pass --build-dir of the build that generated it"});
+      p.refused.push_back({u.demangled, said::plan::KernelReturnUnknown{}.words()});
       return true;
     }
     s = *k;
@@ -96,13 +92,13 @@ void place_stub_file(const trace::TraceContext& ctx, const StubOptions& o, Triag
       continue;
     }
     if (choice && choice->covered) {
-      p.notes.push_back("the stubs for " + library + ": " + said::ListNote{.covered = *choice->covered}.words());
+      p.notes.push_back(
+          said::plan::StubsCovered{.library = library, .covered = said::ListNote{.covered = *choice->covered}}.words());
       continue;
     }
-    p.warnings.push_back("no source list of " + (target.empty() ? library : "the target " + target) +
-                         " takes the stubs in " + o.out_cpp + ": add it to that target's sources, or the " +
-                         std::to_string(symbols.size()) + " symbol" + (symbols.size() == 1 ? "" : "s") +
-                         " stubbed there stay unresolved");
+    p.warnings.push_back(
+        said::plan::StubsUnlisted{.library = library, .target = target, .out_cpp = o.out_cpp, .symbols = symbols.size()}
+            .words());
     for (const auto& s : symbols) p.unreached.push_back(s.first);
   }
 }
@@ -132,13 +128,13 @@ bool patch(const LibraryReport& lib, const UnresolvedSymbol& u, const trace::Tra
     std::string target = build::target_of_library(ctx.build, lib.path);
     std::string file = u.fix->cmake_file.value_or("");
     if (target.empty()) {  // an executable is named like the library: linking that one fixes nothing
-      p.refused.push_back({u.demangled, "no CMake target is known to build " + lib.path +
-                                            " (configure with a CMake File API codemodel query); " + *u.fix->detail});
+      p.refused.push_back(
+          {u.demangled, said::plan::NoTargetBuilds{.library = lib.path, .detail = *u.fix->detail}.words()});
       return true;
     }
     if (file.empty()) {
       p.refused.push_back(
-          {u.demangled, "no CMake file found that defines the target " + target + "; " + *u.fix->detail});
+          {u.demangled, said::plan::NoCMakeFileForTarget{.target = target, .detail = *u.fix->detail}.words()});
       return true;
     }
     t.link_adds.push_back(
@@ -166,23 +162,16 @@ Triage triage(const Report& report, const trace::TraceContext& ctx, const StubOp
         continue;
       }
       if (stub(lib, u, ctx, o, t, p) || patch(lib, u, ctx, t, p)) continue;
-      std::string cls = to_string(u.classification);
-      std::string why = u.reason->empty() ? cls : cls + ": " + *u.reason;
-      if (u.classification == Classification::MissingSource)
-        why += u.fix && !u.fix->detail->empty() ? "; " + *u.fix->detail : " (no CMake source list for it was found)";
-      else if (u.classification == Classification::Unported && u.fix && !u.fix->detail->empty())
-        why += "; " + *u.fix->detail + " (a stub would hide the missed rename; --stub unported stubs it anyway)";
-      else
-        why += " - not something a stub or a CMake patch fixes" +
-               std::string(o.classes.count(u.classification) ? "" : " (pass --stub " + cls + " to stub it anyway)");
-      p.refused.push_back({u.demangled, why});
+      p.refused.push_back({u.demangled, said::plan::NotFixable{.classification = u.classification,
+                                                               .reason = *u.reason,
+                                                               .detail = u.fix ? *u.fix->detail : "",
+                                                               .stub_asked = o.classes.count(u.classification) > 0}
+                                            .words()});
     }
   }
   for (const auto& [library, symbols] : awaiting)
-    p.notes.push_back(std::to_string(symbols.size()) + (symbols.size() == 1 ? " symbol (" : " symbols (") +
-                      symbols.front() + (symbols.size() > 1 ? " and more" : "") +
-                      ") defined in sources the build compiles since " + library +
-                      " was built: rebuild it first (cmake --build), then run again");
+    p.notes.push_back(
+        said::plan::AwaitingRebuild{.symbols = symbols.size(), .first = symbols.front(), .library = library}.words());
   return t;
 }
 
@@ -214,12 +203,7 @@ Plan plan(const Report& report, const trace::TraceContext& ctx, const StubOption
   Triage t = triage(report, ctx, o, p);
   if (!t.thrown_instead.empty()) {
     const auto& f = t.thrown_instead;
-    p.notes.push_back(
-        "--style return-error: " + std::to_string(f.size()) + " stub" + (f.size() == 1 ? "" : "s") + " return" +
-        (f.size() == 1 ? "s" : "") + " no error code (" + f.front() +
-        (f.size() > 1 ? " and " + std::to_string(f.size() - 1) + " more" : "") +
-        "): they throw, as with --style throw (when the stub runtime only warns, they return a value-initialized "
-        "result)");
+    p.notes.push_back(said::plan::ThrowInstead{.stubs = f.size(), .first = f.front()}.words());
   }
   plan_stub_files(report, t, o, *ctx.backend, p);  // phase 2: unimplemented_functions.cpp/.h
   place_stub_file(ctx, o, t, p);                   // phase 3: source lists (the stub file's), and link lines

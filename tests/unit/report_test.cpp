@@ -11,6 +11,7 @@
 #include "classify.h"
 #include "report/render.h"
 #include "report/said.h"
+#include "report/said_plan.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -46,6 +47,70 @@ void expect_names_are(const std::set<std::string>& schema_names, Kind last) {
   EXPECT_EQ(printed, schema_names);
   EXPECT_FALSE(from_string<Kind>("Definition").has_value());
   EXPECT_FALSE(from_string<Kind>("").has_value());
+}
+
+// musa-stubgen's sentences whose exact words no end-to-end test reaches: each as a user reads it.
+TEST(PlanWords, each_refusal_warning_and_note_of_musa_stubgen_reads_as_written) {
+  using namespace said::plan;
+  EXPECT_EQ((StubsUnlisted{.library = "lib/libk.so", .target = "", .out_cpp = "stubs.cpp", .symbols = 1}.words()),
+            "no source list of lib/libk.so takes the stubs in stubs.cpp: add it to that target's sources, or the 1 "
+            "symbol stubbed there stay unresolved");
+  EXPECT_EQ((StubsUnlisted{.library = "lib/libk.so", .target = "k", .out_cpp = "stubs.cpp", .symbols = 2}.words()),
+            "no source list of the target k takes the stubs in stubs.cpp: add it to that target's sources, or the 2 "
+            "symbols stubbed there stay unresolved");
+  EXPECT_EQ((NoTargetBuilds{.library = "libk.so", .detail = "link libm"}.words()),
+            "no CMake target is known to build libk.so (configure with a CMake File API codemodel query); link libm");
+  EXPECT_EQ((NoCMakeFileForTarget{.target = "k", .detail = "link libm"}.words()),
+            "no CMake file found that defines the target k; link libm");
+  EXPECT_EQ(
+      (NotFixable{.classification = Classification::MissingSource, .reason = "", .detail = "", .stub_asked = false}
+           .words()),
+      "missing-source (no CMake source list for it was found)");
+  EXPECT_EQ(
+      (NotFixable{.classification = Classification::Unported, .reason = "r", .detail = "rename it", .stub_asked = false}
+           .words()),
+      "unported: r; rename it (a stub would hide the missed rename; --stub unported stubs it anyway)");
+  EXPECT_EQ(
+      (NotFixable{.classification = Classification::Unported, .reason = "r", .detail = "", .stub_asked = true}.words()),
+      "unported: r - not something a stub or a CMake patch fixes");
+  EXPECT_EQ((AwaitingRebuild{.symbols = 2, .first = "f()", .library = "libk.so"}.words()),
+            "2 symbols (f() and more) defined in sources the build compiles since libk.so was built: rebuild it first "
+            "(cmake --build), then run again");
+  EXPECT_EQ((ThrowInstead{.stubs = 1, .first = "f()"}.words()),
+            "--style return-error: 1 stub returns no error code (f()): they throw, as with --style throw (when the "
+            "stub runtime only warns, they return a value-initialized result)");
+  EXPECT_TRUE((ThrowInstead{.stubs = 3, .first = "f()"}.words())
+                  .starts_with("--style return-error: 3 stubs return no error code (f() and 2 more): they throw,"));
+  EXPECT_EQ((AlreadyInExtension{.entry = "k.cu",
+                                .extension = ExtensionSources{.kind = "CUDAExtension", .name = "m"}.words(),
+                                .file = "setup.py",
+                                .line = 7}
+                 .words()),
+            "k.cu is already in the sources of CUDAExtension('m') (setup.py:7): not added again; rebuild the extension "
+            "(python3 setup.py build_ext)");
+  EXPECT_EQ(
+      (ExtensionListNotLiteral{
+          .extension = "the sources of X", .file = "setup.py", .not_literal = "a glob", .entry = "k.cu", .line = 3}
+           .words()),
+      "the sources of X at setup.py:3 is no list to edit (a glob): add k.cu by hand");
+  EXPECT_EQ((AlreadyListed{.entry = "k.cu", .list = "SRCS", .file = "CMakeLists.txt", .predating_library = "libk.so"}
+                 .words()),
+            "k.cu is already in SRCS (CMakeLists.txt): not added again; libk.so predates that file: rebuild it");
+  EXPECT_EQ((NoLinkPlace{.target = "k", .file = "CMakeLists.txt"}.words()),
+            "no target_link_libraries() or add_library() for k in CMakeLists.txt");
+  EXPECT_EQ(
+      (AddDoesNotCompile{.entry = "k.cu", .list = "SRCS", .file = "CMakeLists.txt", .source = "/s/k.cu", .target = "k"}
+           .words()),
+      "adding k.cu to SRCS (CMakeLists.txt) does not make CMake compile /s/k.cu into k: that list does not reach "
+      "the target in this configuration");
+  EXPECT_EQ((RegionNeverClosed{.begin_marker = "// BEGIN"}.words()),
+            "the generated region opened by \"// BEGIN\" is never closed");
+  EXPECT_EQ((StubNeverClosed{.key = "_Z1fv"}.words()), "stub _Z1fv has no end marker");
+  EXPECT_EQ((ThreadLocalUnstubbable{}.words()), "thread-local data cannot be stubbed safely");
+  EXPECT_EQ((KernelReturnUnknown{}.words()),
+            "its generated declaration (<Backend>NativeFunctions.h) was not found, so its return type is unknown: pass "
+            "--build-dir of the build that generated it");
+  EXPECT_EQ((NoExtensionBuilds{.file = "setup.py", .library = "m.so"}.words()), "no extension in setup.py builds m.so");
 }
 
 TEST(Kinds, every_enum_value_has_the_schemas_name_and_reads_back) {
