@@ -40,7 +40,7 @@ namespace mlc::confirm {
 namespace {
 
 // A failed compile as the run warns of it: once per file.
-Warning compile_failed(const said::CompileFailed& f) { return {WarningKind::CompileFailed, f.file, f.words()}; }
+Warning compile_failed(const said::CompileFailed& f) { return said::warning(f); }
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -246,8 +246,7 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
   build::BuildCommands commands = build::read_build_commands(options.build_dir);
   if (commands.db.empty()) {
     outcome.warnings.push_back(
-        {WarningKind::NoCompileDatabase, "",
-         said::NoCompileDatabase{.build_dir = options.build_dir, .files = files.size()}.words()});
+        said::warning(said::NoCompileDatabase{.build_dir = options.build_dir, .files = files.size()}));
     outcome.stats.skipped = files.size();
     for (const auto& f : files) {
       FileResult& r = outcome.files[f];
@@ -265,7 +264,7 @@ ConfirmOutcome confirm_files(const std::vector<std::string>& files_in, const Con
   buf.push_back('\0');
   std::string scratch = mkdtemp(buf.data()) ? std::string(buf.data()) : "";
   if (scratch.empty()) {
-    outcome.warnings.push_back({WarningKind::NoScratchDirectory, "", said::NoScratchDirectory{.under = base}.words()});
+    outcome.warnings.push_back(said::warning(said::NoScratchDirectory{.under = base}));
     outcome.stats.skipped = files.size();
     return outcome;
   }
@@ -507,19 +506,15 @@ struct Confirmer {
   // where: the report says what was compiled to settle what.
   void say_outcome(size_t wanted, size_t unsaid) {
     const ConfirmStats& s = total;
-    warnings.push_back({WarningKind::ConfirmCost, "",
-                        said::ConfirmCost{.files = s.files,
-                                          .compiled = s.compiled,
-                                          .cached = s.cached,
-                                          .failed = s.failed,
-                                          .unsaid = unsaid,
-                                          .skipped = s.skipped,
-                                          .compile_ms = s.compile_ms}
-                            .words()});
-    warnings.push_back({WarningKind::CompilerPlaced, "",
-                        said::CompilerPlacedCount{
-                            .settled = s.settled, .wanted = wanted, .by_file = {placed_by.begin(), placed_by.end()}}
-                            .words()});
+    warnings.push_back(said::warning(said::ConfirmCost{.files = s.files,
+                                                       .compiled = s.compiled,
+                                                       .cached = s.cached,
+                                                       .failed = s.failed,
+                                                       .unsaid = unsaid,
+                                                       .skipped = s.skipped,
+                                                       .compile_ms = s.compile_ms}));
+    warnings.push_back(said::warning(said::CompilerPlacedCount{
+        .settled = s.settled, .wanted = wanted, .by_file = {placed_by.begin(), placed_by.end()}}));
   }
 };
 

@@ -157,13 +157,12 @@ python::ImportPlan import_plan(const std::string& file, const PlanHeaders& heade
       plan.loads.push_back({.path = *program, .global = true});
     }
   if (plan.torch && !plan.torch->torch)
-    report.warnings.push_back({WarningKind::TorchNotFound, file,
-                               said::TorchNotFound{.file = file,
-                                                   .reason = plan.torch->reason,
-                                                   .evidence = plan.torch->evidence,
-                                                   .python = options.python ? options.python->executable : "",
-                                                   .host = host->executable}
-                                   .words()});
+    report.warnings.push_back(
+        said::warning(said::TorchNotFound{.file = file,
+                                          .reason = plan.torch->reason,
+                                          .evidence = plan.torch->evidence,
+                                          .python = options.python ? options.python->executable : "",
+                                          .host = host->executable}));
   return plan;
 }
 

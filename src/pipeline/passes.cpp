@@ -420,8 +420,7 @@ void warn_scope_only(Run& run, const InputCheck& in) {
   }
   if (providers.empty()) return;
   run.report.warnings.push_back(
-      {WarningKind::LoadsOnlyInImport, target.path,
-       said::LoadsOnlyInImport{.file = target.path, .providers = {providers.begin(), providers.end()}}.words()});
+      said::warning(said::LoadsOnlyInImport{.file = target.path, .providers = {providers.begin(), providers.end()}}));
 }
 
 // The findings joined to their libraries, in load order, symbols sorted by mangled name. By default

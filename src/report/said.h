@@ -284,10 +284,14 @@ struct SearchCutShort {  // the walk for definitions under a root stopped at its
   std::string root;
   bool from_debug_info = false;  // the root is where the library's DWARF says it was built (else the build's)
   size_t limit = 0;
+  static constexpr WarningKind kWarning = WarningKind::SearchCutShort;
+  std::string subject() const { return root; }
   std::string words() const;
 };
 struct ListedTwice {           // a source listed twice in one list
   std::string file, list, at;  // at: the list's file:line
+  static constexpr WarningKind kWarning = WarningKind::ListedTwice;
+  std::string subject() const { return at + ": " + file; }
   std::string words() const;
 };
 
@@ -501,27 +505,37 @@ struct NeededByGivenBack {  // clause: a source the patch gives back needs it
   std::string words() const;
 };
 // The confirm pass's own lines (warnings of the run, not of a finding).
-struct CompileFailed {  // a candidate did not compile: the compiler's first error
+struct CompileFailed {  // a candidate did not compile: the compiler's first error (told once per file)
   std::string file, error;
+  static constexpr WarningKind kWarning = WarningKind::CompileFailed;
+  std::string subject() const { return file; }
   std::string words() const;
 };
 struct NoCompileDatabase {
   std::string build_dir;  // "" without --build-dir
   size_t files = 0;       // candidates left unconfirmed
+  static constexpr WarningKind kWarning = WarningKind::NoCompileDatabase;
+  std::string subject() const { return ""; }
   std::string words() const;
 };
 struct NoScratchDirectory {
   std::string under;
+  static constexpr WarningKind kWarning = WarningKind::NoScratchDirectory;
+  std::string subject() const { return ""; }
   std::string words() const;
 };
 struct ConfirmCost {  // what confirming cost, against the budget
   size_t files = 0, compiled = 0, cached = 0, failed = 0, unsaid = 0, skipped = 0;
   double compile_ms = 0;
+  static constexpr WarningKind kWarning = WarningKind::ConfirmCost;
+  std::string subject() const { return ""; }
   std::string words() const;
 };
 struct CompilerPlacedCount {  // what the compiler placed, and where
   size_t settled = 0, wanted = 0;
   std::vector<std::pair<std::string, size_t>> by_file;  // file -> symbols it defines, in file order
+  static constexpr WarningKind kWarning = WarningKind::CompilerPlaced;
+  std::string subject() const { return ""; }
   std::string words() const;
 };
 
@@ -532,13 +546,24 @@ struct TorchNotFound {  // warning: a file needs torch, which the run's interpre
   std::string evidence;  // what shows it (the package's __init__.py, the torch library it needs)
   std::string python;    // --python's interpreter ("" without)
   std::string host;      // the host interpreter whose site directories were searched
+  static constexpr WarningKind kWarning = WarningKind::TorchNotFound;
+  std::string subject() const { return file; }
   std::string words() const;
 };
 struct LoadsOnlyInImport {  // warning: a file torch's import loads fails alone
   std::string file;
   std::vector<std::string> providers;  // what that import loads first and it does not link
+  static constexpr WarningKind kWarning = WarningKind::LoadsOnlyInImport;
+  std::string subject() const { return file; }
   std::string words() const;
 };
+
+// A warning of the run from its evidence: the struct names its kind and what it is about (the subject
+// the report keeps one warning per, with its kind), so no site spells either.
+template <class T>
+Warning warning(const T& said) {
+  return {T::kWarning, said.subject(), said.words()};
+}
 
 }  // namespace said
 

@@ -52,8 +52,7 @@ const TraceContext& TraceResources::context(const loader::Process* p,
                .first;
       for (const auto& r : stats.cut_short)
         warnings_.push_back(
-            {WarningKind::SearchCutShort, r,
-             said::SearchCutShort{.root = r, .from_debug_info = true, .limit = kInferredWalkLimit}.words()});
+            said::warning(said::SearchCutShort{.root = r, .from_debug_info = true, .limit = kInferredWalkLimit}));
     }
     ctx_.sources = &it->second;
     ctx_.compiled_units = &inferred->units;
@@ -194,10 +193,8 @@ void TraceResources::prepare() {
     notes_.insert(notes_.end(), build_->notes.begin(), build_->notes.end());
     for (const auto& l : build_->lists)
       for (const auto& d : l.duplicates)
-        warnings_.push_back(
-            {WarningKind::ListedTwice, l.cmake_file + ":" + std::to_string(l.line) + ": " + d,
-             said::ListedTwice{.file = d, .list = l.variable, .at = l.cmake_file + ":" + std::to_string(l.line)}
-                 .words()});
+        warnings_.push_back(said::warning(
+            said::ListedTwice{.file = d, .list = l.variable, .at = l.cmake_file + ":" + std::to_string(l.line)}));
     ctx_.build = &*build_;
   }
   ctx_.porting_dir = o_.porting_dir;
@@ -224,10 +221,8 @@ void TraceResources::prepare() {
                                                  .kinds = backend::file_kinds()},
                                                 &source_stats_, macro_roots));
     for (const auto& r : source_stats_.cut_short)
-      warnings_.push_back(
-          {WarningKind::SearchCutShort, r,
-           said::SearchCutShort{.root = r, .from_debug_info = false, .limit = source::IndexOptions{}.walk_limit}
-               .words()});
+      warnings_.push_back(said::warning(
+          said::SearchCutShort{.root = r, .from_debug_info = false, .limit = source::IndexOptions{}.walk_limit}));
     ctx_.sources = &*sources_;
   }
   if (!o_.mapping.empty()) {
