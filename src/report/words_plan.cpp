@@ -85,9 +85,10 @@ std::string NoLinkPlace::words() const {
   return "no target_link_libraries() or add_library() for " + target + " in " + file;
 }
 std::string RegexAlsoExcludes::words() const {
-  return "missing-source: " + file + " is excluded by list(FILTER " + variable + " EXCLUDE REGEX " + regex + ") at " +
-         cmake_file + ":" + std::to_string(line) + ", which also excludes " + first_other +
-         (others > 1 ? " and " + std::to_string(others - 1) + " more" : "") + ": narrow that regex by hand";
+  return std::string(to_string(Classification::MissingSource)) + ": " + file + " is excluded by list(FILTER " +
+         variable + " EXCLUDE REGEX " + regex + ") at " + cmake_file + ":" + std::to_string(line) +
+         ", which also excludes " + first_other + (others > 1 ? " and " + std::to_string(others - 1) + " more" : "") +
+         ": narrow that regex by hand";
 }
 std::string RemovingCall::words() const {
   const std::string what =

@@ -43,9 +43,9 @@ def measure(argv, out=subprocess.DEVNULL, env=None):
 
 
 def memory_split(argv):
-    """Peak RSS (MB) of one command from wait4, and its peaks of anonymous (heap, stacks: private) and
-    file-backed (the mapped ELF files' pages: clean page cache, shared and reclaimable) RSS, sampled from
-    /proc/PID/status every 10 ms."""
+    """The peaks (MB) of one command's anonymous RSS (heap, stacks: its private memory) and file-backed RSS
+    (the mapped ELF files' pages: clean page cache, shared and reclaimable), sampled from /proc/PID/status
+    every 10 ms."""
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     anon = mapped = 0
     while p.poll() is None:
