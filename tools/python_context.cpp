@@ -14,6 +14,7 @@
 
 #include "common/phase_times.h"
 #include "common/subprocess.h"
+#include "python/query.h"
 
 namespace mlc::tools {
 namespace {
@@ -65,18 +66,18 @@ std::optional<std::string> failure(const Ran& r) {
 std::optional<InputError> ask_python(const std::string& interpreter, const std::string& resolved,
                                      LinkcheckOptions& options) {
   PhaseTime t("python.ask");
-  const std::string program = environment::query_program(environment::context_packages(options.trace.backend));
-  // The answer an earlier run got, while nothing it depends on changed (environment/python_answers.cpp).
-  const std::string question = environment::answer_question(resolved.empty() ? interpreter : resolved, program);
-  std::optional<std::string> answer = environment::kept_answer(options.trace.cache_dir, question);
+  const std::string program = python::query_program(python::context_packages(options.trace.backend));
+  // The answer an earlier run got, while nothing it depends on changed (python/kept_answers.cpp).
+  const std::string question = python::answer_question(resolved.empty() ? interpreter : resolved, program);
+  std::optional<std::string> answer = python::kept_answer(options.trace.cache_dir, question);
   if (!answer) {
     PhaseTime asked("python.run");
     Ran r = run_program({interpreter, "-c", program}, python_time_limit());
     if (auto why = failure(r)) return InputError{interpreter, "the Python interpreter " + *why};
     answer = r.out;
-    if (!resolved.empty()) environment::keep_answer(options.trace.cache_dir, question, resolved, r.out);
+    if (!resolved.empty()) python::keep_answer(options.trace.cache_dir, question, resolved, r.out);
   }
-  auto env = environment::parse_answer(interpreter, *answer);
+  auto env = python::parse_answer(interpreter, *answer);
   if (!env) return env.error();
   options.host_python = env->executable;
   options.python = std::move(env).value();

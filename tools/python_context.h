@@ -16,7 +16,7 @@ namespace mlc::tools {
 // and options.host_python becomes that executable; on failure nothing changes (the files are checked as
 // without --python) and the one-line error names the interpreter. `resolved` is the interpreter's
 // absolute path (as PATH finds a name): with it, an answer kept by an earlier run answers while nothing
-// it depends on changed (environment::kept_answer), and a new answer is kept.
+// it depends on changed (python::kept_answer), and a new answer is kept.
 std::optional<InputError> ask_python(const std::string& interpreter, const std::string& resolved,
                                      LinkcheckOptions& options);
 

@@ -9,8 +9,8 @@
 #include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
-#include "environment/python_env.h"
 #include "installed/installed.h"
+#include "python/torch.h"
 #include "report/said.h"
 #include "verdict/verdict.h"
 
@@ -215,7 +215,7 @@ OwnerVersion version_of(const loader::LoadedObject& lib) {
   v.version = soname_version(v.soname);
   std::string real_version = soname_version(base_name(lib.path));
   if (real_version.size() > v.version.size()) v.version = real_version;
-  v.torch = environment::torch_version_for(lib.path, &v.torch_file);
+  v.torch = python::torch_version_for(lib.path, &v.torch_file);
   return v;
 }
 

@@ -157,7 +157,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
           .report = report,
           .literals = literals,
           .env = pipeline::run_env(options),
-          .host = options.host_python.empty() ? python::InterpreterSites{} : python::read_sites(options.host_python),
+          .host = options.host_python.empty() ? python::Interpreter{} : python::read_sites(options.host_python),
           .python_torch = pipeline::import_context(options, report),
           .objects = &objects,
           .one_input = files.size() <= 1,

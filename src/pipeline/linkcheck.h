@@ -8,9 +8,9 @@
 
 #include <optional>
 
-#include "environment/python_env.h"
 #include "installed/installed.h"
 #include "loader/loader.h"
+#include "python/interpreter.h"
 #include "report/report.h"
 #include "trace/resources.h"
 
@@ -33,7 +33,7 @@ struct LinkcheckOptions {
   std::vector<installed::Place> places;
   // --python: the interpreter's answer (the tool ran it). Every file's process then has that interpreter
   // as its main program, and the torch it imports is loaded first for the files that need torch.
-  std::optional<environment::PythonEnv> python = std::nullopt;
+  std::optional<python::Interpreter> python = std::nullopt;
   std::string dpkg_dir = "/var/lib/dpkg";  // whose lists name each library's package ("" for none)
   // The interpreter that is the main program of the process of a file Python loads (an extension module,
   // a library of modules, a file of a package): --python's executable, else the first ELF python3 on PATH

@@ -10,12 +10,12 @@
 
 #include "common/paths.h"
 #include "common/phase_times.h"
-#include "environment/python_env.h"
 #include "host/program_host.h"
-#include "host/python_host.h"
 #include "loader/program.h"
 #include "pipeline/run.h"
+#include "python/hosting.h"
 #include "python/package.h"
+#include "python/torch.h"
 #include "report/said.h"
 
 namespace mlc::pipeline {
@@ -29,7 +29,7 @@ loader::LoaderEnv planned_env(const loader::LoaderEnv& env, const python::Import
   loader::LoaderEnv out = env;
   // Before an extension module, --with libraries given without a scope are what Python's import of torch
   // loaded: RTLD_LOCAL (torch/_C's closure), not the RTLD_GLOBAL of LD_PRELOAD.
-  if (plan.hosting == host::PythonHosting::ExtensionModule)
+  if (plan.hosting == python::PythonHosting::ExtensionModule)
     for (const auto& w : unscoped)
       if (std::find(out.with_local.begin(), out.with_local.end(), w) == out.with_local.end())
         out.with_local.push_back(w);
@@ -43,8 +43,8 @@ loader::LoaderEnv planned_env(const loader::LoaderEnv& env, const python::Import
   return out;
 }
 
-PythonContext python_context(const environment::PythonEnv& py, const std::optional<environment::TorchInstall>& torch) {
-  PythonContext c{.interpreter = py.interpreter,
+PythonContext python_context(const python::Interpreter& py, const std::optional<python::TorchInstall>& torch) {
+  PythonContext c{.interpreter = py.named,
                   .executable = py.executable,
                   .version = py.version,
                   .torch_path = std::nullopt,
@@ -61,7 +61,7 @@ PythonContext python_context(const environment::PythonEnv& py, const std::option
 
 // The interpreter that imports `file`: --python's; else the one of the venv or conda environment the file is
 // installed in (a file under VENV runs in VENV's interpreter, not the python3 on PATH); else python3 on PATH.
-const python::InterpreterSites* host_for(const std::string& file, Run& run) {
+const python::Interpreter* host_for(const std::string& file, Run& run) {
   if (run.options.python) return &run.host;
   const std::string dir = dir_name(file);
   auto known = run.env_of_dir.find(dir);
@@ -84,9 +84,9 @@ loader::LoaderEnv run_env(const LinkcheckOptions& options) {
 }
 
 // --python: the torch that interpreter imports, said in the report.
-std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& options, Report& report) {
+std::optional<python::TorchInstall> import_context(const LinkcheckOptions& options, Report& report) {
   if (!options.python) return std::nullopt;
-  auto torch = environment::find_torch(*options.python);
+  auto torch = python::find_torch(*options.python);
   report.python = python_context(*options.python, torch);
   return torch;
 }
@@ -136,13 +136,12 @@ PlanHeaders read_headers_for_plan(const std::string& file) {
   return elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .lookup_only = true});
 }
 
-python::ImportPlan import_plan(const std::string& file, const PlanHeaders& headers,
-                               const python::InterpreterSites* host, Run& run, Report& report,
-                               bool follow_imports = false) {
+python::ImportPlan import_plan(const std::string& file, const PlanHeaders& headers, const python::Interpreter* host,
+                               Run& run, Report& report, bool follow_imports = false) {
   const auto& options = run.options;
   python::ImportQuestion q{.file = file,
                            .needed = headers ? headers->needed : std::vector<std::string>{},
-                           .hosting = headers ? host::python_hosting(headers.value()) : host::PythonHosting::None,
+                           .hosting = headers ? python::python_hosting(headers.value()) : python::PythonHosting::None,
                            .program = headers && loader::is_program(headers.value()),
                            .python = options.python ? &*options.python : nullptr,
                            .python_torch = run.python_torch ? &*run.python_torch : nullptr,
@@ -151,7 +150,7 @@ python::ImportPlan import_plan(const std::string& file, const PlanHeaders& heade
                            .follow_imports = follow_imports};
   python::ImportPlan plan = python::plan_import(q);
   // Not Python's: a plugin of a program that exports what it uses is loaded into that program.
-  if (plan.loads.empty() && headers && !q.program && q.hosting == host::PythonHosting::None)
+  if (plan.loads.empty() && headers && !q.program && q.hosting == python::PythonHosting::None)
     if (auto program = host::plugin_host(file, headers.value(), {.sysroot = run.env.sysroot})) {
       plan.host = plan.plugin_of = *program;
       plan.loads.push_back({.path = *program, .global = true});
@@ -249,7 +248,7 @@ void load_input(Run& run, InputCheck& in) {
     PhaseTime t("plan");
     return import_plan(file, headers, in.host, run, report);
   }();
-  if (in.plan.hosting == host::PythonHosting::ExtensionModule)
+  if (in.plan.hosting == python::PythonHosting::ExtensionModule)
     for (const auto& w : run.options.with_unscoped)
       if (std::find(report.with_as_import.begin(), report.with_as_import.end(), w) == report.with_as_import.end())
         report.with_as_import.push_back(w);
@@ -261,7 +260,7 @@ void load_input(Run& run, InputCheck& in) {
   // The extension modules the package chain's imports load first: followed only where they can change this
   // file's process, and loaded only where they do (prior_loads_that_matter).
   std::vector<python::PriorLoad> priors;
-  if (process && in.plan.hosting != host::PythonHosting::None && may_be_changed_by_imports(*process, run)) {
+  if (process && in.plan.hosting != python::PythonHosting::None && may_be_changed_by_imports(*process, run)) {
     PhaseTime t("plan.imports");
     Report again;  // the plan's warnings are the first plan's, already told
     for (auto& l : import_plan(file, headers, in.host, run, again, true).loads)

@@ -13,11 +13,11 @@
 #include "confirm/confirm.h"
 #include "demangle/demangle.h"
 #include "host/host_load.h"
-#include "host/python_api.h"
-#include "host/python_host.h"
 #include "installed/installed.h"
 #include "loader/program.h"
 #include "pipeline/run.h"
+#include "python/c_api.h"
+#include "python/hosting.h"
 #include "python/package.h"
 #include "report/said.h"
 #include "trace/causes.h"
@@ -155,7 +155,7 @@ OwnSuffix own_suffix(const InputCheck& in, const LinkcheckOptions& options) {
 // An extension module whose name's tag is another Python's than the interpreter importing it
 // (cpython-311 under 3.12): that import never opens the file (python::interpreter_imports).
 std::optional<python::ExtensionTag> tag_of_another_python(const InputCheck& in, const LinkcheckOptions& options) {
-  if (in.plan.hosting != host::PythonHosting::ExtensionModule || in.plan.host.empty()) return std::nullopt;
+  if (in.plan.hosting != python::PythonHosting::ExtensionModule || in.plan.host.empty()) return std::nullopt;
   auto tag = python::extension_tag(in.process.objects[in.process.target].path);
   const OwnSuffix own = own_suffix(in, options);
   if (!tag || python::interpreter_imports(*tag, own.version, own.platform, own.flags)) return std::nullopt;
@@ -165,7 +165,7 @@ std::optional<python::ExtensionTag> tag_of_another_python(const InputCheck& in, 
 
 // The sibling the interpreter's import opens instead of the file (_core.cpython-311-...so beside _core.so).
 std::string imported_instead(const InputCheck& in, const LinkcheckOptions& options) {
-  if (in.plan.hosting != host::PythonHosting::ExtensionModule || in.plan.host.empty()) return "";
+  if (in.plan.hosting != python::PythonHosting::ExtensionModule || in.plan.host.empty()) return "";
   const OwnSuffix own = own_suffix(in, options);
   return python::sibling_imported_instead(in.process.objects[in.process.target].path,
                                           python::extension_suffixes(own.version, own.platform, own.flags));
@@ -198,7 +198,7 @@ void collect_findings(Run& run, InputCheck& in) {
     const std::string& sdk = options.trace.sdk_home;
     lib.in_sdk = !sdk.empty() && o.path.rfind(sdk + "/", 0) == 0;
     if (i == p.target) {
-      lib.python_extension = host::is_extension_module(o.elf);
+      lib.python_extension = python::is_extension_module(o.elf);
       lib.program = loader::is_program(o.elf);
       if (!in.plan.host.empty()) lib.host = in.plan.host;
       lib.needs_python_api = in.plan.needs_python_api;
@@ -318,8 +318,8 @@ void confirm_findings(Run& run, InputCheck& in, const trace::TraceContext& ctx,
 
 // The interpreter that is the main program of the input's process, with the objects it hosts (the target
 // and what its load brought in); none for a plugin's program or a file Python does not load.
-host::HostInterpreter hosting_interpreter(const Run& run, const InputCheck& in) {
-  host::HostInterpreter h;
+python::HostInterpreter hosting_interpreter(const Run& run, const InputCheck& in) {
+  python::HostInterpreter h;
   if (in.plan.host.empty() || !in.plan.plugin_of.empty()) return h;
   h.path = in.plan.host;
   h.version = host_version(in, run.options);
@@ -350,7 +350,7 @@ void trace_origins(Run& run, InputCheck& in) {
     const std::string& target = in.process.objects[in.process.target].path;
     auto found = in.plan.torch && in.plan.torch->torch ? in.plan.torch->torch
                  : run.python_torch                    ? run.python_torch
-                                                       : environment::torch_beside(target);
+                                                       : python::torch_beside(target);
     if (!options.python && !found) return nullptr;
     import.emplace(trace::read_import_context(
         {.target = target, .torch_dir = found ? found->dir : "", .torch_version = found ? found->version : ""},
@@ -367,7 +367,7 @@ void trace_origins(Run& run, InputCheck& in) {
   // (--confirm) the compiler's verdict on what text matching could not settle.
   if (options.trace.confirm) confirm_findings(run, in, ctx, unknown);
   // The Python C API the interpreter that hosts the file lacks (an extension built for a newer Python)...
-  unknown = host::find_api_the_interpreter_lacks(unknown, hosting_interpreter(run, in), report.causes);
+  unknown = python::find_api_the_interpreter_lacks(unknown, hosting_interpreter(run, in), report.causes);
   // ... symbols the host program provides (the Python C API from the interpreter, when none hosts it)...
   const std::vector<UnresolvedSymbol*> before_host = unknown;
   unknown = trace::find_host_symbols(unknown, report.causes);
@@ -552,7 +552,7 @@ void fail_with_package_imports(Run& run) {
       if (chain.packages.empty() || run.memo.imported_first.count(chain.packages.back()) ||
           !listed.insert(chain.packages.back()).second)
         continue;
-      const python::InterpreterSites* host = host_for(report.libraries[i].path, run);
+      const python::Interpreter* host = host_for(report.libraries[i].path, run);
       walks.push_back({chain, host ? host->site_dirs : std::vector<std::string>{}, {}});
     }
     step.emplace("package.walks");

@@ -41,8 +41,8 @@ struct Run {
   // The context every input shares: the loader's environment, the host interpreter's site directories
   // (read, never run) and, with --python, the torch that interpreter imports.
   loader::LoaderEnv env;
-  python::InterpreterSites host;
-  std::optional<environment::TorchInstall> python_torch;
+  python::Interpreter host;
+  std::optional<python::TorchInstall> python_torch;
   loader::ObjectCache* objects = nullptr;  // each library read once per run (two inputs or more), each stat once
   bool one_input = true;
   // The file names two or more of the run's inputs share (a soname two packages vendor): only a file whose
@@ -54,7 +54,7 @@ struct Run {
   python::ImportMemo memo = {};
   std::mutex loads = {};
   // The interpreters of the environments the run's files are installed in, by program, and each directory's.
-  std::map<std::string, python::InterpreterSites> env_hosts = {};
+  std::map<std::string, python::Interpreter> env_hosts = {};
   std::map<std::string, std::string> env_of_dir = {};
   // What each extension module an import loads first brings in (its load in its host), by name: the names
   // it answers to, each with its file's device and inode. Read once per run.
@@ -85,7 +85,7 @@ struct InputCheck {
   std::vector<trace::VersionFinding> versions;  // one per missing (non-weak) version node
   // The interpreter that imports it (its site directories, its version), and how that import loads it
   // (src/python): its host, and the import of torch done first.
-  const python::InterpreterSites* host = nullptr;
+  const python::Interpreter* host = nullptr;
   python::ImportPlan plan;
   // The loads of the import of torch when it comes first (libtorch_global_deps, torch/_C), else none.
   std::vector<std::string> import_roots;
@@ -94,9 +94,9 @@ struct InputCheck {
 // --- the load (pipeline/load.cpp) ---------------------------------------------------------------------------
 // The loader's environment of a run, and (--python) the torch its interpreter imports, said in the report.
 loader::LoaderEnv run_env(const LinkcheckOptions& options);
-std::optional<environment::TorchInstall> import_context(const LinkcheckOptions& options, Report& report);
+std::optional<python::TorchInstall> import_context(const LinkcheckOptions& options, Report& report);
 // The interpreter that imports `file` (asked under run.loads).
-const python::InterpreterSites* host_for(const std::string& file, Run& run);
+const python::Interpreter* host_for(const std::string& file, Run& run);
 // The process in.file's import makes (in parallel with other inputs' loads: the object cache and the plans'
 // memo are shared), the loader's mapping phase as that import would run it.
 void load_input(Run& run, InputCheck& in);

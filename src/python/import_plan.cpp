@@ -25,24 +25,23 @@ V memoized(tbb::concurrent_unordered_map<std::string, V>* memo, const std::strin
 
 // The torch package that `file` is part of: the nearest directory above it named torch that holds an
 // __init__.py (its lib/, bin/ and subpackages are torch's own files).
-std::optional<environment::TorchInstall> own_torch(const std::string& file, ImportMemo* memo) {
+std::optional<TorchInstall> own_torch(const std::string& file, ImportMemo* memo) {
   for (std::string dir = dir_name(file); dir != "/" && dir != "."; dir = dir_name(dir))
     if (base_name(dir) == "torch" && access((dir + "/__init__.py").c_str(), F_OK) == 0)
-      return memoized(memo ? &memo->torch_of_dir : nullptr, "own:" + dir,
-                      [&] { return environment::torch_in_site(dir_name(dir)); });
+      return memoized(memo ? &memo->torch_of_dir : nullptr, "own:" + dir, [&] { return torch_in_site(dir_name(dir)); });
   return std::nullopt;
 }
 
 // The torch another file's import would bring: --python's, else the one in the site directory holding
 // the file (pip installs a package beside the torch it was built for), else the host interpreter's.
-std::optional<environment::TorchInstall> torch_in_reach(const ImportQuestion& q) {
-  if (q.python) return q.python_torch ? std::optional<environment::TorchInstall>(*q.python_torch) : std::nullopt;
+std::optional<TorchInstall> torch_in_reach(const ImportQuestion& q) {
+  if (q.python) return q.python_torch ? std::optional<TorchInstall>(*q.python_torch) : std::nullopt;
   return memoized(q.memo ? &q.memo->torch_of_dir : nullptr, "reach:" + dir_name(q.file),
-                  [&]() -> std::optional<environment::TorchInstall> {
-                    if (auto beside = environment::torch_beside(q.file)) return beside;
+                  [&]() -> std::optional<TorchInstall> {
+                    if (auto beside = torch_beside(q.file)) return beside;
                     if (q.host)
                       for (const auto& site : q.host->site_dirs)
-                        if (auto t = environment::torch_in_site(site)) return t;
+                        if (auto t = torch_in_site(site)) return t;
                     return std::nullopt;
                   });
 }
@@ -58,7 +57,7 @@ bool in_system_directory(const std::string& file) {
 // (libtorch_cpu.so in /usr/lib) is loaded by whatever links it, with or without Python, so its DT_NEEDED says
 // nothing of an import.
 bool loaded_by_python(const ImportQuestion& q, const PackageChain& chain) {
-  if (q.hosting != host::PythonHosting::None || !chain.packages.empty()) return true;
+  if (q.hosting != PythonHosting::None || !chain.packages.empty()) return true;
   if (q.python && !in_system_directory(q.file)) return true;
   if (q.host)
     for (const auto& site : q.host->site_dirs)
@@ -109,12 +108,12 @@ ImportPlan plan_import(const ImportQuestion& q) {
   plan.hosting = q.hosting;
   // With --python every file's process is the interpreter's (the report says so once); without, a library
   // of modules is hosted because it needs the C API, which its note says.
-  plan.needs_python_api = !q.python && q.hosting == host::PythonHosting::PythonApi;
+  plan.needs_python_api = !q.python && q.hosting == PythonHosting::PythonApi;
   plan.torch = torch_imported_before(q);
   const std::string host_exe = q.host ? q.host->executable : "";
   if (q.python) {
     plan.host = q.python->executable;
-  } else if ((q.hosting != host::PythonHosting::None || plan.torch) && !host_exe.empty() &&
+  } else if ((q.hosting != PythonHosting::None || plan.torch) && !host_exe.empty() &&
              access(host_exe.c_str(), R_OK) == 0) {
     plan.host = host_exe;
   }

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "environment/python_env.h"
-#include "host/python_host.h"
+#include "python/hosting.h"
 #include "python/interpreter.h"
 #include "python/package.h"
+#include "python/torch.h"
 #include "report/report.h"
 
 namespace mlc::python {
@@ -23,7 +23,7 @@ using TorchReason = TorchImportReason;
 
 struct TorchImport {
   // The torch imported; nullopt when the file needs one but none is in reach (it is then checked without).
-  std::optional<environment::TorchInstall> torch;
+  std::optional<TorchInstall> torch;
   TorchReason reason = TorchReason::PackageImportsTorch;
   std::string evidence;
 };
@@ -39,8 +39,8 @@ struct PriorLoad {
 
 struct ImportPlan {
   std::string host;  // the interpreter that is the main program of the file's process, "" for none
-  host::PythonHosting hosting = host::PythonHosting::None;  // how Python hosts the file itself
-  bool needs_python_api = false;  // hosted as a library of modules (host::PythonHosting::PythonApi)
+  PythonHosting hosting = PythonHosting::None;  // how Python hosts the file itself
+  bool needs_python_api = false;                // hosted as a library of modules (PythonHosting::PythonApi)
   std::optional<TorchImport> torch;
   // A plugin's program (src/host/program_host.h): the host, when it is no interpreter; "" otherwise.
   std::string plugin_of;
@@ -53,7 +53,7 @@ struct ImportPlan {
 // the module of a package chain that imports torch (or none), by the chain's innermost package. A directory
 // of 800 files (a venv) would otherwise read torch's version.py and its __init__'s chain 800 times.
 struct ImportMemo {
-  tbb::concurrent_unordered_map<std::string, std::optional<environment::TorchInstall>> torch_of_dir;
+  tbb::concurrent_unordered_map<std::string, std::optional<TorchInstall>> torch_of_dir;
   tbb::concurrent_unordered_map<std::string, std::optional<std::string>> torch_importer;
   // The extension modules the import of a package chain loads, in order, by the chain's innermost package.
   tbb::concurrent_unordered_map<std::string, std::vector<ImportedFirst>> imported_first;
@@ -64,15 +64,15 @@ struct ImportMemo {
 struct ImportQuestion {
   std::string file;
   std::vector<std::string> needed;  // the file's DT_NEEDED
-  host::PythonHosting hosting = host::PythonHosting::None;
+  PythonHosting hosting = PythonHosting::None;
   bool program = false;  // an executable: the main program of a process of its own, never imported
   // --python's answer (every file's main program is then that interpreter), else none; and the torch it
-  // imports (environment::find_torch of that answer, found once per run), else none.
-  const environment::PythonEnv* python = nullptr;
-  const environment::TorchInstall* python_torch = nullptr;
+  // imports (find_torch of that answer, found once per run), else none.
+  const Interpreter* python = nullptr;
+  const TorchInstall* python_torch = nullptr;
   // The interpreter that hosts files Python loads: --python's executable, else the first ELF python3 on
   // PATH ("" for none), with its site directories.
-  const InterpreterSites* host = nullptr;
+  const Interpreter* host = nullptr;
   ImportMemo* memo = nullptr;  // the run's, or none
   // Follow the package chain's imports into the extension modules they load first (ImportPlan::loads with
   // imported_by): a walk of the packages' Python files, asked for only where its answer can matter.

@@ -65,9 +65,9 @@ void add_prefix_sites(const std::string& prefix, const std::string& version, std
 
 }  // namespace
 
-InterpreterSites read_sites(const std::string& executable) {
-  InterpreterSites out;
-  out.executable = executable;
+Interpreter read_sites(const std::string& executable) {
+  Interpreter out;
+  out.named = out.executable = executable;
   std::vector<std::string> candidates;
   // venv (PEP 405): pyvenv.cfg one directory above the directory of the program as it is named.
   const std::string venv = dir_name(dir_name(executable));

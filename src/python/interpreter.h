@@ -2,16 +2,36 @@
 // pyvenv.cfg, and the site directories of its prefix as Debian's python3 and a plain build lay them out.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace mlc::python {
 
-struct InterpreterSites {
-  std::string executable;  // as named (a venv's bin/python3 is a symlink to its base; the venv is the name's)
-  std::string version;     // "3.11", from the program's name or pyvenv.cfg; "" when unknown
-  std::vector<std::string> site_dirs;  // existing site directories, in sys.path order
+// The answer of an interpreter about one top-level package (importlib.util.find_spec, which locates a
+// package without executing it).
+struct PythonPackage {
+  std::string origin;                  // its __init__.py (or the module file)
+  std::vector<std::string> locations;  // submodule_search_locations: the package directories
+};
+
+// One Python interpreter, learned one of two ways: asked (--python: the tool ran it with query_program
+// and parse_answer read what it printed, query.h) or read from its files (read_sites: pyvenv.cfg and its
+// prefix's layout, nothing run). What only asking tells is empty when read.
+struct Interpreter {
+  std::string named;       // as the user or PATH named it (a shim, a symlink, a venv's bin/python3)
+  std::string executable;  // the program its process runs: sys.executable when asked, else as named (a venv's
+                           // bin/python3 is a symlink to its base; the venv is the name's)
+  std::string version;     // "3.11.2" when asked; "3.11" when read (the program's name or pyvenv.cfg); "" unknown
+  std::vector<std::string> site_dirs;  // site-packages / dist-packages directories, in sys.path order
+  bool asked = false;                  // learned by running it; else read from its files
+  // Asked only:
+  std::string prefix;                             // sys.prefix
+  std::map<std::string, PythonPackage> packages;  // the packages asked about that the interpreter finds
+  // TORCH_USE_RTLD_GLOBAL set (non-empty) in the interpreter's environment: torch/__init__.py then
+  // imports _C with RTLD_GLOBAL, as USE_RTLD_GLOBAL_WITH_LIBTORCH = True does.
+  bool torch_use_rtld_global = false;
 };
 
 // The site directories `executable` (an ELF python3, found on PATH or named by --python) would put on
@@ -19,7 +39,7 @@ struct InterpreterSites {
 // true), <prefix>/lib/pythonX.Y/site-packages, and for /usr Debian's /usr/local/lib/pythonX.Y/dist-packages,
 // /usr/lib/python3/dist-packages, /usr/lib/pythonX.Y/dist-packages. The user's site directory is not
 // included: it depends on HOME, which the core does not read.
-InterpreterSites read_sites(const std::string& executable);
+Interpreter read_sites(const std::string& executable);
 
 // The interpreter of the environment a file is installed in, from the file's path alone (nothing is run): the
 // nearest directory above it holding a pyvenv.cfg (a venv, PEP 405) or a conda-meta/ directory (a conda

@@ -387,7 +387,7 @@ struct LibraryReport {
   std::vector<LoadFailureFinding> load_failures;     // the load fails there for another reason
   std::optional<PackageOwner> owner = std::nullopt;  // who installed this file, where known
   // The Python interpreter that is the main program of its process (its C API binds the file's Py*
-  // names): --python's for every file, else the host a file Python hosts gets (src/host/python_host.h).
+  // names): --python's for every file, else the host a file Python hosts gets (src/python/hosting.h).
   std::optional<std::string> host = std::nullopt;
   bool needs_python_api = false;  // hosted as a library of modules: not a module, yet it needs the C API
   std::optional<ImportedAfter> imported_after = std::nullopt;  // checked as loaded after `import torch`

@@ -352,7 +352,7 @@ struct PartOfHostApi {
   std::string words() const;
 };
 
-// --- the host's passes (host/host_load.cpp, host/python_api.cpp) ---------------------------------
+// --- the host's passes (host/host_load.cpp, python/c_api.cpp) ---------------------------------
 struct DefinedByHostLoad {  // a library the python3 executable loads itself defines it
   std::string soname, path, interpreter;
   std::string words() const;

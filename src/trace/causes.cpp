@@ -18,8 +18,8 @@
 #include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
-#include "environment/python_env.h"
 #include "host/host_api.h"
+#include "python/torch.h"
 #include "report/said.h"
 #include "verdict/verdict.h"
 
@@ -186,7 +186,7 @@ struct TorchLoad {
 };
 
 std::optional<TorchLoad> torch_loading(const loader::Process& p, int object) {
-  std::string version = environment::torch_version_for(p.objects[object].path);
+  std::string version = python::torch_version_for(p.objects[object].path);
   if (version.empty()) return std::nullopt;
   return TorchLoad{.who = "torch " + version};
 }

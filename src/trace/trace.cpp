@@ -19,8 +19,8 @@
 #include "common/paths.h"
 #include "demangle/demangle.h"
 #include "demangle/symbol_name.h"
-#include "environment/python_env.h"
-#include "host/python_host.h"
+#include "python/hosting.h"
+#include "python/torch.h"
 #include "report/said.h"
 #include "source/scanner.h"
 #include "trace/stand_in.h"
@@ -189,7 +189,7 @@ class Tracer {
   said::ImportedFirstBy imported_first_by(const loader::LoadedObject& o) const {
     if (o.root < 0 || !o.is_with) return {};
     const auto& root = p_->objects[o.root];
-    if (root.global || root.is_target || !environment::torch_version_for(root.path).empty()) return {};
+    if (root.global || root.is_target || !python::torch_version_for(root.path).empty()) return {};
     const std::string package = top_package(root.path);
     const std::string own = top_package(p_->objects[p_->target].path);
     if (package.empty() || package == own || package == "torch") return {};
@@ -218,7 +218,7 @@ class Tracer {
           if (own_product(o.path) && own_source_defines(lib.path)) return true;
           // The copy torch itself loads is never stale: the object was built against another torch
           // (provider-mismatch, decided later), and removing that copy would break torch.
-          if (!environment::torch_version_for(o.path).empty()) continue;
+          if (!python::torch_version_for(o.path).empty()) continue;
           verdict::claim(u_, EvidencePass::Trace, Classification::Shadowed);
           const said::ImportedFirstBy first = imported_first_by(o);
           say(u_, said::StaleCopyTaken{
@@ -274,7 +274,7 @@ class Tracer {
                (sym.visibility == elf::Visibility::Default || sym.visibility == elf::Visibility::Protected);
       });
       if (!exported) continue;
-      if (host::is_extension_module(o.elf)) {
+      if (python::is_extension_module(o.elf)) {
         module_definer_ = o.path;
         continue;
       }
@@ -293,7 +293,7 @@ class Tracer {
     if (!ic || u_.symbol.empty()) return false;
     int i = import_definition(*ic, u_.symbol);
     if (i < 0) return false;
-    if (host::is_extension_module(ic->libraries.objects[i].elf)) {
+    if (python::is_extension_module(ic->libraries.objects[i].elf)) {
       module_definer_ = ic->libraries.objects[i].path;
       return false;
     }

@@ -221,7 +221,7 @@ TEST(HipLibrary, provider_mismatch_is_not_followed_by_a_defined_in_line_naming_t
 // Item 5c: a library that calls the Python C API (not an extension module) and whose libc10.so.2.0 is
 // missing. Its Py* symbols are the interpreter's: with libc10.so.2.0 back, the real loader in python3
 // binds them all; only c10's symbol is the missing library's. With a python3 on PATH it is checked
-// inside it (src/host/python_host.h) and the C API is not a finding; without one, it is
+// inside it (src/python/hosting.h) and the C API is not a finding; without one, it is
 // host-provided.
 TEST(MissingLibrary, python_c_api_symbols_belong_to_the_interpreter_not_to_the_missing_libc10) {
   std::string root = test::scratch_dir("cause-missing-c10");

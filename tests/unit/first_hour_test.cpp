@@ -363,7 +363,7 @@ TEST(FirstHour, python_hint_survives_a_pyenv_shim_and_names_the_interpreter) {
   const std::string python = "/usr/bin/python3";
   if (!std::filesystem::exists(python)) MLC_SKIP() << python << " is absent";
   // No python3 on PATH to host it (a library that needs the C API is checked inside the first one
-  // found: src/host/python_host.h), so the hint is what tells the way.
+  // found: src/python/hosting.h), so the hint is what tells the way.
   auto r = run("PATH=/nonexistent " + linkcheck("--color never " + quote(ext)));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out,

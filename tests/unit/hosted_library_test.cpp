@@ -1,7 +1,7 @@
 // Libraries of Python modules (as a real pip venv has them: torch's libtorch_python, pyarrow's
 // libarrow_python*, jaxlib's libjax_common): not extension modules, yet they call the Python C API and
 // link no libpython, so only a Python process loads them. They are checked inside the interpreter, as
-// extension modules are (src/host/python_host.h). The real loader is the oracle: ctypes.CDLL(path,
+// extension modules are (src/python/hosting.h). The real loader is the oracle: ctypes.CDLL(path,
 // RTLD_NOW) in /usr/bin/python3, and a libc-only host (test::real_load) for a process without Python.
 #include <gtest/gtest.h>
 

@@ -203,6 +203,8 @@ TEST_F(ImportContextPython, an_interpreters_site_directories_are_read_as_it_puts
   };
   EXPECT_EQ(python::read_sites(kPython).site_dirs, site_dirs_of(kPython));
   EXPECT_EQ(python::read_sites(kPython).version, "3.11");
+  EXPECT_FALSE(python::read_sites(kPython).asked);  // read from its files, never run
+  EXPECT_EQ(python::read_sites(kPython).executable, kPython);
   std::string venv = test::scratch_dir("venv") + "/v";
   ASSERT_EQ(run(kPython + " -m venv --without-pip " + quote(venv)).status, 0);
   EXPECT_EQ(python::read_sites(venv + "/bin/python3").site_dirs, site_dirs_of(venv + "/bin/python3"));
@@ -527,10 +529,10 @@ TEST_F(ImportContextTorch, torchs_scopes_are_the_real_loaders) {
   auto c_file = run(kPython + " -c 'import torch._C as c; print(c.__file__)'");
   ASSERT_EQ(c_file.status, 0) << c_file.err;
   const std::string torch_c = c_file.out.substr(0, c_file.out.find('\n'));
-  python::InterpreterSites host = python::read_sites(kPython);
+  python::Interpreter host = python::read_sites(kPython);
   python::ImportQuestion q{.file = torch + "/_C_flatbuffer.cpython-311-x86_64-linux-gnu.so",
                            .needed = {},
-                           .hosting = host::PythonHosting::ExtensionModule,
+                           .hosting = python::PythonHosting::ExtensionModule,
                            .program = false,
                            .python = nullptr,
                            .python_torch = nullptr,

@@ -17,7 +17,8 @@
 
 #include "environment/dpkg_index.h"
 #include "environment/ownership.h"
-#include "environment/python_env.h"
+#include "python/query.h"
+#include "python/torch.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -108,19 +109,21 @@ class PythonImportTorchvision : public ::testing::Test {
   }
 };
 
-TEST(PythonEnv, answer_and_version_text_are_parsed_without_running_anything) {
-  auto env = environment::parse_answer("py", R"({"executable": "/usr/bin/python3.11", "version": "3.11.2",
+TEST(AskedInterpreter, answer_and_version_text_are_parsed_without_running_anything) {
+  auto env = python::parse_answer("py", R"({"executable": "/usr/bin/python3.11", "version": "3.11.2",
       "prefix": "/usr", "site": ["/usr/lib/python3/dist-packages"],
       "packages": {"torch": {"origin": "/x/torch/__init__.py", "locations": ["/x/torch"]}}})");
   ASSERT_TRUE(env.ok());
+  EXPECT_TRUE(env->asked);
+  EXPECT_EQ(env->named, "py");
   EXPECT_EQ(env->executable, "/usr/bin/python3.11");
   EXPECT_EQ(env->packages.at("torch").locations, std::vector<std::string>{"/x/torch"});
-  auto bad = environment::parse_answer("/opt/py", "Traceback (most recent call last):");
+  auto bad = python::parse_answer("/opt/py", "Traceback (most recent call last):");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().path, "/opt/py");
-  EXPECT_EQ(environment::version_from_text("import os\n__version__ = '1.13.0a0'\n"), "1.13.0a0");
-  EXPECT_EQ(environment::version_from_text("__version__: str = \"2.1.0+cpu\"\n"), "2.1.0+cpu");
-  EXPECT_EQ(environment::version_from_text("version = '1'\n"), "");
+  EXPECT_EQ(python::version_from_text("import os\n__version__ = '1.13.0a0'\n"), "1.13.0a0");
+  EXPECT_EQ(python::version_from_text("__version__: str = \"2.1.0+cpu\"\n"), "2.1.0+cpu");
+  EXPECT_EQ(python::version_from_text("version = '1'\n"), "");
 }
 
 TEST_F(PythonImport, import_torch_binds_torchs_libc10_not_the_system_copy) {
@@ -167,7 +170,7 @@ TEST_F(PythonImport, import_torch_binds_torchs_libc10_not_the_system_copy) {
 // torch's libraries: a kernel library in a build tree (no package, no site directory) that needs libc10.so gets
 // the libc10.so torch loaded (glibc matches a DT_NEEDED against a loaded object's name, whatever scope it was
 // loaded into), not the system's copy its own search would find.
-// --python's answer is kept between runs (environment/python_answers.cpp) and given again only while
+// --python's answer is kept between runs (python/kept_answers.cpp) and given again only while
 // nothing it depends on changed: a torch added to a sys.path directory is the next run's torch, and a
 // shim (a script choosing its Python) is asked every time. "phase python.run" is the interpreter run.
 TEST_F(PythonImport, an_interpreters_answer_is_kept_until_what_it_depends_on_changes) {

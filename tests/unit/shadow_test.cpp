@@ -127,7 +127,7 @@ TEST(Shadow, old_libstdcxx_first_is_version_mismatch_naming_the_system_copy) {
 
 TEST(Shadow, python_extension_symbols_come_from_the_interpreter) {
   std::string ext = quote(kFix + "/pyext/_pyext.so");
-  // Without a python3 on PATH to host it (src/host/python_host.h), nothing defines the C API.
+  // Without a python3 on PATH to host it (src/python/hosting.h), nothing defines the C API.
   const std::string no_host = "PATH=/nonexistent ";
   auto text = run(no_host + kBin + " " + ext);
   EXPECT_EQ(text.status, 1);

@@ -1,6 +1,6 @@
 // When each function and data of the Python C API entered CPython's limited API, from 3.10 on (facts from
 // CPython's Misc/stable_abi.toml); and the findings of an extension whose interpreter lacks some of them.
-#include "host/python_api.h"
+#include "python/c_api.h"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,7 @@
 #include "report/said.h"
 #include "verdict/verdict.h"
 
-namespace mlc::host {
+namespace mlc::python {
 namespace {
 
 struct Added {
@@ -147,7 +147,7 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
       return std::find(host.hosted.begin(), host.hosted.end(), r.library) != host.hosted.end();
     });
     if (hosted && verdict::current(*u) == Classification::Unknown && !u->origin &&
-        host_api_of(u->symbol) == HostApi::Python)
+        host::host_api_of(u->symbol) == host::HostApi::Python)
       lacking.push_back(u);
     else rest.push_back(u);
   }
@@ -196,4 +196,4 @@ std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<
   return rest;
 }
 
-}  // namespace mlc::host
+}  // namespace mlc::python

@@ -1,20 +1,18 @@
-// Parsing the interpreter's answer and locating torch's first-loaded extension. Files are read as
-// text or listed; nothing here runs (the tool runs the interpreter, the core reads its answer).
-#include "environment/python_env.h"
+// Locating torch's first-loaded extension and its version. Files are read as text or listed; nothing
+// here runs.
+#include "python/torch.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include <algorithm>
-#include <cctype>
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "common/file_io.h"
 #include "common/paths.h"
 #include "common/text.h"
 #include "common/walk.h"
 
-namespace mlc::environment {
+namespace mlc::python {
 namespace {
 
 std::string parent_of(const std::string& path) {
@@ -51,73 +49,6 @@ std::string version_from_metadata(const std::string& site, const std::string& pa
 }
 
 }  // namespace
-
-std::vector<std::string> context_packages(const backend::Backend& b) {
-  std::vector<std::string> packages{"torch"};
-  if (!b.python_package.empty()) packages.push_back(b.python_package);
-  packages.push_back("torchvision");
-  return packages;
-}
-
-std::string query_program(const std::vector<std::string>& packages) {
-  std::string list;
-  for (const auto& p : packages) list += (list.empty() ? "'" : ", '") + p + "'";
-  return "import importlib.util, json, os, sys\n"
-         "out = {'executable': sys.executable, 'version': '%d.%d.%d' % sys.version_info[:3], 'prefix': sys.prefix,\n"
-         "       'torch_use_rtld_global': bool(os.getenv('TORCH_USE_RTLD_GLOBAL')),\n"
-         "       'site': [p for p in sys.path if p.endswith(('site-packages', 'dist-packages'))], 'packages': {}}\n"
-         "for name in [" +
-         list +
-         "]:\n"
-         "    try:\n"
-         "        spec = importlib.util.find_spec(name)\n"
-         "    except Exception:\n"
-         "        spec = None\n"
-         "    if spec is not None:\n"
-         "        out['packages'][name] = {'origin': spec.origin, 'locations': list(spec.submodule_search_locations or "
-         "[])}\n"
-         // What the answer depends on besides the packages found (python_answers.cpp, witnesses): the whole of
-         // sys.path, the user site directory whether or not it exists yet, the .pth files of the site directories, and
-         // the sitecustomize and usercustomize modules imported at start-up.
-         "site_mod = sys.modules.get('site')\n"
-         "out['path'] = sys.path\n"
-         "out['user_site'] = site_mod.USER_SITE if site_mod is not None and site_mod.ENABLE_USER_SITE else None\n"
-         "out['pth'] = [os.path.join(d, f) for d in out['site'] + [out['user_site'] or ''] if d and os.path.isdir(d)\n"
-         "              for f in sorted(os.listdir(d)) if f.endswith('.pth')]\n"
-         "out['customize'] = [getattr(sys.modules.get(m), '__file__', None) for m in ('sitecustomize', "
-         "'usercustomize') if getattr(sys.modules.get(m), '__file__', None)]\n"
-         "print(json.dumps(out))\n";
-}
-
-Result<PythonEnv> parse_answer(const std::string& interpreter, const std::string& answer) {
-  auto bad = InputError{interpreter, "the interpreter did not answer the package query (not a Python 3 interpreter?)"};
-  auto doc = nlohmann::json::parse(answer, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("executable") || !doc["executable"].is_string())
-    return bad;
-  PythonEnv env;
-  env.interpreter = interpreter;
-  env.executable = doc["executable"].get<std::string>();
-  if (doc.contains("version") && doc["version"].is_string()) env.version = doc["version"].get<std::string>();
-  if (doc.contains("prefix") && doc["prefix"].is_string()) env.prefix = doc["prefix"].get<std::string>();
-  if (doc.contains("torch_use_rtld_global") && doc["torch_use_rtld_global"].is_boolean())
-    env.torch_use_rtld_global = doc["torch_use_rtld_global"].get<bool>();
-  if (doc.contains("site") && doc["site"].is_array())
-    for (const auto& s : doc["site"])
-      if (s.is_string()) env.site_dirs.push_back(s.get<std::string>());
-  if (doc.contains("packages") && doc["packages"].is_object()) {
-    for (const auto& [name, spec] : doc["packages"].items()) {
-      if (!spec.is_object()) continue;
-      PythonPackage p;
-      if (spec.contains("origin") && spec["origin"].is_string()) p.origin = spec["origin"].get<std::string>();
-      if (spec.contains("locations") && spec["locations"].is_array())
-        for (const auto& l : spec["locations"])
-          if (l.is_string()) p.locations.push_back(l.get<std::string>());
-      env.packages.emplace(name, std::move(p));
-    }
-  }
-  if (env.executable.empty()) return bad;
-  return env;
-}
 
 std::string version_from_text(const std::string& text) {
   for (const auto& line : lines_of(text)) {
@@ -165,7 +96,7 @@ std::optional<TorchInstall> torch_in(const std::string& dir, bool rtld_global_en
 
 }  // namespace
 
-std::optional<TorchInstall> find_torch(const PythonEnv& env) {
+std::optional<TorchInstall> find_torch(const Interpreter& env) {
   auto it = env.packages.find("torch");
   if (it == env.packages.end()) return std::nullopt;
   std::string dir = it->second.locations.empty() ? parent_of(it->second.origin) : it->second.locations.front();
@@ -204,4 +135,4 @@ std::string torch_version_for(const std::string& library, std::string* where) {
   return "";
 }
 
-}  // namespace mlc::environment
+}  // namespace mlc::python

@@ -1,4 +1,4 @@
-// An interpreter's answer kept between runs (python_env.h: kept_answer): read back only while every
+// An interpreter's answer kept between runs (query.h: kept_answer): read back only while every
 // file it depends on is as it was.
 #include <limits.h>
 #include <unistd.h>
@@ -11,11 +11,11 @@
 #include "common/cache_file.h"
 #include "common/hash.h"
 #include "common/paths.h"
-#include "environment/python_env.h"
+#include "python/query.h"
 
 extern char** environ;
 
-namespace mlc::environment {
+namespace mlc::python {
 namespace {
 
 constexpr CacheFormat kFormat{.magic = "mlc-python-answer 1\n", .fields = 3};
@@ -136,4 +136,4 @@ void keep_answer(const std::string& cache_dir, const std::string& question, cons
   out.write(cache_path(cache_dir, question));
 }
 
-}  // namespace mlc::environment
+}  // namespace mlc::python

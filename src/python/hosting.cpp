@@ -1,6 +1,6 @@
 // The Python hosting rule (python_host.h): read from the file's own dynamic section and .dynsym,
 // as Python's import looks for PyInit_<name> and as ld.so would look the C API up in the interpreter.
-#include "host/python_host.h"
+#include "python/hosting.h"
 
 #include <algorithm>
 #include <string>
@@ -9,7 +9,7 @@
 #include "host/host_api.h"
 #include "loader/program.h"
 
-namespace mlc::host {
+namespace mlc::python {
 
 bool is_extension_module(const elf::ElfObject& o) {
   std::string file = o.path.substr(o.path.rfind('/') + 1);
@@ -29,9 +29,9 @@ PythonHosting python_hosting(const elf::ElfObject& o) {
   for (size_t i = 1, n = o.dynamic_symbol_count(); i < n; ++i) {
     elf::Symbol s = o.dynamic_symbol(i);
     if (!s.is_undefined() || s.binding == elf::Binding::Weak || s.binding == elf::Binding::Local) continue;
-    if (host_api_of(o.name_of(s)) == HostApi::Python) return PythonHosting::PythonApi;
+    if (host::host_api_of(o.name_of(s)) == host::HostApi::Python) return PythonHosting::PythonApi;
   }
   return PythonHosting::None;
 }
 
-}  // namespace mlc::host
+}  // namespace mlc::python

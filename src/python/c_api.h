@@ -9,7 +9,7 @@
 
 #include "report/report.h"
 
-namespace mlc::host {
+namespace mlc::python {
 
 // The CPython version ("3.13") whose limited API added `name`, for the functions and data added from 3.10
 // on (CPython's Misc/stable_abi.toml); nullopt for other names.
@@ -21,7 +21,7 @@ struct HostInterpreter {
   std::string version;              // "3.11" or "3.11.2"; "" when unknown
   std::vector<std::string> hosted;  // the objects it hosted (their findings' referencing libraries)
   // What the hosted extension module's name says it was built for, when that is another Python than this
-  // interpreter ("cpython-311", "3.11"; python::extension_tag): the evidence, rather than which names each
+  // interpreter ("cpython-311", "3.11"; extension_tag): the evidence, rather than which names each
   // Python added.
   std::string built_for_tag = "", built_for = "";
 };
@@ -32,4 +32,4 @@ struct HostInterpreter {
 std::vector<UnresolvedSymbol*> find_api_the_interpreter_lacks(const std::vector<UnresolvedSymbol*>& unknown,
                                                               const HostInterpreter& host, CauseList& causes);
 
-}  // namespace mlc::host
+}  // namespace mlc::python

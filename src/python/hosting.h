@@ -5,7 +5,7 @@
 
 #include "elf/elf_object.h"
 
-namespace mlc::host {
+namespace mlc::python {
 
 enum class PythonHosting {
   None,             // loaded on its own (a program always is): every undefined name must come from what it links
@@ -23,4 +23,4 @@ PythonHosting python_hosting(const elf::ElfObject& o);
 // Whether `o` exports PyInit_<its file name up to the first dot>.
 bool is_extension_module(const elf::ElfObject& o);
 
-}  // namespace mlc::host
+}  // namespace mlc::python
