@@ -59,8 +59,9 @@ bool CacheWriter::add(std::span<const std::string_view> fields) {
 }
 
 void CacheWriter::write(const std::string& path) {
-  // A cache that cannot be written costs the next run time, nothing else.
-  (void)write_atomic(path, text_ + "end\t" + std::to_string(rows_) + "\n", Parents::Create);
+  // A cache that cannot be written costs the next run time, nothing else; nor does one a crash tore, which
+  // its end line rejects: so no flush.
+  (void)write_atomic(path, text_ + "end\t" + std::to_string(rows_) + "\n", Parents::Create, Flush::Never);
 }
 
 }  // namespace mlc

@@ -1,5 +1,6 @@
-// Atomic replacement: write a sibling temporary, fsync it, rename it over the target. Only a regular
-// file (or none) is replaced that way; a device, a FIFO, a socket or a descriptor path is written in place.
+// Atomic replacement: write a sibling temporary, fsync it (not a cache: file_io.h, Flush), rename it over the target.
+// Only a regular file (or none) is replaced that way; a device, a FIFO, a socket or a descriptor path is written in
+// place.
 #include "common/file_io.h"
 
 #include <fcntl.h>
@@ -85,7 +86,8 @@ bool written_in_place(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
-std::optional<InputError> write_atomic(const std::string& requested, const std::string& text, Parents parents) {
+std::optional<InputError> write_atomic(const std::string& requested, const std::string& text, Parents parents,
+                                       Flush flush) {
   if (int fd = descriptor_named(requested); fd >= 0) return write_all(fd, requested, text);
   // A symbolic link is written through: the file it names is replaced, the link a person made stays.
   std::error_code ec;
@@ -116,7 +118,7 @@ std::optional<InputError> write_atomic(const std::string& requested, const std::
     return err;
   }
   fchmod(fd, mode);
-  fsync(fd);
+  if (flush == Flush::BeforeRename) fsync(fd);
   close(fd);
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
