@@ -31,6 +31,13 @@ inline std::string dir_name(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// The directory above a path, for a walk toward the root: "/" for the root's children and for a path with
+// no slash (where dir_name says "."), so a walk that stops at "/" always ends.
+inline std::string parent_dir(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
 // dir + "/" + name, without doubling a trailing slash; an empty dir leaves the name as it is.
 inline std::string join_path(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;

@@ -46,11 +46,6 @@ bool has_dist_info(const std::string& dir, std::map<std::pair<dev_t, ino_t>, boo
   return it->second;
 }
 
-std::string parent_of(const std::string& p) {
-  auto slash = p.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : p.substr(0, slash);
-}
-
 // One site directory's dist-info records: relative path -> owner.
 struct SiteRecords {
   std::map<std::string, PackageOwner> files;
@@ -267,7 +262,7 @@ OwnerPrefetch::OwnerPrefetch(const OwnerSources& sources, const std::vector<std:
     std::map<std::pair<dev_t, ino_t>, bool> seen;
     for (const auto& input : inputs) {
       if (input.empty() || input[0] != '/') continue;
-      for (std::string dir = parent_of(input); dir != "/" && looked.insert(dir).second; dir = parent_of(dir)) {
+      for (std::string dir = parent_dir(input); dir != "/" && looked.insert(dir).second; dir = parent_dir(dir)) {
         if (is_dir(dir + "/conda-meta")) break;
         if (has_dist_info(dir, seen)) {
           sites.emplace(dir, load_site_index(dir, RecordSource::DistInfo, cache_dir));
@@ -322,8 +317,8 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
     // spelling of site-packages was indexed anew (23 times in a pip torch venv: 1.4 s of 2.7).
     const std::string walked = path.find("/.") == std::string::npos && path.find("//") == std::string::npos
                                    ? path
-                                   : real_path(parent_of(path)) + path.substr(path.rfind('/'));
-    for (std::string dir = parent_of(walked); !done && dir != "/"; dir = parent_of(dir)) {
+                                   : real_path(parent_dir(path)) + path.substr(path.rfind('/'));
+    for (std::string dir = parent_dir(walked); !done && dir != "/"; dir = parent_dir(dir)) {
       std::string rel = walked.substr(dir.size() + 1);
       bool covered = site_index_covers(rel);
       // A Python site directory: the first ancestor holding dist-info directories.

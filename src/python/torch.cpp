@@ -15,11 +15,6 @@
 namespace mlc::python {
 namespace {
 
-std::string parent_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // Lines read one by one (std::regex over a whole file recurses per character in libstdc++).
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -90,7 +85,7 @@ std::optional<TorchInstall> torch_in(const std::string& dir, bool rtld_global_en
   }
   if (rtld_global_env) t.extension_global = true;  // torch/__init__.py: `... or os.getenv('TORCH_USE_RTLD_GLOBAL')`
   if (auto text = read_text(dir + "/version.py")) t.version = version_from_text(*text);
-  if (t.version.empty()) t.version = version_from_metadata(parent_of(dir), "torch");
+  if (t.version.empty()) t.version = version_from_metadata(parent_dir(dir), "torch");
   return t;
 }
 
@@ -99,12 +94,12 @@ std::optional<TorchInstall> torch_in(const std::string& dir, bool rtld_global_en
 std::optional<TorchInstall> find_torch(const Interpreter& env) {
   auto it = env.packages.find("torch");
   if (it == env.packages.end()) return std::nullopt;
-  std::string dir = it->second.locations.empty() ? parent_of(it->second.origin) : it->second.locations.front();
+  std::string dir = it->second.locations.empty() ? parent_dir(it->second.origin) : it->second.locations.front();
   return torch_in(dir, env.torch_use_rtld_global);
 }
 
 std::optional<TorchInstall> torch_beside(const std::string& file) {
-  for (std::string dir = parent_of(file); dir != "/" && !dir.empty(); dir = parent_of(dir)) {
+  for (std::string dir = parent_dir(file); dir != "/" && !dir.empty(); dir = parent_dir(dir)) {
     if (base_name(dir) == "torch" && is_file(dir + "/__init__.py")) return std::nullopt;  // torch's own files
     if (is_file(dir + "/torch/__init__.py")) return torch_in(dir + "/torch", false);
   }

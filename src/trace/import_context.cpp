@@ -17,11 +17,6 @@
 namespace mlc::trace {
 namespace {
 
-std::string parent_of(const std::string& p) {
-  auto slash = p.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : p.substr(0, slash);
-}
-
 bool shared_object_name(const std::string& path) {
   std::string base = path.substr(path.rfind('/') + 1);
   return base.ends_with(".so") || base.find(".so.") != std::string::npos;
@@ -31,7 +26,7 @@ bool shared_object_name(const std::string& path) {
 // top-level module).
 std::string package_of(const std::string& target) {
   std::string top;
-  for (std::string dir = parent_of(target); dir != "/" && is_file(dir + "/__init__.py"); dir = parent_of(dir))
+  for (std::string dir = parent_dir(target); dir != "/" && is_file(dir + "/__init__.py"); dir = parent_dir(dir))
     top = dir;
   return top;
 }
@@ -60,14 +55,14 @@ ImportContext read_import_context(const ImportContextSources& sources, const loa
   };
   if (!sources.torch_dir.empty()) {
     // torch/lib/*.so as the wheel (or Debian's symlinks) lays them out; named from the site directory.
-    std::string site = parent_of(sources.torch_dir);
+    std::string site = parent_dir(sources.torch_dir);
     std::string version = sources.torch_version.empty() ? "torch" : "torch " + sources.torch_version;
     walk_tree(sources.torch_dir + "/lib", [&](const std::string& path, const struct stat&) {
       if (shared_object_name(path)) add(path, path.substr(site.size() + 1) + " (" + version + ")");
     });
   }
   if (std::string package = package_of(sources.target); !package.empty()) {
-    std::string site = parent_of(package);
+    std::string site = parent_dir(package);
     walk_tree(
         package,
         [&](const std::string& path, const struct stat&) {
