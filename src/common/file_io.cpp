@@ -1,6 +1,6 @@
-// Atomic replacement: write a sibling temporary, fsync it (not a cache: file_io.h, Flush), rename it over the target.
-// Only a regular file (or none) is replaced that way; a device, a FIFO, a socket or a descriptor path is written in
-// place.
+// Atomic replacement: write a sibling temporary, fsync it (unless it is a cache: Flush, file_io.h), rename it
+// over the target. Only a regular file (or none) is replaced that way; a device, a FIFO, a socket or a
+// descriptor path is written in place.
 #include "common/file_io.h"
 
 #include <fcntl.h>

@@ -19,8 +19,8 @@ enum class Parents { MustExist, Create };
 
 // Whether the bytes reach the disk before the rename (fsync): yes for what a person keeps (a report, a patched
 // file, a stub); not for a cache whose reader rejects a torn file by its own end line (common/cache_file.h),
-// which would otherwise pay a flush on every cold run (7.5-24 ms each here), to save a recomputation after a
-// power loss.
+// which would otherwise pay a flush per cache on every cold run (most of its cost: docs/benchmarks.md, fifth
+// pass) to save one recomputation after a power loss.
 enum class Flush { BeforeRename, Never };
 
 // Keeps the permissions of a file it replaces, and a symbolic link (the file it names is replaced). A path

@@ -1,5 +1,6 @@
-// Where an interpreter imports packages from, read from its files (never run): a virtual environment's
-// pyvenv.cfg, and the site directories of its prefix as Debian's python3 and a plain build lay them out.
+// The Python interpreter, one model however it was learned (asked: query.h; read from its files: read_sites
+// here), and what its files say without running it: a virtual environment's pyvenv.cfg, the site directories
+// of its prefix as Debian's python3 and a plain build lay them out, and which extension modules it imports.
 #pragma once
 
 #include <map>
