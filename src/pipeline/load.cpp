@@ -29,7 +29,7 @@ loader::LoaderEnv planned_env(const loader::LoaderEnv& env, const python::Import
   loader::LoaderEnv out = env;
   // Before an extension module, --with libraries given without a scope are what Python's import of torch
   // loaded: RTLD_LOCAL (torch/_C's closure), not the RTLD_GLOBAL of LD_PRELOAD.
-  if (plan.hosting == python::PythonHosting::ExtensionModule)
+  if (plan.hosting == python::Hosting::ExtensionModule)
     for (const auto& w : unscoped)
       if (std::find(out.with_local.begin(), out.with_local.end(), w) == out.with_local.end())
         out.with_local.push_back(w);
@@ -141,7 +141,7 @@ python::ImportPlan import_plan(const std::string& file, const PlanHeaders& heade
   const auto& options = run.options;
   python::ImportQuestion q{.file = file,
                            .needed = headers ? headers->needed : std::vector<std::string>{},
-                           .hosting = headers ? python::python_hosting(headers.value()) : python::PythonHosting::None,
+                           .hosting = headers ? python::hosting_of(headers.value()) : python::Hosting::None,
                            .program = headers && loader::is_program(headers.value()),
                            .python = options.python ? &*options.python : nullptr,
                            .python_torch = run.python_torch ? &*run.python_torch : nullptr,
@@ -150,7 +150,7 @@ python::ImportPlan import_plan(const std::string& file, const PlanHeaders& heade
                            .follow_imports = follow_imports};
   python::ImportPlan plan = python::plan_import(q);
   // Not Python's: a plugin of a program that exports what it uses is loaded into that program.
-  if (plan.loads.empty() && headers && !q.program && q.hosting == python::PythonHosting::None)
+  if (plan.loads.empty() && headers && !q.program && q.hosting == python::Hosting::None)
     if (auto program = host::plugin_host(file, headers.value(), {.sysroot = run.env.sysroot})) {
       plan.host = plan.plugin_of = *program;
       plan.loads.push_back({.path = *program, .global = true});
@@ -248,7 +248,7 @@ void load_input(Run& run, InputCheck& in) {
     PhaseTime t("plan");
     return import_plan(file, headers, in.host, run, report);
   }();
-  if (in.plan.hosting == python::PythonHosting::ExtensionModule)
+  if (in.plan.hosting == python::Hosting::ExtensionModule)
     for (const auto& w : run.options.with_unscoped)
       if (std::find(report.with_as_import.begin(), report.with_as_import.end(), w) == report.with_as_import.end())
         report.with_as_import.push_back(w);
@@ -260,7 +260,7 @@ void load_input(Run& run, InputCheck& in) {
   // The extension modules the package chain's imports load first: followed only where they can change this
   // file's process, and loaded only where they do (prior_loads_that_matter).
   std::vector<python::PriorLoad> priors;
-  if (process && in.plan.hosting != python::PythonHosting::None && may_be_changed_by_imports(*process, run)) {
+  if (process && in.plan.hosting != python::Hosting::None && may_be_changed_by_imports(*process, run)) {
     PhaseTime t("plan.imports");
     Report again;  // the plan's warnings are the first plan's, already told
     for (auto& l : import_plan(file, headers, in.host, run, again, true).loads)

@@ -155,7 +155,7 @@ OwnSuffix own_suffix(const InputCheck& in, const LinkcheckOptions& options) {
 // An extension module whose name's tag is another Python's than the interpreter importing it
 // (cpython-311 under 3.12): that import never opens the file (python::interpreter_imports).
 std::optional<python::ExtensionTag> tag_of_another_python(const InputCheck& in, const LinkcheckOptions& options) {
-  if (in.plan.hosting != python::PythonHosting::ExtensionModule || in.plan.host.empty()) return std::nullopt;
+  if (in.plan.hosting != python::Hosting::ExtensionModule || in.plan.host.empty()) return std::nullopt;
   auto tag = python::extension_tag(in.process.objects[in.process.target].path);
   const OwnSuffix own = own_suffix(in, options);
   if (!tag || python::interpreter_imports(*tag, own.version, own.platform, own.flags)) return std::nullopt;
@@ -165,7 +165,7 @@ std::optional<python::ExtensionTag> tag_of_another_python(const InputCheck& in, 
 
 // The sibling the interpreter's import opens instead of the file (_core.cpython-311-...so beside _core.so).
 std::string imported_instead(const InputCheck& in, const LinkcheckOptions& options) {
-  if (in.plan.hosting != python::PythonHosting::ExtensionModule || in.plan.host.empty()) return "";
+  if (in.plan.hosting != python::Hosting::ExtensionModule || in.plan.host.empty()) return "";
   const OwnSuffix own = own_suffix(in, options);
   return python::sibling_imported_instead(in.process.objects[in.process.target].path,
                                           python::extension_suffixes(own.version, own.platform, own.flags));

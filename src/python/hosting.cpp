@@ -19,19 +19,19 @@ bool is_extension_module(const elf::ElfObject& o) {
   return !hits.empty();
 }
 
-PythonHosting python_hosting(const elf::ElfObject& o) {
-  if (loader::is_program(o)) return PythonHosting::None;  // a program is the main map of its own process
-  if (is_extension_module(o)) return PythonHosting::ExtensionModule;
+Hosting hosting_of(const elf::ElfObject& o) {
+  if (loader::is_program(o)) return Hosting::None;  // a program is the main map of its own process
+  if (is_extension_module(o)) return Hosting::ExtensionModule;
   // A libpython it links defines the C API in its own process (glibc: the link map's scope).
   if (std::any_of(o.needed.begin(), o.needed.end(), [](const std::string& n) { return n.rfind("libpython", 0) == 0; }))
-    return PythonHosting::None;
+    return Hosting::None;
   // A weak reference left undefined binds to 0 without failing the load: it needs no host.
   for (size_t i = 1, n = o.dynamic_symbol_count(); i < n; ++i) {
     elf::Symbol s = o.dynamic_symbol(i);
     if (!s.is_undefined() || s.binding == elf::Binding::Weak || s.binding == elf::Binding::Local) continue;
-    if (host::host_api_of(o.name_of(s)) == host::HostApi::Python) return PythonHosting::PythonApi;
+    if (host::host_api_of(o.name_of(s)) == host::HostApi::Python) return Hosting::PythonApi;
   }
-  return PythonHosting::None;
+  return Hosting::None;
 }
 
 }  // namespace mlc::python

@@ -7,7 +7,7 @@
 
 namespace mlc::python {
 
-enum class PythonHosting {
+enum class Hosting {
   None,             // loaded on its own (a program always is): every undefined name must come from what it links
   ExtensionModule,  // exports PyInit_<name> (<name>: the file name up to its first dot): Python imports it
   // Not a module but a library of modules (libtorch_python, libarrow_python, libjax_common): at least
@@ -18,7 +18,7 @@ enum class PythonHosting {
 };
 
 // The file's hosting, from its dynamic section and .dynsym (read with symbols).
-PythonHosting python_hosting(const elf::ElfObject& o);
+Hosting hosting_of(const elf::ElfObject& o);
 
 // Whether `o` exports PyInit_<its file name up to the first dot>.
 bool is_extension_module(const elf::ElfObject& o);

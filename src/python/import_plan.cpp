@@ -57,7 +57,7 @@ bool in_system_directory(const std::string& file) {
 // (libtorch_cpu.so in /usr/lib) is loaded by whatever links it, with or without Python, so its DT_NEEDED says
 // nothing of an import.
 bool loaded_by_python(const ImportQuestion& q, const PackageChain& chain) {
-  if (q.hosting != PythonHosting::None || !chain.packages.empty()) return true;
+  if (q.hosting != Hosting::None || !chain.packages.empty()) return true;
   if (q.python && !in_system_directory(q.file)) return true;
   if (q.host)
     for (const auto& site : q.host->site_dirs)
@@ -108,13 +108,12 @@ ImportPlan plan_import(const ImportQuestion& q) {
   plan.hosting = q.hosting;
   // With --python every file's process is the interpreter's (the report says so once); without, a library
   // of modules is hosted because it needs the C API, which its note says.
-  plan.needs_python_api = !q.python && q.hosting == PythonHosting::PythonApi;
+  plan.needs_python_api = !q.python && q.hosting == Hosting::PythonApi;
   plan.torch = torch_imported_before(q);
   const std::string host_exe = q.host ? q.host->executable : "";
   if (q.python) {
     plan.host = q.python->executable;
-  } else if ((q.hosting != PythonHosting::None || plan.torch) && !host_exe.empty() &&
-             access(host_exe.c_str(), R_OK) == 0) {
+  } else if ((q.hosting != Hosting::None || plan.torch) && !host_exe.empty() && access(host_exe.c_str(), R_OK) == 0) {
     plan.host = host_exe;
   }
   if (!plan.host.empty()) plan.loads.push_back({.path = plan.host, .global = true});

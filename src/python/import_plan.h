@@ -38,9 +38,9 @@ struct PriorLoad {
 };
 
 struct ImportPlan {
-  std::string host;  // the interpreter that is the main program of the file's process, "" for none
-  PythonHosting hosting = PythonHosting::None;  // how Python hosts the file itself
-  bool needs_python_api = false;                // hosted as a library of modules (PythonHosting::PythonApi)
+  std::string host;                 // the interpreter that is the main program of the file's process, "" for none
+  Hosting hosting = Hosting::None;  // how Python hosts the file itself
+  bool needs_python_api = false;    // hosted as a library of modules (Hosting::PythonApi)
   std::optional<TorchImport> torch;
   // A plugin's program (src/host/program_host.h): the host, when it is no interpreter; "" otherwise.
   std::string plugin_of;
@@ -64,7 +64,7 @@ struct ImportMemo {
 struct ImportQuestion {
   std::string file;
   std::vector<std::string> needed;  // the file's DT_NEEDED
-  PythonHosting hosting = PythonHosting::None;
+  Hosting hosting = Hosting::None;
   bool program = false;  // an executable: the main program of a process of its own, never imported
   // --python's answer (every file's main program is then that interpreter), else none; and the torch it
   // imports (find_torch of that answer, found once per run), else none.

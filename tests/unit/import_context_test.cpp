@@ -532,7 +532,7 @@ TEST_F(ImportContextTorch, torchs_scopes_are_the_real_loaders) {
   python::Interpreter host = python::read_sites(kPython);
   python::ImportQuestion q{.file = torch + "/_C_flatbuffer.cpython-311-x86_64-linux-gnu.so",
                            .needed = {},
-                           .hosting = python::PythonHosting::ExtensionModule,
+                           .hosting = python::Hosting::ExtensionModule,
                            .program = false,
                            .python = nullptr,
                            .python_torch = nullptr,
