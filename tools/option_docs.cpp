@@ -80,6 +80,13 @@ std::map<const CLI::App*, std::vector<std::string>>& parent_groups() {
   return groups;
 }
 
+// "python", "python3", "python3.11": a word that names an interpreter rather than a file to check.
+bool names_an_interpreter(std::string_view arg) {
+  std::string_view base = arg.substr(arg.rfind('/') == std::string_view::npos ? 0 : arg.rfind('/') + 1);
+  if (base.rfind("python", 0) != 0) return false;
+  return std::all_of(base.begin() + 6, base.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+}
+
 bool parent_group_applies(const CLI::App& sub, const std::string& group) {
   auto it = parent_groups().find(&sub);
   return it == parent_groups().end() || std::find(it->second.begin(), it->second.end(), group) != it->second.end();
@@ -272,6 +279,12 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
         !parent_group_applies(*scope.back(), opt->get_group()))
       return usage_error(app, "option '" + name + "' does not apply to '" + scope.back()->get_name() + "'");
     bool inline_value = arg.find('=') != std::string::npos || (!long_form && arg.size() > 2);
+    // --python takes its interpreter only after '=': "--python /usr/bin/python3 lib.so" would check the
+    // interpreter as an input, under the python3 PATH finds: a verdict for a process nobody runs.
+    if (name == "--python" && !inline_value && i + 1 < argc && names_an_interpreter(argv[i + 1]))
+      return usage_error(
+          app, "option '--python' takes its interpreter only after '=': write --python=" + std::string(argv[i + 1]) +
+                   " (as written, " + argv[i + 1] + " would be checked as an input)");
     std::string value;
     if (opt->get_expected_max() > 0 && !inline_value) {
       if (i + 1 >= argc) return usage_error(app, "option '" + name + "' requires an argument");

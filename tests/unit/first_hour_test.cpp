@@ -208,6 +208,24 @@ TEST(FirstHour, option_errors_are_gnu_style) {
   r = run(linkcheck("--with"));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "musa-linkcheck: option '--with' requires an argument\n" + try_help);
+  // --python with a space before an interpreter: the interpreter would become an input, checked under
+  // the python3 PATH finds (a verdict for the wrong process), so it is refused, saying how to write it.
+  r = run(linkcheck("--python /usr/bin/python3.11 x.so"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "musa-linkcheck: option '--python' takes its interpreter only after '=': write "
+            "--python=/usr/bin/python3.11 (as written, /usr/bin/python3.11 would be checked as an input)\n" +
+                try_help);
+  r = run(std::string(MLC_STUBGEN_BIN) + " --python python3 x.so");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "musa-stubgen: option '--python' takes its interpreter only after '=': write --python=python3 (as "
+            "written, python3 would be checked as an input)\n"
+            "Try 'musa-stubgen --help' for more information.\n");
+  // A file after the flag is still an input: --python without a value means the python3 on PATH.
+  r = run(linkcheck("--python " + quote(kFix + "/chain/rpath/libchain_a.so") + " --format json"));
+  EXPECT_NE(r.status, 2) << r.err;
   r = run(std::string(MLC_STUBGEN_BIN) + " --aply x.so");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err,
