@@ -20,18 +20,6 @@
 namespace mlc::elf {
 namespace {
 
-// An open descriptor, closed with this value unless a reader takes it over.
-struct Descriptor {
-  int fd = -1;
-  explicit Descriptor(int f) : fd(f) {}
-  ~Descriptor() {
-    if (fd >= 0) close(fd);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  int release() { return std::exchange(fd, -1); }
-};
-
 Result<std::unique_ptr<Descriptor>> open_file(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return InputError{path, std::string("cannot open: ") + std::strerror(errno)};
@@ -43,6 +31,18 @@ Result<std::unique_ptr<Descriptor>> open_file(const std::string& path) {
 }
 
 }  // namespace
+
+Descriptor::~Descriptor() {
+  if (fd >= 0) close(fd);
+}
+
+Descriptor& Descriptor::operator=(Descriptor&& other) noexcept {
+  if (this != &other) {
+    if (fd >= 0) close(fd);
+    fd = other.release();
+  }
+  return *this;
+}
 
 const VersionDefinition* ElfObject::definition(uint16_t index) const {
   for (const auto& d : version_definitions)
@@ -200,6 +200,13 @@ Result<ElfObject> read_object(const std::string& path, const ReadOptions& option
   auto ident = ident_of(file.value()->fd, path, &host_order);  // distinguishes "not ELF" from libelf's complaints
   if (!ident) return ident.error();
   return read_opened(*file.value(), path, ident.value(), host_order, options);
+}
+
+Result<ElfObject> read_object(Descriptor& file, const std::string& path, const ReadOptions& options) {
+  bool host_order = false;
+  auto ident = ident_of(file.fd, path, &host_order);
+  if (!ident) return ident.error();
+  return read_opened(file, path, ident.value(), host_order, options);
 }
 
 std::optional<InputError> read_symbols(ElfObject& object, const ReadOptions& options) {

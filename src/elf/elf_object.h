@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -204,9 +205,28 @@ struct ElfIdent {
 // Cheap check on the first bytes only; an error when the file is not an ELF file at all.
 Result<ElfIdent> read_ident(const std::string& path);
 
-LoadHeader read_load_header(const std::string& path, const ProcessClass& process);
+// An open descriptor, closed with this value unless a reader takes it over (libelf does).
+struct Descriptor {
+  int fd = -1;
+  Descriptor() = default;
+  explicit Descriptor(int f) : fd(f) {}
+  ~Descriptor();
+  Descriptor(Descriptor&& other) noexcept : fd(other.release()) {}
+  Descriptor& operator=(Descriptor&& other) noexcept;
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  int release() { return std::exchange(fd, -1); }
+};
+
+// `opened`, when given, receives the descriptor the header was read from (an Accepted file only), so
+// that the object is read from the same open file: dl-load.c's open_verify hands its descriptor to
+// _dl_map_object_from_fd, one open(2) per candidate, and a file replaced between the two reads
+// cannot give a header of one file and tables of another.
+LoadHeader read_load_header(const std::string& path, const ProcessClass& process, Descriptor* opened = nullptr);
 
 Result<ElfObject> read_object(const std::string& path, const ReadOptions& options = {});
+// The same, from a descriptor read_load_header opened (`file` may be taken over).
+Result<ElfObject> read_object(Descriptor& file, const std::string& path, const ReadOptions& options = {});
 
 // Files read natively stay mapped while an object refers to them and are unmapped with the last
 // one. A program that exits right after its run may keep them mapped instead: the kernel then drops

@@ -116,19 +116,12 @@ void read_program_headers(int fd, const Elf64_Ehdr& ehdr, LoadHeader& out) {
 
 }  // namespace
 
-LoadHeader read_load_header(const std::string& path, const ProcessClass& want) {
+namespace {
+
+// dl-load.c open_verify and the program headers _dl_map_object_from_fd reads, from an open file.
+LoadHeader open_verify(int fd, const ProcessClass& want) {
   const bool want_64 = want.is_64;
   LoadHeader out;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    out.verdict = LoadHeader::Verdict::Unopened;
-    out.errno_value = errno;
-    return out;
-  }
-  struct Close {
-    int fd;
-    ~Close() { close(fd); }
-  } closer{fd};
   // open_verify: at least a whole ELF header must be read.
   const size_t header_size = want_64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
   unsigned char buf[sizeof(Elf64_Ehdr)] = {};
@@ -184,6 +177,20 @@ LoadHeader read_load_header(const std::string& path, const ProcessClass& want) {
     read_program_headers(fd, ehdr, out);
     if (out.open_refusal.empty()) out.verdict = LoadHeader::Verdict::Accepted;
   }
+  return out;
+}
+
+}  // namespace
+
+LoadHeader read_load_header(const std::string& path, const ProcessClass& want, Descriptor* opened) {
+  Descriptor file(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.fd < 0) {
+    LoadHeader out;
+    out.errno_value = errno;
+    return out;
+  }
+  LoadHeader out = open_verify(file.fd, want);
+  if (opened && out.verdict == LoadHeader::Verdict::Accepted) *opened = std::move(file);
   return out;
 }
 

@@ -224,10 +224,16 @@ class Emulator {
   // main program the process starts with, whose closure is loaded at start.
   int load_root(const std::string& path, FoundHow how) {
     struct stat st;
-    if (stat_path(path, st) == 0) {
+    const bool stated = stat_path(path, st) == 0;
+    if (stated) {
       if (int existing = find_by_inode(st); existing >= 0) return existing;
     }
-    auto obj = read_headers(path, st);
+    // Only a regular file is opened here (a FIFO's open would wait for a writer); anything else gets
+    // read_object's own error.
+    elf::Descriptor file;
+    const elf::LoadHeader header =
+        stated && S_ISREG(st.st_mode) ? elf::read_load_header(path, process_class_, &file) : elf::LoadHeader{};
+    auto obj = read_headers(path, st, file);
     if (!obj) {
       process_.errors.push_back(obj.error());
       return -1;
@@ -236,7 +242,7 @@ class Emulator {
     const bool program = path == main_path_;
     // Loaded at the process's start: the main program, and before a program target, its preloads.
     starting_ = program || (!main_path_.empty() && process_.main < 0 && how == FoundHow::With);
-    obj->header = elf::read_load_header(path, process_class_);
+    obj->header = header;
     const int index = add_object(std::move(obj).value(), path, how, -1, path, st);
     auto& o = process_.objects[index];
     if (program) {
@@ -397,9 +403,10 @@ class Emulator {
     const elf::ElfObject* known = existing >= 0    ? &process_.objects[existing].elf
                                   : cache_objects_ ? cache_objects_->find(st.st_dev, st.st_ino)
                                                    : nullptr;
+    elf::Descriptor file;  // the one open of this candidate, read again by map_candidate
     const elf::LoadHeader header = !S_ISREG(st.st_mode) ? elf::LoadHeader{}
                                    : known              ? known->header
-                                                        : elf::read_load_header(c.path, process_class_);
+                                                        : elf::read_load_header(c.path, process_class_, &file);
     switch (header.verdict) {
       case elf::LoadHeader::Verdict::Unopened:
         if (!c.quiet) entry.searched.push_back({c.path, c.how, {}});
@@ -418,14 +425,14 @@ class Emulator {
       case elf::LoadHeader::Verdict::Accepted: break;
     }
     entry.searched.push_back({c.path, c.how, {.kind = SearchOutcome::Kind::Found, .detail = ""}});
-    return map_candidate(c, header, st, existing, entry, out);
+    return map_candidate(c, header, st, existing, file, entry, out);
   }
 
   // An accepted file: the loaded object of the same device and inode, else _dl_map_object_from_fd's
   // own refusals (no PT_LOAD or PT_DYNAMIC, an executable, a PIE, DF_1_NOOPEN under dlopen), else a
   // new object.
   bool map_candidate(const Candidate& c, const elf::LoadHeader& header, const struct stat& st, int existing,
-                     NeededEntry& entry, TryOutcome& out) {
+                     elf::Descriptor& file, NeededEntry& entry, TryOutcome& out) {
     if (existing >= 0) {
       // glibc: same device and inode as a loaded object -> that object, now also known by this name.
       process_.objects[existing].names.push_back(c.name);
@@ -435,7 +442,8 @@ class Emulator {
       return true;
     }
     const char* refusal = header.map_refusal.empty() ? nullptr : header.map_refusal.c_str();
-    Result<elf::ElfObject> obj = refusal ? Result<elf::ElfObject>(InputError{c.path, ""}) : read_headers(c.path, st);
+    Result<elf::ElfObject> obj =
+        refusal ? Result<elf::ElfObject>(InputError{c.path, ""}) : read_headers(c.path, st, file);
     if (!refusal && !obj) {
       process_.errors.push_back(obj.error());
       entry.searched.back().outcome = {.kind = SearchOutcome::Kind::Refused, .detail = obj.error().message};
@@ -615,8 +623,9 @@ class Emulator {
     return 0;
   }
 
-  // An object read before in this run (complete), else read from the file (headers only).
-  Result<elf::ElfObject> read_headers(const std::string& path, const struct stat& st) {
+  // An object read before in this run (complete), else read from the file (headers only): from the
+  // descriptor read_load_header opened, when it kept one.
+  Result<elf::ElfObject> read_headers(const std::string& path, const struct stat& st, elf::Descriptor& file) {
     if (cache_objects_) {
       if (const elf::ElfObject* known = cache_objects_->find(st.st_dev, st.st_ino)) {
         from_cache_.resize(process_.objects.size() + 1);
@@ -624,7 +633,7 @@ class Emulator {
         return *known;
       }
     }
-    return elf::read_object(path, kHeadersOnly);
+    return file.fd >= 0 ? elf::read_object(file, path, kHeadersOnly) : elf::read_object(path, kHeadersOnly);
   }
   Process process_;
   std::unordered_map<std::string, int> by_name_;     // l_name and the names requested (find_by_name)
