@@ -80,6 +80,19 @@ std::map<const CLI::App*, std::vector<std::string>>& parent_groups() {
   return groups;
 }
 
+// Why `value` is no value for a SECONDS or N placeholder ("not a number", "less than 0", "not a whole
+// number"); "" when it is one, or the placeholder takes no number.
+std::string number_refusal(const std::string& placeholder, const std::string& value) {
+  if (placeholder != "SECONDS" && placeholder != "N") return "";
+  char* end = nullptr;
+  errno = 0;
+  double number = std::strtod(value.c_str(), &end);
+  return value.empty() || *end != '\0' || errno != 0 || !std::isfinite(number) ? "not a number"
+         : number < 0                                                          ? "less than 0"
+         : placeholder == "N" && number != std::floor(number)                  ? "not a whole number"
+                                                                               : "";
+}
+
 // "python", "python3", "python3.11": a word that names an interpreter rather than a file to check.
 bool names_an_interpreter(std::string_view arg) {
   std::string_view base = arg.substr(arg.rfind('/') == std::string_view::npos ? 0 : arg.rfind('/') + 1);
@@ -296,16 +309,8 @@ int parse_gnu(CLI::App& app, int argc, char** argv) {
       // A number, said in GNU's words ("invalid --confirm-budget 'abc': not a number"), never CLI11's.
       const OptionDoc* d = row_for(opt);
       std::string placeholder = d ? std::string(d->placeholder) : "";
-      if (placeholder == "SECONDS" || placeholder == "N") {
-        char* end = nullptr;
-        errno = 0;
-        double number = std::strtod(value.c_str(), &end);
-        std::string why = value.empty() || *end != '\0' || errno != 0 || !std::isfinite(number) ? "not a number"
-                          : number < 0                                                          ? "less than 0"
-                          : placeholder == "N" && number != std::floor(number)                  ? "not a whole number"
-                                                                                                : "";
-        if (!why.empty()) return usage_error(app, "invalid " + opt->get_name() + " '" + value + "': " + why);
-      }
+      if (std::string why = number_refusal(placeholder, value); !why.empty())
+        return usage_error(app, "invalid " + opt->get_name() + " '" + value + "': " + why);
       // An option that takes one value, given twice: which one was meant is not for us to guess.
       if (opt->get_expected_max() == 1 && opt->get_multi_option_policy() == CLI::MultiOptionPolicy::Throw &&
           ++given[opt] == 2)
