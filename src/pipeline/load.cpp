@@ -59,15 +59,38 @@ PythonContext python_context(const python::Interpreter& py, const std::optional<
 
 }  // namespace
 
-// The interpreter that imports `file`: --python's; else the one of the venv or conda environment the file is
-// installed in (a file under VENV runs in VENV's interpreter, not the python3 on PATH); else python3 on PATH.
-const python::Interpreter* host_for(const std::string& file, Run& run) {
-  if (run.options.python) return &run.host;
+// The interpreter of the venv or conda environment `file` is installed in ("" for none), by directory.
+// Asked under run.loads.
+const std::string& installed_in(const std::string& file, Run& run) {
   const std::string dir = dir_name(file);
   auto known = run.env_of_dir.find(dir);
   if (known == run.env_of_dir.end()) known = run.env_of_dir.emplace(dir, python::environment_interpreter(file)).first;
-  const std::string& exe = known->second;
-  if (exe.empty()) return &run.host;
+  return known->second;
+}
+
+// Whether --python's interpreter runs in the environment whose interpreter is `env_exe` (ROOT/bin/python3):
+// its sys.prefix is ROOT (a venv's, a conda environment's), or, not asked, it is in ROOT/bin.
+bool runs_in(const python::Interpreter& python, const std::string& env_exe) {
+  const std::string root = real_path(parent_dir(parent_dir(env_exe)));
+  if (!python.prefix.empty()) return real_path(python.prefix) == root;
+  return real_path(parent_dir(python.executable)) == real_path(parent_dir(env_exe));
+}
+
+// --python named by PATH (bare, or --python=python3): the user named no interpreter of their own.
+bool python_from_path(const LinkcheckOptions& options) {
+  return options.python && options.python->named.find('/') == std::string::npos;
+}
+
+// The interpreter that imports `file`: the one of the venv or conda environment the file is installed in (a
+// file under VENV is imported by VENV's interpreter, not by the python3 PATH finds), read from its files; else
+// --python's, or python3 on PATH. --python=EXE, an interpreter named by its path, is taken for every file, as
+// asked (load_input warns where the file's own environment is another); bare --python means "as Python
+// imports it", so a file of another environment than PATH's python3 is checked as that environment imports it.
+const python::Interpreter* host_for(const std::string& file, Run& run) {
+  const bool named_python = run.options.python && !python_from_path(run.options);
+  if (named_python) return &run.host;
+  const std::string& exe = installed_in(file, run);
+  if (exe.empty() || (run.options.python && runs_in(*run.options.python, exe))) return &run.host;
   auto it = run.env_hosts.find(exe);
   if (it == run.env_hosts.end()) it = run.env_hosts.emplace(exe, python::read_sites(exe)).first;
   return &it->second;
@@ -139,12 +162,15 @@ PlanHeaders read_headers_for_plan(const std::string& file) {
 python::ImportPlan import_plan(const std::string& file, const PlanHeaders& headers, const python::Interpreter* host,
                                Run& run, Report& report, bool follow_imports = false) {
   const auto& options = run.options;
+  // --python's answer holds for the files its interpreter imports (host_for chose another for a file of another
+  // environment: that file is planned as without --python, from its environment's files).
+  const bool asked = options.python && host == &run.host;
   python::ImportQuestion q{.file = file,
                            .needed = headers ? headers->needed : std::vector<std::string>{},
                            .hosting = headers ? python::hosting_of(headers.value()) : python::Hosting::None,
                            .program = headers && loader::is_program(headers.value()),
-                           .python = options.python ? &*options.python : nullptr,
-                           .python_torch = run.python_torch ? &*run.python_torch : nullptr,
+                           .python = asked ? &*options.python : nullptr,
+                           .python_torch = asked && run.python_torch ? &*run.python_torch : nullptr,
                            .host = host,
                            .memo = &run.memo,
                            .follow_imports = follow_imports};
@@ -156,12 +182,11 @@ python::ImportPlan import_plan(const std::string& file, const PlanHeaders& heade
       plan.loads.push_back({.path = *program, .global = true});
     }
   if (plan.torch && !plan.torch->torch)
-    report.warnings.push_back(
-        said::warning(said::TorchNotFound{.file = file,
-                                          .reason = plan.torch->reason,
-                                          .evidence = plan.torch->evidence,
-                                          .python = options.python ? options.python->executable : "",
-                                          .host = host->executable}));
+    report.warnings.push_back(said::warning(said::TorchNotFound{.file = file,
+                                                                .reason = plan.torch->reason,
+                                                                .evidence = plan.torch->evidence,
+                                                                .python = asked ? options.python->executable : "",
+                                                                .host = host->executable}));
   return plan;
 }
 
@@ -240,10 +265,20 @@ void load_input(Run& run, InputCheck& in) {
   const std::string& file = in.file;
   Report& report = in.messages;
   const PlanHeaders headers = read_headers_for_plan(file);
+  std::string environment;
   {
     std::lock_guard<std::mutex> lock(run.loads);
     in.host = host_for(file, run);
+    in.asked = run.options.python && in.host == &run.host;
+    if (run.options.python) environment = installed_in(file, run);
   }
+  // --python's interpreter and the file's own environment differ: which one the verdict is for is said.
+  if (run.options.python && !environment.empty() && !runs_in(*run.options.python, environment))
+    report.warnings.push_back(said::warning(said::OtherEnvironment{.file = file,
+                                                                   .environment = parent_dir(parent_dir(environment)),
+                                                                   .interpreter = environment,
+                                                                   .python = run.options.python->executable,
+                                                                   .python_from_path = !in.asked}));
   in.plan = [&] {
     PhaseTime t("plan");
     return import_plan(file, headers, in.host, run, report);

@@ -130,7 +130,7 @@ std::optional<ImportedAfter> imported_after(const python::ImportPlan& plan) {
 
 // The version of the interpreter that imports the input: --python's answer, else what its files say.
 std::string host_version(const InputCheck& in, const LinkcheckOptions& options) {
-  if (options.python) return options.python->version;
+  if (in.asked) return options.python->version;
   return in.host ? in.host->version : "";
 }
 
@@ -349,9 +349,9 @@ void trace_origins(Run& run, InputCheck& in) {
   auto read_import = [&]() -> const trace::ImportContext* {
     const std::string& target = in.process.objects[in.process.target].path;
     auto found = in.plan.torch && in.plan.torch->torch ? in.plan.torch->torch
-                 : run.python_torch                    ? run.python_torch
+                 : in.asked && run.python_torch        ? run.python_torch
                                                        : python::torch_beside(target);
-    if (!options.python && !found) return nullptr;
+    if (!in.asked && !found) return nullptr;
     import.emplace(trace::read_import_context(
         {.target = target, .torch_dir = found ? found->dir : "", .torch_version = found ? found->version : ""},
         in.process));

@@ -86,6 +86,7 @@ struct InputCheck {
   // The interpreter that imports it (its site directories, its version), and how that import loads it
   // (src/python): its host, and the import of torch done first.
   const python::Interpreter* host = nullptr;
+  bool asked = false;  // --python's interpreter imports it (host_for kept it): its answer holds for this file
   python::ImportPlan plan;
   // The loads of the import of torch when it comes first (libtorch_global_deps, torch/_C), else none.
   std::vector<std::string> import_roots;

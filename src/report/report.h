@@ -158,6 +158,7 @@ enum class WarningKind {
   SearchCutShort,     // a source tree's walk stopped at its limit
   TorchNotFound,      // a file needs torch, which the run's interpreter does not import
   LoadsOnlyInImport,  // a file binds only in torch's import scope
+  OtherEnvironment,   // a file installed in another environment than --python's interpreter
   NoCompileDatabase,  // --confirm without compile_commands.json
   NoScratchDirectory,
   CompileFailed,  // a candidate source did not compile

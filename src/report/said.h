@@ -550,6 +550,16 @@ struct TorchNotFound {  // warning: a file needs torch, which the run's interpre
   std::string subject() const { return file; }
   std::string words() const;
 };
+struct OtherEnvironment {  // warning: a file installed in another environment than --python's interpreter
+  std::string file;
+  std::string environment;        // the venv or conda environment it is installed in
+  std::string interpreter;        // that environment's bin/python3
+  std::string python;             // --python's interpreter (its executable)
+  bool python_from_path = false;  // bare --python: the file was checked as its environment imports it
+  static constexpr WarningKind kWarning = WarningKind::OtherEnvironment;
+  std::string subject() const { return file; }
+  std::string words() const;
+};
 struct LoadsOnlyInImport {  // warning: a file torch's import loads fails alone
   std::string file;
   std::vector<std::string> providers;  // what that import loads first and it does not link

@@ -66,6 +66,13 @@ std::string TorchNotFound::words() const {
               : "is neither beside it nor in the site directories of " + (host.empty() ? "python3" : host)) +
          ": checked without it";
 }
+std::string OtherEnvironment::words() const {
+  return python_from_path ? file + " is installed in " + environment + ": checked as its interpreter " + interpreter +
+                                " imports it, not as " + python + " (python3 on PATH) would"
+                          : file + " is installed in " + environment + ", whose interpreter " + interpreter +
+                                " imports it: checked as " + python +
+                                " imports it, as --python asked (a verdict for that process only)";
+}
 std::string LoadsOnlyInImport::words() const {
   std::string names;
   for (const auto& n : providers) names += (names.empty() ? "" : ", ") + n;

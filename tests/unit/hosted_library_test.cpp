@@ -240,9 +240,32 @@ TEST(HostedLibrary, a_file_in_a_venv_is_imported_by_that_venvs_interpreter_not_t
       EXPECT_EQ(lib["load_failures"], json::array());  // untagged: every Python imports legacy.so
     }
   }
-  // --python overrides the venv's: Debian's 3.11 defines both names.
-  auto r = run(kHostPath + kBin + " --no-cache --python=" + kPython + " " + quote(dir + "/venv3.12"));
+  // --python=EXE, an interpreter named by its path, overrides the venv's: Debian's 3.11 defines both names. The
+  // verdict is for that process, and a warning says the file's own venv imports it.
+  const std::string venv312 = dir + "/venv3.12", module312 = venv312 + "/lib/python3.12/site-packages/legacy.so";
+  auto r = run(kHostPath + kBin + " --no-cache --format json --python=" + kPython + " " + quote(module312));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(json::parse(r.out)["warnings"],
+            json::array({module312 + " is installed in " + venv312 + ", whose interpreter " + venv312 +
+                         "/bin/python3 imports it: checked as " + kPython +
+                         " imports it, as --python asked (a verdict for that process only)"}));
+  // Bare --python means "as Python imports it": python3 on PATH is Debian's 3.11, but the file is installed in
+  // the 3.12 venv, whose import fails, so that is the verdict (it was an all-clear for the wrong process).
+  r = run(kHostPath + kBin + " --no-cache --format json --python " + quote(module312));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  auto doc = json::parse(r.out);
+  ASSERT_EQ(doc["libraries"].size(), 1u) << r.out;
+  EXPECT_EQ(doc["libraries"][0]["host"], venv312 + "/bin/python3");
+  ASSERT_EQ(doc["libraries"][0]["unresolved"].size(), 1u) << r.out;
+  EXPECT_EQ(doc["libraries"][0]["unresolved"][0]["symbol"], "_PyUnicode_Ready");
+  EXPECT_EQ(doc["warnings"],
+            json::array({module312 + " is installed in " + venv312 + ": checked as its interpreter " + venv312 +
+                         "/bin/python3 imports it, not as " + kPython + " (python3 on PATH) would"}));
+  // With the venv's python3 first on PATH (an activated venv), bare --python is that interpreter: no warning.
+  r = run("env -u LD_LIBRARY_PATH PATH=" + venv312 + "/bin:/usr/bin:/bin " + kBin +
+          " --no-cache --format json --python " + quote(module312));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(json::parse(r.out)["warnings"], json::array()) << r.out;
 }
 
 // An extension module's name says which Python it is for (cpython-311): a 3.9 venv's import never opens it
