@@ -224,11 +224,13 @@ void ContextOptions::add_to(CLI::App& app) {
                  "so a later DT_NEEDED of its soname reuses it, but its symbols bind only what its own load reaches)")
       ->allow_extra_args(false);
   // A flag that takes its value only as --python=EXE, so that "--python lib.so" keeps lib.so an input.
-  python_option = app.add_flag("--python{python3}", python,
-                               "check as the Python interpreter loads it: EXE, or python3 as PATH finds it (a "
-                               "pyenv or conda shim included), is run to ask where packages live (60 s at most, "
-                               "MUSA_LINKCHECK_PYTHON_TIMEOUT) and the interpreter it reports is loaded first, "
-                               "with its libpython, as by --with");
+  python_option = app.add_flag(
+      "--python{python3}", python,
+      "check as the Python interpreter loads it: EXE, or python3 as PATH finds it (a "
+      "pyenv or conda shim included), is run to ask where packages live (60 s at most, "
+      "MUSA_LINKCHECK_PYTHON_TIMEOUT) and the interpreter it reports is loaded first, "
+      "with its libpython, as by --with; without EXE, a file installed in a venv or conda environment is checked "
+      "as that environment's python3 imports it");
   app.add_option("--library-path", library_path, "extra directory searched like LD_LIBRARY_PATH (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--sysroot", sysroot, "resolve absolute search paths and ld.so.cache inside DIR");
