@@ -100,7 +100,11 @@ struct Stages {
   static void report(Run& run, InputCheck& in) {
     Report& out = run.report;
     for (auto& e : in.messages.errors) out.errors.push_back(std::move(e));
-    for (auto& w : in.messages.warnings) out.warnings.push_back(std::move(w));
+    // A warning about the run's context (the environment files are installed in) is one, however many inputs
+    // share it.
+    for (auto& w : in.messages.warnings)
+      if (std::none_of(out.warnings.begin(), out.warnings.end(), [&](const Warning& t) { return t.same_as(w); }))
+        out.warnings.push_back(std::move(w));
     for (auto& w : in.messages.with_as_import)
       if (std::find(out.with_as_import.begin(), out.with_as_import.end(), w) == out.with_as_import.end())
         out.with_as_import.push_back(std::move(w));

@@ -274,8 +274,7 @@ void load_input(Run& run, InputCheck& in) {
   }
   // --python's interpreter and the file's own environment differ: which one the verdict is for is said.
   if (run.options.python && !environment.empty() && !runs_in(*run.options.python, environment))
-    report.warnings.push_back(said::warning(said::OtherEnvironment{.file = file,
-                                                                   .environment = parent_dir(parent_dir(environment)),
+    report.warnings.push_back(said::warning(said::OtherEnvironment{.environment = parent_dir(parent_dir(environment)),
                                                                    .interpreter = environment,
                                                                    .python = run.options.python->executable,
                                                                    .python_from_path = !in.asked}));

@@ -550,14 +550,13 @@ struct TorchNotFound {  // warning: a file needs torch, which the run's interpre
   std::string subject() const { return file; }
   std::string words() const;
 };
-struct OtherEnvironment {  // warning: a file installed in another environment than --python's interpreter
-  std::string file;
-  std::string environment;        // the venv or conda environment it is installed in
+struct OtherEnvironment {         // warning: files installed in another environment than --python's interpreter's
+  std::string environment;        // the venv or conda environment they are installed in (one warning for all of them)
   std::string interpreter;        // that environment's bin/python3
   std::string python;             // --python's interpreter (its executable)
-  bool python_from_path = false;  // bare --python: the file was checked as its environment imports it
+  bool python_from_path = false;  // bare --python: they were checked as their environment imports them
   static constexpr WarningKind kWarning = WarningKind::OtherEnvironment;
-  std::string subject() const { return file; }
+  std::string subject() const { return environment; }
   std::string words() const;
 };
 struct LoadsOnlyInImport {  // warning: a file torch's import loads fails alone

@@ -67,11 +67,11 @@ std::string TorchNotFound::words() const {
          ": checked without it";
 }
 std::string OtherEnvironment::words() const {
-  return python_from_path ? file + " is installed in " + environment + ": checked as its interpreter " + interpreter +
-                                " imports it, not as " + python + " (python3 on PATH) would"
-                          : file + " is installed in " + environment + ", whose interpreter " + interpreter +
-                                " imports it: checked as " + python +
-                                " imports it, as --python asked (a verdict for that process only)";
+  return python_from_path ? "files installed in " + environment + " are checked as its interpreter " + interpreter +
+                                " imports them, not as " + python + " (python3 on PATH) would"
+                          : "files installed in " + environment + " are checked as " + python +
+                                " imports them, as --python asked, though " + interpreter +
+                                " is the interpreter that imports them (a verdict for " + python + "'s process only)";
 }
 std::string LoadsOnlyInImport::words() const {
   std::string names;

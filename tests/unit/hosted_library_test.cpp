@@ -246,9 +246,10 @@ TEST(HostedLibrary, a_file_in_a_venv_is_imported_by_that_venvs_interpreter_not_t
   auto r = run(kHostPath + kBin + " --no-cache --format json --python=" + kPython + " " + quote(module312));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_EQ(json::parse(r.out)["warnings"],
-            json::array({module312 + " is installed in " + venv312 + ", whose interpreter " + venv312 +
-                         "/bin/python3 imports it: checked as " + kPython +
-                         " imports it, as --python asked (a verdict for that process only)"}));
+            json::array({"files installed in " + venv312 + " are checked as " + kPython +
+                         " imports them, as --python asked, though " + venv312 +
+                         "/bin/python3 is the interpreter that imports them (a verdict for " + kPython +
+                         "'s process only)"}));
   // Bare --python means "as Python imports it": python3 on PATH is Debian's 3.11, but the file is installed in
   // the 3.12 venv, whose import fails, so that is the verdict (it was an all-clear for the wrong process).
   r = run(kHostPath + kBin + " --no-cache --format json --python " + quote(module312));
@@ -258,9 +259,17 @@ TEST(HostedLibrary, a_file_in_a_venv_is_imported_by_that_venvs_interpreter_not_t
   EXPECT_EQ(doc["libraries"][0]["host"], venv312 + "/bin/python3");
   ASSERT_EQ(doc["libraries"][0]["unresolved"].size(), 1u) << r.out;
   EXPECT_EQ(doc["libraries"][0]["unresolved"][0]["symbol"], "_PyUnicode_Ready");
-  EXPECT_EQ(doc["warnings"],
-            json::array({module312 + " is installed in " + venv312 + ": checked as its interpreter " + venv312 +
-                         "/bin/python3 imports it, not as " + kPython + " (python3 on PATH) would"}));
+  const json bare_warning =
+      json::array({"files installed in " + venv312 + " are checked as its interpreter " + venv312 +
+                   "/bin/python3 imports them, not as " + kPython + " (python3 on PATH) would"});
+  EXPECT_EQ(doc["warnings"], bare_warning);
+  // The whole venv (its two modules): the warning is said once, for the environment.
+  build_legacy_module(dir, venv312 + "/lib/python3.12/site-packages/legacy2.so");
+  r = run(kHostPath + kBin + " --no-cache --format json --python " + quote(venv312));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  doc = json::parse(r.out);
+  EXPECT_EQ(doc["libraries"].size(), 2u) << r.out;
+  EXPECT_EQ(doc["warnings"], bare_warning);
   // With the venv's python3 first on PATH (an activated venv), bare --python is that interpreter: no warning.
   r = run("env -u LD_LIBRARY_PATH PATH=" + venv312 + "/bin:/usr/bin:/bin " + kBin +
           " --no-cache --format json --python " + quote(module312));
