@@ -76,6 +76,16 @@ bool runs_in(const python::Interpreter& python, const std::string& env_exe) {
   return real_path(parent_dir(python.executable)) == real_path(parent_dir(env_exe));
 }
 
+// Whether the environment whose interpreter is `env_exe` is another than the one --python's interpreter runs in
+// (false without --python or without an environment): one answer per environment, asked under run.loads.
+bool python_elsewhere(const std::string& env_exe, Run& run) {
+  if (!run.options.python || env_exe.empty()) return false;
+  auto it = run.python_elsewhere.find(env_exe);
+  if (it == run.python_elsewhere.end())
+    it = run.python_elsewhere.emplace(env_exe, !runs_in(*run.options.python, env_exe)).first;
+  return it->second;
+}
+
 // --python named by PATH (bare, or --python=python3): the user named no interpreter of their own.
 bool python_from_path(const LinkcheckOptions& options) {
   return options.python && options.python->named.find('/') == std::string::npos;
@@ -90,7 +100,7 @@ const python::Interpreter* host_for(const std::string& file, Run& run) {
   const bool named_python = run.options.python && !python_from_path(run.options);
   if (named_python) return &run.host;
   const std::string& exe = installed_in(file, run);
-  if (exe.empty() || (run.options.python && runs_in(*run.options.python, exe))) return &run.host;
+  if (exe.empty() || (run.options.python && !python_elsewhere(exe, run))) return &run.host;
   auto it = run.env_hosts.find(exe);
   if (it == run.env_hosts.end()) it = run.env_hosts.emplace(exe, python::read_sites(exe)).first;
   return &it->second;
@@ -159,12 +169,11 @@ PlanHeaders read_headers_for_plan(const std::string& file) {
   return elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .lookup_only = true});
 }
 
+// `asked`: --python's answer holds for the file (InputCheck::asked); else it is planned as without --python, from
+// its own environment's files (host_for chose that environment's interpreter).
 python::ImportPlan import_plan(const std::string& file, const PlanHeaders& headers, const python::Interpreter* host,
-                               Run& run, Report& report, bool follow_imports = false) {
+                               bool asked, Run& run, Report& report, bool follow_imports = false) {
   const auto& options = run.options;
-  // --python's answer holds for the files its interpreter imports (host_for chose another for a file of another
-  // environment: that file is planned as without --python, from its environment's files).
-  const bool asked = options.python && host == &run.host;
   python::ImportQuestion q{.file = file,
                            .needed = headers ? headers->needed : std::vector<std::string>{},
                            .hosting = headers ? python::hosting_of(headers.value()) : python::Hosting::None,
@@ -266,21 +275,23 @@ void load_input(Run& run, InputCheck& in) {
   Report& report = in.messages;
   const PlanHeaders headers = read_headers_for_plan(file);
   std::string environment;
+  bool elsewhere = false;
   {
     std::lock_guard<std::mutex> lock(run.loads);
     in.host = host_for(file, run);
     in.asked = run.options.python && in.host == &run.host;
-    if (run.options.python) environment = installed_in(file, run);
+    environment = installed_in(file, run);
+    elsewhere = python_elsewhere(environment, run);
   }
   // --python's interpreter and the file's own environment differ: which one the verdict is for is said.
-  if (run.options.python && !environment.empty() && !runs_in(*run.options.python, environment))
+  if (elsewhere)
     report.warnings.push_back(said::warning(said::OtherEnvironment{.environment = parent_dir(parent_dir(environment)),
                                                                    .interpreter = environment,
                                                                    .python = run.options.python->executable,
                                                                    .python_from_path = !in.asked}));
   in.plan = [&] {
     PhaseTime t("plan");
-    return import_plan(file, headers, in.host, run, report);
+    return import_plan(file, headers, in.host, in.asked, run, report);
   }();
   if (in.plan.hosting == python::Hosting::ExtensionModule)
     for (const auto& w : run.options.with_unscoped)
@@ -297,7 +308,7 @@ void load_input(Run& run, InputCheck& in) {
   if (process && in.plan.hosting != python::Hosting::None && may_be_changed_by_imports(*process, run)) {
     PhaseTime t("plan.imports");
     Report again;  // the plan's warnings are the first plan's, already told
-    for (auto& l : import_plan(file, headers, in.host, run, again, true).loads)
+    for (auto& l : import_plan(file, headers, in.host, in.asked, run, again, true).loads)
       if (!l.imported_by.empty()) priors.push_back(std::move(l));
   }
   if (process && !priors.empty()) {

@@ -56,6 +56,7 @@ struct Run {
   // The interpreters of the environments the run's files are installed in, by program, and each directory's.
   std::map<std::string, python::Interpreter> env_hosts = {};
   std::map<std::string, std::string> env_of_dir = {};
+  std::map<std::string, bool> python_elsewhere = {};  // by program: its environment is not --python's
   // What each extension module an import loads first brings in (its load in its host), by name: the names
   // it answers to, each with its file's device and inode. Read once per run.
   std::map<std::string, std::map<std::string, std::pair<dev_t, ino_t>>> closure_of = {};
