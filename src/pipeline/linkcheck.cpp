@@ -100,11 +100,7 @@ struct Stages {
   static void report(Run& run, InputCheck& in) {
     Report& out = run.report;
     for (auto& e : in.messages.errors) out.errors.push_back(std::move(e));
-    // A warning about the run's context (the environment files are installed in) is one, however many inputs
-    // share it.
-    for (auto& w : in.messages.warnings)
-      if (std::none_of(out.warnings.begin(), out.warnings.end(), [&](const Warning& t) { return t.same_as(w); }))
-        out.warnings.push_back(std::move(w));
+    for (auto& w : in.messages.warnings) out.warnings.push_back(std::move(w));
     for (auto& w : in.messages.with_as_import)
       if (std::find(out.with_as_import.begin(), out.with_as_import.end(), w) == out.with_as_import.end())
         out.with_as_import.push_back(std::move(w));
@@ -211,6 +207,9 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
     PhaseTime t("package imports");
     pipeline::fail_with_package_imports(run);
   }
+  // One warning of a kind per subject, however many inputs or passes gave it (a venv's files share one about
+  // their environment), as musa-stubgen's run keeps them (Warning::same_as).
+  drop_repeated(report.warnings);
   // Words: every sentence of the report, written from the passes' evidence (src/report/words.cpp).
   PhaseTime t("sentences");
   report::write_sentences(report);
