@@ -13,6 +13,8 @@
 #include <sstream>
 #include <vector>
 
+#include "common/paths.h"
+
 namespace mlc::tools {
 namespace {
 
@@ -95,7 +97,7 @@ std::string number_refusal(const std::string& placeholder, const std::string& va
 
 // "python", "python3", "python3.11": a word that names an interpreter rather than a file to check.
 bool names_an_interpreter(std::string_view arg) {
-  std::string_view base = arg.substr(arg.rfind('/') == std::string_view::npos ? 0 : arg.rfind('/') + 1);
+  const std::string base = base_name(arg);
   if (base.rfind("python", 0) != 0) return false;
   return std::all_of(base.begin() + 6, base.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
 }
