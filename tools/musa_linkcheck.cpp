@@ -179,7 +179,8 @@ std::vector<mlc::FileWrite> writes_of(const Arguments& a) {
   };
   add("-o", a.output, {});
   add("--json-report", a.json_report, {});
-  add("--update-baseline", a.update_baseline, {mlc::ReadKind::Baseline});  // rewriting the baseline given is its point
+  add("--update-baseline", a.update_baseline,
+      {mlc::ReadKind::BaselineFile});  // rewriting the baseline given is its point
   return out;
 }
 
@@ -189,7 +190,7 @@ std::vector<mlc::FileRead> named_reads(const Arguments& a) {
   for (auto& r : a.context.files_named()) reads.push_back(std::move(r));
   if (!a.baseline.empty())
     reads.push_back(
-        {.path = absolute(a.baseline), .what = "the --baseline " + a.baseline, .kind = mlc::ReadKind::Baseline});
+        {.path = absolute(a.baseline), .what = "the --baseline " + a.baseline, .kind = mlc::ReadKind::BaselineFile});
   return reads;
 }
 

@@ -15,13 +15,13 @@ namespace mlc {
 // reads as sources; --apply patches the build files the build model read; --update-baseline rewrites
 // the baseline it was given).
 enum class ReadKind {
-  Input,      // a named file, or an ELF file checked under a named directory
-  Loaded,     // an object the load of an input brings in (--with's and the interpreter's included)
-  Context,    // a file named as context: --mapping, --report, --codegen-yaml, --cmake-lists
-  Baseline,   // the --baseline
-  Source,     // a file the source index read
-  BuildFile,  // a build file the build model read (CMakeLists.txt, CMakeCache.txt, compile_commands.json)
-  Sdk,        // an SDK's or CUDA's library or header
+  Input,         // a named file, or an ELF file checked under a named directory
+  Loaded,        // an object the load of an input brings in (--with's and the interpreter's included)
+  Context,       // a file named as context: --mapping, --report, --codegen-yaml, --cmake-lists
+  BaselineFile,  // the --baseline
+  Source,        // a file the source index read
+  BuildFile,     // a build file the build model read (CMakeLists.txt, CMakeCache.txt, compile_commands.json)
+  Sdk,           // an SDK's or CUDA's library or header
 };
 
 struct FileRead {

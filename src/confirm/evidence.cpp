@@ -17,7 +17,7 @@
 namespace mlc::confirm {
 namespace {
 
-std::string parent(const std::string& path) {
+std::string containing_dir(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
@@ -59,19 +59,19 @@ bool is_test_or_platform_file(const std::string& path) {
 int candidate_place(const trace::TraceContext& ctx, const UnresolvedSymbol& u, const std::string& file) {
   if (is_test_or_platform_file(file)) return 3;
   if (!ctx.build) return 2;
-  const std::string dir = parent(file);
+  const std::string dir = containing_dir(file);
   const build::Target* own = nullptr;
   for (const auto& ref : u.referenced_by)
     if ((own = ctx.build->target_for_artifact(ref.library))) break;
   if (own) {
     const auto own_sources = ctx.build->source_files(*own);
-    if (own->source_dir == dir ||
-        std::any_of(own_sources.begin(), own_sources.end(), [&](const std::string& s) { return parent(s) == dir; }))
+    if (own->source_dir == dir || std::any_of(own_sources.begin(), own_sources.end(),
+                                              [&](const std::string& s) { return containing_dir(s) == dir; }))
       return 0;
   }
   for (const auto& t : ctx.build->targets)
     if (&t != own &&
-        std::any_of(t.sources.begin(), t.sources.end(), [&](const std::string& s) { return parent(s) == dir; }))
+        std::any_of(t.sources.begin(), t.sources.end(), [&](const std::string& s) { return containing_dir(s) == dir; }))
       return 1;
   return 2;
 }
@@ -119,14 +119,14 @@ std::set<std::string> target_dirs(const trace::TraceContext& ctx, const Unresolv
   std::set<std::string> dirs;
   for (const auto& ref : u.referenced_by) {
     if (const auto* t = ctx.build->target_for_artifact(ref.library)) {
-      for (const auto& s : ctx.build->source_files(*t)) dirs.insert(parent(s));
+      for (const auto& s : ctx.build->source_files(*t)) dirs.insert(containing_dir(s));
       continue;
     }
     std::string base = build::target_of_library(nullptr, ref.library);  // named after the library
     for (const auto& l : ctx.build->lists)
       if (!l.removal && (l.targets.count(base) || l.variable == base) && build::feeds_build(*ctx.build, l))
         for (const auto& e : l.entries)
-          for (const auto& f : e.files) dirs.insert(parent(f));
+          for (const auto& f : e.files) dirs.insert(containing_dir(f));
   }
   return dirs;
 }
@@ -191,11 +191,11 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
   // compiled source, but only the target's and the headers' directories are compiled wholesale.
   std::set<std::string> dirs = target_dirs(ctx, u), spelling_dirs;
   if (dirs.empty())
-    for (const auto& f : ctx.build->compiled) spelling_dirs.insert(parent(f));
-  for (const auto& h : headers) dirs.insert(parent(h));
+    for (const auto& f : ctx.build->compiled) spelling_dirs.insert(containing_dir(f));
+  for (const auto& h : headers) dirs.insert(containing_dir(h));
   std::vector<RankedSource> mentions, others;
   for (const auto& f : ctx.sources->files()) {
-    const std::string dir = parent(f.path);
+    const std::string dir = containing_dir(f.path);
     const bool wholesale = dirs.count(dir) > 0;
     if ((!wholesale && !spelling_dirs.count(dir)) || !uncompiled(f.path) || seen.count(f.path)) continue;
     if (uint32_t line = line_mentioning(text_of(f.path), word)) {

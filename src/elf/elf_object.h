@@ -164,6 +164,7 @@ struct ElfObject {
   LoadHeader header;         // what the loader read of it before mapping it (read_load_header; the loader fills it)
 
   bool nodeflib() const { return (dt_flags_1 & 0x800) != 0; }  // DF_1_NODEFLIB
+  bool pie() const { return (dt_flags_1 & 0x08000000) != 0; }  // DF_1_PIE
   const VersionDefinition* definition(uint16_t index) const;
   const VersionRequirement* requirement(uint16_t index) const;
   // .dynsym entries, whether or not dynamic_symbols was materialised (ReadOptions::lookup_only);

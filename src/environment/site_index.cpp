@@ -22,7 +22,7 @@
 namespace mlc::environment {
 namespace {
 
-constexpr CacheFormat kFormat{.magic = "mlc-site-owner-index 1\n", .fields = 4};
+constexpr CacheFormat kSiteFormat{.magic = "mlc-site-owner-index 1\n", .fields = 4};
 
 // "mtime size" of a path, "-" when it cannot be stat'ed (a missing RECORD is part of the key too).
 std::string stamp(const std::string& path) {
@@ -54,11 +54,11 @@ bool shared_object_name(std::string_view path) {
   return base.ends_with(".so") || base.find(".so.") != std::string_view::npos;
 }
 
-std::optional<SiteIndex> read_cache(const std::string& path, const std::string& key) {
+std::optional<SiteIndex> read_site_cache(const std::string& path, const std::string& key) {
   // path TAB kind TAB name TAB version, none empty but the version.
   SiteIndex index;
   index.from_cache = true;
-  bool read = read_cache_file(path, kFormat, key, [&](std::span<const std::string_view> f) {
+  bool read = read_cache_file(path, kSiteFormat, key, [&](std::span<const std::string_view> f) {
     auto kind = from_string<OwnerKind>(f[1]);
     if (f[0].empty() || f[2].empty() || (kind != OwnerKind::Python && kind != OwnerKind::Conda)) return false;
     // Only what load_site_index keeps was written: a path outside the directory is not a file we wrote.
@@ -73,7 +73,7 @@ std::optional<SiteIndex> read_cache(const std::string& path, const std::string& 
 }
 
 void write_cache(const std::string& path, const std::string& key, const SiteIndex& index) {
-  CacheWriter out(kFormat, key);
+  CacheWriter out(kSiteFormat, key);
   for (const auto& [file, owner] : index.files)
     if (!owner.name.empty())
       (void)out.add(std::array<std::string_view, 4>{file, to_string(owner.kind), owner.name, owner.version});
@@ -170,7 +170,7 @@ SiteIndex load_site_index(const std::string& dir, RecordSource source, const std
                           : cache_dir + (source == RecordSource::DistInfo ? "/site-owners-" : "/conda-owners-") +
                                 fnv1a_hex(dir) + ".tsv";
   if (!cache.empty())
-    if (auto cached = read_cache(cache, key)) return std::move(*cached);
+    if (auto cached = read_site_cache(cache, key)) return std::move(*cached);
   SiteIndex index;
   for_each_record_row(dir, source, [&](std::string path, const PackageOwner& owner) {
     // The rows are inside the directory, so with no tab or newline the cache's lines cannot hold.

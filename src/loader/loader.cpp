@@ -66,9 +66,8 @@ const char* to_string(FoundHow how) {
 namespace {
 
 constexpr elf::ReadOptions kHeadersOnly{false, false, false};
-constexpr uint64_t kDfStaticTls = 0x10;   // elf.h DF_STATIC_TLS
-constexpr uint64_t kDf1Noopen = 0x40;     // elf.h DF_1_NOOPEN
-constexpr uint64_t kDf1Pie = 0x08000000;  // elf.h DF_1_PIE
+constexpr uint64_t kDfStaticTls = 0x10;  // elf.h DF_STATIC_TLS
+constexpr uint64_t kDf1Noopen = 0x40;    // elf.h DF_1_NOOPEN
 
 // The names glibc's own ld.so answers to in a process: the soname rtld.c adds to its map beside the
 // PT_INTERP path. Every process has it loaded before anything else.
@@ -451,7 +450,7 @@ class Emulator {
       return false;
     }
     FailureKind kind = FailureKind::BadCandidate;
-    if (!refusal && (obj->dt_flags_1 & kDf1Pie)) refusal = "cannot dynamically load position-independent executable";
+    if (!refusal && (obj->pie())) refusal = "cannot dynamically load position-independent executable";
     if (!refusal && (obj->dt_flags_1 & kDf1Noopen) && !starting_) {
       refusal = "shared object cannot be dlopen()ed";
       kind = FailureKind::NoOpen;

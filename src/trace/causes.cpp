@@ -57,7 +57,7 @@ struct CandidateCopy {
   std::set<std::string_view> versions;
 };
 
-bool exported(const elf::Symbol& s) {
+bool exported_definition(const elf::Symbol& s) {
   return !s.is_undefined() && !s.name.empty() &&
          (s.binding == elf::Binding::Global || s.binding == elf::Binding::Weak ||
           s.binding == elf::Binding::GnuUnique) &&
@@ -72,7 +72,7 @@ void read_copy(CandidateCopy& c) {
     if (!d.is_base) c.versions.insert(d.name);
   for (size_t i = 1; i < c.elf->dynamic_symbols.size(); ++i) {
     const auto& s = c.elf->dynamic_symbols[i];
-    if (!exported(s)) continue;
+    if (!exported_definition(s)) continue;
     const auto* d = c.elf->has_versym ? c.elf->definition(s.version_index) : nullptr;
     c.defs[s.name].push_back(d && !d->is_base ? d->name : std::string_view());
   }
@@ -96,7 +96,7 @@ bool picked_exports(const elf::ElfObject& o, std::string_view name, std::string_
     // at another node than the reference's is not what it missed).
     elf::Symbol sym = i < o.dynamic_symbols.size() ? o.dynamic_symbols[i] : o.dynamic_symbol(i);
     if (sym.name.empty()) sym.name = name;  // find_defined matched it by name
-    if (!exported(sym)) continue;
+    if (!exported_definition(sym)) continue;
     if (version.empty()) return true;
     const auto* d = o.has_versym ? o.definition(sym.version_index) : nullptr;
     if (!d || d->is_base || d->name == version) return true;

@@ -13,13 +13,15 @@
 #include "common/paths.h"
 
 namespace mlc::build::cmake {
-namespace {
 
+// Outside the anonymous namespace: Editor::State keeps them.
 struct Insertion {
   size_t offset;
   std::string text;
   size_t erase = 0;  // bytes replaced from offset (0: a pure insertion)
 };
+
+namespace {
 
 std::string line_indent(const std::string& text, size_t offset, bool* first_on_line) {
   size_t ls = text.rfind('\n', offset == 0 ? 0 : offset - 1);

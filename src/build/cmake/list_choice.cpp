@@ -22,7 +22,7 @@ std::string extension_of(const std::string& path) {
   return dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot);
 }
 
-bool under(const std::string& path, const std::string& dir) {
+bool strictly_under(const std::string& path, const std::string& dir) {
   return !dir.empty() && path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
 
@@ -44,7 +44,7 @@ std::string entry_base(const SourceList& list, const ListEntry& e, const std::st
   if (e.files.size() != 1 || std::filesystem::exists(e.files[0], ec)) return "";
   const std::string raw = unquoted(e.raw);
   if (raw.empty() || raw.find('$') != std::string::npos || raw[0] == '/') return "";
-  for (std::string dir = file.substr(0, file.rfind('/')); under(dir, list.current_dir);
+  for (std::string dir = file.substr(0, file.rfind('/')); strictly_under(dir, list.current_dir);
        dir = dir.substr(0, dir.rfind('/')))
     if (std::filesystem::exists(dir + "/" + raw, ec)) return dir;
   return "";
@@ -123,7 +123,7 @@ std::string entry_spelling(const SourceList& list, const std::string& file, cons
     if (!near || len > near_len) near = &e, near_len = len;
   }
   if (near) {
-    if (std::string base = entry_base(list, *near, file); !base.empty() && under(file, base)) {
+    if (std::string base = entry_base(list, *near, file); !base.empty() && strictly_under(file, base)) {
       return file.substr(base.size() + 1);
     }
     const std::string raw = unquoted(near->raw);
@@ -137,7 +137,7 @@ std::string entry_spelling(const SourceList& list, const std::string& file, cons
       std::string tail = named.substr(cut + 1);
       if (!ends_with(raw, tail)) break;
       std::string dir = named.substr(0, cut);
-      if (!under(spelled, dir)) continue;
+      if (!strictly_under(spelled, dir)) continue;
       std::string prefix = raw.substr(0, raw.size() - tail.size());
       if (!prefix.empty() && prefix.back() != '/') break;  // "x${A}b.cc": no clean directory prefix
       return prefix + spelled.substr(dir.size() + 1);
@@ -146,9 +146,9 @@ std::string entry_spelling(const SourceList& list, const std::string& file, cons
   bool uses_porting_var = std::any_of(list.entries.begin(), list.entries.end(), [](const ListEntry& e) {
     return e.raw.find("${GENERATED_PORTING_DIR}") != std::string::npos;
   });
-  if (uses_porting_var && under(file, porting_dir))
+  if (uses_porting_var && strictly_under(file, porting_dir))
     return "${GENERATED_PORTING_DIR}/" + file.substr(porting_dir.size() + 1);
-  if (under(file, list.current_dir)) return file.substr(list.current_dir.size() + 1);
+  if (strictly_under(file, list.current_dir)) return file.substr(list.current_dir.size() + 1);
   return file;
 }
 
