@@ -93,6 +93,10 @@ std::string absolute_in(const std::string& dir, const std::string& path) {
   return normalize_path(dir + "/" + path);
 }
 
+std::string entry_in(const std::string& dir, const std::string& path) {
+  return path.empty() ? dir : absolute_in(dir, path);
+}
+
 namespace {
 
 CompileDatabase parse_compile_database(const std::string& build_dir, const std::string& path) {

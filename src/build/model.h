@@ -247,6 +247,9 @@ std::string normalize_path(const std::string& path);
 // `path` made absolute against `dir` (the working directory of a compile command), normalized.
 std::string absolute_in(const std::string& dir, const std::string& path);
 
+// As absolute_in, but an empty `path` is `dir` itself: a File API path or a list entry relative to a directory.
+std::string entry_in(const std::string& dir, const std::string& path);
+
 // One compile command from compile_commands.json: working directory and argv.
 struct CompileCommand {
   std::string directory;

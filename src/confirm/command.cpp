@@ -29,11 +29,6 @@ std::string extension(const std::string& path) {
   return dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot);
 }
 
-std::string parent(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
-}
-
 bool starts(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 // Response files (gcc's @file, nvcc's --options-file / -optf FILE, as CMake writes includes_CUDA.rsp),
@@ -156,7 +151,7 @@ bool command_for(const std::vector<CompileCommand>& db, const std::string& file,
   if (!best) {
     // Nearest sibling: same directory and extension, then same extension, then the longest shared path.
     auto score = [&](const CompileCommand& c) {
-      bool same_dir = parent(c.file) == parent(file), same_ext = extension(c.file) == extension(file);
+      bool same_dir = dir_of(c.file) == dir_of(file), same_ext = extension(c.file) == extension(file);
       return std::make_tuple(same_dir && same_ext, same_ext, same_dir, shared_dir_prefix(c.file, file));
     };
     for (const auto& c : db)

@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "build/model.h"
+#include "common/paths.h"
 #include "confirm/confirm.h"
 #include "demangle/symbol_name.h"
 #include "report/said.h"
@@ -16,11 +17,6 @@
 
 namespace mlc::confirm {
 namespace {
-
-std::string containing_dir(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
-}
 
 bool ends_with_path(const std::string& file, const std::string& tail) {
   return file.size() > tail.size() && file.compare(file.size() - tail.size(), tail.size(), tail) == 0 &&
@@ -59,19 +55,19 @@ bool is_test_or_platform_file(const std::string& path) {
 int candidate_place(const trace::TraceContext& ctx, const UnresolvedSymbol& u, const std::string& file) {
   if (is_test_or_platform_file(file)) return 3;
   if (!ctx.build) return 2;
-  const std::string dir = containing_dir(file);
+  const std::string dir = dir_of(file);
   const build::Target* own = nullptr;
   for (const auto& ref : u.referenced_by)
     if ((own = ctx.build->target_for_artifact(ref.library))) break;
   if (own) {
     const auto own_sources = ctx.build->source_files(*own);
-    if (own->source_dir == dir || std::any_of(own_sources.begin(), own_sources.end(),
-                                              [&](const std::string& s) { return containing_dir(s) == dir; }))
+    if (own->source_dir == dir ||
+        std::any_of(own_sources.begin(), own_sources.end(), [&](const std::string& s) { return dir_of(s) == dir; }))
       return 0;
   }
   for (const auto& t : ctx.build->targets)
     if (&t != own &&
-        std::any_of(t.sources.begin(), t.sources.end(), [&](const std::string& s) { return containing_dir(s) == dir; }))
+        std::any_of(t.sources.begin(), t.sources.end(), [&](const std::string& s) { return dir_of(s) == dir; }))
       return 1;
   return 2;
 }
@@ -119,14 +115,14 @@ std::set<std::string> target_dirs(const trace::TraceContext& ctx, const Unresolv
   std::set<std::string> dirs;
   for (const auto& ref : u.referenced_by) {
     if (const auto* t = ctx.build->target_for_artifact(ref.library)) {
-      for (const auto& s : ctx.build->source_files(*t)) dirs.insert(containing_dir(s));
+      for (const auto& s : ctx.build->source_files(*t)) dirs.insert(dir_of(s));
       continue;
     }
     std::string base = build::target_of_library(nullptr, ref.library);  // named after the library
     for (const auto& l : ctx.build->lists)
       if (!l.removal && (l.targets.count(base) || l.variable == base) && build::feeds_build(*ctx.build, l))
         for (const auto& e : l.entries)
-          for (const auto& f : e.files) dirs.insert(containing_dir(f));
+          for (const auto& f : e.files) dirs.insert(dir_of(f));
   }
   return dirs;
 }
@@ -191,11 +187,11 @@ std::vector<RankedSource> rank_sources(const trace::TraceContext& ctx, const Unr
   // compiled source, but only the target's and the headers' directories are compiled wholesale.
   std::set<std::string> dirs = target_dirs(ctx, u), spelling_dirs;
   if (dirs.empty())
-    for (const auto& f : ctx.build->compiled) spelling_dirs.insert(containing_dir(f));
-  for (const auto& h : headers) dirs.insert(containing_dir(h));
+    for (const auto& f : ctx.build->compiled) spelling_dirs.insert(dir_of(f));
+  for (const auto& h : headers) dirs.insert(dir_of(h));
   std::vector<RankedSource> mentions, others;
   for (const auto& f : ctx.sources->files()) {
-    const std::string dir = containing_dir(f.path);
+    const std::string dir = dir_of(f.path);
     const bool wholesale = dirs.count(dir) > 0;
     if ((!wholesale && !spelling_dirs.count(dir)) || !uncompiled(f.path) || seen.count(f.path)) continue;
     if (uint32_t line = line_mentioning(text_of(f.path), word)) {

@@ -165,6 +165,8 @@ struct ElfObject {
 
   bool nodeflib() const { return (dt_flags_1 & 0x800) != 0; }  // DF_1_NODEFLIB
   bool pie() const { return (dt_flags_1 & 0x08000000) != 0; }  // DF_1_PIE
+  bool noopen() const { return (dt_flags_1 & 0x40) != 0; }     // DF_1_NOOPEN
+  bool static_tls() const { return (dt_flags & 0x10) != 0; }   // DF_STATIC_TLS
   const VersionDefinition* definition(uint16_t index) const;
   const VersionRequirement* requirement(uint16_t index) const;
   // .dynsym entries, whether or not dynamic_symbols was materialised (ReadOptions::lookup_only);

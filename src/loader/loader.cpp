@@ -66,8 +66,6 @@ const char* to_string(FoundHow how) {
 namespace {
 
 constexpr elf::ReadOptions kHeadersOnly{false, false, false};
-constexpr uint64_t kDfStaticTls = 0x10;  // elf.h DF_STATIC_TLS
-constexpr uint64_t kDf1Noopen = 0x40;    // elf.h DF_1_NOOPEN
 
 // The names glibc's own ld.so answers to in a process: the soname rtld.c adds to its map beside the
 // PT_INTERP path. Every process has it loaded before anything else.
@@ -251,7 +249,7 @@ class Emulator {
       o.at_start = true;
       o.global = true;
       process_.main = index;
-    } else if ((o.elf.dt_flags_1 & kDf1Noopen) && !starting_) {
+    } else if (o.elf.noopen() && !starting_) {
       fail(FailureKind::NoOpen, index, o.path, {});
     }
     check_isa_level(index, index);
@@ -450,8 +448,8 @@ class Emulator {
       return false;
     }
     FailureKind kind = FailureKind::BadCandidate;
-    if (!refusal && (obj->pie())) refusal = "cannot dynamically load position-independent executable";
-    if (!refusal && (obj->dt_flags_1 & kDf1Noopen) && !starting_) {
+    if (!refusal && obj->pie()) refusal = "cannot dynamically load position-independent executable";
+    if (!refusal && obj->noopen() && !starting_) {
       refusal = "shared object cannot be dlopen()ed";
       kind = FailureKind::NoOpen;
     }
@@ -718,7 +716,7 @@ void read_symbol_tables(Process& process, const std::vector<int>& checked) {
   // TLS model (relocation_checks.h) needs their initial-exec relocations.
   std::vector<int> objects = checked;
   for (size_t i = 0; i < process.objects.size(); ++i)
-    if ((process.objects[i].elf.dt_flags & kDfStaticTls) && !process.objects[i].at_start &&
+    if (process.objects[i].elf.static_tls() && !process.objects[i].at_start &&
         std::find(checked.begin(), checked.end(), static_cast<int>(i)) == checked.end())
       objects.push_back(static_cast<int>(i));
   std::vector<std::optional<InputError>> errors(objects.size());

@@ -23,15 +23,6 @@
 #include "common/walk.h"
 
 namespace mlc::build::cmake {
-namespace {
-
-std::string join(const std::string& dir, const std::string& rel) {
-  if (rel.empty()) return dir;
-  if (rel[0] == '/') return normalize_path(rel);
-  return normalize_path(dir + "/" + rel);
-}
-
-}  // namespace
 
 std::string expand_variables(const std::string& text, const std::map<std::string, std::string>& vars) {
   std::string out = text;
@@ -107,7 +98,7 @@ ListEntry make_entry(const CMakeArg& arg, const std::map<std::string, std::strin
     // No file name holds a NUL byte: the C library would read the path only up to it (a
     // GLOB_RECURSE over "/\0..." would walk the whole file system).
     if (piece.find('\0') != std::string::npos) continue;
-    std::string path = join(cur_dir, piece);
+    std::string path = entry_in(cur_dir, piece);
     if (glob_command && has_wildcard(piece)) {
       e.is_glob = true;
       auto files = evaluate_glob(path, recurse);
@@ -307,7 +298,7 @@ void read_list_filter(const std::vector<CMakeArg>& a, SourceList& list, Vars& va
   const std::set<std::string> gone(matched.begin(), matched.end());
   std::string kept;
   for (const auto& piece : pieces) {
-    if (gone.count(piece)) e.files.push_back(join(cur_dir, piece));
+    if (gone.count(piece)) e.files.push_back(entry_in(cur_dir, piece));
     else kept += (kept.empty() ? "" : ";") + piece;
   }
   value = kept;
@@ -470,13 +461,13 @@ MissingObjects take_compile_database(Model& info) {
     return missing;
   }
   info.has_compile_database = true;
-  for (const auto& [dir, file] : database->files) info.compiled.insert(join(dir, file));
+  for (const auto& [dir, file] : database->files) info.compiled.insert(entry_in(dir, file));
   // A source whose object the build has not written yet (an entry added, a glob that sees a new file,
   // since the last build) is compiled by the configure but in no library built so far.
   for (const auto& c : database->commands) {
     auto out = build::output_argument(c.argv);
     if (!out) continue;
-    const std::string object = join(c.directory, c.argv[out->index].substr(out->offset));
+    const std::string object = entry_in(c.directory, c.argv[out->index].substr(out->offset));
     if (path_exists(object)) continue;
     info.unbuilt.insert(normalize_path(c.file));
     missing[normalize_path(c.file)].push_back(object);
@@ -526,7 +517,7 @@ std::set<std::string> files_the_build_read(const std::string& build_dir) {
   if (!cmds) return out;
   for (const auto& c : cmds.value())
     if (c.name == "set" && !c.args.empty() && c.args[0].value == "CMAKE_MAKEFILE_DEPENDS")
-      for (size_t k = 1; k < c.args.size(); ++k) out.insert(join(build_dir, c.args[k].value));
+      for (size_t k = 1; k < c.args.size(); ++k) out.insert(entry_in(build_dir, c.args[k].value));
   return out;
 }
 
@@ -570,7 +561,7 @@ class TreeWalker {
                     if (c.args.empty()) return;
                     std::string arg = expand_variables(c.args[0].value, scope.vars);
                     if (c.name == "add_subdirectory") {
-                      std::string dir = join(cur_dir, arg);
+                      std::string dir = entry_in(cur_dir, arg);
                       std::string child_file = dir + "/CMakeLists.txt";
                       if (!path_exists(child_file) || (!read_.empty() && !read_.count(child_file))) return;
                       Scope child = scope;
@@ -579,7 +570,7 @@ class TreeWalker {
                       scope.vars["CMAKE_CURRENT_LIST_DIR"] = file.substr(0, file.rfind('/'));
                     } else if (c.name == "include") {
                       // Only the project's own files: a module name (include(GNUInstallDirs)) is CMake's.
-                      std::string path = join(file.substr(0, file.rfind('/')), arg);
+                      std::string path = entry_in(file.substr(0, file.rfind('/')), arg);
                       if (arg.find('/') == std::string::npos && arg.find(".cmake") == std::string::npos) return;
                       if (!path_exists(path) || is_dir(path) ||
                           (!info_.source_dir.empty() && path.rfind(info_.source_dir + "/", 0) != 0))

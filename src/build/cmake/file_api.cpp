@@ -23,12 +23,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string join_relative(const std::string& dir, const std::string& rel) {
-  if (rel.empty()) return dir;
-  if (rel[0] == '/') return normalize_path(rel);
-  return normalize_path(dir + "/" + rel);
-}
-
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -60,7 +54,7 @@ std::vector<build::Frame> stack_of(const json& graph, size_t node, const std::st
     if (n.contains("command") && file < files.size() && files[file].is_string()) {
       size_t c = n["command"].is_number_unsigned() ? n["command"].get<size_t>() : commands.size();
       out.push_back(
-          {.file = join_relative(top, files[file].get<std::string>()),
+          {.file = entry_in(top, files[file].get<std::string>()),
            .line = n.value("line", 0u),
            .command = c < commands.size() && commands[c].is_string() ? lower(commands[c].get<std::string>()) : ""});
     }
@@ -76,13 +70,13 @@ Target read_target(const json& tj, Model& info, const std::string& top) {
   Target target;
   target.name = tj.value("name", "");
   if (tj.contains("paths") && tj["paths"].is_object())
-    target.source_dir = normalize_path(join_relative(top, tj["paths"].value("source", ".")));
+    target.source_dir = normalize_path(entry_in(top, tj["paths"].value("source", ".")));
   target.type = build::target_type(tj.value("type", ""));
   for (const auto& a : tj.value("artifacts", json::array()))
-    target.artifacts.push_back(join_relative(info.build_dir, a.value("path", "")));
+    target.artifacts.push_back(entry_in(info.build_dir, a.value("path", "")));
   const json graph = tj.value("backtraceGraph", json::object());
   for (const auto& s : tj.value("sources", json::array())) {
-    std::string p = join_relative(top, s.value("path", ""));
+    std::string p = entry_in(top, s.value("path", ""));
     target.sources.push_back(p);
     build::AddedSource added{.file = normalize_path(p), .compiled = s.contains("compileGroupIndex"), .stack = {}};
     if (added.compiled) {
@@ -159,7 +153,7 @@ Reply read_file_api(Model& info) {
   // The project's own files: not generated (CMakeSystem.cmake), not CMake's modules, not outside the project.
   for (const auto& in : cf.value("inputs", json::array()))
     if (!in.value("isGenerated", false) && !in.value("isExternal", false) && !in.value("isCMake", false))
-      out.inputs.push_back(join_relative(top, in.value("path", "")));
+      out.inputs.push_back(entry_in(top, in.value("path", "")));
   return out;
 }
 
