@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tree_paths.h"
+
 namespace mlc::test {
 
 struct CommandResult {
