@@ -61,7 +61,7 @@ configure_and_build() {
 # needs it), only the fuzz targets and the fixtures they take seeds from.
 configure_sanitized() {
   cmake -S . -B "$BUILD_DIR-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLC_BUILD_TESTS=ON \
-    -DMLC_SANITIZE=ON >/dev/null
+    -DMLC_SANITIZE=ON "$@" >/dev/null
   cmake --build "$BUILD_DIR-asan" -j "$(nproc)"
 }
 configure_fuzz() {
@@ -152,7 +152,7 @@ case "${1:-}" in
     # the Package tests are left to the plain build, tests/CMakeLists.txt says why), then each
     # libFuzzer target for a few seconds from the fixtures' and the system's files, and the crash
     # regressions.
-    configure_sanitized
+    configure_sanitized -DMLC_WERROR=ON
     ctest_in_a_fresh_home --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)"
     configure_fuzz -DMLC_FUZZ_SECONDS=8 -DMLC_FUZZ_SEED=1
     ctest --test-dir "$BUILD_DIR-fuzz" --output-on-failure -j "$(nproc)" -L fuzz
