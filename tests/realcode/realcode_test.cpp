@@ -856,11 +856,11 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   }
 
   const std::string work = kPanel + "/" + p.name;
-  const std::string tree = work + "/src", full = work + "/full", build = work + "/build";
-  const std::string truth_dir = work + "/truth", stubs = work + "/stubs", cache = work + "/cache";
+  const std::string tree = work + "/src", build = work + "/build";
+  const std::string stubs = work + "/stubs", cache = work + "/cache";
   const std::string no_sdk = work + "/no-sdk";
   fs::remove_all(work);
-  for (const auto& d : {truth_dir, stubs, cache, no_sdk}) fs::create_directories(d);
+  for (const auto& d : {stubs, cache, no_sdk}) fs::create_directories(d);
   fs::copy(pristine, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   // quilt's backups of the files Debian's patches touched are no part of the project (debian/ stays:
   // a CMake file the build never reads is real-world material).
@@ -870,11 +870,16 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   for (const auto& a : p.cmake_args) args += " " + quote(a);
   args += " -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -G 'Unix Makefiles'";
 
-  // 1. A full configure of the untouched sources: the build's own flags for every source.
+  // 1. The library built from the untouched copy: the compiler's own object of every source, with the
+  //    build's own flags. (The same tree is built again below without the removed sources: only those
+  //    objects go, and a source compiles once.)
   const std::string cmake_dir = p.cmake_dir.empty() ? "" : "/" + p.cmake_dir;
-  auto conf = run("cmake -S " + quote(pristine + cmake_dir) + " -B " + quote(full) + args);
-  ASSERT_EQ(conf.status, 0) << "configuring " << pristine << " failed:\n" << conf.out << conf.err;
-  const auto commands = read_compile_commands(full);
+  const std::string configure = "cmake -S " + quote(tree + cmake_dir) + " -B " + quote(build) + args;
+  const std::string build_target = "cmake --build " + quote(build) + " --target " + quote(p.target) + " -j 2";
+  auto untouched = run(configure + " >/dev/null && " + build_target);
+  ASSERT_EQ(untouched.status, 0) << "building " << p.name << " from its untouched sources failed:\n"
+                                 << untouched.out << untouched.err;
+  const auto commands = read_compile_commands(build);
   std::vector<CompileCommand> library_sources;
   const std::string marker = "CMakeFiles/" + (p.objects.empty() ? p.target : p.objects) + ".dir/";
   for (const auto& c : commands)
@@ -883,20 +888,15 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
             [](const auto& a, const auto& b) { return a.file < b.file; });
   ASSERT_GT(library_sources.size(), static_cast<size_t>(p.remove)) << p.target << " has too few sources";
 
-  // 2. Every library source compiled with the full configure's own flags. Only a source that another
-  //    one references can leave a symbol undefined; the fixed seed draws among those, and the chosen
-  //    ones are removed from the list in a copy of the tree.
+  // 2. What each library source's object defines and references. Only a source that another one
+  //    references can leave a symbol undefined; the fixed seed draws among those, and the chosen ones
+  //    are removed from the tree's lists.
   std::map<std::string, std::set<std::string>> defines, references;  // source -> global symbols
+  std::map<std::string, std::string> object_of;                      // source -> its object
   for (const auto& c : library_sources) {
-    auto words = c.arguments;
-    const std::string object = truth_dir + "/" + fs::relative(c.file, pristine).string() + ".o";
-    fs::create_directories(fs::path(object).parent_path());
-    for (size_t i = 0; i + 1 < words.size(); ++i)
-      if (words[i] == "-o") words[i + 1] = object;
-    std::string cmd = "cd " + quote(c.directory) + " &&";
-    for (const auto& w : words) cmd += " " + quote(w);
-    auto cc = run(cmd);
-    ASSERT_EQ(cc.status, 0) << "compiling " << c.file << " with its compile_commands.json flags failed:\n" << cc.err;
+    const std::string object = fs::path(c.output).is_absolute() ? c.output : c.directory + "/" + c.output;
+    ASSERT_TRUE(fs::is_regular_file(object)) << c.file << ": its object " << object << " was not built";
+    object_of[c.file] = object;
     defines[c.file] = defined_symbols(object, false);
     references[c.file] = undefined_symbols(object, false);
   }
@@ -911,7 +911,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
           break;
         }
     // A generated source (pcre2_chartables.c in the build tree) is no entry a person removes.
-    if (weight > 0 && fs::relative(c.file, pristine).string().rfind("..", 0) != 0) pool.emplace_back(c, weight);
+    if (weight > 0 && fs::relative(c.file, tree).string().rfind("..", 0) != 0) pool.emplace_back(c, weight);
   }
   // The seeded draw takes what the table's removals leave (none, for a library of three sources).
   ASSERT_GE(pool.size(), static_cast<size_t>(p.remove)) << p.target << " has too few sources others reference";
@@ -919,10 +919,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   std::vector<fs::path> cmake_files{fs::path(tree) / p.cmake_file};
   for (const auto& f : p.more_cmake_files) cmake_files.push_back(fs::path(tree) / f);
   auto rel_to = [&](const std::string& file, const fs::path& cmake_file) {
-    const auto rel_to_root = fs::relative(file, pristine);
-    return fs::relative(fs::path(pristine) / rel_to_root,
-                        (fs::path(pristine) / fs::relative(cmake_file, tree)).parent_path())
-        .string();
+    return fs::relative(file, cmake_file.parent_path()).string();
   };
   // Whether a source is written in one of those files, by its name (what remove_from_list takes out);
   // a glob lists them all.
@@ -947,7 +944,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   std::vector<CompileCommand> removed;
   for (const auto& rel : p.force) {
     auto it = std::find_if(pool.begin(), pool.end(),
-                           [&](const auto& e) { return canonical(e.first.file) == canonical(pristine + "/" + rel); });
+                           [&](const auto& e) { return canonical(e.first.file) == canonical(tree + "/" + rel); });
     ASSERT_NE(it, pool.end()) << rel << " is not a referenced source of " << p.target
                               << ": the project table is out of date";
     removed.push_back(it->first);
@@ -976,7 +973,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   std::mt19937 run_rng(run_seed());  // this run's own
   draw(run_rng, from_env("MLC_REALCODE_DRAW", "1") == "0" ? 0 : p.random_remove,
        true);                                    // MLC_REALCODE_DRAW=0: the table alone
-  std::map<std::string, std::string> tree_path;  // pristine file -> its copy in the tree
+  std::map<std::string, std::string> tree_path;  // source -> its canonical path
   // Where each removed source was written, before any removal: the file, command and branch a
   // reviewer expects it back in.
   struct Place {
@@ -995,11 +992,11 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
     }
     return out;
   };
-  std::map<std::string, std::vector<Place>> was;  // pristine file -> where it was written
+  std::map<std::string, std::vector<Place>> was;  // source -> where it was written
   for (const auto& c : removed) was[c.file] = places_of(c);
   for (const auto& c : removed) {
-    const auto rel_to_root = fs::relative(c.file, pristine).string();
-    tree_path[c.file] = canonical(tree + "/" + rel_to_root);
+    const auto rel_to_root = fs::relative(c.file, tree).string();
+    tree_path[c.file] = canonical(c.file);
     int entries = 0;
     for (const auto& cmake_file : cmake_files) {
       const std::string rel = rel_to(c.file, cmake_file);
@@ -1011,12 +1008,16 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
                           << ": the panel's project table is out of date";
   }
 
-  // 3. The library built from the copy without them.
-  auto build_cmd = "cmake -S " + quote(tree + cmake_dir) + " -B " + quote(build) + args +
-                   " >/dev/null && cmake --build " + quote(build) + " --target " + quote(p.target) + " -j 2";
-  auto b = run(build_cmd);
+  // 3. The library built again without them, as a fresh build of the edited tree leaves it: the removed
+  //    sources' objects (and their dependency files) go, and the library is linked anew.
+  std::string library = find_file(build, p.library);
+  ASSERT_FALSE(library.empty()) << p.library << " not found under " << build;
+  fs::remove(fs::canonical(library));  // the file a soname's links lead to
+  for (const auto& c : removed)
+    for (const auto& f : {object_of[c.file], object_of[c.file] + ".d"}) fs::remove(f);
+  auto b = run(configure + " >/dev/null && " + build_target);
   ASSERT_EQ(b.status, 0) << "building " << p.name << " without the removed sources failed:\n" << b.out << b.err;
-  const std::string library = find_file(build, p.library);
+  library = find_file(build, p.library);
   ASSERT_FALSE(library.empty()) << p.library << " not found under " << build;
 
   // 4. The truth: each undefined symbol of the built library that no system library defines belongs
@@ -1114,7 +1115,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   pct << accuracy;
   std::ostringstream summary;
   summary << p.name << (kSourceRoot ? " (--build-dir and --source-root)" : " (--build-dir alone)") << ": removed";
-  for (const auto& c : removed) summary << " " << fs::relative(c.file, pristine).string();
+  for (const auto& c : removed) summary << " " << fs::relative(c.file, tree).string();
   summary << " (the last " << removed.size() - fixed << " by this run's seed, MLC_REALCODE_SEED=" << run_seed() << ")";
   summary << "; " << truth.size() << " symbols, " << right << " right (" << pct.str() << "%)";
   if (drawn_missed > 0) summary << " [" << drawn_missed << " of the drawn sources' symbols unknown]";
@@ -1138,7 +1139,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   std::ostringstream misplaced;
   for (const auto& c : removed) {
     const auto now = places_of(c);
-    const auto rel_to_root = fs::relative(c.file, pristine).string();
+    const auto rel_to_root = fs::relative(c.file, tree).string();
     if (!p.glob_list.empty()) {
       if (!now.empty()) continue;  // its list(REMOVE_ITEM) is still there: not put back
       ++put_back, ++placed;
@@ -1174,7 +1175,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   // (exit 1 only where the first run refused what it did not trace, as below)
   const bool early_is_noop =
       sg_early.status == (right == truth.size() ? 0 : 1) && tree_digest({tree, stubs}) == before_early;
-  auto rb = run("cmake --build " + quote(build) + " --target " + quote(p.target) + " -j 2");
+  auto rb = run(build_target);
   std::vector<std::string> left;         // by nm, the oracle, and by musa-linkcheck, which must agree
   std::vector<std::string> left_traced;  // of them, those the tool traced right
   std::vector<std::string> still_reported;
