@@ -7,6 +7,8 @@
 // finding copies its sealed fields as they are (what a writer wrote travels with it).
 #pragma once
 
+#include <concepts>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,7 +54,10 @@ class Sealed {
   void write(Pen, T value) { value_ = std::move(value); }
   friend bool operator==(const Sealed& a, const Sealed& b) { return a.value_ == b.value_; }
   friend bool operator==(const Sealed& a, const T& b) { return a.value_ == b; }
-  template <class Stream>  // an ostream, a test's message: where T can be streamed
+  // Any ostream, where T can be streamed. Not any class with an operator<<: gtest's Message has a member
+  // template taking every type, and clang finds the two equally good (it streams into its own ostream).
+  template <class Stream>
+  requires std::derived_from<Stream, std::ostream>
   friend auto operator<<(Stream& out, const Sealed& s) -> decltype(out << std::declval<const T&>()) {
     return out << s.value_;
   }
