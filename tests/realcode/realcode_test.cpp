@@ -498,11 +498,10 @@ std::string fetch_sources(const Project& p, std::string& why) {
   return dir + "/" + unpacked;
 }
 
-// One compile_commands.json entry: directory, file and the command as words.
+// One compile_commands.json entry: directory, file and the object it writes (relative to the directory).
 struct CompileCommand {
   std::string directory;
   std::string file;
-  std::vector<std::string> arguments;
   std::string output;
 };
 
@@ -541,11 +540,11 @@ std::vector<CompileCommand> read_compile_commands(const std::string& build_dir) 
   std::vector<CompileCommand> out;
   auto j = nlohmann::json::parse(test::read_file(build_dir + "/compile_commands.json"));
   for (const auto& e : j) {
-    CompileCommand c{.directory = e.at("directory"), .file = e.at("file"), .arguments = {}, .output = {}};
-    if (e.contains("arguments")) c.arguments = e.at("arguments").get<std::vector<std::string>>();
-    else c.arguments = split_command(e.at("command"));
-    for (size_t i = 0; i + 1 < c.arguments.size(); ++i)
-      if (c.arguments[i] == "-o") c.output = c.arguments[i + 1];
+    CompileCommand c{.directory = e.at("directory"), .file = e.at("file"), .output = {}};
+    const auto words =
+        e.contains("arguments") ? e.at("arguments").get<std::vector<std::string>>() : split_command(e.at("command"));
+    for (size_t i = 0; i + 1 < words.size(); ++i)
+      if (words[i] == "-o") c.output = words[i + 1];
     if (e.contains("output")) c.output = e.at("output");
     out.push_back(c);
   }
@@ -972,8 +971,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   const size_t fixed = removed.size();
   std::mt19937 run_rng(run_seed());  // this run's own
   draw(run_rng, from_env("MLC_REALCODE_DRAW", "1") == "0" ? 0 : p.random_remove,
-       true);                                    // MLC_REALCODE_DRAW=0: the table alone
-  std::map<std::string, std::string> tree_path;  // source -> its canonical path
+       true);  // MLC_REALCODE_DRAW=0: the table alone
   // Where each removed source was written, before any removal: the file, command and branch a
   // reviewer expects it back in.
   struct Place {
@@ -996,7 +994,6 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   for (const auto& c : removed) was[c.file] = places_of(c);
   for (const auto& c : removed) {
     const auto rel_to_root = fs::relative(c.file, tree).string();
-    tree_path[c.file] = canonical(c.file);
     int entries = 0;
     for (const auto& cmake_file : cmake_files) {
       const std::string rel = rel_to(c.file, cmake_file);
@@ -1027,7 +1024,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   const auto system = system_symbols(library);
   for (const auto& c : removed)
     for (const auto& s : defines[c.file])
-      if (undefined.contains(s) && !system.contains(s)) truth[s].insert(tree_path[c.file]);
+      if (undefined.contains(s) && !system.contains(s)) truth[s].insert(canonical(c.file));
 
   // 5. The tool, with the build's context.
   const std::string context = " --build-dir " + quote(build) + (kSourceRoot ? " --source-root " + quote(tree) : "") +
@@ -1047,7 +1044,7 @@ TEST_P(Panel, traces_removed_sources_and_one_apply_restores_the_build) {
   // A symbol only the seeded draw's sources define is the draw's: the tool may say it does not know
   // (unknown, counted and listed), never name a wrong file. The table's removals hold the threshold.
   std::set<std::string> drawn_files;
-  for (size_t k = fixed; k < removed.size(); ++k) drawn_files.insert(tree_path[removed[k].file]);
+  for (size_t k = fixed; k < removed.size(); ++k) drawn_files.insert(canonical(removed[k].file));
   auto drawn_only = [&](const std::set<std::string>& files) {
     return std::all_of(files.begin(), files.end(), [&](const std::string& f) { return drawn_files.contains(f); });
   };
