@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "build/cmake/build_info.h"
 #include "test_support.h"
 
 namespace mlc {
@@ -172,20 +173,15 @@ TEST(Package, baseline_lets_the_example_build_pass_without_stubs) {
 // 2 cores). Only for a Makefiles tree, as the example's: Make compiles in each target's directory, so a unit's
 // path relative to it is the same in both trees; Ninja compiles from the top, where the toolkit's units sit one
 // folder deeper, and the example then builds at its own default flags, cheaper than a missed RelWithDebInfo;
-// so does a tree that compiled without ccache.
+// so does a tree whose core compiled without ccache (MLC_OWN_LAUNCHER empty, CMake's own decision).
 std::string this_trees_flags() {
-  std::string args, cache = test::read_file(kBinary + "/CMakeCache.txt");
-  if (cache.find("\nCMAKE_GENERATOR:INTERNAL=Unix Makefiles\n") == std::string::npos ||
-      cache.find("\nMLC_OWN_CCACHE:BOOL=ON\n") == std::string::npos ||
-      cache.find("\nMLC_CCACHE:FILEPATH=") == std::string::npos ||
-      cache.find("MLC_CCACHE-NOTFOUND") != std::string::npos)
-    return args;
+  std::optional<InputError> error;
+  auto cache = build::cmake::read_cmake_cache(kBinary + "/CMakeCache.txt", error);
+  std::string args;
+  if (error || cache["CMAKE_GENERATOR"] != "Unix Makefiles" || cache["MLC_OWN_LAUNCHER"].empty()) return args;
   for (const char* name : {"CMAKE_BUILD_TYPE", "MLC_WERROR", "MLC_FULL_DEBUG_INFO", "MLC_UNITY_BUILD", "MLC_OWN_CCACHE",
                            "MLC_CCACHE_DIR"}) {
-    size_t at = cache.find("\n" + std::string(name) + ":");
-    if (at == std::string::npos) continue;
-    size_t eq = cache.find('=', at), nl = cache.find('\n', at + 1);
-    args += " -D" + std::string(name) + "=" + quote(cache.substr(eq + 1, nl - eq - 1));
+    if (auto it = cache.find(name); it != cache.end()) args += " -D" + it->first + "=" + quote(it->second);
   }
   return args;
 }
