@@ -30,6 +30,13 @@ struct RawSection {
 std::vector<RawSection> native_sections(const ElfObject& object);
 // Mappings of natively read files are kept until exit instead of unmapped with their last object.
 void keep_native_mappings();
+// Starts reading the pages of `bytes` (a range of a mapping read_native made) into the page cache and
+// waits for none. Such a mapping reads a page per fault (MADV_RANDOM): a reader about to go through a
+// range asks for it first, or meets one read per page on a cold page cache.
+void will_need(std::string_view bytes);
+// A range of such a mapping about to be read from start to end: read ahead of the faults as any sequential
+// reader is (MADV_SEQUENTIAL), not a page per fault.
+void read_in_order(std::string_view bytes);
 
 // Reads a file through libelf; takes ownership of the descriptor (closed with the object, or at once
 // when reading fails).

@@ -187,6 +187,7 @@ Result<std::vector<std::string>> read_string_literals(const ElfObject& object, c
   };
   for (const auto& section : object.native ? detail::native_sections(object) : detail::libelf_sections(object)) {
     if (!holds_literals(section) || section.bytes.empty()) continue;
+    if (object.native) detail::read_in_order(section.bytes);  // the scan goes through all of it
     const char* bytes = section.bytes.data();
     const char* end = bytes + section.bytes.size();
     if (!search.starting.empty()) {
