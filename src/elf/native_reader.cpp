@@ -159,17 +159,6 @@ std::optional<InputError> read_dynamic(int fd, const std::string& path, const Fi
   return std::nullopt;
 }
 
-// The bytes at the start of a relocation section that DT_RELACOUNT/DT_RELCOUNT's relative entries take
-// (the decoder skips them, tables.cpp: mark_relocated).
-size_t relative_bytes(const ElfObject& obj, const Section& s) {
-  const bool rela = s.type == SHT_RELA;
-  if (s.addr == 0 || s.addr != (rela ? obj.rela_table : obj.rel_table)) return 0;
-  const size_t entry = rela ? (obj.is_64 ? sizeof(Elf64_Rela) : sizeof(Elf32_Rela))
-                            : (obj.is_64 ? sizeof(Elf64_Rel) : sizeof(Elf32_Rel));
-  const uint64_t count = rela ? obj.relative_rela_count : obj.relative_rel_count;
-  return count > s.size / entry ? s.size : static_cast<size_t>(count) * entry;
-}
-
 uintptr_t page_size() {
   static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   return page;
@@ -191,13 +180,15 @@ bool tables_cached(const File& f) {
   return probe.empty() || cached(probe.data() + probe.size() - 1);
 }
 
-// MADV_WILLNEED over the pages of `bytes`: the kernel starts reading them and the call returns.
-void ask(std::string_view bytes) {
+// madvise(2) over the pages of `bytes`.
+void advise(std::string_view bytes, int advice) {
   if (bytes.empty()) return;
   const uintptr_t from = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page_size() - 1);
-  madvise(reinterpret_cast<void*>(from), reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size() - from,
-          MADV_WILLNEED);
+  madvise(reinterpret_cast<void*>(from), reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size() - from, advice);
 }
+
+// MADV_WILLNEED: the kernel starts reading the pages and the call returns.
+void ask(std::string_view bytes) { advise(bytes, MADV_WILLNEED); }
 
 // The tables every reader of an object looks up: .dynsym and its strings, the version tables, .gnu.hash.
 void ask_tables(const File& f) {
@@ -231,7 +222,7 @@ TableBytes table_bytes(File& f, const ReadOptions& options, const ElfObject& obj
       const Section& s = f.sections[index];
       if (s.link != f.dynsym || !(s.flags & SHF_ALLOC)) continue;
       b.relocations.push_back({.bytes = f.bytes(index), .rela = s.type == SHT_RELA, .addr = s.addr});
-      will_need(b.relocations.back().bytes.substr(std::min(s.size, relative_bytes(obj, s))));
+      will_need(named_entries(b.relocations.back(), obj));
     }
   }
   if (options.static_symbols && f.symtab) {
@@ -327,12 +318,7 @@ void will_need(std::string_view bytes) {
   ask(bytes);
 }
 
-void read_in_order(std::string_view bytes) {
-  if (bytes.empty()) return;
-  const uintptr_t from = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page_size() - 1);
-  madvise(reinterpret_cast<void*>(from), reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size() - from,
-          MADV_SEQUENTIAL);
-}
+void read_in_order(std::string_view bytes) { advise(bytes, MADV_SEQUENTIAL); }
 
 // MADV_DONTNEED on a read-only private file mapping never written: the pages leave the resident set
 // and the next access reads them again from the page cache, unchanged, so every view stays valid.

@@ -253,6 +253,17 @@ std::string_view name_in(std::string_view strings, uint64_t offset) {
   return offset + len < strings.size() ? std::string_view(start, len) : std::string_view();
 }
 
+uint64_t relative_prefix(const RelocationBytes& r, const ElfObject& obj) {
+  if (r.addr == 0 || r.addr != (r.rela ? obj.rela_table : obj.rel_table)) return 0;
+  return r.rela ? obj.relative_rela_count : obj.relative_rel_count;
+}
+
+std::string_view named_entries(const RelocationBytes& r, const ElfObject& obj) {
+  const size_t entry = r.rela ? (obj.is_64 ? sizeof(Elf64_Rela) : sizeof(Elf32_Rela))
+                              : (obj.is_64 ? sizeof(Elf64_Rel) : sizeof(Elf32_Rel));
+  return r.bytes.substr(std::min<uint64_t>(relative_prefix(r, obj), r.bytes.size() / entry) * entry);
+}
+
 std::optional<InputError> decode_tables(const TableBytes& b, const ReadOptions& options, ElfObject& obj) {
   if (b.has_dynsym && !obj.tables_read) {
     if (auto err = read_lookup_tables(b, obj)) return err;
@@ -260,11 +271,7 @@ std::optional<InputError> decode_tables(const TableBytes& b, const ReadOptions& 
   if (b.has_dynsym && options.relocations) {
     std::vector<uint8_t> named(std::max<size_t>(obj.dynsym_count, 1), 0);
     for (const auto& r : b.relocations) {
-      size_t skip = 0;
-      if (r.addr != 0 && r.addr == (r.rela ? obj.rela_table : obj.rel_table)) {
-        skip = r.rela ? obj.relative_rela_count : obj.relative_rel_count;
-      }
-      mark_relocated(r, obj.is_64, obj.machine == EM_X86_64, skip, named);
+      mark_relocated(r, obj.is_64, obj.machine == EM_X86_64, relative_prefix(r, obj), named);
     }
     obj.has_relocation_info = !b.relocations.empty() && b.relocations_readable;
     obj.relocated_symbols.clear();

@@ -48,6 +48,12 @@ struct RelocationBytes {
   uint64_t addr = 0;
 };
 
+// The entries at the start of `r` that ld.so applies without a symbol (elf_machine_rela_relative): DT_RELACOUNT's
+// (DT_RELCOUNT's) count when `r` is the table DT_RELA (DT_REL) points at, else 0.
+uint64_t relative_prefix(const RelocationBytes& r, const ElfObject& obj);
+// The bytes of `r` past that prefix: the only ones the decoder reads.
+std::string_view named_entries(const RelocationBytes& r, const ElfObject& obj);
+
 // A symbol table's entries (aligned for Elf32_Sym/Elf64_Sym) and the string table its sh_link names.
 struct SymbolTableBytes {
   const void* entries = nullptr;
