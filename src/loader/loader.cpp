@@ -67,6 +67,13 @@ namespace {
 
 constexpr elf::ReadOptions kHeadersOnly{false, false, false};
 
+// A path the process opens relative to its working directory `cwd`, made absolute for the report.
+std::string absolute_in(const std::string& cwd, std::string path) {
+  if (path.empty() || path[0] == '/' || cwd.empty()) return path;
+  while (path.rfind("./", 0) == 0) path.erase(0, 2);
+  return join_path(cwd, path);
+}
+
 // The names glibc's own ld.so answers to in a process: the soname rtld.c adds to its map beside the
 // PT_INTERP path. Every process has it loaded before anything else.
 std::vector<std::string> ldso_names(uint16_t machine, bool is_64) {
@@ -89,6 +96,8 @@ class Emulator {
   Emulator(const LoaderEnv& env, ObjectCache* cache) : env_(env), cache_objects_(cache) {}
 
   Result<Process> run(const std::string& target) {
+    process_.cwd = env_.cwd;
+    process_.candidate_dirs = env_.candidate_dirs;
     // The main program: the target when it is one (its --with libraries are then what LD_PRELOAD
     // loads at its start), else the first --with library when that is one (an interpreter).
     if (auto headers = elf::read_object(target, kHeadersOnly); headers && is_program(*headers)) {
@@ -278,12 +287,7 @@ class Emulator {
     return index;
   }
 
-  // A path the process opens relative to its working directory, made absolute for the report.
-  std::string absolute(std::string path) const {
-    if (path.empty() || path[0] == '/' || env_.cwd.empty()) return path;
-    while (path.rfind("./", 0) == 0) path.erase(0, 2);
-    return join_path(env_.cwd, path);
-  }
+  std::string absolute(std::string path) const { return absolute_in(env_.cwd, std::move(path)); }
 
   int find_by_inode(const struct stat& st) const {
     auto it = by_inode_.find({st.st_dev, st.st_ino});
@@ -496,9 +500,8 @@ class Emulator {
       TryOutcome out;
       try_path({entry.expanded, entry.expanded, FoundHow::Direct, requester, false}, entry, out);
     } else {
-      search(entry.expanded, requester, entry);
-      if (entry.object >= 0)
-        entry.candidates = other_candidates(entry.expanded, requester, process_.objects[entry.object]);
+      std::vector<SearchCandidate> order = search(entry.expanded, requester, entry);
+      if (entry.object >= 0) keep_places(std::move(order), entry);
     }
     // The report's paths are absolute: a relative search path element is the working directory's.
     for (auto& step : entry.searched)
@@ -545,36 +548,23 @@ class Emulator {
     return index;
   }
 
-  // The files the search would accept other than `picked`, in search order (loader/search_order.h),
-  // then the candidate directories: what the loader would have taken had the picked copy been
-  // absent. Side-effect free: nothing is loaded or reported.
-  std::vector<SearchAttempt> other_candidates(const std::string& name, int requester, const LoadedObject& picked) {
-    std::vector<std::pair<std::string, FoundHow>> order;
-    for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache()))
-      if (!step.passed_over && (!step.subdir || dir_exists(dir_name(step.path))))
-        order.push_back({step.path, step.how});
-    for (const auto& d : env_.candidate_dirs) order.push_back({join_path(d, name), FoundHow::Sdk});
-    std::vector<SearchAttempt> out;
-    std::vector<std::pair<dev_t, ino_t>> seen{{picked.dev, picked.ino}};
-    for (const auto& [path, how] : order) {
-      struct stat st;
-      if (stat_path(path, st) != 0 || !S_ISREG(st.st_mode)) continue;
-      if (std::find(seen.begin(), seen.end(), std::make_pair(st.st_dev, st.st_ino)) != seen.end()) continue;
-      seen.push_back({st.st_dev, st.st_ino});
-      auto ident = elf::read_ident(path);
-      if (!ident || ident->is_64 != platform_.is_64 || ident->machine != platform_.machine) continue;
-      out.push_back({absolute(path), how, {.kind = SearchOutcome::Kind::Candidate, .detail = ""}});
-    }
-    return out;
+  // The places of a search that picked a file, for other_copies: every step the loader would try (the
+  // order search() walked), moved, not copied: most are never probed.
+  static void keep_places(std::vector<SearchCandidate> order, NeededEntry& entry) {
+    entry.places.reserve(order.size());
+    for (auto& step : order)
+      if (!step.passed_over)
+        entry.places.push_back({.path = std::move(step.path), .how = step.how, .subdir = step.subdir});
   }
 
   // The search itself: each step of the order (loader/search_order.h) tried until one is taken or an
   // error ends it; the steps the loader passes over are recorded. The order is listed before the
   // first try, since a try that loads a library grows process_.objects.
-  void search(const std::string& name, int requester, NeededEntry& entry) {
+  std::vector<SearchCandidate> search(const std::string& name, int requester, NeededEntry& entry) {
     int ended = -1;  // a list an open error ended
     TryOutcome out;  // its open_errno: the last open's error in the current directory
-    for (const auto& step : search_order(name, process_, requester, env_, platform_, system_cache())) {
+    std::vector<SearchCandidate> order = search_order(name, process_, requester, env_, platform_, system_cache());
+    for (const auto& step : order) {
       if (step.list == ended) continue;
       if (step.passed_over) {
         entry.searched.push_back({step.path, step.how, *step.passed_over});
@@ -584,12 +574,13 @@ class Emulator {
         out.open_errno = ENOENT;
         continue;
       }
-      if (try_path({step.path, name, step.how, requester, step.subdir}, entry, out) || out.stop) return;
+      if (try_path({step.path, name, step.how, requester, step.subdir}, entry, out) || out.stop) return order;
       // dl-load.c open_path: once a directory's files are all tried (its own last), an error other
       // than ENOENT or EACCES in an existing directory ends the list.
       if (!step.subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_name(step.path)))
         ended = step.list;
     }
+    return order;
   }
 
   // Whether a hwcaps subdirectory exists, asked once per directory (glibc remembers it too: the
@@ -650,6 +641,34 @@ class Emulator {
 
 Result<Process> load_process(const std::string& target, const LoaderEnv& env, ObjectCache* cache) {
   return Emulator(env, cache).run(target);
+}
+
+std::vector<SearchAttempt> other_copies(const Process& process, const NeededEntry& entry) {
+  std::vector<SearchAttempt> out;
+  if (entry.object < 0 || entry.places.empty()) return out;
+  std::vector<SearchPlace> places = entry.places;
+  for (const auto& d : process.candidate_dirs) places.push_back({join_path(d, entry.expanded), FoundHow::Sdk, false});
+  const LoadedObject& picked = process.objects[entry.object];
+  std::vector<std::pair<dev_t, ino_t>> seen{{picked.dev, picked.ino}};
+  std::map<std::string, bool> dirs;  // whether a hwcaps subdirectory exists, asked once
+  for (const auto& place : places) {
+    if (place.subdir) {
+      const std::string dir = dir_name(place.path);
+      auto [it, fresh] = dirs.emplace(dir, false);
+      struct stat st;
+      if (fresh) it->second = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+      if (!it->second) continue;
+    }
+    struct stat st;
+    if (::stat(place.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (std::find(seen.begin(), seen.end(), std::make_pair(st.st_dev, st.st_ino)) != seen.end()) continue;
+    seen.push_back({st.st_dev, st.st_ino});
+    auto ident = elf::read_ident(place.path);
+    if (!ident || ident->is_64 != picked.elf.is_64 || ident->machine != picked.elf.machine) continue;
+    out.push_back(
+        {absolute_in(process.cwd, place.path), place.how, {.kind = SearchOutcome::Kind::Candidate, .detail = ""}});
+  }
+  return out;
 }
 
 const elf::ElfObject* ObjectCache::find(dev_t dev, ino_t ino) const {

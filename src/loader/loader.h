@@ -71,6 +71,14 @@ struct SearchAttempt {
   SearchOutcome outcome;
 };
 
+// A place of a search: the path as the loader would open it (relative to LoaderEnv::cwd where a search
+// path element is relative), and how it would be found.
+struct SearchPlace {
+  std::string path;
+  FoundHow how;
+  bool subdir = false;  // in a hwcaps subdirectory: tried only where that directory exists
+};
+
 struct LoadFailure {
   FailureKind kind = FailureKind::BadCandidate;
   int object = -1;     // the object whose load fails there (the requester of a refused candidate)
@@ -84,11 +92,11 @@ struct NeededEntry {
   int object = -1;  // index into Process::objects, -1 when not found
   FoundHow how = FoundHow::Direct;
   std::vector<SearchAttempt> searched;  // every path considered, in order (filled when not found)
-  // The other files the search would have accepted, in search order, after (or instead of) the one
-  // picked: later LD_LIBRARY_PATH, RUNPATH or RPATH entries, the ld.so.cache entry, the system
-  // directories, LoaderEnv::candidate_dirs. Probed (class and machine), never loaded; other files
-  // than the picked one only (device and inode). Filled when a search picked a file.
-  std::vector<SearchAttempt> candidates;
+  // Every place the search for the name would try, in search order (the hwcaps subdirectories where they
+  // exist), kept when a search picked a file: other_copies probes them (and Process::candidate_dirs) when a
+  // finding asks which other copy would have had what the picked one lacks. Most runs have no finding,
+  // and probing every place of every search cost a clean run 7% of its time.
+  std::vector<SearchPlace> places;
   std::string expanded;  // the name after dynamic string token expansion (dl-deps.c), as searched
   std::string refused;   // a file the search met and glibc refuses (its path): the load fails there
 };
@@ -126,6 +134,9 @@ struct Process {
   int main = -1;  // the main program (the target or the interpreter when a program; -1: a host not known)
   std::vector<InputError> errors;     // unusable files met along the way (the rest is still analysed)
   std::vector<LoadFailure> failures;  // loads that fail while mapping (bad candidates, NOOPEN, ISA level)
+  // The load's LoaderEnv::cwd and LoaderEnv::candidate_dirs, for other_copies.
+  std::string cwd;
+  std::vector<std::string> candidate_dirs;
 };
 
 struct ReadContext;
@@ -160,6 +171,13 @@ class ObjectCache {
 // scope in load order, then root's own search list (itself and its dependencies, breadth first,
 // those loaded earlier included) - glibc's l_scope of a dlopen'ed object.
 std::vector<int> lookup_scope(const Process& process, int root);
+
+// The other files the search of `entry` would have accepted, in search order, after (or instead of) the
+// one picked: later LD_LIBRARY_PATH, RUNPATH or RPATH entries, the ld.so.cache entry, the system
+// directories, LoaderEnv::candidate_dirs. Probed (a regular file of the picked object's class and
+// machine), never loaded; other files than the picked one only (device and inode). Empty when the entry
+// picked nothing or was matched by a loaded name.
+std::vector<SearchAttempt> other_copies(const Process& process, const NeededEntry& entry);
 
 // Loads `target` as the main object of a process whose global scope already holds env.with.
 // Fails only when the target itself cannot be read.

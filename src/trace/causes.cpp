@@ -214,18 +214,19 @@ Cause& torch_cause_for(CauseList& causes, const loader::Process& p, int picked_i
 using Copies = std::map<int, std::vector<CandidateCopy>>;  // per loaded object, in search order
 
 // The candidates of each loaded object: those of the search that first loaded it (by its requester),
-// read in parallel.
+// probed now (loader::other_copies), then read in parallel.
 Copies candidate_copies(const loader::Process& p, std::map<int, int>& requester_of) {
   Copies copies;
   for (const auto& o : p.objects) {
     for (const auto& need : o.needed) {
-      if (need.object < 0 || need.how == loader::FoundHow::AlreadyLoaded || need.candidates.empty()) continue;
-      if (copies.count(need.object)) continue;
+      if (need.object < 0 || need.how == loader::FoundHow::AlreadyLoaded || copies.count(need.object)) continue;
+      std::vector<loader::SearchAttempt> others = loader::other_copies(p, need);
+      if (others.empty()) continue;
       requester_of[need.object] = static_cast<int>(&o - p.objects.data());
       auto& list = copies[need.object];
-      for (const auto& c : need.candidates) {
+      for (auto& c : others) {
         list.emplace_back();
-        list.back().where = c;
+        list.back().where = std::move(c);
       }
     }
   }

@@ -14,7 +14,7 @@
 namespace mlc::trace {
 
 // Pass (before origin tracing): for each unresolved reference and missing version node that another
-// candidate copy of a loaded library (loader::NeededEntry::candidates) would have satisfied,
+// candidate copy of a loaded library (loader::other_copies) would have satisfied,
 // classify it shadowed (the picked copy lacks the symbol) or version-mismatch (it lacks the version
 // node), link it to one Cause per (picked, other) pair in `causes`, and set its reason and fix.
 // Candidates are read (symbols and versions only) when a finding could concern them.
