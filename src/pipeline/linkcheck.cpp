@@ -11,6 +11,7 @@
 #include <thread>
 
 #include <tbb/parallel_pipeline.h>
+#include <tbb/task_group.h>
 
 #include "common/paths.h"
 #include "common/phase_times.h"
@@ -83,6 +84,14 @@ struct Stages {
   // (src/loader); then the dlopen/dlsym string literals of the checked objects (src/runtime).
   static void bind(Run& run, InputCheck& in) {
     if (!in.loaded) return;
+    // The file loaded alone (a file the import brings in through another load), beside this binding.
+    tbb::task_group beside;
+    std::optional<std::vector<std::string>> alone_names;
+    if (pipeline::binds_in_another_load(in))
+      beside.run([&run, &alone_names, alone = pipeline::prepare_alone(run, in)] {
+        PhaseTime t("bind-alone");
+        alone_names = pipeline::bind_alone(run, alone);
+      });
     {
       PhaseTime t("relocations");
       loader::read_symbol_tables(in.process, in.checked);
@@ -92,8 +101,13 @@ struct Stages {
       PhaseTime t("bind");
       in.binding = loader::bind(in.process, in.checked, in.env);
     }
-    PhaseTime t("runtime-lookups");
-    in.lookups = literals::check_runtime_lookups(in.process, in.checked, in.env, &run.literals);
+    {
+      PhaseTime t("runtime-lookups");
+      in.lookups = literals::check_runtime_lookups(in.process, in.checked, in.env, &run.literals);
+    }
+    PhaseTime t("bind-alone.wait");
+    beside.wait();
+    in.unresolved_alone = std::move(alone_names);
   }
 
   // Report (in input order): the load's messages, then the passes that diagnose the input.

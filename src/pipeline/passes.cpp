@@ -93,6 +93,37 @@ void add_owners(Run& run, environment::OwnerPrefetch& prefetched) {
   if (auto it = owners.find(torch_init); it != owners.end()) report.python->torch_owner = it->second;
 }
 
+bool binds_in_another_load(const InputCheck& in) {
+  const loader::Process& p = in.process;
+  const int root = p.objects[p.target].root;
+  return root != p.target && root >= 0;
+}
+
+AloneLoad prepare_alone(Run& run, const InputCheck& in) {
+  const loader::Process& p = in.process;
+  AloneLoad alone{.file = p.objects[p.target].path, .env = run.env};
+  alone.env.with.clear();
+  alone.env.with_local.clear();
+  if (!in.plan.host.empty()) alone.env.with.push_back(in.plan.host);
+  // The load alone reads no file again and stats no path again: the run's cache answers the stats the
+  // import's load asked, and, where it keeps no objects (one input), is handed that load's objects.
+  if (!run.objects->keeps_objects())
+    for (const auto& o : p.objects)
+      if (o.ino != 0) run.objects->seed(o.dev, o.ino, o.elf);
+  return alone;
+}
+
+std::optional<std::vector<std::string>> bind_alone(Run& run, const AloneLoad& alone) {
+  auto own = loader::load_process(alone.file, alone.env, run.objects);
+  if (!own) return std::nullopt;
+  loader::read_symbol_tables(*own, {own->target});
+  const loader::BindOutcome outcome = loader::bind(*own, {own->target});
+  std::vector<std::string> names;
+  names.reserve(outcome.unresolved.size());
+  for (const auto& ref : outcome.unresolved) names.emplace_back(ref.name);
+  return names;
+}
+
 namespace {
 
 // `told` holds (library, kind, name) of what the report has.
@@ -388,39 +419,25 @@ void trace_origins(Run& run, InputCheck& in) {
 // A file the import of torch loads as part of torch/_C's closure binds in that load's scope, which may hold
 // libraries it does not link itself (torch 2.x's libtorch_nvshmem uses libc10_cuda): the import works, so
 // that is its verdict, but loading it alone fails, which is worth a warning. The file is loaded a second
-// time as ctypes.CDLL would load it in a bare interpreter, and what that leaves undefined is named by the
-// library the import's scope took it from.
+// time as ctypes.CDLL would load it in a bare interpreter (bind_alone, beside the import's binding), and
+// what that leaves undefined is named by the library the import's scope took it from.
 void warn_scope_only(Run& run, const InputCheck& in) {
+  if (!in.unresolved_alone || in.unresolved_alone->empty()) return;
   const loader::Process& p = in.process;
-  const auto& target = p.objects[p.target];
-  if (target.root == p.target || target.root < 0) return;
   for (const auto& f : in.symbols)
     if (f.ref.object == p.target) return;  // it fails in the import too: its findings say so
   for (const auto& v : in.versions)
     if (v.missing.object == p.target) return;
-  loader::LoaderEnv alone = run.env;
-  alone.with.clear();
-  alone.with_local.clear();
-  if (!in.plan.host.empty()) alone.with.push_back(in.plan.host);
-  // The load alone reads no file again and stats no path again: the run's cache answers the stats the
-  // import's load asked, and, where it keeps no objects (one input), is handed that load's objects.
-  if (!run.objects->keeps_objects())
-    for (const auto& o : p.objects)
-      if (o.ino != 0) run.objects->seed(o.dev, o.ino, o.elf);
-  auto own = loader::load_process(target.path, alone, run.objects);
-  if (!own) return;
-  loader::read_symbol_tables(*own, {own->target});
-  auto outcome = loader::bind(*own, {own->target});
   std::set<std::string> providers;
-  for (const auto& ref : outcome.unresolved) {
-    auto b = loader::bind_one(p, p.target, ref.name);
+  for (const auto& name : *in.unresolved_alone) {
+    auto b = loader::bind_one(p, p.target, name);
     if (b.provider >= 0)
       providers.insert(p.objects[b.provider].elf.soname.empty() ? base_name(p.objects[b.provider].path)
                                                                 : p.objects[b.provider].elf.soname);
   }
   if (providers.empty()) return;
-  run.report.warnings.push_back(
-      said::warning(said::LoadsOnlyInImport{.file = target.path, .providers = {providers.begin(), providers.end()}}));
+  run.report.warnings.push_back(said::warning(
+      said::LoadsOnlyInImport{.file = p.objects[p.target].path, .providers = {providers.begin(), providers.end()}}));
 }
 
 // The findings joined to their libraries, in load order, symbols sorted by mangled name. By default

@@ -91,6 +91,9 @@ struct InputCheck {
   python::ImportPlan plan;
   // The loads of the import of torch when it comes first (libtorch_global_deps, torch/_C), else none.
   std::vector<std::string> import_roots;
+  // For a file another load of the import brings in: the names it leaves undefined loaded alone
+  // (bind_alone), else nullopt.
+  std::optional<std::vector<std::string>> unresolved_alone;
 };
 
 // --- the load (pipeline/load.cpp) ---------------------------------------------------------------------------
@@ -107,6 +110,18 @@ void load_input(Run& run, InputCheck& in);
 void choose_checked(Run& run, InputCheck& in);
 
 // --- the passes (pipeline/passes.cpp) -----------------------------------------------------------------------
+// A file the import loads as part of another load (torch/_C's closure) may load there and not alone
+// (warn_scope_only's warning): it is loaded alone too, as ctypes.CDLL would in a bare interpreter, beside the
+// import's own binding. prepare_alone runs before that binding (it hands the run's cache the import's
+// objects, which the binding then changes); bind_alone may run beside it.
+struct AloneLoad {
+  std::string file;
+  loader::LoaderEnv env;
+};
+bool binds_in_another_load(const InputCheck& in);
+AloneLoad prepare_alone(Run& run, const InputCheck& in);
+std::optional<std::vector<std::string>> bind_alone(Run& run, const AloneLoad& alone);
+
 // Everything after the binding, for one input, in order.
 void diagnose(Run& run, InputCheck& in);
 // After every input: the packages' own imports, and the owners of every library named.
