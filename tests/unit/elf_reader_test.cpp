@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "elf/elf_object.h"
 #include "pipeline/linkcheck.h"
@@ -142,6 +143,34 @@ TEST(ElfReader, a_native_mapping_reads_the_page_a_fault_needs_not_the_pages_arou
     }
   }
   EXPECT_EQ(mappings, 1);
+}
+
+// A relocation table of 70,000 entries is read in blocks in parallel: every symbol its entries name is
+// marked, once, as many as ld.so reports undefined.
+TEST(ElfReader, every_symbol_a_large_relocation_table_names_is_marked_once) {
+  const std::string dir = test::scratch_dir("large-relocations");
+  constexpr int kNames = 70000;
+  std::string source;
+  for (int i = 0; i < kNames; ++i) source += "extern char s" + std::to_string(i) + ";\n";
+  source += "void *table[] = {";
+  for (int i = 0; i < kNames; ++i) source += "&s" + std::to_string(i) + ",";
+  source += "};\n";
+  test::write_file(dir + "/big.c", source);
+  auto built = test::run("cc -shared -fPIC -o " + test::quote(dir + "/libbig.so") + " " + test::quote(dir + "/big.c"));
+  ASSERT_EQ(built.status, 0) << built.err;
+  auto obj = elf::read_object(dir + "/libbig.so");
+  ASSERT_TRUE(obj.ok()) << obj.error().to_line();
+  std::vector<uint32_t> marked = obj->relocated_symbols;
+  std::sort(marked.begin(), marked.end());
+  EXPECT_EQ(std::adjacent_find(marked.begin(), marked.end()), marked.end());
+  // Beside the table's names, the C runtime's weak references (__cxa_finalize, __gmon_start__...).
+  std::set<std::string> names;
+  for (uint32_t i : marked) names.insert(std::string(obj->dynamic_symbols[i].name));
+  for (int i = 0; i < kNames; ++i) ASSERT_TRUE(names.count("s" + std::to_string(i))) << "s" << i << " is not marked";
+  EXPECT_LE(marked.size(), size_t{kNames} + 8);
+  // The oracle: the real loader's count of undefined symbols.
+  auto ldd = test::run("ldd -r " + test::quote(dir + "/libbig.so") + " 2>&1 | grep -c 'undefined symbol'");
+  EXPECT_EQ(ldd.out, std::to_string(kNames) + "\n");
 }
 
 TEST(ElfReader, archive_is_not_an_elf_object) {
