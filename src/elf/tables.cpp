@@ -3,11 +3,7 @@
 // from the file is checked before use: a hostile file yields an InputError, never a crash or a hang.
 #include "elf/tables.h"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstring>
 
@@ -169,32 +165,21 @@ Result<std::vector<VersionRequirement>> decode_verneed(std::string_view data, st
 // Marks every dynamic symbol named by a relocation: only those can make the loader fail. The first
 // `skip` entries are DT_RELACOUNT/DT_RELCOUNT's relative relocations, which ld.so applies without
 // any symbol (elf_machine_rela_relative), so their pages are never touched. On x86-64 the copy and
-// initial-exec TLS relocations are told apart (RelocationKinds). A large table is read in blocks in
-// parallel (libtorch_cuda's took 1.8 ms of a 14 ms run alone): a mark is only ever set, and each is set
-// atomically, read first so that a symbol named again costs a plain load.
+// initial-exec TLS relocations are told apart (RelocationKinds).
 constexpr uint8_t kNamed = 1, kCopy = 2, kStaticTls = 4;
-constexpr size_t kRelocationBlock = size_t{1} << 15;
 template <typename Rel, bool kIs64>
 void mark_relocated(std::string_view bytes, size_t skip, bool x86_64, std::vector<uint8_t>& named) {
-  const size_t count = bytes.size() / sizeof(Rel);
-  auto mark = [&](size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) {
-      decltype(Rel::r_info) info;  // copied out: a hostile section need not be aligned
-      std::memcpy(&info, bytes.data() + i * sizeof(Rel) + offsetof(Rel, r_info), sizeof info);
-      uint64_t sym = kIs64 ? (static_cast<uint64_t>(info) >> 32) : (static_cast<uint64_t>(info) >> 8);
-      uint32_t type = kIs64 ? static_cast<uint32_t>(info & 0xffffffff) : static_cast<uint32_t>(info & 0xff);
-      if (sym >= named.size()) continue;
-      uint8_t marks = sym != 0 ? kNamed : 0;
-      if (x86_64 && type == R_X86_64_COPY) marks |= kCopy;
-      if (x86_64 && type == R_X86_64_TPOFF64) marks |= kStaticTls;
-      std::atomic_ref<uint8_t> at(named[sym]);
-      if ((at.load(std::memory_order_relaxed) & marks) != marks) at.fetch_or(marks, std::memory_order_relaxed);
-    }
-  };
-  const size_t from = std::min(skip, count);
-  if (count - from < 2 * kRelocationBlock) return mark(from, count);
-  tbb::parallel_for(tbb::blocked_range<size_t>(from, count, kRelocationBlock),
-                    [&](const tbb::blocked_range<size_t>& r) { mark(r.begin(), r.end()); });
+  size_t count = bytes.size() / sizeof(Rel);
+  for (size_t i = std::min(skip, count); i < count; ++i) {
+    decltype(Rel::r_info) info;  // copied out: a hostile section need not be aligned
+    std::memcpy(&info, bytes.data() + i * sizeof(Rel) + offsetof(Rel, r_info), sizeof info);
+    uint64_t sym = kIs64 ? (static_cast<uint64_t>(info) >> 32) : (static_cast<uint64_t>(info) >> 8);
+    uint32_t type = kIs64 ? static_cast<uint32_t>(info & 0xffffffff) : static_cast<uint32_t>(info & 0xff);
+    if (sym >= named.size()) continue;
+    if (sym != 0) named[sym] |= kNamed;
+    if (x86_64 && type == R_X86_64_COPY) named[sym] |= kCopy;
+    if (x86_64 && type == R_X86_64_TPOFF64) named[sym] |= kStaticTls;
+  }
 }
 
 void mark_relocated(const RelocationBytes& r, bool is_64, bool x86_64, size_t skip, std::vector<uint8_t>& named) {

@@ -145,8 +145,8 @@ TEST(ElfReader, a_native_mapping_reads_the_page_a_fault_needs_not_the_pages_arou
   EXPECT_EQ(mappings, 1);
 }
 
-// A relocation table of 70,000 entries is read in blocks in parallel: every symbol its entries name is
-// marked, once, as many as ld.so reports undefined.
+// A relocation table of 70,000 entries, each naming another symbol: every one is marked, once, as many as
+// ld.so reports undefined.
 TEST(ElfReader, every_symbol_a_large_relocation_table_names_is_marked_once) {
   const std::string dir = test::scratch_dir("large-relocations");
   constexpr int kNames = 70000;
