@@ -191,6 +191,31 @@ TEST(SiteOwners, every_spelling_of_a_site_directory_is_one_index_and_prefetched_
   fs::remove_all(root);
 }
 
+// One input's owner is read beside its load (its site index prefetched, as a tree's are), but a run that
+// would make no cache directory makes none: not under a --build-dir that does not exist.
+TEST(SiteOwners, one_input_prefetches_its_own_site_index_and_makes_no_cache_directory_a_run_would_not) {
+  std::string root = test::scratch_dir("site-one-input"), site = root + "/site-packages";
+  const std::string a = "pkga/_a.cpython-311-x86_64-linux-gnu.so";
+  build_so(root, site + "/" + a);
+  dist_info(site, "pkga", "1.0", {a});
+  environment::OwnerSources sources{.dpkg_dir = "", .sdk_homes = {}, .cache_dir = root + "/cache"};
+  {
+    environment::OwnerPrefetch prefetch(sources, {site + "/" + a});
+    auto index = prefetch.take_site(site);
+    ASSERT_TRUE(index.has_value()) << "one input's site index is read beside its load";
+    EXPECT_EQ(owner_text(index->files.at(a)), "pkga 1.0");
+    EXPECT_FALSE(prefetch.take_site(site).has_value()) << "taken once";
+  }
+  environment::OwnerPrefetch prefetch(sources, {site + "/" + a});
+  auto owners = environment::find_owners({site + "/" + a}, sources, &prefetch);
+  EXPECT_EQ(owner_text(owners.at(site + "/" + a)), "pkga 1.0");
+  const std::string missing_build = root + "/build-not-made";
+  sources.cache_dir = missing_build + "/.musa-linkcheck-cache";
+  { environment::OwnerPrefetch unmade(sources, {site + "/" + a}); }
+  EXPECT_FALSE(fs::exists(missing_build));
+  fs::remove_all(root);
+}
+
 TEST(SiteOwners, conda_meta_is_indexed_once_and_rebuilt_when_a_package_changes) {
   std::string root = test::scratch_dir("conda-owners"), prefix = root + "/env", cache = root + "/cache";
   build_so(root, prefix + "/lib/libstdc++.so.6.0.30");
