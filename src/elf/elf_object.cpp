@@ -9,11 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
+#include "common/paths.h"
 #include "elf/readers.h"
 #include "elf/tables.h"
 
@@ -186,7 +188,12 @@ Result<ElfObject> read_opened(Descriptor& file, const std::string& path, const E
   if (host_order) {
     struct stat st;
     if (fstat(file.fd, &st) != 0) return InputError{path, std::string("cannot open: ") + std::strerror(errno)};
-    return detail::read_native(file.fd, path, static_cast<size_t>(st.st_size), ident, options);
+    auto obj = detail::read_native(file.fd, path, static_cast<size_t>(st.st_size), ident, options);
+    if (obj) {
+      obj->identity = stat_identity(st);
+      obj->changed_at = std::max<int64_t>(st.st_mtim.tv_sec, st.st_ctim.tv_sec);
+    }
+    return obj;
   }
   return detail::read_with_libelf(file.release(), path, options);
 }

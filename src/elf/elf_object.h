@@ -117,6 +117,11 @@ struct LoadHeader {
 struct ElfObject {
   std::string path;            // as given / as found (never canonicalised: $ORIGIN depends on it)
   std::string archive_member;  // set for members of a static archive
+  // The file as its descriptor was read (stat_identity: device, inode, size, mtime, ctime) and when it last
+  // changed (the later of mtime and ctime, in seconds): what a cache of facts read from it is keyed by.
+  // "" for a file read through libelf (another byte order) or a member of an archive: nothing is kept.
+  std::string identity;
+  int64_t changed_at = 0;
   bool is_64 = true;
   bool big_endian = false;
   uint16_t machine = 0;

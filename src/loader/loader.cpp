@@ -24,6 +24,7 @@
 
 #include "common/paths.h"
 #include "common/phase_times.h"
+#include "elf/kept_relocations.h"
 #include "loader/ld_cache.h"
 #include "loader/program.h"
 #include "loader/search_order.h"
@@ -730,7 +731,7 @@ std::vector<int> lookup_scope(const Process& process, int root) {
   return scope;
 }
 
-void read_symbol_tables(Process& process, const std::vector<int>& checked) {
+void read_symbol_tables(Process& process, const std::vector<int>& checked, const elf::KeptRelocations* kept) {
   // The checked objects, and every other object flagged DF_STATIC_TLS mapped by a dlopen: the static
   // TLS model (relocation_checks.h) needs their initial-exec relocations.
   std::vector<int> objects = checked;
@@ -743,7 +744,15 @@ void read_symbol_tables(Process& process, const std::vector<int>& checked) {
     auto& elf = process.objects[objects[k]].elf;
     // The objects whose relocations take long, each on its own line.
     PhaseTime timed(PhaseTime::enabled() ? "relocations:" + elf.path : std::string(), 2.0);
+    if (kept) {
+      // What an earlier run read of the same file answers: the lookup tables are read (when they were not),
+      // the relocations not.
+      if (!elf.tables_read)
+        if ((errors[k] = elf::read_symbols(elf, elf::ReadOptions{.relocations = false, .lookup_only = true}))) return;
+      if (kept->find(elf)) return;
+    }
     errors[k] = elf::read_symbols(elf, elf::ReadOptions{.relocations = true, .lookup_only = true});
+    if (kept && !errors[k]) kept->store(elf);
   });
   for (auto& e : errors)
     if (e) process.errors.push_back(*e);

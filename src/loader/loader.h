@@ -18,6 +18,10 @@
 #include "loader/failure_kind.h"
 #include "loader/found_how.h"
 
+namespace mlc::elf {
+class KeptRelocations;
+}
+
 namespace mlc::loader {
 
 // Everything the loader would take from its environment, passed in as a value (the core reads no
@@ -187,7 +191,8 @@ Result<Process> load_process(const std::string& target, const LoaderEnv& env, Ob
 // Reads which symbols the dynamic relocations of the objects to be checked name: those are the
 // references ld.so looks up. The relocations of every object a dlopen maps that is flagged
 // DF_STATIC_TLS are read too (bind() places their initial-exec TLS). Errors join process.errors.
-void read_symbol_tables(Process& process, const std::vector<int>& checked);
+// `kept` (when given) answers for files an earlier run read, and keeps what this one reads.
+void read_symbol_tables(Process& process, const std::vector<int>& checked, const elf::KeptRelocations* kept = nullptr);
 
 // Expands $ORIGIN, $LIB and $PLATFORM (also in the ${...} form) in a search path element or a
 // DT_NEEDED name, as dl-load.c _dl_dst_substitute does: a token is a known name not followed by an

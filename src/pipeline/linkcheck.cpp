@@ -94,7 +94,7 @@ struct Stages {
       });
     {
       PhaseTime t("relocations");
-      loader::read_symbol_tables(in.process, in.checked);
+      loader::read_symbol_tables(in.process, in.checked, run.relocations);
     }
     for (const auto& e : in.process.errors) in.messages.errors.push_back(e);
     {
@@ -166,6 +166,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   // Each library is read once per run, however many inputs need it; with one input, each path is stat'ed once.
   loader::ObjectCache objects(files.size() > 1);
   literals::LiteralCache literals(options.trace.cache_dir);
+  const elf::KeptRelocations relocations(options.trace.cache_dir);
   Run run{.options = options,
           .resources = resources,
           .report = report,
@@ -174,6 +175,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
           .host = options.host_python.empty() ? python::Interpreter{} : python::read_sites(options.host_python),
           .python_torch = pipeline::import_context(options, report),
           .objects = &objects,
+          .relocations = &relocations,
           .one_input = files.size() <= 1,
           .shared_names = shared_names(files)};
   setup.reset();

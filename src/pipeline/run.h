@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "elf/kept_relocations.h"
 #include "environment/ownership.h"
 #include "literals/lookups.h"
 #include "loader/binding.h"
@@ -44,6 +45,7 @@ struct Run {
   python::Interpreter host;
   std::optional<python::TorchInstall> python_torch;
   loader::ObjectCache* objects = nullptr;  // each library read once per run (two inputs or more), each stat once
+  const elf::KeptRelocations* relocations = nullptr;  // what earlier runs read of the files' relocations
   bool one_input = true;
   // The file names two or more of the run's inputs share (a soname two packages vendor): only a file whose
   // load takes one of them, or misses a name, can be changed by what another package's import loads first.

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "elf/elf_object.h"
+#include "elf/kept_relocations.h"
 #include "pipeline/linkcheck.h"
 #include "test_support.h"
 
@@ -171,6 +174,78 @@ TEST(ElfReader, every_symbol_a_large_relocation_table_names_is_marked_once) {
   // The oracle: the real loader's count of undefined symbols.
   auto ldd = test::run("ldd -r " + test::quote(dir + "/libbig.so") + " 2>&1 | grep -c 'undefined symbol'");
   EXPECT_EQ(ldd.out, std::to_string(kNames) + "\n");
+}
+
+// What a file's relocations name, kept between runs: an unchanged file is answered without its relocations
+// being read, with what reading them gave; a garbled entry, a file changed since, and a file changed in the
+// last two seconds are not answers.
+TEST(KeptRelocations, an_unchanged_file_is_answered_as_read_and_a_changed_or_garbled_one_is_read_again) {
+  const std::string dir = test::scratch_dir("kept-relocations");
+  const std::string lib = dir + "/libkept.so", source = dir + "/kept.c";
+  auto build = [&](const std::string& extra) {
+    test::write_file(source,
+                     "extern int f1(void), f2(void);\n"
+                     "extern __thread int t __attribute__((tls_model(\"initial-exec\")));\n"
+                     "int g(void) { return f1() + f2() + t; }\n" +
+                         extra);
+    auto built = test::run("cc -shared -fPIC -o " + test::quote(lib) + " " + test::quote(source));
+    ASSERT_EQ(built.status, 0) << built.err;
+  };
+  auto names = [](const elf::ElfObject& o, const std::vector<uint32_t>& indexes) {
+    std::set<std::string> out;
+    for (uint32_t i : indexes) out.insert(std::string(o.name_of(o.dynamic_symbol(i))));
+    return out;
+  };
+  auto unread = [&] { return elf::read_object(lib, elf::ReadOptions{.relocations = false, .lookup_only = true}); };
+  build("");
+  std::this_thread::sleep_for(std::chrono::milliseconds(3100));  // not changed in the last two seconds
+  auto read = elf::read_object(lib, elf::ReadOptions{.relocations = true, .lookup_only = true});
+  ASSERT_TRUE(read.ok()) << read.error().to_line();
+  ASSERT_TRUE(read->has_relocation_info);
+  EXPECT_TRUE(names(*read, read->relocated_symbols).count("f1"));
+  EXPECT_TRUE(names(*read, read->relocated_symbols).count("f2"));
+  EXPECT_TRUE(names(*read, read->static_tls_symbols).count("t"));
+
+  const elf::KeptRelocations kept(dir + "/cache");
+  auto answered = unread();
+  ASSERT_TRUE(answered.ok());
+  EXPECT_FALSE(kept.find(*answered)) << "nothing was kept yet";
+  kept.store(*read);
+  ASSERT_TRUE(kept.find(*answered));
+  EXPECT_TRUE(answered->has_relocation_info);
+  EXPECT_EQ(answered->relocated_symbols, read->relocated_symbols);
+  EXPECT_EQ(answered->copy_symbols, read->copy_symbols);
+  EXPECT_EQ(answered->static_tls_symbols, read->static_tls_symbols);
+
+  // An entry naming a symbol the file does not have is no answer.
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/cache/relocations")) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  std::ifstream in(files[0]);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string good = text;
+  const size_t row = text.find("\nrelocated\t");
+  ASSERT_NE(row, std::string::npos);
+  const size_t first = text.find('\t', row + 11) + 1;
+  text.replace(first, text.find_first_of(" \n", first) - first, std::to_string(answered->dynsym_count));
+  test::write_file(files[0].string(), text);
+  auto garbled = unread();
+  EXPECT_FALSE(kept.find(*garbled));
+  EXPECT_TRUE(garbled->relocated_symbols.empty());
+  test::write_file(files[0].string(), good);
+  auto again = unread();
+  EXPECT_TRUE(kept.find(*again));
+
+  // The file rebuilt (another identity): read again, and what was read of it just now is not kept.
+  build("int h(void) { extern int f3(void); return f3(); }\n");
+  auto rebuilt = elf::read_object(lib, elf::ReadOptions{.relocations = true, .lookup_only = true});
+  ASSERT_TRUE(rebuilt.ok());
+  EXPECT_TRUE(names(*rebuilt, rebuilt->relocated_symbols).count("f3"));
+  auto stale = unread();
+  EXPECT_FALSE(kept.find(*stale));
+  kept.store(*rebuilt);
+  EXPECT_FALSE(kept.find(*stale)) << "a file changed in the last two seconds was kept";
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ElfReader, archive_is_not_an_elf_object) {
