@@ -14,6 +14,7 @@
 
 #include "common/paths.h"
 #include "common/phase_times.h"
+#include "loader/kept_bindings.h"
 #include "loader/relocation_checks.h"
 
 namespace mlc::loader {
@@ -497,6 +498,55 @@ void bind_in_scope(const Process& p, const std::vector<int>& checked, const std:
 
 }  // namespace
 
+// The look-ups' outcome as kept between runs: each unresolved reference by its object and .dynsym index.
+static KeptLookups to_kept(const BindOutcome& result) {
+  KeptLookups out;
+  out.unresolved.reserve(result.unresolved.size());
+  for (const auto& u : result.unresolved)
+    out.unresolved.push_back({.object = u.object,
+                              .symbol = static_cast<uint32_t>(u.symbol_index),
+                              .miss = u.miss,
+                              .near = u.near_definitions});
+  out.missing_versions = result.missing_versions;
+  return out;
+}
+
+// A kept outcome as bind_in_scope gives it: the names read again from the referencing object, as
+// read_references reads them (its version requirement, through .gnu.version). False, `out` partly
+// filled, when an entry does not fit the process (an object or symbol it does not have, a reference no
+// look-up would make): the process is bound again.
+static bool from_kept(const Process& p, const KeptLookups& kept, BindOutcome& out) {
+  const int objects = static_cast<int>(p.objects.size());
+  auto valid = [&](int i) { return i >= 0 && i < objects; };
+  for (const auto& k : kept.unresolved) {
+    if (!valid(k.object)) return false;
+    const elf::ElfObject& o = p.objects[k.object].elf;
+    if (k.symbol == 0 || k.symbol >= o.dynamic_symbol_count()) return false;
+    const Symbol sym = o.dynamic_symbol(k.symbol);
+    if (!strong_undefined(sym)) return false;
+    UnresolvedRef u;
+    u.object = k.object;
+    u.symbol_index = k.symbol;
+    u.name = o.name_of(sym);
+    if (u.name.empty()) return false;
+    if (o.has_versym && sym.version_index >= 2)
+      if (const elf::VersionRequirement* version = o.requirement(sym.version_index)) {
+        u.version = version->name;
+        u.version_file = version->file;
+      }
+    u.miss = k.miss;
+    for (int n : k.near)
+      if (!valid(n)) return false;
+    u.near_definitions = k.near;
+    out.unresolved.push_back(std::move(u));
+  }
+  for (const auto& m : kept.missing_versions) {
+    if (!valid(m.object) || !valid(m.provider)) return false;
+    out.missing_versions.push_back(m);
+  }
+  return true;
+}
+
 // check_match's assertion, said for the report: where the process stops and why.
 LoadFailure version_without_versym(const Process& p, int referencing, int provider, std::string_view symbol,
                                    std::string_view version) {
@@ -512,13 +562,24 @@ LoadFailure version_without_versym(const Process& p, int referencing, int provid
                     .version = std::string(version)}};
 }
 
-BindOutcome bind(const Process& p, const std::vector<int>& checked, const LoaderEnv& env) {
-  // Objects brought in by one load share its scope (glibc gives a dlopen'ed object and the
-  // dependencies it maps one l_scope): one look-up pass per load.
-  std::map<int, std::vector<int>> by_root;
-  for (int i : checked) by_root[p.objects[i].root].push_back(i);
+BindOutcome bind(const Process& p, const std::vector<int>& checked, const LoaderEnv& env, const KeptBindings* kept) {
   BindOutcome result;
-  for (const auto& [root, objects] : by_root) bind_in_scope(p, objects, lookup_scope(p, root), result);
+  const std::string key = kept ? kept->key(p, checked) : std::string();
+  std::optional<KeptLookups> answer;
+  if (!key.empty()) {
+    PhaseTime t("bind.kept");
+    answer = kept->find(key);
+  }
+  if (!answer || !from_kept(p, *answer, result)) {
+    result = {};
+    // Objects brought in by one load share its scope (glibc gives a dlopen'ed object and the
+    // dependencies it maps one l_scope): one look-up pass per load.
+    std::map<int, std::vector<int>> by_root;
+    for (int i : checked) by_root[p.objects[i].root].push_back(i);
+    for (const auto& [root, objects] : by_root) bind_in_scope(p, objects, lookup_scope(p, root), result);
+    // The look-ups' assertions (failures) are not kept: such a process is bound again.
+    if (!key.empty() && result.failures.empty()) kept->store(key, p, to_kept(result));
+  }
   check_copy_relocations(p, checked, result);
   check_static_tls(p, env, result);
   return result;

@@ -52,7 +52,11 @@ struct BindOutcome {
 // relocations of the process that bind more than a name (relocation_checks.cpp): the main program's
 // copy relocations (R_X86_64_COPY, looked up past the program itself) and the initial-exec TLS of
 // what each dlopen maps (R_X86_64_TPOFF64, in glibc's static TLS surplus: LoaderEnv's tunables).
-BindOutcome bind(const Process& process, const std::vector<int>& checked, const LoaderEnv& env = {});
+// `kept` (when given): the look-ups of a process an earlier run bound, the same files in the same places, are
+// its answer (loader/kept_bindings.h), and this run's are kept.
+class KeptBindings;
+BindOutcome bind(const Process& process, const std::vector<int>& checked, const LoaderEnv& env = {},
+                 const KeptBindings* kept = nullptr);
 
 // One reference followed to its definition (musa-linkcheck explain): the reference `referencing`
 // makes to `name` (an undefined global or weak .dynsym entry; -1 when it makes none) and the object

@@ -99,7 +99,7 @@ struct Stages {
     for (const auto& e : in.process.errors) in.messages.errors.push_back(e);
     {
       PhaseTime t("bind");
-      in.binding = loader::bind(in.process, in.checked, in.env);
+      in.binding = loader::bind(in.process, in.checked, in.env, run.bindings);
     }
     {
       PhaseTime t("runtime-lookups");
@@ -167,6 +167,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   loader::ObjectCache objects(files.size() > 1);
   literals::LiteralCache literals(options.trace.cache_dir);
   const elf::KeptRelocations relocations(options.trace.cache_dir);
+  const loader::KeptBindings bindings(options.trace.cache_dir);
   Run run{.options = options,
           .resources = resources,
           .report = report,
@@ -176,6 +177,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
           .python_torch = pipeline::import_context(options, report),
           .objects = &objects,
           .relocations = &relocations,
+          .bindings = &bindings,
           .one_input = files.size() <= 1,
           .shared_names = shared_names(files)};
   setup.reset();

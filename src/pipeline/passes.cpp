@@ -116,8 +116,8 @@ AloneLoad prepare_alone(Run& run, const InputCheck& in) {
 std::optional<std::vector<std::string>> bind_alone(Run& run, const AloneLoad& alone) {
   auto own = loader::load_process(alone.file, alone.env, run.objects);
   if (!own) return std::nullopt;
-  loader::read_symbol_tables(*own, {own->target});
-  const loader::BindOutcome outcome = loader::bind(*own, {own->target});
+  loader::read_symbol_tables(*own, {own->target}, run.relocations);
+  const loader::BindOutcome outcome = loader::bind(*own, {own->target}, {}, run.bindings);
   std::vector<std::string> names;
   names.reserve(outcome.unresolved.size());
   for (const auto& ref : outcome.unresolved) names.emplace_back(ref.name);

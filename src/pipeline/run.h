@@ -20,6 +20,7 @@
 #include "environment/ownership.h"
 #include "literals/lookups.h"
 #include "loader/binding.h"
+#include "loader/kept_bindings.h"
 #include "pipeline/linkcheck.h"
 #include "python/import_plan.h"
 #include "python/interpreter.h"
@@ -46,6 +47,7 @@ struct Run {
   std::optional<python::TorchInstall> python_torch;
   loader::ObjectCache* objects = nullptr;  // each library read once per run (two inputs or more), each stat once
   const elf::KeptRelocations* relocations = nullptr;  // what earlier runs read of the files' relocations
+  const loader::KeptBindings* bindings = nullptr;     // the look-ups of processes earlier runs bound
   bool one_input = true;
   // The file names two or more of the run's inputs share (a soname two packages vendor): only a file whose
   // load takes one of them, or misses a name, can be changed by what another package's import loads first.

@@ -9,11 +9,16 @@
 // files the real loader tries (LD_DEBUG=libs, test::real_search).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "common/paths.h"
+#include "elf/kept_relocations.h"
+#include "loader/kept_bindings.h"
 #include "loader/search_order.h"
 #include "pipeline/linkcheck.h"
 #include "real_loader.h"
@@ -503,6 +508,78 @@ TEST(Suggestions, abi_drift_extern_c_and_namespace_moves_are_suggested) {
   ASSERT_NE(moved, nullptr);
   EXPECT_EQ(moved->suggestions.at(0).demangled, "newns::moved(int)");
   EXPECT_EQ(moved->suggestions.at(0).reason, SuggestionReason::Namespace);
+}
+
+// The look-ups of a process kept between runs (loader/kept_bindings.h): the same files in the same places are
+// answered with what the first run bound, and nothing else is: a library rebuilt, another copy found first,
+// or a garbled entry is bound again. The real loader agrees with every outcome (ldd -r).
+TEST(KeptBindings, the_same_process_is_answered_as_bound_and_a_rebuilt_library_or_another_copy_is_bound_again) {
+  const std::string dir = test::scratch_dir("kept-bindings");
+  std::filesystem::create_directories(dir + "/a");
+  std::filesystem::create_directories(dir + "/b");
+  auto build_dep = [&](const std::string& where, const std::string& source) {
+    test::write_file(where + "/dep.c", source);
+    auto built = test::run("cc -shared -fPIC -Wl,-soname,libdep.so.1 -o " + test::quote(where + "/libdep.so.1") + " " +
+                           test::quote(where + "/dep.c"));
+    ASSERT_EQ(built.status, 0) << built.err;
+  };
+  build_dep(dir + "/a", "int d1(void) { return 1; }\n");
+  build_dep(dir + "/b", "int d1(void) { return 1; }\nint d2(void) { return 2; }\n");
+  test::write_file(dir + "/user.c", "extern int d1(void), d2(void);\nint u(void) { return d1() + d2(); }\n");
+  const std::string user = dir + "/libuser.so";
+  auto linked = test::run("cc -shared -fPIC -o " + test::quote(user) + " " + test::quote(dir + "/user.c") + " " +
+                          test::quote(dir + "/a/libdep.so.1"));
+  ASSERT_EQ(linked.status, 0) << linked.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(3100));  // not changed in the last two seconds
+
+  const loader::KeptBindings kept(dir + "/cache");
+  const elf::KeptRelocations relocations(dir + "/cache");
+  auto unresolved = [&](const std::string& from) {
+    loader::LoaderEnv env;
+    env.library_path = {dir + "/" + from};
+    auto p = loader::load_process(user, env);
+    EXPECT_TRUE(p.ok());
+    loader::read_symbol_tables(*p, {p->target}, &relocations);
+    std::vector<std::string> out;
+    for (const auto& u : loader::bind(*p, {p->target}, env, &kept).unresolved)
+      out.push_back(std::string(u.name) + (u.miss == loader::Miss::NoDefinition ? "" : " (near miss)"));
+    return out;
+  };
+  auto real = [&](const std::string& from) {
+    return test::run("LD_LIBRARY_PATH=" + test::quote(dir + "/" + from) + " ldd -r " + test::quote(user) +
+                     " 2>&1 | grep -c 'undefined symbol: d2'")
+        .out;
+  };
+  const std::vector<std::string> d2{"d2"}, none;
+  EXPECT_EQ(unresolved("a"), d2);
+  EXPECT_EQ(real("a"), "1\n");
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/cache/bindings")) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u) << "the process's look-ups were not kept";
+  // The kept entry answers: planted there, another reason for the miss is what the next run says.
+  std::ifstream in(files[0]);
+  const std::string kept_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t row = kept_text.find("\nU\t");
+  ASSERT_NE(row, std::string::npos) << kept_text;
+  std::string planted = kept_text;
+  const size_t miss = planted.find('\t', planted.find('\t', row + 3) + 1) + 1;  // U object symbol MISS near
+  ASSERT_EQ(planted.substr(miss, 2), "0\t");
+  planted[miss] = '3';
+  test::write_file(files[0].string(), planted);
+  EXPECT_EQ(unresolved("a"), std::vector<std::string>{"d2 (near miss)"});
+  // A garbled entry is no answer: bound again (and kept again).
+  test::write_file(files[0].string(), "mlc-bindings 1\ngarbage\n");
+  EXPECT_EQ(unresolved("a"), d2);
+  EXPECT_EQ(unresolved("a"), d2);
+
+  // Another copy found first (LD_LIBRARY_PATH): another process, bound again.
+  EXPECT_EQ(unresolved("b"), none);
+  EXPECT_EQ(real("b"), "0\n");
+  // The library rebuilt in place with the missing definition: bound again.
+  build_dep(dir + "/a", "int d1(void) { return 1; }\nint d2(void) { return 2; }\n");
+  EXPECT_EQ(unresolved("a"), none);
+  EXPECT_EQ(real("a"), "0\n");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
