@@ -39,13 +39,14 @@ figures() {  # $1: musa-linkcheck
 scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
 echo "== musa-linkcheck: $tool (warm: the literal cache in the default cache directory)"
 figures "$tool"
-# Cold: the literal cache and the kept look-ups removed before each run (the other caches, dpkg's index, stay warm), through
-# a shell wrapper whose sh and rm are counted against the tool.
+# Cold: the literal cache, the kept look-ups, relocations and bindings removed before each run (the other caches, dpkg's
+# index, stay warm), through a shell wrapper whose sh and rm are counted against the tool.
 cache="$scratch/cache"; mkdir -p "$cache"
 "$tool" -q --cache-dir "$cache" "$torch" >/dev/null 2>&1
-printf '#!/bin/sh\nrm -rf "%s/runtime-literals.tsv" "%s/runtime-lookups"\nexec "%s" --cache-dir "%s" "$@"\n' "$cache" "$cache" "$tool" "$cache" >"$scratch/cold"
+printf '#!/bin/sh\nrm -rf "%s/runtime-literals.tsv" "%s/runtime-lookups" "%s/relocations" "%s/bindings"\nexec "%s" --cache-dir "%s" "$@"\n' \
+  "$cache" "$cache" "$cache" "$cache" "$tool" "$cache" >"$scratch/cold"
 chmod +x "$scratch/cold"
-echo "== musa-linkcheck, cold (no literal cached: every .rodata of an object that imports dlopen read)"
+echo "== musa-linkcheck, cold (nothing kept: every .rodata of an object that imports dlopen read, every relocation, every look-up)"
 figures "$scratch/cold"
 [ -n "$before" ] || exit 0
 echo "== before: $before"
