@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <string_view>
 
@@ -84,6 +85,18 @@ inline std::string file_identity(const std::string& path, bool follow = true) {
   if ((follow ? stat(path.c_str(), &st) : lstat(path.c_str(), &st)) != 0) return "";
   return stat_identity(st);
 }
+
+// This program's own identity (file_identity of /proc/self/exe, read once): what a cache of answers another
+// build of it may give otherwise is keyed by. "" when it cannot be read.
+inline const std::string& program_identity() {
+  static const std::string identity = file_identity("/proc/self/exe");
+  return identity;
+}
+
+// The second before which a file's change is settled: a file system stamps times at a coarse granularity (a
+// clock tick, a second, two on FAT), so a file changed at or after it may share its identity with its next
+// version, and what was read of it is not kept.
+inline time_t settled_since() { return time(nullptr) - 2; }
 
 // Whether the path is a regular file (following symlinks).
 inline bool is_file(const std::string& path) {

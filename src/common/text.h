@@ -2,12 +2,20 @@
 #pragma once
 
 #include <cctype>
+#include <charconv>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace mlc {
+
+// `s` read as a whole decimal number into `out`: false when it is empty, holds anything else, or overflows.
+template <class T>
+bool parse_number(std::string_view s, T& out) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+}
 
 // s without the white space (space, tab, CR, LF, VT, FF) at either end.
 inline std::string trim(std::string_view s) {

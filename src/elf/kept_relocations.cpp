@@ -1,13 +1,13 @@
 #include "elf/kept_relocations.h"
 
 #include <charconv>
-#include <ctime>
 #include <span>
 #include <vector>
 
 #include "common/cache_file.h"
 #include "common/hash.h"
 #include "common/paths.h"
+#include "common/text.h"
 
 namespace mlc::elf {
 namespace {
@@ -31,8 +31,7 @@ std::string joined(const std::vector<uint32_t>& indexes) {
 bool parse(std::span<const std::string_view> f, size_t limit, bool sorted, std::vector<uint32_t>& out) {
   if (f.size() != 3) return false;
   size_t count = 0;
-  auto [end, ec] = std::from_chars(f[1].data(), f[1].data() + f[1].size(), count);
-  if (ec != std::errc() || end != f[1].data() + f[1].size() || count > limit) return false;
+  if (!parse_number(f[1], count) || count > limit) return false;
   out.clear();
   out.reserve(count);
   const char* p = f[2].data();
@@ -51,8 +50,12 @@ bool parse(std::span<const std::string_view> f, size_t limit, bool sorted, std::
 
 }  // namespace
 
-KeptRelocations::KeptRelocations(std::string cache_dir) : dir_(std::move(cache_dir)) {
-  if (!dir_.empty()) program_ = file_identity("/proc/self/exe");
+KeptRelocations::KeptRelocations(std::string cache_dir) : dir_(std::move(cache_dir)) {}
+
+// Only a file read natively, its tables read, named by a path a cache line can hold.
+bool KeptRelocations::keeps(const ElfObject& object) const {
+  return !dir_.empty() && !program_identity().empty() && !object.identity.empty() && object.tables_read &&
+         object.path.find_first_of("\t\n") == std::string::npos;
 }
 
 std::string KeptRelocations::file_of(const ElfObject& object) const {
@@ -60,12 +63,11 @@ std::string KeptRelocations::file_of(const ElfObject& object) const {
 }
 
 std::string KeptRelocations::key_of(const ElfObject& object) const {
-  return program_ + '\t' + object.identity + '\t' + object.path + '\n';
+  return program_identity() + '\t' + object.identity + '\t' + object.path + '\n';
 }
 
 bool KeptRelocations::find(ElfObject& object) const {
-  if (dir_.empty() || program_.empty() || object.identity.empty() || !object.tables_read) return false;
-  if (object.path.find_first_of("\t\n") != std::string::npos) return false;
+  if (!keeps(object)) return false;
   const size_t limit = object.dynsym_count;
   bool named = false;
   std::vector<uint32_t> relocated, copy, tls;
@@ -92,9 +94,7 @@ bool KeptRelocations::find(ElfObject& object) const {
 }
 
 void KeptRelocations::store(const ElfObject& object) const {
-  if (dir_.empty() || program_.empty() || object.identity.empty() || !object.tables_read) return;
-  if (object.path.find_first_of("\t\n") != std::string::npos) return;
-  if (object.changed_at >= static_cast<int64_t>(time(nullptr)) - 2) return;
+  if (!keeps(object) || object.changed_at >= settled_since()) return;
   // Never a cache directory made where a run would make none (under a --build-dir that does not exist).
   if (!is_dir(parent_dir(dir_))) return;
   CacheWriter out(kFormat, key_of(object));

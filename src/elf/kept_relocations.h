@@ -27,10 +27,10 @@ class KeptRelocations {
   void store(const ElfObject& object) const;
 
  private:
+  bool keeps(const ElfObject& object) const;
   std::string file_of(const ElfObject& object) const;
-  std::string key_of(const ElfObject& object) const;
+  std::string key_of(const ElfObject& object) const;  // this program's identity too: another build may read otherwise
   std::string dir_;
-  std::string program_;  // this program's identity: another build of it may read relocations otherwise
 };
 
 }  // namespace mlc::elf

@@ -466,7 +466,7 @@ Stamp stamp(const std::string& path, time_t settled) {
 // this program, the loader's environment, each object of the process (path, identity, names, loader,
 // origin) and the objects checked. "" when it cannot be keyed (a file gone since the load).
 std::string lookups_key(const loader::Process& p, const std::vector<int>& objects, const loader::LoaderEnv& env) {
-  std::string key = file_identity("/proc/self/exe");
+  std::string key = program_identity();
   if (key.empty()) return "";
   auto add = [&](const std::string& s) {
     key += '\x1f';
@@ -498,12 +498,13 @@ std::string lookups_key(const loader::Process& p, const std::vector<int>& object
     if (!in_system_library_dir(p.objects[i].path) || p.objects[i].is_target) read_with_loaders(i);
   for (int i : {p.main, p.target, 0})
     if (i >= 0 && static_cast<size_t>(i) < p.objects.size()) read_with_loaders(i);
-  const time_t settled = time(nullptr) - 2;  // as witnesses(): a file changed in the last two seconds is not keyed
+  const time_t settled = settled_since();  // as witnesses(): a file changed in the last two seconds is not keyed
   for (size_t i = 0; i < p.objects.size(); ++i) {
     const auto& o = p.objects[i];
     std::string identity;
     if (read[i]) {
-      Stamp s = stamp(o.path, settled);
+      // The identity its descriptor had when the load read it, else (a file read through libelf) its path's now.
+      Stamp s = o.elf.identity.empty() ? stamp(o.path, settled) : Stamp{o.elf.identity, o.elf.changed_at >= settled};
       if (s.identity.empty() || s.racy) return "";
       identity = std::move(s.identity);
     }
@@ -529,7 +530,7 @@ std::string lookups_key(const loader::Process& p, const std::vector<int>& object
 std::optional<std::vector<std::pair<std::string, std::string>>> witnesses(std::set<std::string> asked,
                                                                           std::string& cwd) {
   std::map<std::string, std::string> out;
-  const time_t settled = time(nullptr) - 2;
+  const time_t settled = settled_since();
   // Each path stat'ed once: the missing paths of one search share their nearest existing directory.
   std::map<std::string, Stamp> stamps;
   auto stamp_of = [&](const std::string& path) -> const Stamp& {

@@ -1,12 +1,11 @@
 #include "loader/kept_bindings.h"
 
-#include <charconv>
-#include <ctime>
 #include <span>
 
 #include "common/cache_file.h"
 #include "common/hash.h"
 #include "common/paths.h"
+#include "common/text.h"
 
 namespace mlc::loader {
 namespace {
@@ -25,22 +24,14 @@ void add(std::string& key, std::string_view part) {
 }
 void add(std::string& key, long long number) { add(key, std::to_string(number)); }
 
-template <class T>
-bool number(std::string_view s, T& out) {
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && end == s.data() + s.size() && !s.empty();
-}
-
 }  // namespace
 
-KeptBindings::KeptBindings(std::string cache_dir) : dir_(std::move(cache_dir)) {
-  if (!dir_.empty()) program_ = file_identity("/proc/self/exe");
-}
+KeptBindings::KeptBindings(std::string cache_dir) : dir_(std::move(cache_dir)) {}
 
 std::string KeptBindings::key(const Process& p, const std::vector<int>& checked) const {
-  if (dir_.empty() || program_.empty()) return "";
+  if (dir_.empty() || program_identity().empty()) return "";
   std::string key;
-  add(key, program_);
+  add(key, program_identity());
   add(key, static_cast<long long>(p.objects.size()));
   for (const auto& o : p.objects) {
     if (o.elf.identity.empty()) return "";
@@ -73,13 +64,13 @@ std::optional<KeptLookups> KeptBindings::find(const std::string& key) const {
     if (f[0] == "U" && f.size() == 5) {
       KeptUnresolved u;
       int miss = 0;
-      if (!number(f[1], u.object) || !number(f[2], u.symbol) || !number(f[3], miss)) return false;
+      if (!parse_number(f[1], u.object) || !parse_number(f[2], u.symbol) || !parse_number(f[3], miss)) return false;
       if (miss < static_cast<int>(Miss::NoDefinition) || miss > static_cast<int>(Miss::LibraryMissing)) return false;
       u.miss = static_cast<Miss>(miss);
       for (std::string_view rest = f[4]; !rest.empty();) {
         const size_t comma = rest.find(',');
         int near = 0;
-        if (!number(rest.substr(0, comma), near)) return false;
+        if (!parse_number(rest.substr(0, comma), near)) return false;
         u.near.push_back(near);
         rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
         if (comma != std::string_view::npos && rest.empty()) return false;
@@ -89,7 +80,8 @@ std::optional<KeptLookups> KeptBindings::find(const std::string& key) const {
     }
     if (f[0] == "V" && f.size() == 6) {
       MissingVersion m;
-      if (!number(f[1], m.object) || !number(f[2], m.provider) || (f[3] != "0" && f[3] != "1")) return false;
+      if (!parse_number(f[1], m.object) || !parse_number(f[2], m.provider) || (f[3] != "0" && f[3] != "1"))
+        return false;
       m.weak = f[3] == "1";
       m.version = std::string(f[4]);
       m.file = std::string(f[5]);
@@ -104,7 +96,7 @@ std::optional<KeptLookups> KeptBindings::find(const std::string& key) const {
 
 void KeptBindings::store(const std::string& key, const Process& p, const KeptLookups& lookups) const {
   if (dir_.empty() || key.empty()) return;
-  const auto settled = static_cast<int64_t>(time(nullptr)) - 2;
+  const int64_t settled = settled_since();
   for (const auto& o : p.objects)
     if (o.elf.changed_at >= settled) return;
   // Never a cache directory made where a run would make none (under a --build-dir that does not exist).

@@ -44,7 +44,6 @@ class KeptBindings {
  private:
   std::string file_of(const std::string& key) const;
   std::string dir_;
-  std::string program_;
 };
 
 }  // namespace mlc::loader
