@@ -238,8 +238,15 @@ class Emulator {
     // Only a regular file is opened here (a FIFO's open would wait for a writer); anything else gets
     // read_object's own error.
     elf::Descriptor file;
-    const elf::LoadHeader header =
-        stated && S_ISREG(st.st_mode) ? elf::read_load_header(path, process_class_, &file) : elf::LoadHeader{};
+    elf::LoadHeader header;
+    if (stated && S_ISREG(st.st_mode)) {
+      // The first object's class, byte order and machine are the process's (set_platform): its header is
+      // read as that loader reads it, not as the tool's own class would.
+      if (!platform_set_)
+        if (auto ident = elf::read_ident(path))
+          process_class_ = {.is_64 = ident->is_64, .big_endian = ident->big_endian, .machine = ident->machine};
+      header = elf::read_load_header(path, process_class_, &file);
+    }
     auto obj = read_headers(path, st, file);
     if (!obj) {
       process_.errors.push_back(obj.error());
@@ -406,8 +413,13 @@ class Emulator {
                                   : cache_objects_ ? cache_objects_->find(st.st_dev, st.st_ino)
                                                    : nullptr;
     elf::Descriptor file;  // the one open of this candidate, read again by map_candidate
+    // An object read before (this run's cache) answers with the header it was accepted with, when this
+    // process is of its class: one of another process's class was read against that class.
+    const bool known_fits = known && known->header.verdict == elf::LoadHeader::Verdict::Accepted &&
+                            known->is_64 == process_class_.is_64 && known->big_endian == process_class_.big_endian &&
+                            known->machine == process_class_.machine;
     const elf::LoadHeader header = !S_ISREG(st.st_mode) ? elf::LoadHeader{}
-                                   : known              ? known->header
+                                   : known_fits         ? known->header
                                                         : elf::read_load_header(c.path, process_class_, &file);
     switch (header.verdict) {
       case elf::LoadHeader::Verdict::Unopened:

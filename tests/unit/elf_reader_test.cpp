@@ -88,6 +88,35 @@ TEST_P(CrossArch, loader_and_binding_work_on_foreign_objects) {
   EXPECT_EQ(r.libraries[0].unresolved[0].type, SymbolType::NoType);
 }
 
+// The three worlds checked in one run: each user's process is of its own class, so each finds the provider
+// beside it, whichever file the run read first (a provider read first as its own input, against another
+// process's class, once made a user skip it as "wrong ELF class" in most runs).
+TEST(CrossWorlds, a_tree_of_every_class_loads_each_user_with_the_provider_beside_it) {
+  std::vector<std::string> worlds;
+  for (const char* name : {"i386", "s390x", "powerpc"})
+    if (std::filesystem::exists(kCross + "/" + name + "/libxuser.so")) worlds.push_back(name);
+  if (worlds.size() < 2) MLC_SKIP() << "fewer than two cross fixtures: install binutils-s390x-linux-gnu";
+  for (int round = 0; round < 5; ++round) {
+    Report r = run_linkcheck({kCross}, {});
+    ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_line();
+    size_t users = 0;
+    for (const auto& lib : r.libraries) {
+      if (lib.path.ends_with("/libxprov.so")) {
+        EXPECT_TRUE(lib.unresolved.empty()) << lib.path;
+        continue;
+      }
+      ++users;
+      const std::string dir = lib.path.substr(0, lib.path.rfind('/'));
+      ASSERT_EQ(lib.needed.size(), 1u) << lib.path;
+      EXPECT_EQ(lib.needed[0].path, dir + "/libxprov.so") << lib.path << " round " << round;
+      EXPECT_EQ(lib.needed[0].how, loader::FoundHow::Runpath) << lib.path;
+      ASSERT_EQ(lib.unresolved.size(), 1u) << lib.path << " round " << round;
+      EXPECT_EQ(lib.unresolved[0].symbol, "xmissing");
+    }
+    EXPECT_EQ(users, worlds.size());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(ElfReader, CrossArch,
                          ::testing::Values(Arch{"i386", false, false, 3}, Arch{"s390x", true, true, 22},
                                            Arch{"powerpc", false, true, 20}),
