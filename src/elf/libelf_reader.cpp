@@ -155,13 +155,13 @@ Result<TableBytes> table_bytes(Elf* elf, const Sections& sec, const ReadOptions&
       auto t = version_table(elf, sec.verdef, ".gnu.version_d", obj.path);
       if (!t) return t.error();
       b.has_verdef = true;
-      std::tie(b.verdef, b.verdef_strings) = t.value();
+      std::tie(b.verdef, b.verdef_strings.all) = t.value();
     }
     if (sec.verneed && !obj.tables_read) {
       auto t = version_table(elf, sec.verneed, ".gnu.version_r", obj.path);
       if (!t) return t.error();
       b.has_verneed = true;
-      std::tie(b.verneed, b.verneed_strings) = t.value();
+      std::tie(b.verneed, b.verneed_strings.all) = t.value();
     }
   }
   if (sec.dynsym && options.relocations) {

@@ -34,6 +34,15 @@ struct File {
   size_t shstrndx = 0;  // the section name table (0: none)
   std::vector<size_t> relocations;
   std::vector<std::unique_ptr<uint64_t[]>> copies;  // aligned copies of misaligned tables
+  // Read with pread while the file was open (read_copies), so that reading an object's headers and version
+  // tables touches no page of the mapping: a part of the dynamic string table (the names .dynamic and the
+  // version tables give, which sit together), the version tables, and .gnu.hash's first four words.
+  std::string dynstr_window;
+  uint64_t dynstr_window_at = 0;
+  std::string verdef_copy, verneed_copy;
+  bool verdef_copied = false, verneed_copied = false;
+  uint32_t gnu_hash_head[4] = {};
+  bool gnu_hash_head_copied = false;
   ~File() {
     if (base && !keep_mapped.load(std::memory_order_relaxed)) munmap(const_cast<char*>(base), size);
   }
@@ -142,8 +151,24 @@ std::optional<InputError> read_headers(int fd, const std::string& path, File& f,
   return std::nullopt;
 }
 
+constexpr uint64_t kWindowMargin = 1024, kWindowMax = 1u << 20;
+
+// The version tables and .gnu.hash's header, copied out with pread (File's comment says why). A table too
+// large or unreadable is left to the mapping.
+void read_copies(int fd, File& f) {
+  const auto copy = [&](size_t index, std::string& out, bool& copied) {
+    if (index == 0 || f.sections[index].type == SHT_NOBITS || f.sections[index].size > kWindowMax) return;
+    out.resize(f.sections[index].size);
+    copied = out.empty() || pread_all(fd, out.data(), out.size(), f.sections[index].offset);
+  };
+  copy(f.verdef, f.verdef_copy, f.verdef_copied);
+  copy(f.verneed, f.verneed_copy, f.verneed_copied);
+  if (f.gnu_hash && f.sections[f.gnu_hash].type != SHT_NOBITS && f.sections[f.gnu_hash].size >= sizeof f.gnu_hash_head)
+    f.gnu_hash_head_copied = pread_all(fd, f.gnu_hash_head, sizeof f.gnu_hash_head, f.sections[f.gnu_hash].offset);
+}
+
 template <typename Dyn>
-std::optional<InputError> read_dynamic(int fd, const std::string& path, const File& f, ElfObject& obj) {
+std::optional<InputError> read_dynamic(int fd, const std::string& path, File& f, ElfObject& obj) {
   const Section& s = f.sections[f.dynamic];
   if (s.type == SHT_NOBITS || s.size == 0) return std::nullopt;
   std::vector<Dyn> entries(s.size / sizeof(Dyn));
@@ -151,9 +176,31 @@ std::optional<InputError> read_dynamic(int fd, const std::string& path, const Fi
     return InputError{path, "unreadable dynamic section"};
   }
   std::string_view strings = f.strtab(s.link);
+  // The strings the entries name (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH) are read with one pread of the
+  // span they lie in, not through the mapping: a first touch of a mapped page costs more than the copy (the
+  // mapping's pages are touched only by what looks symbols up), and a loader reads hundreds of files.
+  uint64_t low = UINT64_MAX, high = 0;
   for (const Dyn& dyn : entries) {
     if (dyn.d_tag == DT_NULL) break;
-    note_dynamic(obj, dyn.d_tag, dyn.d_un.d_val, [&] { return name_in(strings, dyn.d_un.d_val); });
+    if (is_string_tag(dyn.d_tag) && dyn.d_un.d_val < strings.size()) {
+      low = std::min<uint64_t>(low, dyn.d_un.d_val);
+      high = std::max<uint64_t>(high, dyn.d_un.d_val);
+    }
+  }
+  // The window: those names and 1 KiB either side, where linkers put the version names too.
+  if (low <= high) {
+    const uint64_t from = low > kWindowMargin ? low - kWindowMargin : 0;
+    const uint64_t end = std::min<uint64_t>(strings.size(), high + kWindowMargin);
+    f.dynstr_window.resize(end - from);
+    f.dynstr_window_at = from;
+    if (end - from > kWindowMax ||
+        !pread_all(fd, f.dynstr_window.data(), f.dynstr_window.size(), f.sections[s.link].offset + from))
+      f.dynstr_window.clear();
+  }
+  const StringsView names{.all = strings, .window = f.dynstr_window, .window_at = f.dynstr_window_at};
+  for (const Dyn& dyn : entries) {
+    if (dyn.d_tag == DT_NULL) break;
+    note_dynamic(obj, dyn.d_tag, dyn.d_un.d_val, [&] { return names.at(dyn.d_un.d_val); });
   }
   if (obj.runpath) obj.rpath.reset();  // glibc (get-dynamic-info.h): DT_RUNPATH wins
   return std::nullopt;
@@ -205,16 +252,31 @@ TableBytes table_bytes(File& f, const ReadOptions& options, const ElfObject& obj
     b.dynsym = f.symbol_table(f.dynsym, obj.is_64);
     b.has_versym = f.versym != 0;
     b.versym = f.bytes(f.versym);
-    if (f.gnu_hash && f.sections[f.gnu_hash].link == f.dynsym) b.gnu_hash = f.bytes(f.gnu_hash);
+    if (f.gnu_hash && f.sections[f.gnu_hash].link == f.dynsym) {
+      b.gnu_hash = f.bytes(f.gnu_hash);
+      if (f.gnu_hash_head_copied) b.gnu_hash_head = f.gnu_hash_head;
+    }
+    // The version tables' strings: the window applies when they name the string table .dynamic does.
+    const size_t dynstr = f.dynamic ? f.sections[f.dynamic].link : 0;
+    const auto strings_of = [&](size_t table) {
+      const size_t link = f.sections[table].link;
+      StringsView v;
+      v.all = f.strtab(link);
+      if (link == dynstr && !v.all.empty()) {
+        v.window = f.dynstr_window;
+        v.window_at = f.dynstr_window_at;
+      }
+      return v;
+    };
     b.has_verdef = f.verdef != 0;
     if (b.has_verdef) {
-      b.verdef = f.bytes(f.verdef);
-      b.verdef_strings = f.strtab(f.sections[f.verdef].link);
+      b.verdef = f.verdef_copied ? std::string_view(f.verdef_copy) : f.bytes(f.verdef);
+      b.verdef_strings = strings_of(f.verdef);
     }
     b.has_verneed = f.verneed != 0;
     if (b.has_verneed) {
-      b.verneed = f.bytes(f.verneed);
-      b.verneed_strings = f.strtab(f.sections[f.verneed].link);
+      b.verneed = f.verneed_copied ? std::string_view(f.verneed_copy) : f.bytes(f.verneed);
+      b.verneed_strings = strings_of(f.verneed);
     }
   }
   if (f.dynsym && options.relocations) {
@@ -277,6 +339,7 @@ Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size,
     err = ident.is_64 ? read_dynamic<Elf64_Dyn>(fd, path, *f, obj) : read_dynamic<Elf32_Dyn>(fd, path, *f, obj);
     if (err) return *err;
   }
+  if (f->dynsym) read_copies(fd, *f);
   if (options.symbols) {
     if (auto e = decode_tables(table_bytes(*f, options, obj), options, obj)) return *e;
   }

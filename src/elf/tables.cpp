@@ -86,11 +86,11 @@ std::vector<Symbol> decode_symbols(const SymbolTableBytes& table, bool is_64, bo
 }
 
 // .gnu.hash, validated: a table whose counts do not fit its section is ignored (lookups then scan).
-GnuHashTable read_gnu_hash(std::string_view bytes, bool is_64, size_t symbol_count) {
+GnuHashTable read_gnu_hash(std::string_view bytes, const uint32_t* head, bool is_64, size_t symbol_count) {
   GnuHashTable t;
   if (bytes.size() < 16) return t;
-  const auto* words = reinterpret_cast<const uint32_t*>(bytes.data());
-  if (reinterpret_cast<uintptr_t>(words) % 8) return t;
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % 8) return t;
+  const auto* words = head ? head : reinterpret_cast<const uint32_t*>(bytes.data());
   uint32_t nbuckets = words[0], symoffset = words[1], bloom_size = words[2], bloom_shift = words[3];
   size_t word_bytes = is_64 ? 8 : 4;
   uint64_t header = 16 + uint64_t{bloom_size} * word_bytes + uint64_t{nbuckets} * 4;
@@ -118,7 +118,7 @@ GnuHashTable read_gnu_hash(std::string_view bytes, bool is_64, size_t symbol_cou
 // The Verdef chain (Elf32_Verdef and Elf64_Verdef have one layout). The entry count from the dynamic
 // section is not trusted: the walk stops at the end of the data, at a zero link, or after as many
 // steps as bytes could hold.
-Result<std::vector<VersionDefinition>> decode_verdef(std::string_view data, std::string_view strings,
+Result<std::vector<VersionDefinition>> decode_verdef(std::string_view data, const StringsView& strings,
                                                      const std::string& path) {
   std::vector<VersionDefinition> defs;
   size_t offset = 0;
@@ -128,7 +128,7 @@ Result<std::vector<VersionDefinition>> decode_verdef(std::string_view data, std:
     uint64_t aux_at = uint64_t{offset} + def.vd_aux;
     if (def.vd_cnt > 0 && aux_at + sizeof(Elf64_Verdaux) <= data.size()) {
       auto aux = load<Elf64_Verdaux>(data.data() + aux_at);
-      defs.push_back({def.vd_ndx, (def.vd_flags & VER_FLG_BASE) != 0, name_in(strings, aux.vda_name)});
+      defs.push_back({def.vd_ndx, (def.vd_flags & VER_FLG_BASE) != 0, strings.at(aux.vda_name)});
     }
     if (def.vd_next == 0) break;
     if (offset + def.vd_next >= data.size()) return InputError{path, "malformed .gnu.version_d (link past the end)"};
@@ -138,19 +138,19 @@ Result<std::vector<VersionDefinition>> decode_verdef(std::string_view data, std:
 }
 
 // The Verneed chain, each file's Vernaux list flattened into one requirement per version.
-Result<std::vector<VersionRequirement>> decode_verneed(std::string_view data, std::string_view strings,
+Result<std::vector<VersionRequirement>> decode_verneed(std::string_view data, const StringsView& strings,
                                                        const std::string& path) {
   std::vector<VersionRequirement> reqs;
   size_t offset = 0;
   for (size_t guard = 0; guard <= data.size(); ++guard) {
     if (offset + sizeof(Elf64_Verneed) > data.size()) return InputError{path, "malformed .gnu.version_r"};
     auto need = load<Elf64_Verneed>(data.data() + offset);
-    std::string_view file = name_in(strings, need.vn_file);
+    std::string_view file = strings.at(need.vn_file);
     uint64_t aux_offset = uint64_t{offset} + need.vn_aux;
     for (unsigned k = 0; k < need.vn_cnt && k <= data.size(); ++k) {
       if (aux_offset + sizeof(Elf64_Vernaux) > data.size()) return InputError{path, "malformed .gnu.version_r"};
       auto aux = load<Elf64_Vernaux>(data.data() + aux_offset);
-      reqs.push_back({static_cast<uint16_t>(aux.vna_other & 0x7fff), file, name_in(strings, aux.vna_name),
+      reqs.push_back({static_cast<uint16_t>(aux.vna_other & 0x7fff), file, strings.at(aux.vna_name),
                       (aux.vna_flags & VER_FLG_WEAK) != 0, (aux.vna_other & 0x8000) != 0});
       if (aux.vna_next == 0) break;
       aux_offset += aux.vna_next;
@@ -218,7 +218,7 @@ std::optional<InputError> read_lookup_tables(const TableBytes& b, ElfObject& obj
     }
     obj.has_versym = true;
   }
-  obj.gnu_hash = read_gnu_hash(b.gnu_hash, obj.is_64, obj.dynsym_count);
+  obj.gnu_hash = read_gnu_hash(b.gnu_hash, b.gnu_hash_head, obj.is_64, obj.dynsym_count);
   if (b.has_verdef) {
     auto defs = decode_verdef(b.verdef, b.verdef_strings, obj.path);
     if (!defs) return defs.error();
@@ -251,6 +251,14 @@ std::string_view name_in(std::string_view strings, uint64_t offset) {
   const char* start = strings.data() + offset;
   size_t len = strnlen(start, strings.size() - offset);
   return offset + len < strings.size() ? std::string_view(start, len) : std::string_view();
+}
+
+std::string_view StringsView::at(uint64_t offset) const {
+  if (offset >= window_at && offset - window_at < window.size()) {
+    const size_t from = offset - window_at, nul = window.find('\0', from);
+    if (nul != std::string_view::npos) return window.substr(from, nul - from);
+  }
+  return name_in(all, offset);
 }
 
 uint64_t relative_prefix(const RelocationBytes& r, const ElfObject& obj) {

@@ -21,6 +21,21 @@ ObjectKind kind_of(unsigned e_type);
 // lies outside it.
 std::string_view name_in(std::string_view strings, uint64_t offset);
 
+// A string table and, when a reader copied part of it out, that part: `window` holds the table's bytes from
+// `window_at` on. A name is taken from the copy when it lies there, NUL and all, else from the table, with
+// name_in's answer either way.
+struct StringsView {
+  std::string_view all;
+  std::string_view window;
+  uint64_t window_at = 0;
+  std::string_view at(uint64_t offset) const;
+};
+
+// The .dynamic tags whose value is an offset in the dynamic string table (those note_dynamic reads).
+inline bool is_string_tag(int64_t tag) {
+  return tag == DT_NEEDED || tag == DT_SONAME || tag == DT_RPATH || tag == DT_RUNPATH;
+}
+
 // One .dynamic entry, from either reader; str() reads the entry's value in the dynamic string table,
 // only for the tags that name a string.
 template <typename Str>
@@ -69,10 +84,13 @@ struct TableBytes {
   bool has_versym = false;
   std::string_view versym;
   bool has_verdef = false;
-  std::string_view verdef, verdef_strings;
+  std::string_view verdef;
+  StringsView verdef_strings;
   bool has_verneed = false;
-  std::string_view verneed, verneed_strings;
-  std::string_view gnu_hash;  // only when its sh_link is the .dynsym
+  std::string_view verneed;
+  StringsView verneed_strings;
+  std::string_view gnu_hash;                // only when its sh_link is the .dynsym
+  const uint32_t* gnu_hash_head = nullptr;  // its first four words, when a reader copied them out
   std::vector<RelocationBytes> relocations;
   bool relocations_readable = true;  // false: a dynamic relocation section's bytes could not be had
   bool has_symtab = false;

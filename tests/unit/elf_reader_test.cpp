@@ -11,6 +11,7 @@
 
 #include "elf/elf_object.h"
 #include "elf/kept_relocations.h"
+#include "elf/tables.h"
 #include "pipeline/linkcheck.h"
 #include "test_support.h"
 
@@ -115,6 +116,34 @@ TEST(CrossWorlds, a_tree_of_every_class_loads_each_user_with_the_provider_beside
     }
     EXPECT_EQ(users, worlds.size());
   }
+}
+
+// The native reader copies out the part of .dynstr that .dynamic's and the version tables' names lie in
+// (read with pread, so that no page of the mapping is touched for them). Every name read through the copy is
+// the name read from the table: wherever the copy starts and ends, a name it cuts or does not hold is read
+// from the table, and one with no NUL before the table's end is no name either way.
+TEST(ElfReader, a_name_read_through_a_copied_part_of_a_string_table_is_the_name_in_the_table) {
+  using namespace std::string_literals;
+  const std::string table = "\0libc.so.6\0GLIBC_2.2.5\0$ORIGIN/../lib\0libx.so\0no-terminator"s;
+  size_t names = 0;
+  for (size_t from = 0; from <= table.size(); ++from) {
+    for (size_t to = from; to <= table.size(); ++to) {
+      const std::string copy = table.substr(from, to - from);
+      const elf::detail::StringsView view{.all = table, .window = copy, .window_at = from};
+      for (uint64_t offset = 0; offset <= table.size() + 1; ++offset) {
+        ASSERT_EQ(view.at(offset), elf::detail::name_in(table, offset))
+            << "copy [" << from << ", " << to << "), offset " << offset;
+        if (from == 0 && to == 0 && !view.at(offset).empty()) ++names;
+      }
+    }
+  }
+  EXPECT_EQ(names, 41u);  // every offset inside the four terminated names (9 + 11 + 14 + 7), none in the tail
+  // The copy is what is read where it holds the name: its bytes, not the table's (a copy taken of a file is
+  // taken once; nothing after reads the mapping for that name).
+  const std::string copy = "LIBC.so.6"s + '\0';
+  const elf::detail::StringsView view{.all = table, .window = copy, .window_at = 1};
+  EXPECT_EQ(view.at(1), "LIBC.so.6");
+  EXPECT_EQ(view.at(11), "GLIBC_2.2.5");  // past the copy: the table
 }
 
 INSTANTIATE_TEST_SUITE_P(ElfReader, CrossArch,
