@@ -570,18 +570,31 @@ BindOutcome bind(const Process& p, const std::vector<int>& checked, const Loader
     PhaseTime t("bind.kept");
     answer = kept->find(key);
   }
-  if (!answer || !from_kept(p, *answer, result)) {
+  const bool bound = !answer || !from_kept(p, *answer, result);
+  bool assertions = false;
+  KeptLookups keep;  // what a fresh bind keeps: its look-ups, before the relocation checks add theirs
+  if (bound) {
     result = {};
     // Objects brought in by one load share its scope (glibc gives a dlopen'ed object and the
     // dependencies it maps one l_scope): one look-up pass per load.
     std::map<int, std::vector<int>> by_root;
     for (int i : checked) by_root[p.objects[i].root].push_back(i);
     for (const auto& [root, objects] : by_root) bind_in_scope(p, objects, lookup_scope(p, root), result);
-    // The look-ups' assertions (failures) are not kept: such a process is bound again.
-    if (!key.empty() && result.failures.empty()) kept->store(key, p, to_kept(result));
+    assertions = !result.failures.empty();
+    if (!assertions && !key.empty()) keep = to_kept(result);
   }
   check_copy_relocations(p, checked, result);
-  check_static_tls(p, env, result);
+  // Where the initial-exec references bind is kept with the look-ups; the static TLS block they fill is
+  // the environment's (its surplus), and is worked out on every run.
+  TlsProviders tls;
+  if (!bound)
+    for (const auto& t : answer->tls) tls[{t.object, t.symbol}] = t.provider;
+  check_static_tls(p, env, result, tls);
+  // The look-ups' assertions (failures) are not kept: such a process is bound again.
+  if (bound && !key.empty() && !assertions) {
+    for (const auto& [ref, provider] : tls) keep.tls.push_back({ref.first, ref.second, provider});
+    kept->store(key, p, keep);
+  }
   return result;
 }
 

@@ -10,9 +10,10 @@
 namespace mlc::loader {
 namespace {
 
-// Rows: "U object symbol miss near,near..." (an unresolved reference, in the order bind() reports them) and
-// "V object provider weak version file" (a version its provider lacks).
-constexpr CacheFormat kFormat{.magic = "mlc-bindings 1\n", .fields = 0};
+// Rows: "U object symbol miss near,near..." (an unresolved reference, in the order bind() reports them),
+// "V object provider weak version file" (a version its provider lacks) and "T object symbol provider" (where an
+// initial-exec TLS reference binds).
+constexpr CacheFormat kFormat{.magic = "mlc-bindings 2\n", .fields = 0};
 // The key line: a second hash of the key, of another basis, inside the file its first hash names (128 bits).
 constexpr uint64_t kSecondBasis = 0x9e3779b97f4a7c15ull;
 
@@ -88,6 +89,13 @@ std::optional<KeptLookups> KeptBindings::find(const std::string& key) const {
       out.missing_versions.push_back(std::move(m));
       return true;
     }
+    if (f[0] == "T" && f.size() == 4) {
+      KeptTls t;
+      if (!parse_number(f[1], t.object) || !parse_number(f[2], t.symbol)) return false;
+      if (!parse_number(f[3], t.provider)) return false;
+      out.tls.push_back(t);
+      return true;
+    }
     return false;  // garbled: bound again, and rewritten
   });
   if (!read) return std::nullopt;
@@ -114,6 +122,10 @@ void KeptBindings::store(const std::string& key, const Process& p, const KeptLoo
     // A version or file name holding a tab or a newline cannot be kept: nothing is.
     if (!out.add(std::vector<std::string_view>{"V", fields[0], fields[1], m.weak ? "1" : "0", m.version, m.file}))
       return;
+  }
+  for (const auto& t : lookups.tls) {
+    const std::string fields[] = {std::to_string(t.object), std::to_string(t.symbol), std::to_string(t.provider)};
+    out.add(std::vector<std::string_view>{"T", fields[0], fields[1], fields[2]});
   }
   out.write(file_of(key));
 }

@@ -20,9 +20,18 @@ struct KeptUnresolved {
   std::vector<int> near;
 };
 
+// Where one initial-exec TLS reference (an object's .dynsym index) binds: the object whose TLS block it
+// reaches, -1 when the look-up finds nothing (relocation_checks.h).
+struct KeptTls {
+  int object = -1;
+  uint32_t symbol = 0;
+  int provider = -1;
+};
+
 struct KeptLookups {
   std::vector<KeptUnresolved> unresolved;
   std::vector<MissingVersion> missing_versions;
+  std::vector<KeptTls> tls;
 };
 
 // <cache_dir>/bindings/<hash of the key>.tsv, one file per process, in the common cache format

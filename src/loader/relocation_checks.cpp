@@ -73,20 +73,33 @@ bool place(StaticTls& tls, const elf::LoadHeader& h) {
 
 // One initial-exec reference: the object whose block it reaches (its own for index 0), -1 when the
 // look-up finds nothing (an undefined symbol, reported as one).
-struct TlsReference {
-  int provider = -1;
-  std::string symbol;
-};
-TlsReference resolve(const Process& p, int object, uint32_t index) {
-  if (index == 0) return {object, ""};
+int resolve(const Process& p, int object, uint32_t index) {
+  if (index == 0) return object;
   const auto& o = p.objects[object].elf;
   const Symbol s = o.dynamic_symbol(index);
-  const std::string name(o.name_of(s));
   // A local symbol, or one that binds within its object, is the object's own.
   if (s.binding == elf::Binding::Local ||
       (!s.is_undefined() && (s.visibility == elf::Visibility::Hidden || s.visibility == elf::Visibility::Internal)))
-    return {object, name};
-  return {find_definition(p, object, name, version_of(o, s)).object, name};
+    return object;
+  return find_definition(p, object, o.name_of(s), version_of(o, s)).object;
+}
+
+// The reference's symbol name, for the report ("" for index 0: the object's own block).
+std::string symbol_of(const Process& p, int object, uint32_t index) {
+  if (index == 0) return "";
+  const auto& o = p.objects[object].elf;
+  return std::string(o.name_of(o.dynamic_symbol(index)));
+}
+
+// resolve(), answered from `providers` when it holds the reference (a kept answer naming an object the
+// process does not have is no answer).
+int provider_of(const Process& p, int object, uint32_t index, TlsProviders& providers) {
+  const int objects = static_cast<int>(p.objects.size());
+  if (auto it = providers.find({object, index}); it != providers.end() && it->second >= -1 && it->second < objects)
+    return it->second;
+  const int provider = resolve(p, object, index);
+  providers[{object, index}] = provider;
+  return provider;
 }
 
 // The objects whose initial-exec relocations glibc applies, in its order: what the process starts
@@ -139,17 +152,17 @@ struct Outcome {
   std::string symbol;
   bool mismatch = false;  // a non-TLS definition in an object without a TLS block
 };
-Outcome simulate(const Process& p, uint64_t surplus) {
+Outcome simulate(const Process& p, uint64_t surplus, TlsProviders& providers) {
   StaticTls tls = at_start(p, surplus);
   for (int x : relocation_order(p)) {
     for (uint32_t index : p.objects[x].elf.static_tls_symbols) {
-      TlsReference ref = resolve(p, x, index);
-      if (ref.provider < 0) continue;
-      const auto& h = p.objects[ref.provider].elf.header;
-      if (h.tls_blocksize == 0 || h.tls_align == 0) return {x, ref.provider, ref.symbol, true};
-      if (tls.placed.count(ref.provider)) continue;
-      if (!place(tls, h)) return {x, ref.provider, ref.symbol, false};
-      tls.placed.insert(ref.provider);
+      const int provider = provider_of(p, x, index, providers);
+      if (provider < 0) continue;
+      const auto& h = p.objects[provider].elf.header;
+      if (h.tls_blocksize == 0 || h.tls_align == 0) return {x, provider, symbol_of(p, x, index), true};
+      if (tls.placed.count(provider)) continue;
+      if (!place(tls, h)) return {x, provider, symbol_of(p, x, index), false};
+      tls.placed.insert(provider);
     }
   }
   return {};
@@ -202,9 +215,9 @@ void check_copy_relocations(const Process& p, const std::vector<int>& checked, B
   }
 }
 
-void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out) {
+void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out, TlsProviders& providers) {
   if (p.objects.empty() || p.objects.front().elf.machine != 62 || !p.objects.front().elf.is_64) return;
-  Outcome first = simulate(p, surplus_of(env, env.optional_static_tls));
+  Outcome first = simulate(p, surplus_of(env, env.optional_static_tls), providers);
   if (first.object < 0) return;
   const auto& provider = p.objects[first.provider];
   const std::string by = base_name(p.objects[first.object].path);
@@ -219,10 +232,10 @@ void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out) 
   }
   // The smallest glibc.rtld.optional_static_tls that lets every block in (rounded up to 512 bytes).
   uint64_t low = env.optional_static_tls, high = std::max<uint64_t>(low, 512) * 2;
-  while (simulate(p, surplus_of(env, high)).object >= 0 && high < (uint64_t{1} << 30)) high *= 2;
+  while (simulate(p, surplus_of(env, high), providers).object >= 0 && high < (uint64_t{1} << 30)) high *= 2;
   while (low + 1 < high) {
     uint64_t mid = low + (high - low) / 2;
-    (simulate(p, surplus_of(env, mid)).object >= 0 ? low : high) = mid;
+    (simulate(p, surplus_of(env, mid), providers).object >= 0 ? low : high) = mid;
   }
   const uint64_t tunable = round_up(high, 512);
   out.failures.push_back({.kind = FailureKind::StaticTls,

@@ -3,7 +3,9 @@
 // src/loader: bind() runs them.
 #pragma once
 
+#include <map>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "loader/binding.h"
@@ -38,6 +40,9 @@ void check_copy_relocations(const Process& p, const std::vector<int>& checked, B
 // initial-exec relocation (R_X86_64_TPOFF64) reaches takes its place in that surplus
 // (_dl_try_allocate_static_tls) or fails the load. An initial-exec relocation bound to an object
 // without a TLS block ends the process (a division by its zero alignment there).
-void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out);
+// `providers`: where each reference (object, .dynsym index) binds, the provider or -1; those it holds are not
+// looked up again, those looked up are added (bind() keeps them between runs).
+using TlsProviders = std::map<std::pair<int, uint32_t>, int>;
+void check_static_tls(const Process& p, const LoaderEnv& env, BindOutcome& out, TlsProviders& providers);
 
 }  // namespace mlc::loader

@@ -582,5 +582,57 @@ TEST(KeptBindings, the_same_process_is_answered_as_bound_and_a_rebuilt_library_o
   std::filesystem::remove_all(dir);
 }
 
+// Where an initial-exec TLS reference binds is kept with the look-ups ("T object symbol provider"): a
+// planted provider is what the next run's static TLS check reaches, and one naming no object of the process
+// is looked up again. ldd -r agrees with the unplanted outcome.
+TEST(KeptBindings, where_an_initial_exec_reference_binds_is_kept_and_a_planted_provider_is_what_the_next_run_reaches) {
+  const std::string dir = test::scratch_dir("kept-tls");
+  test::write_file(dir + "/x.c", "__thread int x = 5;\n");
+  test::write_file(
+      dir + "/ie.c",
+      "extern __thread int x __attribute__((tls_model(\"initial-exec\")));\nint get(void) { return x; }\n");
+  const std::string ie = dir + "/libie.so";
+  auto built = test::run("cc -shared -fPIC -Wl,-soname,libx.so -o " + test::quote(dir + "/libx.so") + " " +
+                         test::quote(dir + "/x.c") + " && cc -shared -fPIC -Wl,-rpath,'$ORIGIN' -o " + test::quote(ie) +
+                         " " + test::quote(dir + "/ie.c") + " " + test::quote(dir + "/libx.so"));
+  ASSERT_EQ(built.status, 0) << built.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(3100));  // not changed in the last two seconds
+
+  const loader::KeptBindings kept(dir + "/cache");
+  auto failures = [&] {
+    loader::LoaderEnv env;
+    auto p = loader::load_process(ie, env);
+    EXPECT_TRUE(p.ok());
+    loader::read_symbol_tables(*p, {p->target});
+    std::vector<std::string> out;
+    for (const auto& f : loader::bind(*p, {p->target}, env, &kept).failures)
+      out.push_back(std::string(loader::to_string(f.kind)) + " " + base_name(f.file));
+    return out;
+  };
+  const std::vector<std::string> none;
+  EXPECT_EQ(failures(), none);
+  const auto real = test::run("ldd -r " + test::quote(ie) + " 2>&1");
+  EXPECT_EQ(real.status, 0) << real.out;
+  EXPECT_EQ(real.out.find("undefined symbol"), std::string::npos) << real.out;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/cache/bindings")) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u) << "the process's look-ups were not kept";
+  std::ifstream in(files[0]);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t row = text.find("\nT\t");
+  ASSERT_NE(row, std::string::npos) << text;
+  const size_t object = row + 3, symbol = text.find('\t', object) + 1, provider = text.find('\t', symbol) + 1;
+  const size_t end = text.find('\n', provider);
+  const std::string referencing = text.substr(object, symbol - 1 - object);
+  ASSERT_NE(text.substr(provider, end - provider), referencing) << text;  // libx.so, not libie.so itself
+  // Planted: the reference reaches libie.so itself, which has no TLS block (the division by its zero alignment).
+  test::write_file(files[0].string(), text.substr(0, provider) + referencing + text.substr(end));
+  EXPECT_EQ(failures(), std::vector<std::string>{"tls-mismatch libie.so"});
+  // A provider the process does not have is no answer: looked up again.
+  test::write_file(files[0].string(), text.substr(0, provider) + "99" + text.substr(end));
+  EXPECT_EQ(failures(), none);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace mlc
