@@ -513,8 +513,12 @@ class Emulator {
       TryOutcome out;
       try_path({entry.expanded, entry.expanded, FoundHow::Direct, requester, false}, entry, out);
     } else {
-      std::vector<SearchCandidate> order = search(entry.expanded, requester, entry);
-      if (entry.object >= 0) keep_places(std::move(order), entry);
+      std::shared_ptr<const SearchSteps> steps = search(entry.expanded, requester, entry);
+      if (entry.object >= 0) {
+        entry.places = std::move(steps);
+        if (!subdirs_) subdirs_ = std::make_shared<const std::vector<std::string>>(platform_.subdirs);
+        entry.place_subdirs = subdirs_;
+      }
     }
     // The report's paths are absolute: a relative search path element is the working directory's.
     for (auto& step : entry.searched)
@@ -561,39 +565,46 @@ class Emulator {
     return index;
   }
 
-  // The places of a search that picked a file, for other_copies: every step the loader would try (the
-  // order search() walked), moved, not copied: most are never probed.
-  static void keep_places(std::vector<SearchCandidate> order, NeededEntry& entry) {
-    entry.places.reserve(order.size());
-    for (auto& step : order)
-      if (!step.passed_over)
-        entry.places.push_back({.path = std::move(step.path), .how = step.how, .subdir = step.subdir});
-  }
-
   // The search itself: each step of the order (loader/search_order.h) tried until one is taken or an
-  // error ends it; the steps the loader passes over are recorded. The order is listed before the
-  // first try, since a try that loads a library grows process_.objects.
-  std::vector<SearchCandidate> search(const std::string& name, int requester, NeededEntry& entry) {
+  // error ends it; the steps the loader passes over are recorded. The steps are listed before the first
+  // try, since a try that loads a library grows process_.objects; a step's path is made when it is tried.
+  // The steps are kept when a search picks a file: other_copies probes them.
+  std::shared_ptr<const SearchSteps> search(const std::string& name, int requester, NeededEntry& entry) {
     int ended = -1;  // a list an open error ended
     TryOutcome out;  // its open_errno: the last open's error in the current directory
-    std::vector<SearchCandidate> order = search_order(name, process_, requester, env_, platform_, system_cache());
-    for (const auto& step : order) {
-      if (step.list == ended) continue;
-      if (step.passed_over) {
-        entry.searched.push_back({step.path, step.how, *step.passed_over});
-        continue;
-      }
-      if (step.subdir && !dir_exists(dir_name(step.path))) {
+    auto steps =
+        std::make_shared<const SearchSteps>(search_steps(name, process_, requester, env_, platform_, system_cache()));
+    // Whether the search ends at this step: a file taken, or an error that stops it.
+    const auto tried = [&](const std::string& path, FoundHow how, int list, bool subdir) {
+      if (subdir && !dir_exists(dir_name(path))) {
         out.open_errno = ENOENT;
-        continue;
+        return false;
       }
-      if (try_path({step.path, name, step.how, requester, step.subdir}, entry, out) || out.stop) return order;
+      if (try_path({path, name, how, requester, subdir}, entry, out) || out.stop) return true;
       // dl-load.c open_path: once a directory's files are all tried (its own last), an error other
       // than ENOENT or EACCES in an existing directory ends the list.
-      if (!step.subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_name(step.path)))
-        ended = step.list;
+      if (!subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_name(path))) ended = list;
+      return false;
+    };
+    std::string path;
+    for (const auto& item : steps->items) {
+      if (item.list == ended) continue;
+      if (const auto& step = item.single) {
+        if (step->passed_over) {
+          entry.searched.push_back({step->path, step->how, *step->passed_over});
+          continue;
+        }
+        if (tried(step->path, step->how, step->list, step->subdir)) return steps;
+        continue;
+      }
+      for (const auto& dir : item.dirs)
+        for (const auto& sub : platform_.subdirs) {
+          if (item.list == ended) break;
+          path = join_path(dir, sub + name);
+          if (tried(path, item.how, item.list, !sub.empty())) return steps;
+        }
     }
-    return order;
+    return steps;
   }
 
   // Whether a hwcaps subdirectory exists, asked once per directory (glibc remembers it too: the
@@ -648,6 +659,7 @@ class Emulator {
   SearchPlatform platform_;
   elf::ProcessClass process_class_;
   std::shared_ptr<const SystemCache> cache_;
+  std::shared_ptr<const std::vector<std::string>> subdirs_;  // platform_.subdirs, shared by the kept places
 };
 
 }  // namespace
@@ -658,8 +670,18 @@ Result<Process> load_process(const std::string& target, const LoaderEnv& env, Ob
 
 std::vector<SearchAttempt> other_copies(const Process& process, const NeededEntry& entry) {
   std::vector<SearchAttempt> out;
-  if (entry.object < 0 || entry.places.empty()) return out;
-  std::vector<SearchPlace> places = entry.places;
+  if (entry.object < 0 || !entry.places || !entry.place_subdirs) return out;
+  std::vector<SearchPlace> places;
+  for (const auto& item : entry.places->items) {
+    if (item.single) {
+      if (!item.single->passed_over) places.push_back({item.single->path, item.single->how, item.single->subdir});
+      continue;
+    }
+    for (const auto& dir : item.dirs)
+      for (const auto& sub : *entry.place_subdirs)
+        places.push_back({join_path(dir, sub + entry.expanded), item.how, !sub.empty()});
+  }
+  if (places.empty()) return out;
   for (const auto& d : process.candidate_dirs) places.push_back({join_path(d, entry.expanded), FoundHow::Sdk, false});
   const LoadedObject& picked = process.objects[entry.object];
   std::vector<std::pair<dev_t, ino_t>> seen{{picked.dev, picked.ino}};

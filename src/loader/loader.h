@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -77,6 +78,8 @@ struct SearchAttempt {
 
 // A place of a search: the path as the loader would open it (relative to LoaderEnv::cwd where a search
 // path element is relative), and how it would be found.
+struct SearchSteps;  // loader/search_order.h
+
 struct SearchPlace {
   std::string path;
   FoundHow how;
@@ -100,7 +103,8 @@ struct NeededEntry {
   // exist), kept when a search picked a file: other_copies probes them (and Process::candidate_dirs) when a
   // finding asks which other copy would have had what the picked one lacks. Most runs have no finding,
   // and probing every place of every search cost a clean run 7% of its time.
-  std::vector<SearchPlace> places;
+  std::shared_ptr<const SearchSteps> places;
+  std::shared_ptr<const std::vector<std::string>> place_subdirs;  // SearchPlatform::subdirs, for `places`
   std::string expanded;  // the name after dynamic string token expansion (dl-deps.c), as searched
   std::string refused;   // a file the search met and glibc refuses (its path): the load fails there
 };

@@ -87,19 +87,19 @@ SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_6
   return p;
 }
 
-std::vector<SearchCandidate> search_order(const std::string& name, const Process& process, int requester,
-                                          const LoaderEnv& env, const SearchPlatform& platform,
-                                          const SystemCache& cache) {
-  std::vector<SearchCandidate> out;
+SearchSteps search_steps(const std::string& name, const Process& process, int requester, const LoaderEnv& env,
+                         const SearchPlatform& platform, const SystemCache& cache) {
+  SearchSteps out;
   const auto& objects = process.objects;
   const auto origin_of = [&](int index) { return objects[index].origin; };
   int list = 0;
   // dl-load.c open_path: each directory with its capability subdirectories first.
-  const auto add = [&](const std::vector<std::string>& dirs, FoundHow how) {
+  const auto add = [&](std::vector<std::string> dirs, FoundHow how) {
     ++list;
-    for (const auto& dir : dirs)
-      for (const auto& sub : platform.subdirs)
-        out.push_back({.path = join_path(dir, sub + name), .how = how, .list = list, .subdir = !sub.empty()});
+    out.items.push_back({.dirs = std::move(dirs), .how = how, .list = list, .single = std::nullopt});
+  };
+  const auto add_one = [&](SearchCandidate step) {
+    out.items.push_back({.dirs = {}, .how = step.how, .list = step.list, .single = std::move(step)});
   };
   const LoadedObject* self = requester >= 0 ? &objects[requester] : nullptr;
   const bool has_runpath = self && self->elf.runpath;
@@ -129,30 +129,46 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
   const FoundHow cache_how = cache.from_conf ? FoundHow::LdSoConf : FoundHow::LdSoCache;
   ++list;
   const CacheEntry* e = cache_entry(cache, name, platform);
-  const bool in_cache = e != nullptr;
   if (e)
-    out.push_back({.path = env.sysroot + e->path,
-                   .how = cache_how,
-                   .passed_over = nodeflib && in_system_dir(e->path, platform)
-                                      ? std::optional(skipped("in a system directory (NODEFLIB)"))
-                                      : std::nullopt,
-                   .list = list});
-  if (!in_cache)
-    out.push_back({.path = env.sysroot + (cache.from_conf ? env.ld_so_conf : env.ld_so_cache),
-                   .how = cache_how,
-                   .passed_over = SearchOutcome{.kind = SearchOutcome::Kind::NoEntry, .detail = ""},
-                   .list = list});
+    add_one({.path = env.sysroot + e->path,
+             .how = cache_how,
+             .passed_over = nodeflib && in_system_dir(e->path, platform)
+                                ? std::optional(skipped("in a system directory (NODEFLIB)"))
+                                : std::nullopt,
+             .list = list});
+  else
+    add_one({.path = env.sysroot + (cache.from_conf ? env.ld_so_conf : env.ld_so_cache),
+             .how = cache_how,
+             .passed_over = SearchOutcome{.kind = SearchOutcome::Kind::NoEntry, .detail = ""},
+             .list = list});
   // 5. The system directories.
   if (nodeflib) {
-    out.push_back({.path = "(system directories)",
-                   .how = FoundHow::Default,
-                   .passed_over = skipped("NODEFLIB"),
-                   .list = list + 1});
+    add_one({.path = "(system directories)",
+             .how = FoundHow::Default,
+             .passed_over = skipped("NODEFLIB"),
+             .list = list + 1});
     return out;
   }
   std::vector<std::string> dirs;
+  dirs.reserve(platform.default_dirs.size());
   for (const auto& d : platform.default_dirs) dirs.push_back(env.sysroot + d);
-  add(dirs, FoundHow::Default);
+  add(std::move(dirs), FoundHow::Default);
+  return out;
+}
+
+std::vector<SearchCandidate> search_order(const std::string& name, const Process& process, int requester,
+                                          const LoaderEnv& env, const SearchPlatform& platform,
+                                          const SystemCache& cache) {
+  std::vector<SearchCandidate> out;
+  for (auto& item : search_steps(name, process, requester, env, platform, cache).items) {
+    if (item.single) {
+      out.push_back(std::move(*item.single));
+      continue;
+    }
+    for (const auto& dir : item.dirs)
+      for (const auto& sub : platform.subdirs)
+        out.push_back({.path = join_path(dir, sub + name), .how = item.how, .list = item.list, .subdir = !sub.empty()});
+  }
   return out;
 }
 

@@ -69,4 +69,19 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
                                           const LoaderEnv& env, const SearchPlatform& platform,
                                           const SystemCache& cache);
 
+// The same steps, unjoined: a list's directories, each to be tried with SearchPlatform::subdirs in turn
+// (search_order's path: join_path(dir, subdir + name)), and the steps that are one path. A search stops at
+// the first file taken, and most steps are never tried: their paths are made when they are.
+struct SearchSteps {
+  struct Item {
+    std::vector<std::string> dirs;  // a list of directories (`single` unset)
+    FoundHow how = FoundHow::Default;
+    int list = 0;
+    std::optional<SearchCandidate> single;  // one path (the cache's entry, a passed-over step)
+  };
+  std::vector<Item> items;
+};
+SearchSteps search_steps(const std::string& name, const Process& process, int requester, const LoaderEnv& env,
+                         const SearchPlatform& platform, const SystemCache& cache);
+
 }  // namespace mlc::loader
