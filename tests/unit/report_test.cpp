@@ -245,6 +245,30 @@ TEST(ReadJsonReport, kinds_survive_a_round_trip_through_render_json) {
   EXPECT_EQ(u[1].fix->entry, std::optional<std::string>("b"));
 }
 
+// The libraries are dumped one by one (in parallel) and set into the document's text: the report is still
+// exactly what dump(2) writes of the whole document (parsed and dumped again, byte for byte), with none,
+// one and many libraries, a name that is not UTF-8 and an empty list among them.
+TEST(RenderJson, the_report_is_the_whole_documents_dump_whatever_the_libraries) {
+  Report r = one_of_each();
+  for (size_t count : {size_t{0}, size_t{1}, size_t{40}}) {
+    Report many = r;
+    many.libraries.clear();
+    for (size_t i = 0; i < count; ++i) {
+      LibraryReport lib = r.libraries[0];
+      lib.path = "/w/lib" + std::to_string(i) + (i % 7 == 3 ? "\xff\xfe.so" : ".so");
+      if (i % 5 == 1) lib.unresolved.clear();
+      many.libraries.push_back(lib);
+    }
+    const std::string text = render_json(many, "0");
+    const json doc = json::parse(text);
+    EXPECT_EQ(text, doc.dump(2) + "\n") << count << " libraries";
+    EXPECT_EQ(doc["libraries"].size(), count);
+    if (count > 3) {
+      EXPECT_EQ(doc["libraries"][3]["path"], "/w/lib3\\xFF\\xFE.so");
+    }
+  }
+}
+
 TEST(ReadJsonReport, a_kind_the_contract_does_not_have_is_one_line_naming_the_file) {
   std::string dir = test::scratch_dir("report-bad-kind");
   json doc = json::parse(render_json(one_of_each(), "0"));
