@@ -10,7 +10,11 @@ bool read_cache_file(const std::string& path, const CacheFormat& format, std::st
                      const std::function<bool(std::span<const std::string_view>)>& row) {
   std::string text;
   if (!read_text_into(path, text)) return false;
-  std::string_view all = text;
+  return read_cache_text(text, format, key, row);
+}
+
+bool read_cache_text(std::string_view all, const CacheFormat& format, std::string_view key,
+                     const std::function<bool(std::span<const std::string_view>)>& row) {
   if (!all.starts_with(format.magic)) return false;
   all.remove_prefix(format.magic.size());
   if (!all.starts_with(key)) return false;

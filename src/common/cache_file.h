@@ -23,6 +23,9 @@ struct CacheFormat {
 // of the wrong count when the format's `fields` is 0).
 bool read_cache_file(const std::string& path, const CacheFormat& format, std::string_view key,
                      const std::function<bool(std::span<const std::string_view>)>& row);
+// The same over a cache's text already read: the fields are views into `text`.
+bool read_cache_text(std::string_view text, const CacheFormat& format, std::string_view key,
+                     const std::function<bool(std::span<const std::string_view>)>& row);
 
 // Builds the text of a cache, then writes it atomically (creating the cache directory).
 class CacheWriter {

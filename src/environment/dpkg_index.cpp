@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
@@ -20,7 +21,7 @@
 namespace mlc::environment {
 namespace {
 
-constexpr CacheFormat kFormat{.magic = "mlc-dpkg-owner-index 1\n", .fields = 3};
+constexpr CacheFormat kFormat{.magic = "mlc-dpkg-owner-index 2\n", .fields = 3};  // rows sorted by path
 
 std::string mtime_of(const struct stat& st) {
   return std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
@@ -74,8 +75,11 @@ bool shared_object_line(std::string_view line) {
   return slash != std::string_view::npos && line.find(".so", slash) != std::string_view::npos;
 }
 
-DpkgIndex build(const std::string& dpkg_dir) {
-  DpkgIndex index;
+// The rows, sorted by path: the index's text and the cache's body.
+using Rows = std::map<std::string, std::pair<std::string, std::string>>;
+
+Rows build(const std::string& dpkg_dir) {
+  Rows rows;
   auto versions = read_versions(dpkg_dir);
   std::string text;
   if (DIR* d = opendir((dpkg_dir + "/info").c_str())) {
@@ -89,6 +93,9 @@ DpkgIndex build(const std::string& dpkg_dir) {
       else if (auto bare = versions.find(std::string_view(package).substr(0, package.find(':')));
                bare != versions.end())
         version = bare->second;
+      // A package or version with a tab or a newline cannot be a row: its files stay unowned.
+      if (package.find_first_of("\t\n") != std::string::npos || version.find_first_of("\t\n") != std::string::npos)
+        continue;
       // Only the lines holding ".so": memmem finds them, the line around each hit is then checked.
       const char* base = text.data();
       size_t size = text.size();
@@ -103,37 +110,81 @@ DpkgIndex build(const std::string& dpkg_dir) {
         std::string_view line(base + begin, end - begin);
         // A path with a tab cannot be written to the cache's tab-separated lines: it stays unowned.
         if (shared_object_line(line) && line.find('\t') == std::string_view::npos)
-          index.files.try_emplace(std::string(line), DpkgEntry{.package = package, .version = version});
+          rows.try_emplace(std::string(line), package, version);
         at = end + 1;
       }
     }
     closedir(d);
   }
-  return index;
+  return rows;
 }
 
-std::optional<DpkgIndex> read_cache(const std::string& path, const std::string& key) {
-  // path TAB package TAB version, none empty but the version.
-  DpkgIndex index;
-  index.from_cache = true;
-  bool read = read_cache_file(path, kFormat, key, [&](std::span<const std::string_view> f) {
-    if (f[0].empty() || f[1].empty()) return false;
-    return index.files
-        .try_emplace(std::string(f[0]), DpkgEntry{.package = std::string(f[1]), .version = std::string(f[2])})
-        .second;  // a path twice: not a file we wrote
-  });
-  if (!read) return std::nullopt;
-  return index;
-}
-
-void write_cache(const std::string& path, const std::string& key, const DpkgIndex& index) {
+void write_cache(const std::string& path, const std::string& key, const Rows& rows) {
   CacheWriter out(kFormat, key);
-  for (const auto& [file, entry] : index.files)
-    (void)out.add(std::array<std::string_view, 3>{file, entry.package, entry.version});
+  for (const auto& [file, entry] : rows)
+    (void)out.add(std::array<std::string_view, 3>{file, entry.first, entry.second});
   out.write(path);
 }
 
 }  // namespace
+
+struct DpkgIndexAccess {
+  static DpkgIndex of(const Rows& rows) {
+    DpkgIndex index;
+    for (const auto& [file, entry] : rows) {
+      if (index.text_.size() > UINT32_MAX) break;
+      index.rows_.push_back(static_cast<uint32_t>(index.text_.size()));
+      index.text_ += file;
+      index.text_ += '\t';
+      index.text_ += entry.first;
+      index.text_ += '\t';
+      index.text_ += entry.second;
+      index.text_ += '\n';
+    }
+    return index;
+  }
+
+  // path TAB package TAB version, the path and the package never empty, the paths strictly increasing (sorted,
+  // each once: a file we did not write otherwise).
+  static std::optional<DpkgIndex> read(const std::string& path, const std::string& key) {
+    DpkgIndex index;
+    index.from_cache = true;
+    if (!read_text_into(path, index.text_) || index.text_.size() > UINT32_MAX) return std::nullopt;
+    std::string_view previous;
+    const char* base = index.text_.data();
+    bool read = read_cache_text(index.text_, kFormat, key, [&](std::span<const std::string_view> f) {
+      if (f[0].empty() || f[1].empty() || (!previous.empty() && f[0] <= previous)) return false;
+      previous = f[0];
+      index.rows_.push_back(static_cast<uint32_t>(f[0].data() - base));
+      return true;
+    });
+    if (!read) return std::nullopt;
+    return index;
+  }
+};
+
+std::string_view DpkgIndex::path(size_t row) const {
+  std::string_view rest = std::string_view(text_).substr(rows_[row]);
+  return rest.substr(0, rest.find('\t'));
+}
+
+DpkgEntry DpkgIndex::entry(size_t row) const {
+  std::string_view rest = std::string_view(text_).substr(rows_[row]);
+  rest.remove_prefix(rest.find('\t') + 1);
+  const size_t tab = rest.find('\t');
+  return {.package = rest.substr(0, tab), .version = rest.substr(tab + 1, rest.find('\n') - tab - 1)};
+}
+
+std::optional<DpkgEntry> DpkgIndex::find(std::string_view file) const {
+  size_t low = 0, high = rows_.size();
+  while (low < high) {
+    const size_t mid = low + (high - low) / 2;
+    if (path(mid) < file) low = mid + 1;
+    else high = mid;
+  }
+  if (low < rows_.size() && path(low) == file) return entry(low);
+  return std::nullopt;
+}
 
 bool dpkg_index_covers(const std::string& path) { return shared_object_line(path); }
 
@@ -142,11 +193,11 @@ std::optional<DpkgIndex> load_dpkg_index(const std::string& dpkg_dir, const std:
   if (key.empty()) return std::nullopt;
   std::string cache = cache_dir.empty() ? "" : cache_dir + "/dpkg-owners-" + fnv1a_hex(dpkg_dir) + ".tsv";
   if (!cache.empty())
-    if (auto cached = read_cache(cache, key)) return cached;
-  DpkgIndex index = build(dpkg_dir);
+    if (auto cached = DpkgIndexAccess::read(cache, key)) return cached;
+  const Rows rows = build(dpkg_dir);
   // Written only when the database did not change while it was read (else the key would lie).
-  if (!cache.empty() && database_key(dpkg_dir) == key) write_cache(cache, key, index);
-  return index;
+  if (!cache.empty() && database_key(dpkg_dir) == key) write_cache(cache, key, rows);
+  return DpkgIndexAccess::of(rows);
 }
 
 }  // namespace mlc::environment

@@ -186,11 +186,11 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
     if (auto index = taken ? std::move(*taken) : load_dpkg_index(dpkg_dir, sources.cache_dir)) {
       for (const auto& w : covered) {
         for (const auto& form : spellings[w]) {
-          auto it = index->files.find(form);
-          if (it == index->files.end()) continue;
+          const auto entry = index->find(form);
+          if (!entry) continue;
           out[w] = PackageOwner{.kind = OwnerKind::Dpkg,
-                                .name = it->second.package.substr(0, it->second.package.find(':')),
-                                .version = it->second.version};
+                                .name = std::string(entry->package.substr(0, entry->package.find(':'))),
+                                .version = std::string(entry->version)};
           break;
         }
         wanted.erase(w);  // covered: the index's answer (owned or not) is the lists' answer

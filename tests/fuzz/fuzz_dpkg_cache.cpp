@@ -29,7 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto again = mlc::environment::load_dpkg_index(root, cache);
   if (!again) __builtin_trap();
-  for (const auto& [path, entry] : again->files)
-    if (path.empty() || entry.package.empty()) __builtin_trap();
+  for (size_t row = 0; row < again->size(); ++row) {
+    if (again->path(row).empty() || again->entry(row).package.empty()) __builtin_trap();
+    if (row > 0 && again->path(row) <= again->path(row - 1)) __builtin_trap();  // sorted, each path once
+    if (!again->find(again->path(row))) __builtin_trap();
+  }
   return 0;
 }

@@ -784,9 +784,9 @@ TEST(Ownership, cached_dpkg_index_is_rebuilt_when_the_database_changes) {
   ASSERT_TRUE(first);
   EXPECT_FALSE(first->from_cache);
   // Only shared objects are indexed; the version comes from the stanza of that architecture.
-  EXPECT_EQ(first->files.size(), 2u);
-  EXPECT_EQ(first->files.at(lib).package, "libfakeowner1:amd64");
-  EXPECT_EQ(first->files.at(lib).version, "1.0-1");
+  EXPECT_EQ(first->size(), 2u);
+  EXPECT_EQ(first->find(lib)->package, "libfakeowner1:amd64");
+  EXPECT_EQ(first->find(lib)->version, "1.0-1");
   auto owners = environment::find_owners({lib, tool}, sources);
   EXPECT_EQ(owners[lib].name, "libfakeowner1");
   EXPECT_EQ(owners[lib].version, "1.0-1");
@@ -808,7 +808,7 @@ TEST(Ownership, cached_dpkg_index_is_rebuilt_when_the_database_changes) {
   auto second = environment::load_dpkg_index(db, cache);
   ASSERT_TRUE(second);
   EXPECT_TRUE(second->from_cache);
-  EXPECT_EQ(second->files.at(lib).package, "libfakeowner1:amd64");
+  EXPECT_EQ(second->find(lib)->package, "libfakeowner1:amd64");
 
   // An upgrade, as dpkg does it: the old list goes, the new package's list and status are written.
   fs::remove(db + "/info/libfakeowner1:amd64.list");
@@ -830,12 +830,24 @@ TEST(Ownership, cached_dpkg_index_is_rebuilt_when_the_database_changes) {
   auto cut = environment::load_dpkg_index(db, cache);
   ASSERT_TRUE(cut);
   EXPECT_FALSE(cut->from_cache);
-  EXPECT_EQ(cut->files.at(lib).package, "libfakeowner2:amd64");
+  EXPECT_EQ(cut->find(lib)->package, "libfakeowner2:amd64");
   EXPECT_EQ(read_file(files[0]), good);
   put(files[0], std::string("mlc-dpkg-owner-index 1\n\x01\x02 not a key\n"));
   owners = environment::find_owners({lib}, sources);
   EXPECT_EQ(owners[lib].name, "libfakeowner2");
   EXPECT_EQ(read_file(files[0]), good);
+  // The rows are sorted by path, each path once (the index is searched by halves): two rows swapped are no
+  // file this tool wrote, and the answer is rebuilt.
+  const size_t row1 = good.find("\n/") + 1, row2 = good.find("\n/", row1) + 1, row3 = good.find('\n', row2) + 1;
+  ASSERT_LT(row2, row3) << good;
+  put(files[0],
+      good.substr(0, row1) + good.substr(row2, row3 - row2) + good.substr(row1, row2 - row1) + good.substr(row3));
+  auto swapped = environment::load_dpkg_index(db, cache);
+  ASSERT_TRUE(swapped);
+  EXPECT_FALSE(swapped->from_cache);
+  EXPECT_EQ(swapped->find(lib)->package, "libfakeowner2:amd64");
+  EXPECT_EQ(read_file(files[0]), good);
+  EXPECT_EQ(environment::load_dpkg_index(db, cache)->find("/usr/lib/x86_64-linux-gnu/libother.so")->package, "other");
 
   // The real database through the index agrees with dpkg-query -S for every library of libtorch's load.
   std::string torch = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
