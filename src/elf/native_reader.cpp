@@ -5,10 +5,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "elf/readers.h"
 #include "elf/resident.h"
@@ -39,10 +41,8 @@ struct File {
   // version tables give, which sit together), the version tables, and .gnu.hash's first four words.
   std::string dynstr_window;
   uint64_t dynstr_window_at = 0;
-  std::string verdef_copy, verneed_copy;
-  bool verdef_copied = false, verneed_copied = false;
-  uint32_t gnu_hash_head[4] = {};
-  bool gnu_hash_head_copied = false;
+  std::optional<std::string> verdef_copy, verneed_copy;
+  std::optional<std::array<uint32_t, 4>> gnu_hash_head;
   ~File() {
     if (base && !keep_mapped.load(std::memory_order_relaxed)) munmap(const_cast<char*>(base), size);
   }
@@ -156,15 +156,17 @@ constexpr uint64_t kWindowMargin = 1024, kWindowMax = 1u << 20;
 // The version tables and .gnu.hash's header, copied out with pread (File's comment says why). A table too
 // large or unreadable is left to the mapping.
 void read_copies(int fd, File& f) {
-  const auto copy = [&](size_t index, std::string& out, bool& copied) {
+  const auto copy = [&](size_t index, std::optional<std::string>& out) {
     if (index == 0 || f.sections[index].type == SHT_NOBITS || f.sections[index].size > kWindowMax) return;
-    out.resize(f.sections[index].size);
-    copied = out.empty() || pread_all(fd, out.data(), out.size(), f.sections[index].offset);
+    std::string bytes(f.sections[index].size, '\0');
+    if (bytes.empty() || pread_all(fd, bytes.data(), bytes.size(), f.sections[index].offset)) out = std::move(bytes);
   };
-  copy(f.verdef, f.verdef_copy, f.verdef_copied);
-  copy(f.verneed, f.verneed_copy, f.verneed_copied);
-  if (f.gnu_hash && f.sections[f.gnu_hash].type != SHT_NOBITS && f.sections[f.gnu_hash].size >= sizeof f.gnu_hash_head)
-    f.gnu_hash_head_copied = pread_all(fd, f.gnu_hash_head, sizeof f.gnu_hash_head, f.sections[f.gnu_hash].offset);
+  copy(f.verdef, f.verdef_copy);
+  copy(f.verneed, f.verneed_copy);
+  std::array<uint32_t, 4> head;
+  if (f.gnu_hash && f.sections[f.gnu_hash].type != SHT_NOBITS && f.sections[f.gnu_hash].size >= sizeof head &&
+      pread_all(fd, head.data(), sizeof head, f.sections[f.gnu_hash].offset))
+    f.gnu_hash_head = head;
 }
 
 template <typename Dyn>
@@ -254,7 +256,7 @@ TableBytes table_bytes(File& f, const ReadOptions& options, const ElfObject& obj
     b.versym = f.bytes(f.versym);
     if (f.gnu_hash && f.sections[f.gnu_hash].link == f.dynsym) {
       b.gnu_hash = f.bytes(f.gnu_hash);
-      if (f.gnu_hash_head_copied) b.gnu_hash_head = f.gnu_hash_head;
+      if (f.gnu_hash_head) b.gnu_hash_head = f.gnu_hash_head->data();
     }
     // The version tables' strings: the window applies when they name the string table .dynamic does.
     const size_t dynstr = f.dynamic ? f.sections[f.dynamic].link : 0;
@@ -270,12 +272,12 @@ TableBytes table_bytes(File& f, const ReadOptions& options, const ElfObject& obj
     };
     b.has_verdef = f.verdef != 0;
     if (b.has_verdef) {
-      b.verdef = f.verdef_copied ? std::string_view(f.verdef_copy) : f.bytes(f.verdef);
+      b.verdef = f.verdef_copy ? std::string_view(*f.verdef_copy) : f.bytes(f.verdef);
       b.verdef_strings = strings_of(f.verdef);
     }
     b.has_verneed = f.verneed != 0;
     if (b.has_verneed) {
-      b.verneed = f.verneed_copied ? std::string_view(f.verneed_copy) : f.bytes(f.verneed);
+      b.verneed = f.verneed_copy ? std::string_view(*f.verneed_copy) : f.bytes(f.verneed);
       b.verneed_strings = strings_of(f.verneed);
     }
   }

@@ -132,8 +132,7 @@ struct DpkgIndexAccess {
   static DpkgIndex of(const Rows& rows) {
     DpkgIndex index;
     for (const auto& [file, entry] : rows) {
-      if (index.text_.size() > UINT32_MAX) break;
-      index.rows_.push_back(static_cast<uint32_t>(index.text_.size()));
+      index.rows_.push_back(index.text_.size());
       index.text_ += file;
       index.text_ += '\t';
       index.text_ += entry.first;
@@ -149,13 +148,13 @@ struct DpkgIndexAccess {
   static std::optional<DpkgIndex> read(const std::string& path, const std::string& key) {
     DpkgIndex index;
     index.from_cache = true;
-    if (!read_text_into(path, index.text_) || index.text_.size() > UINT32_MAX) return std::nullopt;
+    if (!read_text_into(path, index.text_)) return std::nullopt;
     std::string_view previous;
     const char* base = index.text_.data();
     bool read = read_cache_text(index.text_, kFormat, key, [&](std::span<const std::string_view> f) {
       if (f[0].empty() || f[1].empty() || (!previous.empty() && f[0] <= previous)) return false;
       previous = f[0];
-      index.rows_.push_back(static_cast<uint32_t>(f[0].data() - base));
+      index.rows_.push_back(static_cast<size_t>(f[0].data() - base));
       return true;
     });
     if (!read) return std::nullopt;

@@ -31,7 +31,7 @@ class DpkgIndex {
  private:
   friend struct DpkgIndexAccess;
   std::string text_;
-  std::vector<uint32_t> rows_;  // where each row starts in text_
+  std::vector<size_t> rows_;  // where each row starts in text_
 };
 
 // Whether the index holds every path of this shape dpkg knows: paths whose file name holds ".so"

@@ -571,8 +571,9 @@ BindOutcome bind(const Process& p, const std::vector<int>& checked, const Loader
     answer = kept->find(key);
   }
   const bool bound = !answer || !from_kept(p, *answer, result);
-  bool assertions = false;
-  KeptLookups keep;  // what a fresh bind keeps: its look-ups, before the relocation checks add theirs
+  // What a fresh bind keeps: its look-ups, before the relocation checks add theirs. The look-ups'
+  // assertions (failures) are not kept: such a process is bound again.
+  std::optional<KeptLookups> keep;
   if (bound) {
     result = {};
     // Objects brought in by one load share its scope (glibc gives a dlopen'ed object and the
@@ -580,8 +581,7 @@ BindOutcome bind(const Process& p, const std::vector<int>& checked, const Loader
     std::map<int, std::vector<int>> by_root;
     for (int i : checked) by_root[p.objects[i].root].push_back(i);
     for (const auto& [root, objects] : by_root) bind_in_scope(p, objects, lookup_scope(p, root), result);
-    assertions = !result.failures.empty();
-    if (!assertions && !key.empty()) keep = to_kept(result);
+    if (result.failures.empty() && !key.empty()) keep = to_kept(result);
   }
   check_copy_relocations(p, checked, result);
   // Where the initial-exec references bind is kept with the look-ups; the static TLS block they fill is
@@ -590,10 +590,9 @@ BindOutcome bind(const Process& p, const std::vector<int>& checked, const Loader
   if (!bound)
     for (const auto& t : answer->tls) tls[{t.object, t.symbol}] = t.provider;
   check_static_tls(p, env, result, tls);
-  // The look-ups' assertions (failures) are not kept: such a process is bound again.
-  if (bound && !key.empty() && !assertions) {
-    for (const auto& [ref, provider] : tls) keep.tls.push_back({ref.first, ref.second, provider});
-    kept->store(key, p, keep);
+  if (keep) {
+    for (const auto& [ref, provider] : tls) keep->tls.push_back({ref.first, ref.second, provider});
+    kept->store(key, p, *keep);
   }
   return result;
 }

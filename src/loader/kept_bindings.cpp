@@ -91,8 +91,8 @@ std::optional<KeptLookups> KeptBindings::find(const std::string& key) const {
     }
     if (f[0] == "T" && f.size() == 4) {
       KeptTls t;
-      if (!parse_number(f[1], t.object) || !parse_number(f[2], t.symbol)) return false;
-      if (!parse_number(f[3], t.provider)) return false;
+      if (!parse_number(f[1], t.object) || !parse_number(f[2], t.symbol) || !parse_number(f[3], t.provider))
+        return false;
       out.tls.push_back(t);
       return true;
     }

@@ -132,7 +132,7 @@ class Emulator {
     auto ident = elf::read_ident(target);
     if (!ident) return ident.error();
     const size_t before = process_.objects.size();
-    int index = load_root(target, FoundHow::Direct);
+    int index = load_root(target, FoundHow::Direct, &*ident);
     if (index < 0) return process_.errors.back();
     process_.objects[index].is_target = true;
     process_.target = index;
@@ -168,6 +168,11 @@ class Emulator {
   }
 
  private:
+  // The process's class, byte order and machine, from its first object's identification.
+  void take_class(const elf::ElfIdent& ident) {
+    process_class_ = {.is_64 = ident.is_64, .big_endian = ident.big_endian, .machine = ident.machine};
+  }
+
   // Platform facts follow the first object loaded (what the loader of that class/machine would be).
   void set_platform(const elf::ElfObject& o) {
     if (platform_set_) return;
@@ -229,7 +234,8 @@ class Emulator {
 
   // A --with library or the target: dlopen'ed by the host, or - a program (loader/program.h) - the
   // main program the process starts with, whose closure is loaded at start.
-  int load_root(const std::string& path, FoundHow how) {
+  // `ident`: the file's identification when the caller read it already.
+  int load_root(const std::string& path, FoundHow how, const elf::ElfIdent* ident = nullptr) {
     struct stat st;
     const bool stated = stat_path(path, st) == 0;
     if (stated) {
@@ -242,9 +248,10 @@ class Emulator {
     if (stated && S_ISREG(st.st_mode)) {
       // The first object's class, byte order and machine are the process's (set_platform): its header is
       // read as that loader reads it, not as the tool's own class would.
-      if (!platform_set_)
-        if (auto ident = elf::read_ident(path))
-          process_class_ = {.is_64 = ident->is_64, .big_endian = ident->big_endian, .machine = ident->machine};
+      if (!platform_set_) {
+        if (ident) take_class(*ident);
+        else if (auto read = elf::read_ident(path)) take_class(*read);
+      }
       header = elf::read_load_header(path, process_class_, &file);
     }
     auto obj = read_headers(path, st, file);
@@ -574,36 +581,25 @@ class Emulator {
     TryOutcome out;  // its open_errno: the last open's error in the current directory
     auto steps =
         std::make_shared<const SearchSteps>(search_steps(name, process_, requester, env_, platform_, system_cache()));
-    // Whether the search ends at this step: a file taken, or an error that stops it.
-    const auto tried = [&](const std::string& path, FoundHow how, int list, bool subdir) {
-      if (subdir && !dir_exists(dir_name(path))) {
-        out.open_errno = ENOENT;
-        return false;
-      }
-      if (try_path({path, name, how, requester, subdir}, entry, out) || out.stop) return true;
-      // dl-load.c open_path: once a directory's files are all tried (its own last), an error other
-      // than ENOENT or EACCES in an existing directory ends the list.
-      if (!subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_name(path))) ended = list;
-      return false;
-    };
-    std::string path;
-    for (const auto& item : steps->items) {
-      if (item.list == ended) continue;
-      if (const auto& step = item.single) {
-        if (step->passed_over) {
-          entry.searched.push_back({step->path, step->how, *step->passed_over});
-          continue;
-        }
-        if (tried(step->path, step->how, step->list, step->subdir)) return steps;
-        continue;
-      }
-      for (const auto& dir : item.dirs)
-        for (const auto& sub : platform_.subdirs) {
-          if (item.list == ended) break;
-          path = join_path(dir, sub + name);
-          if (tried(path, item.how, item.list, !sub.empty())) return steps;
-        }
-    }
+    each_step(*steps, name, platform_.subdirs,
+              [&](const std::string& path, FoundHow how, int list, bool subdir,
+                  const std::optional<SearchOutcome>& passed_over) {
+                if (list == ended) return false;
+                if (passed_over) {
+                  entry.searched.push_back({path, how, *passed_over});
+                  return false;
+                }
+                if (subdir && !dir_exists(dir_name(path))) {
+                  out.open_errno = ENOENT;
+                  return false;
+                }
+                if (try_path({path, name, how, requester, subdir}, entry, out) || out.stop) return true;
+                // dl-load.c open_path: once a directory's files are all tried (its own last), an error other
+                // than ENOENT or EACCES in an existing directory ends the list.
+                if (!subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_name(path)))
+                  ended = list;
+                return false;
+              });
     return steps;
   }
 
@@ -672,15 +668,12 @@ std::vector<SearchAttempt> other_copies(const Process& process, const NeededEntr
   std::vector<SearchAttempt> out;
   if (entry.object < 0 || !entry.places || !entry.place_subdirs) return out;
   std::vector<SearchPlace> places;
-  for (const auto& item : entry.places->items) {
-    if (item.single) {
-      if (!item.single->passed_over) places.push_back({item.single->path, item.single->how, item.single->subdir});
-      continue;
-    }
-    for (const auto& dir : item.dirs)
-      for (const auto& sub : *entry.place_subdirs)
-        places.push_back({join_path(dir, sub + entry.expanded), item.how, !sub.empty()});
-  }
+  each_step(
+      *entry.places, entry.expanded, *entry.place_subdirs,
+      [&](const std::string& path, FoundHow how, int, bool subdir, const std::optional<SearchOutcome>& passed_over) {
+        if (!passed_over) places.push_back({path, how, subdir});
+        return false;
+      });
   if (places.empty()) return out;
   for (const auto& d : process.candidate_dirs) places.push_back({join_path(d, entry.expanded), FoundHow::Sdk, false});
   const LoadedObject& picked = process.objects[entry.object];

@@ -160,15 +160,12 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
                                           const LoaderEnv& env, const SearchPlatform& platform,
                                           const SystemCache& cache) {
   std::vector<SearchCandidate> out;
-  for (auto& item : search_steps(name, process, requester, env, platform, cache).items) {
-    if (item.single) {
-      out.push_back(std::move(*item.single));
-      continue;
-    }
-    for (const auto& dir : item.dirs)
-      for (const auto& sub : platform.subdirs)
-        out.push_back({.path = join_path(dir, sub + name), .how = item.how, .list = item.list, .subdir = !sub.empty()});
-  }
+  each_step(search_steps(name, process, requester, env, platform, cache), name, platform.subdirs,
+            [&](const std::string& path, FoundHow how, int list, bool subdir,
+                const std::optional<SearchOutcome>& passed_over) {
+              out.push_back({.path = path, .how = how, .passed_over = passed_over, .list = list, .subdir = subdir});
+              return false;
+            });
   return out;
 }
 

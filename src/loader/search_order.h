@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/paths.h"
 #include "loader/ld_cache.h"
 #include "loader/loader.h"
 
@@ -83,5 +84,26 @@ struct SearchSteps {
 };
 SearchSteps search_steps(const std::string& name, const Process& process, int requester, const LoaderEnv& env,
                          const SearchPlatform& platform, const SystemCache& cache);
+
+// Each step of `steps` in order, a list's directories joined with each of `subdirs` (SearchPlatform::subdirs)
+// and `name` as it is reached: visit(path, how, list, subdir, passed_over) returns true to stop there. The
+// walk of search_order, the loader's search and other_copies.
+template <class Visit>
+void each_step(const SearchSteps& steps, const std::string& name, const std::vector<std::string>& subdirs,
+               Visit&& visit) {
+  const std::optional<SearchOutcome> tried = std::nullopt;
+  std::string path;
+  for (const auto& item : steps.items) {
+    if (const auto& step = item.single) {
+      if (visit(step->path, step->how, step->list, step->subdir, step->passed_over)) return;
+      continue;
+    }
+    for (const auto& dir : item.dirs)
+      for (const auto& sub : subdirs) {
+        path = join_path(dir, sub + name);
+        if (visit(path, item.how, item.list, !sub.empty(), tried)) return;
+      }
+  }
+}
 
 }  // namespace mlc::loader
