@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "common/phase_times.h"
+#include "common/short_run.h"
 #include "context_options.h"
 #include "coverage_command.h"
 #include "demangle/demangle.h"
@@ -427,9 +428,14 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  mlc::prepare_heap();
   try {
-    mlc::PhaseTime t("main");
-    return run(argc, argv);
+    int status = 0;
+    {
+      mlc::PhaseTime t("main");
+      status = run(argc, argv);
+    }
+    mlc::end_run(status);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "musa-linkcheck: internal error: %s\n", e.what());
     return 3;

@@ -5,13 +5,18 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/cache_file.h"
 #include "common/hash.h"
 #include "common/paths.h"
+#include "common/short_run.h"
 #include "common/subprocess.h"
 #include "common/text.h"
 #include "common/walk.h"
@@ -152,6 +157,65 @@ TEST(Subprocess, run_program_kills_the_program_and_its_children_at_the_deadline)
   EXPECT_TRUE(r.timed_out);
   EXPECT_TRUE(WIFSIGNALED(r.status));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
+// The VmFlags line of the mapping that holds byte `offset` of `block`, from /proc/self/smaps ("hg":
+// MADV_HUGEPAGE asked).
+std::string vm_flags_of(const void* block, size_t offset = 0) {
+  const auto at = reinterpret_cast<uintptr_t>(block) + offset;
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long from = 0, to = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> from >> dash >> to && dash == '-') {
+      inside = at >= from && at < to;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0) return line + " ";
+  }
+  return "";
+}
+
+bool sanitized() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+TEST(Heap, prepare_heap_asks_huge_pages_for_the_main_arena) {
+  if (sanitized()) GTEST_SKIP() << "built with a sanitizer, whose allocator is not glibc's: prepare_heap leaves it";
+  unsetenv("GLIBC_TUNABLES");
+  void* before = std::malloc(4 << 20);
+  ASSERT_EQ(vm_flags_of(before, 3 << 20).find(" hg "), std::string::npos) << vm_flags_of(before, 3 << 20);
+  std::free(before);
+  prepare_heap();
+  // A block of the main thread, its last 2 MiB looked at: a huge page starts at a 2 MiB boundary, and the
+  // arena's pages before its first one are not asked for.
+  void* block = std::malloc(4 << 20);
+  EXPECT_NE(vm_flags_of(block, 3 << 20).find(" hg "), std::string::npos) << vm_flags_of(block, 3 << 20);
+  std::free(block);
+}
+
+TEST(Heap, prepare_heap_leaves_the_heap_as_glibc_tunables_set_it) {
+  if (sanitized()) GTEST_SKIP() << "built with a sanitizer, whose allocator is not glibc's: prepare_heap leaves it";
+  // In a process of its own (the death test's "threadsafe" style runs this test afresh): an earlier test of
+  // this one may have prepared its heap.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0", 1);
+        prepare_heap();
+        void* block = std::malloc(4 << 20);
+        const std::string flags = vm_flags_of(block, 3 << 20);
+        std::fprintf(stderr, "%s\n", flags.c_str());
+        // exit, not _Exit: this process's scratch area is removed at its exit (test_support.h).
+        std::exit(flags.find("VmFlags:") != std::string::npos && flags.find(" hg ") == std::string::npos ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "VmFlags");
 }
 
 }  // namespace

@@ -1,0 +1,27 @@
+// A short run's process: a heap grown in one large step and backed by transparent huge pages, and an end
+// that skips what exit(3) would do after the output is out.
+#pragma once
+
+namespace mlc {
+
+// What glibc.malloc.hugetlb=1 and glibc.malloc.top_pad do for the main arena, asked for from inside: it
+// grows 64 MiB at a time (M_TOP_PAD; a single file's run is one extension), is not trimmed back between
+// phases, serves blocks up to 32 MiB itself (M_MMAP_THRESHOLD: a growing vector's new block reuses freed
+// memory instead of fresh pages of a mapping of its own), and its pages are transparent huge pages where
+// the kernel gives them on request (MADV_HUGEPAGE: /sys/kernel/mm/transparent_hugepage/enabled "madvise"
+// or "always"). The worker threads' arenas are left as they are: asking for theirs too gained nothing
+// more and cost the whole venv's run 29 MB of peak RSS on the device.
+//
+// Why: a warm run is short and allocates most of its memory once, and every first touch of a 4 KiB page
+// is a page fault, which on a virtual machine costs microseconds. Debian's libtorch_cpu (285 objects)
+// took 1,500 faults a run on a 2-core VM (docs/benchmarks.md has the times). Nothing is done when
+// GLIBC_TUNABLES already tunes malloc: the person's settings stand.
+void prepare_heap();
+
+// Flushes the standard streams and ends the process with `status` at once (_exit): the static destructors
+// and oneTBB's teardown (joining every worker thread) are skipped, as lld skips them (its exitLld), for
+// what the kernel frees anyway. Whatever the run writes to a file is written and renamed before this; under
+// a sanitizer the process exits normally, so that LeakSanitizer reports.
+[[noreturn]] void end_run(int status);
+
+}  // namespace mlc
