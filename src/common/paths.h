@@ -5,12 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstddef>
 #include <cstdlib>
 #include <ctime>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace mlc {
 
@@ -56,6 +58,43 @@ inline std::string real_path(const std::string& path) {
   char buf[PATH_MAX];
   return realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
+
+// real_path for many files in few directories, with the same answers: realpath(3) reads every component of
+// every path with readlink(2) (six calls for /usr/lib/x86_64-linux-gnu/libz.so.1: 1,700 for a closure of
+// 285 libraries), while here each directory is resolved once and each file's own symlinks are followed
+// from there (a link to a name in the same directory, as a soname's is); anything else (a link with a
+// '/', a path with "." or "//", a failure) is real_path's. One per thread: the directories are memoised.
+class RealPaths {
+ public:
+  std::string of(const std::string& path) {
+    if (path.size() < 2 || path[0] != '/' || path.back() == '/' || path.find("/.") != std::string::npos ||
+        path.find("//") != std::string::npos)
+      return real_path(path);
+    std::string current = path;
+    for (int hops = 0; hops < 40; ++hops) {  // glibc's MAXSYMLINKS
+      const size_t slash = current.rfind('/');
+      auto [it, fresh] = dirs_.try_emplace(slash == 0 ? "/" : current.substr(0, slash));
+      if (fresh) {
+        char buf[PATH_MAX];
+        it->second = realpath(it->first.c_str(), buf) ? std::string(buf) : std::string();
+      }
+      if (it->second.empty()) return real_path(path);
+      const std::string resolved = join_path(it->second, current.substr(slash + 1));
+      char target[PATH_MAX];
+      const ssize_t n = readlink(resolved.c_str(), target, sizeof target);
+      if (n < 0) return errno == EINVAL ? resolved : real_path(path);  // EINVAL: not a symlink
+      const std::string_view link(target, static_cast<size_t>(n));
+      if (static_cast<size_t>(n) == sizeof target || link.empty() || link == "." || link == ".." ||
+          link.find('/') != std::string_view::npos)
+        return real_path(path);
+      current = join_path(it->second, std::string(link));
+    }
+    return real_path(path);
+  }
+
+ private:
+  std::unordered_map<std::string, std::string> dirs_;  // a directory as asked -> its realpath ("" if none)
+};
 
 // Whether anything is at the path (following symlinks); false when stat(2) fails for any reason (a
 // directory it may not search included: never throws, unlike std::filesystem::exists without an

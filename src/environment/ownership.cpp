@@ -99,12 +99,12 @@ bool dpkg_territory(const std::string& p) {
 }
 
 // The spellings of a path dpkg may have recorded.
-std::vector<std::string> dpkg_spellings(const std::string& path) {
+std::vector<std::string> dpkg_spellings(const std::string& path, RealPaths& reals) {
   std::vector<std::string> out{path};
   auto add = [&](const std::string& p) {
     if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
   };
-  std::string real = real_path(path);
+  std::string real = reals.of(path);
   add(real);
   for (const auto& p : std::vector<std::string>{path, real}) {
     for (const char* top : {"/lib", "/bin", "/sbin"}) {
@@ -175,8 +175,9 @@ void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, st
   const std::string& dpkg_dir = sources.dpkg_dir;
   std::map<std::string, std::vector<std::string>> spellings;  // file asked about -> spellings dpkg may have
   std::set<std::string> covered;
+  RealPaths reals;
   for (const auto& w : all) {
-    spellings[w] = dpkg_spellings(w);
+    spellings[w] = dpkg_spellings(w, reals);
     if (std::all_of(spellings[w].begin(), spellings[w].end(), dpkg_index_covers)) covered.insert(w);
   }
   constexpr size_t kIndexWorthIt = 8;  // below this, without a cache, the hinted scan reads fewer lists
@@ -305,6 +306,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
   std::map<std::string, std::map<std::string, PackageOwner>> prefixes;
   std::map<std::string, std::optional<PackageOwner>> sdks;
   std::map<std::pair<dev_t, ino_t>, bool> seen_dirs;
+  RealPaths reals;
   // Shared objects (and packages' __init__.py) are answered by the cached indexes (site_index.h);
   // any other path by the full records, read only then.
   std::map<std::string, std::optional<SiteIndex>> site_indexes, conda_indexes;
@@ -375,7 +377,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
       }
     }
     // Debian installs nothing under /usr/local or /home (policy 9.1.2): only system paths can be dpkg's.
-    if (!done && (dpkg_territory(path) || dpkg_territory(real_path(path)))) left.insert(path);
+    if (!done && (dpkg_territory(path) || dpkg_territory(reals.of(path)))) left.insert(path);
   }
   if (!left.empty() && !sources.dpkg_dir.empty()) {
     PhaseTime t("owners.dpkg");  // timed only when dpkg is asked

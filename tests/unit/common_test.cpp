@@ -47,6 +47,71 @@ TEST(CommonPaths, dir_of_is_what_precedes_the_last_slash) {
   EXPECT_EQ(dir_of("a/b/"), "a/b");
 }
 
+// RealPaths against realpath(3) itself: links in the same directory, chains of them, links with a '/',
+// a directory reached through a link, dangling links, a loop, missing files, directories.
+TEST(CommonPaths, real_paths_answers_as_realpath_does) {
+  namespace fs = std::filesystem;
+  const std::string dir = test::scratch_dir("real-paths");
+  fs::create_directories(dir + "/real/sub");
+  write_file(dir + "/real/libx.so.1.2", "");
+  fs::create_symlink("libx.so.1.2", dir + "/real/libx.so.1");
+  fs::create_symlink("libx.so.1", dir + "/real/libx.so");
+  fs::create_symlink(dir + "/real/libx.so.1.2", dir + "/real/absolute");
+  fs::create_symlink("../real/libx.so.1", dir + "/real/sub/up");
+  fs::create_symlink("sub", dir + "/real/subdir");
+  fs::create_symlink(".", dir + "/real/here");
+  fs::create_symlink("nothing", dir + "/real/dangling");
+  fs::create_symlink("loop2", dir + "/real/loop1");
+  fs::create_symlink("loop1", dir + "/real/loop2");
+  fs::create_symlink("real", dir + "/alias");
+  RealPaths reals;
+  for (const char* rel : {"real/libx.so.1.2",
+                          "real/libx.so.1",
+                          "real/libx.so",
+                          "real/absolute",
+                          "real/sub/up",
+                          "real/subdir",
+                          "real/here",
+                          "real/dangling",
+                          "real/loop1",
+                          "real/missing",
+                          "real/sub",
+                          "alias/libx.so",
+                          "alias/sub/up",
+                          "alias/subdir/up",
+                          "alias/here/libx.so",
+                          "alias",
+                          "alias/missing/libx.so",
+                          "real/libx.so.1.2/x",
+                          "real/./libx.so",
+                          "alias//libx.so"}) {
+    const std::string path = dir + "/" + rel;
+    EXPECT_EQ(reals.of(path), real_path(path)) << path;
+    EXPECT_EQ(reals.of(path), real_path(path)) << path << " (asked again)";
+  }
+  EXPECT_EQ(reals.of(dir + "/alias/libx.so"), dir + "/real/libx.so.1.2");
+  EXPECT_EQ(reals.of("/"), "/");
+  EXPECT_EQ(reals.of("relative/path"), real_path("relative/path"));
+}
+
+// And on the system's own libraries: every entry of the multiarch directory, as given and across the /usr
+// merge (/lib -> usr/lib on Debian since bookworm).
+TEST(CommonPaths, real_paths_answers_as_realpath_does_for_the_systems_libraries) {
+  const std::string lib = "/usr/lib/x86_64-linux-gnu";
+  const auto names = sorted_entries(lib);
+  if (names.empty()) MLC_SKIP() << lib << " lists nothing here";
+  RealPaths reals;
+  size_t links = 0;
+  for (const auto& name : names) {
+    for (const std::string& path : {lib + "/" + name, "/lib/x86_64-linux-gnu/" + name}) {
+      const std::string real = real_path(path);
+      EXPECT_EQ(reals.of(path), real) << path;
+      links += real != path;
+    }
+  }
+  EXPECT_GT(links, names.size() / 4) << "few links: the check followed almost none";
+}
+
 TEST(CommonWalk, sorted_entries_lists_a_directory_sorted_without_dot_and_dot_dot) {
   const std::string dir = test::scratch_dir("common-entries");
   for (const char* n : {"b", "a", ".hidden", "c"}) write_file(dir + "/" + n, "");
