@@ -17,10 +17,10 @@ namespace mlc {
 
 namespace {
 
-constexpr size_t kPad = size_t{64} << 20, kHuge = size_t{2} << 20;
+[[maybe_unused]] constexpr size_t kPad = size_t{64} << 20, kHuge = size_t{2} << 20;
 
 // Whether a block is the main arena's: between the program's end and the break.
-bool in_main_arena(const void* block) {
+[[maybe_unused]] bool in_main_arena(const void* block) {
   const auto at = reinterpret_cast<uintptr_t>(block);
   return at >= reinterpret_cast<uintptr_t>(&_end) && at < reinterpret_cast<uintptr_t>(sbrk(0));
 }
