@@ -46,6 +46,14 @@ void prepare_heap() {
 #endif
 }
 
+bool heap_preparation_built() {
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  return true;
+#else
+  return false;
+#endif
+}
+
 void end_run(int status) {
   std::cout.flush();
   std::cerr.flush();

@@ -18,6 +18,10 @@ namespace mlc {
 // GLIBC_TUNABLES already tunes malloc: the person's settings stand.
 void prepare_heap();
 
+// Whether prepare_heap does anything in this build of the library: false when it was compiled with a
+// sanitizer (whose allocator is not glibc's), whatever the caller was compiled with.
+bool heap_preparation_built();
+
 // Flushes the standard streams and ends the process with `status` at once (_exit): the static destructors
 // and oneTBB's teardown (joining every worker thread) are skipped, as lld skips them (its exitLld), for
 // what the kernel frees anyway. Whatever the run writes to a file is written and renamed before this; under
