@@ -17,10 +17,17 @@ namespace mlc {
 
 namespace {
 
-[[maybe_unused]] constexpr size_t kPad = size_t{64} << 20, kHuge = size_t{2} << 20;
+// Whether malloc is glibc's: a sanitizer's build has the sanitizer's allocator.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kGlibcMalloc = false;
+#else
+constexpr bool kGlibcMalloc = true;
+#endif
+
+constexpr size_t kPad = size_t{64} << 20, kHuge = size_t{2} << 20;
 
 // Whether a block is the main arena's: between the program's end and the break.
-[[maybe_unused]] bool in_main_arena(const void* block) {
+bool in_main_arena(const void* block) {
   const auto at = reinterpret_cast<uintptr_t>(block);
   return at >= reinterpret_cast<uintptr_t>(&_end) && at < reinterpret_cast<uintptr_t>(sbrk(0));
 }
@@ -28,7 +35,7 @@ namespace {
 }  // namespace
 
 void prepare_heap() {
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // a sanitizer's allocator is not glibc's
+  if (!kGlibcMalloc) return;
   if (const char* tunables = std::getenv("GLIBC_TUNABLES"); tunables && std::strstr(tunables, "glibc.malloc.")) return;
   mallopt(M_TOP_PAD, static_cast<int>(kPad));
   mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * kPad));
@@ -43,26 +50,16 @@ void prepare_heap() {
     if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
   }
   std::free(probe);
-#endif
 }
 
-bool heap_preparation_built() {
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-  return true;
-#else
-  return false;
-#endif
-}
+bool heap_preparation_built() { return kGlibcMalloc; }
 
 void end_run(int status) {
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::exit(status);
-#else
+  if (!kGlibcMalloc) std::exit(status);  // a sanitizer's build: its leak check runs at exit
   _exit(status);
-#endif
 }
 
 }  // namespace mlc

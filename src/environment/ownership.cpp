@@ -171,11 +171,10 @@ std::string status_version(std::string_view status, const std::string& package) 
 // object dpkg installed (dpkg_index.h), built once and cached by the database's mtimes; files it
 // does not cover (not named *.so*) still go through the lists.
 void find_dpkg(const std::set<std::string>& all, const OwnerSources& sources, std::map<std::string, PackageOwner>& out,
-               OwnerPrefetch* prefetched) {
+               OwnerPrefetch* prefetched, RealPaths& reals) {
   const std::string& dpkg_dir = sources.dpkg_dir;
   std::map<std::string, std::vector<std::string>> spellings;  // file asked about -> spellings dpkg may have
   std::set<std::string> covered;
-  RealPaths reals;
   for (const auto& w : all) {
     spellings[w] = dpkg_spellings(w, reals);
     if (std::all_of(spellings[w].begin(), spellings[w].end(), dpkg_index_covers)) covered.insert(w);
@@ -381,7 +380,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
   }
   if (!left.empty() && !sources.dpkg_dir.empty()) {
     PhaseTime t("owners.dpkg");  // timed only when dpkg is asked
-    find_dpkg(left, sources, out, prefetched);
+    find_dpkg(left, sources, out, prefetched, reals);
   }
   return out;
 }

@@ -243,11 +243,10 @@ std::string vm_flags_of(const void* block, size_t offset = 0) {
   return "";
 }
 
-// The library's build decides (the tests themselves are compiled without the sanitizer).
-bool sanitized() { return !heap_preparation_built(); }
-
 TEST(Heap, prepare_heap_asks_huge_pages_for_the_main_arena) {
-  if (sanitized()) GTEST_SKIP() << "built with a sanitizer, whose allocator is not glibc's: prepare_heap leaves it";
+  // The library's build decides (the tests themselves are compiled without the sanitizer).
+  if (!heap_preparation_built())
+    GTEST_SKIP() << "built with a sanitizer, whose allocator is not glibc's: prepare_heap leaves it";
   unsetenv("GLIBC_TUNABLES");
   void* before = std::malloc(4 << 20);
   ASSERT_EQ(vm_flags_of(before, 3 << 20).find(" hg "), std::string::npos) << vm_flags_of(before, 3 << 20);
@@ -261,7 +260,8 @@ TEST(Heap, prepare_heap_asks_huge_pages_for_the_main_arena) {
 }
 
 TEST(Heap, prepare_heap_leaves_the_heap_as_glibc_tunables_set_it) {
-  if (sanitized()) GTEST_SKIP() << "built with a sanitizer, whose allocator is not glibc's: prepare_heap leaves it";
+  if (!heap_preparation_built())
+    GTEST_SKIP() << "built with a sanitizer, whose allocator is not glibc's: prepare_heap leaves it";
   // In a process of its own (the death test's "threadsafe" style runs this test afresh): an earlier test of
   // this one may have prepared its heap.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
