@@ -96,6 +96,23 @@ Symbol ElfObject::dynamic_symbol(size_t i) const {
   return detail::decode_dynamic_symbol(*this, i);
 }
 
+std::vector<uint32_t> ElfObject::undefined_dynamic_symbols() const {
+  std::vector<uint32_t> out;
+  if (!dynamic_symbols.empty()) {
+    for (size_t i = 1; i < dynamic_symbols.size(); ++i)
+      if (dynamic_symbols[i].is_undefined()) out.push_back(static_cast<uint32_t>(i));
+    return out;
+  }
+  auto scan = [&](const auto* raw) {
+    for (size_t i = 1; i < dynsym_count; ++i)
+      if (raw[i].st_shndx == SHN_UNDEF) out.push_back(static_cast<uint32_t>(i));
+  };
+  if (!dynsym_data) return out;
+  if (is_64) scan(static_cast<const Elf64_Sym*>(dynsym_data));
+  else scan(static_cast<const Elf32_Sym*>(dynsym_data));
+  return out;
+}
+
 void ElfObject::find_defined(std::string_view name, uint32_t hash, std::vector<uint32_t>& out) const {
   const size_t n = dynamic_symbol_count();
   const GnuHashTable& t = gnu_hash;

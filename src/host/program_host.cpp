@@ -87,9 +87,9 @@ std::optional<std::string> plugin_host(const std::string& plugin, const elf::Elf
                                        const ProgramSearch& search) {
   if (loader::is_program(object)) return std::nullopt;  // a program is the main program of its own process
   std::vector<std::string> wanted;
-  for (size_t i = 1; i < object.dynamic_symbol_count(); ++i) {
+  for (uint32_t i : object.undefined_dynamic_symbols()) {
     elf::Symbol s = object.dynamic_symbol(i);
-    if (s.is_undefined() && s.binding == elf::Binding::Global) wanted.emplace_back(object.name_of(s));
+    if (s.binding == elf::Binding::Global) wanted.emplace_back(object.name_of(s));
   }
   if (wanted.empty()) return std::nullopt;
   // An XS module takes Perl's API from the perl that loads it: the program itself (Debian builds libperl into

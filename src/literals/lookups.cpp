@@ -36,9 +36,8 @@ bool imports(const elf::ElfObject& o, std::initializer_list<std::string_view> na
   // A function called through the PLT is named by a relocation: the checked objects have those read,
   // which spares decoding every .dynsym entry of a large library.
   if (o.has_relocation_info) return std::any_of(o.relocated_symbols.begin(), o.relocated_symbols.end(), named);
-  for (size_t i = 1; i < o.dynamic_symbol_count(); ++i)
-    if (o.dynamic_symbol(i).is_undefined() && named(static_cast<uint32_t>(i))) return true;
-  return false;
+  const std::vector<uint32_t> undefined = o.undefined_dynamic_symbols();
+  return std::any_of(undefined.begin(), undefined.end(), named);
 }
 
 bool exports(const elf::ElfObject& o, const std::string& name, uint32_t hash) {

@@ -26,9 +26,9 @@ Hosting hosting_of(const elf::ElfObject& o) {
   if (std::any_of(o.needed.begin(), o.needed.end(), [](const std::string& n) { return n.rfind("libpython", 0) == 0; }))
     return Hosting::None;
   // A weak reference left undefined binds to 0 without failing the load: it needs no host.
-  for (size_t i = 1, n = o.dynamic_symbol_count(); i < n; ++i) {
+  for (uint32_t i : o.undefined_dynamic_symbols()) {
     elf::Symbol s = o.dynamic_symbol(i);
-    if (!s.is_undefined() || s.binding == elf::Binding::Weak || s.binding == elf::Binding::Local) continue;
+    if (s.binding == elf::Binding::Weak || s.binding == elf::Binding::Local) continue;
     if (host::host_api_of(o.name_of(s)) == host::HostApi::Python) return Hosting::PythonApi;
   }
   return Hosting::None;
