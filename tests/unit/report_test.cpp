@@ -4,11 +4,14 @@
 // a name the contract does not have with one line naming the file; a variable's size goes along.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 
 #include "classify.h"
+#include "report/escape.h"
 #include "report/render.h"
 #include "report/said.h"
 #include "report/said_plan.h"
@@ -50,6 +53,38 @@ void expect_names_are(const std::set<std::string>& schema_names, Kind last) {
 }
 
 // musa-stubgen's sentences whose exact words no end-to-end test reaches: each as a user reads it.
+// has_controls reads eight bytes at a time: it answers as the byte-at-a-time rule does (a C0 control
+// or DEL anywhere), for every byte value at every position of a word and of its tail, on backgrounds that
+// make the word arithmetic borrow or carry (0x20, 0x21, 0x7E, 0x80, 0xFF), and on random mixtures.
+TEST(Escape, has_controls_answers_as_the_byte_at_a_time_rule) {
+  auto rule = [](const std::string& s) {
+    return std::any_of(s.begin(), s.end(), [](char ch) {
+      const auto c = static_cast<unsigned char>(ch);
+      return c < 0x20 || c == 0x7F;
+    });
+  };
+  size_t yes = 0;
+  for (unsigned char background : {'a', '\x20', '\x21', '\x7E', '\x80', '\xFF'})
+    for (size_t length : {1, 7, 8, 9, 16, 19})
+      for (size_t at = 0; at < length; ++at)
+        for (int b = 0; b < 256; ++b) {
+          std::string s(length, static_cast<char>(background));
+          s[at] = static_cast<char>(b);
+          ASSERT_EQ(has_controls(s), rule(s)) << "byte " << b << " at " << at << " of " << length;
+          yes += rule(s);
+        }
+  const char pool[] = {'\x00', '\x1F', '\x20', '\x21', '\x7E', '\x7F', '\x80', '\xFF', 'a'};
+  std::mt19937 random(49);
+  for (int n = 0; n < 20000; ++n) {
+    std::string s(random() % 40, 'a');
+    for (auto& c : s) c = random() % 4 ? 'a' : pool[random() % sizeof(pool)];
+    ASSERT_EQ(has_controls(s), rule(s)) << testing::PrintToString(s);
+  }
+  EXPECT_FALSE(has_controls(""));
+  EXPECT_FALSE(has_controls("/opt/torch/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so \xC3\xA9"));
+  EXPECT_GT(yes, 0u);
+}
+
 TEST(PlanWords, each_refusal_warning_and_note_of_musa_stubgen_reads_as_written) {
   using namespace said::plan;
   EXPECT_EQ((StubsUnlisted{.library = "lib/libk.so", .target = "", .out_cpp = "stubs.cpp", .symbols = 1}.words()),
