@@ -377,7 +377,8 @@ LinkcheckOptions ContextOptions::resolve() const {
   if (char cwd[4096]; getcwd(cwd, sizeof cwd)) options.env.cwd = cwd;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   step.emplace("context.loader-facts");
-  apply_loader_facts(options.env, tunables ? tunables : "", cpu_level);
+  const std::string kept_dir = no_cache ? "" : (cache_dir.empty() ? default_cache_dir(build_dir) : absolute(cache_dir));
+  apply_loader_facts(options.env, tunables ? tunables : "", cpu_level, kept_dir);
   step.emplace("context.rest");
   for (const auto& d : library_path) options.env.library_path.push_back(absolute(d));
   if (const char* llp = std::getenv("LD_LIBRARY_PATH"); llp && *llp) {
@@ -429,7 +430,7 @@ LinkcheckOptions ContextOptions::resolve() const {
     t.cuda_home = "/usr/local/cuda";
   }
   t.mapping = mapping.empty() ? "" : absolute(mapping);
-  t.cache_dir = no_cache ? "" : (cache_dir.empty() ? default_cache_dir(build_dir) : absolute(cache_dir));
+  t.cache_dir = kept_dir;
   // The compiler has the last word whenever a build tree is known (--no-confirm: text only).
   t.confirm = !no_confirm && (confirm || !t.build_dir.empty());
   t.confirm_budget = static_cast<size_t>(confirm_budget);

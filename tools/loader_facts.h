@@ -15,7 +15,9 @@ namespace mlc::tools {
 // glibc.cpu.hwcaps=-FEATURE,... has turned features off; `cpu_level` ("x86-64-v2".."x86-64-v4",
 // "baseline"; "" for this machine's) caps the level. Sets the static TLS tunables
 // (glibc.rtld.optional_static_tls, glibc.rtld.nns) from `glibc_tunables`.
-void apply_loader_facts(loader::LoaderEnv& env, std::string_view glibc_tunables, const std::string& cpu_level);
+// `cache_dir`: where the glibc release read from libc.so.6 is kept between runs ("" for nowhere).
+void apply_loader_facts(loader::LoaderEnv& env, std::string_view glibc_tunables, const std::string& cpu_level,
+                        const std::string& cache_dir = "");
 
 // "x86-64-v3" -> 3, "baseline" -> 1; 0 for anything else.
 int cpu_level_number(std::string_view name);

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "common/file_io.h"
+#include "common/kept_facts.h"
 #include "common/paths.h"
 #include "common/phase_times.h"
 #include "common/walk.h"
@@ -45,6 +46,31 @@ bool has_dist_info(const std::string& dir, std::map<std::pair<dev_t, ino_t>, boo
   }
   return it->second;
 }
+
+// has_dist_info's answers kept between runs (dist-info-dirs.tsv in the cache directory) by each directory's
+// identity: a directory's mtime changes with every entry made, removed or renamed in it, so an answer stands
+// while the identity does. Every run listed /usr/lib/<triplet> (1,700 to 3,000 entries, 0.7 ms on the device:
+// ext4 hashes each) to find no dist-info there.
+class DistInfoDirs {
+ public:
+  explicit DistInfoDirs(const std::string& cache_dir)
+      : kept_(cache_dir.empty() ? "" : cache_dir + "/dist-info-dirs.tsv", "mlc-dist-info-dirs") {}
+  bool has(const std::string& dir) {
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+    if (auto it = seen_.find({st.st_dev, st.st_ino}); it != seen_.end()) return it->second;
+    const std::string identity = stat_identity(st);
+    if (auto kept = kept_.find(dir, identity)) return seen_[{st.st_dev, st.st_ino}] = *kept == "1";
+    const bool answer = has_dist_info(dir, seen_);
+    kept_.keep(dir, identity, KeptFacts::changed_at(st), answer ? "1" : "0");
+    return answer;
+  }
+  void save() { kept_.save(); }
+
+ private:
+  KeptFacts kept_;
+  std::map<std::pair<dev_t, ino_t>, bool> seen_;  // this run's answers
+};
 
 // One site directory's dist-info records: relative path -> owner.
 struct SiteRecords {
@@ -304,7 +330,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
   std::map<std::string, SiteRecords> full_sites;
   std::map<std::string, std::map<std::string, PackageOwner>> prefixes;
   std::map<std::string, std::optional<PackageOwner>> sdks;
-  std::map<std::pair<dev_t, ino_t>, bool> seen_dirs;
+  DistInfoDirs dist_info_dirs(sources.cache_dir);
   RealPaths reals;
   // Shared objects (and packages' __init__.py) are answered by the cached indexes (site_index.h);
   // any other path by the full records, read only then.
@@ -328,7 +354,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
       // A Python site directory: the first ancestor holding dist-info directories.
       auto [site_it, fresh] = site_indexes.try_emplace(dir);
       auto& site = site_it->second;
-      if (fresh && has_dist_info(dir, seen_dirs)) {
+      if (fresh && dist_info_dirs.has(dir)) {
         site = prefetched ? prefetched->take_site(dir) : std::nullopt;
         if (!site) {
           PhaseTime t(PhaseTime::enabled() ? "owners.site:" + dir : std::string());
@@ -378,6 +404,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
     // Debian installs nothing under /usr/local or /home (policy 9.1.2): only system paths can be dpkg's.
     if (!done && (dpkg_territory(path) || dpkg_territory(reals.of(path)))) left.insert(path);
   }
+  dist_info_dirs.save();
   if (!left.empty() && !sources.dpkg_dir.empty()) {
     PhaseTime t("owners.dpkg");  // timed only when dpkg is asked
     find_dpkg(left, sources, out, prefetched, reals);

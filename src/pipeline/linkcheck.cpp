@@ -168,6 +168,8 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   literals::LiteralCache literals(options.trace.cache_dir);
   const elf::KeptRelocations relocations(options.trace.cache_dir);
   const loader::KeptBindings bindings(options.trace.cache_dir);
+  KeptFacts hosting(options.trace.cache_dir.empty() ? "" : options.trace.cache_dir + "/python-hosting.tsv",
+                    "mlc-python-hosting");
   Run run{.options = options,
           .resources = resources,
           .report = report,
@@ -178,6 +180,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
           .objects = &objects,
           .relocations = &relocations,
           .bindings = &bindings,
+          .hosting = &hosting,
           .one_input = files.size() <= 1,
           .shared_names = shared_names(files)};
   setup.reset();
@@ -205,6 +208,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
   {
     PhaseTime t("literals.save");
     literals.save();
+    hosting.save();
   }
   // Owners: which package installed each library named (offline sources only).
   {

@@ -169,6 +169,18 @@ PlanHeaders read_headers_for_plan(const std::string& file) {
   return elf::read_object(file, elf::ReadOptions{.relocations = false, .symbols = true, .lookup_only = true});
 }
 
+// How Python hosts the file (python::hosting_of reads every undefined .dynsym entry: libtorch_cpu's are spread
+// over its 200,000), kept between runs by the file's identity.
+python::Hosting hosting(const elf::ElfObject& o, Run& run) {
+  constexpr int kLast = static_cast<int>(python::Hosting::PythonApi);
+  if (auto kept = run.hosting ? run.hosting->find(o.path, o.identity) : std::nullopt;
+      kept && kept->size() == 1 && (*kept)[0] >= '0' && (*kept)[0] <= '0' + kLast)
+    return static_cast<python::Hosting>((*kept)[0] - '0');
+  const python::Hosting h = python::hosting_of(o);
+  if (run.hosting) run.hosting->keep(o.path, o.identity, o.changed_at, std::to_string(static_cast<int>(h)));
+  return h;
+}
+
 // `asked`: --python's answer holds for the file (InputCheck::asked); else it is planned as without --python, from
 // its own environment's files (host_for chose that environment's interpreter).
 python::ImportPlan import_plan(const std::string& file, const PlanHeaders& headers, const python::Interpreter* host,
@@ -176,7 +188,7 @@ python::ImportPlan import_plan(const std::string& file, const PlanHeaders& heade
   const auto& options = run.options;
   python::ImportQuestion q{.file = file,
                            .needed = headers ? headers->needed : std::vector<std::string>{},
-                           .hosting = headers ? python::hosting_of(headers.value()) : python::Hosting::None,
+                           .hosting = headers ? hosting(headers.value(), run) : python::Hosting::None,
                            .program = headers && loader::is_program(headers.value()),
                            .python = asked ? &*options.python : nullptr,
                            .python_torch = asked && run.python_torch ? &*run.python_torch : nullptr,

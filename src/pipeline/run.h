@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/kept_facts.h"
 #include "elf/kept_relocations.h"
 #include "environment/ownership.h"
 #include "literals/lookups.h"
@@ -48,6 +49,7 @@ struct Run {
   loader::ObjectCache* objects = nullptr;  // each library read once per run (two inputs or more), each stat once
   const elf::KeptRelocations* relocations = nullptr;  // what earlier runs read of the files' relocations
   const loader::KeptBindings* bindings = nullptr;     // the look-ups of processes earlier runs bound
+  KeptFacts* hosting = nullptr;                       // how Python hosts each file, as earlier runs read it
   bool one_input = true;
   // The file names two or more of the run's inputs share (a soname two packages vendor): only a file whose
   // load takes one of them, or misses a name, can be changed by what another package's import loads first.

@@ -15,6 +15,7 @@
 
 #include "common/cache_file.h"
 #include "common/hash.h"
+#include "common/kept_facts.h"
 #include "common/paths.h"
 #include "common/short_run.h"
 #include "common/subprocess.h"
@@ -39,6 +40,47 @@ TEST(CommonText, join_list_lists_as_a_sentence_does) {
   EXPECT_EQ(join_list({"a", "b"}), "a or b");
   EXPECT_EQ(join_list({"a", "b", "c"}), "a, b or c");
   EXPECT_EQ(join_list({"a", "b", "c"}, " and "), "a, b and c");
+}
+
+// KeptFacts: an answer comes back for its path while the identity is the one it was kept with; one
+// kept for a subject changed in the last two seconds is not kept; the file is read only when whole (a row
+// cut off or an answer of the wrong shape makes it answer nothing); a tab or newline is never written.
+TEST(KeptFacts, an_answer_stands_while_its_subjects_identity_does) {
+  const std::string dir = test::scratch_dir("kept-facts"), file = dir + "/facts.tsv";
+  const int64_t old = static_cast<int64_t>(time(nullptr)) - 60;
+  {
+    KeptFacts facts(file, "mlc-test-facts");
+    EXPECT_FALSE(facts.find("/a", "1:2:3:4.0:4.0").has_value());
+    facts.keep("/a", "1:2:3:4.0:4.0", old, "yes");
+    facts.keep("/b", "1:5:3:4.0:4.0", static_cast<int64_t>(time(nullptr)), "fresh");  // changed just now
+    facts.keep("/c\tx", "1:6:3:4.0:4.0", old, "tab in the path");
+    facts.keep("/d", "1:7:3:4.0:4.0", old, "new\nline");
+    facts.save();
+  }
+  const std::string text = test::read_file(file);
+  EXPECT_EQ(text, "mlc-test-facts 1\n1:2:3:4.0:4.0\tyes\t/a\nend\t1\n");
+  {
+    KeptFacts facts(file, "mlc-test-facts");
+    EXPECT_EQ(facts.find("/a", "1:2:3:4.0:4.0").value_or(""), "yes");
+    EXPECT_FALSE(facts.find("/a", "1:2:3:9.0:9.0").has_value()) << "another identity: nothing kept answers";
+    EXPECT_FALSE(facts.find("/b", "1:5:3:4.0:4.0").has_value());
+    facts.keep("/a", "1:2:3:9.0:9.0", old, "no");  // the file changed: its new answer replaces the old
+    facts.save();
+  }
+  {
+    KeptFacts facts(file, "mlc-test-facts");
+    EXPECT_FALSE(facts.find("/a", "1:2:3:4.0:4.0").has_value());
+    EXPECT_EQ(facts.find("/a", "1:2:3:9.0:9.0").value_or(""), "no");
+    KeptFacts other(file, "mlc-other-question");
+    EXPECT_FALSE(other.find("/a", "1:2:3:9.0:9.0").has_value()) << "another question's file answers nothing";
+  }
+  test::write_file(file, "mlc-test-facts 1\n1:2:3:9.0:9.0\tno\t/a\n");  // cut short: no end line
+  EXPECT_FALSE(KeptFacts(file, "mlc-test-facts").find("/a", "1:2:3:9.0:9.0").has_value());
+  KeptFacts none("", "mlc-test-facts");
+  none.keep("/a", "1:2:3:4.0:4.0", old, "yes");
+  none.save();
+  EXPECT_FALSE(none.find("/a", "1:2:3:4.0:4.0").has_value());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CommonPaths, dir_of_is_what_precedes_the_last_slash) {

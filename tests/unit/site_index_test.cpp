@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "environment/ownership.h"
 #include "environment/site_index.h"
@@ -213,6 +214,46 @@ TEST(SiteOwners, one_input_prefetches_its_own_site_index_and_makes_no_cache_dire
   sources.cache_dir = missing_build + "/.musa-linkcheck-cache";
   { environment::OwnerPrefetch unmade(sources, {site + "/" + a}); }
   EXPECT_FALSE(fs::exists(missing_build));
+  fs::remove_all(root);
+}
+
+// Which directories hold dist-info is kept between runs by each directory's identity: the next run
+// answers from the cache (a row made to say otherwise is believed), a directory given a dist-info since is
+// listed again (its mtime moved), and a directory changed in the last two seconds is answered, not kept.
+TEST(SiteOwners, which_directories_hold_dist_info_is_kept_by_each_directorys_identity) {
+  std::string root = test::scratch_dir("site-dist-info-dirs"), site = root + "/site-packages";
+  const std::string a = "pkga/lib/liba.so";
+  put(site + "/" + a, "not read\n");
+  dist_info(site, "pkga", "1.0", {a});
+  put(root + "/plain/lib/libb.so", "not read\n");
+  environment::OwnerSources sources{.dpkg_dir = "", .sdk_homes = {}, .cache_dir = root + "/cache"};
+  const std::string kept = root + "/cache/dist-info-dirs.tsv";
+  // Just made: answered, not kept.
+  auto owners = environment::find_owners({site + "/" + a, root + "/plain/lib/libb.so"}, sources);
+  EXPECT_EQ(owner_text(owners.at(site + "/" + a)), "pkga 1.0");
+  EXPECT_FALSE(owners.count(root + "/plain/lib/libb.so"));
+  {
+    const std::string first = fs::exists(kept) ? read_file(kept) : "";  // the settled ancestors above root only
+    EXPECT_EQ(first.find("\t" + site + "\n"), std::string::npos) << first;
+    EXPECT_EQ(first.find("\t" + root + "/plain/lib\n"), std::string::npos) << first;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(3100));  // not changed in the last two seconds
+  owners = environment::find_owners({site + "/" + a, root + "/plain/lib/libb.so"}, sources);
+  EXPECT_EQ(owner_text(owners.at(site + "/" + a)), "pkga 1.0");
+  const std::string text = read_file(kept);
+  EXPECT_NE(text.find("\t1\t" + site + "\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\t0\t" + root + "/plain/lib\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\t0\t" + root + "/plain\n"), std::string::npos) << text;
+  // The kept answer is the answer while the directory is the same: a row saying "none" hides pkga.
+  std::string denied = text;
+  denied.replace(denied.find("\t1\t" + site + "\n"), 3, "\t0\t");
+  write_file(kept, denied);
+  EXPECT_FALSE(environment::find_owners({site + "/" + a}, sources).count(site + "/" + a));
+  // A dist-info made in a directory kept as holding none: its identity moved, it is listed again.
+  dist_info(root + "/plain", "plainb", "2.0", {"lib/libb.so"});
+  owners = environment::find_owners({root + "/plain/lib/libb.so"}, sources);
+  ASSERT_TRUE(owners.count(root + "/plain/lib/libb.so")) << read_file(kept);
+  EXPECT_EQ(owner_text(owners.at(root + "/plain/lib/libb.so")), "plainb 2.0");
   fs::remove_all(root);
 }
 

@@ -1,0 +1,46 @@
+// Facts about files and directories kept between runs, each by the identity of what it is about
+// (stat_identity: device, inode, size, mtime, ctime), in one cache file per question: an answer stands while
+// its subject's identity does, and a subject changed in the last two seconds is answered but not kept (a file
+// system stamps times at a coarse granularity, settled_since). The questions: which directories hold
+// dist-info (environment/ownership.cpp), how Python hosts a file (python/hosting.h), which glibc a libc.so.6
+// is (tools/loader_facts.cpp): each answered from a whole file or directory on every run before.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace mlc {
+
+class KeptFacts {
+ public:
+  // `file`: the cache file ("" keeps nothing); `question`: the format's name, its first line ("name 1").
+  KeptFacts(std::string file, std::string question);
+  KeptFacts(const KeptFacts&) = delete;
+  KeptFacts& operator=(const KeptFacts&) = delete;
+  // The answer kept for `path` when its identity is still `identity` (read from the file once, on first use).
+  std::optional<std::string> find(const std::string& path, const std::string& identity);
+  // Keeps `answer` (no tab or newline) for `path` as `identity`, unless the subject changed at or after
+  // settled_since() (`changed_at`: the later of its mtime and ctime, in seconds).
+  void keep(const std::string& path, const std::string& identity, int64_t changed_at, std::string answer);
+  // Writes the file atomically when something was kept (the rows read and not contradicted, with the new).
+  void save();
+  static int64_t changed_at(const struct stat& st) { return std::max<int64_t>(st.st_mtim.tv_sec, st.st_ctim.tv_sec); }
+
+ private:
+  void load();
+  std::string file_;
+  std::string magic_;
+  std::mutex mutex_;
+  bool loaded_ = false;
+  bool changed_ = false;
+  std::map<std::string, std::pair<std::string, std::string>> rows_;  // path -> identity, answer
+};
+
+}  // namespace mlc
