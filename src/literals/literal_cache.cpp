@@ -1,6 +1,10 @@
 // The literals found in a file by a search, kept between runs (runtime_lookup.h, LiteralCache).
 #include <array>
+#include <atomic>
 #include <sstream>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include "common/cache_file.h"
 #include "common/file_io.h"
@@ -107,8 +111,13 @@ std::optional<std::vector<RuntimeLookup>> LiteralCache::find_lookups(const std::
   if (dir_.empty() || key.empty()) return std::nullopt;
   std::vector<RuntimeLookup> out;
   // Each witness as it was: anything else (a file changed, a file created where one was missing) is a miss.
+  // They are stat'ed once the file is read, in parallel (libtorch_cpu's look-ups have 1,300).
+  std::vector<std::pair<std::string, std::string>> witnesses;  // path, identity
   const bool read = read_cache_file(lookups_file(key), kLookupsFormat, key_line(key), [&](auto f) {
-    if (f[0] == "W" && f.size() == 3) return file_identity(std::string(f[2])) == f[1];
+    if (f[0] == "W" && f.size() == 3) {
+      witnesses.emplace_back(f[2], f[1]);
+      return true;
+    }
     if (f[0] == "C" && f.size() == 2) return current_dir() == f[1];  // relative paths asked from elsewhere: a miss
     if (f[0] == "S" && f.size() == 2 && !out.empty()) {
       out.back().searched.emplace_back(f[1]);
@@ -125,6 +134,12 @@ std::optional<std::vector<RuntimeLookup>> LiteralCache::find_lookups(const std::
     return true;
   });
   if (!read) return std::nullopt;
+  std::atomic<bool> same = true;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, witnesses.size(), 128), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t i = r.begin(); i != r.end() && same.load(std::memory_order_relaxed); ++i)
+      if (file_identity(witnesses[i].first) != witnesses[i].second) same = false;
+  });
+  if (!same) return std::nullopt;
   return out;
 }
 

@@ -4,11 +4,13 @@
 
 #include <glob.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <set>
 #include <sstream>
+
+#include "common/file_io.h"
 
 namespace mlc::loader {
 namespace {
@@ -83,9 +85,10 @@ bool cache_flags_match(int32_t entry_flags, uint16_t machine, bool is_64) {
 }
 
 Result<std::vector<CacheEntry>> read_ld_cache(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return InputError{file, "cannot open ld.so.cache"};
-  std::string buf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string buf;
+  // A directory opens and reads nothing: not a cache, as an empty file is not.
+  if (!read_text_into(file, buf) && (errno != EISDIR || !buf.empty()))
+    return InputError{file, "cannot open ld.so.cache"};
   std::vector<CacheEntry> entries;
 
   size_t new_start = std::string::npos;
