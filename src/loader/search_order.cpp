@@ -59,8 +59,11 @@ const CacheEntry* cache_entry(const SystemCache& cache, const std::string& name,
   const CacheEntry* best = nullptr;
   const CacheEntry* plain = nullptr;
   size_t best_rank = platform.subdirs.size();
-  for (const auto& e : cache.entries) {
-    if (e.soname != name || !cache_flags_match(e.flags, platform.machine, platform.is_64)) continue;
+  const auto named = cache.by_soname.find(name);
+  if (named == cache.by_soname.end()) return nullptr;
+  for (uint32_t i : named->second) {
+    const CacheEntry& e = cache.entries[i];
+    if (!cache_flags_match(e.flags, platform.machine, platform.is_64)) continue;
     if (!e.glibc_hwcaps.empty()) {
       auto at = std::find(platform.subdirs.begin(), platform.subdirs.end(), "glibc-hwcaps/" + e.glibc_hwcaps + "/");
       if (at != platform.subdirs.end() && static_cast<size_t>(at - platform.subdirs.begin()) < best_rank) {
@@ -75,6 +78,12 @@ const CacheEntry* cache_entry(const SystemCache& cache, const std::string& name,
 }
 
 }  // namespace
+
+void index_by_soname(SystemCache& cache) {
+  cache.by_soname.clear();
+  for (size_t i = 0; i < cache.entries.size(); ++i)
+    cache.by_soname[cache.entries[i].soname].push_back(static_cast<uint32_t>(i));
+}
 
 SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_64) {
   SearchPlatform p{.machine = machine,
@@ -183,7 +192,9 @@ std::shared_ptr<const SystemCache> read_system_cache(const LoaderEnv& env,
   auto cache = kept_caches.get(file, [&]() -> std::shared_ptr<const SystemCache> {
     auto read = read_ld_cache(file);
     if (!read) return nullptr;
-    return std::make_shared<const SystemCache>(SystemCache{.entries = std::move(read).value(), .from_conf = false});
+    SystemCache parsed{.entries = std::move(read).value(), .from_conf = false};
+    index_by_soname(parsed);
+    return std::make_shared<const SystemCache>(std::move(parsed));
   });
   return cache ? cache : std::make_shared<const SystemCache>(read_from_conf(env, default_dirs));
 }
@@ -217,6 +228,7 @@ SystemCache read_from_conf(const LoaderEnv& env, const std::vector<std::string>&
       }
     }
   }
+  index_by_soname(cache);
   return cache;
 }
 
