@@ -1,6 +1,7 @@
 // The literals found in a file by a search, kept between runs (runtime_lookup.h, LiteralCache).
 #include <array>
 #include <atomic>
+#include <optional>
 #include <sstream>
 
 #include <tbb/blocked_range.h>
@@ -10,6 +11,7 @@
 #include "common/file_io.h"
 #include "common/hash.h"
 #include "common/paths.h"
+#include "common/phase_times.h"
 #include "literals/lookups.h"
 
 namespace mlc::literals {
@@ -113,6 +115,7 @@ std::optional<std::vector<RuntimeLookup>> LiteralCache::find_lookups(const std::
   // Each witness as it was: anything else (a file changed, a file created where one was missing) is a miss.
   // They are stat'ed once the file is read, in parallel (libtorch_cpu's look-ups have 1,300).
   std::vector<std::pair<std::string, std::string>> witnesses;  // path, identity
+  std::optional<PhaseTime> step(std::in_place, "runtime.kept.read");
   const bool read = read_cache_file(lookups_file(key), kLookupsFormat, key_line(key), [&](auto f) {
     if (f[0] == "W" && f.size() == 3) {
       witnesses.emplace_back(f[2], f[1]);
@@ -134,6 +137,7 @@ std::optional<std::vector<RuntimeLookup>> LiteralCache::find_lookups(const std::
     return true;
   });
   if (!read) return std::nullopt;
+  step.emplace("runtime.kept.witnesses");
   std::atomic<bool> same = true;
   tbb::parallel_for(tbb::blocked_range<size_t>(0, witnesses.size(), 128), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i != r.end() && same.load(std::memory_order_relaxed); ++i)

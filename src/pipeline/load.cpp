@@ -285,10 +285,14 @@ bool may_be_changed_by_imports(const loader::Process& p, const Run& run) {
 void load_input(Run& run, InputCheck& in) {
   const std::string& file = in.file;
   Report& report = in.messages;
-  const PlanHeaders headers = read_headers_for_plan(file);
+  const PlanHeaders headers = [&] {
+    PhaseTime t("plan.headers");
+    return read_headers_for_plan(file);
+  }();
   std::string environment;
   bool elsewhere = false;
   {
+    PhaseTime t("plan.host");
     std::lock_guard<std::mutex> lock(run.loads);
     in.host = host_for(file, run);
     in.asked = run.options.python && in.host == &run.host;
