@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -387,9 +388,16 @@ int run(int argc, char** argv) {
   mlc::tools::LoadedFiles loaded(a.inputs);  // every object each input's load reads
   options.inspect = [&](const mlc::loader::Process& process) { loaded.add(process); };
 
-  // Kept until the process ends: end_run leaves without taking apart what the report holds (a process's
-  // report is thousands of strings, 0.2 ms to free), as lld leaves its arenas to the exit.
-  static Analysis analysis;
+  // Left to the process's end: end_run _exits without freeing what the report holds (a process's report
+  // is thousands of strings, 0.2 ms to free), as lld leaves its arenas to the exit. In a sanitizer's build,
+  // whose leak check runs at exit, it is freed on return.
+  struct LeftToExit {
+    std::unique_ptr<Analysis> analysis = std::make_unique<Analysis>();
+    ~LeftToExit() {
+      if (mlc::heap_preparation_built()) (void)analysis.release();
+    }
+  } kept;
+  Analysis& analysis = *kept.analysis;
   if (*a.explain) {
     if (auto status = explain_symbol(a, options, analysis)) return *status;
   } else {
