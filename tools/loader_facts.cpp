@@ -187,7 +187,7 @@ int glibc_minor_of(const std::string& sysroot, const std::string& cache_dir) {
       return std::stoi(*known);
     const std::optional<int> minor = release_minor(path);
     if (!minor) continue;
-    kept.keep(path, identity, KeptFacts::changed_at(st), std::to_string(*minor));
+    kept.keep(path, identity, changed_at(st), std::to_string(*minor));
     kept.save();
     return *minor;
   }

@@ -6,8 +6,6 @@
 // is (tools/loader_facts.cpp): each answered from a whole file or directory on every run before.
 #pragma once
 
-#include <sys/stat.h>
-
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -27,11 +25,10 @@ class KeptFacts {
   // The answer kept for `path` when its identity is still `identity` (read from the file once, on first use).
   std::optional<std::string> find(const std::string& path, const std::string& identity);
   // Keeps `answer` (no tab or newline) for `path` as `identity`, unless the subject changed at or after
-  // settled_since() (`changed_at`: the later of its mtime and ctime, in seconds).
+  // settled_since() (`changed_at`: paths.h's changed_at of its stat).
   void keep(const std::string& path, const std::string& identity, int64_t changed_at, std::string answer);
   // Writes the file atomically when something was kept (the rows read and not contradicted, with the new).
   void save();
-  static int64_t changed_at(const struct stat& st) { return std::max<int64_t>(st.st_mtim.tv_sec, st.st_ctim.tv_sec); }
 
  private:
   void load();

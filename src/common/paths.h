@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <ctime>
 #include <string>
@@ -136,6 +138,8 @@ inline const std::string& program_identity() {
 // clock tick, a second, two on FAT), so a file changed at or after it may share its identity with its next
 // version, and what was read of it is not kept.
 inline time_t settled_since() { return time(nullptr) - 2; }
+// When a file last changed, in seconds: the later of its mtime and ctime (what settled_since is held to).
+inline int64_t changed_at(const struct stat& st) { return std::max<int64_t>(st.st_mtim.tv_sec, st.st_ctim.tv_sec); }
 
 // Whether the path is a regular file (following symlinks).
 inline bool is_file(const std::string& path) {

@@ -32,7 +32,7 @@ class PhaseTime {
     if (!with_start()) std::fprintf(stderr, "phase %s %.2f\n", name_.c_str(), ms.count());
     else
       std::fprintf(stderr, "phase %s %.2f at %.2f\n", name_.c_str(), ms.count(),
-                   std::chrono::duration<double, std::milli>(start_ - program_start()).count());
+                   std::chrono::duration<double, std::milli>(start_ - kProgramStart).count());
   }
   static bool enabled() {
     static const bool on = std::getenv("MLC_PHASE_TIMES") != nullptr;
@@ -42,7 +42,6 @@ class PhaseTime {
     static const bool on = enabled() && std::string_view(std::getenv("MLC_PHASE_TIMES")) == "at";
     return on;
   }
-  static std::chrono::steady_clock::time_point program_start() { return kProgramStart; }
 
  private:
   std::string name_;

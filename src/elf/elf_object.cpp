@@ -208,7 +208,7 @@ Result<ElfObject> read_opened(Descriptor& file, const std::string& path, const E
     auto obj = detail::read_native(file.fd, path, static_cast<size_t>(st.st_size), ident, options);
     if (obj) {
       obj->identity = stat_identity(st);
-      obj->changed_at = std::max<int64_t>(st.st_mtim.tv_sec, st.st_ctim.tv_sec);
+      obj->changed_at = changed_at(st);
     }
     return obj;
   }

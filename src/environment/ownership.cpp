@@ -30,20 +30,23 @@ namespace {
 // Whether `dir` holds a *.dist-info entry: the first one ends the listing. A directory reached
 // under two names (/lib and /usr/lib across the /usr merge) is listed once; /usr/lib/<triplet>
 // holds thousands of entries and every system library's ancestors pass through it.
+bool lists_dist_info(const std::string& dir) {
+  bool found = false;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::string_view(e->d_name).ends_with(".dist-info")) {
+        found = true;
+        break;
+      }
+    closedir(d);
+  }
+  return found;
+}
 bool has_dist_info(const std::string& dir, std::map<std::pair<dev_t, ino_t>, bool>& seen) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
   auto [it, fresh] = seen.try_emplace({st.st_dev, st.st_ino}, false);
-  if (!fresh) return it->second;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      if (std::string_view(e->d_name).ends_with(".dist-info")) {
-        it->second = true;
-        break;
-      }
-    }
-    closedir(d);
-  }
+  if (fresh) it->second = lists_dist_info(dir);
   return it->second;
 }
 
@@ -58,12 +61,13 @@ class DistInfoDirs {
   bool has(const std::string& dir) {
     struct stat st;
     if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
-    if (auto it = seen_.find({st.st_dev, st.st_ino}); it != seen_.end()) return it->second;
+    auto [it, fresh] = seen_.try_emplace({st.st_dev, st.st_ino}, false);
+    if (!fresh) return it->second;
     const std::string identity = stat_identity(st);
-    if (auto kept = kept_.find(dir, identity)) return seen_[{st.st_dev, st.st_ino}] = *kept == "1";
-    const bool answer = has_dist_info(dir, seen_);
-    kept_.keep(dir, identity, KeptFacts::changed_at(st), answer ? "1" : "0");
-    return answer;
+    if (auto kept = kept_.find(dir, identity)) return it->second = *kept == "1";
+    it->second = lists_dist_info(dir);
+    kept_.keep(dir, identity, changed_at(st), it->second ? "1" : "0");
+    return it->second;
   }
   void save() { kept_.save(); }
 

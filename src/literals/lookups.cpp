@@ -458,7 +458,7 @@ struct Stamp {
 Stamp stamp(const std::string& path, time_t settled) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return {};
-  return {stat_identity(st), st.st_mtim.tv_sec >= settled || st.st_ctim.tv_sec >= settled};
+  return {stat_identity(st), changed_at(st) >= settled};
 }
 
 // What the pass reads besides the file system's answers to its searches (LiteralCache::find_lookups):

@@ -87,8 +87,7 @@ bool cache_flags_match(int32_t entry_flags, uint16_t machine, bool is_64) {
 Result<std::vector<CacheEntry>> read_ld_cache(const std::string& file) {
   std::string buf;
   // A directory opens and reads nothing: not a cache, as an empty file is not.
-  if (!read_text_into(file, buf) && (errno != EISDIR || !buf.empty()))
-    return InputError{file, "cannot open ld.so.cache"};
+  if (!read_text_into(file, buf) && errno != EISDIR) return InputError{file, "cannot open ld.so.cache"};
   std::vector<CacheEntry> entries;
 
   size_t new_start = std::string::npos;
