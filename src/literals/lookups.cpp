@@ -556,12 +556,26 @@ std::optional<std::vector<std::pair<std::string, std::string>>> witnesses(std::s
 // The passes: the callers of dlopen, their soname literals (only those, at first), where each leads,
 // each library found read once, then each caller's look-ups, in the callers' order. A process an
 // earlier run checked, unchanged, is answered from the cache.
-std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
-                                                 const loader::LoaderEnv& env, LiteralCache* lcache) {
+KeptAsk ask_kept_lookups(const loader::Process& p, const std::vector<int>& objects, const loader::LoaderEnv& env,
+                         const LiteralCache* lcache) {
+  if (!lcache) return {};
   std::optional<PhaseTime> step(std::in_place, "runtime.key");
-  const std::string key = lcache ? lookups_key(p, objects, env) : "";
+  KeptAsk out{.key = lookups_key(p, objects, env), .lookups = std::nullopt};
   step.emplace("runtime.kept");
-  if (auto kept = lcache ? lcache->find_lookups(key) : std::nullopt) return std::move(kept).value();
+  out.lookups = lcache->find_lookups(out.key);
+  return out;
+}
+
+std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const std::vector<int>& objects,
+                                                 const loader::LoaderEnv& env, LiteralCache* lcache, KeptAsk* kept) {
+  KeptAsk here;
+  if (!kept) {
+    here = ask_kept_lookups(p, objects, env, lcache);
+    kept = &here;
+  }
+  if (kept->lookups) return std::move(kept->lookups).value();
+  const std::string& key = kept->key;
+  std::optional<PhaseTime> step;
   FileFacts facts;
   bool from_conf = false;
   std::vector<RuntimeLookup> out = check_runtime_lookups_anew(p, objects, env, lcache, facts, from_conf);

@@ -68,8 +68,21 @@ class LiteralCache {
 //   that was found, and that exports at least one other literal of the same prefix; it is reported
 //   when that library does not export it.
 // `cache` (when given) answers for files whose literals an earlier run read.
+// The look-ups an earlier run kept for this process, asked for apart (LiteralCache::find_lookups): what the
+// key reads is the load's (paths, identities, names, the scopes), which the binding does not change, so the
+// caller asks beside the binding. `key` is "" when the process cannot be keyed (or there is no cache).
+struct KeptAsk {
+  std::string key;
+  std::optional<std::vector<RuntimeLookup>> lookups;
+};
+KeptAsk ask_kept_lookups(const loader::Process& process, const std::vector<int>& objects, const loader::LoaderEnv& env,
+                         const LiteralCache* cache);
+
+// `kept` (when given): ask_kept_lookups's answer for the same process, objects and environment, which
+// answers instead of asking again; what is looked up anew is kept under its key.
 std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& process, const std::vector<int>& objects,
-                                                 const loader::LoaderEnv& env, LiteralCache* cache = nullptr);
+                                                 const loader::LoaderEnv& env, LiteralCache* cache = nullptr,
+                                                 KeptAsk* kept = nullptr);
 
 // Whether a literal is shaped like a soname dlopen would search for.
 bool is_soname_literal(const std::string& s);

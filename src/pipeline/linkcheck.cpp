@@ -92,6 +92,10 @@ struct Stages {
         PhaseTime t("bind-alone");
         alone_names = pipeline::bind_alone(run, alone);
       });
+    // The kept run-time look-ups, asked beside the binding: their key reads only what the load set.
+    tbb::task_group kept_beside;
+    literals::KeptAsk kept;
+    kept_beside.run([&] { kept = literals::ask_kept_lookups(in.process, in.checked, in.env, &run.literals); });
     {
       PhaseTime t("relocations");
       loader::read_symbol_tables(in.process, in.checked, run.relocations);
@@ -103,7 +107,8 @@ struct Stages {
     }
     {
       PhaseTime t("runtime-lookups");
-      in.lookups = literals::check_runtime_lookups(in.process, in.checked, in.env, &run.literals);
+      kept_beside.wait();
+      in.lookups = literals::check_runtime_lookups(in.process, in.checked, in.env, &run.literals, &kept);
     }
     PhaseTime t("bind-alone.wait");
     beside.wait();
