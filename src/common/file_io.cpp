@@ -15,8 +15,14 @@
 namespace mlc {
 
 bool read_text_into(const std::string& path, std::string& buf) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
+  const bool read = read_fd_into(fd, buf);
+  close(fd);
+  return read;
+}
+
+bool read_fd_into(int fd, std::string& buf) {
   buf.clear();
   // Read in place into a buffer the size fstat gives (one allocation, each page touched once: a cache of
   // 200 KB was three reallocations and copies), growing only if the file grew; a pipe or a /proc file,
@@ -30,7 +36,6 @@ bool read_text_into(const std::string& path, std::string& buf) {
     ssize_t n = read(fd, buf.data() + done, buf.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      close(fd);
       buf.clear();
       return false;
     }
@@ -38,7 +43,6 @@ bool read_text_into(const std::string& path, std::string& buf) {
     done += static_cast<size_t>(n);
     want = 65536;
   }
-  close(fd);
   buf.resize(done);
   return true;
 }

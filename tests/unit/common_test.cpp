@@ -226,6 +226,36 @@ TEST(CacheFile, writes_the_format_and_reads_back_only_a_whole_file_for_its_key) 
   std::filesystem::remove_all(dir);
 }
 
+// From 64 KiB on, read_cache_file reads the file through a mapping: the same rows in order, and the same
+// refusals of a file cut short or of a count that does not close it.
+TEST(CacheFile, a_cache_read_through_a_mapping_answers_as_a_small_one) {
+  const std::string dir = test::scratch_dir("common-cache-mapped");
+  const std::string path = dir + "/c.tsv";
+  CacheWriter out(kFormat, "key\tK\n");
+  std::vector<std::string> want;
+  for (int i = 0; i < 5000; ++i) {
+    const std::string name = "row" + std::to_string(i), value(i % 40, 'v');
+    EXPECT_TRUE(out.add(std::array<std::string_view, 2>{name, value}));
+    want.push_back(name + "=" + value);
+  }
+  out.write(path);
+  const std::string text = test::read_file(path);
+  ASSERT_GE(text.size(), size_t{64} << 10);
+  bool answered = false;
+  EXPECT_EQ(rows_of(path, "key\tK\n", &answered), want);
+  EXPECT_TRUE(answered);
+  rows_of(path, "key\tOther\n", &answered);
+  EXPECT_FALSE(answered);
+  write_file(path, text.substr(0, text.size() - 1));  // the last newline cut
+  rows_of(path, "key\tK\n", &answered);
+  EXPECT_FALSE(answered);
+  const size_t second = text.find("row1\t");
+  write_file(path, text.substr(0, second) + text.substr(text.find('\n', second) + 1));  // a row gone
+  rows_of(path, "key\tK\n", &answered);
+  EXPECT_FALSE(answered);
+  std::filesystem::remove_all(dir);
+}
+
 std::chrono::steady_clock::time_point in_seconds(double s) {
   return std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
