@@ -94,7 +94,12 @@ std::vector<std::string> ldso_names(uint16_t machine, bool is_64) {
 
 class Emulator {
  public:
-  Emulator(const LoaderEnv& env, ObjectCache* cache) : env_(env), cache_objects_(cache) {}
+  // Room for a process's objects from the start: an object is 900 bytes, and a vector grown by doubling
+  // moved Debian's libtorch_cpu's 285 of them eight times over, into fresh pages each time (3.8% of the main
+  // thread's samples here). Reserving touches no page.
+  Emulator(const LoaderEnv& env, ObjectCache* cache) : env_(env), cache_objects_(cache) {
+    process_.objects.reserve(512);
+  }
 
   Result<Process> run(const std::string& target) {
     process_.cwd = env_.cwd;
