@@ -57,6 +57,16 @@ class LiteralCache {
   size_t hits_ = 0;
 };
 
+// The look-ups an earlier run kept for this process, asked for apart (LiteralCache::find_lookups): what the
+// key reads is the load's (paths, identities, names, the scopes), which the binding does not change, so the
+// caller asks beside the binding. `key` is "" when the process cannot be keyed (or there is no cache).
+struct KeptAsk {
+  std::string key;
+  std::optional<std::vector<RuntimeLookup>> lookups;
+};
+KeptAsk ask_kept_lookups(const loader::Process& process, const std::vector<int>& objects, const loader::LoaderEnv& env,
+                         const LiteralCache* cache);
+
 // Heuristic (documented in docs/design.md, the runtime/ room):
 // - Which objects: the named files, and the other objects of `objects` outside the system directories
 //   (/lib, /usr/lib, /lib64, /usr/lib64): a distribution's libraries are its own concern.
@@ -68,16 +78,6 @@ class LiteralCache {
 //   that was found, and that exports at least one other literal of the same prefix; it is reported
 //   when that library does not export it.
 // `cache` (when given) answers for files whose literals an earlier run read.
-// The look-ups an earlier run kept for this process, asked for apart (LiteralCache::find_lookups): what the
-// key reads is the load's (paths, identities, names, the scopes), which the binding does not change, so the
-// caller asks beside the binding. `key` is "" when the process cannot be keyed (or there is no cache).
-struct KeptAsk {
-  std::string key;
-  std::optional<std::vector<RuntimeLookup>> lookups;
-};
-KeptAsk ask_kept_lookups(const loader::Process& process, const std::vector<int>& objects, const loader::LoaderEnv& env,
-                         const LiteralCache* cache);
-
 // `kept` (when given): ask_kept_lookups's answer for the same process, objects and environment, which
 // answers instead of asking again; what is looked up anew is kept under its key.
 std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& process, const std::vector<int>& objects,

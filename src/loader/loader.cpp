@@ -94,9 +94,9 @@ std::vector<std::string> ldso_names(uint16_t machine, bool is_64) {
 
 class Emulator {
  public:
-  // Room for a process's objects from the start: an object is 900 bytes, and a vector grown by doubling
-  // moved Debian's libtorch_cpu's 285 of them eight times over, into fresh pages each time (3.8% of the main
-  // thread's samples here). Reserving touches no page.
+  // Room for a process's objects from the start: an object is 912 bytes, and a vector grown by doubling
+  // moved Debian's libtorch_cpu's objects at each of its nine growths, into fresh pages each time (3.8% of the
+  // main thread's samples here). Reserving touches no page.
   Emulator(const LoaderEnv& env, ObjectCache* cache) : env_(env), cache_objects_(cache) {
     process_.objects.reserve(512);
   }
