@@ -27,7 +27,8 @@ bool read_cache_file(const std::string& path, const CacheFormat& format, std::st
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= kMappedFrom) {
+  const bool sized = fstat(fd, &st) == 0;
+  if (sized && S_ISREG(st.st_mode) && st.st_size >= kMappedFrom) {
     const auto size = static_cast<size_t>(st.st_size);
     void* text = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     close(fd);
@@ -37,7 +38,7 @@ bool read_cache_file(const std::string& path, const CacheFormat& format, std::st
     return read;
   }
   std::string text;
-  const bool opened = read_fd_into(fd, text);
+  const bool opened = read_fd_into(fd, text, sized ? &st : nullptr);
   close(fd);
   return opened && read_cache_text(text, format, key, row);
 }

@@ -22,14 +22,15 @@ bool read_text_into(const std::string& path, std::string& buf) {
   return read;
 }
 
-bool read_fd_into(int fd, std::string& buf) {
+bool read_fd_into(int fd, std::string& buf, const struct stat* known) {
   buf.clear();
   // Read in place into a buffer the size fstat gives (one allocation, each page touched once: a cache of
   // 200 KB was three reallocations and copies), growing only if the file grew; a pipe or a /proc file,
   // whose size says nothing, is read 64 KB at a time.
   struct stat st;
-  size_t want =
-      fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : 65536;
+  if (known) st = *known;
+  const bool sized = known || fstat(fd, &st) == 0;
+  size_t want = sized && S_ISREG(st.st_mode) && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : 65536;
   size_t done = 0;
   for (;;) {
     if (buf.size() < done + 1) buf.resize(std::max(done + want, buf.size() * 2));

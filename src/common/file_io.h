@@ -2,6 +2,8 @@
 // temporary file beside the target, then rename(2), so a reader (or a crash) never sees half a file.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <optional>
 #include <string>
 
@@ -12,8 +14,9 @@ namespace mlc {
 std::optional<std::string> read_text(const std::string& path);
 // The same into a buffer the caller reuses (many small files, as dpkg's lists): false when it cannot be read.
 bool read_text_into(const std::string& path, std::string& buf);
-// The same from an open descriptor, read to its end (the caller closes it).
-bool read_fd_into(int fd, std::string& buf);
+// The same from an open descriptor, read to its end (the caller closes it); `known`: its fstat, when the
+// caller made it already.
+bool read_fd_into(int fd, std::string& buf, const struct stat* known = nullptr);
 
 // Whether a missing parent directory is created (a cache of ours) or is an error (a file the user
 // named: a typo in -o must not make a directory tree).

@@ -575,11 +575,10 @@ std::vector<RuntimeLookup> check_runtime_lookups(const loader::Process& p, const
   }
   if (kept->lookups) return std::move(kept->lookups).value();
   const std::string& key = kept->key;
-  std::optional<PhaseTime> step;
   FileFacts facts;
   bool from_conf = false;
   std::vector<RuntimeLookup> out = check_runtime_lookups_anew(p, objects, env, lcache, facts, from_conf);
-  step.emplace("runtime.keep");
+  PhaseTime keep("runtime.keep");
   // The ld.so.cache the searches read is a witness too; one made from ld.so.conf's directories is not kept.
   std::set<std::string> asked = facts.asked();
   asked.insert(env.sysroot + env.ld_so_cache);
