@@ -42,8 +42,27 @@ Descriptor& Descriptor::operator=(Descriptor&& other) noexcept {
   if (this != &other) {
     if (fd >= 0) close(fd);
     fd = other.release();
+    head = std::move(other.head);
   }
   return *this;
+}
+
+bool Descriptor::read_head() {
+  if (!head.empty()) return true;
+  head.resize(kHeadBytes);
+  size_t have = 0;
+  while (have < kHeadBytes) {
+    ssize_t got = pread(fd, head.data() + have, kHeadBytes - have, static_cast<off_t>(have));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      head.clear();
+      return false;
+    }
+    if (got == 0) break;
+    have += static_cast<size_t>(got);
+  }
+  head.resize(have);
+  return true;
 }
 
 const VersionDefinition* ElfObject::definition(uint16_t index) const {
@@ -154,13 +173,14 @@ void ElfObject::find_defined(std::string_view name, uint32_t hash, std::vector<u
 
 namespace {
 
-// The identification of an open file (its first bytes only).
+// The identification of an open file (its first bytes only, read into file.head when they were not).
 // `host_order`, when given, says whether the native reader can take the file (a known class, the
 // host's byte order).
-Result<ElfIdent> ident_of(int fd, const std::string& path, bool* host_order = nullptr) {
+Result<ElfIdent> ident_of(Descriptor& file, const std::string& path, bool* host_order = nullptr) {
+  if (!file.read_head()) return InputError{path, std::string("cannot read: ") + std::strerror(errno)};
   unsigned char id[64] = {};
-  ssize_t got = pread(fd, id, sizeof id, 0);
-  if (got < 0) return InputError{path, std::string("cannot read: ") + std::strerror(errno)};
+  const size_t got = std::min(sizeof id, file.head.size());
+  std::memcpy(id, file.head.data(), got);
   if (got < EI_NIDENT || std::memcmp(id, ELFMAG, SELFMAG) != 0) return InputError{path, "not an ELF file"};
   if (got < 20) return InputError{path, "truncated ELF header"};
   ElfIdent ident;
@@ -185,7 +205,7 @@ Result<ElfIdent> ident_of(int fd, const std::string& path, bool* host_order = nu
 Result<ElfIdent> read_ident(const std::string& path) {
   auto file = open_file(path);
   if (!file) return file.error();
-  return ident_of(file.value()->fd, path);
+  return ident_of(*file.value(), path);
 }
 
 bool is_archive(const std::string& path) {
@@ -205,7 +225,7 @@ Result<ElfObject> read_opened(Descriptor& file, const std::string& path, const E
   if (host_order) {
     struct stat st;
     if (fstat(file.fd, &st) != 0) return InputError{path, std::string("cannot open: ") + std::strerror(errno)};
-    auto obj = detail::read_native(file.fd, path, static_cast<size_t>(st.st_size), ident, options);
+    auto obj = detail::read_native(file.fd, file.head, path, static_cast<size_t>(st.st_size), ident, options);
     if (obj) {
       obj->identity = stat_identity(st);
       obj->changed_at = changed_at(st);
@@ -221,14 +241,14 @@ Result<ElfObject> read_object(const std::string& path, const ReadOptions& option
   auto file = open_file(path);
   if (!file) return file.error();
   bool host_order = false;
-  auto ident = ident_of(file.value()->fd, path, &host_order);  // distinguishes "not ELF" from libelf's complaints
+  auto ident = ident_of(*file.value(), path, &host_order);  // distinguishes "not ELF" from libelf's complaints
   if (!ident) return ident.error();
   return read_opened(*file.value(), path, ident.value(), host_order, options);
 }
 
 Result<ElfObject> read_object(Descriptor& file, const std::string& path, const ReadOptions& options) {
   bool host_order = false;
-  auto ident = ident_of(file.fd, path, &host_order);
+  auto ident = ident_of(file, path, &host_order);
   if (!ident) return ident.error();
   return read_opened(file, path, ident.value(), host_order, options);
 }

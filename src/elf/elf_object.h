@@ -219,11 +219,18 @@ Result<ElfIdent> read_ident(const std::string& path);
 // An open descriptor, closed with this value unless a reader takes it over (libelf does).
 struct Descriptor {
   int fd = -1;
+  // The file's first bytes (up to kHeadBytes), read once by whichever reader comes first: the ELF header,
+  // the program headers, the GNU property note and .gnu.hash's header lie there in most files, and each
+  // was a pread(2) of its own (five a candidate, on 285 libraries). Empty until read.
+  std::string head;
+  static constexpr size_t kHeadBytes = 1024;
   Descriptor() = default;
   explicit Descriptor(int f) : fd(f) {}
   ~Descriptor();
-  Descriptor(Descriptor&& other) noexcept : fd(other.release()) {}
+  Descriptor(Descriptor&& other) noexcept : fd(other.release()), head(std::move(other.head)) {}
   Descriptor& operator=(Descriptor&& other) noexcept;
+  // Reads `head` when it was not read yet; false when the read fails (errno set).
+  bool read_head();
   Descriptor(const Descriptor&) = delete;
   Descriptor& operator=(const Descriptor&) = delete;
   int release() { return std::exchange(fd, -1); }

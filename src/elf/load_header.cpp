@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -77,9 +78,9 @@ void read_properties(const std::vector<char>& notes, LoadHeader& out) {
 
 // The program headers of a 64-bit little-endian file (the only class and byte order it accepts
 // here): _dl_map_object_from_fd's PT_LOAD, PT_DYNAMIC and PT_TLS, and the property note.
-void read_program_headers(int fd, const Elf64_Ehdr& ehdr, LoadHeader& out) {
+void read_program_headers(const detail::Source& in, const Elf64_Ehdr& ehdr, LoadHeader& out) {
   std::vector<Elf64_Phdr> phdrs(ehdr.e_phnum);
-  if (ehdr.e_phnum && !detail::pread_all(fd, phdrs.data(), phdrs.size() * sizeof(Elf64_Phdr), ehdr.e_phoff)) {
+  if (ehdr.e_phnum && !in.read(phdrs.data(), phdrs.size() * sizeof(Elf64_Phdr), ehdr.e_phoff)) {
     out.open_refusal = "cannot read file data";
     return;
   }
@@ -110,7 +111,7 @@ void read_program_headers(int fd, const Elf64_Ehdr& ehdr, LoadHeader& out) {
   }
   if (property && property->p_align == 8 && property->p_filesz > 0 && property->p_filesz < (1u << 16)) {
     std::vector<char> notes(property->p_filesz);
-    if (detail::pread_all(fd, notes.data(), notes.size(), property->p_offset)) read_properties(notes, out);
+    if (in.read(notes.data(), notes.size(), property->p_offset)) read_properties(notes, out);
   }
 }
 
@@ -118,25 +119,21 @@ void read_program_headers(int fd, const Elf64_Ehdr& ehdr, LoadHeader& out) {
 
 namespace {
 
-// dl-load.c open_verify and the program headers _dl_map_object_from_fd reads, from an open file.
-LoadHeader open_verify(int fd, const ProcessClass& want) {
+// dl-load.c open_verify and the program headers _dl_map_object_from_fd reads, from an open file (its first
+// bytes read once, as open_verify reads them into its buffer, and kept in `file` for the reader after).
+LoadHeader open_verify(Descriptor& file, const ProcessClass& want) {
   const bool want_64 = want.is_64;
   LoadHeader out;
   // open_verify: at least a whole ELF header must be read.
   const size_t header_size = want_64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
   unsigned char buf[sizeof(Elf64_Ehdr)] = {};
-  size_t have = 0;
-  while (have < header_size) {
-    ssize_t got = pread(fd, buf + have, header_size - have, static_cast<off_t>(have));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      out.verdict = LoadHeader::Verdict::Refused;
-      out.open_refusal = std::string("cannot read file data: ") + std::strerror(errno);
-      return out;
-    }
-    if (got == 0) break;
-    have += static_cast<size_t>(got);
+  if (!file.read_head()) {
+    out.verdict = LoadHeader::Verdict::Refused;
+    out.open_refusal = std::string("cannot read file data: ") + std::strerror(errno);
+    return out;
   }
+  const size_t have = std::min(header_size, file.head.size());
+  std::memcpy(buf, file.head.data(), have);
   if (have < header_size) {
     out.verdict = LoadHeader::Verdict::Refused;
     out.open_refusal = "file too short";
@@ -174,7 +171,7 @@ LoadHeader open_verify(int fd, const ProcessClass& want) {
   } else if (ehdr.e_phentsize != sizeof(Elf64_Phdr)) {
     out.open_refusal = "ELF file's phentsize not the expected size";
   } else {
-    read_program_headers(fd, ehdr, out);
+    read_program_headers({.fd = file.fd, .head = file.head}, ehdr, out);
     if (out.open_refusal.empty()) out.verdict = LoadHeader::Verdict::Accepted;
   }
   return out;
@@ -189,7 +186,7 @@ LoadHeader read_load_header(const std::string& path, const ProcessClass& want, D
     out.errno_value = errno;
     return out;
   }
-  LoadHeader out = open_verify(file.fd, want);
+  LoadHeader out = open_verify(file, want);
   if (opened && out.verdict == LoadHeader::Verdict::Accepted) *opened = std::move(file);
   return out;
 }

@@ -81,9 +81,9 @@ struct File {
 };
 
 template <typename Ehdr, typename Shdr>
-std::optional<InputError> read_headers(int fd, const std::string& path, File& f, ElfObject& obj) {
+std::optional<InputError> read_headers(const Source& in, const std::string& path, File& f, ElfObject& obj) {
   Ehdr ehdr;
-  if (f.size < sizeof ehdr || !pread_all(fd, &ehdr, sizeof ehdr, 0)) return InputError{path, "truncated ELF header"};
+  if (f.size < sizeof ehdr || !in.read(&ehdr, sizeof ehdr, 0)) return InputError{path, "truncated ELF header"};
   obj.machine = ehdr.e_machine;
   obj.kind = kind_of(ehdr.e_type);
   uint64_t table_end = ehdr.e_shoff + uint64_t{ehdr.e_shnum} * ehdr.e_shentsize;
@@ -101,7 +101,7 @@ std::optional<InputError> read_headers(int fd, const std::string& path, File& f,
   uint64_t shnum = ehdr.e_shnum;
   if (shnum == 0) {  // extended numbering: the count is section 0's sh_size
     Shdr first;
-    if (ehdr.e_shoff + sizeof first > f.size || !pread_all(fd, &first, sizeof first, ehdr.e_shoff)) {
+    if (ehdr.e_shoff + sizeof first > f.size || !in.read(&first, sizeof first, ehdr.e_shoff)) {
       return InputError{path, "malformed section header table: truncated"};
     }
     shnum = first.sh_size;
@@ -110,7 +110,7 @@ std::optional<InputError> read_headers(int fd, const std::string& path, File& f,
     }
   }
   std::vector<Shdr> raw(shnum);
-  if (shnum && !pread_all(fd, raw.data(), shnum * sizeof(Shdr), ehdr.e_shoff)) {
+  if (shnum && !in.read(raw.data(), shnum * sizeof(Shdr), ehdr.e_shoff)) {
     return InputError{path, "malformed section header table: unreadable"};
   }
   f.shstrndx = ehdr.e_shstrndx == SHN_XINDEX ? (shnum ? raw[0].sh_link : 0) : ehdr.e_shstrndx;
@@ -155,26 +155,26 @@ constexpr uint64_t kWindowMargin = 1024, kWindowMax = 1u << 20;
 
 // The version tables and .gnu.hash's header, copied out with pread (File's comment says why). A table too
 // large or unreadable is left to the mapping.
-void read_copies(int fd, File& f) {
+void read_copies(const Source& in, File& f) {
   const auto copy = [&](size_t index, std::optional<std::string>& out) {
     if (index == 0 || f.sections[index].type == SHT_NOBITS || f.sections[index].size > kWindowMax) return;
     std::string bytes(f.sections[index].size, '\0');
-    if (bytes.empty() || pread_all(fd, bytes.data(), bytes.size(), f.sections[index].offset)) out = std::move(bytes);
+    if (bytes.empty() || in.read(bytes.data(), bytes.size(), f.sections[index].offset)) out = std::move(bytes);
   };
   copy(f.verdef, f.verdef_copy);
   copy(f.verneed, f.verneed_copy);
   std::array<uint32_t, 4> head;
   if (f.gnu_hash && f.sections[f.gnu_hash].type != SHT_NOBITS && f.sections[f.gnu_hash].size >= sizeof head &&
-      pread_all(fd, head.data(), sizeof head, f.sections[f.gnu_hash].offset))
+      in.read(head.data(), sizeof head, f.sections[f.gnu_hash].offset))
     f.gnu_hash_head = head;
 }
 
 template <typename Dyn>
-std::optional<InputError> read_dynamic(int fd, const std::string& path, File& f, ElfObject& obj) {
+std::optional<InputError> read_dynamic(const Source& in, const std::string& path, File& f, ElfObject& obj) {
   const Section& s = f.sections[f.dynamic];
   if (s.type == SHT_NOBITS || s.size == 0) return std::nullopt;
   std::vector<Dyn> entries(s.size / sizeof(Dyn));
-  if (!entries.empty() && !pread_all(fd, entries.data(), entries.size() * sizeof(Dyn), s.offset)) {
+  if (!entries.empty() && !in.read(entries.data(), entries.size() * sizeof(Dyn), s.offset)) {
     return InputError{path, "unreadable dynamic section"};
   }
   std::string_view strings = f.strtab(s.link);
@@ -196,7 +196,7 @@ std::optional<InputError> read_dynamic(int fd, const std::string& path, File& f,
     f.dynstr_window.resize(end - from);
     f.dynstr_window_at = from;
     if (end - from > kWindowMax ||
-        !pread_all(fd, f.dynstr_window.data(), f.dynstr_window.size(), f.sections[s.link].offset + from))
+        !in.read(f.dynstr_window.data(), f.dynstr_window.size(), f.sections[s.link].offset + from))
       f.dynstr_window.clear();
   }
   const StringsView names{.all = strings, .window = f.dynstr_window, .window_at = f.dynstr_window_at};
@@ -313,8 +313,17 @@ bool pread_all(int fd, void* buf, size_t len, uint64_t offset) {
   return true;
 }
 
-Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size, const ElfIdent& ident,
-                              const ReadOptions& options) {
+bool Source::read(void* buf, size_t len, uint64_t offset) const {
+  if (offset <= head.size() && len <= head.size() - offset) {
+    std::memcpy(buf, head.data() + offset, len);
+    return true;
+  }
+  return pread_all(fd, buf, len, offset);
+}
+
+Result<ElfObject> read_native(int fd, std::string_view head, const std::string& path, size_t file_size,
+                              const ElfIdent& ident, const ReadOptions& options) {
+  const Source in{.fd = fd, .head = head};
   auto f = std::make_shared<File>();
   f->size = file_size;
   ElfObject obj;
@@ -322,8 +331,8 @@ Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size,
   obj.is_64 = ident.is_64;
   obj.big_endian = ident.big_endian;
   obj.osabi = ident.osabi;
-  auto err = ident.is_64 ? read_headers<Elf64_Ehdr, Elf64_Shdr>(fd, path, *f, obj)
-                         : read_headers<Elf32_Ehdr, Elf32_Shdr>(fd, path, *f, obj);
+  auto err = ident.is_64 ? read_headers<Elf64_Ehdr, Elf64_Shdr>(in, path, *f, obj)
+                         : read_headers<Elf32_Ehdr, Elf32_Shdr>(in, path, *f, obj);
   if (err) return *err;
   void* base = mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (base == MAP_FAILED) return InputError{path, std::string("cannot map: ") + std::strerror(errno)};
@@ -338,10 +347,10 @@ Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size,
   madvise(base, file_size, MADV_RANDOM);
   if (f->dynsym && !tables_cached(*f)) ask_tables(*f);
   if (f->dynamic) {
-    err = ident.is_64 ? read_dynamic<Elf64_Dyn>(fd, path, *f, obj) : read_dynamic<Elf32_Dyn>(fd, path, *f, obj);
+    err = ident.is_64 ? read_dynamic<Elf64_Dyn>(in, path, *f, obj) : read_dynamic<Elf32_Dyn>(in, path, *f, obj);
     if (err) return *err;
   }
-  if (f->dynsym) read_copies(fd, *f);
+  if (f->dynsym) read_copies(in, *f);
   if (options.symbols) {
     if (auto e = decode_tables(table_bytes(*f, options, obj), options, obj)) return *e;
   }

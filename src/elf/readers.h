@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "elf/elf_object.h"
@@ -14,9 +15,18 @@ namespace mlc::elf::detail {
 // an error.
 bool pread_all(int fd, void* buf, size_t len, uint64_t offset);
 
-// Reads a host-order file whose descriptor is open (and stays the caller's: nothing keeps it).
-Result<ElfObject> read_native(int fd, const std::string& path, size_t file_size, const ElfIdent& ident,
-                              const ReadOptions& options);
+// An open file and its first bytes (Descriptor::head, possibly empty): a read inside them is a copy, any
+// other a pread_all.
+struct Source {
+  int fd = -1;
+  std::string_view head;
+  bool read(void* buf, size_t len, uint64_t offset) const;  // pread_all's contract
+};
+
+// Reads a host-order file whose descriptor is open (and stays the caller's: nothing keeps it); `head`:
+// the file's first bytes when the caller read them.
+Result<ElfObject> read_native(int fd, std::string_view head, const std::string& path, size_t file_size,
+                              const ElfIdent& ident, const ReadOptions& options);
 // Completes an object read_native read with `symbols = false`.
 std::optional<InputError> read_native_symbols(ElfObject& object, const ReadOptions& options);
 // A section as string literals need it: name, type, flags and bytes (in place in the mapping).
