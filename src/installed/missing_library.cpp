@@ -28,8 +28,8 @@ std::string stem_of(const std::string& name) {
   return so == std::string::npos ? name : name.substr(0, so + 3);
 }
 
-bool same_stem(const std::string& file, const std::string& stem) {
-  return file.rfind(stem, 0) == 0 && (file.size() == stem.size() || file[stem.size()] == '.');
+bool same_stem(std::string_view file, std::string_view stem) {
+  return file.substr(0, stem.size()) == stem && (file.size() == stem.size() || file[stem.size()] == '.');
 }
 
 struct OtherVersion {
@@ -125,7 +125,7 @@ void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEn
     if (e.hwcap != 0 || !same_stem(e.soname, stem) ||
         !loader::cache_flags_match(e.flags, obj.elf.machine, obj.elf.is_64))
       continue;
-    std::string dir = dir_of(env.sysroot + e.path);
+    std::string dir = dir_of(env.sysroot + std::string(e.path));
     if (dirs_done.insert(dir).second) scan_dir(dir, {.path = "", .how = cached_how}, stem, obj.elf, seen, others);
   }
   for (const auto& place : places)

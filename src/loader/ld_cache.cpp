@@ -30,22 +30,22 @@ T load(const std::string& buf, size_t off) {
   return v;
 }
 
-// A NUL-terminated string at `off`, or nullopt when it runs past the end.
-bool string_at(const std::string& buf, size_t off, std::string& out) {
+// The NUL-terminated string at `off` (a view into `buf`); false when it runs past the end.
+bool string_at(const std::string& buf, size_t off, std::string_view& out) {
   if (off >= buf.size()) return false;
   size_t end = buf.find('\0', off);
   if (end == std::string::npos) return false;
-  out.assign(buf, off, end - off);
+  out = std::string_view(buf).substr(off, end - off);
   return true;
 }
 
 // The names of the glibc-hwcaps subdirectories the cache's extension directory lists
 // (dl-cache.h cache_extension_load: magic, count, sections; cache_extension_tag_glibc_hwcaps is an
 // array of string offsets from the start of the file). None when anything is out of bounds.
-std::vector<std::string> glibc_hwcaps_names(const std::string& buf, size_t new_start) {
+std::vector<std::string_view> glibc_hwcaps_names(const std::string& buf, size_t new_start) {
   constexpr uint32_t kExtensionMagic = static_cast<uint32_t>(-358342284);
   constexpr uint32_t kTagGlibcHwcaps = 1;
-  std::vector<std::string> names;
+  std::vector<std::string_view> names;
   const uint64_t ext = load<uint32_t>(buf, new_start + 32);
   if (ext == 0 || ext % 4 != 0 || ext + 8 > buf.size() || load<uint32_t>(buf, ext) != kExtensionMagic) return names;
   const uint64_t count = load<uint32_t>(buf, ext + 4);
@@ -55,7 +55,7 @@ std::vector<std::string> glibc_hwcaps_names(const std::string& buf, size_t new_s
     const uint64_t offset = load<uint32_t>(buf, section + 8), size = load<uint32_t>(buf, section + 12);
     if (load<uint32_t>(buf, section) != kTagGlibcHwcaps || offset % 4 != 0 || offset + size > buf.size()) continue;
     for (uint64_t at = offset; at + 4 <= offset + size; at += 4) {
-      std::string name;
+      std::string_view name;
       if (!string_at(buf, load<uint32_t>(buf, at), name)) return {};
       names.push_back(name);
     }
@@ -84,11 +84,13 @@ bool cache_flags_match(int32_t entry_flags, uint16_t machine, bool is_64) {
   return entry_flags == want;
 }
 
-Result<std::vector<CacheEntry>> read_ld_cache(const std::string& file) {
-  std::string buf;
+Result<LdCache> read_ld_cache(const std::string& file) {
+  auto bytes = std::make_shared<std::string>();
+  const std::string& buf = *bytes;
   // A directory opens and reads nothing: not a cache, as an empty file is not.
-  if (!read_text_into(file, buf) && errno != EISDIR) return InputError{file, "cannot open ld.so.cache"};
-  std::vector<CacheEntry> entries;
+  if (!read_text_into(file, *bytes) && errno != EISDIR) return InputError{file, "cannot open ld.so.cache"};
+  LdCache out{.bytes = bytes, .entries = {}};
+  std::vector<CacheEntry>& entries = out.entries;
 
   size_t new_start = std::string::npos;
   if (buf.compare(0, sizeof kNewMagic - 1, kNewMagic) == 0) {
@@ -111,9 +113,9 @@ Result<std::vector<CacheEntry>> read_ld_cache(const std::string& file) {
             !string_at(buf, old_end + load<uint32_t>(buf, e + 8), entry.path)) {
           return InputError{file, "corrupt ld.so.cache (string offset out of range)"};
         }
-        entries.push_back(std::move(entry));
+        entries.push_back(entry);
       }
-      return entries;
+      return out;
     }
   } else {
     return InputError{file, "not an ld.so.cache file"};
@@ -125,7 +127,7 @@ Result<std::vector<CacheEntry>> read_ld_cache(const std::string& file) {
   }
   uint32_t nlibs = load<uint32_t>(buf, new_start + 20);
   if (nlibs > (buf.size() - new_start - kNewHeader) / kNewEntry) return InputError{file, "truncated ld.so.cache"};
-  const std::vector<std::string> hwcaps_names = glibc_hwcaps_names(buf, new_start);
+  const std::vector<std::string_view> hwcaps_names = glibc_hwcaps_names(buf, new_start);
   entries.reserve(nlibs);
   for (uint32_t i = 0; i < nlibs; ++i) {
     size_t e = new_start + kNewHeader + size_t{i} * kNewEntry;
@@ -141,9 +143,9 @@ Result<std::vector<CacheEntry>> read_ld_cache(const std::string& file) {
         !string_at(buf, new_start + load<uint32_t>(buf, e + 8), entry.path)) {
       return InputError{file, "corrupt ld.so.cache (string offset out of range)"};
     }
-    entries.push_back(std::move(entry));
+    entries.push_back(entry);
   }
-  return entries;
+  return out;
 }
 
 namespace {

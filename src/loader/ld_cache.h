@@ -4,24 +4,35 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
 
 namespace mlc::loader {
 
+// One entry. Its strings are views into the bytes of the cache it was read from (LdCache::bytes), or into
+// what the reader of ld.so.conf keeps (SystemCache::names): an entry lives no longer than its cache.
 struct CacheEntry {
-  std::string soname;
-  std::string path;
+  std::string_view soname;
+  std::string_view path;
   int32_t flags = 0;   // FLAG_ELF_LIBC6 | architecture bits
   uint64_t hwcap = 0;  // non-zero for hwcaps entries (legacy bits, or a glibc-hwcaps subdirectory's)
   // The glibc-hwcaps subdirectory an entry is for ("x86-64-v3"), from the cache's extension section
   // (dl-cache.h DL_CACHE_HWCAP_EXTENSION); "" for the others.
-  std::string glibc_hwcaps = "";
+  std::string_view glibc_hwcaps = {};
 };
 
-Result<std::vector<CacheEntry>> read_ld_cache(const std::string& file);
+// A cache file as read: its bytes, and the entries (in file order) that point into them. The strings are
+// not copied (a cache of 1,000 entries made 2,000 strings, 0.9 ms of every run here).
+struct LdCache {
+  std::shared_ptr<const std::string> bytes;
+  std::vector<CacheEntry> entries;
+};
+
+Result<LdCache> read_ld_cache(const std::string& file);
 
 // The cache flags the loader accepts for an object of this machine and class (glibc's
 // _dl_cache_check_flags); 0 means "any libc6 entry".

@@ -47,7 +47,7 @@ std::vector<std::string> tag_dirs(const std::string& list, const std::string& or
   return search_dirs(split_rpath(list), origin, env, platform);
 }
 
-bool in_system_dir(const std::string& path, const SearchPlatform& platform) {
+bool in_system_dir(std::string_view path, const SearchPlatform& platform) {
   for (const auto& d : platform.default_dirs)
     if (path.compare(0, d.size(), d) == 0 && path.size() > d.size() && path[d.size()] == '/') return true;
   return false;
@@ -59,13 +59,12 @@ const CacheEntry* cache_entry(const SystemCache& cache, const std::string& name,
   const CacheEntry* best = nullptr;
   const CacheEntry* plain = nullptr;
   size_t best_rank = platform.subdirs.size();
-  const auto named = cache.by_soname.find(name);
-  if (named == cache.by_soname.end()) return nullptr;
-  for (uint32_t i : named->second) {
+  for (uint32_t i : cache.named(name)) {
     const CacheEntry& e = cache.entries[i];
     if (!cache_flags_match(e.flags, platform.machine, platform.is_64)) continue;
     if (!e.glibc_hwcaps.empty()) {
-      auto at = std::find(platform.subdirs.begin(), platform.subdirs.end(), "glibc-hwcaps/" + e.glibc_hwcaps + "/");
+      auto at = std::find(platform.subdirs.begin(), platform.subdirs.end(),
+                          "glibc-hwcaps/" + std::string(e.glibc_hwcaps) + "/");
       if (at != platform.subdirs.end() && static_cast<size_t>(at - platform.subdirs.begin()) < best_rank) {
         best = &e;
         best_rank = static_cast<size_t>(at - platform.subdirs.begin());
@@ -80,9 +79,19 @@ const CacheEntry* cache_entry(const SystemCache& cache, const std::string& name,
 }  // namespace
 
 void index_by_soname(SystemCache& cache) {
-  cache.by_soname.clear();
-  for (size_t i = 0; i < cache.entries.size(); ++i)
-    cache.by_soname[cache.entries[i].soname].push_back(static_cast<uint32_t>(i));
+  cache.by_soname.resize(cache.entries.size());
+  for (size_t i = 0; i < cache.entries.size(); ++i) cache.by_soname[i] = static_cast<uint32_t>(i);
+  std::stable_sort(cache.by_soname.begin(), cache.by_soname.end(),
+                   [&](uint32_t a, uint32_t b) { return cache.entries[a].soname < cache.entries[b].soname; });
+}
+
+std::span<const uint32_t> SystemCache::named(std::string_view soname) const {
+  const auto [from, to] =
+      std::equal_range(by_soname.begin(), by_soname.end(), soname, [&](const auto& a, const auto& b) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(a)>, uint32_t>) return entries[a].soname < b;
+        else return a < entries[b].soname;
+      });
+  return {from, to};
 }
 
 SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_64) {
@@ -139,7 +148,7 @@ SearchSteps search_steps(const std::string& name, const Process& process, int re
   ++list;
   const CacheEntry* e = cache_entry(cache, name, platform);
   if (e)
-    add_one({.path = env.sysroot + e->path,
+    add_one({.path = env.sysroot + std::string(e->path),
              .how = cache_how,
              .passed_over = nodeflib && in_system_dir(e->path, platform)
                                 ? std::optional(skipped("in a system directory (NODEFLIB)"))
@@ -182,7 +191,7 @@ namespace {
 
 KeptFile<SystemCache> kept_caches;  // the ld.so.caches parsed in this process
 
-SystemCache read_from_conf(const LoaderEnv& env, const std::vector<std::string>& default_dirs);
+void read_from_conf(const LoaderEnv& env, const std::vector<std::string>& default_dirs, SystemCache& cache);
 
 }  // namespace
 
@@ -192,20 +201,24 @@ std::shared_ptr<const SystemCache> read_system_cache(const LoaderEnv& env,
   auto cache = kept_caches.get(file, [&]() -> std::shared_ptr<const SystemCache> {
     auto read = read_ld_cache(file);
     if (!read) return nullptr;
-    SystemCache parsed{.entries = std::move(read).value(), .from_conf = false};
-    index_by_soname(parsed);
-    return std::make_shared<const SystemCache>(std::move(parsed));
+    auto parsed = std::make_shared<SystemCache>();
+    parsed->bytes = std::move(read->bytes);
+    parsed->entries = std::move(read->entries);
+    index_by_soname(*parsed);
+    return parsed;
   });
-  return cache ? cache : std::make_shared<const SystemCache>(read_from_conf(env, default_dirs));
+  if (cache) return cache;
+  auto from_conf = std::make_shared<SystemCache>();
+  read_from_conf(env, default_dirs, *from_conf);
+  return from_conf;
 }
 
 namespace {
 
-SystemCache read_from_conf(const LoaderEnv& env, const std::vector<std::string>& default_dirs) {
-  SystemCache cache;
+void read_from_conf(const LoaderEnv& env, const std::vector<std::string>& default_dirs, SystemCache& cache) {
   // No cache (a bare sysroot): what ldconfig would write from ld.so.conf, by soname, first wins.
   auto dirs = read_ld_conf(env.ld_so_conf, env.sysroot);
-  if (!dirs) return cache;
+  if (!dirs) return;
   cache.from_conf = true;
   std::vector<std::string> all = dirs.value();
   all.insert(all.end(), default_dirs.begin(), default_dirs.end());
@@ -224,12 +237,13 @@ SystemCache read_from_conf(const LoaderEnv& env, const std::vector<std::string>&
       if (!obj || obj->kind != elf::ObjectKind::SharedObject) continue;
       std::string soname = obj->soname.empty() ? f : obj->soname;
       if (seen.emplace(soname, true).second) {
-        cache.entries.push_back({soname, join_path(dir, soname), cache_flags_for(obj->machine, obj->is_64), 0});
+        const std::string& name = cache.names.emplace_back(soname);
+        const std::string& path = cache.names.emplace_back(join_path(dir, soname));
+        cache.entries.push_back({name, path, cache_flags_for(obj->machine, obj->is_64), 0});
       }
     }
   }
   index_by_soname(cache);
-  return cache;
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include "common/paths.h"
@@ -32,12 +34,18 @@ struct SearchPlatform {
 SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_64);
 
 // ld.so.cache's entries, or (a bare sysroot) what ldconfig would write from ld.so.conf.
+// Not copied or moved once filled: the entries' strings are views into `bytes` or `names`.
 struct SystemCache {
+  std::shared_ptr<const std::string> bytes;  // ld.so.cache's bytes
+  std::deque<std::string> names;             // the strings ld.so.conf's fallback made (a deque never moves them)
   std::vector<CacheEntry> entries;
   bool from_conf = false;
-  // The entries' indexes by soname, in file order (index_by_soname): a search asks for one name, and a
-  // scan of every entry per search was 2% of a torch import's load (1,000-3,000 entries, 60 searches).
-  std::unordered_map<std::string, std::vector<uint32_t>> by_soname = {};
+  // The entries' indexes sorted by soname, file order among equal ones (index_by_soname): a search asks for
+  // one name, and a scan of every entry per search was 2% of a torch import's load (1,000-3,000 entries, 60
+  // searches); a map of names to lists of indexes cost an allocation or two per entry on every run.
+  std::vector<uint32_t> by_soname = {};
+  // The indexes of the entries named `soname`, in file order.
+  std::span<const uint32_t> named(std::string_view soname) const;
 };
 // Fills cache.by_soname from cache.entries.
 void index_by_soname(SystemCache& cache);

@@ -395,11 +395,11 @@ TEST(Oracle, ld_so_cache_reader_agrees_with_ldconfig_p) {
   // ldconfig's columns.
   std::multiset<std::tuple<std::string, std::string, std::string, bool>> want, got;
   for (const auto& e : test::ldconfig_entries()) want.insert({e.soname, e.path, e.hwcap, e.flags == "libc6,x86-64"});
-  for (const auto& e : entries.value()) {
+  for (const auto& e : entries.value().entries) {
     char legacy[32];
     std::snprintf(legacy, sizeof legacy, "0x%016llx", static_cast<unsigned long long>(e.hwcap));
-    got.insert({e.soname, e.path,
-                !e.glibc_hwcaps.empty() ? e.glibc_hwcaps
+    got.insert({std::string(e.soname), std::string(e.path),
+                !e.glibc_hwcaps.empty() ? std::string(e.glibc_hwcaps)
                 : e.hwcap               ? legacy
                                         : "",
                 loader::cache_flags_match(e.flags, 62, true)});
