@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -204,6 +206,58 @@ TEST(ElfReader, a_native_mapping_reads_the_page_a_fault_needs_not_the_pages_arou
     }
   }
   EXPECT_EQ(mappings, 1);
+}
+
+// The loader reads a candidate's first KiB once (elf::Descriptor::head) and takes what lies inside it from there:
+// a program header table that lies past it is read from the file. Debian's libc (PT_TLS, PT_GNU_PROPERTY) with
+// its program headers copied to the end of the file and e_phoff pointing there reads as the original does.
+TEST(ElfReader, program_headers_past_the_first_kib_are_read_from_the_file) {
+  const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  if (!std::filesystem::exists(libc)) MLC_SKIP() << libc << " is absent (not an x86-64 Debian)";
+  std::ifstream in(libc, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 64u);
+  uint64_t phoff = 0;
+  uint16_t phentsize = 0, phnum = 0;
+  std::memcpy(&phoff, bytes.data() + 32, sizeof phoff);
+  std::memcpy(&phentsize, bytes.data() + 54, sizeof phentsize);
+  std::memcpy(&phnum, bytes.data() + 56, sizeof phnum);
+  ASSERT_LT(phoff + size_t{phentsize} * phnum, elf::Descriptor::kHeadBytes) << "libc's table is not in the head";
+  std::string moved = bytes;
+  moved.resize((moved.size() + 7) & ~size_t{7}, '\0');
+  const uint64_t new_phoff = moved.size();
+  ASSERT_GT(new_phoff, elf::Descriptor::kHeadBytes);
+  moved.append(bytes, phoff, size_t{phentsize} * phnum);
+  std::memcpy(moved.data() + 32, &new_phoff, sizeof new_phoff);
+  const std::string path = test::scratch_dir("phdrs-at-the-end") + "/libc.so.6";
+  std::ofstream(path, std::ios::binary) << moved;
+
+  const elf::ProcessClass x86_64{.is_64 = true, .big_endian = false, .machine = 62};
+  const elf::LoadHeader want = elf::read_load_header(libc, x86_64);
+  ASSERT_EQ(want.verdict, elf::LoadHeader::Verdict::Accepted);
+  ASSERT_GT(want.tls_blocksize, 0u);  // the PT_TLS entry, which lies past the head in the moved table
+  elf::Descriptor file;
+  const elf::LoadHeader got = elf::read_load_header(path, x86_64, &file);
+  EXPECT_EQ(got.verdict, want.verdict);
+  EXPECT_EQ(got.open_refusal, want.open_refusal);
+  EXPECT_EQ(got.map_refusal, want.map_refusal);
+  EXPECT_EQ(got.kind, want.kind);
+  EXPECT_EQ(got.tls_blocksize, want.tls_blocksize);
+  EXPECT_EQ(got.tls_align, want.tls_align);
+  EXPECT_EQ(got.tls_firstbyte_offset, want.tls_firstbyte_offset);
+  EXPECT_EQ(got.gnu_1_needed, want.gnu_1_needed);
+  EXPECT_EQ(got.x86_isa_1_needed, want.x86_isa_1_needed);
+  // The object read from the same descriptor, its head already read: the headers and dynamic section as libc's.
+  ASSERT_GE(file.fd, 0);
+  auto original = elf::read_object(libc, elf::ReadOptions{.symbols = false});
+  auto read = elf::read_object(file, path, elf::ReadOptions{.symbols = false});
+  ASSERT_TRUE(original.ok()) << original.error().to_line();
+  ASSERT_TRUE(read.ok()) << read.error().to_line();
+  EXPECT_EQ(read->soname, "libc.so.6");
+  EXPECT_EQ(read->soname, original->soname);
+  EXPECT_EQ(read->needed, original->needed);
+  EXPECT_EQ(read->dt_flags_1, original->dt_flags_1);
+  EXPECT_EQ(read->kind, original->kind);
 }
 
 // A relocation table of 70,000 entries, each naming another symbol: every one is marked, once, as many as
