@@ -50,19 +50,9 @@ Descriptor& Descriptor::operator=(Descriptor&& other) noexcept {
 bool Descriptor::read_head() {
   if (!head.empty()) return true;
   head.resize(kHeadBytes);
-  size_t have = 0;
-  while (have < kHeadBytes) {
-    ssize_t got = pread(fd, head.data() + have, kHeadBytes - have, static_cast<off_t>(have));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      head.clear();
-      return false;
-    }
-    if (got == 0) break;
-    have += static_cast<size_t>(got);
-  }
-  head.resize(have);
-  return true;
+  const ssize_t got = detail::pread_up_to(fd, head.data(), kHeadBytes, 0);
+  head.resize(got < 0 ? 0 : static_cast<size_t>(got));
+  return got >= 0;
 }
 
 const VersionDefinition* ElfObject::definition(uint16_t index) const {

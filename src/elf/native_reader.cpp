@@ -300,17 +300,21 @@ TableBytes table_bytes(File& f, const ReadOptions& options, const ElfObject& obj
 
 }  // namespace
 
-bool pread_all(int fd, void* buf, size_t len, uint64_t offset) {
+ssize_t pread_up_to(int fd, void* buf, size_t len, uint64_t offset) {
   char* out = static_cast<char*>(buf);
-  while (len > 0) {
-    ssize_t got = pread(fd, out, len, static_cast<off_t>(offset));
+  size_t done = 0;
+  while (done < len) {
+    ssize_t got = pread(fd, out + done, len - done, static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    out += got;
-    len -= static_cast<size_t>(got);
-    offset += static_cast<uint64_t>(got);
+    if (got < 0) return -1;
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
   }
-  return true;
+  return static_cast<ssize_t>(done);
+}
+
+bool pread_all(int fd, void* buf, size_t len, uint64_t offset) {
+  return pread_up_to(fd, buf, len, offset) == static_cast<ssize_t>(len);
 }
 
 bool Source::read(void* buf, size_t len, uint64_t offset) const {

@@ -3,6 +3,8 @@
 // (libelf_reader.cpp). Both hand their sections to the one decoder in tables.h.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +16,9 @@ namespace mlc::elf::detail {
 // Reads exactly `len` bytes at `offset` (pread, retried on EINTR and short reads); false at EOF or on
 // an error.
 bool pread_all(int fd, void* buf, size_t len, uint64_t offset);
+// Reads up to `len` bytes at `offset`, stopping only at EOF (retried on EINTR and short reads): the count
+// read, -1 on an error (errno set).
+ssize_t pread_up_to(int fd, void* buf, size_t len, uint64_t offset);
 
 // An open file and its first bytes (Descriptor::head, possibly empty): a read inside them is a copy, any
 // other a pread_all.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <numeric>
 
 #include "common/kept_file.h"
 #include "common/paths.h"
@@ -80,17 +81,16 @@ const CacheEntry* cache_entry(const SystemCache& cache, const std::string& name,
 
 void index_by_soname(SystemCache& cache) {
   cache.by_soname.resize(cache.entries.size());
-  for (size_t i = 0; i < cache.entries.size(); ++i) cache.by_soname[i] = static_cast<uint32_t>(i);
+  std::iota(cache.by_soname.begin(), cache.by_soname.end(), uint32_t{0});
   std::stable_sort(cache.by_soname.begin(), cache.by_soname.end(),
                    [&](uint32_t a, uint32_t b) { return cache.entries[a].soname < cache.entries[b].soname; });
 }
 
 std::span<const uint32_t> SystemCache::named(std::string_view soname) const {
-  const auto [from, to] =
-      std::equal_range(by_soname.begin(), by_soname.end(), soname, [&](const auto& a, const auto& b) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(a)>, uint32_t>) return entries[a].soname < b;
-        else return a < entries[b].soname;
-      });
+  const auto from = std::lower_bound(by_soname.begin(), by_soname.end(), soname,
+                                     [&](uint32_t i, std::string_view s) { return entries[i].soname < s; });
+  const auto to = std::upper_bound(from, by_soname.end(), soname,
+                                   [&](std::string_view s, uint32_t i) { return s < entries[i].soname; });
   return {from, to};
 }
 
