@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <tbb/parallel_for.h>
 
@@ -27,6 +28,7 @@
 #include "elf/kept_relocations.h"
 #include "loader/ld_cache.h"
 #include "loader/program.h"
+#include "loader/read_ahead.h"
 #include "loader/search_order.h"
 
 namespace mlc::loader {
@@ -65,8 +67,6 @@ const char* to_string(FoundHow how) {
 }
 
 namespace {
-
-constexpr elf::ReadOptions kHeadersOnly{false, false, false};
 
 // A path the process opens relative to its working directory `cwd`, made absolute for the report.
 std::string absolute_in(const std::string& cwd, std::string path) {
@@ -145,6 +145,7 @@ class Emulator {
     walk_needed(index, false);
     mark_root(before, index);
     walk_preloads(preloads);
+    ahead_.reset();  // the reads nobody took are dropped, and the cores are free for the tables
     if (auto err = complete_objects()) return *err;
     return std::move(process_);
   }
@@ -334,6 +335,10 @@ class Emulator {
   }
 
   void walk_needed(int root, bool with) {
+    // A run of several inputs loads them side by side already: its cores are taken.
+    if (!ahead_ && (!cache_objects_ || !cache_objects_->keeps_objects()) && ReadAhead::worthwhile())
+      ahead_ = std::make_unique<ReadAhead>(process_class_, cache_objects_);
+    read_ahead(root);
     std::deque<int> queue{root};
     while (!queue.empty()) {
       int current = queue.front();
@@ -347,10 +352,37 @@ class Emulator {
           if (process_.objects[i].host) continue;
           process_.objects[i].is_with = with;
           queue.push_back(static_cast<int>(i));
+          read_ahead(static_cast<int>(i));
         }
       }
     }
     starting_ = false;
+  }
+
+  // The searches the DT_NEEDED names of `object` will make, started ahead (loader/read_ahead.h): each name
+  // not loaded by now, searched from this object. Their steps are kept for the walk's own search of the
+  // same name from the same object.
+  void read_ahead(int object) {
+    if (!ahead_ || object < 0 || !platform_set_) return;
+    const LoadedObject& o = process_.objects[object];
+    for (const auto& name : o.elf.needed) {
+      auto expanded = expand_dst(name, o.origin, platform_.lib, platform_.platform);
+      if (!expanded || expanded->find('/') != std::string::npos || by_name_.count(*expanded) ||
+          by_soname_.count(*expanded) || missing_.count(*expanded) || !searched_ahead_.insert(*expanded).second)
+        continue;  // loaded already, or searched ahead from an object before (most often the same search)
+      auto [it, fresh] = steps_ahead_.try_emplace({object, *expanded});
+      if (!fresh) continue;
+      it->second.main = process_.main;
+      it->second.target = process_.target;
+      it->second.steps = std::make_shared<const SearchSteps>(
+          search_steps(*expanded, process_, object, env_, platform_, system_cache()));
+      ahead_->search(it->second.steps, *expanded, subdirs());
+    }
+  }
+
+  const std::shared_ptr<const std::vector<std::string>>& subdirs() {
+    if (!subdirs_) subdirs_ = std::make_shared<const std::vector<std::string>>(platform_.subdirs);
+    return subdirs_;
   }
 
   void fail(FailureKind kind, int object, const std::string& file, FailureFacts facts) {
@@ -430,8 +462,12 @@ class Emulator {
     const bool known_fits = known && known->header.verdict == elf::LoadHeader::Verdict::Accepted &&
                             known->is_64 == process_class_.is_64 && known->big_endian == process_class_.big_endian &&
                             known->machine == process_class_.machine;
+    // Else the file as a search ahead read it, when one did.
+    std::optional<ReadAheadFile> ahead;
+    if (S_ISREG(st.st_mode) && !known_fits && existing < 0 && ahead_) ahead = ahead_->take(c.path);
     const elf::LoadHeader header = !S_ISREG(st.st_mode) ? elf::LoadHeader{}
                                    : known_fits         ? known->header
+                                   : ahead              ? ahead->header
                                                         : elf::read_load_header(c.path, process_class_, &file);
     switch (header.verdict) {
       case elf::LoadHeader::Verdict::Unopened:
@@ -451,14 +487,16 @@ class Emulator {
       case elf::LoadHeader::Verdict::Accepted: break;
     }
     entry.searched.push_back({c.path, c.how, {.kind = SearchOutcome::Kind::Found, .detail = ""}});
-    return map_candidate(c, header, st, existing, file, entry, out);
+    return map_candidate(c, header, st, existing, file, ahead ? &ahead->object : nullptr, entry, out);
   }
 
   // An accepted file: the loaded object of the same device and inode, else _dl_map_object_from_fd's
   // own refusals (no PT_LOAD or PT_DYNAMIC, an executable, a PIE, DF_1_NOOPEN under dlopen), else a
   // new object.
+  // `ahead`: the headers a search ahead read, when it did.
   bool map_candidate(const Candidate& c, const elf::LoadHeader& header, const struct stat& st, int existing,
-                     elf::Descriptor& file, NeededEntry& entry, TryOutcome& out) {
+                     elf::Descriptor& file, std::optional<Result<elf::ElfObject>>* ahead, NeededEntry& entry,
+                     TryOutcome& out) {
     if (existing >= 0) {
       // glibc: same device and inode as a loaded object -> that object, now also known by this name.
       process_.objects[existing].names.push_back(c.name);
@@ -469,7 +507,7 @@ class Emulator {
     }
     const char* refusal = header.map_refusal.empty() ? nullptr : header.map_refusal.c_str();
     Result<elf::ElfObject> obj =
-        refusal ? Result<elf::ElfObject>(InputError{c.path, ""}) : read_headers(c.path, st, file);
+        refusal ? Result<elf::ElfObject>(InputError{c.path, ""}) : read_headers(c.path, st, file, ahead);
     if (!refusal && !obj) {
       process_.errors.push_back(obj.error());
       entry.searched.back().outcome = {.kind = SearchOutcome::Kind::Refused, .detail = obj.error().message};
@@ -528,8 +566,7 @@ class Emulator {
       std::shared_ptr<const SearchSteps> steps = search(entry.expanded, requester, entry);
       if (entry.object >= 0) {
         entry.places = std::move(steps);
-        if (!subdirs_) subdirs_ = std::make_shared<const std::vector<std::string>>(platform_.subdirs);
-        entry.place_subdirs = subdirs_;
+        entry.place_subdirs = subdirs();
       }
     }
     // The report's paths are absolute: a relative search path element is the working directory's.
@@ -584,8 +621,13 @@ class Emulator {
   std::shared_ptr<const SearchSteps> search(const std::string& name, int requester, NeededEntry& entry) {
     int ended = -1;  // a list an open error ended
     TryOutcome out;  // its open_errno: the last open's error in the current directory
-    auto steps =
-        std::make_shared<const SearchSteps>(search_steps(name, process_, requester, env_, platform_, system_cache()));
+    std::shared_ptr<const SearchSteps> steps;
+    if (auto it = steps_ahead_.find({requester, name});
+        it != steps_ahead_.end() && it->second.main == process_.main && it->second.target == process_.target)
+      steps = it->second.steps;  // listed for the search ahead, from the same process state
+    else
+      steps =
+          std::make_shared<const SearchSteps>(search_steps(name, process_, requester, env_, platform_, system_cache()));
     each_step(*steps, name, platform_.subdirs,
               [&](const std::string& path, FoundHow how, int list, bool subdir,
                   const std::optional<SearchOutcome>& passed_over) {
@@ -638,7 +680,8 @@ class Emulator {
 
   // An object read before in this run (complete), else read from the file (headers only): from the
   // descriptor read_load_header opened, when it kept one.
-  Result<elf::ElfObject> read_headers(const std::string& path, const struct stat& st, elf::Descriptor& file) {
+  Result<elf::ElfObject> read_headers(const std::string& path, const struct stat& st, elf::Descriptor& file,
+                                      std::optional<Result<elf::ElfObject>>* ahead = nullptr) {
     if (cache_objects_) {
       if (const elf::ElfObject* known = cache_objects_->find(st.st_dev, st.st_ino)) {
         from_cache_.resize(process_.objects.size() + 1);
@@ -646,6 +689,7 @@ class Emulator {
         return *known;
       }
     }
+    if (ahead && ahead->has_value()) return std::move(**ahead);
     return file.fd >= 0 ? elf::read_object(file, path, kHeadersOnly) : elf::read_object(path, kHeadersOnly);
   }
   Process process_;
@@ -661,6 +705,16 @@ class Emulator {
   elf::ProcessClass process_class_;
   std::shared_ptr<const SystemCache> cache_;
   std::shared_ptr<const std::vector<std::string>> subdirs_;  // platform_.subdirs, shared by the kept places
+  // The steps listed for a search ahead, by requester and name, with the main program and target they were
+  // listed under (an LD_LIBRARY_PATH's $ORIGIN is theirs).
+  struct StepsAhead {
+    int main = -1;
+    int target = -1;
+    std::shared_ptr<const SearchSteps> steps;
+  };
+  std::map<std::pair<int, std::string>, StepsAhead> steps_ahead_;
+  std::unordered_set<std::string> searched_ahead_;  // the names searched ahead
+  std::unique_ptr<ReadAhead> ahead_;                // last: its reads end before the rest goes
 };
 
 }  // namespace

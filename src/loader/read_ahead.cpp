@@ -1,0 +1,118 @@
+#include "loader/read_ahead.h"
+
+#include <algorithm>
+#include <cerrno>
+
+#include <tbb/task_arena.h>
+
+namespace mlc::loader {
+
+ReadAhead::ReadAhead(const elf::ProcessClass& process_class, ObjectCache* cache)
+    : class_(process_class), cache_(cache), readers_(std::max(1, tbb::this_task_arena::max_concurrency() - 1)) {}
+
+ReadAhead::~ReadAhead() {
+  stopping_ = true;
+  tasks_.wait();
+}
+
+void ReadAhead::finish() { tasks_.wait(); }
+
+bool ReadAhead::worthwhile() { return tbb::this_task_arena::max_concurrency() > 1; }
+
+void ReadAhead::search(std::shared_ptr<const SearchSteps> steps, std::string name,
+                       std::shared_ptr<const std::vector<std::string>> subdirs) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    searches_.push_back({std::move(steps), std::move(name), std::move(subdirs)});
+    if (reading_ >= readers_) return;
+    ++reading_;
+  }
+  tasks_.run([this] { drain(); });
+}
+
+// A reader: the searches not started, oldest first (the order the walk reaches them), until none is left.
+void ReadAhead::drain() {
+  for (;;) {
+    Search next;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (searches_.empty() || stopping_) {
+        --reading_;
+        return;
+      }
+      next = std::move(searches_.front());
+      searches_.pop_front();
+    }
+    walk(next);
+  }
+}
+
+int ReadAhead::stat_path(const std::string& path, struct stat& st) const {
+  if (cache_) return cache_->stat_path(path, st);
+  return ::stat(path.c_str(), &st) == 0 ? 0 : errno;
+}
+
+void ReadAhead::walk(const Search& search) {
+  using V = elf::LoadHeader::Verdict;
+  each_step(*search.steps, search.name, *search.subdirs,
+            [&](const std::string& path, FoundHow, int, bool, const std::optional<SearchOutcome>& passed_over) {
+              if (stopping_) return true;
+              if (passed_over) return false;
+              struct stat st;
+              if (const int err = stat_path(path, st); err != 0)
+                return err != ENOENT && err != ENOTDIR && err != EACCES;  // the search goes on past these
+              // A directory or a device ends the search; an object this run read already is the walk's to take.
+              if (!S_ISREG(st.st_mode) || (cache_ && cache_->find(st.st_dev, st.st_ino))) return true;
+              {
+                std::lock_guard<std::mutex> lock(mutex_);
+                auto [it, fresh] = files_.try_emplace(path);
+                if (!fresh) {
+                  // Read (or being read) by another search, or tried by the walk: this search ends there
+                  // unless that file is of another class or machine.
+                  const V v = it->second.file.header.verdict;
+                  return it->second.state != State::Read || (v != V::OtherClass && v != V::OtherMachine);
+                }
+              }
+              ReadAheadFile read;
+              elf::Descriptor file;
+              read.header = elf::read_load_header(path, class_, &file);
+              const V verdict = read.header.verdict;
+              if (verdict == V::Accepted && read.header.map_refusal.empty())
+                read.object = elf::read_object(file, path, kHeadersOnly);
+              {
+                std::lock_guard<std::mutex> lock(mutex_);
+                Entry& entry = files_[path];
+                entry.file = std::move(read);
+                entry.state = State::Read;
+              }
+              read_.notify_all();
+              return verdict != V::OtherClass && verdict != V::OtherMachine;
+            });
+}
+
+std::optional<ReadAheadFile> ReadAhead::take(const std::string& path) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto [it, fresh] = files_.try_emplace(path);
+  Entry& entry = it->second;
+  if (fresh) {
+    entry.state = State::Taken;  // the walk reads it itself; no search ahead starts it now
+    return std::nullopt;
+  }
+  while (entry.state == State::Reading) {
+    if (searches_.empty()) {
+      read_.wait(lock);
+      continue;
+    }
+    // Another thread reads this file: the walk reads the next file meanwhile, rather than wait.
+    Search next = std::move(searches_.front());
+    searches_.pop_front();
+    lock.unlock();
+    walk(next);
+    lock.lock();
+  }
+  if (entry.state == State::Taken) return std::nullopt;
+  entry.state = State::Taken;
+  return std::move(entry.file);
+}
+
+}  // namespace mlc::loader
