@@ -366,17 +366,21 @@ class Emulator {
     if (!ahead_ || object < 0 || !platform_set_) return;
     const LoadedObject& o = process_.objects[object];
     for (const auto& name : o.elf.needed) {
-      auto expanded = expand_dst(name, o.origin, platform_.lib, platform_.platform);
-      if (!expanded || expanded->find('/') != std::string::npos || by_name_.count(*expanded) ||
-          by_soname_.count(*expanded) || missing_.count(*expanded) || !searched_ahead_.insert(*expanded).second)
+      if (searched_ahead_.count(name)) continue;  // most names: a DT_NEEDED without a token is its own expansion
+      std::optional<std::string> dst;
+      if (name.find('$') != std::string::npos && !(dst = expand_dst(name, o.origin, platform_.lib, platform_.platform)))
+        continue;
+      const std::string& expanded = dst ? *dst : name;
+      if (expanded.find('/') != std::string::npos || by_name_.count(expanded) || by_soname_.count(expanded) ||
+          missing_.count(expanded) || !searched_ahead_.insert(expanded).second)
         continue;  // loaded already, or searched ahead from an object before (most often the same search)
-      auto [it, fresh] = steps_ahead_.try_emplace({object, *expanded});
+      auto [it, fresh] = steps_ahead_.try_emplace({object, expanded});
       if (!fresh) continue;
       it->second.main = process_.main;
       it->second.target = process_.target;
       it->second.steps = std::make_shared<const SearchSteps>(
-          search_steps(*expanded, process_, object, env_, platform_, system_cache()));
-      ahead_->search(it->second.steps, *expanded, subdirs());
+          search_steps(expanded, process_, object, env_, platform_, system_cache()));
+      ahead_->search(it->second.steps, expanded, subdirs());
     }
   }
 

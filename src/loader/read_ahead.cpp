@@ -74,19 +74,24 @@ void ReadAhead::walk(const Search& search) {
                 }
               }
               ReadAheadFile read;
-              elf::Descriptor file;
-              read.header = elf::read_load_header(path, class_, &file);
+              bool thrown = false;
+              try {
+                elf::Descriptor file;
+                read.header = elf::read_load_header(path, class_, &file);
+                if (read.header.verdict == V::Accepted && read.header.map_refusal.empty())
+                  read.object = elf::read_object(file, path, kHeadersOnly);
+              } catch (...) {
+                thrown = true;  // the walk reads the file itself, and meets what threw where it is handled
+              }
               const V verdict = read.header.verdict;
-              if (verdict == V::Accepted && read.header.map_refusal.empty())
-                read.object = elf::read_object(file, path, kHeadersOnly);
               {
                 std::lock_guard<std::mutex> lock(mutex_);
                 Entry& entry = files_[path];
                 entry.file = std::move(read);
-                entry.state = State::Read;
+                entry.state = thrown ? State::Taken : State::Read;
               }
               read_.notify_all();
-              return verdict != V::OtherClass && verdict != V::OtherMachine;
+              return thrown || (verdict != V::OtherClass && verdict != V::OtherMachine);
             });
 }
 
