@@ -2,13 +2,28 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 
 #include <tbb/task_arena.h>
 
 namespace mlc::loader {
 
+namespace {
+
+// The readers at most: one per core but the walk's; MLC_READ_AHEAD=N sets N (0: none), for benchmarks
+// that compare the two on one build.
+int readers_wanted() {
+  static const int set = [] {
+    const char* v = std::getenv("MLC_READ_AHEAD");
+    return v && *v >= '0' && *v <= '9' ? std::atoi(v) : -1;
+  }();
+  return set >= 0 ? set : tbb::this_task_arena::max_concurrency() - 1;
+}
+
+}  // namespace
+
 ReadAhead::ReadAhead(const elf::ProcessClass& process_class, ObjectCache* cache)
-    : class_(process_class), cache_(cache), readers_(std::max(1, tbb::this_task_arena::max_concurrency() - 1)) {}
+    : class_(process_class), cache_(cache), readers_(std::max(1, readers_wanted())) {}
 
 ReadAhead::~ReadAhead() {
   stopping_ = true;
@@ -17,7 +32,7 @@ ReadAhead::~ReadAhead() {
 
 void ReadAhead::finish() { tasks_.wait(); }
 
-bool ReadAhead::worthwhile() { return tbb::this_task_arena::max_concurrency() > 1; }
+bool ReadAhead::worthwhile() { return readers_wanted() > 0; }
 
 void ReadAhead::search(std::shared_ptr<const SearchSteps> steps, std::string name,
                        std::shared_ptr<const std::vector<std::string>> subdirs) {

@@ -46,7 +46,7 @@ class ReadAhead {
   ReadAhead(const ReadAhead&) = delete;
   ReadAhead& operator=(const ReadAhead&) = delete;
 
-  // Whether reading ahead can gain anything here: another thread to read on.
+  // Whether reading ahead can gain anything here: another thread to read on (and MLC_READ_AHEAD is not 0).
   static bool worthwhile();
 
   // Walks `steps` for `name` on another thread, as the search would, and reads the first regular file
