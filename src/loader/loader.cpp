@@ -347,7 +347,7 @@ class Emulator {
       for (const auto& name : names) {
         size_t before = process_.objects.size();
         NeededEntry entry = map_needed(name, current);
-        process_.objects[current].needed.push_back(entry);
+        process_.objects[current].needed.push_back(std::move(entry));
         for (size_t i = before; i < process_.objects.size(); ++i) {
           if (process_.objects[i].host) continue;
           process_.objects[i].is_with = with;
