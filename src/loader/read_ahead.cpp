@@ -10,14 +10,17 @@ namespace mlc::loader {
 
 namespace {
 
-// The readers at most: one per core but the walk's; MLC_READ_AHEAD=N sets N (0: none), for benchmarks
-// that compare the two on one build.
+// The readers at most: MLC_READ_AHEAD=N asks for N, never more than the cores but the walk's; none when it
+// is not set. On the device (16 cores, a micro-VM), reading ahead cost more than it saved: the walk of
+// torch 2.11's libtorch_cpu (about 60 objects) took 1.8 ms alone and 3.8 ms with 15 readers, and even one
+// reader made the run 1 ms slower; on this project's 2-core CI machines, where each read costs more, it
+// saved 3-4 ms of a 20 ms walk (docs/benchmarks.md, "Fourteenth pass").
 int readers_wanted() {
-  static const int set = [] {
+  static const int asked = [] {
     const char* v = std::getenv("MLC_READ_AHEAD");
-    return v && *v >= '0' && *v <= '9' ? std::atoi(v) : -1;
+    return v && *v >= '0' && *v <= '9' ? std::atoi(v) : 0;
   }();
-  return set >= 0 ? set : tbb::this_task_arena::max_concurrency() - 1;
+  return std::min(asked, tbb::this_task_arena::max_concurrency() - 1);
 }
 
 }  // namespace

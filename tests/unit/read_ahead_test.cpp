@@ -4,6 +4,7 @@
 
 #include <tbb/task_arena.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -15,6 +16,9 @@ namespace mlc {
 namespace {
 
 const std::string kCross = MLC_CROSS_FIXTURES;
+
+// Reads ahead are asked for (they are off by default): three readers where the arena has the threads.
+const bool kReadAheadAsked = setenv("MLC_READ_AHEAD", "3", 1) == 0;
 
 using Verdict = elf::LoadHeader::Verdict;
 const elf::ProcessClass kX86_64{.is_64 = true, .big_endian = false, .machine = 62};
@@ -122,10 +126,19 @@ std::string load_in(int threads, const std::string& target, const loader::Loader
   return said;
 }
 
-// A load on one thread reads nothing ahead; on four it does. The processes are the same, on Debian's
-// largest closures (libtorch_cpu's 285 objects) and on a world where a search passes over a file of
-// another class and one ends at a directory.
+// A load on one thread reads nothing ahead; on four, with MLC_READ_AHEAD=3, it does. The processes are the same, on
+// Debian's largest closures (libtorch_cpu's 285 objects) and on a world where a search passes over a file of another
+// class and one ends at a directory.
 TEST(ReadAhead, a_load_that_reads_ahead_is_the_load_that_does_not) {
+  ASSERT_TRUE(kReadAheadAsked);
+  {
+    tbb::task_arena four(4), one(1);
+    bool with = false, without = true;
+    four.execute([&] { with = loader::ReadAhead::worthwhile(); });
+    one.execute([&] { without = loader::ReadAhead::worthwhile(); });
+    ASSERT_TRUE(with) << "MLC_READ_AHEAD=3 and four threads: no reads ahead";
+    ASSERT_FALSE(without) << "one thread reads ahead";
+  }
   std::vector<std::pair<std::string, loader::LoaderEnv>> loads;
   for (const char* real : {"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13", "/usr/lib/x86_64-linux-gnu/libgdal.so.32"})
     if (std::filesystem::exists(real)) loads.push_back({real, {}});
