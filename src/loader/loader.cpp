@@ -19,7 +19,6 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <tbb/parallel_for.h>
 
@@ -366,16 +365,17 @@ class Emulator {
     if (!ahead_ || object < 0 || !platform_set_) return;
     const LoadedObject& o = process_.objects[object];
     for (const auto& name : o.elf.needed) {
-      if (searched_ahead_.count(name)) continue;  // most names: a DT_NEEDED without a token is its own expansion
+      if (steps_ahead_.count(name)) continue;  // most names: a DT_NEEDED without a token is its own expansion
       std::optional<std::string> dst;
       if (name.find('$') != std::string::npos && !(dst = expand_dst(name, o.origin, platform_.lib, platform_.platform)))
         continue;
       const std::string& expanded = dst ? *dst : name;
       if (expanded.find('/') != std::string::npos || by_name_.count(expanded) || by_soname_.count(expanded) ||
-          missing_.count(expanded) || !searched_ahead_.insert(expanded).second)
-        continue;  // loaded already, or searched ahead from an object before (most often the same search)
-      auto [it, fresh] = steps_ahead_.try_emplace({object, expanded});
-      if (!fresh) continue;
+          missing_.count(expanded))
+        continue;  // loaded already
+      auto [it, fresh] = steps_ahead_.try_emplace(expanded);
+      if (!fresh) continue;  // searched ahead from an object before (most often the same search)
+      it->second.requester = object;
       it->second.main = process_.main;
       it->second.target = process_.target;
       it->second.steps = std::make_shared<const SearchSteps>(
@@ -626,8 +626,8 @@ class Emulator {
     int ended = -1;  // a list an open error ended
     TryOutcome out;  // its open_errno: the last open's error in the current directory
     std::shared_ptr<const SearchSteps> steps;
-    if (auto it = steps_ahead_.find({requester, name});
-        it != steps_ahead_.end() && it->second.main == process_.main && it->second.target == process_.target)
+    if (auto it = steps_ahead_.find(name); it != steps_ahead_.end() && it->second.requester == requester &&
+                                           it->second.main == process_.main && it->second.target == process_.target)
       steps = it->second.steps;  // listed for the search ahead, from the same process state
     else
       steps =
@@ -672,10 +672,9 @@ class Emulator {
   ObjectCache* cache_objects_;    // may be null
   std::vector<bool> from_cache_;  // per object: already complete
 
-  // stat(2), through the run's memo when there is one (ObjectCache::stat_path); errno as stat sets it.
+  // stat(2), through the run's memo when there is one (stat_through); errno as stat sets it.
   int stat_path(const std::string& path, struct stat& st) {
-    if (!cache_objects_) return ::stat(path.c_str(), &st);
-    if (int err = cache_objects_->stat_path(path, st); err != 0) {
+    if (int err = stat_through(cache_objects_, path, st); err != 0) {
       errno = err;
       return -1;
     }
@@ -709,16 +708,16 @@ class Emulator {
   elf::ProcessClass process_class_;
   std::shared_ptr<const SystemCache> cache_;
   std::shared_ptr<const std::vector<std::string>> subdirs_;  // platform_.subdirs, shared by the kept places
-  // The steps listed for a search ahead, by requester and name, with the main program and target they were
-  // listed under (an LD_LIBRARY_PATH's $ORIGIN is theirs).
+  // The steps listed for a search ahead, by name (each searched ahead once), with the object that requested
+  // it and the main program and target they were listed under (an LD_LIBRARY_PATH's $ORIGIN is theirs).
   struct StepsAhead {
+    int requester = -1;
     int main = -1;
     int target = -1;
     std::shared_ptr<const SearchSteps> steps;
   };
-  std::map<std::pair<int, std::string>, StepsAhead> steps_ahead_;
-  std::unordered_set<std::string> searched_ahead_;  // the names searched ahead
-  std::unique_ptr<ReadAhead> ahead_;                // last: its reads end before the rest goes
+  std::unordered_map<std::string, StepsAhead> steps_ahead_;
+  std::unique_ptr<ReadAhead> ahead_;  // last: its reads end before the rest goes
 };
 
 }  // namespace
@@ -775,6 +774,11 @@ void ObjectCache::add(dev_t dev, ino_t ino, const elf::ElfObject& object) {
 void ObjectCache::seed(dev_t dev, ino_t ino, const elf::ElfObject& object) {
   std::lock_guard<std::mutex> lock(mutex_);
   objects_.emplace(std::make_pair(dev, ino), object);
+}
+
+int stat_through(ObjectCache* cache, const std::string& path, struct stat& st) {
+  if (cache) return cache->stat_path(path, st);
+  return ::stat(path.c_str(), &st) == 0 ? 0 : errno;
 }
 
 int ObjectCache::stat_path(const std::string& path, struct stat& st) {

@@ -175,6 +175,10 @@ class ObjectCache {
   mutable std::mutex mutex_;
 };
 
+// stat(2) of `path`, through `cache` (ObjectCache::stat_path) when there is one: 0 and `st` filled, or the
+// errno stat gave.
+int stat_through(ObjectCache* cache, const std::string& path, struct stat& st);
+
 // The scope ld.so looks up a reference of an object that the load of `root` brought in: the global
 // scope in load order, then root's own search list (itself and its dependencies, breadth first,
 // those loaded earlier included) - glibc's l_scope of a dlopen'ed object.

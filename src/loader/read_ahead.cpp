@@ -20,7 +20,7 @@ int readers_wanted() {
     const char* v = std::getenv("MLC_READ_AHEAD");
     return v && *v >= '0' && *v <= '9' ? std::atoi(v) : 0;
   }();
-  return std::min(asked, tbb::this_task_arena::max_concurrency() - 1);
+  return asked > 0 ? std::min(asked, tbb::this_task_arena::max_concurrency() - 1) : 0;
 }
 
 }  // namespace
@@ -65,11 +65,6 @@ void ReadAhead::drain() {
   }
 }
 
-int ReadAhead::stat_path(const std::string& path, struct stat& st) const {
-  if (cache_) return cache_->stat_path(path, st);
-  return ::stat(path.c_str(), &st) == 0 ? 0 : errno;
-}
-
 void ReadAhead::walk(const Search& search) {
   using V = elf::LoadHeader::Verdict;
   each_step(*search.steps, search.name, *search.subdirs,
@@ -77,7 +72,7 @@ void ReadAhead::walk(const Search& search) {
               if (stopping_) return true;
               if (passed_over) return false;
               struct stat st;
-              if (const int err = stat_path(path, st); err != 0)
+              if (const int err = stat_through(cache_, path, st); err != 0)
                 return err != ENOENT && err != ENOTDIR && err != EACCES;  // the search goes on past these
               // A directory or a device ends the search; an object this run read already is the walk's to take.
               if (!S_ISREG(st.st_mode) || (cache_ && cache_->find(st.st_dev, st.st_ino))) return true;

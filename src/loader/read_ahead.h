@@ -78,7 +78,6 @@ class ReadAhead {
   };
   void drain();
   void walk(const Search& search);
-  int stat_path(const std::string& path, struct stat& st) const;
 
   const elf::ProcessClass class_;
   ObjectCache* cache_;
