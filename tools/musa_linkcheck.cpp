@@ -376,6 +376,7 @@ int run(int argc, char** argv) {
   std::optional<mlc::PhaseTime> step(std::in_place, "context");
   mlc::LinkcheckOptions options = a.context.prepare(context_errors);
   mlc::elf::keep_mappings_until_exit();  // the process ends with the run: exit unmaps everything at once
+  options.ends_with_process = true;      // and frees what the run built
   for (auto& in : a.inputs) in = absolute(in);
   std::vector<std::string> named_directories;
   for (const auto& in : a.inputs)

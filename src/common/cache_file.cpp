@@ -23,7 +23,8 @@ constexpr off_t kMappedFrom = off_t{64} << 10;
 }  // namespace
 
 bool read_cache_file(const std::string& path, const CacheFormat& format, std::string_view key,
-                     const std::function<bool(std::span<const std::string_view>)>& row) {
+                     const std::function<bool(std::span<const std::string_view>)>& row,
+                     const std::function<bool()>& then) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat st;
@@ -33,14 +34,15 @@ bool read_cache_file(const std::string& path, const CacheFormat& format, std::st
     void* text = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     close(fd);
     if (text == MAP_FAILED) return false;
-    const bool read = read_cache_text(std::string_view(static_cast<const char*>(text), size), format, key, row);
+    const bool read =
+        read_cache_text(std::string_view(static_cast<const char*>(text), size), format, key, row) && (!then || then());
     munmap(text, size);
     return read;
   }
   std::string text;
   const bool opened = read_fd_into(fd, text, sized ? &st : nullptr);
   close(fd);
-  return opened && read_cache_text(text, format, key, row);
+  return opened && read_cache_text(text, format, key, row) && (!then || then());
 }
 
 bool read_cache_text(std::string_view all, const CacheFormat& format, std::string_view key,

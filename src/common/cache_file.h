@@ -21,8 +21,11 @@ struct CacheFormat {
 // answer) when the file is missing, another format, for another key, cut short, a row has another
 // number of fields, or row() refuses one (returns false, as it must for a row of a kind it does not know or
 // of the wrong count when the format's `fields` is 0).
+// `then`, when given, is called once every row was read and accepted, while the views row() kept are still
+// valid (they point into the file's text, which goes when this returns); its answer is the function's.
 bool read_cache_file(const std::string& path, const CacheFormat& format, std::string_view key,
-                     const std::function<bool(std::span<const std::string_view>)>& row);
+                     const std::function<bool(std::span<const std::string_view>)>& row,
+                     const std::function<bool()>& then = nullptr);
 // The same over a cache's text already read: the fields are views into `text`.
 bool read_cache_text(std::string_view text, const CacheFormat& format, std::string_view key,
                      const std::function<bool(std::span<const std::string_view>)>& row);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -112,19 +113,53 @@ inline bool is_dir(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// A file's identity (stat_identity, below) as text of its own, made without allocating: seven numbers of at
+// most 20 characters each and six separators.
+struct IdentityText {
+  char text[160];
+  size_t size = 0;
+  std::string_view view() const { return {text, size}; }
+};
+inline IdentityText identity_text(const struct stat& st) {
+  IdentityText out;
+  char* at = out.text;
+  char* const end = out.text + sizeof out.text;
+  const auto put = [&](auto value, char after) {
+    at = std::to_chars(at, end, value).ptr;
+    if (after) *at++ = after;
+  };
+  put(static_cast<uintmax_t>(st.st_dev), ':');
+  put(static_cast<uintmax_t>(st.st_ino), ':');
+  put(static_cast<intmax_t>(st.st_size), ':');
+  put(static_cast<intmax_t>(st.st_mtim.tv_sec), '.');
+  put(static_cast<intmax_t>(st.st_mtim.tv_nsec), ':');
+  put(static_cast<intmax_t>(st.st_ctim.tv_sec), '.');
+  put(static_cast<intmax_t>(st.st_ctim.tv_nsec), 0);
+  out.size = static_cast<size_t>(at - out.text);
+  return out;
+}
 // What a cache keyed by a file holds it to: device, inode, size, mtime and ctime (ns) as
 // "dev:ino:size:mtime:ctime", following symlinks (lstat's when `follow` is false); "" when nothing is
 // there. A file rewritten, replaced (a new inode) or touched, and a directory whose entries changed (its
 // mtime), have another identity.
-inline std::string stat_identity(const struct stat& st) {
-  auto ns = [](const struct timespec& t) { return std::to_string(t.tv_sec) + '.' + std::to_string(t.tv_nsec); };
-  return std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) + ':' +
-         ns(st.st_mtim) + ':' + ns(st.st_ctim);
-}
+inline std::string stat_identity(const struct stat& st) { return std::string(identity_text(st).view()); }
 inline std::string file_identity(const std::string& path, bool follow = true) {
   struct stat st;
   if ((follow ? stat(path.c_str(), &st) : lstat(path.c_str(), &st)) != 0) return "";
   return stat_identity(st);
+}
+// Whether the file at `path` (followed) has `identity` now: file_identity(path) == identity, with neither
+// string allocated (a cache checks a thousand witnesses on its way in). As for stat(2), the path ends at a NUL,
+// and one of PATH_MAX bytes or more names nothing (ENAMETOOLONG).
+inline bool has_identity(std::string_view path, std::string_view identity) {
+  char name[PATH_MAX];
+  path = path.substr(0, path.find('\0'));
+  if (path.size() >= sizeof name) return identity.empty();
+  path.copy(name, path.size());
+  name[path.size()] = '\0';
+  struct stat st;
+  if (stat(name, &st) != 0) return identity.empty();
+  return identity_text(st).view() == identity;
 }
 
 // This program's own identity (file_identity of /proc/self/exe, read once): what a cache of answers another

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <mutex>
+#include <vector>
 
 // The end of the program's data, which the linker defines (end(3)): the break starts above it.
 extern "C" char _end;  // NOLINT(bugprone-reserved-identifier)
@@ -53,6 +55,14 @@ void prepare_heap() {
 }
 
 bool heap_preparation_built() { return kGlibcMalloc; }
+
+void leave_to_exit(std::shared_ptr<const void> kept) {
+  if (!kGlibcMalloc) return;  // freed here, as `kept` goes
+  static std::mutex mutex;
+  static auto* const left = new std::vector<std::shared_ptr<const void>>;  // never destroyed
+  std::lock_guard<std::mutex> lock(mutex);
+  left->push_back(std::move(kept));
+}
 
 void end_run(int status) {
   std::cout.flush();

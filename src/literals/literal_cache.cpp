@@ -113,10 +113,11 @@ std::optional<std::vector<RuntimeLookup>> LiteralCache::find_lookups(const std::
   if (dir_.empty() || key.empty()) return std::nullopt;
   std::vector<RuntimeLookup> out;
   // Each witness as it was: anything else (a file changed, a file created where one was missing) is a miss.
-  // They are stat'ed once the file is read, in parallel (libtorch_cpu's look-ups have 1,300).
-  std::vector<std::pair<std::string, std::string>> witnesses;  // path, identity
+  // They are stat'ed once the file is read, in parallel (libtorch_cpu's look-ups in torch's venv have 1,300),
+  // as views into its text: only the look-ups themselves are copied out.
+  std::vector<std::pair<std::string_view, std::string_view>> witnesses;  // path, identity
   std::optional<PhaseTime> step(std::in_place, "runtime.kept.read");
-  const bool read = read_cache_file(lookups_file(key), kLookupsFormat, key_line(key), [&](auto f) {
+  const auto rows = [&](std::span<const std::string_view> f) {
     if (f[0] == "W" && f.size() == 3) {
       witnesses.emplace_back(f[2], f[1]);
       return true;
@@ -135,15 +136,17 @@ std::optional<std::vector<RuntimeLookup>> LiteralCache::find_lookups(const std::
                                 .searched = {},
                                 .driver = f[2] == "1"});
     return true;
-  });
-  if (!read) return std::nullopt;
-  step.emplace("runtime.kept.witnesses");
-  std::atomic<bool> same = true;
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, witnesses.size(), 128), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t i = r.begin(); i != r.end() && same.load(std::memory_order_relaxed); ++i)
-      if (file_identity(witnesses[i].first) != witnesses[i].second) same = false;
-  });
-  if (!same) return std::nullopt;
+  };
+  const auto witnessed = [&] {
+    step.emplace("runtime.kept.witnesses");
+    std::atomic<bool> same = true;
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, witnesses.size(), 128), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i != r.end() && same.load(std::memory_order_relaxed); ++i)
+        if (!has_identity(witnesses[i].first, witnesses[i].second)) same = false;
+    });
+    return same.load();
+  };
+  if (!read_cache_file(lookups_file(key), kLookupsFormat, key_line(key), rows, witnessed)) return std::nullopt;
   return out;
 }
 

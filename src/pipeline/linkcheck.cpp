@@ -15,6 +15,7 @@
 
 #include "common/paths.h"
 #include "common/phase_times.h"
+#include "common/short_run.h"
 #include "elf/resident.h"
 #include "pipeline/run.h"
 #include "report/said.h"
@@ -201,14 +202,17 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
       return in;
     });
   };
-  tbb::parallel_pipeline(
-      in_flight,
-      tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order,
-                                   [&](tbb::flow_control& f) { return stages.take(f); }) &
-          stage(tbb::filter_mode::parallel, pipeline::load_input) &
-          stage(tbb::filter_mode::serial_in_order, pipeline::choose_checked) &
-          stage(tbb::filter_mode::parallel, Stages::bind) & stage(tbb::filter_mode::serial_in_order, Stages::report) &
-          tbb::make_filter<Item, void>(tbb::filter_mode::parallel, [&](Item in) { Stages::finish(run, *in); }));
+  tbb::parallel_pipeline(in_flight, tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order,
+                                                                 [&](tbb::flow_control& f) { return stages.take(f); }) &
+                                        stage(tbb::filter_mode::parallel, pipeline::load_input) &
+                                        stage(tbb::filter_mode::serial_in_order, pipeline::choose_checked) &
+                                        stage(tbb::filter_mode::parallel, Stages::bind) &
+                                        stage(tbb::filter_mode::serial_in_order, Stages::report) &
+                                        tbb::make_filter<Item, void>(tbb::filter_mode::parallel, [&](Item in) {
+                                          Stages::finish(run, *in);
+                                          if (run.options.ends_with_process && run.one_input)
+                                            leave_to_exit(std::move(in));
+                                        }));
   if (options.progress) options.progress(files.size(), files.size());
   {
     PhaseTime t("literals.save");

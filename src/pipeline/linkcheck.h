@@ -50,6 +50,10 @@ struct LinkcheckOptions {
   // its checked objects' relocations read), in input order: explain reads the binding of its symbol
   // there (explain::binding_in) instead of loading the file a second time, in another environment.
   std::function<void(const loader::Process& process)> inspect = nullptr;
+  // The caller's process ends once the run is out (musa-linkcheck ends with end_run): a single input's
+  // process is left to the exit (leave_to_exit) instead of freed. A tree's are freed as it goes, which
+  // bounds its memory.
+  bool ends_with_process = false;
 };
 
 // One symbol, traced without a library (musa-linkcheck explain SYMBOL).

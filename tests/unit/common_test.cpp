@@ -256,8 +256,83 @@ TEST(CacheFile, a_cache_read_through_a_mapping_answers_as_a_small_one) {
   std::filesystem::remove_all(dir);
 }
 
+// `then` runs once the whole file was read and accepted, while the rows' views still point into its text
+// (read into memory, or mapped from 64 KiB on); a file refused is never handed to it, and its answer is the read's.
+TEST(CacheFile, then_sees_every_row_view_before_the_text_goes) {
+  const std::string dir = test::scratch_dir("common-cache-then");
+  const std::string path = dir + "/c.tsv";
+  for (const int rows : {3, 5000}) {
+    CacheWriter out(kFormat, "key\tK\n");
+    for (int i = 0; i < rows; ++i)
+      EXPECT_TRUE(out.add(std::array<std::string_view, 2>{"row" + std::to_string(i), std::string(i % 40, 'v')}));
+    out.write(path);
+    std::vector<std::string_view> names;
+    int calls = 0;
+    const auto keep = [&](std::span<const std::string_view> f) {
+      names.push_back(f[0]);
+      return true;
+    };
+    const auto check = [&] {
+      ++calls;
+      EXPECT_EQ(names.size(), static_cast<size_t>(rows));
+      for (size_t i = 0; i < names.size(); ++i)
+        if (names[i] != "row" + std::to_string(i)) return false;
+      return true;
+    };
+    EXPECT_TRUE(read_cache_file(path, kFormat, "key\tK\n", keep, check)) << rows;
+    EXPECT_EQ(calls, 1);
+    names.clear();
+    EXPECT_FALSE(read_cache_file(path, kFormat, "key\tK\n", keep, [] { return false; })) << rows;
+    names.clear();
+    calls = 0;
+    EXPECT_FALSE(read_cache_file(path, kFormat, "key\tOther\n", keep, check)) << rows;
+    EXPECT_EQ(calls, 0);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 std::chrono::steady_clock::time_point in_seconds(double s) {
   return std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
+// A file's identity, against stat(1)'s own numbers (%d device, %i inode, %s size; the times in
+// nanoseconds through %.9Y and %.9Z), and has_identity's answer, made without strings, against it.
+TEST(CommonPaths, identity_is_stat_s_numbers_and_has_identity_agrees) {
+  const std::string dir = test::scratch_dir("common-identity");
+  const std::string path = dir + "/f";
+  write_file(path, "one");
+  const auto out =
+      run_program({.argv = {"/usr/bin/stat", "-c", "%d:%i:%s:%.9Y:%.9Z", path}, .deadline = in_seconds(10)});
+  ASSERT_EQ(out.status, 0) << out.err;
+  const std::string want = trim(out.out);
+  // stat(1) pads the nanoseconds to nine digits; the identity writes the number as it is.
+  const auto unpad = [](std::string t) {
+    std::string r;
+    for (size_t at = 0; at < t.size();) {
+      size_t dot = t.find('.', at);
+      if (dot == std::string::npos) return r + t.substr(at);
+      size_t end = t.find(':', dot);
+      if (end == std::string::npos) end = t.size();
+      std::string ns = t.substr(dot + 1, end - dot - 1);
+      ns.erase(0, std::min(ns.find_first_not_of('0'), ns.size() - 1));
+      r += t.substr(at, dot - at) + "." + ns + (end < t.size() ? ":" : "");
+      at = end + 1;
+    }
+    return r;
+  };
+  EXPECT_EQ(file_identity(path), unpad(want));
+  const std::string identity = file_identity(path);
+  EXPECT_TRUE(has_identity(path, identity));
+  EXPECT_TRUE(has_identity(path + std::string(1, '\0') + "tail", identity));  // stat(2) reads up to the NUL
+  EXPECT_FALSE(has_identity(path, identity + "0"));
+  EXPECT_FALSE(has_identity(path, ""));
+  EXPECT_TRUE(has_identity(dir + "/absent", ""));  // nothing there, as file_identity says ("")
+  EXPECT_FALSE(has_identity(dir + "/absent", identity));
+  EXPECT_TRUE(has_identity(std::string(PATH_MAX + 10, 'a'), ""));  // too long to name anything
+  write_file(path, "changed");
+  EXPECT_FALSE(has_identity(path, identity));
+  EXPECT_TRUE(has_identity(path, file_identity(path)));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Subprocess, run_program_gives_each_stream_its_exit_status_and_its_directory) {
@@ -329,6 +404,17 @@ TEST(Heap, prepare_heap_asks_huge_pages_for_the_main_arena) {
   void* block = std::malloc(4 << 20);
   EXPECT_NE(vm_flags_of(block, 3 << 20).find(" hg "), std::string::npos) << vm_flags_of(block, 3 << 20);
   std::free(block);
+}
+
+// What is left to the exit stays alive to the end in glibc's build; under a sanitizer it goes at once.
+TEST(Heap, leave_to_exit_keeps_what_it_is_given_unless_a_sanitizer_checks_leaks) {
+  auto kept = std::make_shared<std::string>("a process's objects");
+  std::weak_ptr<std::string> watch = kept;
+  leave_to_exit(std::move(kept));
+  EXPECT_EQ(watch.expired(), !heap_preparation_built());
+  if (auto alive = watch.lock()) {
+    EXPECT_EQ(*alive, "a process's objects");
+  }
 }
 
 TEST(Heap, prepare_heap_leaves_the_heap_as_glibc_tunables_set_it) {
