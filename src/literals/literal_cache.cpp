@@ -111,11 +111,16 @@ std::string LiteralCache::lookups_file(const std::string& key) const {
 
 std::optional<std::vector<RuntimeLookup>> LiteralCache::find_lookups(const std::string& key) const {
   if (dir_.empty() || key.empty()) return std::nullopt;
-  std::vector<RuntimeLookup> out;
-  // Each witness as it was: anything else (a file changed, a file created where one was missing) is a miss.
-  // They are stat'ed once the file is read, in parallel (libtorch_cpu's look-ups in torch's venv have 1,300),
-  // as views into its text: only the look-ups themselves are copied out.
+  // The rows are read as views into the cache's text; while it is there, the witnesses are checked, then the
+  // look-ups copied out, each in parallel: libtorch_cpu's process in torch's venv keeps 600 look-ups (2,500
+  // strings) that the binding waits for.
+  struct Row {
+    std::array<std::string_view, 8> fields;
+    size_t searched_from = 0, searched_to = 0;  // its S rows, in `searched`
+  };
   std::vector<std::pair<std::string_view, std::string_view>> witnesses;  // path, identity
+  std::vector<Row> lookups;
+  std::vector<std::string_view> searched;
   std::optional<PhaseTime> step(std::in_place, "runtime.kept.read");
   const auto rows = [&](std::span<const std::string_view> f) {
     if (f[0] == "W" && f.size() == 3) {
@@ -123,20 +128,18 @@ std::optional<std::vector<RuntimeLookup>> LiteralCache::find_lookups(const std::
       return true;
     }
     if (f[0] == "C" && f.size() == 2) return current_dir() == f[1];  // relative paths asked from elsewhere: a miss
-    if (f[0] == "S" && f.size() == 2 && !out.empty()) {
-      out.back().searched.emplace_back(f[1]);
+    if (f[0] == "S" && f.size() == 2 && !lookups.empty()) {
+      searched.push_back(f[1]);
+      lookups.back().searched_to = searched.size();
       return true;
     }
     if (f[0] != "R" || f.size() != 8) return false;  // garbled: recomputed, and rewritten
-    out.push_back(RuntimeLookup{.library = std::string(f[4]),
-                                .kind = f[1] == "dlsym" ? LookupKind::Dlsym : LookupKind::Dlopen,
-                                .name = std::string(f[5]),
-                                .provider = f[3] == "1" ? std::optional<std::string>(f[6]) : std::nullopt,
-                                .provider_name = std::string(f[7]),
-                                .searched = {},
-                                .driver = f[2] == "1"});
+    Row& r = lookups.emplace_back();
+    std::copy(f.begin(), f.end(), r.fields.begin());
+    r.searched_from = r.searched_to = searched.size();
     return true;
   };
+  std::vector<RuntimeLookup> out;
   const auto witnessed = [&] {
     step.emplace("runtime.kept.witnesses");
     std::atomic<bool> same = true;
@@ -144,7 +147,24 @@ std::optional<std::vector<RuntimeLookup>> LiteralCache::find_lookups(const std::
       for (size_t i = r.begin(); i != r.end() && same.load(std::memory_order_relaxed); ++i)
         if (!has_identity(witnesses[i].first, witnesses[i].second)) same = false;
     });
-    return same.load();
+    if (!same) return false;
+    step.emplace("runtime.kept.copy");
+    out.resize(lookups.size());
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, lookups.size(), 64), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i != r.end(); ++i) {
+        const auto& f = lookups[i].fields;
+        out[i] = RuntimeLookup{
+            .library = std::string(f[4]),
+            .kind = f[1] == "dlsym" ? LookupKind::Dlsym : LookupKind::Dlopen,
+            .name = std::string(f[5]),
+            .provider = f[3] == "1" ? std::optional<std::string>(f[6]) : std::nullopt,
+            .provider_name = std::string(f[7]),
+            .searched = std::vector<std::string>(searched.begin() + static_cast<ptrdiff_t>(lookups[i].searched_from),
+                                                 searched.begin() + static_cast<ptrdiff_t>(lookups[i].searched_to)),
+            .driver = f[2] == "1"};
+      }
+    });
+    return true;
   };
   if (!read_cache_file(lookups_file(key), kLookupsFormat, key_line(key), rows, witnessed)) return std::nullopt;
   return out;

@@ -126,11 +126,22 @@ std::optional<std::vector<std::string>> bind_alone(Run& run, const AloneLoad& al
 
 namespace {
 
-// `told` holds (library, kind, name) of what the report has.
-void add_runtime_lookups(std::vector<RuntimeLookup>&& found,
-                         std::set<std::tuple<std::string, LookupKind, std::string>>& told, Report& report) {
-  for (auto& r : found)
-    if (told.emplace(r.library, r.kind, r.name).second) report.runtime_lookups.push_back(std::move(r));
+// Each look-up not in the report yet, by (library, kind, name); `told` indexes the report's (Run::told).
+void add_runtime_lookups(std::vector<RuntimeLookup>&& found, std::unordered_multimap<size_t, size_t>& told,
+                         Report& report) {
+  auto& out = report.runtime_lookups;
+  out.reserve(out.size() + found.size());
+  const auto same = [](const RuntimeLookup& a, const RuntimeLookup& b) {
+    return a.kind == b.kind && a.name == b.name && a.library == b.library;
+  };
+  for (auto& r : found) {
+    const size_t key = std::hash<std::string_view>{}(r.library) * 31 + static_cast<size_t>(r.kind) * 7 +
+                       std::hash<std::string_view>{}(r.name);
+    const auto [from, to] = told.equal_range(key);
+    if (std::any_of(from, to, [&](const auto& e) { return same(out[e.second], r); })) continue;
+    told.emplace(key, out.size());
+    out.push_back(std::move(r));
+  }
 }
 
 // The other objects the named file's load makes of: what it brings in, and what the import of torch done
