@@ -183,6 +183,7 @@ class Emulator {
     if (platform_set_) return;
     platform_set_ = true;
     platform_ = search_platform(env_, o.machine, o.is_64);
+    dirs_memo_ = {};  // lists decomposed for another platform's $LIB and $PLATFORM
     process_class_ = {.is_64 = o.is_64, .big_endian = o.big_endian, .machine = o.machine};
   }
 
@@ -379,7 +380,7 @@ class Emulator {
       it->second.main = process_.main;
       it->second.target = process_.target;
       it->second.steps = std::make_shared<const SearchSteps>(
-          search_steps(expanded, process_, object, env_, platform_, system_cache()));
+          search_steps(expanded, process_, object, env_, platform_, system_cache(), &dirs_memo_));
       ahead_->search(it->second.steps, expanded, subdirs());
     }
   }
@@ -630,8 +631,8 @@ class Emulator {
                                            it->second.main == process_.main && it->second.target == process_.target)
       steps = it->second.steps;  // listed for the search ahead, from the same process state
     else
-      steps =
-          std::make_shared<const SearchSteps>(search_steps(name, process_, requester, env_, platform_, system_cache()));
+      steps = std::make_shared<const SearchSteps>(
+          search_steps(name, process_, requester, env_, platform_, system_cache(), &dirs_memo_));
     each_step(*steps, name, platform_.subdirs,
               [&](const std::string& path, FoundHow how, int list, bool subdir,
                   const std::optional<SearchOutcome>& passed_over) {
@@ -640,14 +641,14 @@ class Emulator {
                   entry.searched.push_back({path, how, *passed_over});
                   return false;
                 }
-                if (subdir && !dir_exists(dir_name(path))) {
+                if (subdir && !dir_exists(dir_of_path(path))) {
                   out.open_errno = ENOENT;
                   return false;
                 }
                 if (try_path({path, name, how, requester, subdir}, entry, out) || out.stop) return true;
                 // dl-load.c open_path: once a directory's files are all tried (its own last), an error other
                 // than ENOENT or EACCES in an existing directory ends the list.
-                if (!subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_name(path)))
+                if (!subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_of_path(path)))
                   ended = list;
                 return false;
               });
@@ -656,11 +657,19 @@ class Emulator {
 
   // Whether a hwcaps subdirectory exists, asked once per directory (glibc remembers it too: the
   // r_search_path_elem status of each directory and subdirectory).
-  bool dir_exists(const std::string& dir) {
-    auto [it, fresh] = dirs_.emplace(dir, false);
+  bool dir_exists(std::string_view dir) {
+    if (auto it = dirs_.find(dir); it != dirs_.end()) return it->second;
+    const std::string named(dir);
     struct stat st;
-    if (fresh) it->second = stat_path(dir, st) == 0 && S_ISDIR(st.st_mode);
-    return it->second;
+    const bool is = stat_path(named, st) == 0 && S_ISDIR(st.st_mode);
+    dirs_.emplace(named, is);
+    return is;
+  }
+  // dir_name(path), as a view into it.
+  static std::string_view dir_of_path(std::string_view path) {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string_view::npos) return ".";
+    return slash == 0 ? std::string_view("/") : path.substr(0, slash);
   }
 
   const SystemCache& system_cache() {
@@ -700,7 +709,12 @@ class Emulator {
   std::unordered_map<std::string, int> by_soname_;   // sonames not requested yet
   std::map<std::pair<dev_t, ino_t>, int> by_inode_;  // find_by_inode's index
   std::map<std::string, NeededEntry> missing_;
-  std::unordered_map<std::string, bool> dirs_;  // dir_exists's answers
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, bool, ViewHash, std::equal_to<>> dirs_;  // dir_exists's answers
+  SearchDirsMemo dirs_memo_;  // the RPATH and RUNPATH lists, decomposed once each
   bool platform_set_ = false;
   bool starting_ = false;  // mapping the main program's closure (a process's start), not a dlopen
   std::string main_path_;  // the main program, when the process has a known one

@@ -105,16 +105,31 @@ SearchPlatform search_platform(const LoaderEnv& env, uint16_t machine, bool is_6
   return p;
 }
 
+SearchDirs SearchDirsMemo::tag_dirs(const std::string& list, const std::string& origin, const LoaderEnv& env,
+                                    const SearchPlatform& platform) {
+  std::string key;
+  key.reserve(list.size() + origin.size() + 1);
+  key.append(list).append(1, '\0').append(origin);
+  auto [it, fresh] = lists_.try_emplace(std::move(key));
+  if (fresh)
+    it->second = std::make_shared<const std::vector<std::string>>(loader::tag_dirs(list, origin, env, platform));
+  return it->second;
+}
+
 SearchSteps search_steps(const std::string& name, const Process& process, int requester, const LoaderEnv& env,
-                         const SearchPlatform& platform, const SystemCache& cache) {
+                         const SearchPlatform& platform, const SystemCache& cache, SearchDirsMemo* memo) {
   SearchSteps out;
   const auto& objects = process.objects;
   const auto origin_of = [&](int index) { return objects[index].origin; };
   int list = 0;
   // dl-load.c open_path: each directory with its capability subdirectories first.
-  const auto add = [&](std::vector<std::string> dirs, FoundHow how) {
+  const auto add = [&](SearchDirs dirs, FoundHow how) {
     ++list;
     out.items.push_back({.dirs = std::move(dirs), .how = how, .list = list, .single = std::nullopt});
+  };
+  const auto tagged = [&](const std::string& tag, int l) {
+    return memo ? memo->tag_dirs(tag, origin_of(l), env, platform)
+                : std::make_shared<const std::vector<std::string>>(tag_dirs(tag, origin_of(l), env, platform));
   };
   const auto add_one = [&](SearchCandidate step) {
     out.items.push_back({.dirs = {}, .how = step.how, .list = step.list, .single = std::move(step)});
@@ -129,20 +144,20 @@ SearchSteps search_steps(const std::string& name, const Process& process, int re
     for (int l = requester; l >= 0; l = objects[l].loader) {
       if (!objects[l].elf.rpath) continue;
       did_main |= l == main;
-      add(tag_dirs(*objects[l].elf.rpath, origin_of(l), env, platform), FoundHow::Rpath);
+      add(tagged(*objects[l].elf.rpath, l), FoundHow::Rpath);
     }
     // "If dynamically linked, try the DT_RPATH of the executable itself."
-    if (!did_main && main >= 0 && objects[main].elf.rpath)
-      add(tag_dirs(*objects[main].elf.rpath, origin_of(main), env, platform), FoundHow::Rpath);
+    if (!did_main && main >= 0 && objects[main].elf.rpath) add(tagged(*objects[main].elf.rpath, main), FoundHow::Rpath);
   }
   // 2. LD_LIBRARY_PATH, its $ORIGIN the main program's.
   if (!env.library_path.empty()) {
     const int origin_from = main >= 0 ? main : process.target >= 0 ? process.target : requester;
-    add(search_dirs(env.library_path, origin_from >= 0 ? origin_of(origin_from) : std::string(), env, platform),
+    add(std::make_shared<const std::vector<std::string>>(
+            search_dirs(env.library_path, origin_from >= 0 ? origin_of(origin_from) : std::string(), env, platform)),
         FoundHow::LdLibraryPath);
   }
   // 3. The requester's own DT_RUNPATH.
-  if (has_runpath) add(tag_dirs(*self->elf.runpath, origin_of(requester), env, platform), FoundHow::Runpath);
+  if (has_runpath) add(tagged(*self->elf.runpath, requester), FoundHow::Runpath);
   // 4. ld.so.cache.
   const FoundHow cache_how = cache.from_conf ? FoundHow::LdSoConf : FoundHow::LdSoCache;
   ++list;
@@ -170,7 +185,7 @@ SearchSteps search_steps(const std::string& name, const Process& process, int re
   std::vector<std::string> dirs;
   dirs.reserve(platform.default_dirs.size());
   for (const auto& d : platform.default_dirs) dirs.push_back(env.sysroot + d);
-  add(std::move(dirs), FoundHow::Default);
+  add(std::make_shared<const std::vector<std::string>>(std::move(dirs)), FoundHow::Default);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/paths.h"
@@ -87,17 +88,29 @@ std::vector<SearchCandidate> search_order(const std::string& name, const Process
 // The same steps, unjoined: a list's directories, each to be tried with SearchPlatform::subdirs in turn
 // (search_order's path: join_path(dir, subdir + name)), and the steps that are one path. A search stops at
 // the first file taken, and most steps are never tried: their paths are made when they are.
+using SearchDirs = std::shared_ptr<const std::vector<std::string>>;
 struct SearchSteps {
   struct Item {
-    std::vector<std::string> dirs;  // a list of directories (`single` unset)
+    SearchDirs dirs;  // a list of directories (`single` unset); shared with the other searches of the list
     FoundHow how = FoundHow::Default;
     int list = 0;
     std::optional<SearchCandidate> single;  // one path (the cache's entry, a passed-over step)
   };
   std::vector<Item> items;
 };
+// The directories of a DT_RPATH or DT_RUNPATH list, decomposed once (glibc's decompose_rpath keeps them with
+// the object, l_rpath_dirs): by the list and its $ORIGIN, for one LoaderEnv and SearchPlatform. One load's
+// searches go through the same few lists (torch's libraries name a dozen directories each) hundreds of times.
+class SearchDirsMemo {
+ public:
+  SearchDirs tag_dirs(const std::string& list, const std::string& origin, const LoaderEnv& env,
+                      const SearchPlatform& platform);
+
+ private:
+  std::unordered_map<std::string, SearchDirs> lists_;
+};
 SearchSteps search_steps(const std::string& name, const Process& process, int requester, const LoaderEnv& env,
-                         const SearchPlatform& platform, const SystemCache& cache);
+                         const SearchPlatform& platform, const SystemCache& cache, SearchDirsMemo* memo = nullptr);
 
 // Each step of `steps` in order, a list's directories joined with each of `subdirs` (SearchPlatform::subdirs)
 // and `name` as it is reached: visit(path, how, list, subdir, passed_over) returns true to stop there. The
@@ -112,9 +125,14 @@ void each_step(const SearchSteps& steps, const std::string& name, const std::vec
       if (visit(step->path, step->how, step->list, step->subdir, step->passed_over)) return;
       continue;
     }
-    for (const auto& dir : item.dirs)
+    if (!item.dirs) continue;
+    for (const auto& dir : *item.dirs)
       for (const auto& sub : subdirs) {
-        path = join_path(dir, sub + name);
+        // join_path(dir, sub + name), made in place: a search of a long RPATH makes thousands of these.
+        path.assign(dir);
+        if (!dir.empty() && dir.back() != '/') path += '/';
+        path += sub;
+        path += name;
         if (visit(path, item.how, item.list, !sub.empty(), tried)) return;
       }
   }

@@ -317,6 +317,38 @@ TEST(LoaderRules, dynamic_string_tokens_expand_as_the_real_loader_expands_them) 
     EXPECT_NE(std::find(model.begin(), model.end(), kFix + literal + "libdst_nothere.so"), model.end()) << literal;
 }
 
+// A load decomposes each RPATH/RUNPATH list once (SearchDirsMemo, as glibc keeps l_rpath_dirs): the steps it
+// lists are the steps listed without the memo, and a list is decomposed again for another $ORIGIN.
+TEST(LoaderRules, search_lists_decomposed_once_are_the_lists_decomposed_each_time) {
+  auto p = loader::load_process(kFix + "/dst/forms/libdst_forms.so", {});
+  ASSERT_TRUE(p.ok()) << p.error().to_line();
+  const auto& o = p->objects[p->target];
+  ASSERT_TRUE(o.elf.runpath.has_value());
+  loader::LoaderEnv env;
+  const auto platform = loader::search_platform(env, o.elf.machine, o.elf.is_64);
+  const auto cache = loader::read_system_cache(env, platform.default_dirs);
+  loader::SearchDirsMemo memo;
+  const auto listed = [](const loader::SearchSteps& steps) {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& item : steps.items) out.push_back(item.dirs ? *item.dirs : std::vector<std::string>{});
+    return out;
+  };
+  const auto once = loader::search_steps("libdst_nothere.so", *p, p->target, env, platform, *cache, &memo);
+  const auto again = loader::search_steps("libother.so", *p, p->target, env, platform, *cache, &memo);
+  const auto fresh = loader::search_steps("libdst_nothere.so", *p, p->target, env, platform, *cache);
+  EXPECT_EQ(listed(once), listed(fresh));
+  ASSERT_FALSE(once.items.empty());
+  ASSERT_TRUE(once.items[0].dirs && !once.items[0].dirs->empty());
+  EXPECT_EQ(once.items[0].dirs, again.items[0].dirs);  // the same list, decomposed once
+  EXPECT_NE(once.items[0].dirs, fresh.items[0].dirs);
+  const auto here = memo.tag_dirs(*o.elf.runpath, o.origin, env, platform);
+  const auto elsewhere = memo.tag_dirs(*o.elf.runpath, "/elsewhere", env, platform);
+  EXPECT_EQ(here, once.items[0].dirs);
+  ASSERT_EQ(elsewhere->size(), here->size());
+  EXPECT_NE(*elsewhere, *here);  // $ORIGIN expands to the other directory
+  EXPECT_NE(std::find(elsewhere->begin(), elsewhere->end(), "/elsewhere/x"), elsewhere->end());  // ${ORIGIN}/x/
+}
+
 TEST(LoaderRules, versioned_reference_binds_only_to_its_version) {
   Report r = check("ver/libver_moved_user.so");
   const auto& u = lib(r, "ver/libver_moved_user.so");

@@ -26,7 +26,10 @@ const elf::ProcessClass kX86_64{.is_64 = true, .big_endian = false, .machine = 6
 // A search through `dirs`, in order, each directory once (no hwcaps subdirectory).
 std::shared_ptr<const loader::SearchSteps> steps_through(const std::vector<std::string>& dirs) {
   loader::SearchSteps steps;
-  steps.items.push_back({.dirs = dirs, .how = loader::FoundHow::Rpath, .list = 0, .single = std::nullopt});
+  steps.items.push_back({.dirs = std::make_shared<const std::vector<std::string>>(dirs),
+                         .how = loader::FoundHow::Rpath,
+                         .list = 0,
+                         .single = std::nullopt});
   return std::make_shared<const loader::SearchSteps>(std::move(steps));
 }
 const auto kNoSubdirs = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{""});
