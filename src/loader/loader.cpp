@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <climits>
 #include <cstdlib>
@@ -795,20 +796,70 @@ int stat_through(ObjectCache* cache, const std::string& path, struct stat& st) {
   return ::stat(path.c_str(), &st) == 0 ? 0 : errno;
 }
 
+namespace {
+
+constexpr size_t kListedAtMost = 4096;  // names; a larger directory is stat'ed name by name
+constexpr long kAutofsMagic = 0x0187;   // AUTOFS_SUPER_MAGIC
+constexpr int kMissesBeforeListing = 2;
+
+}  // namespace
+
+std::shared_ptr<const ObjectCache::Names> ObjectCache::list_names(const std::string& dir) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  if (!d) return nullptr;
+  struct statfs fs;
+  if (fstatfs(dirfd(d.get()), &fs) != 0 || static_cast<long>(fs.f_type) == kAutofsMagic) return nullptr;
+  auto names = std::make_shared<Names>();
+  errno = 0;
+  while (const dirent* e = readdir(d.get())) {
+    if (names->size() == kListedAtMost) return nullptr;
+    names->emplace(e->d_name);
+  }
+  return errno == 0 ? names : nullptr;  // a listing cut short by an error lists nothing
+}
+
 int ObjectCache::stat_path(const std::string& path, struct stat& st) {
+  const size_t slash = path.rfind('/');
+  const bool listable = !path.empty() && path[0] == '/' && slash != 0 && slash != std::string::npos;
+  const std::string_view dir = listable ? std::string_view(path).substr(0, slash) : std::string_view();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = stats_.find(path); it != stats_.end()) {
       st = it->second.second;
       return it->second.first;
     }
+    // Missing from its directory's listing, or its directory from the listing of the one above (a hwcaps
+    // subdirectory of an RPATH directory that has none).
+    const auto missing = [&](std::string_view in, std::string_view name) {
+      auto it = listings_.find(in);
+      return it != listings_.end() && it->second && !it->second->count(name);
+    };
+    if (listable) {
+      if (missing(dir, std::string_view(path).substr(slash + 1))) return ENOENT;
+      if (const size_t up = dir.rfind('/');
+          up != 0 && up != std::string_view::npos && missing(dir.substr(0, up), dir.substr(up + 1)))
+        return ENOENT;
+    }
   }
   std::pair<int, struct stat> answer{0, {}};
   if (::stat(path.c_str(), &answer.second) != 0) answer.first = errno;
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = stats_.emplace(path, answer).first;
-  st = it->second.second;
-  return it->second.first;
+  bool list = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = stats_.emplace(path, answer).first;
+    st = it->second.second;
+    if (listable && answer.first == ENOENT && !listings_.count(dir)) {
+      auto [miss, fresh] = misses_.try_emplace(std::string(dir), 0);
+      list = ++miss->second == kMissesBeforeListing;
+    }
+  }
+  if (list) {
+    const std::string named(dir);
+    auto names = list_names(named);
+    std::lock_guard<std::mutex> lock(mutex_);
+    listings_.try_emplace(named, std::move(names));
+  }
+  return answer.first;
 }
 
 std::vector<int> lookup_scope(const Process& process, int root) {

@@ -11,7 +11,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/result.h"
@@ -165,13 +167,27 @@ class ObjectCache {
   // Kept whatever keep_objects says: a process's objects, for a second load of the same files.
   void seed(dev_t dev, ino_t ino, const elf::ElfObject& object);
   bool keeps_objects() const { return keep_objects_; }
-  // stat(2) of `path`, asked once per run: 0 and `st` filled, or the errno stat gave.
+  // stat(2) of `path`, asked once per run: 0 and `st` filled, or the errno stat gave. A directory that two
+  // absolute paths were missing from (ENOENT: it exists and can be searched) is listed once; a name not in
+  // its listing is then missing without a stat. A search up a long RPATH misses in each directory of it,
+  // for each name (torch's libraries: a dozen directories, a hundred names).
   int stat_path(const std::string& path, struct stat& st);
 
  private:
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using Names = std::unordered_set<std::string, ViewHash, std::equal_to<>>;
   bool keep_objects_ = true;
   std::map<std::pair<dev_t, ino_t>, elf::ElfObject> objects_;
   std::unordered_map<std::string, std::pair<int, struct stat>> stats_;
+  // By directory: its names (null: not to be listed), and the misses counted before it is.
+  std::unordered_map<std::string, std::shared_ptr<const Names>, ViewHash, std::equal_to<>> listings_;
+  std::unordered_map<std::string, int, ViewHash, std::equal_to<>> misses_;
+  // The names in `dir`; null when it cannot be listed, holds more than a few thousand, or is an automount
+  // point (its listing shows only what is mounted now, and looking a name up may mount it).
+  static std::shared_ptr<const Names> list_names(const std::string& dir);
   mutable std::mutex mutex_;
 };
 
