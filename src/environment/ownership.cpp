@@ -339,6 +339,20 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
   // Shared objects (and packages' __init__.py) are answered by the cached indexes (site_index.h);
   // any other path by the full records, read only then.
   std::map<std::string, std::optional<SiteIndex>> site_indexes, conda_indexes;
+  // Per directory, asked once: whether it is a conda prefix, and the real path of a directory spelled with
+  // "." or ".." (a process's libraries share a few: torch's nvidia/*/lib, found through $ORIGIN/../..).
+  std::map<std::string, bool> conda_prefixes;
+  const auto conda_prefix = [&](const std::string& dir) {
+    auto [it, fresh] = conda_prefixes.try_emplace(dir);
+    if (fresh) it->second = is_dir(dir + "/conda-meta");
+    return it->second;
+  };
+  std::map<std::string, std::string> real_dirs;
+  const auto real_dir = [&](const std::string& dir) -> const std::string& {
+    auto [it, fresh] = real_dirs.try_emplace(dir);
+    if (fresh) it->second = real_path(dir);
+    return it->second;
+  };
   auto lookup = [](const SiteIndex& index, const std::string& rel) -> const PackageOwner* {
     auto it = index.files.find(rel);
     return it == index.files.end() ? nullptr : &it->second;
@@ -351,7 +365,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
     // spelling of site-packages was indexed anew (23 times in a pip torch venv: 1.4 s of 2.7).
     const std::string walked = path.find("/.") == std::string::npos && path.find("//") == std::string::npos
                                    ? path
-                                   : real_path(parent_dir(path)) + path.substr(path.rfind('/'));
+                                   : real_dir(parent_dir(path)) + path.substr(path.rfind('/'));
     for (std::string dir = parent_dir(walked); !done && dir != "/"; dir = parent_dir(dir)) {
       std::string rel = walked.substr(dir.size() + 1);
       bool covered = site_index_covers(rel);
@@ -379,7 +393,7 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
         done = true;
         break;
       }
-      if (is_dir(dir + "/conda-meta")) {
+      if (conda_prefix(dir)) {
         if (covered) {
           auto& conda = conda_indexes[dir];
           if (!conda) conda = load_site_index(dir, RecordSource::CondaMeta, sources.cache_dir);
