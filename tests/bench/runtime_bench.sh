@@ -3,6 +3,8 @@
 # figure is linkcheck_bench's median of RUNS runs, the tool and `ldd -r` alternating.
 #   - CUDA's libcublas.so.13 (its libcublasLt is 540 MB): default and --closure against ldd -r;
 #   - Debian's libtorch_cpu.so.1.13 (a 284-library closure): default and --closure against ldd -r;
+#   - a replica of a CUDA torch wheel's layout (wheel_layout.sh: 39 libraries, 16-directory RPATHs, built
+#     here), whose searches are the device venv's: default and --closure against ldd -r;
 #   - the tree /usr/local/cuda/lib64 (the tool given the directory) against an ldd -r loop over its files.
 # Peak RSS: linkcheck_bench's (wait4), and /usr/bin/time -v's "Maximum resident set size" for one run of
 # each when /usr/bin/time is installed.
@@ -26,7 +28,7 @@ peak() {  # /usr/bin/time -v's peak RSS of one run, in MB
 }
 figures() {  # $1: musa-linkcheck
   local t="$1"
-  for lib in ${cublas:+"$cublas"} "$torch"; do
+  for lib in ${cublas:+"$cublas"} "$torch" ${wheel:+"$wheel"}; do
     [ -r "$lib" ] || { echo "skipped: $lib is absent"; continue; }
     "$bench" "$t" "$lib" "$runs"
     echo "  /usr/bin/time -v peak RSS: default $(peak "$t" -q "$lib") MB, --closure $(peak "$t" -q --closure "$lib") MB, ldd -r $(peak ldd -r "$lib") MB"
@@ -37,6 +39,7 @@ figures() {  # $1: musa-linkcheck
   fi
 }
 scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
+wheel=$(bash "$(dirname "$0")/wheel_layout.sh" "$scratch/wheel") || { echo "skipped: the wheel replica (cc failed)"; wheel=""; }
 echo "== musa-linkcheck: $tool (warm: the literal cache in the default cache directory)"
 figures "$tool"
 # Cold: the literal cache, the kept look-ups, relocations and bindings removed before each run (the other caches, dpkg's
@@ -60,7 +63,7 @@ compare() {  # a label, then the arguments
   if cmp -s "$scratch/before.json" "$scratch/after.json"; then echo "identical: $label"
   else echo "DIFFERENT: $label"; diff "$scratch/before.json" "$scratch/after.json" | head -n 20; status=1; fi
 }
-for lib in ${cublas:+"$cublas"} "$torch"; do
+for lib in ${cublas:+"$cublas"} "$torch" ${wheel:+"$wheel"}; do
   [ -r "$lib" ] || continue
   compare "$lib" "$lib"; compare "--closure $lib" --closure "$lib"; compare "--runtime $lib" --runtime "$lib"
 done
