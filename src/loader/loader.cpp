@@ -798,8 +798,8 @@ int stat_through(ObjectCache* cache, const std::string& path, struct stat& st) {
 
 namespace {
 
-constexpr size_t kListedAtMost = 4096;  // names; a larger directory is stat'ed name by name
-constexpr long kAutofsMagic = 0x0187;   // AUTOFS_SUPER_MAGIC
+constexpr size_t kListedAtMost = 512;  // names; a larger directory (a system one) is stat'ed name by name
+constexpr long kAutofsMagic = 0x0187;  // AUTOFS_SUPER_MAGIC
 constexpr int kMissesBeforeListing = 2;
 
 }  // namespace

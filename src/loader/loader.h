@@ -185,8 +185,9 @@ class ObjectCache {
   // By directory: its names (null: not to be listed), and the misses counted before it is.
   std::unordered_map<std::string, std::shared_ptr<const Names>, ViewHash, std::equal_to<>> listings_;
   std::unordered_map<std::string, int, ViewHash, std::equal_to<>> misses_;
-  // The names in `dir`; null when it cannot be listed, holds more than a few thousand, or is an automount
-  // point (its listing shows only what is mounted now, and looking a name up may mount it).
+  // The names in `dir`; null when it cannot be listed, holds more than 512 names (a system directory: listing it costs
+  // more than the stats it saves), or is an automount point (its listing shows only what is mounted now, and looking a
+  // name up may mount it).
   static std::shared_ptr<const Names> list_names(const std::string& dir);
   mutable std::mutex mutex_;
 };
