@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,12 @@ inline std::string hex64(uint64_t v) {
 }
 
 inline std::string fnv1a_hex(std::string_view s) { return hex64(fnv1a(s)); }
+
+// For an unordered container of std::string keys looked up by std::string_view without making a string
+// (with std::equal_to<>): std::hash's value, which nothing keeps.
+struct ViewHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 
 }  // namespace mlc

@@ -30,12 +30,13 @@ inline std::string base_name(std::string_view path) {
 inline std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 // The directory part of a path, as dirname(1) gives it: "." for a bare name, "/" for the root's children.
-inline std::string dir_name(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
+// dir_view is the same as a view into the path (or a literal), for a look-up that keeps nothing.
+inline std::string_view dir_view(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return ".";
+  return slash == 0 ? std::string_view("/") : path.substr(0, slash);
 }
+inline std::string dir_name(const std::string& path) { return std::string(dir_view(path)); }
 
 // The directory above a path, for a walk toward the root: "/" for the root's children and for a path with
 // no slash (where dir_name says "."), so a walk that stops at "/" always ends.
@@ -44,10 +45,18 @@ inline std::string parent_dir(const std::string& path) {
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// dir + "/" + name, without doubling a trailing slash; an empty dir leaves the name as it is.
+// dir + "/" + name, without doubling a trailing slash; an empty dir leaves the name as it is. join_path_into
+// writes it into `out`, whose buffer a caller making thousands of paths reuses.
+inline void join_path_into(std::string& out, std::string_view dir, std::string_view name) {
+  out.assign(dir);
+  if (!dir.empty() && dir.back() != '/') out += '/';
+  out += name;
+}
 inline std::string join_path(const std::string& dir, const std::string& name) {
-  if (dir.empty()) return name;
-  return dir.back() == '/' ? dir + name : dir + "/" + name;
+  std::string out;
+  out.reserve(dir.size() + name.size() + 1);
+  join_path_into(out, dir, name);
+  return out;
 }
 
 // This process's working directory, "" when it cannot be had.

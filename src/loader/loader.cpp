@@ -642,14 +642,14 @@ class Emulator {
                   entry.searched.push_back({path, how, *passed_over});
                   return false;
                 }
-                if (subdir && !dir_exists(dir_of_path(path))) {
+                if (subdir && !dir_exists(dir_view(path))) {
                   out.open_errno = ENOENT;
                   return false;
                 }
                 if (try_path({path, name, how, requester, subdir}, entry, out) || out.stop) return true;
                 // dl-load.c open_path: once a directory's files are all tried (its own last), an error other
                 // than ENOENT or EACCES in an existing directory ends the list.
-                if (!subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_of_path(path)))
+                if (!subdir && out.open_errno != ENOENT && out.open_errno != EACCES && dir_exists(dir_view(path)))
                   ended = list;
                 return false;
               });
@@ -665,12 +665,6 @@ class Emulator {
     const bool is = stat_path(named, st) == 0 && S_ISDIR(st.st_mode);
     dirs_.emplace(named, is);
     return is;
-  }
-  // dir_name(path), as a view into it.
-  static std::string_view dir_of_path(std::string_view path) {
-    const size_t slash = path.rfind('/');
-    if (slash == std::string_view::npos) return ".";
-    return slash == 0 ? std::string_view("/") : path.substr(0, slash);
   }
 
   const SystemCache& system_cache() {
@@ -710,10 +704,6 @@ class Emulator {
   std::unordered_map<std::string, int> by_soname_;   // sonames not requested yet
   std::map<std::pair<dev_t, ino_t>, int> by_inode_;  // find_by_inode's index
   std::map<std::string, NeededEntry> missing_;
-  struct ViewHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   std::unordered_map<std::string, bool, ViewHash, std::equal_to<>> dirs_;  // dir_exists's answers
   SearchDirsMemo dirs_memo_;  // the RPATH and RUNPATH lists, decomposed once each
   bool platform_set_ = false;

@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/hash.h"
 #include "common/result.h"
 #include "elf/elf_object.h"
 #include "loader/failure_kind.h"
@@ -174,10 +175,6 @@ class ObjectCache {
   int stat_path(const std::string& path, struct stat& st);
 
  private:
-  struct ViewHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   using Names = std::unordered_set<std::string, ViewHash, std::equal_to<>>;
   bool keep_objects_ = true;
   std::map<std::pair<dev_t, ino_t>, elf::ElfObject> objects_;

@@ -128,10 +128,8 @@ void each_step(const SearchSteps& steps, const std::string& name, const std::vec
     if (!item.dirs) continue;
     for (const auto& dir : *item.dirs)
       for (const auto& sub : subdirs) {
-        // join_path(dir, sub + name), made in place: a search of a long RPATH makes thousands of these.
-        path.assign(dir);
-        if (!dir.empty() && dir.back() != '/') path += '/';
-        path += sub;
+        // join_path(dir, sub + name), in one reused buffer: a search of a long RPATH makes thousands.
+        join_path_into(path, dir, sub);
         path += name;
         if (visit(path, item.how, item.list, !sub.empty(), tried)) return;
       }
