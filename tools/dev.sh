@@ -26,11 +26,12 @@ BUILD_PACKAGES=(cmake make g++ pkg-config libelf-dev libdw-dev libiberty-dev nlo
 # as PyTorch's users do (torch.utils.cpp_extension); iproute2 (tc and its plugins) and systemd (a library
 # whose sibling sits beside it, off its search path) as real material for the inferred load context; clang-format
 # for the test that the sources are as .clang-format writes them; ccache, through which both trees compile the test
-# programs, so the sanitized tree takes the plain tree's objects (tests/CMakeLists.txt).
+# programs, so the sanitized tree takes the plain tree's objects (tests/CMakeLists.txt); patchelf, whose
+# command a missing library's fix spells, run as the fix says in the test of that fix.
 TEST_PACKAGES=(binutils libc-bin patch git libtorch1.13 libtorch-dev binutils-s390x-linux-gnu binutils-powerpc-linux-gnu
                dpkg-dev python3-jsonschema libxml2-utils llvm python3-torch python3-torchvision python3-pil man-db groff-base
                hipcc libamdhip64-dev librocprim-dev chromium python3-yaml time ninja-build python3-dev pybind11-dev
-               python3-setuptools iproute2 systemd clang-format ccache)
+               python3-setuptools iproute2 systemd clang-format ccache patchelf)
 # The sanitizer build and the fuzz targets: clang with its ASan/UBSan/libFuzzer runtime.
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 

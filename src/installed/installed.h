@@ -27,14 +27,15 @@ struct Place {
 };
 
 // Pass (before origin tracing): one `missing-library` cause per DT_NEEDED name that was found
-// nowhere, naming every other version of it found on the search path, in ld.so.cache, in `places`,
-// each with where it came from. The needed entries of the checked libraries (`libs`, by object index)
+// nowhere, naming every other version of it found beside its needer, among the files the run checks
+// (`checked`: the inputs, named or found in a directory given), on the search path, in ld.so.cache, in
+// `places`, each with where it came from. The needed entries of the checked libraries (`libs`, by object index)
 // are linked to it, and so is every unresolved symbol that the missing library would have provided
 // (one that another version of it defines, or any, when it is the referencing object's only missing
 // library, or when the reference names it through its version): they are not traced further.
 void find_missing_libraries(const loader::Process& process, std::map<int, LibraryReport>& libs,
                             std::vector<trace::SymbolFinding>& symbols, const std::vector<Place>& places,
-                            const loader::LoaderEnv& env, CauseList& causes);
+                            const std::vector<std::string>& checked, const loader::LoaderEnv& env, CauseList& causes);
 
 // Pass (after suggestions): a symbol still unknown, or an abi-mismatch short of a cxx11-ABI split,
 // whose namespace or class a loaded library owns (it defines most of that class's members, or most

@@ -101,15 +101,27 @@ void find_beside(const loader::LoadedObject& obj, const std::string& stem, std::
       scan_dir(d, {.path = "", .how = loader::FoundHow::Beside}, stem, obj.elf, seen, others);
 }
 
+// A copy the run itself checks (a file named, or found in a directory given) off the search: a JDK's
+// lib/server/libjvm.so, which lib/libjava.so needs and which only the java launcher loads, by its path.
+void find_checked(const loader::LoadedObject& obj, const std::string& stem, const std::vector<std::string>& checked,
+                  std::set<std::string>& seen, std::set<std::string>& dirs_done, std::vector<OtherVersion>& others) {
+  for (const auto& file : checked)
+    if (same_stem(base_name(file), stem))
+      if (std::string dir = dir_of(file); dirs_done.insert(dir).second)
+        scan_dir(dir, {.path = "", .how = loader::FoundHow::Checked}, stem, obj.elf, seen, others);
+}
+
 void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEntry& need,
-                         const std::vector<Place>& places, const loader::LoaderEnv& env,
-                         std::shared_ptr<const loader::SystemCache>& cache, std::vector<OtherVersion>& others) {
+                         const std::vector<Place>& places, const std::vector<std::string>& checked,
+                         const loader::LoaderEnv& env, std::shared_ptr<const loader::SystemCache>& cache,
+                         std::vector<OtherVersion>& others) {
   std::string stem = stem_of(need.name);
   std::set<std::string> seen, dirs_done;
   // The directories the search tried come first (a copy there is of another version: it was not taken).
   for (const auto& step : need.searched)
     if (!step.path.empty() && step.path.front() == '/') dirs_done.insert(dir_of(step.path));
   find_beside(obj, stem, seen, dirs_done, others);
+  find_checked(obj, stem, checked, seen, dirs_done, others);
   dirs_done.clear();
   for (const auto& step : need.searched) {
     if (step.path.empty() || step.path.front() != '/' || step.how == loader::FoundHow::LdSoCache ||
@@ -138,8 +150,9 @@ void find_other_versions(const loader::LoadedObject& obj, const loader::NeededEn
 // gets one headline naming both (needed_by grows later). Each need is noted under its name, to take
 // its cause's id once `causes` has stopped growing (link_causes).
 std::map<std::string, MissingNeed> collect_missing(const loader::Process& p, std::map<int, LibraryReport>& libs,
-                                                   const std::vector<Place>& places, const loader::LoaderEnv& env,
-                                                   CauseList& causes) {
+                                                   const std::vector<Place>& places,
+                                                   const std::vector<std::string>& checked,
+                                                   const loader::LoaderEnv& env, CauseList& causes) {
   std::map<std::string, MissingNeed> missing;  // by DT_NEEDED name
   std::shared_ptr<const loader::SystemCache> cache;
   for (auto& [index, lib] : libs) {
@@ -151,7 +164,7 @@ std::map<std::string, MissingNeed> collect_missing(const loader::Process& p, std
       auto [it, fresh] = missing.try_emplace(need.name);
       MissingNeed& m = it->second;
       if (fresh) {
-        find_other_versions(obj, need, places, env, cache, m.others);
+        find_other_versions(obj, need, places, checked, env, cache, m.others);
         bool told = std::any_of(causes.begin(), causes.end(), [&](const Cause& c) {
           return c.kind == CauseKind::MissingLibrary && c.library == need.name;
         });
@@ -258,10 +271,12 @@ void attribute_symbols(const loader::Process& p, std::vector<trace::SymbolFindin
   }
 }
 
-// The very library, where its author put it but off its search path (then the search path is the fix).
+// The very library (its soname is the name needed), where its author put it or among the files the run
+// checks, but off the search path: then the search path is the fix.
 const OtherVersion* beside_of(const std::string& name, const MissingNeed& m) {
   for (const auto& o : m.others)
-    if (o.copy.how == loader::FoundHow::Beside && o.soname == name) return &o;
+    if ((o.copy.how == loader::FoundHow::Beside || o.copy.how == loader::FoundHow::Checked) && o.soname == name)
+      return &o;
   return nullptr;
 }
 
@@ -272,10 +287,17 @@ SaidPtr fix_for(const std::string& name, const MissingNeed& m, const std::vector
                            .needers = {},
                            .first_needer = needers.empty() ? "" : needers.front(),
                            .beside = "",
+                           .checked = false,
+                           .same_dir = {},
                            .other = std::nullopt,
                            .other_soname = ""};
   for (const auto& n : needers) fix.needers.push_back(base_name(n));
-  if (const OtherVersion* beside = beside_of(name, m); beside && !needers.empty()) fix.beside = beside->copy.path;
+  if (const OtherVersion* beside = beside_of(name, m); beside && !needers.empty()) {
+    fix.beside = beside->copy.path;
+    fix.checked = beside->copy.how == loader::FoundHow::Checked;
+    for (const auto& n : needers)
+      if (dir_of(n) == dir_of(needers.front())) fix.same_dir.push_back(base_name(n));
+  }
   if (!m.others.empty()) {
     fix.other = m.others.front().copy;
     fix.other_soname = m.others.front().soname;
@@ -292,10 +314,12 @@ void describe_causes(const loader::Process& p, std::map<std::string, MissingNeed
     Cause& c = *m.cause;
     std::vector<std::string> needers;
     for (const auto& n : c.needed_by) needers.push_back(base_name(n));
-    said::LibraryNotFound headline{.name = name, .needers = needers, .others = {}, .beside = ""};
+    said::LibraryNotFound headline{.name = name, .needers = needers, .others = {}, .beside = "", .checked = false};
     for (const auto& o : m.others) headline.others.push_back(o.copy);
-    if (const OtherVersion* beside = beside_of(name, m); beside && !c.needed_by.empty())
+    if (const OtherVersion* beside = beside_of(name, m); beside && !c.needed_by.empty()) {
       headline.beside = beside->copy.path;
+      headline.checked = beside->copy.how == loader::FoundHow::Checked;
+    }
     c.headline_why = saying(std::move(headline));
     c.fix_why = fix_for(name, m, c.needed_by);
     for (auto& [ref, u] : symbols)
@@ -315,8 +339,8 @@ void describe_causes(const loader::Process& p, std::map<std::string, MissingNeed
 // needs, the symbols each would have provided, then the headlines and fixes.
 void find_missing_libraries(const loader::Process& p, std::map<int, LibraryReport>& libs,
                             std::vector<trace::SymbolFinding>& symbols, const std::vector<Place>& places,
-                            const loader::LoaderEnv& env, CauseList& causes) {
-  std::map<std::string, MissingNeed> missing = collect_missing(p, libs, places, env, causes);
+                            const std::vector<std::string>& checked, const loader::LoaderEnv& env, CauseList& causes) {
+  std::map<std::string, MissingNeed> missing = collect_missing(p, libs, places, checked, env, causes);
   if (missing.empty()) return;
   link_causes(missing, libs, causes);
   attribute_symbols(p, symbols, missing);

@@ -12,7 +12,8 @@ namespace mlc::loader {
 // looked for: the SDK's library directories (LoaderEnv::candidate_dirs, --sdk-home), a versioned
 // install home beside them (/usr/local/musa-3.1, /usr/local/cuda-12.1: shown as the glob it was
 // found by, LibraryCopy::home), the active conda or virtual environment, the requesting object's own
-// directory or Python package (Beside: where its author put it, yet off its search path).
+// directory or Python package (Beside: where its author put it, yet off its search path), or a file the
+// run itself checks, named or found in a directory given (Checked: lib/server/libjvm.so of a JDK's lib/).
 enum class FoundHow {
   Direct,
   Rpath,
@@ -28,7 +29,8 @@ enum class FoundHow {
   Home,
   Conda,
   Venv,
-  Beside
+  Beside,
+  Checked
 };
 const char* to_string(FoundHow how);
 

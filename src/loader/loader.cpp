@@ -61,6 +61,7 @@ const char* to_string(FoundHow how) {
     case FoundHow::Conda: return "conda";
     case FoundHow::Venv: return "venv";
     case FoundHow::Beside: return "beside";
+    case FoundHow::Checked: return "checked";
     case FoundHow::Preload: return "ld_preload";
   }
   return "direct";

@@ -188,6 +188,7 @@ void run_linkcheck(const std::vector<std::string>& inputs, const LinkcheckOption
           .bindings = &bindings,
           .hosting = &hosting,
           .one_input = files.size() <= 1,
+          .files = files,
           .shared_names = shared_names(files)};
   setup.reset();
   Stages stages{.files = files, .run = run, .next = 0};

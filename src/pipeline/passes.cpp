@@ -324,7 +324,7 @@ void find_missing_libraries(Run& run, InputCheck& in) {
     if (!options.trace.sdk_home.empty())
       places.push_back({.dir = options.trace.sdk_home + sub, .how = loader::FoundHow::Sdk});
   places.insert(places.end(), options.places.begin(), options.places.end());
-  installed::find_missing_libraries(in.process, in.libs, in.symbols, places, run.env, run.report.causes);
+  installed::find_missing_libraries(in.process, in.libs, in.symbols, places, run.files, run.env, run.report.causes);
 }
 
 // Each symbol the loader could not explain, traced by the FAQ's decision tree (src/trace). Returns

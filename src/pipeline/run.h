@@ -52,6 +52,7 @@ struct Run {
   const loader::KeptBindings* bindings = nullptr;     // the look-ups of processes earlier runs bound
   KeptFacts* hosting = nullptr;                       // how Python hosts each file, as earlier runs read it
   bool one_input = true;
+  const std::vector<std::string>& files;  // the inputs, named or found in a directory given
   // The file names two or more of the run's inputs share (a soname two packages vendor): only a file whose
   // load takes one of them, or misses a name, can be changed by what another package's import loads first.
   // Empty with one input, whose imports are always followed.

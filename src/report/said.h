@@ -455,14 +455,17 @@ struct LibraryNotFound {  // headline
   std::vector<std::string> needers;  // file names
   std::vector<LibraryCopy> others;   // other versions found
   std::string beside;                // the very library beside its needer, off its search path ("" for none)
+  bool checked = false;              // `beside` is a file the run checks elsewhere (a JDK's lib/server/libjvm.so)
   std::string words() const;
 };
 struct InstallLibrary {  // fix of a missing library
   std::string name;
-  std::vector<std::string> needers;  // file names
-  std::string first_needer;          // the first needer's path
-  std::string beside;                // the copy beside the first needer ("" for none)
-  std::optional<LibraryCopy> other;  // another version found
+  std::vector<std::string> needers;   // file names
+  std::string first_needer;           // the first needer's path
+  std::string beside;                 // the very library beside the first needer, or checked by the run ("" for none)
+  bool checked = false;               // `beside` is a file the run checks elsewhere: loading it first is a way out
+  std::vector<std::string> same_dir;  // the needers' file names in the first needer's directory (its RUNPATH fits them)
+  std::optional<LibraryCopy> other;   // another version found
   std::string other_soname;
   std::string words() const;
 };

@@ -19,11 +19,14 @@ bool searched_for_it(loader::FoundHow how) {
          how == FoundHow::LdSoCache || how == FoundHow::Default;
 }
 
-// $ORIGIN, or $ORIGIN/<relative path> from the requester's directory to the directory holding the copy.
+// $ORIGIN, or $ORIGIN/<relative path> from the requester's directory to the directory holding the copy
+// (either given relative to the working directory, as a path named on the command line is).
 std::string relative_origin(const std::string& from, const std::string& to) {
   if (from == to) return "$ORIGIN";
-  std::string rel = std::filesystem::path(to).lexically_relative(from).string();
-  return rel.empty() ? "$ORIGIN" : "$ORIGIN/" + rel;
+  std::error_code ec;
+  const auto whole = [&](const std::string& dir) { return std::filesystem::absolute(dir, ec).lexically_normal(); };
+  std::string rel = whole(to).lexically_relative(whole(from)).string();
+  return rel.empty() || rel == "." ? "$ORIGIN" : "$ORIGIN/" + rel;
 }
 
 }  // namespace
@@ -44,6 +47,9 @@ std::string WouldComeFrom::words() const {
 }
 
 std::string LibraryNotFound::words() const {
+  if (!beside.empty() && checked)
+    return "library not found: " + name + " (needed by " + short_list(needers) + "): found among the files checked (" +
+           beside + "), but not on " + (needers.size() > 1 ? "their" : "its") + " search path";
   if (!beside.empty())
     return "library not found: " + name + " (needed by " + short_list(needers) + "): found beside it (" + beside +
            "), but not on its search path";
@@ -58,9 +64,16 @@ std::string LibraryNotFound::words() const {
 std::string InstallLibrary::words() const {
   const std::string who = needers.empty() ? std::string("it") : short_list(needers);
   if (!beside.empty()) {
+    // patchelf's --add-rpath keeps the entries the file has (--set-rpath would drop its $ORIGIN).
     const std::string origin = relative_origin(dir_of(first_needer), dir_of(beside));
-    return "add RUNPATH " + origin + " to " + needers.front() + " (link it with -Wl,-rpath,'" + origin +
-           "', or patchelf --set-rpath '" + origin + "' " + first_needer + ")";
+    const bool one = same_dir.size() <= 1;
+    std::string out = "add RUNPATH " + origin + " to " + (one ? needers.front() : short_list(same_dir)) + " (link " +
+                      (one ? "it" : "each") + " with -Wl,-rpath,'" + origin + "', or patchelf --add-rpath '" + origin +
+                      "' " + (one ? first_needer : "on each") + ")";
+    if (checked)
+      out += ", or load " + beside + " before " + (one ? "it" : "them") + ": its soname " + name +
+             " then answers the need";
+    return out;
   }
   if (!other)
     return "install " + name + ", or add the directory that holds it to " +

@@ -245,7 +245,7 @@ TEST(ImportContext, a_library_found_beside_it_but_off_its_search_path_is_fixed_b
                 dir + "/opt/lib/libbeside.so.1), but not on its search path\n");
   auto full = run(linkcheck(quote(user)));
   EXPECT_NE(full.out.find(">>> fix: add RUNPATH $ORIGIN to libuser.so (link it with -Wl,-rpath,'$ORIGIN', or patchelf "
-                          "--set-rpath '$ORIGIN' " +
+                          "--add-rpath '$ORIGIN' " +
                           user + ")\n"),
             std::string::npos)
       << full.out;
@@ -254,6 +254,63 @@ TEST(ImportContext, a_library_found_beside_it_but_off_its_search_path_is_fixed_b
      "-shared -Wl,-rpath,'$ORIGIN' " + quote(dir + "/opt/lib/libbeside.so.1"));
   ASSERT_EQ(real_import("", user), "ok");
   EXPECT_EQ(run(linkcheck("-q " + quote(user))).status, 0);
+}
+
+// A tree whose libraries need one that sits in the tree, off their search path: a JDK's lib/libjava.so and
+// lib/libzip.so need lib/server/libjvm.so, which only the java launcher loads (by its path) before them. The
+// headline says the run checks that very library rather than "no other version"; the fix is RUNPATH
+// $ORIGIN/server added to what they have, or the copy loaded first. The oracles: ctypes.CDLL fails as the
+// headline says, loads once the copy is loaded first, and loads after the fix's own patchelf command.
+TEST(ImportContext, a_needed_library_in_the_tree_checked_but_off_the_search_path_is_found_there) {
+  if (run("command -v patchelf").status != 0) MLC_SKIP() << "patchelf is not installed (tools/dev.sh TEST_PACKAGES)";
+  const std::string dir = test::scratch_dir("checked"), lib = dir + "/jdk/lib";
+  fs::create_directories(lib + "/server");
+  cc(dir, "int vm_f(void) { return 1; }\n", lib + "/server/libvm.so", "-shared -Wl,-soname,libvm.so");
+  cc(dir, "int aux_f(void) { return 2; }\n", lib + "/libaux.so", "-shared -Wl,-soname,libaux.so");
+  for (const char* user : {"libjava", "libzip"})
+    cc(dir, "int vm_f(void);\nint aux_f(void);\nint " + std::string(user) + "_f(void) { return vm_f() + aux_f(); }\n",
+       lib + "/" + user + ".so",
+       "-shared -Wl,-rpath,'$ORIGIN' " + quote(lib + "/server/libvm.so") + " " + quote(lib + "/libaux.so"));
+  const std::string java = lib + "/libjava.so", copy = lib + "/server/libvm.so";
+  ASSERT_EQ(real_import("", java), "libvm.so: cannot open shared object file: No such file or directory");
+  auto first = run("env -u LD_LIBRARY_PATH " + kPython + " -c " +
+                   quote("import ctypes, os, sys\nctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n"
+                         "ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\nprint('ok')\n") +
+                   " " + quote(copy) + " " + quote(java));
+  ASSERT_EQ(first.out, "ok\n") << first.err;
+
+  auto r = run(linkcheck("-q " + quote(lib)));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("error: library not found: libvm.so (needed by libjava.so and libzip.so): found among the "
+                       "files checked (" +
+                       copy + "), but not on their search path\n"),
+            std::string::npos)
+      << r.out;
+  auto full = run(linkcheck(quote(lib)));
+  EXPECT_NE(full.out.find(">>> fix: add RUNPATH $ORIGIN/server to libjava.so and libzip.so (link each with "
+                          "-Wl,-rpath,'$ORIGIN/server', or patchelf --add-rpath '$ORIGIN/server' on each), or load " +
+                          copy + " before them: its soname libvm.so then answers the need\n"),
+            std::string::npos)
+      << full.out;
+  auto j = json::parse(run(linkcheck("--format json " + quote(lib))).out);
+  std::string fix;
+  for (const auto& c : j["causes"])
+    if (c["kind"] == "missing-library") {
+      ASSERT_EQ(c["others"].size(), 1u) << c.dump();
+      EXPECT_EQ(c["others"][0]["path"], copy);
+      EXPECT_EQ(c["others"][0]["how"], "checked");
+    }
+  for (const auto& l : j["libraries"])
+    if (l["path"] == java)
+      for (const auto& u : l["unresolved"])
+        if (u["symbol"] == "vm_f") fix = u["fix"]["detail"];
+  const std::string command = "patchelf --add-rpath '$ORIGIN/server' " + java;
+  EXPECT_EQ(fix, "add RUNPATH $ORIGIN/server to libjava.so (link it with -Wl,-rpath,'$ORIGIN/server', or " + command +
+                     "), or load " + copy + " before it: its soname libvm.so then answers the need");
+  // The fix, as the line says: patchelf adds the path and keeps $ORIGIN (libaux.so still loads from there).
+  ASSERT_EQ(run(command).status, 0);
+  ASSERT_EQ(real_import("", java), "ok");
+  EXPECT_EQ(run(linkcheck("-q " + quote(java))).status, 0);
 }
 
 // A plugin takes what its program exports (built with -rdynamic), as tc's plugins take get_u32 from tc: in
