@@ -288,15 +288,19 @@ SaidPtr fix_for(const std::string& name, const MissingNeed& m, const std::vector
                            .first_needer = needers.empty() ? "" : needers.front(),
                            .beside = "",
                            .checked = false,
-                           .same_dir = {},
+                           .by_dir = {},
                            .other = std::nullopt,
                            .other_soname = ""};
   for (const auto& n : needers) fix.needers.push_back(base_name(n));
   if (const OtherVersion* beside = beside_of(name, m); beside && !needers.empty()) {
     fix.beside = beside->copy.path;
     fix.checked = beside->copy.how == loader::FoundHow::Checked;
-    for (const auto& n : needers)
-      if (dir_of(n) == dir_of(needers.front())) fix.same_dir.push_back(base_name(n));
+    for (const auto& n : needers) {
+      auto group =
+          std::find_if(fix.by_dir.begin(), fix.by_dir.end(), [&](const auto& g) { return g.first == dir_of(n); });
+      if (group == fix.by_dir.end()) group = fix.by_dir.insert(fix.by_dir.end(), {dir_of(n), {}});
+      group->second.push_back(base_name(n));
+    }
   }
   if (!m.others.empty()) {
     fix.other = m.others.front().copy;

@@ -460,12 +460,13 @@ struct LibraryNotFound {  // headline
 };
 struct InstallLibrary {  // fix of a missing library
   std::string name;
-  std::vector<std::string> needers;   // file names
-  std::string first_needer;           // the first needer's path
-  std::string beside;                 // the very library beside the first needer, or checked by the run ("" for none)
-  bool checked = false;               // `beside` is a file the run checks elsewhere: loading it first is a way out
-  std::vector<std::string> same_dir;  // the needers' file names in the first needer's directory (its RUNPATH fits them)
-  std::optional<LibraryCopy> other;   // another version found
+  std::vector<std::string> needers;  // file names
+  std::string first_needer;          // the first needer's path
+  std::string beside;                // the very library beside the first needer, or checked by the run ("" for none)
+  bool checked = false;              // `beside` is a file the run checks elsewhere: loading it first is a way out
+  // The needers by directory, in the needers' order: (directory, file names); each directory has its own $ORIGIN path.
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_dir;
+  std::optional<LibraryCopy> other;  // another version found
   std::string other_soname;
   std::string words() const;
 };

@@ -64,12 +64,29 @@ std::string LibraryNotFound::words() const {
 std::string InstallLibrary::words() const {
   const std::string who = needers.empty() ? std::string("it") : short_list(needers);
   if (!beside.empty()) {
-    // patchelf's --add-rpath keeps the entries the file has (--set-rpath would drop its $ORIGIN).
-    const std::string origin = relative_origin(dir_of(first_needer), dir_of(beside));
-    const bool one = same_dir.size() <= 1;
-    std::string out = "add RUNPATH " + origin + " to " + (one ? needers.front() : short_list(same_dir)) + " (link " +
-                      (one ? "it" : "each") + " with -Wl,-rpath,'" + origin + "', or patchelf --add-rpath '" + origin +
-                      "' " + (one ? first_needer : "on each") + ")";
+    // patchelf's --add-rpath keeps the entries the file has (--set-rpath would drop its $ORIGIN). Needers in
+    // several directories each take the path from their own.
+    const bool one = needers.size() <= 1;
+    std::string out = "add ";
+    if (one || by_dir.empty()) {
+      const std::string origin = relative_origin(dir_of(first_needer), dir_of(beside));
+      out += "RUNPATH " + origin + " to " + needers.front() + " (link it with -Wl,-rpath,'" + origin +
+             "', or patchelf --add-rpath '" + origin + "' " + first_needer + ")";
+    } else {
+      for (size_t i = 0; i < by_dir.size(); ++i) {
+        const std::string origin = relative_origin(by_dir[i].first, dir_of(beside));
+        out += (i == 0                   ? ""
+                : i + 1 == by_dir.size() ? ", and "
+                                         : ", ") +
+               std::string("RUNPATH ") + origin + " to " + short_list(by_dir[i].second);
+      }
+      if (by_dir.size() == 1) {
+        const std::string origin = relative_origin(by_dir[0].first, dir_of(beside));
+        out += " (link each with -Wl,-rpath,'" + origin + "', or patchelf --add-rpath '" + origin + "' on each)";
+      } else {
+        out += " (link each with its -Wl,-rpath, or patchelf --add-rpath with its path)";
+      }
+    }
     if (checked)
       out += ", or load " + beside + " before " + (one ? "it" : "them") + ": its soname " + name +
              " then answers the need";

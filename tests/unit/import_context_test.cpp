@@ -271,6 +271,10 @@ TEST(ImportContext, a_needed_library_in_the_tree_checked_but_off_the_search_path
     cc(dir, "int vm_f(void);\nint aux_f(void);\nint " + std::string(user) + "_f(void) { return vm_f() + aux_f(); }\n",
        lib + "/" + user + ".so",
        "-shared -Wl,-rpath,'$ORIGIN' " + quote(lib + "/server/libvm.so") + " " + quote(lib + "/libaux.so"));
+  // A needer one level down takes the path from its own directory.
+  fs::create_directories(lib + "/sub");
+  cc(dir, "int vm_f(void);\nint sub_f(void) { return vm_f(); }\n", lib + "/sub/libsub.so",
+     "-shared " + quote(lib + "/server/libvm.so"));
   const std::string java = lib + "/libjava.so", copy = lib + "/server/libvm.so";
   ASSERT_EQ(real_import("", java), "libvm.so: cannot open shared object file: No such file or directory");
   auto first = run("env -u LD_LIBRARY_PATH " + kPython + " -c " +
@@ -281,14 +285,15 @@ TEST(ImportContext, a_needed_library_in_the_tree_checked_but_off_the_search_path
 
   auto r = run(linkcheck("-q " + quote(lib)));
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("error: library not found: libvm.so (needed by libjava.so and libzip.so): found among the "
-                       "files checked (" +
+  EXPECT_NE(r.out.find("error: library not found: libvm.so (needed by libjava.so, libzip.so and libsub.so): found "
+                       "among the files checked (" +
                        copy + "), but not on their search path\n"),
             std::string::npos)
       << r.out;
   auto full = run(linkcheck(quote(lib)));
-  EXPECT_NE(full.out.find(">>> fix: add RUNPATH $ORIGIN/server to libjava.so and libzip.so (link each with "
-                          "-Wl,-rpath,'$ORIGIN/server', or patchelf --add-rpath '$ORIGIN/server' on each), or load " +
+  EXPECT_NE(full.out.find(">>> fix: add RUNPATH $ORIGIN/server to libjava.so and libzip.so, and RUNPATH "
+                          "$ORIGIN/../server to libsub.so (link each with its -Wl,-rpath, or patchelf --add-rpath with "
+                          "its path), or load " +
                           copy + " before them: its soname libvm.so then answers the need\n"),
             std::string::npos)
       << full.out;
@@ -311,6 +316,18 @@ TEST(ImportContext, a_needed_library_in_the_tree_checked_but_off_the_search_path
   ASSERT_EQ(run(command).status, 0);
   ASSERT_EQ(real_import("", java), "ok");
   EXPECT_EQ(run(linkcheck("-q " + quote(java))).status, 0);
+  // And one level down, the path its own fix gives.
+  const std::string sub = lib + "/sub/libsub.so";
+  for (const auto& l : j["libraries"])
+    if (l["path"] == sub)
+      for (const auto& u : l["unresolved"])
+        if (u["symbol"] == "vm_f") fix = u["fix"]["detail"];
+  EXPECT_NE(fix.find("patchelf --add-rpath '$ORIGIN/../server' " + sub + ")"), std::string::npos) << fix;
+  ASSERT_EQ(run("patchelf --add-rpath '$ORIGIN/../server' " + sub).status, 0);
+  ASSERT_EQ(real_import("", sub), "ok");
+  // With libzip.so patched as the cause's fix says of it, the whole tree loads.
+  ASSERT_EQ(run("patchelf --add-rpath '$ORIGIN/server' " + quote(lib + "/libzip.so")).status, 0);
+  EXPECT_EQ(run(linkcheck("-q " + quote(lib))).status, 0);
 }
 
 // A plugin takes what its program exports (built with -rdynamic), as tc's plugins take get_u32 from tc: in
