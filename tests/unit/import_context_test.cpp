@@ -330,6 +330,46 @@ TEST(ImportContext, a_needed_library_in_the_tree_checked_but_off_the_search_path
   EXPECT_EQ(run(linkcheck("-q " + quote(lib))).status, 0);
 }
 
+// Real material: Debian's OpenJDK, as installed. Its lib/ holds 38 libraries and lib/server/libjvm.so, which 25
+// of them need and none finds (their RPATH is $ORIGIN): the java launcher loads it first, by its path. The
+// run over lib/ names that copy as checked there, not as "no other version"; ctypes is the oracle both ways.
+TEST(ImportContext, debians_openjdk_lib_names_its_server_libjvm_as_checked_there) {
+  std::string lib;
+  std::error_code ec;
+  for (const auto& jdk : fs::directory_iterator("/usr/lib/jvm", ec))  // Debian's java-17-openjdk-amd64
+    if (jdk.path().filename().string().starts_with("java-") && !fs::is_symlink(jdk.path()) &&
+        fs::exists(jdk.path() / "lib/server/libjvm.so") && fs::exists(jdk.path() / "lib/libjava.so"))
+      lib = (jdk.path() / "lib").string();
+  if (lib.empty()) MLC_SKIP() << "no OpenJDK under /usr/lib/jvm (Debian's openjdk-17-jre-headless is not installed)";
+  const std::string java = lib + "/libjava.so", jvm = lib + "/server/libjvm.so";
+  ASSERT_EQ(real_import("", java), "libjvm.so: cannot open shared object file: No such file or directory");
+  auto first = run("env -u LD_LIBRARY_PATH " + kPython + " -c " +
+                   quote("import ctypes, os, sys\nctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n"
+                         "ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\nprint('ok')\n") +
+                   " " + quote(jvm) + " " + quote(java));
+  ASSERT_EQ(first.out, "ok\n") << first.err;
+  auto r = run(linkcheck("--format json " + quote(lib)));
+  EXPECT_EQ(r.status, 1) << r.err;
+  auto j = json::parse(r.out);
+  bool told = false;
+  for (const auto& c : j["causes"])
+    if (c["kind"] == "missing-library" && c["library"] == "libjvm.so") {
+      told = true;
+      ASSERT_FALSE(c["others"].empty()) << c.dump();
+      EXPECT_EQ(c["others"][0]["path"], jvm);
+      EXPECT_EQ(c["others"][0]["how"], "checked");
+      EXPECT_NE(std::find(c["needed_by"].begin(), c["needed_by"].end(), java), c["needed_by"].end()) << c.dump();
+    }
+  EXPECT_TRUE(told) << r.out.substr(0, 2000);
+  int targets = 0;
+  for (const auto& l : j["libraries"])
+    if (l["path"] == java && l["role"] == "target") {
+      ++targets;
+      EXPECT_EQ(l["loads"], false);
+    }
+  EXPECT_EQ(targets, 1);
+}
+
 // A plugin takes what its program exports (built with -rdynamic), as tc's plugins take get_u32 from tc: in
 // the program that loads it, it loads; the program named like its directory is that host.
 TEST(ImportContext, a_plugin_is_checked_as_loaded_into_the_program_that_exports_what_it_uses) {
