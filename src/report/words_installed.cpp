@@ -73,19 +73,15 @@ std::string InstallLibrary::words() const {
       out += "RUNPATH " + origin + " to " + needers.front() + " (link it with -Wl,-rpath,'" + origin +
              "', or patchelf --add-rpath '" + origin + "' " + first_needer + ")";
     } else {
-      for (size_t i = 0; i < by_dir.size(); ++i) {
-        const std::string origin = relative_origin(by_dir[i].first, dir_of(beside));
-        out += (i == 0                   ? ""
-                : i + 1 == by_dir.size() ? ", and "
-                                         : ", ") +
-               std::string("RUNPATH ") + origin + " to " + short_list(by_dir[i].second);
+      std::vector<std::string> origins, groups;
+      for (const auto& [dir, names] : by_dir) {
+        origins.push_back(relative_origin(dir, dir_of(beside)));
+        groups.push_back("RUNPATH " + origins.back() + " to " + short_list(names));
       }
-      if (by_dir.size() == 1) {
-        const std::string origin = relative_origin(by_dir[0].first, dir_of(beside));
-        out += " (link each with -Wl,-rpath,'" + origin + "', or patchelf --add-rpath '" + origin + "' on each)";
-      } else {
-        out += " (link each with its -Wl,-rpath, or patchelf --add-rpath with its path)";
-      }
+      out += join_list(groups, ", and ");
+      out += origins.size() == 1 ? " (link each with -Wl,-rpath,'" + origins[0] + "', or patchelf --add-rpath '" +
+                                       origins[0] + "' on each)"
+                                 : " (link each with its -Wl,-rpath, or patchelf --add-rpath with its path)";
     }
     if (checked)
       out += ", or load " + beside + " before " + (one ? "it" : "them") + ": its soname " + name +
