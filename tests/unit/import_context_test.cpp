@@ -55,6 +55,19 @@ std::string real_import(const std::string& torch_dir, const std::string& file) {
   return out;
 }
 
+// The real loader loading `first`, then `file` (both RTLD_NOW, in a bare interpreter): "ok", or its complaint.
+// A library whose soname `first` answers loads so, as under a program that dlopens `first` by its path.
+std::string loaded_after(const std::string& first, const std::string& file) {
+  auto r =
+      run("env -u LD_LIBRARY_PATH " + kPython + " -c " +
+          quote("import ctypes, os, sys\ntry:\n    ctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n"
+                "    ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\n    print('ok')\nexcept OSError as e:\n    print(e)\n") +
+          " " + quote(first) + " " + quote(file));
+  std::string out = r.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
 std::string linkcheck(const std::string& args) { return "env -u LD_LIBRARY_PATH " + kBin + " --no-cache " + args; }
 
 // site/torch with libc10.so (pyimport fixtures) and site/myext, whose _C.so needs libc10.so by name only
@@ -277,11 +290,7 @@ TEST(ImportContext, a_needed_library_in_the_tree_checked_but_off_the_search_path
      "-shared " + quote(lib + "/server/libvm.so"));
   const std::string java = lib + "/libjava.so", copy = lib + "/server/libvm.so";
   ASSERT_EQ(real_import("", java), "libvm.so: cannot open shared object file: No such file or directory");
-  auto first = run("env -u LD_LIBRARY_PATH " + kPython + " -c " +
-                   quote("import ctypes, os, sys\nctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n"
-                         "ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\nprint('ok')\n") +
-                   " " + quote(copy) + " " + quote(java));
-  ASSERT_EQ(first.out, "ok\n") << first.err;
+  ASSERT_EQ(loaded_after(copy, java), "ok");
 
   auto r = run(linkcheck("-q " + quote(lib)));
   EXPECT_EQ(r.status, 1);
@@ -298,31 +307,30 @@ TEST(ImportContext, a_needed_library_in_the_tree_checked_but_off_the_search_path
             std::string::npos)
       << full.out;
   auto j = json::parse(run(linkcheck("--format json " + quote(lib))).out);
-  std::string fix;
+  const auto fix_of = [&](const std::string& library) {  // the fix of its unresolved vm_f, "" when none
+    for (const auto& l : j["libraries"])
+      if (l["path"] == library)
+        for (const auto& u : l["unresolved"])
+          if (u["symbol"] == "vm_f") return u["fix"]["detail"].get<std::string>();
+    return std::string();
+  };
   for (const auto& c : j["causes"])
     if (c["kind"] == "missing-library") {
       ASSERT_EQ(c["others"].size(), 1u) << c.dump();
       EXPECT_EQ(c["others"][0]["path"], copy);
       EXPECT_EQ(c["others"][0]["how"], "checked");
     }
-  for (const auto& l : j["libraries"])
-    if (l["path"] == java)
-      for (const auto& u : l["unresolved"])
-        if (u["symbol"] == "vm_f") fix = u["fix"]["detail"];
   const std::string command = "patchelf --add-rpath '$ORIGIN/server' " + java;
-  EXPECT_EQ(fix, "add RUNPATH $ORIGIN/server to libjava.so (link it with -Wl,-rpath,'$ORIGIN/server', or " + command +
-                     "), or load " + copy + " before it: its soname libvm.so then answers the need");
+  EXPECT_EQ(fix_of(java), "add RUNPATH $ORIGIN/server to libjava.so (link it with -Wl,-rpath,'$ORIGIN/server', or " +
+                              command + "), or load " + copy + " before it: its soname libvm.so then answers the need");
   // The fix, as the line says: patchelf adds the path and keeps $ORIGIN (libaux.so still loads from there).
   ASSERT_EQ(run(command).status, 0);
   ASSERT_EQ(real_import("", java), "ok");
   EXPECT_EQ(run(linkcheck("-q " + quote(java))).status, 0);
   // And one level down, the path its own fix gives.
   const std::string sub = lib + "/sub/libsub.so";
-  for (const auto& l : j["libraries"])
-    if (l["path"] == sub)
-      for (const auto& u : l["unresolved"])
-        if (u["symbol"] == "vm_f") fix = u["fix"]["detail"];
-  EXPECT_NE(fix.find("patchelf --add-rpath '$ORIGIN/../server' " + sub + ")"), std::string::npos) << fix;
+  const std::string sub_fix = fix_of(sub);
+  EXPECT_NE(sub_fix.find("patchelf --add-rpath '$ORIGIN/../server' " + sub + ")"), std::string::npos) << sub_fix;
   ASSERT_EQ(run("patchelf --add-rpath '$ORIGIN/../server' " + sub).status, 0);
   ASSERT_EQ(real_import("", sub), "ok");
   // With libzip.so patched as the cause's fix says of it, the whole tree loads.
@@ -343,11 +351,7 @@ TEST(ImportContext, debians_openjdk_lib_names_its_server_libjvm_as_checked_there
   if (lib.empty()) MLC_SKIP() << "no OpenJDK under /usr/lib/jvm (Debian's openjdk-17-jre-headless is not installed)";
   const std::string java = lib + "/libjava.so", jvm = lib + "/server/libjvm.so";
   ASSERT_EQ(real_import("", java), "libjvm.so: cannot open shared object file: No such file or directory");
-  auto first = run("env -u LD_LIBRARY_PATH " + kPython + " -c " +
-                   quote("import ctypes, os, sys\nctypes.CDLL(sys.argv[1], os.RTLD_NOW)\n"
-                         "ctypes.CDLL(sys.argv[2], os.RTLD_NOW)\nprint('ok')\n") +
-                   " " + quote(jvm) + " " + quote(java));
-  ASSERT_EQ(first.out, "ok\n") << first.err;
+  ASSERT_EQ(loaded_after(jvm, java), "ok");
   auto r = run(linkcheck("--format json " + quote(lib)));
   EXPECT_EQ(r.status, 1) << r.err;
   auto j = json::parse(r.out);
