@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <utility>
 #include <vector>
 
 #include "common/file_io.h"
@@ -13,36 +14,64 @@ namespace mlc {
 
 namespace {
 
-// From this size on, a cache is read where the page cache holds it: mapped with its pages at once
-// (MAP_POPULATE), not copied into memory of the process's own. On a virtual machine the first touch of a
-// page is what a read costs: the 175 KB of a venv's kept run-time look-ups took 0.7 ms read into a new
-// buffer and 0.05 ms mapped (a fresh process, 2 cores). Our caches are replaced by a rename, never
-// rewritten in place, so a mapping reads one version of a file.
 constexpr off_t kMappedFrom = off_t{64} << 10;
 
 }  // namespace
 
-bool read_cache_file(const std::string& path, const CacheFormat& format, std::string_view key,
-                     const std::function<bool(std::span<const std::string_view>)>& row,
-                     const std::function<bool()>& then) {
+CacheText::CacheText(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return;
   struct stat st;
   const bool sized = fstat(fd, &st) == 0;
   if (sized && S_ISREG(st.st_mode) && st.st_size >= kMappedFrom) {
     const auto size = static_cast<size_t>(st.st_size);
     void* text = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     close(fd);
-    if (text == MAP_FAILED) return false;
-    const bool read =
-        read_cache_text(std::string_view(static_cast<const char*>(text), size), format, key, row) && (!then || then());
-    munmap(text, size);
-    return read;
+    if (text == MAP_FAILED) return;
+    mapped_ = text;
+    mapped_size_ = size;
+    text_ = std::string_view(static_cast<const char*>(text), size);
+    opened_ = true;
+    return;
   }
-  std::string text;
-  const bool opened = read_fd_into(fd, text, sized ? &st : nullptr);
+  opened_ = read_fd_into(fd, read_, sized ? &st : nullptr);
   close(fd);
-  return opened && read_cache_text(text, format, key, row) && (!then || then());
+  text_ = read_;
+}
+
+CacheText::CacheText(CacheText&& other) noexcept { *this = std::move(other); }
+
+CacheText& CacheText::operator=(CacheText&& other) noexcept {
+  if (this == &other) return *this;
+  release();
+  opened_ = std::exchange(other.opened_, false);
+  mapped_ = std::exchange(other.mapped_, nullptr);
+  mapped_size_ = std::exchange(other.mapped_size_, 0);
+  // A read text's views move with its buffer only when the string owns a heap buffer: one kept inline (a short
+  // file) moves by copy, so the view is made again over this object's own string.
+  read_ = std::move(other.read_);
+  text_ = mapped_ ? std::exchange(other.text_, {}) : std::string_view(read_);
+  other.text_ = {};
+  other.read_.clear();
+  return *this;
+}
+
+CacheText::~CacheText() { release(); }
+
+void CacheText::release() {
+  if (mapped_) munmap(mapped_, mapped_size_);
+  mapped_ = nullptr;
+  mapped_size_ = 0;
+  read_.clear();
+  text_ = {};
+  opened_ = false;
+}
+
+bool read_cache_file(const std::string& path, const CacheFormat& format, std::string_view key,
+                     const std::function<bool(std::span<const std::string_view>)>& row,
+                     const std::function<bool()>& then) {
+  const CacheText text(path);
+  return text.opened() && read_cache_text(text.text(), format, key, row) && (!then || then());
 }
 
 bool read_cache_text(std::string_view all, const CacheFormat& format, std::string_view key,

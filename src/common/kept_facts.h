@@ -13,6 +13,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#include "common/cache_file.h"
 
 namespace mlc {
 
@@ -31,13 +34,22 @@ class KeptFacts {
   void save();
 
  private:
+  // A row as the file holds it: views into text_.
+  struct Row {
+    std::string_view path, identity, answer;
+  };
   void load();
+  const Row* read_row(std::string_view path) const;
   std::string file_;
   std::string magic_;
   std::mutex mutex_;
   bool loaded_ = false;
   bool changed_ = false;
-  std::map<std::string, std::pair<std::string, std::string>> rows_;  // path -> identity, answer
+  // The file's rows are looked up where they lie, by path (a run asks about a few of a venv's thousand): no
+  // row is copied. What this run keeps is beside them and wins.
+  CacheText text_;
+  std::vector<Row> read_;  // sorted by path, each path once (the last of a file that repeats one)
+  std::map<std::string, std::pair<std::string, std::string>, std::less<>> kept_;  // path -> identity, answer
 };
 
 }  // namespace mlc

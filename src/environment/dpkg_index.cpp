@@ -132,13 +132,13 @@ struct DpkgIndexAccess {
   static DpkgIndex of(const Rows& rows) {
     DpkgIndex index;
     for (const auto& [file, entry] : rows) {
-      index.rows_.push_back(index.text_.size());
-      index.text_ += file;
-      index.text_ += '\t';
-      index.text_ += entry.first;
-      index.text_ += '\t';
-      index.text_ += entry.second;
-      index.text_ += '\n';
+      index.rows_.push_back(index.built_.size());
+      index.built_ += file;
+      index.built_ += '\t';
+      index.built_ += entry.first;
+      index.built_ += '\t';
+      index.built_ += entry.second;
+      index.built_ += '\n';
     }
     return index;
   }
@@ -148,10 +148,11 @@ struct DpkgIndexAccess {
   static std::optional<DpkgIndex> read(const std::string& path, const std::string& key) {
     DpkgIndex index;
     index.from_cache = true;
-    if (!read_text_into(path, index.text_)) return std::nullopt;
+    index.cached_ = CacheText(path);
+    if (!index.cached_.opened()) return std::nullopt;
     std::string_view previous;
-    const char* base = index.text_.data();
-    bool read = read_cache_text(index.text_, kFormat, key, [&](std::span<const std::string_view> f) {
+    const char* base = index.cached_.text().data();
+    bool read = read_cache_text(index.cached_.text(), kFormat, key, [&](std::span<const std::string_view> f) {
       if (f[0].empty() || f[1].empty() || (!previous.empty() && f[0] <= previous)) return false;
       previous = f[0];
       index.rows_.push_back(static_cast<size_t>(f[0].data() - base));
@@ -163,12 +164,12 @@ struct DpkgIndexAccess {
 };
 
 std::string_view DpkgIndex::path(size_t row) const {
-  std::string_view rest = std::string_view(text_).substr(rows_[row]);
+  std::string_view rest = text().substr(rows_[row]);
   return rest.substr(0, rest.find('\t'));
 }
 
 DpkgEntry DpkgIndex::entry(size_t row) const {
-  std::string_view rest = std::string_view(text_).substr(rows_[row]);
+  std::string_view rest = text().substr(rows_[row]);
   rest.remove_prefix(rest.find('\t') + 1);
   const size_t tab = rest.find('\t');
   return {.package = rest.substr(0, tab), .version = rest.substr(tab + 1, rest.find('\n') - tab - 1)};

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/cache_file.h"
+
 namespace mlc::environment {
 
 struct DpkgEntry {
@@ -30,8 +32,10 @@ class DpkgIndex {
 
  private:
   friend struct DpkgIndexAccess;
-  std::string text_;
-  std::vector<size_t> rows_;  // where each row starts in text_
+  std::string_view text() const { return cached_.opened() ? cached_.text() : std::string_view(built_); }
+  CacheText cached_;          // the cache file's text, when the cache answered
+  std::string built_;         // the text made from dpkg's lists, when it did not
+  std::vector<size_t> rows_;  // where each row starts in text()
 };
 
 // Whether the index holds every path of this shape dpkg knows: paths whose file name holds ".so"

@@ -1,5 +1,6 @@
 // The shared helpers of src/common, each against an outside fact: FNV-1a's published test vectors, the
 // cache format's own text written by hand, sh(1) as the program run.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -80,6 +81,52 @@ TEST(KeptFacts, an_answer_stands_while_its_subjects_identity_does) {
   none.keep("/a", "1:2:3:4.0:4.0", old, "yes");
   none.save();
   EXPECT_FALSE(none.find("/a", "1:2:3:4.0:4.0").has_value());
+  std::filesystem::remove_all(dir);
+}
+
+// The rows are looked up where the file holds them: a file of 64 KB and more (read through a mapping) answers
+// each of its rows; what a run keeps is merged with them by path on save, each path once, sorted; a file
+// written out of order, a path twice, answers as it reads, the last row of a path standing.
+TEST(KeptFacts, a_large_file_answers_every_row_and_a_save_merges_the_kept_rows_in_order) {
+  const std::string dir = test::scratch_dir("kept-facts-large"), file = dir + "/facts.tsv";
+  const int64_t old = static_cast<int64_t>(time(nullptr)) - 60;
+  auto path_of = [](int i) { return fmt::format("/venv/lib/python3.12/site-packages/pkg/m{:05}.so", i); };
+  std::string text = "mlc-test-facts 1\n";
+  for (int i = 0; i < 2000; i += 2) text += fmt::format("1:{}:3:4.0:4.0\tanswer {}\t{}\n", i, i, path_of(i));
+  text += "end\t1000\n";
+  ASSERT_GE(text.size(), size_t{64} << 10) << "the file must be large enough to be mapped";
+  test::write_file(file, text);
+  {
+    KeptFacts facts(file, "mlc-test-facts");
+    EXPECT_EQ(facts.find(path_of(0), "1:0:3:4.0:4.0").value_or(""), "answer 0");
+    EXPECT_EQ(facts.find(path_of(1998), "1:1998:3:4.0:4.0").value_or(""), "answer 1998");
+    EXPECT_EQ(facts.find(path_of(1000), "1:1000:3:4.0:4.0").value_or(""), "answer 1000");
+    EXPECT_FALSE(facts.find(path_of(1001), "1:1001:3:4.0:4.0").has_value()) << "a path between two rows";
+    EXPECT_FALSE(facts.find(path_of(1000), "1:1000:3:9.0:9.0").has_value()) << "a row of another identity";
+    facts.keep(path_of(1001), "1:1001:3:4.0:4.0", old, "new");
+    facts.keep(path_of(1000), "1:1000:3:9.0:9.0", old, "changed");
+    facts.keep(path_of(2000), "1:2000:3:4.0:4.0", old, "last");
+    EXPECT_EQ(facts.find(path_of(1000), "1:1000:3:9.0:9.0").value_or(""), "changed") << "kept in this run";
+    facts.save();
+  }
+  std::string want = "mlc-test-facts 1\n";
+  for (int i = 0; i <= 2000; ++i) {
+    if (i == 1000) want += fmt::format("1:1000:3:9.0:9.0\tchanged\t{}\n", path_of(i));
+    else if (i == 1001) want += fmt::format("1:1001:3:4.0:4.0\tnew\t{}\n", path_of(i));
+    else if (i == 2000) want += fmt::format("1:2000:3:4.0:4.0\tlast\t{}\n", path_of(i));
+    else if (i % 2 == 0) want += fmt::format("1:{}:3:4.0:4.0\tanswer {}\t{}\n", i, i, path_of(i));
+  }
+  want += "end\t1002\n";
+  EXPECT_EQ(test::read_file(file), want);
+  test::write_file(file, "mlc-test-facts 1\n1:2\tfirst\t/b\n1:1\tone\t/a\n1:2\tsecond\t/b\nend\t3\n");
+  {
+    KeptFacts facts(file, "mlc-test-facts");
+    EXPECT_EQ(facts.find("/a", "1:1").value_or(""), "one");
+    EXPECT_EQ(facts.find("/b", "1:2").value_or(""), "second") << "the last row of a path stands";
+    facts.keep("/c", "1:3", old, "three");
+    facts.save();
+  }
+  EXPECT_EQ(test::read_file(file), "mlc-test-facts 1\n1:1\tone\t/a\n1:2\tsecond\t/b\n1:3\tthree\t/c\nend\t3\n");
   std::filesystem::remove_all(dir);
 }
 
