@@ -186,6 +186,12 @@ std::optional<DpkgEntry> DpkgIndex::find(std::string_view file) const {
   return std::nullopt;
 }
 
+std::optional<std::string_view> DpkgIndex::version_of(std::string_view package) const {
+  for (size_t row = 0; row < rows_.size(); ++row)
+    if (const DpkgEntry e = entry(row); e.package == package) return e.version;
+  return std::nullopt;
+}
+
 bool dpkg_index_covers(const std::string& path) { return shared_object_line(path); }
 
 std::optional<DpkgIndex> load_dpkg_index(const std::string& dpkg_dir, const std::string& cache_dir) {

@@ -25,6 +25,9 @@ class DpkgIndex {
  public:
   // path as dpkg recorded it -> its package; the views live as long as the index.
   std::optional<DpkgEntry> find(std::string_view path) const;
+  // The version status gave `package` (a list's name: "libc6" or "libc6:amd64") where the index holds a file of
+  // it; std::nullopt where it holds none.
+  std::optional<std::string_view> version_of(std::string_view package) const;
   size_t size() const { return rows_.size(); }
   std::string_view path(size_t row) const;
   DpkgEntry entry(size_t row) const;

@@ -48,4 +48,10 @@ class OwnerPrefetch {
 std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& paths, const OwnerSources& sources,
                                                 OwnerPrefetch* prefetched = nullptr);
 
+// The name the package of a file dpkg's index does not cover is most likely named after, for the lists read
+// first when dpkg's lists are searched one by one: a library's name ("torch" for libtorch_cpu.so.1.13, "c10"
+// for libc10.so, "stdc" for libstdc++.so.6), a Python module's top-level package ("torch" for
+// .../dist-packages/torch/__init__.py, "typing-extensions" for .../typing_extensions.py); "" when none.
+std::string package_hint(const std::string& path);
+
 }  // namespace mlc::environment

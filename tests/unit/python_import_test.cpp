@@ -761,6 +761,60 @@ TEST(Ownership, conda_meta_and_sdk_version_files_name_their_packages) {
   EXPECT_EQ(lint.status, 0) << "xmllint: " << lint.err;
 }
 
+// A file dpkg's index does not cover (a Python package's __init__.py) is looked up in the lists one by one, the
+// list of the package it is most likely in first; the hint names it (a library by its name, a module by its
+// top-level package), and the answer is the list's and status's whichever list the hint names. The real
+// database: Debian's torch/__init__.py is python3-torch's, at the version dpkg-query gives.
+TEST(Ownership, a_python_package_file_is_looked_up_in_its_packages_list_first) {
+  EXPECT_EQ(environment::package_hint("/usr/lib/python3/dist-packages/torch/__init__.py"), "torch");
+  EXPECT_EQ(environment::package_hint("/usr/lib/python3/dist-packages/typing_extensions.py"), "typing-extensions");
+  EXPECT_EQ(environment::package_hint("/usr/lib/python3/dist-packages/_cffi_backend.cpython-311-x86_64-linux-gnu.so"),
+            "cffi-backend");
+  EXPECT_EQ(environment::package_hint("/venv/lib/python3.12/site-packages/NumPy/core/x.py"), "numpy");
+  EXPECT_EQ(environment::package_hint("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"), "torch");
+  EXPECT_EQ(environment::package_hint("/usr/lib/x86_64-linux-gnu/libstdc++.so.6"), "stdc");
+  EXPECT_EQ(environment::package_hint("/usr/lib/x86_64-linux-gnu/libOpenCL.so.1"), "opencl");
+  EXPECT_EQ(environment::package_hint("/usr/bin/__"), "");
+
+  std::string root = test::scratch_dir("dpkg-hint");
+  auto put = [](const std::string& path, const std::string& text) {
+    fs::create_directories(fs::path(path).parent_path());
+    write_file(path, text);
+  };
+  const std::string db = root + "/dpkg", site = "/usr/lib/python3/dist-packages";
+  const std::string init = site + "/fakemod/__init__.py", ext = site + "/fakemod/_core.cpython-311-x86_64-linux-gnu.so",
+                    other = site + "/other_mod/__init__.py";
+  put(db + "/info/a-early.list", "/usr/share/doc/a-early\n");
+  put(db + "/info/python3-fakemod.list", "/.\n" + site + "/fakemod\n" + init + "\n" + ext + "\n");
+  put(db + "/info/python3-othermod.list", site + "/other_mod\n" + other + "\n");
+  put(db + "/status",
+      "Package: python3-fakemod\nStatus: install ok installed\nArchitecture: amd64\nVersion: 2.1-1\n\n"
+      "Package: python3-othermod\nStatus: install ok installed\nArchitecture: all\nVersion: 0.3-2\n");
+  for (const std::string& cache : {std::string(), root + "/cache"}) {
+    SCOPED_TRACE(cache.empty() ? "no cache: the lists alone" : "a cache: the index, then the lists");
+    auto owners = environment::find_owners({init, ext, other}, {.dpkg_dir = db, .sdk_homes = {}, .cache_dir = cache});
+    ASSERT_EQ(owners.count(init), 1u);
+    EXPECT_EQ(owners[init].name, "python3-fakemod");
+    EXPECT_EQ(owners[init].version, "2.1-1");
+    EXPECT_EQ(owners[ext].name, "python3-fakemod");
+    EXPECT_EQ(owners[ext].version, "2.1-1");
+    // other_mod's hint (other-mod) names no list: it is found by reading them all.
+    ASSERT_EQ(owners.count(other), 1u);
+    EXPECT_EQ(owners[other].name, "python3-othermod");
+    EXPECT_EQ(owners[other].version, "0.3-2");
+  }
+
+  const std::string torch = "/usr/lib/python3/dist-packages/torch/__init__.py";
+  fs::remove_all(root);
+  if (!fs::exists(torch)) MLC_SKIP() << torch << " is absent: install python3-torch (tools/dev.sh's test packages)";
+  auto q = run("dpkg-query -W -f '${Version}' python3-torch");
+  ASSERT_EQ(q.status, 0) << q.err;
+  auto real = environment::find_owners({torch}, {.dpkg_dir = "/var/lib/dpkg", .sdk_homes = {}, .cache_dir = ""});
+  ASSERT_EQ(real.count(torch), 1u);
+  EXPECT_EQ(real[torch].name, "python3-torch");
+  EXPECT_EQ(real[torch].version, q.out);
+}
+
 // The dpkg index cached by the database's mtimes: a fake dpkg root (info/*.list, status) whose
 // package is upgraded under the cache, then a corrupt cache; the real database against dpkg-query.
 TEST(Ownership, cached_dpkg_index_is_rebuilt_when_the_database_changes) {
