@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 
 #include "common/cache_file.h"
 #include "common/paths.h"
@@ -11,21 +12,75 @@ namespace mlc {
 KeptFacts::KeptFacts(std::string file, std::string question)
     : file_(std::move(file)), magic_(std::move(question) + " 1\n") {}
 
+namespace {
+
+// identity TAB answer TAB path, exactly two tabs.
+std::optional<std::array<std::string_view, 3>> split_row(std::string_view line) {
+  const size_t first = line.find('\t');
+  if (first == std::string_view::npos) return std::nullopt;
+  const size_t second = line.find('\t', first + 1);
+  if (second == std::string_view::npos || line.find('\t', second + 1) != std::string_view::npos) return std::nullopt;
+  return std::array<std::string_view, 3>{line.substr(0, first), line.substr(first + 1, second - first - 1),
+                                         line.substr(second + 1)};
+}
+
+}  // namespace
+
 void KeptFacts::load() {
   if (loaded_ || file_.empty()) return;
   loaded_ = true;
   CacheText text(file_);
+  // A file garbled, cut short or of another format answers nothing (and is rewritten).
+  const std::string_view all = text.text();
+  if (!text.opened() || !all.starts_with(magic_) || !all.ends_with('\n')) return;
+  const size_t end_line = all.rfind('\n', all.size() - 2) + 1;  // the magic's newline at least
+  if (end_line < magic_.size() || !all.substr(end_line).starts_with("end\t")) return;
+  const std::string_view rows = all.substr(magic_.size(), end_line - magic_.size());
+  const auto lines = static_cast<size_t>(std::count(rows.begin(), rows.end(), '\n'));
+  const auto tabs = static_cast<size_t>(std::count(rows.begin(), rows.end(), '\t'));
+  if (all.substr(end_line + 4) != std::to_string(lines) + "\n" || tabs != 2 * lines) return;
+  rows_begin_ = magic_.size();
+  rows_end_ = end_line;
+  text_ = std::move(text);
+}
+
+std::optional<KeptFacts::Row> KeptFacts::read_row(std::string_view path) const {
+  const std::string_view rows = text_.text().substr(rows_begin_, rows_end_ - rows_begin_);
+  auto row_at = [&](size_t start) -> std::optional<Row> {
+    auto f = split_row(rows.substr(start, rows.find('\n', start) - start));
+    if (!f) return std::nullopt;
+    return Row{.path = (*f)[2], .identity = (*f)[0], .answer = (*f)[1]};
+  };
+  // The first line whose path is not before `path`; lo and hi are always the starts of lines (or the end).
+  size_t lo = 0, hi = rows.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    const size_t start = mid == 0 ? 0 : rows.rfind('\n', mid - 1) + 1;  // npos + 1 is 0
+    auto row = row_at(start);
+    if (!row) return std::nullopt;
+    if (row->path < path) lo = rows.find('\n', start) + 1;
+    else hi = start;
+  }
+  if (lo >= rows.size()) return std::nullopt;
+  auto row = row_at(lo);
+  if (!row || row->path != path) return std::nullopt;
+  return row;
+}
+
+// Every row of the file, sorted by path, each path once: as save() wrote them, or, from a file written otherwise
+// (by hand), as a map would read it: the last row of a path stands.
+std::vector<KeptFacts::Row> KeptFacts::read_rows() const {
   std::vector<Row> rows;
+  const std::string_view text = text_.text().substr(rows_begin_, rows_end_ - rows_begin_);
   bool sorted = true;
-  // Identity, answer, path; a file garbled or of another format answers nothing (and is rewritten).
-  if (!text.opened() || !read_cache_text(text.text(), CacheFormat{.magic = magic_, .fields = 3}, "", [&](auto f) {
-        if (!rows.empty() && f[2] <= rows.back().path) sorted = false;
-        rows.push_back({.path = f[2], .identity = f[0], .answer = f[1]});
-        return true;
-      }))
-    return;
-  // save() writes the rows sorted, each path once; a file otherwise (written by hand) is read as a map would
-  // read it: the last row of a path stands.
+  for (size_t at = 0; at < text.size();) {
+    const size_t eol = text.find('\n', at);
+    auto f = split_row(text.substr(at, eol - at));
+    at = eol + 1;
+    if (!f) continue;
+    if (!rows.empty() && (*f)[2] <= rows.back().path) sorted = false;
+    rows.push_back({.path = (*f)[2], .identity = (*f)[0], .answer = (*f)[1]});
+  }
   if (!sorted) {
     std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.path < b.path; });
     std::vector<Row> last;
@@ -35,14 +90,7 @@ void KeptFacts::load() {
     }
     rows = std::move(last);
   }
-  text_ = std::move(text);
-  read_ = std::move(rows);
-}
-
-const KeptFacts::Row* KeptFacts::read_row(std::string_view path) const {
-  auto it =
-      std::lower_bound(read_.begin(), read_.end(), path, [](const Row& r, std::string_view p) { return r.path < p; });
-  return it != read_.end() && it->path == path ? &*it : nullptr;
+  return rows;
 }
 
 std::optional<std::string> KeptFacts::find(const std::string& path, const std::string& identity) {
@@ -51,7 +99,7 @@ std::optional<std::string> KeptFacts::find(const std::string& path, const std::s
   load();
   if (auto it = kept_.find(path); it != kept_.end())
     return it->second.first == identity ? std::optional<std::string>(it->second.second) : std::nullopt;
-  const Row* row = read_row(path);
+  const auto row = read_row(path);
   if (!row || row->identity != identity) return std::nullopt;
   return std::string(row->answer);
 }
@@ -63,7 +111,7 @@ void KeptFacts::keep(const std::string& path, const std::string& identity, int64
   load();
   if (auto it = kept_.find(path); it != kept_.end()) {
     if (it->second.first == identity && it->second.second == answer) return;
-  } else if (const Row* row = read_row(path); row && row->identity == identity && row->answer == answer) {
+  } else if (const auto row = read_row(path); row && row->identity == identity && row->answer == answer) {
     return;
   }
   kept_[path] = {identity, std::move(answer)};
@@ -75,16 +123,17 @@ void KeptFacts::save() {
   if (!changed_) return;
   CacheWriter out(CacheFormat{.magic = magic_, .fields = 3}, "");
   // The rows read and the rows kept, merged by path; a kept row replaces the read one.
-  auto read = read_.begin();
+  const std::vector<Row> rows = read_rows();
+  auto read = rows.begin();
   auto add = [&](std::string_view path, std::string_view identity, std::string_view answer) {
     out.add(std::array<std::string_view, 3>{identity, answer, path});
   };
   for (const auto& [path, row] : kept_) {
-    for (; read != read_.end() && read->path < path; ++read) add(read->path, read->identity, read->answer);
-    if (read != read_.end() && read->path == path) ++read;
+    for (; read != rows.end() && read->path < path; ++read) add(read->path, read->identity, read->answer);
+    if (read != rows.end() && read->path == path) ++read;
     add(path, row.first, row.second);
   }
-  for (; read != read_.end(); ++read) add(read->path, read->identity, read->answer);
+  for (; read != rows.end(); ++read) add(read->path, read->identity, read->answer);
   out.write(file_);
   changed_ = false;
 }
