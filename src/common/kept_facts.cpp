@@ -6,6 +6,7 @@
 
 #include "common/cache_file.h"
 #include "common/paths.h"
+#include "common/text.h"
 
 namespace mlc {
 
@@ -36,9 +37,9 @@ void KeptFacts::load() {
   const size_t end_line = all.rfind('\n', all.size() - 2) + 1;  // the magic's newline at least
   if (end_line < magic_.size() || !all.substr(end_line).starts_with("end\t")) return;
   const std::string_view rows = all.substr(magic_.size(), end_line - magic_.size());
-  const auto lines = static_cast<size_t>(std::count(rows.begin(), rows.end(), '\n'));
-  const auto tabs = static_cast<size_t>(std::count(rows.begin(), rows.end(), '\t'));
-  if (all.substr(end_line + 4) != std::to_string(lines) + "\n" || tabs != 2 * lines) return;
+  const size_t lines = count_char(rows, '\n'), tabs = count_char(rows, '\t');
+  const std::string_view count = all.substr(end_line + 4, all.size() - 1 - (end_line + 4));  // its newline left
+  if (count != std::to_string(lines) || tabs != 2 * lines) return;
   rows_begin_ = magic_.size();
   rows_end_ = end_line;
   text_ = std::move(text);

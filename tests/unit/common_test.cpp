@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -33,6 +34,14 @@ TEST(CommonText, trim_drops_white_space_at_both_ends_and_keeps_it_inside) {
   EXPECT_EQ(trim(" \t a b\r\n"), "a b");
   EXPECT_EQ(trim(" \t\r\n"), "");
   EXPECT_EQ(trim("x"), "x");
+}
+
+TEST(CommonText, count_char_counts_as_std_count_does) {
+  const std::string text = std::string("a\tb\n\n\t\0\n", 8) + std::string(70000, 'x') + "\n";
+  for (char c : {'\n', '\t', 'x', '\0', 'q'})
+    EXPECT_EQ(count_char(text, c), static_cast<size_t>(std::count(text.begin(), text.end(), c))) << int(c);
+  EXPECT_EQ(count_char("", '\n'), 0u);
+  EXPECT_EQ(count_char("\n", '\n'), 1u);
 }
 
 TEST(CommonText, join_list_lists_as_a_sentence_does) {
