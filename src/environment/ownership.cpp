@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "common/file_io.h"
+#include "common/hash.h"
 #include "common/kept_facts.h"
 #include "common/paths.h"
 #include "common/phase_times.h"
@@ -199,6 +200,55 @@ void finish_dpkg(const std::map<std::string, std::string>& package_of, const std
     out[file] = PackageOwner{.kind = OwnerKind::Dpkg, .name = package.substr(0, package.find(':')), .version = version};
   }
 }
+
+// dpkg's answers kept between runs by each file's identity (dpkg-owner-of-<hash of the dpkg directory>.tsv in the
+// cache directory): dpkg writes every file of a package it unpacks anew (an upgrade or a reinstall gives each a
+// new inode, a removal takes it away), so which package owns a file, at which version, stands while the file's
+// identity does; a file no package owns is kept as "-". A symbolic link is held to its own identity and its
+// target's. Every run otherwise read dpkg's index (222 KB, 0.5 ms of a 9 ms run on the wheel replica) for the
+// few system libraries a closure ends in.
+class KeptDpkgOwners {
+ public:
+  explicit KeptDpkgOwners(const OwnerSources& sources)
+      : kept_(sources.cache_dir.empty() ? ""
+                                        : sources.cache_dir + "/dpkg-owner-of-" + fnv1a_hex(sources.dpkg_dir) + ".tsv",
+              "mlc-dpkg-owner-of") {}
+  // Whether the owner of `path` was kept (put in `out`, unless no package owns it).
+  bool find(const std::string& path, std::map<std::string, PackageOwner>& out) {
+    auto& id = identities_[path];
+    struct stat link, target;
+    if (lstat(path.c_str(), &link) != 0 || stat(path.c_str(), &target) != 0) return false;
+    id.text = S_ISLNK(link.st_mode) ? stat_identity(link) + "|" + stat_identity(target) : stat_identity(target);
+    id.changed_at = std::max(changed_at(link), changed_at(target));
+    auto answer = kept_.find(path, id.text);
+    if (!answer) return false;
+    if (*answer != "-") {
+      const size_t space = answer->find(' ');
+      if (space == std::string::npos) return false;
+      out[path] =
+          PackageOwner{.kind = OwnerKind::Dpkg, .name = answer->substr(0, space), .version = answer->substr(space + 1)};
+    }
+    return true;
+  }
+  // Keeps the answer found for `path` (find() asked first).
+  void keep(const std::string& path, const std::map<std::string, PackageOwner>& out) {
+    auto id = identities_.find(path);
+    if (id == identities_.end() || id->second.text.empty()) return;
+    auto owner = out.find(path);
+    if (owner != out.end() && (owner->second.name.empty() || owner->second.name.find(' ') != std::string::npos)) return;
+    kept_.keep(path, id->second.text, id->second.changed_at,
+               owner == out.end() ? "-" : owner->second.name + " " + owner->second.version);
+  }
+  void save() { kept_.save(); }
+
+ private:
+  struct Identity {
+    std::string text;
+    int64_t changed_at = 0;
+  };
+  KeptFacts kept_;
+  std::map<std::string, Identity> identities_;
+};
 
 // Few files: the lists likely to hold them are read first, the look-up usually ends there.
 // Many files (a --closure report), or a cache to keep the answer in: one index of every shared
@@ -461,7 +511,18 @@ std::map<std::string, PackageOwner> find_owners(const std::vector<std::string>& 
   dist_info_dirs.save();
   if (!left.empty() && !sources.dpkg_dir.empty()) {
     PhaseTime t("owners.dpkg");  // timed only when dpkg is asked
-    find_dpkg(left, sources, out, prefetched, reals);
+    // Kept answers for the few system libraries a single file's closure ends in; many files (a --closure report, a
+    // tree) are answered by the index at once, as fast as by two stats a file (284 files: 2.2-2.4 ms either way).
+    constexpr size_t kKeptUpTo = 32;
+    KeptDpkgOwners kept(left.size() <= kKeptUpTo ? sources : OwnerSources{});
+    std::set<std::string> asked;
+    for (const auto& path : left)
+      if (left.size() > kKeptUpTo || !kept.find(path, out)) asked.insert(path);
+    if (!asked.empty()) {
+      find_dpkg(asked, sources, out, prefetched, reals);
+      for (const auto& path : asked) kept.keep(path, out);
+      kept.save();
+    }
   }
   return out;
 }

@@ -815,6 +815,75 @@ TEST(Ownership, a_python_package_file_is_looked_up_in_its_packages_list_first) {
   EXPECT_EQ(real[torch].version, q.out);
 }
 
+// A few system files' owners are kept between runs by each file's identity (dpkg writes a package's files anew on
+// every unpack): the next run answers them without dpkg's database, a file no package owns included, and one of
+// another identity is looked up again. Many files are the index's. The real database agrees with dpkg-query.
+TEST(Ownership, a_few_files_dpkg_owners_are_kept_by_their_identity) {
+  const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6", libm = "/usr/lib/x86_64-linux-gnu/libm.so.6";
+  if (!fs::exists(libc) || !fs::exists(libm)) MLC_SKIP() << libc << " or " << libm << " is absent";
+  std::string root = test::scratch_dir("dpkg-kept");
+  auto put = [](const std::string& path, const std::string& text) {
+    fs::create_directories(fs::path(path).parent_path());
+    write_file(path, text);
+  };
+  const std::string db = root + "/dpkg", cache = root + "/cache";
+  put(db + "/info/libfake1:amd64.list", "/usr/lib/x86_64-linux-gnu\n" + libc + "\n");
+  put(db + "/status", "Package: libfake1\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.0-1\n");
+  const environment::OwnerSources sources{.dpkg_dir = db, .sdk_homes = {}, .cache_dir = cache};
+  auto owners = environment::find_owners({libc, libm}, sources);
+  ASSERT_EQ(owners.count(libc), 1u);
+  EXPECT_EQ(owners[libc].name, "libfake1");
+  EXPECT_EQ(owners[libc].version, "1.0-1");
+  EXPECT_FALSE(owners.count(libm));
+  std::string kept;
+  for (const auto& e : fs::directory_iterator(cache))
+    if (e.path().filename().string().starts_with("dpkg-owner-of-")) kept = e.path().string();
+  ASSERT_FALSE(kept.empty()) << "no kept owners in " << cache;
+  const std::string text = read_file(kept);
+  EXPECT_NE(text.find("\tlibfake1 1.0-1\t" + libc + "\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\t-\t" + libm + "\n"), std::string::npos) << text;
+
+  // The database gone, the kept answers stand (the same files, the same identities).
+  fs::remove_all(db);
+  fs::create_directories(db + "/info");
+  put(db + "/status", "");
+  owners = environment::find_owners({libc, libm}, sources);
+  ASSERT_EQ(owners.count(libc), 1u) << "the kept owner was not used";
+  EXPECT_EQ(owners[libc].name, "libfake1");
+  EXPECT_EQ(owners[libc].version, "1.0-1");
+  EXPECT_FALSE(owners.count(libm));
+
+  // A row kept for another identity (the file replaced since) answers nothing: the database is read again.
+  std::string other = text;
+  for (size_t at = 0; (at = other.find("\n", at)) != std::string::npos && at + 1 < other.size(); ++at)
+    if (std::isdigit(static_cast<unsigned char>(other[at + 1]))) other.insert(at + 1, "9");
+  put(kept, other);
+  put(db + "/info/libfake2:amd64.list", libc + "\n" + libm + "\n");
+  put(db + "/status", "Package: libfake2\nStatus: install ok installed\nArchitecture: amd64\nVersion: 2.0-1\n");
+  owners = environment::find_owners({libc, libm}, sources);
+  EXPECT_EQ(owners[libc].name, "libfake2");
+  EXPECT_EQ(owners[libm].name, "libfake2");
+  EXPECT_EQ(owners[libm].version, "2.0-1");
+
+  // The real database, asked twice (the second answer kept), is dpkg-query's.
+  fs::remove_all(cache);
+  const environment::OwnerSources real{.dpkg_dir = "/var/lib/dpkg", .sdk_homes = {}, .cache_dir = cache};
+  auto q = run("dpkg-query -S " + libc + " " + fs::canonical(libc).string() +
+               " /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null");
+  const std::string package = q.out.substr(0, q.out.find_first_of(":,"));
+  if (package.empty()) {
+    fs::remove_all(root);
+    MLC_SKIP() << "dpkg-query -S named no package for " << libc;
+  }
+  for (int time = 0; time < 2; ++time) {
+    SCOPED_TRACE(time == 0 ? "looked up" : "kept");
+    auto got = environment::find_owners({libc}, real);
+    ASSERT_EQ(got.count(libc), 1u);
+    EXPECT_EQ(got[libc].name, package);
+  }
+  fs::remove_all(root);
+}
+
 // The dpkg index cached by the database's mtimes: a fake dpkg root (info/*.list, status) whose
 // package is upgraded under the cache, then a corrupt cache; the real database against dpkg-query.
 TEST(Ownership, cached_dpkg_index_is_rebuilt_when_the_database_changes) {
