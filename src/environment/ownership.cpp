@@ -189,15 +189,19 @@ void finish_dpkg(const std::map<std::string, std::string>& package_of, const std
   // status file (955 KB here: 2 ms of a run), for the packages found only.
   std::optional<std::string> status;
   bool status_read = false;
+  std::map<std::string, std::string> version_of;  // each package looked up once
   for (const auto& [file, package] : package_of) {
-    std::string version;
-    if (auto v = index ? index->version_of(package) : std::nullopt) {
-      version = std::string(*v);
-    } else {
-      if (!std::exchange(status_read, true)) status = read_text(dpkg_dir + "/status");
-      version = status ? status_version(*status, package) : "";
+    auto [known, fresh] = version_of.try_emplace(package);
+    if (fresh) {
+      if (auto v = index ? index->version_of(package) : std::nullopt) {
+        known->second = std::string(*v);
+      } else {
+        if (!std::exchange(status_read, true)) status = read_text(dpkg_dir + "/status");
+        known->second = status ? status_version(*status, package) : "";
+      }
     }
-    out[file] = PackageOwner{.kind = OwnerKind::Dpkg, .name = package.substr(0, package.find(':')), .version = version};
+    out[file] =
+        PackageOwner{.kind = OwnerKind::Dpkg, .name = package.substr(0, package.find(':')), .version = known->second};
   }
 }
 
