@@ -72,16 +72,15 @@ std::optional<KeptFacts::Row> KeptFacts::read_row(std::string_view path) const {
 // (by hand), as a map would read it: the last row of a path stands.
 std::vector<KeptFacts::Row> KeptFacts::read_rows() const {
   std::vector<Row> rows;
-  const std::string_view text = text_.text().substr(rows_begin_, rows_end_ - rows_begin_);
   bool sorted = true;
-  for (size_t at = 0; at < text.size();) {
-    const size_t eol = text.find('\n', at);
-    auto f = split_row(text.substr(at, eol - at));
-    at = eol + 1;
-    if (!f) continue;
-    if (!rows.empty() && (*f)[2] <= rows.back().path) sorted = false;
-    rows.push_back({.path = (*f)[2], .identity = (*f)[0], .answer = (*f)[1]});
-  }
+  // load() checked the file's counts; read_cache_text reads its rows. A row of the wrong shape the counts did not
+  // catch makes the file garbled, as load() would have judged it whole: it is rewritten from this run's rows.
+  if (!read_cache_text(text_.text(), CacheFormat{.magic = magic_, .fields = 3}, "", [&](auto f) {
+        if (!rows.empty() && f[2] <= rows.back().path) sorted = false;
+        rows.push_back({.path = f[2], .identity = f[0], .answer = f[1]});
+        return true;
+      }))
+    rows.clear();
   if (!sorted) {
     std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.path < b.path; });
     std::vector<Row> last;
