@@ -440,6 +440,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   mlc::prepare_heap();
+  mlc::start_parallel_runtime();  // beside the command line and the context, before the first load
   try {
     int status = 0;
     {
@@ -449,9 +450,9 @@ int main(int argc, char** argv) {
     mlc::end_run(status);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "musa-linkcheck: internal error: %s\n", e.what());
-    return 3;
+    mlc::end_run(3);  // as every other end: exit's destructors would race start_parallel_runtime's thread
   } catch (...) {
     std::fprintf(stderr, "musa-linkcheck: internal error\n");
-    return 3;
+    mlc::end_run(3);
   }
 }

@@ -10,7 +10,10 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <thread>
 #include <vector>
+
+#include <tbb/task_arena.h>
 
 // The end of the program's data, which the linker defines (end(3)): the break starts above it.
 extern "C" char _end;  // NOLINT(bugprone-reserved-identifier)
@@ -55,6 +58,11 @@ void prepare_heap() {
 }
 
 bool heap_preparation_built() { return kGlibcMalloc; }
+
+void start_parallel_runtime() {
+  if (!kGlibcMalloc) return;
+  std::thread([] { (new tbb::task_arena)->initialize(); }).detach();  // never destroyed: see the header
+}
 
 void leave_to_exit(std::shared_ptr<const void> kept) {
   if (!kGlibcMalloc) return;  // freed here, as `kept` goes

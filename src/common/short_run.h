@@ -24,6 +24,14 @@ void prepare_heap();
 // sanitizer (whose allocator is not glibc's), whatever the caller was compiled with.
 bool heap_preparation_built();
 
+// Starts oneTBB on a thread of its own while the main thread reads its command line and context: its
+// one-time start (libtbbmalloc loaded, the thread server looked for) and its market, which an arena made
+// here brings up. The main thread's first parallel algorithm then finds them made: waited for there, they
+// were 0.8 ms of a 7-9 ms run on the device's 16 cores. The arena is never destroyed (the run ends with
+// end_run) and never given work, so it takes no worker from the main thread's. Under a sanitizer nothing
+// is started: the arena would be a leak at the exit.
+void start_parallel_runtime();
+
 // Flushes the standard streams and ends the process with `status` at once (_exit): the static destructors
 // and oneTBB's teardown (joining every worker thread) are skipped, as lld skips them (its exitLld), for
 // what the kernel frees anyway. Whatever the run writes to a file is written and renamed before this; under

@@ -2,6 +2,8 @@
 // cache format's own text written by hand, sh(1) as the program run.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -14,6 +16,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <tbb/task_arena.h>
 
 #include "common/cache_file.h"
 #include "common/hash.h"
@@ -503,6 +507,45 @@ TEST(Heap, prepare_heap_leaves_the_heap_as_glibc_tunables_set_it) {
         std::exit(flags.find("VmFlags:") != std::string::npos && flags.find(" hg ") == std::string::npos ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "VmFlags");
+}
+
+// The path of the first mapping of this process whose file name holds `part`; "" when none.
+std::string mapped_file(const std::string& part) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const auto slash = line.find('/');
+    if (slash != std::string::npos && line.find(part, slash) != std::string::npos) return line.substr(slash);
+  }
+  return "";
+}
+
+// oneTBB's one-time start is made on start_parallel_runtime's thread, before the main thread uses oneTBB at all
+// (libtbbmalloc, which that start loads from beside libtbb, is mapped), and the arena it keeps caps nothing:
+// the main thread's concurrency is still every core this process may run on.
+TEST(ShortRun, start_parallel_runtime_starts_onetbb_off_the_main_thread_and_caps_nothing) {
+  if (!heap_preparation_built())
+    GTEST_SKIP() << "built with a sanitizer: start_parallel_runtime starts nothing (its arena would be a leak)";
+  const std::string tbb = mapped_file("/libtbb.so");
+  ASSERT_FALSE(tbb.empty()) << "the test program links oneTBB";
+  if (!std::filesystem::exists(std::filesystem::path(tbb).parent_path() / "libtbbmalloc.so.2"))
+    GTEST_SKIP() << "no libtbbmalloc.so.2 beside " << tbb << ": oneTBB's start loads nothing to see";
+  // In a process of its own, whose main thread has not used oneTBB yet.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (!mapped_file("libtbbmalloc").empty()) std::exit(2);
+        start_parallel_runtime();
+        bool started = false;
+        for (int i = 0; i < 2000 && !started; ++i)  // at most 20 s: a start takes about a millisecond
+          if (!(started = !mapped_file("libtbbmalloc").empty())) usleep(10000);
+        cpu_set_t cpus;
+        CPU_ZERO(&cpus);
+        sched_getaffinity(0, sizeof cpus, &cpus);
+        const int concurrency = tbb::this_task_arena::max_concurrency();
+        std::fprintf(stderr, "started %d, concurrency %d of %d\n", started, concurrency, CPU_COUNT(&cpus));
+        std::exit(started && concurrency == CPU_COUNT(&cpus) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "started 1");
 }
 
 }  // namespace
