@@ -528,7 +528,7 @@ TEST(ShortRun, start_parallel_runtime_starts_onetbb_off_the_main_thread_and_caps
   const std::string tbb = mapped_file("/libtbb.so");
   ASSERT_FALSE(tbb.empty()) << "the test program links oneTBB";
   if (!std::filesystem::exists(std::filesystem::path(tbb).parent_path() / "libtbbmalloc.so.2"))
-    GTEST_SKIP() << "no libtbbmalloc.so.2 beside " << tbb << ": oneTBB's start loads nothing to see";
+    MLC_SKIP() << "no libtbbmalloc.so.2 beside " << tbb << ": oneTBB's start loads nothing to see";
   // In a process of its own, whose main thread has not used oneTBB yet.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
